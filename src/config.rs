@@ -1,0 +1,332 @@
+//! The `sqlgate.yml` configuration: typed, strict (unknown keys are errors), with relative paths
+//! resolved against the config file's folder.
+//!
+//! YAML is read with `serde_norway`, the maintained fork of the deprecated `serde_yaml`
+//! (`serde_yml` carries an unsoundness advisory and `serde_yaml_ng` depends on an unmaintained
+//! crate); its errors carry the line and column, which we pass on to the user.
+
+use crate::error::InputError;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// The whole configuration file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// The benchmark: gold queries, schemas, databases, difficulty labels.
+    pub dataset: DatasetConfig,
+    /// Which databases each item is executed on.
+    #[serde(default)]
+    pub suite: SuiteConfig,
+    /// The systems to score.
+    pub predictions: Vec<PredictionSpec>,
+    /// Metric names, in report order.
+    #[serde(default = "default_metrics")]
+    pub metrics: Vec<String>,
+    /// How result tables are compared.
+    #[serde(default)]
+    pub compare: CompareConfig,
+    /// Execution limits and parallelism.
+    #[serde(default)]
+    pub execution: ExecutionConfig,
+    /// The folder of the config file; relative paths were resolved against it.
+    #[serde(skip)]
+    pub base_dir: PathBuf,
+    /// The config file itself, for messages.
+    #[serde(skip)]
+    pub path: PathBuf,
+}
+
+/// Dataset section.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatasetConfig {
+    /// Which benchmark conventions apply.
+    #[serde(default)]
+    pub kind: DatasetKind,
+    /// Gold queries: Spider `SQL<TAB>db_id` lines, or a Spider / BIRD JSON list.
+    pub gold: PathBuf,
+    /// Spider-style tables.json (schemas, keys); needed when a database file is absent.
+    #[serde(default)]
+    pub tables: Option<PathBuf>,
+    /// Folder holding `<db_id>/<db_id>.sqlite`.
+    pub databases: PathBuf,
+    /// How items get a difficulty label.
+    #[serde(default)]
+    pub difficulty: DifficultySource,
+    /// Score items whose database is absent as "skipped" instead of failing.
+    #[serde(default)]
+    pub skip_missing_databases: bool,
+}
+
+/// Benchmark conventions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DatasetKind {
+    /// Spider 1.0 and its derivatives.
+    #[default]
+    Spider,
+    /// BIRD.
+    Bird,
+    /// Any other benchmark in one of the supported file formats.
+    Generic,
+}
+
+/// Where difficulty labels come from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum DifficultySource {
+    /// Spider's official easy / medium / hard / extra classifier over the parsed gold query.
+    #[default]
+    SpiderHardness,
+    /// A field of each gold item (e.g. BIRD's `difficulty`).
+    Field(String),
+    /// No difficulty: everything is reported under `all`.
+    None,
+}
+
+impl<'de> Deserialize<'de> for DifficultySource {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        match text.as_str() {
+            "spider-hardness" => Ok(Self::SpiderHardness),
+            "none" => Ok(Self::None),
+            _ => match text.strip_prefix("field:") {
+                Some(name) if !name.is_empty() => Ok(Self::Field(name.to_string())),
+                _ => Err(serde::de::Error::custom(format!(
+                    "unknown difficulty `{text}`, expected `spider-hardness`, `field:NAME` or `none`"
+                ))),
+            },
+        }
+    }
+}
+
+/// Suite section: which databases each item is executed on.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteConfig {
+    /// The suite kind.
+    #[serde(default)]
+    pub kind: SuiteKind,
+}
+
+/// Suite kinds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SuiteKind {
+    /// Only the item's own database.
+    #[default]
+    Original,
+}
+
+/// One entry of `predictions:`; its path may be a glob naming several systems.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PredictionSpec {
+    /// System name; defaults to the file stem. Not allowed when the glob matches several files.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// File path or glob.
+    pub path: String,
+    /// File format.
+    #[serde(default)]
+    pub format: PredictionFormat,
+    /// Tolerate fewer predictions than gold items (the absent ones are scored wrong).
+    #[serde(default)]
+    pub allow_missing: bool,
+}
+
+/// Prediction file formats.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PredictionFormat {
+    /// One SQL per line aligned with gold; a tab and anything after it are ignored.
+    #[default]
+    Lines,
+    /// `index<TAB>SQL` per line (0-based gold index).
+    Tsv,
+    /// `{"id": index, "sql": "..."}` per line.
+    Jsonl,
+    /// BIRD's JSON map `{"0": "SQL\t----- bird -----\tdb_id", ...}`.
+    BirdJson,
+}
+
+/// Comparison section.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompareConfig {
+    /// Comparison profile.
+    #[serde(default)]
+    pub profile: ProfileName,
+    /// Relative and absolute tolerance for numbers (0 = exact).
+    #[serde(default)]
+    pub float_tolerance: f64,
+    /// Keep DISTINCT in the spider-ts profile (the official `--keep_distinct`).
+    #[serde(default)]
+    pub keep_distinct: bool,
+}
+
+impl Default for CompareConfig {
+    fn default() -> Self {
+        CompareConfig {
+            profile: ProfileName::SpiderTs,
+            float_tolerance: 0.0,
+            keep_distinct: false,
+        }
+    }
+}
+
+/// Comparison profile names.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProfileName {
+    /// The official test-suite-sql-eval semantics.
+    #[default]
+    SpiderTs,
+    /// BIRD's evaluation.py semantics.
+    Bird,
+    /// Bags, fixed column order, order per top-level ORDER BY.
+    Strict,
+}
+
+/// Execution section.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecutionConfig {
+    /// Wall-clock limit per query, enforced inside SQLite.
+    #[serde(default = "default_timeout_ms")]
+    pub timeout_ms: u64,
+    /// Worker threads: `auto` or a number.
+    #[serde(default)]
+    pub threads: Threads,
+    /// A result with more rows than this is an error.
+    #[serde(default = "default_max_rows")]
+    pub max_rows: usize,
+    /// A result larger than this many bytes is an error.
+    #[serde(default = "default_max_result_bytes")]
+    pub max_result_bytes: usize,
+}
+
+impl Default for ExecutionConfig {
+    fn default() -> Self {
+        ExecutionConfig {
+            timeout_ms: default_timeout_ms(),
+            threads: Threads::Auto,
+            max_rows: default_max_rows(),
+            max_result_bytes: default_max_result_bytes(),
+        }
+    }
+}
+
+/// Worker thread count.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Threads {
+    /// One per available core.
+    #[default]
+    Auto,
+    /// Exactly this many.
+    Count(usize),
+}
+
+impl<'de> Deserialize<'de> for Threads {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Count(usize),
+            Word(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Count(0) => Err(serde::de::Error::custom("threads must be at least 1")),
+            Raw::Count(n) => Ok(Threads::Count(n)),
+            Raw::Word(w) if w == "auto" => Ok(Threads::Auto),
+            Raw::Word(w) => Err(serde::de::Error::custom(format!(
+                "threads must be `auto` or a positive number, not `{w}`"
+            ))),
+        }
+    }
+}
+
+fn default_metrics() -> Vec<String> {
+    vec!["ex".to_string()]
+}
+
+fn default_timeout_ms() -> u64 {
+    30_000
+}
+
+fn default_max_rows() -> usize {
+    1_000_000
+}
+
+fn default_max_result_bytes() -> usize {
+    256 << 20
+}
+
+impl Config {
+    /// Reads, validates and resolves a config file.
+    pub fn load(path: &Path) -> Result<Config, InputError> {
+        let text = crate::error::read_utf8(path)?;
+        Self::parse(&text, path)
+    }
+
+    /// Parses config text that came from `path` (used for messages and relative paths).
+    pub fn parse(text: &str, path: &Path) -> Result<Config, InputError> {
+        let mut config: Config = serde_norway::from_str(text).map_err(|e| InputError::Config {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        config.path = path.to_path_buf();
+        config.base_dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
+        config.resolve_paths();
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn resolve_paths(&mut self) {
+        let base = self.base_dir.clone();
+        let dataset = &mut self.dataset;
+        dataset.gold = base.join(&dataset.gold);
+        dataset.databases = base.join(&dataset.databases);
+        if let Some(tables) = &dataset.tables {
+            dataset.tables = Some(base.join(tables));
+        }
+        for spec in &mut self.predictions {
+            spec.path = base.join(&spec.path).to_string_lossy().into_owned();
+        }
+    }
+
+    fn validate(&self) -> Result<(), InputError> {
+        let fail = |message: String| {
+            Err(InputError::Config {
+                path: self.path.clone(),
+                message,
+            })
+        };
+        if self.predictions.is_empty() {
+            return fail("`predictions` must name at least one system".into());
+        }
+        if self.metrics.is_empty() {
+            return fail("`metrics` must name at least one metric".into());
+        }
+        let tolerance = self.compare.float_tolerance;
+        if !(tolerance.is_finite() && tolerance >= 0.0) {
+            return fail(format!(
+                "`compare.float_tolerance` must be a non-negative number, not {tolerance}"
+            ));
+        }
+        if self.execution.timeout_ms == 0 {
+            return fail("`execution.timeout_ms` must be positive".into());
+        }
+        if !self.dataset.databases.is_dir() {
+            return fail(format!(
+                "`dataset.databases`: {} is not a folder",
+                self.dataset.databases.display()
+            ));
+        }
+        Ok(())
+    }
+}

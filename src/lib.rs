@@ -1,0 +1,17 @@
+//! sqlgate: score Text-to-SQL predictions with the metrics the research field trusts, compare
+//! them with a stored baseline, and gate pull requests on regressions.
+
+pub mod config;
+pub mod dataset;
+pub mod denotation;
+pub mod error;
+pub mod exec;
+pub mod metrics;
+pub mod output;
+pub mod predictions;
+pub mod profile;
+pub mod run;
+pub mod schema;
+pub mod spider_text;
+pub mod sql;
+pub mod value;

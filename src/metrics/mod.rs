@@ -1,0 +1,183 @@
+//! Metrics: one trait, one registry.
+//!
+//! Adding a metric means one new file implementing [`Metric`] and one line in [`REGISTRY`].
+//! Work that does not depend on the system (running a gold query) is shared through
+//! [`Env::gold_result`], computed once per item however many systems are scored.
+
+mod ex;
+
+use crate::dataset::{Dataset, GoldItem};
+use crate::exec::{ExecError, Executor};
+use crate::profile::{PreparedGold, Profile};
+use crate::value::Row;
+use serde::Serialize;
+use std::path::Path;
+use std::sync::OnceLock;
+
+/// Makes a fresh instance of a metric.
+type Constructor = fn() -> Box<dyn Metric>;
+
+/// Every metric sqlgate knows, by name.
+const REGISTRY: &[(&str, Constructor)] = &[("ex", || Box::new(ex::ExecutionAccuracy))];
+
+/// Builds the metric called `name`, or says which names exist.
+pub fn build(name: &str) -> Result<Box<dyn Metric>, String> {
+    REGISTRY
+        .iter()
+        .find(|(known, _)| *known == name)
+        .map(|(_, make)| make())
+        .ok_or_else(|| {
+            let known: Vec<&str> = REGISTRY.iter().map(|(n, _)| *n).collect();
+            format!("unknown metric `{name}` (available: {})", known.join(", "))
+        })
+}
+
+/// A way of scoring one prediction against its gold item.
+pub trait Metric: Send + Sync {
+    /// The name used in configs, JSONL and reports.
+    fn name(&self) -> &'static str;
+    /// Scores one prediction (`None`: missing) of an item whose database is present.
+    fn score(&self, env: &Env<'_>, item: &GoldItem, prediction: Option<&str>) -> Score;
+}
+
+/// How an item ended for one metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The prediction is correct.
+    Match,
+    /// The prediction ran (or parsed) and is wrong.
+    Mismatch,
+    /// The prediction failed (SQL error, refused, result too large).
+    PredError,
+    /// The prediction hit the time limit.
+    PredTimeout,
+    /// The gold query failed: a dataset defect, excluded from denominators.
+    GoldError,
+    /// No prediction was given (scored wrong).
+    Missing,
+    /// The item's database is absent (excluded from denominators).
+    Skipped,
+}
+
+impl Outcome {
+    /// All outcomes, in report order.
+    pub const ALL: [Outcome; 7] = [
+        Outcome::Match,
+        Outcome::Mismatch,
+        Outcome::PredError,
+        Outcome::PredTimeout,
+        Outcome::GoldError,
+        Outcome::Missing,
+        Outcome::Skipped,
+    ];
+
+    /// The outcome's name as written in JSONL.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Match => "match",
+            Outcome::Mismatch => "mismatch",
+            Outcome::PredError => "pred_error",
+            Outcome::PredTimeout => "pred_timeout",
+            Outcome::GoldError => "gold_error",
+            Outcome::Missing => "missing",
+            Outcome::Skipped => "skipped",
+        }
+    }
+
+    /// Whether the item counts in this metric's denominator.
+    pub fn is_scored(self) -> bool {
+        !matches!(self, Outcome::GoldError | Outcome::Skipped)
+    }
+}
+
+/// One metric's verdict on one item.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Score {
+    /// The value; `None` when the item is not scored (skipped, gold error).
+    pub value: Option<f64>,
+    /// How the item ended.
+    pub outcome: Outcome,
+    /// The error text, when there is one.
+    pub error: Option<String>,
+}
+
+impl Score {
+    /// A binary verdict.
+    pub fn binary(correct: bool) -> Score {
+        Score {
+            value: Some(if correct { 1.0 } else { 0.0 }),
+            outcome: if correct {
+                Outcome::Match
+            } else {
+                Outcome::Mismatch
+            },
+            error: None,
+        }
+    }
+
+    /// A wrong verdict with an outcome and a reason.
+    pub fn wrong(outcome: Outcome, error: impl Into<String>) -> Score {
+        Score {
+            value: Some(0.0),
+            outcome,
+            error: Some(error.into()),
+        }
+    }
+
+    /// No prediction given.
+    pub fn missing() -> Score {
+        Score::wrong(Outcome::Missing, "no prediction")
+    }
+
+    /// Not scored at all.
+    pub fn unscored(outcome: Outcome, reason: impl Into<String>) -> Score {
+        Score {
+            value: None,
+            outcome,
+            error: Some(reason.into()),
+        }
+    }
+}
+
+/// A gold query's result on the item's database, shared by every system.
+#[derive(Debug)]
+pub struct GoldResult {
+    /// The prepared gold query.
+    pub prepared: PreparedGold,
+    /// Its rows, or why it failed.
+    pub rows: Result<Vec<Row>, ExecError>,
+}
+
+/// What metrics may use: the dataset, the executor, the comparison profile, shared gold results.
+pub struct Env<'a> {
+    /// The benchmark.
+    pub dataset: &'a Dataset,
+    /// Runs queries safely.
+    pub executor: &'a Executor,
+    /// The comparison profile.
+    pub profile: &'a Profile,
+    gold: Vec<OnceLock<GoldResult>>,
+}
+
+impl<'a> Env<'a> {
+    /// An environment with an empty gold cache.
+    pub fn new(dataset: &'a Dataset, executor: &'a Executor, profile: &'a Profile) -> Self {
+        let gold = (0..dataset.items.len()).map(|_| OnceLock::new()).collect();
+        Env {
+            dataset,
+            executor,
+            profile,
+            gold,
+        }
+    }
+
+    /// The item's gold result on its own database, run on first use.
+    pub fn gold_result(&self, item: &GoldItem, db: &Path) -> &GoldResult {
+        self.gold[item.index].get_or_init(|| {
+            let prepared = self.profile.prepare_gold(&item.sql);
+            let rows = self.executor.run(db, &prepared.sql);
+            GoldResult { prepared, rows }
+        })
+    }
+}

@@ -1,0 +1,308 @@
+//! Outputs of a run: per-item JSONL, the `summary.json` aggregates and the human summary.
+//!
+//! Files are written only after the whole run succeeded, through a temporary file renamed into
+//! place, so a failed run leaves no partial output.
+
+use crate::metrics::Outcome;
+use crate::run::Evaluation;
+use serde_json::{json, Map, Value as Json};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path;
+
+/// Difficulty labels in the order reports show them; unknown labels follow alphabetically.
+const KNOWN_DIFFICULTIES: [&str; 7] = [
+    "easy",
+    "medium",
+    "hard",
+    "extra",
+    "simple",
+    "moderate",
+    "challenging",
+];
+
+/// Accuracy of one metric in one difficulty cell.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Cell {
+    /// Sum of the metric's values over scored items.
+    pub total: f64,
+    /// Scored items (the denominator).
+    pub count: usize,
+}
+
+impl Cell {
+    /// Mean value, `None` when nothing was scored.
+    pub fn accuracy(&self) -> Option<f64> {
+        (self.count > 0).then(|| self.total / self.count as f64)
+    }
+}
+
+/// Aggregates of one system.
+#[derive(Debug, Clone)]
+pub struct SystemSummary {
+    /// System name.
+    pub name: String,
+    /// Items with no prediction.
+    pub missing: usize,
+    /// Items scored by every metric, per difficulty (and `all`).
+    pub counts: BTreeMap<String, usize>,
+    /// Per metric, per difficulty (and `all`).
+    pub cells: BTreeMap<String, BTreeMap<String, Cell>>,
+    /// Per metric, how many items ended in each outcome.
+    pub outcomes: BTreeMap<String, BTreeMap<Outcome, usize>>,
+}
+
+/// Aggregates of a whole run.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    /// Difficulty labels present, in report order, then `all`.
+    pub difficulties: Vec<String>,
+    /// Per system, in config order.
+    pub systems: Vec<SystemSummary>,
+}
+
+impl Summary {
+    /// Computes the aggregates of an evaluation.
+    pub fn of(evaluation: &Evaluation) -> Summary {
+        let difficulties = difficulty_order(evaluation);
+        let systems = (0..evaluation.systems.len())
+            .map(|s| summarize_system(evaluation, s))
+            .collect();
+        Summary {
+            difficulties,
+            systems,
+        }
+    }
+}
+
+fn difficulty_order(evaluation: &Evaluation) -> Vec<String> {
+    let mut present: Vec<String> = evaluation
+        .dataset
+        .items
+        .iter()
+        .filter_map(|i| i.difficulty.clone())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    present.sort_by_key(|d| {
+        let rank = KNOWN_DIFFICULTIES.iter().position(|k| k == d);
+        (rank.unwrap_or(usize::MAX), d.clone())
+    });
+    present.push("all".to_string());
+    present
+}
+
+fn summarize_system(evaluation: &Evaluation, system: usize) -> SystemSummary {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    let mut cells: BTreeMap<String, BTreeMap<String, Cell>> = BTreeMap::new();
+    let mut outcomes: BTreeMap<String, BTreeMap<Outcome, usize>> = BTreeMap::new();
+    for result in evaluation.system_results(system) {
+        let item = &evaluation.dataset.items[result.index];
+        let keys: Vec<&str> = item
+            .difficulty
+            .as_deref()
+            .into_iter()
+            .chain(["all"])
+            .collect();
+        if result.scores.iter().all(|s| s.outcome.is_scored()) {
+            for key in &keys {
+                *counts.entry(key.to_string()).or_default() += 1;
+            }
+        }
+        for (metric, score) in evaluation.metrics.iter().zip(&result.scores) {
+            *outcomes
+                .entry(metric.clone())
+                .or_default()
+                .entry(score.outcome)
+                .or_default() += 1;
+            let Some(value) = score.value.filter(|_| score.outcome.is_scored()) else {
+                continue;
+            };
+            for key in &keys {
+                let cell = cells
+                    .entry(metric.clone())
+                    .or_default()
+                    .entry(key.to_string())
+                    .or_default();
+                cell.total += value;
+                cell.count += 1;
+            }
+        }
+    }
+    SystemSummary {
+        name: evaluation.systems[system].name.clone(),
+        missing: evaluation.systems[system].missing_count(),
+        counts,
+        cells,
+        outcomes,
+    }
+}
+
+/// Writes `content` to `path` atomically (temporary file, then rename).
+pub fn write_atomically(path: &Path, content: &[u8]) -> std::io::Result<()> {
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "output".into());
+    let temporary = path.with_file_name(format!(".{file_name}.tmp"));
+    let mut file = std::fs::File::create(&temporary)?;
+    file.write_all(content)?;
+    file.sync_all()?;
+    std::fs::rename(&temporary, path)
+}
+
+/// One JSONL line per (system, item), systems in config order, items in gold order.
+pub fn jsonl(evaluation: &Evaluation) -> String {
+    let mut out = String::new();
+    for result in &evaluation.results {
+        let item = &evaluation.dataset.items[result.index];
+        let mut metrics = Map::new();
+        let mut outcomes = Map::new();
+        let mut errors = Map::new();
+        for (name, score) in evaluation.metrics.iter().zip(&result.scores) {
+            metrics.insert(name.clone(), score.value.map_or(Json::Null, metric_json));
+            outcomes.insert(name.clone(), json!(score.outcome.as_str()));
+            if let Some(error) = &score.error {
+                errors.insert(name.clone(), json!(error));
+            }
+        }
+        let mut line = Map::new();
+        line.insert(
+            "system".into(),
+            json!(evaluation.systems[result.system].name),
+        );
+        line.insert("index".into(), json!(result.index));
+        line.insert("db_id".into(), json!(item.db_id));
+        line.insert("difficulty".into(), json!(item.difficulty));
+        line.insert("metrics".into(), Json::Object(metrics));
+        line.insert("outcome".into(), Json::Object(outcomes));
+        if !errors.is_empty() {
+            line.insert("error".into(), Json::Object(errors));
+        }
+        out.push_str(&Json::Object(line).to_string());
+        out.push('\n');
+    }
+    out
+}
+
+/// Binary values are written as integers 0 / 1, others as numbers.
+fn metric_json(value: f64) -> Json {
+    if value == 0.0 || value == 1.0 {
+        json!(value as i64)
+    } else {
+        json!(value)
+    }
+}
+
+/// The `summary.json` document.
+pub fn summary_json(evaluation: &Evaluation, summary: &Summary) -> Json {
+    let dataset = &evaluation.dataset;
+    let mut systems = Map::new();
+    for system in &summary.systems {
+        systems.insert(
+            system.name.clone(),
+            system_json(system, &summary.difficulties),
+        );
+    }
+    json!({
+        "sqlgate_version": env!("CARGO_PKG_VERSION"),
+        "dataset": {
+            "items": dataset.items.len(),
+            "scored": dataset.scored_count() - evaluation.gold_errors().len(),
+            "skipped": dataset.items.len() - dataset.scored_count(),
+            "gold_errors": evaluation.gold_errors(),
+            "sha256": dataset.sha256,
+        },
+        "metrics": evaluation.metrics,
+        "systems": systems,
+    })
+}
+
+fn system_json(system: &SystemSummary, difficulties: &[String]) -> Json {
+    let ordered = |lookup: &dyn Fn(&str) -> Option<Json>| {
+        let mut map = Map::new();
+        for d in difficulties {
+            if let Some(v) = lookup(d) {
+                map.insert(d.clone(), v);
+            }
+        }
+        Json::Object(map)
+    };
+    let counts = ordered(&|d| system.counts.get(d).map(|c| json!(c)));
+    let mut accuracy = Map::new();
+    for (metric, cells) in &system.cells {
+        accuracy.insert(
+            metric.clone(),
+            ordered(&|d| cells.get(d).and_then(Cell::accuracy).map(|a| json!(a))),
+        );
+    }
+    let mut outcomes = Map::new();
+    for (metric, by_outcome) in &system.outcomes {
+        let counts: Map<String, Json> = by_outcome
+            .iter()
+            .map(|(outcome, n)| (outcome.as_str().to_string(), json!(n)))
+            .collect();
+        outcomes.insert(metric.clone(), Json::Object(counts));
+    }
+    json!({
+        "missing": system.missing,
+        "counts": counts,
+        "accuracy": accuracy,
+        "outcomes": outcomes,
+    })
+}
+
+/// The human summary printed on stdout.
+pub fn human(evaluation: &Evaluation, summary: &Summary) -> String {
+    let dataset = &evaluation.dataset;
+    let skipped = dataset.items.len() - dataset.scored_count();
+    let gold_errors = evaluation.gold_errors();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "sqlgate {}: {} items, {} scored, {} skipped (database absent), {} gold errors",
+        env!("CARGO_PKG_VERSION"),
+        dataset.items.len(),
+        dataset.scored_count() - gold_errors.len(),
+        skipped,
+        gold_errors.len()
+    );
+    if !gold_errors.is_empty() {
+        let _ = writeln!(
+            out,
+            "WARNING: the gold query fails on items {gold_errors:?}; they are excluded from every denominator"
+        );
+    }
+    for system in &summary.systems {
+        let _ = writeln!(
+            out,
+            "\n{} ({} missing predictions)",
+            system.name, system.missing
+        );
+        let mut header = format!("  {:<8}", "metric");
+        for d in &summary.difficulties {
+            let _ = write!(header, " {:>16}", d);
+        }
+        let _ = writeln!(out, "{header}");
+        for (metric, cells) in &system.cells {
+            let mut row = format!("  {metric:<8}");
+            for d in &summary.difficulties {
+                let text = cells
+                    .get(d)
+                    .and_then(|c| c.accuracy().map(|a| format!("{:.3} ({})", a, c.count)))
+                    .unwrap_or_else(|| "-".into());
+                let _ = write!(row, " {text:>16}");
+            }
+            let _ = writeln!(out, "{row}");
+        }
+        for (metric, by_outcome) in &system.outcomes {
+            let parts: Vec<String> = Outcome::ALL
+                .iter()
+                .filter_map(|o| by_outcome.get(o).map(|n| format!("{n} {}", o.as_str())))
+                .collect();
+            let _ = writeln!(out, "  {metric} outcomes: {}", parts.join(", "));
+        }
+    }
+    out
+}

@@ -1,0 +1,90 @@
+//! Conformance with the official Spider / test-suite evaluator: on the four published systems'
+//! predictions and on the gold itself, every non-skipped item's `ex` verdict equals the official
+//! `exec` and its difficulty equals the official `hardness`. No allowlist.
+
+mod common;
+
+use common::{read_jsonl, shared_spider, sqlgate};
+use serde_json::Value;
+use std::collections::HashMap;
+
+const SYSTEMS: [&str; 5] = ["C3", "Claude", "GPT4Turbo", "RESDSQL", "gold"];
+
+fn official_verdicts(system: &str) -> Vec<Value> {
+    read_jsonl(&shared_spider().join(format!("reference/official-{system}.jsonl")))
+}
+
+#[test]
+fn ex_and_hardness_match_the_official_evaluator_item_for_item() {
+    let spider = shared_spider();
+    let work = tempfile::tempdir().unwrap();
+    let config = work.path().join("sqlgate.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "dataset:\n  gold: {spider}/dev_gold.sql\n  tables: {spider}/tables.json\n  databases: {spider}/database\n  skip_missing_databases: true\n\
+             predictions:\n  - {{ path: '{spider}/predictions/*.txt' }}\n  - {{ name: gold, path: {spider}/dev_gold.sql }}\n",
+            spider = spider.display()
+        ),
+    )
+    .unwrap();
+    let jsonl = work.path().join("items.jsonl");
+    let output = sqlgate(&[
+        "eval",
+        "--config",
+        config.to_str().unwrap(),
+        "--jsonl",
+        jsonl.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+
+    let ours: HashMap<(String, u64), Value> = read_jsonl(&jsonl)
+        .into_iter()
+        .map(|r| {
+            (
+                (
+                    r["system"].as_str().unwrap().to_string(),
+                    r["index"].as_u64().unwrap(),
+                ),
+                r,
+            )
+        })
+        .collect();
+    let mut disagreements = Vec::new();
+    let mut compared = 0;
+    for system in SYSTEMS {
+        for official in official_verdicts(system) {
+            let index = official["i"].as_u64().unwrap();
+            let mine = &ours[&(system.to_string(), index)];
+            if official.get("skipped").is_some() {
+                assert_eq!(mine["outcome"]["ex"], "skipped", "{system} item {index}");
+                continue;
+            }
+            compared += 1;
+            if mine["metrics"]["ex"] != official["exec"] {
+                disagreements.push(format!(
+                    "{system} #{index}: ex {} vs official {}",
+                    mine["metrics"]["ex"], official["exec"]
+                ));
+            }
+            if mine["difficulty"] != official["hardness"] {
+                disagreements.push(format!(
+                    "{system} #{index}: hardness {} vs official {}",
+                    mine["difficulty"], official["hardness"]
+                ));
+            }
+        }
+    }
+    assert_eq!(compared, 5 * 972);
+    assert!(
+        disagreements.is_empty(),
+        "{} disagreements:\n{}",
+        disagreements.len(),
+        disagreements.join("\n")
+    );
+}
