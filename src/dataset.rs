@@ -35,6 +35,8 @@ pub struct Database {
     pub path: Option<PathBuf>,
     /// Its schema (from the file, or from tables.json when the file is absent).
     pub schema: Option<Arc<Schema>>,
+    /// Its tables.json entry (keys and foreign keys), when `dataset.tables` describes it.
+    pub tables_entry: Option<Arc<TableEntry>>,
 }
 
 /// A loaded benchmark.
@@ -203,13 +205,15 @@ fn locate_databases(
                 "not found (set `dataset.skip_missing_databases: true` to report its items as skipped)",
             ));
         }
-        let schema = load_schema(db_id, path.as_deref(), tables)?;
+        let tables_entry = tables.and_then(|t| t.get(db_id)).cloned().map(Arc::new);
+        let schema = load_schema(db_id, path.as_deref(), tables_entry.as_deref())?;
         databases.insert(
             db_id.to_string(),
             Database {
                 db_id: db_id.to_string(),
                 path,
                 schema,
+                tables_entry,
             },
         );
     }
@@ -219,7 +223,7 @@ fn locate_databases(
 fn load_schema(
     db_id: &str,
     path: Option<&Path>,
-    tables: Option<&TablesJson>,
+    entry: Option<&TableEntry>,
 ) -> Result<Option<Arc<Schema>>, InputError> {
     if let Some(path) = path {
         let schema = Schema::from_sqlite(path).map_err(|e| {
@@ -227,7 +231,6 @@ fn load_schema(
         })?;
         return Ok(Some(Arc::new(schema)));
     }
-    let entry: Option<&TableEntry> = tables.and_then(|t| t.get(db_id));
     Ok(entry.map(|e| Arc::new(Schema::from_tables_json(e))))
 }
 

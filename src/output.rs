@@ -51,6 +51,49 @@ pub struct SystemSummary {
     pub cells: BTreeMap<String, BTreeMap<String, Cell>>,
     /// Per metric, how many items ended in each outcome.
     pub outcomes: BTreeMap<String, BTreeMap<Outcome, usize>>,
+    /// Per metric with per-component details (ESM), per difficulty, per component: the
+    /// official partial-match averages.
+    pub components: BTreeMap<String, BTreeMap<String, Vec<(String, ComponentCell)>>>,
+}
+
+/// The official partial-matching aggregate of one component in one difficulty cell: precision
+/// averaged over items where the prediction has the component, recall over items where the gold
+/// has it, F1 of the two (1 when both are 0, as the official script prints).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ComponentCell {
+    acc_sum: f64,
+    acc_count: usize,
+    rec_sum: f64,
+    rec_count: usize,
+}
+
+impl ComponentCell {
+    fn add(&mut self, detail: &Json) {
+        let number = |key: &str| detail.get(key).and_then(Json::as_f64).unwrap_or(0.0);
+        if number("pred_total") > 0.0 {
+            self.acc_sum += number("acc");
+            self.acc_count += 1;
+        }
+        if number("label_total") > 0.0 {
+            self.rec_sum += number("rec");
+            self.rec_count += 1;
+        }
+    }
+
+    /// (precision, recall, F1) as the official script computes them.
+    pub fn scores(&self) -> (f64, f64, f64) {
+        let mean = |sum: f64, count: usize| if count == 0 { 0.0 } else { sum / count as f64 };
+        let (acc, rec) = (
+            mean(self.acc_sum, self.acc_count),
+            mean(self.rec_sum, self.rec_count),
+        );
+        let f1 = if acc == 0.0 && rec == 0.0 {
+            1.0
+        } else {
+            2.0 * acc * rec / (acc + rec)
+        };
+        (acc, rec, f1)
+    }
 }
 
 /// Aggregates of a whole run.
@@ -97,6 +140,8 @@ fn summarize_system(evaluation: &Evaluation, system: usize) -> SystemSummary {
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     let mut cells: BTreeMap<String, BTreeMap<String, Cell>> = BTreeMap::new();
     let mut outcomes: BTreeMap<String, BTreeMap<Outcome, usize>> = BTreeMap::new();
+    let mut components: BTreeMap<String, BTreeMap<String, Vec<(String, ComponentCell)>>> =
+        BTreeMap::new();
     for result in evaluation.system_results(system) {
         let item = &evaluation.dataset.items[result.index];
         let keys: Vec<&str> = item
@@ -116,6 +161,26 @@ fn summarize_system(evaluation: &Evaluation, system: usize) -> SystemSummary {
                 .or_default()
                 .entry(score.outcome)
                 .or_default() += 1;
+            if let (Some(Json::Object(details)), true) = (&score.details, score.outcome.is_scored())
+            {
+                for key in &keys {
+                    let by_component = components
+                        .entry(metric.clone())
+                        .or_default()
+                        .entry(key.to_string())
+                        .or_default();
+                    for (component, detail) in details {
+                        match by_component.iter_mut().find(|(name, _)| name == component) {
+                            Some((_, cell)) => cell.add(detail),
+                            None => {
+                                let mut cell = ComponentCell::default();
+                                cell.add(detail);
+                                by_component.push((component.clone(), cell));
+                            }
+                        }
+                    }
+                }
+            }
             let Some(value) = score.value.filter(|_| score.outcome.is_scored()) else {
                 continue;
             };
@@ -136,6 +201,7 @@ fn summarize_system(evaluation: &Evaluation, system: usize) -> SystemSummary {
         counts,
         cells,
         outcomes,
+        components,
     }
 }
 
@@ -160,7 +226,11 @@ pub fn jsonl(evaluation: &Evaluation) -> String {
         let mut metrics = Map::new();
         let mut outcomes = Map::new();
         let mut errors = Map::new();
+        let mut details = Map::new();
         for (name, score) in evaluation.metrics.iter().zip(&result.scores) {
+            if let Some(detail) = &score.details {
+                details.insert(format!("{name}_components"), detail.clone());
+            }
             metrics.insert(name.clone(), score.value.map_or(Json::Null, metric_json));
             outcomes.insert(name.clone(), json!(score.outcome.as_str()));
             if let Some(error) = &score.error {
@@ -180,6 +250,7 @@ pub fn jsonl(evaluation: &Evaluation) -> String {
         if !errors.is_empty() {
             line.insert("error".into(), Json::Object(errors));
         }
+        line.extend(details);
         out.push_str(&Json::Object(line).to_string());
         out.push('\n');
     }
@@ -245,11 +316,30 @@ fn system_json(system: &SystemSummary, difficulties: &[String]) -> Json {
             .collect();
         outcomes.insert(metric.clone(), Json::Object(counts));
     }
+    let mut partial = Map::new();
+    for (metric, by_difficulty) in &system.components {
+        partial.insert(
+            metric.clone(),
+            ordered(&|d| {
+                by_difficulty.get(d).map(|cells| {
+                    let table: Map<String, Json> = cells
+                        .iter()
+                        .map(|(component, cell)| {
+                            let (acc, rec, f1) = cell.scores();
+                            (component.clone(), json!({"acc": acc, "rec": rec, "f1": f1}))
+                        })
+                        .collect();
+                    Json::Object(table)
+                })
+            }),
+        );
+    }
     json!({
         "missing": system.missing,
         "counts": counts,
         "accuracy": accuracy,
         "outcomes": outcomes,
+        "partial_match": partial,
     })
 }
 

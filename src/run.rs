@@ -117,13 +117,7 @@ fn score_all(env: &Env<'_>, systems: &[System], metrics: &[Box<dyn Metric>]) -> 
             let prediction = systems[system].predictions[index].as_deref();
             let scores = metrics
                 .iter()
-                .map(|metric| {
-                    if item.skipped {
-                        Score::unscored(Outcome::Skipped, "database absent")
-                    } else {
-                        metric.score(env, item, prediction)
-                    }
-                })
+                .map(|metric| metric.score(env, item, prediction))
                 .collect();
             ItemResult {
                 system,

@@ -1,6 +1,7 @@
 //! Conformance with the official Spider / test-suite evaluator: on the four published systems'
 //! predictions and on the gold itself, every non-skipped item's `ex` verdict equals the official
-//! `exec` and its difficulty equals the official `hardness`. No allowlist.
+//! `exec`, its `esm` verdict the official `exact`, its parse acceptance the official `parsed`, and
+//! its difficulty the official `hardness`. No allowlist.
 
 mod common;
 
@@ -15,7 +16,7 @@ fn official_verdicts(system: &str) -> Vec<Value> {
 }
 
 #[test]
-fn ex_and_hardness_match_the_official_evaluator_item_for_item() {
+fn ex_esm_and_hardness_match_the_official_evaluator_item_for_item() {
     let spider = shared_spider();
     let work = tempfile::tempdir().unwrap();
     let config = work.path().join("sqlgate.yml");
@@ -23,6 +24,7 @@ fn ex_and_hardness_match_the_official_evaluator_item_for_item() {
         &config,
         format!(
             "dataset:\n  gold: {spider}/dev_gold.sql\n  tables: {spider}/tables.json\n  databases: {spider}/database\n  skip_missing_databases: true\n\
+             metrics: [ex, esm]\n\
              predictions:\n  - {{ path: '{spider}/predictions/*.txt' }}\n  - {{ name: gold, path: {spider}/dev_gold.sql }}\n",
             spider = spider.display()
         ),
@@ -63,6 +65,10 @@ fn ex_and_hardness_match_the_official_evaluator_item_for_item() {
             let mine = &ours[&(system.to_string(), index)];
             if official.get("skipped").is_some() {
                 assert_eq!(mine["outcome"]["ex"], "skipped", "{system} item {index}");
+                assert_ne!(
+                    mine["outcome"]["esm"], "skipped",
+                    "esm scores {system} item {index} from tables.json"
+                );
                 continue;
             }
             compared += 1;
@@ -70,6 +76,19 @@ fn ex_and_hardness_match_the_official_evaluator_item_for_item() {
                 disagreements.push(format!(
                     "{system} #{index}: ex {} vs official {}",
                     mine["metrics"]["ex"], official["exec"]
+                ));
+            }
+            if mine["metrics"]["esm"] != official["exact"] {
+                disagreements.push(format!(
+                    "{system} #{index}: esm {} vs official {}",
+                    mine["metrics"]["esm"], official["exact"]
+                ));
+            }
+            let parsed = mine["outcome"]["esm"] != "pred_error";
+            if official["parsed"] != parsed {
+                disagreements.push(format!(
+                    "{system} #{index}: parsed {parsed} vs official {}",
+                    official["parsed"]
                 ));
             }
             if mine["difficulty"] != official["hardness"] {

@@ -89,6 +89,7 @@ fn run_hostile(compare: &str, two_statements: &str) {
         format!(
             "dataset: {{ gold: gold.sql, databases: database, difficulty: none }}\n\
              predictions: [{{ name: hostile, path: hostile.txt }}]\n\
+             metrics: [ex, esm]\n\
              compare: {compare}\n\
              execution: {{ timeout_ms: 1500, threads: 2 }}\n"
         ),

@@ -4,6 +4,7 @@
 //! Work that does not depend on the system (running a gold query) is shared through
 //! [`Env::gold_result`], computed once per item however many systems are scored.
 
+mod esm;
 mod ex;
 
 use crate::dataset::{Dataset, GoldItem};
@@ -18,7 +19,10 @@ use std::sync::OnceLock;
 type Constructor = fn() -> Box<dyn Metric>;
 
 /// Every metric sqlgate knows, by name.
-const REGISTRY: &[(&str, Constructor)] = &[("ex", || Box::new(ex::ExecutionAccuracy))];
+const REGISTRY: &[(&str, Constructor)] = &[
+    ("ex", || Box::new(ex::ExecutionAccuracy)),
+    ("esm", || Box::new(esm::ExactSetMatch)),
+];
 
 /// Builds the metric called `name`, or says which names exist.
 pub fn build(name: &str) -> Result<Box<dyn Metric>, String> {
@@ -36,7 +40,8 @@ pub fn build(name: &str) -> Result<Box<dyn Metric>, String> {
 pub trait Metric: Send + Sync {
     /// The name used in configs, JSONL and reports.
     fn name(&self) -> &'static str;
-    /// Scores one prediction (`None`: missing) of an item whose database is present.
+    /// Scores one prediction (`None`: missing). A metric that needs the database file reports
+    /// [`Outcome::Skipped`] when it is absent.
     fn score(&self, env: &Env<'_>, item: &GoldItem, prediction: Option<&str>) -> Score;
 }
 
@@ -100,6 +105,8 @@ pub struct Score {
     pub outcome: Outcome,
     /// The error text, when there is one.
     pub error: Option<String>,
+    /// Metric-specific detail (e.g. ESM's per-component scores), written as `<metric>_components`.
+    pub details: Option<serde_json::Value>,
 }
 
 impl Score {
@@ -113,6 +120,7 @@ impl Score {
                 Outcome::Mismatch
             },
             error: None,
+            details: None,
         }
     }
 
@@ -122,6 +130,7 @@ impl Score {
             value: Some(0.0),
             outcome,
             error: Some(error.into()),
+            details: None,
         }
     }
 
@@ -136,6 +145,7 @@ impl Score {
             value: None,
             outcome,
             error: Some(reason.into()),
+            details: None,
         }
     }
 }
