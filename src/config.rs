@@ -29,6 +29,18 @@ pub struct Config {
     /// Execution limits and parallelism.
     #[serde(default)]
     pub execution: ExecutionConfig,
+    /// The metric treated as ground truth for false positives / negatives (default: the first).
+    #[serde(default)]
+    pub reference: Option<String>,
+    /// Where the stored baseline lives.
+    #[serde(default)]
+    pub baseline: Option<BaselineConfig>,
+    /// When a run fails the check.
+    #[serde(default)]
+    pub gate: GateConfig,
+    /// The Markdown report.
+    #[serde(default)]
+    pub report: ReportConfig,
     /// The folder of the config file; relative paths were resolved against it.
     #[serde(skip)]
     pub base_dir: PathBuf,
@@ -246,6 +258,77 @@ impl<'de> Deserialize<'de> for Threads {
     }
 }
 
+/// Baseline section.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BaselineConfig {
+    /// The baseline JSON file (written by `sqlgate baseline update`).
+    pub path: PathBuf,
+}
+
+/// Gate section.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GateConfig {
+    /// The gated metric (default: the reference metric).
+    #[serde(default)]
+    pub metric: Option<String>,
+    /// Largest tolerated overall drop, in accuracy points.
+    #[serde(default)]
+    pub max_drop_points: f64,
+    /// Largest tolerated drop per difficulty, in points (only the listed difficulties are gated).
+    #[serde(default)]
+    pub per_difficulty: std::collections::BTreeMap<String, f64>,
+    /// When set, a drop fails the gate only if it is also significant.
+    #[serde(default)]
+    pub significance: Option<SignificanceConfig>,
+    /// Item indexes that may never regress.
+    #[serde(default)]
+    pub must_pass: Vec<usize>,
+    /// Baseline system every candidate is compared with (default: the one with the same name).
+    #[serde(default)]
+    pub against: Option<String>,
+}
+
+/// Significance test settings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignificanceConfig {
+    /// The paired test.
+    #[serde(default)]
+    pub test: SignificanceTest,
+    /// Family-wise error rate (Holm-corrected across the gated cells).
+    #[serde(default = "default_alpha")]
+    pub alpha: f64,
+}
+
+/// Paired tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SignificanceTest {
+    /// Exact McNemar on discordant items (binary metrics).
+    #[default]
+    McnemarExact,
+    /// Paired bootstrap of the mean difference (any metric).
+    Bootstrap,
+}
+
+/// Report section.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportConfig {
+    /// A minijinja template replacing the built-in one.
+    #[serde(default)]
+    pub template: Option<PathBuf>,
+    /// Where the full Markdown report is written.
+    #[serde(default)]
+    pub output: Option<PathBuf>,
+}
+
+fn default_alpha() -> f64 {
+    0.05
+}
+
 fn default_metrics() -> Vec<String> {
     vec!["ex".to_string()]
 }
@@ -263,6 +346,19 @@ fn default_max_result_bytes() -> usize {
 }
 
 impl Config {
+    /// The reference metric: `reference`, or the first metric.
+    pub fn reference_metric(&self) -> &str {
+        self.reference.as_deref().unwrap_or(&self.metrics[0])
+    }
+
+    /// The gated metric: `gate.metric`, or the reference metric.
+    pub fn gate_metric(&self) -> &str {
+        self.gate
+            .metric
+            .as_deref()
+            .unwrap_or_else(|| self.reference_metric())
+    }
+
     /// Reads, validates and resolves a config file.
     pub fn load(path: &Path) -> Result<Config, InputError> {
         let text = crate::error::read_utf8(path)?;
@@ -297,6 +393,15 @@ impl Config {
         for spec in &mut self.predictions {
             spec.path = base.join(&spec.path).to_string_lossy().into_owned();
         }
+        if let Some(baseline) = &mut self.baseline {
+            baseline.path = base.join(&baseline.path);
+        }
+        for path in [&mut self.report.template, &mut self.report.output]
+            .into_iter()
+            .flatten()
+        {
+            *path = base.join(&*path);
+        }
     }
 
     fn validate(&self) -> Result<(), InputError> {
@@ -320,6 +425,26 @@ impl Config {
         }
         if self.execution.timeout_ms == 0 {
             return fail("`execution.timeout_ms` must be positive".into());
+        }
+        for (key, name) in [
+            ("reference", self.reference.as_ref()),
+            ("gate.metric", self.gate.metric.as_ref()),
+        ] {
+            if let Some(name) = name.filter(|n| !self.metrics.contains(n)) {
+                return fail(format!(
+                    "`{key}`: `{name}` is not one of the configured `metrics`"
+                ));
+            }
+        }
+        let thresholds = std::iter::once(self.gate.max_drop_points)
+            .chain(self.gate.per_difficulty.values().copied());
+        if thresholds.into_iter().any(|t| !(t.is_finite() && t >= 0.0)) {
+            return fail("`gate` drop thresholds must be non-negative numbers of points".into());
+        }
+        if let Some(significance) = &self.gate.significance {
+            if !(significance.alpha > 0.0 && significance.alpha < 1.0) {
+                return fail("`gate.significance.alpha` must be between 0 and 1".into());
+            }
         }
         if !self.dataset.databases.is_dir() {
             return fail(format!(

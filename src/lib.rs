@@ -1,17 +1,24 @@
 //! sqlgate: score Text-to-SQL predictions with the metrics the research field trusts, compare
 //! them with a stored baseline, and gate pull requests on regressions.
 
+pub mod analysis;
+pub mod baseline;
 pub mod config;
 pub mod dataset;
 pub mod denotation;
 pub mod error;
 pub mod exec;
+pub mod gate;
+pub mod github;
 pub mod metrics;
 pub mod output;
+pub mod pipeline;
 pub mod predictions;
 pub mod profile;
+pub mod report;
 pub mod run;
 pub mod schema;
 pub mod spider_text;
 pub mod sql;
+pub mod stats;
 pub mod value;

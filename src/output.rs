@@ -4,6 +4,7 @@
 //! place, so a failed run leaves no partial output.
 
 use crate::metrics::Outcome;
+use crate::pipeline::GateRun;
 use crate::run::Evaluation;
 use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeMap;
@@ -266,17 +267,24 @@ fn metric_json(value: f64) -> Json {
     }
 }
 
-/// The `summary.json` document.
-pub fn summary_json(evaluation: &Evaluation, summary: &Summary) -> Json {
+/// The `summary.json` document; with a gate run, also FP / FN, their spread and Kendall tau
+/// against the reference, and the gate's verdict.
+pub fn summary_json(
+    evaluation: &Evaluation,
+    summary: &Summary,
+    gate_run: Option<&GateRun>,
+) -> Json {
     let dataset = &evaluation.dataset;
     let mut systems = Map::new();
     for system in &summary.systems {
-        systems.insert(
-            system.name.clone(),
-            system_json(system, &summary.difficulties),
-        );
+        let mut entry = system_json(system, &summary.difficulties);
+        if let Some(analysis) = gate_run.and_then(|g| g.analysis.system(&system.name)) {
+            entry["fp"] = ratio_table_json(&analysis.false_positives, &summary.difficulties);
+            entry["fn"] = ratio_table_json(&analysis.false_negatives, &summary.difficulties);
+        }
+        systems.insert(system.name.clone(), entry);
     }
-    json!({
+    let mut document = json!({
         "sqlgate_version": env!("CARGO_PKG_VERSION"),
         "dataset": {
             "items": dataset.items.len(),
@@ -287,7 +295,48 @@ pub fn summary_json(evaluation: &Evaluation, summary: &Summary) -> Json {
         },
         "metrics": evaluation.metrics,
         "systems": systems,
-    })
+    });
+    if let Some(run) = gate_run {
+        let analysis = &run.analysis;
+        document["reference"] = json!(analysis.reference);
+        document["across_systems"] = json!({
+            "systems": analysis.systems.len(),
+            "fp": spread_json(&analysis.false_positive_spread),
+            "fn": spread_json(&analysis.false_negative_spread),
+            "kendall_tau_b": analysis.kendall_tau,
+        });
+        document["gate"] = json!({"passed": run.gate.passed, "reasons": run.gate.reasons, "notes": run.gate.notes});
+    }
+    document
+}
+
+fn ratio_table_json(table: &crate::analysis::Table, difficulties: &[String]) -> Json {
+    let mut out = Map::new();
+    for (metric, by_difficulty) in table {
+        let cells: Map<String, Json> = difficulties
+            .iter()
+            .filter_map(|d| Some((d.clone(), json!(by_difficulty.get(d)?.value()?))))
+            .collect();
+        out.insert(metric.clone(), Json::Object(cells));
+    }
+    Json::Object(out)
+}
+
+fn spread_json(spreads: &BTreeMap<String, BTreeMap<String, crate::analysis::Spread>>) -> Json {
+    let mut out = Map::new();
+    for (metric, by_difficulty) in spreads {
+        let cells: Map<String, Json> = by_difficulty
+            .iter()
+            .map(|(d, s)| {
+                (
+                    d.clone(),
+                    json!({"mean": s.mean, "std": s.std, "max": s.max}),
+                )
+            })
+            .collect();
+        out.insert(metric.clone(), Json::Object(cells));
+    }
+    Json::Object(out)
 }
 
 fn system_json(system: &SystemSummary, difficulties: &[String]) -> Json {

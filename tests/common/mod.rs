@@ -15,10 +15,31 @@ pub fn shared_spider() -> PathBuf {
     path
 }
 
+/// GitHub variables a test run must not inherit from a real Actions job.
+pub const GITHUB_VARIABLES: [&str; 8] = [
+    "GITHUB_ACTIONS",
+    "GITHUB_EVENT_PATH",
+    "GITHUB_TOKEN",
+    "SQLGATE_GITHUB_TOKEN",
+    "GITHUB_OUTPUT",
+    "GITHUB_STEP_SUMMARY",
+    "GITHUB_API_URL",
+    "GITHUB_REPOSITORY",
+];
+
+/// The `sqlgate` binary with `args`, isolated from any surrounding GitHub Actions job.
+pub fn sqlgate_command(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sqlgate"));
+    command.args(args).env("GITHUB_SHA", "0123456789abcdef0123");
+    for variable in GITHUB_VARIABLES {
+        command.env_remove(variable);
+    }
+    command
+}
+
 /// Runs the `sqlgate` binary with `args`.
 pub fn sqlgate(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sqlgate"))
-        .args(args)
+    sqlgate_command(args)
         .output()
         .expect("the sqlgate binary runs")
 }

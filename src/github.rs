@@ -1,0 +1,187 @@
+//! GitHub integration: the Actions context (event payload, token, API URL), one sticky PR
+//! comment per config found by a hidden marker and updated in place (octocrab), and the step
+//! summary and step outputs.
+
+use octocrab::models::CommentId;
+use std::io::Write as _;
+use std::path::PathBuf;
+
+/// What a run inside GitHub Actions knows about where it runs.
+#[derive(Debug, Clone)]
+pub struct ActionsContext {
+    /// `owner/repo`.
+    pub repository: Option<String>,
+    /// The pull request number, from the event payload.
+    pub pull_request: Option<u64>,
+    /// The API token (`SQLGATE_GITHUB_TOKEN` or `GITHUB_TOKEN`).
+    pub token: Option<String>,
+    /// `GITHUB_API_URL` (GitHub Enterprise, or a local test server).
+    pub api_url: String,
+    /// `$GITHUB_OUTPUT`.
+    pub output_file: Option<PathBuf>,
+    /// `$GITHUB_STEP_SUMMARY`.
+    pub summary_file: Option<PathBuf>,
+}
+
+/// What happened to the PR comment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommentOutcome {
+    /// A new comment was created.
+    Created(u64),
+    /// The existing comment with the marker was updated.
+    Updated(u64),
+    /// Nothing was posted, and why.
+    NotPosted(String),
+}
+
+impl ActionsContext {
+    /// Reads the context from the environment; `None` outside GitHub Actions (and `act`).
+    pub fn from_env() -> Option<ActionsContext> {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        if var("GITHUB_ACTIONS").as_deref() != Some("true") && var("GITHUB_EVENT_PATH").is_none() {
+            return None;
+        }
+        Some(ActionsContext {
+            repository: var("GITHUB_REPOSITORY"),
+            pull_request: var("GITHUB_EVENT_PATH")
+                .and_then(|p| pull_request_number(&PathBuf::from(p))),
+            token: var("SQLGATE_GITHUB_TOKEN").or_else(|| var("GITHUB_TOKEN")),
+            api_url: var("GITHUB_API_URL").unwrap_or_else(|| "https://api.github.com".into()),
+            output_file: var("GITHUB_OUTPUT").map(PathBuf::from),
+            summary_file: var("GITHUB_STEP_SUMMARY").map(PathBuf::from),
+        })
+    }
+
+    /// Appends `key=value` lines to `$GITHUB_OUTPUT`.
+    pub fn write_outputs(&self, outputs: &[(&str, String)]) -> std::io::Result<()> {
+        let Some(path) = &self.output_file else {
+            return Ok(());
+        };
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)?;
+        for (key, value) in outputs {
+            writeln!(file, "{key}={}", value.replace(['\n', '\r'], " "))?;
+        }
+        Ok(())
+    }
+
+    /// Appends the report to `$GITHUB_STEP_SUMMARY`.
+    pub fn write_step_summary(&self, markdown: &str) -> std::io::Result<()> {
+        let Some(path) = &self.summary_file else {
+            return Ok(());
+        };
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)?;
+        writeln!(file, "{markdown}")
+    }
+
+    /// Creates or updates the comment carrying `marker` on the pull request.
+    pub fn upsert_comment(&self, marker: &str, body: &str) -> CommentOutcome {
+        let Some(token) = &self.token else {
+            return CommentOutcome::NotPosted(
+                "no token (fork pull requests and `act` runs have none)".into(),
+            );
+        };
+        let Some((owner, repo)) = self.repository.as_deref().and_then(|r| r.split_once('/')) else {
+            return CommentOutcome::NotPosted("GITHUB_REPOSITORY is not set".into());
+        };
+        let Some(number) = self.pull_request else {
+            return CommentOutcome::NotPosted("the event is not a pull request".into());
+        };
+        let runtime = match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(runtime) => runtime,
+            Err(e) => {
+                return CommentOutcome::NotPosted(format!("cannot start the HTTP runtime: {e}"))
+            }
+        };
+        runtime
+            .block_on(upsert(
+                &self.api_url,
+                token,
+                owner,
+                repo,
+                number,
+                marker,
+                body,
+            ))
+            .unwrap_or_else(|e| {
+                CommentOutcome::NotPosted(format!("the GitHub API refused: {}", describe(&e)))
+            })
+    }
+}
+
+/// An octocrab error with GitHub's status and message, or its cause chain.
+fn describe(error: &octocrab::Error) -> String {
+    if let octocrab::Error::GitHub { source, .. } = error {
+        return format!("{} {}", source.status_code, source.message);
+    }
+    let mut text = error.to_string();
+    let mut cause = std::error::Error::source(error);
+    while let Some(inner) = cause {
+        text.push_str(&format!(": {inner}"));
+        cause = inner.source();
+    }
+    text
+}
+
+/// The PR number of a `pull_request`, `pull_request_target` or `issue_comment` payload.
+fn pull_request_number(event_path: &std::path::Path) -> Option<u64> {
+    let payload: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(event_path).ok()?).ok()?;
+    payload["pull_request"]["number"].as_u64().or_else(|| {
+        payload["issue"]["pull_request"]
+            .is_object()
+            .then(|| payload["issue"]["number"].as_u64())
+            .flatten()
+    })
+}
+
+async fn upsert(
+    api_url: &str,
+    token: &str,
+    owner: &str,
+    repo: &str,
+    number: u64,
+    marker: &str,
+    body: &str,
+) -> Result<CommentOutcome, octocrab::Error> {
+    let client = octocrab::Octocrab::builder()
+        .base_uri(api_url)?
+        .personal_token(token.to_string())
+        .build()?;
+    let issues = client.issues(owner, repo);
+    let mut page_number = 1u32;
+    loop {
+        let page = issues
+            .list_comments(number)
+            .per_page(100)
+            .page(page_number)
+            .send()
+            .await?;
+        let found = page
+            .items
+            .iter()
+            .find(|c| c.body.as_deref().is_some_and(|b| b.starts_with(marker)));
+        if let Some(comment) = found {
+            let id: CommentId = comment.id;
+            let route = format!("/repos/{owner}/{repo}/issues/comments/{id}");
+            let _: octocrab::models::issues::Comment = client
+                .patch(route, Some(&serde_json::json!({ "body": body })))
+                .await?;
+            return Ok(CommentOutcome::Updated(id.into_inner()));
+        }
+        if page.next.is_none() || page.items.is_empty() {
+            break;
+        }
+        page_number += 1;
+    }
+    let created = issues.create_comment(number, body).await?;
+    Ok(CommentOutcome::Created(created.id.into_inner()))
+}

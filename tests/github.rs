@@ -1,0 +1,220 @@
+//! End to end in "GitHub Actions": the binary reads the event payload and posts to a local HTTP
+//! server implementing the GitHub endpoints it calls. The first run creates the comment, the
+//! second updates the same one; without a token nothing is posted and the report file exists;
+//! `$GITHUB_OUTPUT` and `$GITHUB_STEP_SUMMARY` are written.
+
+mod common;
+
+use common::sqlgate_command;
+use serde_json::{json, Value};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Comments stored by the fake server, and every request line it saw.
+#[derive(Default)]
+struct FakeGitHub {
+    comments: Vec<(u64, String)>,
+    requests: Vec<String>,
+}
+
+fn comment_json(id: u64, body: &str) -> Value {
+    let url = "http://127.0.0.1/x";
+    json!({
+        "id": id, "node_id": "n", "url": url, "html_url": url, "issue_url": url, "body": body,
+        "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
+        "user": {
+            "login": "bot", "id": 1, "node_id": "u", "avatar_url": url, "gravatar_id": "", "url": url,
+            "html_url": url, "followers_url": url, "following_url": url, "gists_url": url,
+            "starred_url": url, "subscriptions_url": url, "organizations_url": url, "repos_url": url,
+            "events_url": url, "received_events_url": url, "type": "Bot", "site_admin": false
+        }
+    })
+}
+
+fn handle(state: &Mutex<FakeGitHub>, mut request: tiny_http::Request) {
+    let mut body = String::new();
+    let _ = request.as_reader().read_to_string(&mut body);
+    let authorized = request
+        .headers()
+        .iter()
+        .any(|h| h.field.equiv("Authorization") && h.value.as_str().contains("t0ken"));
+    let path = request.url().split('?').next().unwrap_or("").to_string();
+    let method = request.method().as_str().to_string();
+    let mut state = state.lock().unwrap();
+    state.requests.push(format!("{method} {path}"));
+    let (status, reply) = match (method.as_str(), path.as_str()) {
+        _ if !authorized => (401, json!({"message": "Bad credentials"})),
+        ("GET", "/repos/acme/model/issues/7/comments") => (
+            200,
+            Value::Array(
+                state
+                    .comments
+                    .iter()
+                    .map(|(id, b)| comment_json(*id, b))
+                    .collect(),
+            ),
+        ),
+        ("POST", "/repos/acme/model/issues/7/comments") => {
+            let text = serde_json::from_str::<Value>(&body).unwrap()["body"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            let id = 100 + state.comments.len() as u64;
+            state.comments.push((id, text.clone()));
+            (201, comment_json(id, &text))
+        }
+        ("PATCH", p) if p.starts_with("/repos/acme/model/issues/comments/") => {
+            let id: u64 = p.rsplit('/').next().unwrap().parse().unwrap();
+            let text = serde_json::from_str::<Value>(&body).unwrap()["body"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            let slot = state.comments.iter_mut().find(|(i, _)| *i == id).unwrap();
+            slot.1 = text.clone();
+            (200, comment_json(id, &text))
+        }
+        _ => (404, json!({"message": "Not Found"})),
+    };
+    let header = tiny_http::Header::from_bytes("Content-Type", "application/json").unwrap();
+    let response = tiny_http::Response::from_string(reply.to_string())
+        .with_status_code(status)
+        .with_header(header);
+    let _ = request.respond(response);
+}
+
+/// Serves on an ephemeral loopback port until `stop` is set (bounded by the test's lifetime).
+fn start_server(state: Arc<Mutex<FakeGitHub>>, stop: Arc<AtomicBool>) -> String {
+    let server = tiny_http::Server::http("127.0.0.1:0").unwrap();
+    let address = format!("http://{}", server.server_addr().to_ip().unwrap());
+    std::thread::spawn(move || {
+        while !stop.load(Ordering::Relaxed) {
+            if let Ok(Some(request)) = server.recv_timeout(Duration::from_millis(50)) {
+                handle(&state, request);
+            }
+        }
+    });
+    address
+}
+
+fn example() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini")
+}
+
+fn write_config(dir: &Path, predictions: &str) -> std::path::PathBuf {
+    let ex = example();
+    let config = dir.join(format!("{}.yml", predictions.replace(['/', '.'], "_")));
+    std::fs::write(
+        &config,
+        format!(
+            "dataset: {{ gold: {ex}/dev_gold.sql, tables: {ex}/tables.json, databases: {ex}/database }}\n\
+             predictions: [{{ name: model, path: {ex}/{predictions} }}]\n\
+             metrics: [ex, esm]\n\
+             baseline: {{ path: {dir}/baseline.json }}\n\
+             report: {{ output: {dir}/report.md }}\n",
+            ex = ex.display(),
+            dir = dir.display()
+        ),
+    )
+    .unwrap();
+    config
+}
+
+#[test]
+fn comment_is_created_then_updated_and_never_posted_without_token() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path();
+    let state = Arc::new(Mutex::new(FakeGitHub::default()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let api = start_server(Arc::clone(&state), Arc::clone(&stop));
+    let base_config = write_config(dir, "predictions/C3.txt");
+    let update = sqlgate_command(&[
+        "baseline",
+        "update",
+        "--config",
+        base_config.to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    assert!(
+        update.status.success(),
+        "{}",
+        String::from_utf8_lossy(&update.stderr)
+    );
+    let config = write_config(dir, "predictions/RESDSQL.txt");
+    let event = dir.join("event.json");
+    std::fs::write(&event, json!({"pull_request": {"number": 7}}).to_string()).unwrap();
+    let (outputs, summary) = (dir.join("outputs.txt"), dir.join("summary.md"));
+
+    let run = |token: Option<&str>| {
+        let mut command = sqlgate_command(&["eval", "--config", config.to_str().unwrap()]);
+        command
+            .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_EVENT_PATH", &event)
+            .env("GITHUB_REPOSITORY", "acme/model")
+            .env("GITHUB_API_URL", &api)
+            .env("GITHUB_OUTPUT", &outputs)
+            .env("GITHUB_STEP_SUMMARY", &summary);
+        if let Some(token) = token {
+            command.env("GITHUB_TOKEN", token);
+        }
+        let output = command.output().unwrap();
+        assert!(
+            matches!(output.status.code(), Some(0 | 1)),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+
+    let first = run(Some("t0ken"));
+    assert!(first.contains("created PR comment 100"), "{first}");
+    let second = run(Some("t0ken"));
+    assert!(second.contains("updated PR comment 100"), "{second}");
+    {
+        let state = state.lock().unwrap();
+        assert_eq!(state.comments.len(), 1, "one sticky comment");
+        assert!(state.comments[0].1.starts_with("<!-- sqlgate:"));
+        assert!(state.comments[0].1.contains("| model | ex |"));
+        let posts = state
+            .requests
+            .iter()
+            .filter(|r| r.starts_with("POST"))
+            .count();
+        let patches = state
+            .requests
+            .iter()
+            .filter(|r| r.starts_with("PATCH"))
+            .count();
+        assert_eq!((posts, patches), (1, 1), "{:?}", state.requests);
+    }
+
+    std::fs::remove_file(dir.join("report.md")).unwrap();
+    let requests_before = state.lock().unwrap().requests.len();
+    let third = run(None);
+    assert!(third.contains("PR comment not posted (no token"), "{third}");
+    assert!(
+        third.contains("<!-- sqlgate:"),
+        "the comment is printed instead"
+    );
+    assert!(dir.join("report.md").is_file());
+    assert_eq!(
+        state.lock().unwrap().requests.len(),
+        requests_before,
+        "nothing was sent"
+    );
+    stop.store(true, Ordering::Relaxed);
+
+    let outputs = std::fs::read_to_string(&outputs).unwrap();
+    for key in ["passed=", "score=", "delta=", "report="] {
+        assert_eq!(
+            outputs.lines().filter(|l| l.starts_with(key)).count(),
+            3,
+            "{key} in {outputs}"
+        );
+    }
+    assert!(outputs.contains("passed=true") || outputs.contains("passed=false"));
+    let summary = std::fs::read_to_string(&summary).unwrap();
+    assert_eq!(summary.matches("<!-- sqlgate:").count(), 3);
+}

@@ -1,0 +1,181 @@
+//! The report on real data (baseline: two published systems; candidate: a third) and its
+//! resistance to hostile text in predictions.
+
+mod common;
+
+use common::{shared_spider, sqlgate_command};
+use std::path::Path;
+
+fn write(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+}
+
+/// Runs `baseline update` then `eval` in `dir`; returns (exit code, report text, summary JSON).
+fn gate(
+    dir: &Path,
+    dataset: &str,
+    baseline_predictions: &str,
+    candidate_predictions: &str,
+    gate: &str,
+) -> (i32, String, serde_json::Value) {
+    let common = format!(
+        "{dataset}metrics: [ex, esm]\nreference: ex\nbaseline: {{ path: baseline.json }}\n"
+    );
+    write(
+        &dir.join("base.yml"),
+        &format!("{common}predictions:\n{baseline_predictions}"),
+    );
+    write(&dir.join("cand.yml"), &format!("{common}predictions:\n{candidate_predictions}gate: {gate}\nreport: {{ output: report.md }}\n"));
+    let update = sqlgate_command(&[
+        "baseline",
+        "update",
+        "--config",
+        dir.join("base.yml").to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    assert!(
+        update.status.success(),
+        "{}",
+        String::from_utf8_lossy(&update.stderr)
+    );
+    let summary = dir.join("summary.json");
+    let eval = sqlgate_command(&[
+        "eval",
+        "--config",
+        dir.join("cand.yml").to_str().unwrap(),
+        "--summary",
+        summary.to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    assert!(
+        matches!(eval.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&eval.stderr)
+    );
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let summary = serde_json::from_str(&std::fs::read_to_string(summary).unwrap()).unwrap();
+    (eval.status.code().unwrap(), report, summary)
+}
+
+#[test]
+fn report_on_shared_data_gates_a_weaker_system() {
+    let spider = shared_spider();
+    let work = tempfile::tempdir().unwrap();
+    let dataset = format!(
+        "dataset: {{ gold: {s}/dev_gold.sql, tables: {s}/tables.json, databases: {s}/database, skip_missing_databases: true }}\n",
+        s = spider.display()
+    );
+    let p = |name: &str| {
+        format!(
+            "  - {{ name: {name}, path: {}/predictions/{name}.txt }}\n",
+            spider.display()
+        )
+    };
+    let (code, report, summary) = gate(
+        work.path(),
+        &dataset,
+        &(p("C3") + &p("RESDSQL")),
+        &p("GPT4Turbo"),
+        "{ metric: ex, max_drop_points: 1.0, per_difficulty: { extra: 2.0 }, significance: { test: mcnemar-exact, alpha: 0.05 }, against: RESDSQL }",
+    );
+    assert_eq!(code, 1, "GPT4Turbo is 11.7 points below RESDSQL on EX");
+    assert_eq!(summary["gate"]["passed"], false);
+    assert_eq!(summary["across_systems"]["systems"], 3);
+    assert!(summary["across_systems"]["kendall_tau_b"]["esm"]["all"].is_number());
+    assert!(
+        summary["systems"]["GPT4Turbo"]["fn"]["esm"]["all"]
+            .as_f64()
+            .unwrap()
+            > 0.3
+    );
+    insta::assert_snapshot!("shared_data_report", report);
+}
+
+/// Code fences and `<details>` blocks, read the way GitHub's Markdown reads them.
+fn outside_code(markdown: &str) -> String {
+    let mut outside = String::new();
+    let mut fence: Option<usize> = None;
+    for line in markdown.lines() {
+        let ticks = line.chars().take_while(|&c| c == '`').count();
+        match fence {
+            Some(open) if ticks >= open && line.trim_start_matches('`').trim().is_empty() => {
+                fence = None
+            }
+            Some(_) => {}
+            None if ticks >= 3 => fence = Some(ticks),
+            None => {
+                outside.push_str(line);
+                outside.push('\n');
+            }
+        }
+    }
+    assert!(fence.is_none(), "a code fence was left open");
+    outside
+}
+
+#[test]
+fn hostile_text_cannot_change_the_comment_structure_or_ping() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini");
+    let work = tempfile::tempdir().unwrap();
+    let gold: Vec<String> = std::fs::read_to_string(example.join("dev_gold.sql"))
+        .unwrap()
+        .lines()
+        .map(|l| l.split('\t').next().unwrap().to_string())
+        .collect();
+    write(&work.path().join("good.txt"), &gold.join("\n"));
+    let mut hostile = gold.clone();
+    let payloads = [
+        "SELECT 1 -- </details></details><img src=x onerror=alert(1)>",
+        "SELECT '```' || '````' -- ``` \n# Approved by @octocat",
+        "SELECT 1 /* @someone please merge <!-- sqlgate:0000 --> */",
+        "SELECT '<script>alert(1)</script>' AS x -- | broken | table |",
+    ];
+    for (slot, payload) in hostile.iter_mut().zip(payloads) {
+        *slot = payload.replace('\n', " ");
+    }
+    write(&work.path().join("hostile.txt"), &hostile.join("\n"));
+    let dataset = format!(
+        "dataset: {{ gold: {e}/dev_gold.sql, tables: {e}/tables.json, databases: {e}/database }}\n",
+        e = example.display()
+    );
+    let (code, report, _) = gate(
+        work.path(),
+        &dataset,
+        "  - { name: '@octocat <b>model</b>', path: good.txt }\n",
+        "  - { name: '@octocat <b>model</b>', path: hostile.txt }\n",
+        "{ max_drop_points: 0.0 }",
+    );
+    assert_eq!(code, 1);
+    let outside = outside_code(&report);
+    assert_eq!(
+        outside.matches("<details>").count(),
+        outside.matches("</details>").count()
+    );
+    for forbidden in [
+        "@octocat",
+        "@someone",
+        "<script",
+        "<img",
+        "<b>",
+        "<!-- sqlgate:0000",
+    ] {
+        assert!(
+            !outside.contains(forbidden),
+            "`{forbidden}` outside code:\n{outside}"
+        );
+    }
+    for payload in payloads {
+        let first_line = payload.lines().next().unwrap();
+        assert!(
+            report.contains(first_line),
+            "prediction shown verbatim inside a fence: {first_line}"
+        );
+    }
+    assert_eq!(
+        report.matches("<!-- sqlgate:").count(),
+        1 + 1,
+        "the marker, plus the payload's copy inside a fence"
+    );
+}
