@@ -270,3 +270,139 @@ fn test_cell(
         failed: false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{GateConfig, SignificanceConfig};
+
+    fn records(values: &[f64]) -> Vec<ItemRecord> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(index, &v)| ItemRecord {
+                index,
+                difficulty: Some(if index % 2 == 0 { "easy" } else { "hard" }.into()),
+                metrics: [("ex".to_string(), Some(v))].into(),
+                outcome: BTreeMap::new(),
+            })
+            .collect()
+    }
+
+    fn config(gate: GateConfig) -> Config {
+        let dir = std::env::temp_dir();
+        let mut config = Config::parse(
+            "dataset: { gold: g.sql, databases: . }\npredictions: [{ path: p.txt }]\n",
+            &dir.join("sqlgate.yml"),
+        )
+        .unwrap();
+        config.gate = gate;
+        config
+    }
+
+    fn run(gate: GateConfig, base: &[f64], candidate: &[f64]) -> GateResult {
+        let baseline = Baseline {
+            sqlgate_version: "test".into(),
+            commit: None,
+            dataset_sha256: String::new(),
+            metrics: vec!["ex".into()],
+            settings: crate::baseline::Settings::of(&config(GateConfig::default())),
+            systems: [("m".to_string(), records(base))].into(),
+        };
+        let current = [SystemRecords {
+            name: "m".into(),
+            from_baseline: false,
+            items: records(candidate),
+        }];
+        evaluate(&config(gate), &current, Some(&baseline))
+    }
+
+    #[test]
+    fn a_drop_beyond_the_threshold_fails_and_within_passes() {
+        let base = [1.0; 20];
+        let mut candidate = [1.0; 20];
+        candidate[0] = 0.0;
+        let strict = run(GateConfig::default(), &base, &candidate);
+        assert!(
+            !strict.passed && strict.reasons[0].contains("dropped 5.0 points"),
+            "{strict:?}"
+        );
+        let lenient = run(
+            GateConfig {
+                max_drop_points: 5.0,
+                ..GateConfig::default()
+            },
+            &base,
+            &candidate,
+        );
+        assert!(lenient.passed, "{lenient:?}");
+        assert_eq!(lenient.comparisons[0].regressed, vec![0]);
+    }
+
+    #[test]
+    fn significance_spares_drops_that_could_be_noise() {
+        let base = [1.0; 20];
+        let mut candidate = [1.0; 20];
+        candidate[0] = 0.0;
+        let significance = Some(SignificanceConfig {
+            test: SignificanceTest::McnemarExact,
+            alpha: 0.05,
+        });
+        let noisy = run(
+            GateConfig {
+                significance: significance.clone(),
+                ..GateConfig::default()
+            },
+            &base,
+            &candidate,
+        );
+        assert!(noisy.passed, "one regression is not significant: {noisy:?}");
+        let cell = &noisy.comparisons[0].cells[0];
+        assert_eq!(cell.regressed, 1);
+        assert!((cell.p_value.unwrap() - 1.0).abs() < 1e-9, "{cell:?}");
+        let bad = [0.0; 20];
+        let clear = run(
+            GateConfig {
+                significance,
+                ..GateConfig::default()
+            },
+            &base,
+            &bad,
+        );
+        assert!(!clear.passed, "{clear:?}");
+    }
+
+    #[test]
+    fn per_difficulty_cells_and_must_pass_items() {
+        let base = [1.0; 10];
+        let mut candidate = [1.0; 10];
+        candidate[1] = 0.0;
+        let per_difficulty = [("hard".to_string(), 0.0)].into();
+        let gate = GateConfig {
+            max_drop_points: 50.0,
+            per_difficulty,
+            ..GateConfig::default()
+        };
+        let result = run(gate, &base, &candidate);
+        assert!(
+            !result.passed && result.reasons[0].contains("on hard dropped 20.0 points"),
+            "{result:?}"
+        );
+        let must_pass = GateConfig {
+            max_drop_points: 50.0,
+            must_pass: vec![1],
+            ..GateConfig::default()
+        };
+        let result = run(must_pass, &base, &candidate);
+        assert!(
+            !result.passed && result.reasons[0].contains("must-pass items regressed: [1]"),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn no_baseline_passes_with_a_note() {
+        let result = evaluate(&config(GateConfig::default()), &[], None);
+        assert!(result.passed && result.notes[0].contains("no baseline"));
+    }
+}

@@ -179,3 +179,54 @@ fn hostile_text_cannot_change_the_comment_structure_or_ping() {
         "the marker, plus the payload's copy inside a fence"
     );
 }
+
+#[test]
+fn a_baseline_made_with_other_settings_is_refused() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini");
+    let work = tempfile::tempdir().unwrap();
+    let config = |profile: &str| {
+        format!(
+            "dataset: {{ gold: {e}/dev_gold.sql, tables: {e}/tables.json, databases: {e}/database }}\n\
+             predictions: [{{ name: C3, path: {e}/predictions/C3.txt }}]\n\
+             compare: {{ profile: {profile} }}\nbaseline: {{ path: baseline.json }}\n",
+            e = example.display()
+        )
+    };
+    write(&work.path().join("a.yml"), &config("spider-ts"));
+    write(&work.path().join("b.yml"), &config("strict"));
+    let update = sqlgate_command(&[
+        "baseline",
+        "update",
+        "--config",
+        work.path().join("a.yml").to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    assert!(update.status.success());
+    let eval = sqlgate_command(&[
+        "eval",
+        "--config",
+        work.path().join("b.yml").to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(eval.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&eval.stderr);
+    assert!(
+        stderr.contains("baseline.json")
+            && stderr.contains("SpiderTs")
+            && stderr.contains("Strict"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_comment_fits_githubs_limit_and_says_so() {
+    let report = "<!-- sqlgate:x -->\n".to_string() + &"| a line of the report |\n".repeat(5000);
+    let comment = sqlgate::report::fit_comment(&report);
+    assert!(comment.chars().count() <= sqlgate::report::GITHUB_COMMENT_LIMIT);
+    assert!(
+        comment.starts_with("<!-- sqlgate:x -->") && comment.contains("cut to fit GitHub's limit")
+    );
+    assert_eq!(sqlgate::report::fit_comment("short"), "short");
+}
