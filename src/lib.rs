@@ -18,6 +18,7 @@ pub mod profile;
 pub mod report;
 pub mod run;
 pub mod schema;
+pub mod shard;
 pub mod spider_text;
 pub mod sql;
 pub mod stats;

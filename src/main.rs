@@ -25,22 +25,22 @@ enum Command {
         /// The config file.
         #[arg(long, default_value = "sqlgate.yml")]
         config: PathBuf,
-        /// Write per-item results as JSON lines here.
-        #[arg(long)]
-        jsonl: Option<PathBuf>,
-        /// Write the aggregates as JSON here.
-        #[arg(long)]
-        summary: Option<PathBuf>,
-        /// Write the Markdown report here (default: `report.output`, else sqlgate-report.md
-        /// beside the config).
-        #[arg(long)]
-        report: Option<PathBuf>,
-        /// Post the report as a sticky PR comment when running in GitHub Actions.
-        #[arg(long, value_enum, default_value_t = CommentMode::Auto)]
-        comment: CommentMode,
-        /// Exit 0 even when the gate fails.
-        #[arg(long)]
-        no_fail_on_regression: bool,
+        #[command(flatten)]
+        outputs: Outputs,
+        /// Score only shard I of N (1-based) and write it to `--jsonl` for `sqlgate merge`.
+        #[arg(long, requires = "jsonl")]
+        shard: Option<String>,
+    },
+    /// Join shard files written by `eval --shard`, then report and gate as an unsharded run.
+    Merge {
+        /// The shard files.
+        #[arg(required = true)]
+        shards: Vec<PathBuf>,
+        /// The config the shards were scored with.
+        #[arg(long, default_value = "sqlgate.yml")]
+        config: PathBuf,
+        #[command(flatten)]
+        outputs: Outputs,
     },
     /// Manage the stored baseline.
     Baseline {
@@ -60,6 +60,27 @@ enum Command {
         #[arg(long)]
         pr: Option<u64>,
     },
+}
+
+/// Where a finished run writes its results.
+#[derive(clap::Args)]
+struct Outputs {
+    /// Write per-item results as JSON lines here.
+    #[arg(long)]
+    jsonl: Option<PathBuf>,
+    /// Write the aggregates as JSON here.
+    #[arg(long)]
+    summary: Option<PathBuf>,
+    /// Write the Markdown report here (default: `report.output`, else sqlgate-report.md
+    /// beside the config).
+    #[arg(long)]
+    report: Option<PathBuf>,
+    /// Post the report as a sticky PR comment when running in GitHub Actions.
+    #[arg(long, value_enum, default_value_t = CommentMode::Auto)]
+    comment: CommentMode,
+    /// Exit 0 even when the gate fails.
+    #[arg(long)]
+    no_fail_on_regression: bool,
 }
 
 #[derive(Subcommand)]
@@ -94,19 +115,24 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Eval {
             config,
-            jsonl,
-            summary,
-            report,
-            comment,
-            no_fail_on_regression,
-        } => eval(
-            &config,
-            jsonl,
-            summary,
-            report,
-            comment,
-            !no_fail_on_regression,
-        ),
+            outputs,
+            shard,
+        } => {
+            let config = Config::load(&config)?;
+            match shard {
+                Some(shard) => eval_shard(&config, &shard, outputs.jsonl.as_deref()),
+                None => finish(&config, sqlgate::run::evaluate(&config)?, outputs),
+            }
+        }
+        Command::Merge {
+            shards,
+            config,
+            outputs,
+        } => {
+            let config = Config::load(&config)?;
+            let evaluation = sqlgate::shard::merge(&config, &shards)?;
+            finish(&config, evaluation, outputs)
+        }
         Command::Baseline {
             action: BaselineAction::Update { config },
         } => update_baseline(&config),
@@ -119,22 +145,41 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             let enabled =
                 |name: &str| input(name).is_none_or(|v| v.trim().eq_ignore_ascii_case("true"));
-            let config = PathBuf::from(input("CONFIG").unwrap_or_else(|| "sqlgate.yml".into()));
-            let comment = if enabled("COMMENT") {
-                CommentMode::Auto
-            } else {
-                CommentMode::Never
+            let config = Config::load(Path::new(
+                &input("CONFIG").unwrap_or_else(|| "sqlgate.yml".into()),
+            ))?;
+            let outputs = Outputs {
+                jsonl: None,
+                summary: None,
+                report: None,
+                comment: if enabled("COMMENT") {
+                    CommentMode::Auto
+                } else {
+                    CommentMode::Never
+                },
+                no_fail_on_regression: !enabled("FAIL-ON-REGRESSION"),
             };
-            eval(
-                &config,
-                None,
-                None,
-                None,
-                comment,
-                enabled("FAIL-ON-REGRESSION"),
-            )
+            finish(&config, sqlgate::run::evaluate(&config)?, outputs)
         }
     }
+}
+
+fn eval_shard(config: &Config, shard: &str, jsonl: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let shard = sqlgate::run::Shard::parse(shard).map_err(anyhow::Error::msg)?;
+    let path = jsonl.context("--shard needs --jsonl")?;
+    let evaluation = sqlgate::run::evaluate_part(config, Some(shard))?;
+    write(
+        path,
+        &sqlgate::shard::shard_file(config, &evaluation, shard)?,
+    )?;
+    println!(
+        "shard {}/{}: {} (system, item) pairs written to {}",
+        shard.index + 1,
+        shard.count,
+        evaluation.results.len(),
+        path.display()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 fn write(path: &Path, content: &str) -> anyhow::Result<()> {
@@ -142,33 +187,30 @@ fn write(path: &Path, content: &str) -> anyhow::Result<()> {
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
-fn eval(
-    config_path: &Path,
-    jsonl: Option<PathBuf>,
-    summary_path: Option<PathBuf>,
-    report_path: Option<PathBuf>,
-    comment: CommentMode,
-    fail_on_regression: bool,
+/// Everything after scoring: outputs, baseline comparison, report, gate, GitHub.
+fn finish(
+    config: &Config,
+    evaluation: sqlgate::run::Evaluation,
+    outputs: Outputs,
 ) -> anyhow::Result<ExitCode> {
-    let config = Config::load(config_path)?;
-    let evaluation = sqlgate::run::evaluate(&config)?;
     let summary = Summary::of(&evaluation);
-    let report_path = report_path
+    let report_path = outputs
+        .report
         .or_else(|| config.report.output.clone())
         .unwrap_or_else(|| config.base_dir.join("sqlgate-report.md"));
-    let gate_run = pipeline::gate_run(&config, &evaluation, &report_path.display().to_string())?;
-    if let Some(path) = jsonl {
+    let gate_run = pipeline::gate_run(config, &evaluation, &report_path.display().to_string())?;
+    if let Some(path) = outputs.jsonl {
         write(&path, &output::jsonl(&evaluation))?;
     }
-    if let Some(path) = summary_path {
+    if let Some(path) = outputs.summary {
         let document = output::summary_json(&evaluation, &summary, Some(&gate_run));
         write(&path, &(serde_json::to_string_pretty(&document)? + "\n"))?;
     }
     write(&report_path, &gate_run.report)?;
     print!("{}", output::human(&evaluation, &summary));
     print_verdict(&gate_run);
-    publish(&gate_run, &report_path, comment)?;
-    let failed = !gate_run.gate.passed && fail_on_regression;
+    publish(&gate_run, &report_path, outputs.comment)?;
+    let failed = !gate_run.gate.passed && !outputs.no_fail_on_regression;
     Ok(if failed {
         ExitCode::from(1)
     } else {

@@ -9,6 +9,7 @@ use crate::metrics::{self, Env, Metric, Outcome, Score};
 use crate::predictions::{load_systems, System};
 use crate::profile::Profile;
 use rayon::prelude::*;
+use sha2::{Digest, Sha256};
 use std::time::Duration;
 
 /// The verdicts of every metric on one (system, item) pair.
@@ -22,6 +23,41 @@ pub struct ItemResult {
     pub scores: Vec<Score>,
 }
 
+/// A deterministic slice of the (system, item) work, for spreading a run over several runners.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// 0-based shard number.
+    pub index: usize,
+    /// Number of shards.
+    pub count: usize,
+}
+
+impl Shard {
+    /// Parses `I/N` (1-based, as written on the command line).
+    pub fn parse(text: &str) -> Result<Shard, String> {
+        let parsed = text.split_once('/').and_then(|(i, n)| {
+            Some((
+                i.trim().parse::<usize>().ok()?,
+                n.trim().parse::<usize>().ok()?,
+            ))
+        });
+        match parsed {
+            Some((i, n)) if n >= 1 && (1..=n).contains(&i) => Ok(Shard {
+                index: i - 1,
+                count: n,
+            }),
+            _ => Err(format!("--shard takes I/N with 1 <= I <= N, not `{text}`")),
+        }
+    }
+
+    /// Whether this shard scores `system` on `item`: a stable hash, the same on every machine.
+    pub fn owns(&self, system: &str, item: usize) -> bool {
+        let digest = Sha256::digest(format!("{system}\0{item}").as_bytes());
+        let value = u64::from_le_bytes(digest[..8].try_into().expect("8 bytes"));
+        value % self.count as u64 == self.index as u64
+    }
+}
+
 /// Everything a run produced.
 pub struct Evaluation {
     /// The benchmark.
@@ -30,8 +66,46 @@ pub struct Evaluation {
     pub systems: Vec<System>,
     /// Metric names, in config order.
     pub metrics: Vec<String>,
-    /// Results ordered by system, then item.
+    /// Results ordered by system, then item; every pair once, except in a shard's partial run.
     pub results: Vec<ItemResult>,
+}
+
+/// What scoring needs before any query runs: metrics, dataset and predictions.
+pub struct Prepared {
+    /// The metrics, in config order.
+    pub metrics: Vec<Box<dyn Metric>>,
+    /// The benchmark.
+    pub dataset: Dataset,
+    /// The systems.
+    pub systems: Vec<System>,
+}
+
+/// Loads and validates everything a run reads.
+pub fn prepare(config: &Config) -> Result<Prepared, InputError> {
+    let metrics = build_metrics(config)?;
+    let dataset = Dataset::load(&config.dataset)?;
+    let systems = load_systems(&config.predictions, &dataset)?;
+    Ok(Prepared {
+        metrics,
+        dataset,
+        systems,
+    })
+}
+
+/// Identifies the inputs of a run (config text and every system's predictions), so shards of
+/// different runs are never merged.
+pub fn fingerprint(config: &Config, systems: &[System]) -> Result<String, InputError> {
+    let mut hasher = Sha256::new();
+    hasher.update(crate::error::read_bytes(&config.path)?);
+    for system in systems {
+        hasher.update(system.name.as_bytes());
+        for prediction in &system.predictions {
+            hasher.update([u8::from(prediction.is_some())]);
+            hasher.update(prediction.as_deref().unwrap_or("").as_bytes());
+            hasher.update([0]);
+        }
+    }
+    Ok(crate::dataset::hex(&hasher.finalize()))
 }
 
 impl Evaluation {
@@ -56,9 +130,16 @@ impl Evaluation {
 
 /// Loads the configured dataset and predictions and scores them.
 pub fn evaluate(config: &Config) -> Result<Evaluation, InputError> {
-    let metrics = build_metrics(config)?;
-    let dataset = Dataset::load(&config.dataset)?;
-    let systems = load_systems(&config.predictions, &dataset)?;
+    evaluate_part(config, None)
+}
+
+/// Like [`evaluate`], but scores only the pairs `shard` owns (all pairs without a shard).
+pub fn evaluate_part(config: &Config, shard: Option<Shard>) -> Result<Evaluation, InputError> {
+    let Prepared {
+        metrics,
+        dataset,
+        systems,
+    } = prepare(config)?;
     let executor = Executor::new(Limits {
         timeout: Duration::from_millis(config.execution.timeout_ms),
         max_rows: config.execution.max_rows,
@@ -68,7 +149,7 @@ pub fn evaluate(config: &Config) -> Result<Evaluation, InputError> {
     let pool = thread_pool(config.execution.threads);
     let results = pool.install(|| {
         let env = Env::new(&dataset, &executor, &profile);
-        score_all(&env, &systems, &metrics)
+        score_all(&env, &systems, &metrics, shard)
     });
     Ok(Evaluation {
         metrics: metrics.iter().map(|m| m.name().to_string()).collect(),
@@ -107,9 +188,17 @@ fn thread_pool(threads: Threads) -> rayon::ThreadPool {
         .expect("a rayon pool with a valid thread count")
 }
 
-fn score_all(env: &Env<'_>, systems: &[System], metrics: &[Box<dyn Metric>]) -> Vec<ItemResult> {
+fn score_all(
+    env: &Env<'_>,
+    systems: &[System],
+    metrics: &[Box<dyn Metric>],
+    shard: Option<Shard>,
+) -> Vec<ItemResult> {
     let items = env.dataset.items.len();
-    (0..systems.len() * items)
+    let pairs: Vec<usize> = (0..systems.len() * items)
+        .filter(|pair| shard.is_none_or(|s| s.owns(&systems[pair / items].name, pair % items)))
+        .collect();
+    pairs
         .into_par_iter()
         .map(|pair| {
             let (system, index) = (pair / items, pair % items);

@@ -90,6 +90,11 @@ impl Outcome {
         }
     }
 
+    /// The outcome a JSONL name stands for.
+    pub fn parse(name: &str) -> Option<Outcome> {
+        Outcome::ALL.into_iter().find(|o| o.as_str() == name)
+    }
+
     /// Whether the item counts in this metric's denominator.
     pub fn is_scored(self) -> bool {
         !matches!(self, Outcome::GoldError | Outcome::Skipped)
