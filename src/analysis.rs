@@ -68,6 +68,28 @@ pub struct Spread {
     pub max: f64,
 }
 
+/// A metric's overall accuracy and rank in the leaderboard.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct MetricStanding {
+    /// Overall accuracy.
+    pub accuracy: Option<f64>,
+    /// 1-based rank among the systems (ties share a rank).
+    pub rank: Option<usize>,
+}
+
+/// One leaderboard row.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct LeaderboardRow {
+    /// Rank by the reference metric.
+    pub rank: Option<usize>,
+    /// System name.
+    pub system: String,
+    /// Only in the baseline (not scored in this run).
+    pub from_baseline: bool,
+    /// Every metric's standing, in report order.
+    pub metrics: BTreeMap<String, MetricStanding>,
+}
+
 /// All analyses of a run.
 #[derive(Debug, Clone)]
 pub struct Analysis {
@@ -146,6 +168,53 @@ impl Analysis {
             false_negative_spread,
             kendall_tau,
         }
+    }
+
+    /// Systems ranked by the reference metric's overall accuracy (ties by name), with every
+    /// metric's accuracy and rank (tied accuracies share a rank: 1, 2, 2, 4).
+    pub fn leaderboard(&self) -> Vec<LeaderboardRow> {
+        let overall = |system: &SystemAnalysis, metric: &str| {
+            system.accuracy.get(metric)?.get("all")?.value()
+        };
+        let rank_of = |metric: &str, value: Option<f64>| {
+            value.map(|v| {
+                1 + self
+                    .systems
+                    .iter()
+                    .filter(|s| overall(s, metric).is_some_and(|o| o > v))
+                    .count()
+            })
+        };
+        let mut rows: Vec<LeaderboardRow> = self
+            .systems
+            .iter()
+            .map(|system| LeaderboardRow {
+                rank: rank_of(&self.reference, overall(system, &self.reference)),
+                system: system.name.clone(),
+                from_baseline: system.from_baseline,
+                metrics: self
+                    .metrics
+                    .iter()
+                    .map(|m| {
+                        let accuracy = overall(system, m);
+                        (
+                            m.clone(),
+                            MetricStanding {
+                                accuracy,
+                                rank: rank_of(m, accuracy),
+                            },
+                        )
+                    })
+                    .collect(),
+            })
+            .collect();
+        rows.sort_by(|a, b| {
+            a.rank
+                .unwrap_or(usize::MAX)
+                .cmp(&b.rank.unwrap_or(usize::MAX))
+                .then(a.system.cmp(&b.system))
+        });
+        rows
     }
 
     /// The analysis of a system by name.
@@ -264,6 +333,13 @@ mod tests {
         // ex: a 1.0, b 0.5, c 0.0; esm: a 0.5, b 0.0, c 1.0 -> pairs (a,b) +, (a,c) -, (b,c) -.
         let tau = analysis.kendall_tau["esm"]["all"].unwrap();
         assert!((tau + 1.0 / 3.0).abs() < 1e-12, "{tau}");
+        let board = analysis.leaderboard();
+        let order: Vec<(&str, Option<usize>)> = board
+            .iter()
+            .map(|r| (r.system.as_str(), r.metrics["esm"].rank))
+            .collect();
+        assert_eq!(order, [("a", Some(2)), ("b", Some(3)), ("c", Some(1))]);
+        assert_eq!(board[0].rank, Some(1));
         let spread = analysis.false_negative_spread["esm"]["all"];
         // FN (esm 0, ex 1): a 1/2, b 1/2, c 0.
         assert!(

@@ -15,6 +15,7 @@ pub mod output;
 pub mod pipeline;
 pub mod predictions;
 pub mod profile;
+pub mod progress;
 pub mod report;
 pub mod run;
 pub mod schema;

@@ -81,6 +81,9 @@ struct Outputs {
     /// Exit 0 even when the gate fails.
     #[arg(long)]
     no_fail_on_regression: bool,
+    /// Write the leaderboard (current and baseline systems, ranked by the reference) as JSON.
+    #[arg(long)]
+    leaderboard: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -158,6 +161,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     CommentMode::Never
                 },
                 no_fail_on_regression: !enabled("FAIL-ON-REGRESSION"),
+                leaderboard: None,
             };
             finish(&config, sqlgate::run::evaluate(&config)?, outputs)
         }
@@ -205,6 +209,10 @@ fn finish(
     if let Some(path) = outputs.summary {
         let document = output::summary_json(&evaluation, &summary, Some(&gate_run));
         write(&path, &(serde_json::to_string_pretty(&document)? + "\n"))?;
+    }
+    if let Some(path) = &outputs.leaderboard {
+        let board = gate_run.analysis.leaderboard();
+        write(path, &(serde_json::to_string_pretty(&board)? + "\n"))?;
     }
     write(&report_path, &gate_run.report)?;
     print!("{}", output::human(&evaluation, &summary));

@@ -359,6 +359,26 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
             })
         })
         .collect();
+    let leaderboard: Vec<Row> = analysis
+        .leaderboard()
+        .into_iter()
+        .map(|row| Row {
+            system: row.system.clone() + if row.from_baseline { " (baseline)" } else { "" },
+            metric: row.rank.map_or("–".into(), |r| r.to_string()),
+            kind: String::new(),
+            cells: analysis
+                .metrics
+                .iter()
+                .map(|m| {
+                    let standing = row.metrics[m];
+                    match (standing.accuracy, standing.rank) {
+                        (Some(a), Some(r)) => format!("{:.1} (#{r})", 100.0 * a),
+                        _ => "–".into(),
+                    }
+                })
+                .collect(),
+        })
+        .collect();
     let dataset_sha = &input.evaluation.dataset.sha256;
     context! {
         marker => input.marker,
@@ -375,6 +395,8 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         spread_rows => spread_rows,
         tau_rows => tau_rows,
         leaderboard_size => analysis.systems.len(),
+        leaderboard => leaderboard,
+        metrics => analysis.metrics,
         item_groups => item_groups,
         truncated => truncated,
         report_file => input.report_file,

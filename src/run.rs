@@ -198,7 +198,8 @@ fn score_all(
     let pairs: Vec<usize> = (0..systems.len() * items)
         .filter(|pair| shard.is_none_or(|s| s.owns(&systems[pair / items].name, pair % items)))
         .collect();
-    pairs
+    let progress = crate::progress::Progress::new(pairs.len());
+    let results = pairs
         .into_par_iter()
         .map(|pair| {
             let (system, index) = (pair / items, pair % items);
@@ -208,11 +209,14 @@ fn score_all(
                 .iter()
                 .map(|metric| metric.score(env, item, prediction))
                 .collect();
+            progress.tick();
             ItemResult {
                 system,
                 index,
                 scores,
             }
         })
-        .collect()
+        .collect();
+    progress.finish();
+    results
 }
