@@ -88,17 +88,27 @@ fn load_file(
     spec: &PredictionSpec,
     dataset: &Dataset,
 ) -> Result<Vec<Option<String>>, InputError> {
-    let bytes = read_bytes(path)?;
+    parse_predictions(path, &read_bytes(path)?, spec, dataset)
+}
+
+/// Parses a prediction file's bytes (`path` names it in messages) into predictions aligned with
+/// the gold items.
+pub fn parse_predictions(
+    path: &Path,
+    bytes: &[u8],
+    spec: &PredictionSpec,
+    dataset: &Dataset,
+) -> Result<Vec<Option<String>>, InputError> {
     let gold_count = dataset.items.len();
     let (mut aligned, provided) = match spec.format {
         PredictionFormat::Lines => {
-            let lines = parse_lines(path, &bytes, dataset)?;
+            let lines = parse_lines(path, bytes, dataset)?;
             let provided = lines.len();
             (lines, provided)
         }
-        PredictionFormat::Tsv => keyed(path, gold_count, parse_tsv(path, &bytes)?)?,
-        PredictionFormat::Jsonl => keyed(path, gold_count, parse_jsonl(path, &bytes)?)?,
-        PredictionFormat::BirdJson => keyed(path, gold_count, parse_bird_json(path, &bytes)?)?,
+        PredictionFormat::Tsv => keyed(path, gold_count, parse_tsv(path, bytes)?)?,
+        PredictionFormat::Jsonl => keyed(path, gold_count, parse_jsonl(path, bytes)?)?,
+        PredictionFormat::BirdJson => keyed(path, gold_count, parse_bird_json(path, bytes)?)?,
     };
     if provided > gold_count {
         return Err(InputError::malformed(
