@@ -119,6 +119,9 @@ pub struct SuiteConfig {
     /// The suite kind.
     #[serde(default)]
     pub kind: SuiteKind,
+    /// The suite folder (`directory`): `<path>/<db_id>/*.sqlite`.
+    #[serde(default)]
+    pub path: Option<PathBuf>,
 }
 
 /// Suite kinds.
@@ -128,6 +131,8 @@ pub enum SuiteKind {
     /// Only the item's own database.
     #[default]
     Original,
+    /// An existing folder of databases per db_id (e.g. the official released test suite).
+    Directory,
 }
 
 /// One entry of `predictions:`; its path may be a glob naming several systems.
@@ -393,6 +398,9 @@ impl Config {
         for spec in &mut self.predictions {
             spec.path = base.join(&spec.path).to_string_lossy().into_owned();
         }
+        if let Some(path) = &mut self.suite.path {
+            *path = base.join(&*path);
+        }
         if let Some(baseline) = &mut self.baseline {
             baseline.path = base.join(&baseline.path);
         }
@@ -445,6 +453,17 @@ impl Config {
             if !(significance.alpha > 0.0 && significance.alpha < 1.0) {
                 return fail("`gate.significance.alpha` must be between 0 and 1".into());
             }
+        }
+        if self.suite.kind == SuiteKind::Directory
+            && !self.suite.path.as_ref().is_some_and(|p| p.is_dir())
+        {
+            return fail("`suite.path` must name a folder when `suite.kind` is `directory`".into());
+        }
+        if self.metrics.iter().any(|m| m == "ts") && self.suite.kind == SuiteKind::Original {
+            return fail(
+                "metric `ts` needs a test suite: set `suite.kind: directory` and `suite.path`"
+                    .into(),
+            );
         }
         if !self.dataset.databases.is_dir() {
             return fail(format!(

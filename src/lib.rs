@@ -23,4 +23,5 @@ pub mod shard;
 pub mod spider_text;
 pub mod sql;
 pub mod stats;
+pub mod suite;
 pub mod value;

@@ -1,13 +1,14 @@
 //! One evaluation run: load everything, score every (system, item) pair in parallel, collect
 //! per-item results in a deterministic order.
 
-use crate::config::{Config, Threads};
+use crate::config::{Config, SuiteKind, Threads};
 use crate::dataset::Dataset;
 use crate::error::InputError;
 use crate::exec::{Executor, Limits};
 use crate::metrics::{self, Env, Metric, Outcome, Score};
 use crate::predictions::{load_systems, System};
 use crate::profile::Profile;
+use crate::suite::Suite;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use std::time::Duration;
@@ -146,9 +147,17 @@ pub fn evaluate_part(config: &Config, shard: Option<Shard>) -> Result<Evaluation
         max_bytes: config.execution.max_result_bytes,
     });
     let profile = Profile::new(&config.compare);
+    let suite = match (config.suite.kind, &config.suite.path) {
+        (SuiteKind::Directory, Some(path)) => Some(Suite::directory(
+            path,
+            dataset.databases.keys().map(String::as_str),
+            config.dataset.skip_missing_databases,
+        )?),
+        _ => None,
+    };
     let pool = thread_pool(config.execution.threads);
     let results = pool.install(|| {
-        let env = Env::new(&dataset, &executor, &profile);
+        let env = Env::new(&dataset, &executor, &profile, suite.as_ref());
         score_all(&env, &systems, &metrics, shard)
     });
     Ok(Evaluation {

@@ -6,14 +6,16 @@
 
 mod esm;
 mod ex;
+mod ts;
 
 use crate::dataset::{Dataset, GoldItem};
 use crate::exec::{ExecError, Executor};
 use crate::profile::{PreparedGold, Profile};
 use crate::value::Row;
 use serde::Serialize;
-use std::path::Path;
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Makes a fresh instance of a metric.
 type Constructor = fn() -> Box<dyn Metric>;
@@ -22,6 +24,7 @@ type Constructor = fn() -> Box<dyn Metric>;
 const REGISTRY: &[(&str, Constructor)] = &[
     ("ex", || Box::new(ex::ExecutionAccuracy)),
     ("esm", || Box::new(esm::ExactSetMatch)),
+    ("ts", || Box::new(ts::TestSuiteAccuracy)),
 ];
 
 /// Builds the metric called `name`, or says which names exist.
@@ -164,7 +167,8 @@ pub struct GoldResult {
     pub rows: Result<Vec<Row>, ExecError>,
 }
 
-/// What metrics may use: the dataset, the executor, the comparison profile, shared gold results.
+/// What metrics may use: the dataset, the executor, the comparison profile, the test suites and
+/// shared gold results.
 pub struct Env<'a> {
     /// The benchmark.
     pub dataset: &'a Dataset,
@@ -172,27 +176,44 @@ pub struct Env<'a> {
     pub executor: &'a Executor,
     /// The comparison profile.
     pub profile: &'a Profile,
-    gold: Vec<OnceLock<GoldResult>>,
+    /// Test-suite databases per db_id, when a suite is configured.
+    pub suite: Option<&'a crate::suite::Suite>,
+    gold: Mutex<HashMap<(usize, PathBuf), GoldSlot>>,
 }
+
+/// A gold result computed on first use.
+type GoldSlot = Arc<OnceLock<Arc<GoldResult>>>;
 
 impl<'a> Env<'a> {
     /// An environment with an empty gold cache.
-    pub fn new(dataset: &'a Dataset, executor: &'a Executor, profile: &'a Profile) -> Self {
-        let gold = (0..dataset.items.len()).map(|_| OnceLock::new()).collect();
+    pub fn new(
+        dataset: &'a Dataset,
+        executor: &'a Executor,
+        profile: &'a Profile,
+        suite: Option<&'a crate::suite::Suite>,
+    ) -> Self {
         Env {
             dataset,
             executor,
             profile,
-            gold,
+            suite,
+            gold: Mutex::new(HashMap::new()),
         }
     }
 
-    /// The item's gold result on its own database, run on first use.
-    pub fn gold_result(&self, item: &GoldItem, db: &Path) -> &GoldResult {
-        self.gold[item.index].get_or_init(|| {
+    /// The item's gold result on database `db`, run once however many systems ask.
+    pub fn gold_result(&self, item: &GoldItem, db: &Path) -> Arc<GoldResult> {
+        let slot = {
+            let mut slots = self
+                .gold
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            Arc::clone(slots.entry((item.index, db.to_path_buf())).or_default())
+        };
+        Arc::clone(slot.get_or_init(|| {
             let prepared = self.profile.prepare_gold(&item.sql);
             let rows = self.executor.run(db, &prepared.sql);
-            GoldResult { prepared, rows }
-        })
+            Arc::new(GoldResult { prepared, rows })
+        }))
     }
 }

@@ -1,0 +1,66 @@
+//! Test-suite accuracy (TS): the prediction is correct only if its result matches the gold's on
+//! every database of the item's test suite, under the configured comparison profile. Gold results
+//! are shared by all systems; scoring stops at the first distinguishing database.
+
+use super::{Env, Metric, Outcome, Score};
+use crate::dataset::GoldItem;
+use crate::exec::ExecError;
+use serde_json::json;
+
+/// The `ts` metric.
+pub struct TestSuiteAccuracy;
+
+impl Metric for TestSuiteAccuracy {
+    fn name(&self) -> &'static str {
+        "ts"
+    }
+
+    fn score(&self, env: &Env<'_>, item: &GoldItem, prediction: Option<&str>) -> Score {
+        let Some(suite) = env.suite else {
+            return Score::unscored(Outcome::Skipped, "no test suite configured (`suite.kind`)");
+        };
+        let databases = suite.databases(&item.db_id);
+        if databases.is_empty() {
+            return Score::unscored(Outcome::Skipped, "the suite has no database for this item");
+        }
+        let Some(prediction) = prediction else {
+            return Score::missing();
+        };
+        let sql = env.profile.prepare_prediction(prediction);
+        for db in databases {
+            let name = db
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let gold = env.gold_result(item, db);
+            let gold_rows = match &gold.rows {
+                Ok(rows) => rows,
+                Err(e) => {
+                    return Score::unscored(
+                        Outcome::GoldError,
+                        format!("gold query failed on {name}: {e}"),
+                    )
+                }
+            };
+            match env.executor.run(db, &sql) {
+                Ok(rows)
+                    if env
+                        .profile
+                        .same_result(gold_rows, &rows, gold.prepared.order_matters) =>
+                {
+                    continue
+                }
+                Ok(_) => {
+                    let mut score = Score::binary(false);
+                    score.details = Some(json!({ "distinguishing_database": name }));
+                    return score;
+                }
+                Err(e @ ExecError::Timeout(_)) => {
+                    return Score::wrong(Outcome::PredTimeout, format!("{name}: {e}"))
+                }
+                Err(e) => return Score::wrong(Outcome::PredError, format!("{name}: {e}")),
+            }
+        }
+        Score::binary(true)
+    }
+}

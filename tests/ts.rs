@@ -1,0 +1,106 @@
+//! Test-suite accuracy on a suite folder in the official layout: the original `singer`
+//! database plus a variant where two singers tie on net worth. `ORDER BY ... LIMIT 1` and
+//! `= (SELECT max(...))` agree on the original (EX) but not on the variant (TS), while a true
+//! rewrite passes both.
+
+mod common;
+
+use common::{read_jsonl, sqlgate};
+use std::path::Path;
+
+#[test]
+fn a_suite_database_with_ties_separates_limit_1_from_max() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini");
+    let work = tempfile::tempdir().unwrap();
+    let suite = work.path().join("suite/singer");
+    std::fs::create_dir_all(&suite).unwrap();
+    let original = example.join("database/singer/singer.sqlite");
+    std::fs::copy(&original, suite.join("singer.sqlite")).unwrap();
+    std::fs::copy(&original, suite.join("singer_1.sqlite")).unwrap();
+    let variant = rusqlite::Connection::open(suite.join("singer_1.sqlite")).unwrap();
+    variant
+        .execute("UPDATE singer SET Net_Worth_Millions = (SELECT max(Net_Worth_Millions) FROM singer) WHERE Singer_ID = 2", [])
+        .unwrap();
+    drop(variant);
+    let suite_before = common::snapshot(&work.path().join("suite"));
+
+    let gold =
+        "SELECT Name FROM singer ORDER BY Net_Worth_Millions DESC LIMIT 1\tsinger\n".repeat(2);
+    std::fs::write(work.path().join("gold.sql"), gold).unwrap();
+    std::fs::write(
+        work.path().join("preds.txt"),
+        "SELECT Name FROM singer WHERE Net_Worth_Millions = (SELECT max(Net_Worth_Millions) FROM singer)\n\
+         SELECT T.name FROM singer AS T ORDER BY T.net_worth_millions DESC LIMIT 1\n",
+    )
+    .unwrap();
+    std::fs::write(
+        work.path().join("sqlgate.yml"),
+        format!(
+            "dataset: {{ gold: gold.sql, databases: {}, difficulty: none }}\n\
+             suite: {{ kind: directory, path: suite }}\n\
+             predictions: [{{ name: m, path: preds.txt }}]\nmetrics: [ex, ts]\n",
+            example.join("database").display()
+        ),
+    )
+    .unwrap();
+    let jsonl = work.path().join("out.jsonl");
+    let output = sqlgate(&[
+        "eval",
+        "--config",
+        work.path().join("sqlgate.yml").to_str().unwrap(),
+        "--jsonl",
+        jsonl.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let results = read_jsonl(&jsonl);
+    assert_eq!(
+        (
+            results[0]["metrics"]["ex"].clone(),
+            results[0]["metrics"]["ts"].clone()
+        ),
+        (1.into(), 0.into())
+    );
+    assert_eq!(
+        results[0]["ts_components"]["distinguishing_database"],
+        "singer_1.sqlite"
+    );
+    assert_eq!(
+        (
+            results[1]["metrics"]["ex"].clone(),
+            results[1]["metrics"]["ts"].clone()
+        ),
+        (1.into(), 1.into())
+    );
+    assert_eq!(
+        common::snapshot(&work.path().join("suite")),
+        suite_before,
+        "suite databases are read-only"
+    );
+}
+
+#[test]
+fn ts_without_a_suite_is_a_config_error() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini");
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(
+        work.path().join("sqlgate.yml"),
+        format!(
+            "dataset: {{ gold: {e}/dev_gold.sql, databases: {e}/database, difficulty: none }}\n\
+             predictions: [{{ path: {e}/predictions/C3.txt }}]\nmetrics: [ex, ts]\n",
+            e = example.display()
+        ),
+    )
+    .unwrap();
+    let output = sqlgate(&[
+        "eval",
+        "--config",
+        work.path().join("sqlgate.yml").to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("metric `ts` needs a test suite"));
+}
