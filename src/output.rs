@@ -3,7 +3,7 @@
 //! Files are written only after the whole run succeeded, through a temporary file renamed into
 //! place, so a failed run leaves no partial output.
 
-use crate::metrics::Outcome;
+use crate::metrics::{ComponentScore, Details, Outcome, COMPONENTS};
 use crate::pipeline::GateRun;
 use crate::run::Evaluation;
 use serde_json::{json, Map, Value as Json};
@@ -54,7 +54,7 @@ pub struct SystemSummary {
     pub outcomes: BTreeMap<String, BTreeMap<Outcome, usize>>,
     /// Per metric with per-component details (ESM), per difficulty, per component: the
     /// official partial-match averages.
-    pub components: BTreeMap<String, BTreeMap<String, Vec<(String, ComponentCell)>>>,
+    pub components: BTreeMap<String, BTreeMap<String, [ComponentCell; 10]>>,
 }
 
 /// The official partial-matching aggregate of one component in one difficulty cell: precision
@@ -69,14 +69,13 @@ pub struct ComponentCell {
 }
 
 impl ComponentCell {
-    fn add(&mut self, detail: &Json) {
-        let number = |key: &str| detail.get(key).and_then(Json::as_f64).unwrap_or(0.0);
-        if number("pred_total") > 0.0 {
-            self.acc_sum += number("acc");
+    fn add(&mut self, score: &ComponentScore) {
+        if score.pred_total > 0 {
+            self.acc_sum += score.acc;
             self.acc_count += 1;
         }
-        if number("label_total") > 0.0 {
-            self.rec_sum += number("rec");
+        if score.label_total > 0 {
+            self.rec_sum += score.rec;
             self.rec_count += 1;
         }
     }
@@ -141,8 +140,7 @@ fn summarize_system(evaluation: &Evaluation, system: usize) -> SystemSummary {
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     let mut cells: BTreeMap<String, BTreeMap<String, Cell>> = BTreeMap::new();
     let mut outcomes: BTreeMap<String, BTreeMap<Outcome, usize>> = BTreeMap::new();
-    let mut components: BTreeMap<String, BTreeMap<String, Vec<(String, ComponentCell)>>> =
-        BTreeMap::new();
+    let mut components: BTreeMap<String, BTreeMap<String, [ComponentCell; 10]>> = BTreeMap::new();
     for result in evaluation.system_results(system) {
         let item = &evaluation.dataset.items[result.index];
         let keys: Vec<&str> = item
@@ -162,23 +160,17 @@ fn summarize_system(evaluation: &Evaluation, system: usize) -> SystemSummary {
                 .or_default()
                 .entry(score.outcome)
                 .or_default() += 1;
-            if let (Some(Json::Object(details)), true) = (&score.details, score.outcome.is_scored())
+            if let (Some(Details::Components(scores)), true) =
+                (&score.details, score.outcome.is_scored())
             {
                 for key in &keys {
-                    let by_component = components
+                    let cells = components
                         .entry(metric.clone())
                         .or_default()
                         .entry(key.to_string())
                         .or_default();
-                    for (component, detail) in details {
-                        match by_component.iter_mut().find(|(name, _)| name == component) {
-                            Some((_, cell)) => cell.add(detail),
-                            None => {
-                                let mut cell = ComponentCell::default();
-                                cell.add(detail);
-                                by_component.push((component.clone(), cell));
-                            }
-                        }
+                    for (cell, component) in cells.iter_mut().zip(scores.iter()) {
+                        cell.add(component);
                     }
                 }
             }
@@ -230,7 +222,7 @@ pub fn jsonl(evaluation: &Evaluation) -> String {
         let mut details = Map::new();
         for (name, score) in evaluation.metrics.iter().zip(&result.scores) {
             if let Some(detail) = &score.details {
-                details.insert(format!("{name}_components"), detail.clone());
+                details.insert(format!("{name}_components"), detail.to_json());
             }
             metrics.insert(name.clone(), score.value.map_or(Json::Null, metric_json));
             outcomes.insert(name.clone(), json!(score.outcome.as_str()));
@@ -371,11 +363,15 @@ fn system_json(system: &SystemSummary, difficulties: &[String]) -> Json {
             metric.clone(),
             ordered(&|d| {
                 by_difficulty.get(d).map(|cells| {
-                    let table: Map<String, Json> = cells
+                    let table: Map<String, Json> = COMPONENTS
                         .iter()
+                        .zip(cells)
                         .map(|(component, cell)| {
                             let (acc, rec, f1) = cell.scores();
-                            (component.clone(), json!({"acc": acc, "rec": rec, "f1": f1}))
+                            (
+                                component.to_string(),
+                                json!({"acc": acc, "rec": rec, "f1": f1}),
+                            )
                         })
                         .collect();
                     Json::Object(table)

@@ -4,7 +4,7 @@
 
 use crate::config::Config;
 use crate::error::{read_utf8, InputError};
-use crate::metrics::{Outcome, Score};
+use crate::metrics::{Details, Outcome, Score};
 use crate::run::{fingerprint, prepare, Evaluation, ItemResult, Prepared, Shard};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -200,7 +200,13 @@ fn read_record(
                 outcome: Outcome::parse(outcome_name)
                     .ok_or_else(|| format!("unknown outcome `{outcome_name}`"))?,
                 error: record["error"][metric].as_str().map(str::to_string),
-                details: record.get(format!("{metric}_components")).cloned(),
+                details: match record.get(format!("{metric}_components")) {
+                    Some(json) => Some(
+                        Details::from_json(json)
+                            .ok_or_else(|| format!("unreadable `{metric}_components`"))?,
+                    ),
+                    None => None,
+                },
             })
         })
         .collect::<Result<Vec<Score>, String>>()?;

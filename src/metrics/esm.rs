@@ -6,31 +6,16 @@
 //! (join conditions, LIMIT values, DISTINCT outside aggregates) stay, on purpose: `esm` says what
 //! the official evaluator says. A prediction the official parser rejects is wrong.
 
-use super::{Env, Metric, Outcome, Score};
+use super::{ComponentScore, Details, Env, Metric, Outcome, Score};
 use crate::dataset::GoldItem;
 use crate::schema::Schema;
 use crate::spider_text::replace_value_placeholder;
 use crate::sql::ir::*;
 use crate::sql::parse::parse_spider;
-use serde_json::{json, Map, Value as Json};
 use std::collections::{HashMap, HashSet};
 
 /// The `esm` metric.
 pub struct ExactSetMatch;
-
-/// Component names, in the official report order.
-pub const COMPONENTS: [&str; 10] = [
-    "select",
-    "select(no AGG)",
-    "where",
-    "where(no OP)",
-    "group(no Having)",
-    "group",
-    "order",
-    "and/or",
-    "IUEN",
-    "keywords",
-];
 
 impl Metric for ExactSetMatch {
     fn name(&self) -> &'static str {
@@ -74,35 +59,9 @@ impl Metric for ExactSetMatch {
             ),
             None => Score::binary(exact),
         };
-        score.details = Some(components_json(&partial));
+        score.details = Some(Details::Components(Box::new(partial)));
         score
     }
-}
-
-/// One component's official scores.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ComponentScore {
-    /// Precision (official "acc").
-    pub acc: f64,
-    /// Recall.
-    pub rec: f64,
-    /// F1.
-    pub f1: f64,
-    /// Items of this component in the gold.
-    pub label_total: usize,
-    /// Items of this component in the prediction.
-    pub pred_total: usize,
-}
-
-fn components_json(partial: &[ComponentScore; 10]) -> Json {
-    let mut map = Map::new();
-    for (name, c) in COMPONENTS.iter().zip(partial) {
-        map.insert(
-            name.to_string(),
-            json!({"acc": c.acc, "rec": c.rec, "f1": c.f1, "label_total": c.label_total, "pred_total": c.pred_total}),
-        );
-    }
-    Json::Object(map)
 }
 
 /// The official `rebuild_sql_val` then `rebuild_sql_col`, with the valid columns of the
@@ -388,7 +347,7 @@ mod tests {
     use crate::schema::TableEntry;
 
     fn entry() -> TableEntry {
-        serde_json::from_value(json!({
+        serde_json::from_value(serde_json::json!({
             "db_id": "pets",
             "table_names_original": ["Student", "Has_Pet"],
             "column_names_original": [[-1, "*"], [0, "StuID"], [0, "Name"], [1, "StuID"], [1, "PetID"]],

@@ -113,8 +113,91 @@ pub struct Score {
     pub outcome: Outcome,
     /// The error text, when there is one.
     pub error: Option<String>,
-    /// Metric-specific detail (e.g. ESM's per-component scores), written as `<metric>_components`.
-    pub details: Option<serde_json::Value>,
+    /// Metric-specific detail, written as `<metric>_components` in the JSONL.
+    pub details: Option<Details>,
+}
+
+/// One component's official partial-match scores (ESM).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ComponentScore {
+    /// Precision (official "acc").
+    pub acc: f64,
+    /// Recall.
+    pub rec: f64,
+    /// F1.
+    pub f1: f64,
+    /// Items of this component in the gold.
+    pub label_total: usize,
+    /// Items of this component in the prediction.
+    pub pred_total: usize,
+}
+
+/// Component names of [`Details::Components`], in the official report order.
+pub const COMPONENTS: [&str; 10] = [
+    "select",
+    "select(no AGG)",
+    "where",
+    "where(no OP)",
+    "group(no Having)",
+    "group",
+    "order",
+    "and/or",
+    "IUEN",
+    "keywords",
+];
+
+/// Metric-specific detail of one verdict, kept compact in memory and written as JSON.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Details {
+    /// ESM's official partial-match scores, in [`COMPONENTS`] order.
+    Components(Box<[ComponentScore; 10]>),
+    /// TS: the first suite database on which gold and prediction differ.
+    Distinguishing(String),
+}
+
+impl Details {
+    /// The JSON written to `<metric>_components`.
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            Details::Components(components) => {
+                let map: serde_json::Map<String, serde_json::Value> = COMPONENTS
+                    .iter()
+                    .zip(components.iter())
+                    .map(|(name, c)| {
+                        let value = serde_json::json!({"acc": c.acc, "rec": c.rec, "f1": c.f1, "label_total": c.label_total, "pred_total": c.pred_total});
+                        (name.to_string(), value)
+                    })
+                    .collect();
+                serde_json::Value::Object(map)
+            }
+            Details::Distinguishing(database) => {
+                serde_json::json!({ "distinguishing_database": database })
+            }
+        }
+    }
+
+    /// Reads what [`Details::to_json`] wrote.
+    pub fn from_json(json: &serde_json::Value) -> Option<Details> {
+        if let Some(database) = json.get("distinguishing_database").and_then(|d| d.as_str()) {
+            return Some(Details::Distinguishing(database.to_string()));
+        }
+        let component = |name: &str| -> Option<ComponentScore> {
+            let c = json.get(name)?;
+            let number = |key: &str| c.get(key).and_then(serde_json::Value::as_f64);
+            Some(ComponentScore {
+                acc: number("acc")?,
+                rec: number("rec")?,
+                f1: number("f1")?,
+                label_total: number("label_total")? as usize,
+                pred_total: number("pred_total")? as usize,
+            })
+        };
+        let scores: Vec<ComponentScore> = COMPONENTS
+            .iter()
+            .map(|n| component(n))
+            .collect::<Option<_>>()?;
+        Some(Details::Components(Box::new(scores.try_into().ok()?)))
+    }
 }
 
 impl Score {

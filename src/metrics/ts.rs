@@ -2,10 +2,9 @@
 //! every database of the item's test suite, under the configured comparison profile. Gold results
 //! are shared by all systems; scoring stops at the first distinguishing database.
 
-use super::{Env, Metric, Outcome, Score};
+use super::{Details, Env, Metric, Outcome, Score};
 use crate::dataset::GoldItem;
 use crate::exec::ExecError;
-use serde_json::json;
 
 /// The `ts` metric.
 pub struct TestSuiteAccuracy;
@@ -52,7 +51,7 @@ impl Metric for TestSuiteAccuracy {
                 }
                 Ok(_) => {
                     let mut score = Score::binary(false);
-                    score.details = Some(json!({ "distinguishing_database": name }));
+                    score.details = Some(Details::Distinguishing(name));
                     return score;
                 }
                 Err(e @ ExecError::Timeout(_)) => {
