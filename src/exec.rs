@@ -213,6 +213,79 @@ fn value_size(value: &Value) -> usize {
         }
 }
 
+/// A private, writable in-memory copy of a database, used to search for counterexamples. Only
+/// sqlgate's own statements may change it; untrusted queries run on it under the same guards as
+/// everywhere else.
+pub struct Scratch {
+    guarded: Guarded,
+}
+
+impl Scratch {
+    /// Copies `db` into memory and locks the copy down.
+    pub fn copy_of(db: &Path) -> Result<Scratch, ExecError> {
+        let open_error = |e: rusqlite::Error| ExecError::Open(format!("{}: {e}", db.display()));
+        let mut conn = Connection::open_in_memory().map_err(open_error)?;
+        let source = Connection::open_with_flags(
+            immutable_uri(db),
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
+        )
+        .map_err(open_error)?;
+        rusqlite::backup::Backup::new(&source, &mut conn)
+            .and_then(|backup| backup.run_to_completion(256, Duration::ZERO, None))
+            .map_err(open_error)?;
+        conn.pragma_update(None, "foreign_keys", true)
+            .map_err(open_error)?;
+        Ok(Scratch {
+            guarded: guard(conn).map_err(open_error)?,
+        })
+    }
+
+    /// Runs an untrusted query on the copy, under `executor`'s limits.
+    pub fn run(&self, executor: &Executor, sql: &str) -> Result<Vec<Row>, ExecError> {
+        let deadline = now_nanos().saturating_add(executor.limits.timeout.as_nanos() as u64);
+        self.guarded.deadline.store(deadline, Ordering::Relaxed);
+        let result = executor.query(&self.guarded.conn, sql, deadline);
+        self.guarded.deadline.store(u64::MAX, Ordering::Relaxed);
+        result
+    }
+
+    /// Runs one of sqlgate's own statements (never user input) with the authorizer lifted.
+    pub fn execute_trusted(
+        &mut self,
+        sql: &str,
+        params: impl rusqlite::Params,
+    ) -> rusqlite::Result<usize> {
+        self.guarded
+            .conn
+            .authorizer(None::<fn(AuthContext<'_>) -> Authorization>)?;
+        let result = self.guarded.conn.execute(sql, params);
+        self.guarded.conn.authorizer(Some(authorize))?;
+        result
+    }
+
+    /// Rows of one of sqlgate's own read queries.
+    pub fn read_trusted(&self, sql: &str) -> rusqlite::Result<Vec<Row>> {
+        let mut statement = self.guarded.conn.prepare(sql)?;
+        let columns = statement.column_count();
+        let mut rows = statement.raw_query();
+        let mut result = Vec::new();
+        while let Some(row) = rows.next()? {
+            result.push(
+                (0..columns)
+                    .map(|i| row.get_ref(i).map(read_value))
+                    .collect::<rusqlite::Result<Row>>()?,
+            );
+        }
+        Ok(result)
+    }
+
+    /// Column names of a query, for display.
+    pub fn column_names(&self, sql: &str) -> rusqlite::Result<Vec<String>> {
+        let statement = self.guarded.conn.prepare(sql)?;
+        Ok(statement.column_names().map(str::to_string).collect())
+    }
+}
+
 /// Opens `db` read-only and immutable, locked down for untrusted queries.
 fn open_guarded(db: &Path) -> Result<Guarded, ExecError> {
     let open_error = |e: rusqlite::Error| ExecError::Open(format!("{}: {e}", db.display()));
@@ -222,15 +295,19 @@ fn open_guarded(db: &Path) -> Result<Guarded, ExecError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
         | OpenFlags::SQLITE_OPEN_URI
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let mut conn = Connection::open_with_flags(immutable_uri(db), flags).map_err(open_error)?;
-    lock_down(&mut conn).map_err(open_error)?;
+    let conn = Connection::open_with_flags(immutable_uri(db), flags).map_err(open_error)?;
+    guard(conn).map_err(open_error)
+}
+
+/// Locks a connection down and attaches the deadline its progress handler watches.
+fn guard(mut conn: Connection) -> rusqlite::Result<Guarded> {
+    lock_down(&mut conn)?;
     let deadline = Arc::new(AtomicU64::new(u64::MAX));
     let watched = Arc::clone(&deadline);
     conn.progress_handler(
         PROGRESS_INTERVAL,
         Some(move || now_nanos() >= watched.load(Ordering::Relaxed)),
-    )
-    .map_err(open_error)?;
+    )?;
     Ok(Guarded { conn, deadline })
 }
 

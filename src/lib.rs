@@ -4,6 +4,7 @@
 pub mod analysis;
 pub mod baseline;
 pub mod config;
+pub mod counterexample;
 pub mod dataset;
 pub mod denotation;
 pub mod error;

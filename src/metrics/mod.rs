@@ -151,8 +151,14 @@ pub const COMPONENTS: [&str; 10] = [
 pub enum Details {
     /// ESM's official partial-match scores, in [`COMPONENTS`] order.
     Components(Box<[ComponentScore; 10]>),
-    /// TS: the first suite database on which gold and prediction differ.
-    Distinguishing(String),
+    /// TS: the first suite database on which gold and prediction differ, and, when the
+    /// prediction is right on the original database, a shrunk counterexample.
+    Distinguishing {
+        /// File name of the suite database.
+        database: String,
+        /// The minimal distinguishing database with both results.
+        counterexample: Option<Box<crate::counterexample::Counterexample>>,
+    },
 }
 
 impl Details {
@@ -170,8 +176,15 @@ impl Details {
                     .collect();
                 serde_json::Value::Object(map)
             }
-            Details::Distinguishing(database) => {
-                serde_json::json!({ "distinguishing_database": database })
+            Details::Distinguishing {
+                database,
+                counterexample,
+            } => {
+                let mut json = serde_json::json!({ "distinguishing_database": database });
+                if let Some(counterexample) = counterexample {
+                    json["counterexample"] = counterexample.to_json();
+                }
+                json
             }
         }
     }
@@ -179,7 +192,16 @@ impl Details {
     /// Reads what [`Details::to_json`] wrote.
     pub fn from_json(json: &serde_json::Value) -> Option<Details> {
         if let Some(database) = json.get("distinguishing_database").and_then(|d| d.as_str()) {
-            return Some(Details::Distinguishing(database.to_string()));
+            let counterexample = match json.get("counterexample") {
+                Some(c) => Some(Box::new(crate::counterexample::Counterexample::from_json(
+                    c,
+                )?)),
+                None => None,
+            };
+            return Some(Details::Distinguishing {
+                database: database.to_string(),
+                counterexample,
+            });
         }
         let component = |name: &str| -> Option<ComponentScore> {
             let c = json.get(name)?;

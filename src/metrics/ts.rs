@@ -3,6 +3,7 @@
 //! are shared by all systems; scoring stops at the first distinguishing database.
 
 use super::{Details, Env, Metric, Outcome, Score};
+use crate::counterexample::minimize;
 use crate::dataset::GoldItem;
 use crate::exec::ExecError;
 
@@ -50,8 +51,16 @@ impl Metric for TestSuiteAccuracy {
                     continue
                 }
                 Ok(_) => {
+                    let counterexample = if right_on_original(env, item, &sql, db) {
+                        minimize(env.executor, env.profile, db, &gold.prepared, &sql).map(Box::new)
+                    } else {
+                        None
+                    };
                     let mut score = Score::binary(false);
-                    score.details = Some(Details::Distinguishing(name));
+                    score.details = Some(Details::Distinguishing {
+                        database: name,
+                        counterexample,
+                    });
                     return score;
                 }
                 Err(e @ ExecError::Timeout(_)) => {
@@ -61,5 +70,29 @@ impl Metric for TestSuiteAccuracy {
             }
         }
         Score::binary(true)
+    }
+}
+
+/// Whether the prediction is right on the item's original database (EX-correct), the case in
+/// which a TS failure needs a counterexample to be believed.
+fn right_on_original(
+    env: &Env<'_>,
+    item: &GoldItem,
+    sql: &str,
+    distinguishing: &std::path::Path,
+) -> bool {
+    let Some(original) = env.dataset.database_path(item) else {
+        return false;
+    };
+    if original == distinguishing {
+        return false;
+    }
+    let gold = env.gold_result(item, original);
+    match (&gold.rows, env.executor.run(original, sql)) {
+        (Ok(gold_rows), Ok(rows)) => {
+            env.profile
+                .same_result(gold_rows, &rows, gold.prepared.order_matters)
+        }
+        _ => false,
     }
 }
