@@ -66,11 +66,15 @@ pub enum Outcome {
     Missing,
     /// The item's database is absent (excluded from denominators).
     Skipped,
+    /// The metric cannot be computed here: the service it needs (an embedding or judge endpoint)
+    /// is not configured or did not answer. Excluded from denominators and reported with the
+    /// reason, never approximated.
+    Unavailable,
 }
 
 impl Outcome {
     /// All outcomes, in report order.
-    pub const ALL: [Outcome; 7] = [
+    pub const ALL: [Outcome; 8] = [
         Outcome::Match,
         Outcome::Mismatch,
         Outcome::PredError,
@@ -78,6 +82,7 @@ impl Outcome {
         Outcome::GoldError,
         Outcome::Missing,
         Outcome::Skipped,
+        Outcome::Unavailable,
     ];
 
     /// The outcome's name as written in JSONL.
@@ -90,6 +95,7 @@ impl Outcome {
             Outcome::GoldError => "gold_error",
             Outcome::Missing => "missing",
             Outcome::Skipped => "skipped",
+            Outcome::Unavailable => "unavailable",
         }
     }
 
@@ -100,7 +106,10 @@ impl Outcome {
 
     /// Whether the item counts in this metric's denominator.
     pub fn is_scored(self) -> bool {
-        !matches!(self, Outcome::GoldError | Outcome::Skipped)
+        !matches!(
+            self,
+            Outcome::GoldError | Outcome::Skipped | Outcome::Unavailable
+        )
     }
 }
 
