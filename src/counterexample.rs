@@ -19,7 +19,7 @@ const BUDGET: Duration = Duration::from_secs(5);
 const MAX_ATTEMPTS: usize = 2000;
 
 /// Why gold and prediction differ on the counterexample, as seed 000 groups such flips.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Category {
     /// Same rows as sets, different multiplicities.
     Duplicates,
@@ -34,6 +34,15 @@ pub enum Category {
 }
 
 impl Category {
+    /// Every category, in report order.
+    pub const ALL: [Category; 5] = [
+        Category::Duplicates,
+        Category::Ties,
+        Category::NullHandling,
+        Category::ValueRange,
+        Category::Other,
+    ];
+
     /// The name written in the JSONL and the report.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -46,15 +55,7 @@ impl Category {
     }
 
     fn parse(name: &str) -> Option<Category> {
-        [
-            Category::Duplicates,
-            Category::Ties,
-            Category::NullHandling,
-            Category::ValueRange,
-            Category::Other,
-        ]
-        .into_iter()
-        .find(|c| c.as_str() == name)
+        Category::ALL.into_iter().find(|c| c.as_str() == name)
     }
 }
 

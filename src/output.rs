@@ -3,6 +3,7 @@
 //! Files are written only after the whole run succeeded, through a temporary file renamed into
 //! place, so a failed run leaves no partial output.
 
+use crate::counterexample::Category;
 use crate::metrics::{ComponentScore, Details, Outcome, COMPONENTS};
 use crate::pipeline::GateRun;
 use crate::run::Evaluation;
@@ -55,6 +56,9 @@ pub struct SystemSummary {
     /// Per metric with per-component details (ESM), per difficulty, per component: the
     /// official partial-match averages.
     pub components: BTreeMap<String, BTreeMap<String, [ComponentCell; 10]>>,
+    /// Items the original database accepts and the test suite rejects, by the category of
+    /// their counterexample: what moved TS away from EX.
+    pub counterexamples: BTreeMap<Category, usize>,
 }
 
 /// The official partial-matching aggregate of one component in one difficulty cell: precision
@@ -141,6 +145,7 @@ fn summarize_system(evaluation: &Evaluation, system: usize) -> SystemSummary {
     let mut cells: BTreeMap<String, BTreeMap<String, Cell>> = BTreeMap::new();
     let mut outcomes: BTreeMap<String, BTreeMap<Outcome, usize>> = BTreeMap::new();
     let mut components: BTreeMap<String, BTreeMap<String, [ComponentCell; 10]>> = BTreeMap::new();
+    let mut counterexamples: BTreeMap<Category, usize> = BTreeMap::new();
     for result in evaluation.system_results(system) {
         let item = &evaluation.dataset.items[result.index];
         let keys: Vec<&str> = item
@@ -160,6 +165,9 @@ fn summarize_system(evaluation: &Evaluation, system: usize) -> SystemSummary {
                 .or_default()
                 .entry(score.outcome)
                 .or_default() += 1;
+            if let Some(counterexample) = score.details.as_ref().and_then(Details::counterexample) {
+                *counterexamples.entry(counterexample.category).or_default() += 1;
+            }
             if let (Some(Details::Components(scores)), true) =
                 (&score.details, score.outcome.is_scored())
             {
@@ -195,6 +203,7 @@ fn summarize_system(evaluation: &Evaluation, system: usize) -> SystemSummary {
         cells,
         outcomes,
         components,
+        counterexamples,
     }
 }
 
@@ -379,13 +388,26 @@ fn system_json(system: &SystemSummary, difficulties: &[String]) -> Json {
             }),
         );
     }
-    json!({
+    let mut entry = json!({
         "missing": system.missing,
         "counts": counts,
         "accuracy": accuracy,
         "outcomes": outcomes,
         "partial_match": partial,
-    })
+    });
+    if !system.counterexamples.is_empty() {
+        entry["ts_counterexamples"] = counterexample_counts_json(&system.counterexamples);
+    }
+    entry
+}
+
+fn counterexample_counts_json(counts: &BTreeMap<Category, usize>) -> Json {
+    Json::Object(
+        counts
+            .iter()
+            .map(|(category, n)| (category.as_str().to_string(), json!(n)))
+            .collect(),
+    )
 }
 
 /// The human summary printed on stdout.
@@ -437,6 +459,18 @@ pub fn human(evaluation: &Evaluation, summary: &Summary) -> String {
                 .filter_map(|o| by_outcome.get(o).map(|n| format!("{n} {}", o.as_str())))
                 .collect();
             let _ = writeln!(out, "  {metric} outcomes: {}", parts.join(", "));
+        }
+        if !system.counterexamples.is_empty() {
+            let parts: Vec<String> = system
+                .counterexamples
+                .iter()
+                .map(|(category, n)| format!("{n} {}", category.as_str()))
+                .collect();
+            let _ = writeln!(
+                out,
+                "  right on the original database, wrong on the suite: {}",
+                parts.join(", ")
+            );
         }
     }
     out

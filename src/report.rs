@@ -3,6 +3,7 @@
 //! GitHub's comment limit while the full report is written to a file.
 
 use crate::analysis::{Analysis, Ratio};
+use crate::counterexample::{Category, Counterexample};
 use crate::gate::GateResult;
 use crate::run::Evaluation;
 use minijinja::{context, Environment};
@@ -148,6 +149,7 @@ struct ItemView {
     gold: String,
     prediction: String,
     error: Option<String>,
+    counterexample: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -324,7 +326,7 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
                 cell.delta_points
             )
         });
-    let item_groups: Vec<ItemGroup> = input
+    let mut item_groups: Vec<ItemGroup> = input
         .gate
         .comparisons
         .iter()
@@ -359,6 +361,7 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
             })
         })
         .collect();
+    item_groups.extend(counterexample_groups(input, item_limit));
     let leaderboard: Vec<Row> = analysis
         .leaderboard()
         .into_iter()
@@ -394,6 +397,8 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         fp_rows => fp_rows,
         spread_rows => spread_rows,
         tau_rows => tau_rows,
+        counterexample_rows => counterexample_rows(input),
+        counterexample_categories => Category::ALL.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
         leaderboard_size => analysis.systems.len(),
         leaderboard => leaderboard,
         metrics => analysis.metrics,
@@ -439,7 +444,81 @@ fn item_view(input: &ReportInput<'_>, system: &str, index: usize) -> ItemView {
         gold: item.sql.clone(),
         prediction,
         error,
+        counterexample: position.and_then(|s| counterexample_text(evaluation, s, index)),
     }
+}
+
+/// The rendered TS counterexample of one system's item, when its prediction is right on the
+/// original database and wrong on the suite.
+fn counterexample_text(evaluation: &Evaluation, system: usize, index: usize) -> Option<String> {
+    evaluation.system_results(system)[index]
+        .scores
+        .iter()
+        .find_map(|s| s.details.as_ref()?.counterexample())
+        .map(Counterexample::to_text)
+}
+
+/// Per current system, how many items each counterexample category moved from right (original
+/// database) to wrong (test suite); empty when no item moved.
+fn counterexample_rows(input: &ReportInput<'_>) -> Vec<Row> {
+    let evaluation = input.evaluation;
+    (0..evaluation.systems.len())
+        .filter_map(|system| {
+            let mut counts: BTreeMap<Category, usize> = BTreeMap::new();
+            for result in evaluation.system_results(system) {
+                for score in &result.scores {
+                    if let Some(c) = score.details.as_ref().and_then(|d| d.counterexample()) {
+                        *counts.entry(c.category).or_default() += 1;
+                    }
+                }
+            }
+            (!counts.is_empty()).then(|| Row {
+                system: evaluation.systems[system].name.clone(),
+                metric: counts.values().sum::<usize>().to_string(),
+                kind: String::new(),
+                cells: Category::ALL
+                    .iter()
+                    .map(|c| counts.get(c).copied().unwrap_or(0).to_string())
+                    .collect(),
+            })
+        })
+        .collect()
+}
+
+/// Per current system, the items right on the original database and wrong on the suite, each
+/// with its counterexample, so a reader can judge the TS verdict.
+fn counterexample_groups(input: &ReportInput<'_>, item_limit: usize) -> Vec<ItemGroup> {
+    let evaluation = input.evaluation;
+    (0..evaluation.systems.len())
+        .filter_map(|system| {
+            let items: Vec<usize> = evaluation
+                .system_results(system)
+                .iter()
+                .filter(|r| {
+                    r.scores.iter().any(|s| {
+                        s.details
+                            .as_ref()
+                            .and_then(|d| d.counterexample())
+                            .is_some()
+                    })
+                })
+                .map(|r| r.index)
+                .collect();
+            let name = &evaluation.systems[system].name;
+            (!items.is_empty()).then(|| ItemGroup {
+                title: format!(
+                    "Items of {name} right on the original database, wrong on the test suite"
+                ),
+                total: items.len(),
+                hidden: items.len().saturating_sub(item_limit),
+                items: items
+                    .iter()
+                    .take(item_limit)
+                    .map(|&i| item_view(input, name, i))
+                    .collect(),
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! Test-suite accuracy on a suite folder in the official layout: the original `singer`
 //! database plus a variant where two singers tie on net worth. `ORDER BY ... LIMIT 1` and
 //! `= (SELECT max(...))` agree on the original (EX) but not on the variant (TS), while a true
-//! rewrite passes both.
+//! rewrite passes both. The TS failure carries a counterexample: the variant shrunk to the two
+//! tied singers, with both results, shown in the report.
 
 mod common;
 
@@ -44,12 +45,15 @@ fn a_suite_database_with_ties_separates_limit_1_from_max() {
     )
     .unwrap();
     let jsonl = work.path().join("out.jsonl");
+    let report = work.path().join("report.md");
     let output = sqlgate(&[
         "eval",
         "--config",
         work.path().join("sqlgate.yml").to_str().unwrap(),
         "--jsonl",
         jsonl.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
     ]);
     assert_eq!(
         output.status.code(),
@@ -81,6 +85,35 @@ fn a_suite_database_with_ties_separates_limit_1_from_max() {
         suite_before,
         "suite databases are read-only"
     );
+    assert_shrunk_to_the_tie(&results[0]["ts_components"]["counterexample"]);
+    assert!(results[1]["ts_components"].is_null());
+    let report = std::fs::read_to_string(report).unwrap();
+    assert!(report.contains("| m | 1 | 0 | 1 | 0 | 0 | 0 |"), "{report}");
+    assert!(
+        report
+            .contains("-- counterexample (ties under ORDER BY/LIMIT), shrunk from singer_1.sqlite"),
+        "{report}"
+    );
+}
+
+/// The counterexample keeps exactly the two singers tied at the top net worth: one name for
+/// `LIMIT 1`, both for `= max(...)`.
+fn assert_shrunk_to_the_tie(counterexample: &serde_json::Value) {
+    assert_eq!(counterexample["database"], "singer_1.sqlite");
+    assert_eq!(counterexample["category"], "ties under ORDER BY/LIMIT");
+    let tables = counterexample["tables"].as_array().unwrap();
+    assert_eq!(tables.len(), 1, "{counterexample}");
+    assert_eq!(tables[0]["name"], "singer");
+    let columns = tables[0]["columns"].as_array().unwrap();
+    let worth = columns
+        .iter()
+        .position(|c| c == "Net_Worth_Millions")
+        .unwrap();
+    let rows = tables[0]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{counterexample}");
+    assert_eq!(rows[0][worth], rows[1][worth]);
+    assert_eq!(counterexample["gold"].as_array().unwrap().len(), 1);
+    assert_eq!(counterexample["prediction"].as_array().unwrap().len(), 2);
 }
 
 #[test]

@@ -171,6 +171,17 @@ pub enum Details {
 }
 
 impl Details {
+    /// The TS counterexample this detail carries, if any.
+    pub fn counterexample(&self) -> Option<&crate::counterexample::Counterexample> {
+        match self {
+            Details::Distinguishing {
+                counterexample: Some(counterexample),
+                ..
+            } => Some(counterexample),
+            _ => None,
+        }
+    }
+
     /// The JSON written to `<metric>_components`.
     pub fn to_json(&self) -> serde_json::Value {
         match self {
