@@ -172,10 +172,12 @@ fn eval_shard(config: &Config, shard: &str, jsonl: Option<&Path>) -> anyhow::Res
     let shard = sqlgate::run::Shard::parse(shard).map_err(anyhow::Error::msg)?;
     let path = jsonl.context("--shard needs --jsonl")?;
     let evaluation = sqlgate::run::evaluate_part(config, Some(shard))?;
-    write(
-        path,
-        &sqlgate::shard::shard_file(config, &evaluation, shard)?,
-    )?;
+    let header = sqlgate::shard::shard_header(config, &evaluation, shard)?;
+    output::write_file_atomically(path, |out| {
+        out.write_all(header.as_bytes())?;
+        output::write_jsonl(&evaluation, out)
+    })
+    .with_context(|| format!("cannot write {}", path.display()))?;
     println!(
         "shard {}/{}: {} (system, item) pairs written to {}",
         shard.index + 1,
@@ -204,7 +206,8 @@ fn finish(
         .unwrap_or_else(|| config.base_dir.join("sqlgate-report.md"));
     let gate_run = pipeline::gate_run(config, &evaluation, &report_path.display().to_string())?;
     if let Some(path) = outputs.jsonl {
-        write(&path, &output::jsonl(&evaluation))?;
+        output::write_file_atomically(&path, |out| output::write_jsonl(&evaluation, out))
+            .with_context(|| format!("cannot write {}", path.display()))?;
     }
     if let Some(path) = outputs.summary {
         let document = output::summary_json(&evaluation, &summary, Some(&gate_run));

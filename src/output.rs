@@ -10,7 +10,6 @@ use crate::run::Evaluation;
 use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::Path;
 
 /// Difficulty labels in the order reports show them; unknown labels follow alphabetically.
@@ -209,20 +208,28 @@ fn summarize_system(evaluation: &Evaluation, system: usize) -> SystemSummary {
 
 /// Writes `content` to `path` atomically (temporary file, then rename).
 pub fn write_atomically(path: &Path, content: &[u8]) -> std::io::Result<()> {
+    write_file_atomically(path, |out| out.write_all(content))
+}
+
+/// Creates `path` atomically from what `fill` writes into a buffered temporary file, so large
+/// outputs stream to disk instead of being built in memory first.
+pub fn write_file_atomically(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let file_name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "output".into());
     let temporary = path.with_file_name(format!(".{file_name}.tmp"));
-    let mut file = std::fs::File::create(&temporary)?;
-    file.write_all(content)?;
-    file.sync_all()?;
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&temporary)?);
+    fill(&mut out)?;
+    out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
     std::fs::rename(&temporary, path)
 }
 
-/// One JSONL line per (system, item), systems in config order, items in gold order.
-pub fn jsonl(evaluation: &Evaluation) -> String {
-    let mut out = String::new();
+/// Writes one JSONL line per (system, item), systems in config order, items in gold order.
+pub fn write_jsonl(evaluation: &Evaluation, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     for result in &evaluation.results {
         let item = &evaluation.dataset.items[result.index];
         let mut metrics = Map::new();
@@ -253,10 +260,10 @@ pub fn jsonl(evaluation: &Evaluation) -> String {
             line.insert("error".into(), Json::Object(errors));
         }
         line.extend(details);
-        out.push_str(&Json::Object(line).to_string());
-        out.push('\n');
+        serde_json::to_writer(&mut *out, &Json::Object(line))?;
+        out.write_all(b"\n")?;
     }
-    out
+    Ok(())
 }
 
 /// Binary values are written as integers 0 / 1, others as numbers.

@@ -30,8 +30,9 @@ struct HeaderLine {
     sqlgate_shard: ShardHeader,
 }
 
-/// The shard file: header line, then one JSONL line per scored pair.
-pub fn shard_file(
+/// The first line of a shard file (the per-pair JSONL lines follow it), which `merge` checks
+/// against its own config, dataset and version.
+pub fn shard_header(
     config: &Config,
     evaluation: &Evaluation,
     shard: Shard,
@@ -46,7 +47,7 @@ pub fn shard_file(
         },
     };
     let header = serde_json::to_string(&header).expect("the header serializes");
-    Ok(format!("{header}\n{}", crate::output::jsonl(evaluation)))
+    Ok(header + "\n")
 }
 
 /// Joins shard files into the evaluation an unsharded run of `config` produces.

@@ -1,0 +1,90 @@
+//! Memory benchmark: peak resident memory of a leaderboard-sized run on the shared Spider dev
+//! data. Fifty systems (the four published prediction files, each copied under several names)
+//! are scored with EX and ESM on all 1034 items, then the same on a workload ten times larger
+//! (the gold and every prediction file repeated ten times: 50 x 10,340 items), and the JSONL and
+//! summary are written as `sqlgate eval` writes them.
+//!
+//! Run with `cargo bench --bench memory -- 1x` and `cargo bench --bench memory -- 10x`, one
+//! workload per process, since peak memory (`VmHWM` of /proc/self/status) never goes down.
+//! Set `SQLGATE_SPIDER` to point at another copy of the data.
+
+use sqlgate::config::Config;
+use sqlgate::output::{self, Summary};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+const SYSTEMS: usize = 50;
+
+fn spider_dir() -> PathBuf {
+    std::env::var_os("SQLGATE_SPIDER")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/spider"))
+}
+
+/// Writes `text` repeated `times` times to `path`.
+fn write_repeated(path: &Path, text: &str, times: usize) {
+    std::fs::write(path, text.repeat(times)).expect("temporary file is writable");
+}
+
+/// A config over `SYSTEMS` prediction files and the gold, each repeated `times` times.
+fn workload(spider: &Path, work: &Path, times: usize) -> Config {
+    let gold = std::fs::read_to_string(spider.join("dev_gold.sql")).expect("shared gold");
+    write_repeated(&work.join("gold.sql"), &gold, times);
+    let sources: Vec<String> = ["C3", "Claude", "GPT4Turbo", "RESDSQL"]
+        .iter()
+        .map(|s| {
+            std::fs::read_to_string(spider.join(format!("predictions/{s}.txt")))
+                .expect("shared predictions")
+        })
+        .collect();
+    std::fs::create_dir_all(work.join("systems")).expect("temporary folder");
+    for system in 0..SYSTEMS {
+        let path = work.join(format!("systems/system{system:02}.txt"));
+        write_repeated(&path, &sources[system % sources.len()], times);
+    }
+    let yaml = format!(
+        "dataset:\n  gold: gold.sql\n  tables: {spider}/tables.json\n  databases: {spider}/database\n  skip_missing_databases: true\n\
+         metrics: [ex, esm]\n\
+         predictions:\n  - {{ path: 'systems/*.txt' }}\n",
+        spider = spider.display()
+    );
+    Config::parse(&yaml, &work.join("bench.yml")).expect("valid bench config")
+}
+
+/// Peak resident memory of this process so far, in MiB.
+fn peak_rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(f64::NAN, |kib| kib / 1024.0)
+}
+
+fn main() {
+    let times = match std::env::args().skip(1).find(|a| a.ends_with('x')) {
+        Some(a) => a.trim_end_matches('x').parse().unwrap_or(1),
+        None => 1,
+    };
+    let work = tempfile::tempdir().expect("temporary folder");
+    let config = workload(&spider_dir(), work.path(), times);
+    let before = peak_rss_mib();
+    let started = Instant::now();
+    let evaluation = sqlgate::run::evaluate(&config).expect("the shared data loads");
+    let summary = Summary::of(&evaluation);
+    let jsonl_path = work.path().join("items.jsonl");
+    output::write_file_atomically(&jsonl_path, |out| output::write_jsonl(&evaluation, out))
+        .expect("JSONL is writable");
+    let jsonl_bytes = std::fs::metadata(&jsonl_path).map_or(0, |m| m.len());
+    let document = output::summary_json(&evaluation, &summary, None);
+    println!(
+        "{SYSTEMS} systems x {} items, metrics ex + esm: {} results, JSONL {:.1} MiB, summary {} bytes; \
+         {:.1} s; peak RSS {:.0} MiB (before loading: {before:.0} MiB)",
+        evaluation.dataset.items.len(),
+        evaluation.results.len(),
+        jsonl_bytes as f64 / (1024.0 * 1024.0),
+        document.to_string().len(),
+        started.elapsed().as_secs_f64(),
+        peak_rss_mib(),
+    );
+}
