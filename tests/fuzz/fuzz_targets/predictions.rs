@@ -1,0 +1,51 @@
+//! Every prediction format parser either loads exactly one prediction per gold item or reports
+//! an error; it never panics.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use sqlgate::config::{PredictionFormat, PredictionSpec};
+use sqlgate::dataset::{Dataset, GoldItem};
+use std::path::Path;
+
+const GOLD_ITEMS: usize = 8;
+
+fn dataset() -> Dataset {
+    Dataset {
+        items: (0..GOLD_ITEMS)
+            .map(|index| GoldItem {
+                index,
+                db_id: "singer".into(),
+                sql: "SELECT 1".into(),
+                question: None,
+                difficulty: None,
+                skipped: false,
+            })
+            .collect(),
+        databases: Default::default(),
+        sha256: String::new(),
+    }
+}
+
+fuzz_target!(|bytes: &[u8]| {
+    let dataset = dataset();
+    for format in [
+        PredictionFormat::Lines,
+        PredictionFormat::Tsv,
+        PredictionFormat::Jsonl,
+        PredictionFormat::BirdJson,
+    ] {
+        for allow_missing in [false, true] {
+            let spec = PredictionSpec {
+                name: None,
+                path: "p".into(),
+                format,
+                allow_missing,
+            };
+            let parsed =
+                sqlgate::predictions::parse_predictions(Path::new("p"), bytes, &spec, &dataset);
+            if let Ok(predictions) = parsed {
+                assert_eq!(predictions.len(), GOLD_ITEMS);
+            }
+        }
+    }
+});
