@@ -19,6 +19,7 @@ pub mod profile;
 pub mod progress;
 pub mod report;
 pub mod run;
+pub mod scatter;
 pub mod schema;
 pub mod shard;
 pub mod spider_text;

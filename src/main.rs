@@ -84,6 +84,10 @@ struct Outputs {
     /// Write the leaderboard (current and baseline systems, ranked by the reference) as JSON.
     #[arg(long)]
     leaderboard: Option<PathBuf>,
+    /// Write an SVG scatter of every metric against the reference across the leaderboard's
+    /// systems (one panel per metric).
+    #[arg(long)]
+    scatter: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -162,6 +166,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 },
                 no_fail_on_regression: !enabled("FAIL-ON-REGRESSION"),
                 leaderboard: None,
+                scatter: None,
             };
             finish(&config, sqlgate::run::evaluate(&config)?, outputs)
         }
@@ -216,6 +221,15 @@ fn finish(
     if let Some(path) = &outputs.leaderboard {
         let board = gate_run.analysis.leaderboard();
         write(path, &(serde_json::to_string_pretty(&board)? + "\n"))?;
+    }
+    if let Some(path) = &outputs.scatter {
+        match sqlgate::scatter::leaderboard_svg(&gate_run.analysis).map_err(anyhow::Error::msg)? {
+            Some(svg) => write(path, &svg)?,
+            None => println!(
+                "no scatter written to {}: no metric besides the reference has an accuracy",
+                path.display()
+            ),
+        }
     }
     write(&report_path, &gate_run.report)?;
     print!("{}", output::human(&evaluation, &summary));

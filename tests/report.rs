@@ -46,6 +46,8 @@ fn gate(
         dir.join("cand.yml").to_str().unwrap(),
         "--summary",
         summary.to_str().unwrap(),
+        "--scatter",
+        dir.join("scatter.svg").to_str().unwrap(),
     ])
     .output()
     .unwrap();
@@ -91,6 +93,25 @@ fn report_on_shared_data_gates_a_weaker_system() {
             > 0.3
     );
     insta::assert_snapshot!("shared_data_report", report);
+    assert_scatter_shows_the_leaderboard(&work.path().join("scatter.svg"), &summary);
+}
+
+/// The SVG has one panel (esm against ex) with every leaderboard system and the tau-b of the
+/// summary in its caption.
+fn assert_scatter_shows_the_leaderboard(svg: &Path, summary: &serde_json::Value) {
+    let svg = std::fs::read_to_string(svg).unwrap();
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    let tau = summary["across_systems"]["kendall_tau_b"]["esm"]["all"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        svg.contains(&format!("esm vs ex (Kendall tau-b {tau:.3})")),
+        "{svg}"
+    );
+    for system in ["C3", "RESDSQL", "GPT4Turbo"] {
+        assert!(svg.contains(&format!(">\n{system}\n</text>")), "{system}");
+    }
+    assert_eq!(svg.matches("<circle").count(), 3);
 }
 
 /// Code fences and `<details>` blocks, read the way GitHub's Markdown reads them.
