@@ -303,6 +303,8 @@ pub struct Env<'a> {
     pub profile: &'a Profile,
     /// Test-suite databases per db_id, when a suite is configured.
     pub suite: Option<&'a crate::suite::Suite>,
+    /// The judge and embedding endpoints, or why each is unavailable.
+    pub providers: crate::provider::Providers,
     gold: Mutex<HashMap<(usize, PathBuf), GoldSlot>>,
 }
 
@@ -322,8 +324,14 @@ impl<'a> Env<'a> {
             executor,
             profile,
             suite,
+            providers: crate::provider::Providers::default(),
             gold: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The same environment with the run's configured providers (none by default).
+    pub fn with_providers(self, providers: crate::provider::Providers) -> Self {
+        Env { providers, ..self }
     }
 
     /// The item's gold result on database `db`, run once however many systems ask.
