@@ -420,13 +420,13 @@ fn user_prompt(case: &Case<'_>) -> String {
         text,
         "## Ground Truth Query\n{}\n\nGround Truth Result:\n{}\n\n",
         fenced("sql", case.gold_sql.trim()),
-        markdown_table(case.gold_rows)
+        markdown_table(case.gold_rows).trim_end()
     );
     let _ = write!(
         text,
         "## Prediction Query\n{}\n\nPrediction Result:\n{}\n",
         fenced("sql", case.predicted_sql.trim()),
-        markdown_table(case.predicted_rows)
+        markdown_table(case.predicted_rows).trim_end()
     );
     text
 }
