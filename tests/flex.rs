@@ -446,3 +446,94 @@ fn a_gold_file_without_questions_makes_flex_unavailable_not_guessed() {
         .contains("gives no question"));
     assert_eq!(server.count(), 0);
 }
+
+#[test]
+fn sharded_flex_runs_merge_to_the_unsharded_run() {
+    let server = Server::start(judge);
+    let dir = tempfile::tempdir().unwrap();
+    let block = format!(
+        "judge: {{ base_url: '{}', model: judge-model, api_key_env: {KEY_VARIABLE}, timeout_ms: 500, backoff_ms: 10, \
+         price_per_million_prompt_tokens: 1 }}",
+        server.base_url
+    );
+    let config = write_inputs(dir.path(), &block);
+    let (_, single, summary) = eval(&config, Some("sk"));
+    let out = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let run = |args: &[&str]| {
+        let output = sqlgate_command(args)
+            .env(KEY_VARIABLE, "sk")
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    };
+    let config = config.to_str().unwrap();
+    for i in 1..=2 {
+        run(&[
+            "eval",
+            "--config",
+            config,
+            "--shard",
+            &format!("{i}/2"),
+            "--jsonl",
+            &out(&format!("shard{i}.jsonl")),
+            "--comment",
+            "never",
+        ]);
+    }
+    run(&[
+        "merge",
+        "--config",
+        config,
+        &out("shard1.jsonl"),
+        &out("shard2.jsonl"),
+        "--jsonl",
+        &out("merged.jsonl"),
+        "--summary",
+        &out("merged.json"),
+        "--comment",
+        "never",
+        "--no-fail-on-regression",
+    ]);
+    let merged = read_jsonl(&dir.path().join("merged.jsonl"));
+    assert_eq!(merged.len(), single.len());
+    assert!(merged
+        .iter()
+        .any(|l| l["flex_components"]["category"] == "different_output_structure"));
+    // The shards ran after the single run, so their replies came from the cache: everything
+    // but the request counters (and the tokens and cost billed) is the same.
+    let strip = |lines: Vec<Json>| -> Vec<Json> {
+        let billing = [
+            "requests",
+            "cached_replies",
+            "prompt_tokens",
+            "completion_tokens",
+            "cost",
+        ];
+        let mut lines = lines;
+        for details in lines
+            .iter_mut()
+            .filter_map(|l| l.get_mut("flex_components"))
+        {
+            for key in billing {
+                details[key] = Json::Null;
+            }
+        }
+        lines
+    };
+    assert_eq!(strip(merged), strip(single));
+    let merged_summary: Json =
+        serde_json::from_str(&std::fs::read_to_string(out("merged.json")).unwrap()).unwrap();
+    assert_eq!(
+        merged_summary["systems"]["A"]["flex_judge"]["cached_replies"],
+        7
+    );
+    assert_eq!(
+        merged_summary["systems"]["A"]["accuracy"],
+        summary["systems"]["A"]["accuracy"]
+    );
+    assert_eq!(server.count(), 16);
+}
