@@ -106,6 +106,24 @@ impl Executor {
         })
     }
 
+    /// The result column names of one query, prepared under the same rules as [`Executor::run`]
+    /// but not run (for showing results with their headers).
+    pub fn column_names(&self, db: &Path, sql: &str) -> Result<Vec<String>, ExecError> {
+        CONNECTIONS.with(|cache| {
+            let mut cache = cache.borrow_mut();
+            if !cache.contains_key(db) {
+                cache.insert(db.to_path_buf(), open_guarded(db)?);
+            }
+            let classify = |e: rusqlite::Error| classify_error(e, false, self.limits.timeout);
+            let mut batch = rusqlite::Batch::new(&cache[db].conn, sql);
+            let statement = batch
+                .next()
+                .map_err(classify)?
+                .ok_or_else(|| ExecError::Sql("no statement".into()))?;
+            Ok(statement.column_names().map(str::to_string).collect())
+        })
+    }
+
     fn query(&self, conn: &Connection, sql: &str, deadline: u64) -> Result<Vec<Row>, ExecError> {
         let timed_out = || now_nanos() >= deadline;
         let classify = |e: rusqlite::Error| classify_error(e, timed_out(), self.limits.timeout);
