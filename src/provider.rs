@@ -251,7 +251,20 @@ pub enum ProviderError {
         url: String,
         /// What is missing or wrong.
         message: String,
+        /// Requests made.
+        requests: u32,
     },
+}
+
+impl ProviderError {
+    /// HTTP requests the failed call made.
+    pub fn requests(&self) -> u32 {
+        match self {
+            ProviderError::Status { requests, .. }
+            | ProviderError::Transport { requests, .. }
+            | ProviderError::Protocol { requests, .. } => *requests,
+        }
+    }
 }
 
 /// Counters of one provider over a run.
@@ -358,6 +371,7 @@ impl Provider {
         let reply = parse_chat(&text).map_err(|message| ProviderError::Protocol {
             url: url.clone(),
             message,
+            requests,
         })?;
         self.cache.put(&key, &text);
         Ok(ChatReply { requests, ..reply })
@@ -392,11 +406,12 @@ impl Provider {
         }
         for batch in missing.chunks(self.config.batch_size) {
             let body = json!({"model": self.config.model, "input": batch}).to_string();
-            let (text, _) = self.post(&url, &body)?;
+            let (text, requests) = self.post(&url, &body)?;
             let vectors = parse_embeddings(&text, batch.len()).map_err(|message| {
                 ProviderError::Protocol {
                     url: url.clone(),
                     message,
+                    requests,
                 }
             })?;
             for (input, vector) in batch.iter().zip(vectors) {

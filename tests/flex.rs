@@ -543,3 +543,33 @@ fn sharded_flex_runs_merge_to_the_unsharded_run() {
     );
     assert_eq!(server.count(), 16);
 }
+
+#[test]
+fn a_judge_that_keeps_failing_makes_items_unavailable_with_the_status() {
+    let server = Server::start(|_, _| Reply::status(503));
+    let dir = tempfile::tempdir().unwrap();
+    let block = format!(
+        "judge: {{ base_url: '{}', model: m, max_retries: 1, backoff_ms: 1 }}",
+        server.base_url
+    );
+    let config = write_inputs(dir.path(), &block);
+    let (stdout, lines, summary) = eval(&config, None);
+    let first = &lines[0];
+    assert_eq!(first["outcome"]["flex"], "unavailable");
+    assert_eq!(first["metrics"]["flex"], Json::Null);
+    let reason = first["error"]["flex"].as_str().unwrap();
+    assert!(
+        reason.starts_with("judge request failed: ")
+            && reason.contains("answered HTTP 503 after 2 request(s)"),
+        "{reason}"
+    );
+    assert_eq!(first["flex_components"]["requests"], 2);
+    assert_eq!(first["flex_components"]["correct"], Json::Null);
+    // A: items 0-3 and 5 are asked (4 does not run, 6 is missing); B: all 7.
+    assert_eq!(server.count(), 2 * (5 + 7));
+    assert_eq!(summary["systems"]["A"]["flex_judge"]["requests"], 10);
+    assert!(
+        stdout.contains("flex unavailable: judge request failed"),
+        "{stdout}"
+    );
+}

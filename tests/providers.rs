@@ -302,3 +302,17 @@ fn config_blocks_resolve_their_cache_beside_the_config_and_reject_unknown_keys()
         .to_string();
     assert!(error.contains("`judge.concurrency`"), "{error}");
 }
+
+#[test]
+fn a_success_status_with_a_body_outside_the_protocol_is_an_error_and_not_cached() {
+    let server = Server::start(|_, _| Reply::ok(serde_json::json!({"choices": []})));
+    let cache = tempfile::tempdir().unwrap();
+    let judge = provider(&server, "", &cache);
+    let error = judge.chat(&question()).unwrap_err();
+    assert!(
+        matches!(&error, ProviderError::Protocol { requests: 1, message, .. } if message.contains("choices[0].message.content")),
+        "{error:?}"
+    );
+    judge.chat(&question()).unwrap_err();
+    assert_eq!(server.count(), 2);
+}

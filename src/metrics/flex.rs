@@ -337,11 +337,9 @@ fn judge_case(judge: &Provider, case: &Case<'_>) -> Score {
         let reply = match judge.chat(&messages) {
             Ok(reply) => reply,
             Err(e) => {
-                return unavailable(
-                    judge.config(),
-                    judgement,
-                    format!("judge request failed: {e}"),
-                )
+                judgement.requests += e.requests();
+                let reason = format!("judge request failed: {e}");
+                return unavailable(judge.config(), judgement, reason);
             }
         };
         judgement.requests += reply.requests;
