@@ -180,6 +180,10 @@ pub struct CompareConfig {
     /// Keep DISTINCT in the spider-ts profile (the official `--keep_distinct`).
     #[serde(default)]
     pub keep_distinct: bool,
+    /// Also try the prediction with the gold's values plugged into its value slots in every
+    /// possible way (the official `--plug_value`): value prediction is not judged.
+    #[serde(default)]
+    pub plug_value: bool,
 }
 
 impl Default for CompareConfig {
@@ -188,6 +192,7 @@ impl Default for CompareConfig {
             profile: ProfileName::SpiderTs,
             float_tolerance: 0.0,
             keep_distinct: false,
+            plug_value: false,
         }
     }
 }
