@@ -6,6 +6,7 @@
 //! crate); its errors carry the line and column, which we pass on to the user.
 
 use crate::error::InputError;
+use crate::provider::{ProviderConfig, ProviderKind};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -41,6 +42,12 @@ pub struct Config {
     /// The Markdown report.
     #[serde(default)]
     pub report: ReportConfig,
+    /// The OpenAI-compatible chat endpoint of the LLM judge (metric `flex`).
+    #[serde(default)]
+    pub judge: Option<ProviderConfig>,
+    /// The OpenAI-compatible embedding endpoint of the semantic metrics.
+    #[serde(default)]
+    pub embeddings: Option<ProviderConfig>,
     /// The folder of the config file; relative paths were resolved against it.
     #[serde(skip)]
     pub base_dir: PathBuf,
@@ -415,6 +422,16 @@ impl Config {
         {
             *path = base.join(&*path);
         }
+        for (kind, provider) in [
+            (ProviderKind::Judge, &mut self.judge),
+            (ProviderKind::Embeddings, &mut self.embeddings),
+        ] {
+            if let Some(provider) = provider {
+                let default = Path::new(".sqlgate/cache").join(kind.key());
+                let dir = provider.cache_dir.take().unwrap_or(default);
+                provider.cache_dir = Some(base.join(dir));
+            }
+        }
     }
 
     fn validate(&self) -> Result<(), InputError> {
@@ -457,6 +474,14 @@ impl Config {
         if let Some(significance) = &self.gate.significance {
             if !(significance.alpha > 0.0 && significance.alpha < 1.0) {
                 return fail("`gate.significance.alpha` must be between 0 and 1".into());
+            }
+        }
+        for (kind, provider) in [
+            (ProviderKind::Judge, &self.judge),
+            (ProviderKind::Embeddings, &self.embeddings),
+        ] {
+            if let Some(Err(message)) = provider.as_ref().map(|p| p.validate(kind.key())) {
+                return fail(message);
             }
         }
         if self.suite.kind == SuiteKind::Directory

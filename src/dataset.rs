@@ -20,6 +20,8 @@ pub struct GoldItem {
     pub sql: String,
     /// The natural-language question, when the gold file carries it.
     pub question: Option<String>,
+    /// BIRD's external knowledge for the question (`evidence`), when the gold file carries it.
+    pub evidence: Option<String>,
     /// Difficulty label, when configured.
     pub difficulty: Option<String>,
     /// True when the item's database is absent and `skip_missing_databases` is set.
@@ -133,6 +135,7 @@ fn parse_gold_lines(path: &Path, bytes: &[u8]) -> Result<Vec<GoldItem>, InputErr
             db_id: db_id.trim().to_string(),
             sql: sql.to_string(),
             question: None,
+            evidence: None,
             difficulty: None,
             skipped: false,
         });
@@ -169,6 +172,7 @@ fn gold_item_from_json(
         db_id,
         sql,
         question: text_field("question"),
+        evidence: text_field("evidence").filter(|e| !e.trim().is_empty()),
         difficulty: None,
         skipped: false,
     })

@@ -17,6 +17,7 @@ pub mod pipeline;
 pub mod predictions;
 pub mod profile;
 pub mod progress;
+pub mod provider;
 pub mod report;
 pub mod run;
 pub mod scatter;

@@ -4,7 +4,7 @@
 //! place, so a failed run leaves no partial output.
 
 use crate::counterexample::Category;
-use crate::metrics::{ComponentScore, Details, Outcome, COMPONENTS};
+use crate::metrics::{ComponentScore, Details, JudgeTotals, Outcome, COMPONENTS};
 use crate::pipeline::GateRun;
 use crate::run::Evaluation;
 use serde_json::{json, Map, Value as Json};
@@ -58,6 +58,10 @@ pub struct SystemSummary {
     /// Items the original database accepts and the test suite rejects, by the category of
     /// their counterexample: what moved TS away from EX.
     pub counterexamples: BTreeMap<Category, usize>,
+    /// The LLM judge's requests, tokens, cost and categories, when `flex` ran.
+    pub judge: Option<JudgeTotals>,
+    /// Per metric with `unavailable` items, the reason given for the first of them.
+    pub unavailable: BTreeMap<String, String>,
 }
 
 /// The official partial-matching aggregate of one component in one difficulty cell: precision
@@ -145,6 +149,8 @@ fn summarize_system(evaluation: &Evaluation, system: usize) -> SystemSummary {
     let mut outcomes: BTreeMap<String, BTreeMap<Outcome, usize>> = BTreeMap::new();
     let mut components: BTreeMap<String, BTreeMap<String, [ComponentCell; 10]>> = BTreeMap::new();
     let mut counterexamples: BTreeMap<Category, usize> = BTreeMap::new();
+    let mut judge: Option<JudgeTotals> = None;
+    let mut unavailable: BTreeMap<String, String> = BTreeMap::new();
     for result in evaluation.system_results(system) {
         let item = &evaluation.dataset.items[result.index];
         let keys: Vec<&str> = item
@@ -166,6 +172,16 @@ fn summarize_system(evaluation: &Evaluation, system: usize) -> SystemSummary {
                 .or_default() += 1;
             if let Some(counterexample) = score.details.as_ref().and_then(Details::counterexample) {
                 *counterexamples.entry(counterexample.category).or_default() += 1;
+            }
+            if let (Outcome::Unavailable, Some(reason)) = (score.outcome, &score.error) {
+                unavailable
+                    .entry(metric.clone())
+                    .or_insert_with(|| reason.clone());
+            }
+            if let Some(Details::Judged(judgement)) = &score.details {
+                judge
+                    .get_or_insert_with(JudgeTotals::default)
+                    .add(judgement);
             }
             if let (Some(Details::Components(scores)), true) =
                 (&score.details, score.outcome.is_scored())
@@ -203,6 +219,8 @@ fn summarize_system(evaluation: &Evaluation, system: usize) -> SystemSummary {
         outcomes,
         components,
         counterexamples,
+        judge,
+        unavailable,
     }
 }
 
@@ -405,6 +423,9 @@ fn system_json(system: &SystemSummary, difficulties: &[String]) -> Json {
     if !system.counterexamples.is_empty() {
         entry["ts_counterexamples"] = counterexample_counts_json(&system.counterexamples);
     }
+    if let Some(judge) = &system.judge {
+        entry["flex_judge"] = judge.to_json();
+    }
     entry
 }
 
@@ -466,6 +487,12 @@ pub fn human(evaluation: &Evaluation, summary: &Summary) -> String {
                 .filter_map(|o| by_outcome.get(o).map(|n| format!("{n} {}", o.as_str())))
                 .collect();
             let _ = writeln!(out, "  {metric} outcomes: {}", parts.join(", "));
+        }
+        for (metric, reason) in &system.unavailable {
+            let _ = writeln!(out, "  {metric} unavailable: {reason}");
+        }
+        if let Some(judge) = &system.judge {
+            let _ = writeln!(out, "  flex judge: {}", judge.describe());
         }
         if !system.counterexamples.is_empty() {
             let parts: Vec<String> = system

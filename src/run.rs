@@ -8,6 +8,7 @@ use crate::exec::{Executor, Limits};
 use crate::metrics::{self, Env, Metric, Outcome, Score};
 use crate::predictions::{load_systems, System};
 use crate::profile::Profile;
+use crate::provider::Providers;
 use crate::suite::Suite;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
@@ -157,7 +158,8 @@ pub fn evaluate_part(config: &Config, shard: Option<Shard>) -> Result<Evaluation
     };
     let pool = thread_pool(config.execution.threads);
     let results = pool.install(|| {
-        let env = Env::new(&dataset, &executor, &profile, suite.as_ref());
+        let providers = Providers::new(config.judge.as_ref(), config.embeddings.as_ref());
+        let env = Env::new(&dataset, &executor, &profile, suite.as_ref()).with_providers(providers);
         score_all(&env, &systems, &metrics, shard)
     });
     Ok(Evaluation {

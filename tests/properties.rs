@@ -123,6 +123,7 @@ fn dataset(items: usize) -> Dataset {
                 db_id: "singer".into(),
                 sql: "SELECT 1".into(),
                 question: None,
+                evidence: None,
                 difficulty: None,
                 skipped: false,
             })

@@ -6,12 +6,14 @@
 
 mod esm;
 mod ex;
+mod flex;
 mod ts;
 
 use crate::dataset::{Dataset, GoldItem};
 use crate::exec::{ExecError, Executor};
 use crate::profile::{PreparedGold, Profile};
 use crate::value::Row;
+pub use flex::{markdown_table, JudgeTotals, Judgement};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -25,6 +27,7 @@ const REGISTRY: &[(&str, Constructor)] = &[
     ("ex", || Box::new(ex::ExecutionAccuracy)),
     ("esm", || Box::new(esm::ExactSetMatch)),
     ("ts", || Box::new(ts::TestSuiteAccuracy)),
+    ("flex", || Box::<flex::Flex>::default()),
 ];
 
 /// Builds the metric called `name`, or says which names exist.
@@ -168,6 +171,8 @@ pub enum Details {
         /// The minimal distinguishing database with both results.
         counterexample: Option<Box<crate::counterexample::Counterexample>>,
     },
+    /// FLEX: the judge's verdict, category and what it cost.
+    Judged(Box<Judgement>),
 }
 
 impl Details {
@@ -206,11 +211,15 @@ impl Details {
                 }
                 json
             }
+            Details::Judged(judgement) => judgement.to_json(),
         }
     }
 
     /// Reads what [`Details::to_json`] wrote.
     pub fn from_json(json: &serde_json::Value) -> Option<Details> {
+        if json.get("same_result").is_some() {
+            return Judgement::from_json(json).map(|j| Details::Judged(Box::new(j)));
+        }
         if let Some(database) = json.get("distinguishing_database").and_then(|d| d.as_str()) {
             let counterexample = match json.get("counterexample") {
                 Some(c) => Some(Box::new(crate::counterexample::Counterexample::from_json(
@@ -303,6 +312,8 @@ pub struct Env<'a> {
     pub profile: &'a Profile,
     /// Test-suite databases per db_id, when a suite is configured.
     pub suite: Option<&'a crate::suite::Suite>,
+    /// The judge and embedding endpoints, or why each is unavailable.
+    pub providers: crate::provider::Providers,
     gold: Mutex<HashMap<(usize, PathBuf), GoldSlot>>,
 }
 
@@ -322,8 +333,14 @@ impl<'a> Env<'a> {
             executor,
             profile,
             suite,
+            providers: crate::provider::Providers::default(),
             gold: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The same environment with the run's configured providers (none by default).
+    pub fn with_providers(self, providers: crate::provider::Providers) -> Self {
+        Env { providers, ..self }
     }
 
     /// The item's gold result on database `db`, run once however many systems ask.

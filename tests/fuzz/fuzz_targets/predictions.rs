@@ -17,6 +17,7 @@ fn dataset() -> Dataset {
                 db_id: "singer".into(),
                 sql: "SELECT 1".into(),
                 question: None,
+                evidence: None,
                 difficulty: None,
                 skipped: false,
             })
