@@ -7,6 +7,7 @@ pub mod config;
 pub mod counterexample;
 pub mod dataset;
 pub mod denotation;
+pub mod distill;
 pub mod error;
 pub mod exec;
 pub mod gate;

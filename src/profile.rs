@@ -39,6 +39,11 @@ impl Profile {
         }
     }
 
+    /// The options this profile compares with.
+    pub fn config(&self) -> &CompareConfig {
+        &self.config
+    }
+
     /// Prepares a gold query for execution.
     pub fn prepare_gold(&self, gold: &str) -> PreparedGold {
         match self.config.profile {
