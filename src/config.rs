@@ -119,6 +119,9 @@ impl<'de> Deserialize<'de> for DifficultySource {
     }
 }
 
+/// The largest `suite.distill.rows` bound: generated tables stay small, as in the paper.
+const MAX_GENERATED_ROWS: usize = 10_000;
+
 /// Suite section: which databases each item is executed on.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -126,9 +129,49 @@ pub struct SuiteConfig {
     /// The suite kind.
     #[serde(default)]
     pub kind: SuiteKind,
-    /// The suite folder (`directory`): `<path>/<db_id>/*.sqlite`.
+    /// The suite folder (`directory`, `distilled`): `<path>/<db_id>/*.sqlite`.
     #[serde(default)]
     pub path: Option<PathBuf>,
+    /// Distillation settings (`distilled`).
+    #[serde(default)]
+    pub distill: DistillConfig,
+}
+
+/// `suite.distill`: how a distilled suite is generated (seed 000, Algorithm 1).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DistillConfig {
+    /// Seed of every random choice; the same seed gives byte-identical suites.
+    #[serde(default = "default_distill_seed")]
+    pub seed: u64,
+    /// Random databases sampled per schema (the paper: 1000).
+    #[serde(default = "default_max_random_dbs")]
+    pub max_random_dbs: u64,
+    /// Inclusive bounds `[min, max]` on the rows of each generated table.
+    #[serde(default = "default_rows")]
+    pub rows: [usize; 2],
+}
+
+impl Default for DistillConfig {
+    fn default() -> Self {
+        DistillConfig {
+            seed: default_distill_seed(),
+            max_random_dbs: default_max_random_dbs(),
+            rows: default_rows(),
+        }
+    }
+}
+
+fn default_distill_seed() -> u64 {
+    7
+}
+
+fn default_max_random_dbs() -> u64 {
+    1000
+}
+
+fn default_rows() -> [usize; 2] {
+    [0, 30]
 }
 
 /// Suite kinds.
@@ -140,6 +183,8 @@ pub enum SuiteKind {
     Original,
     /// An existing folder of databases per db_id (e.g. the official released test suite).
     Directory,
+    /// A suite distilled by sqlgate (`sqlgate distill`) and cached in `path`.
+    Distilled,
 }
 
 /// One entry of `predictions:`; its path may be a glob naming several systems.
@@ -187,6 +232,10 @@ pub struct CompareConfig {
     /// Keep DISTINCT in the spider-ts profile (the official `--keep_distinct`).
     #[serde(default)]
     pub keep_distinct: bool,
+    /// Also try the prediction with the gold's values plugged into its value slots in every
+    /// possible way (the official `--plug_value`): value prediction is not judged.
+    #[serde(default)]
+    pub plug_value: bool,
 }
 
 impl Default for CompareConfig {
@@ -195,6 +244,7 @@ impl Default for CompareConfig {
             profile: ProfileName::SpiderTs,
             float_tolerance: 0.0,
             keep_distinct: false,
+            plug_value: false,
         }
     }
 }
@@ -484,9 +534,22 @@ impl Config {
         {
             return fail("`suite.path` must name a folder when `suite.kind` is `directory`".into());
         }
+        if self.suite.kind == SuiteKind::Distilled && self.suite.path.is_none() {
+            return fail(
+                "`suite.path` must name the cache folder when `suite.kind` is `distilled`".into(),
+            );
+        }
+        let [min_rows, max_rows] = self.suite.distill.rows;
+        if min_rows > max_rows || max_rows > MAX_GENERATED_ROWS {
+            return fail(format!(
+                "`suite.distill.rows` must be `[min, max]` with min <= max <= {MAX_GENERATED_ROWS}, \
+                 not [{min_rows}, {max_rows}]"
+            ));
+        }
         if self.metrics.iter().any(|m| m == "ts") && self.suite.kind == SuiteKind::Original {
             return fail(
-                "metric `ts` needs a test suite: set `suite.kind: directory` and `suite.path`"
+                "metric `ts` needs a test suite: set `suite.kind: directory` or `distilled`, \
+                 and `suite.path`"
                     .into(),
             );
         }

@@ -21,6 +21,10 @@ pub struct PreparedGold {
     pub order_matters: bool,
 }
 
+/// Most `plug_value` alternatives tried for one prediction: the official scorer tries all of
+/// them, which for a prediction with many value slots never ends.
+pub const PLUG_VALUE_LIMIT: usize = 1024;
+
 /// The configured comparison profile.
 #[derive(Debug, Clone)]
 pub struct Profile {
@@ -33,6 +37,11 @@ impl Profile {
         Profile {
             config: config.clone(),
         }
+    }
+
+    /// The options this profile compares with.
+    pub fn config(&self) -> &CompareConfig {
+        &self.config
     }
 
     /// Prepares a gold query for execution.
@@ -64,6 +73,38 @@ impl Profile {
         }
     }
 
+    /// The texts to run for a prediction, the prepared prediction first; with `plug_value`, then
+    /// every way of filling its value slots with the gold's values (the official
+    /// `--plug_value`). The prediction is right when any of them is. An error when there would
+    /// be more than [`PLUG_VALUE_LIMIT`].
+    pub fn prediction_variants(&self, gold: &str, prediction: &str) -> Result<Vec<String>, String> {
+        let prepared = self.prepare_prediction(prediction);
+        if !self.config.plug_value {
+            return Ok(vec![prepared]);
+        }
+        let plugged = match self.config.profile {
+            ProfileName::SpiderTs => {
+                let gold = self.spider_before_execution(gold);
+                let prediction = self
+                    .spider_before_execution(&spider_text::replace_value_placeholder(prediction));
+                spider_text::plug_gold_values(&gold, &prediction, PLUG_VALUE_LIMIT).map(|all| {
+                    all.iter()
+                        .map(|q| spider_text::replace_cur_year(q))
+                        .collect()
+                })
+            }
+            ProfileName::Bird | ProfileName::Strict => {
+                spider_text::plug_gold_values(gold, prediction, PLUG_VALUE_LIMIT)
+            }
+        };
+        let plugged: Vec<String> = plugged.map_err(|count| {
+            format!(
+                "plug_value: {count} ways to fill the prediction's value slots exceed the limit of {PLUG_VALUE_LIMIT}"
+            )
+        })?;
+        Ok(std::iter::once(prepared).chain(plugged).collect())
+    }
+
     /// Whether two results are the same denotation under this profile.
     pub fn same_result(&self, gold: &[Row], predicted: &[Row], order_matters: bool) -> bool {
         let profile = match self.config.profile {
@@ -80,13 +121,18 @@ impl Profile {
 
     /// The official rewrites shared by gold and prediction.
     fn spider_common(&self, sql: &str) -> String {
+        spider_text::replace_cur_year(&self.spider_before_execution(sql))
+    }
+
+    /// The official rewrites made before values are plugged in: spaced operators joined, and
+    /// DISTINCT removed unless `keep_distinct` (the current year is replaced at execution).
+    fn spider_before_execution(&self, sql: &str) -> String {
         let sql = spider_text::normalize_spaced_operators(sql);
-        let sql = if self.config.keep_distinct {
+        if self.config.keep_distinct {
             sql
         } else {
             spider_text::remove_distinct(&sql)
-        };
-        spider_text::replace_cur_year(&sql)
+        }
     }
 }
 

@@ -100,6 +100,9 @@ pub struct TableEntry {
     /// Primary-key column indexes (an entry may be a list for composite keys).
     #[serde(default)]
     pub primary_keys: Vec<serde_json::Value>,
+    /// Column types (`text`, `number`, `time`, ...), aligned with `column_names_original`.
+    #[serde(default)]
+    pub column_types: Vec<String>,
 }
 
 impl TableEntry {

@@ -54,6 +54,15 @@ impl Suite {
         Ok(Suite { databases })
     }
 
+    /// Opens a suite written by `sqlgate distill` (the same layout, plus a `manifest.json` per
+    /// schema); a db_id it holds no folder for has no databases, so its items are skipped.
+    pub fn distilled<'a>(
+        root: &Path,
+        db_ids: impl IntoIterator<Item = &'a str>,
+    ) -> Result<Suite, InputError> {
+        Suite::directory(root, db_ids, true)
+    }
+
     /// The suite databases of a db_id, in file-name order.
     pub fn databases(&self, db_id: &str) -> &[PathBuf] {
         self.databases.get(db_id).map_or(&[], Vec::as_slice)

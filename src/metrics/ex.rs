@@ -27,8 +27,11 @@ impl Metric for ExecutionAccuracy {
         let Some(prediction) = prediction else {
             return Score::missing();
         };
-        let sql = env.profile.prepare_prediction(prediction);
-        match env.executor.run(db, &sql) {
+        let variants = match env.profile.prediction_variants(&item.sql, prediction) {
+            Ok(variants) => variants,
+            Err(e) => return Score::wrong(Outcome::PredError, e),
+        };
+        let run = |sql: &str| match env.executor.run(db, sql) {
             Ok(rows) => Score::binary(env.profile.same_result(
                 gold_rows,
                 &rows,
@@ -36,6 +39,16 @@ impl Metric for ExecutionAccuracy {
             )),
             Err(e @ ExecError::Timeout(_)) => Score::wrong(Outcome::PredTimeout, e.to_string()),
             Err(e) => Score::wrong(Outcome::PredError, e.to_string()),
+        };
+        let first = run(&variants[0]);
+        if first.outcome == Outcome::Match
+            || !variants[1..]
+                .iter()
+                .any(|sql| run(sql).outcome == Outcome::Match)
+        {
+            first
+        } else {
+            Score::binary(true)
         }
     }
 }

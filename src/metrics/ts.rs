@@ -26,51 +26,75 @@ impl Metric for TestSuiteAccuracy {
         let Some(prediction) = prediction else {
             return Score::missing();
         };
-        let sql = env.profile.prepare_prediction(prediction);
-        for db in databases {
-            let name = db
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let gold = env.gold_result(item, db);
-            let gold_rows = match &gold.rows {
-                Ok(rows) => rows,
-                Err(e) => {
-                    return Score::unscored(
-                        Outcome::GoldError,
-                        format!("gold query failed on {name}: {e}"),
-                    )
-                }
-            };
-            match env.executor.run(db, &sql) {
-                Ok(rows)
-                    if env
-                        .profile
-                        .same_result(gold_rows, &rows, gold.prepared.order_matters) =>
-                {
-                    continue
-                }
-                Ok(_) => {
-                    let counterexample = if right_on_original(env, item, &sql, db) {
-                        minimize(env.executor, env.profile, db, &gold.prepared, &sql).map(Box::new)
-                    } else {
-                        None
-                    };
-                    let mut score = Score::binary(false);
-                    score.details = Some(Details::Distinguishing {
-                        database: name,
-                        counterexample,
-                    });
-                    return score;
-                }
-                Err(e @ ExecError::Timeout(_)) => {
-                    return Score::wrong(Outcome::PredTimeout, format!("{name}: {e}"))
-                }
-                Err(e) => return Score::wrong(Outcome::PredError, format!("{name}: {e}")),
-            }
+        let variants = match env.profile.prediction_variants(&item.sql, prediction) {
+            Ok(variants) => variants,
+            Err(e) => return Score::wrong(Outcome::PredError, e),
+        };
+        let first = score_on_suite(env, item, &variants[0], databases, true);
+        if first.outcome == Outcome::Match
+            || !variants[1..].iter().any(|sql| {
+                score_on_suite(env, item, sql, databases, false).outcome == Outcome::Match
+            })
+        {
+            first
+        } else {
+            Score::binary(true)
         }
-        Score::binary(true)
     }
+}
+
+/// TS of one prepared prediction text: the first database on which it differs from the gold
+/// decides; when `explain`, with a counterexample if it is right on the original database.
+fn score_on_suite(
+    env: &Env<'_>,
+    item: &GoldItem,
+    sql: &str,
+    databases: &[std::path::PathBuf],
+    explain: bool,
+) -> Score {
+    for db in databases {
+        let name = db
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let gold = env.gold_result(item, db);
+        let gold_rows = match &gold.rows {
+            Ok(rows) => rows,
+            Err(e) => {
+                return Score::unscored(
+                    Outcome::GoldError,
+                    format!("gold query failed on {name}: {e}"),
+                )
+            }
+        };
+        match env.executor.run(db, sql) {
+            Ok(rows)
+                if env
+                    .profile
+                    .same_result(gold_rows, &rows, gold.prepared.order_matters) =>
+            {
+                continue
+            }
+            Ok(_) => {
+                let counterexample = if explain && right_on_original(env, item, sql, db) {
+                    minimize(env.executor, env.profile, db, &gold.prepared, sql).map(Box::new)
+                } else {
+                    None
+                };
+                let mut score = Score::binary(false);
+                score.details = Some(Details::Distinguishing {
+                    database: name,
+                    counterexample,
+                });
+                return score;
+            }
+            Err(e @ ExecError::Timeout(_)) => {
+                return Score::wrong(Outcome::PredTimeout, format!("{name}: {e}"))
+            }
+            Err(e) => return Score::wrong(Outcome::PredError, format!("{name}: {e}")),
+        }
+    }
+    Score::binary(true)
 }
 
 /// Whether the prediction is right on the item's original database (EX-correct), the case in

@@ -1,0 +1,264 @@
+//! The random database generator: fills every table of a schema (parents before children) with
+//! rows that satisfy every declared constraint: types, PRIMARY KEY / UNIQUE, NOT NULL and foreign
+//! keys (children take their key values from parent rows). Values come from the learned column
+//! profiles, fresh values in the learned formats, and the planted gold constants.
+
+use super::constraints::{Affinity, Column, Constraints, Table};
+use super::values::{same_format, ColumnProfile, Planted, Profiles};
+use crate::value::Value;
+use rusqlite::Connection;
+
+/// Chance that a nullable column holds NULL.
+const NULL_CHANCE: f64 = 0.1;
+/// Chance that a value is a planted gold constant (or variant), when the column can hold one.
+const PLANTED_CHANCE: f64 = 0.25;
+/// Chance that a value is one seen in the original database, when it has some.
+const SEEN_CHANCE: f64 = 0.5;
+/// Attempts per wanted row before giving up on it (unique keys may be exhausted).
+const ATTEMPTS_PER_ROW: usize = 4;
+
+/// Everything needed to generate databases of one schema.
+pub struct Generator<'a> {
+    /// The schema's constraints and DDL.
+    pub constraints: &'a Constraints,
+    /// Value profiles per column.
+    pub profiles: &'a Profiles,
+    /// Gold constants and variants to plant.
+    pub planted: &'a Planted,
+    /// Inclusive bounds on rows per table.
+    pub rows: (usize, usize),
+}
+
+impl Generator<'_> {
+    /// A new in-memory database filled from `seed`; the same seed always gives the same rows.
+    pub fn generate(&self, seed: u64) -> rusqlite::Result<Connection> {
+        let conn = Connection::open_in_memory()?;
+        for statement in &self.constraints.ddl {
+            conn.execute_batch(statement)?;
+        }
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let mut filled: Vec<Vec<Vec<Value>>> = vec![Vec::new(); self.constraints.tables.len()];
+        conn.execute_batch("BEGIN")?;
+        for table_index in self.constraints.topological_order() {
+            let rows = self.fill_table(&conn, table_index, &filled, &mut rng)?;
+            filled[table_index] = rows;
+        }
+        conn.execute_batch("COMMIT")?;
+        Ok(conn)
+    }
+
+    /// Rows over all tables of a database of this schema.
+    pub fn count_rows(&self, conn: &Connection) -> rusqlite::Result<u64> {
+        let mut total = 0u64;
+        for table in &self.constraints.tables {
+            let sql = format!("SELECT count(*) FROM {}", quote(&table.name));
+            total += conn.query_row(&sql, [], |row| row.get::<_, i64>(0))? as u64;
+        }
+        Ok(total)
+    }
+
+    fn fill_table(
+        &self,
+        conn: &Connection,
+        table_index: usize,
+        filled: &[Vec<Vec<Value>>],
+        rng: &mut fastrand::Rng,
+    ) -> rusqlite::Result<Vec<Vec<Value>>> {
+        let table = &self.constraints.tables[table_index];
+        let wanted = rng.usize(self.rows.0..=self.rows.1.max(self.rows.0));
+        let names: Vec<String> = table.columns.iter().map(|c| quote(&c.name)).collect();
+        let placeholders = vec!["?"; names.len()].join(", ");
+        let mut insert = conn.prepare(&format!(
+            "INSERT INTO {} ({}) VALUES ({placeholders})",
+            quote(&table.name),
+            names.join(", ")
+        ))?;
+        let mut rows: Vec<Vec<Value>> = Vec::with_capacity(wanted);
+        for _ in 0..wanted * ATTEMPTS_PER_ROW {
+            if rows.len() == wanted {
+                break;
+            }
+            let Some(row) = self.row(table_index, filled, &rows, rng) else {
+                continue;
+            };
+            // SQLite enforces the declared PRIMARY KEY, UNIQUE, NOT NULL and type constraints:
+            // a row it refuses is dropped (foreign keys are respected by construction).
+            let params: Vec<rusqlite::types::Value> = row.iter().map(to_sql).collect();
+            if insert.execute(rusqlite::params_from_iter(params)).is_ok() {
+                rows.push(row);
+            }
+        }
+        Ok(rows)
+    }
+
+    /// One candidate row, or `None` when a NOT NULL foreign key has no parent row to point to.
+    fn row(
+        &self,
+        table_index: usize,
+        filled: &[Vec<Vec<Value>>],
+        own_rows: &[Vec<Value>],
+        rng: &mut fastrand::Rng,
+    ) -> Option<Vec<Value>> {
+        let table = &self.constraints.tables[table_index];
+        let profiles = &self.profiles[table_index];
+        let mut row: Vec<Value> = table
+            .columns
+            .iter()
+            .zip(profiles)
+            .map(|(column, profile)| self.value(column, profile, rng))
+            .collect();
+        for fk in &table.foreign_keys {
+            let parents: &[Vec<Value>] = if fk.parent == table_index {
+                own_rows
+            } else {
+                &filled[fk.parent]
+            };
+            if parents.is_empty() {
+                if fk.parent == table_index {
+                    link_to_self(table, fk, &mut row);
+                    continue;
+                }
+                if fk.columns.iter().any(|c| table.columns[*c].not_null) {
+                    return None;
+                }
+                for c in &fk.columns {
+                    row[*c] = Value::Null;
+                }
+                continue;
+            }
+            let nullable = fk.columns.iter().all(|c| !table.columns[*c].not_null);
+            if nullable && rng.f64() < NULL_CHANCE {
+                for c in &fk.columns {
+                    row[*c] = Value::Null;
+                }
+                continue;
+            }
+            let parent = &parents[rng.usize(..parents.len())];
+            if fk
+                .parent_columns
+                .iter()
+                .any(|p| matches!(parent[*p], Value::Null))
+                && !nullable
+            {
+                return None;
+            }
+            for (c, p) in fk.columns.iter().zip(&fk.parent_columns) {
+                row[*c] = parent[*p].clone();
+            }
+        }
+        Some(row)
+    }
+
+    fn value(&self, column: &Column, profile: &ColumnProfile, rng: &mut fastrand::Rng) -> Value {
+        if !column.not_null && rng.f64() < NULL_CHANCE {
+            return Value::Null;
+        }
+        let planted = self.planted.for_affinity(column.affinity);
+        let value = if !planted.is_empty() && rng.f64() < PLANTED_CHANCE {
+            planted[rng.usize(..planted.len())].clone()
+        } else if !profile.seen.is_empty() && rng.f64() < SEEN_CHANCE {
+            profile.seen[rng.usize(..profile.seen.len())].clone()
+        } else {
+            fresh(column.affinity, profile, rng)
+        };
+        coerce(value, column.affinity)
+    }
+}
+
+/// A self-referencing key in the first row of its table points at the row itself.
+fn link_to_self(table: &Table, fk: &super::constraints::ForeignKey, row: &mut [Value]) {
+    for (c, p) in fk.columns.iter().zip(&fk.parent_columns) {
+        row[*c] = if table.columns[*c].not_null {
+            row[*p].clone()
+        } else {
+            Value::Null
+        };
+    }
+}
+
+/// A value not taken from any list: in the learned format for text, in the learned range for
+/// numbers (small ranges, so that duplicates and ties occur).
+fn fresh(affinity: Affinity, profile: &ColumnProfile, rng: &mut fastrand::Rng) -> Value {
+    let numbers: Vec<f64> = profile.seen.iter().filter_map(Value::as_f64).collect();
+    let (low, high) = match (
+        numbers.iter().copied().reduce(f64::min),
+        numbers.iter().copied().reduce(f64::max),
+    ) {
+        (Some(low), Some(high)) => (low, high),
+        _ => (0.0, 100.0),
+    };
+    match affinity {
+        Affinity::Integer => {
+            let (low, high) = (low.floor() as i64 - 2, high.ceil() as i64 + 2);
+            Value::Int(rng.i64(low..=high))
+        }
+        Affinity::Real => {
+            let value = low + (high - low + 2.0) * rng.f64() - 1.0;
+            Value::Real((value * 10.0).round() / 10.0)
+        }
+        Affinity::Text => {
+            let examples: Vec<&str> = profile
+                .seen
+                .iter()
+                .filter_map(|v| match v {
+                    Value::Text(s) => Some(s.as_str()),
+                    _ => None,
+                })
+                .collect();
+            if examples.is_empty() {
+                let length = rng.usize(1..=6);
+                Value::Text((0..length).map(|_| rng.char('a'..='f')).collect())
+            } else {
+                Value::Text(same_format(examples[rng.usize(..examples.len())], rng))
+            }
+        }
+    }
+}
+
+/// The value SQLite would store in a column of this affinity, so that the generator's copy of
+/// a row (used for children's foreign keys and for uniqueness) equals the stored one.
+fn coerce(value: Value, affinity: Affinity) -> Value {
+    match (&value, affinity) {
+        (Value::Text(s), Affinity::Integer | Affinity::Real) => match s.trim().parse::<f64>() {
+            Ok(n) if s.trim() == s && n.is_finite() => {
+                if n.fract() == 0.0 && n.abs() < 9e15 {
+                    Value::Int(n as i64)
+                } else {
+                    Value::Real(n)
+                }
+            }
+            _ => value,
+        },
+        (Value::Real(f), Affinity::Integer | Affinity::Real)
+            if f.fract() == 0.0 && f.abs() < 9e15 =>
+        {
+            Value::Int(*f as i64)
+        }
+        (Value::Int(i), Affinity::Text) => Value::Text(i.to_string()),
+        (Value::Real(f), Affinity::Text) => Value::Text(python_float(*f)),
+        _ => value,
+    }
+}
+
+/// SQLite's text form of a real (`15.0`, `2.5`).
+fn python_float(f: f64) -> String {
+    if f.fract() == 0.0 && f.abs() < 1e15 {
+        format!("{f:.1}")
+    } else {
+        format!("{f}")
+    }
+}
+
+fn to_sql(value: &Value) -> rusqlite::types::Value {
+    match value {
+        Value::Null => rusqlite::types::Value::Null,
+        Value::Int(i) => rusqlite::types::Value::Integer(*i),
+        Value::Real(f) => rusqlite::types::Value::Real(*f),
+        Value::Text(s) => rusqlite::types::Value::Text(s.clone()),
+        Value::Blob(b) => rusqlite::types::Value::Blob(b.clone()),
+    }
+}
+
+fn quote(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
