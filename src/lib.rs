@@ -13,6 +13,7 @@ pub mod exec;
 pub mod gate;
 pub mod github;
 pub mod metrics;
+pub mod neighbors;
 pub mod output;
 pub mod pipeline;
 pub mod predictions;
