@@ -33,6 +33,10 @@ impl Generator<'_> {
     /// A new in-memory database filled from `seed`; the same seed always gives the same rows.
     pub fn generate(&self, seed: u64) -> rusqlite::Result<Connection> {
         let conn = Connection::open_in_memory()?;
+        // Foreign keys are satisfied by construction; SQLite's own enforcement is off because
+        // some real schemas declare keys it rejects outright ("foreign key mismatch": a parent
+        // column that is not unique), which would refuse every child row.
+        conn.pragma_update(None, "foreign_keys", false)?;
         for statement in &self.constraints.ddl {
             conn.execute_batch(statement)?;
         }
@@ -105,7 +109,11 @@ impl Generator<'_> {
             .columns
             .iter()
             .zip(profiles)
-            .map(|(column, profile)| self.value(column, profile, rng))
+            .enumerate()
+            .map(|(index, (column, profile))| {
+                let planted = self.planted.for_column(table_index, index);
+                value(column, profile, planted, rng)
+            })
             .collect();
         for fk in &table.foreign_keys {
             let parents: &[Vec<Value>] = if fk.parent == table_index {
@@ -148,21 +156,27 @@ impl Generator<'_> {
         }
         Some(row)
     }
+}
 
-    fn value(&self, column: &Column, profile: &ColumnProfile, rng: &mut fastrand::Rng) -> Value {
-        if !column.not_null && rng.f64() < NULL_CHANCE {
-            return Value::Null;
-        }
-        let planted = self.planted.for_affinity(column.affinity);
-        let value = if !planted.is_empty() && rng.f64() < PLANTED_CHANCE {
-            planted[rng.usize(..planted.len())].clone()
-        } else if !profile.seen.is_empty() && rng.f64() < SEEN_CHANCE {
-            profile.seen[rng.usize(..profile.seen.len())].clone()
-        } else {
-            fresh(column.affinity, profile, rng)
-        };
-        coerce(value, column.affinity)
+/// One column value: NULL (when allowed), a planted constant, a value of the original database,
+/// or a fresh one.
+fn value(
+    column: &Column,
+    profile: &ColumnProfile,
+    planted: &[Value],
+    rng: &mut fastrand::Rng,
+) -> Value {
+    if !column.not_null && rng.f64() < NULL_CHANCE {
+        return Value::Null;
     }
+    let value = if !planted.is_empty() && rng.f64() < PLANTED_CHANCE {
+        planted[rng.usize(..planted.len())].clone()
+    } else if !profile.seen.is_empty() && rng.f64() < SEEN_CHANCE {
+        profile.seen[rng.usize(..profile.seen.len())].clone()
+    } else {
+        fresh(column.affinity, profile, rng)
+    };
+    coerce(value, column.affinity)
 }
 
 /// A self-referencing key in the first row of its table points at the row itself.
