@@ -90,7 +90,14 @@ pub fn open_configured(
                 .into(),
         })?;
     let report = distill(dataset, profile, &options(config), root, source)?;
-    let suite = Suite::distilled(root, dataset.databases.keys().map(String::as_str))?;
+    // Items whose original database is absent are skipped by every metric, TS included, so
+    // that a TS-correct prediction is always EX-correct; their suites are still distilled.
+    let with_original = dataset
+        .databases
+        .values()
+        .filter(|d| d.path.is_some())
+        .map(|d| d.db_id.as_str());
+    let suite = Suite::distilled(root, with_original)?;
     let keys = report
         .schemas
         .iter()
@@ -246,8 +253,10 @@ fn distill_schema(
         }
     };
     context.keep_executable(reference, &mut targets);
-    let findings = context.findings(reference, &targets);
-    Context::absorb(&mut targets, &findings);
+    if loaded.original.is_some() {
+        let findings = context.findings(reference, &targets);
+        Context::absorb(&mut targets, &findings);
+    }
     let (mut kept_files, first) = match &previous {
         Some(manifest) => (manifest.kept.clone(), manifest.examined),
         None => (Vec::new(), 0),
