@@ -67,18 +67,26 @@ pub fn empty(constraints: &Constraints) -> Profiles {
 /// sides of their boundary.
 #[derive(Debug, Clone, Default)]
 pub struct Planted {
-    columns: Vec<Vec<Vec<Value>>>,
+    /// Per gold query, `[table][column]`.
+    golds: Vec<Vec<Vec<Vec<Value>>>>,
+    /// All gold queries together, `[table][column]`.
+    all: Vec<Vec<Vec<Value>>>,
 }
 
 impl Planted {
     /// Plants each gold query's constants in the columns it names.
     pub fn new(constraints: &Constraints, golds: &[(String, Vec<Value>)]) -> Planted {
-        let mut columns: Vec<Vec<Vec<Value>>> = constraints
-            .tables
-            .iter()
-            .map(|t| vec![Vec::new(); t.columns.len()])
-            .collect();
+        let empty = || -> Vec<Vec<Vec<Value>>> {
+            constraints
+                .tables
+                .iter()
+                .map(|t| vec![Vec::new(); t.columns.len()])
+                .collect()
+        };
+        let mut all = empty();
+        let mut per_gold = Vec::with_capacity(golds.len());
         for (gold, constants) in golds {
+            let mut columns = empty();
             let words = identifiers(gold);
             let (numbers, texts) = variants(constants);
             for (table, pools) in constraints.tables.iter().zip(&mut columns) {
@@ -95,18 +103,45 @@ impl Planted {
                     }
                 }
             }
+            propagate_to_parents(constraints, &mut columns);
+            for (pools, gold_pools) in all.iter_mut().zip(&columns) {
+                for (pool, gold_pool) in pools.iter_mut().zip(gold_pools) {
+                    for value in gold_pool {
+                        push_unique(pool, value.clone());
+                    }
+                }
+            }
+            if columns.iter().flatten().any(|pool| !pool.is_empty()) {
+                per_gold.push(columns);
+            }
         }
-        propagate_to_parents(constraints, &mut columns);
-        Planted { columns }
+        Planted {
+            golds: per_gold,
+            all,
+        }
     }
 
-    /// The values to plant in a column.
-    pub fn for_column(&self, table: usize, column: usize) -> &[Value] {
-        self.columns
-            .get(table)
-            .and_then(|t| t.get(column))
-            .map_or(&[], Vec::as_slice)
+    /// How many gold queries have constants to plant.
+    pub fn focus_count(&self) -> usize {
+        self.golds.len()
     }
+
+    /// The values of one gold query (the database's focus) to plant in a column.
+    pub fn for_focus(&self, focus: usize, table: usize, column: usize) -> &[Value] {
+        pool(self.golds.get(focus), table, column)
+    }
+
+    /// The values of every gold query to plant in a column.
+    pub fn for_column(&self, table: usize, column: usize) -> &[Value] {
+        pool(Some(&self.all), table, column)
+    }
+}
+
+fn pool(columns: Option<&Vec<Vec<Vec<Value>>>>, table: usize, column: usize) -> &[Value] {
+    columns
+        .and_then(|c| c.get(table))
+        .and_then(|t| t.get(column))
+        .map_or(&[], Vec::as_slice)
 }
 
 /// A value planted in a foreign-key column must exist in the referenced column, or children
