@@ -12,6 +12,7 @@ pub mod error;
 pub mod exec;
 pub mod gate;
 pub mod github;
+pub mod gold_cache;
 pub mod metrics;
 pub mod neighbors;
 pub mod output;

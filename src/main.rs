@@ -31,6 +31,13 @@ enum Command {
         #[arg(long, requires = "jsonl")]
         shard: Option<String>,
     },
+    /// Distill the configured test suite (`suite.kind: distilled`), or reuse the cached one, and
+    /// print its report (also written as `report.json` in `suite.path`).
+    Distill {
+        /// The config file.
+        #[arg(long, default_value = "sqlgate.yml")]
+        config: PathBuf,
+    },
     /// Join shard files written by `eval --shard`, then report and gate as an unsharded run.
     Merge {
         /// The shard files.
@@ -131,6 +138,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 None => finish(&config, sqlgate::run::evaluate(&config)?, outputs),
             }
         }
+        Command::Distill { config } => distill(&Config::load(&config)?),
         Command::Merge {
             shards,
             config,
@@ -171,6 +179,28 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             finish(&config, sqlgate::run::evaluate(&config)?, outputs)
         }
     }
+}
+
+fn distill(config: &Config) -> anyhow::Result<ExitCode> {
+    let path = match (config.suite.kind, &config.suite.path) {
+        (sqlgate::config::SuiteKind::Distilled, Some(path)) => path,
+        _ => anyhow::bail!(
+            "config {}: `sqlgate distill` needs `suite.kind: distilled` and `suite.path`",
+            config.path.display()
+        ),
+    };
+    let dataset = sqlgate::dataset::Dataset::load(&config.dataset)?;
+    let profile = sqlgate::profile::Profile::new(&config.compare);
+    let (_, _, report) = sqlgate::distill::open_configured(
+        config,
+        &dataset,
+        &profile,
+        &sqlgate::distill::source::GeneratedNeighbors,
+    )?;
+    print!("{}", report.to_text());
+    let json = serde_json::to_string_pretty(&report.to_json())?;
+    write(&path.join("report.json"), &json)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn eval_shard(config: &Config, shard: &str, jsonl: Option<&Path>) -> anyhow::Result<ExitCode> {

@@ -148,20 +148,34 @@ pub fn evaluate_part(config: &Config, shard: Option<Shard>) -> Result<Evaluation
         max_bytes: config.execution.max_result_bytes,
     });
     let profile = Profile::new(&config.compare);
-    let suite = match (config.suite.kind, &config.suite.path) {
-        (SuiteKind::Directory, Some(path)) => Some(Suite::directory(
-            path,
-            dataset.databases.keys().map(String::as_str),
-            config.dataset.skip_missing_databases,
-        )?),
-        _ => None,
-    };
     let pool = thread_pool(config.execution.threads);
+    let (suite, gold_cache) = match (config.suite.kind, &config.suite.path) {
+        (SuiteKind::Directory, Some(path)) => (
+            Some(Suite::directory(
+                path,
+                dataset.databases.keys().map(String::as_str),
+                config.dataset.skip_missing_databases,
+            )?),
+            None,
+        ),
+        (SuiteKind::Distilled, Some(_)) => {
+            let source = crate::distill::source::GeneratedNeighbors;
+            let (suite, cache, _) = pool
+                .install(|| crate::distill::open_configured(config, &dataset, &profile, &source))?;
+            (Some(suite), Some(cache))
+        }
+        _ => (None, None),
+    };
     let results = pool.install(|| {
         let providers = Providers::new(config.judge.as_ref(), config.embeddings.as_ref());
-        let env = Env::new(&dataset, &executor, &profile, suite.as_ref()).with_providers(providers);
+        let env = Env::new(&dataset, &executor, &profile, suite.as_ref())
+            .with_providers(providers)
+            .with_gold_cache(gold_cache.as_ref());
         score_all(&env, &systems, &metrics, shard)
     });
+    if let Some(cache) = &gold_cache {
+        cache.save()?;
+    }
     Ok(Evaluation {
         metrics: metrics.iter().map(|m| m.name().to_string()).collect(),
         dataset,

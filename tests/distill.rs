@@ -69,6 +69,13 @@ impl NeighborSource for FixedNeighbors {
                 "SELECT count(*) FROM emp WHERE age >= 40",
                 "SELECT count(*) FROM emp WHERE age > 41",
             ],
+            "SELECT count(*) FROM player WHERE age > 20" => &[
+                "SELECT count(*) FROM player WHERE age >= 20",
+                "SELECT count(*) FROM player WHERE age > 21",
+                "SELECT count(*) FROM player",
+                "SELECT count(*) FROM team",
+                "SELECT count(*) FROM player WHERE age < 20",
+            ],
             GOLD_PROJECT => &[
                 "SELECT project, max(hours) FROM assignment GROUP BY project",
                 "SELECT project, sum(hours) FROM assignment GROUP BY emp_id",
@@ -334,4 +341,57 @@ fn a_new_gold_query_reuses_the_kept_databases_first() {
     let (_, undistinguished) = report.neighbor_totals();
     assert_eq!(undistinguished, 0, "{}", report.to_text());
     assert!(!ts_correct(&suite_files(&suite), GOLD_AGE, NEIGHBOR_AGE));
+}
+
+#[test]
+fn a_schema_known_only_from_tables_json_gets_generated_databases_that_keep_its_keys() {
+    let work = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(work.path().join("database")).unwrap();
+    let tables = serde_json::json!([{
+        "db_id": "league",
+        "table_names_original": ["team", "player"],
+        "column_names_original": [[-1, "*"], [0, "team_id"], [0, "city"], [1, "player_id"], [1, "team_id"], [1, "age"]],
+        "column_types": ["text", "number", "text", "number", "number", "number"],
+        "primary_keys": [1, 3],
+        "foreign_keys": [[4, 1]]
+    }]);
+    std::fs::write(work.path().join("tables.json"), tables.to_string()).unwrap();
+    std::fs::write(
+        work.path().join("gold.sql"),
+        "SELECT count(*) FROM player WHERE age > 20\tleague\n",
+    )
+    .unwrap();
+    let dataset = Dataset::load(&DatasetConfig {
+        kind: DatasetKind::Spider,
+        gold: work.path().join("gold.sql"),
+        tables: Some(work.path().join("tables.json")),
+        databases: work.path().join("database"),
+        difficulty: DifficultySource::None,
+        skip_missing_databases: true,
+    })
+    .unwrap();
+    let suite = work.path().join("suite");
+    let report = distill(&dataset, &profile(), &options(100), &suite, &source()).unwrap();
+    assert_eq!(report.neighbor_totals(), (5, 0), "{}", report.to_text());
+    let databases = Suite::distilled(&suite, ["league"])
+        .unwrap()
+        .databases("league")
+        .to_vec();
+    assert!(!databases.is_empty());
+    assert!(databases.iter().all(|d| d
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .starts_with("league_r")));
+    for db in databases {
+        let conn = Connection::open(&db).unwrap();
+        for sql in [
+            "SELECT count(*) FROM (SELECT team_id FROM team GROUP BY team_id HAVING count(*) > 1)",
+            "SELECT count(*) FROM team WHERE team_id IS NULL",
+            "SELECT count(*) FROM player WHERE team_id IS NOT NULL AND team_id NOT IN (SELECT team_id FROM team)",
+        ] {
+            let count: i64 = conn.query_row(sql, [], |r| r.get(0)).unwrap();
+            assert_eq!(count, 0, "{sql} on {}", db.display());
+        }
+    }
 }

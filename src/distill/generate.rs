@@ -4,14 +4,18 @@
 //! profiles, fresh values in the learned formats, and the planted gold constants.
 
 use super::constraints::{Affinity, Column, Constraints, Table};
-use super::values::{same_format, ColumnProfile, Planted, Profiles};
+use super::values::{same_format, ColumnProfile, Profiles};
 use crate::value::Value;
 use rusqlite::Connection;
 
 /// Chance that a nullable column holds NULL.
 const NULL_CHANCE: f64 = 0.1;
-/// Chance that a value is a planted gold constant (or variant), when the column can hold one.
-const PLANTED_CHANCE: f64 = 0.25;
+/// Chance that a value is a constant (or variant) of the database's focus gold query, when the
+/// column can hold one: each database favours one gold query, so that conditions combining
+/// several constants (`first_name = 'x' AND last_name = 'y'`, INTERSECT of two values) meet.
+const FOCUS_CHANCE: f64 = 0.4;
+/// Chance that a value is a constant (or variant) of any gold query of the schema.
+const PLANTED_CHANCE: f64 = 0.15;
 /// Chance that a value is one seen in the original database, when it has some.
 const SEEN_CHANCE: f64 = 0.5;
 /// Attempts per wanted row before giving up on it (unique keys may be exhausted).
@@ -24,7 +28,7 @@ pub struct Generator<'a> {
     /// Value profiles per column.
     pub profiles: &'a Profiles,
     /// Gold constants and variants to plant.
-    pub planted: &'a Planted,
+    pub planted: &'a super::values::Planted,
     /// Inclusive bounds on rows per table.
     pub rows: (usize, usize),
 }
@@ -33,14 +37,19 @@ impl Generator<'_> {
     /// A new in-memory database filled from `seed`; the same seed always gives the same rows.
     pub fn generate(&self, seed: u64) -> rusqlite::Result<Connection> {
         let conn = Connection::open_in_memory()?;
+        // Foreign keys are satisfied by construction; SQLite's own enforcement is off because
+        // some real schemas declare keys it rejects outright ("foreign key mismatch": a parent
+        // column that is not unique), which would refuse every child row.
+        conn.pragma_update(None, "foreign_keys", false)?;
         for statement in &self.constraints.ddl {
             conn.execute_batch(statement)?;
         }
         let mut rng = fastrand::Rng::with_seed(seed);
+        let focus = rng.usize(..self.planted.focus_count().max(1));
         let mut filled: Vec<Vec<Vec<Value>>> = vec![Vec::new(); self.constraints.tables.len()];
         conn.execute_batch("BEGIN")?;
         for table_index in self.constraints.topological_order() {
-            let rows = self.fill_table(&conn, table_index, &filled, &mut rng)?;
+            let rows = self.fill_table(&conn, table_index, focus, &filled, &mut rng)?;
             filled[table_index] = rows;
         }
         conn.execute_batch("COMMIT")?;
@@ -61,6 +70,7 @@ impl Generator<'_> {
         &self,
         conn: &Connection,
         table_index: usize,
+        focus: usize,
         filled: &[Vec<Vec<Value>>],
         rng: &mut fastrand::Rng,
     ) -> rusqlite::Result<Vec<Vec<Value>>> {
@@ -78,7 +88,7 @@ impl Generator<'_> {
             if rows.len() == wanted {
                 break;
             }
-            let Some(row) = self.row(table_index, filled, &rows, rng) else {
+            let Some(row) = self.row(table_index, focus, filled, &rows, rng) else {
                 continue;
             };
             // SQLite enforces the declared PRIMARY KEY, UNIQUE, NOT NULL and type constraints:
@@ -95,6 +105,7 @@ impl Generator<'_> {
     fn row(
         &self,
         table_index: usize,
+        focus: usize,
         filled: &[Vec<Vec<Value>>],
         own_rows: &[Vec<Value>],
         rng: &mut fastrand::Rng,
@@ -105,7 +116,14 @@ impl Generator<'_> {
             .columns
             .iter()
             .zip(profiles)
-            .map(|(column, profile)| self.value(column, profile, rng))
+            .enumerate()
+            .map(|(index, (column, profile))| {
+                let planted = Planted {
+                    focus: self.planted.for_focus(focus, table_index, index),
+                    all: self.planted.for_column(table_index, index),
+                };
+                value(column, profile, planted, rng)
+            })
             .collect();
         for fk in &table.foreign_keys {
             let parents: &[Vec<Value>] = if fk.parent == table_index {
@@ -148,21 +166,37 @@ impl Generator<'_> {
         }
         Some(row)
     }
+}
 
-    fn value(&self, column: &Column, profile: &ColumnProfile, rng: &mut fastrand::Rng) -> Value {
-        if !column.not_null && rng.f64() < NULL_CHANCE {
-            return Value::Null;
-        }
-        let planted = self.planted.for_affinity(column.affinity);
-        let value = if !planted.is_empty() && rng.f64() < PLANTED_CHANCE {
-            planted[rng.usize(..planted.len())].clone()
-        } else if !profile.seen.is_empty() && rng.f64() < SEEN_CHANCE {
-            profile.seen[rng.usize(..profile.seen.len())].clone()
-        } else {
-            fresh(column.affinity, profile, rng)
-        };
-        coerce(value, column.affinity)
+/// The planted values a column may take.
+struct Planted<'a> {
+    /// Of the database's focus gold query.
+    focus: &'a [Value],
+    /// Of any gold query.
+    all: &'a [Value],
+}
+
+/// One column value: NULL (when allowed), a planted constant, a value of the original database,
+/// or a fresh one.
+fn value(
+    column: &Column,
+    profile: &ColumnProfile,
+    planted: Planted<'_>,
+    rng: &mut fastrand::Rng,
+) -> Value {
+    if !column.not_null && rng.f64() < NULL_CHANCE {
+        return Value::Null;
     }
+    let value = if !planted.focus.is_empty() && rng.f64() < FOCUS_CHANCE {
+        planted.focus[rng.usize(..planted.focus.len())].clone()
+    } else if !planted.all.is_empty() && rng.f64() < PLANTED_CHANCE {
+        planted.all[rng.usize(..planted.all.len())].clone()
+    } else if !profile.seen.is_empty() && rng.f64() < SEEN_CHANCE {
+        profile.seen[rng.usize(..profile.seen.len())].clone()
+    } else {
+        fresh(column.affinity, profile, rng)
+    };
+    coerce(value, column.affinity)
 }
 
 /// A self-referencing key in the first row of its table points at the row itself.

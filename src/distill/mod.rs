@@ -8,13 +8,17 @@ pub mod constraints;
 mod generate;
 mod query;
 pub mod report;
+pub mod source;
 pub mod store;
 mod values;
 
+use crate::config::Config;
 use crate::dataset::{Database, Dataset};
 use crate::error::InputError;
+use crate::gold_cache::GoldCache;
 use crate::profile::Profile;
 use crate::schema::Schema;
+use crate::suite::Suite;
 use crate::value::Value;
 use algorithm::{Context, Target};
 use constraints::Constraints;
@@ -30,7 +34,7 @@ use store::{GoldRecord, KeptFile, Manifest, OriginalFile};
 
 /// Version of the generator and algorithm; part of the cache key, bumped whenever a change
 /// would give different databases for the same seed.
-pub const GENERATOR_VERSION: &str = "sqlgate-distill-1";
+pub const GENERATOR_VERSION: &str = "sqlgate-distill-2";
 
 /// Distillation settings (`suite.distill`).
 #[derive(Debug, Clone)]
@@ -51,6 +55,55 @@ pub trait NeighborSource: Sync {
     fn neighbors(&self, gold: &str, schema: &Schema, seed: u64) -> Vec<String>;
     /// The constants of a gold query, to plant in generated databases.
     fn constants(&self, gold: &str) -> Vec<Value>;
+}
+
+/// Longest a gold or neighbor query may run during distillation: generated databases are
+/// small, so only a runaway neighbor reaches it.
+const QUERY_LIMIT: Duration = Duration::from_secs(2);
+
+/// The distillation options of a config (`suite.distill`, `execution.timeout_ms`).
+pub fn options(config: &Config) -> Options {
+    let distill = &config.suite.distill;
+    Options {
+        seed: distill.seed,
+        max_random_dbs: distill.max_random_dbs,
+        rows: (distill.rows[0], distill.rows[1]),
+        timeout: Duration::from_millis(config.execution.timeout_ms).min(QUERY_LIMIT),
+    }
+}
+
+/// Distills (or reuses) the configured suite (`suite.kind: distilled`) and opens it, with the
+/// cache of its gold results.
+pub fn open_configured(
+    config: &Config,
+    dataset: &Dataset,
+    profile: &Profile,
+    source: &dyn NeighborSource,
+) -> Result<(Suite, GoldCache, SuiteReport), InputError> {
+    let root = config
+        .suite
+        .path
+        .as_deref()
+        .ok_or_else(|| InputError::Config {
+            path: config.path.clone(),
+            message: "`suite.path` must name the cache folder when `suite.kind` is `distilled`"
+                .into(),
+        })?;
+    let report = distill(dataset, profile, &options(config), root, source)?;
+    // Items whose original database is absent are skipped by every metric, TS included, so
+    // that a TS-correct prediction is always EX-correct; their suites are still distilled.
+    let with_original = dataset
+        .databases
+        .values()
+        .filter(|d| d.path.is_some())
+        .map(|d| d.db_id.as_str());
+    let suite = Suite::distilled(root, with_original)?;
+    let keys = report
+        .schemas
+        .iter()
+        .map(|s| (s.db_id.clone(), s.manifest.key.clone()))
+        .collect();
+    Ok((suite, GoldCache::open(root, keys), report))
 }
 
 /// Distills (or reuses) the suite of every database of `dataset` below `root`.
@@ -163,11 +216,21 @@ fn distill_schema(
         ));
     }
     let previous = previous.filter(|m| m.base_key == base);
-    let mut planted_constants = Vec::new();
-    for gold in &golds {
-        planted_constants.extend(source.constants(gold));
-    }
-    let planted = values::Planted::from_constants(&planted_constants);
+    eprintln!(
+        "sqlgate: distilling the test suite of `{}` into {} ({})",
+        database.db_id,
+        folder.display(),
+        if previous.is_some() {
+            "extending the cached suite for new gold queries"
+        } else {
+            "not cached yet"
+        }
+    );
+    let constants: Vec<(String, Vec<Value>)> = golds
+        .iter()
+        .map(|gold| (gold.clone(), source.constants(gold)))
+        .collect();
+    let planted = values::Planted::new(&loaded.constraints, &constants);
     let context = Context {
         generator: Generator {
             constraints: &loaded.constraints,
@@ -190,8 +253,10 @@ fn distill_schema(
         }
     };
     context.keep_executable(reference, &mut targets);
-    let findings = context.findings(reference, &targets);
-    Context::absorb(&mut targets, &findings);
+    if loaded.original.is_some() {
+        let findings = context.findings(reference, &targets);
+        Context::absorb(&mut targets, &findings);
+    }
     let (mut kept_files, first) = match &previous {
         Some(manifest) => (manifest.kept.clone(), manifest.examined),
         None => (Vec::new(), 0),
@@ -263,10 +328,13 @@ fn targets(
         .iter()
         .map(|gold| {
             let prepared = profile.prepare_gold(gold);
+            let mut seen = vec![canonical(&prepared.sql)];
             let mut neighbors: Vec<String> = Vec::new();
             for neighbor in source.neighbors(gold, schema, seed) {
                 let neighbor = profile.prepare_prediction(&neighbor);
-                if neighbor != prepared.sql && !neighbors.contains(&neighbor) {
+                let form = canonical(&neighbor);
+                if !seen.contains(&form) {
+                    seen.push(form);
                     neighbors.push(neighbor);
                 }
             }
@@ -280,6 +348,23 @@ fn targets(
             }
         })
         .collect()
+}
+
+/// A query's spelling-independent form, so that a "neighbor" that only re-spells the gold
+/// query (spacing, quotes, letter case of keywords) is not counted as one: sqlparser's rendering
+/// with double quotes read as single (Spider writes strings in double quotes), or the query
+/// with collapsed whitespace when it does not parse.
+fn canonical(sql: &str) -> String {
+    let dialect = sqlparser::dialect::SQLiteDialect {};
+    let text = match sqlparser::parser::Parser::parse_sql(&dialect, sql) {
+        Ok(statements) => statements
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; "),
+        Err(_) => sql.split_whitespace().collect::<Vec<_>>().join(" "),
+    };
+    text.replace('"', "'")
 }
 
 /// Without an original database, neighbors must execute on a generated one.

@@ -60,54 +60,144 @@ pub fn empty(constraints: &Constraints) -> Profiles {
         .collect()
 }
 
-/// The gold constants and their close variants, split by kind.
+/// The gold constants and their close variants, per column `[table][column]`: a constant is
+/// planted in the columns its gold query mentions that can hold it (numbers: the constant, +-1
+/// and +-0.5; strings: the constant without LIKE wildcards, with prefixes, suffixes, a sub-string
+/// and case variants), so conditions like `city = 'Aberdeen'` or `age > 30` meet rows on both
+/// sides of their boundary.
 #[derive(Debug, Clone, Default)]
 pub struct Planted {
-    /// Numbers: each constant, +-1 and +-0.5.
-    pub numbers: Vec<Value>,
-    /// Strings: each constant (LIKE wildcards removed), with prefixes, suffixes, a sub-string
-    /// and case variants.
-    pub texts: Vec<Value>,
+    /// Per gold query, `[table][column]`.
+    golds: Vec<Vec<Vec<Vec<Value>>>>,
+    /// All gold queries together, `[table][column]`.
+    all: Vec<Vec<Vec<Value>>>,
 }
 
 impl Planted {
-    /// Variants of the given constants, deduplicated in first-seen order.
-    pub fn from_constants(constants: &[Value]) -> Planted {
-        let mut planted = Planted::default();
-        for constant in constants {
-            match constant {
-                Value::Int(i) => {
-                    for v in [*i, i.saturating_sub(1), i.saturating_add(1)] {
-                        push_unique(&mut planted.numbers, Value::Int(v));
+    /// Plants each gold query's constants in the columns it names.
+    pub fn new(constraints: &Constraints, golds: &[(String, Vec<Value>)]) -> Planted {
+        let empty = || -> Vec<Vec<Vec<Value>>> {
+            constraints
+                .tables
+                .iter()
+                .map(|t| vec![Vec::new(); t.columns.len()])
+                .collect()
+        };
+        let mut all = empty();
+        let mut per_gold = Vec::with_capacity(golds.len());
+        for (gold, constants) in golds {
+            let mut columns = empty();
+            let words = identifiers(gold);
+            let (numbers, texts) = variants(constants);
+            for (table, pools) in constraints.tables.iter().zip(&mut columns) {
+                for (column, pool) in table.columns.iter().zip(pools.iter_mut()) {
+                    if !words.contains(&column.name.to_lowercase()) {
+                        continue;
+                    }
+                    let planted = match column.affinity {
+                        Affinity::Integer | Affinity::Real => &numbers,
+                        Affinity::Text => &texts,
+                    };
+                    for value in planted {
+                        push_unique(pool, value.clone());
                     }
                 }
-                Value::Real(f) => {
-                    for v in [*f, f - 1.0, f + 1.0, f - 0.5, f + 0.5] {
-                        push_unique(&mut planted.numbers, Value::Real(v));
+            }
+            propagate_to_parents(constraints, &mut columns);
+            for (pools, gold_pools) in all.iter_mut().zip(&columns) {
+                for (pool, gold_pool) in pools.iter_mut().zip(gold_pools) {
+                    for value in gold_pool {
+                        push_unique(pool, value.clone());
                     }
                 }
-                Value::Text(s) => {
-                    let core: String = s.chars().filter(|c| *c != '%' && *c != '_').collect();
-                    if let Ok(number) = core.trim().parse::<f64>() {
-                        push_unique(&mut planted.numbers, number_value(number));
-                    }
-                    for variant in text_variants(&core) {
-                        push_unique(&mut planted.texts, Value::Text(variant));
-                    }
-                }
-                Value::Null | Value::Blob(_) => {}
+            }
+            if columns.iter().flatten().any(|pool| !pool.is_empty()) {
+                per_gold.push(columns);
             }
         }
-        planted
-    }
-
-    /// The planted values suitable for a column of this affinity.
-    pub fn for_affinity(&self, affinity: Affinity) -> &[Value] {
-        match affinity {
-            Affinity::Integer | Affinity::Real => &self.numbers,
-            Affinity::Text => &self.texts,
+        Planted {
+            golds: per_gold,
+            all,
         }
     }
+
+    /// How many gold queries have constants to plant.
+    pub fn focus_count(&self) -> usize {
+        self.golds.len()
+    }
+
+    /// The values of one gold query (the database's focus) to plant in a column.
+    pub fn for_focus(&self, focus: usize, table: usize, column: usize) -> &[Value] {
+        pool(self.golds.get(focus), table, column)
+    }
+
+    /// The values of every gold query to plant in a column.
+    pub fn for_column(&self, table: usize, column: usize) -> &[Value] {
+        pool(Some(&self.all), table, column)
+    }
+}
+
+fn pool(columns: Option<&Vec<Vec<Vec<Value>>>>, table: usize, column: usize) -> &[Value] {
+    columns
+        .and_then(|c| c.get(table))
+        .and_then(|t| t.get(column))
+        .map_or(&[], Vec::as_slice)
+}
+
+/// A value planted in a foreign-key column must exist in the referenced column, or children
+/// (which copy their keys from parent rows) could never hold it.
+fn propagate_to_parents(constraints: &Constraints, columns: &mut [Vec<Vec<Value>>]) {
+    for _ in 0..constraints.tables.len() {
+        for (table_index, table) in constraints.tables.iter().enumerate() {
+            for fk in &table.foreign_keys {
+                for (child, parent) in fk.columns.iter().zip(&fk.parent_columns) {
+                    let values = columns[table_index][*child].clone();
+                    let pool = &mut columns[fk.parent][*parent];
+                    for value in values {
+                        push_unique(pool, value);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The lower-cased words of a query (its identifiers among them).
+fn identifiers(sql: &str) -> std::collections::HashSet<String> {
+    sql.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Number and text variants of constants, deduplicated in first-seen order.
+fn variants(constants: &[Value]) -> (Vec<Value>, Vec<Value>) {
+    let (mut numbers, mut texts) = (Vec::new(), Vec::new());
+    for constant in constants {
+        match constant {
+            Value::Int(i) => {
+                for v in [*i, i.saturating_sub(1), i.saturating_add(1)] {
+                    push_unique(&mut numbers, Value::Int(v));
+                }
+            }
+            Value::Real(f) => {
+                for v in [*f, f - 1.0, f + 1.0, f - 0.5, f + 0.5] {
+                    push_unique(&mut numbers, Value::Real(v));
+                }
+            }
+            Value::Text(s) => {
+                let core: String = s.chars().filter(|c| *c != '%' && *c != '_').collect();
+                if let Ok(number) = core.trim().parse::<f64>() {
+                    push_unique(&mut numbers, number_value(number));
+                }
+                for variant in text_variants(&core) {
+                    push_unique(&mut texts, Value::Text(variant));
+                }
+            }
+            Value::Null | Value::Blob(_) => {}
+        }
+    }
+    (numbers, texts)
 }
 
 fn number_value(number: f64) -> Value {

@@ -315,6 +315,7 @@ pub struct Env<'a> {
     /// The judge and embedding endpoints, or why each is unavailable.
     pub providers: crate::provider::Providers,
     gold: Mutex<HashMap<(usize, PathBuf), GoldSlot>>,
+    gold_cache: Option<&'a crate::gold_cache::GoldCache>,
 }
 
 /// A gold result computed on first use.
@@ -335,12 +336,19 @@ impl<'a> Env<'a> {
             suite,
             providers: crate::provider::Providers::default(),
             gold: Mutex::new(HashMap::new()),
+            gold_cache: None,
         }
     }
 
     /// The same environment with the run's configured providers (none by default).
     pub fn with_providers(self, providers: crate::provider::Providers) -> Self {
         Env { providers, ..self }
+    }
+
+    /// Takes gold results from (and adds them to) an on-disk cache.
+    pub fn with_gold_cache(mut self, cache: Option<&'a crate::gold_cache::GoldCache>) -> Self {
+        self.gold_cache = cache;
+        self
     }
 
     /// The item's gold result on database `db`, run once however many systems ask.
@@ -354,7 +362,19 @@ impl<'a> Env<'a> {
         };
         Arc::clone(slot.get_or_init(|| {
             let prepared = self.profile.prepare_gold(&item.sql);
+            let cached = self
+                .gold_cache
+                .and_then(|cache| Some((cache, cache.key(&item.db_id, db, &prepared.sql)?)));
+            if let Some(rows) = cached.as_ref().and_then(|(cache, key)| cache.get(key)) {
+                return Arc::new(GoldResult {
+                    prepared,
+                    rows: Ok(rows),
+                });
+            }
             let rows = self.executor.run(db, &prepared.sql);
+            if let (Some((cache, key)), Ok(rows)) = (cached, &rows) {
+                cache.put(key, rows);
+            }
             Arc::new(GoldResult { prepared, rows })
         }))
     }
