@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
 use sha2::{Digest, Sha256};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -388,8 +388,9 @@ impl Provider {
         };
         let mut known: HashMap<&str, Vec<f32>> = HashMap::new();
         let mut missing: Vec<&str> = Vec::new();
+        let mut seen: HashSet<&str> = HashSet::new();
         for text in texts {
-            if known.contains_key(text.as_str()) || missing.contains(&text.as_str()) {
+            if !seen.insert(text.as_str()) {
                 continue;
             }
             let cached = self

@@ -573,3 +573,33 @@ fn a_judge_that_keeps_failing_makes_items_unavailable_with_the_status() {
         "{stdout}"
     );
 }
+
+#[test]
+fn bird_gold_files_carry_the_evidence_to_the_judge() {
+    let dir = tempfile::tempdir().unwrap();
+    let bird = shared_spider().join("../bird/mini_dev/mini_dev_sqlite.json");
+    let text = format!(
+        "dataset: {{ kind: bird, gold: '{}', databases: '{}', difficulty: 'field:difficulty', skip_missing_databases: true }}\n\
+         predictions: [{{ path: p.txt }}]\n",
+        bird.display(),
+        dir.path().display()
+    );
+    let config = sqlgate::config::Config::parse(&text, &dir.path().join("sqlgate.yml")).unwrap();
+    let dataset = sqlgate::dataset::Dataset::load(&config.dataset).unwrap();
+    let first = &dataset.items[0];
+    assert_eq!(
+        first.question.as_deref(),
+        Some("What is the ratio of customers who pay in EUR against customers who pay in CZK?")
+    );
+    assert_eq!(
+        first.evidence.as_deref(),
+        Some("ratio of customers who pay in EUR against customers who pay in CZK = count(Currency = 'EUR') / count(Currency = 'CZK').")
+    );
+    // Two of the 500 items have an empty evidence string: no evidence section for them.
+    let with_evidence = dataset
+        .items
+        .iter()
+        .filter(|i| i.evidence.is_some())
+        .count();
+    assert_eq!(with_evidence, 498);
+}
