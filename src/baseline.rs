@@ -34,6 +34,15 @@ pub struct Settings {
     pub suite: String,
     /// Difficulty source.
     pub difficulty: String,
+    /// Gold values plugged into predictions (the official `--plug_value`).
+    #[serde(default)]
+    pub plug_value: bool,
+    /// The judge model and endpoint (`flex`), when configured.
+    #[serde(default)]
+    pub judge: Option<String>,
+    /// The embedding model and endpoint, when configured.
+    #[serde(default)]
+    pub embeddings: Option<String>,
 }
 
 impl Settings {
@@ -45,8 +54,16 @@ impl Settings {
             keep_distinct: config.compare.keep_distinct,
             suite: format!("{:?}", config.suite.kind),
             difficulty: format!("{:?}", config.dataset.difficulty),
+            plug_value: config.compare.plug_value,
+            judge: config.judge.as_ref().map(provider_identity),
+            embeddings: config.embeddings.as_ref().map(provider_identity),
         }
     }
+}
+
+/// Which model answers, and where: a baseline judged by another model is not comparable.
+fn provider_identity(provider: &crate::provider::ProviderConfig) -> String {
+    format!("{} at {}", provider.model, provider.base_url)
 }
 
 /// A stored baseline.

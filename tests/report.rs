@@ -205,40 +205,61 @@ fn hostile_text_cannot_change_the_comment_structure_or_ping() {
 fn a_baseline_made_with_other_settings_is_refused() {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini");
     let work = tempfile::tempdir().unwrap();
-    let config = |profile: &str| {
+    let config = |extra: &str| {
         format!(
             "dataset: {{ gold: {e}/dev_gold.sql, tables: {e}/tables.json, databases: {e}/database }}\n\
              predictions: [{{ name: C3, path: {e}/predictions/C3.txt }}]\n\
-             compare: {{ profile: {profile} }}\nbaseline: {{ path: baseline.json }}\n",
+             baseline: {{ path: baseline.json }}\n{extra}",
             e = example.display()
         )
     };
-    write(&work.path().join("a.yml"), &config("spider-ts"));
-    write(&work.path().join("b.yml"), &config("strict"));
+    let judge =
+        |model: &str| format!("judge: {{ base_url: 'http://127.0.0.1:9/v1', model: {model} }}\n");
+    write(
+        &work.path().join("base.yml"),
+        &config(&format!(
+            "compare: {{ profile: spider-ts }}\n{}",
+            judge("judge-a")
+        )),
+    );
     let update = sqlgate_command(&[
         "baseline",
         "update",
         "--config",
-        work.path().join("a.yml").to_str().unwrap(),
+        work.path().join("base.yml").to_str().unwrap(),
     ])
     .output()
     .unwrap();
     assert!(update.status.success());
-    let eval = sqlgate_command(&[
-        "eval",
-        "--config",
-        work.path().join("b.yml").to_str().unwrap(),
-    ])
-    .output()
-    .unwrap();
-    assert_eq!(eval.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&eval.stderr);
-    assert!(
-        stderr.contains("baseline.json")
-            && stderr.contains("SpiderTs")
-            && stderr.contains("Strict"),
-        "{stderr}"
-    );
+    for (changed, named) in [
+        (
+            format!("compare: {{ profile: strict }}\n{}", judge("judge-a")),
+            ["SpiderTs", "Strict"],
+        ),
+        (
+            format!("compare: {{ plug_value: true }}\n{}", judge("judge-a")),
+            ["plug_value: false", "plug_value: true"],
+        ),
+        (
+            format!("compare: {{ profile: spider-ts }}\n{}", judge("judge-b")),
+            ["judge-a at", "judge-b at"],
+        ),
+    ] {
+        write(&work.path().join("now.yml"), &config(&changed));
+        let eval = sqlgate_command(&[
+            "eval",
+            "--config",
+            work.path().join("now.yml").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+        assert_eq!(eval.status.code(), Some(2), "{changed}");
+        let stderr = String::from_utf8_lossy(&eval.stderr);
+        assert!(
+            stderr.contains("baseline.json") && named.iter().all(|n| stderr.contains(n)),
+            "{stderr}"
+        );
+    }
 }
 
 #[test]
