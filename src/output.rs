@@ -55,6 +55,8 @@ pub struct SystemSummary {
     /// Per metric with per-component details (ESM), per difficulty, per component: the
     /// official partial-match averages.
     pub components: BTreeMap<String, BTreeMap<String, [ComponentCell; 10]>>,
+    /// ESM+: per equivalence rule, the items it turned from wrong to right (seed 001 §5.4).
+    pub rule_credits: BTreeMap<&'static str, usize>,
 }
 
 /// The official partial-matching aggregate of one component in one difficulty cell: precision
@@ -141,6 +143,7 @@ fn summarize_system(evaluation: &Evaluation, system: usize) -> SystemSummary {
     let mut cells: BTreeMap<String, BTreeMap<String, Cell>> = BTreeMap::new();
     let mut outcomes: BTreeMap<String, BTreeMap<Outcome, usize>> = BTreeMap::new();
     let mut components: BTreeMap<String, BTreeMap<String, [ComponentCell; 10]>> = BTreeMap::new();
+    let mut rule_credits: BTreeMap<&'static str, usize> = BTreeMap::new();
     for result in evaluation.system_results(system) {
         let item = &evaluation.dataset.items[result.index];
         let keys: Vec<&str> = item
@@ -174,6 +177,11 @@ fn summarize_system(evaluation: &Evaluation, system: usize) -> SystemSummary {
                     }
                 }
             }
+            if let Some(Details::Rules { needed, .. }) = &score.details {
+                for rule in needed.rules() {
+                    *rule_credits.entry(rule.name()).or_default() += 1;
+                }
+            }
             let Some(value) = score.value.filter(|_| score.outcome.is_scored()) else {
                 continue;
             };
@@ -195,6 +203,7 @@ fn summarize_system(evaluation: &Evaluation, system: usize) -> SystemSummary {
         cells,
         outcomes,
         components,
+        rule_credits,
     }
 }
 
@@ -385,6 +394,7 @@ fn system_json(system: &SystemSummary, difficulties: &[String]) -> Json {
         "accuracy": accuracy,
         "outcomes": outcomes,
         "partial_match": partial,
+        "esm_plus_rules_needed": system.rule_credits,
     })
 }
 
@@ -437,6 +447,18 @@ pub fn human(evaluation: &Evaluation, summary: &Summary) -> String {
                 .filter_map(|o| by_outcome.get(o).map(|n| format!("{n} {}", o.as_str())))
                 .collect();
             let _ = writeln!(out, "  {metric} outcomes: {}", parts.join(", "));
+        }
+        if !system.rule_credits.is_empty() {
+            let parts: Vec<String> = system
+                .rule_credits
+                .iter()
+                .map(|(rule, n)| format!("{rule} {n}"))
+                .collect();
+            let _ = writeln!(
+                out,
+                "  esm_plus items each rule turned from wrong to right: {}",
+                parts.join(", ")
+            );
         }
     }
     out
