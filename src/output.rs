@@ -62,6 +62,8 @@ pub struct SystemSummary {
     pub judge: Option<JudgeTotals>,
     /// Per metric with `unavailable` items, the reason given for the first of them.
     pub unavailable: BTreeMap<String, String>,
+    /// ESM+: per equivalence rule, the items it turned from wrong to right (seed 001 §5.4).
+    pub rule_credits: BTreeMap<&'static str, usize>,
 }
 
 /// The official partial-matching aggregate of one component in one difficulty cell: precision
@@ -151,6 +153,7 @@ fn summarize_system(evaluation: &Evaluation, system: usize) -> SystemSummary {
     let mut counterexamples: BTreeMap<Category, usize> = BTreeMap::new();
     let mut judge: Option<JudgeTotals> = None;
     let mut unavailable: BTreeMap<String, String> = BTreeMap::new();
+    let mut rule_credits: BTreeMap<&'static str, usize> = BTreeMap::new();
     for result in evaluation.system_results(system) {
         let item = &evaluation.dataset.items[result.index];
         let keys: Vec<&str> = item
@@ -197,6 +200,11 @@ fn summarize_system(evaluation: &Evaluation, system: usize) -> SystemSummary {
                     }
                 }
             }
+            if let Some(Details::Rules { needed, .. }) = &score.details {
+                for rule in needed.rules() {
+                    *rule_credits.entry(rule.name()).or_default() += 1;
+                }
+            }
             let Some(value) = score.value.filter(|_| score.outcome.is_scored()) else {
                 continue;
             };
@@ -221,6 +229,7 @@ fn summarize_system(evaluation: &Evaluation, system: usize) -> SystemSummary {
         counterexamples,
         judge,
         unavailable,
+        rule_credits,
     }
 }
 
@@ -426,6 +435,9 @@ fn system_json(system: &SystemSummary, difficulties: &[String]) -> Json {
     if let Some(judge) = &system.judge {
         entry["flex_judge"] = judge.to_json();
     }
+    if !system.rule_credits.is_empty() {
+        entry["esm_plus_rules_needed"] = json!(system.rule_credits);
+    }
     entry
 }
 
@@ -503,6 +515,18 @@ pub fn human(evaluation: &Evaluation, summary: &Summary) -> String {
             let _ = writeln!(
                 out,
                 "  right on the original database, wrong on the suite: {}",
+                parts.join(", ")
+            );
+        }
+        if !system.rule_credits.is_empty() {
+            let parts: Vec<String> = system
+                .rule_credits
+                .iter()
+                .map(|(rule, n)| format!("{rule} {n}"))
+                .collect();
+            let _ = writeln!(
+                out,
+                "  esm_plus items each rule turned from wrong to right: {}",
                 parts.join(", ")
             );
         }

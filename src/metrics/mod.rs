@@ -5,6 +5,7 @@
 //! [`Env::gold_result`], computed once per item however many systems are scored.
 
 mod esm;
+pub mod esm_plus;
 mod ex;
 mod flex;
 mod ts;
@@ -26,6 +27,7 @@ type Constructor = fn() -> Box<dyn Metric>;
 const REGISTRY: &[(&str, Constructor)] = &[
     ("ex", || Box::new(ex::ExecutionAccuracy)),
     ("esm", || Box::new(esm::ExactSetMatch)),
+    ("esm_plus", || Box::<esm_plus::EsmPlus>::default()),
     ("ts", || Box::new(ts::TestSuiteAccuracy)),
     ("flex", || Box::<flex::Flex>::default()),
 ];
@@ -173,6 +175,13 @@ pub enum Details {
     },
     /// FLEX: the judge's verdict, category and what it cost.
     Judged(Box<Judgement>),
+    /// ESM+: the equivalence rules that fired, and those a match needed.
+    Rules {
+        /// Rules that changed the gold or the prediction.
+        fired: crate::sql::plus::RuleSet,
+        /// Rules without which the match would fail (empty for a mismatch).
+        needed: crate::sql::plus::RuleSet,
+    },
 }
 
 impl Details {
@@ -212,6 +221,12 @@ impl Details {
                 json
             }
             Details::Judged(judgement) => judgement.to_json(),
+            Details::Rules { fired, needed } => {
+                let names = |set: &crate::sql::plus::RuleSet| -> Vec<&str> {
+                    set.rules().map(|r| r.name()).collect()
+                };
+                serde_json::json!({"rules_fired": names(fired), "rules_needed": names(needed)})
+            }
         }
     }
 
@@ -230,6 +245,19 @@ impl Details {
             return Some(Details::Distinguishing {
                 database: database.to_string(),
                 counterexample,
+            });
+        }
+        if let Some(fired) = json.get("rules_fired") {
+            let set = |list: &serde_json::Value| -> Option<crate::sql::plus::RuleSet> {
+                list.as_array()?
+                    .iter()
+                    .try_fold(crate::sql::plus::RuleSet::none(), |set, name| {
+                        Some(set.with(crate::sql::plus::Rule::parse(name.as_str()?)?))
+                    })
+            };
+            return Some(Details::Rules {
+                fired: set(fired)?,
+                needed: set(json.get("rules_needed")?)?,
             });
         }
         let component = |name: &str| -> Option<ComponentScore> {
