@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{read_jsonl, shared_spider, sqlgate};
+use common::{eval_items, read_jsonl, shared_spider};
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -30,22 +30,7 @@ fn ex_esm_and_hardness_match_the_official_evaluator_item_for_item() {
         ),
     )
     .unwrap();
-    let jsonl = work.path().join("items.jsonl");
-    let output = sqlgate(&[
-        "eval",
-        "--config",
-        config.to_str().unwrap(),
-        "--jsonl",
-        jsonl.to_str().unwrap(),
-    ]);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-
-    let ours: HashMap<(String, u64), Value> = read_jsonl(&jsonl)
+    let ours: HashMap<(String, u64), Value> = eval_items(&config, &[])
         .into_iter()
         .map(|r| {
             (

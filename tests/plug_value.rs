@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{read_jsonl, sqlgate};
+use common::eval_items;
 use std::path::Path;
 
 const GOLD: &str = "SELECT Name FROM singer WHERE Citizenship = 'France' AND Birth_Year > 1940";
@@ -60,21 +60,7 @@ fn run(plug_value: bool) -> Vec<serde_json::Value> {
         ),
     )
     .unwrap();
-    let jsonl = work.path().join("out.jsonl");
-    let output = sqlgate(&[
-        "eval",
-        "--config",
-        work.path().join("sqlgate.yml").to_str().unwrap(),
-        "--jsonl",
-        jsonl.to_str().unwrap(),
-    ]);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    read_jsonl(&jsonl)
+    eval_items(&work.path().join("sqlgate.yml"), &[])
 }
 
 #[test]

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{read_jsonl, sqlgate};
+use common::{eval_items, sqlgate};
 use std::path::Path;
 
 #[test]
@@ -44,24 +44,11 @@ fn a_suite_database_with_ties_separates_limit_1_from_max() {
         ),
     )
     .unwrap();
-    let jsonl = work.path().join("out.jsonl");
     let report = work.path().join("report.md");
-    let output = sqlgate(&[
-        "eval",
-        "--config",
-        work.path().join("sqlgate.yml").to_str().unwrap(),
-        "--jsonl",
-        jsonl.to_str().unwrap(),
-        "--report",
-        report.to_str().unwrap(),
-    ]);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let results = eval_items(
+        &work.path().join("sqlgate.yml"),
+        &["--report", report.to_str().unwrap()],
     );
-    let results = read_jsonl(&jsonl);
     assert_eq!(
         (
             results[0]["metrics"]["ex"].clone(),

@@ -44,6 +44,28 @@ pub fn sqlgate(args: &[&str]) -> Output {
         .expect("the sqlgate binary runs")
 }
 
+/// Runs `sqlgate eval --config CONFIG --jsonl <beside it> EXTRA...`, asserts it exits 0 and
+/// returns the per-item lines.
+pub fn eval_items(config: &Path, extra: &[&str]) -> Vec<serde_json::Value> {
+    let jsonl = config.with_extension("items.jsonl");
+    let mut args = vec![
+        "eval",
+        "--config",
+        config.to_str().expect("UTF-8 path"),
+        "--jsonl",
+        jsonl.to_str().expect("UTF-8 path"),
+    ];
+    args.extend_from_slice(extra);
+    let output = sqlgate(&args);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    read_jsonl(&jsonl)
+}
+
 /// Reads a JSONL file into values.
 pub fn read_jsonl(path: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)
