@@ -2,6 +2,8 @@
 //! self-referencing manager), and a composite-key assignment table. Neighbor queries come from a
 //! fixed list in the test, so these tests check distillation itself, not the neighbor generator.
 
+mod common;
+
 use rusqlite::Connection;
 use sqlgate::config::{CompareConfig, DatasetConfig, DatasetKind, DifficultySource};
 use sqlgate::dataset::Dataset;
@@ -394,4 +396,84 @@ fn a_schema_known_only_from_tables_json_gets_generated_databases_that_keep_its_k
             assert_eq!(count, 0, "{sql} on {}", db.display());
         }
     }
+}
+
+#[test]
+fn eval_with_a_distilled_suite_distills_first_and_says_so() {
+    let work = tempfile::tempdir().unwrap();
+    dataset(work.path(), &[GOLD_AGE]);
+    std::fs::write(work.path().join("preds.txt"), format!("{NEIGHBOR_AGE}\n")).unwrap();
+    let config = work.path().join("sqlgate.yml");
+    std::fs::write(
+        &config,
+        "dataset: { gold: gold.sql, databases: database, difficulty: none }\n\
+         suite: { kind: distilled, path: suite, distill: { seed: 7, max_random_dbs: 50, rows: [1, 12] } }\n\
+         predictions: [{ name: m, path: preds.txt }]\nmetrics: [ex, ts]\n",
+    )
+    .unwrap();
+    let jsonl = work.path().join("out.jsonl");
+    let run = || {
+        common::sqlgate(&[
+            "eval",
+            "--config",
+            config.to_str().unwrap(),
+            "--jsonl",
+            jsonl.to_str().unwrap(),
+            "--comment",
+            "never",
+            "--no-fail-on-regression",
+        ])
+    };
+    let first = run();
+    let stderr = String::from_utf8_lossy(&first.stderr);
+    assert_eq!(first.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("distilling the test suite of `company`"),
+        "{stderr}"
+    );
+    let results = common::read_jsonl(&jsonl);
+    assert_eq!(results[0]["metrics"]["ex"], 1);
+    assert_eq!(results[0]["metrics"]["ts"], 0);
+    assert!(work.path().join("suite/gold-results.json").is_file());
+
+    let second = run();
+    assert!(!String::from_utf8_lossy(&second.stderr).contains("distilling"));
+    assert_eq!(common::read_jsonl(&jsonl), results);
+}
+
+#[test]
+fn bad_distill_settings_are_named() {
+    let work = tempfile::tempdir().unwrap();
+    dataset(work.path(), &[GOLD_AGE]);
+    std::fs::write(work.path().join("preds.txt"), "SELECT 1\n").unwrap();
+    let config = work.path().join("sqlgate.yml");
+    for (suite, expected) in [
+        (
+            "{ kind: distilled, path: s, distill: { rows: [5, 2] } }",
+            "suite.distill.rows",
+        ),
+        (
+            "{ kind: distilled, path: s, distill: { seeds: 3 } }",
+            "seeds",
+        ),
+        ("{ kind: distilled }", "suite.path"),
+    ] {
+        std::fs::write(
+            &config,
+            format!("dataset: {{ gold: gold.sql, databases: database }}\nsuite: {suite}\npredictions: [{{ path: preds.txt }}]\n"),
+        )
+        .unwrap();
+        let output = common::sqlgate(&["distill", "--config", config.to_str().unwrap()]);
+        assert_eq!(output.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(expected), "{stderr}");
+    }
+    std::fs::write(
+        &config,
+        "dataset: { gold: gold.sql, databases: database }\npredictions: [{ path: preds.txt }]\n",
+    )
+    .unwrap();
+    let output = common::sqlgate(&["distill", "--config", config.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("needs `suite.kind: distilled`"));
 }
