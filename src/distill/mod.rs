@@ -123,9 +123,12 @@ pub fn distill(
         list.sort();
         list.dedup();
     }
+    // A database with neither a file nor a tables.json entry has no known schema; its items are
+    // skipped (`dataset.skip_missing_databases`) and it gets no suite.
     let schemas: Vec<(&Database, Vec<String>)> = golds
         .into_iter()
         .map(|(db_id, list)| (&dataset.databases[db_id], list))
+        .filter(|(database, _)| database.path.is_some() || database.tables_entry.is_some())
         .collect();
     let distilled = schemas
         .into_par_iter()
