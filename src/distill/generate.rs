@@ -120,6 +120,7 @@ impl Generator<'_> {
             .map(|(index, (column, profile))| {
                 let planted = Planted {
                     focus: self.planted.for_focus(focus, table_index, index),
+                    exact: self.planted.exact_for_focus(focus, column.affinity),
                     all: self.planted.for_column(table_index, index),
                 };
                 value(column, profile, planted, rng)
@@ -172,6 +173,8 @@ impl Generator<'_> {
 struct Planted<'a> {
     /// Of the database's focus gold query.
     focus: &'a [Value],
+    /// The focus gold query's exact constants of the column's kind.
+    exact: &'a [Value],
     /// Of any gold query.
     all: &'a [Value],
 }
@@ -188,7 +191,12 @@ fn value(
         return Value::Null;
     }
     let value = if !planted.focus.is_empty() && rng.f64() < FOCUS_CHANCE {
-        planted.focus[rng.usize(..planted.focus.len())].clone()
+        // Half of the time the exact constant: variants are many, the boundary value is one.
+        if !planted.exact.is_empty() && rng.bool() {
+            planted.exact[rng.usize(..planted.exact.len())].clone()
+        } else {
+            planted.focus[rng.usize(..planted.focus.len())].clone()
+        }
     } else if !planted.all.is_empty() && rng.f64() < PLANTED_CHANCE {
         planted.all[rng.usize(..planted.all.len())].clone()
     } else if !profile.seen.is_empty() && rng.f64() < SEEN_CHANCE {

@@ -34,7 +34,7 @@ use store::{GoldRecord, KeptFile, Manifest, OriginalFile};
 
 /// Version of the generator and algorithm; part of the cache key, bumped whenever a change
 /// would give different databases for the same seed.
-pub const GENERATOR_VERSION: &str = "sqlgate-distill-2";
+pub const GENERATOR_VERSION: &str = "sqlgate-distill-3";
 
 /// Distillation settings (`suite.distill`).
 #[derive(Debug, Clone)]
@@ -123,9 +123,12 @@ pub fn distill(
         list.sort();
         list.dedup();
     }
+    // A database with neither a file nor a tables.json entry has no known schema; its items are
+    // skipped (`dataset.skip_missing_databases`) and it gets no suite.
     let schemas: Vec<(&Database, Vec<String>)> = golds
         .into_iter()
         .map(|(db_id, list)| (&dataset.databases[db_id], list))
+        .filter(|(database, _)| database.path.is_some() || database.tables_entry.is_some())
         .collect();
     let distilled = schemas
         .into_par_iter()

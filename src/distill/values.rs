@@ -69,6 +69,8 @@ pub fn empty(constraints: &Constraints) -> Profiles {
 pub struct Planted {
     /// Per gold query, `[table][column]`.
     golds: Vec<Vec<Vec<Vec<Value>>>>,
+    /// Per gold query (aligned with `golds`), its exact constants: numbers, then texts.
+    exact: Vec<(Vec<Value>, Vec<Value>)>,
     /// All gold queries together, `[table][column]`.
     all: Vec<Vec<Vec<Value>>>,
 }
@@ -85,6 +87,7 @@ impl Planted {
         };
         let mut all = empty();
         let mut per_gold = Vec::with_capacity(golds.len());
+        let mut exact = Vec::with_capacity(golds.len());
         for (gold, constants) in golds {
             let mut columns = empty();
             let words = identifiers(gold);
@@ -113,10 +116,12 @@ impl Planted {
             }
             if columns.iter().flatten().any(|pool| !pool.is_empty()) {
                 per_gold.push(columns);
+                exact.push(exact_constants(constants));
             }
         }
         Planted {
             golds: per_gold,
+            exact,
             all,
         }
     }
@@ -129,6 +134,15 @@ impl Planted {
     /// The values of one gold query (the database's focus) to plant in a column.
     pub fn for_focus(&self, focus: usize, table: usize, column: usize) -> &[Value] {
         pool(self.golds.get(focus), table, column)
+    }
+
+    /// The exact constants (no variants) of the focus gold query that fit a column.
+    pub fn exact_for_focus(&self, focus: usize, affinity: Affinity) -> &[Value] {
+        match (self.exact.get(focus), affinity) {
+            (Some((numbers, _)), Affinity::Integer | Affinity::Real) => numbers,
+            (Some((_, texts)), Affinity::Text) => texts,
+            (None, _) => &[],
+        }
     }
 
     /// The values of every gold query to plant in a column.
@@ -168,6 +182,22 @@ fn identifiers(sql: &str) -> std::collections::HashSet<String> {
         .filter(|w| !w.is_empty())
         .map(str::to_lowercase)
         .collect()
+}
+
+/// The constants themselves (LIKE wildcards removed), as numbers and texts.
+fn exact_constants(constants: &[Value]) -> (Vec<Value>, Vec<Value>) {
+    let (mut numbers, mut texts) = (Vec::new(), Vec::new());
+    for constant in constants {
+        match constant {
+            Value::Int(_) | Value::Real(_) => push_unique(&mut numbers, constant.clone()),
+            Value::Text(s) => {
+                let core: String = s.chars().filter(|c| *c != '%' && *c != '_').collect();
+                push_unique(&mut texts, Value::Text(core));
+            }
+            Value::Null | Value::Blob(_) => {}
+        }
+    }
+    (numbers, texts)
 }
 
 /// Number and text variants of constants, deduplicated in first-seen order.
