@@ -152,3 +152,270 @@ fn parse_gold(gold_sql: &str, schema: Option<&Schema>) -> Option<Query> {
     });
     Some(query)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use regex::Regex;
+
+    /// `t(a, b)` and `u(a, c)`.
+    fn schema() -> Schema {
+        Schema::new(vec![
+            ("t".into(), vec!["a".into(), "b".into()]),
+            ("u".into(), vec!["a".into(), "c".into()]),
+        ])
+    }
+
+    /// Asserts the exact neighbor list; in `expected`, `#` stands for a random integer and `$`
+    /// for a random four-letter string.
+    fn assert_neighbors(sql: &str, expected: &[&str]) {
+        let found = neighbors(sql, &schema(), 1);
+        let patterns: Vec<Regex> = expected
+            .iter()
+            .map(|e| {
+                let escaped = regex::escape(e)
+                    .replace('#', r"-?[0-9]+(\.[0-9]+)?")
+                    .replace(r"\$", "[a-z]{4}");
+                Regex::new(&format!("^{escaped}$")).unwrap()
+            })
+            .collect();
+        let matches = found.len() == patterns.len()
+            && found.iter().zip(&patterns).all(|(f, p)| p.is_match(f));
+        assert!(matches, "neighbors of `{sql}`:\n{}", found.join("\n"));
+    }
+
+    #[test]
+    fn columns_are_swapped_within_the_table_and_across_tables_in_scope() {
+        assert_neighbors(
+            "SELECT a FROM t",
+            &["SELECT DISTINCT a FROM t", "SELECT b FROM t"],
+        );
+        assert_neighbors(
+            "SELECT T1.b FROM t AS T1 JOIN u AS T2 ON T1.a = T2.a",
+            &[
+                "SELECT DISTINCT T1.b FROM t AS T1 JOIN u AS T2 ON T1.a = T2.a",
+                "SELECT T1.a FROM t AS T1 JOIN u AS T2 ON T1.a = T2.a",
+                "SELECT T1.b FROM t AS T1 JOIN u AS T2",
+                "SELECT T1.b FROM t AS T1 JOIN u AS T2 ON T1.a < T2.a",
+                "SELECT T1.b FROM t AS T1 JOIN u AS T2 ON T1.a <= T2.a",
+                "SELECT T1.b FROM t AS T1 JOIN u AS T2 ON T1.a > T2.a",
+                "SELECT T1.b FROM t AS T1 JOIN u AS T2 ON T1.a >= T2.a",
+                "SELECT T1.b FROM t AS T1 JOIN u AS T2 ON T1.a <> T2.a",
+                "SELECT T1.b FROM t AS T1 JOIN u AS T2 ON T1.b = T2.a",
+                "SELECT T1.b FROM t AS T1 JOIN u AS T2 ON T2.a = T2.a",
+                "SELECT T1.b FROM t AS T1 JOIN u AS T2 ON T1.a = T2.c",
+                "SELECT T1.b FROM t AS T1 JOIN u AS T2 ON T1.a = T1.a",
+            ],
+        );
+    }
+
+    #[test]
+    fn aggregates_are_swapped_toggled_and_dropped_but_count_star_is_kept() {
+        assert_neighbors(
+            "SELECT max(a) FROM t",
+            &[
+                "SELECT DISTINCT max(a) FROM t",
+                "SELECT min(a) FROM t",
+                "SELECT avg(a) FROM t",
+                "SELECT sum(a) FROM t",
+                "SELECT count(a) FROM t",
+                "SELECT max(DISTINCT a) FROM t",
+                "SELECT a FROM t",
+                "SELECT max(b) FROM t",
+            ],
+        );
+        assert_neighbors(
+            "SELECT count(*) FROM t",
+            &["SELECT DISTINCT count(*) FROM t"],
+        );
+    }
+
+    #[test]
+    fn order_by_and_limit_are_flipped_moved_and_dropped() {
+        assert_neighbors(
+            "SELECT a FROM t ORDER BY b DESC LIMIT 3",
+            &[
+                "SELECT a FROM t ORDER BY b DESC",
+                "SELECT a FROM t",
+                "SELECT a FROM t LIMIT 3",
+                "SELECT DISTINCT a FROM t ORDER BY b DESC LIMIT 3",
+                "SELECT b FROM t ORDER BY b DESC LIMIT 3",
+                "SELECT a FROM t ORDER BY b LIMIT 3",
+                "SELECT a FROM t ORDER BY a DESC LIMIT 3",
+                "SELECT a FROM t ORDER BY b DESC LIMIT 2",
+                "SELECT a FROM t ORDER BY b DESC LIMIT 4",
+            ],
+        );
+    }
+
+    #[test]
+    fn set_operations_are_swapped_and_split() {
+        assert_neighbors(
+            "SELECT a FROM t UNION SELECT a FROM u",
+            &[
+                "SELECT a FROM t INTERSECT SELECT a FROM u",
+                "SELECT a FROM t EXCEPT SELECT a FROM u",
+                "SELECT a FROM t UNION ALL SELECT a FROM u",
+                "SELECT a FROM t",
+                "SELECT a FROM u",
+                "SELECT DISTINCT a FROM t UNION SELECT a FROM u",
+                "SELECT b FROM t UNION SELECT a FROM u",
+                "SELECT a FROM t UNION SELECT DISTINCT a FROM u",
+                "SELECT a FROM t UNION SELECT c FROM u",
+            ],
+        );
+    }
+
+    #[test]
+    fn nested_queries_get_their_own_edits() {
+        assert_neighbors(
+            "SELECT a FROM t WHERE a NOT IN (SELECT a FROM u)",
+            &[
+                "SELECT DISTINCT a FROM t WHERE a NOT IN (SELECT a FROM u)",
+                "SELECT a FROM t",
+                "SELECT b FROM t WHERE a NOT IN (SELECT a FROM u)",
+                "SELECT a FROM t WHERE a IN (SELECT a FROM u)",
+                "SELECT a FROM t WHERE b NOT IN (SELECT a FROM u)",
+                "SELECT a FROM t WHERE a NOT IN (SELECT DISTINCT a FROM u)",
+                "SELECT a FROM t WHERE a NOT IN (SELECT c FROM u)",
+                "SELECT a FROM t WHERE a NOT IN (SELECT t.a FROM u)",
+            ],
+        );
+    }
+
+    #[test]
+    fn group_by_having_and_numbers() {
+        assert_neighbors(
+            "SELECT a, count(*) FROM t GROUP BY a HAVING count(*) > 1",
+            &[
+                "SELECT DISTINCT a, count(*) FROM t GROUP BY a HAVING count(*) > 1",
+                "SELECT a, count(*) FROM t GROUP BY a",
+                "SELECT a, count(*) FROM t",
+                "SELECT count(*) FROM t GROUP BY a HAVING count(*) > 1",
+                "SELECT a FROM t GROUP BY a HAVING count(*) > 1",
+                "SELECT b, count(*) FROM t GROUP BY a HAVING count(*) > 1",
+                "SELECT a, count(*) FROM t GROUP BY b HAVING count(*) > 1",
+                "SELECT a, count(*) FROM t GROUP BY a HAVING count(*) < 1",
+                "SELECT a, count(*) FROM t GROUP BY a HAVING count(*) <= 1",
+                "SELECT a, count(*) FROM t GROUP BY a HAVING count(*) >= 1",
+                "SELECT a, count(*) FROM t GROUP BY a HAVING count(*) = 1",
+                "SELECT a, count(*) FROM t GROUP BY a HAVING count(*) <> 1",
+                "SELECT a, count(*) FROM t GROUP BY a HAVING count(*) > 2",
+                "SELECT a, count(*) FROM t GROUP BY a HAVING count(*) > 0",
+                "SELECT a, count(*) FROM t GROUP BY a HAVING count(*) > #",
+            ],
+        );
+    }
+
+    #[test]
+    fn between_bounds_move_like_other_numbers() {
+        assert_neighbors(
+            "SELECT a FROM t WHERE b BETWEEN 5000 AND 10000",
+            &[
+                "SELECT DISTINCT a FROM t WHERE b BETWEEN 5000 AND 10000",
+                "SELECT a FROM t",
+                "SELECT b FROM t WHERE b BETWEEN 5000 AND 10000",
+                "SELECT a FROM t WHERE b NOT BETWEEN 5000 AND 10000",
+                "SELECT a FROM t WHERE a BETWEEN 5000 AND 10000",
+                "SELECT a FROM t WHERE b BETWEEN 5001 AND 10000",
+                "SELECT a FROM t WHERE b BETWEEN 4999 AND 10000",
+                "SELECT a FROM t WHERE b BETWEEN # AND 10000",
+                "SELECT a FROM t WHERE b BETWEEN 5000 AND 10001",
+                "SELECT a FROM t WHERE b BETWEEN 5000 AND 9999",
+                "SELECT a FROM t WHERE b BETWEEN 5000 AND #",
+            ],
+        );
+    }
+
+    #[test]
+    fn strings_like_patterns_and_logical_operators() {
+        assert_neighbors(
+            "SELECT a FROM t WHERE b = \"Fr\" OR b LIKE 'x%'",
+            &[
+                "SELECT DISTINCT a FROM t WHERE b = 'Fr' OR b LIKE 'x%'",
+                "SELECT a FROM t",
+                "SELECT b FROM t WHERE b = 'Fr' OR b LIKE 'x%'",
+                "SELECT a FROM t WHERE b = 'Fr' AND b LIKE 'x%'",
+                "SELECT a FROM t WHERE b LIKE 'x%'",
+                "SELECT a FROM t WHERE b = 'Fr'",
+                "SELECT a FROM t WHERE b < 'Fr' OR b LIKE 'x%'",
+                "SELECT a FROM t WHERE b <= 'Fr' OR b LIKE 'x%'",
+                "SELECT a FROM t WHERE b > 'Fr' OR b LIKE 'x%'",
+                "SELECT a FROM t WHERE b >= 'Fr' OR b LIKE 'x%'",
+                "SELECT a FROM t WHERE b <> 'Fr' OR b LIKE 'x%'",
+                "SELECT a FROM t WHERE a = 'Fr' OR b LIKE 'x%'",
+                "SELECT a FROM t WHERE b = '$' OR b LIKE 'x%'",
+                "SELECT a FROM t WHERE b = 'F' OR b LIKE 'x%'",
+                "SELECT a FROM t WHERE b = 'r' OR b LIKE 'x%'",
+                "SELECT a FROM t WHERE b = 'Fr$' OR b LIKE 'x%'",
+                "SELECT a FROM t WHERE b = '$Fr' OR b LIKE 'x%'",
+                "SELECT a FROM t WHERE b = 'Fr' OR b NOT LIKE 'x%'",
+                "SELECT a FROM t WHERE b = 'Fr' OR a LIKE 'x%'",
+                "SELECT a FROM t WHERE b = 'Fr' OR b LIKE '%x%'",
+                "SELECT a FROM t WHERE b = 'Fr' OR b LIKE '%x'",
+                "SELECT a FROM t WHERE b = 'Fr' OR b LIKE 'x'",
+                "SELECT a FROM t WHERE b = 'Fr' OR b LIKE '$%'",
+                "SELECT a FROM t WHERE b = 'Fr' OR b LIKE 'x$%'",
+                "SELECT a FROM t WHERE b = 'Fr' OR b LIKE '$x%'",
+            ],
+        );
+    }
+
+    #[test]
+    fn in_lists_reals_not_and_null_tests() {
+        assert_neighbors(
+            "SELECT a FROM t WHERE b IN (1, 2.5) AND NOT a IS NULL",
+            &[
+                "SELECT DISTINCT a FROM t WHERE b IN (1, 2.5) AND NOT a IS NULL",
+                "SELECT a FROM t",
+                "SELECT b FROM t WHERE b IN (1, 2.5) AND NOT a IS NULL",
+                "SELECT a FROM t WHERE b IN (1, 2.5) OR NOT a IS NULL",
+                "SELECT a FROM t WHERE NOT a IS NULL",
+                "SELECT a FROM t WHERE b IN (1, 2.5)",
+                "SELECT a FROM t WHERE b NOT IN (1, 2.5) AND NOT a IS NULL",
+                "SELECT a FROM t WHERE b IN (2.5) AND NOT a IS NULL",
+                "SELECT a FROM t WHERE b IN (1) AND NOT a IS NULL",
+                "SELECT a FROM t WHERE a IN (1, 2.5) AND NOT a IS NULL",
+                "SELECT a FROM t WHERE b IN (2, 2.5) AND NOT a IS NULL",
+                "SELECT a FROM t WHERE b IN (0, 2.5) AND NOT a IS NULL",
+                "SELECT a FROM t WHERE b IN (#, 2.5) AND NOT a IS NULL",
+                "SELECT a FROM t WHERE b IN (1, 2.501) AND NOT a IS NULL",
+                "SELECT a FROM t WHERE b IN (1, 2.499) AND NOT a IS NULL",
+                "SELECT a FROM t WHERE b IN (1, #) AND NOT a IS NULL",
+                "SELECT a FROM t WHERE b IN (1, 2.5) AND a IS NULL",
+                "SELECT a FROM t WHERE b IN (1, 2.5) AND NOT a IS NOT NULL",
+                "SELECT a FROM t WHERE b IN (1, 2.5) AND NOT b IS NULL",
+            ],
+        );
+    }
+
+    #[test]
+    fn constants_cover_between_in_and_like_pieces_but_not_limit() {
+        assert_eq!(
+            constants(
+                "SELECT a FROM t WHERE c BETWEEN 5000 AND 10000 AND d IN (1, 'x', 1.0) \
+                 AND e LIKE '%ab%c' AND f > -2.5 AND g = \"Fr\" LIMIT 3"
+            ),
+            [
+                Constant::Int(5000),
+                Constant::Int(10000),
+                Constant::Int(1),
+                Constant::Text("x".into()),
+                Constant::Text("ab".into()),
+                Constant::Text("c".into()),
+                Constant::Real(-2.5),
+                Constant::Text("Fr".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn seeds_change_only_random_values_and_bad_sql_has_none() {
+        let sql = "SELECT a FROM t WHERE b > 7";
+        let (one, two) = (neighbors(sql, &schema(), 1), neighbors(sql, &schema(), 2));
+        assert_eq!(one.len(), two.len());
+        assert_ne!(one, two);
+        assert!(neighbors("SELEC a FROM", &schema(), 1).is_empty());
+        assert!(constants("SELEC 1 FROM").is_empty());
+    }
+}
