@@ -388,14 +388,17 @@ fn system_json(system: &SystemSummary, difficulties: &[String]) -> Json {
             }),
         );
     }
-    json!({
+    let mut entry = json!({
         "missing": system.missing,
         "counts": counts,
         "accuracy": accuracy,
         "outcomes": outcomes,
         "partial_match": partial,
-        "esm_plus_rules_needed": system.rule_credits,
-    })
+    });
+    if !system.rule_credits.is_empty() {
+        entry["esm_plus_rules_needed"] = json!(system.rule_credits);
+    }
+    entry
 }
 
 /// The human summary printed on stdout.
