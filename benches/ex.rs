@@ -1,6 +1,6 @@
 //! Scoring benchmark on the shared Spider dev data: the four published systems plus the gold
 //! itself (5 x 1034 items), timed end to end (loading, hardness, parsing, execution,
-//! comparison) for each metric on its own.
+//! comparison) for each metric on its own, and for ESM and ESM+ together.
 //!
 //! Run with `cargo bench --bench ex`; it prints the wall time of each repetition and the median.
 //! Set `SQLGATE_SPIDER` to point at another copy of the data.
@@ -51,7 +51,7 @@ fn bench(metric: &str, config: &Config) {
 
 fn main() {
     let spider = spider_dir();
-    for metric in ["ex", "esm"] {
+    for metric in ["ex", "esm", "esm_plus", "esm, esm_plus"] {
         bench(metric, &config(&spider, metric));
     }
 }

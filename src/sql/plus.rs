@@ -853,6 +853,7 @@ impl Rewriter<'_> {
             self.expr(limit, &[]);
         }
         self.self_set_op(query);
+        self.in_as_join(query);
         self.extreme_subquery(query);
         self.extreme_order_limit(query);
         if let Body::Set {
@@ -890,6 +891,7 @@ impl Rewriter<'_> {
         self.unneeded_join(select);
         self.join_column(select);
         self.redundant_distinct(select);
+        select.group_by.sort();
         self.group_by_key(select);
         if inner_only(&select.from) {
             select.from.sort();
@@ -1185,23 +1187,53 @@ impl Rewriter<'_> {
         }
     }
 
-    /// Rule 5: GROUP BY over one table containing a key groups by that key alone.
+    /// Rule 5: a GROUP BY holding a key column of a table (inner joins only) drops the other
+    /// columns of that table: the key determines them.
     fn group_by_key(&mut self, select: &mut Select) {
-        if select.group_by.len() < 2 || !self.allow(Rule::GroupByKey) {
+        if select.group_by.len() < 2 || !inner_only(&select.from) || !self.allow(Rule::GroupByKey) {
             return;
         }
-        let [(_, Source::Table(_))] = select.from.as_slice() else {
-            return;
-        };
-        let mut keys: Vec<Expr> = select
+        let keys: Vec<Expr> = select
             .group_by
             .iter()
             .filter(|e| self.is_key_column(e))
             .cloned()
             .collect();
-        keys.sort();
-        if let Some(key) = keys.into_iter().next() {
-            select.group_by = vec![key];
+        let keyed_tables: Vec<&String> = keys
+            .iter()
+            .filter_map(|k| match k {
+                Expr::Column(t, _) => Some(t),
+                _ => None,
+            })
+            .collect();
+        let occurs_once = |table: &String| {
+            select
+                .from
+                .iter()
+                .filter(|(_, s)| *s == Source::Table(table.clone()))
+                .count()
+                == 1
+        };
+        let mut kept: Vec<Expr> = Vec::new();
+        for expr in &select.group_by {
+            let determined = match expr {
+                Expr::Column(t, _) => {
+                    !keys.contains(expr) && keyed_tables.contains(&t) && occurs_once(t)
+                }
+                _ => false,
+            };
+            let first_key_of_table = match expr {
+                Expr::Column(t, _) if keys.contains(expr) => !kept
+                    .iter()
+                    .any(|k| matches!(k, Expr::Column(kt, _) if kt == t && keys.contains(k))),
+                _ => true,
+            };
+            if !determined && first_key_of_table {
+                kept.push(expr.clone());
+            }
+        }
+        if kept.len() != select.group_by.len() {
+            select.group_by = kept;
             self.fire(Rule::GroupByKey);
         }
     }
@@ -1230,6 +1262,91 @@ impl Rewriter<'_> {
         select.distinct = true;
         query.body = Body::Select(select);
         self.fire(Rule::SelfSetOp);
+    }
+
+    /// Rule 12: `FROM t1 JOIN t2 ON t1.k = t2.c WHERE d1 AND d2` with k a key, t1 used only by
+    /// d1, becomes `FROM t2 WHERE d2 AND t2.c IN (SELECT t1.k FROM t1 WHERE d1)`: each t2 row
+    /// matches at most one t1 row, so rows and multiplicities are the same.
+    fn in_as_join(&mut self, query: &mut Query) {
+        let Body::Select(select) = &query.body else {
+            return;
+        };
+        let select = select.clone();
+        let [(JoinKind::Inner, Source::Table(a)), (JoinKind::Inner, Source::Table(b))] =
+            select.from.as_slice()
+        else {
+            return;
+        };
+        let [Expr::Binary { op, left, right }] = select.on.as_slice() else {
+            return;
+        };
+        if a == b || op != "=" || !self.allow(Rule::InAsJoin) {
+            return;
+        }
+        for (key, other) in [(&**left, &**right), (&**right, &**left)] {
+            let (Expr::Column(inner_table, _), Expr::Column(outer_table, _)) = (key, other) else {
+                continue;
+            };
+            if inner_table == outer_table || !self.is_key_column(key) {
+                continue;
+            }
+            let outside = select
+                .items
+                .iter()
+                .chain(&select.group_by)
+                .chain(&select.having)
+                .chain(query.order_by.iter().map(|(e, _)| e));
+            let mut uses_inner = false;
+            for expr in outside {
+                uses_inner |= mentions_table(expr, inner_table);
+            }
+            if uses_inner {
+                continue;
+            }
+            let conjuncts = match &select.filter {
+                Some(Expr::And(list)) => list.clone(),
+                Some(other) => vec![other.clone()],
+                None => Vec::new(),
+            };
+            let (inner_part, outer_part): (Vec<Expr>, Vec<Expr>) = conjuncts
+                .into_iter()
+                .partition(|e| mentions_table(e, inner_table));
+            if inner_part.iter().any(|e| mentions_table(e, outer_table)) {
+                continue;
+            }
+            let mut inner_filter = conjunction(inner_part);
+            if let Some(filter) = &mut inner_filter {
+                flatten(filter, true);
+            }
+            let sub = Query {
+                body: Body::Select(Box::new(Select {
+                    distinct: false,
+                    items: vec![key.clone()],
+                    from: vec![(JoinKind::Inner, Source::Table(inner_table.clone()))],
+                    on: Vec::new(),
+                    filter: inner_filter,
+                    group_by: Vec::new(),
+                    having: None,
+                })),
+                order_by: Vec::new(),
+                limit: None,
+            };
+            let mut outer_conjuncts = outer_part;
+            outer_conjuncts.push(Expr::InQuery {
+                expr: Box::new(other.clone()),
+                query: Box::new(sub),
+                negated: false,
+            });
+            let mut filter = Expr::And(outer_conjuncts);
+            flatten(&mut filter, true);
+            let mut rewritten = (*select).clone();
+            rewritten.from = vec![(JoinKind::Inner, Source::Table(outer_table.clone()))];
+            rewritten.on.clear();
+            rewritten.filter = Some(filter);
+            query.body = Body::Select(Box::new(rewritten));
+            self.fire(Rule::InAsJoin);
+            return;
+        }
     }
 
     /// Rule 1: `WHERE c = (SELECT MIN/MAX(c) FROM t)` over t is `ORDER BY c ASC/DESC LIMIT 1`.
@@ -1647,6 +1764,14 @@ mod tests {
             "SELECT name FROM dogs WHERE age = 5",
             &facts()
         ));
+    }
+
+    #[test]
+    fn rule_12_join_is_in_when_the_joined_column_is_a_key() {
+        let a = "SELECT T1.name FROM dogs AS T1 JOIN owners AS T2 ON T1.owner_id = T2.owner_id WHERE T2.city = 'x'";
+        let b = "SELECT name FROM dogs WHERE owner_id IN (SELECT owner_id FROM owners WHERE city = 'x')";
+        fires(Rule::InAsJoin, a, b);
+        blocked(a, b);
     }
 
     #[test]
