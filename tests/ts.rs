@@ -82,6 +82,21 @@ fn a_suite_database_with_ties_separates_limit_1_from_max() {
             .contains("-- counterexample (ties under ORDER BY/LIMIT), shrunk from singer_1.sqlite"),
         "{report}"
     );
+
+    let config = std::fs::read_to_string(work.path().join("sqlgate.yml")).unwrap();
+    std::fs::write(work.path().join("by-ts.yml"), config + "reference: ts\n").unwrap();
+    let report = work.path().join("by-ts.md");
+    eval_items(
+        &work.path().join("by-ts.yml"),
+        &["--report", report.to_str().unwrap()],
+    );
+    let report = std::fs::read_to_string(report).unwrap();
+    assert!(
+        report.contains("False positives / negatives against ts")
+            && report.contains("| m | ex | FP | 50.0 |")
+            && report.contains("| m | ex | FN | 0.0 |"),
+        "{report}"
+    );
 }
 
 /// The counterexample keeps exactly the two singers tied at the top net worth: one name for
