@@ -4,6 +4,7 @@
 //! (seed 000, Tables 1-3).
 
 use crate::baseline::ItemRecord;
+use crate::metrics::PARTIAL_CREDIT_KEYS;
 use crate::stats::{kendall_tau_b, mean_std_max};
 use std::collections::BTreeMap;
 
@@ -55,6 +56,8 @@ pub struct SystemAnalysis {
     pub false_positives: Table,
     /// False-negative rate against the reference.
     pub false_negatives: Table,
+    /// Means of continuous sub-scores (SQLMorph's EX, EXP, EXR, F1), keyed `<metric>.<sub>`.
+    pub sub_scores: Table,
 }
 
 /// Mean, population std and max of a rate across systems.
@@ -227,6 +230,7 @@ fn analyse_system(system: &SystemRecords, metrics: &[String], reference: &str) -
     let mut accuracy = Table::new();
     let mut false_positives = Table::new();
     let mut false_negatives = Table::new();
+    let mut sub_scores = Table::new();
     for item in &system.items {
         let keys: Vec<&str> = item
             .difficulty
@@ -236,6 +240,7 @@ fn analyse_system(system: &SystemRecords, metrics: &[String], reference: &str) -
             .collect();
         let reference_value = item.metrics.get(reference).copied().flatten();
         for metric in metrics {
+            add_sub_scores(&mut sub_scores, item, metric, &keys);
             let Some(value) = item.metrics.get(metric).copied().flatten() else {
                 continue;
             };
@@ -273,6 +278,21 @@ fn analyse_system(system: &SystemRecords, metrics: &[String], reference: &str) -
         accuracy,
         false_positives,
         false_negatives,
+        sub_scores,
+    }
+}
+
+/// Adds the item's `<metric>.<sub>` values to their difficulty cells.
+fn add_sub_scores(table: &mut Table, item: &ItemRecord, metric: &str, difficulties: &[&str]) {
+    for sub in PARTIAL_CREDIT_KEYS {
+        let key = format!("{metric}.{sub}");
+        let Some(value) = item.metrics.get(&key).copied().flatten() else {
+            continue;
+        };
+        let cells = table.entry(key).or_default();
+        for difficulty in difficulties {
+            cells.entry(difficulty.to_string()).or_default().add(value);
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 
 use crate::config::Config;
 use crate::error::InputError;
+use crate::metrics::{Score, PARTIAL_CREDIT_KEYS};
 use crate::run::Evaluation;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -43,6 +44,9 @@ pub struct Settings {
     /// The embedding model and endpoint, when configured.
     #[serde(default)]
     pub embeddings: Option<String>,
+    /// QAS's weight w, when `qas` is scored.
+    #[serde(default)]
+    pub qas_weight: Option<f64>,
 }
 
 impl Settings {
@@ -57,6 +61,11 @@ impl Settings {
             plug_value: config.compare.plug_value,
             judge: config.judge.as_ref().map(provider_identity),
             embeddings: config.embeddings.as_ref().map(provider_identity),
+            qas_weight: config
+                .metrics
+                .iter()
+                .any(|m| m == "qas")
+                .then_some(config.qas.weight),
         }
     }
 }
@@ -97,7 +106,7 @@ pub fn records(evaluation: &Evaluation) -> Vec<(String, Vec<ItemRecord>)> {
                         .metrics
                         .iter()
                         .zip(&result.scores)
-                        .map(|(m, score)| (m.clone(), score.value))
+                        .flat_map(|(m, score)| metric_values(m, score))
                         .collect(),
                     outcome: evaluation
                         .metrics
@@ -109,6 +118,17 @@ pub fn records(evaluation: &Evaluation) -> Vec<(String, Vec<ItemRecord>)> {
                 .collect();
             (evaluation.systems[s].name.clone(), items)
         })
+        .collect()
+}
+
+/// A metric's stored values: its headline value under its name, plus its continuous sub-scores
+/// (SQLMorph's `ex`, `exp`, `exr`, `f1`) as `<metric>.<sub-score>`, so the gate can use them.
+fn metric_values(metric: &str, score: &Score) -> Vec<(String, Option<f64>)> {
+    let subs = PARTIAL_CREDIT_KEYS
+        .iter()
+        .filter_map(|sub| Some((format!("{metric}.{sub}"), Some(score.sub_score(sub)?))));
+    std::iter::once((metric.to_string(), score.value))
+        .chain(subs)
         .collect()
 }
 
@@ -164,7 +184,8 @@ impl Baseline {
             ));
         }
         for metric in [config.reference_metric(), config.gate_metric()] {
-            if !self.metrics.iter().any(|m| m == metric) {
+            let base_metric = metric.split('.').next().unwrap_or(metric);
+            if !self.metrics.iter().any(|m| m == base_metric) {
                 differences.push(format!(
                     "metric `{metric}` is not in the baseline ({})",
                     self.metrics.join(", ")

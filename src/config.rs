@@ -42,6 +42,9 @@ pub struct Config {
     /// The Markdown report.
     #[serde(default)]
     pub report: ReportConfig,
+    /// QAS settings.
+    #[serde(default)]
+    pub qas: QasConfig,
     /// The OpenAI-compatible chat endpoint of the LLM judge (metric `flex`).
     #[serde(default)]
     pub judge: Option<ProviderConfig>,
@@ -352,6 +355,27 @@ pub struct GateConfig {
     pub against: Option<String>,
 }
 
+/// QAS section (seed 003).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QasConfig {
+    /// w in `QAS = w * S_T + (1 - w) * S_C`: the weight of result-table similarity.
+    #[serde(default = "default_qas_weight")]
+    pub weight: f64,
+}
+
+impl Default for QasConfig {
+    fn default() -> Self {
+        QasConfig {
+            weight: default_qas_weight(),
+        }
+    }
+}
+
+fn default_qas_weight() -> f64 {
+    0.5
+}
+
 /// Significance test settings.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -479,6 +503,17 @@ impl Config {
         }
     }
 
+    /// Whether `gate.metric: name` names a configured metric or a sub-score one gives.
+    fn gates_on(&self, name: &str) -> bool {
+        match name.split_once('.') {
+            Some((metric, sub)) => {
+                self.metrics.iter().any(|m| m == metric)
+                    && crate::metrics::gives_sub_score(metric, sub)
+            }
+            None => self.metrics.iter().any(|m| m == name),
+        }
+    }
+
     fn validate(&self) -> Result<(), InputError> {
         let fail = |message: String| {
             Err(InputError::Config {
@@ -501,15 +536,26 @@ impl Config {
         if self.execution.timeout_ms == 0 {
             return fail("`execution.timeout_ms` must be positive".into());
         }
-        for (key, name) in [
-            ("reference", self.reference.as_ref()),
-            ("gate.metric", self.gate.metric.as_ref()),
-        ] {
-            if let Some(name) = name.filter(|n| !self.metrics.contains(n)) {
-                return fail(format!(
-                    "`{key}`: `{name}` is not one of the configured `metrics`"
-                ));
-            }
+        if let Some(name) = self
+            .reference
+            .as_ref()
+            .filter(|n| !self.metrics.contains(n))
+        {
+            return fail(format!(
+                "`reference`: `{name}` is not one of the configured `metrics`"
+            ));
+        }
+        if let Some(name) = self.gate.metric.as_ref().filter(|n| !self.gates_on(n)) {
+            return fail(format!(
+                "`gate.metric`: `{name}` is not one of the configured `metrics` \
+                 (or `<sqlmorph technique>.ex|exp|exr|f1`)"
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.qas.weight) {
+            return fail(format!(
+                "`qas.weight` must be between 0 and 1, not {}",
+                self.qas.weight
+            ));
         }
         let thresholds = std::iter::once(self.gate.max_drop_points)
             .chain(self.gate.per_difficulty.values().copied());

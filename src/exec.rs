@@ -106,6 +106,14 @@ impl Executor {
         })
     }
 
+    /// Runs one query and returns its rows with their column names, for the metrics that align
+    /// columns by name (SQLMorph).
+    pub fn run_table(&self, db: &Path, sql: &str) -> Result<ResultTable, ExecError> {
+        let rows = self.run(db, sql)?;
+        let columns = self.column_names(db, sql)?;
+        Ok(ResultTable { columns, rows })
+    }
+
     /// The result column names of one query, prepared under the same rules as [`Executor::run`]
     /// but not run (for showing results with their headers).
     pub fn column_names(&self, db: &Path, sql: &str) -> Result<Vec<String>, ExecError> {
@@ -211,6 +219,15 @@ fn read_value(value: rusqlite::types::ValueRef<'_>) -> Value {
         ValueRef::Text(bytes) => Value::Text(decode_lenient(bytes)),
         ValueRef::Blob(bytes) => Value::Blob(bytes.to_vec()),
     }
+}
+
+/// A query's result with its column names (as SQLite reports them: the alias or the expression).
+#[derive(Debug, Clone, Default)]
+pub struct ResultTable {
+    /// Column names, in result order.
+    pub columns: Vec<String>,
+    /// The rows.
+    pub rows: Vec<Row>,
 }
 
 /// Decodes UTF-8 dropping invalid bytes, like Python's `bytes.decode(errors="ignore")`.

@@ -4,7 +4,9 @@
 //! place, so a failed run leaves no partial output.
 
 use crate::counterexample::Category;
-use crate::metrics::{ComponentScore, Details, JudgeTotals, Outcome, COMPONENTS};
+use crate::metrics::{
+    ComponentScore, Details, JudgeTotals, Outcome, COMPONENTS, PARTIAL_CREDIT_KEYS,
+};
 use crate::pipeline::GateRun;
 use crate::run::Evaluation;
 use serde_json::{json, Map, Value as Json};
@@ -64,6 +66,9 @@ pub struct SystemSummary {
     pub unavailable: BTreeMap<String, String>,
     /// ESM+: per equivalence rule, the items it turned from wrong to right (seed 001 §5.4).
     pub rule_credits: BTreeMap<&'static str, usize>,
+    /// Per metric with sub-scores (SQLMorph), per sub-score (`ex`, `exp`, `exr`, `f1`), per
+    /// difficulty: the mean over scored items.
+    pub sub_scores: BTreeMap<String, BTreeMap<&'static str, BTreeMap<String, Cell>>>,
 }
 
 /// The official partial-matching aggregate of one component in one difficulty cell: precision
@@ -154,6 +159,8 @@ fn summarize_system(evaluation: &Evaluation, system: usize) -> SystemSummary {
     let mut judge: Option<JudgeTotals> = None;
     let mut unavailable: BTreeMap<String, String> = BTreeMap::new();
     let mut rule_credits: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut sub_scores: BTreeMap<String, BTreeMap<&'static str, BTreeMap<String, Cell>>> =
+        BTreeMap::new();
     for result in evaluation.system_results(system) {
         let item = &evaluation.dataset.items[result.index];
         let keys: Vec<&str> = item
@@ -205,6 +212,21 @@ fn summarize_system(evaluation: &Evaluation, system: usize) -> SystemSummary {
                     *rule_credits.entry(rule.name()).or_default() += 1;
                 }
             }
+            for sub in PARTIAL_CREDIT_KEYS {
+                let Some(value) = score.sub_score(sub) else {
+                    continue;
+                };
+                let by_difficulty = sub_scores
+                    .entry(metric.clone())
+                    .or_default()
+                    .entry(sub)
+                    .or_default();
+                for key in &keys {
+                    let cell = by_difficulty.entry(key.to_string()).or_default();
+                    cell.total += value;
+                    cell.count += 1;
+                }
+            }
             let Some(value) = score.value.filter(|_| score.outcome.is_scored()) else {
                 continue;
             };
@@ -230,6 +252,7 @@ fn summarize_system(evaluation: &Evaluation, system: usize) -> SystemSummary {
         judge,
         unavailable,
         rule_credits,
+        sub_scores,
     }
 }
 
@@ -264,10 +287,18 @@ pub fn write_jsonl(evaluation: &Evaluation, out: &mut dyn std::io::Write) -> std
         let mut errors = Map::new();
         let mut details = Map::new();
         for (name, score) in evaluation.metrics.iter().zip(&result.scores) {
-            if let Some(detail) = &score.details {
-                details.insert(format!("{name}_components"), detail.to_json());
-            }
-            metrics.insert(name.clone(), score.value.map_or(Json::Null, metric_json));
+            let value = match &score.details {
+                Some(detail) if detail.is_value_object() && score.value.is_some() => {
+                    detail.to_json()
+                }
+                detail => {
+                    if let Some(detail) = detail {
+                        details.insert(format!("{name}_components"), detail.to_json());
+                    }
+                    score.value.map_or(Json::Null, metric_json)
+                }
+            };
+            metrics.insert(name.clone(), value);
             outcomes.insert(name.clone(), json!(score.outcome.as_str()));
             if let Some(error) = &score.error {
                 errors.insert(name.clone(), json!(error));
@@ -429,6 +460,24 @@ fn system_json(system: &SystemSummary, difficulties: &[String]) -> Json {
         "outcomes": outcomes,
         "partial_match": partial,
     });
+    if !system.sub_scores.is_empty() {
+        let partial_credit: Map<String, Json> = system
+            .sub_scores
+            .iter()
+            .map(|(metric, by_sub)| {
+                let subs: Map<String, Json> = by_sub
+                    .iter()
+                    .map(|(sub, cells)| {
+                        let means =
+                            ordered(&|d| cells.get(d).and_then(Cell::accuracy).map(|a| json!(a)));
+                        (sub.to_string(), means)
+                    })
+                    .collect();
+                (metric.clone(), Json::Object(subs))
+            })
+            .collect();
+        entry["partial_credit"] = Json::Object(partial_credit);
+    }
     if !system.counterexamples.is_empty() {
         entry["ts_counterexamples"] = counterexample_counts_json(&system.counterexamples);
     }
@@ -448,6 +497,24 @@ fn counterexample_counts_json(counts: &BTreeMap<Category, usize>) -> Json {
             .map(|(category, n)| (category.as_str().to_string(), json!(n)))
             .collect(),
     )
+}
+
+/// One line of the stdout table: a label, then `mean (count)` per difficulty.
+fn cells_row(
+    label: &str,
+    width: usize,
+    cells: &BTreeMap<String, Cell>,
+    summary: &Summary,
+) -> String {
+    let mut row = format!("  {label:<width$}");
+    for d in &summary.difficulties {
+        let text = cells
+            .get(d)
+            .and_then(|c| c.accuracy().map(|a| format!("{:.3} ({})", a, c.count)))
+            .unwrap_or_else(|| "-".into());
+        let _ = write!(row, " {text:>16}");
+    }
+    row
 }
 
 /// The human summary printed on stdout.
@@ -477,21 +544,24 @@ pub fn human(evaluation: &Evaluation, summary: &Summary) -> String {
             "\n{} ({} missing predictions)",
             system.name, system.missing
         );
-        let mut header = format!("  {:<8}", "metric");
+        let width = system
+            .cells
+            .keys()
+            .map(String::len)
+            .max()
+            .unwrap_or(0)
+            .max(8);
+        let mut header = format!("  {:<width$}", "metric");
         for d in &summary.difficulties {
             let _ = write!(header, " {:>16}", d);
         }
         let _ = writeln!(out, "{header}");
         for (metric, cells) in &system.cells {
-            let mut row = format!("  {metric:<8}");
-            for d in &summary.difficulties {
-                let text = cells
-                    .get(d)
-                    .and_then(|c| c.accuracy().map(|a| format!("{:.3} ({})", a, c.count)))
-                    .unwrap_or_else(|| "-".into());
-                let _ = write!(row, " {text:>16}");
+            let _ = writeln!(out, "{}", cells_row(metric, width, cells, summary));
+            for (sub, cells) in system.sub_scores.get(metric).into_iter().flatten() {
+                let label = format!("  .{sub}");
+                let _ = writeln!(out, "{}", cells_row(&label, width, cells, summary));
             }
-            let _ = writeln!(out, "{row}");
         }
         for (metric, by_outcome) in &system.outcomes {
             let parts: Vec<String> = Outcome::ALL

@@ -207,6 +207,7 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
             });
         }
     }
+    let partial_credit_rows = partial_credit_rows(&current, &analysis.metrics, difficulties);
     let mut fp_rows = Vec::new();
     for system in &current {
         for (kind, table) in [
@@ -393,6 +394,7 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         reference => analysis.reference,
         difficulties => difficulties,
         accuracy_rows => accuracy_rows,
+        partial_credit_rows => partial_credit_rows,
         gate_rows => gate_rows,
         fp_rows => fp_rows,
         spread_rows => spread_rows,
@@ -410,6 +412,38 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         commit => std::env::var("GITHUB_SHA").ok().map(|s| s.chars().take(12).collect::<String>()),
         baseline_commit => input.baseline_commit.map(|s| s.chars().take(12).collect::<String>()),
     }
+}
+
+/// One row per system, SQLMorph technique and sub-score (EX, EXP, EXR, F1): means per difficulty.
+fn partial_credit_rows(
+    systems: &[&crate::analysis::SystemAnalysis],
+    metrics: &[String],
+    difficulties: &[String],
+) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for system in systems {
+        for metric in metrics {
+            for sub in crate::metrics::PARTIAL_CREDIT_KEYS {
+                let Some(by_difficulty) = system.sub_scores.get(&format!("{metric}.{sub}")) else {
+                    continue;
+                };
+                let cells = difficulties
+                    .iter()
+                    .map(|d| match by_difficulty.get(d).and_then(Ratio::value) {
+                        Some(mean) => format!("{mean:.3} n={}", by_difficulty[d].count),
+                        None => "–".into(),
+                    })
+                    .collect();
+                rows.push(Row {
+                    system: system.name.clone(),
+                    metric: metric.clone(),
+                    kind: sub.to_uppercase(),
+                    cells,
+                });
+            }
+        }
+    }
+    rows
 }
 
 fn baseline_name(input: &ReportInput<'_>, system: &str) -> String {

@@ -170,6 +170,7 @@ pub fn evaluate_part(config: &Config, shard: Option<Shard>) -> Result<Evaluation
         let providers = Providers::new(config.judge.as_ref(), config.embeddings.as_ref());
         let env = Env::new(&dataset, &executor, &profile, suite.as_ref())
             .with_providers(providers)
+            .with_qas_weight(config.qas.weight)
             .with_gold_cache(gold_cache.as_ref());
         score_all(&env, &systems, &metrics, shard)
     });

@@ -4,7 +4,7 @@
 
 use crate::config::Config;
 use crate::error::{read_utf8, InputError};
-use crate::metrics::{Details, Outcome, Score};
+use crate::metrics::{Details, Outcome, PartialCredit, Score};
 use crate::run::{fingerprint, prepare, Evaluation, ItemResult, Prepared, Shard};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -196,11 +196,24 @@ fn read_record(
             let outcome_name = record["outcome"][metric]
                 .as_str()
                 .ok_or_else(|| format!("no outcome for `{metric}`"))?;
+            let outcome = Outcome::parse(outcome_name)
+                .ok_or_else(|| format!("unknown outcome `{outcome_name}`"))?;
+            let error = record["error"][metric].as_str().map(str::to_string);
+            let value = &record["metrics"][metric];
+            if value.is_object() {
+                let credit = PartialCredit::from_json(value)
+                    .ok_or_else(|| format!("unreadable value object of `{metric}`"))?;
+                return Ok(Score {
+                    value: credit.get("ex"),
+                    outcome,
+                    error,
+                    details: Some(Details::PartialCredit(credit)),
+                });
+            }
             Ok(Score {
-                value: record["metrics"][metric].as_f64(),
-                outcome: Outcome::parse(outcome_name)
-                    .ok_or_else(|| format!("unknown outcome `{outcome_name}`"))?,
-                error: record["error"][metric].as_str().map(str::to_string),
+                value: value.as_f64(),
+                outcome,
+                error,
                 details: match record.get(format!("{metric}_components")) {
                     Some(json) => Some(
                         Details::from_json(json)

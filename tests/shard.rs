@@ -35,7 +35,10 @@ fn run_ok(args: &[&str]) {
 fn four_shards_merge_to_the_unsharded_run() {
     let work = tempfile::tempdir().unwrap();
     let dir = work.path();
-    let config = write_config(dir, "ex, esm");
+    let config = write_config(
+        dir,
+        "ex, esm, exact_column_and_partial_cell, no_column_and_partial_cell, qas",
+    );
     let out = |name: &str| dir.join(name).to_str().unwrap().to_string();
     run_ok(&[
         "eval",

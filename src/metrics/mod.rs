@@ -8,6 +8,9 @@ mod esm;
 pub mod esm_plus;
 mod ex;
 mod flex;
+mod qas;
+mod resultset;
+mod sqlmorph;
 mod ts;
 
 use crate::dataset::{Dataset, GoldItem};
@@ -15,7 +18,9 @@ use crate::exec::{ExecError, Executor};
 use crate::profile::{PreparedGold, Profile};
 use crate::value::Row;
 pub use flex::{markdown_table, JudgeTotals, Judgement};
+pub use resultset::table_similarity;
 use serde::Serialize;
+pub use sqlmorph::{gives_sub_score, CellScores, PartialCredit, Technique, PARTIAL_CREDIT_KEYS};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -30,6 +35,28 @@ const REGISTRY: &[(&str, Constructor)] = &[
     ("esm_plus", || Box::<esm_plus::EsmPlus>::default()),
     ("ts", || Box::new(ts::TestSuiteAccuracy)),
     ("flex", || Box::<flex::Flex>::default()),
+    ("execution_accuracy", || {
+        Box::new(Technique::ExecutionAccuracy)
+    }),
+    ("exact_column_and_exact_cell", || {
+        Box::new(Technique::ExactColumnExactCell)
+    }),
+    ("exact_column_and_partial_cell", || {
+        Box::new(Technique::ExactColumnPartialCell)
+    }),
+    ("semantic_column_and_exact_cell", || {
+        Box::new(Technique::SemanticColumnExactCell)
+    }),
+    ("semantic_column_and_partial_cell", || {
+        Box::new(Technique::SemanticColumnPartialCell)
+    }),
+    ("no_column_and_partial_cell", || {
+        Box::new(Technique::NoColumnPartialCell)
+    }),
+    ("unified_column_and_semantic_row", || {
+        Box::new(Technique::UnifiedColumnSemanticRow)
+    }),
+    ("qas", || Box::new(qas::QueryAccuracyScore)),
 ];
 
 /// Builds the metric called `name`, or says which names exist.
@@ -182,6 +209,18 @@ pub enum Details {
         /// Rules without which the match would fail (empty for a mismatch).
         needed: crate::sql::plus::RuleSet,
     },
+    /// SQLMorph's EX, EXP, EXR and F1; written as the metric's value object, not as
+    /// `<metric>_components`.
+    PartialCredit(PartialCredit),
+    /// QAS's two components and the weight that combined them.
+    Qas {
+        /// S_T: table similarity.
+        table: f64,
+        /// S_C: SQL embedding cosine similarity.
+        code: f64,
+        /// w.
+        weight: f64,
+    },
 }
 
 impl Details {
@@ -221,6 +260,12 @@ impl Details {
                 json
             }
             Details::Judged(judgement) => judgement.to_json(),
+            Details::PartialCredit(scores) => scores.to_json(),
+            Details::Qas {
+                table,
+                code,
+                weight,
+            } => serde_json::json!({"s_t": table, "s_c": code, "w": weight}),
             Details::Rules { fired, needed } => {
                 let names = |set: &crate::sql::plus::RuleSet| -> Vec<&str> {
                     set.rules().map(|r| r.name()).collect()
@@ -230,8 +275,28 @@ impl Details {
         }
     }
 
+    /// Whether this detail is the metric's value object in the JSONL (SQLMorph) rather than a
+    /// `<metric>_components` entry.
+    pub fn is_value_object(&self) -> bool {
+        matches!(self, Details::PartialCredit(_))
+    }
+
     /// Reads what [`Details::to_json`] wrote.
     pub fn from_json(json: &serde_json::Value) -> Option<Details> {
+        if let Some(scores) = PartialCredit::from_json(json) {
+            return Some(Details::PartialCredit(scores));
+        }
+        if let (Some(table), Some(code), Some(weight)) = (
+            json.get("s_t").and_then(serde_json::Value::as_f64),
+            json.get("s_c").and_then(serde_json::Value::as_f64),
+            json.get("w").and_then(serde_json::Value::as_f64),
+        ) {
+            return Some(Details::Qas {
+                table,
+                code,
+                weight,
+            });
+        }
         if json.get("same_result").is_some() {
             return Judgement::from_json(json).map(|j| Details::Judged(Box::new(j)));
         }
@@ -309,6 +374,15 @@ impl Score {
         Score::wrong(Outcome::Missing, "no prediction")
     }
 
+    /// A named continuous sub-score of this verdict (`ex`, `exp`, `exr`, `f1` of SQLMorph), for
+    /// reports and the gate.
+    pub fn sub_score(&self, name: &str) -> Option<f64> {
+        match (&self.details, self.outcome.is_scored()) {
+            (Some(Details::PartialCredit(scores)), true) => scores.get(name),
+            _ => None,
+        }
+    }
+
     /// Not scored at all.
     pub fn unscored(outcome: Outcome, reason: impl Into<String>) -> Score {
         Score {
@@ -327,6 +401,8 @@ pub struct GoldResult {
     pub prepared: PreparedGold,
     /// Its rows, or why it failed.
     pub rows: Result<Vec<Row>, ExecError>,
+    /// Its column names (empty when it failed).
+    pub columns: Vec<String>,
 }
 
 /// What metrics may use: the dataset, the executor, the comparison profile, the test suites and
@@ -342,6 +418,8 @@ pub struct Env<'a> {
     pub suite: Option<&'a crate::suite::Suite>,
     /// The judge and embedding endpoints, or why each is unavailable.
     pub providers: crate::provider::Providers,
+    /// QAS's w: the weight of table similarity S_T (1 - w goes to S_C).
+    pub qas_weight: f64,
     gold: Mutex<HashMap<(usize, PathBuf), GoldSlot>>,
     gold_cache: Option<&'a crate::gold_cache::GoldCache>,
 }
@@ -363,6 +441,7 @@ impl<'a> Env<'a> {
             profile,
             suite,
             providers: crate::provider::Providers::default(),
+            qas_weight: crate::config::QasConfig::default().weight,
             gold: Mutex::new(HashMap::new()),
             gold_cache: None,
         }
@@ -371,6 +450,16 @@ impl<'a> Env<'a> {
     /// The same environment with the run's configured providers (none by default).
     pub fn with_providers(self, providers: crate::provider::Providers) -> Self {
         Env { providers, ..self }
+    }
+
+    /// The same environment with QAS weight `w`.
+    pub fn with_qas_weight(self, qas_weight: f64) -> Self {
+        Env { qas_weight, ..self }
+    }
+
+    /// The embedding provider as the semantic metrics use it, or why it is unavailable.
+    pub fn embedder(&self) -> Result<&dyn Embedder, &str> {
+        self.providers.embeddings().map(|p| p as &dyn Embedder)
     }
 
     /// Takes gold results from (and adds them to) an on-disk cache.
@@ -394,16 +483,41 @@ impl<'a> Env<'a> {
                 .gold_cache
                 .and_then(|cache| Some((cache, cache.key(&item.db_id, db, &prepared.sql)?)));
             if let Some(rows) = cached.as_ref().and_then(|(cache, key)| cache.get(key)) {
+                let columns = self
+                    .executor
+                    .column_names(db, &prepared.sql)
+                    .unwrap_or_default();
                 return Arc::new(GoldResult {
                     prepared,
                     rows: Ok(rows),
+                    columns,
                 });
             }
-            let rows = self.executor.run(db, &prepared.sql);
+            let (rows, columns) = match self.executor.run_table(db, &prepared.sql) {
+                Ok(table) => (Ok(table.rows), table.columns),
+                Err(e) => (Err(e), Vec::new()),
+            };
             if let (Some((cache, key)), Ok(rows)) = (cached, &rows) {
                 cache.put(key, rows);
             }
-            Arc::new(GoldResult { prepared, rows })
+            Arc::new(GoldResult {
+                prepared,
+                rows,
+                columns,
+            })
         }))
+    }
+}
+
+/// Text embeddings for the semantic metrics; the configured `embeddings:` provider is one, and
+/// tests plug in fixed vectors.
+pub trait Embedder: Send + Sync {
+    /// One vector per text, in order; `Err` says why the provider did not answer.
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String>;
+}
+
+impl Embedder for crate::provider::Provider {
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+        crate::provider::Provider::embed(self, texts).map_err(|e| e.to_string())
     }
 }

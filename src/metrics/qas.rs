@@ -1,0 +1,163 @@
+//! QAS, the Query Accuracy Score (seed 003): `w * S_T + (1 - w) * S_C`, where S_T is the
+//! edit-distance similarity of the two result tables and S_C the cosine similarity of the two
+//! queries' embeddings. Without an embedding provider S_C is not invented: the item is
+//! unavailable, with the reason.
+
+use super::resultset::{cosine, table_similarity};
+use super::{Details, Embedder, Env, Metric, Outcome, Score};
+use crate::dataset::GoldItem;
+use crate::exec::ExecError;
+
+/// The `qas` metric.
+pub struct QueryAccuracyScore;
+
+/// S_C: cosine similarity of the embeddings of the gold and predicted SQL.
+pub fn code_similarity(
+    embedder: &dyn Embedder,
+    gold: &str,
+    predicted: &str,
+) -> Result<f64, String> {
+    let vectors = embedder.embed(&[gold.to_string(), predicted.to_string()])?;
+    match vectors.as_slice() {
+        [g, p] => Ok(cosine(g, p)),
+        other => Err(format!(
+            "the embedding provider returned {} vectors for 2 texts",
+            other.len()
+        )),
+    }
+}
+
+impl Metric for QueryAccuracyScore {
+    fn name(&self) -> &'static str {
+        "qas"
+    }
+
+    fn score(&self, env: &Env<'_>, item: &GoldItem, prediction: Option<&str>) -> Score {
+        let embedder = match env.embedder() {
+            Ok(embedder) => embedder,
+            Err(reason) => return Score::unscored(Outcome::Unavailable, reason),
+        };
+        let Some(db) = env.dataset.database_path(item) else {
+            return Score::unscored(Outcome::Skipped, "database absent");
+        };
+        let gold = env.gold_result(item, db);
+        let gold_rows = match &gold.rows {
+            Ok(rows) => rows,
+            Err(e) => {
+                return Score::unscored(Outcome::GoldError, format!("gold query failed: {e}"))
+            }
+        };
+        let Some(prediction) = prediction else {
+            return Score::missing();
+        };
+        let sql = env.profile.prepare_prediction(prediction);
+        let predicted_rows = match env.executor.run(db, &sql) {
+            Ok(rows) => rows,
+            Err(e @ ExecError::Timeout(_)) => {
+                return Score::wrong(Outcome::PredTimeout, e.to_string())
+            }
+            Err(e) => return Score::wrong(Outcome::PredError, e.to_string()),
+        };
+        let table = table_similarity(gold_rows, &predicted_rows, gold.prepared.order_matters);
+        let code = match code_similarity(embedder, &item.sql, prediction) {
+            Ok(code) => code,
+            Err(reason) => {
+                return Score::unscored(
+                    Outcome::Unavailable,
+                    format!("embedding provider failed: {reason}"),
+                )
+            }
+        };
+        let weight = env.qas_weight;
+        let qas = weight * table + (1.0 - weight) * code;
+        Score {
+            value: Some(qas),
+            outcome: if qas >= 1.0 {
+                Outcome::Match
+            } else {
+                Outcome::Mismatch
+            },
+            error: None,
+            details: Some(Details::Qas {
+                table,
+                code,
+                weight,
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::resultset::table_similarity;
+    use crate::value::{Row, Value};
+
+    fn column(values: &[i64]) -> Vec<Row> {
+        values.iter().map(|v| vec![Value::Int(*v)]).collect()
+    }
+
+    #[test]
+    fn table_similarity_is_one_minus_cell_edit_distance_over_the_longer_table() {
+        let gold = column(&[1, 2, 3]);
+        // One substituted cell of three.
+        let s = table_similarity(&gold, &column(&[1, 2, 4]), false);
+        assert!((s - 2.0 / 3.0).abs() < 1e-12, "{s}");
+        // Order is free without ORDER BY; with it, 1 2 3 -> 3 2 1 costs two substitutions.
+        assert_eq!(table_similarity(&gold, &column(&[3, 2, 1]), false), 1.0);
+        let ordered = table_similarity(&gold, &column(&[3, 2, 1]), true);
+        assert!((ordered - 1.0 / 3.0).abs() < 1e-12, "{ordered}");
+        // One missing row of four: distance 1.
+        let s = table_similarity(&column(&[1, 2, 3, 4]), &gold, false);
+        assert!((s - 0.75).abs() < 1e-12, "{s}");
+        assert_eq!(table_similarity(&[], &[], true), 1.0);
+        assert_eq!(table_similarity(&gold, &[], true), 0.0);
+        // Two rows of two cells, one cell differs (2 vs 2.5): 1 edit of 4 cells.
+        let wide = vec![
+            vec![Value::Int(1), Value::Int(2)],
+            vec![Value::Int(3), Value::Int(4)],
+        ];
+        let other = vec![
+            vec![Value::Int(1), Value::Real(2.5)],
+            vec![Value::Int(3), Value::Int(4)],
+        ];
+        assert_eq!(table_similarity(&wide, &other, true), 0.75);
+        // An extra column on every row: 2 insertions over 6 cells.
+        let extra = vec![
+            vec![Value::Int(1), Value::Int(2), Value::Int(9)],
+            vec![Value::Int(3), Value::Int(4), Value::Int(9)],
+        ];
+        let s = table_similarity(&wide, &extra, true);
+        assert!((s - 4.0 / 6.0).abs() < 1e-12, "{s}");
+        // Integral reals equal integers, as in EX.
+        assert_eq!(
+            table_similarity(&column(&[1]), &[vec![Value::Real(1.0)]], true),
+            1.0
+        );
+    }
+
+    struct Fixed;
+
+    impl Embedder for Fixed {
+        fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+            Ok(texts
+                .iter()
+                .map(|t| {
+                    if t.contains("JOIN") {
+                        vec![0.6, 0.8]
+                    } else {
+                        vec![1.0, 0.0]
+                    }
+                })
+                .collect())
+        }
+    }
+
+    #[test]
+    fn code_similarity_is_the_cosine_of_the_two_query_embeddings() {
+        let same = code_similarity(&Fixed, "SELECT a FROM t", "SELECT a FROM t").unwrap();
+        assert!((same - 1.0).abs() < 1e-6);
+        let joined = code_similarity(&Fixed, "SELECT a FROM t", "SELECT a FROM t JOIN u").unwrap();
+        assert!((joined - 0.6).abs() < 1e-6, "{joined}");
+    }
+}
