@@ -558,7 +558,8 @@ pub fn human(evaluation: &Evaluation, summary: &Summary) -> String {
         let _ = writeln!(out, "{header}");
         for (metric, cells) in &system.cells {
             let _ = writeln!(out, "{}", cells_row(metric, width, cells, summary));
-            for (sub, cells) in system.sub_scores.get(metric).into_iter().flatten() {
+            let cell_scores = system.sub_scores.get(metric).into_iter().flatten();
+            for (sub, cells) in cell_scores.filter(|(sub, _)| **sub != "ex") {
                 let label = format!("  .{sub}");
                 let _ = writeln!(out, "{}", cells_row(&label, width, cells, summary));
             }

@@ -414,7 +414,8 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
     }
 }
 
-/// One row per system, SQLMorph technique and sub-score (EX, EXP, EXR, F1): means per difficulty.
+/// One row per system, SQLMorph technique and cell score (EXP, EXR, F1; EX is the technique's
+/// accuracy row): means per difficulty.
 fn partial_credit_rows(
     systems: &[&crate::analysis::SystemAnalysis],
     metrics: &[String],
@@ -423,7 +424,7 @@ fn partial_credit_rows(
     let mut rows = Vec::new();
     for system in systems {
         for metric in metrics {
-            for sub in crate::metrics::PARTIAL_CREDIT_KEYS {
+            for sub in ["exp", "exr", "f1"] {
                 let Some(by_difficulty) = system.sub_scores.get(&format!("{metric}.{sub}")) else {
                     continue;
                 };
