@@ -89,7 +89,7 @@ fn run_hostile(compare: &str, two_statements: &str) {
         format!(
             "dataset: {{ gold: gold.sql, databases: database, difficulty: none }}\n\
              predictions: [{{ name: hostile, path: hostile.txt }}]\n\
-             metrics: [ex, esm]\n\
+             metrics: [ex, esm, no_column_and_partial_cell]\n\
              compare: {compare}\n\
              execution: {{ timeout_ms: 1500, threads: 2 }}\n"
         ),
@@ -124,6 +124,12 @@ fn run_hostile(compare: &str, two_statements: &str) {
             result["outcome"]["ex"], expected,
             "`{shown}` under {compare}: {result}"
         );
+        if expected.starts_with("pred_") {
+            assert_eq!(
+                result["outcome"]["no_column_and_partial_cell"], expected,
+                "`{shown}` under {compare}, partial credit: {result}"
+            );
+        }
         let verdict = if expected == "match" { 1 } else { 0 };
         assert_eq!(
             result["metrics"]["ex"], verdict,

@@ -12,7 +12,6 @@
 
 use super::{Details, Env, Metric, Outcome, Score};
 use crate::dataset::GoldItem;
-use crate::exec::ExecError;
 use crate::provider::{Message, Provider, ProviderConfig, Usage};
 use crate::value::{Row, Value};
 use serde::Deserialize;
@@ -252,10 +251,7 @@ impl Metric for Flex {
         let prepared = env.profile.prepare_prediction(prediction);
         let predicted_rows = match env.executor.run(db, &prepared) {
             Ok(rows) => rows,
-            Err(e @ ExecError::Timeout(_)) => {
-                return Score::wrong(Outcome::PredTimeout, e.to_string())
-            }
-            Err(e) => return Score::wrong(Outcome::PredError, e.to_string()),
+            Err(e) => return super::prediction_failure(e),
         };
         let schema = match &*self.schema(env, db) {
             Ok(schema) => schema.clone(),

@@ -509,6 +509,44 @@ impl<'a> Env<'a> {
     }
 }
 
+/// An item's database with a gold result that ran: where every execution metric starts.
+pub(crate) struct GoldRun<'e> {
+    /// The item's database.
+    pub db: &'e Path,
+    /// The gold result; its rows are `Ok` (checked by [`gold_run`]).
+    pub gold: Arc<GoldResult>,
+}
+
+impl GoldRun<'_> {
+    /// The gold rows.
+    pub fn rows(&self) -> &[Row] {
+        self.gold.rows.as_deref().unwrap_or_default()
+    }
+}
+
+/// The item's database and gold result, or the verdict that leaves the item unscored: the
+/// database is absent (skipped) or the gold query failed (gold error).
+pub(crate) fn gold_run<'e>(env: &'e Env<'_>, item: &GoldItem) -> Result<GoldRun<'e>, Score> {
+    let Some(db) = env.dataset.database_path(item) else {
+        return Err(Score::unscored(Outcome::Skipped, "database absent"));
+    };
+    let gold = env.gold_result(item, db);
+    if let Err(e) = &gold.rows {
+        let reason = format!("gold query failed: {e}");
+        return Err(Score::unscored(Outcome::GoldError, reason));
+    }
+    Ok(GoldRun { db, gold })
+}
+
+/// The verdict on a prediction that did not run: a timeout or an error, with the message.
+pub(crate) fn prediction_failure(error: ExecError) -> Score {
+    let outcome = match error {
+        ExecError::Timeout(_) => Outcome::PredTimeout,
+        _ => Outcome::PredError,
+    };
+    Score::wrong(outcome, error.to_string())
+}
+
 /// Text embeddings for the semantic metrics; the configured `embeddings:` provider is one, and
 /// tests plug in fixed vectors.
 pub trait Embedder: Send + Sync {

@@ -4,9 +4,8 @@
 //! unavailable, with the reason.
 
 use super::resultset::{cosine, table_similarity};
-use super::{Details, Embedder, Env, Metric, Outcome, Score};
+use super::{gold_run, prediction_failure, Details, Embedder, Env, Metric, Outcome, Score};
 use crate::dataset::GoldItem;
-use crate::exec::ExecError;
 
 /// The `qas` metric.
 pub struct QueryAccuracyScore;
@@ -37,28 +36,20 @@ impl Metric for QueryAccuracyScore {
             Ok(embedder) => embedder,
             Err(reason) => return Score::unscored(Outcome::Unavailable, reason),
         };
-        let Some(db) = env.dataset.database_path(item) else {
-            return Score::unscored(Outcome::Skipped, "database absent");
-        };
-        let gold = env.gold_result(item, db);
-        let gold_rows = match &gold.rows {
-            Ok(rows) => rows,
-            Err(e) => {
-                return Score::unscored(Outcome::GoldError, format!("gold query failed: {e}"))
-            }
+        let run = match gold_run(env, item) {
+            Ok(run) => run,
+            Err(unscored) => return unscored,
         };
         let Some(prediction) = prediction else {
             return Score::missing();
         };
         let sql = env.profile.prepare_prediction(prediction);
-        let predicted_rows = match env.executor.run(db, &sql) {
+        let predicted_rows = match env.executor.run(run.db, &sql) {
             Ok(rows) => rows,
-            Err(e @ ExecError::Timeout(_)) => {
-                return Score::wrong(Outcome::PredTimeout, e.to_string())
-            }
-            Err(e) => return Score::wrong(Outcome::PredError, e.to_string()),
+            Err(e) => return prediction_failure(e),
         };
-        let table = table_similarity(gold_rows, &predicted_rows, gold.prepared.order_matters);
+        let order_matters = run.gold.prepared.order_matters;
+        let table = table_similarity(run.rows(), &predicted_rows, order_matters);
         let code = match code_similarity(embedder, &item.sql, prediction) {
             Ok(code) => code,
             Err(reason) => {

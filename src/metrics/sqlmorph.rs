@@ -12,9 +12,8 @@ use super::resultset::{
     align_by_name, align_semantically, cell_set_match, partial_cell_match, same_row_set,
     semantic_row_match, CellMatch,
 };
-use super::{Details, Embedder, Env, Metric, Outcome, Score};
+use super::{gold_run, prediction_failure, Details, Embedder, Env, Metric, Outcome, Score};
 use crate::dataset::GoldItem;
-use crate::exec::{ExecError, ResultTable};
 use crate::value::Row;
 
 /// One of SQLMorph's techniques; each variant is a registered metric.
@@ -200,10 +199,11 @@ impl Technique {
         })
     }
 
-    fn failed(self, outcome: Outcome, error: String) -> Score {
+    /// A wrong verdict with this technique's all-zero scores attached.
+    fn failed(self, wrong: Score) -> Score {
         Score {
             details: Some(Details::PartialCredit(PartialCredit::failed(self))),
-            ..Score::wrong(outcome, error)
+            ..wrong
         }
     }
 }
@@ -227,28 +227,19 @@ impl Metric for Technique {
                 return Score::unscored(Outcome::Unavailable, reason);
             }
         }
-        let Some(db) = env.dataset.database_path(item) else {
-            return Score::unscored(Outcome::Skipped, "database absent");
-        };
-        let gold = env.gold_result(item, db);
-        let gold_rows = match &gold.rows {
-            Ok(rows) => rows,
-            Err(e) => {
-                return Score::unscored(Outcome::GoldError, format!("gold query failed: {e}"))
-            }
+        let run = match gold_run(env, item) {
+            Ok(run) => run,
+            Err(unscored) => return unscored,
         };
         let Some(prediction) = prediction else {
-            return self.failed(Outcome::Missing, "no prediction".into());
+            return self.failed(Score::missing());
         };
         let sql = env.profile.prepare_prediction(prediction);
-        let predicted: ResultTable = match env.executor.run_table(db, &sql) {
+        let predicted = match env.executor.run_table(run.db, &sql) {
             Ok(table) => table,
-            Err(e @ ExecError::Timeout(_)) => {
-                return self.failed(Outcome::PredTimeout, e.to_string())
-            }
-            Err(e) => return self.failed(Outcome::PredError, e.to_string()),
+            Err(e) => return self.failed(prediction_failure(e)),
         };
-        let gold_table = (gold.columns.as_slice(), gold_rows.as_slice());
+        let gold_table = (run.gold.columns.as_slice(), run.rows());
         let predicted_table = (predicted.columns.as_slice(), predicted.rows.as_slice());
         match self.compare(env.embedder(), gold_table, predicted_table) {
             Ok(credit) => Score {
