@@ -8,8 +8,6 @@ use super::values::{same_format, ColumnProfile, Profiles};
 use crate::value::Value;
 use rusqlite::Connection;
 
-/// Chance that a nullable column holds NULL.
-const NULL_CHANCE: f64 = 0.1;
 /// Chance that a value is a constant (or variant) of the database's focus gold query, when the
 /// column can hold one: each database favours one gold query, so that conditions combining
 /// several constants (`first_name = 'x' AND last_name = 'y'`, INTERSECT of two values) meet.
@@ -146,7 +144,7 @@ impl Generator<'_> {
                 continue;
             }
             let nullable = fk.columns.iter().all(|c| !table.columns[*c].not_null);
-            if nullable && rng.f64() < NULL_CHANCE {
+            if nullable && rng.f64() < profiles[fk.columns[0]].null_rate {
                 for c in &fk.columns {
                     row[*c] = Value::Null;
                 }
@@ -179,7 +177,7 @@ struct Planted<'a> {
     all: &'a [Value],
 }
 
-/// One column value: NULL (when allowed), a planted constant, a value of the original database,
+/// One column value: NULL (when allowed, at the original data's rate), a planted constant, a value of the original database,
 /// or a fresh one.
 fn value(
     column: &Column,
@@ -187,7 +185,7 @@ fn value(
     planted: Planted<'_>,
     rng: &mut fastrand::Rng,
 ) -> Value {
-    if !column.not_null && rng.f64() < NULL_CHANCE {
+    if !column.not_null && rng.f64() < profile.null_rate {
         return Value::Null;
     }
     let value = if !planted.focus.is_empty() && rng.f64() < FOCUS_CHANCE {

@@ -14,6 +14,10 @@ const SAMPLED_VALUES: usize = 60;
 pub struct ColumnProfile {
     /// Distinct non-NULL values seen in the original database (at most [`SAMPLED_VALUES`]).
     pub seen: Vec<Value>,
+    /// Share of the original database's rows where the column is NULL. Seed 000 (section 4.1)
+    /// samples numbers and strings, never NULL: a column gets NULLs only at the rate its
+    /// original data has them, and none without an original database.
+    pub null_rate: f64,
 }
 
 /// Profiles of every column, `[table][column]`.
@@ -44,7 +48,21 @@ pub fn learn(conn: &Connection, constraints: &Constraints) -> rusqlite::Result<P
                         .filter(|v| !matches!(v, Value::Null))
                         .take(SAMPLED_VALUES)
                         .collect();
-                    Ok(ColumnProfile { seen })
+                    let (rows, nulls): (i64, i64) = conn.query_row(
+                        &format!(
+                            "SELECT count(*), count(*) - count({c}) FROM {t}",
+                            c = quote(&column.name),
+                            t = quote(&table.name)
+                        ),
+                        [],
+                        |row| Ok((row.get(0)?, row.get(1)?)),
+                    )?;
+                    let null_rate = if rows == 0 {
+                        0.0
+                    } else {
+                        nulls as f64 / rows as f64
+                    };
+                    Ok(ColumnProfile { seen, null_rate })
                 })
                 .collect()
         })

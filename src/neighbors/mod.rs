@@ -11,8 +11,11 @@
 //! lists included) are planted into the random databases so that they can tell those edits apart.
 
 mod edits;
+mod equivalence;
 mod literals;
 mod walk;
+
+pub use equivalence::{normal_form, ColumnFact, ColumnFacts};
 
 use crate::schema::Schema;
 use crate::value::Value as Constant;
