@@ -18,6 +18,30 @@ const PLANTED_CHANCE: f64 = 0.15;
 const SEEN_CHANCE: f64 = 0.5;
 /// Attempts per wanted row before giving up on it (unique keys may be exhausted).
 const ATTEMPTS_PER_ROW: usize = 4;
+/// Chance that a database is a witness for its focus gold query: the columns that query
+/// compares with constants mostly hold exactly those constants, so that conditions on several
+/// joined tables meet in one row combination and the gold returns rows (seed 000 A.2).
+const WITNESS_CHANCE: f64 = 0.3;
+/// In a witness database, chance that a compared column takes one of its constants.
+const WITNESS_PICK: f64 = 0.75;
+/// Chance that a database whose focus gold query compares a group size with `count(...)` in
+/// HAVING is built around one big group of about that size.
+const BIG_GROUP_CHANCE: f64 = 0.5;
+/// Group sizes a HAVING may ask for that a random row count (`rows`) rarely or never
+/// reaches, and that a generated database can still afford.
+const BIG_GROUP_SIZES: std::ops::RangeInclusive<i64> = 5..=1000;
+
+/// How a database treats its focus gold query.
+#[derive(Debug, Clone, Copy)]
+struct Mode {
+    /// The gold query whose constants it favours.
+    focus: usize,
+    /// Compared columns mostly hold their constants.
+    witness: bool,
+    /// The rows of every table the focus query names, all in one group: key columns count
+    /// up, other columns repeat the first row, foreign keys point to the first parent row.
+    big_group: Option<usize>,
+}
 
 /// Everything needed to generate databases of one schema.
 pub struct Generator<'a> {
@@ -43,15 +67,37 @@ impl Generator<'_> {
             conn.execute_batch(statement)?;
         }
         let mut rng = fastrand::Rng::with_seed(seed);
-        let focus = rng.usize(..self.planted.focus_count().max(1));
+        let mode = self.mode(&mut rng);
         let mut filled: Vec<Vec<Vec<Value>>> = vec![Vec::new(); self.constraints.tables.len()];
         conn.execute_batch("BEGIN")?;
         for table_index in self.constraints.topological_order() {
-            let rows = self.fill_table(&conn, table_index, focus, &filled, &mut rng)?;
+            let rows = self.fill_table(&conn, table_index, mode, &filled, &mut rng)?;
             filled[table_index] = rows;
         }
         conn.execute_batch("COMMIT")?;
         Ok(conn)
+    }
+
+    /// The focus gold query of a new database and how it is served.
+    fn mode(&self, rng: &mut fastrand::Rng) -> Mode {
+        let focus = rng.usize(..self.planted.focus_count().max(1));
+        let witness = rng.f64() < WITNESS_CHANCE;
+        let sizes: Vec<i64> = self
+            .planted
+            .group_sizes(focus)
+            .iter()
+            .copied()
+            .filter(|n| BIG_GROUP_SIZES.contains(n))
+            .collect();
+        let big_group = (!sizes.is_empty() && rng.f64() < BIG_GROUP_CHANCE).then(|| {
+            let size = sizes[rng.usize(..sizes.len())] + rng.i64(-1..=1);
+            size.max(1) as usize
+        });
+        Mode {
+            focus,
+            witness,
+            big_group,
+        }
     }
 
     /// Rows over all tables of a database of this schema.
@@ -68,12 +114,16 @@ impl Generator<'_> {
         &self,
         conn: &Connection,
         table_index: usize,
-        focus: usize,
+        mode: Mode,
         filled: &[Vec<Vec<Value>>],
         rng: &mut fastrand::Rng,
     ) -> rusqlite::Result<Vec<Vec<Value>>> {
         let table = &self.constraints.tables[table_index];
-        let wanted = rng.usize(self.rows.0..=self.rows.1.max(self.rows.0));
+        let random_count = rng.usize(self.rows.0..=self.rows.1.max(self.rows.0));
+        let big_group = mode
+            .big_group
+            .filter(|_| self.planted.names_table(mode.focus, table_index));
+        let wanted = big_group.unwrap_or(random_count);
         let names: Vec<String> = table.columns.iter().map(|c| quote(&c.name)).collect();
         let placeholders = vec!["?"; names.len()].join(", ");
         let mut insert = conn.prepare(&format!(
@@ -86,9 +136,12 @@ impl Generator<'_> {
             if rows.len() == wanted {
                 break;
             }
-            let Some(row) = self.row(table_index, focus, filled, &rows, rng) else {
+            let Some(mut row) = self.row(table_index, mode, filled, &rows, rng) else {
                 continue;
             };
+            if big_group.is_some() {
+                one_group(table, &mut row, &rows);
+            }
             // SQLite enforces the declared PRIMARY KEY, UNIQUE, NOT NULL and type constraints:
             // a row it refuses is dropped (foreign keys are respected by construction).
             let params: Vec<rusqlite::types::Value> = row.iter().map(to_sql).collect();
@@ -103,11 +156,13 @@ impl Generator<'_> {
     fn row(
         &self,
         table_index: usize,
-        focus: usize,
+        mode: Mode,
         filled: &[Vec<Vec<Value>>],
         own_rows: &[Vec<Value>],
         rng: &mut fastrand::Rng,
     ) -> Option<Vec<Value>> {
+        let focus = mode.focus;
+        let big_group = mode.big_group.is_some() && self.planted.names_table(focus, table_index);
         let table = &self.constraints.tables[table_index];
         let profiles = &self.profiles[table_index];
         let mut row: Vec<Value> = table
@@ -120,6 +175,11 @@ impl Generator<'_> {
                     focus: self.planted.for_focus(focus, table_index, index),
                     exact: self.planted.exact_for_focus(focus, column.affinity),
                     all: self.planted.for_column(table_index, index),
+                    witness: if mode.witness {
+                        self.planted.targeted_for_focus(focus, table_index, index)
+                    } else {
+                        &[]
+                    },
                 };
                 value(column, profile, planted, rng)
             })
@@ -150,7 +210,8 @@ impl Generator<'_> {
                 }
                 continue;
             }
-            let parent = &parents[rng.usize(..parents.len())];
+            let pick = rng.usize(..parents.len());
+            let parent = &parents[if big_group { 0 } else { pick }];
             if fk
                 .parent_columns
                 .iter()
@@ -175,6 +236,8 @@ struct Planted<'a> {
     exact: &'a [Value],
     /// Of any gold query.
     all: &'a [Value],
+    /// In a witness database, the constants the focus query compares the column with.
+    witness: &'a [Value],
 }
 
 /// One column value: NULL (when allowed, at the original data's rate), a planted constant, a value of the original database,
@@ -188,7 +251,9 @@ fn value(
     if !column.not_null && rng.f64() < profile.null_rate {
         return Value::Null;
     }
-    let value = if !planted.focus.is_empty() && rng.f64() < FOCUS_CHANCE {
+    let value = if !planted.witness.is_empty() && rng.f64() < WITNESS_PICK {
+        planted.witness[rng.usize(..planted.witness.len())].clone()
+    } else if !planted.focus.is_empty() && rng.f64() < FOCUS_CHANCE {
         // Half of the time the exact constant: variants are many, the boundary value is one.
         if !planted.exact.is_empty() && rng.bool() {
             planted.exact[rng.usize(..planted.exact.len())].clone()
@@ -203,6 +268,35 @@ fn value(
         fresh(column.affinity, profile, rng)
     };
     coerce(value, column.affinity)
+}
+
+/// Makes `row` join the one group of a big-group table: the last column of each unique key
+/// counts up with the rows (so keys stay distinct), every other column repeats the first
+/// row's value; foreign keys already point to the first parent row and are kept.
+fn one_group(table: &Table, row: &mut [Value], earlier: &[Vec<Value>]) {
+    let counting: Vec<usize> = table
+        .unique
+        .iter()
+        .filter_map(|key| key.last().copied())
+        .collect();
+    let serial = earlier.len();
+    for (index, column) in table.columns.iter().enumerate() {
+        if table
+            .foreign_keys
+            .iter()
+            .any(|fk| fk.columns.contains(&index))
+        {
+            continue;
+        }
+        if counting.contains(&index) {
+            row[index] = match column.affinity {
+                Affinity::Integer | Affinity::Real => Value::Int(serial as i64 + 1),
+                Affinity::Text => Value::Text(format!("k{}", serial + 1)),
+            };
+        } else if let Some(first) = earlier.first() {
+            row[index] = first[index].clone();
+        }
+    }
 }
 
 /// A self-referencing key in the first row of its table points at the row itself.

@@ -16,7 +16,7 @@ use crate::config::Config;
 use crate::dataset::{Database, Dataset};
 use crate::error::InputError;
 use crate::gold_cache::GoldCache;
-use crate::neighbors::{normal_form, ColumnFacts};
+use crate::neighbors::{normal_form, ColumnFacts, Conditions};
 use crate::profile::Profile;
 use crate::schema::Schema;
 use crate::suite::Suite;
@@ -56,6 +56,12 @@ pub trait NeighborSource: Sync {
     fn neighbors(&self, gold: &str, schema: &Schema, seed: u64) -> Vec<String>;
     /// The constants of a gold query, to plant in generated databases.
     fn constants(&self, gold: &str) -> Vec<Value>;
+    /// What a gold query's conditions ask of the data (constants per compared column, HAVING
+    /// group sizes), to generate databases where it returns rows; a source that cannot tell
+    /// reports none.
+    fn conditions(&self, _gold: &str) -> Conditions {
+        Conditions::default()
+    }
 }
 
 /// Longest a gold or neighbor query may run during distillation: generated databases are
@@ -230,9 +236,15 @@ fn distill_schema(
             "not cached yet"
         }
     );
-    let constants: Vec<(String, Vec<Value>)> = golds
+    let constants: Vec<(String, Vec<Value>, Conditions)> = golds
         .iter()
-        .map(|gold| (gold.clone(), source.constants(gold)))
+        .map(|gold| {
+            (
+                gold.clone(),
+                source.constants(gold),
+                source.conditions(gold),
+            )
+        })
         .collect();
     let planted = values::Planted::new(&loaded.constraints, &constants);
     let context = Context {
