@@ -27,6 +27,16 @@ const WITNESS_PICK: f64 = 0.75;
 /// Chance that a database whose focus gold query compares a group size with `count(...)` in
 /// HAVING is built around one big group of about that size.
 const BIG_GROUP_CHANCE: f64 = 0.5;
+/// Chance that a database probes NULLs: the nullable attribute columns (no key, no foreign
+/// key) of the tables its focus gold query names hold NULL at least at [`PROBE_NULL_RATE`].
+/// Seed 000 never samples NULL, and other databases hold NULLs only at the original data's
+/// rate; without probes a query that differs only on NULLs (`count(a)` against `count(b)`)
+/// could never be told apart, and Algorithm 1 keeps a probe only when it separates a neighbor
+/// nothing else does. Keys and foreign keys keep the original rate, so joins behave as in the
+/// original data.
+const NULL_PROBE_CHANCE: f64 = 0.05;
+/// Least NULL rate of a nullable column in a NULL probe.
+const PROBE_NULL_RATE: f64 = 0.2;
 /// Group sizes a HAVING may ask for that a random row count (`rows`) rarely or never
 /// reaches, and that a generated database can still afford.
 const BIG_GROUP_SIZES: std::ops::RangeInclusive<i64> = 5..=1000;
@@ -38,6 +48,8 @@ struct Mode {
     focus: usize,
     /// Compared columns mostly hold their constants.
     witness: bool,
+    /// Nullable columns of the focus query's tables often hold NULL.
+    null_probe: bool,
     /// The rows of every table the focus query names, all in one group: key columns count
     /// up, other columns repeat the first row, foreign keys point to the first parent row.
     big_group: Option<usize>,
@@ -82,6 +94,7 @@ impl Generator<'_> {
     fn mode(&self, rng: &mut fastrand::Rng) -> Mode {
         let focus = rng.usize(..self.planted.focus_count().max(1));
         let witness = rng.f64() < WITNESS_CHANCE;
+        let null_probe = rng.f64() < NULL_PROBE_CHANCE;
         let sizes: Vec<i64> = self
             .planted
             .group_sizes(focus)
@@ -96,6 +109,7 @@ impl Generator<'_> {
         Mode {
             focus,
             witness,
+            null_probe,
             big_group,
         }
     }
@@ -162,8 +176,18 @@ impl Generator<'_> {
         rng: &mut fastrand::Rng,
     ) -> Option<Vec<Value>> {
         let focus = mode.focus;
-        let big_group = mode.big_group.is_some() && self.planted.names_table(focus, table_index);
+        let named = self.planted.names_table(focus, table_index);
+        let big_group = mode.big_group.is_some() && named;
         let table = &self.constraints.tables[table_index];
+        let probed = |column: usize| {
+            mode.null_probe
+                && named
+                && !table.unique.iter().any(|key| key.contains(&column))
+                && !table
+                    .foreign_keys
+                    .iter()
+                    .any(|fk| fk.columns.contains(&column))
+        };
         let profiles = &self.profiles[table_index];
         let mut row: Vec<Value> = table
             .columns
@@ -181,7 +205,12 @@ impl Generator<'_> {
                         &[]
                     },
                 };
-                value(column, profile, planted, rng)
+                let null_rate = if probed(index) {
+                    profile.null_rate.max(PROBE_NULL_RATE)
+                } else {
+                    profile.null_rate
+                };
+                value(column, profile, null_rate, planted, rng)
             })
             .collect();
         for fk in &table.foreign_keys {
@@ -240,15 +269,16 @@ struct Planted<'a> {
     witness: &'a [Value],
 }
 
-/// One column value: NULL (when allowed, at the original data's rate), a planted constant, a value of the original database,
+/// One column value: NULL (when allowed, at `null_rate`), a planted constant, a value of the original database,
 /// or a fresh one.
 fn value(
     column: &Column,
     profile: &ColumnProfile,
+    null_rate: f64,
     planted: Planted<'_>,
     rng: &mut fastrand::Rng,
 ) -> Value {
-    if !column.not_null && rng.f64() < profile.null_rate {
+    if !column.not_null && rng.f64() < null_rate {
         return Value::Null;
     }
     let value = if !planted.witness.is_empty() && rng.f64() < WITNESS_PICK {

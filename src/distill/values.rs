@@ -131,7 +131,9 @@ impl Planted {
                 {
                     let name = column.name.to_lowercase();
                     for (_, constant) in conditions.compared.iter().filter(|(c, _)| *c == name) {
-                        push_unique(target, constant.clone());
+                        if fits(constant, column.affinity) {
+                            push_unique(target, constant.clone());
+                        }
                     }
                     if !words.contains(&name) {
                         continue;
@@ -214,6 +216,19 @@ impl Planted {
     /// The values of every gold query to plant in a column.
     pub fn for_column(&self, table: usize, column: usize) -> &[Value] {
         pool(Some(&self.all), table, column)
+    }
+}
+
+/// Whether a compared constant is a value of a column's type: numbers fit every column (a
+/// text column stores their text), texts only text columns or, when they spell a number,
+/// numeric ones.
+fn fits(constant: &Value, affinity: Affinity) -> bool {
+    match (constant, affinity) {
+        (Value::Text(text), Affinity::Integer | Affinity::Real) => {
+            text.trim().parse::<f64>().is_ok()
+        }
+        (Value::Null | Value::Blob(_), _) => false,
+        _ => true,
     }
 }
 
