@@ -340,17 +340,12 @@ fn link_to_self(table: &Table, fk: &super::constraints::ForeignKey, row: &mut [V
     }
 }
 
-/// A value not taken from any list: in the learned format for text, in the learned range for
-/// numbers (small ranges, so that duplicates and ties occur).
+/// A value not taken from any list: in the learned format for text, in the original column's
+/// range for numbers (all of it, so that ties are as rare or common as in the original data;
+/// seed 000 draws numbers from a range wide enough that ties come only from planted
+/// constants).
 fn fresh(affinity: Affinity, profile: &ColumnProfile, rng: &mut fastrand::Rng) -> Value {
-    let numbers: Vec<f64> = profile.seen.iter().filter_map(Value::as_f64).collect();
-    let (low, high) = match (
-        numbers.iter().copied().reduce(f64::min),
-        numbers.iter().copied().reduce(f64::max),
-    ) {
-        (Some(low), Some(high)) => (low, high),
-        _ => (0.0, 100.0),
-    };
+    let (low, high) = profile.range.unwrap_or((0.0, 100.0));
     match affinity {
         Affinity::Integer => {
             let (low, high) = (low.floor() as i64 - 2, high.ceil() as i64 + 2);

@@ -19,6 +19,9 @@ pub struct ColumnProfile {
     /// samples numbers and strings, never NULL: a column gets NULLs only at the rate its
     /// original data has them, and none without an original database.
     pub null_rate: f64,
+    /// Smallest and largest number in the original column (all its rows, not only the
+    /// sampled ones), where fresh numbers are drawn.
+    pub range: Option<(f64, f64)>,
 }
 
 /// Profiles of every column, `[table][column]`.
@@ -63,7 +66,25 @@ pub fn learn(conn: &Connection, constraints: &Constraints) -> rusqlite::Result<P
                     } else {
                         nulls as f64 / rows as f64
                     };
-                    Ok(ColumnProfile { seen, null_rate })
+                    let range: (Option<f64>, Option<f64>) = conn.query_row(
+                        &format!(
+                            "SELECT min({c}), max({c}) FROM {t} \
+                             WHERE typeof({c}) IN ('integer', 'real')",
+                            c = quote(&column.name),
+                            t = quote(&table.name)
+                        ),
+                        [],
+                        |row| Ok((row.get(0)?, row.get(1)?)),
+                    )?;
+                    let range = match range {
+                        (Some(low), Some(high)) => Some((low, high)),
+                        _ => None,
+                    };
+                    Ok(ColumnProfile {
+                        seen,
+                        null_rate,
+                        range,
+                    })
                 })
                 .collect()
         })
