@@ -79,10 +79,15 @@ pub fn normal_form(sql: &str, facts: &ColumnFacts) -> String {
     walk_query(
         &mut query,
         &mut Scope::default(),
-        &mut |site, _| match site {
+        &mut |site, scope| match site {
             Site::Select(select) => normalise_select(select, facts),
             Site::SetOperation(body) => dedup_operands(body),
-            Site::Expr(expr, _) => normalise_expr(expr, facts),
+            Site::Expr(expr, _) => {
+                if let Some(frame) = scope.frames.last() {
+                    bound_by_extreme(expr, &Block { frame, facts });
+                }
+                normalise_expr(expr, facts)
+            }
             Site::Query(_) | Site::Join(_) | Site::OrderItem(_) => {}
         },
     );
@@ -496,6 +501,111 @@ fn marker(sizes: &str) -> Expr {
     )))
 }
 
+/// `x <= (SELECT min(x) FROM t)` is `x = (SELECT min(x) FROM t)` when `x` is the outer
+/// block's column `x` of the same table `t`: no value of a column is below its minimum (the
+/// minimum is taken, and compared, in the column's own ordering; a NULL makes both false).
+/// Likewise `x > min` is `x <> min`, and with max, `x >= max` is `x = max` and `x < max` is
+/// `x <> max`.
+fn bound_by_extreme(expr: &mut Expr, block: &Block<'_>) {
+    let Expr::BinaryOp { left, op, right } = expr else {
+        return;
+    };
+    let (column, extreme, op) = match (&**left, &**right) {
+        (column, Expr::Subquery(query)) => (column, query, op.clone()),
+        (Expr::Subquery(query), column) => match mirrored(op) {
+            Some(op) => (column, query, op),
+            None => return,
+        },
+        _ => return,
+    };
+    let Some((_, table, name)) = block.resolve(column) else {
+        return;
+    };
+    if block
+        .facts
+        .get(&table, &name)
+        .is_none_or(|fact| fact.collated)
+    {
+        return;
+    }
+    let replacement = match (extreme_of(extreme, &table, &name), &op) {
+        (Some(Extreme::Min), BinaryOperator::LtEq) | (Some(Extreme::Max), BinaryOperator::GtEq) => {
+            BinaryOperator::Eq
+        }
+        (Some(Extreme::Min), BinaryOperator::Gt) | (Some(Extreme::Max), BinaryOperator::Lt) => {
+            BinaryOperator::NotEq
+        }
+        _ => return,
+    };
+    let (mut column, mut extreme) = (left.clone(), right.clone());
+    if matches!(*column, Expr::Subquery(_)) {
+        std::mem::swap(&mut column, &mut extreme);
+    }
+    *expr = Expr::BinaryOp {
+        left: column,
+        op: replacement,
+        right: extreme,
+    };
+}
+
+/// Which extreme of a column a scalar sub-query computes.
+enum Extreme {
+    Min,
+    Max,
+}
+
+/// `Some` when `query` is exactly `SELECT min(column) FROM table` (or max): one table, no
+/// condition, no grouping, no offset.
+fn extreme_of(query: &Query, table: &str, column: &str) -> Option<Extreme> {
+    let SetExpr::Select(select) = &*query.body else {
+        return None;
+    };
+    let [from] = select.from.as_slice() else {
+        return None;
+    };
+    let sqlparser::ast::TableFactor::Table { name, alias, .. } = &from.relation else {
+        return None;
+    };
+    let reads_table = name.to_string().to_lowercase() == table;
+    let unconditioned = from.joins.is_empty()
+        && select.selection.is_none()
+        && select.having.is_none()
+        && matches!(&select.group_by, GroupByExpr::Expressions(e, _) if e.is_empty());
+    let no_offset = matches!(
+        &query.limit_clause,
+        None | Some(LimitClause::LimitOffset { offset: None, .. })
+    );
+    let [SelectItem::UnnamedExpr(Expr::Function(function))] = select.projection.as_slice() else {
+        return None;
+    };
+    let FunctionArguments::List(list) = &function.args else {
+        return None;
+    };
+    let [FunctionArg::Unnamed(FunctionArgExpr::Expr(argument))] = list.args.as_slice() else {
+        return None;
+    };
+    let qualifier = alias
+        .as_ref()
+        .map_or(table.to_string(), |a| a.name.value.to_lowercase());
+    let reads_column = match argument {
+        Expr::Identifier(ident) => ident.value.to_lowercase() == column,
+        Expr::CompoundIdentifier(parts) => {
+            parts.len() == 2
+                && parts[0].value.to_lowercase() == qualifier
+                && parts[1].value.to_lowercase() == column
+        }
+        _ => false,
+    };
+    if !(reads_table && unconditioned && no_offset && reads_column) {
+        return None;
+    }
+    match function.name.to_string().to_lowercase().as_str() {
+        "min" => Some(Extreme::Min),
+        "max" => Some(Extreme::Max),
+        _ => None,
+    }
+}
+
 /// Expression-level rewrites: names, scalar sub-query LIMIT, membership sub-queries.
 fn normalise_expr(expr: &mut Expr, facts: &ColumnFacts) {
     match expr {
@@ -735,6 +845,42 @@ mod tests {
         assert!(!same(
             "SELECT k FROM t WHERE k IN (SELECT k FROM u ORDER BY b LIMIT 1)",
             "SELECT k FROM t WHERE k IN (SELECT k FROM u ORDER BY b LIMIT 2)"
+        ));
+    }
+
+    #[test]
+    fn nothing_is_below_its_own_minimum_or_above_its_maximum() {
+        let with = |condition: &str| {
+            format!("SELECT T1.a FROM t AS T1 JOIN u AS T2 ON T1.k = T2.k WHERE {condition}")
+        };
+        assert!(same(
+            &with("T1.a = (SELECT min(a) FROM t)"),
+            &with("T1.a <= (SELECT min(a) FROM t)")
+        ));
+        assert!(same(
+            &with("T1.a > (SELECT min(a) FROM t)"),
+            &with("T1.a <> (SELECT min(a) FROM t)")
+        ));
+        assert!(same(
+            &with("T1.a = (SELECT max(a) FROM t)"),
+            &with("(SELECT max(a) FROM t) <= T1.a")
+        ));
+        // Another column, another table, a filtered sub-query, or the other direction differ.
+        assert!(!same(
+            &with("T1.a = (SELECT min(k) FROM t)"),
+            &with("T1.a <= (SELECT min(k) FROM t)")
+        ));
+        assert!(!same(
+            &with("T2.b = (SELECT min(a) FROM t)"),
+            &with("T2.b <= (SELECT min(a) FROM t)")
+        ));
+        assert!(!same(
+            &with("T1.a = (SELECT min(a) FROM t WHERE k > 1)"),
+            &with("T1.a <= (SELECT min(a) FROM t WHERE k > 1)")
+        ));
+        assert!(!same(
+            &with("T1.a = (SELECT min(a) FROM t)"),
+            &with("T1.a >= (SELECT min(a) FROM t)")
         ));
     }
 
