@@ -421,3 +421,54 @@ fn to_sql(value: &Value) -> rusqlite::types::Value {
 fn quote(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::distill::values::{learn, Planted};
+
+    /// `p(id, note)` and `c(id, p_id REFERENCES p, score)`: `note` and `score` nullable with
+    /// no NULL in the data, `p_id` a nullable foreign key with one NULL in two rows.
+    fn original() -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE p (id INTEGER PRIMARY KEY, note TEXT);
+             CREATE TABLE c (id INTEGER PRIMARY KEY, p_id INTEGER REFERENCES p(id), score REAL);
+             INSERT INTO p VALUES (1, 'a'), (2, 'b');
+             INSERT INTO c VALUES (1, 1, 2.5), (2, NULL, 7.0);",
+        )
+        .unwrap();
+        conn
+    }
+
+    fn nulls(conn: &Connection, table: &str, column: &str) -> i64 {
+        let sql = format!("SELECT count(*) FROM {table} WHERE {column} IS NULL");
+        conn.query_row(&sql, [], |row| row.get(0)).unwrap()
+    }
+
+    #[test]
+    fn nulls_appear_at_the_original_rate_only() {
+        let conn = original();
+        let constraints = Constraints::from_connection(&conn).unwrap();
+        let profiles = learn(&conn, &constraints).unwrap();
+        assert_eq!(profiles[0][1].null_rate, 0.0);
+        assert_eq!(profiles[1][1].null_rate, 0.5);
+        assert_eq!(profiles[1][2].range, Some((2.5, 7.0)));
+        let planted = Planted::new(&constraints, &[]);
+        let generator = Generator {
+            constraints: &constraints,
+            profiles: &profiles,
+            planted: &planted,
+            rows: (5, 20),
+        };
+        let (mut note, mut score, mut parent) = (0, 0, 0);
+        for seed in 0..40 {
+            let db = generator.generate(seed).unwrap();
+            note += nulls(&db, "p", "note");
+            score += nulls(&db, "c", "score");
+            parent += nulls(&db, "c", "p_id");
+        }
+        assert_eq!((note, score), (0, 0));
+        assert!(parent > 0);
+    }
+}
