@@ -344,9 +344,13 @@ fn link_to_self(table: &Table, fk: &super::constraints::ForeignKey, row: &mut [V
 /// range for numbers (all of it, so that ties are as rare or common as in the original data;
 /// seed 000 draws numbers from a range wide enough that ties come only from planted
 /// constants).
+/// A numeric column whose original values are all text (`Is_male` declared `bool` holding
+/// 'T' / 'F') gets text in their format.
 fn fresh(affinity: Affinity, profile: &ColumnProfile, rng: &mut fastrand::Rng) -> Value {
     let (low, high) = profile.range.unwrap_or((0.0, 100.0));
+    let text_only = profile.range.is_none() && !profile.seen.is_empty();
     match affinity {
+        Affinity::Integer | Affinity::Real if text_only => fresh(Affinity::Text, profile, rng),
         Affinity::Integer => {
             let (low, high) = (low.floor() as i64 - 2, high.ceil() as i64 + 2);
             Value::Int(rng.i64(low..=high))
