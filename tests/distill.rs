@@ -10,6 +10,7 @@ use sqlgate::dataset::Dataset;
 use sqlgate::distill::report::{Reuse, SuiteReport};
 use sqlgate::distill::{distill, NeighborSource, Options};
 use sqlgate::exec::{Executor, Limits};
+use sqlgate::neighbors::Conditions;
 use sqlgate::profile::Profile;
 use sqlgate::schema::Schema;
 use sqlgate::suite::Suite;
@@ -41,6 +42,13 @@ const GOLD_COUNT: &str = "SELECT count(*) FROM emp";
 const GOLD_LATEST: &str = "SELECT age FROM emp ORDER BY age DESC LIMIT 1";
 const GOLD_JOINLESS: &str = "SELECT count(*) FROM emp WHERE age > 40";
 const GOLD_PROJECT: &str = "SELECT project, sum(hours) FROM assignment GROUP BY project";
+/// Needs a department with more than 40 employees, beyond the test's 12 rows per table.
+const GOLD_BIG_GROUP: &str = "SELECT dept_id FROM emp GROUP BY dept_id HAVING count(*) > 40";
+/// Empty on the original database: no Marketing department, nobody aged 61.
+const GOLD_WITNESS: &str = "SELECT T1.name FROM emp AS T1 JOIN dept AS T2 ON T1.dept_id = T2.id \
+     WHERE T2.name = 'Marketing' AND T1.age = 61";
+const GOLD_PER_DEPT: &str =
+    "SELECT T1.name, count(*) FROM dept AS T1 JOIN emp AS T2 ON T1.id = T2.dept_id GROUP BY T1.id";
 
 /// Neighbors per gold query, and the constants to plant.
 struct FixedNeighbors {
@@ -82,6 +90,21 @@ impl NeighborSource for FixedNeighbors {
                 "SELECT project, max(hours) FROM assignment GROUP BY project",
                 "SELECT project, sum(hours) FROM assignment GROUP BY emp_id",
             ],
+            GOLD_BIG_GROUP => &[
+                "SELECT dept_id FROM emp GROUP BY dept_id HAVING count(*) > 41",
+                "SELECT dept_id FROM emp GROUP BY dept_id HAVING count(*) >= 40",
+                "SELECT dept_id FROM emp GROUP BY dept_id HAVING count(*) <> 40",
+            ],
+            GOLD_PER_DEPT => &[
+                // Equivalent: the join makes T1.id and T2.dept_id equal; emp.name is NOT NULL;
+                // every group has a row.
+                "SELECT T1.name, count(*) FROM dept AS T1 JOIN emp AS T2 ON T1.id = T2.dept_id GROUP BY T2.dept_id",
+                "SELECT T1.name, count(T2.name) FROM dept AS T1 JOIN emp AS T2 ON T1.id = T2.dept_id GROUP BY T1.id",
+                "SELECT T1.name, count(*) FROM dept AS T1 JOIN emp AS T2 ON T1.id = T2.dept_id GROUP BY T1.id HAVING count(*) >= 1",
+                // Real neighbors.
+                "SELECT T1.name, count(*) FROM dept AS T1 JOIN emp AS T2 ON T1.id = T2.dept_id GROUP BY T2.age",
+                "SELECT T1.name, count(T2.manager_id) FROM dept AS T1 JOIN emp AS T2 ON T1.id = T2.dept_id GROUP BY T1.id",
+            ],
             _ => &[],
         };
         list.iter().map(|s| s.to_string()).collect()
@@ -92,6 +115,10 @@ impl NeighborSource for FixedNeighbors {
             .filter_map(|n| n.parse().ok())
             .map(Value::Int)
             .collect()
+    }
+
+    fn conditions(&self, gold: &str) -> Conditions {
+        sqlgate::neighbors::conditions(gold)
     }
 }
 
@@ -476,4 +503,39 @@ fn bad_distill_settings_are_named() {
     let output = common::sqlgate(&["distill", "--config", config.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("needs `suite.kind: distilled`"));
+}
+
+#[test]
+fn golds_that_need_rows_the_original_lacks_return_rows_on_the_suite() {
+    let work = tempfile::tempdir().unwrap();
+    let suite = work.path().join("suite");
+    let golds = [GOLD_WITNESS, GOLD_BIG_GROUP];
+    let report = run(work.path(), &golds, &suite, &source());
+    let original = work.path().join("database/company/company.sqlite");
+    let executor = Executor::new(Limits {
+        timeout: Duration::from_secs(5),
+        max_rows: 100_000,
+        max_bytes: 1 << 26,
+    });
+    for gold in golds {
+        assert!(executor.run(&original, gold).unwrap().is_empty(), "{gold}");
+    }
+    // Seed 000 A.2: each gold returns rows on some suite database.
+    assert!(report.empty_items().is_empty(), "{}", report.to_text());
+    // The HAVING threshold's neighbors need groups of exactly 39, 40 and 41 rows.
+    assert_eq!(report.neighbor_totals(), (3, 0), "{}", report.to_text());
+    assert!(!ts_correct(
+        &suite_files(&suite),
+        GOLD_BIG_GROUP,
+        "SELECT dept_id FROM emp GROUP BY dept_id HAVING count(*) >= 40"
+    ));
+}
+
+#[test]
+fn provably_equivalent_neighbors_are_not_counted() {
+    let work = tempfile::tempdir().unwrap();
+    let suite = work.path().join("suite");
+    let report = run(work.path(), &[GOLD_PER_DEPT], &suite, &source());
+    assert_eq!(report.items[0].neighbors, 2, "{}", report.to_text());
+    assert_eq!(report.neighbor_totals(), (2, 0), "{}", report.to_text());
 }

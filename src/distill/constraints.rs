@@ -2,6 +2,7 @@
 //! types, PRIMARY KEY, UNIQUE, NOT NULL and foreign keys. Read from the SQLite file (with the DDL
 //! to recreate it), or from tables.json when the file is absent.
 
+use crate::neighbors::{ColumnFact, ColumnFacts};
 use crate::schema::TableEntry;
 use rusqlite::Connection;
 
@@ -192,6 +193,28 @@ impl Constraints {
         }
         let ddl = tables.iter().map(create_statement).collect();
         Constraints { tables, ddl }
+    }
+
+    /// What the neighbor normal form needs to know of every column (affinity, NOT NULL, and a
+    /// collation, assumed for every column of a table whose DDL mentions one).
+    pub fn column_facts(&self) -> ColumnFacts {
+        let mut facts = ColumnFacts::default();
+        for table in &self.tables {
+            let name = table.name.to_lowercase();
+            let collated = self.ddl.iter().any(|statement| {
+                let statement = statement.to_lowercase();
+                statement.contains("collate") && statement.contains(&name)
+            });
+            for column in &table.columns {
+                let fact = ColumnFact {
+                    affinity: column.affinity,
+                    not_null: column.not_null,
+                    collated,
+                };
+                facts.insert(&table.name, &column.name, fact);
+            }
+        }
+        facts
     }
 
     /// Table indexes with every table after the parents it references (self references and

@@ -8,8 +8,6 @@ use super::values::{same_format, ColumnProfile, Profiles};
 use crate::value::Value;
 use rusqlite::Connection;
 
-/// Chance that a nullable column holds NULL.
-const NULL_CHANCE: f64 = 0.1;
 /// Chance that a value is a constant (or variant) of the database's focus gold query, when the
 /// column can hold one: each database favours one gold query, so that conditions combining
 /// several constants (`first_name = 'x' AND last_name = 'y'`, INTERSECT of two values) meet.
@@ -20,6 +18,42 @@ const PLANTED_CHANCE: f64 = 0.15;
 const SEEN_CHANCE: f64 = 0.5;
 /// Attempts per wanted row before giving up on it (unique keys may be exhausted).
 const ATTEMPTS_PER_ROW: usize = 4;
+/// Chance that a database is a witness for its focus gold query: the columns that query
+/// compares with constants mostly hold exactly those constants, so that conditions on several
+/// joined tables meet in one row combination and the gold returns rows (seed 000 A.2).
+const WITNESS_CHANCE: f64 = 0.3;
+/// In a witness database, chance that a compared column takes one of its constants.
+const WITNESS_PICK: f64 = 0.75;
+/// Chance that a database whose focus gold query compares a group size with `count(...)` in
+/// HAVING is built around one big group of about that size.
+const BIG_GROUP_CHANCE: f64 = 0.5;
+/// Chance that a database probes NULLs: the nullable attribute columns (no key, no foreign
+/// key) of the tables its focus gold query names hold NULL at least at [`PROBE_NULL_RATE`].
+/// Seed 000 never samples NULL, and other databases hold NULLs only at the original data's
+/// rate; without probes a query that differs only on NULLs (`count(a)` against `count(b)`)
+/// could never be told apart, and Algorithm 1 keeps a probe only when it separates a neighbor
+/// nothing else does. Keys and foreign keys keep the original rate, so joins behave as in the
+/// original data.
+const NULL_PROBE_CHANCE: f64 = 0.05;
+/// Least NULL rate of a nullable column in a NULL probe.
+const PROBE_NULL_RATE: f64 = 0.2;
+/// Group sizes a HAVING may ask for that a random row count (`rows`) rarely or never
+/// reaches, and that a generated database can still afford.
+const BIG_GROUP_SIZES: std::ops::RangeInclusive<i64> = 5..=1000;
+
+/// How a database treats its focus gold query.
+#[derive(Debug, Clone, Copy)]
+struct Mode {
+    /// The gold query whose constants it favours.
+    focus: usize,
+    /// Compared columns mostly hold their constants.
+    witness: bool,
+    /// Nullable columns of the focus query's tables often hold NULL.
+    null_probe: bool,
+    /// The rows of every table the focus query names, all in one group: key columns count
+    /// up, other columns repeat the first row, foreign keys point to the first parent row.
+    big_group: Option<usize>,
+}
 
 /// Everything needed to generate databases of one schema.
 pub struct Generator<'a> {
@@ -45,15 +79,39 @@ impl Generator<'_> {
             conn.execute_batch(statement)?;
         }
         let mut rng = fastrand::Rng::with_seed(seed);
-        let focus = rng.usize(..self.planted.focus_count().max(1));
+        let mode = self.mode(&mut rng);
         let mut filled: Vec<Vec<Vec<Value>>> = vec![Vec::new(); self.constraints.tables.len()];
         conn.execute_batch("BEGIN")?;
         for table_index in self.constraints.topological_order() {
-            let rows = self.fill_table(&conn, table_index, focus, &filled, &mut rng)?;
+            let rows = self.fill_table(&conn, table_index, mode, &filled, &mut rng)?;
             filled[table_index] = rows;
         }
         conn.execute_batch("COMMIT")?;
         Ok(conn)
+    }
+
+    /// The focus gold query of a new database and how it is served.
+    fn mode(&self, rng: &mut fastrand::Rng) -> Mode {
+        let focus = rng.usize(..self.planted.focus_count().max(1));
+        let witness = rng.f64() < WITNESS_CHANCE;
+        let null_probe = rng.f64() < NULL_PROBE_CHANCE;
+        let sizes: Vec<i64> = self
+            .planted
+            .group_sizes(focus)
+            .iter()
+            .copied()
+            .filter(|n| BIG_GROUP_SIZES.contains(n))
+            .collect();
+        let big_group = (!sizes.is_empty() && rng.f64() < BIG_GROUP_CHANCE).then(|| {
+            let size = sizes[rng.usize(..sizes.len())] + rng.i64(-1..=1);
+            size.max(1) as usize
+        });
+        Mode {
+            focus,
+            witness,
+            null_probe,
+            big_group,
+        }
     }
 
     /// Rows over all tables of a database of this schema.
@@ -70,12 +128,16 @@ impl Generator<'_> {
         &self,
         conn: &Connection,
         table_index: usize,
-        focus: usize,
+        mode: Mode,
         filled: &[Vec<Vec<Value>>],
         rng: &mut fastrand::Rng,
     ) -> rusqlite::Result<Vec<Vec<Value>>> {
         let table = &self.constraints.tables[table_index];
-        let wanted = rng.usize(self.rows.0..=self.rows.1.max(self.rows.0));
+        let random_count = rng.usize(self.rows.0..=self.rows.1.max(self.rows.0));
+        let big_group = mode
+            .big_group
+            .filter(|_| self.planted.names_table(mode.focus, table_index));
+        let wanted = big_group.unwrap_or(random_count);
         let names: Vec<String> = table.columns.iter().map(|c| quote(&c.name)).collect();
         let placeholders = vec!["?"; names.len()].join(", ");
         let mut insert = conn.prepare(&format!(
@@ -88,9 +150,12 @@ impl Generator<'_> {
             if rows.len() == wanted {
                 break;
             }
-            let Some(row) = self.row(table_index, focus, filled, &rows, rng) else {
+            let Some(mut row) = self.row(table_index, mode, filled, &rows, rng) else {
                 continue;
             };
+            if big_group.is_some() {
+                one_group(table, &mut row, &rows);
+            }
             // SQLite enforces the declared PRIMARY KEY, UNIQUE, NOT NULL and type constraints:
             // a row it refuses is dropped (foreign keys are respected by construction).
             let params: Vec<rusqlite::types::Value> = row.iter().map(to_sql).collect();
@@ -105,12 +170,24 @@ impl Generator<'_> {
     fn row(
         &self,
         table_index: usize,
-        focus: usize,
+        mode: Mode,
         filled: &[Vec<Vec<Value>>],
         own_rows: &[Vec<Value>],
         rng: &mut fastrand::Rng,
     ) -> Option<Vec<Value>> {
+        let focus = mode.focus;
+        let named = self.planted.names_table(focus, table_index);
+        let big_group = mode.big_group.is_some() && named;
         let table = &self.constraints.tables[table_index];
+        let probed = |column: usize| {
+            mode.null_probe
+                && named
+                && !table.unique.iter().any(|key| key.contains(&column))
+                && !table
+                    .foreign_keys
+                    .iter()
+                    .any(|fk| fk.columns.contains(&column))
+        };
         let profiles = &self.profiles[table_index];
         let mut row: Vec<Value> = table
             .columns
@@ -122,8 +199,18 @@ impl Generator<'_> {
                     focus: self.planted.for_focus(focus, table_index, index),
                     exact: self.planted.exact_for_focus(focus, column.affinity),
                     all: self.planted.for_column(table_index, index),
+                    witness: if mode.witness {
+                        self.planted.targeted_for_focus(focus, table_index, index)
+                    } else {
+                        &[]
+                    },
                 };
-                value(column, profile, planted, rng)
+                let null_rate = if probed(index) {
+                    profile.null_rate.max(PROBE_NULL_RATE)
+                } else {
+                    profile.null_rate
+                };
+                value(column, profile, null_rate, planted, rng)
             })
             .collect();
         for fk in &table.foreign_keys {
@@ -146,13 +233,14 @@ impl Generator<'_> {
                 continue;
             }
             let nullable = fk.columns.iter().all(|c| !table.columns[*c].not_null);
-            if nullable && rng.f64() < NULL_CHANCE {
+            if nullable && rng.f64() < profiles[fk.columns[0]].null_rate {
                 for c in &fk.columns {
                     row[*c] = Value::Null;
                 }
                 continue;
             }
-            let parent = &parents[rng.usize(..parents.len())];
+            let pick = rng.usize(..parents.len());
+            let parent = &parents[if big_group { 0 } else { pick }];
             if fk
                 .parent_columns
                 .iter()
@@ -177,20 +265,25 @@ struct Planted<'a> {
     exact: &'a [Value],
     /// Of any gold query.
     all: &'a [Value],
+    /// In a witness database, the constants the focus query compares the column with.
+    witness: &'a [Value],
 }
 
-/// One column value: NULL (when allowed), a planted constant, a value of the original database,
+/// One column value: NULL (when allowed, at `null_rate`), a planted constant, a value of the original database,
 /// or a fresh one.
 fn value(
     column: &Column,
     profile: &ColumnProfile,
+    null_rate: f64,
     planted: Planted<'_>,
     rng: &mut fastrand::Rng,
 ) -> Value {
-    if !column.not_null && rng.f64() < NULL_CHANCE {
+    if !column.not_null && rng.f64() < null_rate {
         return Value::Null;
     }
-    let value = if !planted.focus.is_empty() && rng.f64() < FOCUS_CHANCE {
+    let value = if !planted.witness.is_empty() && rng.f64() < WITNESS_PICK {
+        planted.witness[rng.usize(..planted.witness.len())].clone()
+    } else if !planted.focus.is_empty() && rng.f64() < FOCUS_CHANCE {
         // Half of the time the exact constant: variants are many, the boundary value is one.
         if !planted.exact.is_empty() && rng.bool() {
             planted.exact[rng.usize(..planted.exact.len())].clone()
@@ -207,6 +300,35 @@ fn value(
     coerce(value, column.affinity)
 }
 
+/// Makes `row` join the one group of a big-group table: the last column of each unique key
+/// counts up with the rows (so keys stay distinct), every other column repeats the first
+/// row's value; foreign keys already point to the first parent row and are kept.
+fn one_group(table: &Table, row: &mut [Value], earlier: &[Vec<Value>]) {
+    let counting: Vec<usize> = table
+        .unique
+        .iter()
+        .filter_map(|key| key.last().copied())
+        .collect();
+    let serial = earlier.len();
+    for (index, column) in table.columns.iter().enumerate() {
+        if table
+            .foreign_keys
+            .iter()
+            .any(|fk| fk.columns.contains(&index))
+        {
+            continue;
+        }
+        if counting.contains(&index) {
+            row[index] = match column.affinity {
+                Affinity::Integer | Affinity::Real => Value::Int(serial as i64 + 1),
+                Affinity::Text => Value::Text(format!("k{}", serial + 1)),
+            };
+        } else if let Some(first) = earlier.first() {
+            row[index] = first[index].clone();
+        }
+    }
+}
+
 /// A self-referencing key in the first row of its table points at the row itself.
 fn link_to_self(table: &Table, fk: &super::constraints::ForeignKey, row: &mut [Value]) {
     for (c, p) in fk.columns.iter().zip(&fk.parent_columns) {
@@ -218,18 +340,17 @@ fn link_to_self(table: &Table, fk: &super::constraints::ForeignKey, row: &mut [V
     }
 }
 
-/// A value not taken from any list: in the learned format for text, in the learned range for
-/// numbers (small ranges, so that duplicates and ties occur).
+/// A value not taken from any list: in the learned format for text, in the original column's
+/// range for numbers (all of it, so that ties are as rare or common as in the original data;
+/// seed 000 draws numbers from a range wide enough that ties come only from planted
+/// constants).
+/// A numeric column whose original values are all text (`Is_male` declared `bool` holding
+/// 'T' / 'F') gets text in their format.
 fn fresh(affinity: Affinity, profile: &ColumnProfile, rng: &mut fastrand::Rng) -> Value {
-    let numbers: Vec<f64> = profile.seen.iter().filter_map(Value::as_f64).collect();
-    let (low, high) = match (
-        numbers.iter().copied().reduce(f64::min),
-        numbers.iter().copied().reduce(f64::max),
-    ) {
-        (Some(low), Some(high)) => (low, high),
-        _ => (0.0, 100.0),
-    };
+    let (low, high) = profile.range.unwrap_or((0.0, 100.0));
+    let text_only = profile.range.is_none() && !profile.seen.is_empty();
     match affinity {
+        Affinity::Integer | Affinity::Real if text_only => fresh(Affinity::Text, profile, rng),
         Affinity::Integer => {
             let (low, high) = (low.floor() as i64 - 2, high.ceil() as i64 + 2);
             Value::Int(rng.i64(low..=high))
@@ -303,4 +424,55 @@ fn to_sql(value: &Value) -> rusqlite::types::Value {
 
 fn quote(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::distill::values::{learn, Planted};
+
+    /// `p(id, note)` and `c(id, p_id REFERENCES p, score)`: `note` and `score` nullable with
+    /// no NULL in the data, `p_id` a nullable foreign key with one NULL in two rows.
+    fn original() -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE p (id INTEGER PRIMARY KEY, note TEXT);
+             CREATE TABLE c (id INTEGER PRIMARY KEY, p_id INTEGER REFERENCES p(id), score REAL);
+             INSERT INTO p VALUES (1, 'a'), (2, 'b');
+             INSERT INTO c VALUES (1, 1, 2.5), (2, NULL, 7.0);",
+        )
+        .unwrap();
+        conn
+    }
+
+    fn nulls(conn: &Connection, table: &str, column: &str) -> i64 {
+        let sql = format!("SELECT count(*) FROM {table} WHERE {column} IS NULL");
+        conn.query_row(&sql, [], |row| row.get(0)).unwrap()
+    }
+
+    #[test]
+    fn nulls_appear_at_the_original_rate_only() {
+        let conn = original();
+        let constraints = Constraints::from_connection(&conn).unwrap();
+        let profiles = learn(&conn, &constraints).unwrap();
+        assert_eq!(profiles[0][1].null_rate, 0.0);
+        assert_eq!(profiles[1][1].null_rate, 0.5);
+        assert_eq!(profiles[1][2].range, Some((2.5, 7.0)));
+        let planted = Planted::new(&constraints, &[]);
+        let generator = Generator {
+            constraints: &constraints,
+            profiles: &profiles,
+            planted: &planted,
+            rows: (5, 20),
+        };
+        let (mut note, mut score, mut parent) = (0, 0, 0);
+        for seed in 0..40 {
+            let db = generator.generate(seed).unwrap();
+            note += nulls(&db, "p", "note");
+            score += nulls(&db, "c", "score");
+            parent += nulls(&db, "c", "p_id");
+        }
+        assert_eq!((note, score), (0, 0));
+        assert!(parent > 0);
+    }
 }

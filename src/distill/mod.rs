@@ -16,6 +16,7 @@ use crate::config::Config;
 use crate::dataset::{Database, Dataset};
 use crate::error::InputError;
 use crate::gold_cache::GoldCache;
+use crate::neighbors::{normal_form, ColumnFacts, Conditions};
 use crate::profile::Profile;
 use crate::schema::Schema;
 use crate::suite::Suite;
@@ -27,14 +28,14 @@ use query::Timed;
 use rayon::prelude::*;
 use report::{Reuse, SchemaReport, SuiteReport};
 use rusqlite::{Connection, OpenFlags};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::time::{Duration, Instant};
 use store::{GoldRecord, KeptFile, Manifest, OriginalFile};
 
 /// Version of the generator and algorithm; part of the cache key, bumped whenever a change
 /// would give different databases for the same seed.
-pub const GENERATOR_VERSION: &str = "sqlgate-distill-3";
+pub const GENERATOR_VERSION: &str = "sqlgate-distill-4";
 
 /// Distillation settings (`suite.distill`).
 #[derive(Debug, Clone)]
@@ -55,6 +56,12 @@ pub trait NeighborSource: Sync {
     fn neighbors(&self, gold: &str, schema: &Schema, seed: u64) -> Vec<String>;
     /// The constants of a gold query, to plant in generated databases.
     fn constants(&self, gold: &str) -> Vec<Value>;
+    /// What a gold query's conditions ask of the data (constants per compared column, HAVING
+    /// group sizes), to generate databases where it returns rows; a source that cannot tell
+    /// reports none.
+    fn conditions(&self, _gold: &str) -> Conditions {
+        Conditions::default()
+    }
 }
 
 /// Longest a gold or neighbor query may run during distillation: generated databases are
@@ -229,9 +236,15 @@ fn distill_schema(
             "not cached yet"
         }
     );
-    let constants: Vec<(String, Vec<Value>)> = golds
+    let constants: Vec<(String, Vec<Value>, Conditions)> = golds
         .iter()
-        .map(|gold| (gold.clone(), source.constants(gold)))
+        .map(|gold| {
+            (
+                gold.clone(),
+                source.constants(gold),
+                source.conditions(gold),
+            )
+        })
         .collect();
     let planted = values::Planted::new(&loaded.constraints, &constants);
     let context = Context {
@@ -246,7 +259,8 @@ fn distill_schema(
         seed: options.seed,
     };
     let schema = database.schema.as_deref().cloned().unwrap_or_default();
-    let mut targets = targets(&golds, &schema, profile, options.seed, source);
+    let facts = loaded.constraints.column_facts();
+    let mut targets = targets(&golds, &schema, &facts, profile, options.seed, source);
     let generated;
     let reference = match &loaded.original {
         Some((conn, _)) => conn,
@@ -319,10 +333,13 @@ fn distill_schema(
     ))
 }
 
-/// The distinct gold queries with their (prepared, deduplicated) neighbors.
+/// The distinct gold queries with their (prepared, deduplicated) neighbors. A neighbor whose
+/// normal form is the gold's (or an earlier neighbor's) is provably equivalent to it (see
+/// [`crate::neighbors::normal_form`]): no database can distinguish it, so it is not one.
 fn targets(
     golds: &[String],
     schema: &Schema,
+    facts: &ColumnFacts,
     profile: &Profile,
     seed: u64,
     source: &dyn NeighborSource,
@@ -331,13 +348,11 @@ fn targets(
         .iter()
         .map(|gold| {
             let prepared = profile.prepare_gold(gold);
-            let mut seen = vec![canonical(&prepared.sql)];
+            let mut seen = HashSet::from([normal_form(&prepared.sql, facts)]);
             let mut neighbors: Vec<String> = Vec::new();
             for neighbor in source.neighbors(gold, schema, seed) {
                 let neighbor = profile.prepare_prediction(&neighbor);
-                let form = canonical(&neighbor);
-                if !seen.contains(&form) {
-                    seen.push(form);
+                if seen.insert(normal_form(&neighbor, facts)) {
                     neighbors.push(neighbor);
                 }
             }
@@ -351,23 +366,6 @@ fn targets(
             }
         })
         .collect()
-}
-
-/// A query's spelling-independent form, so that a "neighbor" that only re-spells the gold
-/// query (spacing, quotes, letter case of keywords) is not counted as one: sqlparser's rendering
-/// with double quotes read as single (Spider writes strings in double quotes), or the query
-/// with collapsed whitespace when it does not parse.
-fn canonical(sql: &str) -> String {
-    let dialect = sqlparser::dialect::SQLiteDialect {};
-    let text = match sqlparser::parser::Parser::parse_sql(&dialect, sql) {
-        Ok(statements) => statements
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("; "),
-        Err(_) => sql.split_whitespace().collect::<Vec<_>>().join(" "),
-    };
-    text.replace('"', "'")
 }
 
 /// Without an original database, neighbors must execute on a generated one.

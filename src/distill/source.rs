@@ -1,6 +1,7 @@
 //! The neighbor queries and gold constants of `src/neighbors.rs`, as distillation's source.
 
 use super::NeighborSource;
+use crate::neighbors::Conditions;
 use crate::schema::Schema;
 use crate::value::Value;
 
@@ -14,5 +15,9 @@ impl NeighborSource for GeneratedNeighbors {
 
     fn constants(&self, gold: &str) -> Vec<Value> {
         crate::neighbors::constants(gold)
+    }
+
+    fn conditions(&self, gold: &str) -> Conditions {
+        crate::neighbors::conditions(gold)
     }
 }

@@ -3,6 +3,7 @@
 //! close variants, so that random databases exercise the conditions the queries test.
 
 use super::constraints::{Affinity, Constraints};
+use crate::neighbors::Conditions;
 use crate::value::Value;
 use rusqlite::Connection;
 
@@ -14,6 +15,13 @@ const SAMPLED_VALUES: usize = 60;
 pub struct ColumnProfile {
     /// Distinct non-NULL values seen in the original database (at most [`SAMPLED_VALUES`]).
     pub seen: Vec<Value>,
+    /// Share of the original database's rows where the column is NULL. Seed 000 (section 4.1)
+    /// samples numbers and strings, never NULL: a column gets NULLs only at the rate its
+    /// original data has them, and none without an original database.
+    pub null_rate: f64,
+    /// Smallest and largest number in the original column (all its rows, not only the
+    /// sampled ones), where fresh numbers are drawn.
+    pub range: Option<(f64, f64)>,
 }
 
 /// Profiles of every column, `[table][column]`.
@@ -44,7 +52,39 @@ pub fn learn(conn: &Connection, constraints: &Constraints) -> rusqlite::Result<P
                         .filter(|v| !matches!(v, Value::Null))
                         .take(SAMPLED_VALUES)
                         .collect();
-                    Ok(ColumnProfile { seen })
+                    let (rows, nulls): (i64, i64) = conn.query_row(
+                        &format!(
+                            "SELECT count(*), count(*) - count({c}) FROM {t}",
+                            c = quote(&column.name),
+                            t = quote(&table.name)
+                        ),
+                        [],
+                        |row| Ok((row.get(0)?, row.get(1)?)),
+                    )?;
+                    let null_rate = if rows == 0 {
+                        0.0
+                    } else {
+                        nulls as f64 / rows as f64
+                    };
+                    let range: (Option<f64>, Option<f64>) = conn.query_row(
+                        &format!(
+                            "SELECT min({c}), max({c}) FROM {t} \
+                             WHERE typeof({c}) IN ('integer', 'real')",
+                            c = quote(&column.name),
+                            t = quote(&table.name)
+                        ),
+                        [],
+                        |row| Ok((row.get(0)?, row.get(1)?)),
+                    )?;
+                    let range = match range {
+                        (Some(low), Some(high)) => Some((low, high)),
+                        _ => None,
+                    };
+                    Ok(ColumnProfile {
+                        seen,
+                        null_rate,
+                        range,
+                    })
                 })
                 .collect()
         })
@@ -71,13 +111,20 @@ pub struct Planted {
     golds: Vec<Vec<Vec<Vec<Value>>>>,
     /// Per gold query (aligned with `golds`), its exact constants: numbers, then texts.
     exact: Vec<(Vec<Value>, Vec<Value>)>,
+    /// Per gold query (aligned with `golds`), `[table][column]`: the constants its conditions
+    /// compare that column with (and the columns it references), exact.
+    targeted: Vec<Vec<Vec<Vec<Value>>>>,
+    /// Per gold query (aligned with `golds`), the tables it names.
+    tables: Vec<Vec<bool>>,
+    /// Per gold query (aligned with `golds`), the group sizes its HAVING compares count with.
+    group_sizes: Vec<Vec<i64>>,
     /// All gold queries together, `[table][column]`.
     all: Vec<Vec<Vec<Value>>>,
 }
 
 impl Planted {
     /// Plants each gold query's constants in the columns it names.
-    pub fn new(constraints: &Constraints, golds: &[(String, Vec<Value>)]) -> Planted {
+    pub fn new(constraints: &Constraints, golds: &[(String, Vec<Value>, Conditions)]) -> Planted {
         let empty = || -> Vec<Vec<Vec<Value>>> {
             constraints
                 .tables
@@ -85,16 +132,31 @@ impl Planted {
                 .map(|t| vec![Vec::new(); t.columns.len()])
                 .collect()
         };
-        let mut all = empty();
-        let mut per_gold = Vec::with_capacity(golds.len());
-        let mut exact = Vec::with_capacity(golds.len());
-        for (gold, constants) in golds {
+        let mut planted = Planted {
+            all: empty(),
+            ..Planted::default()
+        };
+        for (gold, constants, conditions) in golds {
             let mut columns = empty();
+            let mut targeted = empty();
             let words = identifiers(gold);
             let (numbers, texts) = variants(constants);
-            for (table, pools) in constraints.tables.iter().zip(&mut columns) {
-                for (column, pool) in table.columns.iter().zip(pools.iter_mut()) {
-                    if !words.contains(&column.name.to_lowercase()) {
+            for ((table, pools), targets) in constraints
+                .tables
+                .iter()
+                .zip(&mut columns)
+                .zip(&mut targeted)
+            {
+                for ((column, pool), target) in
+                    table.columns.iter().zip(pools.iter_mut()).zip(targets)
+                {
+                    let name = column.name.to_lowercase();
+                    for (_, constant) in conditions.compared.iter().filter(|(c, _)| *c == name) {
+                        if fits(constant, column.affinity) {
+                            push_unique(target, constant.clone());
+                        }
+                    }
+                    if !words.contains(&name) {
                         continue;
                     }
                     let planted = match column.affinity {
@@ -107,23 +169,31 @@ impl Planted {
                 }
             }
             propagate_to_parents(constraints, &mut columns);
-            for (pools, gold_pools) in all.iter_mut().zip(&columns) {
+            propagate_to_parents(constraints, &mut targeted);
+            for (pools, gold_pools) in planted.all.iter_mut().zip(&columns) {
                 for (pool, gold_pool) in pools.iter_mut().zip(gold_pools) {
                     for value in gold_pool {
                         push_unique(pool, value.clone());
                     }
                 }
             }
-            if columns.iter().flatten().any(|pool| !pool.is_empty()) {
-                per_gold.push(columns);
-                exact.push(exact_constants(constants));
+            let has_pool =
+                |pools: &Vec<Vec<Vec<Value>>>| pools.iter().flatten().any(|p| !p.is_empty());
+            if has_pool(&columns) || has_pool(&targeted) || !conditions.group_sizes.is_empty() {
+                planted.golds.push(columns);
+                planted.exact.push(exact_constants(constants));
+                planted.targeted.push(targeted);
+                planted.tables.push(
+                    constraints
+                        .tables
+                        .iter()
+                        .map(|t| words.contains(&t.name.to_lowercase()))
+                        .collect(),
+                );
+                planted.group_sizes.push(conditions.group_sizes.clone());
             }
         }
-        Planted {
-            golds: per_gold,
-            exact,
-            all,
-        }
+        planted
     }
 
     /// How many gold queries have constants to plant.
@@ -145,9 +215,41 @@ impl Planted {
         }
     }
 
+    /// The constants the focus gold query compares a column with.
+    pub fn targeted_for_focus(&self, focus: usize, table: usize, column: usize) -> &[Value] {
+        pool(self.targeted.get(focus), table, column)
+    }
+
+    /// Whether the focus gold query names a table.
+    pub fn names_table(&self, focus: usize, table: usize) -> bool {
+        self.tables
+            .get(focus)
+            .and_then(|t| t.get(table))
+            .copied()
+            .unwrap_or(false)
+    }
+
+    /// The group sizes the focus gold query's HAVING compares count with.
+    pub fn group_sizes(&self, focus: usize) -> &[i64] {
+        self.group_sizes.get(focus).map_or(&[], Vec::as_slice)
+    }
+
     /// The values of every gold query to plant in a column.
     pub fn for_column(&self, table: usize, column: usize) -> &[Value] {
         pool(Some(&self.all), table, column)
+    }
+}
+
+/// Whether a compared constant is a value of a column's type: numbers fit every column (a
+/// text column stores their text), texts only text columns or, when they spell a number,
+/// numeric ones.
+fn fits(constant: &Value, affinity: Affinity) -> bool {
+    match (constant, affinity) {
+        (Value::Text(text), Affinity::Integer | Affinity::Real) => {
+            text.trim().parse::<f64>().is_ok()
+        }
+        (Value::Null | Value::Blob(_), _) => false,
+        _ => true,
     }
 }
 

@@ -11,8 +11,11 @@
 //! lists included) are planted into the random databases so that they can tell those edits apart.
 
 mod edits;
+mod equivalence;
 mod literals;
 mod walk;
+
+pub use equivalence::{normal_form, ColumnFact, ColumnFacts};
 
 use crate::schema::Schema;
 use crate::value::Value as Constant;
@@ -69,6 +72,121 @@ pub fn constants(gold_sql: &str) -> Vec<Constant> {
         }
     });
     found
+}
+
+/// What a gold query's conditions ask of the data, so that random databases can be made to
+/// meet them (seed 000 A.2: every gold query must return rows on some suite database).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Conditions {
+    /// `(column, constant)`: the lower-case column name (qualifier dropped) compared with a
+    /// constant by `=`, `<`, LIKE, IN or BETWEEN, and that constant (LIKE wildcards removed).
+    pub compared: Vec<(String, Constant)>,
+    /// Integer constants a HAVING clause compares `count(...)` with: group sizes the data
+    /// must reach.
+    pub group_sizes: Vec<i64>,
+}
+
+/// The conditions of a gold query (see [`Conditions`]); none when sqlparser cannot read it.
+pub fn conditions(gold_sql: &str) -> Conditions {
+    let mut found = Conditions::default();
+    let Some(mut gold) = parse_gold(gold_sql, None) else {
+        return found;
+    };
+    walk_query(
+        &mut gold,
+        &mut Scope::default(),
+        &mut |site, _| match site {
+            Site::Expr(expr, _) => {
+                for (column, constant) in compared_constants(expr) {
+                    if !found.compared.contains(&(column.clone(), constant.clone())) {
+                        found.compared.push((column, constant));
+                    }
+                }
+            }
+            Site::Select(select) => {
+                if let Some(having) = &select.having {
+                    count_constants(having, &mut found.group_sizes);
+                }
+            }
+            _ => {}
+        },
+    );
+    found
+}
+
+/// The column an expression reads directly, lower-case and without qualifier.
+fn column_name(expr: &Expr) -> Option<String> {
+    match expr {
+        Expr::Identifier(ident) => Some(ident.value.to_lowercase()),
+        Expr::CompoundIdentifier(parts) => parts.last().map(|p| p.value.to_lowercase()),
+        Expr::Nested(inner) => column_name(inner),
+        _ => None,
+    }
+}
+
+/// `(column, constant)` pairs of one comparison between a column and literals.
+fn compared_constants(expr: &Expr) -> Vec<(String, Constant)> {
+    use walk::Role;
+    let pairs = |column: &Expr, literals: &[(&Expr, Role)]| -> Vec<(String, Constant)> {
+        let Some(name) = column_name(column) else {
+            return Vec::new();
+        };
+        literals
+            .iter()
+            .flat_map(|(literal, role)| literals::literal_constants(literal, *role))
+            .map(|constant| (name.clone(), constant))
+            .collect()
+    };
+    match expr {
+        Expr::BinaryOp { left, op, right } if is_comparison(op) => {
+            let mut all = pairs(left, &[(right, Role::Plain)]);
+            all.extend(pairs(right, &[(left, Role::Plain)]));
+            all
+        }
+        Expr::Like { expr, pattern, .. } | Expr::ILike { expr, pattern, .. } => {
+            pairs(expr, &[(pattern, Role::LikePattern)])
+        }
+        Expr::InList { expr, list, .. } => {
+            let items: Vec<(&Expr, Role)> = list.iter().map(|item| (item, Role::Plain)).collect();
+            pairs(expr, &items)
+        }
+        Expr::Between {
+            expr, low, high, ..
+        } => pairs(expr, &[(low, Role::Plain), (high, Role::Plain)]),
+        _ => Vec::new(),
+    }
+}
+
+fn is_comparison(op: &sqlparser::ast::BinaryOperator) -> bool {
+    use sqlparser::ast::BinaryOperator::*;
+    matches!(op, Eq | NotEq | Lt | LtEq | Gt | GtEq)
+}
+
+/// Integer constants compared with `count(...)` anywhere in a HAVING condition.
+fn count_constants(expr: &Expr, sizes: &mut Vec<i64>) {
+    let is_count = |e: &Expr| matches!(e, Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("count"));
+    let integer = |e: &Expr| match literals::literal_constants(e, walk::Role::Plain).as_slice() {
+        [Constant::Int(n)] => Some(*n),
+        _ => None,
+    };
+    match expr {
+        Expr::BinaryOp { left, op, right } if is_comparison(op) => {
+            for (count, constant) in [(left, right), (right, left)] {
+                if let (true, Some(n)) = (is_count(count), integer(constant)) {
+                    sizes.push(n);
+                }
+            }
+        }
+        Expr::BinaryOp { left, right, .. } => {
+            count_constants(left, sizes);
+            count_constants(right, sizes);
+        }
+        Expr::Between {
+            expr, low, high, ..
+        } if is_count(expr) => sizes.extend([low, high].into_iter().filter_map(|e| integer(e))),
+        Expr::Nested(inner) | Expr::UnaryOp { expr: inner, .. } => count_constants(inner, sizes),
+        _ => {}
+    }
 }
 
 /// Every edit the sites of `gold` propose, as (site index, replacement), in walk order. Each
@@ -407,6 +525,27 @@ mod tests {
                 Constant::Text("Fr".into()),
             ]
         );
+    }
+
+    #[test]
+    fn conditions_pair_columns_with_their_constants_and_find_group_sizes() {
+        let found = conditions(
+            "SELECT T1.a FROM t AS T1 JOIN u AS T2 ON T1.a = T2.a WHERE T2.c = \"asia\" \
+             AND 3 < T1.b AND T1.b LIKE '%x%' AND c IN (1, 2) GROUP BY T1.a \
+             HAVING count(*) > 10 AND count(*) BETWEEN 2 AND 40",
+        );
+        assert_eq!(
+            found.compared,
+            [
+                ("c".to_string(), Constant::Text("asia".into())),
+                ("b".to_string(), Constant::Int(3)),
+                ("b".to_string(), Constant::Text("x".into())),
+                ("c".to_string(), Constant::Int(1)),
+                ("c".to_string(), Constant::Int(2)),
+            ]
+        );
+        assert_eq!(found.group_sizes, [10, 2, 40]);
+        assert_eq!(conditions("SELEC"), Conditions::default());
     }
 
     #[test]

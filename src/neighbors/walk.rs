@@ -303,7 +303,7 @@ pub(super) fn function_arg_expr(arg: &mut FunctionArg) -> Option<&mut Expr> {
 }
 
 /// The tables a FROM clause makes visible.
-fn frame_of(from: &[TableWithJoins]) -> Vec<TableRef> {
+pub(super) fn frame_of(from: &[TableWithJoins]) -> Vec<TableRef> {
     let mut frame = Vec::new();
     for table in from {
         push_table_refs(&table.relation, &mut frame);
