@@ -853,6 +853,7 @@ impl Rewriter<'_> {
             self.expr(limit, &[]);
         }
         self.self_set_op(query);
+        self.set_as_condition(query);
         self.in_as_join(query);
         self.extreme_subquery(query);
         self.extreme_order_limit(query);
@@ -886,6 +887,7 @@ impl Rewriter<'_> {
         {
             self.expr(expr, &from);
         }
+        self.self_in(select);
         self.star_columns(select);
         self.is_not_null(select);
         self.unneeded_join(select);
@@ -1264,6 +1266,188 @@ impl Rewriter<'_> {
         self.fire(Rule::SelfSetOp);
     }
 
+    /// Rules 3, 4 and 6: a set operation between selects of the same columns of one table, one
+    /// of them a key, is one select: INTERSECT joins the conditions with AND, UNION with OR (the
+    /// key makes each row its own distinct result row), and `EXCEPT q` becomes `AND k NOT IN (q)`
+    /// when the select is of the key alone and q's column holds no NULL (a NULL would make
+    /// `NOT IN` reject every row).
+    fn set_as_condition(&mut self, query: &mut Query) {
+        let Body::Set {
+            op,
+            all: false,
+            left,
+            right,
+        } = &query.body
+        else {
+            return;
+        };
+        let Some(left_select) = self.keyed_single_table(left) else {
+            return;
+        };
+        let (rule, filter) = match op {
+            SetOp::Intersect | SetOp::Union => {
+                let Some(right_select) = self.keyed_single_table(right) else {
+                    return;
+                };
+                if right_select.items != left_select.items || right_select.from != left_select.from
+                {
+                    return;
+                }
+                let (left_filter, right_filter) =
+                    (left_select.filter.clone(), right_select.filter.clone());
+                if *op == SetOp::Intersect {
+                    let conjuncts = left_filter.into_iter().chain(right_filter).collect();
+                    (Rule::IntersectAsAnd, conjunction(conjuncts))
+                } else {
+                    let disjunction = left_filter
+                        .zip(right_filter)
+                        .map(|(l, r)| Expr::Or(vec![l, r]));
+                    (Rule::UnionAsOr, disjunction)
+                }
+            }
+            SetOp::Except => {
+                let [key] = left_select.items.as_slice() else {
+                    return;
+                };
+                if !self.is_key_column(key) || !self.never_null_column(right) {
+                    return;
+                }
+                let not_in = Expr::InQuery {
+                    expr: Box::new(key.clone()),
+                    query: right.clone(),
+                    negated: true,
+                };
+                let conjuncts = left_select.filter.clone().into_iter().chain([not_in]);
+                (Rule::ExceptAsNotIn, conjunction(conjuncts.collect()))
+            }
+        };
+        if !self.allow(rule) {
+            return;
+        }
+        let mut select = left_select.clone();
+        select.distinct = false;
+        select.filter = filter.map(|mut f| {
+            let is_and = matches!(f, Expr::And(_));
+            flatten(&mut f, is_and);
+            f
+        });
+        for (expr, _) in &mut query.order_by {
+            self.expr(expr, &select.from);
+        }
+        query.body = Body::Select(Box::new(select));
+        self.fire(rule);
+    }
+
+    /// The select of `query` when it reads one table (no join, grouping, order or limit) and
+    /// lists only that table's columns, a key among them.
+    fn keyed_single_table<'q>(&self, query: &'q Query) -> Option<&'q Select> {
+        let Body::Select(select) = &query.body else {
+            return None;
+        };
+        let [(JoinKind::Inner, Source::Table(table))] = select.from.as_slice() else {
+            return None;
+        };
+        let own_columns = select
+            .items
+            .iter()
+            .all(|item| matches!(item, Expr::Column(t, _) if t == table));
+        let simple = query.order_by.is_empty()
+            && query.limit.is_none()
+            && select.on.is_empty()
+            && select.group_by.is_empty()
+            && select.having.is_none();
+        (simple && own_columns && select.items.iter().any(|e| self.is_key_column(e)))
+            .then_some(&**select)
+    }
+
+    /// True when `query` returns one column that is a NOT NULL table column read through inner
+    /// joins only, so its result holds no NULL.
+    fn never_null_column(&self, query: &Query) -> bool {
+        let Body::Select(select) = &query.body else {
+            return false;
+        };
+        let [Expr::Column(table, column)] = select.items.as_slice() else {
+            return false;
+        };
+        inner_only(&select.from)
+            && select
+                .from
+                .iter()
+                .any(|(_, source)| *source == Source::Table(table.clone()))
+            && self
+                .facts
+                .not_null
+                .contains(&(table.clone(), column.clone()))
+    }
+
+    /// Rule 17: a top-level conjunct `t.k IN (SELECT t.k FROM t WHERE d)`, with k a key and t
+    /// once among the select's inner-joined tables, is `d`: the key makes the sub-query's row
+    /// the outer row itself.
+    fn self_in(&mut self, select: &mut Select) {
+        let Some(filter) = &select.filter else {
+            return;
+        };
+        let conjuncts = match filter {
+            Expr::And(list) => list.clone(),
+            other => vec![other.clone()],
+        };
+        let mut changed = false;
+        let mut kept = Vec::new();
+        for conjunct in conjuncts {
+            match self.self_in_condition(&conjunct, &select.from) {
+                Some(condition) => {
+                    changed = true;
+                    kept.extend(condition);
+                }
+                None => kept.push(conjunct),
+            }
+        }
+        if !changed {
+            return;
+        }
+        select.filter = conjunction(kept).map(|mut f| {
+            let is_and = matches!(f, Expr::And(_));
+            flatten(&mut f, is_and);
+            f
+        });
+        self.fire(Rule::SelfIn);
+    }
+
+    /// For a conjunct rule 17 applies to, the sub-query's condition (`None`: it has none).
+    fn self_in_condition(
+        &mut self,
+        conjunct: &Expr,
+        from: &[(JoinKind, Source)],
+    ) -> Option<Option<Expr>> {
+        let Expr::InQuery {
+            expr: key,
+            query,
+            negated: false,
+        } = conjunct
+        else {
+            return None;
+        };
+        let Expr::Column(table, _) = &**key else {
+            return None;
+        };
+        let Body::Select(inner) = &query.body else {
+            return None;
+        };
+        let table_source = Source::Table(table.clone());
+        let occurrences = from.iter().filter(|(_, s)| *s == table_source).count();
+        let applies = occurrences == 1
+            && inner_only(from)
+            && inner.items.as_slice() == [(**key).clone()]
+            && inner.from.as_slice() == [(JoinKind::Inner, table_source)]
+            && inner.on.is_empty()
+            && inner.group_by.is_empty()
+            && inner.having.is_none()
+            && query.order_by.is_empty()
+            && query.limit.is_none()
+            && self.is_key_column(key);
+        (applies && self.allow(Rule::SelfIn)).then(|| inner.filter.clone())
+    }
+
     /// Rule 12: `FROM t1 JOIN t2 ON t1.k = t2.c WHERE d1 AND d2` with k a key, t1 used only by
     /// d1, becomes `FROM t2 WHERE d2 AND t2.c IN (SELECT t1.k FROM t1 WHERE d1)`: each t2 row
     /// matches at most one t1 row, so rows and multiplicities are the same.
@@ -1605,10 +1789,56 @@ fn for_each_expr(select: &mut Select, mut f: impl FnMut(&mut Expr)) {
     }
 }
 
-/// True when the expression (sub-queries included) names a column of `table`.
+/// True when the expression (sub-queries included) may name a column of `table`; an expression
+/// kept as unresolved text counts as naming every table.
 fn mentions_table(expr: &Expr, table: &str) -> bool {
-    let debug = format!("{expr:?}");
-    debug.contains(&format!("Column(\"{table}\","))
+    let any = |list: &[Expr]| list.iter().any(|e| mentions_table(e, table));
+    match expr {
+        Expr::Column(t, _) => t == table,
+        Expr::Star | Expr::Number(_) | Expr::Text(_) | Expr::Keyword(_) => false,
+        Expr::Other(_) => true,
+        Expr::Func { args: list, .. } | Expr::And(list) | Expr::Or(list) => any(list),
+        Expr::Binary { left, right, .. } => {
+            mentions_table(left, table) || mentions_table(right, table)
+        }
+        Expr::Not(inner) | Expr::IsNull { expr: inner, .. } => mentions_table(inner, table),
+        Expr::InList { expr, list, .. } => mentions_table(expr, table) || any(list),
+        Expr::InQuery { expr, query, .. } => {
+            mentions_table(expr, table) || query_mentions_table(query, table)
+        }
+        Expr::Between {
+            expr, low, high, ..
+        } => [expr, low, high]
+            .into_iter()
+            .any(|e| mentions_table(e, table)),
+        Expr::Scalar(query) | Expr::Exists { query, .. } => query_mentions_table(query, table),
+    }
+}
+
+/// True when any expression of `query` (nested sub-queries included) may name a column of
+/// `table`.
+fn query_mentions_table(query: &Query, table: &str) -> bool {
+    let in_body = match &query.body {
+        Body::Select(select) => {
+            select
+                .items
+                .iter()
+                .chain(&select.on)
+                .chain(&select.filter)
+                .chain(&select.group_by)
+                .chain(&select.having)
+                .any(|e| mentions_table(e, table))
+                || select.from.iter().any(|(_, source)| {
+                    matches!(source, Source::Derived(q) if query_mentions_table(q, table))
+                })
+        }
+        Body::Set { left, right, .. } => {
+            query_mentions_table(left, table) || query_mentions_table(right, table)
+        }
+    };
+    in_body
+        || query.order_by.iter().any(|(e, _)| mentions_table(e, table))
+        || query.limit.iter().any(|e| mentions_table(e, table))
 }
 
 #[cfg(test)]
@@ -1702,6 +1932,61 @@ mod tests {
         );
         fires(Rule::RedundantDistinct, a, b);
         blocked(a, b);
+    }
+
+    #[test]
+    fn rule_3_intersect_on_a_key_is_and() {
+        let a = "SELECT dog_id FROM dogs WHERE age > 3 INTERSECT SELECT dog_id FROM dogs WHERE name = 'x'";
+        let b = "SELECT dog_id FROM dogs WHERE name = 'x' AND age > 3";
+        fires(Rule::IntersectAsAnd, a, b);
+        blocked(a, b);
+        assert!(!equivalent(
+            "SELECT name FROM dogs WHERE age > 3 INTERSECT SELECT name FROM dogs WHERE age < 9",
+            "SELECT name FROM dogs WHERE age > 3 AND age < 9",
+            &facts()
+        ));
+    }
+
+    #[test]
+    fn rule_4_union_on_a_key_is_or() {
+        let a = "SELECT dog_id, name FROM dogs WHERE age > 3 UNION SELECT dog_id, name FROM dogs WHERE name = 'x'";
+        let b = "SELECT name, dog_id FROM dogs WHERE age > 3 OR name = 'x'";
+        fires(Rule::UnionAsOr, a, b);
+        blocked(a, b);
+        assert!(!equivalent(
+            "SELECT dog_id FROM dogs WHERE age > 3 UNION ALL SELECT dog_id FROM dogs WHERE age < 9",
+            "SELECT dog_id FROM dogs WHERE age > 3 OR age < 9",
+            &facts()
+        ));
+    }
+
+    #[test]
+    fn rule_6_except_is_not_in_when_the_key_and_the_subtracted_column_hold_no_null() {
+        let a = "SELECT owner_id FROM owners EXCEPT SELECT owner_id FROM owners WHERE city = 'x'";
+        let b = "SELECT owner_id FROM owners WHERE owner_id NOT IN (SELECT owner_id FROM owners WHERE city = 'x')";
+        fires(Rule::ExceptAsNotIn, a, b);
+        blocked(a, b);
+        assert!(
+            !equivalent(
+                "SELECT owner_id FROM owners EXCEPT SELECT owner_id FROM dogs",
+                "SELECT owner_id FROM owners WHERE owner_id NOT IN (SELECT owner_id FROM dogs)",
+                &facts()
+            ),
+            "dogs.owner_id may hold NULL: NOT IN would then reject every row"
+        );
+    }
+
+    #[test]
+    fn rule_17_self_in_needs_a_key() {
+        let a = "SELECT name FROM dogs WHERE dog_id IN (SELECT dog_id FROM dogs WHERE age > 3)";
+        let b = "SELECT name FROM dogs WHERE age > 3";
+        fires(Rule::SelfIn, a, b);
+        blocked(a, b);
+        assert!(!equivalent(
+            "SELECT name FROM dogs WHERE name IN (SELECT name FROM dogs WHERE age > 3)",
+            "SELECT name FROM dogs WHERE age > 3",
+            &facts()
+        ));
     }
 
     #[test]
