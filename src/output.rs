@@ -65,7 +65,7 @@ pub struct SystemSummary {
     /// Per metric with `unavailable` items, the reason given for the first of them.
     pub unavailable: BTreeMap<String, String>,
     /// ESM+: per equivalence rule, the items it turned from wrong to right (seed 001 §5.4).
-    pub rule_credits: BTreeMap<&'static str, usize>,
+    pub rule_credits: BTreeMap<crate::sql::plus::Rule, usize>,
     /// Per metric with sub-scores (SQLMorph), per sub-score (`ex`, `exp`, `exr`, `f1`), per
     /// difficulty: the mean over scored items.
     pub sub_scores: BTreeMap<String, BTreeMap<&'static str, BTreeMap<String, Cell>>>,
@@ -158,7 +158,7 @@ fn summarize_system(evaluation: &Evaluation, system: usize) -> SystemSummary {
     let mut counterexamples: BTreeMap<Category, usize> = BTreeMap::new();
     let mut judge: Option<JudgeTotals> = None;
     let mut unavailable: BTreeMap<String, String> = BTreeMap::new();
-    let mut rule_credits: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut rule_credits: BTreeMap<crate::sql::plus::Rule, usize> = BTreeMap::new();
     let mut sub_scores: BTreeMap<String, BTreeMap<&'static str, BTreeMap<String, Cell>>> =
         BTreeMap::new();
     for result in evaluation.system_results(system) {
@@ -209,7 +209,7 @@ fn summarize_system(evaluation: &Evaluation, system: usize) -> SystemSummary {
             }
             if let Some(Details::Rules { needed, .. }) = &score.details {
                 for rule in needed.rules() {
-                    *rule_credits.entry(rule.name()).or_default() += 1;
+                    *rule_credits.entry(rule).or_default() += 1;
                 }
             }
             for sub in PARTIAL_CREDIT_KEYS {
@@ -485,7 +485,12 @@ fn system_json(system: &SystemSummary, difficulties: &[String]) -> Json {
         entry["flex_judge"] = judge.to_json();
     }
     if !system.rule_credits.is_empty() {
-        entry["esm_plus_rules_needed"] = json!(system.rule_credits);
+        let by_name: BTreeMap<&str, usize> = system
+            .rule_credits
+            .iter()
+            .map(|(rule, n)| (rule.name(), *n))
+            .collect();
+        entry["esm_plus_rules_needed"] = json!(by_name);
     }
     entry
 }
@@ -593,7 +598,7 @@ pub fn human(evaluation: &Evaluation, summary: &Summary) -> String {
             let parts: Vec<String> = system
                 .rule_credits
                 .iter()
-                .map(|(rule, n)| format!("{rule} {n}"))
+                .map(|(rule, n)| format!("{} {n}", rule.name()))
                 .collect();
             let _ = writeln!(
                 out,
