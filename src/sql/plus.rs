@@ -581,28 +581,49 @@ impl Resolver<'_> {
         Ok(())
     }
 
-    fn column(&self, qualifier: Option<&str>, column: &str, scopes: &[Scope]) -> Option<Expr> {
+    /// Resolves a column reference in the innermost scope that has it; an unqualified name that
+    /// two FROM entries of that scope have is ambiguous, an error as in SQLite.
+    fn column(
+        &self,
+        qualifier: Option<&str>,
+        column: &str,
+        scopes: &[Scope],
+    ) -> Result<Option<Expr>, SqlError> {
         for scope in scopes.iter().rev() {
-            for visible in scope {
-                if qualifier.is_some_and(|q| q != visible.name) {
-                    continue;
-                }
-                match &visible.target {
-                    Target::Table(table) => {
-                        let columns = self.facts.table_columns(table)?;
-                        if columns.iter().any(|c| c == column) {
-                            return Some(Expr::Column(table.clone(), column.to_string()));
-                        }
-                    }
-                    Target::Derived { id, columns } => {
-                        if columns.iter().any(|c| c == column) || qualifier.is_some() {
-                            return Some(Expr::Column(id.clone(), column.to_string()));
-                        }
-                    }
-                }
+            let mut found = scope
+                .iter()
+                .filter(|visible| qualifier.is_none_or(|q| q == visible.name))
+                .filter_map(|visible| self.visible_column(visible, qualifier, column));
+            let Some(first) = found.next() else {
+                continue;
+            };
+            if found.next().is_some() {
+                return Err(SqlError(format!("ambiguous column `{column}`")));
             }
+            return Ok(Some(first));
         }
-        None
+        Ok(None)
+    }
+
+    /// The column `column` of one FROM entry, when it has it.
+    fn visible_column(
+        &self,
+        visible: &Visible,
+        qualifier: Option<&str>,
+        column: &str,
+    ) -> Option<Expr> {
+        match &visible.target {
+            Target::Table(table) => {
+                let columns = self.facts.table_columns(table)?;
+                columns
+                    .iter()
+                    .any(|c| c == column)
+                    .then(|| Expr::Column(table.clone(), column.to_string()))
+            }
+            Target::Derived { id, columns } => (columns.iter().any(|c| c == column)
+                || qualifier.is_some())
+            .then(|| Expr::Column(id.clone(), column.to_string())),
+        }
     }
 
     fn expr(
@@ -615,7 +636,7 @@ impl Resolver<'_> {
         Ok(match expr {
             sql::Expr::Identifier(ident) => {
                 let name = ident.value.to_lowercase();
-                if let Some(column) = self.column(None, &name, scopes) {
+                if let Some(column) = self.column(None, &name, scopes)? {
                     column
                 } else if let Some((_, aliased)) = aliases.iter().find(|(a, _)| *a == name) {
                     aliased.clone()
@@ -631,7 +652,7 @@ impl Resolver<'_> {
                 };
                 let (qualifier, column) =
                     (qualifier.value.to_lowercase(), column.value.to_lowercase());
-                self.column(Some(&qualifier), &column, scopes)
+                self.column(Some(&qualifier), &column, scopes)?
                     .ok_or_else(|| SqlError(format!("unknown column `{qualifier}.{column}`")))?
             }
             sql::Expr::Value(value) => literal(&value.value),
@@ -827,22 +848,10 @@ impl Rewriter<'_> {
     fn query(&mut self, query: &mut Query) {
         match &mut query.body {
             Body::Select(select) => {
-                self.select(select);
                 for (expr, _) in &mut query.order_by {
                     self.expr(expr, &select.from);
                 }
-                if inner_only(&select.from) && self.allow(Rule::JoinColumn) {
-                    let classes = join_classes(&select.on);
-                    if !classes.is_empty() {
-                        let mut changed = false;
-                        for (expr, _) in &mut query.order_by {
-                            changed |= substitute(expr, &classes);
-                        }
-                        if changed {
-                            self.fire(Rule::JoinColumn);
-                        }
-                    }
-                }
+                self.select(select, &mut query.order_by);
             }
             Body::Set { left, right, .. } => {
                 self.query(left);
@@ -870,7 +879,9 @@ impl Rewriter<'_> {
         }
     }
 
-    fn select(&mut self, select: &mut Select) {
+    /// Canonicalises a select; `order_by` is its query's ORDER BY, which rules that replace
+    /// columns (13, 16) rewrite too.
+    fn select(&mut self, select: &mut Select, order_by: &mut [(Expr, bool)]) {
         for (_, source) in &mut select.from {
             if let Source::Derived(query) = source {
                 self.query(query);
@@ -890,11 +901,11 @@ impl Rewriter<'_> {
         self.self_in(select);
         self.star_columns(select);
         self.is_not_null(select);
-        self.unneeded_join(select);
-        self.join_column(select);
-        self.redundant_distinct(select);
         select.group_by.sort();
         self.group_by_key(select);
+        self.unneeded_join(select, order_by);
+        self.join_column(select, order_by);
+        self.redundant_distinct(select);
         if inner_only(&select.from) {
             select.from.sort();
         }
@@ -1007,10 +1018,7 @@ impl Rewriter<'_> {
             let (op_now, l, r) = (op.clone(), (**left).clone(), (**right).clone());
             *expr = comparison(&op_now, l, r);
         }
-        if matches!(expr, Expr::And(_) | Expr::Or(_)) {
-            let is_and = matches!(expr, Expr::And(_));
-            flatten(expr, is_and);
-        }
+        flatten(expr);
     }
 
     /// Rule 11: a number-valued string compared with a typed column becomes the number.
@@ -1088,20 +1096,25 @@ impl Rewriter<'_> {
 
     /// Rule 13: an inner-joined table used only by its join, joined through a total foreign key
     /// onto its UNIQUE NOT NULL column, is dropped (each row of the other table matches once).
-    fn unneeded_join(&mut self, select: &mut Select) {
+    fn unneeded_join(&mut self, select: &mut Select, order_by: &mut [(Expr, bool)]) {
         if !inner_only(&select.from) || !self.allow(Rule::UnneededJoin) {
             return;
         }
         let mut index = 0;
         while index < select.on.len() {
-            let removed = self.try_drop_join(select, index);
+            let removed = self.try_drop_join(select, order_by, index);
             if !removed {
                 index += 1;
             }
         }
     }
 
-    fn try_drop_join(&mut self, select: &mut Select, index: usize) -> bool {
+    fn try_drop_join(
+        &mut self,
+        select: &mut Select,
+        order_by: &mut [(Expr, bool)],
+        index: usize,
+    ) -> bool {
         let Expr::Binary { op, left, right } = &select.on[index] else {
             return false;
         };
@@ -1136,15 +1149,19 @@ impl Rewriter<'_> {
             let parent_column = Expr::Column(parent.clone(), pcol.clone());
             let child_column = Expr::Column(child.clone(), ccol.clone());
             let classes = vec![(parent_column, child_column)];
-            for_each_expr(&mut others, |e| {
+            let mut other_order = order_by.to_vec();
+            for_each_expr(&mut others, &mut other_order, |e| {
                 substitute(e, &classes);
             });
             let mut uses_parent = false;
-            for_each_expr(&mut others, |e| uses_parent |= mentions_table(e, parent));
+            for_each_expr(&mut others, &mut other_order, |e| {
+                uses_parent |= mentions_table(e, parent)
+            });
             if uses_parent {
                 continue;
             }
             *select = others;
+            order_by.clone_from_slice(&other_order);
             self.fire(Rule::UnneededJoin);
             return true;
         }
@@ -1152,7 +1169,7 @@ impl Rewriter<'_> {
     }
 
     /// Rule 16: inside inner joins, columns equated by ON stand for one another.
-    fn join_column(&mut self, select: &mut Select) {
+    fn join_column(&mut self, select: &mut Select, order_by: &mut [(Expr, bool)]) {
         if !inner_only(&select.from) || !self.allow(Rule::JoinColumn) {
             return;
         }
@@ -1167,6 +1184,7 @@ impl Rewriter<'_> {
             .chain(select.filter.iter_mut())
             .chain(select.group_by.iter_mut())
             .chain(select.having.iter_mut())
+            .chain(order_by.iter_mut().map(|(e, _)| e))
         {
             changed |= substitute(expr, &classes);
         }
@@ -1189,49 +1207,43 @@ impl Rewriter<'_> {
         }
     }
 
-    /// Rule 5: a GROUP BY holding a key column of a table (inner joins only) drops the other
-    /// columns of that table: the key determines them.
+    /// Rule 5: a GROUP BY holding a key column of a table (inner joins only, the table once in
+    /// FROM) drops that table's other columns: the key determines them. A column equated by ON
+    /// with a key column keys that table too.
     fn group_by_key(&mut self, select: &mut Select) {
         if select.group_by.len() < 2 || !inner_only(&select.from) || !self.allow(Rule::GroupByKey) {
             return;
         }
-        let keys: Vec<Expr> = select
-            .group_by
-            .iter()
-            .filter(|e| self.is_key_column(e))
-            .cloned()
-            .collect();
-        let keyed_tables: Vec<&String> = keys
-            .iter()
-            .filter_map(|k| match k {
-                Expr::Column(t, _) => Some(t),
-                _ => None,
-            })
-            .collect();
+        let classes = join_classes(&select.on);
         let occurs_once = |table: &String| {
-            select
-                .from
-                .iter()
-                .filter(|(_, s)| *s == Source::Table(table.clone()))
-                .count()
-                == 1
+            let source = Source::Table(table.clone());
+            select.from.iter().filter(|(_, s)| *s == source).count() == 1
         };
-        let mut kept: Vec<Expr> = Vec::new();
-        for expr in &select.group_by {
-            let determined = match expr {
-                Expr::Column(t, _) => {
-                    !keys.contains(expr) && keyed_tables.contains(&t) && occurs_once(t)
-                }
-                _ => false,
+        let keyed_by = |expr: &Expr| -> Vec<String> {
+            let mut tables: Vec<String> = equal_columns(expr, &classes)
+                .into_iter()
+                .filter(|column| self.is_key_column(column))
+                .filter_map(|column| match column {
+                    Expr::Column(t, _) if occurs_once(&t) => Some(t),
+                    _ => None,
+                })
+                .collect();
+            tables.dedup();
+            tables
+        };
+        let keyed: Vec<Vec<String>> = select.group_by.iter().map(keyed_by).collect();
+        let all_keyed: Vec<&String> = keyed.iter().flatten().collect();
+        let mut kept = Vec::new();
+        let mut kept_keys: Vec<&String> = Vec::new();
+        for (expr, keys) in select.group_by.iter().zip(&keyed) {
+            let keep = if keys.is_empty() {
+                !matches!(expr, Expr::Column(t, _) if all_keyed.contains(&t))
+            } else {
+                !keys.iter().all(|t| kept_keys.contains(&t))
             };
-            let first_key_of_table = match expr {
-                Expr::Column(t, _) if keys.contains(expr) => !kept
-                    .iter()
-                    .any(|k| matches!(k, Expr::Column(kt, _) if kt == t && keys.contains(k))),
-                _ => true,
-            };
-            if !determined && first_key_of_table {
+            if keep {
                 kept.push(expr.clone());
+                kept_keys.extend(keys);
             }
         }
         if kept.len() != select.group_by.len() {
@@ -1327,8 +1339,7 @@ impl Rewriter<'_> {
         let mut select = left_select.clone();
         select.distinct = false;
         select.filter = filter.map(|mut f| {
-            let is_and = matches!(f, Expr::And(_));
-            flatten(&mut f, is_and);
+            flatten(&mut f);
             f
         });
         for (expr, _) in &mut query.order_by {
@@ -1405,11 +1416,7 @@ impl Rewriter<'_> {
         if !changed {
             return;
         }
-        select.filter = conjunction(kept).map(|mut f| {
-            let is_and = matches!(f, Expr::And(_));
-            flatten(&mut f, is_and);
-            f
-        });
+        select.filter = conjunction(kept);
         self.fire(Rule::SelfIn);
     }
 
@@ -1498,10 +1505,7 @@ impl Rewriter<'_> {
             if inner_part.iter().any(|e| mentions_table(e, outer_table)) {
                 continue;
             }
-            let mut inner_filter = conjunction(inner_part);
-            if let Some(filter) = &mut inner_filter {
-                flatten(filter, true);
-            }
+            let inner_filter = conjunction(inner_part);
             let sub = Query {
                 body: Body::Select(Box::new(Select {
                     distinct: false,
@@ -1521,12 +1525,10 @@ impl Rewriter<'_> {
                 query: Box::new(sub),
                 negated: false,
             });
-            let mut filter = Expr::And(outer_conjuncts);
-            flatten(&mut filter, true);
             let mut rewritten = (*select).clone();
             rewritten.from = vec![(JoinKind::Inner, Source::Table(outer_table.clone()))];
             rewritten.on.clear();
-            rewritten.filter = Some(filter);
+            rewritten.filter = conjunction(outer_conjuncts);
             query.body = Body::Select(Box::new(rewritten));
             self.fire(Rule::InAsJoin);
             return;
@@ -1663,8 +1665,9 @@ fn negate(op: &str) -> Option<&'static str> {
     })
 }
 
-/// Flattens nested AND (or OR), sorts and de-duplicates the operands.
-fn flatten(expr: &mut Expr, is_and: bool) {
+/// Flattens a nested AND (or OR), sorts and de-duplicates its operands; other expressions stay.
+fn flatten(expr: &mut Expr) {
+    let is_and = matches!(expr, Expr::And(_));
     let list = match expr {
         Expr::And(list) | Expr::Or(list) => std::mem::take(list),
         _ => return,
@@ -1688,12 +1691,15 @@ fn flatten(expr: &mut Expr, is_and: bool) {
     };
 }
 
+/// The flattened AND of `list` (`None` when empty: no condition).
 fn conjunction(mut list: Vec<Expr>) -> Option<Expr> {
-    match list.len() {
-        0 => None,
-        1 => list.pop(),
-        _ => Some(Expr::And(list)),
-    }
+    let mut expr = match list.len() {
+        0 => return None,
+        1 => list.pop()?,
+        _ => Expr::And(list),
+    };
+    flatten(&mut expr);
+    Some(expr)
 }
 
 fn inner_only(from: &[(JoinKind, Source)]) -> bool {
@@ -1743,6 +1749,24 @@ fn join_classes(on: &[Expr]) -> Vec<(Expr, Expr)> {
     pairs
 }
 
+/// `expr` and every column an inner join's ON equates with it (through `classes`).
+fn equal_columns(expr: &Expr, classes: &[(Expr, Expr)]) -> Vec<Expr> {
+    let representative = classes
+        .iter()
+        .find(|(column, _)| column == expr)
+        .map_or(expr, |(_, r)| r);
+    let mut columns = vec![expr.clone(), representative.clone()];
+    columns.extend(
+        classes
+            .iter()
+            .filter(|(_, r)| r == representative)
+            .map(|(column, _)| column.clone()),
+    );
+    columns.sort();
+    columns.dedup();
+    columns
+}
+
 /// Replaces columns by their class representative (not inside sub-queries); true on change.
 fn substitute(expr: &mut Expr, classes: &[(Expr, Expr)]) -> bool {
     if let Some((_, representative)) = classes.iter().find(|(c, _)| c == expr) {
@@ -1775,8 +1799,8 @@ fn substitute(expr: &mut Expr, classes: &[(Expr, Expr)]) -> bool {
     changed
 }
 
-/// Calls `f` on every expression of a select's own clauses.
-fn for_each_expr(select: &mut Select, mut f: impl FnMut(&mut Expr)) {
+/// Calls `f` on every expression of a select's own clauses and its query's ORDER BY.
+fn for_each_expr(select: &mut Select, order_by: &mut [(Expr, bool)], mut f: impl FnMut(&mut Expr)) {
     for expr in select
         .items
         .iter_mut()
@@ -1784,6 +1808,7 @@ fn for_each_expr(select: &mut Select, mut f: impl FnMut(&mut Expr)) {
         .chain(select.filter.iter_mut())
         .chain(select.group_by.iter_mut())
         .chain(select.having.iter_mut())
+        .chain(order_by.iter_mut().map(|(e, _)| e))
     {
         f(expr);
     }
@@ -1994,6 +2019,13 @@ mod tests {
     }
 
     #[test]
+    fn rule_5_a_column_joined_to_a_key_keys_its_table() {
+        let a = "SELECT count(*) FROM dogs AS T1 JOIN owners AS T2 ON T1.owner_id = T2.owner_id GROUP BY T1.owner_id, T2.city";
+        let b = "SELECT count(*) FROM dogs AS T1 JOIN owners AS T2 ON T1.owner_id = T2.owner_id GROUP BY T1.owner_id";
+        only_when_verified(Rule::GroupByKey, a, b);
+    }
+
+    #[test]
     fn rule_7_count_star_needs_not_null() {
         let (a, b) = (
             "SELECT count(dog_id) FROM dogs",
@@ -2050,6 +2082,22 @@ mod tests {
         let a = "SELECT T1.name FROM dogs AS T1 JOIN owners AS T2 ON T1.owner_id = T2.owner_id";
         let b = "SELECT name FROM dogs";
         only_when_verified(Rule::UnneededJoin, a, b);
+    }
+
+    #[test]
+    fn rule_13_rewrites_order_by_too() {
+        let a = "SELECT T1.name FROM dogs AS T1 JOIN owners AS T2 ON T1.owner_id = T2.owner_id ORDER BY T2.owner_id";
+        let b = "SELECT name FROM dogs ORDER BY owner_id";
+        only_when_verified(Rule::UnneededJoin, a, b);
+    }
+
+    #[test]
+    fn rule_12_keeps_a_disjunction_a_disjunction() {
+        let join = "SELECT T1.name FROM dogs AS T1 JOIN owners AS T2 ON T1.owner_id = T2.owner_id";
+        let a = format!("{join} WHERE T2.city = 'x' OR T2.city = 'y'");
+        let b = "SELECT name FROM dogs WHERE owner_id IN (SELECT owner_id FROM owners WHERE city IN ('x', 'y'))";
+        only_when_verified(Rule::InAsJoin, &a, b);
+        differ(&format!("{join} WHERE T2.city = 'x' AND T2.city = 'y'"), b);
     }
 
     #[test]
@@ -2145,6 +2193,7 @@ mod tests {
             "SELEC name",
             "SELECT nope FROM dogs",
             "DROP TABLE dogs",
+            "SELECT owner_id FROM dogs JOIN owners ON dogs.owner_id = owners.owner_id",
         ] {
             assert!(canonical(text, &facts, RuleSet::all()).is_err(), "{text}");
         }
