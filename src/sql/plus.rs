@@ -268,6 +268,7 @@ pub fn canonical(
         facts,
         rules,
         fired: &mut fired,
+        scopes: Vec::new(),
     };
     rewriter.query(&mut query);
     Ok((query, fired))
@@ -834,6 +835,80 @@ struct Rewriter<'a> {
     facts: &'a DbFacts,
     rules: RuleSet,
     fired: &'a mut RuleSet,
+    /// What the FROM of the select being rewritten guarantees (innermost last).
+    scopes: Vec<JoinFacts>,
+}
+
+/// What one select's inner joins guarantee about the rows they produce.
+#[derive(Debug, Default)]
+struct JoinFacts {
+    /// Columns an inner join's ON equates with another column: never NULL in the result.
+    joined: Vec<Expr>,
+    /// Tables whose rows each appear at most once in the result: the table occurs once and every
+    /// other table is reached through ON equalities onto a key.
+    unduplicated: Vec<String>,
+}
+
+impl JoinFacts {
+    fn of(select: &Select, facts: &DbFacts) -> JoinFacts {
+        if !inner_only(&select.from) {
+            return JoinFacts::default();
+        }
+        let equalities = on_equalities(&select.on);
+        let joined = equalities
+            .iter()
+            .flat_map(|(a, b)| [a.clone(), b.clone()])
+            .collect();
+        let tables: Option<Vec<&String>> = select
+            .from
+            .iter()
+            .map(|(_, source)| match source {
+                Source::Table(t) => Some(t),
+                Source::Derived(_) => None,
+            })
+            .collect();
+        let tables = tables.unwrap_or_default();
+        let once = |t: &String| tables.iter().filter(|x| **x == t).count() == 1;
+        let unduplicated = tables
+            .iter()
+            .filter(|t| once(t) && reaches_all_through_keys(t, &tables, &equalities, facts))
+            .map(|t| t.to_string())
+            .collect();
+        JoinFacts {
+            joined,
+            unduplicated,
+        }
+    }
+}
+
+/// True when every table of `tables` is reached from `start` by ON equalities `x = u.k` with
+/// u.k a key of a table not yet reached: each row of `start` then joins with at most one row.
+fn reaches_all_through_keys(
+    start: &str,
+    tables: &[&String],
+    equalities: &[(Expr, Expr)],
+    facts: &DbFacts,
+) -> bool {
+    let mut reached = vec![start.to_string()];
+    let mut grew = true;
+    while grew {
+        grew = false;
+        for (a, b) in equalities {
+            for (from, to) in [(a, b), (b, a)] {
+                let (Expr::Column(ft, _), Expr::Column(tt, tc)) = (from, to) else {
+                    continue;
+                };
+                if reached.contains(ft)
+                    && !reached.contains(tt)
+                    && facts.is_key(&(tt.clone(), tc.clone()))
+                {
+                    reached.push(tt.clone());
+                    grew = true;
+                }
+            }
+        }
+    }
+    tables.iter().all(|t| reached.contains(t))
 }
 
 impl Rewriter<'_> {
@@ -848,10 +923,12 @@ impl Rewriter<'_> {
     fn query(&mut self, query: &mut Query) {
         match &mut query.body {
             Body::Select(select) => {
+                self.scopes.push(JoinFacts::of(select, self.facts));
                 for (expr, _) in &mut query.order_by {
                     self.expr(expr, &select.from);
                 }
                 self.select(select, &mut query.order_by);
+                self.scopes.pop();
             }
             Body::Set { left, right, .. } => {
                 self.query(left);
@@ -993,6 +1070,7 @@ impl Rewriter<'_> {
                 }
             }
         }
+        self.distinct_aggregate_of_key(expr);
         if let Expr::Func {
             name,
             distinct: false,
@@ -1001,9 +1079,9 @@ impl Rewriter<'_> {
         {
             if name == "count" && args.len() == 1 && !has_outer_join(from) {
                 if let Expr::Column(t, c) = &args[0] {
-                    if self.facts.not_null.contains(&(t.clone(), c.clone()))
-                        && self.allow(Rule::CountStar)
-                    {
+                    let never_null = self.facts.not_null.contains(&(t.clone(), c.clone()))
+                        || self.scope().joined.contains(&args[0]);
+                    if never_null && self.allow(Rule::CountStar) {
                         args[0] = Expr::Star;
                         self.fire(Rule::CountStar);
                     }
@@ -1019,6 +1097,38 @@ impl Rewriter<'_> {
             *expr = comparison(&op_now, l, r);
         }
         flatten(expr);
+    }
+
+    /// What the joins of the select being rewritten guarantee.
+    fn scope(&self) -> &JoinFacts {
+        static NONE: JoinFacts = JoinFacts {
+            joined: Vec::new(),
+            unduplicated: Vec::new(),
+        };
+        self.scopes.last().unwrap_or(&NONE)
+    }
+
+    /// Rule 2 inside aggregates: `COUNT/SUM/AVG/MIN/MAX(DISTINCT t.k)` drops DISTINCT when k is a
+    /// key and the joins keep each row of t at most once, so the values are already distinct.
+    fn distinct_aggregate_of_key(&mut self, expr: &mut Expr) {
+        let Expr::Func {
+            name,
+            distinct: distinct @ true,
+            args,
+        } = expr
+        else {
+            return;
+        };
+        let [column @ Expr::Column(table, _)] = args.as_slice() else {
+            return;
+        };
+        let applies = matches!(name.as_str(), "count" | "sum" | "avg" | "min" | "max")
+            && self.is_key_column(column)
+            && self.scope().unduplicated.contains(table);
+        if applies && self.allow(Rule::RedundantDistinct) {
+            *distinct = false;
+            self.fire(Rule::RedundantDistinct);
+        }
     }
 
     /// Rule 11: a number-valued string compared with a typed column becomes the number.
@@ -1609,7 +1719,7 @@ impl Rewriter<'_> {
             && select.group_by.is_empty()
             && select.having.is_none()
             && self.facts.non_empty.contains(table)
-            && self.facts.not_null.contains(&(t.clone(), c.clone()));
+            && (*descending || self.facts.not_null.contains(&(t.clone(), c.clone())));
         if !applies || !self.allow(Rule::ExtremeOrderLimit) {
             return;
         }
@@ -1712,28 +1822,10 @@ fn has_outer_join(from: &[(JoinKind, Source)]) -> bool {
 
 /// `(column, representative)` pairs from `a = b` ON conjuncts between columns.
 fn join_classes(on: &[Expr]) -> Vec<(Expr, Expr)> {
-    let mut pairs: Vec<(Expr, Expr)> = Vec::new();
-    for condition in on {
-        let conjuncts = match condition {
-            Expr::And(list) => list.clone(),
-            other => vec![other.clone()],
-        };
-        for conjunct in conjuncts {
-            if let Expr::Binary { op, left, right } = conjunct {
-                if op == "="
-                    && matches!(*left, Expr::Column(..))
-                    && matches!(*right, Expr::Column(..))
-                {
-                    let (small, large) = if left < right {
-                        (*left, *right)
-                    } else {
-                        (*right, *left)
-                    };
-                    pairs.push((large, small));
-                }
-            }
-        }
-    }
+    let mut pairs: Vec<(Expr, Expr)> = on_equalities(on)
+        .into_iter()
+        .map(|(a, b)| if a < b { (b, a) } else { (a, b) })
+        .collect();
     let mut changed = true;
     while changed {
         changed = false;
@@ -1765,6 +1857,28 @@ fn equal_columns(expr: &Expr, classes: &[(Expr, Expr)]) -> Vec<Expr> {
     columns.sort();
     columns.dedup();
     columns
+}
+
+/// The `column = column` conjuncts of inner-join ON conditions.
+fn on_equalities(on: &[Expr]) -> Vec<(Expr, Expr)> {
+    let mut pairs = Vec::new();
+    for condition in on {
+        let conjuncts = match condition {
+            Expr::And(list) => list.as_slice(),
+            other => std::slice::from_ref(other),
+        };
+        for conjunct in conjuncts {
+            if let Expr::Binary { op, left, right } = conjunct {
+                if op == "="
+                    && matches!(**left, Expr::Column(..))
+                    && matches!(**right, Expr::Column(..))
+                {
+                    pairs.push(((**left).clone(), (**right).clone()));
+                }
+            }
+        }
+    }
+    pairs
 }
 
 /// Replaces columns by their class representative (not inside sub-queries); true on change.
@@ -2012,6 +2126,17 @@ mod tests {
     }
 
     #[test]
+    fn rule_2_inside_an_aggregate_needs_a_key_that_joins_do_not_repeat() {
+        let a = "SELECT count(DISTINCT T1.dog_id) FROM dogs AS T1 JOIN owners AS T2 ON T1.owner_id = T2.owner_id WHERE T2.city = 'x'";
+        let b = "SELECT count(*) FROM dogs AS T1 JOIN owners AS T2 ON T1.owner_id = T2.owner_id WHERE T2.city = 'x'";
+        only_when_verified(Rule::RedundantDistinct, a, b);
+        differ(
+            "SELECT count(DISTINCT T2.owner_id) FROM dogs AS T1 JOIN owners AS T2 ON T1.owner_id = T2.owner_id WHERE T1.age > 1",
+            "SELECT count(*) FROM dogs AS T1 JOIN owners AS T2 ON T1.owner_id = T2.owner_id WHERE T1.age > 1",
+        );
+    }
+
+    #[test]
     fn rule_5_group_by_key() {
         let a = "SELECT count(*) FROM dogs GROUP BY dog_id, name";
         let b = "SELECT count(*) FROM dogs GROUP BY dog_id";
@@ -2035,6 +2160,22 @@ mod tests {
     }
 
     #[test]
+    fn rule_7_a_column_an_inner_join_equates_is_never_null() {
+        let on =
+            "FROM dogs AS T1 JOIN owners AS T2 ON T1.owner_id = T2.owner_id WHERE T2.city = 'x'";
+        fires(
+            Rule::CountStar,
+            &format!("SELECT count(T1.owner_id) {on}"),
+            &format!("SELECT count(*) {on}"),
+        );
+        let left = "FROM owners AS T2 LEFT JOIN dogs AS T1 ON T1.owner_id = T2.owner_id";
+        differ(
+            &format!("SELECT count(T1.owner_id) {left}"),
+            &format!("SELECT count(*) {left}"),
+        );
+    }
+
+    #[test]
     fn rule_8_is_not_null_needs_not_null() {
         let a = "SELECT name FROM dogs WHERE dog_id IS NOT NULL";
         let b = "SELECT name FROM dogs";
@@ -2048,6 +2189,19 @@ mod tests {
             "SELECT dog_id FROM dogs ORDER BY dog_id ASC LIMIT 1",
         );
         only_when_verified(Rule::ExtremeOrderLimit, a, b);
+    }
+
+    #[test]
+    fn rule_9_max_needs_rows_but_not_not_null() {
+        let (a, b) = (
+            "SELECT max(age) FROM dogs",
+            "SELECT age FROM dogs ORDER BY age DESC LIMIT 1",
+        );
+        only_when_verified(Rule::ExtremeOrderLimit, a, b);
+        differ(
+            "SELECT min(age) FROM dogs",
+            "SELECT age FROM dogs ORDER BY age ASC LIMIT 1",
+        );
     }
 
     #[test]
