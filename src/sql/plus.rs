@@ -1212,8 +1212,9 @@ impl Rewriter<'_> {
         }
         let mut index = 0;
         while index < select.on.len() {
-            let removed = self.try_drop_join(select, order_by, index);
-            if !removed {
+            if self.try_drop_join(select, order_by, index) {
+                index = 0;
+            } else {
                 index += 1;
             }
         }
@@ -2236,6 +2237,19 @@ mod tests {
         let a = "SELECT T1.name FROM dogs AS T1 JOIN owners AS T2 ON T1.owner_id = T2.owner_id";
         let b = "SELECT name FROM dogs";
         only_when_verified(Rule::UnneededJoin, a, b);
+    }
+
+    #[test]
+    fn rule_13_drops_a_chain_of_joins_whatever_their_order() {
+        let mut facts = facts();
+        facts.columns.push(("towns".into(), vec!["name".into()]));
+        facts.unique.insert(id("towns", "name"));
+        facts.not_null.insert(id("towns", "name"));
+        facts
+            .total_keys
+            .insert((id("owners", "city"), id("towns", "name")));
+        let chain = "SELECT T1.name FROM dogs AS T1 JOIN owners AS T2 ON T1.owner_id = T2.owner_id JOIN towns AS T3 ON T2.city = T3.name";
+        assert!(equivalent(chain, "SELECT name FROM dogs", &facts));
     }
 
     #[test]
