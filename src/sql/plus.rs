@@ -464,9 +464,10 @@ impl Resolver<'_> {
                     items.push(resolved);
                 }
                 sql::SelectItem::Wildcard(_) => items.push(Expr::Star),
-                sql::SelectItem::QualifiedWildcard(_, _) => {
-                    return Err(SqlError("qualified * is not supported".into()))
-                }
+                sql::SelectItem::QualifiedWildcard(
+                    sql::SelectItemQualifiedWildcardKind::ObjectName(name),
+                    _,
+                ) => items.extend(self.qualified_star(&name.to_string(), &scope)?),
                 other => return Err(SqlError(format!("unsupported select item {other}"))),
             }
         }
@@ -553,17 +554,7 @@ impl Resolver<'_> {
             } => {
                 let query = self.query(subquery, outer)?;
                 let id = format!("derived{}", from.len());
-                let columns = match &query.body {
-                    Body::Select(select) => select
-                        .items
-                        .iter()
-                        .map(|item| match item {
-                            Expr::Column(_, c) => c.clone(),
-                            other => format!("{other:?}"),
-                        })
-                        .collect(),
-                    Body::Set { .. } => Vec::new(),
-                };
+                let columns = output_columns(&subquery.body);
                 let name = alias
                     .as_ref()
                     .map(|a| a.name.value.to_lowercase())
@@ -580,6 +571,28 @@ impl Resolver<'_> {
             other => return Err(SqlError(format!("unsupported FROM item {other}"))),
         }
         Ok(())
+    }
+
+    /// The columns `qualifier.*` stands for, in declaration order.
+    fn qualified_star(&self, qualifier: &str, scope: &Scope) -> Result<Vec<Expr>, SqlError> {
+        let qualifier = qualifier.trim_matches('"').to_lowercase();
+        let visible = scope
+            .iter()
+            .find(|v| v.name == qualifier)
+            .ok_or_else(|| SqlError(format!("unknown table or alias `{qualifier}`")))?;
+        Ok(match &visible.target {
+            Target::Table(table) => self
+                .facts
+                .table_columns(table)
+                .unwrap_or_default()
+                .iter()
+                .map(|c| Expr::Column(table.clone(), c.clone()))
+                .collect(),
+            Target::Derived { id, columns } => columns
+                .iter()
+                .map(|c| Expr::Column(id.clone(), c.clone()))
+                .collect(),
+        })
     }
 
     /// Resolves a column reference in the innermost scope that has it; an unqualified name that
@@ -786,6 +799,31 @@ impl Resolver<'_> {
 }
 
 /// The join kind and constraint of a join operator.
+/// The names a FROM sub-query's columns go by, as SQLite names them: the alias, else the column
+/// name, else the expression's text; a set operation's come from its first select.
+fn output_columns(body: &sql::SetExpr) -> Vec<String> {
+    match body {
+        sql::SetExpr::Select(select) => select
+            .projection
+            .iter()
+            .filter_map(|item| match item {
+                sql::SelectItem::ExprWithAlias { alias, .. } => Some(alias.value.to_lowercase()),
+                sql::SelectItem::UnnamedExpr(sql::Expr::Identifier(ident)) => {
+                    Some(ident.value.to_lowercase())
+                }
+                sql::SelectItem::UnnamedExpr(sql::Expr::CompoundIdentifier(parts)) => {
+                    parts.last().map(|ident| ident.value.to_lowercase())
+                }
+                sql::SelectItem::UnnamedExpr(expr) => Some(expr.to_string().to_lowercase()),
+                _ => None,
+            })
+            .collect(),
+        sql::SetExpr::SetOperation { left, .. } => output_columns(left),
+        sql::SetExpr::Query(query) => output_columns(&query.body),
+        _ => Vec::new(),
+    }
+}
+
 fn join_kind(
     operator: &sql::JoinOperator,
 ) -> Result<(JoinKind, Option<&sql::JoinConstraint>), SqlError> {
@@ -2213,6 +2251,20 @@ mod tests {
     }
 
     #[test]
+    fn qualified_star_is_the_table_columns() {
+        assert!(equivalent(
+            "SELECT T2.*, T1.name FROM dogs AS T1 JOIN owners AS T2 ON T1.owner_id = T2.owner_id",
+            "SELECT T2.owner_id, T2.city, T1.name FROM dogs AS T1 JOIN owners AS T2 ON T1.owner_id = T2.owner_id",
+            &facts()
+        ));
+        fires(
+            Rule::StarColumns,
+            "SELECT owners.* FROM owners",
+            "SELECT * FROM owners",
+        );
+    }
+
+    #[test]
     fn rule_11_numeric_string_needs_a_typed_column_and_no_leading_zero() {
         let (a, b) = (
             "SELECT name FROM dogs WHERE age = '5'",
@@ -2350,6 +2402,23 @@ mod tests {
             "SELECT age FROM dogs ORDER BY age",
             &facts()
         ));
+    }
+
+    #[test]
+    fn from_sub_queries_resolve_their_output_names() {
+        let facts = facts();
+        for text in [
+            "SELECT name FROM (SELECT name FROM dogs UNION SELECT city FROM owners) AS t WHERE name = 'x'",
+            "SELECT n FROM (SELECT count(*) AS n FROM dogs) AS t ORDER BY n",
+            "SELECT t.name FROM (SELECT T1.name FROM dogs AS T1) AS t",
+            "SELECT t.* FROM (SELECT T1.name FROM dogs AS T1) AS t",
+        ] {
+            assert!(canonical(text, &facts, RuleSet::all()).is_ok(), "{text}");
+        }
+        differ(
+            "SELECT name FROM (SELECT name FROM dogs UNION SELECT city FROM owners) AS t",
+            "SELECT name FROM (SELECT name FROM dogs) AS t",
+        );
     }
 
     #[test]
