@@ -2345,6 +2345,10 @@ mod tests {
             "SELECT T2.owner_id FROM dogs AS T1 JOIN owners AS T2 ON T1.owner_id = T2.owner_id WHERE T2.city = 'x'",
             "SELECT T1.owner_id FROM dogs AS T1 JOIN owners AS T2 ON T1.owner_id = T2.owner_id WHERE T2.city = 'x'",
         );
+        differ(
+            "SELECT T2.owner_id FROM dogs AS T1 LEFT JOIN owners AS T2 ON T1.owner_id = T2.owner_id",
+            "SELECT T1.owner_id FROM dogs AS T1 LEFT JOIN owners AS T2 ON T1.owner_id = T2.owner_id",
+        );
     }
 
     #[test]
@@ -2353,6 +2357,14 @@ mod tests {
             Rule::SelfSetOp,
             "SELECT name FROM dogs UNION SELECT name FROM dogs",
             "SELECT DISTINCT name FROM dogs",
+        );
+        differ(
+            "SELECT name FROM dogs UNION ALL SELECT name FROM dogs",
+            "SELECT DISTINCT name FROM dogs",
+        );
+        differ(
+            "SELECT name FROM dogs UNION SELECT name FROM dogs",
+            "SELECT name FROM dogs",
         );
     }
 
