@@ -8,7 +8,7 @@
 
 use crate::schema::TableEntry;
 use rusqlite::{Connection, OpenFlags};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 /// A `(table, column)` pair, lower-cased.
@@ -28,12 +28,57 @@ pub struct DbFacts {
     pub non_empty: HashSet<String>,
     /// Columns with a declared type, hence a type affinity that converts `'5'` and `5` alike.
     pub typed: HashSet<ColumnId>,
+    /// Each column's type affinity from its declared type (SQLite file only): a column can stand
+    /// for one it is joined with only when both store values alike (`1` vs `'1'`).
+    pub affinity: HashMap<ColumnId, Affinity>,
     /// `(child, parent)` foreign keys whose child column holds no NULL and only values present in
     /// the UNIQUE parent column (data only): a join on them keeps each child row exactly once.
     pub total_keys: HashSet<(ColumnId, ColumnId)>,
 }
 
+/// SQLite's type affinity of a declared column type (the rules of "Datatypes In SQLite" 3.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Affinity {
+    /// `INT` anywhere in the type.
+    Integer,
+    /// `CHAR`, `CLOB` or `TEXT`.
+    Text,
+    /// `BLOB`, or no declared type.
+    Blob,
+    /// `REAL`, `FLOA` or `DOUB`.
+    Real,
+    /// Anything else (`NUMERIC`, `DECIMAL`, `DATE`, `BOOLEAN` ...).
+    Numeric,
+}
+
+impl Affinity {
+    /// The affinity SQLite gives a column declared with `declared`.
+    pub fn of(declared: &str) -> Affinity {
+        let upper = declared.to_uppercase();
+        let has = |part: &str| upper.contains(part);
+        if has("INT") {
+            Affinity::Integer
+        } else if has("CHAR") || has("CLOB") || has("TEXT") {
+            Affinity::Text
+        } else if has("BLOB") || upper.trim().is_empty() {
+            Affinity::Blob
+        } else if has("REAL") || has("FLOA") || has("DOUB") {
+            Affinity::Real
+        } else {
+            Affinity::Numeric
+        }
+    }
+}
+
 impl DbFacts {
+    /// True when both columns' affinities are known and equal.
+    pub fn same_affinity(&self, a: &ColumnId, b: &ColumnId) -> bool {
+        match (self.affinity.get(a), self.affinity.get(b)) {
+            (Some(x), Some(y)) => x == y,
+            _ => false,
+        }
+    }
+
     /// True when the column is UNIQUE and never NULL.
     pub fn is_key(&self, column: &ColumnId) -> bool {
         self.unique.contains(column) && self.not_null.contains(column)
@@ -169,6 +214,7 @@ fn read_table(
         rows.iter().filter(|(_, _, _, pk)| *pk > 0).collect();
     for (name, declared, not_null, _) in &rows {
         let id = (lower.to_string(), name.to_lowercase());
+        facts.affinity.insert(id.clone(), Affinity::of(declared));
         if !declared.trim().is_empty() {
             facts.typed.insert(id.clone());
         }
@@ -241,4 +287,26 @@ fn single_primary_key(facts: &DbFacts, table: &str) -> Option<String> {
 /// Escapes a name for a double-quoted identifier.
 fn quote(name: &str) -> String {
     name.replace('"', "\"\"")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Affinity;
+
+    #[test]
+    fn declared_types_get_sqlites_affinities() {
+        for (declared, affinity) in [
+            ("INT", Affinity::Integer),
+            ("bigint(20)", Affinity::Integer),
+            ("VARCHAR(255)", Affinity::Text),
+            ("char(3)", Affinity::Text),
+            ("", Affinity::Blob),
+            ("float(10,2)", Affinity::Real),
+            ("DOUBLE", Affinity::Real),
+            ("DATE", Affinity::Numeric),
+            ("decimal(19,4)", Affinity::Numeric),
+        ] {
+            assert_eq!(Affinity::of(declared), affinity, "{declared}");
+        }
+    }
 }

@@ -1297,7 +1297,11 @@ impl Rewriter<'_> {
                 .retain(|(_, s)| *s != Source::Table(parent.clone()));
             let parent_column = Expr::Column(parent.clone(), pcol.clone());
             let child_column = Expr::Column(child.clone(), ccol.clone());
-            let classes = vec![(parent_column, child_column)];
+            let classes = if stand_for_each_other(&parent_column, &child_column, self.facts) {
+                vec![(parent_column, child_column)]
+            } else {
+                Vec::new()
+            };
             let mut other_order = order_by.to_vec();
             for_each_expr(&mut others, &mut other_order, |e| {
                 substitute(e, &classes);
@@ -1322,7 +1326,7 @@ impl Rewriter<'_> {
         if !inner_only(&select.from) || !self.allow(Rule::JoinColumn) {
             return;
         }
-        let classes = join_classes(&select.on);
+        let classes = join_classes(&select.on, self.facts);
         if classes.is_empty() {
             return;
         }
@@ -1363,7 +1367,7 @@ impl Rewriter<'_> {
         if select.group_by.len() < 2 || !inner_only(&select.from) || !self.allow(Rule::GroupByKey) {
             return;
         }
-        let classes = join_classes(&select.on);
+        let classes = join_classes(&select.on, self.facts);
         let occurs_once = |table: &String| {
             let source = Source::Table(table.clone());
             select.from.iter().filter(|(_, s)| *s == source).count() == 1
@@ -1859,10 +1863,22 @@ fn has_outer_join(from: &[(JoinKind, Source)]) -> bool {
     !inner_only(from)
 }
 
+/// True when two columns an ON equates hold the same values (same type affinity), so either
+/// can be shown or grouped on for the other: an INTEGER `1` joined with a TEXT `'1'` cannot.
+fn stand_for_each_other(a: &Expr, b: &Expr, facts: &DbFacts) -> bool {
+    match (a, b) {
+        (Expr::Column(ta, ca), Expr::Column(tb, cb)) => {
+            facts.same_affinity(&(ta.clone(), ca.clone()), &(tb.clone(), cb.clone()))
+        }
+        _ => false,
+    }
+}
+
 /// `(column, representative)` pairs from `a = b` ON conjuncts between columns.
-fn join_classes(on: &[Expr]) -> Vec<(Expr, Expr)> {
+fn join_classes(on: &[Expr], facts: &DbFacts) -> Vec<(Expr, Expr)> {
     let mut pairs: Vec<(Expr, Expr)> = on_equalities(on)
         .into_iter()
+        .filter(|(a, b)| stand_for_each_other(a, b, facts))
         .map(|(a, b)| if a < b { (b, a) } else { (a, b) })
         .collect();
     let mut changed = true;
@@ -2022,6 +2038,7 @@ fn query_mentions_table(query: &Query, table: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sql::facts::Affinity;
 
     fn id(t: &str, c: &str) -> ColumnId {
         (t.to_string(), c.to_string())
@@ -2050,6 +2067,15 @@ mod tests {
             facts.not_null.insert(key);
         }
         facts.typed.insert(id("dogs", "age"));
+        for (table, columns) in facts.columns.clone() {
+            for column in columns {
+                let affinity = match column.as_str() {
+                    "name" | "city" => Affinity::Text,
+                    _ => Affinity::Integer,
+                };
+                facts.affinity.insert(id(&table, &column), affinity);
+            }
+        }
         facts
             .non_empty
             .extend(["dogs".to_string(), "owners".to_string()]);
@@ -2345,6 +2371,20 @@ mod tests {
         differ(
             "SELECT T2.owner_id FROM dogs AS T1 LEFT JOIN owners AS T2 ON T1.owner_id = T2.owner_id",
             "SELECT T1.owner_id FROM dogs AS T1 LEFT JOIN owners AS T2 ON T1.owner_id = T2.owner_id",
+        );
+        let mut text_child = facts();
+        text_child
+            .affinity
+            .insert(id("dogs", "owner_id"), Affinity::Text);
+        let join =
+            "FROM dogs AS T1 JOIN owners AS T2 ON T1.owner_id = T2.owner_id WHERE T2.city = 'x'";
+        assert!(
+            !equivalent(
+                &format!("SELECT T2.owner_id {join}"),
+                &format!("SELECT T1.owner_id {join}"),
+                &text_child
+            ),
+            "'1' joined with 1 is shown differently"
         );
     }
 
