@@ -21,8 +21,8 @@ pub struct DbFacts {
     pub columns: Vec<(String, Vec<String>)>,
     /// Single-column PRIMARY KEY or UNIQUE index columns.
     pub unique: HashSet<ColumnId>,
-    /// Columns that hold no NULL (declared NOT NULL, INTEGER PRIMARY KEY, or a key column
-    /// verified in the data).
+    /// Columns that hold no NULL (declared NOT NULL, INTEGER PRIMARY KEY, or verified in the
+    /// data: a key column, or the column of a total foreign key).
     pub not_null: HashSet<ColumnId>,
     /// Tables holding at least one row (data only).
     pub non_empty: HashSet<String>,
@@ -155,6 +155,7 @@ impl DbFacts {
                 )
                 .unwrap_or(true);
             if !dangling {
+                facts.not_null.insert(child_id.clone());
                 facts.total_keys.insert((child_id, parent_id));
             }
         }
@@ -291,7 +292,38 @@ fn quote(name: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::Affinity;
+    use super::*;
+
+    fn facts_of(rows: &str) -> DbFacts {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pets.sqlite");
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(&format!(
+            "PRAGMA foreign_keys = OFF;
+             CREATE TABLE owners (owner_id INTEGER PRIMARY KEY, city TEXT);
+             CREATE TABLE dogs (dog_id INTEGER PRIMARY KEY, owner_id INT REFERENCES owners(owner_id));
+             INSERT INTO owners VALUES (1, 'a'), (2, 'b');
+             INSERT INTO dogs VALUES {rows};"
+        ))
+        .unwrap();
+        DbFacts::from_sqlite(&path).unwrap()
+    }
+
+    #[test]
+    fn a_total_foreign_key_column_holds_no_null() {
+        let child = ("dogs".to_string(), "owner_id".to_string());
+        let total = facts_of("(1, 1), (2, 2), (3, 1)");
+        assert!(total.not_null.contains(&child));
+        assert!(total
+            .total_keys
+            .contains(&(child.clone(), ("owners".into(), "owner_id".into()))));
+        assert_eq!(total.affinity[&child], Affinity::Integer);
+        for rows in ["(1, 1), (2, NULL)", "(1, 1), (2, 7)"] {
+            let partial = facts_of(rows);
+            assert!(!partial.not_null.contains(&child), "{rows}");
+            assert!(partial.total_keys.is_empty(), "{rows}");
+        }
+    }
 
     #[test]
     fn declared_types_get_sqlites_affinities() {
