@@ -5,7 +5,7 @@
 //! Run with `cargo bench --bench ex`; it prints the wall time of each repetition and the median.
 //! Set `SQLGATE_SPIDER` to point at another copy of the data.
 
-use sqlgate::config::Config;
+use sqlgate::input::config::Config;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -32,7 +32,8 @@ fn bench(metric: &str, config: &Config) {
     let mut scored = 0;
     for _ in 0..REPETITIONS {
         let started = Instant::now();
-        let evaluation = sqlgate::run::evaluate(config).expect("the shared data loads");
+        let evaluation =
+            sqlgate::score::evaluation::evaluate(config).expect("the shared data loads");
         seconds.push(started.elapsed().as_secs_f64());
         scored = evaluation
             .results

@@ -8,8 +8,8 @@
 //! workload per process, since peak memory (`VmHWM` of /proc/self/status) never goes down.
 //! Set `SQLGATE_SPIDER` to point at another copy of the data.
 
-use sqlgate::config::Config;
-use sqlgate::output::{self, Summary};
+use sqlgate::input::config::Config;
+use sqlgate::report::summary::{self, Summary};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -70,13 +70,15 @@ fn main() {
     let config = workload(&spider_dir(), work.path(), times);
     let before = peak_rss_mib();
     let started = Instant::now();
-    let evaluation = sqlgate::run::evaluate(&config).expect("the shared data loads");
+    let evaluation = sqlgate::score::evaluation::evaluate(&config).expect("the shared data loads");
     let summary = Summary::of(&evaluation);
     let jsonl_path = work.path().join("items.jsonl");
-    output::write_file_atomically(&jsonl_path, |out| output::write_jsonl(&evaluation, out))
-        .expect("JSONL is writable");
+    sqlgate::util::fs::write_file_atomically(&jsonl_path, |out| {
+        sqlgate::report::jsonl::write_jsonl(&evaluation, out)
+    })
+    .expect("JSONL is writable");
     let jsonl_bytes = std::fs::metadata(&jsonl_path).map_or(0, |m| m.len());
-    let document = output::summary_json(&evaluation, &summary, None);
+    let document = summary::summary_json(&evaluation, &summary, None);
     println!(
         "{SYSTEMS} systems x {} items, metrics ex + esm: {} results, JSONL {:.1} MiB, summary {} bytes; \
          {:.1} s; peak RSS {:.0} MiB (before loading: {before:.0} MiB)",

@@ -7,9 +7,9 @@
 //! data.
 
 use rayon::prelude::*;
-use sqlgate::exec::{ExecError, Executor, Limits};
-use sqlgate::neighbors::neighbors;
-use sqlgate::schema::{Schema, TablesJson};
+use sqlgate::engine::exec::{ExecError, Executor, Limits};
+use sqlgate::sql::schema::{Schema, TablesJson};
+use sqlgate::suites::neighbors::neighbors;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

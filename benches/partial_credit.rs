@@ -6,8 +6,8 @@
 //!
 //! Run with `cargo bench --bench partial_credit`; prints the median of several runs.
 
+use sqlgate::engine::value::{Row, Value};
 use sqlgate::metrics::{table_similarity, Embedder, Metric, Technique};
-use sqlgate::value::{Row, Value};
 use std::time::{Duration, Instant};
 
 const ROWS: usize = 1_000;

@@ -1,33 +1,29 @@
 //! sqlgate: score Text-to-SQL predictions with the metrics the research field trusts, compare
 //! them with a stored baseline, and gate pull requests on regressions.
+//!
+//! The modules follow the pipeline, in order; a module imports only modules listed above it
+//! (`tests/layout.rs` enforces it, `docs/ARCHITECTURE.md` describes the boundaries).
+
+pub mod util;
+
+pub mod sql;
+
+pub mod input;
+
+pub mod engine;
+
+pub mod providers;
+
+pub mod suites;
+
+pub mod metrics;
+
+pub mod score;
 
 pub mod analysis;
-pub mod baseline;
-pub mod config;
-pub mod counterexample;
-pub mod dataset;
-pub mod denotation;
-pub mod distill;
-pub mod error;
-pub mod exec;
-pub mod gate;
-pub mod github;
-pub mod gold_cache;
-pub mod metrics;
-pub mod neighbors;
-pub mod output;
-pub mod pipeline;
-pub mod predictions;
-pub mod profile;
-pub mod progress;
-pub mod provider;
+
 pub mod report;
-pub mod run;
-pub mod scatter;
-pub mod schema;
-pub mod shard;
-pub mod spider_text;
-pub mod sql;
-pub mod stats;
-pub mod suite;
-pub mod value;
+
+pub mod ci;
+
+pub mod commands;

@@ -5,16 +5,16 @@
 mod common;
 
 use rusqlite::Connection;
-use sqlgate::config::{CompareConfig, DatasetConfig, DatasetKind, DifficultySource};
-use sqlgate::dataset::Dataset;
-use sqlgate::distill::report::{Reuse, SuiteReport};
-use sqlgate::distill::{distill, NeighborSource, Options};
-use sqlgate::exec::{Executor, Limits};
-use sqlgate::neighbors::Conditions;
-use sqlgate::profile::Profile;
-use sqlgate::schema::Schema;
-use sqlgate::suite::Suite;
-use sqlgate::value::Value;
+use sqlgate::engine::exec::{Executor, Limits};
+use sqlgate::engine::profile::Profile;
+use sqlgate::engine::value::Value;
+use sqlgate::input::config::{CompareConfig, DatasetConfig, DatasetKind, DifficultySource};
+use sqlgate::input::dataset::Dataset;
+use sqlgate::sql::schema::Schema;
+use sqlgate::suites::distill::report::{Reuse, SuiteReport};
+use sqlgate::suites::distill::{distill, NeighborSource, Options};
+use sqlgate::suites::neighbors::Conditions;
+use sqlgate::suites::suite::Suite;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -118,7 +118,7 @@ impl NeighborSource for FixedNeighbors {
     }
 
     fn conditions(&self, gold: &str) -> Conditions {
-        sqlgate::neighbors::conditions(gold)
+        sqlgate::suites::neighbors::conditions(gold)
     }
 }
 

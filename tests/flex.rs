@@ -584,8 +584,9 @@ fn bird_gold_files_carry_the_evidence_to_the_judge() {
         bird.display(),
         dir.path().display()
     );
-    let config = sqlgate::config::Config::parse(&text, &dir.path().join("sqlgate.yml")).unwrap();
-    let dataset = sqlgate::dataset::Dataset::load(&config.dataset).unwrap();
+    let config =
+        sqlgate::input::config::Config::parse(&text, &dir.path().join("sqlgate.yml")).unwrap();
+    let dataset = sqlgate::input::dataset::Dataset::load(&config.dataset).unwrap();
     let first = &dataset.items[0];
     assert_eq!(
         first.question.as_deref(),

@@ -3,8 +3,8 @@
 
 mod common;
 
-use sqlgate::neighbors::{constants, neighbors};
-use sqlgate::schema::{Schema, TablesJson};
+use sqlgate::sql::schema::{Schema, TablesJson};
+use sqlgate::suites::neighbors::{constants, neighbors};
 use sqlparser::dialect::SQLiteDialect;
 use sqlparser::parser::Parser;
 use std::collections::HashSet;
@@ -50,7 +50,7 @@ fn every_dev_gold_query_has_parsable_distinct_deterministic_neighbors() {
             neighbors(sql, schema, 7),
             "not deterministic: `{sql}`"
         );
-        let gold = canonical(&sqlgate::spider_text::normalize_spaced_operators(sql));
+        let gold = canonical(&sqlgate::sql::text::normalize_spaced_operators(sql));
         let unique: HashSet<&String> = found.iter().collect();
         assert_eq!(unique.len(), found.len(), "duplicates for `{sql}`");
         for neighbor in &found {
@@ -69,8 +69,8 @@ fn constants_of_dev_gold_queries_cover_between_bounds_and_skip_limits() {
     assert_eq!(
         constants(&between.0),
         [
-            sqlgate::value::Value::Int(5000),
-            sqlgate::value::Value::Int(10000)
+            sqlgate::engine::value::Value::Int(5000),
+            sqlgate::engine::value::Value::Int(10000)
         ]
     );
     let limited = "SELECT song_name ,  song_release_year FROM singer ORDER BY age LIMIT 1";

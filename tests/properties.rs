@@ -4,11 +4,13 @@
 //! `SQLGATE_PROPTEST_CASES` raises the number of cases for long fuzzing runs (default 256).
 
 use proptest::prelude::*;
-use sqlgate::config::{CompareConfig, Config, PredictionFormat, PredictionSpec, ProfileName};
-use sqlgate::dataset::{Dataset, GoldItem};
-use sqlgate::denotation::{denotations_equal, CompareOptions, Profile};
-use sqlgate::schema::Schema;
-use sqlgate::value::{Row, Value};
+use sqlgate::engine::denotation::{denotations_equal, CompareOptions, Profile};
+use sqlgate::engine::value::{Row, Value};
+use sqlgate::input::config::{
+    CompareConfig, Config, PredictionFormat, PredictionSpec, ProfileName,
+};
+use sqlgate::input::dataset::{Dataset, GoldItem};
+use sqlgate::sql::schema::Schema;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
@@ -149,7 +151,7 @@ proptest! {
     ], allow_missing in any::<bool>()) {
         for format in [PredictionFormat::Lines, PredictionFormat::Tsv, PredictionFormat::Jsonl, PredictionFormat::BirdJson] {
             let spec = PredictionSpec { name: None, path: "p".into(), format, allow_missing };
-            if let Ok(predictions) = sqlgate::predictions::parse_predictions(Path::new("p"), &bytes, &spec, &dataset(8)) {
+            if let Ok(predictions) = sqlgate::input::predictions::parse_predictions(Path::new("p"), &bytes, &spec, &dataset(8)) {
                 prop_assert_eq!(predictions.len(), 8);
             }
         }
@@ -158,11 +160,11 @@ proptest! {
     #[test]
     fn sql_front_end_never_panics(sql in prop_oneof![any::<String>(), fragments()]) {
         let _ = sqlgate::sql::parse::parse_spider(&sql, &schema());
-        let _ = sqlgate::spider_text::remove_distinct(&sql);
-        let _ = sqlgate::spider_text::replace_cur_year(&sql);
+        let _ = sqlgate::sql::text::remove_distinct(&sql);
+        let _ = sqlgate::sql::text::replace_cur_year(&sql);
         for profile in [ProfileName::SpiderTs, ProfileName::Bird, ProfileName::Strict] {
             let compare = CompareConfig { profile, ..CompareConfig::default() };
-            let prepared = sqlgate::profile::Profile::new(&compare);
+            let prepared = sqlgate::engine::profile::Profile::new(&compare);
             let _ = prepared.prepare_gold(&sql);
             let _ = prepared.prepare_prediction(&sql);
         }
@@ -251,7 +253,7 @@ fn hostile_sql_on_a_real_database_never_panics_or_writes() {
     let db = work.path().join("singer.sqlite");
     std::fs::copy(&spider, &db).unwrap();
     let before = std::fs::read(&db).unwrap();
-    let executor = sqlgate::exec::Executor::new(sqlgate::exec::Limits {
+    let executor = sqlgate::engine::exec::Executor::new(sqlgate::engine::exec::Limits {
         timeout: std::time::Duration::from_millis(200),
         max_rows: 10_000,
         max_bytes: 1 << 20,

@@ -5,9 +5,8 @@
 mod common;
 
 use common::openai::{embeddings_reply, toy_embedding, Reply, Server};
-use sqlgate::provider::{
-    Message, Provider, ProviderConfig, ProviderError, ProviderKind, Providers, Usage,
-};
+use sqlgate::input::provider_config::{ProviderConfig, ProviderKind};
+use sqlgate::providers::{Message, Provider, ProviderError, Providers, Usage};
 use std::time::Duration;
 
 fn config(server: &Server, extra: &str) -> ProviderConfig {
@@ -277,7 +276,7 @@ fn config_blocks_resolve_their_cache_beside_the_config_and_reject_unknown_keys()
         "{base}judge: {{ base_url: 'http://127.0.0.1:1/v1', model: gpt-4o, api_key_env: K, concurrency: 8 }}\n\
          embeddings: {{ base_url: 'http://127.0.0.1:1/v1', model: e, cache_dir: /tmp/emb }}\n"
     );
-    let config = sqlgate::config::Config::parse(&text, &path).unwrap();
+    let config = sqlgate::input::config::Config::parse(&text, &path).unwrap();
     let judge = config.judge.as_ref().unwrap();
     assert_eq!(
         judge.cache_dir.as_deref(),
@@ -292,12 +291,12 @@ fn config_blocks_resolve_their_cache_beside_the_config_and_reject_unknown_keys()
         std::path::Path::new("/tmp/emb")
     );
     let unknown = format!("{base}judge: {{ base_url: 'http://x/v1', model: m, temperature: 1 }}\n");
-    let error = sqlgate::config::Config::parse(&unknown, &path)
+    let error = sqlgate::input::config::Config::parse(&unknown, &path)
         .unwrap_err()
         .to_string();
     assert!(error.contains("unknown field `temperature`"), "{error}");
     let bad = format!("{base}judge: {{ base_url: 'http://x/v1', model: m, concurrency: 0 }}\n");
-    let error = sqlgate::config::Config::parse(&bad, &path)
+    let error = sqlgate::input::config::Config::parse(&bad, &path)
         .unwrap_err()
         .to_string();
     assert!(error.contains("`judge.concurrency`"), "{error}");

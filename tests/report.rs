@@ -265,10 +265,10 @@ fn a_baseline_made_with_other_settings_is_refused() {
 #[test]
 fn the_comment_fits_githubs_limit_and_says_so() {
     let report = "<!-- sqlgate:x -->\n".to_string() + &"| a line of the report |\n".repeat(5000);
-    let comment = sqlgate::report::fit_comment(&report);
-    assert!(comment.chars().count() <= sqlgate::report::GITHUB_COMMENT_LIMIT);
+    let comment = sqlgate::report::markdown::fit_comment(&report);
+    assert!(comment.chars().count() <= sqlgate::report::markdown::GITHUB_COMMENT_LIMIT);
     assert!(
         comment.starts_with("<!-- sqlgate:x -->") && comment.contains("cut to fit GitHub's limit")
     );
-    assert_eq!(sqlgate::report::fit_comment("short"), "short");
+    assert_eq!(sqlgate::report::markdown::fit_comment("short"), "short");
 }

@@ -7,11 +7,11 @@
 //! the official evaluator says. A prediction the official parser rejects is wrong.
 
 use super::{ComponentScore, Details, Env, Metric, Outcome, Score};
-use crate::dataset::GoldItem;
-use crate::schema::Schema;
-use crate::spider_text::replace_value_placeholder;
+use crate::input::dataset::GoldItem;
 use crate::sql::ir::*;
 use crate::sql::parse::parse_spider;
+use crate::sql::schema::Schema;
+use crate::sql::text::replace_value_placeholder;
 use std::collections::{HashMap, HashSet};
 
 /// The `esm` metric.
@@ -344,7 +344,7 @@ fn sorted_units(units: &[TableUnit]) -> Vec<&TableUnit> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::TableEntry;
+    use crate::sql::schema::TableEntry;
 
     fn entry() -> TableEntry {
         serde_json::from_value(serde_json::json!({

@@ -7,7 +7,7 @@
 //! which gold and prediction would differ (the "wrong to right" count of seed 001 section 5.4).
 
 use super::{Details, Env, Metric, Outcome, Score};
-use crate::dataset::GoldItem;
+use crate::input::dataset::GoldItem;
 use crate::sql::facts::DbFacts;
 use crate::sql::plus::{canonical, RuleSet};
 use std::collections::HashMap;

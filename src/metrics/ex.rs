@@ -2,7 +2,7 @@
 //! results under the configured profile.
 
 use super::{gold_run, prediction_failure, Env, Metric, Outcome, Score};
-use crate::dataset::GoldItem;
+use crate::input::dataset::GoldItem;
 
 /// The `ex` metric.
 pub struct ExecutionAccuracy;

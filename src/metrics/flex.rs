@@ -11,9 +11,10 @@
 //! details.
 
 use super::{Details, Env, Metric, Outcome, Score};
-use crate::dataset::GoldItem;
-use crate::provider::{Message, Provider, ProviderConfig, Usage};
-use crate::value::{Row, Value};
+use crate::engine::value::{Row, Value};
+use crate::input::dataset::GoldItem;
+use crate::input::provider_config::ProviderConfig;
+use crate::providers::{Message, Provider, Usage};
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
 use std::collections::{BTreeMap, HashMap};

@@ -13,10 +13,10 @@ mod resultset;
 mod sqlmorph;
 mod ts;
 
-use crate::dataset::{Dataset, GoldItem};
-use crate::exec::{ExecError, Executor};
-use crate::profile::{PreparedGold, Profile};
-use crate::value::Row;
+use crate::engine::exec::{ExecError, Executor};
+use crate::engine::profile::{PreparedGold, Profile};
+use crate::engine::value::Row;
+use crate::input::dataset::{Dataset, GoldItem};
 pub use flex::{markdown_table, JudgeTotals, Judgement};
 pub use resultset::table_similarity;
 use serde::Serialize;
@@ -198,7 +198,7 @@ pub enum Details {
         /// File name of the suite database.
         database: String,
         /// The minimal distinguishing database with both results.
-        counterexample: Option<Box<crate::counterexample::Counterexample>>,
+        counterexample: Option<Box<crate::suites::counterexample::Counterexample>>,
     },
     /// FLEX: the judge's verdict, category and what it cost.
     Judged(Box<Judgement>),
@@ -225,7 +225,7 @@ pub enum Details {
 
 impl Details {
     /// The TS counterexample this detail carries, if any.
-    pub fn counterexample(&self) -> Option<&crate::counterexample::Counterexample> {
+    pub fn counterexample(&self) -> Option<&crate::suites::counterexample::Counterexample> {
         match self {
             Details::Distinguishing {
                 counterexample: Some(counterexample),
@@ -302,9 +302,9 @@ impl Details {
         }
         if let Some(database) = json.get("distinguishing_database").and_then(|d| d.as_str()) {
             let counterexample = match json.get("counterexample") {
-                Some(c) => Some(Box::new(crate::counterexample::Counterexample::from_json(
-                    c,
-                )?)),
+                Some(c) => Some(Box::new(
+                    crate::suites::counterexample::Counterexample::from_json(c)?,
+                )),
                 None => None,
             };
             return Some(Details::Distinguishing {
@@ -415,13 +415,13 @@ pub struct Env<'a> {
     /// The comparison profile.
     pub profile: &'a Profile,
     /// Test-suite databases per db_id, when a suite is configured.
-    pub suite: Option<&'a crate::suite::Suite>,
+    pub suite: Option<&'a crate::suites::suite::Suite>,
     /// The judge and embedding endpoints, or why each is unavailable.
-    pub providers: crate::provider::Providers,
+    pub providers: crate::providers::Providers,
     /// QAS's w: the weight of table similarity S_T (1 - w goes to S_C).
     pub qas_weight: f64,
     gold: Mutex<HashMap<(usize, PathBuf), GoldSlot>>,
-    gold_cache: Option<&'a crate::gold_cache::GoldCache>,
+    gold_cache: Option<&'a crate::suites::gold_cache::GoldCache>,
 }
 
 /// A gold result computed on first use.
@@ -433,22 +433,22 @@ impl<'a> Env<'a> {
         dataset: &'a Dataset,
         executor: &'a Executor,
         profile: &'a Profile,
-        suite: Option<&'a crate::suite::Suite>,
+        suite: Option<&'a crate::suites::suite::Suite>,
     ) -> Self {
         Env {
             dataset,
             executor,
             profile,
             suite,
-            providers: crate::provider::Providers::default(),
-            qas_weight: crate::config::QasConfig::default().weight,
+            providers: crate::providers::Providers::default(),
+            qas_weight: crate::input::config::QasConfig::default().weight,
             gold: Mutex::new(HashMap::new()),
             gold_cache: None,
         }
     }
 
     /// The same environment with the run's configured providers (none by default).
-    pub fn with_providers(self, providers: crate::provider::Providers) -> Self {
+    pub fn with_providers(self, providers: crate::providers::Providers) -> Self {
         Env { providers, ..self }
     }
 
@@ -463,7 +463,10 @@ impl<'a> Env<'a> {
     }
 
     /// Takes gold results from (and adds them to) an on-disk cache.
-    pub fn with_gold_cache(mut self, cache: Option<&'a crate::gold_cache::GoldCache>) -> Self {
+    pub fn with_gold_cache(
+        mut self,
+        cache: Option<&'a crate::suites::gold_cache::GoldCache>,
+    ) -> Self {
         self.gold_cache = cache;
         self
     }
@@ -554,8 +557,8 @@ pub trait Embedder: Send + Sync {
     fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String>;
 }
 
-impl Embedder for crate::provider::Provider {
+impl Embedder for crate::providers::Provider {
     fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
-        crate::provider::Provider::embed(self, texts).map_err(|e| e.to_string())
+        crate::providers::Provider::embed(self, texts).map_err(|e| e.to_string())
     }
 }

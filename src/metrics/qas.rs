@@ -5,7 +5,7 @@
 
 use super::resultset::{cosine, table_similarity};
 use super::{gold_run, prediction_failure, Details, Embedder, Env, Metric, Outcome, Score};
-use crate::dataset::GoldItem;
+use crate::input::dataset::GoldItem;
 
 /// The `qas` metric.
 pub struct QueryAccuracyScore;
@@ -81,8 +81,8 @@ impl Metric for QueryAccuracyScore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::value::{Row, Value};
     use crate::metrics::resultset::table_similarity;
-    use crate::value::{Row, Value};
 
     fn column(values: &[i64]) -> Vec<Row> {
         values.iter().map(|v| vec![Value::Int(*v)]).collect()

@@ -6,7 +6,7 @@
 //! Cells are compared by [`Value::key`] (Python `==` semantics: `1 == 1.0`), without tolerance.
 
 use super::Embedder;
-use crate::value::{Key, Row, Value};
+use crate::engine::value::{Key, Row, Value};
 use pathfinding::prelude::{kuhn_munkres, Matrix};
 use std::collections::{BTreeSet, HashMap, HashSet};
 

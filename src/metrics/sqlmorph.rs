@@ -13,8 +13,8 @@ use super::resultset::{
     semantic_row_match, CellMatch,
 };
 use super::{gold_run, prediction_failure, Details, Embedder, Env, Metric, Outcome, Score};
-use crate::dataset::GoldItem;
-use crate::value::Row;
+use crate::engine::value::Row;
+use crate::input::dataset::GoldItem;
 
 /// One of SQLMorph's techniques; each variant is a registered metric.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -258,8 +258,8 @@ impl Metric for Technique {
 mod tests {
     //! Worked examples derived by hand from seed 004's definitions.
     use super::*;
+    use crate::engine::value::Value;
     use crate::metrics::Embedder;
-    use crate::value::Value;
 
     fn text(s: &str) -> Value {
         Value::Text(s.into())

@@ -3,9 +3,9 @@
 //! are shared by all systems; scoring stops at the first distinguishing database.
 
 use super::{Details, Env, Metric, Outcome, Score};
-use crate::counterexample::minimize;
-use crate::dataset::GoldItem;
-use crate::exec::ExecError;
+use crate::engine::exec::ExecError;
+use crate::input::dataset::GoldItem;
+use crate::suites::counterexample::minimize;
 
 /// The `ts` metric.
 pub struct TestSuiteAccuracy;

@@ -6,7 +6,7 @@
 //! tables.json when the file is absent; then the facts that need the data are simply unknown and
 //! the rules that depend on them do not fire.
 
-use crate::schema::TableEntry;
+use crate::sql::schema::TableEntry;
 use rusqlite::{Connection, OpenFlags};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;

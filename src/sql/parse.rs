@@ -6,7 +6,7 @@
 use super::ir::*;
 use super::tokens::tokenize;
 use super::SqlError;
-use crate::schema::Schema;
+use crate::sql::schema::Schema;
 use std::collections::HashMap;
 
 /// Nesting depth beyond which a query is rejected instead of recursing further.

@@ -284,7 +284,7 @@ fn parse_with_aliases(text: &str, facts: &DbFacts) -> Result<(Query, bool), SqlE
             "query longer than {MAX_QUERY_CHARS} characters"
         )));
     }
-    let text = crate::spider_text::normalize_spaced_operators(text);
+    let text = crate::sql::text::normalize_spaced_operators(text);
     let statements = Parser::parse_sql(&SQLiteDialect {}, &text)
         .map_err(|e| SqlError(format!("does not parse: {e}")))?;
     let [sql::Statement::Query(query)] = statements.as_slice() else {

@@ -3,8 +3,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sqlgate::config::{PredictionFormat, PredictionSpec};
-use sqlgate::dataset::{Dataset, GoldItem};
+use sqlgate::input::config::{PredictionFormat, PredictionSpec};
+use sqlgate::input::dataset::{Dataset, GoldItem};
 use std::path::Path;
 
 const GOLD_ITEMS: usize = 8;
@@ -43,7 +43,7 @@ fuzz_target!(|bytes: &[u8]| {
                 allow_missing,
             };
             let parsed =
-                sqlgate::predictions::parse_predictions(Path::new("p"), bytes, &spec, &dataset);
+                sqlgate::input::predictions::parse_predictions(Path::new("p"), bytes, &spec, &dataset);
             if let Ok(predictions) = parsed {
                 assert_eq!(predictions.len(), GOLD_ITEMS);
             }

@@ -3,8 +3,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sqlgate::config::{CompareConfig, ProfileName};
-use sqlgate::schema::Schema;
+use sqlgate::input::config::{CompareConfig, ProfileName};
+use sqlgate::sql::schema::Schema;
 
 fn schema() -> Schema {
     Schema::new(vec![
@@ -23,14 +23,14 @@ fuzz_target!(|sql: &str| {
     if let Ok(parsed) = sqlgate::sql::parse::parse_spider(sql, &schema()) {
         let _ = sqlgate::sql::hardness::hardness(&parsed);
     }
-    let _ = sqlgate::spider_text::remove_distinct(sql);
-    let _ = sqlgate::spider_text::replace_cur_year(sql);
+    let _ = sqlgate::sql::text::remove_distinct(sql);
+    let _ = sqlgate::sql::text::replace_cur_year(sql);
     for profile in [ProfileName::SpiderTs, ProfileName::Bird, ProfileName::Strict] {
         let compare = CompareConfig {
             profile,
             ..CompareConfig::default()
         };
-        let prepared = sqlgate::profile::Profile::new(&compare);
+        let prepared = sqlgate::engine::profile::Profile::new(&compare);
         let _ = prepared.prepare_gold(sql);
         let _ = prepared.prepare_prediction(sql);
     }

@@ -1,0 +1,409 @@
+//! The gate: each candidate system against its baseline system on the same items. A cell (all
+//! items, or one difficulty) fails when its drop exceeds the configured points and, when a
+//! significance test is configured, the drop is significant after Holm's correction across the
+//! cells; any `must_pass` item that regresses fails the gate too.
+
+use crate::analysis::agreement::SystemRecords;
+use crate::analysis::baseline::Baseline;
+use crate::analysis::records::ItemRecord;
+use crate::analysis::stats::{holm, mcnemar_exact, paired_bootstrap};
+use crate::input::config::{Config, SignificanceTest};
+use std::collections::BTreeMap;
+
+/// Bootstrap resamples for continuous metrics.
+const BOOTSTRAP_RESAMPLES: usize = 2000;
+/// Fixed seed, so the gate's verdict is reproducible.
+const BOOTSTRAP_SEED: u64 = 0x5eed;
+
+/// One gated cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellTest {
+    /// `all` or a difficulty label.
+    pub difficulty: String,
+    /// Largest tolerated drop in points.
+    pub threshold: f64,
+    /// Items scored in both runs.
+    pub items: usize,
+    /// Baseline accuracy on those items.
+    pub baseline_accuracy: f64,
+    /// Candidate accuracy on those items.
+    pub candidate_accuracy: f64,
+    /// Candidate minus baseline, in points.
+    pub delta_points: f64,
+    /// Items better in the candidate.
+    pub fixed: usize,
+    /// Items worse in the candidate.
+    pub regressed: usize,
+    /// Raw p-value of the paired test, when one is configured.
+    pub p_value: Option<f64>,
+    /// Holm-adjusted p-value.
+    pub p_adjusted: Option<f64>,
+    /// Whether this cell fails the gate.
+    pub failed: bool,
+}
+
+/// A candidate system compared with its baseline system.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    /// Candidate system.
+    pub candidate: String,
+    /// Baseline system it is compared with.
+    pub baseline: String,
+    /// Gated metric.
+    pub metric: String,
+    /// Gated cells, `all` first.
+    pub cells: Vec<CellTest>,
+    /// Items that got worse.
+    pub regressed: Vec<usize>,
+    /// Items that got better.
+    pub fixed: Vec<usize>,
+    /// `must_pass` items that got worse.
+    pub must_pass_regressions: Vec<usize>,
+}
+
+/// The gate's verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GateResult {
+    /// True when nothing failed.
+    pub passed: bool,
+    /// Why it failed, one line each.
+    pub reasons: Vec<String>,
+    /// What the reader should know (e.g. no baseline for a system).
+    pub notes: Vec<String>,
+    /// Per candidate system.
+    pub comparisons: Vec<Comparison>,
+}
+
+/// Applies the configured gate to the current systems against the baseline.
+pub fn evaluate(
+    config: &Config,
+    current: &[SystemRecords],
+    baseline: Option<&Baseline>,
+) -> GateResult {
+    let metric = config.gate_metric().to_string();
+    let mut result = GateResult {
+        passed: true,
+        reasons: Vec::new(),
+        notes: Vec::new(),
+        comparisons: Vec::new(),
+    };
+    let Some(baseline) = baseline else {
+        result.notes.push(
+            "no baseline yet: nothing to compare (run `sqlgate baseline update` on main)".into(),
+        );
+        return result;
+    };
+    for system in current.iter().filter(|s| !s.from_baseline) {
+        let against = config
+            .gate
+            .against
+            .clone()
+            .unwrap_or_else(|| system.name.clone());
+        let Some(base_items) = baseline.systems.get(&against) else {
+            result.notes.push(format!(
+                "`{}` has no baseline system `{against}`: not gated",
+                system.name
+            ));
+            continue;
+        };
+        let comparison = compare(config, &metric, system, &against, base_items);
+        for cell in comparison.cells.iter().filter(|c| c.failed) {
+            result.reasons.push(describe_failure(&comparison, cell));
+        }
+        if !comparison.must_pass_regressions.is_empty() {
+            result.reasons.push(format!(
+                "{}: must-pass items regressed: {:?}",
+                comparison.candidate, comparison.must_pass_regressions
+            ));
+        }
+        result.comparisons.push(comparison);
+    }
+    result.passed = result.reasons.is_empty();
+    result
+}
+
+fn describe_failure(comparison: &Comparison, cell: &CellTest) -> String {
+    let significance = match (cell.p_value, cell.p_adjusted) {
+        (Some(p), Some(adjusted)) => format!(
+            ", p = {} (Holm {})",
+            crate::analysis::stats::format_p(p),
+            crate::analysis::stats::format_p(adjusted)
+        ),
+        _ => String::new(),
+    };
+    format!(
+        "{}: {} on {} dropped {:.1} points ({:.1} -> {:.1} on {} items; {} regressed, {} fixed; allowed {:.1}{significance})",
+        comparison.candidate,
+        comparison.metric,
+        cell.difficulty,
+        -cell.delta_points,
+        100.0 * cell.baseline_accuracy,
+        100.0 * cell.candidate_accuracy,
+        cell.items,
+        cell.regressed,
+        cell.fixed,
+        cell.threshold
+    )
+}
+
+/// (baseline value, candidate value, difficulty) for items scored in both runs.
+fn paired<'a>(
+    metric: &str,
+    base: &'a [ItemRecord],
+    candidate: &'a [ItemRecord],
+) -> Vec<(usize, f64, f64, Option<&'a str>)> {
+    let base_by_index: BTreeMap<usize, &ItemRecord> = base.iter().map(|r| (r.index, r)).collect();
+    candidate
+        .iter()
+        .filter_map(|c| {
+            let b = base_by_index.get(&c.index)?;
+            let bv = b.metrics.get(metric).copied().flatten()?;
+            let cv = c.metrics.get(metric).copied().flatten()?;
+            Some((c.index, bv, cv, c.difficulty.as_deref()))
+        })
+        .collect()
+}
+
+fn compare(
+    config: &Config,
+    metric: &str,
+    system: &SystemRecords,
+    against: &str,
+    base: &[ItemRecord],
+) -> Comparison {
+    let pairs = paired(metric, base, &system.items);
+    let mut cell_specs = vec![("all".to_string(), config.gate.max_drop_points)];
+    cell_specs.extend(
+        config
+            .gate
+            .per_difficulty
+            .iter()
+            .map(|(d, t)| (d.clone(), *t)),
+    );
+    let mut cells: Vec<CellTest> = cell_specs
+        .into_iter()
+        .map(|(difficulty, threshold)| {
+            let members: Vec<(f64, f64)> = pairs
+                .iter()
+                .filter(|(_, _, _, d)| difficulty == "all" || *d == Some(difficulty.as_str()))
+                .map(|&(_, b, c, _)| (b, c))
+                .collect();
+            test_cell(config, difficulty, threshold, &members)
+        })
+        .collect();
+    let raw: Vec<f64> = cells.iter().filter_map(|c| c.p_value).collect();
+    let mut adjusted = holm(&raw).into_iter();
+    for cell in cells.iter_mut().filter(|c| c.p_value.is_some()) {
+        cell.p_adjusted = adjusted.next();
+    }
+    for cell in &mut cells {
+        let dropped_too_far = -cell.delta_points > cell.threshold + 1e-9;
+        let significant = match (&config.gate.significance, cell.p_adjusted) {
+            (None, _) => true,
+            (Some(s), Some(p)) => p < s.alpha,
+            (Some(_), None) => false,
+        };
+        cell.failed = dropped_too_far && significant;
+    }
+    let regressed: Vec<usize> = pairs.iter().filter(|p| p.2 < p.1).map(|p| p.0).collect();
+    let fixed: Vec<usize> = pairs.iter().filter(|p| p.2 > p.1).map(|p| p.0).collect();
+    let must_pass_regressions = regressed
+        .iter()
+        .copied()
+        .filter(|i| config.gate.must_pass.contains(i))
+        .collect();
+    Comparison {
+        candidate: system.name.clone(),
+        baseline: against.to_string(),
+        metric: metric.to_string(),
+        cells,
+        regressed,
+        fixed,
+        must_pass_regressions,
+    }
+}
+
+fn test_cell(
+    config: &Config,
+    difficulty: String,
+    threshold: f64,
+    members: &[(f64, f64)],
+) -> CellTest {
+    let n = members.len();
+    let mean = |pick: fn(&(f64, f64)) -> f64| {
+        if n == 0 {
+            0.0
+        } else {
+            members.iter().map(pick).sum::<f64>() / n as f64
+        }
+    };
+    let (baseline_accuracy, candidate_accuracy) = (mean(|p| p.0), mean(|p| p.1));
+    let fixed = members.iter().filter(|(b, c)| c > b).count();
+    let regressed = members.iter().filter(|(b, c)| c < b).count();
+    let binary = members
+        .iter()
+        .all(|(b, c)| [0.0, 1.0].contains(b) && [0.0, 1.0].contains(c));
+    let p_value = config
+        .gate
+        .significance
+        .as_ref()
+        .and_then(|s| match s.test {
+            SignificanceTest::McnemarExact if binary => {
+                Some(mcnemar_exact(fixed as u64, regressed as u64))
+            }
+            _ => {
+                let (base, cand): (Vec<f64>, Vec<f64>) = members.iter().copied().unzip();
+                paired_bootstrap(&base, &cand, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)
+                    .map(|b| b.p_worse)
+            }
+        });
+    CellTest {
+        difficulty,
+        threshold,
+        items: n,
+        baseline_accuracy,
+        candidate_accuracy,
+        delta_points: 100.0 * (candidate_accuracy - baseline_accuracy),
+        fixed,
+        regressed,
+        p_value,
+        p_adjusted: None,
+        failed: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::config::{GateConfig, SignificanceConfig};
+
+    fn records(values: &[f64]) -> Vec<ItemRecord> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(index, &v)| ItemRecord {
+                index,
+                difficulty: Some(if index % 2 == 0 { "easy" } else { "hard" }.into()),
+                metrics: [("ex".to_string(), Some(v))].into(),
+                outcome: BTreeMap::new(),
+            })
+            .collect()
+    }
+
+    fn config(gate: GateConfig) -> Config {
+        let dir = std::env::temp_dir();
+        let mut config = Config::parse(
+            "dataset: { gold: g.sql, databases: . }\npredictions: [{ path: p.txt }]\n",
+            &dir.join("sqlgate.yml"),
+        )
+        .unwrap();
+        config.gate = gate;
+        config
+    }
+
+    fn run(gate: GateConfig, base: &[f64], candidate: &[f64]) -> GateResult {
+        let baseline = Baseline {
+            sqlgate_version: "test".into(),
+            commit: None,
+            dataset_sha256: String::new(),
+            metrics: vec!["ex".into()],
+            settings: crate::analysis::baseline::Settings::of(&config(GateConfig::default())),
+            systems: [("m".to_string(), records(base))].into(),
+        };
+        let current = [SystemRecords {
+            name: "m".into(),
+            from_baseline: false,
+            items: records(candidate),
+        }];
+        evaluate(&config(gate), &current, Some(&baseline))
+    }
+
+    #[test]
+    fn a_drop_beyond_the_threshold_fails_and_within_passes() {
+        let base = [1.0; 20];
+        let mut candidate = [1.0; 20];
+        candidate[0] = 0.0;
+        let strict = run(GateConfig::default(), &base, &candidate);
+        assert!(
+            !strict.passed && strict.reasons[0].contains("dropped 5.0 points"),
+            "{strict:?}"
+        );
+        let lenient = run(
+            GateConfig {
+                max_drop_points: 5.0,
+                ..GateConfig::default()
+            },
+            &base,
+            &candidate,
+        );
+        assert!(lenient.passed, "{lenient:?}");
+        assert_eq!(lenient.comparisons[0].regressed, vec![0]);
+    }
+
+    #[test]
+    fn significance_spares_drops_that_could_be_noise() {
+        let base = [1.0; 20];
+        let mut candidate = [1.0; 20];
+        candidate[0] = 0.0;
+        let significance = Some(SignificanceConfig {
+            test: SignificanceTest::McnemarExact,
+            alpha: 0.05,
+        });
+        let noisy = run(
+            GateConfig {
+                significance: significance.clone(),
+                ..GateConfig::default()
+            },
+            &base,
+            &candidate,
+        );
+        assert!(noisy.passed, "one regression is not significant: {noisy:?}");
+        let cell = &noisy.comparisons[0].cells[0];
+        assert_eq!(cell.regressed, 1);
+        assert!((cell.p_value.unwrap() - 1.0).abs() < 1e-9, "{cell:?}");
+        let bad = [0.0; 20];
+        let clear = run(
+            GateConfig {
+                significance,
+                ..GateConfig::default()
+            },
+            &base,
+            &bad,
+        );
+        assert!(!clear.passed, "{clear:?}");
+    }
+
+    #[test]
+    fn per_difficulty_cells_and_must_pass_items() {
+        let base = [1.0; 10];
+        let mut candidate = [1.0; 10];
+        candidate[1] = 0.0;
+        let per_difficulty = [("hard".to_string(), 0.0)].into();
+        let gate = GateConfig {
+            max_drop_points: 50.0,
+            per_difficulty,
+            ..GateConfig::default()
+        };
+        let result = run(gate, &base, &candidate);
+        assert!(
+            !result.passed && result.reasons[0].contains("on hard dropped 20.0 points"),
+            "{result:?}"
+        );
+        let must_pass = GateConfig {
+            max_drop_points: 50.0,
+            must_pass: vec![1],
+            ..GateConfig::default()
+        };
+        let result = run(must_pass, &base, &candidate);
+        assert!(
+            !result.passed && result.reasons[0].contains("must-pass items regressed: [1]"),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn no_baseline_passes_with_a_note() {
+        let result = evaluate(&config(GateConfig::default()), &[], None);
+        assert!(result.passed && result.notes[0].contains("no baseline"));
+    }
+}

@@ -1,0 +1,127 @@
+//! Everything after scoring, shared by `eval`, `merge` and `action`: outputs, baseline
+//! comparison, report, gate verdict and publishing.
+
+use super::{CommentMode, Outputs};
+use crate::ci::github::{ActionsContext, CommentOutcome};
+use crate::commands::gate_run::{self, GateRun};
+use crate::input::config::Config;
+use crate::report::summary::{self, Summary};
+use crate::score::evaluation::Evaluation;
+use anyhow::Context;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// Writes `content` to `path` atomically, naming the file on failure.
+pub(super) fn write(path: &Path, content: &str) -> anyhow::Result<()> {
+    crate::util::fs::write_atomically(path, content.as_bytes())
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Outputs, baseline comparison, report, gate, GitHub; exit code 1 when the gate fails.
+pub(super) fn finish(
+    config: &Config,
+    evaluation: Evaluation,
+    outputs: Outputs,
+) -> anyhow::Result<ExitCode> {
+    let summary = Summary::of(&evaluation);
+    let report_path = outputs
+        .report
+        .or_else(|| config.report.output.clone())
+        .unwrap_or_else(|| config.base_dir.join("sqlgate-report.md"));
+    let gate_run = gate_run::gate_run(config, &evaluation, &report_path.display().to_string())?;
+    if let Some(path) = outputs.jsonl {
+        crate::util::fs::write_file_atomically(&path, |out| {
+            crate::report::jsonl::write_jsonl(&evaluation, out)
+        })
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if let Some(path) = outputs.summary {
+        let document = summary::summary_json(
+            &evaluation,
+            &summary,
+            Some((&gate_run.analysis, &gate_run.gate)),
+        );
+        write(&path, &(serde_json::to_string_pretty(&document)? + "\n"))?;
+    }
+    if let Some(path) = &outputs.leaderboard {
+        let board = gate_run.analysis.leaderboard();
+        write(path, &(serde_json::to_string_pretty(&board)? + "\n"))?;
+    }
+    if let Some(path) = &outputs.scatter {
+        match crate::report::scatter::leaderboard_svg(&gate_run.analysis)
+            .map_err(anyhow::Error::msg)?
+        {
+            Some(svg) => write(path, &svg)?,
+            None => println!(
+                "no scatter written to {}: no metric besides the reference has an accuracy",
+                path.display()
+            ),
+        }
+    }
+    write(&report_path, &gate_run.report)?;
+    print!("{}", summary::human(&evaluation, &summary));
+    print_verdict(&gate_run);
+    publish(&gate_run, &report_path, outputs.comment)?;
+    let failed = !gate_run.gate.passed && !outputs.no_fail_on_regression;
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn print_verdict(run: &GateRun) {
+    let verdict = if run.gate.passed { "passed" } else { "FAILED" };
+    println!("\ngate {verdict}");
+    for line in run.gate.reasons.iter().chain(&run.gate.notes) {
+        println!("  {line}");
+    }
+}
+
+/// Step summary, step outputs and the PR comment in Actions; the comment on stdout elsewhere.
+fn publish(run: &GateRun, report_path: &Path, mode: CommentMode) -> anyhow::Result<()> {
+    let Some(actions) = ActionsContext::from_env() else {
+        return Ok(());
+    };
+    actions
+        .write_step_summary(&run.comment)
+        .context("cannot write $GITHUB_STEP_SUMMARY")?;
+    let first = run.gate.comparisons.first().and_then(|c| c.cells.first());
+    actions
+        .write_outputs(&[
+            ("passed", run.gate.passed.to_string()),
+            (
+                "score",
+                first.map_or(String::new(), |c| format!("{:.4}", c.candidate_accuracy)),
+            ),
+            (
+                "delta",
+                first.map_or(String::new(), |c| format!("{:.2}", c.delta_points)),
+            ),
+            ("report", report_path.display().to_string()),
+        ])
+        .context("cannot write $GITHUB_OUTPUT")?;
+    if mode == CommentMode::Never {
+        return Ok(());
+    }
+    report_comment(
+        actions.upsert_comment(&run.marker, &run.comment),
+        &run.comment,
+        report_path,
+    );
+    Ok(())
+}
+
+/// Says where the comment went, or prints it when it could not be posted.
+pub(super) fn report_comment(outcome: CommentOutcome, comment: &str, report_path: &Path) {
+    match outcome {
+        CommentOutcome::Created(id) => println!("sqlgate: created PR comment {id}"),
+        CommentOutcome::Updated(id) => println!("sqlgate: updated PR comment {id}"),
+        CommentOutcome::NotPosted(why) => {
+            println!(
+                "sqlgate: PR comment not posted ({why}); it is in {} and below:\n\n{comment}",
+                report_path.display()
+            );
+        }
+    }
+}

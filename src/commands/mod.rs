@@ -1,0 +1,201 @@
+//! The command layer: one function per `sqlgate` command, each running the pipeline's stages in
+//! order. `main.rs` only parses arguments and calls one of these.
+//!
+//! Enters: parsed command-line arguments and `INPUT_*` variables. Leaves: files, console
+//! output, an exit code (0 pass, 1 gate failed, 2 input error). May import every module.
+
+mod finish;
+pub mod gate_run;
+
+use crate::analysis::baseline::Baseline;
+use crate::ci::github::ActionsContext;
+use crate::input::config::{Config, SuiteKind};
+use crate::report::summary::{self, Summary};
+use anyhow::Context;
+use finish::{finish, report_comment, write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Where a finished run writes its results.
+#[derive(clap::Args)]
+pub struct Outputs {
+    /// Write per-item results as JSON lines here.
+    #[arg(long)]
+    pub jsonl: Option<PathBuf>,
+    /// Write the aggregates as JSON here.
+    #[arg(long)]
+    pub summary: Option<PathBuf>,
+    /// Write the Markdown report here (default: `report.output`, else sqlgate-report.md
+    /// beside the config).
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    /// Post the report as a sticky PR comment when running in GitHub Actions.
+    #[arg(long, value_enum, default_value_t = CommentMode::Auto)]
+    pub comment: CommentMode,
+    /// Exit 0 even when the gate fails.
+    #[arg(long)]
+    pub no_fail_on_regression: bool,
+    /// Write the leaderboard (current and baseline systems, ranked by the reference) as JSON.
+    #[arg(long)]
+    pub leaderboard: Option<PathBuf>,
+    /// Write an SVG scatter of every metric against the reference across the leaderboard's
+    /// systems (one panel per metric).
+    #[arg(long)]
+    pub scatter: Option<PathBuf>,
+}
+
+/// Whether a run posts its report as the sticky PR comment.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CommentMode {
+    /// In GitHub Actions with a token: post; otherwise print the comment and say why.
+    Auto,
+    /// Never post.
+    Never,
+}
+
+/// `sqlgate eval`: score, compare with the baseline, report and gate; with `shard`, score one
+/// shard only and write it for `sqlgate merge`.
+pub fn eval(config: &Path, outputs: Outputs, shard: Option<&str>) -> anyhow::Result<ExitCode> {
+    let config = Config::load(config)?;
+    match shard {
+        Some(shard) => eval_shard(&config, shard, outputs.jsonl.as_deref()),
+        None => finish(
+            &config,
+            crate::score::evaluation::evaluate(&config)?,
+            outputs,
+        ),
+    }
+}
+
+/// `sqlgate merge`: join shard files, then report and gate as an unsharded run.
+pub fn merge(config: &Path, shards: &[PathBuf], outputs: Outputs) -> anyhow::Result<ExitCode> {
+    let config = Config::load(config)?;
+    let evaluation = crate::ci::shard::merge(&config, shards)?;
+    finish(&config, evaluation, outputs)
+}
+
+/// `sqlgate action`: the GitHub Action's entry point, configured by `INPUT_*` variables.
+pub fn action() -> anyhow::Result<ExitCode> {
+    let input = |name: &str| {
+        std::env::var(format!("INPUT_{name}"))
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+    };
+    let enabled = |name: &str| input(name).is_none_or(|v| v.trim().eq_ignore_ascii_case("true"));
+    let config = Config::load(Path::new(
+        &input("CONFIG").unwrap_or_else(|| "sqlgate.yml".into()),
+    ))?;
+    let outputs = Outputs {
+        jsonl: None,
+        summary: None,
+        report: None,
+        comment: if enabled("COMMENT") {
+            CommentMode::Auto
+        } else {
+            CommentMode::Never
+        },
+        no_fail_on_regression: !enabled("FAIL-ON-REGRESSION"),
+        leaderboard: None,
+        scatter: None,
+    };
+    finish(
+        &config,
+        crate::score::evaluation::evaluate(&config)?,
+        outputs,
+    )
+}
+
+/// `sqlgate distill`: distill the configured test suite (or reuse the cached one) and print its
+/// report, also written as `report.json` in `suite.path`.
+pub fn distill(config: &Path) -> anyhow::Result<ExitCode> {
+    let config = Config::load(config)?;
+    let path = match (config.suite.kind, &config.suite.path) {
+        (SuiteKind::Distilled, Some(path)) => path,
+        _ => anyhow::bail!(
+            "config {}: `sqlgate distill` needs `suite.kind: distilled` and `suite.path`",
+            config.path.display()
+        ),
+    };
+    let dataset = crate::input::dataset::Dataset::load(&config.dataset)?;
+    let profile = crate::engine::profile::Profile::new(&config.compare);
+    let (_, _, report) = crate::suites::distill::open_configured(
+        &config,
+        &dataset,
+        &profile,
+        &crate::suites::distill::source::GeneratedNeighbors,
+    )?;
+    print!("{}", report.to_text());
+    let json = serde_json::to_string_pretty(&report.to_json())?;
+    write(&path.join("report.json"), &json)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn eval_shard(config: &Config, shard: &str, jsonl: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let shard = crate::score::evaluation::Shard::parse(shard).map_err(anyhow::Error::msg)?;
+    let path = jsonl.context("--shard needs --jsonl")?;
+    let evaluation = crate::score::evaluation::evaluate_part(config, Some(shard))?;
+    let header = crate::ci::shard::shard_header(config, &evaluation, shard)?;
+    crate::util::fs::write_file_atomically(path, |out| {
+        out.write_all(header.as_bytes())?;
+        crate::report::jsonl::write_jsonl(&evaluation, out)
+    })
+    .with_context(|| format!("cannot write {}", path.display()))?;
+    println!(
+        "shard {}/{}: {} (system, item) pairs written to {}",
+        shard.index + 1,
+        shard.count,
+        evaluation.results.len(),
+        path.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `sqlgate baseline update`: score every configured system and store the results as the
+/// baseline.
+pub fn update_baseline(config_path: &Path) -> anyhow::Result<ExitCode> {
+    let config = Config::load(config_path)?;
+    let Some(section) = &config.baseline else {
+        anyhow::bail!(
+            "config {}: `baseline.path` is not set",
+            config_path.display()
+        );
+    };
+    let evaluation = crate::score::evaluation::evaluate(&config)?;
+    let baseline = Baseline::from_evaluation(&config, &evaluation);
+    baseline
+        .save(&section.path)
+        .with_context(|| format!("cannot write {}", section.path.display()))?;
+    let summary = Summary::of(&evaluation);
+    print!("{}", summary::human(&evaluation, &summary));
+    println!(
+        "\nbaseline written to {} ({} systems)",
+        section.path.display(),
+        baseline.systems.len()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `sqlgate comment`: post an existing report as the sticky PR comment (the `workflow_run` half
+/// of the fork-safe pair).
+pub fn comment(report_path: &Path, pr: Option<u64>) -> anyhow::Result<ExitCode> {
+    let body = std::fs::read_to_string(report_path)
+        .with_context(|| format!("cannot read {}", report_path.display()))?;
+    let marker = body
+        .lines()
+        .next()
+        .filter(|l| l.starts_with("<!-- sqlgate:") && l.ends_with("-->"))
+        .with_context(|| format!("{}: line 1 is not a sqlgate marker", report_path.display()))?
+        .to_string();
+    let mut actions =
+        ActionsContext::from_env().context("`sqlgate comment` runs inside GitHub Actions")?;
+    if pr.is_some() {
+        actions.pull_request = pr;
+    }
+    let comment = crate::report::markdown::fit_comment(&body);
+    report_comment(
+        actions.upsert_comment(&marker, &comment),
+        &comment,
+        report_path,
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,12 @@
+//! Stage 2, execute and compare: the locked-down SQLite executor, result values and rows, and the
+//! denotation comparison profiles (`spider-ts`, `bird`, `strict`) with the official text
+//! rewrites.
+//!
+//! Enters: SQL text and a database file. Leaves: [`value::Row`]s (a denotation), timeouts and
+//! errors, and the verdict of a [`profile::Profile`] on two denotations. May import `util`,
+//! `sql` and `input`; must not import suites, metrics or anything later.
+
+pub mod denotation;
+pub mod exec;
+pub mod profile;
+pub mod value;

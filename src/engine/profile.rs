@@ -1,0 +1,186 @@
+//! A comparison profile bound to its options: how gold and predicted SQL are prepared before
+//! execution, whether row order matters, and how two results are compared.
+//!
+//! Only `spider-ts` rewrites query text, because it exists to reproduce the official
+//! test-suite-sql-eval numbers (`value` -> `1`, `> =` -> `>=`, DISTINCT removal, `YEAR(CURDATE())`,
+//! and its substring test for `order by`). The other profiles run queries as written.
+
+use crate::engine::denotation::{denotations_equal, CompareOptions, Profile as DenotationProfile};
+use crate::engine::value::Row;
+use crate::input::config::{CompareConfig, ProfileName};
+use crate::sql::text;
+use sqlparser::dialect::SQLiteDialect;
+use sqlparser::parser::Parser;
+
+/// A gold query ready to run: the text to execute and whether its row order is significant.
+#[derive(Debug, Clone)]
+pub struct PreparedGold {
+    /// Text to execute.
+    pub sql: String,
+    /// Compare rows as sequences rather than bags / sets.
+    pub order_matters: bool,
+}
+
+/// Most `plug_value` alternatives tried for one prediction: the official scorer tries all of
+/// them, which for a prediction with many value slots never ends.
+pub const PLUG_VALUE_LIMIT: usize = 1024;
+
+/// The configured comparison profile.
+#[derive(Debug, Clone)]
+pub struct Profile {
+    config: CompareConfig,
+}
+
+impl Profile {
+    /// Binds a profile to its options.
+    pub fn new(config: &CompareConfig) -> Self {
+        Profile {
+            config: config.clone(),
+        }
+    }
+
+    /// The options this profile compares with.
+    pub fn config(&self) -> &CompareConfig {
+        &self.config
+    }
+
+    /// Prepares a gold query for execution.
+    pub fn prepare_gold(&self, gold: &str) -> PreparedGold {
+        match self.config.profile {
+            ProfileName::SpiderTs => {
+                let sql = self.spider_common(gold);
+                let order_matters = text::order_matters(&sql);
+                PreparedGold { sql, order_matters }
+            }
+            ProfileName::Bird => PreparedGold {
+                sql: gold.to_string(),
+                order_matters: false,
+            },
+            ProfileName::Strict => PreparedGold {
+                sql: gold.to_string(),
+                order_matters: has_top_level_order_by(gold),
+            },
+        }
+    }
+
+    /// Prepares a predicted query for execution.
+    pub fn prepare_prediction(&self, prediction: &str) -> String {
+        match self.config.profile {
+            ProfileName::SpiderTs => {
+                self.spider_common(&text::replace_value_placeholder(prediction))
+            }
+            ProfileName::Bird | ProfileName::Strict => prediction.to_string(),
+        }
+    }
+
+    /// The texts to run for a prediction, the prepared prediction first; with `plug_value`, then
+    /// every way of filling its value slots with the gold's values (the official
+    /// `--plug_value`). The prediction is right when any of them is. An error when there would
+    /// be more than [`PLUG_VALUE_LIMIT`].
+    pub fn prediction_variants(&self, gold: &str, prediction: &str) -> Result<Vec<String>, String> {
+        let prepared = self.prepare_prediction(prediction);
+        if !self.config.plug_value {
+            return Ok(vec![prepared]);
+        }
+        let plugged = match self.config.profile {
+            ProfileName::SpiderTs => {
+                let gold = self.spider_before_execution(gold);
+                let prediction =
+                    self.spider_before_execution(&text::replace_value_placeholder(prediction));
+                text::plug_gold_values(&gold, &prediction, PLUG_VALUE_LIMIT)
+                    .map(|all| all.iter().map(|q| text::replace_cur_year(q)).collect())
+            }
+            ProfileName::Bird | ProfileName::Strict => {
+                text::plug_gold_values(gold, prediction, PLUG_VALUE_LIMIT)
+            }
+        };
+        let plugged: Vec<String> = plugged.map_err(|count| {
+            format!(
+                "plug_value: {count} ways to fill the prediction's value slots exceed the limit of {PLUG_VALUE_LIMIT}"
+            )
+        })?;
+        Ok(std::iter::once(prepared).chain(plugged).collect())
+    }
+
+    /// Whether two results are the same denotation under this profile.
+    pub fn same_result(&self, gold: &[Row], predicted: &[Row], order_matters: bool) -> bool {
+        let profile = match self.config.profile {
+            ProfileName::SpiderTs => DenotationProfile::SpiderTs,
+            ProfileName::Bird => DenotationProfile::Bird,
+            ProfileName::Strict => DenotationProfile::Strict,
+        };
+        let options = CompareOptions {
+            profile,
+            float_tolerance: self.config.float_tolerance,
+        };
+        denotations_equal(gold, predicted, order_matters, &options)
+    }
+
+    /// The official rewrites shared by gold and prediction.
+    fn spider_common(&self, sql: &str) -> String {
+        text::replace_cur_year(&self.spider_before_execution(sql))
+    }
+
+    /// The official rewrites made before values are plugged in: spaced operators joined, and
+    /// DISTINCT removed unless `keep_distinct` (the current year is replaced at execution).
+    fn spider_before_execution(&self, sql: &str) -> String {
+        let sql = text::normalize_spaced_operators(sql);
+        if self.config.keep_distinct {
+            sql
+        } else {
+            text::remove_distinct(&sql)
+        }
+    }
+}
+
+/// True when the outermost query has an ORDER BY. A query sqlparser cannot read is checked for
+/// an `ORDER BY` outside parentheses, string literals and quoted names instead.
+fn has_top_level_order_by(sql: &str) -> bool {
+    match Parser::parse_sql(&SQLiteDialect {}, sql) {
+        Ok(statements) => statements.iter().any(|statement| match statement {
+            sqlparser::ast::Statement::Query(query) => query.order_by.is_some(),
+            _ => false,
+        }),
+        Err(_) => order_by_outside_parentheses(sql),
+    }
+}
+
+fn order_by_outside_parentheses(sql: &str) -> bool {
+    let mut depth = 0i32;
+    let mut quote: Option<char> = None;
+    let mut outside = String::with_capacity(sql.len());
+    for c in sql.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"' | '`') => quote = Some(c),
+            (None, '[') => quote = Some(']'),
+            (None, '(') => depth += 1,
+            (None, ')') => depth -= 1,
+            (None, c) if depth == 0 => outside.push(c.to_ascii_lowercase()),
+            (None, _) => outside.push(' '),
+        }
+    }
+    outside
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .windows(2)
+        .any(|w| w == ["order", "by"])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strict_order_is_top_level_only() {
+        assert!(has_top_level_order_by("SELECT a FROM t ORDER BY a"));
+        assert!(!has_top_level_order_by(
+            "SELECT a FROM t WHERE a IN (SELECT a FROM t ORDER BY a LIMIT 3)"
+        ));
+        assert!(order_by_outside_parentheses("SELEKT a FROM t ORDER  BY a"));
+        assert!(!order_by_outside_parentheses(
+            "SELEKT (x ORDER BY a) 'order by'"
+        ));
+    }
+}

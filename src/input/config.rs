@@ -1,0 +1,608 @@
+//! The `sqlgate.yml` configuration: typed, strict (unknown keys are errors), with relative paths
+//! resolved against the config file's folder.
+//!
+//! YAML is read with `serde_norway`, the maintained fork of the deprecated `serde_yaml`
+//! (`serde_yml` carries an unsoundness advisory and `serde_yaml_ng` depends on an unmaintained
+//! crate); its errors carry the line and column, which we pass on to the user.
+
+use crate::input::provider_config::{ProviderConfig, ProviderKind};
+use crate::util::error::InputError;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// The whole configuration file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// The benchmark: gold queries, schemas, databases, difficulty labels.
+    pub dataset: DatasetConfig,
+    /// Which databases each item is executed on.
+    #[serde(default)]
+    pub suite: SuiteConfig,
+    /// The systems to score.
+    pub predictions: Vec<PredictionSpec>,
+    /// Metric names, in report order.
+    #[serde(default = "default_metrics")]
+    pub metrics: Vec<String>,
+    /// How result tables are compared.
+    #[serde(default)]
+    pub compare: CompareConfig,
+    /// Execution limits and parallelism.
+    #[serde(default)]
+    pub execution: ExecutionConfig,
+    /// The metric treated as ground truth for false positives / negatives (default: the first).
+    #[serde(default)]
+    pub reference: Option<String>,
+    /// Where the stored baseline lives.
+    #[serde(default)]
+    pub baseline: Option<BaselineConfig>,
+    /// When a run fails the check.
+    #[serde(default)]
+    pub gate: GateConfig,
+    /// The Markdown report.
+    #[serde(default)]
+    pub report: ReportConfig,
+    /// QAS settings.
+    #[serde(default)]
+    pub qas: QasConfig,
+    /// The OpenAI-compatible chat endpoint of the LLM judge (metric `flex`).
+    #[serde(default)]
+    pub judge: Option<ProviderConfig>,
+    /// The OpenAI-compatible embedding endpoint of the semantic metrics.
+    #[serde(default)]
+    pub embeddings: Option<ProviderConfig>,
+    /// The folder of the config file; relative paths were resolved against it.
+    #[serde(skip)]
+    pub base_dir: PathBuf,
+    /// The config file itself, for messages.
+    #[serde(skip)]
+    pub path: PathBuf,
+}
+
+/// Dataset section.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatasetConfig {
+    /// Which benchmark conventions apply.
+    #[serde(default)]
+    pub kind: DatasetKind,
+    /// Gold queries: Spider `SQL<TAB>db_id` lines, or a Spider / BIRD JSON list.
+    pub gold: PathBuf,
+    /// Spider-style tables.json (schemas, keys); needed when a database file is absent.
+    #[serde(default)]
+    pub tables: Option<PathBuf>,
+    /// Folder holding `<db_id>/<db_id>.sqlite`.
+    pub databases: PathBuf,
+    /// How items get a difficulty label.
+    #[serde(default)]
+    pub difficulty: DifficultySource,
+    /// Score items whose database is absent as "skipped" instead of failing.
+    #[serde(default)]
+    pub skip_missing_databases: bool,
+}
+
+/// Benchmark conventions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DatasetKind {
+    /// Spider 1.0 and its derivatives.
+    #[default]
+    Spider,
+    /// BIRD.
+    Bird,
+    /// Any other benchmark in one of the supported file formats.
+    Generic,
+}
+
+/// Where difficulty labels come from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum DifficultySource {
+    /// Spider's official easy / medium / hard / extra classifier over the parsed gold query.
+    #[default]
+    SpiderHardness,
+    /// A field of each gold item (e.g. BIRD's `difficulty`).
+    Field(String),
+    /// No difficulty: everything is reported under `all`.
+    None,
+}
+
+impl<'de> Deserialize<'de> for DifficultySource {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        match text.as_str() {
+            "spider-hardness" => Ok(Self::SpiderHardness),
+            "none" => Ok(Self::None),
+            _ => match text.strip_prefix("field:") {
+                Some(name) if !name.is_empty() => Ok(Self::Field(name.to_string())),
+                _ => Err(serde::de::Error::custom(format!(
+                    "unknown difficulty `{text}`, expected `spider-hardness`, `field:NAME` or `none`"
+                ))),
+            },
+        }
+    }
+}
+
+/// The largest `suite.distill.rows` bound: generated tables stay small, as in the paper.
+const MAX_GENERATED_ROWS: usize = 10_000;
+
+/// Suite section: which databases each item is executed on.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteConfig {
+    /// The suite kind.
+    #[serde(default)]
+    pub kind: SuiteKind,
+    /// The suite folder (`directory`, `distilled`): `<path>/<db_id>/*.sqlite`.
+    #[serde(default)]
+    pub path: Option<PathBuf>,
+    /// Distillation settings (`distilled`).
+    #[serde(default)]
+    pub distill: DistillConfig,
+}
+
+/// `suite.distill`: how a distilled suite is generated (seed 000, Algorithm 1).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DistillConfig {
+    /// Seed of every random choice; the same seed gives byte-identical suites.
+    #[serde(default = "default_distill_seed")]
+    pub seed: u64,
+    /// Random databases sampled per schema (the paper: 1000).
+    #[serde(default = "default_max_random_dbs")]
+    pub max_random_dbs: u64,
+    /// Inclusive bounds `[min, max]` on the rows of each generated table.
+    #[serde(default = "default_rows")]
+    pub rows: [usize; 2],
+}
+
+impl Default for DistillConfig {
+    fn default() -> Self {
+        DistillConfig {
+            seed: default_distill_seed(),
+            max_random_dbs: default_max_random_dbs(),
+            rows: default_rows(),
+        }
+    }
+}
+
+fn default_distill_seed() -> u64 {
+    7
+}
+
+fn default_max_random_dbs() -> u64 {
+    1000
+}
+
+fn default_rows() -> [usize; 2] {
+    [0, 30]
+}
+
+/// Suite kinds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SuiteKind {
+    /// Only the item's own database.
+    #[default]
+    Original,
+    /// An existing folder of databases per db_id (e.g. the official released test suite).
+    Directory,
+    /// A suite distilled by sqlgate (`sqlgate distill`) and cached in `path`.
+    Distilled,
+}
+
+/// One entry of `predictions:`; its path may be a glob naming several systems.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PredictionSpec {
+    /// System name; defaults to the file stem. Not allowed when the glob matches several files.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// File path or glob.
+    pub path: String,
+    /// File format.
+    #[serde(default)]
+    pub format: PredictionFormat,
+    /// Tolerate fewer predictions than gold items (the absent ones are scored wrong).
+    #[serde(default)]
+    pub allow_missing: bool,
+}
+
+/// Prediction file formats.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PredictionFormat {
+    /// One SQL per line aligned with gold; a tab and anything after it are ignored.
+    #[default]
+    Lines,
+    /// `index<TAB>SQL` per line (0-based gold index).
+    Tsv,
+    /// `{"id": index, "sql": "..."}` per line.
+    Jsonl,
+    /// BIRD's JSON map `{"0": "SQL\t----- bird -----\tdb_id", ...}`.
+    BirdJson,
+}
+
+/// Comparison section.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompareConfig {
+    /// Comparison profile.
+    #[serde(default)]
+    pub profile: ProfileName,
+    /// Relative and absolute tolerance for numbers (0 = exact).
+    #[serde(default)]
+    pub float_tolerance: f64,
+    /// Keep DISTINCT in the spider-ts profile (the official `--keep_distinct`).
+    #[serde(default)]
+    pub keep_distinct: bool,
+    /// Also try the prediction with the gold's values plugged into its value slots in every
+    /// possible way (the official `--plug_value`): value prediction is not judged.
+    #[serde(default)]
+    pub plug_value: bool,
+}
+
+impl Default for CompareConfig {
+    fn default() -> Self {
+        CompareConfig {
+            profile: ProfileName::SpiderTs,
+            float_tolerance: 0.0,
+            keep_distinct: false,
+            plug_value: false,
+        }
+    }
+}
+
+/// Comparison profile names.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProfileName {
+    /// The official test-suite-sql-eval semantics.
+    #[default]
+    SpiderTs,
+    /// BIRD's evaluation.py semantics.
+    Bird,
+    /// Bags, fixed column order, order per top-level ORDER BY.
+    Strict,
+}
+
+/// Execution section.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecutionConfig {
+    /// Wall-clock limit per query, enforced inside SQLite.
+    #[serde(default = "default_timeout_ms")]
+    pub timeout_ms: u64,
+    /// Worker threads: `auto` or a number.
+    #[serde(default)]
+    pub threads: Threads,
+    /// A result with more rows than this is an error.
+    #[serde(default = "default_max_rows")]
+    pub max_rows: usize,
+    /// A result larger than this many bytes is an error.
+    #[serde(default = "default_max_result_bytes")]
+    pub max_result_bytes: usize,
+}
+
+impl Default for ExecutionConfig {
+    fn default() -> Self {
+        ExecutionConfig {
+            timeout_ms: default_timeout_ms(),
+            threads: Threads::Auto,
+            max_rows: default_max_rows(),
+            max_result_bytes: default_max_result_bytes(),
+        }
+    }
+}
+
+/// Worker thread count.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Threads {
+    /// One per available core.
+    #[default]
+    Auto,
+    /// Exactly this many.
+    Count(usize),
+}
+
+impl<'de> Deserialize<'de> for Threads {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Count(usize),
+            Word(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Count(0) => Err(serde::de::Error::custom("threads must be at least 1")),
+            Raw::Count(n) => Ok(Threads::Count(n)),
+            Raw::Word(w) if w == "auto" => Ok(Threads::Auto),
+            Raw::Word(w) => Err(serde::de::Error::custom(format!(
+                "threads must be `auto` or a positive number, not `{w}`"
+            ))),
+        }
+    }
+}
+
+/// Baseline section.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BaselineConfig {
+    /// The baseline JSON file (written by `sqlgate baseline update`).
+    pub path: PathBuf,
+}
+
+/// Gate section.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GateConfig {
+    /// The gated metric (default: the reference metric).
+    #[serde(default)]
+    pub metric: Option<String>,
+    /// Largest tolerated overall drop, in accuracy points.
+    #[serde(default)]
+    pub max_drop_points: f64,
+    /// Largest tolerated drop per difficulty, in points (only the listed difficulties are gated).
+    #[serde(default)]
+    pub per_difficulty: std::collections::BTreeMap<String, f64>,
+    /// When set, a drop fails the gate only if it is also significant.
+    #[serde(default)]
+    pub significance: Option<SignificanceConfig>,
+    /// Item indexes that may never regress.
+    #[serde(default)]
+    pub must_pass: Vec<usize>,
+    /// Baseline system every candidate is compared with (default: the one with the same name).
+    #[serde(default)]
+    pub against: Option<String>,
+}
+
+/// QAS section (seed 003).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QasConfig {
+    /// w in `QAS = w * S_T + (1 - w) * S_C`: the weight of result-table similarity.
+    #[serde(default = "default_qas_weight")]
+    pub weight: f64,
+}
+
+impl Default for QasConfig {
+    fn default() -> Self {
+        QasConfig {
+            weight: default_qas_weight(),
+        }
+    }
+}
+
+fn default_qas_weight() -> f64 {
+    0.5
+}
+
+/// Significance test settings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignificanceConfig {
+    /// The paired test.
+    #[serde(default)]
+    pub test: SignificanceTest,
+    /// Family-wise error rate (Holm-corrected across the gated cells).
+    #[serde(default = "default_alpha")]
+    pub alpha: f64,
+}
+
+/// Paired tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SignificanceTest {
+    /// Exact McNemar on discordant items (binary metrics).
+    #[default]
+    McnemarExact,
+    /// Paired bootstrap of the mean difference (any metric).
+    Bootstrap,
+}
+
+/// Report section.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportConfig {
+    /// A minijinja template replacing the built-in one.
+    #[serde(default)]
+    pub template: Option<PathBuf>,
+    /// Where the full Markdown report is written.
+    #[serde(default)]
+    pub output: Option<PathBuf>,
+}
+
+fn default_alpha() -> f64 {
+    0.05
+}
+
+fn default_metrics() -> Vec<String> {
+    vec!["ex".to_string()]
+}
+
+fn default_timeout_ms() -> u64 {
+    30_000
+}
+
+fn default_max_rows() -> usize {
+    1_000_000
+}
+
+fn default_max_result_bytes() -> usize {
+    256 << 20
+}
+
+impl Config {
+    /// The reference metric: `reference`, or the first metric.
+    pub fn reference_metric(&self) -> &str {
+        self.reference.as_deref().unwrap_or(&self.metrics[0])
+    }
+
+    /// The gated metric: `gate.metric`, or the reference metric.
+    pub fn gate_metric(&self) -> &str {
+        self.gate
+            .metric
+            .as_deref()
+            .unwrap_or_else(|| self.reference_metric())
+    }
+
+    /// Reads, validates and resolves a config file.
+    pub fn load(path: &Path) -> Result<Config, InputError> {
+        let text = crate::util::error::read_utf8(path)?;
+        Self::parse(&text, path)
+    }
+
+    /// Parses config text that came from `path` (used for messages and relative paths).
+    pub fn parse(text: &str, path: &Path) -> Result<Config, InputError> {
+        let mut config: Config = serde_norway::from_str(text).map_err(|e| InputError::Config {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        config.path = path.to_path_buf();
+        config.base_dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
+        config.resolve_paths();
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn resolve_paths(&mut self) {
+        let base = self.base_dir.clone();
+        let dataset = &mut self.dataset;
+        dataset.gold = base.join(&dataset.gold);
+        dataset.databases = base.join(&dataset.databases);
+        if let Some(tables) = &dataset.tables {
+            dataset.tables = Some(base.join(tables));
+        }
+        for spec in &mut self.predictions {
+            spec.path = base.join(&spec.path).to_string_lossy().into_owned();
+        }
+        if let Some(path) = &mut self.suite.path {
+            *path = base.join(&*path);
+        }
+        if let Some(baseline) = &mut self.baseline {
+            baseline.path = base.join(&baseline.path);
+        }
+        for path in [&mut self.report.template, &mut self.report.output]
+            .into_iter()
+            .flatten()
+        {
+            *path = base.join(&*path);
+        }
+        for (kind, provider) in [
+            (ProviderKind::Judge, &mut self.judge),
+            (ProviderKind::Embeddings, &mut self.embeddings),
+        ] {
+            if let Some(provider) = provider {
+                let default = Path::new(".sqlgate/cache").join(kind.key());
+                let dir = provider.cache_dir.take().unwrap_or(default);
+                provider.cache_dir = Some(base.join(dir));
+            }
+        }
+    }
+
+    /// Whether `gate.metric: name` names a configured metric, or a sub-score of one (which
+    /// sub-scores a metric gives is the metric registry's to check, when metrics are built).
+    fn gates_on(&self, name: &str) -> bool {
+        match name.split_once('.') {
+            Some((metric, _sub)) => self.metrics.iter().any(|m| m == metric),
+            None => self.metrics.iter().any(|m| m == name),
+        }
+    }
+
+    fn validate(&self) -> Result<(), InputError> {
+        let fail = |message: String| {
+            Err(InputError::Config {
+                path: self.path.clone(),
+                message,
+            })
+        };
+        if self.predictions.is_empty() {
+            return fail("`predictions` must name at least one system".into());
+        }
+        if self.metrics.is_empty() {
+            return fail("`metrics` must name at least one metric".into());
+        }
+        let tolerance = self.compare.float_tolerance;
+        if !(tolerance.is_finite() && tolerance >= 0.0) {
+            return fail(format!(
+                "`compare.float_tolerance` must be a non-negative number, not {tolerance}"
+            ));
+        }
+        if self.execution.timeout_ms == 0 {
+            return fail("`execution.timeout_ms` must be positive".into());
+        }
+        if let Some(name) = self
+            .reference
+            .as_ref()
+            .filter(|n| !self.metrics.contains(n))
+        {
+            return fail(format!(
+                "`reference`: `{name}` is not one of the configured `metrics`"
+            ));
+        }
+        if let Some(name) = self.gate.metric.as_ref().filter(|n| !self.gates_on(n)) {
+            return fail(format!(
+                "`gate.metric`: `{name}` is not one of the configured `metrics` \
+                 (or `<sqlmorph technique>.ex|exp|exr|f1`)"
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.qas.weight) {
+            return fail(format!(
+                "`qas.weight` must be between 0 and 1, not {}",
+                self.qas.weight
+            ));
+        }
+        let thresholds = std::iter::once(self.gate.max_drop_points)
+            .chain(self.gate.per_difficulty.values().copied());
+        if thresholds.into_iter().any(|t| !(t.is_finite() && t >= 0.0)) {
+            return fail("`gate` drop thresholds must be non-negative numbers of points".into());
+        }
+        if let Some(significance) = &self.gate.significance {
+            if !(significance.alpha > 0.0 && significance.alpha < 1.0) {
+                return fail("`gate.significance.alpha` must be between 0 and 1".into());
+            }
+        }
+        for (kind, provider) in [
+            (ProviderKind::Judge, &self.judge),
+            (ProviderKind::Embeddings, &self.embeddings),
+        ] {
+            if let Some(Err(message)) = provider.as_ref().map(|p| p.validate(kind.key())) {
+                return fail(message);
+            }
+        }
+        if self.suite.kind == SuiteKind::Directory
+            && !self.suite.path.as_ref().is_some_and(|p| p.is_dir())
+        {
+            return fail("`suite.path` must name a folder when `suite.kind` is `directory`".into());
+        }
+        if self.suite.kind == SuiteKind::Distilled && self.suite.path.is_none() {
+            return fail(
+                "`suite.path` must name the cache folder when `suite.kind` is `distilled`".into(),
+            );
+        }
+        let [min_rows, max_rows] = self.suite.distill.rows;
+        if min_rows > max_rows || max_rows > MAX_GENERATED_ROWS {
+            return fail(format!(
+                "`suite.distill.rows` must be `[min, max]` with min <= max <= {MAX_GENERATED_ROWS}, \
+                 not [{min_rows}, {max_rows}]"
+            ));
+        }
+        if self.metrics.iter().any(|m| m == "ts") && self.suite.kind == SuiteKind::Original {
+            return fail(
+                "metric `ts` needs a test suite: set `suite.kind: directory` or `distilled`, \
+                 and `suite.path`"
+                    .into(),
+            );
+        }
+        if !self.dataset.databases.is_dir() {
+            return fail(format!(
+                "`dataset.databases`: {} is not a folder",
+                self.dataset.databases.display()
+            ));
+        }
+        Ok(())
+    }
+}

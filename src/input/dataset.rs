@@ -1,0 +1,336 @@
+//! Loading a benchmark: gold items, their databases and schemas, and difficulty labels.
+
+use crate::input::config::{DatasetConfig, DifficultySource};
+use crate::sql::schema::{Schema, TableEntry, TablesJson};
+use crate::util::error::{read_bytes, InputError};
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// One benchmark question with its gold query.
+#[derive(Debug, Clone)]
+pub struct GoldItem {
+    /// 0-based position in the gold file; the key every output uses.
+    pub index: usize,
+    /// The database the item runs on.
+    pub db_id: String,
+    /// The gold SQL text.
+    pub sql: String,
+    /// The natural-language question, when the gold file carries it.
+    pub question: Option<String>,
+    /// BIRD's external knowledge for the question (`evidence`), when the gold file carries it.
+    pub evidence: Option<String>,
+    /// Difficulty label, when configured.
+    pub difficulty: Option<String>,
+    /// True when the item's database is absent and `skip_missing_databases` is set.
+    pub skipped: bool,
+}
+
+/// One database of the benchmark.
+#[derive(Debug, Clone)]
+pub struct Database {
+    /// Its id.
+    pub db_id: String,
+    /// The SQLite file, or `None` when absent (its items are skipped).
+    pub path: Option<PathBuf>,
+    /// Its schema (from the file, or from tables.json when the file is absent).
+    pub schema: Option<Arc<Schema>>,
+    /// Its tables.json entry (keys and foreign keys), when `dataset.tables` describes it.
+    pub tables_entry: Option<Arc<TableEntry>>,
+}
+
+/// A loaded benchmark.
+#[derive(Debug, Clone)]
+pub struct Dataset {
+    /// Gold items in file order.
+    pub items: Vec<GoldItem>,
+    /// Databases by id.
+    pub databases: BTreeMap<String, Database>,
+    /// SHA-256 over the gold file, tables.json and every database file used.
+    pub sha256: String,
+}
+
+impl Dataset {
+    /// Loads the dataset described by a config section.
+    pub fn load(config: &DatasetConfig) -> Result<Dataset, InputError> {
+        let gold_bytes = read_bytes(&config.gold)?;
+        let mut items = parse_gold(&config.gold, &gold_bytes)?;
+        let tables = match &config.tables {
+            Some(path) => Some((TablesJson::load(path)?, read_bytes(path)?)),
+            None => None,
+        };
+        let databases = locate_databases(config, &items, tables.as_ref().map(|t| &t.0))?;
+        for item in &mut items {
+            item.skipped = databases[&item.db_id].path.is_none();
+        }
+        assign_difficulty(config, &mut items, &databases)?;
+        let sha256 = fingerprint(&gold_bytes, tables.as_ref().map(|t| &t.1[..]), &databases)?;
+        Ok(Dataset {
+            items,
+            databases,
+            sha256,
+        })
+    }
+
+    /// Number of items that are scored (not skipped).
+    pub fn scored_count(&self) -> usize {
+        self.items.iter().filter(|i| !i.skipped).count()
+    }
+
+    /// The SQLite file of an item, `None` when it is skipped.
+    pub fn database_path(&self, item: &GoldItem) -> Option<&Path> {
+        self.databases[&item.db_id].path.as_deref()
+    }
+}
+
+fn parse_gold(path: &Path, bytes: &[u8]) -> Result<Vec<GoldItem>, InputError> {
+    let is_json = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    if is_json {
+        parse_gold_json(path, bytes)
+    } else {
+        parse_gold_lines(path, bytes)
+    }
+}
+
+/// Spider's `SQL<TAB>db_id` lines.
+fn parse_gold_lines(path: &Path, bytes: &[u8]) -> Result<Vec<GoldItem>, InputError> {
+    let text = utf8_or_line_error(path, bytes)?;
+    let lines: Vec<&str> = text.lines().collect();
+    let last_content = lines.iter().rposition(|l| !l.trim().is_empty());
+    let mut items = Vec::new();
+    for (number, line) in lines
+        .iter()
+        .enumerate()
+        .take(last_content.map_or(0, |i| i + 1))
+    {
+        let location = format!("line {}", number + 1);
+        let trimmed = line.trim();
+        if trimmed.is_empty() {
+            return Err(InputError::malformed(
+                path,
+                location,
+                "blank line inside the gold file (multi-turn gold files are not supported)",
+            ));
+        }
+        let Some((sql, db_id)) = trimmed.rsplit_once('\t') else {
+            return Err(InputError::malformed(
+                path,
+                location,
+                "expected `SQL<TAB>db_id`",
+            ));
+        };
+        if sql.trim().is_empty() || db_id.trim().is_empty() || db_id.contains(['/', '\\']) {
+            return Err(InputError::malformed(
+                path,
+                location,
+                "expected a non-empty SQL and a plain db_id",
+            ));
+        }
+        items.push(GoldItem {
+            index: items.len(),
+            db_id: db_id.trim().to_string(),
+            sql: sql.to_string(),
+            question: None,
+            evidence: None,
+            difficulty: None,
+            skipped: false,
+        });
+    }
+    Ok(items)
+}
+
+/// A Spider (`query`) or BIRD (`SQL`) JSON list; other fields are kept for `field:NAME`.
+fn parse_gold_json(path: &Path, bytes: &[u8]) -> Result<Vec<GoldItem>, InputError> {
+    let records: Vec<serde_json::Map<String, serde_json::Value>> = serde_json::from_slice(bytes)
+        .map_err(|e| InputError::malformed(path, format!("line {}", e.line()), e.to_string()))?;
+    records
+        .into_iter()
+        .enumerate()
+        .map(|(index, record)| gold_item_from_json(path, index, record))
+        .collect()
+}
+
+fn gold_item_from_json(
+    path: &Path,
+    index: usize,
+    record: serde_json::Map<String, serde_json::Value>,
+) -> Result<GoldItem, InputError> {
+    let text_field = |key: &str| record.get(key).and_then(|v| v.as_str()).map(str::to_string);
+    let location = format!("item {index}");
+    let sql = text_field("query")
+        .or_else(|| text_field("SQL"))
+        .ok_or_else(|| InputError::malformed(path, &location, "has neither `query` nor `SQL`"))?;
+    let db_id = text_field("db_id")
+        .filter(|d| !d.is_empty() && !d.contains(['/', '\\']))
+        .ok_or_else(|| InputError::malformed(path, &location, "missing or invalid `db_id`"))?;
+    Ok(GoldItem {
+        index,
+        db_id,
+        sql,
+        question: text_field("question"),
+        evidence: text_field("evidence").filter(|e| !e.trim().is_empty()),
+        difficulty: None,
+        skipped: false,
+    })
+}
+
+fn utf8_or_line_error<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, InputError> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let line = bytes[..e.valid_up_to()]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1;
+        InputError::malformed(path, format!("line {line}"), "invalid UTF-8")
+    })
+}
+
+fn locate_databases(
+    config: &DatasetConfig,
+    items: &[GoldItem],
+    tables: Option<&TablesJson>,
+) -> Result<BTreeMap<String, Database>, InputError> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for item in items {
+        *counts.entry(&item.db_id).or_default() += 1;
+    }
+    let mut databases = BTreeMap::new();
+    for (db_id, count) in counts {
+        let file = config.databases.join(db_id).join(format!("{db_id}.sqlite"));
+        let path = file.is_file().then_some(file.clone());
+        if path.is_none() && !config.skip_missing_databases {
+            return Err(InputError::malformed(
+                &file,
+                format!("database `{db_id}` ({count} items)"),
+                "not found (set `dataset.skip_missing_databases: true` to report its items as skipped)",
+            ));
+        }
+        let tables_entry = tables.and_then(|t| t.get(db_id)).cloned().map(Arc::new);
+        let schema = load_schema(db_id, path.as_deref(), tables_entry.as_deref())?;
+        databases.insert(
+            db_id.to_string(),
+            Database {
+                db_id: db_id.to_string(),
+                path,
+                schema,
+                tables_entry,
+            },
+        );
+    }
+    Ok(databases)
+}
+
+fn load_schema(
+    db_id: &str,
+    path: Option<&Path>,
+    entry: Option<&TableEntry>,
+) -> Result<Option<Arc<Schema>>, InputError> {
+    if let Some(path) = path {
+        let schema = Schema::from_sqlite(path).map_err(|e| {
+            InputError::malformed(path, format!("database `{db_id}`"), e.to_string())
+        })?;
+        return Ok(Some(Arc::new(schema)));
+    }
+    Ok(entry.map(|e| Arc::new(Schema::from_tables_json(e))))
+}
+
+fn assign_difficulty(
+    config: &DatasetConfig,
+    items: &mut [GoldItem],
+    databases: &BTreeMap<String, Database>,
+) -> Result<(), InputError> {
+    match &config.difficulty {
+        DifficultySource::None => Ok(()),
+        DifficultySource::Field(name) => assign_field_difficulty(&config.gold, name, items),
+        DifficultySource::SpiderHardness => {
+            let labels: Vec<Result<String, InputError>> = items
+                .par_iter()
+                .map(|item| spider_hardness(&config.gold, item, databases))
+                .collect();
+            for (item, label) in items.iter_mut().zip(labels) {
+                item.difficulty = Some(label?);
+            }
+            Ok(())
+        }
+    }
+}
+
+fn spider_hardness(
+    gold_path: &Path,
+    item: &GoldItem,
+    databases: &BTreeMap<String, Database>,
+) -> Result<String, InputError> {
+    let location = format!("item {} (db `{}`)", item.index, item.db_id);
+    let schema = databases[&item.db_id].schema.as_ref().ok_or_else(|| {
+        InputError::malformed(
+            gold_path,
+            &location,
+            "spider-hardness needs the schema: the database is absent and `dataset.tables` does not describe it",
+        )
+    })?;
+    let parsed = crate::sql::parse::parse_spider(&item.sql, schema).map_err(|e| {
+        InputError::malformed(
+            gold_path,
+            &location,
+            format!("spider-hardness cannot parse the gold query ({e}); use `difficulty: none` or `field:NAME`"),
+        )
+    })?;
+    Ok(crate::sql::hardness::hardness(&parsed).as_str().to_string())
+}
+
+fn assign_field_difficulty(
+    gold_path: &Path,
+    field: &str,
+    items: &mut [GoldItem],
+) -> Result<(), InputError> {
+    let bytes = read_bytes(gold_path)?;
+    let records: Vec<HashMap<String, serde_json::Value>> =
+        serde_json::from_slice(&bytes).map_err(|_| {
+            InputError::malformed(
+                gold_path,
+                format!("difficulty `field:{field}`"),
+                "needs a JSON gold file with that field on every item",
+            )
+        })?;
+    for (item, record) in items.iter_mut().zip(&records) {
+        let label = match record.get(field) {
+            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(v @ serde_json::Value::Number(_)) => v.to_string(),
+            _ => {
+                return Err(InputError::malformed(
+                    gold_path,
+                    format!("item {}", item.index),
+                    format!("no text field `{field}` for the difficulty"),
+                ))
+            }
+        };
+        item.difficulty = Some(label);
+    }
+    Ok(())
+}
+
+fn fingerprint(
+    gold: &[u8],
+    tables: Option<&[u8]>,
+    databases: &BTreeMap<String, Database>,
+) -> Result<String, InputError> {
+    let mut hasher = Sha256::new();
+    hasher.update(b"gold\0");
+    hasher.update(Sha256::digest(gold));
+    if let Some(tables) = tables {
+        hasher.update(b"tables\0");
+        hasher.update(Sha256::digest(tables));
+    }
+    for (db_id, db) in databases {
+        if let Some(path) = &db.path {
+            hasher.update(db_id.as_bytes());
+            hasher.update(b"\0");
+            hasher.update(Sha256::digest(read_bytes(path)?));
+        }
+    }
+    Ok(crate::util::digest::hex(&hasher.finalize()))
+}

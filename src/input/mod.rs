@@ -1,0 +1,12 @@
+//! Stage 1, load: the config, the gold items of a dataset with their schemas and difficulties,
+//! and the systems' predictions.
+//!
+//! Enters: files named by the user (`sqlgate.yml`, gold, `tables.json`, database folders,
+//! prediction files). Leaves: [`config::Config`], [`dataset::Dataset`] of
+//! [`dataset::GoldItem`]s, [`predictions::System`]s of predictions. May import `util` and `sql`
+//! (schemas, hardness); must not import execution, metrics or anything later.
+
+pub mod config;
+pub mod dataset;
+pub mod predictions;
+pub mod provider_config;

@@ -1,0 +1,320 @@
+//! Loading the systems' predictions in every supported format, aligned with the gold items.
+//!
+//! A missing or empty prediction stays in the list as `None` (scored wrong and counted); a file
+//! that does not line up with the gold is an error unless `allow_missing` says otherwise.
+
+use crate::input::config::{PredictionFormat, PredictionSpec};
+use crate::input::dataset::Dataset;
+use crate::util::error::{read_bytes, InputError};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// One system's predictions, indexed like the gold items.
+#[derive(Debug, Clone)]
+pub struct System {
+    /// Unique system name.
+    pub name: String,
+    /// The file it came from.
+    pub path: PathBuf,
+    /// `predictions[i]` answers gold item `i`; `None` is missing or empty.
+    pub predictions: Vec<Option<String>>,
+}
+
+impl System {
+    /// How many items have no prediction.
+    pub fn missing_count(&self) -> usize {
+        self.predictions.iter().filter(|p| p.is_none()).count()
+    }
+}
+
+/// Loads every configured system, expanding globs; names must be unique.
+pub fn load_systems(
+    specs: &[PredictionSpec],
+    dataset: &Dataset,
+) -> Result<Vec<System>, InputError> {
+    let mut systems = Vec::new();
+    for spec in specs {
+        for (name, path) in expand(spec)? {
+            let predictions = load_file(&path, spec, dataset)?;
+            systems.push(System {
+                name,
+                path,
+                predictions,
+            });
+        }
+    }
+    let mut seen = BTreeSet::new();
+    for system in &systems {
+        if !seen.insert(system.name.as_str()) {
+            return Err(InputError::malformed(
+                &system.path,
+                format!("system `{}`", system.name),
+                "two prediction entries have this name; give each a unique `name`",
+            ));
+        }
+    }
+    Ok(systems)
+}
+
+/// Resolves a spec's path or glob to (system name, file) pairs.
+fn expand(spec: &PredictionSpec) -> Result<Vec<(String, PathBuf)>, InputError> {
+    let pattern_error =
+        |message: String| InputError::malformed(Path::new(&spec.path), "predictions", message);
+    let mut paths: Vec<PathBuf> = glob::glob(&spec.path)
+        .map_err(|e| pattern_error(format!("invalid glob: {e}")))?
+        .filter_map(Result::ok)
+        .filter(|p| p.is_file())
+        .collect();
+    paths.sort();
+    match (paths.len(), &spec.name) {
+        (0, _) => Err(pattern_error("no prediction file matches".into())),
+        (1, Some(name)) => Ok(vec![(name.clone(), paths.remove(0))]),
+        (_, Some(_)) => Err(pattern_error(format!(
+            "`name` names one system but the glob matches {} files; drop `name` to use file stems",
+            paths.len()
+        ))),
+        (_, None) => Ok(paths.into_iter().map(|p| (file_stem(&p), p)).collect()),
+    }
+}
+
+fn file_stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+fn load_file(
+    path: &Path,
+    spec: &PredictionSpec,
+    dataset: &Dataset,
+) -> Result<Vec<Option<String>>, InputError> {
+    parse_predictions(path, &read_bytes(path)?, spec, dataset)
+}
+
+/// Parses a prediction file's bytes (`path` names it in messages) into predictions aligned with
+/// the gold items.
+pub fn parse_predictions(
+    path: &Path,
+    bytes: &[u8],
+    spec: &PredictionSpec,
+    dataset: &Dataset,
+) -> Result<Vec<Option<String>>, InputError> {
+    let gold_count = dataset.items.len();
+    let (mut aligned, provided) = match spec.format {
+        PredictionFormat::Lines => {
+            let lines = parse_lines(path, bytes, dataset)?;
+            let provided = lines.len();
+            (lines, provided)
+        }
+        PredictionFormat::Tsv => keyed(path, gold_count, parse_tsv(path, bytes)?)?,
+        PredictionFormat::Jsonl => keyed(path, gold_count, parse_jsonl(path, bytes)?)?,
+        PredictionFormat::BirdJson => keyed(path, gold_count, parse_bird_json(path, bytes)?)?,
+    };
+    if provided > gold_count {
+        return Err(InputError::malformed(
+            path,
+            format!("line {}", gold_count + 1),
+            format!("{provided} predictions for {gold_count} gold items"),
+        ));
+    }
+    if provided < gold_count && !spec.allow_missing {
+        return Err(InputError::malformed(
+            path,
+            "predictions",
+            format!(
+                "{provided} predictions for {gold_count} gold items (set `allow_missing: true` to score the absent ones as wrong)"
+            ),
+        ));
+    }
+    aligned.resize(gold_count, None);
+    Ok(aligned)
+}
+
+/// Splits a file into lines (LF or CRLF), naming the line of any invalid UTF-8.
+fn text_lines<'a>(path: &Path, bytes: &'a [u8]) -> Result<Vec<&'a str>, InputError> {
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    if body.is_empty() {
+        return Ok(Vec::new());
+    }
+    body.split(|&b| b == b'\n')
+        .enumerate()
+        .map(|(number, line)| {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            std::str::from_utf8(line).map_err(|_| {
+                InputError::malformed(path, format!("line {}", number + 1), "invalid UTF-8")
+            })
+        })
+        .collect()
+}
+
+/// Spider's convention: one SQL per line, optionally followed by a tab and the db_id.
+fn parse_lines(
+    path: &Path,
+    bytes: &[u8],
+    dataset: &Dataset,
+) -> Result<Vec<Option<String>>, InputError> {
+    let lines = text_lines(path, bytes)?;
+    lines
+        .iter()
+        .enumerate()
+        .map(|(index, line)| {
+            let trimmed = line.trim();
+            let (sql, db_id) = match trimmed.split_once('\t') {
+                Some((sql, rest)) => (sql, rest.split('\t').next().map(str::trim)),
+                None => (trimmed, None),
+            };
+            if let (Some(db_id), Some(item)) = (db_id, dataset.items.get(index)) {
+                if !db_id.is_empty() && db_id != item.db_id {
+                    return Err(InputError::malformed(
+                        path,
+                        format!("line {}", index + 1),
+                        format!("db_id `{db_id}` but gold item {index} is on `{}`: the file is misaligned", item.db_id),
+                    ));
+                }
+            }
+            Ok(non_empty(sql))
+        })
+        .collect()
+}
+
+fn non_empty(sql: &str) -> Option<String> {
+    let sql = sql.trim();
+    (!sql.is_empty()).then(|| sql.to_string())
+}
+
+/// A prediction keyed by gold index, with the place it came from for messages.
+struct Keyed {
+    index: usize,
+    sql: Option<String>,
+    location: String,
+}
+
+/// Places keyed predictions at their gold index; returns the aligned list and how many were
+/// given. Duplicates and out-of-range ids are errors.
+fn keyed(
+    path: &Path,
+    gold_count: usize,
+    entries: Vec<Keyed>,
+) -> Result<(Vec<Option<String>>, usize), InputError> {
+    let mut aligned = vec![None; gold_count];
+    let mut given = vec![false; gold_count];
+    let provided = entries.len();
+    for entry in entries {
+        if entry.index >= gold_count {
+            return Err(InputError::malformed(
+                path,
+                &entry.location,
+                format!("id {} is outside the {gold_count} gold items", entry.index),
+            ));
+        }
+        if std::mem::replace(&mut given[entry.index], true) {
+            return Err(InputError::malformed(
+                path,
+                &entry.location,
+                format!("id {} appears twice", entry.index),
+            ));
+        }
+        aligned[entry.index] = entry.sql;
+    }
+    Ok((aligned, provided))
+}
+
+fn parse_index(text: &str) -> Option<usize> {
+    text.trim().parse().ok()
+}
+
+/// `index<TAB>SQL` lines; a first line whose index is not a number is a header.
+fn parse_tsv(path: &Path, bytes: &[u8]) -> Result<Vec<Keyed>, InputError> {
+    let lines = text_lines(path, bytes)?;
+    let mut entries = Vec::new();
+    for (number, line) in lines.iter().enumerate() {
+        let location = format!("line {}", number + 1);
+        if line.trim().is_empty() {
+            continue;
+        }
+        let (id, sql) = line.split_once('\t').unwrap_or((line, ""));
+        match parse_index(id) {
+            Some(index) => entries.push(Keyed {
+                index,
+                sql: non_empty(sql),
+                location,
+            }),
+            None if number == 0 => continue,
+            None => {
+                return Err(InputError::malformed(
+                    path,
+                    location,
+                    "expected `index<TAB>SQL`",
+                ))
+            }
+        }
+    }
+    Ok(entries)
+}
+
+/// `{"id": .., "sql": ..}` per line.
+fn parse_jsonl(path: &Path, bytes: &[u8]) -> Result<Vec<Keyed>, InputError> {
+    let lines = text_lines(path, bytes)?;
+    let mut entries = Vec::new();
+    for (number, line) in lines.iter().enumerate() {
+        let location = format!("line {}", number + 1);
+        if line.trim().is_empty() {
+            continue;
+        }
+        let record: serde_json::Map<String, serde_json::Value> = serde_json::from_str(line)
+            .map_err(|e| {
+                InputError::malformed(path, &location, format!("not a JSON object: {e}"))
+            })?;
+        let index = match record.get("id") {
+            Some(serde_json::Value::Number(n)) => n.as_u64().map(|n| n as usize),
+            Some(serde_json::Value::String(s)) => parse_index(s),
+            _ => None,
+        }
+        .ok_or_else(|| {
+            InputError::malformed(path, &location, "`id` must be a 0-based gold index")
+        })?;
+        let sql = match record.get("sql") {
+            Some(serde_json::Value::String(s)) => non_empty(s),
+            Some(serde_json::Value::Null) | None => None,
+            Some(_) => {
+                return Err(InputError::malformed(
+                    path,
+                    &location,
+                    "`sql` must be a string",
+                ))
+            }
+        };
+        entries.push(Keyed {
+            index,
+            sql,
+            location,
+        });
+    }
+    Ok(entries)
+}
+
+/// BIRD's `{"0": "SQL\t----- bird -----\tdb_id"}` map.
+fn parse_bird_json(path: &Path, bytes: &[u8]) -> Result<Vec<Keyed>, InputError> {
+    let map: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(bytes)
+        .map_err(|e| InputError::malformed(path, format!("line {}", e.line()), e.to_string()))?;
+    map.into_iter()
+        .map(|(key, value)| {
+            let location = format!("key `{key}`");
+            let index = parse_index(&key).ok_or_else(|| {
+                InputError::malformed(path, &location, "keys must be 0-based gold indexes")
+            })?;
+            let text = value
+                .as_str()
+                .ok_or_else(|| InputError::malformed(path, &location, "value must be a string"))?;
+            let sql = text
+                .split_once("\t----- bird -----\t")
+                .map(|(sql, _)| sql)
+                .unwrap_or_else(|| text.split('\t').next().unwrap_or(""));
+            Ok(Keyed {
+                index,
+                sql: non_empty(sql),
+                location,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,571 @@
+//! The Markdown report (the PR comment): minijinja templates, escaping that keeps untrusted
+//! text from changing the comment's structure or pinging anyone, and shortening to fit
+//! GitHub's comment limit while the full report is written to a file.
+
+use crate::analysis::agreement::{Analysis, Ratio};
+use crate::analysis::gate::GateResult;
+use crate::score::evaluation::Evaluation;
+use crate::suites::counterexample::{Category, Counterexample};
+use minijinja::{context, Environment};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The built-in template; `report.template` replaces it.
+pub const DEFAULT_TEMPLATE: &str = include_str!("../../templates/comment.md.j2");
+/// GitHub's comment size limit, in characters.
+pub const GITHUB_COMMENT_LIMIT: usize = 65_536;
+/// Items listed per group in the full report.
+const FULL_ITEM_LIMIT: usize = 200;
+
+/// Everything the report shows.
+pub struct ReportInput<'a> {
+    /// The run.
+    pub evaluation: &'a Evaluation,
+    /// Analyses of the current systems and the leaderboard.
+    pub analysis: &'a Analysis,
+    /// Analyses of the baseline systems, for deltas.
+    pub baseline_analysis: Option<&'a Analysis>,
+    /// The gate's verdict.
+    pub gate: &'a GateResult,
+    /// Gated metric.
+    pub gate_metric: &'a str,
+    /// Hidden marker that identifies this config's comment.
+    pub marker: &'a str,
+    /// Commit of the baseline.
+    pub baseline_commit: Option<&'a str>,
+    /// Where the full report is written.
+    pub report_file: &'a str,
+}
+
+/// Escapes text for inline Markdown: no HTML, no mentions, no links or code spans, one line.
+pub fn escape_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '@' => out.push_str("@\u{2060}"),
+            '|' | '`' | '[' | ']' | '\\' | '*' | '_' | '#' | '!' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' | '\r' | '\t' => out.push(' '),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A fenced SQL code block that its content cannot close: the fence is longer than any run of
+/// backticks inside.
+pub fn fence(text: &str) -> String {
+    let clean: String = text
+        .chars()
+        .filter(|c| !c.is_control() || *c == '\n' || *c == '\t')
+        .collect();
+    let longest = clean.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let ticks = "`".repeat(longest.max(2) + 1);
+    format!("{ticks}sql\n{}\n{ticks}", clean.trim_end())
+}
+
+/// Renders the report: the full text, and the comment (the same text, shortened if needed).
+pub fn render(
+    input: &ReportInput<'_>,
+    template: &str,
+) -> Result<(String, String), minijinja::Error> {
+    let mut environment = Environment::new();
+    environment.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
+    environment.add_filter("text", |s: String| escape_text(&s));
+    environment.add_filter("fence", |s: String| fence(&s));
+    environment.add_template("report", template)?;
+    let template = environment.get_template("report")?;
+    let full = template.render(build_context(input, FULL_ITEM_LIMIT, false))?;
+    if full.chars().count() <= GITHUB_COMMENT_LIMIT {
+        return Ok((full.clone(), full));
+    }
+    for limit in [20, 5, 0] {
+        let short = template.render(build_context(input, limit, true))?;
+        if short.chars().count() <= GITHUB_COMMENT_LIMIT {
+            return Ok((full, short));
+        }
+    }
+    let note = "\n\n> The comment was cut to fit GitHub's limit; see the full report file.\n";
+    let budget = GITHUB_COMMENT_LIMIT - note.len();
+    let cut: String = full.chars().take(budget).collect();
+    let cut = cut
+        .rsplit_once('\n')
+        .map_or(cut.as_str(), |(head, _)| head)
+        .to_string();
+    Ok((full, cut + note))
+}
+
+/// A finished report cut (at a line) to fit one GitHub comment, with a note when cut.
+pub fn fit_comment(report: &str) -> String {
+    if report.chars().count() <= GITHUB_COMMENT_LIMIT {
+        return report.to_string();
+    }
+    let note = "\n\n> The comment was cut to fit GitHub's limit; see the full report file.\n";
+    let cut: String = report
+        .chars()
+        .take(GITHUB_COMMENT_LIMIT - note.len())
+        .collect();
+    let cut = cut
+        .rsplit_once('\n')
+        .map_or(cut.as_str(), |(head, _)| head)
+        .to_string();
+    cut + note
+}
+
+fn percent(value: Option<f64>) -> String {
+    value.map_or_else(|| "–".into(), |v| format!("{:.1}", 100.0 * v))
+}
+
+#[derive(Serialize)]
+struct Row {
+    system: String,
+    metric: String,
+    kind: String,
+    cells: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct ItemView {
+    system: String,
+    index: usize,
+    db_id: String,
+    difficulty: String,
+    question: Option<String>,
+    gold: String,
+    prediction: String,
+    error: Option<String>,
+    counterexample: Option<String>,
+}
+
+#[derive(Serialize)]
+struct ItemGroup {
+    title: String,
+    total: usize,
+    hidden: usize,
+    items: Vec<ItemView>,
+}
+
+fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) -> minijinja::Value {
+    let analysis = input.analysis;
+    let difficulties = &analysis.difficulties;
+    let current: Vec<_> = analysis
+        .systems
+        .iter()
+        .filter(|s| !s.from_baseline)
+        .collect();
+    let accuracy_cell = |system: &str, metric: &str, difficulty: &str, ratio: Option<&Ratio>| {
+        let Some(ratio) = ratio.filter(|r| r.count > 0) else {
+            return "–".to_string();
+        };
+        let base = input.baseline_analysis.and_then(|b| {
+            b.system(&baseline_name(input, system))?
+                .accuracy
+                .get(metric)?
+                .get(difficulty)?
+                .value()
+        });
+        let delta = match (ratio.value(), base) {
+            (Some(now), Some(before)) => format!(" ({:+.1})", 100.0 * (now - before)),
+            _ => String::new(),
+        };
+        format!("{}{delta} n={}", percent(ratio.value()), ratio.count)
+    };
+    let mut accuracy_rows = Vec::new();
+    for system in &current {
+        for metric in &analysis.metrics {
+            let cells = difficulties
+                .iter()
+                .map(|d| {
+                    accuracy_cell(
+                        &system.name,
+                        metric,
+                        d,
+                        system.accuracy.get(metric).and_then(|m| m.get(d)),
+                    )
+                })
+                .collect();
+            accuracy_rows.push(Row {
+                system: system.name.clone(),
+                metric: metric.clone(),
+                kind: String::new(),
+                cells,
+            });
+        }
+    }
+    let partial_credit_rows = partial_credit_rows(&current, &analysis.metrics, difficulties);
+    let mut fp_rows = Vec::new();
+    for system in &current {
+        for (kind, table) in [
+            ("FP", &system.false_positives),
+            ("FN", &system.false_negatives),
+        ] {
+            for (metric, by_difficulty) in table {
+                let cells = difficulties
+                    .iter()
+                    .map(|d| percent(by_difficulty.get(d).and_then(Ratio::value)))
+                    .collect();
+                fp_rows.push(Row {
+                    system: system.name.clone(),
+                    metric: metric.clone(),
+                    kind: kind.into(),
+                    cells,
+                });
+            }
+        }
+    }
+    let mut spread_rows = Vec::new();
+    if analysis.systems.len() > 1 {
+        for (kind, spreads) in [
+            ("FP", &analysis.false_positive_spread),
+            ("FN", &analysis.false_negative_spread),
+        ] {
+            for (metric, by_difficulty) in spreads {
+                let cells = difficulties
+                    .iter()
+                    .map(|d| {
+                        by_difficulty.get(d).map_or_else(
+                            || "–".into(),
+                            |s| {
+                                format!(
+                                    "{:.1} ± {:.1} (max {:.1})",
+                                    100.0 * s.mean,
+                                    100.0 * s.std,
+                                    100.0 * s.max
+                                )
+                            },
+                        )
+                    })
+                    .collect();
+                spread_rows.push(Row {
+                    system: String::new(),
+                    metric: metric.clone(),
+                    kind: kind.into(),
+                    cells,
+                });
+            }
+        }
+    }
+    let tau_rows: Vec<Row> = analysis
+        .kendall_tau
+        .iter()
+        .map(|(metric, by_difficulty)| Row {
+            system: String::new(),
+            metric: metric.clone(),
+            kind: String::new(),
+            cells: difficulties
+                .iter()
+                .map(|d| {
+                    by_difficulty
+                        .get(d)
+                        .copied()
+                        .flatten()
+                        .map_or("–".into(), |t| format!("{t:.3}"))
+                })
+                .collect(),
+        })
+        .collect();
+    let gate_rows: Vec<BTreeMap<&str, String>> = input
+        .gate
+        .comparisons
+        .iter()
+        .flat_map(|c| {
+            c.cells.iter().map(move |cell| {
+                BTreeMap::from([
+                    ("system", c.candidate.clone()),
+                    ("baseline", c.baseline.clone()),
+                    ("cell", cell.difficulty.clone()),
+                    ("items", cell.items.to_string()),
+                    (
+                        "baseline_accuracy",
+                        format!("{:.1}", 100.0 * cell.baseline_accuracy),
+                    ),
+                    (
+                        "candidate_accuracy",
+                        format!("{:.1}", 100.0 * cell.candidate_accuracy),
+                    ),
+                    ("delta", format!("{:+.1}", cell.delta_points)),
+                    ("regressed", cell.regressed.to_string()),
+                    ("fixed", cell.fixed.to_string()),
+                    (
+                        "p",
+                        cell.p_adjusted.map_or("–".into(), |p| format!("{p:.4}")),
+                    ),
+                    ("threshold", format!("{:.1}", cell.threshold)),
+                    (
+                        "verdict",
+                        if cell.failed { "❌ fail" } else { "✅ ok" }.into(),
+                    ),
+                ])
+            })
+        })
+        .collect();
+    let headline = input
+        .gate
+        .comparisons
+        .first()
+        .and_then(|c| c.cells.first())
+        .map(|cell| {
+            format!(
+                "{:.1} → {:.1} ({:+.1} points)",
+                100.0 * cell.baseline_accuracy,
+                100.0 * cell.candidate_accuracy,
+                cell.delta_points
+            )
+        });
+    let mut item_groups: Vec<ItemGroup> = input
+        .gate
+        .comparisons
+        .iter()
+        .flat_map(|c| {
+            [
+                (
+                    format!(
+                        "Regressed items of {} (vs baseline {})",
+                        c.candidate, c.baseline
+                    ),
+                    &c.regressed,
+                ),
+                (
+                    format!(
+                        "Fixed items of {} (vs baseline {})",
+                        c.candidate, c.baseline
+                    ),
+                    &c.fixed,
+                ),
+            ]
+            .into_iter()
+            .filter(|(_, items)| !items.is_empty())
+            .map(|(title, items)| ItemGroup {
+                title,
+                total: items.len(),
+                hidden: items.len().saturating_sub(item_limit),
+                items: items
+                    .iter()
+                    .take(item_limit)
+                    .map(|&i| item_view(input, &c.candidate, i))
+                    .collect(),
+            })
+        })
+        .collect();
+    item_groups.extend(counterexample_groups(input, item_limit));
+    let leaderboard: Vec<Row> = analysis
+        .leaderboard()
+        .into_iter()
+        .map(|row| Row {
+            system: row.system.clone() + if row.from_baseline { " (baseline)" } else { "" },
+            metric: row.rank.map_or("–".into(), |r| r.to_string()),
+            kind: String::new(),
+            cells: analysis
+                .metrics
+                .iter()
+                .map(|m| {
+                    let standing = row.metrics[m];
+                    match (standing.accuracy, standing.rank) {
+                        (Some(a), Some(r)) => format!("{:.1} (#{r})", 100.0 * a),
+                        _ => "–".into(),
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    let dataset_sha = &input.evaluation.dataset.sha256;
+    context! {
+        marker => input.marker,
+        passed => input.gate.passed,
+        reasons => input.gate.reasons,
+        notes => input.gate.notes,
+        gate_metric => input.gate_metric,
+        headline => headline,
+        reference => analysis.reference,
+        difficulties => difficulties,
+        accuracy_rows => accuracy_rows,
+        partial_credit_rows => partial_credit_rows,
+        gate_rows => gate_rows,
+        fp_rows => fp_rows,
+        spread_rows => spread_rows,
+        tau_rows => tau_rows,
+        counterexample_rows => counterexample_rows(input),
+        counterexample_categories => Category::ALL.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
+        leaderboard_size => analysis.systems.len(),
+        leaderboard => leaderboard,
+        metrics => analysis.metrics,
+        item_groups => item_groups,
+        truncated => truncated,
+        report_file => input.report_file,
+        version => env!("CARGO_PKG_VERSION"),
+        dataset_sha => &dataset_sha[..dataset_sha.len().min(12)],
+        commit => std::env::var("GITHUB_SHA").ok().map(|s| s.chars().take(12).collect::<String>()),
+        baseline_commit => input.baseline_commit.map(|s| s.chars().take(12).collect::<String>()),
+    }
+}
+
+/// One row per system, SQLMorph technique and cell score (EXP, EXR, F1; EX is the technique's
+/// accuracy row): means per difficulty.
+fn partial_credit_rows(
+    systems: &[&crate::analysis::agreement::SystemAnalysis],
+    metrics: &[String],
+    difficulties: &[String],
+) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for system in systems {
+        for metric in metrics {
+            for sub in ["exp", "exr", "f1"] {
+                let Some(by_difficulty) = system.sub_scores.get(&format!("{metric}.{sub}")) else {
+                    continue;
+                };
+                let cells = difficulties
+                    .iter()
+                    .map(|d| match by_difficulty.get(d).and_then(Ratio::value) {
+                        Some(mean) => format!("{mean:.3} n={}", by_difficulty[d].count),
+                        None => "–".into(),
+                    })
+                    .collect();
+                rows.push(Row {
+                    system: system.name.clone(),
+                    metric: metric.clone(),
+                    kind: sub.to_uppercase(),
+                    cells,
+                });
+            }
+        }
+    }
+    rows
+}
+
+fn baseline_name(input: &ReportInput<'_>, system: &str) -> String {
+    input
+        .gate
+        .comparisons
+        .iter()
+        .find(|c| c.candidate == system)
+        .map_or_else(|| system.to_string(), |c| c.baseline.clone())
+}
+
+fn item_view(input: &ReportInput<'_>, system: &str, index: usize) -> ItemView {
+    let evaluation = input.evaluation;
+    let item = &evaluation.dataset.items[index];
+    let position = evaluation.systems.iter().position(|s| s.name == system);
+    let prediction = position
+        .and_then(|s| evaluation.systems[s].predictions[index].clone())
+        .unwrap_or_else(|| "(no prediction)".into());
+    let metric_index = evaluation
+        .metrics
+        .iter()
+        .position(|m| m == input.gate_metric);
+    let error = position
+        .zip(metric_index)
+        .and_then(|(s, m)| evaluation.system_results(s)[index].scores[m].error.clone());
+    ItemView {
+        system: system.to_string(),
+        index,
+        db_id: item.db_id.clone(),
+        difficulty: item.difficulty.clone().unwrap_or_default(),
+        question: item.question.clone(),
+        gold: item.sql.clone(),
+        prediction,
+        error,
+        counterexample: position.and_then(|s| counterexample_text(evaluation, s, index)),
+    }
+}
+
+/// The rendered TS counterexample of one system's item, when its prediction is right on the
+/// original database and wrong on the suite.
+fn counterexample_text(evaluation: &Evaluation, system: usize, index: usize) -> Option<String> {
+    evaluation.system_results(system)[index]
+        .scores
+        .iter()
+        .find_map(|s| s.details.as_ref()?.counterexample())
+        .map(Counterexample::to_text)
+}
+
+/// Per current system, how many items each counterexample category moved from right (original
+/// database) to wrong (test suite); empty when no item moved.
+fn counterexample_rows(input: &ReportInput<'_>) -> Vec<Row> {
+    let evaluation = input.evaluation;
+    (0..evaluation.systems.len())
+        .filter_map(|system| {
+            let mut counts: BTreeMap<Category, usize> = BTreeMap::new();
+            for result in evaluation.system_results(system) {
+                for score in &result.scores {
+                    if let Some(c) = score.details.as_ref().and_then(|d| d.counterexample()) {
+                        *counts.entry(c.category).or_default() += 1;
+                    }
+                }
+            }
+            (!counts.is_empty()).then(|| Row {
+                system: evaluation.systems[system].name.clone(),
+                metric: counts.values().sum::<usize>().to_string(),
+                kind: String::new(),
+                cells: Category::ALL
+                    .iter()
+                    .map(|c| counts.get(c).copied().unwrap_or(0).to_string())
+                    .collect(),
+            })
+        })
+        .collect()
+}
+
+/// Per current system, the items right on the original database and wrong on the suite, each
+/// with its counterexample, so a reader can judge the TS verdict.
+fn counterexample_groups(input: &ReportInput<'_>, item_limit: usize) -> Vec<ItemGroup> {
+    let evaluation = input.evaluation;
+    (0..evaluation.systems.len())
+        .filter_map(|system| {
+            let items: Vec<usize> = evaluation
+                .system_results(system)
+                .iter()
+                .filter(|r| {
+                    r.scores.iter().any(|s| {
+                        s.details
+                            .as_ref()
+                            .and_then(|d| d.counterexample())
+                            .is_some()
+                    })
+                })
+                .map(|r| r.index)
+                .collect();
+            let name = &evaluation.systems[system].name;
+            (!items.is_empty()).then(|| ItemGroup {
+                title: format!(
+                    "Items of {name} right on the original database, wrong on the test suite"
+                ),
+                total: items.len(),
+                hidden: items.len().saturating_sub(item_limit),
+                items: items
+                    .iter()
+                    .take(item_limit)
+                    .map(|&i| item_view(input, name, i))
+                    .collect(),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_cannot_open_html_mention_or_break_tables() {
+        let escaped = escape_text("</details><b>x</b> @octocat | `code` [a](b) ![i](u)\nnext");
+        assert!(!escaped.contains('<') && !escaped.contains('\n'));
+        assert!(!escaped.contains("@octocat"));
+        assert!(!escaped.contains(" | ") && escaped.contains("\\|"));
+        assert!(escaped.contains("\\`code\\`"));
+    }
+
+    #[test]
+    fn fences_are_longer_than_any_backtick_run_inside() {
+        let fenced = fence("SELECT 1 -- ```\n````` </details>");
+        let first_line = fenced.lines().next().unwrap();
+        assert_eq!(first_line, "``````sql");
+        assert!(fenced.ends_with("\n``````"));
+        assert_eq!(fence("SELECT 1"), "```sql\nSELECT 1\n```");
+    }
+}

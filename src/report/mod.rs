@@ -1,0 +1,10 @@
+//! Stage 6, report: the Markdown report and PR comment (minijinja templates), the console
+//! summary, `summary.json`, the per-item JSONL and the leaderboard scatter.
+//!
+//! Enters: an evaluation, its analyses and the gate verdict. Leaves: text and files. May import
+//! every stage before it; must not import ci or commands.
+
+pub mod jsonl;
+pub mod markdown;
+pub mod scatter;
+pub mod summary;

@@ -1,0 +1,265 @@
+//! One evaluation run: load everything, score every (system, item) pair in parallel, collect
+//! per-item results in a deterministic order.
+
+use crate::engine::exec::{Executor, Limits};
+use crate::engine::profile::Profile;
+use crate::input::config::{Config, SuiteKind, Threads};
+use crate::input::dataset::Dataset;
+use crate::input::predictions::{load_systems, System};
+use crate::metrics::{self, Env, Metric, Outcome, Score};
+use crate::providers::Providers;
+use crate::suites::suite::Suite;
+use crate::util::error::InputError;
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+use std::time::Duration;
+
+/// The verdicts of every metric on one (system, item) pair.
+#[derive(Debug, Clone)]
+pub struct ItemResult {
+    /// Index into [`Evaluation::systems`].
+    pub system: usize,
+    /// Gold item index.
+    pub index: usize,
+    /// One score per metric, in [`Evaluation::metrics`] order.
+    pub scores: Vec<Score>,
+}
+
+/// A deterministic slice of the (system, item) work, for spreading a run over several runners.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// 0-based shard number.
+    pub index: usize,
+    /// Number of shards.
+    pub count: usize,
+}
+
+impl Shard {
+    /// Parses `I/N` (1-based, as written on the command line).
+    pub fn parse(text: &str) -> Result<Shard, String> {
+        let parsed = text.split_once('/').and_then(|(i, n)| {
+            Some((
+                i.trim().parse::<usize>().ok()?,
+                n.trim().parse::<usize>().ok()?,
+            ))
+        });
+        match parsed {
+            Some((i, n)) if n >= 1 && (1..=n).contains(&i) => Ok(Shard {
+                index: i - 1,
+                count: n,
+            }),
+            _ => Err(format!("--shard takes I/N with 1 <= I <= N, not `{text}`")),
+        }
+    }
+
+    /// Whether this shard scores `system` on `item`: a stable hash, the same on every machine.
+    pub fn owns(&self, system: &str, item: usize) -> bool {
+        let digest = Sha256::digest(format!("{system}\0{item}").as_bytes());
+        let value = u64::from_le_bytes(digest[..8].try_into().expect("8 bytes"));
+        value % self.count as u64 == self.index as u64
+    }
+}
+
+/// Everything a run produced.
+pub struct Evaluation {
+    /// The benchmark.
+    pub dataset: Dataset,
+    /// The scored systems.
+    pub systems: Vec<System>,
+    /// Metric names, in config order.
+    pub metrics: Vec<String>,
+    /// Results ordered by system, then item; every pair once, except in a shard's partial run.
+    pub results: Vec<ItemResult>,
+}
+
+/// What scoring needs before any query runs: metrics, dataset and predictions.
+pub struct Prepared {
+    /// The metrics, in config order.
+    pub metrics: Vec<Box<dyn Metric>>,
+    /// The benchmark.
+    pub dataset: Dataset,
+    /// The systems.
+    pub systems: Vec<System>,
+}
+
+/// Loads and validates everything a run reads.
+pub fn prepare(config: &Config) -> Result<Prepared, InputError> {
+    let metrics = build_metrics(config)?;
+    let dataset = Dataset::load(&config.dataset)?;
+    let systems = load_systems(&config.predictions, &dataset)?;
+    Ok(Prepared {
+        metrics,
+        dataset,
+        systems,
+    })
+}
+
+/// Identifies the inputs of a run (config text and every system's predictions), so shards of
+/// different runs are never merged.
+pub fn fingerprint(config: &Config, systems: &[System]) -> Result<String, InputError> {
+    let mut hasher = Sha256::new();
+    hasher.update(crate::util::error::read_bytes(&config.path)?);
+    for system in systems {
+        hasher.update(system.name.as_bytes());
+        for prediction in &system.predictions {
+            hasher.update([u8::from(prediction.is_some())]);
+            hasher.update(prediction.as_deref().unwrap_or("").as_bytes());
+            hasher.update([0]);
+        }
+    }
+    Ok(crate::util::digest::hex(&hasher.finalize()))
+}
+
+impl Evaluation {
+    /// The results of one system, in item order.
+    pub fn system_results(&self, system: usize) -> &[ItemResult] {
+        let items = self.dataset.items.len();
+        &self.results[system * items..(system + 1) * items]
+    }
+
+    /// Items whose gold query failed under any metric (a dataset defect).
+    pub fn gold_errors(&self) -> Vec<usize> {
+        let Some(first) = self.systems.first().map(|_| self.system_results(0)) else {
+            return Vec::new();
+        };
+        first
+            .iter()
+            .filter(|r| r.scores.iter().any(|s| s.outcome == Outcome::GoldError))
+            .map(|r| r.index)
+            .collect()
+    }
+}
+
+/// Loads the configured dataset and predictions and scores them.
+pub fn evaluate(config: &Config) -> Result<Evaluation, InputError> {
+    evaluate_part(config, None)
+}
+
+/// Like [`evaluate`], but scores only the pairs `shard` owns (all pairs without a shard).
+pub fn evaluate_part(config: &Config, shard: Option<Shard>) -> Result<Evaluation, InputError> {
+    let Prepared {
+        metrics,
+        dataset,
+        systems,
+    } = prepare(config)?;
+    let executor = Executor::new(Limits {
+        timeout: Duration::from_millis(config.execution.timeout_ms),
+        max_rows: config.execution.max_rows,
+        max_bytes: config.execution.max_result_bytes,
+    });
+    let profile = Profile::new(&config.compare);
+    let pool = thread_pool(config.execution.threads);
+    let (suite, gold_cache) = match (config.suite.kind, &config.suite.path) {
+        (SuiteKind::Directory, Some(path)) => (
+            Some(Suite::directory(
+                path,
+                dataset.databases.keys().map(String::as_str),
+                config.dataset.skip_missing_databases,
+            )?),
+            None,
+        ),
+        (SuiteKind::Distilled, Some(_)) => {
+            let source = crate::suites::distill::source::GeneratedNeighbors;
+            let (suite, cache, _) = pool.install(|| {
+                crate::suites::distill::open_configured(config, &dataset, &profile, &source)
+            })?;
+            (Some(suite), Some(cache))
+        }
+        _ => (None, None),
+    };
+    let results = pool.install(|| {
+        let providers = Providers::new(config.judge.as_ref(), config.embeddings.as_ref());
+        let env = Env::new(&dataset, &executor, &profile, suite.as_ref())
+            .with_providers(providers)
+            .with_qas_weight(config.qas.weight)
+            .with_gold_cache(gold_cache.as_ref());
+        score_all(&env, &systems, &metrics, shard)
+    });
+    if let Some(cache) = &gold_cache {
+        cache.save()?;
+    }
+    Ok(Evaluation {
+        metrics: metrics.iter().map(|m| m.name().to_string()).collect(),
+        dataset,
+        systems,
+        results,
+    })
+}
+
+fn build_metrics(config: &Config) -> Result<Vec<Box<dyn Metric>>, InputError> {
+    let config_error = |message: String| InputError::Config {
+        path: config.path.clone(),
+        message: format!("`metrics`: {message}"),
+    };
+    if let Some((metric, sub)) = config
+        .gate
+        .metric
+        .as_deref()
+        .and_then(|m| m.split_once('.'))
+    {
+        if !metrics::gives_sub_score(metric, sub) {
+            return Err(InputError::Config {
+                path: config.path.clone(),
+                message: format!(
+                    "`gate.metric`: `{metric}` gives no sub-score `{sub}` \
+                     (sub-scores are `<sqlmorph technique>.ex|exp|exr|f1`)"
+                ),
+            });
+        }
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    config
+        .metrics
+        .iter()
+        .map(|name| {
+            if !seen.insert(name.as_str()) {
+                return Err(config_error(format!("metric `{name}` is listed twice")));
+            }
+            metrics::build(name).map_err(config_error)
+        })
+        .collect()
+}
+
+fn thread_pool(threads: Threads) -> rayon::ThreadPool {
+    let count = match threads {
+        Threads::Auto => 0,
+        Threads::Count(n) => n,
+    };
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(count)
+        .build()
+        .expect("a rayon pool with a valid thread count")
+}
+
+fn score_all(
+    env: &Env<'_>,
+    systems: &[System],
+    metrics: &[Box<dyn Metric>],
+    shard: Option<Shard>,
+) -> Vec<ItemResult> {
+    let items = env.dataset.items.len();
+    let pairs: Vec<usize> = (0..systems.len() * items)
+        .filter(|pair| shard.is_none_or(|s| s.owns(&systems[pair / items].name, pair % items)))
+        .collect();
+    let progress = crate::util::progress::Progress::new(pairs.len());
+    let results = pairs
+        .into_par_iter()
+        .map(|pair| {
+            let (system, index) = (pair / items, pair % items);
+            let item = &env.dataset.items[index];
+            let prediction = systems[system].predictions[index].as_deref();
+            let scores = metrics
+                .iter()
+                .map(|metric| metric.score(env, item, prediction))
+                .collect();
+            progress.tick();
+            ItemResult {
+                system,
+                index,
+                scores,
+            }
+        })
+        .collect();
+    progress.finish();
+    results
+}

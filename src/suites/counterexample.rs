@@ -1,0 +1,365 @@
+//! Counterexamples for test-suite verdicts: when a prediction matches the gold on the original
+//! database but not on a suite database, the suite database is shrunk (rows deleted one at a
+//! time, keeping foreign keys valid, while gold and prediction still differ) so a reader can see
+//! the smallest data that separates them, and the difference is given a category.
+
+use crate::engine::exec::{Executor, Scratch};
+use crate::engine::profile::{PreparedGold, Profile};
+use crate::engine::value::{Row, Value};
+use serde_json::{json, Value as Json};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Gold and predicted rows when they differ on the scratch copy, `None` otherwise.
+type Difference = Option<(Vec<Row>, Vec<Row>)>;
+
+/// Wall-clock budget for shrinking one counterexample.
+const BUDGET: Duration = Duration::from_secs(5);
+/// Most deletions tried for one counterexample.
+const MAX_ATTEMPTS: usize = 2000;
+
+/// Why gold and prediction differ on the counterexample, as seed 000 groups such flips.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Category {
+    /// Same rows as sets, different multiplicities.
+    Duplicates,
+    /// `ORDER BY ... LIMIT` against `MAX` / `MIN` (or another LIMIT) under tied values.
+    Ties,
+    /// NULLs in the results or the data.
+    NullHandling,
+    /// One result is empty and the other is not (a boundary or range condition).
+    ValueRange,
+    /// Anything else.
+    Other,
+}
+
+impl Category {
+    /// Every category, in report order.
+    pub const ALL: [Category; 5] = [
+        Category::Duplicates,
+        Category::Ties,
+        Category::NullHandling,
+        Category::ValueRange,
+        Category::Other,
+    ];
+
+    /// The name written in the JSONL and the report.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Duplicates => "duplicates",
+            Category::Ties => "ties under ORDER BY/LIMIT",
+            Category::NullHandling => "NULL handling",
+            Category::ValueRange => "value range",
+            Category::Other => "other",
+        }
+    }
+
+    fn parse(name: &str) -> Option<Category> {
+        Category::ALL.into_iter().find(|c| c.as_str() == name)
+    }
+}
+
+/// One table's remaining rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableRows {
+    /// Table name.
+    pub name: String,
+    /// Column names.
+    pub columns: Vec<String>,
+    /// Remaining rows.
+    pub rows: Vec<Row>,
+}
+
+/// A minimal distinguishing database with both results.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Counterexample {
+    /// The suite database it was shrunk from.
+    pub database: String,
+    /// Non-empty tables after shrinking.
+    pub tables: Vec<TableRows>,
+    /// Gold result on it.
+    pub gold: Vec<Row>,
+    /// Predicted result on it.
+    pub prediction: Vec<Row>,
+    /// Why they differ.
+    pub category: Category,
+}
+
+/// Shrinks `db` to a small database on which gold and prediction still differ; `None` when
+/// they do not differ on it to begin with or the copy cannot be made.
+pub fn minimize(
+    executor: &Executor,
+    profile: &Profile,
+    db: &Path,
+    gold: &PreparedGold,
+    prediction_sql: &str,
+) -> Option<Counterexample> {
+    let mut scratch = Scratch::copy_of(db).ok()?;
+    let differs = |scratch: &Scratch| -> Difference {
+        let gold_rows = scratch.run(executor, &gold.sql).ok()?;
+        let predicted = scratch.run(executor, prediction_sql).ok()?;
+        (!profile.same_result(&gold_rows, &predicted, gold.order_matters))
+            .then_some((gold_rows, predicted))
+    };
+    differs(&scratch)?;
+    let tables = table_names(&scratch);
+    let started = Instant::now();
+    let mut attempts = 0;
+    let mut changed = true;
+    while changed && attempts < MAX_ATTEMPTS && started.elapsed() < BUDGET {
+        changed = false;
+        for table in &tables {
+            for rowid in rowids(&scratch, table) {
+                if attempts >= MAX_ATTEMPTS || started.elapsed() >= BUDGET {
+                    break;
+                }
+                attempts += 1;
+                if try_delete(&mut scratch, table, rowid, &differs) {
+                    changed = true;
+                }
+            }
+        }
+    }
+    let (gold_rows, predicted) = differs(&scratch)?;
+    let remaining: Vec<TableRows> = tables
+        .iter()
+        .filter_map(|t| table_rows(&scratch, t))
+        .collect();
+    let category = categorize(
+        &gold.sql,
+        prediction_sql,
+        &gold_rows,
+        &predicted,
+        &remaining,
+    );
+    let database = db
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Some(Counterexample {
+        database,
+        tables: remaining,
+        gold: gold_rows,
+        prediction: predicted,
+        category,
+    })
+}
+
+fn quoted(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+fn table_names(scratch: &Scratch) -> Vec<String> {
+    let rows = scratch
+        .read_trusted("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+        .unwrap_or_default();
+    rows.into_iter()
+        .filter_map(|r| match r.into_iter().next() {
+            Some(Value::Text(name)) => Some(name),
+            _ => None,
+        })
+        .collect()
+}
+
+fn rowids(scratch: &Scratch, table: &str) -> Vec<i64> {
+    let rows = scratch
+        .read_trusted(&format!("SELECT rowid FROM {}", quoted(table)))
+        .unwrap_or_default();
+    rows.into_iter()
+        .filter_map(|r| match r.first() {
+            Some(Value::Int(i)) => Some(*i),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Deletes one row inside a savepoint and keeps the deletion only if gold and prediction still
+/// differ (a deletion a foreign key forbids fails and is undone).
+fn try_delete(
+    scratch: &mut Scratch,
+    table: &str,
+    rowid: i64,
+    differs: &dyn Fn(&Scratch) -> Difference,
+) -> bool {
+    if scratch.execute_trusted("SAVEPOINT shrink", []).is_err() {
+        return false;
+    }
+    let deleted = scratch
+        .execute_trusted(
+            &format!("DELETE FROM {} WHERE rowid = ?1", quoted(table)),
+            [rowid],
+        )
+        .is_ok_and(|n| n == 1);
+    let keep = deleted && differs(scratch).is_some();
+    if !keep {
+        let _ = scratch.execute_trusted("ROLLBACK TO shrink", []);
+    }
+    let _ = scratch.execute_trusted("RELEASE shrink", []);
+    keep
+}
+
+fn table_rows(scratch: &Scratch, table: &str) -> Option<TableRows> {
+    let query = format!("SELECT * FROM {}", quoted(table));
+    let rows = scratch.read_trusted(&query).ok()?;
+    if rows.is_empty() {
+        return None;
+    }
+    let columns = scratch.column_names(&query).ok()?;
+    Some(TableRows {
+        name: table.to_string(),
+        columns,
+        rows,
+    })
+}
+
+fn categorize(
+    gold_sql: &str,
+    prediction_sql: &str,
+    gold: &[Row],
+    predicted: &[Row],
+    tables: &[TableRows],
+) -> Category {
+    let as_set = |rows: &[Row]| {
+        rows.iter()
+            .cloned()
+            .collect::<std::collections::HashSet<Row>>()
+    };
+    if !gold.is_empty() && as_set(gold) == as_set(predicted) {
+        return Category::Duplicates;
+    }
+    let text = format!("{gold_sql} {prediction_sql}").to_lowercase();
+    let extremum = text.contains("limit")
+        && (text.contains("max(") || text.contains("min(") || text.contains("order by"));
+    if extremum {
+        return Category::Ties;
+    }
+    let has_null = |rows: &[Row]| rows.iter().flatten().any(|v| matches!(v, Value::Null));
+    if has_null(gold) || has_null(predicted) || tables.iter().any(|t| has_null(&t.rows)) {
+        return Category::NullHandling;
+    }
+    if gold.is_empty() != predicted.is_empty() {
+        return Category::ValueRange;
+    }
+    Category::Other
+}
+
+/// A value as JSON that reads back to the same value (integers and reals stay apart).
+fn value_json(value: &Value) -> Json {
+    match value {
+        Value::Null => Json::Null,
+        Value::Int(i) => json!(i),
+        Value::Real(f) => serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number),
+        Value::Text(s) => json!(s),
+        Value::Blob(b) => json!({ "blob": crate::util::digest::hex(b) }),
+    }
+}
+
+fn value_from_json(json: &Json) -> Option<Value> {
+    Some(match json {
+        Json::Null => Value::Null,
+        Json::Number(n) if n.is_i64() => Value::Int(n.as_i64()?),
+        Json::Number(n) => Value::Real(n.as_f64()?),
+        Json::String(s) => Value::Text(s.clone()),
+        Json::Object(o) => {
+            let hex = o.get("blob")?.as_str()?;
+            let bytes = (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+                .collect::<Option<Vec<u8>>>()?;
+            Value::Blob(bytes)
+        }
+        _ => return None,
+    })
+}
+
+fn rows_json(rows: &[Row]) -> Json {
+    Json::Array(
+        rows.iter()
+            .map(|r| Json::Array(r.iter().map(value_json).collect()))
+            .collect(),
+    )
+}
+
+fn rows_from_json(json: &Json) -> Option<Vec<Row>> {
+    json.as_array()?
+        .iter()
+        .map(|r| r.as_array()?.iter().map(value_from_json).collect())
+        .collect()
+}
+
+impl Counterexample {
+    /// The JSON written in `ts_components.counterexample`.
+    pub fn to_json(&self) -> Json {
+        let tables: Vec<Json> = self
+            .tables
+            .iter()
+            .map(|t| json!({"name": t.name, "columns": t.columns, "rows": rows_json(&t.rows)}))
+            .collect();
+        json!({
+            "database": self.database,
+            "category": self.category.as_str(),
+            "tables": tables,
+            "gold": rows_json(&self.gold),
+            "prediction": rows_json(&self.prediction),
+        })
+    }
+
+    /// Reads what [`Counterexample::to_json`] wrote.
+    pub fn from_json(json: &Json) -> Option<Counterexample> {
+        let tables = json["tables"]
+            .as_array()?
+            .iter()
+            .map(|t| {
+                Some(TableRows {
+                    name: t["name"].as_str()?.to_string(),
+                    columns: t["columns"]
+                        .as_array()?
+                        .iter()
+                        .map(|c| c.as_str().map(str::to_string))
+                        .collect::<Option<_>>()?,
+                    rows: rows_from_json(&t["rows"])?,
+                })
+            })
+            .collect::<Option<_>>()?;
+        Some(Counterexample {
+            database: json["database"].as_str()?.to_string(),
+            tables,
+            gold: rows_from_json(&json["gold"])?,
+            prediction: rows_from_json(&json["prediction"])?,
+            category: Category::parse(json["category"].as_str()?)?,
+        })
+    }
+
+    /// A plain-text rendering for the report (shown inside a code fence).
+    pub fn to_text(&self) -> String {
+        let cell = |v: &Value| match v {
+            Value::Null => "NULL".to_string(),
+            other => crate::engine::denotation::python_str(other),
+        };
+        let line = |row: &Row| row.iter().map(cell).collect::<Vec<_>>().join(" | ");
+        let mut text = format!(
+            "-- counterexample ({}), shrunk from {}\n",
+            self.category.as_str(),
+            self.database
+        );
+        for table in &self.tables {
+            text.push_str(&format!(
+                "-- table {} ({})\n",
+                table.name,
+                table.columns.join(" | ")
+            ));
+            for row in &table.rows {
+                text.push_str(&format!("--   {}\n", line(row)));
+            }
+        }
+        text.push_str("-- gold result:\n");
+        for row in &self.gold {
+            text.push_str(&format!("--   {}\n", line(row)));
+        }
+        text.push_str("-- predicted result:\n");
+        for row in &self.prediction {
+            text.push_str(&format!("--   {}\n", line(row)));
+        }
+        text
+    }
+}

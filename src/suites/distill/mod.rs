@@ -1,0 +1,406 @@
+//! Test-suite distillation (seed 000, sections 3-4): per schema, the neighbor queries of its gold
+//! queries, random databases that satisfy the schema's constraints, and the greedy choice of the
+//! databases that distinguish the neighbors (Algorithm 1). The result is a folder in the
+//! official suite layout, cached by content hash and extended incrementally.
+
+mod algorithm;
+pub mod constraints;
+mod generate;
+mod query;
+pub mod report;
+pub mod source;
+pub mod store;
+mod values;
+
+use crate::engine::profile::Profile;
+use crate::engine::value::Value;
+use crate::input::config::Config;
+use crate::input::dataset::{Database, Dataset};
+use crate::sql::schema::Schema;
+use crate::suites::gold_cache::GoldCache;
+use crate::suites::neighbors::{normal_form, ColumnFacts, Conditions};
+use crate::suites::suite::Suite;
+use crate::util::error::InputError;
+use algorithm::{Context, Target};
+use constraints::Constraints;
+use generate::Generator;
+use query::Timed;
+use rayon::prelude::*;
+use report::{Reuse, SchemaReport, SuiteReport};
+use rusqlite::{Connection, OpenFlags};
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+use std::time::{Duration, Instant};
+use store::{GoldRecord, KeptFile, Manifest, OriginalFile};
+
+/// Version of the generator and algorithm; part of the cache key, bumped whenever a change
+/// would give different databases for the same seed.
+pub const GENERATOR_VERSION: &str = "sqlgate-distill-4";
+
+/// Distillation settings (`suite.distill`).
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// Random databases sampled per schema and run.
+    pub max_random_dbs: u64,
+    /// Inclusive bounds on the rows of each generated table.
+    pub rows: (usize, usize),
+    /// Limit per gold or neighbor query.
+    pub timeout: Duration,
+}
+
+/// Where neighbor queries and gold constants come from.
+pub trait NeighborSource: Sync {
+    /// Neighbor queries of a gold query: close variants that usually mean something else.
+    fn neighbors(&self, gold: &str, schema: &Schema, seed: u64) -> Vec<String>;
+    /// The constants of a gold query, to plant in generated databases.
+    fn constants(&self, gold: &str) -> Vec<Value>;
+    /// What a gold query's conditions ask of the data (constants per compared column, HAVING
+    /// group sizes), to generate databases where it returns rows; a source that cannot tell
+    /// reports none.
+    fn conditions(&self, _gold: &str) -> Conditions {
+        Conditions::default()
+    }
+}
+
+/// Longest a gold or neighbor query may run during distillation: generated databases are
+/// small, so only a runaway neighbor reaches it.
+const QUERY_LIMIT: Duration = Duration::from_secs(2);
+
+/// The distillation options of a config (`suite.distill`, `execution.timeout_ms`).
+pub fn options(config: &Config) -> Options {
+    let distill = &config.suite.distill;
+    Options {
+        seed: distill.seed,
+        max_random_dbs: distill.max_random_dbs,
+        rows: (distill.rows[0], distill.rows[1]),
+        timeout: Duration::from_millis(config.execution.timeout_ms).min(QUERY_LIMIT),
+    }
+}
+
+/// Distills (or reuses) the configured suite (`suite.kind: distilled`) and opens it, with the
+/// cache of its gold results.
+pub fn open_configured(
+    config: &Config,
+    dataset: &Dataset,
+    profile: &Profile,
+    source: &dyn NeighborSource,
+) -> Result<(Suite, GoldCache, SuiteReport), InputError> {
+    let root = config
+        .suite
+        .path
+        .as_deref()
+        .ok_or_else(|| InputError::Config {
+            path: config.path.clone(),
+            message: "`suite.path` must name the cache folder when `suite.kind` is `distilled`"
+                .into(),
+        })?;
+    let report = distill(dataset, profile, &options(config), root, source)?;
+    // Items whose original database is absent are skipped by every metric, TS included, so
+    // that a TS-correct prediction is always EX-correct; their suites are still distilled.
+    let with_original = dataset
+        .databases
+        .values()
+        .filter(|d| d.path.is_some())
+        .map(|d| d.db_id.as_str());
+    let suite = Suite::distilled(root, with_original)?;
+    let keys = report
+        .schemas
+        .iter()
+        .map(|s| (s.db_id.clone(), s.manifest.key.clone()))
+        .collect();
+    Ok((suite, GoldCache::open(root, keys), report))
+}
+
+/// Distills (or reuses) the suite of every database of `dataset` below `root`.
+pub fn distill(
+    dataset: &Dataset,
+    profile: &Profile,
+    options: &Options,
+    root: &Path,
+    source: &dyn NeighborSource,
+) -> Result<SuiteReport, InputError> {
+    let started = Instant::now();
+    let mut golds: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for item in &dataset.items {
+        golds.entry(&item.db_id).or_default().push(item.sql.clone());
+    }
+    for list in golds.values_mut() {
+        list.sort();
+        list.dedup();
+    }
+    // A database with neither a file nor a tables.json entry has no known schema; its items are
+    // skipped (`dataset.skip_missing_databases`) and it gets no suite.
+    let schemas: Vec<(&Database, Vec<String>)> = golds
+        .into_iter()
+        .map(|(db_id, list)| (&dataset.databases[db_id], list))
+        .filter(|(database, _)| database.path.is_some() || database.tables_entry.is_some())
+        .collect();
+    let distilled = schemas
+        .into_par_iter()
+        .map(|(database, list)| distill_schema(database, list, profile, options, root, source))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(SuiteReport::new(
+        dataset,
+        distilled,
+        started.elapsed().as_secs_f64(),
+    ))
+}
+
+/// A schema's constraints, value profiles and original file, when there is one.
+struct Loaded {
+    constraints: Constraints,
+    profiles: values::Profiles,
+    original: Option<(Timed, Vec<u8>)>,
+}
+
+fn load(database: &Database) -> Result<Loaded, InputError> {
+    if let Some(path) = &database.path {
+        let fail = |e: rusqlite::Error| {
+            InputError::malformed(path, "schema", format!("cannot read constraints: {e}"))
+        };
+        let conn =
+            Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(fail)?;
+        let constraints = Constraints::from_connection(&conn).map_err(fail)?;
+        let profiles = values::learn(&conn, &constraints).map_err(fail)?;
+        let bytes = crate::util::error::read_bytes(path)?;
+        return Ok(Loaded {
+            constraints,
+            profiles,
+            original: Some((Timed::new(conn).map_err(fail)?, bytes)),
+        });
+    }
+    let Some(entry) = &database.tables_entry else {
+        return Err(InputError::malformed(
+            Path::new(&database.db_id),
+            "suite",
+            "no database file and no tables.json entry: cannot distill a suite for it \
+             (set `dataset.tables`)",
+        ));
+    };
+    let constraints = Constraints::from_tables_json(entry);
+    let profiles = values::empty(&constraints);
+    Ok(Loaded {
+        constraints,
+        profiles,
+        original: None,
+    })
+}
+
+fn base_key(loaded: &Loaded, profile: &Profile, options: &Options) -> String {
+    let settings = format!(
+        "{GENERATOR_VERSION}|{}|{}|{:?}|{:?}",
+        options.seed,
+        options.max_random_dbs,
+        options.rows,
+        profile.config()
+    );
+    let structure = format!("{:?}", loaded.constraints);
+    let original: &[u8] = loaded.original.as_ref().map_or(&[], |(_, b)| b);
+    crate::util::digest::content_hash([settings.as_bytes(), structure.as_bytes(), original])
+}
+
+fn distill_schema(
+    database: &Database,
+    golds: Vec<String>,
+    profile: &Profile,
+    options: &Options,
+    root: &Path,
+    source: &dyn NeighborSource,
+) -> Result<SchemaReport, InputError> {
+    let started = Instant::now();
+    let folder = store::schema_folder(root, &database.db_id);
+    let loaded = load(database)?;
+    let base = base_key(&loaded, profile, options);
+    let key = crate::util::digest::content_hash(
+        std::iter::once(base.as_bytes()).chain(golds.iter().map(|g| g.as_bytes())),
+    );
+    let previous = store::read_manifest(&folder);
+    if let Some(manifest) = previous.as_ref().filter(|m| m.key == key) {
+        return Ok(SchemaReport::from_manifest(
+            &database.db_id,
+            manifest.clone(),
+            Reuse::Cached,
+            started.elapsed().as_secs_f64(),
+        ));
+    }
+    let previous = previous.filter(|m| m.base_key == base);
+    eprintln!(
+        "sqlgate: distilling the test suite of `{}` into {} ({})",
+        database.db_id,
+        folder.display(),
+        if previous.is_some() {
+            "extending the cached suite for new gold queries"
+        } else {
+            "not cached yet"
+        }
+    );
+    let constants: Vec<(String, Vec<Value>, Conditions)> = golds
+        .iter()
+        .map(|gold| {
+            (
+                gold.clone(),
+                source.constants(gold),
+                source.conditions(gold),
+            )
+        })
+        .collect();
+    let planted = values::Planted::new(&loaded.constraints, &constants);
+    let context = Context {
+        generator: Generator {
+            constraints: &loaded.constraints,
+            profiles: &loaded.profiles,
+            planted: &planted,
+            rows: options.rows,
+        },
+        profile,
+        timeout: options.timeout,
+        seed: options.seed,
+    };
+    let schema = database.schema.as_deref().cloned().unwrap_or_default();
+    let facts = loaded.constraints.column_facts();
+    let mut targets = targets(&golds, &schema, &facts, profile, options.seed, source);
+    let generated;
+    let reference = match &loaded.original {
+        Some((conn, _)) => conn,
+        None => {
+            generated = generated_reference(&context, &database.db_id)?;
+            &generated
+        }
+    };
+    context.keep_executable(reference, &mut targets);
+    if loaded.original.is_some() {
+        let findings = context.findings(reference, &targets);
+        Context::absorb(&mut targets, &findings);
+    }
+    let (mut kept_files, first) = match &previous {
+        Some(manifest) => (manifest.kept.clone(), manifest.examined),
+        None => (Vec::new(), 0),
+    };
+    for file in &kept_files {
+        let conn = open_kept(&folder.join(&file.file))?;
+        let findings = context.findings(&conn, &targets);
+        Context::absorb(&mut targets, &findings);
+    }
+    let (kept, examined) = context.sample(&mut targets, first, first + options.max_random_dbs);
+    let original = match &loaded.original {
+        Some((conn, bytes)) => {
+            let file = format!("{}.sqlite", database.db_id);
+            crate::util::fs::write_creating_dirs(&folder.join(&file), bytes)?;
+            let rows = context
+                .generator
+                .count_rows(&conn.conn)
+                .map_err(|e| InputError::malformed(&folder.join(&file), "suite", e.to_string()))?;
+            Some(OriginalFile {
+                file,
+                rows,
+                bytes: bytes.len() as u64,
+            })
+        }
+        None => None,
+    };
+    for database_kept in kept {
+        let file = format!("{}_r{:06}.sqlite", database.db_id, database_kept.candidate);
+        crate::util::fs::write_creating_dirs(&folder.join(&file), &database_kept.bytes)?;
+        kept_files.push(KeptFile {
+            file,
+            candidate: database_kept.candidate,
+            rows: database_kept.rows,
+            bytes: database_kept.bytes.len() as u64,
+        });
+    }
+    let manifest = Manifest {
+        key,
+        base_key: base,
+        examined,
+        original,
+        kept: kept_files,
+        golds: targets.iter().map(record).collect(),
+    };
+    store::write_manifest(&folder, &manifest)?;
+    store::remove_unlisted(&folder, &manifest)?;
+    let reuse = if previous.is_some() {
+        Reuse::Extended
+    } else {
+        Reuse::Fresh
+    };
+    Ok(SchemaReport::from_manifest(
+        &database.db_id,
+        manifest,
+        reuse,
+        started.elapsed().as_secs_f64(),
+    ))
+}
+
+/// The distinct gold queries with their (prepared, deduplicated) neighbors. A neighbor whose
+/// normal form is the gold's (or an earlier neighbor's) is provably equivalent to it (see
+/// [`crate::suites::neighbors::normal_form`]): no database can distinguish it, so it is not one.
+fn targets(
+    golds: &[String],
+    schema: &Schema,
+    facts: &ColumnFacts,
+    profile: &Profile,
+    seed: u64,
+    source: &dyn NeighborSource,
+) -> Vec<Target> {
+    golds
+        .iter()
+        .map(|gold| {
+            let prepared = profile.prepare_gold(gold);
+            let mut seen = HashSet::from([normal_form(&prepared.sql, facts)]);
+            let mut neighbors: Vec<String> = Vec::new();
+            for neighbor in source.neighbors(gold, schema, seed) {
+                let neighbor = profile.prepare_prediction(&neighbor);
+                if seen.insert(normal_form(&neighbor, facts)) {
+                    neighbors.push(neighbor);
+                }
+            }
+            Target {
+                gold: gold.clone(),
+                prepared,
+                distinguished: vec![false; neighbors.len()],
+                neighbors,
+                nonempty: false,
+                runs: true,
+            }
+        })
+        .collect()
+}
+
+/// Without an original database, neighbors must execute on a generated one.
+fn generated_reference(context: &Context<'_>, db_id: &str) -> Result<Timed, InputError> {
+    context
+        .generator
+        .generate(context.candidate_seed(u64::MAX))
+        .and_then(Timed::new)
+        .map_err(|e| {
+            InputError::malformed(
+                Path::new(db_id),
+                "suite",
+                format!("cannot create a database from tables.json: {e}"),
+            )
+        })
+}
+
+fn open_kept(path: &Path) -> Result<Timed, InputError> {
+    Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .and_then(Timed::new)
+        .map_err(|e| InputError::malformed(path, "suite", format!("cannot open: {e}")))
+}
+
+fn record(target: &Target) -> GoldRecord {
+    GoldRecord {
+        gold: target.gold.clone(),
+        runs: target.runs,
+        neighbors: target.neighbors.len(),
+        undistinguished: target
+            .neighbors
+            .iter()
+            .zip(&target.distinguished)
+            .filter(|(_, d)| !**d)
+            .map(|(n, _)| n.clone())
+            .collect(),
+        nonempty: target.nonempty,
+    }
+}

@@ -1,0 +1,388 @@
+//! Where generated values come from: value profiles learned from the original database (its
+//! distinct values and their formats: dates, times, codes) and the gold queries' constants with
+//! close variants, so that random databases exercise the conditions the queries test.
+
+use super::constraints::{Affinity, Constraints};
+use crate::engine::value::Value;
+use crate::suites::neighbors::Conditions;
+use rusqlite::Connection;
+
+/// Distinct values kept per column of the original database.
+const SAMPLED_VALUES: usize = 60;
+
+/// What one column's values look like.
+#[derive(Debug, Clone, Default)]
+pub struct ColumnProfile {
+    /// Distinct non-NULL values seen in the original database (at most [`SAMPLED_VALUES`]).
+    pub seen: Vec<Value>,
+    /// Share of the original database's rows where the column is NULL. Seed 000 (section 4.1)
+    /// samples numbers and strings, never NULL: a column gets NULLs only at the rate its
+    /// original data has them, and none without an original database.
+    pub null_rate: f64,
+    /// Smallest and largest number in the original column (all its rows, not only the
+    /// sampled ones), where fresh numbers are drawn.
+    pub range: Option<(f64, f64)>,
+}
+
+/// Profiles of every column, `[table][column]`.
+pub type Profiles = Vec<Vec<ColumnProfile>>;
+
+/// Learns the profiles of every column from the original database.
+pub fn learn(conn: &Connection, constraints: &Constraints) -> rusqlite::Result<Profiles> {
+    constraints
+        .tables
+        .iter()
+        .map(|table| {
+            table
+                .columns
+                .iter()
+                .map(|column| {
+                    let sql = format!(
+                        "SELECT DISTINCT {c} FROM {t} ORDER BY {c} LIMIT {}",
+                        SAMPLED_VALUES + 1,
+                        c = quote(&column.name),
+                        t = quote(&table.name)
+                    );
+                    let mut statement = conn.prepare(&sql)?;
+                    let values: Vec<Value> = statement
+                        .query_map([], |row| Ok(super::query::read_value(row.get_ref(0)?)))?
+                        .collect::<Result<_, _>>()?;
+                    let seen = values
+                        .into_iter()
+                        .filter(|v| !matches!(v, Value::Null))
+                        .take(SAMPLED_VALUES)
+                        .collect();
+                    let (rows, nulls): (i64, i64) = conn.query_row(
+                        &format!(
+                            "SELECT count(*), count(*) - count({c}) FROM {t}",
+                            c = quote(&column.name),
+                            t = quote(&table.name)
+                        ),
+                        [],
+                        |row| Ok((row.get(0)?, row.get(1)?)),
+                    )?;
+                    let null_rate = if rows == 0 {
+                        0.0
+                    } else {
+                        nulls as f64 / rows as f64
+                    };
+                    let range: (Option<f64>, Option<f64>) = conn.query_row(
+                        &format!(
+                            "SELECT min({c}), max({c}) FROM {t} \
+                             WHERE typeof({c}) IN ('integer', 'real')",
+                            c = quote(&column.name),
+                            t = quote(&table.name)
+                        ),
+                        [],
+                        |row| Ok((row.get(0)?, row.get(1)?)),
+                    )?;
+                    let range = match range {
+                        (Some(low), Some(high)) => Some((low, high)),
+                        _ => None,
+                    };
+                    Ok(ColumnProfile {
+                        seen,
+                        null_rate,
+                        range,
+                    })
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Empty profiles (no original database).
+pub fn empty(constraints: &Constraints) -> Profiles {
+    constraints
+        .tables
+        .iter()
+        .map(|t| vec![ColumnProfile::default(); t.columns.len()])
+        .collect()
+}
+
+/// The gold constants and their close variants, per column `[table][column]`: a constant is
+/// planted in the columns its gold query mentions that can hold it (numbers: the constant, +-1
+/// and +-0.5; strings: the constant without LIKE wildcards, with prefixes, suffixes, a sub-string
+/// and case variants), so conditions like `city = 'Aberdeen'` or `age > 30` meet rows on both
+/// sides of their boundary.
+#[derive(Debug, Clone, Default)]
+pub struct Planted {
+    /// Per gold query, `[table][column]`.
+    golds: Vec<Vec<Vec<Vec<Value>>>>,
+    /// Per gold query (aligned with `golds`), its exact constants: numbers, then texts.
+    exact: Vec<(Vec<Value>, Vec<Value>)>,
+    /// Per gold query (aligned with `golds`), `[table][column]`: the constants its conditions
+    /// compare that column with (and the columns it references), exact.
+    targeted: Vec<Vec<Vec<Vec<Value>>>>,
+    /// Per gold query (aligned with `golds`), the tables it names.
+    tables: Vec<Vec<bool>>,
+    /// Per gold query (aligned with `golds`), the group sizes its HAVING compares count with.
+    group_sizes: Vec<Vec<i64>>,
+    /// All gold queries together, `[table][column]`.
+    all: Vec<Vec<Vec<Value>>>,
+}
+
+impl Planted {
+    /// Plants each gold query's constants in the columns it names.
+    pub fn new(constraints: &Constraints, golds: &[(String, Vec<Value>, Conditions)]) -> Planted {
+        let empty = || -> Vec<Vec<Vec<Value>>> {
+            constraints
+                .tables
+                .iter()
+                .map(|t| vec![Vec::new(); t.columns.len()])
+                .collect()
+        };
+        let mut planted = Planted {
+            all: empty(),
+            ..Planted::default()
+        };
+        for (gold, constants, conditions) in golds {
+            let mut columns = empty();
+            let mut targeted = empty();
+            let words = identifiers(gold);
+            let (numbers, texts) = variants(constants);
+            for ((table, pools), targets) in constraints
+                .tables
+                .iter()
+                .zip(&mut columns)
+                .zip(&mut targeted)
+            {
+                for ((column, pool), target) in
+                    table.columns.iter().zip(pools.iter_mut()).zip(targets)
+                {
+                    let name = column.name.to_lowercase();
+                    for (_, constant) in conditions.compared.iter().filter(|(c, _)| *c == name) {
+                        if fits(constant, column.affinity) {
+                            push_unique(target, constant.clone());
+                        }
+                    }
+                    if !words.contains(&name) {
+                        continue;
+                    }
+                    let planted = match column.affinity {
+                        Affinity::Integer | Affinity::Real => &numbers,
+                        Affinity::Text => &texts,
+                    };
+                    for value in planted {
+                        push_unique(pool, value.clone());
+                    }
+                }
+            }
+            propagate_to_parents(constraints, &mut columns);
+            propagate_to_parents(constraints, &mut targeted);
+            for (pools, gold_pools) in planted.all.iter_mut().zip(&columns) {
+                for (pool, gold_pool) in pools.iter_mut().zip(gold_pools) {
+                    for value in gold_pool {
+                        push_unique(pool, value.clone());
+                    }
+                }
+            }
+            let has_pool =
+                |pools: &Vec<Vec<Vec<Value>>>| pools.iter().flatten().any(|p| !p.is_empty());
+            if has_pool(&columns) || has_pool(&targeted) || !conditions.group_sizes.is_empty() {
+                planted.golds.push(columns);
+                planted.exact.push(exact_constants(constants));
+                planted.targeted.push(targeted);
+                planted.tables.push(
+                    constraints
+                        .tables
+                        .iter()
+                        .map(|t| words.contains(&t.name.to_lowercase()))
+                        .collect(),
+                );
+                planted.group_sizes.push(conditions.group_sizes.clone());
+            }
+        }
+        planted
+    }
+
+    /// How many gold queries have constants to plant.
+    pub fn focus_count(&self) -> usize {
+        self.golds.len()
+    }
+
+    /// The values of one gold query (the database's focus) to plant in a column.
+    pub fn for_focus(&self, focus: usize, table: usize, column: usize) -> &[Value] {
+        pool(self.golds.get(focus), table, column)
+    }
+
+    /// The exact constants (no variants) of the focus gold query that fit a column.
+    pub fn exact_for_focus(&self, focus: usize, affinity: Affinity) -> &[Value] {
+        match (self.exact.get(focus), affinity) {
+            (Some((numbers, _)), Affinity::Integer | Affinity::Real) => numbers,
+            (Some((_, texts)), Affinity::Text) => texts,
+            (None, _) => &[],
+        }
+    }
+
+    /// The constants the focus gold query compares a column with.
+    pub fn targeted_for_focus(&self, focus: usize, table: usize, column: usize) -> &[Value] {
+        pool(self.targeted.get(focus), table, column)
+    }
+
+    /// Whether the focus gold query names a table.
+    pub fn names_table(&self, focus: usize, table: usize) -> bool {
+        self.tables
+            .get(focus)
+            .and_then(|t| t.get(table))
+            .copied()
+            .unwrap_or(false)
+    }
+
+    /// The group sizes the focus gold query's HAVING compares count with.
+    pub fn group_sizes(&self, focus: usize) -> &[i64] {
+        self.group_sizes.get(focus).map_or(&[], Vec::as_slice)
+    }
+
+    /// The values of every gold query to plant in a column.
+    pub fn for_column(&self, table: usize, column: usize) -> &[Value] {
+        pool(Some(&self.all), table, column)
+    }
+}
+
+/// Whether a compared constant is a value of a column's type: numbers fit every column (a
+/// text column stores their text), texts only text columns or, when they spell a number,
+/// numeric ones.
+fn fits(constant: &Value, affinity: Affinity) -> bool {
+    match (constant, affinity) {
+        (Value::Text(text), Affinity::Integer | Affinity::Real) => {
+            text.trim().parse::<f64>().is_ok()
+        }
+        (Value::Null | Value::Blob(_), _) => false,
+        _ => true,
+    }
+}
+
+fn pool(columns: Option<&Vec<Vec<Vec<Value>>>>, table: usize, column: usize) -> &[Value] {
+    columns
+        .and_then(|c| c.get(table))
+        .and_then(|t| t.get(column))
+        .map_or(&[], Vec::as_slice)
+}
+
+/// A value planted in a foreign-key column must exist in the referenced column, or children
+/// (which copy their keys from parent rows) could never hold it.
+fn propagate_to_parents(constraints: &Constraints, columns: &mut [Vec<Vec<Value>>]) {
+    for _ in 0..constraints.tables.len() {
+        for (table_index, table) in constraints.tables.iter().enumerate() {
+            for fk in &table.foreign_keys {
+                for (child, parent) in fk.columns.iter().zip(&fk.parent_columns) {
+                    let values = columns[table_index][*child].clone();
+                    let pool = &mut columns[fk.parent][*parent];
+                    for value in values {
+                        push_unique(pool, value);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The lower-cased words of a query (its identifiers among them).
+fn identifiers(sql: &str) -> std::collections::HashSet<String> {
+    sql.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// The constants themselves (LIKE wildcards removed), as numbers and texts.
+fn exact_constants(constants: &[Value]) -> (Vec<Value>, Vec<Value>) {
+    let (mut numbers, mut texts) = (Vec::new(), Vec::new());
+    for constant in constants {
+        match constant {
+            Value::Int(_) | Value::Real(_) => push_unique(&mut numbers, constant.clone()),
+            Value::Text(s) => {
+                let core: String = s.chars().filter(|c| *c != '%' && *c != '_').collect();
+                push_unique(&mut texts, Value::Text(core));
+            }
+            Value::Null | Value::Blob(_) => {}
+        }
+    }
+    (numbers, texts)
+}
+
+/// Number and text variants of constants, deduplicated in first-seen order.
+fn variants(constants: &[Value]) -> (Vec<Value>, Vec<Value>) {
+    let (mut numbers, mut texts) = (Vec::new(), Vec::new());
+    for constant in constants {
+        match constant {
+            Value::Int(i) => {
+                for v in [*i, i.saturating_sub(1), i.saturating_add(1)] {
+                    push_unique(&mut numbers, Value::Int(v));
+                }
+            }
+            Value::Real(f) => {
+                for v in [*f, f - 1.0, f + 1.0, f - 0.5, f + 0.5] {
+                    push_unique(&mut numbers, Value::Real(v));
+                }
+            }
+            Value::Text(s) => {
+                let core: String = s.chars().filter(|c| *c != '%' && *c != '_').collect();
+                if let Ok(number) = core.trim().parse::<f64>() {
+                    push_unique(&mut numbers, number_value(number));
+                }
+                for variant in text_variants(&core) {
+                    push_unique(&mut texts, Value::Text(variant));
+                }
+            }
+            Value::Null | Value::Blob(_) => {}
+        }
+    }
+    (numbers, texts)
+}
+
+fn number_value(number: f64) -> Value {
+    if number.fract() == 0.0 && number.abs() < 1e15 {
+        Value::Int(number as i64)
+    } else {
+        Value::Real(number)
+    }
+}
+
+fn push_unique(list: &mut Vec<Value>, value: Value) {
+    if !list.contains(&value) {
+        list.push(value);
+    }
+}
+
+fn text_variants(core: &str) -> Vec<String> {
+    let mut variants = vec![core.to_string()];
+    if core.is_empty() {
+        return variants;
+    }
+    variants.push(format!("{core}x"));
+    variants.push(format!("x{core}"));
+    variants.push(format!("a {core} b"));
+    variants.push(core.to_uppercase());
+    variants.push(core.to_lowercase());
+    let chars: Vec<char> = core.chars().collect();
+    if chars.len() > 1 {
+        variants.push(chars[..chars.len() - 1].iter().collect());
+        variants.push(chars[1..].iter().collect());
+    }
+    variants
+}
+
+/// A fresh value in the format of `example`: digits replaced by random digits, letters by
+/// random letters of the same case, everything else kept (dates, times, codes keep their shape).
+pub fn same_format(example: &str, rng: &mut fastrand::Rng) -> String {
+    example
+        .chars()
+        .map(|c| {
+            if c.is_ascii_digit() {
+                rng.char('0'..='9')
+            } else if c.is_ascii_uppercase() {
+                rng.char('A'..='Z')
+            } else if c.is_ascii_lowercase() {
+                rng.char('a'..='z')
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+fn quote(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}

@@ -1,0 +1,70 @@
+//! Test suites: the databases each item runs on for test-suite accuracy (seed 000).
+//!
+//! `suite.kind: directory` reads the official release layout unchanged: `<path>/<db_id>/` holds
+//! the item's databases, every file whose name contains `.sqlite` (the official rule).
+
+use crate::util::error::InputError;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Databases per db_id.
+#[derive(Debug, Clone, Default)]
+pub struct Suite {
+    databases: BTreeMap<String, Vec<PathBuf>>,
+}
+
+impl Suite {
+    /// Reads a suite folder for the given db_ids; a db_id without a folder has no databases
+    /// (its items are skipped by `ts`) when `allow_missing`, and is an error otherwise.
+    pub fn directory<'a>(
+        root: &Path,
+        db_ids: impl IntoIterator<Item = &'a str>,
+        allow_missing: bool,
+    ) -> Result<Suite, InputError> {
+        let mut databases = BTreeMap::new();
+        for db_id in db_ids {
+            let folder = root.join(db_id);
+            let files = match std::fs::read_dir(&folder) {
+                Ok(entries) => {
+                    let mut files: Vec<PathBuf> = entries
+                        .filter_map(Result::ok)
+                        .map(|e| e.path())
+                        .filter(|p| {
+                            p.is_file()
+                                && p.file_name()
+                                    .is_some_and(|n| n.to_string_lossy().contains(".sqlite"))
+                        })
+                        .collect();
+                    files.sort();
+                    files
+                }
+                Err(_) if allow_missing => Vec::new(),
+                Err(e) => {
+                    return Err(InputError::malformed(
+                        &folder,
+                        format!("suite for `{db_id}`"),
+                        format!(
+                            "{e} (set `dataset.skip_missing_databases: true` to skip its items)"
+                        ),
+                    ))
+                }
+            };
+            databases.insert(db_id.to_string(), files);
+        }
+        Ok(Suite { databases })
+    }
+
+    /// Opens a suite written by `sqlgate distill` (the same layout, plus a `manifest.json` per
+    /// schema); a db_id it holds no folder for has no databases, so its items are skipped.
+    pub fn distilled<'a>(
+        root: &Path,
+        db_ids: impl IntoIterator<Item = &'a str>,
+    ) -> Result<Suite, InputError> {
+        Suite::directory(root, db_ids, true)
+    }
+
+    /// The suite databases of a db_id, in file-name order.
+    pub fn databases(&self, db_id: &str) -> &[PathBuf] {
+        self.databases.get(db_id).map_or(&[], Vec::as_slice)
+    }
+}

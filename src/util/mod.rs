@@ -1,0 +1,10 @@
+//! Helpers every stage shares: typed input errors, file reading and atomic writing, content
+//! digests, progress bars.
+//!
+//! Enters: nothing of sqlgate's. Leaves: [`error::InputError`], byte and text readers, writers,
+//! hex digests. Must not import any other sqlgate module.
+
+pub mod digest;
+pub mod error;
+pub mod fs;
+pub mod progress;
