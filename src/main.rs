@@ -25,6 +25,10 @@ enum Command {
         /// Score only shard I of N (1-based) and write it to `--jsonl` for `sqlgate merge`.
         #[arg(long, requires = "jsonl")]
         shard: Option<String>,
+        /// Read the config, template and baseline as this commit has them (a pull request's
+        /// base); default in a `pull_request` run of GitHub Actions: the event's base commit.
+        #[arg(long)]
+        trusted_base: Option<String>,
     },
     /// Distill the configured test suite (`suite.kind: distilled`), or reuse the cached one, and
     /// print its report (also written as `report.json` in `suite.path`).
@@ -43,6 +47,9 @@ enum Command {
         config: PathBuf,
         #[command(flatten)]
         outputs: Outputs,
+        /// As for `eval`: the commit whose config, template and baseline are trusted.
+        #[arg(long)]
+        trusted_base: Option<String>,
     },
     /// Manage the stored baseline.
     Baseline {
@@ -90,13 +97,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             config,
             outputs,
             shard,
-        } => commands::eval(&config, outputs, shard.as_deref()),
+            trusted_base,
+        } => commands::eval(&config, outputs, shard.as_deref(), trusted_base.as_deref()),
         Command::Distill { config } => commands::distill(&config),
         Command::Merge {
             shards,
             config,
             outputs,
-        } => commands::merge(&config, &shards, outputs),
+            trusted_base,
+        } => commands::merge(&config, &shards, outputs, trusted_base.as_deref()),
         Command::Baseline {
             action: BaselineAction::Update { config },
         } => commands::update_baseline(&config),

@@ -94,8 +94,12 @@ impl Baseline {
 
     /// Reads a baseline file.
     pub fn load(path: &Path) -> Result<Baseline, InputError> {
-        let bytes = crate::util::error::read_bytes(path)?;
-        serde_json::from_slice(&bytes)
+        Self::parse(path, &crate::util::error::read_bytes(path)?)
+    }
+
+    /// Parses baseline JSON that came from `path` (the working tree or a trusted commit).
+    pub fn parse(path: &Path, bytes: &[u8]) -> Result<Baseline, InputError> {
+        serde_json::from_slice(bytes)
             .map_err(|e| InputError::malformed(path, format!("line {}", e.line()), e.to_string()))
     }
 

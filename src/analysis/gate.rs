@@ -88,9 +88,13 @@ pub fn evaluate(
         comparisons: Vec::new(),
     };
     let Some(baseline) = baseline else {
-        result.notes.push(
-            "no baseline yet: nothing to compare (run `sqlgate baseline update` on main)".into(),
-        );
+        result.notes.push(match &config.baseline {
+            Some(section) => format!(
+                "first run: no baseline at {} yet (`baseline.required: false`), nothing compared",
+                section.path.display()
+            ),
+            None => "not gated: no baseline configured (`baseline.path`), nothing compared".into(),
+        });
         return result;
     };
     for system in current.iter().filter(|s| !s.from_baseline) {
@@ -107,6 +111,7 @@ pub fn evaluate(
             continue;
         };
         let comparison = compare(config, &metric, system, &against, base_items);
+        result.reasons.extend(unmeasured(&comparison, system));
         for cell in comparison.cells.iter().filter(|c| c.failed) {
             result.reasons.push(describe_failure(&comparison, cell));
         }
@@ -118,8 +123,58 @@ pub fn evaluate(
         }
         result.comparisons.push(comparison);
     }
+    if result.comparisons.is_empty() && result.reasons.is_empty() {
+        result.reasons.push(format!(
+            "no system was compared with the baseline (systems in the baseline: {}): the gate \
+             measured nothing",
+            baseline
+                .systems
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     result.passed = result.reasons.is_empty();
     result
+}
+
+/// Why a comparison measured nothing, or less than it must: the gated metric unavailable, a
+/// gated cell without any item scored in both runs, gated items whose gold query failed. Each is
+/// a failure: a check that could not measure never passes.
+fn unmeasured(comparison: &Comparison, system: &SystemRecords) -> Vec<String> {
+    let name = &comparison.candidate;
+    let metric = &comparison.metric;
+    let base_metric = metric.split('.').next().unwrap_or(metric);
+    let outcome_count = |outcome: &str| {
+        system
+            .items
+            .iter()
+            .filter(|r| r.outcome.get(base_metric).is_some_and(|o| o == outcome))
+            .count()
+    };
+    let mut reasons = Vec::new();
+    let unavailable = outcome_count("unavailable");
+    if unavailable > 0 {
+        reasons.push(format!(
+            "{name}: {metric} is unavailable on {unavailable} items, so the gate cannot measure it"
+        ));
+    }
+    let gold_errors = outcome_count("gold_error");
+    if gold_errors > 0 {
+        reasons.push(format!(
+            "{name}: the gold query of {gold_errors} gated items failed, so {metric} was not \
+             measured on them"
+        ));
+    }
+    for cell in comparison.cells.iter().filter(|c| c.items == 0) {
+        reasons.push(format!(
+            "{name}: no item of cell `{}` was scored on {metric} in both the baseline and this \
+             run: the gate measured nothing there",
+            cell.difficulty
+        ));
+    }
+    reasons
 }
 
 fn describe_failure(comparison: &Comparison, cell: &CellTest) -> String {
@@ -302,20 +357,41 @@ mod tests {
     }
 
     fn run(gate: GateConfig, base: &[f64], candidate: &[f64]) -> GateResult {
+        run_records(gate, ("m", records(base)), records(candidate))
+    }
+
+    /// The gate on system `m` against the baseline system `base.0`.
+    fn run_records(
+        gate: GateConfig,
+        base: (&str, Vec<ItemRecord>),
+        candidate: Vec<ItemRecord>,
+    ) -> GateResult {
         let baseline = Baseline {
             sqlgate_version: "test".into(),
             commit: None,
             dataset_sha256: String::new(),
             metrics: vec!["ex".into()],
             settings: crate::analysis::baseline::Settings::of(&config(GateConfig::default())),
-            systems: [("m".to_string(), records(base))].into(),
+            systems: [(base.0.to_string(), base.1)].into(),
         };
         let current = [SystemRecords {
             name: "m".into(),
             from_baseline: false,
-            items: records(candidate),
+            items: candidate,
         }];
         evaluate(&config(gate), &current, Some(&baseline))
+    }
+
+    /// Records whose `ex` is not measured, with `outcome`.
+    fn unmeasured_records(count: usize, outcome: &str) -> Vec<ItemRecord> {
+        records(&vec![0.0; count])
+            .into_iter()
+            .map(|mut r| {
+                r.metrics.insert("ex".into(), None);
+                r.outcome.insert("ex".into(), outcome.into());
+                r
+            })
+            .collect()
     }
 
     #[test]
@@ -405,5 +481,71 @@ mod tests {
     fn no_baseline_passes_with_a_note() {
         let result = evaluate(&config(GateConfig::default()), &[], None);
         assert!(result.passed && result.notes[0].contains("no baseline"));
+    }
+
+    #[test]
+    fn an_unavailable_gated_metric_fails_closed() {
+        let result = run_records(
+            GateConfig::default(),
+            ("m", records(&[1.0; 4])),
+            unmeasured_records(4, "unavailable"),
+        );
+        assert!(!result.passed, "{result:?}");
+        assert!(
+            result
+                .reasons
+                .iter()
+                .any(|r| r.contains("unavailable on 4 items")),
+            "{result:?}"
+        );
+        assert!(result
+            .reasons
+            .iter()
+            .any(|r| r.contains("measured nothing")));
+    }
+
+    #[test]
+    fn gated_items_whose_gold_fails_fail_closed() {
+        let mut candidate = records(&[1.0; 4]);
+        candidate.extend(
+            unmeasured_records(6, "gold_error")
+                .into_iter()
+                .map(|mut r| {
+                    r.index += 4;
+                    r
+                }),
+        );
+        let result = run_records(GateConfig::default(), ("m", records(&[1.0; 10])), candidate);
+        assert!(!result.passed);
+        assert!(
+            result.reasons[0].contains("gold query of 6 gated items failed"),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn a_gated_cell_without_items_fails_closed() {
+        let gate = GateConfig {
+            per_difficulty: [("extra".to_string(), 2.0)].into(),
+            ..GateConfig::default()
+        };
+        let result = run(gate, &[1.0; 6], &[1.0; 6]);
+        assert!(!result.passed);
+        assert_eq!(result.reasons.len(), 1, "{result:?}");
+        assert!(result.reasons[0].contains("cell `extra`"), "{result:?}");
+    }
+
+    #[test]
+    fn no_system_compared_fails_closed() {
+        let result = run_records(
+            GateConfig::default(),
+            ("another", records(&[1.0; 4])),
+            records(&[1.0; 4]),
+        );
+        assert!(!result.passed);
+        assert!(
+            result.reasons[0].contains("no system was compared"),
+            "{result:?}"
+        );
     }
 }

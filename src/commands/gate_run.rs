@@ -56,7 +56,8 @@ pub fn gate_run(
     evaluation: &Evaluation,
     report_file: &str,
 ) -> Result<GateRun, InputError> {
-    let baseline = load_baseline(config, evaluation)?;
+    let (baseline, baseline_changed) = load_baseline(config, evaluation)?;
+    let (template, template_changed) = load_template(config)?;
     let difficulties = Summary::of(evaluation).difficulties;
     let current: Vec<SystemRecords> = records(evaluation)
         .into_iter()
@@ -90,12 +91,9 @@ pub fn gate_run(
     let baseline_analysis = baseline
         .as_ref()
         .map(|b| Analysis::new(&baseline_systems, &b.metrics, reference, &difficulties));
-    let gate = gate::evaluate(config, &current, baseline.as_ref());
+    let mut gate = gate::evaluate(config, &current, baseline.as_ref());
+    note_ignored_changes(config, baseline_changed, template_changed, &mut gate);
     let marker = comment_marker(config);
-    let template = match &config.report.template {
-        Some(path) => crate::util::error::read_utf8(path)?,
-        None => markdown::DEFAULT_TEMPLATE.to_string(),
-    };
     let input = ReportInput {
         evaluation,
         analysis: &analysis,
@@ -123,14 +121,108 @@ pub fn gate_run(
     })
 }
 
-fn load_baseline(config: &Config, evaluation: &Evaluation) -> Result<Option<Baseline>, InputError> {
+/// The stored baseline, read as the trusted base has it in a pull-request run; `None` only when
+/// no baseline is configured or a first run is declared. The flag says whether the pull request
+/// changed the file (its version is ignored).
+fn load_baseline(
+    config: &Config,
+    evaluation: &Evaluation,
+) -> Result<(Option<Baseline>, bool), InputError> {
     let Some(section) = &config.baseline else {
-        return Ok(None);
+        return Ok((None, false));
     };
-    if !section.path.exists() {
-        return Ok(None);
-    }
-    let baseline = Baseline::load(&section.path)?;
+    let (bytes, changed) = config.read_trusted(&section.path)?;
+    let Some(bytes) = bytes else {
+        if section.required {
+            return Err(InputError::Config {
+                path: config.path.clone(),
+                message: format!(
+                    "`baseline.path`: {} does not exist{}, so the gate would compare nothing; \
+                     create it with `sqlgate baseline update` on the default branch, or declare \
+                     a first run with `baseline: {{ required: false }}`",
+                    section.path.display(),
+                    if config.trusted_base.is_some() {
+                        " on the base commit"
+                    } else {
+                        ""
+                    }
+                ),
+            });
+        }
+        return Ok((None, changed));
+    };
+    let baseline = Baseline::parse(&section.path, &bytes)?;
     baseline.check_compatible(&section.path, config, evaluation)?;
-    Ok(Some(baseline))
+    if let Some(base) = &config.trusted_base {
+        check_ancestry(&baseline, base, &section.path)?;
+    }
+    Ok((Some(baseline), changed))
+}
+
+/// In a pull-request run the baseline must have been made at the base commit or one of its
+/// ancestors: one made elsewhere (on the PR branch, say) measures nothing the base has agreed to.
+fn check_ancestry(
+    baseline: &Baseline,
+    base: &crate::input::trusted::TrustedBase,
+    path: &std::path::Path,
+) -> Result<(), InputError> {
+    let short = crate::input::config::short_commit;
+    match &baseline.commit {
+        Some(commit) if base.has_ancestor(commit) => Ok(()),
+        Some(commit) => Err(InputError::malformed(
+            path,
+            "commit",
+            format!(
+                "the baseline was made at {}, which is not an ancestor of the base commit {}; \
+                 refresh it with `sqlgate baseline update` on the base branch",
+                short(commit),
+                short(&base.commit)
+            ),
+        )),
+        None => Err(InputError::malformed(
+            path,
+            "commit",
+            "the baseline records no commit, so it cannot be checked against the base commit; \
+             refresh it with `sqlgate baseline update` on the base branch",
+        )),
+    }
+}
+
+/// The report template (the trusted base's in a pull-request run), or the built-in one; the flag
+/// says whether the pull request changed it.
+fn load_template(config: &Config) -> Result<(String, bool), InputError> {
+    let Some(path) = &config.report.template else {
+        return Ok((markdown::DEFAULT_TEMPLATE.to_string(), false));
+    };
+    let (bytes, changed) = config.read_trusted(path)?;
+    let bytes = bytes.ok_or_else(|| InputError::Config {
+        path: config.path.clone(),
+        message: format!("`report.template`: {} does not exist", path.display()),
+    })?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| InputError::malformed(path, "template", format!("not UTF-8: {e}")))?;
+    Ok((text, changed))
+}
+
+/// Tells the reader which trusted inputs the pull request changed: the run used the base
+/// commit's versions, so a maintainer who wants the new ones merges them first.
+fn note_ignored_changes(
+    config: &Config,
+    baseline_changed: bool,
+    template_changed: bool,
+    gate: &mut GateResult,
+) {
+    let mut changed = config.ignored_changes.clone();
+    if let (true, Some(section)) = (baseline_changed, &config.baseline) {
+        changed.push(format!("baseline {}", section.path.display()));
+    }
+    if let (true, Some(path)) = (template_changed, &config.report.template) {
+        changed.push(format!("template {}", path.display()));
+    }
+    for what in changed {
+        gate.notes.push(format!(
+            "this pull request changes the {what}; the gate used the base commit's version \
+             (merge the change first to use it)"
+        ));
+    }
 }

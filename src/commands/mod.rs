@@ -10,6 +10,7 @@ pub mod gate_run;
 use crate::analysis::baseline::Baseline;
 use crate::ci::github::ActionsContext;
 use crate::input::config::{Config, SuiteKind};
+use crate::input::trusted::TrustedBase;
 use crate::report::summary::{self, Summary};
 use anyhow::Context;
 use finish::{finish, report_comment, write};
@@ -55,8 +56,13 @@ pub enum CommentMode {
 
 /// `sqlgate eval`: score, compare with the baseline, report and gate; with `shard`, score one
 /// shard only and write it for `sqlgate merge`.
-pub fn eval(config: &Path, outputs: Outputs, shard: Option<&str>) -> anyhow::Result<ExitCode> {
-    let config = Config::load(config)?;
+pub fn eval(
+    config: &Path,
+    outputs: Outputs,
+    shard: Option<&str>,
+    trusted_base: Option<&str>,
+) -> anyhow::Result<ExitCode> {
+    let config = load_config(config, trusted_base)?;
     match shard {
         Some(shard) => eval_shard(&config, shard, outputs.jsonl.as_deref()),
         None => finish(
@@ -68,33 +74,33 @@ pub fn eval(config: &Path, outputs: Outputs, shard: Option<&str>) -> anyhow::Res
 }
 
 /// `sqlgate merge`: join shard files, then report and gate as an unsharded run.
-pub fn merge(config: &Path, shards: &[PathBuf], outputs: Outputs) -> anyhow::Result<ExitCode> {
-    let config = Config::load(config)?;
+pub fn merge(
+    config: &Path,
+    shards: &[PathBuf],
+    outputs: Outputs,
+    trusted_base: Option<&str>,
+) -> anyhow::Result<ExitCode> {
+    let config = load_config(config, trusted_base)?;
     let evaluation = crate::ci::shard::merge(&config, shards)?;
     finish(&config, evaluation, outputs)
 }
 
 /// `sqlgate action`: the GitHub Action's entry point, configured by `INPUT_*` variables.
 pub fn action() -> anyhow::Result<ExitCode> {
-    let input = |name: &str| {
-        std::env::var(format!("INPUT_{name}"))
-            .ok()
-            .filter(|v| !v.trim().is_empty())
-    };
-    let enabled = |name: &str| input(name).is_none_or(|v| v.trim().eq_ignore_ascii_case("true"));
-    let config = Config::load(Path::new(
-        &input("CONFIG").unwrap_or_else(|| "sqlgate.yml".into()),
-    ))?;
+    let config = load_config(
+        Path::new(&action_input("CONFIG").unwrap_or_else(|| "sqlgate.yml".into())),
+        None,
+    )?;
     let outputs = Outputs {
-        jsonl: None,
-        summary: None,
+        jsonl: action_input("JSONL").map(PathBuf::from),
+        summary: action_input("SUMMARY").map(PathBuf::from),
         report: None,
-        comment: if enabled("COMMENT") {
+        comment: if action_flag("COMMENT")? {
             CommentMode::Auto
         } else {
             CommentMode::Never
         },
-        no_fail_on_regression: !enabled("FAIL-ON-REGRESSION"),
+        no_fail_on_regression: !action_flag("FAIL-ON-REGRESSION")?,
         leaderboard: None,
         scatter: None,
     };
@@ -103,6 +109,51 @@ pub fn action() -> anyhow::Result<ExitCode> {
         crate::score::evaluation::evaluate(&config)?,
         outputs,
     )
+}
+
+/// The config of a gated run: as the trusted base commit has it when there is one (`--trusted-base`,
+/// or the base of the pull request GitHub Actions runs for), else from the working tree.
+fn load_config(path: &Path, trusted_base: Option<&str>) -> anyhow::Result<Config> {
+    let base = match trusted_base {
+        Some(revision) => Some(TrustedBase::at(
+            path.parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new(".")),
+            revision,
+        )?),
+        None => TrustedBase::from_actions_env()?,
+    };
+    if let Some(base) = &base {
+        println!(
+            "sqlgate: trusted inputs (config, template, baseline) read from the base commit {}",
+            crate::input::config::short_commit(&base.commit)
+        );
+    }
+    Ok(Config::load_trusted(path, base.as_ref())?)
+}
+
+/// The Action input `name` (`INPUT_<NAME>`), `None` when unset or blank.
+fn action_input(name: &str) -> Option<String> {
+    std::env::var(format!("INPUT_{name}"))
+        .ok()
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+}
+
+/// A boolean Action input: `true` when unset, else exactly `true` or `false` (any case). Anything
+/// else (`yes`, `1`, a typo) is an input error rather than a silently disabled gate.
+fn action_flag(name: &str) -> anyhow::Result<bool> {
+    match action_input(name)
+        .map(|v| v.to_ascii_lowercase())
+        .as_deref()
+    {
+        None | Some("true") => Ok(true),
+        Some("false") => Ok(false),
+        Some(other) => anyhow::bail!(
+            "Action input `{}` must be `true` or `false`, not `{other}`",
+            name.to_ascii_lowercase()
+        ),
+    }
 }
 
 /// `sqlgate distill`: distill the configured test suite (or reuse the cached one) and print its

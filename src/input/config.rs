@@ -6,6 +6,7 @@
 //! crate); its errors carry the line and column, which we pass on to the user.
 
 use crate::input::provider_config::{ProviderConfig, ProviderKind};
+use crate::input::trusted::TrustedBase;
 use crate::util::error::InputError;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -57,6 +58,14 @@ pub struct Config {
     /// The config file itself, for messages.
     #[serde(skip)]
     pub path: PathBuf,
+    /// In a pull-request run, the base commit this config (and the template and baseline it
+    /// names) was read from.
+    #[serde(skip)]
+    pub trusted_base: Option<TrustedBase>,
+    /// Trusted inputs the pull request changes (config, template, baseline), which the run
+    /// ignores in favour of the base's versions; the report says so.
+    #[serde(skip)]
+    pub ignored_changes: Vec<String>,
 }
 
 /// Dataset section.
@@ -329,6 +338,15 @@ impl<'de> Deserialize<'de> for Threads {
 pub struct BaselineConfig {
     /// The baseline JSON file (written by `sqlgate baseline update`).
     pub path: PathBuf,
+    /// Whether the file must exist (default). `false` declares a first run: without the file the
+    /// report says that nothing was compared, and the gate passes; with `true` a missing file is
+    /// an input error, so a typo in `path` can never pass the gate unmeasured.
+    #[serde(default = "default_true")]
+    pub required: bool,
+}
+
+fn default_true() -> bool {
+    true
 }
 
 /// Gate section.
@@ -449,6 +467,72 @@ impl Config {
     pub fn load(path: &Path) -> Result<Config, InputError> {
         let text = crate::util::error::read_utf8(path)?;
         Self::parse(&text, path)
+    }
+
+    /// Loads the config as the pull request's base commit has it (`base`), or from the working
+    /// tree when there is no base. With a base, dataset files the pull request changes are an
+    /// error, and a changed config is noted and ignored.
+    pub fn load_trusted(path: &Path, base: Option<&TrustedBase>) -> Result<Config, InputError> {
+        let Some(base) = base else {
+            return Self::load(path);
+        };
+        let bytes = base.read(path)?.ok_or_else(|| InputError::Config {
+            path: path.to_path_buf(),
+            message: format!(
+                "the base commit {} has no config here; a pull request cannot bring its own",
+                short_commit(&base.commit)
+            ),
+        })?;
+        let text = String::from_utf8(bytes)
+            .map_err(|e| InputError::malformed(path, "base commit", format!("not UTF-8: {e}")))?;
+        let mut config = Self::parse(&text, path)?;
+        if base.changes(path)? {
+            config
+                .ignored_changes
+                .push(format!("config {}", path.display()));
+        }
+        config.refuse_dataset_changes(base)?;
+        config.trusted_base = Some(base.clone());
+        Ok(config)
+    }
+
+    /// Dataset files decide every verdict, so a pull request may not change them: they must be
+    /// merged on the base first.
+    fn refuse_dataset_changes(&self, base: &TrustedBase) -> Result<(), InputError> {
+        let mut paths = vec![&self.dataset.gold, &self.dataset.databases];
+        paths.extend(self.dataset.tables.as_ref());
+        if self.suite.kind == SuiteKind::Directory {
+            paths.extend(self.suite.path.as_ref());
+        }
+        let mut changed = Vec::new();
+        for path in paths {
+            changed.extend(base.changed_under(path)?);
+        }
+        if changed.is_empty() {
+            return Ok(());
+        }
+        Err(InputError::Config {
+            path: self.path.clone(),
+            message: format!(
+                "the pull request changes dataset files ({}); a pull request is judged with the \
+                 base commit's dataset, so merge dataset changes on the base branch first",
+                changed.join(", ")
+            ),
+        })
+    }
+
+    /// Reads a trusted input the config names (template, baseline): from the base commit in a
+    /// pull-request run, else from the working tree. `None` when the file does not exist there;
+    /// the flag says whether the pull request changed it (its version is then ignored).
+    pub fn read_trusted(&self, path: &Path) -> Result<(Option<Vec<u8>>, bool), InputError> {
+        let Some(base) = &self.trusted_base else {
+            return match std::fs::read(path) {
+                Ok(bytes) => Ok((Some(bytes), false)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((None, false)),
+                Err(e) => Err(InputError::read(path, e)),
+            };
+        };
+        Ok((base.read(path)?, base.changes(path)?))
     }
 
     /// Parses config text that came from `path` (used for messages and relative paths).
@@ -605,4 +689,9 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// The first 12 characters of a commit, for messages.
+pub fn short_commit(commit: &str) -> &str {
+    &commit[..commit.len().min(12)]
 }

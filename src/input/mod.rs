@@ -10,3 +10,4 @@ pub mod config;
 pub mod dataset;
 pub mod predictions;
 pub mod provider_config;
+pub mod trusted;

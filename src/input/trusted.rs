@@ -1,0 +1,173 @@
+//! Trusted inputs of a pull-request run. A pull request can edit everything in its tree, so the
+//! files that decide the verdict (the config with its provider settings, the report template and
+//! the baseline) are read as they are on the PR's base commit (`git show <base>:<path>`); the PR
+//! contributes only the prediction files the base config names. Dataset files the PR changes
+//! are refused, and the baseline must have been made at an ancestor of the base.
+
+use crate::util::error::InputError;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The base commit of a pull request, in the repository that holds the workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrustedBase {
+    /// The repository's top-level folder.
+    pub root: PathBuf,
+    /// The base commit (full SHA or any revision git resolves).
+    pub commit: String,
+}
+
+impl TrustedBase {
+    /// The base of the pull request GitHub Actions is running for (`pull_request` and
+    /// `pull_request_target` events: `pull_request.base.sha` of the event payload); `None` for
+    /// any other event or outside Actions.
+    pub fn from_actions_env() -> Result<Option<TrustedBase>, InputError> {
+        let event = std::env::var("GITHUB_EVENT_NAME").unwrap_or_default();
+        if !matches!(event.as_str(), "pull_request" | "pull_request_target") {
+            return Ok(None);
+        }
+        let path = PathBuf::from(std::env::var("GITHUB_EVENT_PATH").unwrap_or_default());
+        let bytes = crate::util::error::read_bytes(&path)?;
+        let payload: serde_json::Value = serde_json::from_slice(&bytes)
+            .map_err(|e| InputError::malformed(&path, "event payload", e.to_string()))?;
+        let sha = payload
+            .pointer("/pull_request/base/sha")
+            .and_then(serde_json::Value::as_str)
+            .ok_or_else(|| {
+                InputError::malformed(
+                    &path,
+                    "pull_request.base.sha",
+                    "missing: cannot tell the base commit whose config and baseline are trusted",
+                )
+            })?;
+        let workspace = std::env::var("GITHUB_WORKSPACE")
+            .map(PathBuf::from)
+            .unwrap_or_else(|_| PathBuf::from("."));
+        TrustedBase::at(&workspace, sha).map(Some)
+    }
+
+    /// The revision `commit` of the repository holding `folder`.
+    pub fn at(folder: &Path, commit: &str) -> Result<TrustedBase, InputError> {
+        let root = git(folder, &["rev-parse", "--show-toplevel"])
+            .map_err(|e| base_error(folder, format!("not inside a git repository: {e}")))?;
+        let root = PathBuf::from(String::from_utf8_lossy(&root).trim());
+        let full = git(&root, &["rev-parse", "--verify", &format!("{commit}^{{commit}}")])
+            .map_err(|e| {
+                base_error(
+                    &root,
+                    format!("base commit `{commit}` is not in the checkout (fetch it: `fetch-depth: 0`): {e}"),
+                )
+            })?;
+        Ok(TrustedBase {
+            root,
+            commit: String::from_utf8_lossy(&full).trim().to_string(),
+        })
+    }
+
+    /// `path` relative to the repository root, `/`-separated, as git names it; `None` when it
+    /// lies outside the repository (then the pull request cannot have changed it).
+    fn repo_path(&self, path: &Path) -> Result<Option<String>, InputError> {
+        let absolute = std::path::absolute(path).map_err(|e| InputError::read(path, e))?;
+        let root = self
+            .root
+            .canonicalize()
+            .map_err(|e| InputError::read(&self.root, e))?;
+        let parent = absolute.parent().unwrap_or(&absolute);
+        let parent = parent
+            .canonicalize()
+            .unwrap_or_else(|_| parent.to_path_buf());
+        let absolute = match absolute.file_name() {
+            Some(name) => parent.join(name),
+            None => parent,
+        };
+        Ok(absolute.strip_prefix(&root).ok().map(|relative| {
+            relative
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/")
+        }))
+    }
+
+    /// The file's content at the base commit; `None` when the base has no such file.
+    pub fn read(&self, path: &Path) -> Result<Option<Vec<u8>>, InputError> {
+        let name = self.repo_path(path)?.ok_or_else(|| {
+            base_error(
+                path,
+                "lies outside the repository, so it has no trusted version".into(),
+            )
+        })?;
+        let listed = git(
+            &self.root,
+            &["ls-tree", "--name-only", &self.commit, "--", &name],
+        )
+        .map_err(|e| base_error(path, e))?;
+        if listed.is_empty() {
+            return Ok(None);
+        }
+        git(&self.root, &["show", &format!("{}:{name}", self.commit)])
+            .map(Some)
+            .map_err(|e| base_error(path, e))
+    }
+
+    /// Whether the working tree's `path` differs from the base's (added, changed or removed).
+    pub fn changes(&self, path: &Path) -> Result<bool, InputError> {
+        let base = self.read(path)?;
+        let here = std::fs::read(path).ok();
+        Ok(base != here)
+    }
+
+    /// Files under `path` (a file or a folder) that differ from the base: changed, added,
+    /// removed, or new and untracked; none when `path` lies outside the repository.
+    pub fn changed_under(&self, path: &Path) -> Result<Vec<String>, InputError> {
+        let Some(name) = self.repo_path(path)? else {
+            return Ok(Vec::new());
+        };
+        let diff = git(
+            &self.root,
+            &["diff", "--name-only", &self.commit, "--", &name],
+        )
+        .map_err(|e| base_error(path, e))?;
+        let untracked = git(
+            &self.root,
+            &["ls-files", "--others", "--exclude-standard", "--", &name],
+        )
+        .map_err(|e| base_error(path, e))?;
+        let mut files: Vec<String> = String::from_utf8_lossy(&diff)
+            .lines()
+            .chain(String::from_utf8_lossy(&untracked).lines())
+            .map(str::to_string)
+            .collect();
+        files.sort();
+        files.dedup();
+        Ok(files)
+    }
+
+    /// Whether `commit` is the base commit or one of its ancestors.
+    pub fn has_ancestor(&self, commit: &str) -> bool {
+        git(
+            &self.root,
+            &["merge-base", "--is-ancestor", commit, &self.commit],
+        )
+        .is_ok()
+    }
+}
+
+/// Runs git in `folder`; its standard output, or its error message.
+fn git(folder: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(folder)
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    if output.status.success() {
+        Ok(output.stdout)
+    } else {
+        Err(String::from_utf8_lossy(&output.stderr).trim().to_string())
+    }
+}
+
+fn base_error(path: &Path, message: String) -> InputError {
+    InputError::malformed(path, "trusted base", message)
+}
