@@ -1,0 +1,97 @@
+//! Rules 7 and 8: what a column that holds no NULL makes redundant.
+
+use crate::sql::plus::form::{conjunction, has_outer_join, Expr, JoinKind, Select, Source};
+use crate::sql::plus::rewrite::Rewriter;
+use crate::sql::plus::Rule;
+
+impl Rewriter<'_> {
+    /// Rule 7: `COUNT(c)` is `COUNT(*)` when c holds no NULL (NOT NULL, or equated by an inner
+    /// join's ON) and no outer join brings NULLs in.
+    pub(in crate::sql::plus) fn count_star(
+        &mut self,
+        expr: &mut Expr,
+        from: &[(JoinKind, Source)],
+    ) {
+        if let Expr::Func {
+            name,
+            distinct: false,
+            args,
+        } = expr
+        {
+            if name == "count" && args.len() == 1 && !has_outer_join(from) {
+                if let Expr::Column(t, c) = &args[0] {
+                    let never_null = self.facts.not_null.contains(&(t.clone(), c.clone()))
+                        || self.scope().joined.contains(&args[0]);
+                    if never_null && self.allow(Rule::CountStar) {
+                        args[0] = Expr::Star;
+                        self.fire(Rule::CountStar);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Rule 8: `c IS NOT NULL` conjuncts on NOT NULL columns are dropped.
+    pub(in crate::sql::plus) fn is_not_null(&mut self, select: &mut Select) {
+        if has_outer_join(&select.from) || !self.allow(Rule::IsNotNull) {
+            return;
+        }
+        let Some(filter) = select.filter.take() else {
+            return;
+        };
+        let conjuncts = match filter {
+            Expr::And(list) => list,
+            other => vec![other],
+        };
+        let before = conjuncts.len();
+        let kept: Vec<Expr> = conjuncts
+            .into_iter()
+            .filter(|e| {
+                !matches!(e, Expr::IsNull { expr, negated: true }
+                    if matches!(&**expr, Expr::Column(t, c) if self.facts.not_null.contains(&(t.clone(), c.clone()))))
+            })
+            .collect();
+        if kept.len() != before {
+            self.fire(Rule::IsNotNull);
+        }
+        select.filter = conjunction(kept);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::sql::plus::test_support::{differ, fires, only_when_verified};
+    use crate::sql::plus::Rule;
+
+    #[test]
+    fn rule_7_count_star_needs_not_null() {
+        let (a, b) = (
+            "SELECT count(dog_id) FROM dogs",
+            "SELECT count(*) FROM dogs",
+        );
+        only_when_verified(Rule::CountStar, a, b);
+    }
+
+    #[test]
+    fn rule_7_a_column_an_inner_join_equates_is_never_null() {
+        let on =
+            "FROM dogs AS T1 JOIN owners AS T2 ON T1.owner_id = T2.owner_id WHERE T2.city = 'x'";
+        fires(
+            Rule::CountStar,
+            &format!("SELECT count(T1.owner_id) {on}"),
+            &format!("SELECT count(*) {on}"),
+        );
+        let left = "FROM owners AS T2 LEFT JOIN dogs AS T1 ON T1.owner_id = T2.owner_id";
+        differ(
+            &format!("SELECT count(T1.owner_id) {left}"),
+            &format!("SELECT count(*) {left}"),
+        );
+    }
+
+    #[test]
+    fn rule_8_is_not_null_needs_not_null() {
+        let a = "SELECT name FROM dogs WHERE dog_id IS NOT NULL";
+        let b = "SELECT name FROM dogs";
+        only_when_verified(Rule::IsNotNull, a, b);
+    }
+}
