@@ -1,0 +1,260 @@
+//! The source tree shows the pipeline: top-level modules import only modules declared before
+//! them in `src/lib.rs`, no two source files import each other through a cycle, no source file
+//! is longer than 800 lines, and `docs/ARCHITECTURE.md` names every stage folder that exists.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+const MAX_LINES: usize = 800;
+
+/// Every module file under `src/` (not `lib.rs` / `main.rs`), by module path (`a::b`).
+fn module_files() -> BTreeMap<String, PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    walk(&src, &mut files);
+    files
+        .into_iter()
+        .filter(|p| {
+            p.parent() != Some(src.as_path()) || !p.ends_with("lib.rs") && !p.ends_with("main.rs")
+        })
+        .map(|p| {
+            let relative = p.strip_prefix(&src).unwrap().with_extension("");
+            let mut parts: Vec<String> = relative
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            if parts.last().is_some_and(|l| l == "mod") {
+                parts.pop();
+            }
+            (parts.join("::"), p)
+        })
+        .collect()
+}
+
+/// The code of a file without comments and without its `#[cfg(test)]` module.
+fn code(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    let text = match text.find("#[cfg(test)]\nmod tests {") {
+        Some(at) => &text[..at],
+        None => &text[..],
+    };
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The module paths that follow `prefix` in `code` (`crate::a::b::C` gives `a::b::C`).
+fn paths_after(code: &str, prefix: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = code;
+    while let Some(at) = rest.find(prefix) {
+        let boundary = at == 0 || {
+            let before = rest.as_bytes()[at - 1];
+            !(before.is_ascii_alphanumeric() || before == b'_' || before == b':')
+        };
+        rest = &rest[at + prefix.len()..];
+        if boundary {
+            let path: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':')
+                .collect();
+            found.push(path.trim_end_matches(':').to_string());
+        }
+    }
+    found
+}
+
+/// The longest module of `modules` that `path` starts with.
+fn resolve(path: &str, modules: &BTreeMap<String, PathBuf>) -> Option<String> {
+    let parts: Vec<&str> = path.split("::").collect();
+    (1..=parts.len())
+        .rev()
+        .map(|k| parts[..k].join("::"))
+        .find(|m| modules.contains_key(m))
+}
+
+/// Which modules each module imports (`crate::` and `super::` paths), ancestors and descendants
+/// left out: a folder's `mod.rs` and its children are one unit.
+fn imports(modules: &BTreeMap<String, PathBuf>) -> BTreeMap<String, BTreeSet<String>> {
+    let related = |a: &str, b: &str| {
+        a == b || b.starts_with(&format!("{a}::")) || a.starts_with(&format!("{b}::"))
+    };
+    modules
+        .iter()
+        .map(|(module, path)| {
+            let code = code(path);
+            let supers =
+                paths_after(&code, "super::")
+                    .into_iter()
+                    .map(|p| match module.rsplit_once("::") {
+                        Some((parent, _)) => format!("{parent}::{p}"),
+                        None => p,
+                    });
+            let targets = paths_after(&code, "crate::")
+                .into_iter()
+                .chain(supers)
+                .filter_map(|p| resolve(&p, modules))
+                .filter(|target| !related(module, target))
+                .collect();
+            (module.clone(), targets)
+        })
+        .collect()
+}
+
+fn top_level_order() -> Vec<String> {
+    let lib =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
+    lib.lines()
+        .filter_map(|l| l.strip_prefix("pub mod "))
+        .map(|m| m.trim_end_matches(';').to_string())
+        .collect()
+}
+
+#[test]
+fn top_level_modules_import_only_earlier_stages() {
+    let order = top_level_order();
+    let rank = |m: &str| {
+        let top = m.split("::").next().unwrap();
+        order
+            .iter()
+            .position(|o| o == top)
+            .unwrap_or_else(|| panic!("{top} is not declared in src/lib.rs"))
+    };
+    let mut upward = Vec::new();
+    for (module, targets) in imports(&module_files()) {
+        for target in targets {
+            if rank(&target) > rank(&module) {
+                upward.push(format!("{module} -> {target}"));
+            }
+        }
+    }
+    assert!(
+        upward.is_empty(),
+        "imports against the pipeline order of src/lib.rs:\n{}",
+        upward.join("\n")
+    );
+}
+
+/// A cycle of `graph`, if it has one.
+fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit<'a>(
+        node: &'a str,
+        graph: &'a BTreeMap<String, BTreeSet<String>>,
+        state: &mut BTreeMap<&'a str, u8>,
+        stack: &mut Vec<&'a str>,
+    ) -> Option<Vec<String>> {
+        match state.get(node) {
+            Some(2) => return None,
+            Some(1) => {
+                let start = stack.iter().position(|n| *n == node).unwrap();
+                let mut cycle: Vec<String> = stack[start..].iter().map(|s| s.to_string()).collect();
+                cycle.push(node.to_string());
+                return Some(cycle);
+            }
+            _ => {}
+        }
+        state.insert(node, 1);
+        stack.push(node);
+        for next in graph.get(node).into_iter().flatten() {
+            if let Some(cycle) = visit(next, graph, state, stack) {
+                return Some(cycle);
+            }
+        }
+        stack.pop();
+        state.insert(node, 2);
+        None
+    }
+    let mut state = BTreeMap::new();
+    graph
+        .keys()
+        .find_map(|node| visit(node, graph, &mut state, &mut Vec::new()))
+}
+
+/// The import graph with every module cut to its first `depth` path segments: a folder and all
+/// it holds become one node, so a cycle between folders shows as well as one between files.
+fn collapsed(
+    graph: &BTreeMap<String, BTreeSet<String>>,
+    depth: usize,
+) -> BTreeMap<String, BTreeSet<String>> {
+    let cut = |m: &str| m.split("::").take(depth).collect::<Vec<_>>().join("::");
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (module, targets) in graph {
+        let from = cut(module);
+        let entry = out.entry(from.clone()).or_default();
+        entry.extend(targets.iter().map(|t| cut(t)).filter(|t| *t != from));
+    }
+    out
+}
+
+#[test]
+fn no_import_cycle_between_files_or_folders() {
+    let graph = imports(&module_files());
+    let depth = graph
+        .keys()
+        .map(|m| m.split("::").count())
+        .max()
+        .unwrap_or(1);
+    for level in 1..=depth {
+        if let Some(cycle) = find_cycle(&collapsed(&graph, level)) {
+            panic!("import cycle: {}", cycle.join(" -> "));
+        }
+    }
+}
+
+#[test]
+fn no_source_file_is_longer_than_800_lines() {
+    let long: Vec<String> = module_files()
+        .values()
+        .chain([Path::new(env!("CARGO_MANIFEST_DIR")).join("src/main.rs")].iter())
+        .filter_map(|path| {
+            let lines = std::fs::read_to_string(path).unwrap().lines().count();
+            (lines > MAX_LINES).then(|| format!("{} ({lines} lines)", path.display()))
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "over {MAX_LINES} lines: {}",
+        long.join(", ")
+    );
+}
+
+#[test]
+fn architecture_page_names_every_stage_folder() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let page = std::fs::read_to_string(root.join("docs/ARCHITECTURE.md")).unwrap();
+    let named: BTreeSet<String> = paths_after(&page, "src/")
+        .into_iter()
+        .chain(
+            page.split('`')
+                .filter_map(|s| s.strip_prefix("src/"))
+                .map(|s| s.trim_end_matches('/').to_string()),
+        )
+        .filter(|p| !p.is_empty())
+        .collect();
+    for path in &named {
+        let candidate = root.join("src").join(path);
+        assert!(
+            candidate.exists() || candidate.with_extension("rs").exists(),
+            "docs/ARCHITECTURE.md names src/{path}, which does not exist"
+        );
+    }
+    for module in top_level_order() {
+        if root.join("src").join(&module).is_dir() {
+            assert!(
+                named.contains(&module),
+                "docs/ARCHITECTURE.md does not name the folder src/{module}/"
+            );
+        }
+    }
+}
