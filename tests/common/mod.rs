@@ -16,8 +16,10 @@ pub fn shared_spider() -> PathBuf {
 }
 
 /// GitHub variables a test run must not inherit from a real Actions job.
-pub const GITHUB_VARIABLES: [&str; 8] = [
+pub const GITHUB_VARIABLES: [&str; 10] = [
     "GITHUB_ACTIONS",
+    "GITHUB_EVENT_NAME",
+    "GITHUB_WORKSPACE",
     "GITHUB_EVENT_PATH",
     "GITHUB_TOKEN",
     "SQLGATE_GITHUB_TOKEN",
