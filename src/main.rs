@@ -66,8 +66,12 @@ enum Command {
         #[arg(long)]
         report: PathBuf,
         /// Pull request number (default: from the event payload).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "from_workflow_run")]
         pr: Option<u64>,
+        /// The `workflow_run` half of the fork-safe pair: find the pull request through the API
+        /// from the run's head commit (never from the artifact) and post the report re-escaped.
+        #[arg(long)]
+        from_workflow_run: bool,
     },
 }
 
@@ -109,7 +113,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Baseline {
             action: BaselineAction::Update { config },
         } => commands::update_baseline(&config),
-        Command::Comment { report, pr } => commands::comment(&report, pr),
+        Command::Comment {
+            report,
+            from_workflow_run: true,
+            ..
+        } => commands::comment_from_workflow_run(&report),
+        Command::Comment { report, pr, .. } => commands::comment(&report, pr),
         Command::Action => commands::action(),
     }
 }

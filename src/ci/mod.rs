@@ -4,5 +4,6 @@
 //! Enters: a rendered report and gate verdict, or shard files. Leaves: API calls, files. May
 //! import every stage before it; must not import commands.
 
+pub mod fork;
 pub mod github;
 pub mod shard;

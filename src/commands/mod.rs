@@ -250,3 +250,60 @@ pub fn comment(report_path: &Path, pr: Option<u64>) -> anyhow::Result<ExitCode> 
     );
     Ok(ExitCode::SUCCESS)
 }
+
+/// `sqlgate comment --from-workflow-run`: posts a fork run's report on the pull request that
+/// run tested, found through the API from the event (never from the artifact), re-escaped.
+pub fn comment_from_workflow_run(report_path: &Path) -> anyhow::Result<ExitCode> {
+    use crate::ci::fork::{find_pull_request, WorkflowRun, MAX_REPORT_BYTES};
+    use std::io::Read as _;
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let event_path =
+        PathBuf::from(var("GITHUB_EVENT_PATH").context("GITHUB_EVENT_PATH is not set")?);
+    let payload: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(&event_path)
+            .with_context(|| format!("cannot read {}", event_path.display()))?,
+    )
+    .with_context(|| format!("{}: not JSON", event_path.display()))?;
+    let repository = var("GITHUB_REPOSITORY").context("GITHUB_REPOSITORY is not set")?;
+    let run = WorkflowRun::from_event(
+        &var("GITHUB_EVENT_NAME").unwrap_or_default(),
+        &payload,
+        &repository,
+    )
+    .map_err(anyhow::Error::msg)?;
+    let metadata = std::fs::symlink_metadata(report_path)
+        .with_context(|| format!("cannot read {}", report_path.display()))?;
+    anyhow::ensure!(
+        metadata.is_file(),
+        "{}: the report must be a regular file",
+        report_path.display()
+    );
+    let mut bytes = Vec::new();
+    std::fs::File::open(report_path)?
+        .take(MAX_REPORT_BYTES)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {}", report_path.display()))?;
+    let mut actions =
+        ActionsContext::from_env().context("`sqlgate comment` runs inside GitHub Actions")?;
+    let token = actions
+        .token
+        .clone()
+        .context("no token to find the pull request with")?;
+    let Some(number) =
+        find_pull_request(&actions.api_url, &token, &run).map_err(anyhow::Error::msg)?
+    else {
+        println!(
+            "sqlgate: no open pull request has head {} of {}: nothing posted",
+            run.head_sha, run.head_repository
+        );
+        return Ok(ExitCode::SUCCESS);
+    };
+    actions.pull_request = Some(number);
+    let body = run.body(&String::from_utf8_lossy(&bytes));
+    report_comment(
+        actions.upsert_comment(&run.marker(), &body),
+        &body,
+        report_path,
+    );
+    Ok(ExitCode::SUCCESS)
+}
