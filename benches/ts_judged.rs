@@ -40,8 +40,11 @@ fn config(spider: &Path, suite: &Path) -> Config {
         s = spider.display(),
         p = suite.display()
     );
-    Config::parse(&text, &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("bench.yml"))
-        .expect("bench config parses")
+    Config::parse(
+        &text,
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("bench.yml"),
+    )
+    .expect("bench config parses")
 }
 
 /// Accuracy (percent over scored items) of metric `metric` for system `system`.
@@ -127,7 +130,10 @@ fn main() {
     );
     let cold = Instant::now();
     evaluate(&config).expect("evaluates");
-    println!("TS + EX, cold gold cache: {:.1} s", cold.elapsed().as_secs_f64());
+    println!(
+        "TS + EX, cold gold cache: {:.1} s",
+        cold.elapsed().as_secs_f64()
+    );
     let warm = Instant::now();
     let evaluation = evaluate(&config).expect("evaluates");
     println!(
@@ -139,7 +145,11 @@ fn main() {
     for (s, system) in evaluation.systems.iter().enumerate() {
         let (ex, ts) = (accuracy(&evaluation, s, 0), accuracy(&evaluation, s, 1));
         gaps.push(ex - ts);
-        println!("  {:<10} EX {ex:.1}  TS {ts:.1}  gap {:.1}", system.name, ex - ts);
+        println!(
+            "  {:<10} EX {ex:.1}  TS {ts:.1}  gap {:.1}",
+            system.name,
+            ex - ts
+        );
     }
     println!(
         "mean EX - TS gap: {:.2} points (target <= 4.5)",

@@ -118,7 +118,10 @@ fn walk_set(body: &SetExpr, found: &mut Vec<Probe>) {
 
 fn walk_expr(expr: &Expr, found: &mut Vec<Probe>) {
     match expr {
-        Expr::Subquery(query) | Expr::Exists { subquery: query, .. } => collect(query, found),
+        Expr::Subquery(query)
+        | Expr::Exists {
+            subquery: query, ..
+        } => collect(query, found),
         Expr::InSubquery { expr, subquery, .. } => {
             walk_expr(expr, found);
             collect(subquery, found);
@@ -160,9 +163,12 @@ fn cut_probe(query: &Query) -> Option<Probe> {
             .projection
             .push(SelectItem::UnnamedExpr(resolve_key(&key.expr, select)));
     }
-    probe.body = Box::new(SetExpr::Select(Box::new(widened)));
+    *probe.body = SetExpr::Select(Box::new(widened));
     probe.limit_clause = Some(LimitClause::LimitOffset {
-        limit: Some(Expr::value(AstValue::Number((limit + 1).to_string(), false))),
+        limit: Some(Expr::value(AstValue::Number(
+            (limit + 1).to_string(),
+            false,
+        ))),
         offset: None,
         limit_by: Vec::new(),
     });
@@ -274,7 +280,9 @@ fn min_max(function: &Function) -> Option<(Function, Expr)> {
         return None;
     };
     match list.args.as_slice() {
-        [FunctionArg::Unnamed(FunctionArgExpr::Expr(arg))] if list.duplicate_treatment.is_none() => {
+        [FunctionArg::Unnamed(FunctionArgExpr::Expr(arg))]
+            if list.duplicate_treatment.is_none() =>
+        {
             Some((function.clone(), arg.clone()))
         }
         _ => None,
@@ -289,7 +297,7 @@ fn query_of(select: Select) -> Query {
         Some(sqlparser::ast::Statement::Query(q)) => *q,
         _ => unreachable!("SELECT 1 parses"),
     };
-    query.body = Box::new(SetExpr::Select(Box::new(select)));
+    *query.body = SetExpr::Select(Box::new(select));
     query
 }
 
@@ -342,7 +350,9 @@ mod tests {
         assert!(!undetermined("SELECT name FROM t ORDER BY x DESC LIMIT 3"));
         assert!(undetermined("SELECT name FROM t ORDER BY x DESC LIMIT 4"));
         assert!(!undetermined("SELECT x FROM t ORDER BY x DESC LIMIT 1"));
-        assert!(!undetermined("SELECT name FROM t ORDER BY x DESC, id LIMIT 1"));
+        assert!(!undetermined(
+            "SELECT name FROM t ORDER BY x DESC, id LIMIT 1"
+        ));
         assert!(undetermined(
             "SELECT id FROM t WHERE id IN (SELECT id FROM t ORDER BY x DESC LIMIT 1)"
         ));
