@@ -2,7 +2,8 @@
 //! database plus a variant where two singers tie on net worth. `ORDER BY ... LIMIT 1` and
 //! `= (SELECT max(...))` agree on the original (EX) but not on the variant (TS), while a true
 //! rewrite passes both. The TS failure carries a counterexample: the variant shrunk to the two
-//! tied singers, with both results, shown in the report.
+//! tied singers, with both results, shown in the report. With the roles swapped (a `LIMIT 1`
+//! gold), the tie leaves the gold's own answer undetermined, so the variant does not decide.
 
 mod common;
 
@@ -25,13 +26,17 @@ fn a_suite_database_with_ties_separates_limit_1_from_max() {
     drop(variant);
     let suite_before = common::snapshot(&work.path().join("suite"));
 
-    let gold =
-        "SELECT Name FROM singer ORDER BY Net_Worth_Millions DESC LIMIT 1\tsinger\n".repeat(2);
+    let max = "SELECT Name FROM singer WHERE Net_Worth_Millions = (SELECT max(Net_Worth_Millions) FROM singer)";
+    let limit = "SELECT Name FROM singer ORDER BY Net_Worth_Millions DESC LIMIT 1";
+    let gold = format!("{max}\tsinger\n{max}\tsinger\n{limit}\tsinger\n");
     std::fs::write(work.path().join("gold.sql"), gold).unwrap();
     std::fs::write(
         work.path().join("preds.txt"),
-        "SELECT Name FROM singer WHERE Net_Worth_Millions = (SELECT max(Net_Worth_Millions) FROM singer)\n\
-         SELECT T.name FROM singer AS T ORDER BY T.net_worth_millions DESC LIMIT 1\n",
+        format!(
+            "{limit}\n\
+             SELECT T.name FROM singer AS T WHERE T.net_worth_millions = \
+             (SELECT max(net_worth_millions) FROM singer)\n{max}\n"
+        ),
     )
     .unwrap();
     std::fs::write(
@@ -74,6 +79,15 @@ fn a_suite_database_with_ties_separates_limit_1_from_max() {
     );
     assert_shrunk_to_the_tie(&results[0]["ts_components"]["counterexample"]);
     assert!(results[1]["ts_components"].is_null());
+    // With the roles swapped, the tie leaves the LIMIT 1 gold's own answer undetermined on the
+    // variant, so the variant does not decide: judged on the original alone, `= max(...)` passes.
+    assert_eq!(
+        (
+            results[2]["metrics"]["ex"].clone(),
+            results[2]["metrics"]["ts"].clone()
+        ),
+        (1.into(), 1.into())
+    );
     let report = std::fs::read_to_string(report).unwrap();
     assert!(report.contains("| m | 1 | 0 | 1 | 0 | 0 | 0 |"), "{report}");
     assert!(report.contains("#### m: item 0 (singer)\n"), "{report}");
@@ -93,14 +107,14 @@ fn a_suite_database_with_ties_separates_limit_1_from_max() {
     let report = std::fs::read_to_string(report).unwrap();
     assert!(
         report.contains("False positives / negatives against ts")
-            && report.contains("| m | ex | FP | 50.0 |")
+            && report.contains("| m | ex | FP | 33.3 |")
             && report.contains("| m | ex | FN | 0.0 |"),
         "{report}"
     );
 }
 
-/// The counterexample keeps exactly the two singers tied at the top net worth: one name for
-/// `LIMIT 1`, both for `= max(...)`.
+/// The counterexample keeps exactly the two singers tied at the top net worth: both names for
+/// the `= max(...)` gold, one for the `LIMIT 1` prediction.
 fn assert_shrunk_to_the_tie(counterexample: &serde_json::Value) {
     assert_eq!(counterexample["database"], "singer_1.sqlite");
     assert_eq!(counterexample["category"], "ties under ORDER BY/LIMIT");
@@ -115,8 +129,8 @@ fn assert_shrunk_to_the_tie(counterexample: &serde_json::Value) {
     let rows = tables[0]["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 2, "{counterexample}");
     assert_eq!(rows[0][worth], rows[1][worth]);
-    assert_eq!(counterexample["gold"].as_array().unwrap().len(), 1);
-    assert_eq!(counterexample["prediction"].as_array().unwrap().len(), 2);
+    assert_eq!(counterexample["gold"].as_array().unwrap().len(), 2);
+    assert_eq!(counterexample["prediction"].as_array().unwrap().len(), 1);
 }
 
 #[test]

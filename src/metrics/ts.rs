@@ -1,11 +1,14 @@
 //! Test-suite accuracy (TS): the prediction is correct only if its result matches the gold's on
 //! every database of the item's test suite, under the configured comparison profile. Gold results
-//! are shared by all systems; scoring stops at the first distinguishing database.
+//! are shared by all systems; scoring stops at the first distinguishing database. A suite
+//! database on which the gold's own answer is not determined (tied sort keys at its LIMIT cut or
+//! MIN / MAX arg-row) does not decide; the original database always does.
 
 use super::{Details, Env, Metric, Outcome, Score};
 use crate::engine::exec::ExecError;
 use crate::input::dataset::GoldItem;
 use crate::suites::counterexample::minimize;
+use crate::suites::ties;
 
 /// The `ts` metric.
 pub struct TestSuiteAccuracy;
@@ -75,6 +78,7 @@ fn score_on_suite(
             {
                 continue
             }
+            Ok(_) if undecided(env, item, db, &gold.prepared.sql) => continue,
             Ok(_) => {
                 let counterexample = if explain && right_on_original(env, item, sql, db) {
                     minimize(env.executor, env.profile, db, &gold.prepared, sql).map(Box::new)
@@ -95,6 +99,19 @@ fn score_on_suite(
         }
     }
     Score::binary(true)
+}
+
+/// Whether a differing suite database leaves the gold's own answer undetermined (a tie at its
+/// `ORDER BY ... LIMIT` cut or MIN / MAX arg-row, [`crate::suites::ties`]): such a database does
+/// not decide the item. The original database always decides, so a TS-correct prediction stays
+/// EX-correct and EX itself is untouched (the
+/// suite's copy of the original has the original's file name).
+fn undecided(env: &Env<'_>, item: &GoldItem, db: &std::path::Path, gold: &str) -> bool {
+    let original = env
+        .dataset
+        .database_path(item)
+        .and_then(std::path::Path::file_name);
+    original != db.file_name() && ties::undetermined(env.executor, db, gold)
 }
 
 /// Whether the prediction is right on the item's original database (EX-correct), the case in

@@ -12,3 +12,4 @@ pub mod gold_cache;
 pub mod neighbors;
 pub mod storage_class;
 pub mod suite;
+pub mod ties;

@@ -12,6 +12,8 @@ pub mod source;
 pub mod store;
 mod values;
 
+pub use query::read_value;
+
 use crate::engine::profile::Profile;
 use crate::engine::value::Value;
 use crate::input::config::Config;

@@ -1,0 +1,369 @@
+//! Whether a gold query's own answer is determined on a database: an `ORDER BY ... LIMIT k`
+//! whose cut falls on tied sort keys (rows k and k+1 have the same keys but different projected
+//! values), or a bare-column `MIN` / `MAX` arg-row (`SELECT name, max(x) FROM t`) whose extreme
+//! value is held by rows with different projected values, leaves the answer to SQLite's scan
+//! order. Such a suite database does not decide a test-suite verdict: the item is judged on the
+//! others (see README, "Distilled test suites").
+//!
+//! Detection runs probe queries derived from the gold (its top-level query and the sub-queries
+//! of its WHERE / HAVING / set operations): the same query with its sort keys appended to the
+//! projection and one more row, or the arg-row rows at the extreme value. A probe that fails to
+//! run (a correlated sub-query) decides nothing.
+
+use crate::engine::exec::Executor;
+use sqlparser::ast::{
+    BinaryOperator, Distinct, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments,
+    LimitClause, OrderByKind, Query, Select, SelectItem, SetExpr, Value as AstValue,
+};
+use sqlparser::dialect::SQLiteDialect;
+use sqlparser::parser::Parser;
+use std::path::Path;
+
+/// A probe: a query and how to read its rows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Probe {
+    /// Rows of the query with `keys` sort-key columns appended, `limit + 1` of them: the cut is
+    /// tied when rows `limit - 1` and `limit` share the keys but differ before them.
+    Cut {
+        /// The probe SQL.
+        sql: String,
+        /// The original LIMIT.
+        limit: usize,
+        /// Number of appended key columns.
+        keys: usize,
+    },
+    /// Distinct projected rows at the extreme value: more than one means the arg-row is tied.
+    ArgRow {
+        /// The probe SQL.
+        sql: String,
+    },
+}
+
+/// The tie probes of a gold query (empty when it has no LIMIT cut or arg-row, or does not
+/// parse).
+pub fn probes(sql: &str) -> Vec<Probe> {
+    let Ok(statements) = Parser::parse_sql(&SQLiteDialect {}, sql) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for statement in statements {
+        if let sqlparser::ast::Statement::Query(query) = statement {
+            collect(&query, &mut found);
+        }
+    }
+    found
+}
+
+/// Whether a probe's rows show a tie that leaves the gold's answer undetermined.
+pub fn tied(probe: &Probe, rows: &[crate::engine::value::Row]) -> bool {
+    match probe {
+        Probe::Cut { limit, keys, .. } => {
+            let (Some(last), Some(next)) = (rows.get(limit.wrapping_sub(1)), rows.get(*limit))
+            else {
+                return false;
+            };
+            let width = last.len().saturating_sub(*keys);
+            last[width..] == next[width..] && last[..width] != next[..width]
+        }
+        Probe::ArgRow { .. } => rows.len() > 1,
+    }
+}
+
+/// Whether the gold query `sql` (as prepared by the profile) has an undetermined answer on the
+/// database at `db`: some probe shows a tie at its cut or arg-row.
+pub fn undetermined(executor: &Executor, db: &Path, sql: &str) -> bool {
+    probes(sql).iter().any(|probe| {
+        executor
+            .run(db, probe.sql())
+            .is_ok_and(|rows| tied(probe, &rows))
+    })
+}
+
+impl Probe {
+    /// The probe's SQL.
+    pub fn sql(&self) -> &str {
+        match self {
+            Probe::Cut { sql, .. } | Probe::ArgRow { sql } => sql,
+        }
+    }
+}
+
+fn collect(query: &Query, found: &mut Vec<Probe>) {
+    if let Some(probe) = cut_probe(query) {
+        found.push(probe);
+    }
+    if let SetExpr::Select(select) = query.body.as_ref() {
+        if query.limit_clause.is_none() {
+            found.extend(arg_row_probe(select));
+        }
+    }
+    walk_set(&query.body, found);
+}
+
+fn walk_set(body: &SetExpr, found: &mut Vec<Probe>) {
+    match body {
+        SetExpr::Select(select) => {
+            for expr in select.selection.iter().chain(select.having.iter()) {
+                walk_expr(expr, found);
+            }
+        }
+        SetExpr::Query(query) => collect(query, found),
+        SetExpr::SetOperation { left, right, .. } => {
+            walk_set(left, found);
+            walk_set(right, found);
+        }
+        _ => {}
+    }
+}
+
+fn walk_expr(expr: &Expr, found: &mut Vec<Probe>) {
+    match expr {
+        Expr::Subquery(query)
+        | Expr::Exists {
+            subquery: query, ..
+        } => collect(query, found),
+        Expr::InSubquery { expr, subquery, .. } => {
+            walk_expr(expr, found);
+            collect(subquery, found);
+        }
+        Expr::BinaryOp { left, right, .. } => {
+            walk_expr(left, found);
+            walk_expr(right, found);
+        }
+        Expr::UnaryOp { expr, .. } | Expr::Nested(expr) => walk_expr(expr, found),
+        _ => {}
+    }
+}
+
+/// `... ORDER BY keys LIMIT k` over one SELECT: the same query with the keys appended to its
+/// projection and `LIMIT k + 1`.
+fn cut_probe(query: &Query) -> Option<Probe> {
+    let SetExpr::Select(select) = query.body.as_ref() else {
+        return None;
+    };
+    let Some(LimitClause::LimitOffset {
+        limit: Some(limit),
+        offset: None,
+        ..
+    }) = &query.limit_clause
+    else {
+        return None;
+    };
+    let limit = number(limit)?;
+    let OrderByKind::Expressions(order) = &query.order_by.as_ref()?.kind else {
+        return None;
+    };
+    if limit == 0 || order.is_empty() {
+        return None;
+    }
+    let mut probe = query.clone();
+    let mut widened = select.as_ref().clone();
+    for key in order {
+        widened
+            .projection
+            .push(SelectItem::UnnamedExpr(resolve_key(&key.expr, select)));
+    }
+    *probe.body = SetExpr::Select(Box::new(widened));
+    probe.limit_clause = Some(LimitClause::LimitOffset {
+        limit: Some(Expr::value(AstValue::Number(
+            (limit + 1).to_string(),
+            false,
+        ))),
+        offset: None,
+        limit_by: Vec::new(),
+    });
+    Some(Probe::Cut {
+        sql: probe.to_string(),
+        limit,
+        keys: order.len(),
+    })
+}
+
+/// A sort key that names a projection alias or position stands for that projected expression.
+fn resolve_key(key: &Expr, select: &Select) -> Expr {
+    let projected = |index: usize| match select.projection.get(index) {
+        Some(SelectItem::UnnamedExpr(e)) | Some(SelectItem::ExprWithAlias { expr: e, .. }) => {
+            Some(e.clone())
+        }
+        _ => None,
+    };
+    match key {
+        Expr::Identifier(name) => select
+            .projection
+            .iter()
+            .find_map(|item| match item {
+                SelectItem::ExprWithAlias { expr, alias }
+                    if alias.value.eq_ignore_ascii_case(&name.value) =>
+                {
+                    Some(expr.clone())
+                }
+                _ => None,
+            })
+            .unwrap_or_else(|| key.clone()),
+        Expr::Value(v) => match &v.value {
+            AstValue::Number(n, _) => n
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| projected(i.checked_sub(1)?))
+                .unwrap_or_else(|| key.clone()),
+            _ => key.clone(),
+        },
+        _ => key.clone(),
+    }
+}
+
+/// `SELECT a, b, max(x) FROM ... WHERE ...` (one MIN / MAX, other items bare columns, no GROUP
+/// BY): the distinct bare-column rows whose `x` is the extreme.
+fn arg_row_probe(select: &Select) -> Option<Probe> {
+    if !group_by_is_empty(select) || select.having.is_some() || select.from.is_empty() {
+        return None;
+    }
+    let mut extreme = None;
+    let mut bare = Vec::new();
+    for item in &select.projection {
+        let expr = match item {
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => e,
+            _ => return None,
+        };
+        match expr {
+            Expr::Function(f) if min_max(f).is_some() => {
+                if extreme.replace(min_max(f)?).is_some() {
+                    return None;
+                }
+            }
+            Expr::Identifier(_) | Expr::CompoundIdentifier(_) => bare.push(expr.clone()),
+            _ => return None,
+        }
+    }
+    let (function, argument) = extreme?;
+    if bare.is_empty() {
+        return None;
+    }
+    let mut scalar = select.clone();
+    scalar.distinct = None;
+    scalar.projection = vec![SelectItem::UnnamedExpr(Expr::Function(function))];
+    let mut rows = select.clone();
+    rows.distinct = Some(Distinct::Distinct);
+    rows.projection = bare.into_iter().map(SelectItem::UnnamedExpr).collect();
+    let at_extreme = Expr::BinaryOp {
+        left: Box::new(argument),
+        op: BinaryOperator::Eq,
+        right: Box::new(Expr::Subquery(Box::new(query_of(scalar)))),
+    };
+    rows.selection = Some(match rows.selection.take() {
+        Some(condition) => Expr::BinaryOp {
+            left: Box::new(Expr::Nested(Box::new(condition))),
+            op: BinaryOperator::And,
+            right: Box::new(at_extreme),
+        },
+        None => at_extreme,
+    });
+    Some(Probe::ArgRow {
+        sql: query_of(rows).to_string(),
+    })
+}
+
+fn group_by_is_empty(select: &Select) -> bool {
+    match &select.group_by {
+        sqlparser::ast::GroupByExpr::Expressions(list, _) => list.is_empty(),
+        sqlparser::ast::GroupByExpr::All(_) => false,
+    }
+}
+
+/// A `min(x)` / `max(x)` call and its argument.
+fn min_max(function: &Function) -> Option<(Function, Expr)> {
+    let name = function.name.to_string().to_lowercase();
+    if name != "min" && name != "max" {
+        return None;
+    }
+    let FunctionArguments::List(list) = &function.args else {
+        return None;
+    };
+    match list.args.as_slice() {
+        [FunctionArg::Unnamed(FunctionArgExpr::Expr(arg))]
+            if list.duplicate_treatment.is_none() =>
+        {
+            Some((function.clone(), arg.clone()))
+        }
+        _ => None,
+    }
+}
+
+fn query_of(select: Select) -> Query {
+    let mut query = match Parser::parse_sql(&SQLiteDialect {}, "SELECT 1")
+        .ok()
+        .and_then(|mut s| s.pop())
+    {
+        Some(sqlparser::ast::Statement::Query(q)) => *q,
+        _ => unreachable!("SELECT 1 parses"),
+    };
+    *query.body = SetExpr::Select(Box::new(select));
+    query
+}
+
+fn number(expr: &Expr) -> Option<usize> {
+    match expr {
+        Expr::Value(v) => match &v.value {
+            AstValue::Number(n, _) => n.parse().ok(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::value::Value;
+
+    fn rows(sql: &str) -> Vec<Vec<Value>> {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, x INT);
+             INSERT INTO t VALUES (1,'a',5),(2,'b',9),(3,'c',9),(4,'d',1),(5,'e',1);",
+        )
+        .unwrap();
+        let mut statement = conn.prepare(sql).unwrap();
+        let width = statement.column_count();
+        statement
+            .query_map([], |row| {
+                Ok((0..width)
+                    .map(|i| crate::suites::distill::read_value(row.get_ref(i).unwrap()))
+                    .collect())
+            })
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    }
+
+    fn undetermined(sql: &str) -> bool {
+        probes(sql)
+            .iter()
+            .any(|probe| tied(probe, &rows(probe.sql())))
+    }
+
+    #[test]
+    fn a_limit_cut_on_tied_keys_leaves_the_answer_undetermined() {
+        assert!(undetermined("SELECT name FROM t ORDER BY x DESC LIMIT 1"));
+        assert!(undetermined("SELECT name FROM t ORDER BY x LIMIT 1"));
+        assert!(!undetermined("SELECT name FROM t ORDER BY x LIMIT 2"));
+        assert!(!undetermined("SELECT name FROM t ORDER BY x DESC LIMIT 3"));
+        assert!(undetermined("SELECT name FROM t ORDER BY x DESC LIMIT 4"));
+        assert!(!undetermined("SELECT x FROM t ORDER BY x DESC LIMIT 1"));
+        assert!(!undetermined(
+            "SELECT name FROM t ORDER BY x DESC, id LIMIT 1"
+        ));
+        assert!(undetermined(
+            "SELECT id FROM t WHERE id IN (SELECT id FROM t ORDER BY x DESC LIMIT 1)"
+        ));
+    }
+
+    #[test]
+    fn a_bare_column_beside_min_or_max_is_tied_when_the_extreme_is_shared() {
+        assert!(undetermined("SELECT name, max(x) FROM t"));
+        assert!(undetermined("SELECT min(x), name FROM t"));
+        assert!(!undetermined("SELECT name, max(x) FROM t WHERE id < 3"));
+        assert!(!undetermined("SELECT max(x) FROM t"));
+        assert!(probes("SELECT name, max(x) FROM t GROUP BY name").is_empty());
+    }
+}
