@@ -29,6 +29,10 @@ pub(super) fn finish(
         .or_else(|| config.report.output.clone())
         .unwrap_or_else(|| config.base_dir.join("sqlgate-report.md"));
     let gate_run = gate_run::gate_run(config, &evaluation, &report_path.display().to_string())?;
+    let written: Vec<(&str, String)> = [("summary", &outputs.summary), ("jsonl", &outputs.jsonl)]
+        .into_iter()
+        .filter_map(|(key, path)| Some((key, path.as_ref()?.display().to_string())))
+        .collect();
     if let Some(path) = outputs.jsonl {
         crate::util::fs::write_file_atomically(&path, |out| {
             crate::report::jsonl::write_jsonl(&evaluation, out)
@@ -61,7 +65,7 @@ pub(super) fn finish(
     write(&report_path, &gate_run.report)?;
     print!("{}", summary::human(&evaluation, &summary));
     print_verdict(&gate_run);
-    publish(&gate_run, &report_path, outputs.comment)?;
+    publish(&gate_run, &report_path, &written, outputs.comment)?;
     let failed = !gate_run.gate.passed && !outputs.no_fail_on_regression;
     Ok(if failed {
         ExitCode::from(1)
@@ -79,7 +83,12 @@ fn print_verdict(run: &GateRun) {
 }
 
 /// Step summary, step outputs and the PR comment in Actions; the comment on stdout elsewhere.
-fn publish(run: &GateRun, report_path: &Path, mode: CommentMode) -> anyhow::Result<()> {
+fn publish(
+    run: &GateRun,
+    report_path: &Path,
+    written: &[(&str, String)],
+    mode: CommentMode,
+) -> anyhow::Result<()> {
     let Some(actions) = ActionsContext::from_env() else {
         return Ok(());
     };
@@ -87,19 +96,21 @@ fn publish(run: &GateRun, report_path: &Path, mode: CommentMode) -> anyhow::Resu
         .write_step_summary(&run.comment)
         .context("cannot write $GITHUB_STEP_SUMMARY")?;
     let first = run.gate.comparisons.first().and_then(|c| c.cells.first());
+    let mut step_outputs = vec![
+        ("passed", run.gate.passed.to_string()),
+        (
+            "score",
+            first.map_or(String::new(), |c| format!("{:.4}", c.candidate_accuracy)),
+        ),
+        (
+            "delta",
+            first.map_or(String::new(), |c| format!("{:.2}", c.delta_points)),
+        ),
+        ("report", report_path.display().to_string()),
+    ];
+    step_outputs.extend(written.iter().cloned());
     actions
-        .write_outputs(&[
-            ("passed", run.gate.passed.to_string()),
-            (
-                "score",
-                first.map_or(String::new(), |c| format!("{:.4}", c.candidate_accuracy)),
-            ),
-            (
-                "delta",
-                first.map_or(String::new(), |c| format!("{:.2}", c.delta_points)),
-            ),
-            ("report", report_path.display().to_string()),
-        ])
+        .write_outputs(&step_outputs)
         .context("cannot write $GITHUB_OUTPUT")?;
     if mode == CommentMode::Never {
         return Ok(());

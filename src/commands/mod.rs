@@ -94,7 +94,7 @@ pub fn action() -> anyhow::Result<ExitCode> {
     let outputs = Outputs {
         jsonl: action_input("JSONL").map(PathBuf::from),
         summary: action_input("SUMMARY").map(PathBuf::from),
-        report: None,
+        report: action_input("REPORT").map(PathBuf::from),
         comment: if action_flag("COMMENT")? {
             CommentMode::Auto
         } else {
