@@ -201,7 +201,13 @@ fn locate_databases(
     let mut databases = BTreeMap::new();
     for (db_id, count) in counts {
         let file = config.databases.join(db_id).join(format!("{db_id}.sqlite"));
-        let path = file.is_file().then_some(file.clone());
+        let exists = std::fs::symlink_metadata(&file).is_ok();
+        if exists {
+            crate::util::workspace::check_database(&config.databases, &file).map_err(
+                |message| InputError::malformed(&file, format!("database `{db_id}`"), message),
+            )?;
+        }
+        let path = exists.then_some(file.clone());
         if path.is_none() && !config.skip_missing_databases {
             return Err(InputError::malformed(
                 &file,

@@ -8,3 +8,4 @@ pub mod digest;
 pub mod error;
 pub mod fs;
 pub mod progress;
+pub mod workspace;
