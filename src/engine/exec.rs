@@ -197,17 +197,14 @@ fn classify_error(error: rusqlite::Error, timed_out: bool, timeout: Duration) ->
 }
 
 /// SQLite's own message, without rusqlite's wrapping, cut to a readable length (SQLite quotes
-/// the offending token, which may be megabytes of garbage).
+/// the offending token, which may be megabytes of garbage) and scrubbed of credentials.
 fn sqlite_message(error: &rusqlite::Error) -> String {
     const MAX_CHARS: usize = 300;
     let message = match error {
         rusqlite::Error::SqliteFailure(_, Some(message)) => message.clone(),
         other => other.to_string(),
     };
-    match message.char_indices().nth(MAX_CHARS) {
-        Some((cut, _)) => format!("{}...", &message[..cut]),
-        None => message,
-    }
+    crate::util::scrub::scrub_cut(&message, MAX_CHARS)
 }
 
 fn read_value(value: rusqlite::types::ValueRef<'_>) -> Value {

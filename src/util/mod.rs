@@ -8,4 +8,5 @@ pub mod digest;
 pub mod error;
 pub mod fs;
 pub mod progress;
+pub mod scrub;
 pub mod workspace;
