@@ -216,7 +216,7 @@ fn locate_databases(
             ));
         }
         let tables_entry = tables.and_then(|t| t.get(db_id)).cloned().map(Arc::new);
-        let schema = load_schema(db_id, path.as_deref(), tables_entry.as_deref())?;
+        let schema = load_schema(db_id, path.as_deref(), tables_entry.as_deref());
         databases.insert(
             db_id.to_string(),
             Database {
@@ -234,14 +234,24 @@ fn load_schema(
     db_id: &str,
     path: Option<&Path>,
     entry: Option<&TableEntry>,
-) -> Result<Option<Arc<Schema>>, InputError> {
+) -> Option<Arc<Schema>> {
     if let Some(path) = path {
-        let schema = Schema::from_sqlite(path).map_err(|e| {
-            InputError::malformed(path, format!("database `{db_id}`"), e.to_string())
-        })?;
-        return Ok(Some(Arc::new(schema)));
+        match Schema::from_sqlite(path) {
+            Ok(schema) => return Some(Arc::new(schema)),
+            Err(error) => eprintln!(
+                "sqlgate: warning: database `{db_id}` ({}): {}; its items are scored without \
+                 the file's schema{}",
+                path.display(),
+                crate::util::scrub::scrub_cut(&error.to_string(), 300),
+                if entry.is_some() {
+                    " (tables.json's is used)"
+                } else {
+                    ""
+                }
+            ),
+        }
     }
-    Ok(entry.map(|e| Arc::new(Schema::from_tables_json(e))))
+    entry.map(|e| Arc::new(Schema::from_tables_json(e)))
 }
 
 fn assign_difficulty(

@@ -9,4 +9,5 @@ pub mod error;
 pub mod fs;
 pub mod progress;
 pub mod scrub;
+pub mod sqlite;
 pub mod workspace;

@@ -168,28 +168,28 @@ impl Workspace {
         Ok(resolved)
     }
 
-    /// Checks a (resolved) glob pattern before it is walked: no `..`, and the folder before
-    /// its first wildcard lies inside the workspace, so `/**/*.txt` never walks the file system.
+    /// Checks a (resolved) glob pattern before it is walked: the folder before its first
+    /// wildcard lies inside the workspace (after symlinks), and no `..` follows a wildcard, so
+    /// `/**/*.txt` never walks the file system.
     pub fn check_pattern(&self, key: &str, pattern: &str) -> Result<(), String> {
-        let path = Path::new(pattern);
-        if path.components().any(|c| c == Component::ParentDir) {
+        let is_wild = |c: &Component| c.as_os_str().to_string_lossy().contains(['*', '?', '[']);
+        let components: Vec<Component> = Path::new(pattern).components().collect();
+        let Some(first_wild) = components.iter().position(is_wild) else {
+            return Ok(());
+        };
+        if components[first_wild..].contains(&Component::ParentDir) {
             return Err(format!(
-                "`{key}`: `{pattern}` may not use `..`; write it relative to the config's folder"
+                "`{key}`: the glob `{pattern}` may not use `..` after a wildcard"
             ));
         }
-        let literal: PathBuf = path
-            .components()
-            .take_while(|c| !c.as_os_str().to_string_lossy().contains(['*', '?', '[']))
-            .collect();
-        if literal.as_os_str().len() < pattern.len() {
-            let start = literal.canonicalize().unwrap_or(literal.clone());
-            if !start.starts_with(&self.root) {
-                return Err(format!(
-                    "`{key}`: the glob `{pattern}` starts outside the workspace {}; \
-                     write it relative to the config's folder",
-                    self.root.display()
-                ));
-            }
+        let literal: PathBuf = components[..first_wild].iter().collect();
+        let start = literal.canonicalize().unwrap_or(literal);
+        if !start.starts_with(&self.root) {
+            return Err(format!(
+                "`{key}`: the glob `{pattern}` starts outside the workspace {}; \
+                 write it relative to the config's folder",
+                self.root.display()
+            ));
         }
         Ok(())
     }
