@@ -131,6 +131,9 @@ pub const REPORT_MARKER: &str = "<!-- sqlgate:";
 /// A key every baseline file sqlgate writes holds near its start.
 pub const BASELINE_MARKER: &str = "\"sqlgate_version\"";
 
+/// The longest `execution.timeout_ms`: one hour.
+const MAX_TIMEOUT_MS: u64 = 3_600_000;
+
 /// The largest `suite.distill.rows` bound: generated tables stay small, as in the paper.
 const MAX_GENERATED_ROWS: usize = 10_000;
 
@@ -597,8 +600,11 @@ impl Config {
                 "`compare.float_tolerance` must be a non-negative number, not {tolerance}"
             ));
         }
-        if self.execution.timeout_ms == 0 {
-            return fail("`execution.timeout_ms` must be positive".into());
+        if !(1..=MAX_TIMEOUT_MS).contains(&self.execution.timeout_ms) {
+            return fail(format!(
+                "`execution.timeout_ms` must be between 1 and {MAX_TIMEOUT_MS} (one hour), not {}",
+                self.execution.timeout_ms
+            ));
         }
         if let Some(name) = self
             .reference

@@ -345,7 +345,11 @@ fn fingerprint(
         if let Some(path) = &db.path {
             hasher.update(db_id.as_bytes());
             hasher.update(b"\0");
-            hasher.update(Sha256::digest(read_bytes(path)?));
+            let mut file_hasher = Sha256::new();
+            std::fs::File::open(path)
+                .and_then(|mut file| std::io::copy(&mut file, &mut file_hasher))
+                .map_err(|e| InputError::read(path, e))?;
+            hasher.update(file_hasher.finalize());
         }
     }
     Ok(crate::util::digest::hex(&hasher.finalize()))
