@@ -5,6 +5,7 @@
 
 mod common;
 
+use common::openai::{Reply, Server};
 use common::sqlgate_command;
 use serde_json::{json, Value};
 use std::path::Path;
@@ -17,6 +18,8 @@ use std::time::Duration;
 struct FakeGitHub {
     comments: Vec<(u64, String)>,
     requests: Vec<String>,
+    /// Refuse every request with a 403 whose message echoes the `Authorization` header.
+    echo_refusal: bool,
 }
 
 fn comment_json(id: u64, body: &str) -> Value {
@@ -44,7 +47,17 @@ fn handle(state: &Mutex<FakeGitHub>, mut request: tiny_http::Request) {
     let method = request.method().as_str().to_string();
     let mut state = state.lock().unwrap();
     state.requests.push(format!("{method} {path}"));
+    let credentials = request
+        .headers()
+        .iter()
+        .find(|h| h.field.equiv("Authorization"))
+        .map(|h| h.value.as_str().to_string())
+        .unwrap_or_default();
     let (status, reply) = match (method.as_str(), path.as_str()) {
+        _ if state.echo_refusal => (
+            403,
+            json!({"message": format!("{} is not allowed here; {}", credentials, "x".repeat(5000))}),
+        ),
         _ if !authorized => (401, json!({"message": "Bad credentials"})),
         ("GET", "/repos/acme/model/issues/7/comments") => (
             200,
@@ -217,4 +230,149 @@ fn comment_is_created_then_updated_and_never_posted_without_token() {
     assert!(outputs.contains("passed=true") || outputs.contains("passed=false"));
     let summary = std::fs::read_to_string(&summary).unwrap();
     assert_eq!(summary.matches("<!-- sqlgate:").count(), 3);
+}
+
+/// A token planted in `SQLGATE_GITHUB_TOKEN` (not in a known token shape, so only its literal
+/// value can be recognised).
+const PLANTED: &str = "t0ken-PLANTED-5e3c9a1f77d2";
+
+#[test]
+fn a_planted_token_never_appears_in_any_output() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path();
+    let state = Arc::new(Mutex::new(FakeGitHub::default()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let api = start_server(Arc::clone(&state), Arc::clone(&stop));
+    // A hostile judge: echoes what it was sent and the planted token in its error bodies.
+    let judge = Server::start(|request, _| Reply {
+        status: 400,
+        body: format!(
+            "I saw {:?} and {PLANTED}; also Bearer {PLANTED} and ghp_{}",
+            request.authorization,
+            "A".repeat(36)
+        ),
+        headers: Vec::new(),
+        delay: Duration::ZERO,
+    });
+    let ex = example();
+    let event = dir.join("event.json");
+    std::fs::write(&event, json!({"pull_request": {"number": 7}}).to_string()).unwrap();
+    let gold = json!([
+        {"db_id": "concert_singer", "question": "How many singers are there?", "query": "SELECT count(*) FROM singer"},
+        {"db_id": "concert_singer", "question": "List the singer names.", "query": "SELECT name FROM singer"},
+    ]);
+    std::fs::write(dir.join("gold.json"), gold.to_string()).unwrap();
+    std::fs::write(
+        dir.join("pred.txt"),
+        "SELECT count(*) FROM stadium\nSELECT name FROM singer WHERE age > 30\n",
+    )
+    .unwrap();
+    let write = |judge_key: &str| {
+        let config = dir.join("sqlgate.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "dataset: {{ gold: {dir}/gold.json, databases: {ex}/database, difficulty: none }}\n\
+                 predictions: [{{ name: model, path: {dir}/pred.txt }}]\n\
+                 metrics: [ex, flex]\n\
+                 judge: {{ base_url: '{}', model: m, api_key_env: {judge_key}, max_retries: 0, timeout_ms: 2000 }}\n\
+                 report: {{ output: {dir}/report.md }}\n",
+                judge.base_url,
+                ex = ex.display(),
+                dir = dir.display()
+            ),
+        )
+        .unwrap();
+        config
+    };
+    let (outputs, summary) = (dir.join("outputs.txt"), dir.join("step-summary.md"));
+    let run = |config: &Path| {
+        sqlgate_command(&[
+            "eval",
+            "--config",
+            config.to_str().unwrap(),
+            "--jsonl",
+            dir.join("items.jsonl").to_str().unwrap(),
+            "--summary",
+            dir.join("summary.json").to_str().unwrap(),
+        ])
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_EVENT_PATH", &event)
+        .env("GITHUB_REPOSITORY", "acme/model")
+        .env("GITHUB_API_URL", &api)
+        .env("GITHUB_OUTPUT", &outputs)
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .env("SQLGATE_GITHUB_TOKEN", PLANTED)
+        .env("JUDGE_API_KEY", "judge-key-0123456789")
+        .output()
+        .unwrap()
+    };
+    let assert_clean = |what: &str, text: &str| {
+        assert!(!text.contains(PLANTED), "the token is in {what}: {text}");
+        assert!(
+            !text.contains("judge-key-0123456789"),
+            "the judge key is in {what}"
+        );
+        assert!(
+            !text.contains(&format!("ghp_{}", "A".repeat(36))),
+            "a token shape is in {what}"
+        );
+    };
+
+    let refused = run(&write("SQLGATE_GITHUB_TOKEN"));
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("`judge.api_key_env`"), "{stderr}");
+    assert_clean("stderr", &stderr);
+    assert_eq!(judge.count(), 0, "nothing was sent to the judge");
+    for name in [
+        "GITHUB_TOKEN",
+        "ACTIONS_RUNTIME_TOKEN",
+        "RUNNER_TEMP",
+        "GITHUB_ANYTHING",
+    ] {
+        let refused = run(&write(name));
+        assert_eq!(refused.status.code(), Some(2), "{name} is refused");
+    }
+
+    let config = write("JUDGE_API_KEY");
+    let posted = run(&config);
+    assert!(
+        matches!(posted.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&posted.stderr)
+    );
+    assert!(judge.count() > 0, "the judge was asked");
+    state.lock().unwrap().echo_refusal = true;
+    let refused = run(&config);
+    let stdout = String::from_utf8_lossy(&refused.stdout);
+    assert!(stdout.contains("the GitHub API refused: 403"), "{stdout}");
+    assert!(stdout.len() < 200_000);
+    stop.store(true, Ordering::Relaxed);
+
+    for output in [&posted, &refused] {
+        assert_clean("stdout", &String::from_utf8_lossy(&output.stdout));
+        assert_clean("stderr", &String::from_utf8_lossy(&output.stderr));
+    }
+    let state = state.lock().unwrap();
+    assert_eq!(state.comments.len(), 1, "{:?}", state.requests);
+    assert_clean("the posted comment", &state.comments[0].1);
+    for file in [
+        "report.md",
+        "items.jsonl",
+        "summary.json",
+        "outputs.txt",
+        "step-summary.md",
+    ] {
+        assert_clean(file, &std::fs::read_to_string(dir.join(file)).unwrap());
+    }
+    let everything: String = ["report.md", "items.jsonl", "summary.json"]
+        .iter()
+        .map(|f| std::fs::read_to_string(dir.join(f)).unwrap())
+        .chain([String::from_utf8_lossy(&posted.stdout).into_owned()])
+        .collect();
+    assert!(
+        everything.contains("[redacted]"),
+        "the judge's echo arrived, scrubbed: {everything}"
+    );
 }

@@ -117,8 +117,13 @@ impl ActionsContext {
     }
 }
 
-/// An octocrab error with GitHub's status and message, or its cause chain.
+/// An octocrab error with GitHub's status and message, or its cause chain, cut and scrubbed
+/// of credentials (error bodies are never printed whole).
 fn describe(error: &octocrab::Error) -> String {
+    crate::util::scrub::scrub_cut(&describe_whole(error), 300)
+}
+
+fn describe_whole(error: &octocrab::Error) -> String {
     if let octocrab::Error::GitHub { source, .. } = error {
         return format!("{} {}", source.status_code, source.message);
     }

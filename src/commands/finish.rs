@@ -24,10 +24,7 @@ pub(super) fn finish(
     outputs: Outputs,
 ) -> anyhow::Result<ExitCode> {
     let summary = Summary::of(&evaluation);
-    let report_path = outputs
-        .report
-        .or_else(|| config.report.output.clone())
-        .unwrap_or_else(|| config.base_dir.join("sqlgate-report.md"));
+    let report_path = outputs.report.unwrap_or_else(|| config.report_path());
     let gate_run = gate_run::gate_run(config, &evaluation, &report_path.display().to_string())?;
     let written: Vec<(&str, String)> = [("summary", &outputs.summary), ("jsonl", &outputs.jsonl)]
         .into_iter()

@@ -1,29 +1,24 @@
 //! Safe execution of untrusted SQL against SQLite databases.
 //!
 //! Predictions come from pull requests and are treated as hostile. Each database is opened
-//! read-only and immutable; an authorizer admits only reading (no ATTACH, writes, DDL, PRAGMA,
+//! through the guarded constructor of `util::sqlite` (read-only, immutable, defensive, limited);
+//! on top of it an authorizer admits only reading (no ATTACH, writes, DDL, PRAGMA,
 //! transactions or `load_extension`); only one read-only statement runs per query; a progress
 //! handler enforces the wall-clock limit inside SQLite; value, SQL-text and result sizes are capped.
 //! Connections are cached per worker thread, so a run opens each database once per thread.
 
 use crate::engine::value::{Row, Value};
+use crate::util::sqlite::{now_nanos, Guarded};
 use rusqlite::fallible_iterator::FallibleIterator;
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
-use rusqlite::limits::Limit;
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::Connection;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// Largest string or blob a query may build (defeats `randomblob(900000000)` and friends).
-const MAX_VALUE_BYTES: i32 = 32 << 20;
-/// Longest SQL text accepted.
-const MAX_SQL_BYTES: i32 = 1 << 20;
-/// Virtual-machine steps between two deadline checks.
-const PROGRESS_INTERVAL: i32 = 1000;
+/// The time a database may take to be copied into memory.
+const COPY_BUDGET: Duration = Duration::from_secs(60);
 
 /// Per-query limits.
 #[derive(Debug, Clone, Copy)]
@@ -62,20 +57,8 @@ pub struct Executor {
     limits: Limits,
 }
 
-/// A cached connection and the deadline its progress handler watches.
-struct Guarded {
-    conn: Connection,
-    deadline: Arc<AtomicU64>,
-}
-
 thread_local! {
     static CONNECTIONS: RefCell<HashMap<PathBuf, Guarded>> = RefCell::new(HashMap::new());
-}
-
-/// Nanoseconds since the first call, the clock the progress handlers compare against.
-fn now_nanos() -> u64 {
-    static EPOCH: OnceLock<Instant> = OnceLock::new();
-    EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
 }
 
 impl Executor {
@@ -97,11 +80,9 @@ impl Executor {
                 cache.insert(db.to_path_buf(), open_guarded(db)?);
             }
             let guarded = &cache[db];
-            let started = now_nanos();
-            let deadline = started.saturating_add(self.limits.timeout.as_nanos() as u64);
-            guarded.deadline.store(deadline, Ordering::Relaxed);
+            let deadline = guarded.arm(self.limits.timeout);
             let result = self.query(&guarded.conn, sql, deadline);
-            guarded.deadline.store(u64::MAX, Ordering::Relaxed);
+            guarded.disarm();
             result
         })
     }
@@ -197,17 +178,14 @@ fn classify_error(error: rusqlite::Error, timed_out: bool, timeout: Duration) ->
 }
 
 /// SQLite's own message, without rusqlite's wrapping, cut to a readable length (SQLite quotes
-/// the offending token, which may be megabytes of garbage).
+/// the offending token, which may be megabytes of garbage) and scrubbed of credentials.
 fn sqlite_message(error: &rusqlite::Error) -> String {
     const MAX_CHARS: usize = 300;
     let message = match error {
         rusqlite::Error::SqliteFailure(_, Some(message)) => message.clone(),
         other => other.to_string(),
     };
-    match message.char_indices().nth(MAX_CHARS) {
-        Some((cut, _)) => format!("{}...", &message[..cut]),
-        None => message,
-    }
+    crate::util::scrub::scrub_cut(&message, MAX_CHARS)
 }
 
 fn read_value(value: rusqlite::types::ValueRef<'_>) -> Value {
@@ -260,12 +238,9 @@ impl Scratch {
     pub fn copy_of(db: &Path) -> Result<Scratch, ExecError> {
         let open_error = |e: rusqlite::Error| ExecError::Open(format!("{}: {e}", db.display()));
         let mut conn = Connection::open_in_memory().map_err(open_error)?;
-        let source = Connection::open_with_flags(
-            immutable_uri(db),
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
-        )
-        .map_err(open_error)?;
-        rusqlite::backup::Backup::new(&source, &mut conn)
+        let source = crate::util::sqlite::open_read_only(db).map_err(open_error)?;
+        source.arm(COPY_BUDGET);
+        rusqlite::backup::Backup::new(&source.conn, &mut conn)
             .and_then(|backup| backup.run_to_completion(256, Duration::ZERO, None))
             .map_err(open_error)?;
         conn.pragma_update(None, "foreign_keys", true)
@@ -277,10 +252,9 @@ impl Scratch {
 
     /// Runs an untrusted query on the copy, under `executor`'s limits.
     pub fn run(&self, executor: &Executor, sql: &str) -> Result<Vec<Row>, ExecError> {
-        let deadline = now_nanos().saturating_add(executor.limits.timeout.as_nanos() as u64);
-        self.guarded.deadline.store(deadline, Ordering::Relaxed);
+        let deadline = self.guarded.arm(executor.limits.timeout);
         let result = executor.query(&self.guarded.conn, sql, deadline);
-        self.guarded.deadline.store(u64::MAX, Ordering::Relaxed);
+        self.guarded.disarm();
         result
     }
 
@@ -321,40 +295,25 @@ impl Scratch {
     }
 }
 
-/// Opens `db` read-only and immutable, locked down for untrusted queries.
+/// Opens `db` through the guarded constructor, with the authorizer for untrusted queries.
 fn open_guarded(db: &Path) -> Result<Guarded, ExecError> {
     let open_error = |e: rusqlite::Error| ExecError::Open(format!("{}: {e}", db.display()));
     if !db.is_file() {
         return Err(ExecError::Open(format!("{}: no such file", db.display())));
     }
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-        | OpenFlags::SQLITE_OPEN_URI
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(immutable_uri(db), flags).map_err(open_error)?;
-    guard(conn).map_err(open_error)
+    let mut guarded = crate::util::sqlite::open_read_only(db).map_err(open_error)?;
+    guarded
+        .conn
+        .authorizer(Some(authorize))
+        .map_err(open_error)?;
+    Ok(guarded)
 }
 
-/// Locks a connection down and attaches the deadline its progress handler watches.
-fn guard(mut conn: Connection) -> rusqlite::Result<Guarded> {
-    lock_down(&mut conn)?;
-    let deadline = Arc::new(AtomicU64::new(u64::MAX));
-    let watched = Arc::clone(&deadline);
-    conn.progress_handler(
-        PROGRESS_INTERVAL,
-        Some(move || now_nanos() >= watched.load(Ordering::Relaxed)),
-    )?;
-    Ok(Guarded { conn, deadline })
-}
-
-fn lock_down(conn: &mut Connection) -> rusqlite::Result<()> {
-    use rusqlite::config::DbConfig;
-    conn.set_limit(Limit::SQLITE_LIMIT_ATTACHED, 0)?;
-    conn.set_limit(Limit::SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)?;
-    conn.set_limit(Limit::SQLITE_LIMIT_SQL_LENGTH, MAX_SQL_BYTES)?;
-    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
-    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false)?;
-    conn.authorizer(Some(authorize))?;
-    Ok(())
+/// Locks an in-memory copy down like a file, with the authorizer.
+fn guard(conn: Connection) -> rusqlite::Result<Guarded> {
+    let mut guarded = crate::util::sqlite::guard(conn)?;
+    guarded.conn.authorizer(Some(authorize))?;
+    Ok(guarded)
 }
 
 /// Admits reading and pure functions; denies everything else.
@@ -372,22 +331,6 @@ fn authorize(context: AuthContext<'_>) -> Authorization {
     }
 }
 
-/// A `file:` URI opening `path` immutable, with the path percent-encoded.
-fn immutable_uri(path: &Path) -> String {
-    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let mut uri = String::from("file:");
-    for byte in absolute.to_string_lossy().bytes() {
-        match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
-                uri.push(byte as char)
-            }
-            _ => uri.push_str(&format!("%{byte:02X}")),
-        }
-    }
-    uri.push_str("?immutable=1");
-    uri
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -396,11 +339,5 @@ mod tests {
     fn lenient_decoding_drops_invalid_bytes() {
         assert_eq!(decode_lenient(b"ab\xffc\xe2\x82"), "abc");
         assert_eq!(decode_lenient("héllo".as_bytes()), "héllo");
-    }
-
-    #[test]
-    fn uri_escapes_query_characters() {
-        let uri = immutable_uri(Path::new("/tmp/a b?c#d.sqlite"));
-        assert_eq!(uri, "file:/tmp/a%20b%3Fc%23d.sqlite?immutable=1");
     }
 }

@@ -8,6 +8,7 @@
 use crate::input::provider_config::{ProviderConfig, ProviderKind};
 use crate::input::trusted::TrustedBase;
 use crate::util::error::InputError;
+use crate::util::workspace::Workspace;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -66,6 +67,9 @@ pub struct Config {
     /// ignores in favour of the base's versions; the report says so.
     #[serde(skip)]
     pub ignored_changes: Vec<String>,
+    /// The folder every configured path must stay inside (set by [`Config::load`]).
+    #[serde(skip)]
+    pub workspace: Workspace,
 }
 
 /// Dataset section.
@@ -130,6 +134,14 @@ impl<'de> Deserialize<'de> for DifficultySource {
         }
     }
 }
+
+/// The first line of every report sqlgate writes (the sticky comment's marker).
+pub const REPORT_MARKER: &str = "<!-- sqlgate:";
+/// A key every baseline file sqlgate writes holds near its start.
+pub const BASELINE_MARKER: &str = "\"sqlgate_version\"";
+
+/// The longest `execution.timeout_ms`: one hour.
+const MAX_TIMEOUT_MS: u64 = 3_600_000;
 
 /// The largest `suite.distill.rows` bound: generated tables stay small, as in the paper.
 const MAX_GENERATED_ROWS: usize = 10_000;
@@ -206,7 +218,7 @@ pub struct PredictionSpec {
     /// System name; defaults to the file stem. Not allowed when the glob matches several files.
     #[serde(default)]
     pub name: Option<String>,
-    /// File path or glob.
+    /// File path or glob (resolved against the config's folder).
     pub path: String,
     /// File format.
     #[serde(default)]
@@ -463,10 +475,71 @@ impl Config {
             .unwrap_or_else(|| self.reference_metric())
     }
 
-    /// Reads, validates and resolves a config file.
+    /// Reads, validates and resolves a config file, then applies the workspace rule to every
+    /// path it names (see [`crate::util::workspace`]).
     pub fn load(path: &Path) -> Result<Config, InputError> {
         let text = crate::util::error::read_utf8(path)?;
-        Self::parse(&text, path)
+        Self::parse(&text, path)?.inside_workspace()
+    }
+
+    /// Settles the workspace and checks every configured path against it.
+    fn inside_workspace(mut self) -> Result<Config, InputError> {
+        let fail = |message: String| InputError::Config {
+            path: self.path.clone(),
+            message,
+        };
+        self.workspace = Workspace::detect(&self.base_dir).map_err(fail)?;
+        self.check_workspace().map_err(fail)?;
+        Ok(self)
+    }
+
+    /// The Markdown report's path: `report.output`, else `sqlgate-report.md` beside the config.
+    pub fn report_path(&self) -> PathBuf {
+        self.report
+            .output
+            .clone()
+            .unwrap_or_else(|| self.base_dir.join("sqlgate-report.md"))
+    }
+
+    /// Every configured path inside the workspace: inputs are regular files (or folders),
+    /// outputs stay out of `.git` and never replace a file sqlgate did not write.
+    fn check_workspace(&self) -> Result<(), String> {
+        let ws = &self.workspace;
+        ws.input_file("dataset.gold", &self.dataset.gold)?;
+        if let Some(tables) = &self.dataset.tables {
+            ws.input_file("dataset.tables", tables)?;
+        }
+        ws.input_dir("dataset.databases", &self.dataset.databases)?;
+        for (index, spec) in self.predictions.iter().enumerate() {
+            let key = format!("predictions[{index}].path");
+            ws.check_pattern(&key, &spec.path)?;
+            let matches = glob::glob(&spec.path).map_err(|e| format!("`{key}`: {e}"))?;
+            for path in matches.filter_map(Result::ok) {
+                ws.input_file(&key, &path)?;
+            }
+        }
+        if let Some(template) = &self.report.template {
+            ws.input_file("report.template", template)?;
+        }
+        ws.output_file("report.output", &self.report_path(), REPORT_MARKER)?;
+        if let Some(baseline) = &self.baseline {
+            ws.output_file("baseline.path", &baseline.path, BASELINE_MARKER)?;
+        }
+        if let Some(path) = &self.suite.path {
+            match self.suite.kind {
+                SuiteKind::Directory => ws.input_dir("suite.path", path).map(drop)?,
+                _ => ws.output_dir("suite.path", path)?,
+            }
+        }
+        for (kind, provider) in [
+            (ProviderKind::Judge, &self.judge),
+            (ProviderKind::Embeddings, &self.embeddings),
+        ] {
+            if let Some(dir) = provider.as_ref().and_then(|p| p.cache_dir.as_ref()) {
+                ws.output_dir(&format!("{}.cache_dir", kind.key()), dir)?;
+            }
+        }
+        Ok(())
     }
 
     /// Loads the config as the pull request's base commit has it (`base`), or from the working
@@ -485,7 +558,7 @@ impl Config {
         })?;
         let text = String::from_utf8(bytes)
             .map_err(|e| InputError::malformed(path, "base commit", format!("not UTF-8: {e}")))?;
-        let mut config = Self::parse(&text, path)?;
+        let mut config = Self::parse(&text, path)?.inside_workspace()?;
         if base.changes(path)? {
             config
                 .ignored_changes
@@ -615,8 +688,11 @@ impl Config {
                 "`compare.float_tolerance` must be a non-negative number, not {tolerance}"
             ));
         }
-        if self.execution.timeout_ms == 0 {
-            return fail("`execution.timeout_ms` must be positive".into());
+        if !(1..=MAX_TIMEOUT_MS).contains(&self.execution.timeout_ms) {
+            return fail(format!(
+                "`execution.timeout_ms` must be between 1 and {MAX_TIMEOUT_MS} (one hour), not {}",
+                self.execution.timeout_ms
+            ));
         }
         if let Some(name) = self
             .reference

@@ -201,7 +201,13 @@ fn locate_databases(
     let mut databases = BTreeMap::new();
     for (db_id, count) in counts {
         let file = config.databases.join(db_id).join(format!("{db_id}.sqlite"));
-        let path = file.is_file().then_some(file.clone());
+        let exists = std::fs::symlink_metadata(&file).is_ok();
+        if exists {
+            crate::util::workspace::check_database(&config.databases, &file).map_err(
+                |message| InputError::malformed(&file, format!("database `{db_id}`"), message),
+            )?;
+        }
+        let path = exists.then_some(file.clone());
         if path.is_none() && !config.skip_missing_databases {
             return Err(InputError::malformed(
                 &file,
@@ -210,7 +216,7 @@ fn locate_databases(
             ));
         }
         let tables_entry = tables.and_then(|t| t.get(db_id)).cloned().map(Arc::new);
-        let schema = load_schema(db_id, path.as_deref(), tables_entry.as_deref())?;
+        let schema = load_schema(db_id, path.as_deref(), tables_entry.as_deref());
         databases.insert(
             db_id.to_string(),
             Database {
@@ -228,14 +234,24 @@ fn load_schema(
     db_id: &str,
     path: Option<&Path>,
     entry: Option<&TableEntry>,
-) -> Result<Option<Arc<Schema>>, InputError> {
+) -> Option<Arc<Schema>> {
     if let Some(path) = path {
-        let schema = Schema::from_sqlite(path).map_err(|e| {
-            InputError::malformed(path, format!("database `{db_id}`"), e.to_string())
-        })?;
-        return Ok(Some(Arc::new(schema)));
+        match Schema::from_sqlite(path) {
+            Ok(schema) => return Some(Arc::new(schema)),
+            Err(error) => eprintln!(
+                "sqlgate: warning: database `{db_id}` ({}): {}; its items are scored without \
+                 the file's schema{}",
+                path.display(),
+                crate::util::scrub::scrub_cut(&error.to_string(), 300),
+                if entry.is_some() {
+                    " (tables.json's is used)"
+                } else {
+                    ""
+                }
+            ),
+        }
     }
-    Ok(entry.map(|e| Arc::new(Schema::from_tables_json(e))))
+    entry.map(|e| Arc::new(Schema::from_tables_json(e)))
 }
 
 fn assign_difficulty(
@@ -329,7 +345,11 @@ fn fingerprint(
         if let Some(path) = &db.path {
             hasher.update(db_id.as_bytes());
             hasher.update(b"\0");
-            hasher.update(Sha256::digest(read_bytes(path)?));
+            let mut file_hasher = Sha256::new();
+            std::fs::File::open(path)
+                .and_then(|mut file| std::io::copy(&mut file, &mut file_hasher))
+                .map_err(|e| InputError::read(path, e))?;
+            hasher.update(file_hasher.finalize());
         }
     }
     Ok(crate::util::digest::hex(&hasher.finalize()))

@@ -76,6 +76,16 @@ impl ProviderConfig {
                 self.base_url
             ));
         }
+        if let Some(name) = self
+            .api_key_env
+            .as_deref()
+            .filter(|n| is_reserved_variable(n))
+        {
+            return Err(format!(
+                "`{key}.api_key_env`: `{name}` holds a GitHub or runner credential, which is never \
+                 sent to a provider; name a variable holding the provider's own key"
+            ));
+        }
         if self.model.trim().is_empty() {
             return Err(format!("`{key}.model` must not be empty"));
         }
@@ -97,6 +107,16 @@ impl ProviderConfig {
         }
         Ok(())
     }
+}
+
+/// Whether `name` is a GitHub or runner variable a provider key may not be read from.
+fn is_reserved_variable(name: &str) -> bool {
+    let upper = name.trim().to_ascii_uppercase();
+    upper == "GITHUB_TOKEN"
+        || upper == "SQLGATE_GITHUB_TOKEN"
+        || ["ACTIONS_", "GITHUB_", "RUNNER_"]
+            .iter()
+            .any(|prefix| upper.starts_with(prefix))
 }
 
 /// Which service a provider is.

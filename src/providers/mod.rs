@@ -395,6 +395,7 @@ impl Provider {
             .limit(MAX_RESPONSE_BYTES)
             .read_to_string()
             .map_err(Failure::from_transport)?;
+        let text = crate::util::scrub::scrub(&text);
         if (200..300).contains(&status) {
             return Ok(text);
         }
@@ -433,7 +434,7 @@ impl Failure {
     fn from_transport(error: ureq::Error) -> Failure {
         let message = match &error {
             ureq::Error::Timeout(_) => "timed out".to_string(),
-            other => other.to_string(),
+            other => crate::util::scrub::scrub_cut(&other.to_string(), ERROR_EXCERPT_CHARS),
         };
         let retryable = matches!(
             error,

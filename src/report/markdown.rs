@@ -70,18 +70,31 @@ pub fn fence(text: &str) -> String {
     format!("{ticks}sql\n{}\n{ticks}", clean.trim_end())
 }
 
+/// Template instructions one rendering may execute (a template looping over `range(100000)`
+/// twice runs out instead of exhausting the runner's memory).
+const TEMPLATE_FUEL: u64 = 50_000_000;
+/// The largest full report a template may produce.
+const MAX_REPORT_BYTES: usize = 16 << 20;
+
 /// Renders the report: the full text, and the comment (the same text, shortened if needed).
 pub fn render(
     input: &ReportInput<'_>,
     template: &str,
 ) -> Result<(String, String), minijinja::Error> {
     let mut environment = Environment::new();
+    environment.set_fuel(Some(TEMPLATE_FUEL));
     environment.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
     environment.add_filter("text", |s: String| escape_text(&s));
     environment.add_filter("fence", |s: String| fence(&s));
     environment.add_template("report", template)?;
     let template = environment.get_template("report")?;
     let full = template.render(build_context(input, FULL_ITEM_LIMIT, false))?;
+    if full.len() > MAX_REPORT_BYTES {
+        return Err(minijinja::Error::new(
+            minijinja::ErrorKind::InvalidOperation,
+            format!("the report is larger than {MAX_REPORT_BYTES} bytes"),
+        ));
+    }
     if full.chars().count() <= GITHUB_COMMENT_LIMIT {
         return Ok((full.clone(), full));
     }

@@ -221,8 +221,15 @@ fn build_metrics(config: &Config) -> Result<Vec<Box<dyn Metric>>, InputError> {
 }
 
 fn thread_pool(threads: Threads) -> rayon::ThreadPool {
+    let available = std::thread::available_parallelism().map_or(1, usize::from);
     let count = match threads {
-        Threads::Auto => 0,
+        Threads::Auto => available,
+        Threads::Count(n) if n > available => {
+            eprintln!(
+                "sqlgate: `execution.threads: {n}` clamped to the {available} CPUs available"
+            );
+            available
+        }
         Threads::Count(n) => n,
     };
     rayon::ThreadPoolBuilder::new()

@@ -7,7 +7,7 @@
 //! the rules that depend on them do not fire.
 
 use crate::sql::schema::TableEntry;
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::Connection;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
@@ -92,9 +92,12 @@ impl DbFacts {
             .map(|(_, c)| c.as_slice())
     }
 
-    /// Reads the facts from a SQLite file.
+    /// Reads the facts from a SQLite file, through the guarded constructor within its time
+    /// budget.
     pub fn from_sqlite(path: &Path) -> rusqlite::Result<DbFacts> {
-        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+        let guarded = crate::util::sqlite::open_read_only(path)?;
+        guarded.arm(crate::util::sqlite::METADATA_BUDGET);
+        let conn = &guarded.conn;
         let mut facts = DbFacts::default();
         let tables: Vec<String> = conn
             .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?
@@ -103,8 +106,8 @@ impl DbFacts {
         let mut foreign_keys = Vec::new();
         for table in &tables {
             let lower = table.to_lowercase();
-            read_table(&conn, table, &lower, &mut facts)?;
-            read_unique_indexes(&conn, table, &lower, &mut facts)?;
+            read_table(conn, table, &lower, &mut facts)?;
+            read_unique_indexes(conn, table, &lower, &mut facts)?;
             let has_rows: bool = conn.query_row(
                 &format!("SELECT EXISTS (SELECT 1 FROM \"{}\")", quote(table)),
                 [],

@@ -2,7 +2,6 @@
 //! (from a SQLite file, or from tables.json when the file is absent), plus tables.json's keys.
 
 use crate::util::error::InputError;
-use rusqlite::{Connection, OpenFlags};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::path::Path;
@@ -33,9 +32,12 @@ impl Schema {
         Schema { tables }
     }
 
-    /// Reads tables (`sqlite_master`) and columns (`PRAGMA table_info`), as the official `get_schema`.
+    /// Reads tables (`sqlite_master`) and columns (`PRAGMA table_info`), as the official
+    /// `get_schema`, through the guarded constructor within its time budget.
     pub fn from_sqlite(path: &Path) -> Result<Schema, SchemaError> {
-        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+        let guarded = crate::util::sqlite::open_read_only(path)?;
+        guarded.arm(crate::util::sqlite::METADATA_BUDGET);
+        let conn = &guarded.conn;
         let mut statement = conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?;
         let names: Vec<String> = statement
             .query_map([], |row| row.get(0))?

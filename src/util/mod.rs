@@ -1,5 +1,6 @@
 //! Helpers every stage shares: typed input errors, file reading and atomic writing, content
-//! digests, progress bars.
+//! digests, progress bars, the workspace rule for configured paths, credential scrubbing, and
+//! the guarded constructor of every SQLite connection.
 //!
 //! Enters: nothing of sqlgate's. Leaves: [`error::InputError`], byte and text readers, writers,
 //! hex digests. Must not import any other sqlgate module.
@@ -8,3 +9,6 @@ pub mod digest;
 pub mod error;
 pub mod fs;
 pub mod progress;
+pub mod scrub;
+pub mod sqlite;
+pub mod workspace;

@@ -29,10 +29,16 @@ pub const GITHUB_VARIABLES: [&str; 10] = [
     "GITHUB_REPOSITORY",
 ];
 
-/// The `sqlgate` binary with `args`, isolated from any surrounding GitHub Actions job.
+/// The `sqlgate` binary with `args`, isolated from any surrounding GitHub Actions job. Its
+/// workspace is the whole file system (`SQLGATE_WORKSPACE=/`), since the tests read the shared
+/// data from beside the repository; the workspace tests remove it.
 pub fn sqlgate_command(args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_sqlgate"));
-    command.args(args).env("GITHUB_SHA", "0123456789abcdef0123");
+    command
+        .args(args)
+        .env("GITHUB_SHA", "0123456789abcdef0123")
+        .env("SQLGATE_WORKSPACE", "/")
+        .env_remove("GITHUB_WORKSPACE");
     for variable in GITHUB_VARIABLES {
         command.env_remove(variable);
     }

@@ -178,8 +178,8 @@ impl Context<'_> {
         if !useful {
             return None;
         }
-        let rows = self.generator.count_rows(&conn.conn).ok()?;
-        let bytes = conn.conn.serialize(rusqlite::MAIN_DB).ok()?.to_vec();
+        let rows = self.generator.count_rows(conn.conn()).ok()?;
+        let bytes = conn.conn_mut().serialize(rusqlite::MAIN_DB).ok()?.to_vec();
         let candidate = Kept {
             candidate: index,
             rows,

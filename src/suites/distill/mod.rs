@@ -29,7 +29,6 @@ use generate::Generator;
 use query::Timed;
 use rayon::prelude::*;
 use report::{Reuse, SchemaReport, SuiteReport};
-use rusqlite::{Connection, OpenFlags};
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -162,15 +161,19 @@ fn load(database: &Database) -> Result<Loaded, InputError> {
         let fail = |e: rusqlite::Error| {
             InputError::malformed(path, "schema", format!("cannot read constraints: {e}"))
         };
-        let conn =
-            Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(fail)?;
-        let constraints = Constraints::from_connection(&conn).map_err(fail)?;
-        let profiles = values::learn(&conn, &constraints).map_err(fail)?;
+        let conn = Timed::open(path).map_err(fail)?;
+        let (constraints, profiles) = conn
+            .within(crate::util::sqlite::METADATA_BUDGET, |conn| {
+                let constraints = Constraints::from_connection(conn)?;
+                let profiles = values::learn(conn, &constraints)?;
+                Ok((constraints, profiles))
+            })
+            .map_err(fail)?;
         let bytes = crate::util::error::read_bytes(path)?;
         return Ok(Loaded {
             constraints,
             profiles,
-            original: Some((Timed::new(conn).map_err(fail)?, bytes)),
+            original: Some((conn, bytes)),
         });
     }
     let Some(entry) = &database.tables_entry else {
@@ -292,7 +295,7 @@ fn distill_schema(
             crate::util::fs::write_creating_dirs(&folder.join(&file), bytes)?;
             let rows = context
                 .generator
-                .count_rows(&conn.conn)
+                .count_rows(conn.conn())
                 .map_err(|e| InputError::malformed(&folder.join(&file), "suite", e.to_string()))?;
             Some(OriginalFile {
                 file,
@@ -386,9 +389,7 @@ fn generated_reference(context: &Context<'_>, db_id: &str) -> Result<Timed, Inpu
 }
 
 fn open_kept(path: &Path) -> Result<Timed, InputError> {
-    Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .and_then(Timed::new)
-        .map_err(|e| InputError::malformed(path, "suite", format!("cannot open: {e}")))
+    Timed::open(path).map_err(|e| InputError::malformed(path, "suite", format!("cannot open: {e}")))
 }
 
 fn record(target: &Target) -> GoldRecord {

@@ -3,10 +3,9 @@
 //! but can still be slow (a dropped join condition, a correlated sub-query).
 
 use crate::engine::value::{Row, Value};
+use crate::util::sqlite::Guarded;
 use rusqlite::Connection;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Rows above which a result is treated as a failure (a neighbor that explodes into a product).
 const MAX_ROWS: usize = 100_000;
@@ -23,43 +22,49 @@ pub fn read_value(value: rusqlite::types::ValueRef<'_>) -> Value {
     }
 }
 
-/// A connection whose queries each run under a wall-clock limit (a progress handler installed
-/// once checks the current query's deadline).
+/// A connection made by the guarded constructor (`util::sqlite`) whose queries each run under
+/// a wall-clock limit.
 pub struct Timed {
-    /// The connection.
-    pub conn: Connection,
-    deadline: Arc<AtomicU64>,
-}
-
-fn epoch() -> Instant {
-    static EPOCH: OnceLock<Instant> = OnceLock::new();
-    *EPOCH.get_or_init(Instant::now)
-}
-
-fn now_nanos() -> u64 {
-    epoch().elapsed().as_nanos() as u64
+    guarded: Guarded,
 }
 
 impl Timed {
-    /// Wraps `conn` and installs the deadline check.
-    pub fn new(mut conn: Connection) -> rusqlite::Result<Timed> {
-        let deadline = Arc::new(AtomicU64::new(u64::MAX));
-        let watched = Arc::clone(&deadline);
-        conn.progress_handler(
-            2_000,
-            Some(move || now_nanos() > watched.load(Ordering::Relaxed)),
-        )?;
-        Ok(Timed { conn, deadline })
+    /// Locks `conn` (a generated in-memory database) down.
+    pub fn new(conn: Connection) -> rusqlite::Result<Timed> {
+        Ok(Timed {
+            guarded: crate::util::sqlite::guard(conn)?,
+        })
+    }
+
+    /// Opens a database file through the guarded constructor.
+    pub fn open(path: &std::path::Path) -> rusqlite::Result<Timed> {
+        Ok(Timed {
+            guarded: crate::util::sqlite::open_read_only(path)?,
+        })
+    }
+
+    /// The connection.
+    pub fn conn(&self) -> &Connection {
+        &self.guarded.conn
+    }
+
+    /// The connection, for sqlgate's own operations that need it mutably (serializing).
+    pub fn conn_mut(&mut self) -> &mut Connection {
+        &mut self.guarded.conn
+    }
+
+    /// Runs `f` on the connection, interrupting its statements after `limit`.
+    pub fn within<T>(&self, limit: Duration, f: impl FnOnce(&Connection) -> T) -> T {
+        self.guarded.arm(limit);
+        let result = f(&self.guarded.conn);
+        self.guarded.disarm();
+        result
     }
 
     /// Runs `sql`, giving up after `limit`; `None` when it fails, times out or returns more
     /// than [`MAX_ROWS`] rows.
     pub fn run(&self, sql: &str, limit: Duration) -> Option<Vec<Row>> {
-        let deadline = now_nanos().saturating_add(limit.as_nanos() as u64);
-        self.deadline.store(deadline, Ordering::Relaxed);
-        let result = collect(&self.conn, sql);
-        self.deadline.store(u64::MAX, Ordering::Relaxed);
-        result.ok().flatten()
+        self.within(limit, |conn| collect(conn, sql)).ok().flatten()
     }
 }
 

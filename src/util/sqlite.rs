@@ -1,0 +1,142 @@
+//! The one guarded constructor every SQLite connection of sqlgate goes through, whatever it is
+//! for (running predictions, reading schemas and ESM+ facts, suites): read-only and immutable
+//! (no journal, no WAL, no `-shm` is ever created), `SQLITE_DBCONFIG_DEFENSIVE`,
+//! `trusted_schema = OFF` (generated columns, views and triggers may not call functions with
+//! side effects), no ATTACH, capped value and SQL lengths, temporary data in memory under a
+//! process-wide heap cap, and a progress handler enforcing a wall-clock deadline.
+//!
+//! The executor adds its authorizer and result caps on top (`engine::exec`).
+
+use rusqlite::limits::Limit;
+use rusqlite::{Connection, OpenFlags};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Once, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Largest string or blob a statement may build (defeats `randomblob(900000000)` and
+/// `zeroblob` in generated columns).
+pub const MAX_VALUE_BYTES: i32 = 32 << 20;
+/// Longest SQL text accepted.
+pub const MAX_SQL_BYTES: i32 = 1 << 20;
+/// Most memory SQLite may hold in the whole process (page caches, sorters, temp tables);
+/// beyond it statements fail with "out of memory" instead of the runner being killed.
+pub const HEAP_LIMIT_BYTES: i64 = 512 << 20;
+/// Page-cache size per connection, in KiB.
+const CACHE_KIB: i64 = 8 << 10;
+/// The time reading one database's schema or ESM+ facts may take; past it the database's
+/// items lose what needed them (the item fails, not the run).
+pub const METADATA_BUDGET: Duration = Duration::from_secs(10);
+/// Virtual-machine steps between two deadline checks.
+const PROGRESS_INTERVAL: i32 = 1000;
+
+/// A locked-down connection and the deadline its progress handler watches.
+pub struct Guarded {
+    /// The connection.
+    pub conn: Connection,
+    deadline: Arc<AtomicU64>,
+}
+
+impl Guarded {
+    /// Arms the deadline `budget` from now and returns it (nanoseconds on [`now_nanos`]'s clock).
+    pub fn arm(&self, budget: Duration) -> u64 {
+        let deadline = now_nanos().saturating_add(budget.as_nanos().min(u64::MAX as u128) as u64);
+        self.deadline.store(deadline, Ordering::Relaxed);
+        deadline
+    }
+
+    /// Disarms the deadline.
+    pub fn disarm(&self) {
+        self.deadline.store(u64::MAX, Ordering::Relaxed);
+    }
+}
+
+/// Nanoseconds since the first call, the clock the progress handlers compare against.
+pub fn now_nanos() -> u64 {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
+}
+
+/// Opens the database file at `path` read-only and immutable, locked down. A path that is not a
+/// regular file is refused before SQLite sees it.
+pub fn open_read_only(path: &Path) -> rusqlite::Result<Guarded> {
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return Err(rusqlite::Error::InvalidPath(path.to_path_buf()));
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    guard(Connection::open_with_flags(immutable_uri(path), flags)?)
+}
+
+/// Locks down an already open connection (an in-memory copy) the same way.
+pub fn guard(mut conn: Connection) -> rusqlite::Result<Guarded> {
+    cap_heap();
+    use rusqlite::config::DbConfig;
+    conn.set_limit(Limit::SQLITE_LIMIT_ATTACHED, 0)?;
+    conn.set_limit(Limit::SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)?;
+    conn.set_limit(Limit::SQLITE_LIMIT_SQL_LENGTH, MAX_SQL_BYTES)?;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false)?;
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
+    conn.pragma_update(None, "cache_size", -CACHE_KIB)?;
+    let deadline = Arc::new(AtomicU64::new(u64::MAX));
+    let watched = Arc::clone(&deadline);
+    conn.progress_handler(
+        PROGRESS_INTERVAL,
+        Some(move || now_nanos() >= watched.load(Ordering::Relaxed)),
+    )?;
+    Ok(Guarded { conn, deadline })
+}
+
+/// Sets SQLite's process-wide hard heap limit once.
+fn cap_heap() {
+    static CAPPED: Once = Once::new();
+    CAPPED.call_once(|| {
+        // SAFETY: sqlite3_hard_heap_limit64 only stores the limit under SQLite's own mutex.
+        unsafe {
+            rusqlite::ffi::sqlite3_hard_heap_limit64(HEAP_LIMIT_BYTES);
+        }
+    });
+}
+
+/// A `file:` URI opening `path` immutable, with the path percent-encoded.
+pub fn immutable_uri(path: &Path) -> String {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut uri = String::from("file:");
+    for byte in absolute.to_string_lossy().bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
+                uri.push(byte as char)
+            }
+            _ => uri.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uri_escapes_query_characters() {
+        let uri = immutable_uri(Path::new("/tmp/a b?c#d.sqlite"));
+        assert_eq!(uri, "file:/tmp/a%20b%3Fc%23d.sqlite?immutable=1");
+    }
+
+    #[test]
+    fn a_deadline_interrupts_a_runaway_statement() {
+        let guarded = guard(Connection::open_in_memory().unwrap()).unwrap();
+        guarded.arm(Duration::from_millis(50));
+        let started = Instant::now();
+        let result: rusqlite::Result<i64> = guarded.conn.query_row(
+            "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r",
+            [],
+            |row| row.get(0),
+        );
+        assert!(result.is_err());
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+}

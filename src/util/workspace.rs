@@ -1,0 +1,283 @@
+//! The workspace rule, enforced in one place: every path a config names resolves inside the
+//! workspace after following symlinks; only regular files are read; outputs never land in
+//! `.git`, outside the workspace, or over an existing file sqlgate did not write.
+//!
+//! The workspace is `SQLGATE_WORKSPACE` when set (a local run over data kept elsewhere),
+//! else `GITHUB_WORKSPACE` (the repository root in Actions), else the config file's folder.
+//! Each check returns a message naming the config key and the path; the config turns it into an
+//! input error (exit 2).
+
+use std::path::{Component, Path, PathBuf};
+
+/// Pseudo file systems whose "regular files" are views of the running system.
+const SYSTEM_TREES: [&str; 3] = ["/proc", "/sys", "/dev"];
+
+/// How many leading bytes of an existing output are read to recognise sqlgate's own file.
+const MARKER_WINDOW: u64 = 256;
+
+/// The folder every configured path must stay inside (canonical, symlinks resolved).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Workspace {
+    root: PathBuf,
+}
+
+impl Workspace {
+    /// The workspace of a config kept in `config_dir`: `SQLGATE_WORKSPACE`, `GITHUB_WORKSPACE`
+    /// or `config_dir`, in that order.
+    pub fn detect(config_dir: &Path) -> Result<Workspace, String> {
+        let from_env = |name: &str| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(|v| (name.to_string(), PathBuf::from(v)))
+        };
+        let (source, root) = from_env("SQLGATE_WORKSPACE")
+            .or_else(|| from_env("GITHUB_WORKSPACE"))
+            .unwrap_or_else(|| ("the config's folder".into(), config_dir.to_path_buf()));
+        let root = root
+            .canonicalize()
+            .map_err(|e| format!("workspace {} ({source}): {e}", root.display()))?;
+        Ok(Workspace { root })
+    }
+
+    /// The workspace folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `path` resolved (symlinks followed) and checked to lie inside the workspace, outside
+    /// `.git` and outside the system's pseudo file systems.
+    fn resolve_existing(&self, key: &str, path: &Path) -> Result<PathBuf, String> {
+        let resolved = path
+            .canonicalize()
+            .map_err(|e| format!("`{key}`: {}: {e}", path.display()))?;
+        self.check_inside(key, path, &resolved)?;
+        Ok(resolved)
+    }
+
+    fn check_inside(&self, key: &str, shown: &Path, resolved: &Path) -> Result<(), String> {
+        let outside = || {
+            format!(
+                "`{key}`: {} resolves to {}, outside the workspace {}",
+                shown.display(),
+                resolved.display(),
+                self.root.display()
+            )
+        };
+        let relative = resolved.strip_prefix(&self.root).map_err(|_| outside())?;
+        if SYSTEM_TREES.iter().any(|tree| resolved.starts_with(tree)) {
+            return Err(format!(
+                "`{key}`: {} is a system file ({}), not a workspace file",
+                shown.display(),
+                resolved.display()
+            ));
+        }
+        if relative.components().any(|c| c.as_os_str() == ".git") {
+            return Err(format!(
+                "`{key}`: {} is inside `.git`, which sqlgate never reads or writes",
+                shown.display()
+            ));
+        }
+        Ok(())
+    }
+
+    /// An input file: inside the workspace and a regular file (no device, FIFO, socket).
+    pub fn input_file(&self, key: &str, path: &Path) -> Result<PathBuf, String> {
+        let resolved = self.resolve_existing(key, path)?;
+        if !std::fs::metadata(&resolved).is_ok_and(|m| m.is_file()) {
+            return Err(format!("`{key}`: {} is not a regular file", path.display()));
+        }
+        Ok(resolved)
+    }
+
+    /// An input folder inside the workspace.
+    pub fn input_dir(&self, key: &str, path: &Path) -> Result<PathBuf, String> {
+        let resolved = self.resolve_existing(key, path)?;
+        if !resolved.is_dir() {
+            return Err(format!("`{key}`: {} is not a folder", path.display()));
+        }
+        Ok(resolved)
+    }
+
+    /// A folder sqlgate writes into (a cache or a suite), which may not exist yet.
+    pub fn output_dir(&self, key: &str, path: &Path) -> Result<(), String> {
+        let resolved = self.resolve_new(key, path)?;
+        if resolved.exists() && !resolved.is_dir() {
+            return Err(format!("`{key}`: {} is not a folder", path.display()));
+        }
+        Ok(())
+    }
+
+    /// A file sqlgate writes: inside the workspace and outside `.git`; an existing file there
+    /// must be a regular file (not a symlink) whose first bytes hold `marker`, i.e. a file
+    /// sqlgate wrote.
+    pub fn output_file(&self, key: &str, path: &Path, marker: &str) -> Result<(), String> {
+        let resolved = self.resolve_new(key, path)?;
+        let Ok(metadata) = std::fs::symlink_metadata(path) else {
+            return Ok(());
+        };
+        if !metadata.is_file() {
+            return Err(format!(
+                "`{key}`: {} exists and is not a regular file (symlink, folder or device)",
+                path.display()
+            ));
+        }
+        let mut head = Vec::new();
+        let readable = std::fs::File::open(&resolved).and_then(|file| {
+            use std::io::Read;
+            file.take(MARKER_WINDOW).read_to_end(&mut head)
+        });
+        if readable.is_err() || !String::from_utf8_lossy(&head).contains(marker) {
+            return Err(format!(
+                "`{key}`: {} exists and was not written by sqlgate; refusing to replace it",
+                path.display()
+            ));
+        }
+        Ok(())
+    }
+
+    /// Resolves a path that may not exist yet: its deepest existing ancestor is resolved and
+    /// checked, and the rest may not climb (`..`) or enter `.git`.
+    fn resolve_new(&self, key: &str, path: &Path) -> Result<PathBuf, String> {
+        let mut existing = path;
+        let mut rest = Vec::new();
+        while std::fs::symlink_metadata(existing).is_err() {
+            let (Some(parent), Some(name)) = (existing.parent(), existing.file_name()) else {
+                break;
+            };
+            rest.push(name.to_os_string());
+            existing = if parent.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                parent
+            };
+        }
+        let climbs = path.components().any(|c| c == Component::ParentDir);
+        if climbs && !rest.is_empty() {
+            return Err(format!(
+                "`{key}`: {} uses `..` below a folder that does not exist",
+                path.display()
+            ));
+        }
+        let mut resolved = existing
+            .canonicalize()
+            .map_err(|e| format!("`{key}`: {}: {e}", path.display()))?;
+        for name in rest.into_iter().rev() {
+            resolved.push(name);
+        }
+        self.check_inside(key, path, &resolved)?;
+        Ok(resolved)
+    }
+
+    /// Checks a (resolved) glob pattern before it is walked: the folder before its first
+    /// wildcard lies inside the workspace (after symlinks), and no `..` follows a wildcard, so
+    /// `/**/*.txt` never walks the file system.
+    pub fn check_pattern(&self, key: &str, pattern: &str) -> Result<(), String> {
+        let is_wild = |c: &Component| c.as_os_str().to_string_lossy().contains(['*', '?', '[']);
+        let components: Vec<Component> = Path::new(pattern).components().collect();
+        let Some(first_wild) = components.iter().position(is_wild) else {
+            return Ok(());
+        };
+        if components[first_wild..].contains(&Component::ParentDir) {
+            return Err(format!(
+                "`{key}`: the glob `{pattern}` may not use `..` after a wildcard"
+            ));
+        }
+        let literal: PathBuf = components[..first_wild].iter().collect();
+        let start = literal.canonicalize().unwrap_or(literal);
+        if !start.starts_with(&self.root) {
+            return Err(format!(
+                "`{key}`: the glob `{pattern}` starts outside the workspace {}; \
+                 write it relative to the config's folder",
+                self.root.display()
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Refuses a SQLite database that is not a regular file inside `folder` (after symlinks) or
+/// that has a write-ahead log beside it (opening it would create `-shm` and read other content).
+pub fn check_database(folder: &Path, path: &Path) -> Result<(), String> {
+    let resolved = path
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let folder = folder
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", folder.display()))?;
+    if !resolved.starts_with(&folder) {
+        return Err(format!(
+            "{} resolves to {}, outside the databases folder {}",
+            path.display(),
+            resolved.display(),
+            folder.display()
+        ));
+    }
+    if !std::fs::metadata(&resolved).is_ok_and(|m| m.is_file()) {
+        return Err(format!("{} is not a regular file", path.display()));
+    }
+    for suffix in ["-wal", "-journal"] {
+        let mut beside = path.as_os_str().to_os_string();
+        beside.push(suffix);
+        if std::fs::symlink_metadata(&beside).is_ok() {
+            return Err(format!(
+                "{} has a {suffix} file beside it; checkpoint it into the database \
+                 (`sqlite3 FILE 'PRAGMA wal_checkpoint(TRUNCATE)'`) and remove it",
+                path.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn workspace(dir: &Path) -> Workspace {
+        Workspace {
+            root: dir.canonicalize().unwrap(),
+        }
+    }
+
+    #[test]
+    fn outputs_stay_inside_and_out_of_git() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = workspace(dir.path());
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        assert!(ws
+            .output_file("k", &dir.path().join("a/b/report.md"), "m")
+            .is_ok());
+        assert!(ws
+            .output_file("k", &dir.path().join(".git/config"), "m")
+            .is_err());
+        assert!(ws
+            .output_file("k", &dir.path().join("../../outside/x"), "m")
+            .is_err());
+        std::fs::write(dir.path().join("mine.md"), "<!-- m -->").unwrap();
+        std::fs::write(dir.path().join("theirs.md"), "x").unwrap();
+        assert!(ws
+            .output_file("k", &dir.path().join("mine.md"), "m")
+            .is_ok());
+        assert!(ws
+            .output_file("k", &dir.path().join("theirs.md"), "m")
+            .is_err());
+    }
+
+    #[test]
+    fn system_files_and_absolute_globs_are_refused() {
+        let everything = Workspace {
+            root: PathBuf::from("/"),
+        };
+        assert!(everything
+            .input_file("k", Path::new("/proc/self/environ"))
+            .is_err());
+        let dir = tempfile::tempdir().unwrap();
+        let ws = workspace(dir.path());
+        assert!(ws.check_pattern("k", "/**/*.txt").is_err());
+        let inside = format!("{}/preds/*.txt", ws.root.display());
+        assert!(ws.check_pattern("k", &inside).is_ok());
+        assert!(ws
+            .check_pattern("k", &format!("{inside}/../../x/*"))
+            .is_err());
+    }
+}
