@@ -79,7 +79,9 @@ impl ActionsContext {
         writeln!(file, "{markdown}")
     }
 
-    /// Creates or updates the comment carrying `marker` on the pull request.
+    /// Creates or updates the comment carrying `marker` on the pull request. Only a bot's comment is
+    /// updated: a person who copies the marker into a comment of their own cannot make sqlgate edit
+    /// (or fail to edit) it.
     pub fn upsert_comment(&self, marker: &str, body: &str) -> CommentOutcome {
         let Some(token) = &self.token else {
             return CommentOutcome::NotPosted(
@@ -170,10 +172,9 @@ async fn upsert(
             .page(page_number)
             .send()
             .await?;
-        let found = page
-            .items
-            .iter()
-            .find(|c| c.body.as_deref().is_some_and(|b| b.starts_with(marker)));
+        let found = page.items.iter().find(|c| {
+            c.user.r#type == "Bot" && c.body.as_deref().is_some_and(|b| b.starts_with(marker))
+        });
         if let Some(comment) = found {
             let id: CommentId = comment.id;
             let route = format!("/repos/{owner}/{repo}/issues/comments/{id}");
