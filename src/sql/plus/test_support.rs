@@ -8,8 +8,8 @@ pub(super) fn id(t: &str, c: &str) -> ColumnId {
     (t.to_string(), c.to_string())
 }
 
-/// dogs(dog_id key, name, age typed, owner_id -> owners.owner_id total), owners(owner_id key,
-/// city); both non-empty.
+/// dogs(dog_id key, name, age typed, owner_id NOT NULL -> owners.owner_id), owners(owner_id
+/// key, city); both non-empty.
 pub(super) fn facts() -> DbFacts {
     let mut facts = DbFacts {
         columns: vec![
@@ -43,8 +43,9 @@ pub(super) fn facts() -> DbFacts {
     facts
         .non_empty
         .extend(["dogs".to_string(), "owners".to_string()]);
+    facts.not_null.insert(id("dogs", "owner_id"));
     facts
-        .total_keys
+        .foreign_keys
         .insert((id("dogs", "owner_id"), id("owners", "owner_id")));
     facts
 }
