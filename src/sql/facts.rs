@@ -32,8 +32,6 @@ pub struct DbFacts {
     pub not_null: HashSet<ColumnId>,
     /// Tables holding at least one row (data only).
     pub non_empty: HashSet<String>,
-    /// Columns with a declared type, hence a type affinity that converts `'5'` and `5` alike.
-    pub typed: HashSet<ColumnId>,
     /// Each column's type affinity from its declared type (SQLite file only): a column can stand
     /// for one it is joined with only when both store values alike (`1` vs `'1'`).
     pub affinity: HashMap<ColumnId, Affinity>,
@@ -210,9 +208,6 @@ fn read_table(
     for (name, declared, not_null, pk) in &rows {
         let id = (lower.to_string(), name.to_lowercase());
         facts.affinity.insert(id.clone(), Affinity::of(declared));
-        if !declared.trim().is_empty() {
-            facts.typed.insert(id.clone());
-        }
         // A PRIMARY KEY column (of a composite key too) is taken as NOT NULL, as standard SQL
         // and Spider's schemas say, although SQLite lets a non-INTEGER key hold NULL.
         if *not_null || *pk > 0 {
