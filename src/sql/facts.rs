@@ -176,12 +176,22 @@ impl DbFacts {
                 None => ids.push(None),
             }
         }
-        for key in &entry.primary_keys {
-            if let Some(index) = key.as_u64() {
-                if let Some(Some(id)) = ids.get(index as usize) {
-                    facts.unique.insert(id.clone());
-                    facts.not_null.insert(id.clone());
-                }
+        // A key is a number, or a list of numbers for a composite key; a table listed with
+        // several key columns has a composite key too. All are NOT NULL, only a lone one UNIQUE.
+        let keys: Vec<&ColumnId> = entry
+            .primary_keys
+            .iter()
+            .flat_map(|key| match key.as_array() {
+                Some(list) => list.iter().collect(),
+                None => vec![key],
+            })
+            .filter_map(|key| ids.get(usize::try_from(key.as_u64()?).ok()?)?.as_ref())
+            .collect();
+        for id in &keys {
+            facts.not_null.insert((*id).clone());
+            let lone = keys.iter().filter(|other| other.0 == id.0).count() == 1;
+            if lone {
+                facts.unique.insert((*id).clone());
             }
         }
         facts.columns = columns;
@@ -316,6 +326,24 @@ mod tests {
         );
         assert!(facts.is_key(&("dogs".into(), "name".into())));
         assert!(facts.foreign_keys.is_empty(), "a composite foreign key");
+    }
+
+    #[test]
+    fn tables_json_keys_are_not_null_and_only_lone_ones_unique() {
+        let entry: TableEntry = serde_json::from_value(serde_json::json!({
+            "db_id": "pets",
+            "table_names_original": ["owners", "visits", "dogs"],
+            "column_names_original": [[-1, "*"], [0, "owner_id"], [1, "dog_id"], [1, "day"],
+                                      [2, "dog_id"], [2, "vet"]],
+            "primary_keys": [1, 2, 3, [4, 5]],
+        }))
+        .unwrap();
+        let facts = DbFacts::from_tables_json(&entry);
+        assert!(facts.is_key(&("owners".into(), "owner_id".into())));
+        for (table, column) in [("visits", "dog_id"), ("visits", "day"), ("dogs", "vet")] {
+            let id = (table.to_string(), column.to_string());
+            assert!(facts.not_null.contains(&id) && !facts.unique.contains(&id));
+        }
     }
 
     #[test]

@@ -140,6 +140,10 @@ fn set_operation_branches_keep_their_column_order() {
         "SELECT name, city FROM owner UNION SELECT city, name FROM owner",
         "SELECT DISTINCT name, city FROM owner"
     ));
+    assert!(!same(
+        "SELECT * FROM (SELECT name, city FROM owner) EXCEPT SELECT name, city FROM owner WHERE owner_id = 1",
+        "SELECT * FROM (SELECT city, name FROM owner) EXCEPT SELECT name, city FROM owner WHERE owner_id = 1"
+    ));
     // The whole result's column order is free, as for one select.
     assert!(same(
         "SELECT name, city FROM owner EXCEPT SELECT name, city FROM owner WHERE owner_id = 1",

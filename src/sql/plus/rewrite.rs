@@ -156,9 +156,11 @@ impl Rewriter<'_> {
     /// Canonicalises a select; `order_by` is its query's ORDER BY, which rules that replace
     /// columns (13, 16) rewrite too.
     fn select(&mut self, select: &mut Select, order_by: &mut [(Expr, bool)]) {
+        // A sub-query's columns are read by name, unless `*` shows them in their order.
+        let star = select.items.contains(&Expr::Star);
         for (_, source) in &mut select.from {
             if let Source::Derived(query) = source {
-                self.query(query);
+                self.query_with(query, !star);
             }
         }
         let from = select.from.clone();
