@@ -1,10 +1,17 @@
 //! Facts about a database that ESM+'s equivalence rules need before they may fire: which columns
-//! are UNIQUE, which can hold no NULL, which tables hold rows, which columns have a type
-//! affinity, which foreign keys are total (every child row has exactly one parent).
+//! are UNIQUE, which can hold no NULL, which columns have a type affinity, which foreign keys are
+//! declared, and which tables hold rows.
 //!
-//! Read once per database from its SQLite file (schema declarations and the data), or from
-//! tables.json when the file is absent; then the facts that need the data are simply unknown and
-//! the rules that depend on them do not fire.
+//! Everything but the last comes from the DECLARED schema only, so that an equivalence holds on
+//! every database the schema allows, not only on the one that ships with the benchmark:
+//! declared PRIMARY KEY (its columns taken as NOT NULL, as standard SQL and Spider's schemas
+//! intend, although SQLite lets a non-INTEGER key hold NULL; UNIQUE when single), UNIQUE, NOT NULL, declared types
+//! and single-column foreign keys, taken as enforced (every value NULL or present in the parent
+//! key, whatever SQLite's `foreign_keys` pragma did when the rows were written). The one fact
+//! read from the rows is which tables are non-empty, the assumption rule 9 states in the paper.
+//!
+//! Read once per database from its SQLite file, or from tables.json when the file is absent
+//! (columns and primary keys only: the rules that need anything else do not fire).
 
 use crate::sql::schema::TableEntry;
 use rusqlite::Connection;
@@ -21,19 +28,17 @@ pub struct DbFacts {
     pub columns: Vec<(String, Vec<String>)>,
     /// Single-column PRIMARY KEY or UNIQUE index columns.
     pub unique: HashSet<ColumnId>,
-    /// Columns that hold no NULL (declared NOT NULL, INTEGER PRIMARY KEY, or verified in the
-    /// data: a key column, or the column of a total foreign key).
+    /// Columns declared NOT NULL, and PRIMARY KEY columns (taken as NOT NULL).
     pub not_null: HashSet<ColumnId>,
     /// Tables holding at least one row (data only).
     pub non_empty: HashSet<String>,
-    /// Columns with a declared type, hence a type affinity that converts `'5'` and `5` alike.
-    pub typed: HashSet<ColumnId>,
     /// Each column's type affinity from its declared type (SQLite file only): a column can stand
     /// for one it is joined with only when both store values alike (`1` vs `'1'`).
     pub affinity: HashMap<ColumnId, Affinity>,
-    /// `(child, parent)` foreign keys whose child column holds no NULL and only values present in
-    /// the UNIQUE parent column (data only): a join on them keeps each child row exactly once.
-    pub total_keys: HashSet<(ColumnId, ColumnId)>,
+    /// Declared single-column `(child, parent)` foreign keys onto a key of the parent: a child
+    /// value is NULL or names exactly one parent row; with the child declared NOT NULL, a join
+    /// on them keeps each child row exactly once.
+    pub foreign_keys: HashSet<(ColumnId, ColumnId)>,
 }
 
 /// SQLite's type affinity of a declared column type (the rules of "Datatypes In SQLite" 3.1).
@@ -108,6 +113,7 @@ impl DbFacts {
             let lower = table.to_lowercase();
             read_table(conn, table, &lower, &mut facts)?;
             read_unique_indexes(conn, table, &lower, &mut facts)?;
+            // Data: rule 9's non-empty table, the one assumption the paper itself reads there.
             let has_rows: bool = conn.query_row(
                 &format!("SELECT EXISTS (SELECT 1 FROM \"{}\")", quote(table)),
                 [],
@@ -116,57 +122,43 @@ impl DbFacts {
             if has_rows {
                 facts.non_empty.insert(lower.clone());
             }
-            let mut statement = conn
-                .prepare("SELECT \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?1)")?;
-            let keys = statement.query_map([table], |row| {
-                Ok((
-                    row.get::<_, String>(0)?,
-                    row.get::<_, String>(1)?,
-                    row.get::<_, Option<String>>(2)?,
-                ))
-            })?;
-            for key in keys {
-                let (parent, from, to) = key?;
-                foreign_keys.push((table.clone(), from, parent, to));
+            let mut statement = conn.prepare(
+                "SELECT \"table\", \"from\", \"to\", \"id\" FROM pragma_foreign_key_list(?1)",
+            )?;
+            let rows: Vec<(String, String, Option<String>, i64)> = statement
+                .query_map([table], |row| {
+                    Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+                })?
+                .collect::<Result<_, _>>()?;
+            for (parent, from, to, id) in &rows {
+                // A composite key's columns are not foreign keys one by one (MATCH SIMPLE: a
+                // NULL in one column leaves the others unchecked).
+                if rows.iter().filter(|r| r.3 == *id).count() == 1 {
+                    foreign_keys.push((lower.clone(), from.clone(), parent.clone(), to.clone()));
+                }
             }
         }
         for (child, from, parent, to) in foreign_keys {
-            let parent_lower = parent.to_lowercase();
+            let parent = parent.to_lowercase();
             let to = match to {
-                Some(to) => to,
-                None => match single_primary_key(&facts, &parent_lower) {
+                Some(to) => to.to_lowercase(),
+                None => match single_primary_key(&facts, &parent) {
                     Some(pk) => pk,
                     None => continue,
                 },
             };
-            let child_id = (child.to_lowercase(), from.to_lowercase());
-            let parent_id = (parent_lower, to.to_lowercase());
-            if !facts.is_key(&parent_id) {
-                continue;
-            }
-            let dangling: bool = conn
-                .query_row(
-                    &format!(
-                        "SELECT EXISTS (SELECT 1 FROM \"{c}\" WHERE \"{f}\" IS NULL OR \"{f}\" NOT IN (SELECT \"{t}\" FROM \"{p}\"))",
-                        c = quote(&child),
-                        f = quote(&from),
-                        t = quote(&to),
-                        p = quote(&parent)
-                    ),
-                    [],
-                    |row| row.get(0),
-                )
-                .unwrap_or(true);
-            if !dangling {
-                facts.not_null.insert(child_id.clone());
-                facts.total_keys.insert((child_id, parent_id));
+            let parent_id = (parent, to);
+            if facts.is_key(&parent_id) {
+                facts
+                    .foreign_keys
+                    .insert(((child, from.to_lowercase()), parent_id));
             }
         }
         Ok(facts)
     }
 
-    /// The facts a tables.json entry declares: columns and primary keys (assumed NOT NULL, as
-    /// Spider's schema says); nothing that needs the data.
+    /// The facts a tables.json entry declares: columns and primary keys (taken as NOT NULL, as
+    /// for a SQLite file); nothing that needs the data or the types.
     pub fn from_tables_json(entry: &TableEntry) -> DbFacts {
         let mut facts = DbFacts::default();
         let mut columns: Vec<(String, Vec<String>)> = entry
@@ -187,12 +179,22 @@ impl DbFacts {
                 None => ids.push(None),
             }
         }
-        for key in &entry.primary_keys {
-            if let Some(index) = key.as_u64() {
-                if let Some(Some(id)) = ids.get(index as usize) {
-                    facts.unique.insert(id.clone());
-                    facts.not_null.insert(id.clone());
-                }
+        // A key is a number, or a list of numbers for a composite key; a table listed with
+        // several key columns has a composite key too. All are NOT NULL, only a lone one UNIQUE.
+        let keys: Vec<&ColumnId> = entry
+            .primary_keys
+            .iter()
+            .flat_map(|key| match key.as_array() {
+                Some(list) => list.iter().collect(),
+                None => vec![key],
+            })
+            .filter_map(|key| ids.get(usize::try_from(key.as_u64()?).ok()?)?.as_ref())
+            .collect();
+        for id in &keys {
+            facts.not_null.insert((*id).clone());
+            let lone = keys.iter().filter(|other| other.0 == id.0).count() == 1;
+            if lone {
+                facts.unique.insert((*id).clone());
             }
         }
         facts.columns = columns;
@@ -216,23 +218,19 @@ fn read_table(
         .collect::<Result<_, _>>()?;
     let key_columns: Vec<&(String, String, bool, i64)> =
         rows.iter().filter(|(_, _, _, pk)| *pk > 0).collect();
-    for (name, declared, not_null, _) in &rows {
+    for (name, declared, not_null, pk) in &rows {
         let id = (lower.to_string(), name.to_lowercase());
         facts.affinity.insert(id.clone(), Affinity::of(declared));
-        if !declared.trim().is_empty() {
-            facts.typed.insert(id.clone());
-        }
-        if *not_null {
+        // A PRIMARY KEY column (of a composite key too) is taken as NOT NULL, as standard SQL
+        // and Spider's schemas say, although SQLite lets a non-INTEGER key hold NULL.
+        if *not_null || *pk > 0 {
             facts.not_null.insert(id);
         }
     }
-    if let [(name, declared, _, _)] = key_columns.as_slice() {
-        let id = (lower.to_string(), name.to_lowercase());
-        facts.unique.insert(id.clone());
-        let rowid_alias = declared.eq_ignore_ascii_case("integer");
-        if rowid_alias || !has_null(conn, table, name)? {
-            facts.not_null.insert(id);
-        }
+    if let [(name, _, _, _)] = key_columns.as_slice() {
+        facts
+            .unique
+            .insert((lower.to_string(), name.to_lowercase()));
     }
     facts.columns.push((
         lower.to_string(),
@@ -258,27 +256,12 @@ fn read_unique_indexes(
             .query_map([&index], |row| row.get(0))?
             .collect::<Result<_, _>>()?;
         if let [Some(column)] = columns.as_slice() {
-            let id = (lower.to_string(), column.to_lowercase());
-            if !has_null(conn, table, column)? {
-                facts.not_null.insert(id.clone());
-            }
-            facts.unique.insert(id);
+            facts
+                .unique
+                .insert((lower.to_string(), column.to_lowercase()));
         }
     }
     Ok(())
-}
-
-/// True when the column holds a NULL in the data.
-fn has_null(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<bool> {
-    conn.query_row(
-        &format!(
-            "SELECT EXISTS (SELECT 1 FROM \"{}\" WHERE \"{}\" IS NULL)",
-            quote(table),
-            quote(column)
-        ),
-        [],
-        |row| row.get(0),
-    )
 }
 
 /// The single primary-key column of a table, when it has exactly one unique key column.
@@ -297,14 +280,14 @@ fn quote(name: &str) -> String {
 mod tests {
     use super::*;
 
-    fn facts_of(rows: &str) -> DbFacts {
+    fn facts_of(schema: &str, rows: &str) -> DbFacts {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("pets.sqlite");
         let conn = Connection::open(&path).unwrap();
         conn.execute_batch(&format!(
             "PRAGMA foreign_keys = OFF;
              CREATE TABLE owners (owner_id INTEGER PRIMARY KEY, city TEXT);
-             CREATE TABLE dogs (dog_id INTEGER PRIMARY KEY, owner_id INT REFERENCES owners(owner_id));
+             {schema};
              INSERT INTO owners VALUES (1, 'a'), (2, 'b');
              INSERT INTO dogs VALUES {rows};"
         ))
@@ -313,18 +296,56 @@ mod tests {
     }
 
     #[test]
-    fn a_total_foreign_key_column_holds_no_null() {
+    fn only_declared_constraints_count_whatever_the_rows_hold() {
         let child = ("dogs".to_string(), "owner_id".to_string());
-        let total = facts_of("(1, 1), (2, 2), (3, 1)");
-        assert!(total.not_null.contains(&child));
-        assert!(total
-            .total_keys
-            .contains(&(child.clone(), ("owners".into(), "owner_id".into()))));
-        assert_eq!(total.affinity[&child], Affinity::Integer);
-        for rows in ["(1, 1), (2, NULL)", "(1, 1), (2, 7)"] {
-            let partial = facts_of(rows);
-            assert!(!partial.not_null.contains(&child), "{rows}");
-            assert!(partial.total_keys.is_empty(), "{rows}");
+        let tag = ("dogs".to_string(), "tag".to_string());
+        let parent = ("owners".to_string(), "owner_id".to_string());
+        // No NULL and no dangling value in the rows: still neither NOT NULL nor a key.
+        let nullable = facts_of(
+            "CREATE TABLE dogs (dog_id INTEGER PRIMARY KEY, owner_id INT REFERENCES owners(owner_id), tag TEXT UNIQUE)",
+            "(1, 1, 'a'), (2, 2, 'b'), (3, 1, 'c')",
+        );
+        assert!(!nullable.not_null.contains(&child));
+        assert!(nullable.unique.contains(&tag) && !nullable.is_key(&tag));
+        assert!(nullable.is_key(&("dogs".into(), "dog_id".into())));
+        assert!(nullable
+            .foreign_keys
+            .contains(&(child.clone(), parent.clone())));
+        assert_eq!(nullable.affinity[&child], Affinity::Integer);
+        // Declared NOT NULL: so, whatever the rows (a dangling value included).
+        let declared = facts_of(
+            "CREATE TABLE dogs (dog_id INTEGER PRIMARY KEY, owner_id INT NOT NULL REFERENCES owners, tag TEXT UNIQUE NOT NULL)",
+            "(1, 1, 'a'), (2, 7, 'b')",
+        );
+        assert!(declared.not_null.contains(&child) && declared.is_key(&tag));
+        assert!(declared.foreign_keys.contains(&(child, parent)));
+    }
+
+    #[test]
+    fn a_declared_primary_key_is_taken_as_not_null() {
+        let facts = facts_of(
+            "CREATE TABLE dogs (name TEXT PRIMARY KEY, owner_id INT, FOREIGN KEY (owner_id, name) REFERENCES owners(owner_id, city))",
+            "(NULL, 1)",
+        );
+        assert!(facts.is_key(&("dogs".into(), "name".into())));
+        assert!(facts.foreign_keys.is_empty(), "a composite foreign key");
+    }
+
+    #[test]
+    fn tables_json_keys_are_not_null_and_only_lone_ones_unique() {
+        let entry: TableEntry = serde_json::from_value(serde_json::json!({
+            "db_id": "pets",
+            "table_names_original": ["owners", "visits", "dogs"],
+            "column_names_original": [[-1, "*"], [0, "owner_id"], [1, "dog_id"], [1, "day"],
+                                      [2, "dog_id"], [2, "vet"]],
+            "primary_keys": [1, 2, 3, [4, 5]],
+        }))
+        .unwrap();
+        let facts = DbFacts::from_tables_json(&entry);
+        assert!(facts.is_key(&("owners".into(), "owner_id".into())));
+        for (table, column) in [("visits", "dog_id"), ("visits", "day"), ("dogs", "vet")] {
+            let id = (table.to_string(), column.to_string());
+            assert!(facts.not_null.contains(&id) && !facts.unique.contains(&id));
         }
     }
 

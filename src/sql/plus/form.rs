@@ -198,10 +198,17 @@ pub(super) fn has_outer_join(from: &[(JoinKind, Source)]) -> bool {
     !inner_only(from)
 }
 
-/// `5.0` and `5` are the same number for SQLite.
+/// A numeric literal's canonical text, its type kept: an INTEGER literal (`5`, `05`) as the
+/// integer, a REAL one (`5.0`, `5.`, `50e-1`) as the float with its fraction (`5.0`), since
+/// SQLite keeps them apart (`sum(x) / 2` divides as integers, `sum(x) / 2.0` does not).
 pub(super) fn canonical_number(text: &str) -> String {
+    if !text.contains(['.', 'e', 'E']) {
+        if let Ok(n) = text.parse::<i64>() {
+            return n.to_string();
+        }
+    }
     match text.parse::<f64>() {
-        Ok(n) if n.is_finite() => format!("{n}"),
+        Ok(n) if n.is_finite() => format!("{n:?}"),
         _ => text.to_string(),
     }
 }

@@ -15,6 +15,8 @@
 //! - `rules`: one file per rule or family of rules, with its tests.
 
 mod form;
+#[cfg(test)]
+mod issue_patterns;
 mod resolve;
 mod rewrite;
 mod rules;

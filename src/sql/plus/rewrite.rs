@@ -106,8 +106,15 @@ impl Rewriter<'_> {
         *self.fired = self.fired.with(rule);
     }
 
-    /// Canonicalises a query bottom-up: its selects, then the rules over whole queries.
+    /// Canonicalises a query bottom-up: its selects, then the rules over whole queries; its
+    /// select list is compared as a set (its columns in canonical order).
     pub(super) fn query(&mut self, query: &mut Query) {
+        self.query_with(query, true);
+    }
+
+    /// [`Rewriter::query`]; with `free_columns` false (a branch of a set operation, whose
+    /// columns pair up by position with the other branch's) the select list keeps its order.
+    fn query_with(&mut self, query: &mut Query, free_columns: bool) {
         match &mut query.body {
             Body::Select(select) => {
                 self.scopes.push(JoinFacts::of(select, self.facts));
@@ -118,8 +125,8 @@ impl Rewriter<'_> {
                 self.scopes.pop();
             }
             Body::Set { left, right, .. } => {
-                self.query(left);
-                self.query(right);
+                self.query_with(left, false);
+                self.query_with(right, false);
             }
         }
         if let Some(limit) = &mut query.limit {
@@ -130,6 +137,9 @@ impl Rewriter<'_> {
         self.in_as_join(query);
         self.extreme_subquery(query);
         self.extreme_order_limit(query);
+        if free_columns {
+            sort_columns(query);
+        }
         if let Body::Set {
             op: SetOp::Union | SetOp::Intersect,
             left,
@@ -146,9 +156,11 @@ impl Rewriter<'_> {
     /// Canonicalises a select; `order_by` is its query's ORDER BY, which rules that replace
     /// columns (13, 16) rewrite too.
     fn select(&mut self, select: &mut Select, order_by: &mut [(Expr, bool)]) {
+        // A sub-query's columns are read by name, unless `*` shows them in their order.
+        let star = select.items.contains(&Expr::Star);
         for (_, source) in &mut select.from {
             if let Source::Derived(query) = source {
-                self.query(query);
+                self.query_with(query, !star);
             }
         }
         let from = select.from.clone();
@@ -162,6 +174,19 @@ impl Rewriter<'_> {
         {
             self.expr(expr, &from);
         }
+        if inner_only(&select.from) {
+            // Inner joins: the ON conditions are one conjunction over the whole FROM.
+            let conjuncts = std::mem::take(&mut select.on)
+                .into_iter()
+                .flat_map(|condition| match condition {
+                    Expr::And(list) => list,
+                    other => vec![other],
+                })
+                .collect();
+            select.on = conjuncts;
+            select.on.sort();
+            select.on.dedup();
+        }
         self.self_in(select);
         self.star_columns(select);
         self.is_not_null(select);
@@ -173,7 +198,6 @@ impl Rewriter<'_> {
         if inner_only(&select.from) {
             select.from.sort();
         }
-        select.items.sort();
         select.on.sort();
         select.group_by.sort();
     }
@@ -244,6 +268,37 @@ impl Rewriter<'_> {
         };
         let id: ColumnId = (t.clone(), c.clone());
         self.facts.is_key(&id)
+    }
+}
+
+/// Puts the columns of a query whose column order does not matter in canonical order: a
+/// select's list sorted; a set operation's branches all permuted alike, by the order that sorts
+/// its first branch (the branches pair up by position).
+fn sort_columns(query: &mut Query) {
+    let mut lists = Vec::new();
+    select_lists(query, &mut lists);
+    let Some(first) = lists.first() else {
+        return;
+    };
+    let mut order: Vec<usize> = (0..first.len()).collect();
+    order.sort_by(|a, b| first[*a].cmp(&first[*b]));
+    if lists.iter().any(|list| list.len() != order.len()) {
+        return;
+    }
+    for list in lists {
+        let permuted = order.iter().map(|i| list[*i].clone()).collect();
+        *list = permuted;
+    }
+}
+
+/// The select lists of a query's branches, left to right.
+fn select_lists<'q>(query: &'q mut Query, lists: &mut Vec<&'q mut Vec<Expr>>) {
+    match &mut query.body {
+        Body::Select(select) => lists.push(&mut select.items),
+        Body::Set { left, right, .. } => {
+            select_lists(left, lists);
+            select_lists(right, lists);
+        }
     }
 }
 

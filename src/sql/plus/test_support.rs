@@ -8,8 +8,8 @@ pub(super) fn id(t: &str, c: &str) -> ColumnId {
     (t.to_string(), c.to_string())
 }
 
-/// dogs(dog_id key, name, age typed, owner_id -> owners.owner_id total), owners(owner_id key,
-/// city); both non-empty.
+/// dogs(dog_id key, name TEXT, age INTEGER, owner_id NOT NULL -> owners.owner_id), owners(owner_id
+/// key, city); both non-empty.
 pub(super) fn facts() -> DbFacts {
     let mut facts = DbFacts {
         columns: vec![
@@ -30,7 +30,6 @@ pub(super) fn facts() -> DbFacts {
         facts.unique.insert(key.clone());
         facts.not_null.insert(key);
     }
-    facts.typed.insert(id("dogs", "age"));
     for (table, columns) in facts.columns.clone() {
         for column in columns {
             let affinity = match column.as_str() {
@@ -43,8 +42,9 @@ pub(super) fn facts() -> DbFacts {
     facts
         .non_empty
         .extend(["dogs".to_string(), "owners".to_string()]);
+    facts.not_null.insert(id("dogs", "owner_id"));
     facts
-        .total_keys
+        .foreign_keys
         .insert((id("dogs", "owner_id"), id("owners", "owner_id")));
     facts
 }

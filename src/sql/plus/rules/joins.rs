@@ -88,8 +88,9 @@ impl Rewriter<'_> {
         }
     }
 
-    /// Rule 13: an inner-joined table used only by its join, joined through a total foreign key
-    /// onto its UNIQUE NOT NULL column, is dropped (each row of the other table matches once).
+    /// Rule 13: an inner-joined table used only by its join, joined through a declared foreign
+    /// key whose column is declared NOT NULL onto its UNIQUE NOT NULL column, is dropped (each
+    /// row of the other table matches exactly one row, foreign keys taken as enforced).
     pub(in crate::sql::plus) fn unneeded_join(
         &mut self,
         select: &mut Select,
@@ -129,7 +130,9 @@ impl Rewriter<'_> {
                 (child.clone(), ccol.clone()),
                 (parent.clone(), pcol.clone()),
             );
-            if parent == child || !self.facts.total_keys.contains(&key) {
+            let total =
+                self.facts.foreign_keys.contains(&key) && self.facts.not_null.contains(&key.0);
+            if parent == child || !total {
                 continue;
             }
             let occurrences = select
@@ -258,7 +261,7 @@ mod tests {
     }
 
     #[test]
-    fn rule_13_unneeded_join_needs_a_total_key() {
+    fn rule_13_unneeded_join_needs_a_declared_not_null_foreign_key() {
         let a = "SELECT T1.name FROM dogs AS T1 JOIN owners AS T2 ON T1.owner_id = T2.owner_id";
         let b = "SELECT name FROM dogs";
         only_when_verified(Rule::UnneededJoin, a, b);
@@ -270,8 +273,9 @@ mod tests {
         facts.columns.push(("towns".into(), vec!["name".into()]));
         facts.unique.insert(id("towns", "name"));
         facts.not_null.insert(id("towns", "name"));
+        facts.not_null.insert(id("owners", "city"));
         facts
-            .total_keys
+            .foreign_keys
             .insert((id("owners", "city"), id("towns", "name")));
         let chain = "SELECT T1.name FROM dogs AS T1 JOIN owners AS T2 ON T1.owner_id = T2.owner_id JOIN towns AS T3 ON T2.city = T3.name";
         assert!(equivalent(chain, "SELECT name FROM dogs", &facts));

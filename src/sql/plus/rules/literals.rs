@@ -1,33 +1,36 @@
 //! Rules 11, 15, 19 and 20: rewrites of one comparison, value list or range.
 
+use crate::sql::facts::Affinity;
 use crate::sql::plus::form::{canonical_number, comparison, negate, Expr};
 use crate::sql::plus::rewrite::Rewriter;
 use crate::sql::plus::Rule;
 
 impl Rewriter<'_> {
-    /// Rule 11: a number-valued string compared with a typed column becomes the number.
+    /// Rule 11: a string compared with a column becomes a number where SQLite's type affinity
+    /// makes the two comparisons equal for every value: with an INTEGER, REAL or NUMERIC column
+    /// the string is converted to the number it spells; with a TEXT column the number is
+    /// converted to text, so the string must be exactly that text (`'2014'` for `2014`, never
+    /// `'2014.0'`); a BLOB (untyped) column converts neither.
     pub(in crate::sql::plus) fn numeric_string(&mut self, column: &Expr, value: &mut Expr) {
         let (Expr::Column(t, c), Expr::Text(text)) = (column, &*value) else {
             return;
         };
-        let is_number = text.parse::<f64>().is_ok_and(f64::is_finite)
-            && !text.starts_with('0')
-            && !text.starts_with("-0")
-            && text.trim() == text
-            && !text.contains(['e', 'E', '+', 'x', 'X'])
-            && !text.eq_ignore_ascii_case("inf")
-            && !text.eq_ignore_ascii_case("nan");
-        let zero = text == "0";
-        if (is_number || zero)
-            && self.facts.typed.contains(&(t.clone(), c.clone()))
-            && self.allow(Rule::NumericString)
-        {
-            *value = Expr::Number(canonical_number(text));
+        let Some(number) = plain_number(text) else {
+            return;
+        };
+        let converts = match self.facts.affinity.get(&(t.clone(), c.clone())) {
+            Some(Affinity::Integer | Affinity::Real | Affinity::Numeric) => true,
+            Some(Affinity::Text) => number == *text,
+            Some(Affinity::Blob) | None => false,
+        };
+        if converts && self.allow(Rule::NumericString) {
+            *value = Expr::Number(number);
             self.fire(Rule::NumericString);
         }
     }
 
-    /// Rule 15: `c IN (x, y)` is `c = x OR c = y` (`NOT IN`: `c != x AND c != y`).
+    /// Rule 15: `c IN (x, y)` is `c = x OR c = y` (`NOT IN`: `c != x AND c != y`); rule 11
+    /// applies to the members first, as it would to the comparisons.
     pub(in crate::sql::plus) fn in_list(&mut self, expr: &mut Expr) {
         if let Expr::InList {
             expr: subject,
@@ -35,6 +38,9 @@ impl Rewriter<'_> {
             negated,
         } = expr
         {
+            for value in list.iter_mut() {
+                self.numeric_string(subject, value);
+            }
             if self.allow(Rule::InList) {
                 let op = if *negated { "!=" } else { "=" };
                 let parts: Vec<Expr> = list
@@ -51,8 +57,18 @@ impl Rewriter<'_> {
         }
     }
 
-    /// Rule 19: `c BETWEEN x AND y` is `c >= x AND c <= y`.
+    /// Rule 19: `c BETWEEN x AND y` is `c >= x AND c <= y` (rule 11 applies to x and y first).
     pub(in crate::sql::plus) fn between(&mut self, expr: &mut Expr) {
+        if let Expr::Between {
+            expr: subject,
+            low,
+            high,
+            ..
+        } = expr
+        {
+            self.numeric_string(subject, low);
+            self.numeric_string(subject, high);
+        }
         if let Expr::Between {
             expr: subject,
             low,
@@ -83,6 +99,23 @@ impl Rewriter<'_> {
             }
         }
     }
+}
+
+/// The canonical number a string spells when it is a plain decimal SQLite reads alike as a
+/// number and renders back the same way (no sign but `-`, no leading zero, no exponent or
+/// space, at most 15 digits), e.g. `'2014'` -> `2014`, `'2.5'` -> `2.5`, `'2014.0'` -> `2014.0`.
+fn plain_number(text: &str) -> Option<String> {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+    let plain = !whole.is_empty()
+        && whole.len() + fraction.len() <= 15
+        && whole
+            .chars()
+            .chain(fraction.chars())
+            .all(|c| c.is_ascii_digit())
+        && (whole == "0" || !whole.starts_with('0'))
+        && !digits.ends_with('.');
+    plain.then(|| canonical_number(text))
 }
 
 #[cfg(test)]
