@@ -356,3 +356,42 @@ fn action_booleans_are_true_or_false_only() {
     );
     assert_eq!(run.status.code(), Some(0), "{}", text(&run));
 }
+
+#[test]
+fn a_gated_cell_without_scored_items_fails_the_gate() {
+    let dir = example_copy();
+    edit_config(
+        dir.path(),
+        "per_difficulty: { extra: 2.0 }",
+        "per_difficulty: { hardest: 2.0 }",
+    );
+    let run = sqlgate_in(
+        dir.path(),
+        &["eval", "--config", "sqlgate.yml", "--comment", "never"],
+        &[],
+    );
+    let out = text(&run);
+    assert_eq!(run.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("no item of cell `hardest` was scored"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_action_fails_closed_too() {
+    let dir = example_copy();
+    edit_config(
+        dir.path(),
+        "baseline: { path: baseline.json }",
+        "baseline: { path: basline.json }",
+    );
+    let run = sqlgate_in(
+        dir.path(),
+        &["action"],
+        &[("INPUT_CONFIG", "sqlgate.yml"), ("INPUT_COMMENT", "false")],
+    );
+    let out = text(&run);
+    assert_eq!(run.status.code(), Some(2), "{out}");
+    assert!(out.contains("basline.json does not exist"), "{out}");
+}
