@@ -10,6 +10,7 @@ mod ex;
 mod flex;
 mod qas;
 mod resultset;
+mod soft_f1;
 mod sqlmorph;
 mod ts;
 
@@ -57,6 +58,10 @@ const REGISTRY: &[(&str, Constructor)] = &[
         Box::new(Technique::UnifiedColumnSemanticRow)
     }),
     ("qas", || Box::new(qas::QueryAccuracyScore)),
+    ("soft_f1", || Box::new(soft_f1::SoftF1 { aligned: false })),
+    ("soft_f1_aligned", || {
+        Box::new(soft_f1::SoftF1 { aligned: true })
+    }),
 ];
 
 /// Builds the metric called `name`, or says which names exist.
