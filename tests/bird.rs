@@ -15,7 +15,13 @@ fn data() -> PathBuf {
 
 /// Lays a constructed dataset (`cases` or `minidev`) out as BIRD ships it; `predictions` is the
 /// prediction map to score (the dataset's own when `None`). Returns the config path.
-fn bird_layout(dir: &Path, dataset: &str, predictions: Option<&str>, metrics: &str) -> PathBuf {
+fn bird_layout(
+    dir: &Path,
+    dataset: &str,
+    predictions: Option<&str>,
+    metrics: &str,
+    extra: &str,
+) -> PathBuf {
     let source = data().join(dataset);
     for entry in std::fs::read_dir(&source).unwrap() {
         let path = entry.unwrap().path();
@@ -37,7 +43,7 @@ fn bird_layout(dir: &Path, dataset: &str, predictions: Option<&str>, metrics: &s
     let config = format!(
         "dataset: {{ kind: bird, gold: dev.json, databases: dev_databases, difficulty: 'field:difficulty' }}\n\
          predictions:\n  - {{ name: gpt-4-turbo, path: predictions.json, format: bird-json, allow_missing: true }}\n\
-         metrics: [{metrics}]\nreference: ex\ncompare: {{ profile: bird }}\n"
+         metrics: [{metrics}]\nreference: ex\ncompare: {{ profile: bird }}\n{extra}"
     );
     let path = dir.join("sqlgate.yml");
     std::fs::write(&path, config).unwrap();
@@ -51,7 +57,13 @@ fn metric(line: &Json, name: &str) -> Option<f64> {
 /// sqlgate's per-item EX and Soft-F1 against the official functions' values.
 fn check_against_reference(dataset: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let config = bird_layout(dir.path(), dataset, None, "ex, soft_f1, soft_f1_aligned");
+    let config = bird_layout(
+        dir.path(),
+        dataset,
+        None,
+        "ex, soft_f1, soft_f1_aligned",
+        "",
+    );
     let lines = eval_items(&config, &[]);
     let reference = read_jsonl(&data().join(dataset).join("reference.jsonl"));
     assert_eq!(lines.len(), reference.len());
@@ -115,7 +127,7 @@ fn gold_against_gold_scores_every_item() {
         .collect();
     let dir = tempfile::tempdir().unwrap();
     let predictions = Json::Object(map).to_string();
-    let config = bird_layout(dir.path(), "minidev", Some(&predictions), "ex, soft_f1");
+    let config = bird_layout(dir.path(), "minidev", Some(&predictions), "ex, soft_f1", "");
     let lines = eval_items(&config, &[]);
     assert_eq!(lines.len(), items.len());
     for line in &lines {
@@ -169,4 +181,51 @@ fn set_order_equals_cpython() {
             "case {n}"
         );
     }
+}
+
+#[test]
+fn rves_rewards_right_predictions_only_and_reports_its_noise() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = bird_layout(
+        dir.path(),
+        "cases",
+        None,
+        "ex, rves",
+        "rves: { repetitions: 3 }\n",
+    );
+    let lines = eval_items(&config, &[]);
+    let rewards = [0.0, 0.25, 0.5, 0.75, 1.0, 1.25].map(f64::sqrt);
+    for line in &lines {
+        let ex = metric(line, "ex");
+        let rves = metric(line, "rves");
+        match ex {
+            Some(1.0) => {
+                let value = rves.unwrap();
+                assert!(rewards.iter().any(|r| (r - value).abs() < 1e-12), "{line}");
+                let timing = &line["rves_components"];
+                assert_eq!(timing["repetitions"], 3, "{line}");
+                assert!(timing["ratio_spread"].as_f64().unwrap() >= 0.0);
+                assert_eq!(timing["reward"].as_f64().unwrap().sqrt(), value);
+            }
+            Some(_) => assert_eq!(rves, Some(0.0), "{line}"),
+            None => assert_eq!(rves, None, "{line}"),
+        }
+    }
+}
+
+#[test]
+fn rves_repetitions_must_be_positive() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = bird_layout(
+        dir.path(),
+        "cases",
+        None,
+        "ex, rves",
+        "rves: { repetitions: 0 }\n",
+    );
+    let output = common::sqlgate(&["eval", "--config", config.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&output.stderr).to_string()
+        + &String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("rves.repetitions"), "{text}");
 }

@@ -191,7 +191,7 @@ fn f1_of_pairing(predicted: &[&Row], gold: &[&Row], pairs: &[(usize, usize)]) ->
 }
 
 /// Python 3.12's `sum()` of floats: Neumaier-compensated.
-fn python_sum(values: &[f64]) -> f64 {
+pub(crate) fn python_sum(values: &[f64]) -> f64 {
     let (mut sum, mut compensation) = (0.0f64, 0.0f64);
     for &x in values {
         let t = sum + x;
