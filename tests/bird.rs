@@ -229,3 +229,53 @@ fn rves_repetitions_must_be_positive() {
         + &String::from_utf8_lossy(&output.stdout);
     assert!(text.contains("rves.repetitions"), "{text}");
 }
+
+#[test]
+fn the_comparison_contract_is_stored_and_a_baseline_under_another_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = bird_layout(
+        dir.path(),
+        "cases",
+        None,
+        "ex, soft_f1",
+        "baseline: { path: baseline.json }\n",
+    );
+    let config_arg = config.to_str().unwrap();
+    let update = common::sqlgate(&["baseline", "update", "--config", config_arg]);
+    assert_eq!(update.status.code(), Some(0));
+    let baseline: Json =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("baseline.json")).unwrap())
+            .unwrap();
+    let contract = baseline["settings"]["contract"].as_str().unwrap();
+    assert!(contract.starts_with("bird: sets of rows"), "{contract}");
+    let summary = dir.path().join("summary.json");
+    let eval = common::sqlgate(&[
+        "eval",
+        "--config",
+        config_arg,
+        "--summary",
+        summary.to_str().unwrap(),
+    ]);
+    // The gate fails closed on the gold error of item 32: exit 1, summary written.
+    assert_eq!(eval.status.code(), Some(1), "{eval:?}");
+    let summary: Json = serde_json::from_str(&std::fs::read_to_string(summary).unwrap()).unwrap();
+    assert_eq!(summary["comparison_contract"]["contract"], contract);
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text.replace("{ profile: bird }", "{ profile: strict }"),
+    )
+    .unwrap();
+    let refused = common::sqlgate(&["eval", "--config", config_arg]);
+    assert_eq!(refused.status.code(), Some(2));
+    let message = String::from_utf8_lossy(&refused.stderr).to_string()
+        + &String::from_utf8_lossy(&refused.stdout);
+    assert!(
+        message.contains("profile: \"Bird\" (baseline) vs \"Strict\" (now)"),
+        "{message}"
+    );
+    assert!(
+        message.contains("contract: \"bird: sets of rows"),
+        "{message}"
+    );
+}
