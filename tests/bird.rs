@@ -133,7 +133,7 @@ fn gold_against_gold_scores_every_item() {
     for line in &lines {
         assert_eq!(metric(line, "ex"), Some(1.0), "{line}");
         assert_eq!(metric(line, "soft_f1"), Some(1.0), "{line}");
-        assert_eq!(line["difficulty"].as_str().is_some(), true);
+        assert!(line["difficulty"].as_str().is_some(), "{line}");
     }
 }
 

@@ -38,7 +38,7 @@ pub struct Settings {
     #[serde(default)]
     pub rves_repetitions: Option<usize>,
     /// The comparison contract in words ([`crate::engine::profile::Profile::contract`]); empty
-    /// in baselines written before it was stored.
+    /// in baselines written before it was stored (those are judged by the other settings).
     #[serde(default)]
     pub contract: String,
 }
@@ -79,6 +79,9 @@ impl Settings {
         before
             .iter()
             .filter(|(name, value)| after.get(*name) != Some(*value))
+            // The contract text is derived from the other settings; an older baseline without
+            // it is judged by those.
+            .filter(|(name, value)| !(name.as_str() == "contract" && value.as_str() == Some("")))
             .map(|(name, value)| {
                 let now = after.get(name).cloned().unwrap_or_default();
                 format!("{name}: {value} (baseline) vs {now} (now)")

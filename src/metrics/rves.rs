@@ -76,7 +76,7 @@ pub fn official_reward(ratios: &[f64]) -> (Option<f64>, f64) {
     }
     let ratio = python_sum(&kept) / kept.len() as f64;
     let reward = match ratio {
-        r if r == 0.0 => 0.0,
+        0.0 => 0.0,
         r if r >= 2.0 => 1.25,
         r if r >= 1.0 => 1.0,
         r if r >= 0.5 => 0.75,
