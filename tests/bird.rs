@@ -271,7 +271,7 @@ fn the_comparison_contract_is_stored_and_a_baseline_under_another_is_refused() {
     let message = String::from_utf8_lossy(&refused.stderr).to_string()
         + &String::from_utf8_lossy(&refused.stdout);
     assert!(
-        message.contains("profile: \"Bird\" (baseline) vs \"Strict\" (now)"),
+        message.contains("profile: \"Bird\" (baseline) vs profile: \"Strict\" (now)"),
         "{message}"
     );
     assert!(

@@ -84,7 +84,7 @@ impl Settings {
             .filter(|(name, value)| !(name.as_str() == "contract" && value.as_str() == Some("")))
             .map(|(name, value)| {
                 let now = after.get(name).cloned().unwrap_or_default();
-                format!("{name}: {value} (baseline) vs {now} (now)")
+                format!("{name}: {value} (baseline) vs {name}: {now} (now)")
             })
             .collect()
     }
