@@ -34,6 +34,13 @@ pub struct Settings {
     /// QAS's weight w, when `qas` is scored.
     #[serde(default)]
     pub qas_weight: Option<f64>,
+    /// R-VES timed runs per item, when `rves` is scored.
+    #[serde(default)]
+    pub rves_repetitions: Option<usize>,
+    /// The comparison contract in words ([`crate::engine::profile::Profile::contract`]); empty
+    /// in baselines written before it was stored (those are judged by the other settings).
+    #[serde(default)]
+    pub contract: String,
 }
 
 impl Settings {
@@ -53,7 +60,33 @@ impl Settings {
                 .iter()
                 .any(|m| m == "qas")
                 .then_some(config.qas.weight),
+            rves_repetitions: config
+                .metrics
+                .iter()
+                .any(|m| m == "rves")
+                .then_some(config.rves.repetitions),
+            contract: crate::engine::profile::Profile::new(&config.compare).contract(),
         }
+    }
+
+    /// The settings that differ from `now`, each as `name: baseline vs now`.
+    pub fn differences(&self, now: &Settings) -> Vec<String> {
+        let (Ok(serde_json::Value::Object(before)), Ok(serde_json::Value::Object(after))) =
+            (serde_json::to_value(self), serde_json::to_value(now))
+        else {
+            return vec![format!("settings {self:?} (baseline) vs {now:?} (now)")];
+        };
+        before
+            .iter()
+            .filter(|(name, value)| after.get(*name) != Some(*value))
+            // The contract text is derived from the other settings; an older baseline without
+            // it is judged by those.
+            .filter(|(name, value)| !(name.as_str() == "contract" && value.as_str() == Some("")))
+            .map(|(name, value)| {
+                let now = after.get(name).cloned().unwrap_or_default();
+                format!("{name}: {value} (baseline) vs {name}: {now} (now)")
+            })
+            .collect()
     }
 }
 
@@ -128,12 +161,7 @@ impl Baseline {
             ));
         }
         let now = Settings::of(config);
-        if self.settings != now {
-            differences.push(format!(
-                "settings {:?} (baseline) vs {:?} (now)",
-                self.settings, now
-            ));
-        }
+        differences.extend(self.settings.differences(&now));
         for metric in [config.reference_metric(), config.gate_metric()] {
             let base_metric = metric.split('.').next().unwrap_or(metric);
             if !self.metrics.iter().any(|m| m == base_metric) {

@@ -37,11 +37,13 @@ pub(super) fn finish(
         .with_context(|| format!("cannot write {}", path.display()))?;
     }
     if let Some(path) = outputs.summary {
-        let document = summary::summary_json(
+        let mut document = summary::summary_json(
             &evaluation,
             &summary,
             Some((&gate_run.analysis, &gate_run.gate)),
         );
+        document["comparison_contract"] =
+            serde_json::to_value(crate::analysis::baseline::Settings::of(config))?;
         write(&path, &(serde_json::to_string_pretty(&document)? + "\n"))?;
     }
     if let Some(path) = &outputs.leaderboard {

@@ -9,4 +9,5 @@
 pub mod denotation;
 pub mod exec;
 pub mod profile;
+pub mod pyset;
 pub mod value;

@@ -44,6 +44,34 @@ impl Profile {
         &self.config
     }
 
+    /// The comparison contract in words: what must agree for two results to be equal (row
+    /// multiset or set, row order, column order, numbers, NULLs, ties), with every option.
+    pub fn contract(&self) -> String {
+        let rows = match self.config.profile {
+            ProfileName::SpiderTs => "bags of rows, ordered when the gold text contains `order by`; columns may be permuted",
+            ProfileName::Bird => "sets of rows, order ignored; column order fixed",
+            ProfileName::Strict => "bags of rows, ordered when the gold's outer query has ORDER BY; column order fixed",
+        };
+        let numbers = if self.config.float_tolerance > 0.0 {
+            format!(
+                "numbers equal within {} (relative or absolute)",
+                self.config.float_tolerance
+            )
+        } else {
+            "numbers equal as Python compares them (1 = 1.0)".to_string()
+        };
+        format!(
+            "{}: {rows}; {numbers}; NULL equals NULL; ties at LIMIT decided by the gold's result; keep_distinct {}; plug_value {}",
+            match self.config.profile {
+                ProfileName::SpiderTs => "spider-ts",
+                ProfileName::Bird => "bird",
+                ProfileName::Strict => "strict",
+            },
+            self.config.keep_distinct,
+            self.config.plug_value
+        )
+    }
+
     /// Prepares a gold query for execution.
     pub fn prepare_gold(&self, gold: &str) -> PreparedGold {
         match self.config.profile {

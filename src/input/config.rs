@@ -47,6 +47,9 @@ pub struct Config {
     /// QAS settings.
     #[serde(default)]
     pub qas: QasConfig,
+    /// R-VES settings.
+    #[serde(default)]
+    pub rves: RvesConfig,
     /// The OpenAI-compatible chat endpoint of the LLM judge (metric `flex`).
     #[serde(default)]
     pub judge: Option<ProviderConfig>,
@@ -406,6 +409,31 @@ fn default_qas_weight() -> f64 {
     0.5
 }
 
+/// R-VES section (BIRD's reward-based valid efficiency score).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RvesConfig {
+    /// Timed runs of gold and prediction per item: BIRD's official script uses 100; the default,
+    /// 10, is ten times cheaper and its noise is reported per item.
+    #[serde(default = "default_rves_repetitions")]
+    pub repetitions: usize,
+}
+
+impl Default for RvesConfig {
+    fn default() -> Self {
+        RvesConfig {
+            repetitions: default_rves_repetitions(),
+        }
+    }
+}
+
+/// BIRD's official number of timed runs per item (`iterate_num` of `evaluation_ves.py`).
+pub const OFFICIAL_RVES_REPETITIONS: usize = 100;
+
+fn default_rves_repetitions() -> usize {
+    10
+}
+
 /// Significance test settings.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -713,6 +741,12 @@ impl Config {
             return fail(format!(
                 "`qas.weight` must be between 0 and 1, not {}",
                 self.qas.weight
+            ));
+        }
+        if !(1..=10_000).contains(&self.rves.repetitions) {
+            return fail(format!(
+                "`rves.repetitions` must be between 1 and 10000 (the official script uses {OFFICIAL_RVES_REPETITIONS}), not {}",
+                self.rves.repetitions
             ));
         }
         let thresholds = std::iter::once(self.gate.max_drop_points)

@@ -10,6 +10,8 @@ mod ex;
 mod flex;
 mod qas;
 mod resultset;
+mod rves;
+mod soft_f1;
 mod sqlmorph;
 mod ts;
 
@@ -19,6 +21,7 @@ use crate::engine::value::Row;
 use crate::input::dataset::{Dataset, GoldItem};
 pub use flex::{markdown_table, JudgeTotals, Judgement};
 pub use resultset::table_similarity;
+pub use rves::{official_reward, Timing};
 use serde::Serialize;
 pub use sqlmorph::{gives_sub_score, CellScores, PartialCredit, Technique, PARTIAL_CREDIT_KEYS};
 use std::collections::HashMap;
@@ -57,6 +60,11 @@ const REGISTRY: &[(&str, Constructor)] = &[
         Box::new(Technique::UnifiedColumnSemanticRow)
     }),
     ("qas", || Box::new(qas::QueryAccuracyScore)),
+    ("rves", || Box::new(rves::RewardVes)),
+    ("soft_f1", || Box::new(soft_f1::SoftF1 { aligned: false })),
+    ("soft_f1_aligned", || {
+        Box::new(soft_f1::SoftF1 { aligned: true })
+    }),
 ];
 
 /// Builds the metric called `name`, or says which names exist.
@@ -212,6 +220,8 @@ pub enum Details {
     /// SQLMorph's EX, EXP, EXR and F1; written as the metric's value object, not as
     /// `<metric>_components`.
     PartialCredit(PartialCredit),
+    /// R-VES: the reward, the official time ratio, and how noisy the timings were.
+    Timing(Timing),
     /// QAS's two components and the weight that combined them.
     Qas {
         /// S_T: table similarity.
@@ -261,6 +271,7 @@ impl Details {
             }
             Details::Judged(judgement) => judgement.to_json(),
             Details::PartialCredit(scores) => scores.to_json(),
+            Details::Timing(timing) => timing.to_json(),
             Details::Qas {
                 table,
                 code,
@@ -296,6 +307,9 @@ impl Details {
                 code,
                 weight,
             });
+        }
+        if let Some(timing) = Timing::from_json(json) {
+            return Some(Details::Timing(timing));
         }
         if json.get("same_result").is_some() {
             return Judgement::from_json(json).map(|j| Details::Judged(Box::new(j)));
@@ -420,6 +434,8 @@ pub struct Env<'a> {
     pub providers: crate::providers::Providers,
     /// QAS's w: the weight of table similarity S_T (1 - w goes to S_C).
     pub qas_weight: f64,
+    /// R-VES: timed runs of gold and prediction per item.
+    pub rves_repetitions: usize,
     gold: Mutex<HashMap<(usize, PathBuf), GoldSlot>>,
     gold_cache: Option<&'a crate::suites::gold_cache::GoldCache>,
 }
@@ -442,6 +458,7 @@ impl<'a> Env<'a> {
             suite,
             providers: crate::providers::Providers::default(),
             qas_weight: crate::input::config::QasConfig::default().weight,
+            rves_repetitions: crate::input::config::RvesConfig::default().repetitions,
             gold: Mutex::new(HashMap::new()),
             gold_cache: None,
         }
@@ -455,6 +472,14 @@ impl<'a> Env<'a> {
     /// The same environment with QAS weight `w`.
     pub fn with_qas_weight(self, qas_weight: f64) -> Self {
         Env { qas_weight, ..self }
+    }
+
+    /// The same environment with `repetitions` timed runs per R-VES item.
+    pub fn with_rves_repetitions(self, rves_repetitions: usize) -> Self {
+        Env {
+            rves_repetitions,
+            ..self
+        }
     }
 
     /// The embedding provider as the semantic metrics use it, or why it is unavailable.

@@ -375,7 +375,7 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
 /// The one-to-one `(row, column)` pairing of maximal total similarity, covering the smaller
 /// side: Jonker-Volgenant (`lapjv`, fast on large tables) on the square matrix padded with
 /// zero-similarity cells; the Hungarian algorithm when lapjv gives up (it can on many ties).
-fn best_assignment(similarity: &[Vec<f64>]) -> Vec<(usize, usize)> {
+pub(crate) fn best_assignment(similarity: &[Vec<f64>]) -> Vec<(usize, usize)> {
     let rows = similarity.len();
     let columns = similarity.first().map_or(0, Vec::len);
     if rows == 0 || columns == 0 {

@@ -172,6 +172,7 @@ pub fn evaluate_part(config: &Config, shard: Option<Shard>) -> Result<Evaluation
         let env = Env::new(&dataset, &executor, &profile, suite.as_ref())
             .with_providers(providers)
             .with_qas_weight(config.qas.weight)
+            .with_rves_repetitions(config.rves.repetitions)
             .with_gold_cache(gold_cache.as_ref());
         score_all(&env, &systems, &metrics, shard)
     });

@@ -1,0 +1,238 @@
+//! BIRD mini-dev's Soft-F1 (`evaluation/evaluation_f1.py`), and a variant that pairs rows by an
+//! optimal assignment.
+//!
+//! The official computation: both results are reduced to sets of rows (duplicates dropped),
+//! turned back into lists in Python's set iteration order, and row `i` of the gold list is paired
+//! with row `i` of the predicted list. For a pair, with `c` the gold row's width: `tp += m / c`
+//! (`m`: predicted values that occur in the gold row), `fp += (predicted values not in the gold
+//! row) / c`, `fn += (gold values not in the predicted row) / c`; an unpaired gold row adds 1 to
+//! `fn`, an unpaired predicted row 1 to `fp`. Precision `tp / (tp + fp)`, recall
+//! `tp / (tp + fn)`, F1 their harmonic mean; two empty results score 1; a query that fails
+//! scores 0. Values are compared with Python's `==` (1 equals 1.0, NULL equals NULL); column
+//! order inside a row does not matter.
+//!
+//! `soft_f1` reproduces that, including the pairing, which is CPython's set order
+//! ([`crate::engine::pyset`], `PYTHONHASHSEED=0`). That pairing is arbitrary: two results with
+//! the same rows can score below 1 (bird-bench/mini_dev#15), and rows holding text pair
+//! differently from one Python process to the next. `soft_f1_aligned` keeps the official row
+//! score and formula but pairs the distinct rows by the assignment with the most matching cells
+//! (Jonker-Volgenant), so the score no longer depends on hash order: equal row sets score 1 and
+//! a reordering of either result never changes the value.
+
+use super::resultset::best_assignment;
+use super::{gold_run, prediction_failure, Env, Metric, Outcome, Score};
+use crate::engine::pyset::set_order;
+use crate::engine::value::{Key, Row, Value};
+use crate::input::dataset::GoldItem;
+use std::collections::HashSet;
+
+/// Most distinct rows on either side that `soft_f1_aligned` pairs (the assignment is cubic).
+pub const MAX_ALIGNED_ROWS: usize = 2000;
+
+/// The `soft_f1` (official pairing) and `soft_f1_aligned` metrics.
+pub struct SoftF1 {
+    /// Pair rows by an optimal assignment instead of the official set order.
+    pub aligned: bool,
+}
+
+impl Metric for SoftF1 {
+    fn name(&self) -> &'static str {
+        if self.aligned {
+            "soft_f1_aligned"
+        } else {
+            "soft_f1"
+        }
+    }
+
+    fn score(&self, env: &Env<'_>, item: &GoldItem, prediction: Option<&str>) -> Score {
+        let run = match gold_run(env, item) {
+            Ok(run) => run,
+            Err(unscored) => return unscored,
+        };
+        let Some(prediction) = prediction else {
+            return Score::missing();
+        };
+        let predicted = match env
+            .executor
+            .run(run.db, &env.profile.prepare_prediction(prediction))
+        {
+            Ok(rows) => rows,
+            Err(e) => return prediction_failure(e),
+        };
+        let value = if self.aligned {
+            match soft_f1_aligned(&predicted, run.rows()) {
+                Some(value) => value,
+                None => {
+                    return Score::unscored(
+                        Outcome::Unavailable,
+                        format!("more than {MAX_ALIGNED_ROWS} distinct rows to align"),
+                    )
+                }
+            }
+        } else {
+            soft_f1_official(&predicted, run.rows())
+        };
+        Score {
+            value: Some(value),
+            outcome: if value == 1.0 {
+                Outcome::Match
+            } else {
+                Outcome::Mismatch
+            },
+            error: None,
+            details: None,
+        }
+    }
+}
+
+/// The official `calculate_f1_score(predicted, ground_truth)`, row pairing included.
+pub fn soft_f1_official(predicted: &[Row], gold: &[Row]) -> f64 {
+    if predicted.is_empty() && gold.is_empty() {
+        return 1.0;
+    }
+    let predicted: Vec<&Row> = set_order(predicted)
+        .into_iter()
+        .map(|i| &predicted[i])
+        .collect();
+    let gold: Vec<&Row> = set_order(gold).into_iter().map(|i| &gold[i]).collect();
+    let pairs: Vec<(usize, usize)> = (0..gold.len().min(predicted.len()))
+        .map(|i| (i, i))
+        .collect();
+    f1_of_pairing(&predicted, &gold, &pairs)
+}
+
+/// Soft-F1 with the distinct rows paired by the assignment of most matching cells; `None` when
+/// either side has more than [`MAX_ALIGNED_ROWS`] distinct rows.
+pub fn soft_f1_aligned(predicted: &[Row], gold: &[Row]) -> Option<f64> {
+    if predicted.is_empty() && gold.is_empty() {
+        return Some(1.0);
+    }
+    let (predicted, gold) = (distinct(predicted), distinct(gold));
+    if predicted.len().max(gold.len()) > MAX_ALIGNED_ROWS {
+        return None;
+    }
+    let similarity: Vec<Vec<f64>> = gold
+        .iter()
+        .map(|g| {
+            predicted
+                .iter()
+                .map(|p| row_match(p, g).0 / g.len().max(1) as f64)
+                .collect()
+        })
+        .collect();
+    let mut pairs = best_assignment(&similarity);
+    pairs.sort_unstable();
+    Some(f1_of_pairing(&predicted, &gold, &pairs))
+}
+
+/// Distinct rows (Python equality), first occurrences in order.
+fn distinct(rows: &[Row]) -> Vec<&Row> {
+    let mut seen = HashSet::new();
+    rows.iter()
+        .filter(|r| seen.insert(r.iter().map(Value::key).collect::<Vec<Key<'_>>>()))
+        .collect()
+}
+
+/// `calculate_row_match`: (matches, predicted-only, gold-only) counts, before dividing by the
+/// gold row's width.
+fn row_match(predicted: &[Value], gold: &[Value]) -> (f64, f64, f64) {
+    let contains = |row: &[Value], v: &Value| row.iter().any(|x| x.key() == v.key());
+    let matches = predicted.iter().filter(|v| contains(gold, v)).count();
+    let gold_only = gold.iter().filter(|v| !contains(predicted, v)).count();
+    (
+        matches as f64,
+        (predicted.len() - matches) as f64,
+        gold_only as f64,
+    )
+}
+
+/// The official accumulation for a pairing `(gold row, predicted row)`, in gold order; unpaired
+/// gold rows count as missed, unpaired predicted rows as extra.
+fn f1_of_pairing(predicted: &[&Row], gold: &[&Row], pairs: &[(usize, usize)]) -> f64 {
+    let mut match_scores = Vec::new();
+    let mut pred_only_scores = Vec::new();
+    let mut truth_only_scores = Vec::new();
+    let mut paired = vec![None; gold.len()];
+    for &(g, p) in pairs {
+        paired[g] = Some(p);
+    }
+    for (g, gold_row) in gold.iter().enumerate() {
+        match paired[g] {
+            Some(p) => {
+                let width = gold_row.len() as f64;
+                let (matches, pred_only, gold_only) = row_match(predicted[p], gold_row);
+                match_scores.push(matches / width);
+                pred_only_scores.push(pred_only / width);
+                truth_only_scores.push(gold_only / width);
+            }
+            None => {
+                match_scores.push(0.0);
+                truth_only_scores.push(1.0);
+            }
+        }
+    }
+    for _ in pairs.len()..predicted.len() {
+        match_scores.push(0.0);
+        pred_only_scores.push(1.0);
+        truth_only_scores.push(0.0);
+    }
+    let (tp, fp, fn_) = (
+        python_sum(&match_scores),
+        python_sum(&pred_only_scores),
+        python_sum(&truth_only_scores),
+    );
+    let precision = if tp + fp > 0.0 { tp / (tp + fp) } else { 0.0 };
+    let recall = if tp + fn_ > 0.0 { tp / (tp + fn_) } else { 0.0 };
+    if precision + recall > 0.0 {
+        2.0 * precision * recall / (precision + recall)
+    } else {
+        0.0
+    }
+}
+
+/// Python 3.12's `sum()` of floats: Neumaier-compensated.
+pub(crate) fn python_sum(values: &[f64]) -> f64 {
+    let (mut sum, mut compensation) = (0.0f64, 0.0f64);
+    for &x in values {
+        let t = sum + x;
+        if sum.abs() >= x.abs() {
+            compensation += (sum - t) + x;
+        } else {
+            compensation += (x - t) + sum;
+        }
+        sum = t;
+    }
+    if compensation != 0.0 && compensation.is_finite() {
+        sum += compensation;
+    }
+    sum
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Value::{Int, Text};
+
+    fn t(s: &str) -> Value {
+        Text(s.into())
+    }
+
+    #[test]
+    fn aligned_pairing_scores_equal_row_sets_one() {
+        let gold: Vec<Row> = (0..30).map(|i| vec![t(&format!("r{i}"))]).collect();
+        let mut predicted = gold.clone();
+        predicted.reverse();
+        assert_eq!(soft_f1_aligned(&predicted, &gold), Some(1.0));
+        assert_eq!(soft_f1_aligned(&[], &[]), Some(1.0));
+        assert_eq!(soft_f1_aligned(&[vec![Int(1)]], &[]), Some(0.0));
+    }
+
+    #[test]
+    fn row_score_counts_membership() {
+        let gold = vec![vec![Int(1), t("a")]];
+        let predicted = vec![vec![t("a"), Int(2), Int(1)]];
+        // tp = 2/2, fp = 1/2, fn = 0: precision 2/3, recall 1.
+        let f1 = soft_f1_official(&predicted, &gold);
+        assert!((f1 - 0.8).abs() < 1e-12, "{f1}");
+    }
+}
