@@ -1,0 +1,109 @@
+//! Checks of a parsed config that a typo could make nonsensical; every error names the key.
+
+use super::*;
+
+impl Config {
+    /// Refuses values that make no sense together or alone, naming the key.
+    pub(super) fn validate(&self) -> Result<(), InputError> {
+        let fail = |message: String| {
+            Err(InputError::Config {
+                path: self.path.clone(),
+                message,
+            })
+        };
+        if self.predictions.is_empty() {
+            return fail("`predictions` must name at least one system".into());
+        }
+        if self.metrics.is_empty() {
+            return fail("`metrics` must name at least one metric".into());
+        }
+        let tolerance = self.compare.float_tolerance;
+        if !(tolerance.is_finite() && tolerance >= 0.0) {
+            return fail(format!(
+                "`compare.float_tolerance` must be a non-negative number, not {tolerance}"
+            ));
+        }
+        if !(1..=MAX_TIMEOUT_MS).contains(&self.execution.timeout_ms) {
+            return fail(format!(
+                "`execution.timeout_ms` must be between 1 and {MAX_TIMEOUT_MS} (one hour), not {}",
+                self.execution.timeout_ms
+            ));
+        }
+        if let Some(name) = self
+            .reference
+            .as_ref()
+            .filter(|n| !self.metrics.contains(n))
+        {
+            return fail(format!(
+                "`reference`: `{name}` is not one of the configured `metrics`"
+            ));
+        }
+        if let Some(name) = self.gate.metric.as_ref().filter(|n| !self.gates_on(n)) {
+            return fail(format!(
+                "`gate.metric`: `{name}` is not one of the configured `metrics` \
+                 (or `<sqlmorph technique>.ex|exp|exr|f1`)"
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.qas.weight) {
+            return fail(format!(
+                "`qas.weight` must be between 0 and 1, not {}",
+                self.qas.weight
+            ));
+        }
+        if !(1..=10_000).contains(&self.rves.repetitions) {
+            return fail(format!(
+                "`rves.repetitions` must be between 1 and 10000 (the official script uses {OFFICIAL_RVES_REPETITIONS}), not {}",
+                self.rves.repetitions
+            ));
+        }
+        let thresholds = std::iter::once(self.gate.max_drop_points)
+            .chain(self.gate.per_difficulty.values().copied());
+        if thresholds.into_iter().any(|t| !(t.is_finite() && t >= 0.0)) {
+            return fail("`gate` drop thresholds must be non-negative numbers of points".into());
+        }
+        if let Some(significance) = &self.gate.significance {
+            if !(significance.alpha > 0.0 && significance.alpha < 1.0) {
+                return fail("`gate.significance.alpha` must be between 0 and 1".into());
+            }
+        }
+        for (kind, provider) in [
+            (ProviderKind::Judge, &self.judge),
+            (ProviderKind::Embeddings, &self.embeddings),
+        ] {
+            if let Some(Err(message)) = provider.as_ref().map(|p| p.validate(kind.key())) {
+                return fail(message);
+            }
+        }
+        if self.suite.kind == SuiteKind::Directory
+            && !self.suite.path.as_ref().is_some_and(|p| p.is_dir())
+        {
+            return fail("`suite.path` must name a folder when `suite.kind` is `directory`".into());
+        }
+        if self.suite.kind == SuiteKind::Distilled && self.suite.path.is_none() {
+            return fail(
+                "`suite.path` must name the cache folder when `suite.kind` is `distilled`".into(),
+            );
+        }
+        let [min_rows, max_rows] = self.suite.distill.rows;
+        if min_rows > max_rows || max_rows > MAX_GENERATED_ROWS {
+            return fail(format!(
+                "`suite.distill.rows` must be `[min, max]` with min <= max <= {MAX_GENERATED_ROWS}, \
+                 not [{min_rows}, {max_rows}]"
+            ));
+        }
+        if self.metrics.iter().any(|m| m == "ts") && self.suite.kind == SuiteKind::Original {
+            return fail(
+                "metric `ts` needs a test suite: set `suite.kind: directory` or `distilled`, \
+                 and `suite.path`"
+                    .into(),
+            );
+        }
+        if !self.dataset.databases.is_dir() {
+            return fail(format!(
+                "`dataset.databases`: {} is not a folder",
+                self.dataset.databases.display()
+            ));
+        }
+        Ok(())
+    }
+}
