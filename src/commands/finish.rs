@@ -75,8 +75,7 @@ pub(super) fn finish(
 }
 
 fn print_verdict(run: &GateRun) {
-    let verdict = if run.gate.passed { "passed" } else { "FAILED" };
-    println!("\ngate {verdict}");
+    println!("\ngate {}", run.gate.headline());
     for line in run.gate.reasons.iter().chain(&run.gate.notes) {
         println!("  {line}");
     }

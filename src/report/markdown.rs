@@ -16,6 +16,8 @@ pub const DEFAULT_TEMPLATE: &str = include_str!("../../templates/comment.md.j2")
 pub const GITHUB_COMMENT_LIMIT: usize = 65_536;
 /// Items listed per group in the full report.
 const FULL_ITEM_LIMIT: usize = 200;
+/// Fewest systems a Kendall tau table is shown for: over two systems tau is only ±1.
+const MIN_TAU_SYSTEMS: usize = 3;
 
 /// Everything the report shows.
 pub struct ReportInput<'a> {
@@ -161,7 +163,7 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         .collect();
     let accuracy_cell = |system: &str, metric: &str, difficulty: &str, ratio: Option<&Ratio>| {
         let Some(ratio) = ratio.filter(|r| r.count > 0) else {
-            return "–".to_string();
+            return ("–".to_string(), None);
         };
         let base = input.baseline_analysis.and_then(|b| {
             b.system(&baseline_name(input, system))?
@@ -170,16 +172,21 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
                 .get(difficulty)?
                 .value()
         });
-        let delta = match (ratio.value(), base) {
-            (Some(now), Some(before)) => format!(" ({:+.1})", 100.0 * (now - before)),
-            _ => String::new(),
-        };
-        format!("{}{delta} n={}", percent(ratio.value()), ratio.count)
+        let delta = ratio
+            .value()
+            .zip(base)
+            .map(|(now, before)| 100.0 * (now - before));
+        let shown = delta.map_or_else(String::new, |d| format!(" ({d:+.1})"));
+        (
+            format!("{}{shown} n={}", percent(ratio.value()), ratio.count),
+            delta,
+        )
     };
     let mut accuracy_rows = Vec::new();
+    let mut unchanged_rows = Vec::new();
     for system in &current {
         for metric in &analysis.metrics {
-            let cells = difficulties
+            let (cells, deltas): (Vec<String>, Vec<Option<f64>>) = difficulties
                 .iter()
                 .map(|d| {
                     accuracy_cell(
@@ -189,13 +196,21 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
                         system.accuracy.get(metric).and_then(|m| m.get(d)),
                     )
                 })
-                .collect();
-            accuracy_rows.push(Row {
+                .unzip();
+            let row = Row {
                 system: system.name.clone(),
                 metric: metric.clone(),
                 kind: String::new(),
                 cells,
-            });
+            };
+            // A row is unchanged when every cell has a baseline and moved by less than 0.05.
+            let unchanged = input.baseline_analysis.is_some()
+                && deltas.iter().all(|d| d.is_some_and(|d| d.abs() < 0.05));
+            if unchanged {
+                unchanged_rows.push(row);
+            } else {
+                accuracy_rows.push(row);
+            }
         }
     }
     let partial_credit_rows = partial_credit_rows(&current, &analysis.metrics, difficulties);
@@ -254,6 +269,7 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
     let tau_rows: Vec<Row> = analysis
         .kendall_tau
         .iter()
+        .filter(|_| analysis.systems.len() >= MIN_TAU_SYSTEMS)
         .map(|(metric, by_difficulty)| Row {
             system: String::new(),
             metric: metric.clone(),
@@ -305,19 +321,6 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
             })
         })
         .collect();
-    let headline = input
-        .gate
-        .comparisons
-        .first()
-        .and_then(|c| c.cells.first())
-        .map(|cell| {
-            format!(
-                "{:.1} → {:.1} ({:+.1} points)",
-                100.0 * cell.baseline_accuracy,
-                100.0 * cell.candidate_accuracy,
-                cell.delta_points
-            )
-        });
     let mut item_groups: Vec<ItemGroup> = input
         .gate
         .comparisons
@@ -381,7 +384,10 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         reasons => input.gate.reasons,
         notes => input.gate.notes,
         gate_metric => input.gate_metric,
-        headline => headline,
+        headline => input.gate.headline(),
+        unchanged_rows => unchanged_rows,
+        tau_omitted => !analysis.kendall_tau.is_empty() && analysis.systems.len() < MIN_TAU_SYSTEMS,
+        min_tau_systems => MIN_TAU_SYSTEMS,
         reference => analysis.reference,
         difficulties => difficulties,
         accuracy_rows => accuracy_rows,
