@@ -272,3 +272,124 @@ fn the_comment_fits_githubs_limit_and_says_so() {
     );
     assert_eq!(sqlgate::report::markdown::fit_comment("short"), "short");
 }
+
+/// Kendall tau-b, written out from its definition: (concordant - discordant) over the geometric
+/// mean of the pairs not tied in x and not tied in y; `None` when either is zero.
+fn tau_b(x: &[f64], y: &[f64]) -> Option<f64> {
+    let (mut score, mut untied_x, mut untied_y) = (0.0, 0.0, 0.0);
+    for i in 0..x.len() {
+        for j in i + 1..x.len() {
+            let dx = (x[i] - x[j]).signum() * f64::from(u8::from(x[i] != x[j]));
+            let dy = (y[i] - y[j]).signum() * f64::from(u8::from(y[i] != y[j]));
+            score += dx * dy;
+            untied_x += dx.abs();
+            untied_y += dy.abs();
+        }
+    }
+    (untied_x > 0.0 && untied_y > 0.0).then(|| score / (untied_x * untied_y).sqrt())
+}
+
+#[test]
+fn cross_metric_analyses_equal_the_official_verdicts_on_common_items() {
+    let spider = shared_spider();
+    let work = tempfile::tempdir().unwrap();
+    let systems = ["C3", "Claude", "GPT4Turbo", "RESDSQL"];
+    let predictions: String = systems
+        .iter()
+        .map(|name| {
+            format!(
+                "  - {{ name: {name}, path: {}/predictions/{name}.txt }}\n",
+                spider.display()
+            )
+        })
+        .collect();
+    write(
+        &work.path().join("all.yml"),
+        &format!(
+            "dataset: {{ gold: {s}/dev_gold.sql, tables: {s}/tables.json, databases: {s}/database, skip_missing_databases: true }}\n\
+             metrics: [ex, esm]\nreference: ex\npredictions:\n{predictions}report: {{ output: report.md }}\n",
+            s = spider.display()
+        ),
+    );
+    let summary_path = work.path().join("summary.json");
+    let eval = sqlgate_command(&[
+        "eval",
+        "--config",
+        work.path().join("all.yml").to_str().unwrap(),
+        "--summary",
+        summary_path.to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(
+        eval.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&eval.stderr)
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&summary_path).unwrap()).unwrap();
+    // Per system and difficulty: (exact accuracy, exec accuracy, FP rate, FN rate) on the items
+    // the official scorer gave both verdicts for.
+    let difficulties = ["easy", "medium", "hard", "extra", "all"];
+    let mut per_system = Vec::new();
+    for name in systems {
+        let text = std::fs::read_to_string(spider.join(format!("reference/official-{name}.jsonl")))
+            .unwrap();
+        let mut cells: std::collections::BTreeMap<&str, [f64; 5]> = Default::default();
+        for line in text.lines() {
+            let row: serde_json::Value = serde_json::from_str(line).unwrap();
+            let (Some(exec), Some(exact)) = (row["exec"].as_f64(), row["exact"].as_f64()) else {
+                continue;
+            };
+            let hardness = difficulties
+                .iter()
+                .find(|d| row["hardness"] == **d)
+                .unwrap();
+            for key in [*hardness, "all"] {
+                let cell = cells.entry(key).or_default();
+                cell[0] += exact;
+                cell[1] += exec;
+                cell[2] += f64::from(u8::from(exact == 1.0 && exec == 0.0));
+                cell[3] += f64::from(u8::from(exact == 0.0 && exec == 1.0));
+                cell[4] += 1.0;
+            }
+        }
+        let common = summary["systems"][name]["common_counts"]["esm"]["all"]
+            .as_f64()
+            .unwrap();
+        assert_eq!(common, cells["all"][4], "{name}: common items");
+        per_system.push(cells);
+    }
+    for d in difficulties {
+        let column = |k: usize| -> Vec<f64> {
+            per_system
+                .iter()
+                .map(|cells| cells[d][k] / cells[d][4])
+                .collect()
+        };
+        let expected = tau_b(&column(0), &column(1));
+        let got = summary["across_systems"]["kendall_tau_b"]["esm"][d].as_f64();
+        match (expected, got) {
+            (Some(e), Some(g)) => assert!((e - g).abs() < 1e-9, "tau {d}: {e} vs {g}"),
+            (e, g) => assert_eq!(e, g, "tau {d}"),
+        }
+        for (k, kind) in [(2, "fp"), (3, "fn")] {
+            let rates = column(k);
+            let mean = rates.iter().sum::<f64>() / rates.len() as f64;
+            let std =
+                (rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / rates.len() as f64).sqrt();
+            let max = rates.iter().copied().fold(f64::MIN, f64::max);
+            let spread = &summary["across_systems"][kind]["esm"][d];
+            for (field, value) in [("mean", mean), ("std", std), ("max", max)] {
+                let got = spread[field].as_f64().unwrap();
+                assert!(
+                    (got - value).abs() < 1e-6,
+                    "{kind} {field} {d}: {got} vs {value}"
+                );
+            }
+        }
+    }
+    let report = std::fs::read_to_string(work.path().join("report.md")).unwrap();
+    assert!(report.contains("esm: n = 972"), "{report}");
+}

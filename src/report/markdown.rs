@@ -377,6 +377,7 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
                 .collect(),
         })
         .collect();
+    let common_items = common_items(analysis);
     let dataset_sha = &input.evaluation.dataset.sha256;
     context! {
         marker => input.marker,
@@ -399,6 +400,7 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         counterexample_rows => counterexample_rows(input),
         counterexample_categories => Category::ALL.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
         leaderboard_size => analysis.systems.len(),
+        common_items => common_items,
         leaderboard => leaderboard,
         metrics => analysis.metrics,
         item_groups => item_groups,
@@ -409,6 +411,30 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         commit => std::env::var("GITHUB_SHA").ok().map(|s| s.chars().take(12).collect::<String>()),
         baseline_commit => input.baseline_commit.map(|s| s.chars().take(12).collect::<String>()),
     }
+}
+
+/// Per metric other than the reference, the items it and the reference both scored (overall),
+/// as `esm: n = 972` (a range when systems differ): what FP / FN, tau and ranks are computed on.
+fn common_items(analysis: &Analysis) -> Vec<String> {
+    analysis
+        .metrics
+        .iter()
+        .filter(|m| **m != analysis.reference)
+        .filter_map(|metric| {
+            let counts: Vec<usize> = analysis
+                .systems
+                .iter()
+                .filter_map(|s| Some(s.common_accuracy.get(metric)?.get("all")?.count))
+                .collect();
+            let (low, high) = (counts.iter().min()?, counts.iter().max()?);
+            let n = if low == high {
+                low.to_string()
+            } else {
+                format!("{low}–{high}")
+            };
+            Some(format!("{metric}: n = {n}"))
+        })
+        .collect()
 }
 
 /// One row per system, SQLMorph technique and cell score (EXP, EXR, F1; EX is the technique's

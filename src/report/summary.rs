@@ -270,6 +270,8 @@ pub fn summary_json(
         if let Some(analysis) = gated.and_then(|(analysis, _)| analysis.system(&system.name)) {
             entry["fp"] = ratio_table_json(&analysis.false_positives, &summary.difficulties);
             entry["fn"] = ratio_table_json(&analysis.false_negatives, &summary.difficulties);
+            entry["common_counts"] =
+                count_table_json(&analysis.common_accuracy, &summary.difficulties);
         }
         systems.insert(system.name.clone(), entry);
     }
@@ -311,6 +313,19 @@ fn ratio_table_json(table: &crate::analysis::agreement::Table, difficulties: &[S
     Json::Object(out)
 }
 
+/// Metric -> difficulty -> the denominator of each ratio.
+fn count_table_json(table: &crate::analysis::agreement::Table, difficulties: &[String]) -> Json {
+    let mut out = Map::new();
+    for (metric, by_difficulty) in table {
+        let cells: Map<String, Json> = difficulties
+            .iter()
+            .filter_map(|d| Some((d.clone(), json!(by_difficulty.get(d)?.count))))
+            .collect();
+        out.insert(metric.clone(), Json::Object(cells));
+    }
+    Json::Object(out)
+}
+
 fn spread_json(
     spreads: &BTreeMap<String, BTreeMap<String, crate::analysis::agreement::Spread>>,
 ) -> Json {
@@ -342,10 +357,15 @@ fn system_json(system: &SystemSummary, difficulties: &[String]) -> Json {
     };
     let counts = ordered(&|d| system.counts.get(d).map(|c| json!(c)));
     let mut accuracy = Map::new();
+    let mut counts_by_metric = Map::new();
     for (metric, cells) in &system.cells {
         accuracy.insert(
             metric.clone(),
             ordered(&|d| cells.get(d).and_then(Cell::accuracy).map(|a| json!(a))),
+        );
+        counts_by_metric.insert(
+            metric.clone(),
+            ordered(&|d| cells.get(d).map(|c| json!(c.count))),
         );
     }
     let mut outcomes = Map::new();
@@ -381,6 +401,7 @@ fn system_json(system: &SystemSummary, difficulties: &[String]) -> Json {
     let mut entry = json!({
         "missing": system.missing,
         "counts": counts,
+        "counts_by_metric": counts_by_metric,
         "accuracy": accuracy,
         "outcomes": outcomes,
         "partial_match": partial,
