@@ -345,6 +345,7 @@ mod tests {
             difficulty: Some(difficulty.into()),
             metrics: [("ex".to_string(), Some(ex)), ("esm".to_string(), Some(esm))].into(),
             outcome: BTreeMap::new(),
+            prediction: None,
         }
     }
 

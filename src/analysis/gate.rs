@@ -344,6 +344,7 @@ mod tests {
                 difficulty: Some(if index % 2 == 0 { "easy" } else { "hard" }.into()),
                 metrics: [("ex".to_string(), Some(v))].into(),
                 outcome: BTreeMap::new(),
+                prediction: None,
             })
             .collect()
     }

@@ -3,7 +3,9 @@
 //! GitHub's comment limit while the full report is written to a file.
 
 use crate::analysis::agreement::{Analysis, Ratio};
+use crate::analysis::baseline::Baseline;
 use crate::analysis::gate::GateResult;
+use crate::engine::exec::Executor;
 use crate::score::evaluation::Evaluation;
 use crate::suites::counterexample::{Category, Counterexample};
 use minijinja::{context, Environment};
@@ -16,6 +18,10 @@ pub const DEFAULT_TEMPLATE: &str = include_str!("../../templates/comment.md.j2")
 pub const GITHUB_COMMENT_LIMIT: usize = 65_536;
 /// Items listed per group in the full report.
 const FULL_ITEM_LIMIT: usize = 200;
+/// Items per group whose gold, old and new results are run and shown.
+const RESULT_ITEM_LIMIT: usize = 20;
+/// Result rows shown per query.
+const RESULT_ROWS: usize = 5;
 /// Fewest systems a Kendall tau table is shown for: over two systems tau is only ±1.
 const MIN_TAU_SYSTEMS: usize = 3;
 
@@ -33,8 +39,11 @@ pub struct ReportInput<'a> {
     pub gate_metric: &'a str,
     /// Hidden marker that identifies this config's comment.
     pub marker: &'a str,
-    /// Commit of the baseline.
-    pub baseline_commit: Option<&'a str>,
+    /// The stored baseline: its commit, and the old predictions and outcomes of changed items.
+    pub baseline: Option<&'a Baseline>,
+    /// Runs gold, old and new queries to show the first rows of changed items; `None` shows
+    /// no results.
+    pub executor: Option<&'a Executor>,
     /// Where the full report is written.
     pub report_file: &'a str,
 }
@@ -136,18 +145,34 @@ struct Row {
 struct ItemView {
     system: String,
     index: usize,
+    /// 1-based line of the prediction in its file.
+    line: Option<usize>,
     db_id: String,
     difficulty: String,
     question: Option<String>,
     gold: String,
     prediction: String,
+    outcome: Option<String>,
     error: Option<String>,
+    /// The baseline system, its prediction and outcome (regressed and fixed items).
+    baseline: Option<BaselineView>,
+    /// First rows of gold, old and new results, as one text block.
+    results: Option<String>,
     counterexample: Option<String>,
+}
+
+#[derive(Serialize)]
+struct BaselineView {
+    system: String,
+    prediction: Option<String>,
+    outcome: Option<String>,
 }
 
 #[derive(Serialize)]
 struct ItemGroup {
     title: String,
+    /// Whether the first items show their results.
+    with_results: bool,
     total: usize,
     hidden: usize,
     items: Vec<ItemView>,
@@ -346,12 +371,22 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
             .filter(|(_, items)| !items.is_empty())
             .map(|(title, items)| ItemGroup {
                 title,
+                with_results: input.executor.is_some(),
                 total: items.len(),
                 hidden: items.len().saturating_sub(item_limit),
                 items: items
                     .iter()
                     .take(item_limit)
-                    .map(|&i| item_view(input, &c.candidate, i))
+                    .enumerate()
+                    .map(|(n, &i)| {
+                        item_view(
+                            input,
+                            &c.candidate,
+                            i,
+                            Some(&c.baseline),
+                            n < RESULT_ITEM_LIMIT,
+                        )
+                    })
                     .collect(),
             })
         })
@@ -409,7 +444,8 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         version => env!("CARGO_PKG_VERSION"),
         dataset_sha => &dataset_sha[..dataset_sha.len().min(12)],
         commit => std::env::var("GITHUB_SHA").ok().map(|s| s.chars().take(12).collect::<String>()),
-        baseline_commit => input.baseline_commit.map(|s| s.chars().take(12).collect::<String>()),
+        baseline_commit => input.baseline.and_then(|b| b.commit.as_deref()).map(|s| s.chars().take(12).collect::<String>()),
+        result_item_limit => RESULT_ITEM_LIMIT,
     }
 }
 
@@ -479,31 +515,115 @@ fn baseline_name(input: &ReportInput<'_>, system: &str) -> String {
         .map_or_else(|| system.to_string(), |c| c.baseline.clone())
 }
 
-fn item_view(input: &ReportInput<'_>, system: &str, index: usize) -> ItemView {
+/// One item of `system`, with `against`'s old prediction and outcome when given, and the first
+/// result rows when `with_results`.
+fn item_view(
+    input: &ReportInput<'_>,
+    system: &str,
+    index: usize,
+    against: Option<&str>,
+    with_results: bool,
+) -> ItemView {
     let evaluation = input.evaluation;
     let item = &evaluation.dataset.items[index];
     let position = evaluation.systems.iter().position(|s| s.name == system);
-    let prediction = position
-        .and_then(|s| evaluation.systems[s].predictions[index].clone())
-        .unwrap_or_else(|| "(no prediction)".into());
+    let prediction = position.and_then(|s| evaluation.systems[s].predictions[index].clone());
     let metric_index = evaluation
         .metrics
         .iter()
-        .position(|m| m == input.gate_metric);
-    let error = position
+        .position(|m| m == gate_base_metric(input.gate_metric));
+    let score = position
         .zip(metric_index)
-        .and_then(|(s, m)| evaluation.system_results(s)[index].scores[m].error.clone());
+        .map(|(s, m)| &evaluation.system_results(s)[index].scores[m]);
+    let baseline = against.map(|name| {
+        let record = input
+            .baseline
+            .and_then(|b| b.systems.get(name))
+            .and_then(|items| items.iter().find(|r| r.index == index));
+        BaselineView {
+            system: name.to_string(),
+            prediction: record.and_then(|r| r.prediction.clone()),
+            outcome: record
+                .and_then(|r| r.outcome.get(gate_base_metric(input.gate_metric)).cloned()),
+        }
+    });
+    let results = input
+        .executor
+        .filter(|_| with_results)
+        .zip(evaluation.dataset.database_path(item))
+        .map(|(executor, db)| {
+            let old = baseline.as_ref().map(|b| b.prediction.as_deref());
+            result_rows(executor, db, &item.sql, old, prediction.as_deref())
+        });
     ItemView {
         system: system.to_string(),
         index,
+        line: position.and_then(|s| evaluation.systems[s].lines[index]),
         db_id: item.db_id.clone(),
         difficulty: item.difficulty.clone().unwrap_or_default(),
         question: item.question.clone(),
         gold: item.sql.clone(),
-        prediction,
-        error,
+        prediction: prediction.unwrap_or_else(|| "(no prediction)".into()),
+        outcome: score.map(|s| s.outcome.as_str().to_string()),
+        error: score.and_then(|s| s.error.clone()),
+        baseline,
+        results,
         counterexample: position.and_then(|s| counterexample_text(evaluation, s, index)),
     }
+}
+
+/// The gated metric without its sub-score (`tech.f1` is scored by `tech`).
+fn gate_base_metric(metric: &str) -> &str {
+    metric.split('.').next().unwrap_or(metric)
+}
+
+/// The first rows of the gold, old (`None`: no baseline system; `Some(None)`: its prediction
+/// was not stored) and new queries on the item's database, as comment lines.
+fn result_rows(
+    executor: &Executor,
+    db: &std::path::Path,
+    gold: &str,
+    old: Option<Option<&str>>,
+    new: Option<&str>,
+) -> String {
+    let run = |label: &str, sql: Option<&str>| {
+        let Some(sql) = sql else {
+            return format!("-- {label}: no query\n");
+        };
+        match executor.run(db, sql) {
+            Ok(rows) => {
+                let mut text = format!(
+                    "-- {label}: {} row(s){}\n",
+                    rows.len(),
+                    if rows.len() > RESULT_ROWS {
+                        format!(", first {RESULT_ROWS}")
+                    } else {
+                        String::new()
+                    }
+                );
+                for row in rows.iter().take(RESULT_ROWS) {
+                    let cells: Vec<String> = row
+                        .iter()
+                        .map(|v| match v {
+                            crate::engine::value::Value::Null => "NULL".to_string(),
+                            other => crate::engine::denotation::python_str(other),
+                        })
+                        .collect();
+                    text.push_str(&format!("--   {}\n", cells.join(" | ")));
+                }
+                text
+            }
+            Err(e) => format!("-- {label}: error: {e}\n"),
+        }
+    };
+    let mut text = run("gold", Some(gold));
+    match old {
+        Some(Some(sql)) => text.push_str(&run("baseline prediction", Some(sql))),
+        Some(None) => text.push_str("-- baseline prediction: not stored in this baseline\n"),
+        None => {}
+    }
+    text.push_str(&run("prediction", new));
+    text
 }
 
 /// The rendered TS counterexample of one system's item, when its prediction is right on the
@@ -567,12 +687,13 @@ fn counterexample_groups(input: &ReportInput<'_>, item_limit: usize) -> Vec<Item
                 title: format!(
                     "Items of {name} right on the original database, wrong on the test suite"
                 ),
+                with_results: false,
                 total: items.len(),
                 hidden: items.len().saturating_sub(item_limit),
                 items: items
                     .iter()
                     .take(item_limit)
-                    .map(|&i| item_view(input, name, i))
+                    .map(|&i| item_view(input, name, i, None, false))
                     .collect(),
             })
         })
