@@ -2,6 +2,7 @@
 //! resistance to hostile text in predictions.
 
 mod common;
+mod junit_schema;
 
 use common::{shared_spider, sqlgate_command};
 use std::path::Path;
@@ -48,6 +49,8 @@ fn gate(
         summary.to_str().unwrap(),
         "--scatter",
         dir.join("scatter.svg").to_str().unwrap(),
+        "--junit",
+        dir.join("junit.xml").to_str().unwrap(),
     ])
     .output()
     .unwrap();
@@ -80,7 +83,7 @@ fn report_on_shared_data_gates_a_weaker_system() {
         &dataset,
         &(p("C3") + &p("RESDSQL")),
         &p("GPT4Turbo"),
-        "{ metric: ex, max_drop_points: 1.0, per_difficulty: { extra: 2.0 }, significance: { test: mcnemar-exact, alpha: 0.05 }, against: RESDSQL }",
+        "{ metric: ex, max_drop_points: 1.0, per_difficulty: { extra: 2.0 }, significance: { test: mcnemar-exact, alpha: 0.05 }, against: RESDSQL, must_pass: [0, 6] }",
     );
     assert_eq!(code, 1, "GPT4Turbo is 11.7 points below RESDSQL on EX");
     assert_eq!(summary["gate"]["passed"], false);
@@ -93,6 +96,25 @@ fn report_on_shared_data_gates_a_weaker_system() {
             > 0.3
     );
     insta::assert_snapshot!("shared_data_report", report);
+    let cells = summary["gate"]["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 2);
+    assert_eq!(cells[0]["cell"], "all");
+    assert_eq!(cells[0]["baseline_system"], "RESDSQL");
+    assert_eq!(cells[0]["regressed"].as_array().unwrap().len(), 176);
+    assert_eq!(cells[1]["fixed"].as_array().unwrap().len(), 14);
+    assert_eq!(cells[0]["verdict"], "fail");
+    assert!(cells[0]["p_adjusted"].as_f64().unwrap() < 0.05);
+    let junit = std::fs::read_to_string(work.path().join("junit.xml")).unwrap();
+    let cases = junit_schema::validate(&junit);
+    assert_eq!(
+        cases,
+        [
+            ("GPT4Turbo vs RESDSQL: ex on all".to_string(), true),
+            ("GPT4Turbo vs RESDSQL: ex on extra".to_string(), true),
+            ("GPT4Turbo: must-pass item 0 (line 1)".to_string(), false),
+            ("GPT4Turbo: must-pass item 6 (line 7)".to_string(), true),
+        ]
+    );
     assert_scatter_shows_the_leaderboard(&work.path().join("scatter.svg"), &summary);
 }
 

@@ -29,10 +29,14 @@ pub(super) fn finish(
         .or_else(|| config.report.output.clone())
         .unwrap_or_else(|| config.base_dir.join("sqlgate-report.md"));
     let gate_run = gate_run::gate_run(config, &evaluation, &report_path.display().to_string())?;
-    let written: Vec<(&str, String)> = [("summary", &outputs.summary), ("jsonl", &outputs.jsonl)]
-        .into_iter()
-        .filter_map(|(key, path)| Some((key, path.as_ref()?.display().to_string())))
-        .collect();
+    let written: Vec<(&str, String)> = [
+        ("summary", &outputs.summary),
+        ("jsonl", &outputs.jsonl),
+        ("junit", &outputs.junit),
+    ]
+    .into_iter()
+    .filter_map(|(key, path)| Some((key, path.as_ref()?.display().to_string())))
+    .collect();
     if let Some(path) = outputs.jsonl {
         crate::util::fs::write_file_atomically(&path, |out| {
             crate::report::jsonl::write_jsonl(&evaluation, out)
@@ -47,8 +51,18 @@ pub(super) fn finish(
         );
         write(&path, &(serde_json::to_string_pretty(&document)? + "\n"))?;
     }
+    if let Some(path) = &outputs.junit {
+        let xml =
+            crate::report::junit::junit_xml(&gate_run.gate, &evaluation, &config.gate.must_pass);
+        write(path, &xml)?;
+    }
     if let Some(path) = &outputs.leaderboard {
-        let board = gate_run.analysis.leaderboard();
+        let board = summary::leaderboard_json(
+            &gate_run.analysis,
+            &evaluation,
+            config,
+            gate_run.baseline_commit.as_deref(),
+        );
         write(path, &(serde_json::to_string_pretty(&board)? + "\n"))?;
     }
     if let Some(path) = &outputs.scatter {
@@ -65,7 +79,13 @@ pub(super) fn finish(
     write(&report_path, &gate_run.report)?;
     print!("{}", summary::human(&evaluation, &summary));
     print_verdict(&gate_run);
-    publish(&gate_run, &report_path, &written, outputs.comment)?;
+    publish(
+        &gate_run,
+        &evaluation,
+        &report_path,
+        &written,
+        outputs.comment,
+    )?;
     let failed = !gate_run.gate.passed && !outputs.no_fail_on_regression;
     Ok(if failed {
         ExitCode::from(1)
@@ -84,6 +104,7 @@ fn print_verdict(run: &GateRun) {
 /// Step summary, step outputs and the PR comment in Actions; the comment on stdout elsewhere.
 fn publish(
     run: &GateRun,
+    evaluation: &Evaluation,
     report_path: &Path,
     written: &[(&str, String)],
     mode: CommentMode,
@@ -94,6 +115,14 @@ fn publish(
     actions
         .write_step_summary(&run.comment)
         .context("cannot write $GITHUB_STEP_SUMMARY")?;
+    let workspace = std::env::var_os("GITHUB_WORKSPACE")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::current_dir().ok());
+    for command in
+        crate::ci::annotations::workflow_commands(&run.gate, evaluation, workspace.as_deref())
+    {
+        println!("{command}");
+    }
     let first = run.gate.comparisons.first().and_then(|c| c.cells.first());
     let mut step_outputs = vec![
         ("passed", run.gate.passed.to_string()),
