@@ -415,3 +415,100 @@ fn cross_metric_analyses_equal_the_official_verdicts_on_common_items() {
     let report = std::fs::read_to_string(work.path().join("report.md")).unwrap();
     assert!(report.contains("esm: n = 972"), "{report}");
 }
+
+/// Runs `eval` on spider-mini with `config` (dataset and report lines added) in `dir`; returns
+/// (exit code, stdout, report).
+fn eval_mini(dir: &Path, name: &str, config: &str) -> (i32, String, String) {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini");
+    let path = dir.join(name);
+    write(
+        &path,
+        &format!(
+            "dataset: {{ gold: {e}/dev_gold.sql, tables: {e}/tables.json, databases: {e}/database }}\n\
+             metrics: [ex, esm]\nreport: {{ output: {d}/{name}.md }}\n{}",
+            config.replace("$E", &example.display().to_string()),
+            e = example.display(),
+            d = dir.display()
+        ),
+    );
+    let output = sqlgate_command(&["eval", "--config", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let report = std::fs::read_to_string(dir.join(format!("{name}.md"))).unwrap();
+    (
+        output.status.code().unwrap(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        report,
+    )
+}
+
+#[test]
+fn the_headline_says_the_verdict_and_why_in_each_case() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path();
+    let system =
+        |file: &str| format!("predictions: [{{ name: model, path: $E/predictions/{file}.txt }}]\n");
+    let gated = format!(
+        "baseline: {{ path: {}/baseline.json }}\ngate: {{ max_drop_points: 0.0, significance: {{ test: mcnemar-exact, alpha: 0.05 }} }}\n",
+        dir.display()
+    );
+    let (code, _, _) = eval_mini(
+        dir,
+        "first-run.yml",
+        &format!(
+            "{}baseline: {{ path: {}/baseline.json, required: false }}\n",
+            system("RESDSQL"),
+            dir.display()
+        ),
+    );
+    assert_eq!(code, 0);
+    let first_run = std::fs::read_to_string(dir.join("first-run.yml.md")).unwrap();
+    let update = sqlgate_command(&[
+        "baseline",
+        "update",
+        "--config",
+        dir.join("first-run.yml").to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    assert!(update.status.success());
+    let (pass_code, pass_out, pass) = eval_mini(dir, "pass.yml", &(system("RESDSQL") + &gated));
+    let gated_esm = gated.replace("gate: {", "gate: { metric: esm,");
+    let (fail_code, fail_out, fail) = eval_mini(dir, "fail.yml", &(system("C3") + &gated_esm));
+    let everyone = "predictions:\n  - { path: \"$E/predictions/*.txt\" }\n";
+    let (board_code, _, board) = eval_mini(dir, "leaderboard.yml", everyone);
+    assert_eq!((pass_code, board_code), (0, 0));
+    let headline = |report: &str| report.lines().nth(1).unwrap().to_string();
+    assert!(
+        headline(&first_run)
+            .starts_with("## ✅ sqlgate passed, not gated: first run: no baseline at"),
+        "{first_run}"
+    );
+    assert!(
+        headline(&pass).starts_with("## ✅ sqlgate passed: ex ")
+            && headline(&pass).contains(" regressed / "),
+        "{pass}"
+    );
+    assert!(headline(&pass).contains("McNemar p = "), "{pass}");
+    assert!(
+        headline(&board).starts_with("## ✅ sqlgate passed, not gated: no baseline configured"),
+        "{board}"
+    );
+    let fail_headline = headline(&fail);
+    assert_eq!(fail_code, 1, "{fail}");
+    assert!(
+        fail_headline.starts_with("## ❌ sqlgate failed: esm ")
+            && fail_headline.contains("&lt; 0.05: significant, drop "),
+        "{fail_headline}"
+    );
+    for (stdout, report) in [(&pass_out, &pass), (&fail_out, &fail)] {
+        let line = stdout.lines().find(|l| l.starts_with("gate ")).unwrap();
+        let plain = headline(report).replace("&gt;", ">").replace("&lt;", "<");
+        assert!(plain.ends_with(&line["gate ".len()..]), "{line} vs {plain}");
+    }
+    let stable = |report: &str| report.replace(&dir.display().to_string(), "[dir]");
+    insta::assert_snapshot!("first_run_comment", stable(&first_run));
+    insta::assert_snapshot!("pass_comment", stable(&pass));
+    insta::assert_snapshot!("fail_comment", stable(&fail));
+    insta::assert_snapshot!("leaderboard_comment", stable(&board));
+}
