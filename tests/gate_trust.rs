@@ -150,7 +150,7 @@ fn a_pull_request_cannot_bring_its_own_baseline() {
     let out = text(&trusted);
     assert_eq!(trusted.status.code(), Some(1), "{out}");
     assert!(
-        out.contains("gate FAILED") && out.contains("C3: ex on all dropped"),
+        out.contains("gate failed: C3 ex 94.9 -> 77.7") && out.contains("C3: ex on all dropped"),
         "{out}"
     );
     assert!(

@@ -159,11 +159,19 @@ fn comment_is_created_then_updated_and_never_posted_without_token() {
     let event = dir.join("event.json");
     std::fs::write(&event, json!({"pull_request": {"number": 7}}).to_string()).unwrap();
     let (outputs, summary) = (dir.join("outputs.txt"), dir.join("summary.md"));
+    let junit = dir.join("junit.xml");
 
     let run = |token: Option<&str>| {
-        let mut command = sqlgate_command(&["eval", "--config", config.to_str().unwrap()]);
+        let mut command = sqlgate_command(&[
+            "eval",
+            "--config",
+            config.to_str().unwrap(),
+            "--junit",
+            junit.to_str().unwrap(),
+        ]);
         command
             .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_WORKSPACE", example())
             .env("GITHUB_EVENT_PATH", &event)
             .env("GITHUB_REPOSITORY", "acme/model")
             .env("GITHUB_API_URL", &api)
@@ -183,6 +191,7 @@ fn comment_is_created_then_updated_and_never_posted_without_token() {
 
     let first = run(Some("t0ken"));
     assert!(first.contains("created PR comment 100"), "{first}");
+    assert_regressions_are_annotated(&first, dir);
     let second = run(Some("t0ken"));
     assert!(second.contains("updated PR comment 100"), "{second}");
     {
@@ -220,7 +229,7 @@ fn comment_is_created_then_updated_and_never_posted_without_token() {
     stop.store(true, Ordering::Relaxed);
 
     let outputs = std::fs::read_to_string(&outputs).unwrap();
-    for key in ["passed=", "score=", "delta=", "report="] {
+    for key in ["passed=", "score=", "delta=", "report=", "junit="] {
         assert_eq!(
             outputs.lines().filter(|l| l.starts_with(key)).count(),
             3,
@@ -374,5 +383,53 @@ fn a_planted_token_never_appears_in_any_output() {
     assert!(
         everything.contains("[redacted]"),
         "the judge's echo arrived, scrubbed: {everything}"
+    );
+}
+
+/// Each item the baseline (C3) had right and RESDSQL has wrong is a `::warning` on its 1-based
+/// line of the prediction file, relative to the workspace; the verdict decides the `::error`.
+fn assert_regressions_are_annotated(stdout: &str, dir: &Path) {
+    let summary_path = dir.join("check-summary.json");
+    let config = dir.join("predictions_RESDSQL_txt.yml");
+    let output = sqlgate_command(&[
+        "eval",
+        "--config",
+        config.to_str().unwrap(),
+        "--summary",
+        summary_path.to_str().unwrap(),
+        "--comment",
+        "never",
+    ])
+    .output()
+    .unwrap();
+    assert!(matches!(output.status.code(), Some(0 | 1)));
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(&summary_path).unwrap()).unwrap();
+    let regressed: Vec<u64> = summary["gate"]["cells"][0]["regressed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    assert!(!regressed.is_empty(), "the example has regressed items");
+    let warnings: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("::warning "))
+        .collect();
+    assert_eq!(warnings.len(), regressed.len().min(50), "{stdout}");
+    for (warning, index) in warnings.iter().zip(&regressed) {
+        let expected = format!(
+            "::warning file=predictions/RESDSQL.txt,line={},title=sqlgate%3A ex regressed::model: item {index} ",
+            index + 1
+        );
+        assert!(warning.starts_with(&expected), "{warning} vs {expected}");
+    }
+    let failed = summary["gate"]["passed"] == false;
+    assert_eq!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("::error title=sqlgate::failed: ")),
+        failed,
+        "{stdout}"
     );
 }

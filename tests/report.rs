@@ -2,6 +2,7 @@
 //! resistance to hostile text in predictions.
 
 mod common;
+mod junit_schema;
 
 use common::{shared_spider, sqlgate_command};
 use std::path::Path;
@@ -48,6 +49,8 @@ fn gate(
         summary.to_str().unwrap(),
         "--scatter",
         dir.join("scatter.svg").to_str().unwrap(),
+        "--junit",
+        dir.join("junit.xml").to_str().unwrap(),
     ])
     .output()
     .unwrap();
@@ -80,7 +83,7 @@ fn report_on_shared_data_gates_a_weaker_system() {
         &dataset,
         &(p("C3") + &p("RESDSQL")),
         &p("GPT4Turbo"),
-        "{ metric: ex, max_drop_points: 1.0, per_difficulty: { extra: 2.0 }, significance: { test: mcnemar-exact, alpha: 0.05 }, against: RESDSQL }",
+        "{ metric: ex, max_drop_points: 1.0, per_difficulty: { extra: 2.0 }, significance: { test: mcnemar-exact, alpha: 0.05 }, against: RESDSQL, must_pass: [0, 6] }",
     );
     assert_eq!(code, 1, "GPT4Turbo is 11.7 points below RESDSQL on EX");
     assert_eq!(summary["gate"]["passed"], false);
@@ -93,6 +96,25 @@ fn report_on_shared_data_gates_a_weaker_system() {
             > 0.3
     );
     insta::assert_snapshot!("shared_data_report", report);
+    let cells = summary["gate"]["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 2);
+    assert_eq!(cells[0]["cell"], "all");
+    assert_eq!(cells[0]["baseline_system"], "RESDSQL");
+    assert_eq!(cells[0]["regressed"].as_array().unwrap().len(), 176);
+    assert_eq!(cells[1]["fixed"].as_array().unwrap().len(), 14);
+    assert_eq!(cells[0]["verdict"], "fail");
+    assert!(cells[0]["p_adjusted"].as_f64().unwrap() < 0.05);
+    let junit = std::fs::read_to_string(work.path().join("junit.xml")).unwrap();
+    let cases = junit_schema::validate(&junit);
+    assert_eq!(
+        cases,
+        [
+            ("GPT4Turbo vs RESDSQL: ex on all".to_string(), true),
+            ("GPT4Turbo vs RESDSQL: ex on extra".to_string(), true),
+            ("GPT4Turbo: must-pass item 0 (line 1)".to_string(), false),
+            ("GPT4Turbo: must-pass item 6 (line 7)".to_string(), true),
+        ]
+    );
     assert_scatter_shows_the_leaderboard(&work.path().join("scatter.svg"), &summary);
 }
 
@@ -271,4 +293,222 @@ fn the_comment_fits_githubs_limit_and_says_so() {
         comment.starts_with("<!-- sqlgate:x -->") && comment.contains("cut to fit GitHub's limit")
     );
     assert_eq!(sqlgate::report::markdown::fit_comment("short"), "short");
+}
+
+/// Kendall tau-b, written out from its definition: (concordant - discordant) over the geometric
+/// mean of the pairs not tied in x and not tied in y; `None` when either is zero.
+fn tau_b(x: &[f64], y: &[f64]) -> Option<f64> {
+    let (mut score, mut untied_x, mut untied_y) = (0.0, 0.0, 0.0);
+    for i in 0..x.len() {
+        for j in i + 1..x.len() {
+            let dx = (x[i] - x[j]).signum() * f64::from(u8::from(x[i] != x[j]));
+            let dy = (y[i] - y[j]).signum() * f64::from(u8::from(y[i] != y[j]));
+            score += dx * dy;
+            untied_x += dx.abs();
+            untied_y += dy.abs();
+        }
+    }
+    (untied_x > 0.0 && untied_y > 0.0).then(|| score / (untied_x * untied_y).sqrt())
+}
+
+#[test]
+fn cross_metric_analyses_equal_the_official_verdicts_on_common_items() {
+    let spider = shared_spider();
+    let work = tempfile::tempdir().unwrap();
+    let systems = ["C3", "Claude", "GPT4Turbo", "RESDSQL"];
+    let predictions: String = systems
+        .iter()
+        .map(|name| {
+            format!(
+                "  - {{ name: {name}, path: {}/predictions/{name}.txt }}\n",
+                spider.display()
+            )
+        })
+        .collect();
+    write(
+        &work.path().join("all.yml"),
+        &format!(
+            "dataset: {{ gold: {s}/dev_gold.sql, tables: {s}/tables.json, databases: {s}/database, skip_missing_databases: true }}\n\
+             metrics: [ex, esm]\nreference: ex\npredictions:\n{predictions}report: {{ output: report.md }}\n",
+            s = spider.display()
+        ),
+    );
+    let summary_path = work.path().join("summary.json");
+    let eval = sqlgate_command(&[
+        "eval",
+        "--config",
+        work.path().join("all.yml").to_str().unwrap(),
+        "--summary",
+        summary_path.to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(
+        eval.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&eval.stderr)
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&summary_path).unwrap()).unwrap();
+    // Per system and difficulty: (exact accuracy, exec accuracy, FP rate, FN rate) on the items
+    // the official scorer gave both verdicts for.
+    let difficulties = ["easy", "medium", "hard", "extra", "all"];
+    let mut per_system = Vec::new();
+    for name in systems {
+        let text = std::fs::read_to_string(spider.join(format!("reference/official-{name}.jsonl")))
+            .unwrap();
+        let mut cells: std::collections::BTreeMap<&str, [f64; 5]> = Default::default();
+        for line in text.lines() {
+            let row: serde_json::Value = serde_json::from_str(line).unwrap();
+            let (Some(exec), Some(exact)) = (row["exec"].as_f64(), row["exact"].as_f64()) else {
+                continue;
+            };
+            let hardness = difficulties
+                .iter()
+                .find(|d| row["hardness"] == **d)
+                .unwrap();
+            for key in [*hardness, "all"] {
+                let cell = cells.entry(key).or_default();
+                cell[0] += exact;
+                cell[1] += exec;
+                cell[2] += f64::from(u8::from(exact == 1.0 && exec == 0.0));
+                cell[3] += f64::from(u8::from(exact == 0.0 && exec == 1.0));
+                cell[4] += 1.0;
+            }
+        }
+        let common = summary["systems"][name]["common_counts"]["esm"]["all"]
+            .as_f64()
+            .unwrap();
+        assert_eq!(common, cells["all"][4], "{name}: common items");
+        per_system.push(cells);
+    }
+    for d in difficulties {
+        let column = |k: usize| -> Vec<f64> {
+            per_system
+                .iter()
+                .map(|cells| cells[d][k] / cells[d][4])
+                .collect()
+        };
+        let expected = tau_b(&column(0), &column(1));
+        let got = summary["across_systems"]["kendall_tau_b"]["esm"][d].as_f64();
+        match (expected, got) {
+            (Some(e), Some(g)) => assert!((e - g).abs() < 1e-9, "tau {d}: {e} vs {g}"),
+            (e, g) => assert_eq!(e, g, "tau {d}"),
+        }
+        for (k, kind) in [(2, "fp"), (3, "fn")] {
+            let rates = column(k);
+            let mean = rates.iter().sum::<f64>() / rates.len() as f64;
+            let std =
+                (rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / rates.len() as f64).sqrt();
+            let max = rates.iter().copied().fold(f64::MIN, f64::max);
+            let spread = &summary["across_systems"][kind]["esm"][d];
+            for (field, value) in [("mean", mean), ("std", std), ("max", max)] {
+                let got = spread[field].as_f64().unwrap();
+                assert!(
+                    (got - value).abs() < 1e-6,
+                    "{kind} {field} {d}: {got} vs {value}"
+                );
+            }
+        }
+    }
+    let report = std::fs::read_to_string(work.path().join("report.md")).unwrap();
+    assert!(report.contains("esm: n = 972"), "{report}");
+}
+
+/// Runs `eval` on spider-mini with `config` (dataset and report lines added) in `dir`; returns
+/// (exit code, stdout, report).
+fn eval_mini(dir: &Path, name: &str, config: &str) -> (i32, String, String) {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini");
+    let path = dir.join(name);
+    write(
+        &path,
+        &format!(
+            "dataset: {{ gold: {e}/dev_gold.sql, tables: {e}/tables.json, databases: {e}/database }}\n\
+             metrics: [ex, esm]\nreport: {{ output: {d}/{name}.md }}\n{}",
+            config.replace("$E", &example.display().to_string()),
+            e = example.display(),
+            d = dir.display()
+        ),
+    );
+    let output = sqlgate_command(&["eval", "--config", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let report = std::fs::read_to_string(dir.join(format!("{name}.md"))).unwrap();
+    (
+        output.status.code().unwrap(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        report,
+    )
+}
+
+#[test]
+fn the_headline_says_the_verdict_and_why_in_each_case() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path();
+    let system =
+        |file: &str| format!("predictions: [{{ name: model, path: $E/predictions/{file}.txt }}]\n");
+    let gated = format!(
+        "baseline: {{ path: {}/baseline.json }}\ngate: {{ max_drop_points: 0.0, significance: {{ test: mcnemar-exact, alpha: 0.05 }} }}\n",
+        dir.display()
+    );
+    let (code, _, _) = eval_mini(
+        dir,
+        "first-run.yml",
+        &format!(
+            "{}baseline: {{ path: {}/baseline.json, required: false }}\n",
+            system("RESDSQL"),
+            dir.display()
+        ),
+    );
+    assert_eq!(code, 0);
+    let first_run = std::fs::read_to_string(dir.join("first-run.yml.md")).unwrap();
+    let update = sqlgate_command(&[
+        "baseline",
+        "update",
+        "--config",
+        dir.join("first-run.yml").to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    assert!(update.status.success());
+    let (pass_code, pass_out, pass) = eval_mini(dir, "pass.yml", &(system("RESDSQL") + &gated));
+    let gated_esm = gated.replace("gate: {", "gate: { metric: esm,");
+    let (fail_code, fail_out, fail) = eval_mini(dir, "fail.yml", &(system("C3") + &gated_esm));
+    let everyone = "predictions:\n  - { path: \"$E/predictions/*.txt\" }\n";
+    let (board_code, _, board) = eval_mini(dir, "leaderboard.yml", everyone);
+    assert_eq!((pass_code, board_code), (0, 0));
+    let headline = |report: &str| report.lines().nth(1).unwrap().to_string();
+    assert!(
+        headline(&first_run)
+            .starts_with("## ✅ sqlgate passed, not gated: first run: no baseline at"),
+        "{first_run}"
+    );
+    assert!(
+        headline(&pass).starts_with("## ✅ sqlgate passed: ex ")
+            && headline(&pass).contains(" regressed / "),
+        "{pass}"
+    );
+    assert!(headline(&pass).contains("McNemar p = "), "{pass}");
+    assert!(
+        headline(&board).starts_with("## ✅ sqlgate passed, not gated: no baseline configured"),
+        "{board}"
+    );
+    let fail_headline = headline(&fail);
+    assert_eq!(fail_code, 1, "{fail}");
+    assert!(
+        fail_headline.starts_with("## ❌ sqlgate failed: esm ")
+            && fail_headline.contains("&lt; 0.05: significant, drop "),
+        "{fail_headline}"
+    );
+    for (stdout, report) in [(&pass_out, &pass), (&fail_out, &fail)] {
+        let line = stdout.lines().find(|l| l.starts_with("gate ")).unwrap();
+        let plain = headline(report).replace("&gt;", ">").replace("&lt;", "<");
+        assert!(plain.ends_with(&line["gate ".len()..]), "{line} vs {plain}");
+    }
+    let stable = |report: &str| report.replace(&dir.display().to_string(), "[dir]");
+    insta::assert_snapshot!("first_run_comment", stable(&first_run));
+    insta::assert_snapshot!("pass_comment", stable(&pass));
+    insta::assert_snapshot!("fail_comment", stable(&fail));
+    insta::assert_snapshot!("leaderboard_comment", stable(&board));
 }

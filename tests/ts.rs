@@ -90,7 +90,10 @@ fn a_suite_database_with_ties_separates_limit_1_from_max() {
     );
     let report = std::fs::read_to_string(report).unwrap();
     assert!(report.contains("| m | 1 | 0 | 1 | 0 | 0 | 0 |"), "{report}");
-    assert!(report.contains("#### m: item 0 (singer)\n"), "{report}");
+    assert!(
+        report.contains("#### m: item 0, line 1 (singer)\n"),
+        "{report}"
+    );
     assert!(
         report
             .contains("-- counterexample (ties under ORDER BY/LIMIT), shrunk from singer_1.sqlite"),

@@ -58,6 +58,11 @@ pub struct SystemAnalysis {
     pub false_negatives: Table,
     /// Means of continuous sub-scores (SQLMorph's EX, EXP, EXR, F1), keyed `<metric>.<sub>`.
     pub sub_scores: Table,
+    /// Per metric other than the reference: its accuracy on the items it and the reference
+    /// both scored (the count is those items, the denominator of FP / FN too).
+    pub common_accuracy: Table,
+    /// Per metric other than the reference: the reference's accuracy on those same items.
+    pub common_reference: Table,
 }
 
 /// Mean, population std and max of a rate across systems.
@@ -71,11 +76,15 @@ pub struct Spread {
     pub max: f64,
 }
 
-/// A metric's overall accuracy and rank in the leaderboard.
+/// A metric's overall accuracy and rank in the leaderboard. The reference's is over the items
+/// it scored; any other metric's over the items it and the reference both scored, so ranks
+/// compare like with like.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct MetricStanding {
     /// Overall accuracy.
     pub accuracy: Option<f64>,
+    /// Items the accuracy is computed on.
+    pub items: usize,
     /// 1-based rank among the systems (ties share a rank).
     pub rank: Option<usize>,
 }
@@ -150,8 +159,8 @@ impl Analysis {
                 let pairs: Vec<(f64, f64)> = analyses
                     .iter()
                     .filter_map(|a| {
-                        let m = a.accuracy.get(*metric)?.get(difficulty)?.value()?;
-                        let r = a.accuracy.get(reference)?.get(difficulty)?.value()?;
+                        let m = a.common_accuracy.get(*metric)?.get(difficulty)?.value()?;
+                        let r = a.common_reference.get(*metric)?.get(difficulty)?.value()?;
                         Some((m, r))
                     })
                     .collect();
@@ -174,10 +183,11 @@ impl Analysis {
     }
 
     /// Systems ranked by the reference metric's overall accuracy (ties by name), with every
-    /// metric's accuracy and rank (tied accuracies share a rank: 1, 2, 2, 4).
+    /// metric's accuracy and rank (tied accuracies share a rank: 1, 2, 2, 4); a metric other
+    /// than the reference is ranked on the items it and the reference both scored.
     pub fn leaderboard(&self) -> Vec<LeaderboardRow> {
         let overall = |system: &SystemAnalysis, metric: &str| {
-            system.accuracy.get(metric)?.get("all")?.value()
+            system.overall(metric, &self.reference)?.value()
         };
         let rank_of = |metric: &str, value: Option<f64>| {
             value.map(|v| {
@@ -204,6 +214,7 @@ impl Analysis {
                             m.clone(),
                             MetricStanding {
                                 accuracy,
+                                items: system.overall(m, &self.reference).map_or(0, |r| r.count),
                                 rank: rank_of(m, accuracy),
                             },
                         )
@@ -226,11 +237,26 @@ impl Analysis {
     }
 }
 
+impl SystemAnalysis {
+    /// A metric's overall ratio as cross-metric analyses use it: the reference's own, any other
+    /// metric's on the items it and the reference both scored.
+    pub fn overall(&self, metric: &str, reference: &str) -> Option<&Ratio> {
+        let table = if metric == reference {
+            &self.accuracy
+        } else {
+            &self.common_accuracy
+        };
+        table.get(metric)?.get("all")
+    }
+}
+
 fn analyse_system(system: &SystemRecords, metrics: &[String], reference: &str) -> SystemAnalysis {
     let mut accuracy = Table::new();
     let mut false_positives = Table::new();
     let mut false_negatives = Table::new();
     let mut sub_scores = Table::new();
+    let mut common_accuracy = Table::new();
+    let mut common_reference = Table::new();
     for item in &system.items {
         let keys: Vec<&str> = item
             .difficulty
@@ -257,6 +283,17 @@ fn analyse_system(system: &SystemRecords, metrics: &[String], reference: &str) -
             };
             let (says, truly) = (value >= 1.0, truth >= 1.0);
             for key in &keys {
+                for (table, v) in [
+                    (&mut common_accuracy, value),
+                    (&mut common_reference, truth),
+                ] {
+                    table
+                        .entry(metric.clone())
+                        .or_default()
+                        .entry(key.to_string())
+                        .or_default()
+                        .add(v);
+                }
                 let fp = false_positives
                     .entry(metric.clone())
                     .or_default()
@@ -279,6 +316,8 @@ fn analyse_system(system: &SystemRecords, metrics: &[String], reference: &str) -
         false_positives,
         false_negatives,
         sub_scores,
+        common_accuracy,
+        common_reference,
     }
 }
 
@@ -306,6 +345,7 @@ mod tests {
             difficulty: Some(difficulty.into()),
             metrics: [("ex".to_string(), Some(ex)), ("esm".to_string(), Some(esm))].into(),
             outcome: BTreeMap::new(),
+            prediction: None,
         }
     }
 

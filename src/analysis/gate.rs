@@ -38,6 +38,10 @@ pub struct CellTest {
     pub p_value: Option<f64>,
     /// Holm-adjusted p-value.
     pub p_adjusted: Option<f64>,
+    /// The paired test that gave the p-value (`McNemar` or `bootstrap`), when one ran.
+    pub test: Option<&'static str>,
+    /// The significance level the adjusted p-value is held against, when one is configured.
+    pub alpha: Option<f64>,
     /// Whether this cell fails the gate.
     pub failed: bool,
 }
@@ -298,20 +302,17 @@ fn test_cell(
     let binary = members
         .iter()
         .all(|(b, c)| [0.0, 1.0].contains(b) && [0.0, 1.0].contains(c));
-    let p_value = config
-        .gate
-        .significance
-        .as_ref()
-        .and_then(|s| match s.test {
-            SignificanceTest::McnemarExact if binary => {
-                Some(mcnemar_exact(fixed as u64, regressed as u64))
-            }
-            _ => {
-                let (base, cand): (Vec<f64>, Vec<f64>) = members.iter().copied().unzip();
-                paired_bootstrap(&base, &cand, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)
-                    .map(|b| b.p_worse)
-            }
-        });
+    let significance = config.gate.significance.as_ref();
+    let tested = significance.and_then(|s| match s.test {
+        SignificanceTest::McnemarExact if binary => {
+            Some(("McNemar", mcnemar_exact(fixed as u64, regressed as u64)))
+        }
+        _ => {
+            let (base, cand): (Vec<f64>, Vec<f64>) = members.iter().copied().unzip();
+            paired_bootstrap(&base, &cand, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)
+                .map(|b| ("bootstrap", b.p_worse))
+        }
+    });
     CellTest {
         difficulty,
         threshold,
@@ -321,8 +322,10 @@ fn test_cell(
         delta_points: 100.0 * (candidate_accuracy - baseline_accuracy),
         fixed,
         regressed,
-        p_value,
+        p_value: tested.map(|(_, p)| p),
         p_adjusted: None,
+        test: tested.map(|(test, _)| test),
+        alpha: significance.map(|s| s.alpha),
         failed: false,
     }
 }
@@ -341,6 +344,7 @@ mod tests {
                 difficulty: Some(if index % 2 == 0 { "easy" } else { "hard" }.into()),
                 metrics: [("ex".to_string(), Some(v))].into(),
                 outcome: BTreeMap::new(),
+                prediction: None,
             })
             .collect()
     }

@@ -10,3 +10,4 @@ pub mod baseline;
 pub mod gate;
 pub mod records;
 pub mod stats;
+pub mod verdict;

@@ -17,6 +17,10 @@ pub struct ItemRecord {
     pub metrics: BTreeMap<String, Option<f64>>,
     /// Outcome names per metric.
     pub outcome: BTreeMap<String, String>,
+    /// The prediction's text, so a later run can show what changed; absent in baselines
+    /// written before sqlgate stored it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prediction: Option<String>,
 }
 
 /// Per-item records of every system of an evaluation, in item order.
@@ -41,6 +45,7 @@ pub fn records(evaluation: &Evaluation) -> Vec<(String, Vec<ItemRecord>)> {
                         .zip(&result.scores)
                         .map(|(m, score)| (m.clone(), score.outcome.as_str().to_string()))
                         .collect(),
+                    prediction: evaluation.systems[s].predictions[result.index].clone(),
                 })
                 .collect();
             (evaluation.systems[s].name.clone(), items)

@@ -4,6 +4,7 @@
 //! Enters: a rendered report and gate verdict, or shard files. Leaves: API calls, files. May
 //! import every stage before it; must not import commands.
 
+pub mod annotations;
 pub mod fork;
 pub mod github;
 pub mod shard;

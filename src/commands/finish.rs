@@ -26,10 +26,14 @@ pub(super) fn finish(
     let summary = Summary::of(&evaluation);
     let report_path = outputs.report.unwrap_or_else(|| config.report_path());
     let gate_run = gate_run::gate_run(config, &evaluation, &report_path.display().to_string())?;
-    let written: Vec<(&str, String)> = [("summary", &outputs.summary), ("jsonl", &outputs.jsonl)]
-        .into_iter()
-        .filter_map(|(key, path)| Some((key, path.as_ref()?.display().to_string())))
-        .collect();
+    let written: Vec<(&str, String)> = [
+        ("summary", &outputs.summary),
+        ("jsonl", &outputs.jsonl),
+        ("junit", &outputs.junit),
+    ]
+    .into_iter()
+    .filter_map(|(key, path)| Some((key, path.as_ref()?.display().to_string())))
+    .collect();
     if let Some(path) = outputs.jsonl {
         crate::util::fs::write_file_atomically(&path, |out| {
             crate::report::jsonl::write_jsonl(&evaluation, out)
@@ -46,8 +50,18 @@ pub(super) fn finish(
             serde_json::to_value(crate::analysis::baseline::Settings::of(config))?;
         write(&path, &(serde_json::to_string_pretty(&document)? + "\n"))?;
     }
+    if let Some(path) = &outputs.junit {
+        let xml =
+            crate::report::junit::junit_xml(&gate_run.gate, &evaluation, &config.gate.must_pass);
+        write(path, &xml)?;
+    }
     if let Some(path) = &outputs.leaderboard {
-        let board = gate_run.analysis.leaderboard();
+        let board = summary::leaderboard_json(
+            &gate_run.analysis,
+            &evaluation,
+            config,
+            gate_run.baseline_commit.as_deref(),
+        );
         write(path, &(serde_json::to_string_pretty(&board)? + "\n"))?;
     }
     if let Some(path) = &outputs.scatter {
@@ -64,7 +78,13 @@ pub(super) fn finish(
     write(&report_path, &gate_run.report)?;
     print!("{}", summary::human(&evaluation, &summary));
     print_verdict(&gate_run);
-    publish(&gate_run, &report_path, &written, outputs.comment)?;
+    publish(
+        &gate_run,
+        &evaluation,
+        &report_path,
+        &written,
+        outputs.comment,
+    )?;
     let failed = !gate_run.gate.passed && !outputs.no_fail_on_regression;
     Ok(if failed {
         ExitCode::from(1)
@@ -74,8 +94,7 @@ pub(super) fn finish(
 }
 
 fn print_verdict(run: &GateRun) {
-    let verdict = if run.gate.passed { "passed" } else { "FAILED" };
-    println!("\ngate {verdict}");
+    println!("\ngate {}", run.gate.headline());
     for line in run.gate.reasons.iter().chain(&run.gate.notes) {
         println!("  {line}");
     }
@@ -84,6 +103,7 @@ fn print_verdict(run: &GateRun) {
 /// Step summary, step outputs and the PR comment in Actions; the comment on stdout elsewhere.
 fn publish(
     run: &GateRun,
+    evaluation: &Evaluation,
     report_path: &Path,
     written: &[(&str, String)],
     mode: CommentMode,
@@ -94,6 +114,14 @@ fn publish(
     actions
         .write_step_summary(&run.comment)
         .context("cannot write $GITHUB_STEP_SUMMARY")?;
+    let workspace = std::env::var_os("GITHUB_WORKSPACE")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::current_dir().ok());
+    for command in
+        crate::ci::annotations::workflow_commands(&run.gate, evaluation, workspace.as_deref())
+    {
+        println!("{command}");
+    }
     let first = run.gate.comparisons.first().and_then(|c| c.cells.first());
     let mut step_outputs = vec![
         ("passed", run.gate.passed.to_string()),

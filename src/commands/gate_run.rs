@@ -26,6 +26,8 @@ pub struct GateRun {
     pub comment: String,
     /// Hidden marker identifying this config's comment.
     pub marker: String,
+    /// Commit the baseline was made from, when known.
+    pub baseline_commit: Option<String>,
 }
 
 /// The hidden marker of a config's comment: one sticky comment per config file, named by its
@@ -101,7 +103,14 @@ pub fn gate_run(
         gate: &gate,
         gate_metric: config.gate_metric(),
         marker: &marker,
-        baseline_commit: baseline.as_ref().and_then(|b| b.commit.as_deref()),
+        baseline: baseline.as_ref(),
+        executor: Some(&crate::engine::exec::Executor::new(
+            crate::engine::exec::Limits {
+                timeout: std::time::Duration::from_millis(config.execution.timeout_ms),
+                max_rows: config.execution.max_rows,
+                max_bytes: config.execution.max_result_bytes,
+            },
+        )),
         report_file,
     };
     let template_path = config
@@ -118,6 +127,7 @@ pub fn gate_run(
         report,
         comment,
         marker,
+        baseline_commit: baseline.and_then(|b| b.commit),
     })
 }
 

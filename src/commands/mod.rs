@@ -39,6 +39,9 @@ pub struct Outputs {
     /// Write the leaderboard (current and baseline systems, ranked by the reference) as JSON.
     #[arg(long)]
     pub leaderboard: Option<PathBuf>,
+    /// Write JUnit XML here: one test case per gated cell and per `must_pass` item.
+    #[arg(long)]
+    pub junit: Option<PathBuf>,
     /// Write an SVG scatter of every metric against the reference across the leaderboard's
     /// systems (one panel per metric).
     #[arg(long)]
@@ -94,6 +97,7 @@ pub fn action() -> anyhow::Result<ExitCode> {
     let outputs = Outputs {
         jsonl: action_input("JSONL").map(PathBuf::from),
         summary: action_input("SUMMARY").map(PathBuf::from),
+        junit: action_input("JUNIT").map(PathBuf::from),
         report: action_input("REPORT").map(PathBuf::from),
         comment: if action_flag("COMMENT")? {
             CommentMode::Auto

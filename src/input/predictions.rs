@@ -18,6 +18,9 @@ pub struct System {
     pub path: PathBuf,
     /// `predictions[i]` answers gold item `i`; `None` is missing or empty.
     pub predictions: Vec<Option<String>>,
+    /// `lines[i]`: the 1-based line of the file that answers gold item `i`, when the file has
+    /// one (`bird-json` files and absent predictions have none).
+    pub lines: Vec<Option<usize>>,
 }
 
 impl System {
@@ -35,11 +38,13 @@ pub fn load_systems(
     let mut systems = Vec::new();
     for spec in specs {
         for (name, path) in expand(spec)? {
-            let predictions = load_file(&path, spec, dataset)?;
+            let (predictions, lines) =
+                parse_predictions_with_lines(&path, &read_bytes(&path)?, spec, dataset)?;
             systems.push(System {
                 name,
                 path,
                 predictions,
+                lines,
             });
         }
     }
@@ -83,14 +88,6 @@ fn file_stem(path: &Path) -> String {
         .unwrap_or_else(|| path.display().to_string())
 }
 
-fn load_file(
-    path: &Path,
-    spec: &PredictionSpec,
-    dataset: &Dataset,
-) -> Result<Vec<Option<String>>, InputError> {
-    parse_predictions(path, &read_bytes(path)?, spec, dataset)
-}
-
 /// Parses a prediction file's bytes (`path` names it in messages) into predictions aligned with
 /// the gold items.
 pub fn parse_predictions(
@@ -99,12 +96,23 @@ pub fn parse_predictions(
     spec: &PredictionSpec,
     dataset: &Dataset,
 ) -> Result<Vec<Option<String>>, InputError> {
+    parse_predictions_with_lines(path, bytes, spec, dataset).map(|(predictions, _)| predictions)
+}
+
+/// Like [`parse_predictions`], with the 1-based line each item's prediction is on.
+pub fn parse_predictions_with_lines(
+    path: &Path,
+    bytes: &[u8],
+    spec: &PredictionSpec,
+    dataset: &Dataset,
+) -> Result<Aligned, InputError> {
     let gold_count = dataset.items.len();
-    let (mut aligned, provided) = match spec.format {
+    let ((mut aligned, mut lines), provided) = match spec.format {
         PredictionFormat::Lines => {
-            let lines = parse_lines(path, bytes, dataset)?;
-            let provided = lines.len();
-            (lines, provided)
+            let parsed = parse_lines(path, bytes, dataset)?;
+            let provided = parsed.len();
+            let lines = (1..=provided).map(Some).collect();
+            ((parsed, lines), provided)
         }
         PredictionFormat::Tsv => keyed(path, gold_count, parse_tsv(path, bytes)?)?,
         PredictionFormat::Jsonl => keyed(path, gold_count, parse_jsonl(path, bytes)?)?,
@@ -127,7 +135,8 @@ pub fn parse_predictions(
         ));
     }
     aligned.resize(gold_count, None);
-    Ok(aligned)
+    lines.resize(gold_count, None);
+    Ok((aligned, lines))
 }
 
 /// Splits a file into lines (LF or CRLF), naming the line of any invalid UTF-8.
@@ -182,21 +191,27 @@ fn non_empty(sql: &str) -> Option<String> {
     (!sql.is_empty()).then(|| sql.to_string())
 }
 
-/// A prediction keyed by gold index, with the place it came from for messages.
+/// A prediction keyed by gold index, with the place it came from for messages and its 1-based
+/// line when the format has lines.
 struct Keyed {
     index: usize,
     sql: Option<String>,
     location: String,
+    line: Option<usize>,
 }
 
-/// Places keyed predictions at their gold index; returns the aligned list and how many were
+/// Predictions and their 1-based lines in the file, aligned with the gold items.
+pub type Aligned = (Vec<Option<String>>, Vec<Option<usize>>);
+
+/// Places keyed predictions at their gold index; returns the aligned lists and how many were
 /// given. Duplicates and out-of-range ids are errors.
 fn keyed(
     path: &Path,
     gold_count: usize,
     entries: Vec<Keyed>,
-) -> Result<(Vec<Option<String>>, usize), InputError> {
+) -> Result<(Aligned, usize), InputError> {
     let mut aligned = vec![None; gold_count];
+    let mut lines = vec![None; gold_count];
     let mut given = vec![false; gold_count];
     let provided = entries.len();
     for entry in entries {
@@ -215,8 +230,9 @@ fn keyed(
             ));
         }
         aligned[entry.index] = entry.sql;
+        lines[entry.index] = entry.line;
     }
-    Ok((aligned, provided))
+    Ok(((aligned, lines), provided))
 }
 
 fn parse_index(text: &str) -> Option<usize> {
@@ -238,6 +254,7 @@ fn parse_tsv(path: &Path, bytes: &[u8]) -> Result<Vec<Keyed>, InputError> {
                 index,
                 sql: non_empty(sql),
                 location,
+                line: Some(number + 1),
             }),
             None if number == 0 => continue,
             None => {
@@ -288,6 +305,7 @@ fn parse_jsonl(path: &Path, bytes: &[u8]) -> Result<Vec<Keyed>, InputError> {
             index,
             sql,
             location,
+            line: Some(number + 1),
         });
     }
     Ok(entries)
@@ -314,6 +332,7 @@ fn parse_bird_json(path: &Path, bytes: &[u8]) -> Result<Vec<Keyed>, InputError> 
                 index,
                 sql: non_empty(sql),
                 location,
+                line: None,
             })
         })
         .collect()

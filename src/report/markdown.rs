@@ -3,7 +3,9 @@
 //! GitHub's comment limit while the full report is written to a file.
 
 use crate::analysis::agreement::{Analysis, Ratio};
+use crate::analysis::baseline::Baseline;
 use crate::analysis::gate::GateResult;
+use crate::engine::exec::Executor;
 use crate::score::evaluation::Evaluation;
 use crate::suites::counterexample::{Category, Counterexample};
 use minijinja::{context, Environment};
@@ -16,6 +18,12 @@ pub const DEFAULT_TEMPLATE: &str = include_str!("../../templates/comment.md.j2")
 pub const GITHUB_COMMENT_LIMIT: usize = 65_536;
 /// Items listed per group in the full report.
 const FULL_ITEM_LIMIT: usize = 200;
+/// Items per group whose gold, old and new results are run and shown.
+const RESULT_ITEM_LIMIT: usize = 20;
+/// Result rows shown per query.
+const RESULT_ROWS: usize = 5;
+/// Fewest systems a Kendall tau table is shown for: over two systems tau is only ±1.
+const MIN_TAU_SYSTEMS: usize = 3;
 
 /// Everything the report shows.
 pub struct ReportInput<'a> {
@@ -31,8 +39,11 @@ pub struct ReportInput<'a> {
     pub gate_metric: &'a str,
     /// Hidden marker that identifies this config's comment.
     pub marker: &'a str,
-    /// Commit of the baseline.
-    pub baseline_commit: Option<&'a str>,
+    /// The stored baseline: its commit, and the old predictions and outcomes of changed items.
+    pub baseline: Option<&'a Baseline>,
+    /// Runs gold, old and new queries to show the first rows of changed items; `None` shows
+    /// no results.
+    pub executor: Option<&'a Executor>,
     /// Where the full report is written.
     pub report_file: &'a str,
 }
@@ -147,18 +158,34 @@ struct Row {
 struct ItemView {
     system: String,
     index: usize,
+    /// 1-based line of the prediction in its file.
+    line: Option<usize>,
     db_id: String,
     difficulty: String,
     question: Option<String>,
     gold: String,
     prediction: String,
+    outcome: Option<String>,
     error: Option<String>,
+    /// The baseline system, its prediction and outcome (regressed and fixed items).
+    baseline: Option<BaselineView>,
+    /// First rows of gold, old and new results, as one text block.
+    results: Option<String>,
     counterexample: Option<String>,
+}
+
+#[derive(Serialize)]
+struct BaselineView {
+    system: String,
+    prediction: Option<String>,
+    outcome: Option<String>,
 }
 
 #[derive(Serialize)]
 struct ItemGroup {
     title: String,
+    /// Whether the first items show their results.
+    with_results: bool,
     total: usize,
     hidden: usize,
     items: Vec<ItemView>,
@@ -174,7 +201,7 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         .collect();
     let accuracy_cell = |system: &str, metric: &str, difficulty: &str, ratio: Option<&Ratio>| {
         let Some(ratio) = ratio.filter(|r| r.count > 0) else {
-            return "–".to_string();
+            return ("–".to_string(), None);
         };
         let base = input.baseline_analysis.and_then(|b| {
             b.system(&baseline_name(input, system))?
@@ -183,16 +210,21 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
                 .get(difficulty)?
                 .value()
         });
-        let delta = match (ratio.value(), base) {
-            (Some(now), Some(before)) => format!(" ({:+.1})", 100.0 * (now - before)),
-            _ => String::new(),
-        };
-        format!("{}{delta} n={}", percent(ratio.value()), ratio.count)
+        let delta = ratio
+            .value()
+            .zip(base)
+            .map(|(now, before)| 100.0 * (now - before));
+        let shown = delta.map_or_else(String::new, |d| format!(" ({d:+.1})"));
+        (
+            format!("{}{shown} n={}", percent(ratio.value()), ratio.count),
+            delta,
+        )
     };
     let mut accuracy_rows = Vec::new();
+    let mut unchanged_rows = Vec::new();
     for system in &current {
         for metric in &analysis.metrics {
-            let cells = difficulties
+            let (cells, deltas): (Vec<String>, Vec<Option<f64>>) = difficulties
                 .iter()
                 .map(|d| {
                     accuracy_cell(
@@ -202,13 +234,21 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
                         system.accuracy.get(metric).and_then(|m| m.get(d)),
                     )
                 })
-                .collect();
-            accuracy_rows.push(Row {
+                .unzip();
+            let row = Row {
                 system: system.name.clone(),
                 metric: metric.clone(),
                 kind: String::new(),
                 cells,
-            });
+            };
+            // A row is unchanged when every cell has a baseline and moved by less than 0.05.
+            let unchanged = input.baseline_analysis.is_some()
+                && deltas.iter().all(|d| d.is_some_and(|d| d.abs() < 0.05));
+            if unchanged {
+                unchanged_rows.push(row);
+            } else {
+                accuracy_rows.push(row);
+            }
         }
     }
     let partial_credit_rows = partial_credit_rows(&current, &analysis.metrics, difficulties);
@@ -267,6 +307,7 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
     let tau_rows: Vec<Row> = analysis
         .kendall_tau
         .iter()
+        .filter(|_| analysis.systems.len() >= MIN_TAU_SYSTEMS)
         .map(|(metric, by_difficulty)| Row {
             system: String::new(),
             metric: metric.clone(),
@@ -318,19 +359,6 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
             })
         })
         .collect();
-    let headline = input
-        .gate
-        .comparisons
-        .first()
-        .and_then(|c| c.cells.first())
-        .map(|cell| {
-            format!(
-                "{:.1} → {:.1} ({:+.1} points)",
-                100.0 * cell.baseline_accuracy,
-                100.0 * cell.candidate_accuracy,
-                cell.delta_points
-            )
-        });
     let mut item_groups: Vec<ItemGroup> = input
         .gate
         .comparisons
@@ -356,12 +384,22 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
             .filter(|(_, items)| !items.is_empty())
             .map(|(title, items)| ItemGroup {
                 title,
+                with_results: input.executor.is_some(),
                 total: items.len(),
                 hidden: items.len().saturating_sub(item_limit),
                 items: items
                     .iter()
                     .take(item_limit)
-                    .map(|&i| item_view(input, &c.candidate, i))
+                    .enumerate()
+                    .map(|(n, &i)| {
+                        item_view(
+                            input,
+                            &c.candidate,
+                            i,
+                            Some(&c.baseline),
+                            n < RESULT_ITEM_LIMIT,
+                        )
+                    })
                     .collect(),
             })
         })
@@ -387,6 +425,7 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
                 .collect(),
         })
         .collect();
+    let common_items = common_items(analysis);
     let dataset_sha = &input.evaluation.dataset.sha256;
     context! {
         marker => input.marker,
@@ -394,7 +433,10 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         reasons => input.gate.reasons,
         notes => input.gate.notes,
         gate_metric => input.gate_metric,
-        headline => headline,
+        headline => input.gate.headline(),
+        unchanged_rows => unchanged_rows,
+        tau_omitted => !analysis.kendall_tau.is_empty() && analysis.systems.len() < MIN_TAU_SYSTEMS,
+        min_tau_systems => MIN_TAU_SYSTEMS,
         reference => analysis.reference,
         difficulties => difficulties,
         accuracy_rows => accuracy_rows,
@@ -406,6 +448,7 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         counterexample_rows => counterexample_rows(input),
         counterexample_categories => Category::ALL.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
         leaderboard_size => analysis.systems.len(),
+        common_items => common_items,
         leaderboard => leaderboard,
         metrics => analysis.metrics,
         item_groups => item_groups,
@@ -414,8 +457,33 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         version => env!("CARGO_PKG_VERSION"),
         dataset_sha => &dataset_sha[..dataset_sha.len().min(12)],
         commit => std::env::var("GITHUB_SHA").ok().map(|s| s.chars().take(12).collect::<String>()),
-        baseline_commit => input.baseline_commit.map(|s| s.chars().take(12).collect::<String>()),
+        baseline_commit => input.baseline.and_then(|b| b.commit.as_deref()).map(|s| s.chars().take(12).collect::<String>()),
+        result_item_limit => RESULT_ITEM_LIMIT,
     }
+}
+
+/// Per metric other than the reference, the items it and the reference both scored (overall),
+/// as `esm: n = 972` (a range when systems differ): what FP / FN, tau and ranks are computed on.
+fn common_items(analysis: &Analysis) -> Vec<String> {
+    analysis
+        .metrics
+        .iter()
+        .filter(|m| **m != analysis.reference)
+        .filter_map(|metric| {
+            let counts: Vec<usize> = analysis
+                .systems
+                .iter()
+                .filter_map(|s| Some(s.common_accuracy.get(metric)?.get("all")?.count))
+                .collect();
+            let (low, high) = (counts.iter().min()?, counts.iter().max()?);
+            let n = if low == high {
+                low.to_string()
+            } else {
+                format!("{low}–{high}")
+            };
+            Some(format!("{metric}: n = {n}"))
+        })
+        .collect()
 }
 
 /// One row per system, SQLMorph technique and cell score (EXP, EXR, F1; EX is the technique's
@@ -460,31 +528,115 @@ fn baseline_name(input: &ReportInput<'_>, system: &str) -> String {
         .map_or_else(|| system.to_string(), |c| c.baseline.clone())
 }
 
-fn item_view(input: &ReportInput<'_>, system: &str, index: usize) -> ItemView {
+/// One item of `system`, with `against`'s old prediction and outcome when given, and the first
+/// result rows when `with_results`.
+fn item_view(
+    input: &ReportInput<'_>,
+    system: &str,
+    index: usize,
+    against: Option<&str>,
+    with_results: bool,
+) -> ItemView {
     let evaluation = input.evaluation;
     let item = &evaluation.dataset.items[index];
     let position = evaluation.systems.iter().position(|s| s.name == system);
-    let prediction = position
-        .and_then(|s| evaluation.systems[s].predictions[index].clone())
-        .unwrap_or_else(|| "(no prediction)".into());
+    let prediction = position.and_then(|s| evaluation.systems[s].predictions[index].clone());
     let metric_index = evaluation
         .metrics
         .iter()
-        .position(|m| m == input.gate_metric);
-    let error = position
+        .position(|m| m == gate_base_metric(input.gate_metric));
+    let score = position
         .zip(metric_index)
-        .and_then(|(s, m)| evaluation.system_results(s)[index].scores[m].error.clone());
+        .map(|(s, m)| &evaluation.system_results(s)[index].scores[m]);
+    let baseline = against.map(|name| {
+        let record = input
+            .baseline
+            .and_then(|b| b.systems.get(name))
+            .and_then(|items| items.iter().find(|r| r.index == index));
+        BaselineView {
+            system: name.to_string(),
+            prediction: record.and_then(|r| r.prediction.clone()),
+            outcome: record
+                .and_then(|r| r.outcome.get(gate_base_metric(input.gate_metric)).cloned()),
+        }
+    });
+    let results = input
+        .executor
+        .filter(|_| with_results)
+        .zip(evaluation.dataset.database_path(item))
+        .map(|(executor, db)| {
+            let old = baseline.as_ref().map(|b| b.prediction.as_deref());
+            result_rows(executor, db, &item.sql, old, prediction.as_deref())
+        });
     ItemView {
         system: system.to_string(),
         index,
+        line: position.and_then(|s| evaluation.systems[s].lines[index]),
         db_id: item.db_id.clone(),
         difficulty: item.difficulty.clone().unwrap_or_default(),
         question: item.question.clone(),
         gold: item.sql.clone(),
-        prediction,
-        error,
+        prediction: prediction.unwrap_or_else(|| "(no prediction)".into()),
+        outcome: score.map(|s| s.outcome.as_str().to_string()),
+        error: score.and_then(|s| s.error.clone()),
+        baseline,
+        results,
         counterexample: position.and_then(|s| counterexample_text(evaluation, s, index)),
     }
+}
+
+/// The gated metric without its sub-score (`tech.f1` is scored by `tech`).
+fn gate_base_metric(metric: &str) -> &str {
+    metric.split('.').next().unwrap_or(metric)
+}
+
+/// The first rows of the gold, old (`None`: no baseline system; `Some(None)`: its prediction
+/// was not stored) and new queries on the item's database, as comment lines.
+fn result_rows(
+    executor: &Executor,
+    db: &std::path::Path,
+    gold: &str,
+    old: Option<Option<&str>>,
+    new: Option<&str>,
+) -> String {
+    let run = |label: &str, sql: Option<&str>| {
+        let Some(sql) = sql else {
+            return format!("-- {label}: no query\n");
+        };
+        match executor.run(db, sql) {
+            Ok(rows) => {
+                let mut text = format!(
+                    "-- {label}: {} row(s){}\n",
+                    rows.len(),
+                    if rows.len() > RESULT_ROWS {
+                        format!(", first {RESULT_ROWS}")
+                    } else {
+                        String::new()
+                    }
+                );
+                for row in rows.iter().take(RESULT_ROWS) {
+                    let cells: Vec<String> = row
+                        .iter()
+                        .map(|v| match v {
+                            crate::engine::value::Value::Null => "NULL".to_string(),
+                            other => crate::engine::denotation::python_str(other),
+                        })
+                        .collect();
+                    text.push_str(&format!("--   {}\n", cells.join(" | ")));
+                }
+                text
+            }
+            Err(e) => format!("-- {label}: error: {e}\n"),
+        }
+    };
+    let mut text = run("gold", Some(gold));
+    match old {
+        Some(Some(sql)) => text.push_str(&run("baseline prediction", Some(sql))),
+        Some(None) => text.push_str("-- baseline prediction: not stored in this baseline\n"),
+        None => {}
+    }
+    text.push_str(&run("prediction", new));
+    text
 }
 
 /// The rendered TS counterexample of one system's item, when its prediction is right on the
@@ -548,12 +700,13 @@ fn counterexample_groups(input: &ReportInput<'_>, item_limit: usize) -> Vec<Item
                 title: format!(
                     "Items of {name} right on the original database, wrong on the test suite"
                 ),
+                with_results: false,
                 total: items.len(),
                 hidden: items.len().saturating_sub(item_limit),
                 items: items
                     .iter()
                     .take(item_limit)
-                    .map(|&i| item_view(input, name, i))
+                    .map(|&i| item_view(input, name, i, None, false))
                     .collect(),
             })
         })

@@ -5,6 +5,7 @@
 //! every stage before it; must not import ci or commands.
 
 pub mod jsonl;
+pub mod junit;
 pub mod markdown;
 pub mod scatter;
 pub mod summary;

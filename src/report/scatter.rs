@@ -47,19 +47,18 @@ pub fn leaderboard_svg(analysis: &Analysis) -> Result<Option<String>, String> {
     Ok(Some(svg))
 }
 
-/// Systems with an overall accuracy on both the reference and `metric`, as percentages.
+/// Systems with an overall accuracy on both the reference and `metric`, as percentages, both
+/// on the items the two metrics scored (the items Kendall tau is computed on).
 fn points<'a>(analysis: &'a Analysis, metric: &str) -> Vec<Point<'a>> {
-    let overall = |system: &crate::analysis::agreement::SystemAnalysis, m: &str| {
-        system.accuracy.get(m)?.get("all")?.value()
-    };
+    let common = |table: &crate::analysis::agreement::Table| table.get(metric)?.get("all")?.value();
     analysis
         .systems
         .iter()
         .filter_map(|system| {
             Some(Point {
                 system: &system.name,
-                reference: 100.0 * overall(system, &analysis.reference)?,
-                metric: 100.0 * overall(system, metric)?,
+                reference: 100.0 * common(&system.common_reference)?,
+                metric: 100.0 * common(&system.common_accuracy)?,
             })
         })
         .collect()

@@ -270,6 +270,8 @@ pub fn summary_json(
         if let Some(analysis) = gated.and_then(|(analysis, _)| analysis.system(&system.name)) {
             entry["fp"] = ratio_table_json(&analysis.false_positives, &summary.difficulties);
             entry["fn"] = ratio_table_json(&analysis.false_negatives, &summary.difficulties);
+            entry["common_counts"] =
+                count_table_json(&analysis.common_accuracy, &summary.difficulties);
         }
         systems.insert(system.name.clone(), entry);
     }
@@ -293,10 +295,91 @@ pub fn summary_json(
             "fn": spread_json(&analysis.false_negative_spread),
             "kendall_tau_b": analysis.kendall_tau,
         });
-        document["gate"] =
-            json!({"passed": gate.passed, "reasons": gate.reasons, "notes": gate.notes});
+        document["gate"] = gate_json(gate, evaluation);
     }
     document
+}
+
+/// The verdict, its headline and every gated cell with the ids of the items that moved.
+fn gate_json(gate: &GateResult, evaluation: &Evaluation) -> Json {
+    let in_cell = |index: &usize, cell: &str| {
+        cell == "all" || evaluation.dataset.items[*index].difficulty.as_deref() == Some(cell)
+    };
+    let cells: Vec<Json> = gate
+        .comparisons
+        .iter()
+        .flat_map(|c| {
+            c.cells.iter().map(move |cell| {
+                let ids = |items: &[usize]| -> Vec<usize> {
+                    items
+                        .iter()
+                        .filter(|i| in_cell(i, &cell.difficulty))
+                        .copied()
+                        .collect()
+                };
+                json!({
+                    "system": c.candidate,
+                    "baseline_system": c.baseline,
+                    "metric": c.metric,
+                    "cell": cell.difficulty,
+                    "n": cell.items,
+                    "baseline": cell.baseline_accuracy,
+                    "candidate": cell.candidate_accuracy,
+                    "delta_points": cell.delta_points,
+                    "regressed": ids(&c.regressed),
+                    "fixed": ids(&c.fixed),
+                    "test": cell.test,
+                    "p": cell.p_value,
+                    "p_adjusted": cell.p_adjusted,
+                    "alpha": cell.alpha,
+                    "allowed_drop_points": cell.threshold,
+                    "verdict": if cell.failed { "fail" } else { "pass" },
+                })
+            })
+        })
+        .collect();
+    let must_pass: Vec<Json> = gate
+        .comparisons
+        .iter()
+        .filter(|c| !c.must_pass_regressions.is_empty())
+        .map(|c| json!({"system": c.candidate, "regressed": c.must_pass_regressions}))
+        .collect();
+    json!({
+        "passed": gate.passed,
+        "headline": gate.headline(),
+        "reasons": gate.reasons,
+        "notes": gate.notes,
+        "cells": cells,
+        "must_pass_regressions": must_pass,
+    })
+}
+
+/// The leaderboard document: the ranked rows with what identifies them: the dataset's
+/// fingerprint, digests of the suite settings and of the settings that decide scores and verdict
+/// (comparison, metrics, gate, reference), the sqlgate version and the baseline commit.
+pub fn leaderboard_json(
+    analysis: &Analysis,
+    evaluation: &Evaluation,
+    config: &crate::input::config::Config,
+    baseline_commit: Option<&str>,
+) -> Json {
+    use sha2::{Digest, Sha256};
+    let digest = |text: String| crate::util::digest::hex(&Sha256::digest(text.as_bytes()));
+    let settings = crate::analysis::baseline::Settings::of(config);
+    json!({
+        "sqlgate_version": env!("CARGO_PKG_VERSION"),
+        "dataset_sha256": evaluation.dataset.sha256,
+        "suite_settings_sha256": digest(format!("{:?}", config.suite)),
+        "config_settings_sha256": digest(format!(
+            "{settings:?}{:?}{:?}{}",
+            config.metrics,
+            config.gate,
+            config.reference_metric()
+        )),
+        "baseline_commit": baseline_commit,
+        "reference": analysis.reference,
+        "systems": analysis.leaderboard(),
+    })
 }
 
 fn ratio_table_json(table: &crate::analysis::agreement::Table, difficulties: &[String]) -> Json {
@@ -305,6 +388,19 @@ fn ratio_table_json(table: &crate::analysis::agreement::Table, difficulties: &[S
         let cells: Map<String, Json> = difficulties
             .iter()
             .filter_map(|d| Some((d.clone(), json!(by_difficulty.get(d)?.value()?))))
+            .collect();
+        out.insert(metric.clone(), Json::Object(cells));
+    }
+    Json::Object(out)
+}
+
+/// Metric -> difficulty -> the denominator of each ratio.
+fn count_table_json(table: &crate::analysis::agreement::Table, difficulties: &[String]) -> Json {
+    let mut out = Map::new();
+    for (metric, by_difficulty) in table {
+        let cells: Map<String, Json> = difficulties
+            .iter()
+            .filter_map(|d| Some((d.clone(), json!(by_difficulty.get(d)?.count))))
             .collect();
         out.insert(metric.clone(), Json::Object(cells));
     }
@@ -342,10 +438,15 @@ fn system_json(system: &SystemSummary, difficulties: &[String]) -> Json {
     };
     let counts = ordered(&|d| system.counts.get(d).map(|c| json!(c)));
     let mut accuracy = Map::new();
+    let mut counts_by_metric = Map::new();
     for (metric, cells) in &system.cells {
         accuracy.insert(
             metric.clone(),
             ordered(&|d| cells.get(d).and_then(Cell::accuracy).map(|a| json!(a))),
+        );
+        counts_by_metric.insert(
+            metric.clone(),
+            ordered(&|d| cells.get(d).map(|c| json!(c.count))),
         );
     }
     let mut outcomes = Map::new();
@@ -381,6 +482,7 @@ fn system_json(system: &SystemSummary, difficulties: &[String]) -> Json {
     let mut entry = json!({
         "missing": system.missing,
         "counts": counts,
+        "counts_by_metric": counts_by_metric,
         "accuracy": accuracy,
         "outcomes": outcomes,
         "partial_match": partial,

@@ -1,0 +1,226 @@
+//! The verdict in one line, the same on the report's first screen and on stdout: the gated
+//! cell, its delta, regressed / fixed counts, the test and its p-value against alpha, and the
+//! allowed drop, so a reader sees why the gate passed or failed without opening a table.
+
+use crate::analysis::gate::{CellTest, Comparison, GateResult};
+
+impl GateResult {
+    /// One line that says the verdict and why, e.g. `passed: ex 82.7 -> 81.9 (-0.8), 23
+    /// regressed / 15 fixed, McNemar p = 0.51 >= 0.05: not significant`. A failed-closed run
+    /// (nothing measured, a must-pass item) carries its first reason; a run without a baseline
+    /// says it was not gated and why.
+    pub fn headline(&self) -> String {
+        let several = self.comparisons.len() > 1;
+        let failing: Vec<(&Comparison, &CellTest)> = self
+            .comparisons
+            .iter()
+            .flat_map(|c| {
+                c.cells
+                    .iter()
+                    .filter(|cell| cell.failed)
+                    .map(move |cell| (c, cell))
+            })
+            .collect();
+        let more = match self.reasons.len().saturating_sub(1) {
+            0 => String::new(),
+            n => format!(" (and {n} more, listed below)"),
+        };
+        if let Some((comparison, cell)) = failing.first() {
+            return format!("failed: {}{more}", describe_cell(comparison, cell, several));
+        }
+        if let Some(reason) = self.reasons.first() {
+            return format!("failed: {reason}{more}");
+        }
+        match self
+            .comparisons
+            .iter()
+            .find_map(|c| Some((c, c.cells.first()?)))
+        {
+            Some((comparison, cell)) => {
+                format!("passed: {}", describe_cell(comparison, cell, several))
+            }
+            None => {
+                let why = self
+                    .notes
+                    .first()
+                    .map_or("nothing compared", String::as_str);
+                format!(
+                    "passed, not gated: {}",
+                    why.strip_prefix("not gated: ").unwrap_or(why)
+                )
+            }
+        }
+    }
+}
+
+/// `ex 82.7 -> 81.9 (-0.8), 23 regressed / 15 fixed, <why it passed or failed>`.
+fn describe_cell(comparison: &Comparison, cell: &CellTest, name_system: bool) -> String {
+    let system = if name_system {
+        format!("{} ", comparison.candidate)
+    } else {
+        String::new()
+    };
+    let on = if cell.difficulty == "all" {
+        String::new()
+    } else {
+        format!(" on {}", cell.difficulty)
+    };
+    format!(
+        "{system}{}{on} {:.1} -> {:.1} ({:+.1}), {} regressed / {} fixed, {}",
+        comparison.metric,
+        100.0 * cell.baseline_accuracy,
+        100.0 * cell.candidate_accuracy,
+        cell.delta_points,
+        cell.regressed,
+        cell.fixed,
+        why(cell)
+    )
+}
+
+/// Why a cell passed or failed: the drop against the allowed one, and the test against alpha.
+fn why(cell: &CellTest) -> String {
+    let drop = -cell.delta_points;
+    let within = drop <= cell.threshold + 1e-9;
+    let allowed = if drop <= 0.0 {
+        format!("no drop (allowed {:.1})", cell.threshold)
+    } else if within {
+        format!("drop {drop:.1} <= allowed {:.1}", cell.threshold)
+    } else {
+        format!("drop {drop:.1} > allowed {:.1}", cell.threshold)
+    };
+    let test = match (cell.test, cell.p_adjusted, cell.alpha) {
+        (Some(test), Some(p), Some(alpha)) => {
+            let (sign, meaning) = if p < alpha {
+                ("<", "significant")
+            } else {
+                (">=", "not significant")
+            };
+            let holm = match cell.p_value {
+                Some(raw) if (raw - p).abs() > 1e-12 => " (Holm-adjusted)",
+                _ => "",
+            };
+            Some(format!(
+                "{test} p = {}{holm} {sign} {alpha}: {meaning}",
+                short_p(p)
+            ))
+        }
+        _ => None,
+    };
+    match test {
+        // Within the allowed drop the test does not matter; say so first.
+        Some(test) if within => format!("{allowed}; {test}"),
+        Some(test) if cell.failed => format!("{test}, {allowed}"),
+        Some(test) => format!("{test} (allowed drop {:.1})", cell.threshold),
+        None => allowed,
+    }
+}
+
+/// A p-value with two significant digits, or in scientific notation below 0.001.
+fn short_p(p: f64) -> String {
+    if p >= 0.1 {
+        format!("{p:.2}")
+    } else if p >= 0.01 {
+        format!("{p:.3}")
+    } else if p >= 0.001 {
+        format!("{p:.4}")
+    } else {
+        format!("{p:.1e}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(delta: f64, threshold: f64, p: Option<f64>, failed: bool) -> CellTest {
+        CellTest {
+            difficulty: "all".into(),
+            threshold,
+            items: 972,
+            baseline_accuracy: 0.827,
+            candidate_accuracy: 0.827 + delta / 100.0,
+            delta_points: delta,
+            fixed: 15,
+            regressed: 23,
+            p_value: p,
+            p_adjusted: p,
+            test: p.map(|_| "McNemar"),
+            alpha: p.map(|_| 0.05),
+            failed,
+        }
+    }
+
+    fn result(cells: Vec<CellTest>, reasons: Vec<String>, notes: Vec<String>) -> GateResult {
+        GateResult {
+            passed: reasons.is_empty(),
+            reasons,
+            notes,
+            comparisons: vec![Comparison {
+                candidate: "m".into(),
+                baseline: "m".into(),
+                metric: "ex".into(),
+                cells,
+                regressed: Vec::new(),
+                fixed: Vec::new(),
+                must_pass_regressions: Vec::new(),
+            }],
+        }
+    }
+
+    #[test]
+    fn a_pass_says_the_test_was_not_significant() {
+        let gate = result(vec![cell(-0.8, 0.0, Some(0.51), false)], vec![], vec![]);
+        assert_eq!(
+            gate.headline(),
+            "passed: ex 82.7 -> 81.9 (-0.8), 23 regressed / 15 fixed, McNemar p = 0.51 >= \
+             0.05: not significant (allowed drop 0.0)"
+        );
+    }
+
+    #[test]
+    fn a_pass_within_the_allowed_drop_says_so() {
+        let gate = result(vec![cell(-0.8, 1.0, None, false)], vec![], vec![]);
+        assert!(
+            gate.headline().ends_with("drop 0.8 <= allowed 1.0"),
+            "{}",
+            gate.headline()
+        );
+    }
+
+    #[test]
+    fn a_failure_says_the_cell_and_the_test() {
+        let gate = result(
+            vec![cell(-11.7, 1.0, Some(1.6e-13), true)],
+            vec!["m: ex on all dropped".into()],
+            vec![],
+        );
+        assert_eq!(
+            gate.headline(),
+            "failed: ex 82.7 -> 71.0 (-11.7), 23 regressed / 15 fixed, McNemar p = 1.6e-13 < \
+             0.05: significant, drop 11.7 > allowed 1.0"
+        );
+    }
+
+    #[test]
+    fn failing_closed_and_not_gated_keep_their_reasons() {
+        let closed = result(
+            vec![],
+            vec!["no system was compared: the gate measured nothing".into()],
+            vec![],
+        );
+        assert_eq!(
+            closed.headline(),
+            "failed: no system was compared: the gate measured nothing"
+        );
+        let first_run = GateResult {
+            passed: true,
+            reasons: vec![],
+            notes: vec!["first run: no baseline at b.json yet".into()],
+            comparisons: vec![],
+        };
+        assert_eq!(
+            first_run.headline(),
+            "passed, not gated: first run: no baseline at b.json yet"
+        );
+    }
+}
