@@ -61,6 +61,10 @@ pub struct Generator<'a> {
     pub constraints: &'a Constraints,
     /// Value profiles per column.
     pub profiles: &'a Profiles,
+    /// Whole rows of the original database per table, `[table][row][column]`; generated rows
+    /// take their unplanted values from one of them (or from the one holding a planted
+    /// constant), so columns that go together stay together.
+    pub originals: &'a [Vec<Vec<Value>>],
     /// Gold constants and variants to plant.
     pub planted: &'a super::values::Planted,
     /// Inclusive bounds on rows per table.
@@ -155,6 +159,8 @@ impl Generator<'_> {
             };
             if big_group.is_some() {
                 one_group(table, &mut row, &rows);
+            } else if !self.within_repeats(table_index, &mut row, &rows, rng) {
+                continue;
             }
             // SQLite enforces the declared PRIMARY KEY, UNIQUE, NOT NULL and type constraints:
             // a row it refuses is dropped (foreign keys are respected by construction).
@@ -164,6 +170,40 @@ impl Generator<'_> {
             }
         }
         Ok(rows)
+    }
+
+    /// Keeps every value of `row` within its column's learned repeat cap
+    /// ([`ColumnProfile::max_repeat`]: a column whose original values are all distinct stays
+    /// distinct, planted constants included): a value over its cap is replaced by a fresh one,
+    /// or the row is dropped when that cannot help (a foreign key, a fresh value that repeats
+    /// too).
+    fn within_repeats(
+        &self,
+        table_index: usize,
+        row: &mut [Value],
+        earlier: &[Vec<Value>],
+        rng: &mut fastrand::Rng,
+    ) -> bool {
+        let table = &self.constraints.tables[table_index];
+        let profiles = &self.profiles[table_index];
+        for (index, profile) in profiles.iter().enumerate() {
+            let cap = profile.max_repeat;
+            let repeats =
+                |v: &Value| earlier.iter().filter(|r| same_value(&r[index], v)).count();
+            if cap == 0 || matches!(row[index], Value::Null) || repeats(&row[index]) < cap {
+                continue;
+            }
+            if table.foreign_keys.iter().any(|fk| fk.columns.contains(&index)) {
+                return false;
+            }
+            let affinity = table.columns[index].affinity;
+            let fresh = coerce(fresh(affinity, profile, rng), affinity);
+            if repeats(&fresh) >= cap {
+                return false;
+            }
+            row[index] = fresh;
+        }
+        true
     }
 
     /// One candidate row, or `None` when a NOT NULL foreign key has no parent row to point to.
@@ -179,16 +219,21 @@ impl Generator<'_> {
         let named = self.planted.names_table(focus, table_index);
         let big_group = mode.big_group.is_some() && named;
         let table = &self.constraints.tables[table_index];
+        let profiles = &self.profiles[table_index];
         let probed = |column: usize| {
             mode.null_probe
                 && named
+                && profiles[column].null_rate > 0.0
                 && !table.unique.iter().any(|key| key.contains(&column))
                 && !table
                     .foreign_keys
                     .iter()
                     .any(|fk| fk.columns.contains(&column))
         };
-        let profiles = &self.profiles[table_index];
+        let originals = &self.originals[table_index];
+        let base = (!originals.is_empty() && rng.f64() < SEEN_CHANCE)
+            .then(|| &originals[rng.usize(..originals.len())]);
+        let mut planted_columns = Vec::new();
         let mut row: Vec<Value> = table
             .columns
             .iter()
@@ -210,9 +255,15 @@ impl Generator<'_> {
                 } else {
                     profile.null_rate
                 };
-                value(column, profile, null_rate, planted, rng)
+                let from_base = base.map(|r| &r[index]);
+                let (value, source) = value(column, profile, null_rate, planted, from_base, rng);
+                if source == Source::Planted {
+                    planted_columns.push(index);
+                }
+                value
             })
             .collect();
+        align_with_original(&mut row, &planted_columns, originals);
         for fk in &table.foreign_keys {
             let parents: &[Vec<Value>] = if fk.parent == table_index {
                 own_rows
@@ -276,28 +327,83 @@ fn value(
     profile: &ColumnProfile,
     null_rate: f64,
     planted: Planted<'_>,
+    base: Option<&Value>,
     rng: &mut fastrand::Rng,
-) -> Value {
-    if !column.not_null && rng.f64() < null_rate {
-        return Value::Null;
+) -> (Value, Source) {
+    // A NULL probe (a rate above the original's) comes first, so probes are not diluted.
+    if !column.not_null && null_rate > profile.null_rate && rng.f64() < null_rate {
+        return (Value::Null, Source::Original);
     }
-    let value = if !planted.witness.is_empty() && rng.f64() < WITNESS_PICK {
-        planted.witness[rng.usize(..planted.witness.len())].clone()
-    } else if !planted.focus.is_empty() && rng.f64() < FOCUS_CHANCE {
-        // Half of the time the exact constant: variants are many, the boundary value is one.
-        if !planted.exact.is_empty() && rng.bool() {
-            planted.exact[rng.usize(..planted.exact.len())].clone()
-        } else {
-            planted.focus[rng.usize(..planted.focus.len())].clone()
+    if let Some(value) = planted_value(&planted, rng) {
+        return (coerce(value, column.affinity), Source::Planted);
+    }
+    if let Some(value) = base {
+        if !(column.not_null && matches!(value, Value::Null)) {
+            return (coerce(value.clone(), column.affinity), Source::Original);
         }
-    } else if !planted.all.is_empty() && rng.f64() < PLANTED_CHANCE {
-        planted.all[rng.usize(..planted.all.len())].clone()
-    } else if !profile.seen.is_empty() && rng.f64() < SEEN_CHANCE {
+    }
+    if !column.not_null && rng.f64() < null_rate {
+        return (Value::Null, Source::Original);
+    }
+    let value = if base.is_none() && !profile.seen.is_empty() && rng.f64() < SEEN_CHANCE {
         profile.seen[rng.usize(..profile.seen.len())].clone()
     } else {
         fresh(column.affinity, profile, rng)
     };
-    coerce(value, column.affinity)
+    (coerce(value, column.affinity), Source::Original)
+}
+
+/// Where a generated value came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// A gold constant or variant.
+    Planted,
+    /// The original data (a whole row or a column value), a fresh value, or NULL.
+    Original,
+}
+
+/// A planted constant for the column, when one is drawn (the chances above).
+fn planted_value(planted: &Planted<'_>, rng: &mut fastrand::Rng) -> Option<Value> {
+    if !planted.witness.is_empty() && rng.f64() < WITNESS_PICK {
+        Some(planted.witness[rng.usize(..planted.witness.len())].clone())
+    } else if !planted.focus.is_empty() && rng.f64() < FOCUS_CHANCE {
+        // Half of the time the exact constant: variants are many, the boundary value is one.
+        if !planted.exact.is_empty() && rng.bool() {
+            Some(planted.exact[rng.usize(..planted.exact.len())].clone())
+        } else {
+            Some(planted.focus[rng.usize(..planted.focus.len())].clone())
+        }
+    } else if !planted.all.is_empty() && rng.f64() < PLANTED_CHANCE {
+        Some(planted.all[rng.usize(..planted.all.len())].clone())
+    } else {
+        None
+    }
+}
+
+/// When a planted constant is a value of the original column, the row's other unplanted values
+/// come from the original row that holds it (`Name = 'Aruba'` keeps Aruba's code).
+fn align_with_original(row: &mut [Value], planted: &[usize], originals: &[Vec<Value>]) {
+    let holder = planted.iter().find_map(|c| {
+        originals
+            .iter()
+            .find(|original| same_value(&original[*c], &row[*c]))
+    });
+    let Some(holder) = holder else {
+        return;
+    };
+    for (index, value) in row.iter_mut().enumerate() {
+        if !planted.contains(&index) {
+            *value = holder[index].clone();
+        }
+    }
+}
+
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Int(x), Value::Real(y)) | (Value::Real(y), Value::Int(x)) => *x as f64 == *y,
+        (Value::Null, _) | (_, Value::Null) => false,
+        _ => a == b,
+    }
 }
 
 /// Makes `row` join the one group of a big-group table: the last column of each unique key
@@ -462,6 +568,7 @@ mod tests {
         let generator = Generator {
             constraints: &constraints,
             profiles: &profiles,
+            originals: &vec![Vec::new(); constraints.tables.len()],
             planted: &planted,
             rows: (5, 20),
         };

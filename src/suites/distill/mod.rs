@@ -37,7 +37,7 @@ use store::{GoldRecord, KeptFile, Manifest, OriginalFile};
 
 /// Version of the generator and algorithm; part of the cache key, bumped whenever a change
 /// would give different databases for the same seed.
-pub const GENERATOR_VERSION: &str = "sqlgate-distill-4";
+pub const GENERATOR_VERSION: &str = "sqlgate-distill-5";
 
 /// Distillation settings (`suite.distill`).
 #[derive(Debug, Clone)]
@@ -154,6 +154,8 @@ pub fn distill(
 struct Loaded {
     constraints: Constraints,
     profiles: values::Profiles,
+    /// Whole original rows per table (none without an original database).
+    rows: Vec<Vec<Vec<Value>>>,
     original: Option<(Timed, Vec<u8>)>,
 }
 
@@ -166,10 +168,12 @@ fn load(database: &Database) -> Result<Loaded, InputError> {
             Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(fail)?;
         let constraints = Constraints::from_connection(&conn).map_err(fail)?;
         let profiles = values::learn(&conn, &constraints).map_err(fail)?;
+        let rows = values::sample_rows(&conn, &constraints).map_err(fail)?;
         let bytes = crate::util::error::read_bytes(path)?;
         return Ok(Loaded {
             constraints,
             profiles,
+            rows,
             original: Some((Timed::new(conn).map_err(fail)?, bytes)),
         });
     }
@@ -184,6 +188,7 @@ fn load(database: &Database) -> Result<Loaded, InputError> {
     let constraints = Constraints::from_tables_json(entry);
     let profiles = values::empty(&constraints);
     Ok(Loaded {
+        rows: vec![Vec::new(); constraints.tables.len()],
         constraints,
         profiles,
         original: None,
@@ -253,6 +258,7 @@ fn distill_schema(
         generator: Generator {
             constraints: &loaded.constraints,
             profiles: &loaded.profiles,
+            originals: &loaded.rows,
             planted: &planted,
             rows: options.rows,
         },

@@ -22,6 +22,44 @@ pub struct ColumnProfile {
     /// Smallest and largest number in the original column (all its rows, not only the
     /// sampled ones), where fresh numbers are drawn.
     pub range: Option<(f64, f64)>,
+    /// Most rows any one non-NULL value fills in the original column (1: its values are all
+    /// distinct); no value repeats more often within a generated table. 0 when unknown (no
+    /// original data), which sets no cap.
+    pub max_repeat: usize,
+}
+
+/// Original rows kept per table, sampled whole so that columns that go together (a code and its
+/// name) stay together in generated rows.
+const SAMPLED_ROWS: usize = 1000;
+
+/// Whole rows of every table of the original database, `[table][row][column]` (at most
+/// [`SAMPLED_ROWS`] per table, in rowid order).
+pub fn sample_rows(
+    conn: &Connection,
+    constraints: &Constraints,
+) -> rusqlite::Result<Vec<Vec<Vec<Value>>>> {
+    constraints
+        .tables
+        .iter()
+        .map(|table| {
+            let columns: Vec<String> = table.columns.iter().map(|c| quote(&c.name)).collect();
+            let sql = format!(
+                "SELECT {} FROM {} LIMIT {SAMPLED_ROWS}",
+                columns.join(", "),
+                quote(&table.name)
+            );
+            let mut statement = conn.prepare(&sql)?;
+            let width = columns.len();
+            let rows = statement
+                .query_map([], |row| {
+                    (0..width)
+                        .map(|i| Ok(super::query::read_value(row.get_ref(i)?)))
+                        .collect::<rusqlite::Result<Vec<Value>>>()
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })
+        .collect()
 }
 
 /// Profiles of every column, `[table][column]`.
@@ -80,10 +118,27 @@ pub fn learn(conn: &Connection, constraints: &Constraints) -> rusqlite::Result<P
                         (Some(low), Some(high)) => Some((low, high)),
                         _ => None,
                     };
+                    let max_repeat: Option<i64> = conn
+                        .query_row(
+                            &format!(
+                                "SELECT count(*) FROM {t} WHERE {c} IS NOT NULL \
+                                 GROUP BY {c} ORDER BY 1 DESC LIMIT 1",
+                                c = quote(&column.name),
+                                t = quote(&table.name)
+                            ),
+                            [],
+                            |row| row.get(0),
+                        )
+                        .map(Some)
+                        .or_else(|e| match e {
+                            rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                            e => Err(e),
+                        })?;
                     Ok(ColumnProfile {
                         seen,
                         null_rate,
                         range,
+                        max_repeat: max_repeat.unwrap_or(0) as usize,
                     })
                 })
                 .collect()
