@@ -1,7 +1,8 @@
 //! Algorithm 1 of seed 000 for one schema: start from the original database (always in the
 //! suite) and the already kept databases, then sample random databases and keep one only when it
 //! distinguishes a neighbor query that no kept database distinguishes, or gives a gold query its
-//! first non-empty result (seed 000, A.2).
+//! first non-empty result (seed 000, A.2). The first half of a run's candidates are natural
+//! databases, the second half free ones (see [`Generator::generate`]).
 //!
 //! Candidates are evaluated in parallel in fixed-size batches against the set of neighbors still
 //! undistinguished when the batch starts, then accepted in candidate order, so the kept databases
@@ -15,6 +16,10 @@ use std::time::Duration;
 
 /// Candidates evaluated together.
 const BATCH: usize = 8;
+/// Share of a run's candidates that are natural databases (sampled first); the rest come from
+/// the free generator, for what natural data leaves undistinguished (see
+/// [`Generator::generate`]).
+const NATURAL_SHARE: f64 = 0.5;
 
 /// One distinct gold query of the schema and its neighbors.
 #[derive(Debug, Clone)]
@@ -58,6 +63,8 @@ pub struct Kept {
     pub rows: u64,
     /// The database file.
     pub bytes: Vec<u8>,
+    /// Whether it is a natural database.
+    pub natural: bool,
 }
 
 /// The shared, read-only context of one schema's distillation.
@@ -149,12 +156,14 @@ impl Context<'_> {
     pub fn sample(&self, targets: &mut [Target], first: u64, end: u64) -> (Vec<Kept>, u64) {
         let mut kept = Vec::new();
         let mut next = first;
+        let natural_end = first + ((end - first) as f64 * NATURAL_SHARE).round() as u64;
         while next < end && targets.iter().any(Target::needs_work) {
-            let batch_end = (next + BATCH as u64).min(end);
+            let limit = if next < natural_end { natural_end } else { end };
+            let batch_end = (next + BATCH as u64).min(limit);
             let snapshot: &[Target] = targets;
             let evaluated: Vec<Option<(Findings, Kept)>> = (next..batch_end)
                 .into_par_iter()
-                .map(|candidate| self.evaluate(candidate, snapshot))
+                .map(|candidate| self.evaluate(candidate, candidate < natural_end, snapshot))
                 .collect();
             for (findings, candidate) in evaluated.into_iter().flatten() {
                 if Self::absorb(targets, &findings) {
@@ -167,9 +176,9 @@ impl Context<'_> {
     }
 
     /// Generates candidate `index` and returns its findings and file, when it shows anything.
-    fn evaluate(&self, index: u64, targets: &[Target]) -> Option<(Findings, Kept)> {
-        let mut conn =
-            Timed::new(self.generator.generate(self.candidate_seed(index)).ok()?).ok()?;
+    fn evaluate(&self, index: u64, natural: bool, targets: &[Target]) -> Option<(Findings, Kept)> {
+        let seed = self.candidate_seed(index);
+        let mut conn = Timed::new(self.generator.generate(seed, natural).ok()?).ok()?;
         let findings = self.findings(&conn, targets);
         let useful = findings
             .iter()
@@ -184,6 +193,7 @@ impl Context<'_> {
             candidate: index,
             rows,
             bytes,
+            natural,
         };
         Some((findings, candidate))
     }

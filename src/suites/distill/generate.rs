@@ -53,6 +53,9 @@ struct Mode {
     /// The rows of every table the focus query names, all in one group: key columns count
     /// up, other columns repeat the first row, foreign keys point to the first parent row.
     big_group: Option<usize>,
+    /// A natural database (see [`Generator::generate`]): respects what the original data says
+    /// about the domain.
+    natural: bool,
 }
 
 /// Everything needed to generate databases of one schema.
@@ -72,8 +75,22 @@ pub struct Generator<'a> {
 }
 
 impl Generator<'_> {
-    /// A new in-memory database filled from `seed`; the same seed always gives the same rows.
-    pub fn generate(&self, seed: u64) -> rusqlite::Result<Connection> {
+    /// A new in-memory database filled from `seed`; the same seed and `natural` always give the
+    /// same rows.
+    ///
+    /// A natural database respects what the original data says about the domain, as learned in
+    /// [`ColumnProfile`]: a column whose original values are all distinct stays distinct within
+    /// each table (planted constants included); NULLs only where the original has them, at its
+    /// rate (no NULL probe, no big group); rows of lookup-like tables (those other tables
+    /// reference) are original rows taken whole, other tables take whole original rows half of
+    /// the time, so that columns that go together (a code and its name) stay together; gold
+    /// constants and their variants are planted only into the columns their query compares
+    /// them with, and a planted constant found in the original keeps the rest of its original
+    /// row. Distillation samples natural databases first and the free generator (seed 000's
+    /// distribution, with witness, big-group and NULL-probe databases) only for what natural
+    /// data leaves undistinguished, so the suite keeps the free generator's power and holds as
+    /// few unnatural databases as that power needs.
+    pub fn generate(&self, seed: u64, natural: bool) -> rusqlite::Result<Connection> {
         let conn = Connection::open_in_memory()?;
         // Foreign keys are satisfied by construction; SQLite's own enforcement is off because
         // some real schemas declare keys it rejects outright ("foreign key mismatch": a parent
@@ -83,7 +100,12 @@ impl Generator<'_> {
             conn.execute_batch(statement)?;
         }
         let mut rng = fastrand::Rng::with_seed(seed);
-        let mode = self.mode(&mut rng);
+        let mut mode = self.mode(&mut rng);
+        if natural {
+            mode.natural = true;
+            mode.null_probe = false;
+            mode.big_group = None;
+        }
         let mut filled: Vec<Vec<Vec<Value>>> = vec![Vec::new(); self.constraints.tables.len()];
         conn.execute_batch("BEGIN")?;
         for table_index in self.constraints.topological_order() {
@@ -115,6 +137,7 @@ impl Generator<'_> {
             witness,
             null_probe,
             big_group,
+            natural: false,
         }
     }
 
@@ -159,7 +182,7 @@ impl Generator<'_> {
             };
             if big_group.is_some() {
                 one_group(table, &mut row, &rows);
-            } else if !self.within_repeats(table_index, &mut row, &rows, rng) {
+            } else if mode.natural && !self.within_repeats(table_index, &mut row, &rows, rng) {
                 continue;
             }
             // SQLite enforces the declared PRIMARY KEY, UNIQUE, NOT NULL and type constraints:
@@ -172,11 +195,20 @@ impl Generator<'_> {
         Ok(rows)
     }
 
-    /// Keeps every value of `row` within its column's learned repeat cap
-    /// ([`ColumnProfile::max_repeat`]: a column whose original values are all distinct stays
-    /// distinct, planted constants included): a value over its cap is replaced by a fresh one,
-    /// or the row is dropped when that cannot help (a foreign key, a fresh value that repeats
-    /// too).
+    /// Whether other tables reference `table` (a lookup-like table: its rows are sampled whole
+    /// in natural databases).
+    fn is_lookup(&self, table: usize) -> bool {
+        self.constraints
+            .tables
+            .iter()
+            .enumerate()
+            .any(|(i, t)| i != table && t.foreign_keys.iter().any(|fk| fk.parent == table))
+    }
+
+    /// Keeps every column whose original values are all distinct ([`ColumnProfile::distinct`])
+    /// distinct within the table, planted constants included: a repeated value is replaced by a
+    /// fresh one, or the row is dropped when that cannot help (a foreign key, a fresh value that
+    /// repeats too).
     fn within_repeats(
         &self,
         table_index: usize,
@@ -187,18 +219,20 @@ impl Generator<'_> {
         let table = &self.constraints.tables[table_index];
         let profiles = &self.profiles[table_index];
         for (index, profile) in profiles.iter().enumerate() {
-            let cap = profile.max_repeat;
-            let repeats =
-                |v: &Value| earlier.iter().filter(|r| same_value(&r[index], v)).count();
-            if cap == 0 || matches!(row[index], Value::Null) || repeats(&row[index]) < cap {
+            let repeats = |v: &Value| earlier.iter().any(|r| same_value(&r[index], v));
+            if !profile.distinct || matches!(row[index], Value::Null) || !repeats(&row[index]) {
                 continue;
             }
-            if table.foreign_keys.iter().any(|fk| fk.columns.contains(&index)) {
+            if table
+                .foreign_keys
+                .iter()
+                .any(|fk| fk.columns.contains(&index))
+            {
                 return false;
             }
             let affinity = table.columns[index].affinity;
             let fresh = coerce(fresh(affinity, profile, rng), affinity);
-            if repeats(&fresh) >= cap {
+            if repeats(&fresh) {
                 return false;
             }
             row[index] = fresh;
@@ -223,16 +257,20 @@ impl Generator<'_> {
         let probed = |column: usize| {
             mode.null_probe
                 && named
-                && profiles[column].null_rate > 0.0
                 && !table.unique.iter().any(|key| key.contains(&column))
                 && !table
                     .foreign_keys
                     .iter()
                     .any(|fk| fk.columns.contains(&column))
         };
-        let originals = &self.originals[table_index];
-        let base = (!originals.is_empty() && rng.f64() < SEEN_CHANCE)
-            .then(|| &originals[rng.usize(..originals.len())]);
+        let originals = if mode.natural {
+            self.originals[table_index].as_slice()
+        } else {
+            &[]
+        };
+        let whole = self.is_lookup(table_index) || rng.f64() < SEEN_CHANCE;
+        let base =
+            (!originals.is_empty() && whole).then(|| &originals[rng.usize(..originals.len())]);
         let mut planted_columns = Vec::new();
         let mut row: Vec<Value> = table
             .columns
@@ -240,15 +278,28 @@ impl Generator<'_> {
             .zip(profiles)
             .enumerate()
             .map(|(index, (column, profile))| {
-                let planted = Planted {
-                    focus: self.planted.for_focus(focus, table_index, index),
-                    exact: self.planted.exact_for_focus(focus, column.affinity),
-                    all: self.planted.for_column(table_index, index),
-                    witness: if mode.witness {
-                        self.planted.targeted_for_focus(focus, table_index, index)
-                    } else {
-                        &[]
-                    },
+                let planted = if mode.natural {
+                    Planted {
+                        focus: self.planted.compared_for_focus(focus, table_index, index),
+                        exact: &[],
+                        all: self.planted.compared_for_column(table_index, index),
+                        witness: if mode.witness {
+                            self.planted.targeted_for_focus(focus, table_index, index)
+                        } else {
+                            &[]
+                        },
+                    }
+                } else {
+                    Planted {
+                        focus: self.planted.for_focus(focus, table_index, index),
+                        exact: self.planted.exact_for_focus(focus, column.affinity),
+                        all: self.planted.for_column(table_index, index),
+                        witness: if mode.witness {
+                            self.planted.targeted_for_focus(focus, table_index, index)
+                        } else {
+                            &[]
+                        },
+                    }
                 };
                 let null_rate = if probed(index) {
                     profile.null_rate.max(PROBE_NULL_RATE)
@@ -574,7 +625,7 @@ mod tests {
         };
         let (mut note, mut score, mut parent) = (0, 0, 0);
         for seed in 0..40 {
-            let db = generator.generate(seed).unwrap();
+            let db = generator.generate(seed, seed % 2 == 0).unwrap();
             note += nulls(&db, "p", "note");
             score += nulls(&db, "c", "score");
             parent += nulls(&db, "c", "p_id");

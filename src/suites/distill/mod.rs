@@ -37,7 +37,7 @@ use store::{GoldRecord, KeptFile, Manifest, OriginalFile};
 
 /// Version of the generator and algorithm; part of the cache key, bumped whenever a change
 /// would give different databases for the same seed.
-pub const GENERATOR_VERSION: &str = "sqlgate-distill-5";
+pub const GENERATOR_VERSION: &str = "sqlgate-distill-6";
 
 /// Distillation settings (`suite.distill`).
 #[derive(Debug, Clone)]
@@ -316,6 +316,7 @@ fn distill_schema(
             candidate: database_kept.candidate,
             rows: database_kept.rows,
             bytes: database_kept.bytes.len() as u64,
+            natural: database_kept.natural,
         });
     }
     let manifest = Manifest {
@@ -380,7 +381,7 @@ fn targets(
 fn generated_reference(context: &Context<'_>, db_id: &str) -> Result<Timed, InputError> {
     context
         .generator
-        .generate(context.candidate_seed(u64::MAX))
+        .generate(context.candidate_seed(u64::MAX), true)
         .and_then(Timed::new)
         .map_err(|e| {
             InputError::malformed(
