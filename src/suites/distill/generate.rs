@@ -56,6 +56,22 @@ struct Mode {
     /// A natural database (see [`Generator::generate`]): respects what the original data says
     /// about the domain.
     natural: bool,
+    /// The sampling phase the database belongs to.
+    phase: Phase,
+}
+
+/// The three phases of a distillation run, from the most natural databases to the freest (see
+/// [`Generator::generate`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Natural databases.
+    Natural,
+    /// The free generator, but text columns outside foreign keys that are all distinct in the
+    /// original stay distinct, NULL probes only where the original has NULLs, and no NULL
+    /// reference where the original has none.
+    Capped,
+    /// Seed 000's free generator.
+    Free,
 }
 
 /// Everything needed to generate databases of one schema.
@@ -86,11 +102,12 @@ impl Generator<'_> {
     /// the time, so that columns that go together (a code and its name) stay together; gold
     /// constants and their variants are planted only into the columns their query compares
     /// them with, and a planted constant found in the original keeps the rest of its original
-    /// row. Distillation samples natural databases first and the free generator (seed 000's
-    /// distribution, with witness, big-group and NULL-probe databases) only for what natural
-    /// data leaves undistinguished, so the suite keeps the free generator's power and holds as
-    /// few unnatural databases as that power needs.
-    pub fn generate(&self, seed: u64, natural: bool) -> rusqlite::Result<Connection> {
+    /// row. Distillation samples natural databases first, then [`Phase::Capped`] ones (the free
+    /// generator, with witness, big-group and NULL-probe databases, that still keeps names and
+    /// codes distinct and NULLs where the original has them), and seed 000's free generator
+    /// last, only for what the others leave undistinguished: the suite keeps the free
+    /// generator's power and holds as few unnatural databases as that power needs.
+    pub fn generate(&self, seed: u64, phase: Phase) -> rusqlite::Result<Connection> {
         let conn = Connection::open_in_memory()?;
         // Foreign keys are satisfied by construction; SQLite's own enforcement is off because
         // some real schemas declare keys it rejects outright ("foreign key mismatch": a parent
@@ -101,7 +118,8 @@ impl Generator<'_> {
         }
         let mut rng = fastrand::Rng::with_seed(seed);
         let mut mode = self.mode(&mut rng);
-        if natural {
+        mode.phase = phase;
+        if phase == Phase::Natural {
             mode.natural = true;
             mode.null_probe = false;
             mode.big_group = None;
@@ -138,6 +156,7 @@ impl Generator<'_> {
             null_probe,
             big_group,
             natural: false,
+            phase: Phase::Free,
         }
     }
 
@@ -182,7 +201,9 @@ impl Generator<'_> {
             };
             if big_group.is_some() {
                 one_group(table, &mut row, &rows);
-            } else if mode.natural && !self.within_repeats(table_index, &mut row, &rows, rng) {
+            } else if mode.phase != Phase::Free
+                && !self.within_repeats(table_index, &mut row, &rows, mode.natural, rng)
+            {
                 continue;
             }
             // SQLite enforces the declared PRIMARY KEY, UNIQUE, NOT NULL and type constraints:
@@ -208,19 +229,31 @@ impl Generator<'_> {
     /// Keeps every column whose original values are all distinct ([`ColumnProfile::distinct`])
     /// distinct within the table, planted constants included: a repeated value is replaced by a
     /// fresh one, or the row is dropped when that cannot help (a foreign key, a fresh value that
-    /// repeats too).
+    /// repeats too). Natural databases keep every such column distinct, free ones only the
+    /// text columns outside foreign keys (names and codes: two singers called the same when
+    /// no two are in the original data make a question that uses the name as an identifier
+    /// ambiguous), so that numbers still tie and references still repeat.
     fn within_repeats(
         &self,
         table_index: usize,
         row: &mut [Value],
         earlier: &[Vec<Value>],
+        natural: bool,
         rng: &mut fastrand::Rng,
     ) -> bool {
         let table = &self.constraints.tables[table_index];
         let profiles = &self.profiles[table_index];
+        let in_key = |index: usize| {
+            table
+                .foreign_keys
+                .iter()
+                .any(|fk| fk.columns.contains(&index))
+        };
         for (index, profile) in profiles.iter().enumerate() {
+            let capped = profile.distinct
+                && (natural || (table.columns[index].affinity == Affinity::Text && !in_key(index)));
             let repeats = |v: &Value| earlier.iter().any(|r| same_value(&r[index], v));
-            if !profile.distinct || matches!(row[index], Value::Null) || !repeats(&row[index]) {
+            if !capped || matches!(row[index], Value::Null) || !repeats(&row[index]) {
                 continue;
             }
             if table
@@ -254,9 +287,13 @@ impl Generator<'_> {
         let big_group = mode.big_group.is_some() && named;
         let table = &self.constraints.tables[table_index];
         let profiles = &self.profiles[table_index];
+        // NULL probes only where the original has NULLs (anywhere without an original).
+        let learned =
+            mode.phase != Phase::Free && self.originals.iter().any(|rows| !rows.is_empty());
         let probed = |column: usize| {
             mode.null_probe
                 && named
+                && (!learned || profiles[column].null_rate > 0.0)
                 && !table.unique.iter().any(|key| key.contains(&column))
                 && !table
                     .foreign_keys
@@ -326,7 +363,11 @@ impl Generator<'_> {
                     link_to_self(table, fk, &mut row);
                     continue;
                 }
-                if fk.columns.iter().any(|c| table.columns[*c].not_null) {
+                // No parent row: NULL where the key may be NULL and the original has such NULLs
+                // (a reference that always holds in the original data holds here too).
+                if fk.columns.iter().any(|c| table.columns[*c].not_null)
+                    || (learned && profiles[fk.columns[0]].null_rate == 0.0)
+                {
                     return None;
                 }
                 for c in &fk.columns {
@@ -625,7 +666,8 @@ mod tests {
         };
         let (mut note, mut score, mut parent) = (0, 0, 0);
         for seed in 0..40 {
-            let db = generator.generate(seed, seed % 2 == 0).unwrap();
+            let phase = [Phase::Natural, Phase::Capped, Phase::Free][seed as usize % 3];
+            let db = generator.generate(seed, phase).unwrap();
             note += nulls(&db, "p", "note");
             score += nulls(&db, "c", "score");
             parent += nulls(&db, "c", "p_id");

@@ -37,7 +37,7 @@ use store::{GoldRecord, KeptFile, Manifest, OriginalFile};
 
 /// Version of the generator and algorithm; part of the cache key, bumped whenever a change
 /// would give different databases for the same seed.
-pub const GENERATOR_VERSION: &str = "sqlgate-distill-6";
+pub const GENERATOR_VERSION: &str = "sqlgate-distill-8";
 
 /// Distillation settings (`suite.distill`).
 #[derive(Debug, Clone)]
@@ -381,7 +381,7 @@ fn targets(
 fn generated_reference(context: &Context<'_>, db_id: &str) -> Result<Timed, InputError> {
     context
         .generator
-        .generate(context.candidate_seed(u64::MAX), true)
+        .generate(context.candidate_seed(u64::MAX), generate::Phase::Natural)
         .and_then(Timed::new)
         .map_err(|e| {
             InputError::malformed(
