@@ -2,7 +2,8 @@
 //! database plus a variant where two singers tie on net worth. `ORDER BY ... LIMIT 1` and
 //! `= (SELECT max(...))` agree on the original (EX) but not on the variant (TS), while a true
 //! rewrite passes both. The TS failure carries a counterexample: the variant shrunk to the two
-//! tied singers, with both results, shown in the report. With the roles swapped (a `LIMIT 1`
+//! tied singers, with both results, shown in the report, explained from the data (a tie at the
+//! cut, unnatural because the original's net worths are all distinct). With the roles swapped (a `LIMIT 1`
 //! gold), the tie leaves the gold's own answer undetermined, so the variant does not decide.
 
 mod common;
@@ -89,14 +90,18 @@ fn a_suite_database_with_ties_separates_limit_1_from_max() {
         (1.into(), 1.into())
     );
     let report = std::fs::read_to_string(report).unwrap();
-    assert!(report.contains("| m | 1 | 0 | 1 | 0 | 0 | 0 |"), "{report}");
+    assert!(
+        report.contains("| m | 1 | 1 | 0 | 0 | 0 | 0 | 0 | 0 |"),
+        "{report}"
+    );
     assert!(
         report.contains("#### m: item 0, line 1 (singer)\n"),
         "{report}"
     );
     assert!(
-        report
-            .contains("-- counterexample (ties under ORDER BY/LIMIT), shrunk from singer_1.sqlite"),
+        report.contains(
+            "-- counterexample (tie at the cut), shrunk from singer_1.sqlite\n-- unnatural: "
+        ),
         "{report}"
     );
 
@@ -120,7 +125,16 @@ fn a_suite_database_with_ties_separates_limit_1_from_max() {
 /// the `= max(...)` gold, one for the `LIMIT 1` prediction.
 fn assert_shrunk_to_the_tie(counterexample: &serde_json::Value) {
     assert_eq!(counterexample["database"], "singer_1.sqlite");
-    assert_eq!(counterexample["category"], "ties under ORDER BY/LIMIT");
+    assert_eq!(counterexample["category"], "tie at the cut");
+    // The tie repeats a net worth; the original singers' net worths are all distinct.
+    assert_eq!(counterexample["natural"], false, "{counterexample}");
+    let reason = counterexample["natural_reason"].as_str().unwrap();
+    assert!(
+        reason.contains("singer.Net_Worth_Millions repeats")
+            && reason.contains("all distinct in the original data"),
+        "{reason}"
+    );
+    assert_eq!(counterexample["distinct_only"], false);
     let tables = counterexample["tables"].as_array().unwrap();
     assert_eq!(tables.len(), 1, "{counterexample}");
     assert_eq!(tables[0]["name"], "singer");

@@ -130,6 +130,22 @@ impl Profile {
         Ok(std::iter::once(prepared).chain(plugged).collect())
     }
 
+    /// `gold` and `prediction` prepared as [`Profile::prepare_gold`] and
+    /// [`Profile::prepare_prediction`] do but with DISTINCT kept, when this profile strips
+    /// DISTINCT and one of them has it (`None` otherwise).
+    pub fn keeping_distinct(&self, gold: &str, prediction: &str) -> Option<(String, String)> {
+        let strips = self.config.profile == ProfileName::SpiderTs && !self.config.keep_distinct;
+        let has = |sql: &str| sql.to_lowercase().contains("distinct");
+        if !strips || !(has(gold) || has(prediction)) {
+            return None;
+        }
+        let keep = |sql: &str| text::replace_cur_year(&text::normalize_spaced_operators(sql));
+        Some((
+            keep(gold),
+            keep(&text::replace_value_placeholder(prediction)),
+        ))
+    }
+
     /// Whether two results are the same denotation under this profile.
     pub fn same_result(&self, gold: &[Row], predicted: &[Row], order_matters: bool) -> bool {
         let profile = match self.config.profile {

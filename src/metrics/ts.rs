@@ -7,7 +7,7 @@
 use super::{Details, Env, Metric, Outcome, Score};
 use crate::engine::exec::ExecError;
 use crate::input::dataset::GoldItem;
-use crate::suites::counterexample::minimize;
+use crate::suites::counterexample::{minimize, Context};
 use crate::suites::ties;
 
 /// The `ts` metric.
@@ -33,10 +33,10 @@ impl Metric for TestSuiteAccuracy {
             Ok(variants) => variants,
             Err(e) => return Score::wrong(Outcome::PredError, e),
         };
-        let first = score_on_suite(env, item, &variants[0], databases, true);
+        let first = score_on_suite(env, item, &variants[0], databases, Some(prediction));
         if first.outcome == Outcome::Match
             || !variants[1..].iter().any(|sql| {
-                score_on_suite(env, item, sql, databases, false).outcome == Outcome::Match
+                score_on_suite(env, item, sql, databases, None).outcome == Outcome::Match
             })
         {
             first
@@ -47,13 +47,14 @@ impl Metric for TestSuiteAccuracy {
 }
 
 /// TS of one prepared prediction text: the first database on which it differs from the gold
-/// decides; when `explain`, with a counterexample if it is right on the original database.
+/// decides; when `explain` gives the prediction as written, with a counterexample if it is
+/// right on the original database.
 fn score_on_suite(
     env: &Env<'_>,
     item: &GoldItem,
     sql: &str,
     databases: &[std::path::PathBuf],
-    explain: bool,
+    explain: Option<&str>,
 ) -> Score {
     for db in databases {
         let name = db
@@ -80,10 +81,16 @@ fn score_on_suite(
             }
             Ok(_) if undecided(env, item, db, &gold.prepared.sql) => continue,
             Ok(_) => {
-                let counterexample = if explain && right_on_original(env, item, sql, db) {
-                    minimize(env.executor, env.profile, db, &gold.prepared, sql).map(Box::new)
-                } else {
-                    None
+                let counterexample = match explain {
+                    Some(written) if right_on_original(env, item, sql, db) => {
+                        let context = Context {
+                            original: env.dataset.database_path(item),
+                            with_distinct: env.profile.keeping_distinct(&item.sql, written),
+                        };
+                        minimize(env.executor, env.profile, db, &gold.prepared, sql, &context)
+                            .map(Box::new)
+                    }
+                    _ => None,
                 };
                 let mut score = Score::binary(false);
                 score.details = Some(Details::Distinguishing {

@@ -18,46 +18,7 @@ const BUDGET: Duration = Duration::from_secs(5);
 /// Most deletions tried for one counterexample.
 const MAX_ATTEMPTS: usize = 2000;
 
-/// Why gold and prediction differ on the counterexample, as seed 000 groups such flips.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Category {
-    /// Same rows as sets, different multiplicities.
-    Duplicates,
-    /// `ORDER BY ... LIMIT` against `MAX` / `MIN` (or another LIMIT) under tied values.
-    Ties,
-    /// NULLs in the results or the data.
-    NullHandling,
-    /// One result is empty and the other is not (a boundary or range condition).
-    ValueRange,
-    /// Anything else.
-    Other,
-}
-
-impl Category {
-    /// Every category, in report order.
-    pub const ALL: [Category; 5] = [
-        Category::Duplicates,
-        Category::Ties,
-        Category::NullHandling,
-        Category::ValueRange,
-        Category::Other,
-    ];
-
-    /// The name written in the JSONL and the report.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Category::Duplicates => "duplicates",
-            Category::Ties => "ties under ORDER BY/LIMIT",
-            Category::NullHandling => "NULL handling",
-            Category::ValueRange => "value range",
-            Category::Other => "other",
-        }
-    }
-
-    fn parse(name: &str) -> Option<Category> {
-        Category::ALL.into_iter().find(|c| c.as_str() == name)
-    }
-}
+pub use crate::suites::explain::{Category, Context};
 
 /// One table's remaining rows.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,16 +44,25 @@ pub struct Counterexample {
     pub prediction: Vec<Row>,
     /// Why they differ.
     pub category: Category,
+    /// Whether the shrunk data respects what the original data says about the domain.
+    pub natural: bool,
+    /// Why it is (or is not) natural.
+    pub natural_reason: String,
+    /// The queries as written (DISTINCT kept) agree on it: the difference exists only because
+    /// the profile strips DISTINCT.
+    pub distinct_only: bool,
 }
 
-/// Shrinks `db` to a small database on which gold and prediction still differ; `None` when
-/// they do not differ on it to begin with or the copy cannot be made.
+/// Shrinks `db` to a small database on which gold and prediction still differ, and explains
+/// the difference ([`crate::suites::explain`]); `None` when they do not differ on it to begin
+/// with or the copy cannot be made.
 pub fn minimize(
     executor: &Executor,
     profile: &Profile,
     db: &Path,
     gold: &PreparedGold,
     prediction_sql: &str,
+    context: &Context<'_>,
 ) -> Option<Counterexample> {
     let mut scratch = Scratch::copy_of(db).ok()?;
     let differs = |scratch: &Scratch| -> Difference {
@@ -125,12 +95,19 @@ pub fn minimize(
         .iter()
         .filter_map(|t| table_rows(&scratch, t))
         .collect();
-    let category = categorize(
-        &gold.sql,
-        prediction_sql,
-        &gold_rows,
-        &predicted,
-        &remaining,
+    let shrunk: Vec<(String, Vec<String>, Vec<Row>)> = remaining
+        .iter()
+        .map(|t| (t.name.clone(), t.columns.clone(), t.rows.clone()))
+        .collect();
+    let explanation = crate::suites::explain::explain(
+        &mut scratch,
+        executor,
+        profile,
+        (&gold.sql, prediction_sql, gold.order_matters),
+        (&gold_rows, &predicted),
+        &shrunk,
+        &tables,
+        context,
     );
     let database = db
         .file_name()
@@ -141,7 +118,10 @@ pub fn minimize(
         tables: remaining,
         gold: gold_rows,
         prediction: predicted,
-        category,
+        category: explanation.category,
+        natural: explanation.natural,
+        natural_reason: explanation.natural_reason,
+        distinct_only: explanation.distinct_only,
     })
 }
 
@@ -212,37 +192,6 @@ fn table_rows(scratch: &Scratch, table: &str) -> Option<TableRows> {
     })
 }
 
-fn categorize(
-    gold_sql: &str,
-    prediction_sql: &str,
-    gold: &[Row],
-    predicted: &[Row],
-    tables: &[TableRows],
-) -> Category {
-    let as_set = |rows: &[Row]| {
-        rows.iter()
-            .cloned()
-            .collect::<std::collections::HashSet<Row>>()
-    };
-    if !gold.is_empty() && as_set(gold) == as_set(predicted) {
-        return Category::Duplicates;
-    }
-    let text = format!("{gold_sql} {prediction_sql}").to_lowercase();
-    let extremum = text.contains("limit")
-        && (text.contains("max(") || text.contains("min(") || text.contains("order by"));
-    if extremum {
-        return Category::Ties;
-    }
-    let has_null = |rows: &[Row]| rows.iter().flatten().any(|v| matches!(v, Value::Null));
-    if has_null(gold) || has_null(predicted) || tables.iter().any(|t| has_null(&t.rows)) {
-        return Category::NullHandling;
-    }
-    if gold.is_empty() != predicted.is_empty() {
-        return Category::ValueRange;
-    }
-    Category::Other
-}
-
 /// A value as JSON that reads back to the same value (integers and reals stay apart).
 fn value_json(value: &Value) -> Json {
     match value {
@@ -298,6 +247,9 @@ impl Counterexample {
         json!({
             "database": self.database,
             "category": self.category.as_str(),
+            "natural": self.natural,
+            "natural_reason": self.natural_reason,
+            "distinct_only": self.distinct_only,
             "tables": tables,
             "gold": rows_json(&self.gold),
             "prediction": rows_json(&self.prediction),
@@ -327,6 +279,12 @@ impl Counterexample {
             gold: rows_from_json(&json["gold"])?,
             prediction: rows_from_json(&json["prediction"])?,
             category: Category::parse(json["category"].as_str()?)?,
+            natural: json["natural"].as_bool().unwrap_or(true),
+            natural_reason: json["natural_reason"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            distinct_only: json["distinct_only"].as_bool().unwrap_or(false),
         })
     }
 
@@ -338,10 +296,18 @@ impl Counterexample {
         };
         let line = |row: &Row| row.iter().map(cell).collect::<Vec<_>>().join(" | ");
         let mut text = format!(
-            "-- counterexample ({}), shrunk from {}\n",
+            "-- counterexample ({}), shrunk from {}\n-- {}: {}\n",
             self.category.as_str(),
-            self.database
+            self.database,
+            if self.natural { "natural" } else { "unnatural" },
+            self.natural_reason
         );
+        if self.distinct_only {
+            text.push_str(
+                "-- the queries as written (DISTINCT kept) agree here: they differ only \
+                 because the profile strips DISTINCT\n",
+            );
+        }
         for table in &self.tables {
             text.push_str(&format!(
                 "-- table {} ({})\n",

@@ -8,6 +8,7 @@
 
 pub mod counterexample;
 pub mod distill;
+pub mod explain;
 pub mod gold_cache;
 pub mod neighbors;
 pub mod storage_class;

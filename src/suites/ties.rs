@@ -72,11 +72,18 @@ pub fn tied(probe: &Probe, rows: &[crate::engine::value::Row]) -> bool {
 /// Whether the gold query `sql` (as prepared by the profile) has an undetermined answer on the
 /// database at `db`: some probe shows a tie at its cut or arg-row.
 pub fn undetermined(executor: &Executor, db: &Path, sql: &str) -> bool {
-    probes(sql).iter().any(|probe| {
-        executor
-            .run(db, probe.sql())
-            .is_ok_and(|rows| tied(probe, &rows))
-    })
+    undetermined_with(sql, &|probe| executor.run(db, probe).ok())
+}
+
+/// Whether `sql` has an undetermined answer on the database `run` executes probes on (a probe
+/// that fails, `None`, decides nothing).
+pub fn undetermined_with(
+    sql: &str,
+    run: &dyn Fn(&str) -> Option<Vec<crate::engine::value::Row>>,
+) -> bool {
+    probes(sql)
+        .iter()
+        .any(|probe| run(probe.sql()).is_some_and(|rows| tied(probe, &rows)))
 }
 
 impl Probe {

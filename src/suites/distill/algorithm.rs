@@ -1,13 +1,14 @@
 //! Algorithm 1 of seed 000 for one schema: start from the original database (always in the
 //! suite) and the already kept databases, then sample random databases and keep one only when it
 //! distinguishes a neighbor query that no kept database distinguishes, or gives a gold query its
-//! first non-empty result (seed 000, A.2).
+//! first non-empty result (seed 000, A.2). The first half of a run's candidates are natural
+//! databases, then capped and free ones (see [`Generator::generate`]).
 //!
 //! Candidates are evaluated in parallel in fixed-size batches against the set of neighbors still
 //! undistinguished when the batch starts, then accepted in candidate order, so the kept databases
 //! depend only on the seed, never on the number of threads.
 
-use super::generate::Generator;
+use super::generate::{Generator, Phase};
 use super::query::Timed;
 use crate::engine::profile::{PreparedGold, Profile};
 use rayon::prelude::*;
@@ -15,6 +16,12 @@ use std::time::Duration;
 
 /// Candidates evaluated together.
 const BATCH: usize = 8;
+/// Share of a run's candidates that are natural databases (sampled first), then
+/// [`Phase::Capped`] ones; the rest come from the free generator, for what the others leave
+/// undistinguished (see [`Generator::generate`]).
+const NATURAL_SHARE: f64 = 0.5;
+/// Share of a run's candidates in [`Phase::Capped`].
+const CAPPED_SHARE: f64 = 0.3;
 
 /// One distinct gold query of the schema and its neighbors.
 #[derive(Debug, Clone)]
@@ -58,6 +65,8 @@ pub struct Kept {
     pub rows: u64,
     /// The database file.
     pub bytes: Vec<u8>,
+    /// Whether it is a natural database.
+    pub natural: bool,
 }
 
 /// The shared, read-only context of one schema's distillation.
@@ -149,12 +158,27 @@ impl Context<'_> {
     pub fn sample(&self, targets: &mut [Target], first: u64, end: u64) -> (Vec<Kept>, u64) {
         let mut kept = Vec::new();
         let mut next = first;
+        let share = |s: f64| first + ((end - first) as f64 * s).round() as u64;
+        let (natural_end, capped_end) = (share(NATURAL_SHARE), share(NATURAL_SHARE + CAPPED_SHARE));
+        let phase = |candidate: u64| {
+            if candidate < natural_end {
+                Phase::Natural
+            } else if candidate < capped_end {
+                Phase::Capped
+            } else {
+                Phase::Free
+            }
+        };
         while next < end && targets.iter().any(Target::needs_work) {
-            let batch_end = (next + BATCH as u64).min(end);
+            let limit = [natural_end, capped_end, end]
+                .into_iter()
+                .find(|e| next < *e)
+                .unwrap_or(end);
+            let batch_end = (next + BATCH as u64).min(limit);
             let snapshot: &[Target] = targets;
             let evaluated: Vec<Option<(Findings, Kept)>> = (next..batch_end)
                 .into_par_iter()
-                .map(|candidate| self.evaluate(candidate, snapshot))
+                .map(|candidate| self.evaluate(candidate, phase(candidate), snapshot))
                 .collect();
             for (findings, candidate) in evaluated.into_iter().flatten() {
                 if Self::absorb(targets, &findings) {
@@ -167,9 +191,9 @@ impl Context<'_> {
     }
 
     /// Generates candidate `index` and returns its findings and file, when it shows anything.
-    fn evaluate(&self, index: u64, targets: &[Target]) -> Option<(Findings, Kept)> {
-        let mut conn =
-            Timed::new(self.generator.generate(self.candidate_seed(index)).ok()?).ok()?;
+    fn evaluate(&self, index: u64, phase: Phase, targets: &[Target]) -> Option<(Findings, Kept)> {
+        let seed = self.candidate_seed(index);
+        let mut conn = Timed::new(self.generator.generate(seed, phase).ok()?).ok()?;
         let findings = self.findings(&conn, targets);
         let useful = findings
             .iter()
@@ -184,6 +208,7 @@ impl Context<'_> {
             candidate: index,
             rows,
             bytes,
+            natural: phase == Phase::Natural,
         };
         Some((findings, candidate))
     }

@@ -53,6 +53,25 @@ struct Mode {
     /// The rows of every table the focus query names, all in one group: key columns count
     /// up, other columns repeat the first row, foreign keys point to the first parent row.
     big_group: Option<usize>,
+    /// A natural database (see [`Generator::generate`]): respects what the original data says
+    /// about the domain.
+    natural: bool,
+    /// The sampling phase the database belongs to.
+    phase: Phase,
+}
+
+/// The three phases of a distillation run, from the most natural databases to the freest (see
+/// [`Generator::generate`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Natural databases.
+    Natural,
+    /// The free generator, but text columns outside foreign keys that are all distinct in the
+    /// original stay distinct, NULL probes only where the original has NULLs, and no NULL
+    /// reference where the original has none.
+    Capped,
+    /// Seed 000's free generator.
+    Free,
 }
 
 /// Everything needed to generate databases of one schema.
@@ -61,6 +80,10 @@ pub struct Generator<'a> {
     pub constraints: &'a Constraints,
     /// Value profiles per column.
     pub profiles: &'a Profiles,
+    /// Whole rows of the original database per table, `[table][row][column]`; generated rows
+    /// take their unplanted values from one of them (or from the one holding a planted
+    /// constant), so columns that go together stay together.
+    pub originals: &'a [Vec<Vec<Value>>],
     /// Gold constants and variants to plant.
     pub planted: &'a super::values::Planted,
     /// Inclusive bounds on rows per table.
@@ -68,8 +91,23 @@ pub struct Generator<'a> {
 }
 
 impl Generator<'_> {
-    /// A new in-memory database filled from `seed`; the same seed always gives the same rows.
-    pub fn generate(&self, seed: u64) -> rusqlite::Result<Connection> {
+    /// A new in-memory database filled from `seed`; the same seed and `natural` always give the
+    /// same rows.
+    ///
+    /// A natural database respects what the original data says about the domain, as learned in
+    /// [`ColumnProfile`]: a column whose original values are all distinct stays distinct within
+    /// each table (planted constants included); NULLs only where the original has them, at its
+    /// rate (no NULL probe, no big group); rows of lookup-like tables (those other tables
+    /// reference) are original rows taken whole, other tables take whole original rows half of
+    /// the time, so that columns that go together (a code and its name) stay together; gold
+    /// constants and their variants are planted only into the columns their query compares
+    /// them with, and a planted constant found in the original keeps the rest of its original
+    /// row. Distillation samples natural databases first, then [`Phase::Capped`] ones (the free
+    /// generator, with witness, big-group and NULL-probe databases, that still keeps names and
+    /// codes distinct and NULLs where the original has them), and seed 000's free generator
+    /// last, only for what the others leave undistinguished: the suite keeps the free
+    /// generator's power and holds as few unnatural databases as that power needs.
+    pub fn generate(&self, seed: u64, phase: Phase) -> rusqlite::Result<Connection> {
         let conn = Connection::open_in_memory()?;
         // Foreign keys are satisfied by construction; SQLite's own enforcement is off because
         // some real schemas declare keys it rejects outright ("foreign key mismatch": a parent
@@ -79,7 +117,13 @@ impl Generator<'_> {
             conn.execute_batch(statement)?;
         }
         let mut rng = fastrand::Rng::with_seed(seed);
-        let mode = self.mode(&mut rng);
+        let mut mode = self.mode(&mut rng);
+        mode.phase = phase;
+        if phase == Phase::Natural {
+            mode.natural = true;
+            mode.null_probe = false;
+            mode.big_group = None;
+        }
         let mut filled: Vec<Vec<Vec<Value>>> = vec![Vec::new(); self.constraints.tables.len()];
         conn.execute_batch("BEGIN")?;
         for table_index in self.constraints.topological_order() {
@@ -111,6 +155,8 @@ impl Generator<'_> {
             witness,
             null_probe,
             big_group,
+            natural: false,
+            phase: Phase::Free,
         }
     }
 
@@ -155,6 +201,10 @@ impl Generator<'_> {
             };
             if big_group.is_some() {
                 one_group(table, &mut row, &rows);
+            } else if mode.phase != Phase::Free
+                && !self.within_repeats(table_index, &mut row, &rows, mode.natural, rng)
+            {
+                continue;
             }
             // SQLite enforces the declared PRIMARY KEY, UNIQUE, NOT NULL and type constraints:
             // a row it refuses is dropped (foreign keys are respected by construction).
@@ -164,6 +214,63 @@ impl Generator<'_> {
             }
         }
         Ok(rows)
+    }
+
+    /// Whether other tables reference `table` (a lookup-like table: its rows are sampled whole
+    /// in natural databases).
+    fn is_lookup(&self, table: usize) -> bool {
+        self.constraints
+            .tables
+            .iter()
+            .enumerate()
+            .any(|(i, t)| i != table && t.foreign_keys.iter().any(|fk| fk.parent == table))
+    }
+
+    /// Keeps every column whose original values are all distinct ([`ColumnProfile::distinct`])
+    /// distinct within the table, planted constants included: a repeated value is replaced by a
+    /// fresh one, or the row is dropped when that cannot help (a foreign key, a fresh value that
+    /// repeats too). Natural databases keep every such column distinct, free ones only the
+    /// text columns outside foreign keys (names and codes: two singers called the same when
+    /// no two are in the original data make a question that uses the name as an identifier
+    /// ambiguous), so that numbers still tie and references still repeat.
+    fn within_repeats(
+        &self,
+        table_index: usize,
+        row: &mut [Value],
+        earlier: &[Vec<Value>],
+        natural: bool,
+        rng: &mut fastrand::Rng,
+    ) -> bool {
+        let table = &self.constraints.tables[table_index];
+        let profiles = &self.profiles[table_index];
+        let in_key = |index: usize| {
+            table
+                .foreign_keys
+                .iter()
+                .any(|fk| fk.columns.contains(&index))
+        };
+        for (index, profile) in profiles.iter().enumerate() {
+            let capped = profile.distinct
+                && (natural || (table.columns[index].affinity == Affinity::Text && !in_key(index)));
+            let repeats = |v: &Value| earlier.iter().any(|r| same_value(&r[index], v));
+            if !capped || matches!(row[index], Value::Null) || !repeats(&row[index]) {
+                continue;
+            }
+            if table
+                .foreign_keys
+                .iter()
+                .any(|fk| fk.columns.contains(&index))
+            {
+                return false;
+            }
+            let affinity = table.columns[index].affinity;
+            let fresh = coerce(fresh(affinity, profile, rng), affinity);
+            if repeats(&fresh) {
+                return false;
+            }
+            row[index] = fresh;
+        }
+        true
     }
 
     /// One candidate row, or `None` when a NOT NULL foreign key has no parent row to point to.
@@ -179,40 +286,72 @@ impl Generator<'_> {
         let named = self.planted.names_table(focus, table_index);
         let big_group = mode.big_group.is_some() && named;
         let table = &self.constraints.tables[table_index];
+        let profiles = &self.profiles[table_index];
+        // NULL probes only where the original has NULLs (anywhere without an original).
+        let learned =
+            mode.phase != Phase::Free && self.originals.iter().any(|rows| !rows.is_empty());
         let probed = |column: usize| {
             mode.null_probe
                 && named
+                && (!learned || profiles[column].null_rate > 0.0)
                 && !table.unique.iter().any(|key| key.contains(&column))
                 && !table
                     .foreign_keys
                     .iter()
                     .any(|fk| fk.columns.contains(&column))
         };
-        let profiles = &self.profiles[table_index];
+        let originals = if mode.natural {
+            self.originals[table_index].as_slice()
+        } else {
+            &[]
+        };
+        let whole = self.is_lookup(table_index) || rng.f64() < SEEN_CHANCE;
+        let base =
+            (!originals.is_empty() && whole).then(|| &originals[rng.usize(..originals.len())]);
+        let mut planted_columns = Vec::new();
         let mut row: Vec<Value> = table
             .columns
             .iter()
             .zip(profiles)
             .enumerate()
             .map(|(index, (column, profile))| {
-                let planted = Planted {
-                    focus: self.planted.for_focus(focus, table_index, index),
-                    exact: self.planted.exact_for_focus(focus, column.affinity),
-                    all: self.planted.for_column(table_index, index),
-                    witness: if mode.witness {
-                        self.planted.targeted_for_focus(focus, table_index, index)
-                    } else {
-                        &[]
-                    },
+                let planted = if mode.natural {
+                    Planted {
+                        focus: self.planted.compared_for_focus(focus, table_index, index),
+                        exact: &[],
+                        all: self.planted.compared_for_column(table_index, index),
+                        witness: if mode.witness {
+                            self.planted.targeted_for_focus(focus, table_index, index)
+                        } else {
+                            &[]
+                        },
+                    }
+                } else {
+                    Planted {
+                        focus: self.planted.for_focus(focus, table_index, index),
+                        exact: self.planted.exact_for_focus(focus, column.affinity),
+                        all: self.planted.for_column(table_index, index),
+                        witness: if mode.witness {
+                            self.planted.targeted_for_focus(focus, table_index, index)
+                        } else {
+                            &[]
+                        },
+                    }
                 };
                 let null_rate = if probed(index) {
                     profile.null_rate.max(PROBE_NULL_RATE)
                 } else {
                     profile.null_rate
                 };
-                value(column, profile, null_rate, planted, rng)
+                let from_base = base.map(|r| &r[index]);
+                let (value, source) = value(column, profile, null_rate, planted, from_base, rng);
+                if source == Source::Planted {
+                    planted_columns.push(index);
+                }
+                value
             })
             .collect();
+        align_with_original(&mut row, &planted_columns, originals);
         for fk in &table.foreign_keys {
             let parents: &[Vec<Value>] = if fk.parent == table_index {
                 own_rows
@@ -224,7 +363,11 @@ impl Generator<'_> {
                     link_to_self(table, fk, &mut row);
                     continue;
                 }
-                if fk.columns.iter().any(|c| table.columns[*c].not_null) {
+                // No parent row: NULL where the key may be NULL and the original has such NULLs
+                // (a reference that always holds in the original data holds here too).
+                if fk.columns.iter().any(|c| table.columns[*c].not_null)
+                    || (learned && profiles[fk.columns[0]].null_rate == 0.0)
+                {
                     return None;
                 }
                 for c in &fk.columns {
@@ -276,28 +419,83 @@ fn value(
     profile: &ColumnProfile,
     null_rate: f64,
     planted: Planted<'_>,
+    base: Option<&Value>,
     rng: &mut fastrand::Rng,
-) -> Value {
-    if !column.not_null && rng.f64() < null_rate {
-        return Value::Null;
+) -> (Value, Source) {
+    // A NULL probe (a rate above the original's) comes first, so probes are not diluted.
+    if !column.not_null && null_rate > profile.null_rate && rng.f64() < null_rate {
+        return (Value::Null, Source::Original);
     }
-    let value = if !planted.witness.is_empty() && rng.f64() < WITNESS_PICK {
-        planted.witness[rng.usize(..planted.witness.len())].clone()
-    } else if !planted.focus.is_empty() && rng.f64() < FOCUS_CHANCE {
-        // Half of the time the exact constant: variants are many, the boundary value is one.
-        if !planted.exact.is_empty() && rng.bool() {
-            planted.exact[rng.usize(..planted.exact.len())].clone()
-        } else {
-            planted.focus[rng.usize(..planted.focus.len())].clone()
+    if let Some(value) = planted_value(&planted, rng) {
+        return (coerce(value, column.affinity), Source::Planted);
+    }
+    if let Some(value) = base {
+        if !(column.not_null && matches!(value, Value::Null)) {
+            return (coerce(value.clone(), column.affinity), Source::Original);
         }
-    } else if !planted.all.is_empty() && rng.f64() < PLANTED_CHANCE {
-        planted.all[rng.usize(..planted.all.len())].clone()
-    } else if !profile.seen.is_empty() && rng.f64() < SEEN_CHANCE {
+    }
+    if !column.not_null && rng.f64() < null_rate {
+        return (Value::Null, Source::Original);
+    }
+    let value = if base.is_none() && !profile.seen.is_empty() && rng.f64() < SEEN_CHANCE {
         profile.seen[rng.usize(..profile.seen.len())].clone()
     } else {
         fresh(column.affinity, profile, rng)
     };
-    coerce(value, column.affinity)
+    (coerce(value, column.affinity), Source::Original)
+}
+
+/// Where a generated value came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// A gold constant or variant.
+    Planted,
+    /// The original data (a whole row or a column value), a fresh value, or NULL.
+    Original,
+}
+
+/// A planted constant for the column, when one is drawn (the chances above).
+fn planted_value(planted: &Planted<'_>, rng: &mut fastrand::Rng) -> Option<Value> {
+    if !planted.witness.is_empty() && rng.f64() < WITNESS_PICK {
+        Some(planted.witness[rng.usize(..planted.witness.len())].clone())
+    } else if !planted.focus.is_empty() && rng.f64() < FOCUS_CHANCE {
+        // Half of the time the exact constant: variants are many, the boundary value is one.
+        if !planted.exact.is_empty() && rng.bool() {
+            Some(planted.exact[rng.usize(..planted.exact.len())].clone())
+        } else {
+            Some(planted.focus[rng.usize(..planted.focus.len())].clone())
+        }
+    } else if !planted.all.is_empty() && rng.f64() < PLANTED_CHANCE {
+        Some(planted.all[rng.usize(..planted.all.len())].clone())
+    } else {
+        None
+    }
+}
+
+/// When a planted constant is a value of the original column, the row's other unplanted values
+/// come from the original row that holds it (`Name = 'Aruba'` keeps Aruba's code).
+fn align_with_original(row: &mut [Value], planted: &[usize], originals: &[Vec<Value>]) {
+    let holder = planted.iter().find_map(|c| {
+        originals
+            .iter()
+            .find(|original| same_value(&original[*c], &row[*c]))
+    });
+    let Some(holder) = holder else {
+        return;
+    };
+    for (index, value) in row.iter_mut().enumerate() {
+        if !planted.contains(&index) {
+            *value = holder[index].clone();
+        }
+    }
+}
+
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Int(x), Value::Real(y)) | (Value::Real(y), Value::Int(x)) => *x as f64 == *y,
+        (Value::Null, _) | (_, Value::Null) => false,
+        _ => a == b,
+    }
 }
 
 /// Makes `row` join the one group of a big-group table: the last column of each unique key
@@ -462,12 +660,14 @@ mod tests {
         let generator = Generator {
             constraints: &constraints,
             profiles: &profiles,
+            originals: &vec![Vec::new(); constraints.tables.len()],
             planted: &planted,
             rows: (5, 20),
         };
         let (mut note, mut score, mut parent) = (0, 0, 0);
         for seed in 0..40 {
-            let db = generator.generate(seed).unwrap();
+            let phase = [Phase::Natural, Phase::Capped, Phase::Free][seed as usize % 3];
+            let db = generator.generate(seed, phase).unwrap();
             note += nulls(&db, "p", "note");
             score += nulls(&db, "c", "score");
             parent += nulls(&db, "c", "p_id");

@@ -36,7 +36,7 @@ use store::{GoldRecord, KeptFile, Manifest, OriginalFile};
 
 /// Version of the generator and algorithm; part of the cache key, bumped whenever a change
 /// would give different databases for the same seed.
-pub const GENERATOR_VERSION: &str = "sqlgate-distill-4";
+pub const GENERATOR_VERSION: &str = "sqlgate-distill-8";
 
 /// Distillation settings (`suite.distill`).
 #[derive(Debug, Clone)]
@@ -153,6 +153,8 @@ pub fn distill(
 struct Loaded {
     constraints: Constraints,
     profiles: values::Profiles,
+    /// Whole original rows per table (none without an original database).
+    rows: Vec<Vec<Vec<Value>>>,
     original: Option<(Timed, Vec<u8>)>,
 }
 
@@ -162,17 +164,19 @@ fn load(database: &Database) -> Result<Loaded, InputError> {
             InputError::malformed(path, "schema", format!("cannot read constraints: {e}"))
         };
         let conn = Timed::open(path).map_err(fail)?;
-        let (constraints, profiles) = conn
+        let (constraints, profiles, rows) = conn
             .within(crate::util::sqlite::METADATA_BUDGET, |conn| {
                 let constraints = Constraints::from_connection(conn)?;
                 let profiles = values::learn(conn, &constraints)?;
-                Ok((constraints, profiles))
+                let rows = values::sample_rows(conn, &constraints)?;
+                Ok((constraints, profiles, rows))
             })
             .map_err(fail)?;
         let bytes = crate::util::error::read_bytes(path)?;
         return Ok(Loaded {
             constraints,
             profiles,
+            rows,
             original: Some((conn, bytes)),
         });
     }
@@ -187,6 +191,7 @@ fn load(database: &Database) -> Result<Loaded, InputError> {
     let constraints = Constraints::from_tables_json(entry);
     let profiles = values::empty(&constraints);
     Ok(Loaded {
+        rows: vec![Vec::new(); constraints.tables.len()],
         constraints,
         profiles,
         original: None,
@@ -256,6 +261,7 @@ fn distill_schema(
         generator: Generator {
             constraints: &loaded.constraints,
             profiles: &loaded.profiles,
+            originals: &loaded.rows,
             planted: &planted,
             rows: options.rows,
         },
@@ -313,6 +319,7 @@ fn distill_schema(
             candidate: database_kept.candidate,
             rows: database_kept.rows,
             bytes: database_kept.bytes.len() as u64,
+            natural: database_kept.natural,
         });
     }
     let manifest = Manifest {
@@ -377,7 +384,7 @@ fn targets(
 fn generated_reference(context: &Context<'_>, db_id: &str) -> Result<Timed, InputError> {
     context
         .generator
-        .generate(context.candidate_seed(u64::MAX))
+        .generate(context.candidate_seed(u64::MAX), generate::Phase::Natural)
         .and_then(Timed::new)
         .map_err(|e| {
             InputError::malformed(

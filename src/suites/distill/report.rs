@@ -41,6 +41,9 @@ pub struct SchemaReport {
     pub undistinguished: usize,
     /// Seconds spent on this schema in this run.
     pub seconds: f64,
+    /// Properties of natural databases that could not be learned because the schema has no
+    /// original database (tables.json only); empty when it has one.
+    pub not_learned: Vec<&'static str>,
     /// The manifest (per gold query details).
     #[serde(skip)]
     pub manifest: Manifest,
@@ -63,10 +66,24 @@ impl SchemaReport {
             neighbors: manifest.golds.iter().map(|g| g.neighbors).sum(),
             undistinguished: manifest.golds.iter().map(|g| g.undistinguished.len()).sum(),
             seconds,
+            not_learned: if manifest.original.is_some() {
+                Vec::new()
+            } else {
+                NOT_LEARNED.to_vec()
+            },
             manifest,
         }
     }
 }
+
+/// What natural generated databases learn from the original database, and so cannot learn
+/// without one: their columns then get no distinctness, no NULL, no original rows and values.
+pub const NOT_LEARNED: [&str; 4] = [
+    "columns whose values are all distinct",
+    "NULL rates (no column gets NULL)",
+    "whole rows of lookup-like tables (columns that go together)",
+    "value formats and numeric ranges",
+];
 
 /// One dataset item's view of its suite.
 #[derive(Debug, Clone, Serialize)]
@@ -207,6 +224,15 @@ impl SuiteReport {
             "items with an original database: neighbors {all}, undistinguished {left} ({:.2} %)",
             percent(left, all)
         );
+        for s in self.schemas.iter().filter(|s| !s.not_learned.is_empty()) {
+            let _ = writeln!(
+                text,
+                "{}: no original database (tables.json only), so natural databases could not \
+                 learn: {}",
+                s.db_id,
+                s.not_learned.join("; ")
+            );
+        }
         let empty = self.empty_items();
         if empty.is_empty() {
             let _ = writeln!(

@@ -53,6 +53,10 @@ pub struct KeptFile {
     pub rows: u64,
     /// File size.
     pub bytes: u64,
+    /// A natural database (respects what the original data says about the domain) rather than
+    /// one of the free generator.
+    #[serde(default)]
+    pub natural: bool,
 }
 
 /// What distillation found for one gold query.

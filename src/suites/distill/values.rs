@@ -22,6 +22,44 @@ pub struct ColumnProfile {
     /// Smallest and largest number in the original column (all its rows, not only the
     /// sampled ones), where fresh numbers are drawn.
     pub range: Option<(f64, f64)>,
+    /// The original column holds at least two non-NULL values, all distinct: it stays distinct
+    /// within every table of a natural generated database. False when unknown (no original
+    /// data).
+    pub distinct: bool,
+}
+
+/// Original rows kept per table, sampled whole so that columns that go together (a code and its
+/// name) stay together in generated rows.
+const SAMPLED_ROWS: usize = 1000;
+
+/// Whole rows of every table of the original database, `[table][row][column]` (at most
+/// [`SAMPLED_ROWS`] per table, in rowid order).
+pub fn sample_rows(
+    conn: &Connection,
+    constraints: &Constraints,
+) -> rusqlite::Result<Vec<Vec<Vec<Value>>>> {
+    constraints
+        .tables
+        .iter()
+        .map(|table| {
+            let columns: Vec<String> = table.columns.iter().map(|c| quote(&c.name)).collect();
+            let sql = format!(
+                "SELECT {} FROM {} LIMIT {SAMPLED_ROWS}",
+                columns.join(", "),
+                quote(&table.name)
+            );
+            let mut statement = conn.prepare(&sql)?;
+            let width = columns.len();
+            let rows = statement
+                .query_map([], |row| {
+                    (0..width)
+                        .map(|i| Ok(super::query::read_value(row.get_ref(i)?)))
+                        .collect::<rusqlite::Result<Vec<Value>>>()
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })
+        .collect()
 }
 
 /// Profiles of every column, `[table][column]`.
@@ -80,10 +118,27 @@ pub fn learn(conn: &Connection, constraints: &Constraints) -> rusqlite::Result<P
                         (Some(low), Some(high)) => Some((low, high)),
                         _ => None,
                     };
+                    let max_repeat: Option<(i64, i64)> = conn
+                        .query_row(
+                            &format!(
+                                "SELECT count(*), count(*) OVER () FROM {t} WHERE {c} IS NOT NULL \
+                                 GROUP BY {c} ORDER BY 1 DESC LIMIT 1",
+                                c = quote(&column.name),
+                                t = quote(&table.name)
+                            ),
+                            [],
+                            |row| Ok((row.get(0)?, row.get(1)?)),
+                        )
+                        .map(Some)
+                        .or_else(|e| match e {
+                            rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                            e => Err(e),
+                        })?;
                     Ok(ColumnProfile {
                         seen,
                         null_rate,
                         range,
+                        distinct: matches!(max_repeat, Some((1, values)) if values >= 2),
                     })
                 })
                 .collect()
@@ -114,6 +169,11 @@ pub struct Planted {
     /// Per gold query (aligned with `golds`), `[table][column]`: the constants its conditions
     /// compare that column with (and the columns it references), exact.
     targeted: Vec<Vec<Vec<Vec<Value>>>>,
+    /// Per gold query (aligned with `golds`), `[table][column]`: the constants its conditions
+    /// compare that column with and their close variants (what natural databases plant).
+    compared: Vec<Vec<Vec<Vec<Value>>>>,
+    /// All gold queries' `compared` pools together, `[table][column]`.
+    compared_all: Vec<Vec<Vec<Value>>>,
     /// Per gold query (aligned with `golds`), the tables it names.
     tables: Vec<Vec<bool>>,
     /// Per gold query (aligned with `golds`), the group sizes its HAVING compares count with.
@@ -134,26 +194,42 @@ impl Planted {
         };
         let mut planted = Planted {
             all: empty(),
+            compared_all: empty(),
             ..Planted::default()
         };
         for (gold, constants, conditions) in golds {
             let mut columns = empty();
             let mut targeted = empty();
+            let mut compared = empty();
             let words = identifiers(gold);
             let (numbers, texts) = variants(constants);
-            for ((table, pools), targets) in constraints
+            for (((table, pools), targets), near) in constraints
                 .tables
                 .iter()
                 .zip(&mut columns)
                 .zip(&mut targeted)
+                .zip(&mut compared)
             {
-                for ((column, pool), target) in
-                    table.columns.iter().zip(pools.iter_mut()).zip(targets)
+                for (((column, pool), target), near) in table
+                    .columns
+                    .iter()
+                    .zip(pools.iter_mut())
+                    .zip(targets)
+                    .zip(near)
                 {
                     let name = column.name.to_lowercase();
                     for (_, constant) in conditions.compared.iter().filter(|(c, _)| *c == name) {
                         if fits(constant, column.affinity) {
                             push_unique(target, constant.clone());
+                            let (numbers, texts) = variants(std::slice::from_ref(constant));
+                            let close = match column.affinity {
+                                Affinity::Integer | Affinity::Real => numbers,
+                                Affinity::Text => texts,
+                            };
+                            push_unique(near, constant.clone());
+                            for value in close {
+                                push_unique(near, value);
+                            }
                         }
                     }
                     if !words.contains(&name) {
@@ -170,6 +246,14 @@ impl Planted {
             }
             propagate_to_parents(constraints, &mut columns);
             propagate_to_parents(constraints, &mut targeted);
+            propagate_to_parents(constraints, &mut compared);
+            for (pools, gold_pools) in planted.compared_all.iter_mut().zip(&compared) {
+                for (pool, gold_pool) in pools.iter_mut().zip(gold_pools) {
+                    for value in gold_pool {
+                        push_unique(pool, value.clone());
+                    }
+                }
+            }
             for (pools, gold_pools) in planted.all.iter_mut().zip(&columns) {
                 for (pool, gold_pool) in pools.iter_mut().zip(gold_pools) {
                     for value in gold_pool {
@@ -183,6 +267,7 @@ impl Planted {
                 planted.golds.push(columns);
                 planted.exact.push(exact_constants(constants));
                 planted.targeted.push(targeted);
+                planted.compared.push(compared);
                 planted.tables.push(
                     constraints
                         .tables
@@ -218,6 +303,16 @@ impl Planted {
     /// The constants the focus gold query compares a column with.
     pub fn targeted_for_focus(&self, focus: usize, table: usize, column: usize) -> &[Value] {
         pool(self.targeted.get(focus), table, column)
+    }
+
+    /// The constants the focus gold query compares a column with, and their close variants.
+    pub fn compared_for_focus(&self, focus: usize, table: usize, column: usize) -> &[Value] {
+        pool(self.compared.get(focus), table, column)
+    }
+
+    /// The constants any gold query compares a column with, and their close variants.
+    pub fn compared_for_column(&self, table: usize, column: usize) -> &[Value] {
+        pool(Some(&self.compared_all), table, column)
     }
 
     /// Whether the focus gold query names a table.
