@@ -187,8 +187,7 @@ fn eval_shard(config: &Config, shard: &str, jsonl: Option<&Path>) -> anyhow::Res
     let evaluation = crate::score::evaluation::evaluate_part(config, Some(shard))?;
     let header = crate::ci::shard::shard_header(config, &evaluation, shard)?;
     crate::util::fs::write_file_atomically(path, |out| {
-        out.write_all(header.as_bytes())?;
-        crate::report::jsonl::write_jsonl(&evaluation, out)
+        crate::ci::shard::write_shard(&header, &evaluation, out)
     })
     .with_context(|| format!("cannot write {}", path.display()))?;
     println!(
