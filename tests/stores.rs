@@ -279,3 +279,53 @@ fn shards_are_validated_on_merge() {
         &["shard1.jsonl", "line 3", "already in another shard"],
     );
 }
+
+#[test]
+fn concurrent_baseline_updates_never_report_success_over_another_writers_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = example(dir.path());
+    let path = dir.path().join("baseline.json");
+    let mut refused = 0;
+    for round in 0..4 {
+        let update = |commit: &str| {
+            common::sqlgate_command(&["baseline", "update", "--config", config.to_str().unwrap()])
+                .env("GITHUB_SHA", commit)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (a, b) = (update("aaaa"), update("bbbb"));
+        let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+        let stored: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap())
+            .unwrap_or_else(|e| panic!("round {round}: the baseline is not valid JSON: {e}"));
+        let commit = stored["commit"].as_str().unwrap();
+        for (output, other) in [(&a, &b), (&b, &a)] {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            match output.status.code() {
+                Some(0) => {}
+                Some(2) => {
+                    refused += 1;
+                    assert!(stderr.contains("another sqlgate"), "{stderr}");
+                    assert!(other.status.success(), "one of the two writers succeeds");
+                }
+                code => panic!("round {round}: exit {code:?}: {stderr}"),
+            }
+        }
+        if !(a.status.success() && b.status.success()) {
+            let winner = if a.status.success() { "aaaa" } else { "bbbb" };
+            assert_eq!(
+                commit, winner,
+                "round {round}: the file holds the loser's content"
+            );
+        }
+        assert_eq!(eval(&config).status.code(), Some(0), "round {round}");
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp") || n.ends_with(".lock"))
+            .collect();
+        assert!(leftovers.is_empty(), "round {round}: {leftovers:?}");
+    }
+    assert!(refused > 0, "the writers never overlapped in 4 rounds");
+}

@@ -201,7 +201,7 @@ fn eval_shard(config: &Config, shard: &str, jsonl: Option<&Path>) -> anyhow::Res
 }
 
 /// `sqlgate baseline update`: score every configured system and store the results as the
-/// baseline.
+/// baseline, holding a lock file beside it so a concurrent update fails instead of racing.
 pub fn update_baseline(config_path: &Path) -> anyhow::Result<ExitCode> {
     let config = Config::load(config_path)?;
     let Some(section) = &config.baseline else {
@@ -210,11 +210,17 @@ pub fn update_baseline(config_path: &Path) -> anyhow::Result<ExitCode> {
             config_path.display()
         );
     };
+    if let Some(parent) = section.path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
+    }
+    let lock = crate::util::fs::LockFile::acquire(&section.path)?;
     let evaluation = crate::score::evaluation::evaluate(&config)?;
     let baseline = Baseline::from_evaluation(&config, &evaluation);
     baseline
         .save(&section.path)
         .with_context(|| format!("cannot write {}", section.path.display()))?;
+    drop(lock);
     let summary = Summary::of(&evaluation);
     print!("{}", summary::human(&evaluation, &summary));
     println!(
