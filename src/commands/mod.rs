@@ -9,11 +9,11 @@ pub mod gate_run;
 
 use crate::analysis::baseline::Baseline;
 use crate::ci::github::ActionsContext;
-use crate::input::config::{Config, SuiteKind};
+use crate::input::config::{Config, SuiteKind, BASELINE_MARKER};
 use crate::input::trusted::TrustedBase;
 use crate::report::summary::{self, Summary};
 use anyhow::Context;
-use finish::{finish, report_comment, write};
+use finish::{check_output, check_outputs, finish, report_comment, write, write_output};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -63,6 +63,7 @@ pub fn eval(
     trusted_base: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     let config = load_config(config, trusted_base)?;
+    check_outputs(&config, &outputs)?;
     match shard {
         Some(shard) => eval_shard(&config, shard, outputs.jsonl.as_deref()),
         None => finish(
@@ -81,6 +82,7 @@ pub fn merge(
     trusted_base: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     let config = load_config(config, trusted_base)?;
+    check_outputs(&config, &outputs)?;
     let evaluation = crate::ci::shard::merge(&config, shards)?;
     finish(&config, evaluation, outputs)
 }
@@ -104,6 +106,7 @@ pub fn action() -> anyhow::Result<ExitCode> {
         leaderboard: None,
         scatter: None,
     };
+    check_outputs(&config, &outputs)?;
     finish(
         &config,
         crate::score::evaluation::evaluate(&config)?,
@@ -186,10 +189,9 @@ fn eval_shard(config: &Config, shard: &str, jsonl: Option<&Path>) -> anyhow::Res
     let path = jsonl.context("--shard needs --jsonl")?;
     let evaluation = crate::score::evaluation::evaluate_part(config, Some(shard))?;
     let header = crate::ci::shard::shard_header(config, &evaluation, shard)?;
-    crate::util::fs::write_file_atomically(path, |out| {
+    write_output(config, ("--jsonl", path, finish::JSONL_MARKERS), |out| {
         crate::ci::shard::write_shard(&header, &evaluation, out)
-    })
-    .with_context(|| format!("cannot write {}", path.display()))?;
+    })?;
     println!(
         "shard {}/{}: {} (system, item) pairs written to {}",
         shard.index + 1,
@@ -217,6 +219,7 @@ pub fn update_baseline(config_path: &Path) -> anyhow::Result<ExitCode> {
     let lock = crate::util::fs::LockFile::acquire(&section.path)?;
     let evaluation = crate::score::evaluation::evaluate(&config)?;
     let baseline = Baseline::from_evaluation(&config, &evaluation);
+    check_output(&config, "baseline.path", &section.path, &[BASELINE_MARKER])?;
     baseline
         .save(&section.path)
         .with_context(|| format!("cannot write {}", section.path.display()))?;

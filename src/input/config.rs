@@ -409,9 +409,9 @@ impl Config {
         if let Some(template) = &self.report.template {
             ws.input_file("report.template", template)?;
         }
-        ws.output_file("report.output", &self.report_path(), REPORT_MARKER)?;
+        ws.output_file("report.output", &self.report_path(), &[REPORT_MARKER])?;
         if let Some(baseline) = &self.baseline {
-            ws.output_file("baseline.path", &baseline.path, BASELINE_MARKER)?;
+            ws.output_file("baseline.path", &baseline.path, &[BASELINE_MARKER])?;
         }
         if let Some(path) = &self.suite.path {
             match self.suite.kind {
