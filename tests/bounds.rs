@@ -72,3 +72,49 @@ fn a_runaway_template_runs_out_of_fuel() {
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
 }
+
+#[test]
+fn degenerate_execution_and_distill_limits_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for (rest, key) in [
+        ("execution: { max_rows: 0 }", "`execution.max_rows`"),
+        ("execution: { max_rows: 100000001 }", "`execution.max_rows`"),
+        (
+            "execution: { max_result_bytes: 0 }",
+            "`execution.max_result_bytes`",
+        ),
+        (
+            "execution: { max_result_bytes: 18446744073709551615 }",
+            "`execution.max_result_bytes`",
+        ),
+        (
+            "suite: { distill: { max_random_dbs: 0 } }",
+            "`suite.distill.max_random_dbs`",
+        ),
+        (
+            "suite: { distill: { max_random_dbs: 18446744073709551615 } }",
+            "`suite.distill.max_random_dbs`",
+        ),
+        (
+            "suite: { distill: { rows: [5, 2] } }",
+            "`suite.distill.rows`",
+        ),
+        (
+            "suite: { distill: { rows: [0, 1000000000] } }",
+            "`suite.distill.rows`",
+        ),
+    ] {
+        let output = run(dir.path(), &format!("{rest}\n"));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{rest}: {stderr}");
+        assert!(stderr.contains(key), "{rest}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{rest}: {stderr}");
+    }
+    let output = run(dir.path(), "execution: { max_rows: 1 }\n");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

@@ -171,3 +171,70 @@ fn ts_without_a_suite_is_a_config_error() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("metric `ts` needs a test suite"));
 }
+
+#[test]
+fn counterexample_rows_are_scrubbed_before_they_are_written() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini");
+    let work = tempfile::tempdir().unwrap();
+    let suite = work.path().join("suite/singer");
+    std::fs::create_dir_all(&suite).unwrap();
+    let original = example.join("database/singer/singer.sqlite");
+    std::fs::copy(&original, suite.join("singer.sqlite")).unwrap();
+    std::fs::copy(&original, suite.join("singer_1.sqlite")).unwrap();
+    let planted = "ghp_PlantedInARow0123456789abcdefABCDEF";
+    let variant = rusqlite::Connection::open(suite.join("singer_1.sqlite")).unwrap();
+    variant
+        .execute(
+            "UPDATE singer SET Net_Worth_Millions = (SELECT max(Net_Worth_Millions) FROM singer), \
+             Name = ?1 WHERE Singer_ID = 2",
+            [planted],
+        )
+        .unwrap();
+    drop(variant);
+    let max = "SELECT Name FROM singer WHERE Net_Worth_Millions = (SELECT max(Net_Worth_Millions) FROM singer)";
+    let limit = "SELECT Name FROM singer ORDER BY Net_Worth_Millions DESC LIMIT 1";
+    std::fs::write(work.path().join("gold.sql"), format!("{max}\tsinger\n")).unwrap();
+    std::fs::write(work.path().join("preds.txt"), format!("{limit}\n")).unwrap();
+    std::fs::write(
+        work.path().join("sqlgate.yml"),
+        format!(
+            "dataset: {{ gold: gold.sql, databases: {}, difficulty: none }}\n\
+             suite: {{ kind: directory, path: suite }}\n\
+             predictions: [{{ name: m, path: preds.txt }}]\nmetrics: [ex, ts]\n",
+            example.join("database").display()
+        ),
+    )
+    .unwrap();
+    let report = work.path().join("report.md");
+    let jsonl = work.path().join("items.jsonl");
+    let output = sqlgate(&[
+        "eval",
+        "--config",
+        work.path().join("sqlgate.yml").to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+        "--jsonl",
+        jsonl.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_ne!(output.status.code(), Some(2), "{stderr}");
+    let report = std::fs::read_to_string(&report).unwrap();
+    let jsonl = std::fs::read_to_string(&jsonl).unwrap();
+    assert!(
+        jsonl.contains("counterexample") && report.contains("counterexample"),
+        "{jsonl}"
+    );
+    for (name, text) in [
+        ("report", &report),
+        ("jsonl", &jsonl),
+        ("stdout", &stdout.to_string()),
+        ("stderr", &stderr.to_string()),
+    ] {
+        assert!(
+            !text.contains(planted),
+            "the planted token is in the {name}"
+        );
+    }
+    assert!(jsonl.contains("[redacted]"), "{jsonl}");
+}

@@ -159,3 +159,124 @@ fn databases_must_be_regular_files_of_their_folder_without_a_wal() {
     assert_refused(&output, &["database `singer`", "-wal"]);
     assert!(!repo.join("database/singer/singer.sqlite-shm").exists());
 }
+
+/// Runs `eval` with the config's folder as the workspace and `args` after `--config`.
+fn eval_with(repo: &Path, args: &[&str]) -> Output {
+    let config = repo.join("sqlgate.yml");
+    std::fs::write(
+        &config,
+        "dataset: { gold: gold.sql, databases: database, difficulty: none }\n\
+         predictions: [{ path: pred.txt }]\n",
+    )
+    .unwrap();
+    let mut all = vec![
+        "eval",
+        "--config",
+        config.to_str().unwrap(),
+        "--comment",
+        "never",
+    ];
+    all.extend_from_slice(args);
+    sqlgate_command(&all)
+        .current_dir(repo)
+        .env_remove("SQLGATE_WORKSPACE")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn outputs_named_on_the_command_line_follow_the_workspace_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = workspace(dir.path());
+    std::fs::write(repo.join("README.md"), "mine").unwrap();
+    std::fs::write(repo.join(".git/config"), "[core]\n").unwrap();
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("x"), "keep").unwrap();
+    for option in [
+        "--report",
+        "--jsonl",
+        "--summary",
+        "--leaderboard",
+        "--scatter",
+    ] {
+        for (path, reason) in [
+            ("README.md", "not written by sqlgate"),
+            (".git/config", "`.git`"),
+            ("../outside/x", "outside the workspace"),
+        ] {
+            let output = eval_with(&repo, &[option, path]);
+            assert_refused(&output, &[option, path, reason]);
+        }
+    }
+    assert_eq!(
+        std::fs::read_to_string(repo.join("README.md")).unwrap(),
+        "mine"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join(".git/config")).unwrap(),
+        "[core]\n"
+    );
+    assert_eq!(std::fs::read_to_string(outside.join("x")).unwrap(), "keep");
+    std::fs::create_dir_all(repo.join("out")).unwrap();
+    let all = [
+        "--report",
+        "out/report.md",
+        "--jsonl",
+        "out/items.jsonl",
+        "--summary",
+        "out/summary.json",
+        "--leaderboard",
+        "out/board.json",
+        "--scatter",
+        "out/scatter.svg",
+    ];
+    for round in 0..2 {
+        let output = eval_with(&repo, &all);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "round {round}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    assert!(repo.join("out/report.md").is_file() && repo.join("out/items.jsonl").is_file());
+}
+
+#[test]
+fn suite_databases_must_be_regular_files_of_their_folder_without_a_wal() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = workspace(dir.path());
+    let suite = repo.join("suite/singer");
+    std::fs::create_dir_all(&suite).unwrap();
+    let original = repo.join("database/singer/singer.sqlite");
+    std::fs::copy(&original, suite.join("singer.sqlite")).unwrap();
+    let secret = dir.path().join("creds.sqlite");
+    std::fs::copy(&original, &secret).unwrap();
+    std::os::unix::fs::symlink(&secret, suite.join("singer_1.sqlite")).unwrap();
+    let config = "predictions: [{ path: pred.txt }]\nmetrics: [ex, ts]\n\
+                  suite: { kind: directory, path: suite }\n";
+    let output = eval(&repo, config);
+    assert_refused(
+        &output,
+        &[
+            "suite database of `singer`",
+            "singer_1.sqlite",
+            "outside the databases folder",
+        ],
+    );
+    std::fs::remove_file(suite.join("singer_1.sqlite")).unwrap();
+    std::fs::copy(&original, suite.join("singer_1.sqlite")).unwrap();
+    std::fs::write(suite.join("singer_1.sqlite-wal"), b"").unwrap();
+    let output = eval(&repo, config);
+    assert_refused(&output, &["suite database of `singer`", "-wal"]);
+    assert!(!suite.join("singer_1.sqlite-shm").exists());
+    std::fs::remove_file(suite.join("singer_1.sqlite-wal")).unwrap();
+    let output = eval(&repo, config);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

@@ -3,9 +3,11 @@
 
 use crate::analysis::records::{records, ItemRecord};
 use crate::input::config::Config;
+use crate::metrics::{check_value, Outcome, PARTIAL_CREDIT_KEYS};
 use crate::score::evaluation::Evaluation;
 use crate::util::error::InputError;
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -104,6 +106,11 @@ pub struct Baseline {
     pub commit: Option<String>,
     /// Dataset fingerprint.
     pub dataset_sha256: String,
+    /// SHA-256 of `systems` as compact JSON, checked on load so a
+    /// hand-edited or truncated record is refused; absent in baselines of older versions
+    /// (accepted, with a note asking to regenerate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub records_sha256: Option<String>,
     /// Metrics it holds.
     pub metrics: Vec<String>,
     /// Comparability settings.
@@ -115,13 +122,15 @@ pub struct Baseline {
 impl Baseline {
     /// A baseline holding every system of `evaluation`.
     pub fn from_evaluation(config: &Config, evaluation: &Evaluation) -> Baseline {
+        let systems = records(evaluation).into_iter().collect();
         Baseline {
             sqlgate_version: env!("CARGO_PKG_VERSION").to_string(),
             commit: current_commit(),
             dataset_sha256: evaluation.dataset.sha256.clone(),
+            records_sha256: Some(records_digest(&systems)),
             metrics: evaluation.metrics.clone(),
             settings: Settings::of(config),
-            systems: records(evaluation).into_iter().collect(),
+            systems,
         }
     }
 
@@ -130,10 +139,131 @@ impl Baseline {
         Self::parse(path, &crate::util::error::read_bytes(path)?)
     }
 
-    /// Parses baseline JSON that came from `path` (the working tree or a trusted commit).
+    /// Parses baseline JSON that came from `path` (the working tree or a trusted commit), then
+    /// checks its records digest and every record: known outcomes, each metric's value finite and
+    /// in its range (sub-scores too), no value missing where the outcome says it was scored.
     pub fn parse(path: &Path, bytes: &[u8]) -> Result<Baseline, InputError> {
-        serde_json::from_slice(bytes)
-            .map_err(|e| InputError::malformed(path, format!("line {}", e.line()), e.to_string()))
+        let baseline: Baseline = serde_json::from_slice(bytes).map_err(|e| {
+            InputError::malformed(path, format!("line {}", e.line()), e.to_string())
+        })?;
+        if let Some(stored) = &baseline.records_sha256 {
+            let raw: serde_json::Value = serde_json::from_slice(bytes)
+                .map_err(|e| InputError::malformed(path, "baseline", e.to_string()))?;
+            let actual = records_digest(&raw["systems"]);
+            if *stored != actual {
+                return Err(InputError::malformed(
+                    path,
+                    "records_sha256",
+                    format!(
+                        "the records do not match their digest ({} stored, {} computed): the \
+                         file was edited or truncated by hand; regenerate it with \
+                         `sqlgate baseline update`",
+                        short(stored),
+                        short(&actual)
+                    ),
+                ));
+            }
+        }
+        for metric in &baseline.metrics {
+            crate::metrics::value_range(metric).ok_or_else(|| {
+                InputError::malformed(path, "metrics", format!("unknown metric `{metric}`"))
+            })?;
+        }
+        for (system, items) in &baseline.systems {
+            for (position, record) in items.iter().enumerate() {
+                baseline.check_record(record).map_err(|message| {
+                    InputError::malformed(
+                        path,
+                        format!(
+                            "system `{system}`, record {position} (item {})",
+                            record.index
+                        ),
+                        message,
+                    )
+                })?;
+            }
+        }
+        Ok(baseline)
+    }
+
+    /// One record against the baseline's metrics: one known outcome per metric, one value per
+    /// metric (`null` only when not scored), sub-scores only of those metrics, all in range.
+    fn check_record(&self, record: &ItemRecord) -> Result<(), String> {
+        for metric in &self.metrics {
+            let name = record
+                .outcome
+                .get(metric)
+                .ok_or_else(|| format!("no outcome for `{metric}`"))?;
+            let outcome = Outcome::parse(name)
+                .ok_or_else(|| format!("unknown outcome `{name}` for `{metric}`"))?;
+            match record.metrics.get(metric) {
+                None => return Err(format!("no value for `{metric}`")),
+                Some(None) if outcome.is_scored() => {
+                    return Err(format!(
+                        "`{metric}` is `null` but its outcome `{name}` says it was scored"
+                    ))
+                }
+                _ => {}
+            }
+        }
+        if let Some(extra) = record.outcome.keys().find(|m| !self.metrics.contains(m)) {
+            return Err(format!(
+                "an outcome for `{extra}`, which is not in `metrics`"
+            ));
+        }
+        for (key, value) in &record.metrics {
+            let metric = match key.split_once('.') {
+                Some((metric, sub)) if PARTIAL_CREDIT_KEYS.contains(&sub) => metric,
+                Some(_) => return Err(format!("unknown sub-score `{key}`")),
+                None => key.as_str(),
+            };
+            if !self.metrics.iter().any(|m| m == metric) {
+                return Err(format!("a value for `{key}`, which is not in `metrics`"));
+            }
+            match value {
+                Some(value) => check_value(metric, *value).map_err(|e| format!("{e} ({key})"))?,
+                None if metric != key => return Err(format!("sub-score `{key}` is `null`")),
+                None => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Every system holds exactly one record per item of a dataset of `items` items, in gold
+    /// order; the error names the system and what is missing, repeated or out of range.
+    fn check_coverage(&self, path: &Path, items: usize) -> Result<(), InputError> {
+        for (system, records) in &self.systems {
+            let fail = |message: String| {
+                InputError::malformed(
+                    path,
+                    format!("system `{system}`"),
+                    format!("{message}; regenerate it with `sqlgate baseline update`"),
+                )
+            };
+            let mut seen = vec![false; items];
+            for record in records {
+                let slot = seen.get_mut(record.index).ok_or_else(|| {
+                    fail(format!(
+                        "index {} is not an item of the dataset ({items} items)",
+                        record.index
+                    ))
+                })?;
+                if std::mem::replace(slot, true) {
+                    return Err(fail(format!("item {} has two records", record.index)));
+                }
+            }
+            if let Some(first) = seen.iter().position(|s| !s) {
+                return Err(fail(format!(
+                    "{} records for {items} items: {} missing (the first is item {first})",
+                    records.len(),
+                    items - records.len()
+                )));
+            }
+            if records.iter().enumerate().any(|(i, r)| r.index != i) {
+                return Err(fail("records are not in gold order".into()));
+            }
+        }
+        Ok(())
     }
 
     /// Writes the baseline as pretty JSON, atomically.
@@ -172,7 +302,7 @@ impl Baseline {
             }
         }
         if differences.is_empty() {
-            return Ok(());
+            return self.check_coverage(path, evaluation.dataset.items.len());
         }
         Err(InputError::malformed(
             path,
@@ -183,6 +313,14 @@ impl Baseline {
             ),
         ))
     }
+}
+
+/// The records digest: hex SHA-256 of the `systems` map as compact JSON, keys in file order. On
+/// save the records are hashed; on load the file's own `systems` as written (`preserve_order`),
+/// so even `1` for `1.0` counts as an edit.
+fn records_digest(value: &impl Serialize) -> String {
+    let json = serde_json::to_vec(value).expect("JSON values serialize");
+    crate::util::digest::hex(&Sha256::digest(json))
 }
 
 fn short(hash: &str) -> &str {

@@ -374,6 +374,7 @@ mod tests {
             sqlgate_version: "test".into(),
             commit: None,
             dataset_sha256: String::new(),
+            records_sha256: None,
             metrics: vec!["ex".into()],
             settings: crate::analysis::baseline::Settings::of(&config(GateConfig::default())),
             systems: [(base.0.to_string(), base.1)].into(),

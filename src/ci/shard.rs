@@ -1,13 +1,17 @@
 //! Sharded runs over an Actions matrix: each shard writes its per-item JSONL behind a header
-//! naming the run; `merge` refuses shards of other configs, predictions, datasets or versions,
-//! and overlapping or missing shards, then rebuilds the exact evaluation an unsharded run makes.
+//! naming the run and ahead of a trailer holding the SHA-256 of everything before it; `merge`
+//! refuses shards of other configs, predictions, datasets or versions, edited or truncated
+//! shards, records with unknown outcomes or values out of range, and overlapping or missing
+//! shards, then rebuilds the exact evaluation an unsharded run makes.
 
 use crate::input::config::Config;
-use crate::metrics::{Details, Outcome, PartialCredit, Score};
+use crate::metrics::{check_value, Details, Outcome, PartialCredit, Score, PARTIAL_CREDIT_KEYS};
 use crate::score::evaluation::{fingerprint, prepare, Evaluation, ItemResult, Prepared, Shard};
 use crate::util::error::{read_utf8, InputError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
+use sha2::{Digest, Sha256};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The first line of a shard file.
@@ -50,6 +54,76 @@ pub fn shard_header(
     Ok(header + "\n")
 }
 
+/// The last line of a shard file: the SHA-256 of every byte before it.
+#[derive(Serialize, Deserialize)]
+struct TrailerLine {
+    sqlgate_shard_sha256: String,
+}
+
+/// Passes writes on while hashing them.
+struct Hashing<'a> {
+    out: &'a mut dyn Write,
+    hasher: Sha256,
+}
+
+impl Write for Hashing<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let written = self.out.write(buf)?;
+        self.hasher.update(&buf[..written]);
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// Writes a shard file: `header` (from [`shard_header`]), one JSONL line per (system, item),
+/// then the trailer with the SHA-256 of both, which `merge` checks.
+pub fn write_shard(
+    header: &str,
+    evaluation: &Evaluation,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let mut hashing = Hashing {
+        out,
+        hasher: Sha256::new(),
+    };
+    hashing.write_all(header.as_bytes())?;
+    crate::report::jsonl::write_jsonl(evaluation, &mut hashing)?;
+    let trailer = TrailerLine {
+        sqlgate_shard_sha256: crate::util::digest::hex(&hashing.hasher.finalize()),
+    };
+    serde_json::to_writer(&mut *out, &trailer)?;
+    out.write_all(b"\n")
+}
+
+/// The content of a shard file without its trailer, once the trailer's digest matches it.
+fn verified_body<'t>(path: &Path, text: &'t str) -> Result<&'t str, InputError> {
+    let trimmed = text.strip_suffix('\n').unwrap_or(text);
+    let start = trimmed.rfind('\n').map_or(0, |i| i + 1);
+    let line = format!("line {}", text[..start].lines().count() + 1);
+    let trailer: TrailerLine = serde_json::from_str(&trimmed[start..]).map_err(|_| {
+        InputError::malformed(
+            path,
+            &line,
+            "no digest trailer: the shard is truncated or was not written by this sqlgate; \
+             score the shard again",
+        )
+    })?;
+    let body = &text[..start];
+    let actual = crate::util::digest::hex(&Sha256::digest(body.as_bytes()));
+    if actual != trailer.sqlgate_shard_sha256 {
+        return Err(InputError::malformed(
+            path,
+            &line,
+            "the shard's content does not match its digest: it was edited after sqlgate \
+             wrote it; score the shard again",
+        ));
+    }
+    Ok(body)
+}
+
 /// Joins shard files into the evaluation an unsharded run of `config` produces.
 pub fn merge(config: &Config, paths: &[PathBuf]) -> Result<Evaluation, InputError> {
     let Prepared {
@@ -71,8 +145,8 @@ pub fn merge(config: &Config, paths: &[PathBuf]) -> Result<Evaluation, InputErro
     let mut count = None;
     for path in paths {
         let text = read_utf8(path)?;
-        let mut lines = text.lines();
-        let header = read_header(path, lines.next(), &expected)?;
+        let header = read_header(path, text.lines().next(), &expected)?;
+        let lines = verified_body(path, &text)?.lines().skip(1);
         if *count.get_or_insert(header.of) != header.of {
             return Err(InputError::malformed(
                 path,
@@ -187,9 +261,13 @@ fn read_record(
         .ok_or_else(|| format!("unknown system `{name}`"))?;
     let index = record["index"]
         .as_u64()
-        .map(|i| i as usize)
-        .filter(|&i| i < items)
-        .ok_or("`index` is not a gold item")?;
+        .filter(|&i| i < items as u64)
+        .ok_or_else(|| {
+            format!(
+                "`index` {} is not an item of the dataset ({items} items)",
+                record["index"]
+            )
+        })? as usize;
     let scores = metrics
         .iter()
         .map(|metric| {
@@ -197,32 +275,48 @@ fn read_record(
                 .as_str()
                 .ok_or_else(|| format!("no outcome for `{metric}`"))?;
             let outcome = Outcome::parse(outcome_name)
-                .ok_or_else(|| format!("unknown outcome `{outcome_name}`"))?;
+                .ok_or_else(|| format!("unknown outcome `{outcome_name}` for `{metric}`"))?;
             let error = record["error"][metric].as_str().map(str::to_string);
-            let value = &record["metrics"][metric];
-            if value.is_object() {
-                let credit = PartialCredit::from_json(value)
-                    .ok_or_else(|| format!("unreadable value object of `{metric}`"))?;
-                return Ok(Score {
-                    value: credit.get("ex"),
-                    outcome,
-                    error,
-                    details: Some(Details::PartialCredit(credit)),
-                });
-            }
+            let in_range = |value: f64| check_value(metric, value);
+            let (value, details) = match &record["metrics"][metric] {
+                Json::Object(_) => {
+                    let credit = PartialCredit::from_json(&record["metrics"][metric])
+                        .ok_or_else(|| format!("unreadable value object of `{metric}`"))?;
+                    for sub in PARTIAL_CREDIT_KEYS {
+                        credit.get(sub).map(in_range).transpose()?;
+                    }
+                    (credit.get("ex"), Some(Details::PartialCredit(credit)))
+                }
+                Json::Number(number) => {
+                    let value = number.as_f64().ok_or("unreadable number")?;
+                    in_range(value)?;
+                    (Some(value), components(record, metric)?)
+                }
+                Json::Null if !outcome.is_scored() => (None, components(record, metric)?),
+                Json::Null => {
+                    return Err(format!(
+                        "`{metric}` is `null` but its outcome `{outcome_name}` says it was scored"
+                    ))
+                }
+                other => return Err(format!("`{metric}` is {other}, not a number")),
+            };
             Ok(Score {
-                value: value.as_f64(),
+                value,
                 outcome,
                 error,
-                details: match record.get(format!("{metric}_components")) {
-                    Some(json) => Some(
-                        Details::from_json(json)
-                            .ok_or_else(|| format!("unreadable `{metric}_components`"))?,
-                    ),
-                    None => None,
-                },
+                details,
             })
         })
         .collect::<Result<Vec<Score>, String>>()?;
     Ok((system * items + index, scores))
+}
+
+/// A record's `<metric>_components`, when it has them.
+fn components(record: &Json, metric: &str) -> Result<Option<Details>, String> {
+    match record.get(format!("{metric}_components")) {
+        Some(json) => Details::from_json(json)
+            .map(Some)
+            .ok_or_else(|| format!("unreadable `{metric}_components`")),
+        None => Ok(None),
+    }
 }

@@ -4,16 +4,93 @@
 use super::{CommentMode, Outputs};
 use crate::ci::github::{ActionsContext, CommentOutcome};
 use crate::commands::gate_run::{self, GateRun};
-use crate::input::config::Config;
+use crate::input::config::{Config, BASELINE_MARKER, REPORT_MARKER};
 use crate::report::summary::{self, Summary};
 use crate::score::evaluation::Evaluation;
 use anyhow::Context;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Writes `content` to `path` atomically, naming the file on failure.
 pub(super) fn write(path: &Path, content: &str) -> anyhow::Result<()> {
     crate::util::fs::write_atomically(path, content.as_bytes())
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// A file a run writes: the option or key naming it, its path, and the markers one of which a
+/// file sqlgate wrote there holds near its start (any other existing file is never replaced).
+pub(super) struct NamedOutput {
+    key: &'static str,
+    path: PathBuf,
+    markers: &'static [&'static str],
+}
+
+/// The files `outputs` names (the report always), each under the workspace rule.
+pub(super) fn named_outputs(config: &Config, outputs: &Outputs) -> Vec<NamedOutput> {
+    let report = match &outputs.report {
+        Some(path) => ("--report", path.clone()),
+        None => ("report.output", config.report_path()),
+    };
+    let optional: [(&'static str, &Option<PathBuf>, &'static [&'static str]); 5] = [
+        ("--jsonl", &outputs.jsonl, JSONL_MARKERS),
+        ("--summary", &outputs.summary, &[BASELINE_MARKER]),
+        ("--junit", &outputs.junit, &["<testsuites name=\"sqlgate\""]),
+        (
+            "--leaderboard",
+            &outputs.leaderboard,
+            &[BASELINE_MARKER, "\"rank\""],
+        ),
+        ("--scatter", &outputs.scatter, &["<svg"]),
+    ];
+    std::iter::once(NamedOutput {
+        key: report.0,
+        path: report.1,
+        markers: &[REPORT_MARKER],
+    })
+    .chain(optional.into_iter().filter_map(|(key, path, markers)| {
+        Some(NamedOutput {
+            key,
+            path: path.clone()?,
+            markers,
+        })
+    }))
+    .collect()
+}
+
+/// The markers of a JSONL file sqlgate wrote: per-item lines, or a shard's header.
+pub(super) const JSONL_MARKERS: &[&str] = &["{\"system\":", "{\"sqlgate_shard\":"];
+
+/// Refuses, before any scoring, an output named on the command line (or by the config) that
+/// leaves the workspace, enters `.git` or would replace a file sqlgate did not write.
+pub(super) fn check_outputs(config: &Config, outputs: &Outputs) -> anyhow::Result<()> {
+    for output in named_outputs(config, outputs) {
+        check_output(config, output.key, &output.path, output.markers)?;
+    }
+    Ok(())
+}
+
+/// The workspace rule for one output file, as an error naming the key and the path.
+pub(super) fn check_output(
+    config: &Config,
+    key: &str,
+    path: &Path,
+    markers: &[&str],
+) -> anyhow::Result<()> {
+    config
+        .workspace
+        .output_file(key, path, markers)
+        .map_err(|message| anyhow::anyhow!("config {}: {message}", config.path.display()))
+}
+
+/// Writes the output named `key` at `path` atomically from what `fill` writes, after checking
+/// the workspace rule again (the file may have changed since the config was loaded).
+pub(super) fn write_output(
+    config: &Config,
+    (key, path, markers): (&str, &Path, &[&str]),
+    fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
+    check_output(config, key, path, markers)?;
+    crate::util::fs::write_file_atomically(path, fill)
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
@@ -24,7 +101,8 @@ pub(super) fn finish(
     outputs: Outputs,
 ) -> anyhow::Result<ExitCode> {
     let summary = Summary::of(&evaluation);
-    let report_path = outputs.report.unwrap_or_else(|| config.report_path());
+    let named = named_outputs(config, &outputs);
+    let report_path = named[0].path.clone();
     let gate_run = gate_run::gate_run(config, &evaluation, &report_path.display().to_string())?;
     let written: Vec<(&str, String)> = [
         ("summary", &outputs.summary),
@@ -34,48 +112,55 @@ pub(super) fn finish(
     .into_iter()
     .filter_map(|(key, path)| Some((key, path.as_ref()?.display().to_string())))
     .collect();
-    if let Some(path) = outputs.jsonl {
-        crate::util::fs::write_file_atomically(&path, |out| {
-            crate::report::jsonl::write_jsonl(&evaluation, out)
-        })
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    if let Some(path) = outputs.summary {
-        let mut document = summary::summary_json(
-            &evaluation,
-            &summary,
-            Some((&gate_run.analysis, &gate_run.gate)),
-        );
-        document["comparison_contract"] =
-            serde_json::to_value(crate::analysis::baseline::Settings::of(config))?;
-        write(&path, &(serde_json::to_string_pretty(&document)? + "\n"))?;
-    }
-    if let Some(path) = &outputs.junit {
-        let xml =
-            crate::report::junit::junit_xml(&gate_run.gate, &evaluation, &config.gate.must_pass);
-        write(path, &xml)?;
-    }
-    if let Some(path) = &outputs.leaderboard {
-        let board = summary::leaderboard_json(
-            &gate_run.analysis,
-            &evaluation,
-            config,
-            gate_run.baseline_commit.as_deref(),
-        );
-        write(path, &(serde_json::to_string_pretty(&board)? + "\n"))?;
-    }
-    if let Some(path) = &outputs.scatter {
-        match crate::report::scatter::leaderboard_svg(&gate_run.analysis)
-            .map_err(anyhow::Error::msg)?
-        {
-            Some(svg) => write(path, &svg)?,
-            None => println!(
-                "no scatter written to {}: no metric besides the reference has an accuracy",
-                path.display()
-            ),
+    for output in &named {
+        let target = (output.key, output.path.as_path(), output.markers);
+        let text =
+            |text: String| move |out: &mut dyn std::io::Write| out.write_all(text.as_bytes());
+        match output.key {
+            "--jsonl" => write_output(config, target, |out| {
+                crate::report::jsonl::write_jsonl(&evaluation, out)
+            })?,
+            "--summary" => {
+                let mut document = summary::summary_json(
+                    &evaluation,
+                    &summary,
+                    Some((&gate_run.analysis, &gate_run.gate)),
+                );
+                document["comparison_contract"] =
+                    serde_json::to_value(crate::analysis::baseline::Settings::of(config))?;
+                let json = serde_json::to_string_pretty(&document)? + "\n";
+                write_output(config, target, text(json))?;
+            }
+            "--junit" => {
+                let xml = crate::report::junit::junit_xml(
+                    &gate_run.gate,
+                    &evaluation,
+                    &config.gate.must_pass,
+                );
+                write_output(config, target, text(xml))?;
+            }
+            "--leaderboard" => {
+                let board = summary::leaderboard_json(
+                    &gate_run.analysis,
+                    &evaluation,
+                    config,
+                    gate_run.baseline_commit.as_deref(),
+                );
+                let json = serde_json::to_string_pretty(&board)? + "\n";
+                write_output(config, target, text(json))?;
+            }
+            "--scatter" => match crate::report::scatter::leaderboard_svg(&gate_run.analysis)
+                .map_err(anyhow::Error::msg)?
+            {
+                Some(svg) => write_output(config, target, text(svg))?,
+                None => println!(
+                    "no scatter written to {}: no metric besides the reference has an accuracy",
+                    output.path.display()
+                ),
+            },
+            _ => write_output(config, target, text(gate_run.report.clone()))?,
         }
     }
-    write(&report_path, &gate_run.report)?;
     print!("{}", summary::human(&evaluation, &summary));
     print_verdict(&gate_run);
     publish(

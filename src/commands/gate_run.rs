@@ -95,6 +95,15 @@ pub fn gate_run(
         .map(|b| Analysis::new(&baseline_systems, &b.metrics, reference, &difficulties));
     let mut gate = gate::evaluate(config, &current, baseline.as_ref());
     note_ignored_changes(config, baseline_changed, template_changed, &mut gate);
+    if let (Some(b), Some(section)) = (&baseline, &config.baseline) {
+        if b.records_sha256.is_none() {
+            gate.notes.push(format!(
+                "the baseline {} carries no records digest (written by an older sqlgate), so a \
+                 hand edit would go unnoticed; regenerate it with `sqlgate baseline update`",
+                section.path.display()
+            ));
+        }
+    }
     let marker = comment_marker(config);
     let input = ReportInput {
         evaluation,

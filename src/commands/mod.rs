@@ -9,11 +9,11 @@ pub mod gate_run;
 
 use crate::analysis::baseline::Baseline;
 use crate::ci::github::ActionsContext;
-use crate::input::config::{Config, SuiteKind};
+use crate::input::config::{Config, SuiteKind, BASELINE_MARKER};
 use crate::input::trusted::TrustedBase;
 use crate::report::summary::{self, Summary};
 use anyhow::Context;
-use finish::{finish, report_comment, write};
+use finish::{check_output, check_outputs, finish, report_comment, write, write_output};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -66,6 +66,7 @@ pub fn eval(
     trusted_base: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     let config = load_config(config, trusted_base)?;
+    check_outputs(&config, &outputs)?;
     match shard {
         Some(shard) => eval_shard(&config, shard, outputs.jsonl.as_deref()),
         None => finish(
@@ -84,6 +85,7 @@ pub fn merge(
     trusted_base: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     let config = load_config(config, trusted_base)?;
+    check_outputs(&config, &outputs)?;
     let evaluation = crate::ci::shard::merge(&config, shards)?;
     finish(&config, evaluation, outputs)
 }
@@ -108,6 +110,7 @@ pub fn action() -> anyhow::Result<ExitCode> {
         leaderboard: None,
         scatter: None,
     };
+    check_outputs(&config, &outputs)?;
     finish(
         &config,
         crate::score::evaluation::evaluate(&config)?,
@@ -190,11 +193,9 @@ fn eval_shard(config: &Config, shard: &str, jsonl: Option<&Path>) -> anyhow::Res
     let path = jsonl.context("--shard needs --jsonl")?;
     let evaluation = crate::score::evaluation::evaluate_part(config, Some(shard))?;
     let header = crate::ci::shard::shard_header(config, &evaluation, shard)?;
-    crate::util::fs::write_file_atomically(path, |out| {
-        out.write_all(header.as_bytes())?;
-        crate::report::jsonl::write_jsonl(&evaluation, out)
-    })
-    .with_context(|| format!("cannot write {}", path.display()))?;
+    write_output(config, ("--jsonl", path, finish::JSONL_MARKERS), |out| {
+        crate::ci::shard::write_shard(&header, &evaluation, out)
+    })?;
     println!(
         "shard {}/{}: {} (system, item) pairs written to {}",
         shard.index + 1,
@@ -206,7 +207,7 @@ fn eval_shard(config: &Config, shard: &str, jsonl: Option<&Path>) -> anyhow::Res
 }
 
 /// `sqlgate baseline update`: score every configured system and store the results as the
-/// baseline.
+/// baseline, holding a lock file beside it so a concurrent update fails instead of racing.
 pub fn update_baseline(config_path: &Path) -> anyhow::Result<ExitCode> {
     let config = Config::load(config_path)?;
     let Some(section) = &config.baseline else {
@@ -215,11 +216,18 @@ pub fn update_baseline(config_path: &Path) -> anyhow::Result<ExitCode> {
             config_path.display()
         );
     };
+    if let Some(parent) = section.path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
+    }
+    let lock = crate::util::fs::LockFile::acquire(&section.path)?;
     let evaluation = crate::score::evaluation::evaluate(&config)?;
     let baseline = Baseline::from_evaluation(&config, &evaluation);
+    check_output(&config, "baseline.path", &section.path, &[BASELINE_MARKER])?;
     baseline
         .save(&section.path)
         .with_context(|| format!("cannot write {}", section.path.display()))?;
+    drop(lock);
     let summary = Summary::of(&evaluation);
     print!("{}", summary::human(&evaluation, &summary));
     println!(

@@ -5,6 +5,7 @@
 //! (`serde_yml` carries an unsoundness advisory and `serde_yaml_ng` depends on an unmaintained
 //! crate); its errors carry the line and column, which we pass on to the user.
 
+pub use crate::input::limits::{DistillConfig, ExecutionConfig, Threads};
 use crate::input::provider_config::{ProviderConfig, ProviderKind};
 use crate::input::trusted::TrustedBase;
 use crate::util::error::InputError;
@@ -145,12 +146,6 @@ pub const REPORT_MARKER: &str = "<!-- sqlgate:";
 /// A key every baseline file sqlgate writes holds near its start.
 pub const BASELINE_MARKER: &str = "\"sqlgate_version\"";
 
-/// The longest `execution.timeout_ms`: one hour.
-const MAX_TIMEOUT_MS: u64 = 3_600_000;
-
-/// The largest `suite.distill.rows` bound: generated tables stay small, as in the paper.
-const MAX_GENERATED_ROWS: usize = 10_000;
-
 /// Suite section: which databases each item is executed on.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -164,43 +159,6 @@ pub struct SuiteConfig {
     /// Distillation settings (`distilled`).
     #[serde(default)]
     pub distill: DistillConfig,
-}
-
-/// `suite.distill`: how a distilled suite is generated (seed 000, Algorithm 1).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DistillConfig {
-    /// Seed of every random choice; the same seed gives byte-identical suites.
-    #[serde(default = "default_distill_seed")]
-    pub seed: u64,
-    /// Random databases sampled per schema (the paper: 1000).
-    #[serde(default = "default_max_random_dbs")]
-    pub max_random_dbs: u64,
-    /// Inclusive bounds `[min, max]` on the rows of each generated table.
-    #[serde(default = "default_rows")]
-    pub rows: [usize; 2],
-}
-
-impl Default for DistillConfig {
-    fn default() -> Self {
-        DistillConfig {
-            seed: default_distill_seed(),
-            max_random_dbs: default_max_random_dbs(),
-            rows: default_rows(),
-        }
-    }
-}
-
-fn default_distill_seed() -> u64 {
-    7
-}
-
-fn default_max_random_dbs() -> u64 {
-    1000
-}
-
-fn default_rows() -> [usize; 2] {
-    [0, 30]
 }
 
 /// Suite kinds.
@@ -289,64 +247,6 @@ pub enum ProfileName {
     Bird,
     /// Bags, fixed column order, order per top-level ORDER BY.
     Strict,
-}
-
-/// Execution section.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ExecutionConfig {
-    /// Wall-clock limit per query, enforced inside SQLite.
-    #[serde(default = "default_timeout_ms")]
-    pub timeout_ms: u64,
-    /// Worker threads: `auto` or a number.
-    #[serde(default)]
-    pub threads: Threads,
-    /// A result with more rows than this is an error.
-    #[serde(default = "default_max_rows")]
-    pub max_rows: usize,
-    /// A result larger than this many bytes is an error.
-    #[serde(default = "default_max_result_bytes")]
-    pub max_result_bytes: usize,
-}
-
-impl Default for ExecutionConfig {
-    fn default() -> Self {
-        ExecutionConfig {
-            timeout_ms: default_timeout_ms(),
-            threads: Threads::Auto,
-            max_rows: default_max_rows(),
-            max_result_bytes: default_max_result_bytes(),
-        }
-    }
-}
-
-/// Worker thread count.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Threads {
-    /// One per available core.
-    #[default]
-    Auto,
-    /// Exactly this many.
-    Count(usize),
-}
-
-impl<'de> Deserialize<'de> for Threads {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Count(usize),
-            Word(String),
-        }
-        match Raw::deserialize(d)? {
-            Raw::Count(0) => Err(serde::de::Error::custom("threads must be at least 1")),
-            Raw::Count(n) => Ok(Threads::Count(n)),
-            Raw::Word(w) if w == "auto" => Ok(Threads::Auto),
-            Raw::Word(w) => Err(serde::de::Error::custom(format!(
-                "threads must be `auto` or a positive number, not `{w}`"
-            ))),
-        }
-    }
 }
 
 /// Baseline section.
@@ -479,18 +379,6 @@ fn default_metrics() -> Vec<String> {
     vec!["ex".to_string()]
 }
 
-fn default_timeout_ms() -> u64 {
-    30_000
-}
-
-fn default_max_rows() -> usize {
-    1_000_000
-}
-
-fn default_max_result_bytes() -> usize {
-    256 << 20
-}
-
 impl Config {
     /// The reference metric: `reference`, or the first metric.
     pub fn reference_metric(&self) -> &str {
@@ -551,9 +439,9 @@ impl Config {
         if let Some(template) = &self.report.template {
             ws.input_file("report.template", template)?;
         }
-        ws.output_file("report.output", &self.report_path(), REPORT_MARKER)?;
+        ws.output_file("report.output", &self.report_path(), &[REPORT_MARKER])?;
         if let Some(baseline) = &self.baseline {
-            ws.output_file("baseline.path", &baseline.path, BASELINE_MARKER)?;
+            ws.output_file("baseline.path", &baseline.path, &[BASELINE_MARKER])?;
         }
         if let Some(path) = &self.suite.path {
             match self.suite.kind {

@@ -8,6 +8,7 @@
 
 pub mod config;
 pub mod dataset;
+pub mod limits;
 pub mod predictions;
 pub mod provider_config;
 pub mod trusted;

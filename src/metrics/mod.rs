@@ -79,6 +79,33 @@ pub fn build(name: &str) -> Result<Box<dyn Metric>, String> {
         })
 }
 
+/// The values metric `name` (or any of its sub-scores) can take, `None` for an unknown name:
+/// QAS mixes in a cosine similarity, which may be negative; every other value is a share in
+/// [0, 1]. Stored results (baselines, shards) are checked against it on load.
+pub fn value_range(name: &str) -> Option<std::ops::RangeInclusive<f64>> {
+    let known = REGISTRY.iter().any(|(known, _)| *known == name);
+    match name {
+        "qas" => Some(-1.0..=1.0),
+        _ if known => Some(0.0..=1.0),
+        _ => None,
+    }
+}
+
+/// Checks one stored value of metric `name` (headline or sub-score): finite and inside
+/// [`value_range`], allowing for rounding (1e-9); the error says what is wrong.
+pub fn check_value(name: &str, value: f64) -> Result<(), String> {
+    let range = value_range(name).ok_or_else(|| format!("unknown metric `{name}`"))?;
+    let slack = 1e-9;
+    if value.is_finite() && value >= range.start() - slack && value <= range.end() + slack {
+        return Ok(());
+    }
+    Err(format!(
+        "`{name}` value {value} is outside [{}, {}]",
+        range.start(),
+        range.end()
+    ))
+}
+
 /// A way of scoring one prediction against its gold item.
 pub trait Metric: Send + Sync {
     /// The name used in configs, JSONL and reports.

@@ -148,7 +148,7 @@ pub fn evaluate_part(config: &Config, shard: Option<Shard>) -> Result<Evaluation
         max_bytes: config.execution.max_result_bytes,
     });
     let profile = Profile::new(&config.compare);
-    let pool = thread_pool(config.execution.threads);
+    let pool = thread_pool(config.execution.threads, &config.path)?;
     let (suite, gold_cache) = match (config.suite.kind, &config.suite.path) {
         (SuiteKind::Directory, Some(path)) => (
             Some(Suite::directory(
@@ -221,7 +221,12 @@ fn build_metrics(config: &Config) -> Result<Vec<Box<dyn Metric>>, InputError> {
         .collect()
 }
 
-fn thread_pool(threads: Threads) -> rayon::ThreadPool {
+/// The worker pool, or an input error naming `execution.threads` when the system refuses the
+/// threads.
+fn thread_pool(
+    threads: Threads,
+    config: &std::path::Path,
+) -> Result<rayon::ThreadPool, InputError> {
     let available = std::thread::available_parallelism().map_or(1, usize::from);
     let count = match threads {
         Threads::Auto => available,
@@ -236,7 +241,10 @@ fn thread_pool(threads: Threads) -> rayon::ThreadPool {
     rayon::ThreadPoolBuilder::new()
         .num_threads(count)
         .build()
-        .expect("a rayon pool with a valid thread count")
+        .map_err(|e| InputError::Config {
+            path: config.to_path_buf(),
+            message: format!("`execution.threads`: cannot start {count} worker threads: {e}"),
+        })
 }
 
 fn score_all(

@@ -6,6 +6,7 @@
 use crate::engine::exec::{Executor, Scratch};
 use crate::engine::profile::{PreparedGold, Profile};
 use crate::engine::value::{Row, Value};
+use crate::util::scrub::scrub;
 use serde_json::{json, Value as Json};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -198,7 +199,7 @@ fn value_json(value: &Value) -> Json {
         Value::Null => Json::Null,
         Value::Int(i) => json!(i),
         Value::Real(f) => serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number),
-        Value::Text(s) => json!(s),
+        Value::Text(s) => json!(scrub(s)),
         Value::Blob(b) => json!({ "blob": crate::util::digest::hex(b) }),
     }
 }
@@ -237,12 +238,16 @@ fn rows_from_json(json: &Json) -> Option<Vec<Row>> {
 }
 
 impl Counterexample {
-    /// The JSON written in `ts_components.counterexample`.
+    /// The JSON written in `ts_components.counterexample`, its texts scrubbed of anything that
+    /// looks like a credential.
     pub fn to_json(&self) -> Json {
         let tables: Vec<Json> = self
             .tables
             .iter()
-            .map(|t| json!({"name": t.name, "columns": t.columns, "rows": rows_json(&t.rows)}))
+            .map(|t| {
+                let columns: Vec<String> = t.columns.iter().map(|c| scrub(c)).collect();
+                json!({"name": scrub(&t.name), "columns": columns, "rows": rows_json(&t.rows)})
+            })
             .collect();
         json!({
             "database": self.database,
@@ -288,7 +293,8 @@ impl Counterexample {
         })
     }
 
-    /// A plain-text rendering for the report (shown inside a code fence).
+    /// A plain-text rendering for the report (shown inside a code fence), scrubbed of anything
+    /// that looks like a credential: the rows come from a database the pull request may bring.
     pub fn to_text(&self) -> String {
         let cell = |v: &Value| match v {
             Value::Null => "NULL".to_string(),
@@ -326,6 +332,6 @@ impl Counterexample {
         for row in &self.prediction {
             text.push_str(&format!("--   {}\n", line(row)));
         }
-        text
+        scrub(&text)
     }
 }

@@ -29,13 +29,20 @@ impl Suite {
                     let mut files: Vec<PathBuf> = entries
                         .filter_map(Result::ok)
                         .map(|e| e.path())
-                        .filter(|p| {
-                            p.is_file()
-                                && p.file_name()
-                                    .is_some_and(|n| n.to_string_lossy().contains(".sqlite"))
-                        })
+                        .filter(|p| p.file_name().is_some_and(is_database_name))
                         .collect();
                     files.sort();
+                    for file in &files {
+                        crate::util::workspace::check_database(&folder, file).map_err(
+                            |message| {
+                                InputError::malformed(
+                                    file,
+                                    format!("suite database of `{db_id}`"),
+                                    message,
+                                )
+                            },
+                        )?;
+                    }
                     files
                 }
                 Err(_) if allow_missing => Vec::new(),
@@ -67,4 +74,14 @@ impl Suite {
     pub fn databases(&self, db_id: &str) -> &[PathBuf] {
         self.databases.get(db_id).map_or(&[], Vec::as_slice)
     }
+}
+
+/// Whether a file of a suite folder is a database: `.sqlite` in its name, and not one of
+/// SQLite's side files (`-wal`, `-shm`, `-journal`), which are refused beside a database.
+fn is_database_name(name: &std::ffi::OsStr) -> bool {
+    let name = name.to_string_lossy();
+    name.contains(".sqlite")
+        && !["-wal", "-shm", "-journal"]
+            .iter()
+            .any(|s| name.ends_with(s))
 }

@@ -1,8 +1,8 @@
-//! Writing files: atomic replacement for reports and stores, and plain writes that name the file
-//! on failure.
+//! Writing files: atomic replacement for reports and stores (unique temporary names), a lock
+//! file for stores with one writer at a time, and plain writes that name the file on failure.
 
 use crate::util::error::InputError;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Writes `content` to `path` atomically (temporary file, then rename).
 pub fn write_atomically(path: &Path, content: &[u8]) -> std::io::Result<()> {
@@ -10,7 +10,9 @@ pub fn write_atomically(path: &Path, content: &[u8]) -> std::io::Result<()> {
 }
 
 /// Creates `path` atomically from what `fill` writes into a buffered temporary file, so large
-/// outputs stream to disk instead of being built in memory first.
+/// outputs stream to disk instead of being built in memory first. The temporary file sits in
+/// the same folder under a name no other writer uses (process id and a random suffix), is
+/// created fresh (never through an existing file or symlink) and is removed when writing fails.
 pub fn write_file_atomically(
     path: &Path,
     fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
@@ -19,11 +21,79 @@ pub fn write_file_atomically(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "output".into());
-    let temporary = path.with_file_name(format!(".{file_name}.tmp"));
-    let mut out = std::io::BufWriter::new(std::fs::File::create(&temporary)?);
-    fill(&mut out)?;
-    out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-    std::fs::rename(&temporary, path)
+    let temporary = path.with_file_name(format!(
+        ".{file_name}.{}.{:016x}.tmp",
+        std::process::id(),
+        fastrand::u64(..)
+    ));
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temporary)?;
+    let written = (|| {
+        let mut out = std::io::BufWriter::new(file);
+        fill(&mut out)?;
+        out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        std::fs::rename(&temporary, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written
+}
+
+/// A lock file held while one process writes a store (the baseline): created with
+/// `create_new`, so a second writer fails instead of racing, and removed when dropped.
+#[derive(Debug)]
+pub struct LockFile {
+    path: PathBuf,
+}
+
+impl LockFile {
+    /// Takes the lock `<folder>/.<file name>.lock` beside `path`, or says who holds it.
+    pub fn acquire(path: &Path) -> Result<LockFile, InputError> {
+        let file_name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "output".into());
+        let lock = path.with_file_name(format!(".{file_name}.lock"));
+        let created = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&lock);
+        match created {
+            Ok(mut file) => {
+                use std::io::Write;
+                // The holder's process id, for the message a second writer gets.
+                let _ = writeln!(file, "{}", std::process::id());
+                Ok(LockFile { path: lock })
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                let holder = std::fs::read_to_string(&lock).unwrap_or_default();
+                Err(InputError::malformed(
+                    path,
+                    "lock",
+                    format!(
+                        "another sqlgate (process {}) is writing this file: the lock {} exists; \
+                         wait for it to finish, or remove the lock if no sqlgate is running",
+                        holder.trim(),
+                        lock.display()
+                    ),
+                ))
+            }
+            Err(e) => Err(InputError::malformed(
+                path,
+                "lock",
+                format!("cannot create the lock {}: {e}", lock.display()),
+            )),
+        }
+    }
+}
+
+impl Drop for LockFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
 }
 
 /// Writes `bytes` to `path`, creating its folder, naming the file on failure.

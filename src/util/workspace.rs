@@ -108,9 +108,9 @@ impl Workspace {
     }
 
     /// A file sqlgate writes: inside the workspace and outside `.git`; an existing file there
-    /// must be a regular file (not a symlink) whose first bytes hold `marker`, i.e. a file
-    /// sqlgate wrote.
-    pub fn output_file(&self, key: &str, path: &Path, marker: &str) -> Result<(), String> {
+    /// must be a regular file (not a symlink) whose first bytes hold one of `markers`, i.e. a
+    /// file sqlgate wrote. Checked when the config is loaded and again just before writing.
+    pub fn output_file(&self, key: &str, path: &Path, markers: &[&str]) -> Result<(), String> {
         let resolved = self.resolve_new(key, path)?;
         let Ok(metadata) = std::fs::symlink_metadata(path) else {
             return Ok(());
@@ -126,7 +126,8 @@ impl Workspace {
             use std::io::Read;
             file.take(MARKER_WINDOW).read_to_end(&mut head)
         });
-        if readable.is_err() || !String::from_utf8_lossy(&head).contains(marker) {
+        let head = String::from_utf8_lossy(&head);
+        if readable.is_err() || !markers.iter().any(|marker| head.contains(marker)) {
             return Err(format!(
                 "`{key}`: {} exists and was not written by sqlgate; refusing to replace it",
                 path.display()
@@ -245,21 +246,21 @@ mod tests {
         let ws = workspace(dir.path());
         std::fs::create_dir(dir.path().join(".git")).unwrap();
         assert!(ws
-            .output_file("k", &dir.path().join("a/b/report.md"), "m")
+            .output_file("k", &dir.path().join("a/b/report.md"), &["m"])
             .is_ok());
         assert!(ws
-            .output_file("k", &dir.path().join(".git/config"), "m")
+            .output_file("k", &dir.path().join(".git/config"), &["m"])
             .is_err());
         assert!(ws
-            .output_file("k", &dir.path().join("../../outside/x"), "m")
+            .output_file("k", &dir.path().join("../../outside/x"), &["m"])
             .is_err());
         std::fs::write(dir.path().join("mine.md"), "<!-- m -->").unwrap();
         std::fs::write(dir.path().join("theirs.md"), "x").unwrap();
         assert!(ws
-            .output_file("k", &dir.path().join("mine.md"), "m")
+            .output_file("k", &dir.path().join("mine.md"), &["m"])
             .is_ok());
         assert!(ws
-            .output_file("k", &dir.path().join("theirs.md"), "m")
+            .output_file("k", &dir.path().join("theirs.md"), &["m"])
             .is_err());
     }
 
