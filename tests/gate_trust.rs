@@ -39,6 +39,23 @@ fn sqlgate_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     command.output().unwrap()
 }
 
+/// `sqlgate eval` of the example in `root`, trusting the config, template and baseline of `base`.
+fn eval_with_base(root: &Path, base: &str) -> Output {
+    sqlgate_in(
+        root,
+        &[
+            "eval",
+            "--config",
+            "sqlgate.yml",
+            "--comment",
+            "never",
+            "--trusted-base",
+            base,
+        ],
+        &[],
+    )
+}
+
 fn git(dir: &Path, args: &[&str]) -> String {
     let output = Command::new("git")
         .arg("-C")
@@ -134,19 +151,7 @@ fn a_pull_request_cannot_bring_its_own_baseline() {
         "without a trusted base the forged baseline hides the regression: {}",
         text(&untrusted)
     );
-    let trusted = sqlgate_in(
-        root,
-        &[
-            "eval",
-            "--config",
-            "sqlgate.yml",
-            "--comment",
-            "never",
-            "--trusted-base",
-            &base,
-        ],
-        &[],
-    );
+    let trusted = eval_with_base(root, &base);
     let out = text(&trusted);
     assert_eq!(trusted.status.code(), Some(1), "{out}");
     assert!(
@@ -194,19 +199,7 @@ fn dataset_changes_in_a_pull_request_are_refused() {
         .unwrap()
         .replacen("SELECT", "select", 1);
     std::fs::write(&gold, changed).unwrap();
-    let run = sqlgate_in(
-        root,
-        &[
-            "eval",
-            "--config",
-            "sqlgate.yml",
-            "--comment",
-            "never",
-            "--trusted-base",
-            &base,
-        ],
-        &[],
-    );
+    let run = eval_with_base(root, &base);
     let out = text(&run);
     assert_eq!(run.status.code(), Some(2), "{out}");
     assert!(
@@ -241,19 +234,7 @@ fn a_baseline_made_off_the_base_branch_is_refused() {
     );
     let base = git(root, &["rev-parse", "HEAD"]);
     git(root, &["checkout", "-qb", "pr2"]);
-    let run = sqlgate_in(
-        root,
-        &[
-            "eval",
-            "--config",
-            "sqlgate.yml",
-            "--comment",
-            "never",
-            "--trusted-base",
-            &base,
-        ],
-        &[],
-    );
+    let run = eval_with_base(root, &base);
     let out = text(&run);
     assert_eq!(run.status.code(), Some(2), "{out}");
     assert!(
