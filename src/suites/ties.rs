@@ -11,6 +11,7 @@
 //! run (a correlated sub-query) decides nothing.
 
 use crate::engine::exec::Executor;
+use crate::engine::value::Row;
 use sqlparser::ast::{
     BinaryOperator, Distinct, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments,
     LimitClause, OrderByKind, Query, Select, SelectItem, SetExpr, Value as AstValue,
@@ -55,7 +56,7 @@ pub fn probes(sql: &str) -> Vec<Probe> {
 }
 
 /// Whether a probe's rows show a tie that leaves the gold's answer undetermined.
-pub fn tied(probe: &Probe, rows: &[crate::engine::value::Row]) -> bool {
+pub fn tied(probe: &Probe, rows: &[Row]) -> bool {
     match probe {
         Probe::Cut { limit, keys, .. } => {
             let (Some(last), Some(next)) = (rows.get(limit.wrapping_sub(1)), rows.get(*limit))
@@ -72,11 +73,15 @@ pub fn tied(probe: &Probe, rows: &[crate::engine::value::Row]) -> bool {
 /// Whether the gold query `sql` (as prepared by the profile) has an undetermined answer on the
 /// database at `db`: some probe shows a tie at its cut or arg-row.
 pub fn undetermined(executor: &Executor, db: &Path, sql: &str) -> bool {
-    probes(sql).iter().any(|probe| {
-        executor
-            .run(db, probe.sql())
-            .is_ok_and(|rows| tied(probe, &rows))
-    })
+    undetermined_by(|probe| executor.run(db, probe).ok(), sql)
+}
+
+/// [`undetermined`] with the probes run by `run` (`None`: the probe failed and decides
+/// nothing), for databases that are not files (a generated in-memory database).
+pub fn undetermined_by(run: impl Fn(&str) -> Option<Vec<Row>>, sql: &str) -> bool {
+    probes(sql)
+        .iter()
+        .any(|probe| run(probe.sql()).is_some_and(|rows| tied(probe, &rows)))
 }
 
 impl Probe {
