@@ -250,6 +250,20 @@ impl Scratch {
         })
     }
 
+    /// Loads a serialized database image (`sqlite3_serialize`, e.g. a generated database) into
+    /// memory and locks it down like [`Scratch::copy_of`].
+    pub fn from_image(image: &[u8]) -> Result<Scratch, ExecError> {
+        let open_error = |e: rusqlite::Error| ExecError::Open(format!("database image: {e}"));
+        let mut conn = Connection::open_in_memory().map_err(open_error)?;
+        conn.deserialize_read_exact(rusqlite::MAIN_DB, image, image.len(), false)
+            .map_err(open_error)?;
+        conn.pragma_update(None, "foreign_keys", true)
+            .map_err(open_error)?;
+        Ok(Scratch {
+            guarded: guard(conn).map_err(open_error)?,
+        })
+    }
+
     /// Runs an untrusted query on the copy, under `executor`'s limits.
     pub fn run(&self, executor: &Executor, sql: &str) -> Result<Vec<Row>, ExecError> {
         let deadline = self.guarded.arm(executor.limits.timeout);

@@ -65,7 +65,33 @@ pub fn minimize(
     prediction_sql: &str,
     context: &Context<'_>,
 ) -> Option<Counterexample> {
-    let mut scratch = Scratch::copy_of(db).ok()?;
+    let scratch = Scratch::copy_of(db).ok()?;
+    let database = db
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    shrink(
+        executor,
+        profile,
+        scratch,
+        &database,
+        gold,
+        prediction_sql,
+        context,
+    )
+}
+
+/// Shrinks the private copy `scratch` (named `database` in the result) like [`minimize`];
+/// `None` when gold and prediction do not differ on it.
+pub fn shrink(
+    executor: &Executor,
+    profile: &Profile,
+    mut scratch: Scratch,
+    database: &str,
+    gold: &PreparedGold,
+    prediction_sql: &str,
+    context: &Context<'_>,
+) -> Option<Counterexample> {
     let differs = |scratch: &Scratch| -> Difference {
         let gold_rows = scratch.run(executor, &gold.sql).ok()?;
         let predicted = scratch.run(executor, prediction_sql).ok()?;
@@ -110,12 +136,8 @@ pub fn minimize(
         &tables,
         context,
     );
-    let database = db
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
     Some(Counterexample {
-        database,
+        database: database.to_string(),
         tables: remaining,
         gold: gold_rows,
         prediction: predicted,

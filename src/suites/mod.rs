@@ -1,6 +1,7 @@
 //! Stage 2b, test suites: the databases an item is judged on beyond its original one. Neighbour
-//! queries, distillation of random databases (seed 000), the cache of gold results, and the
-//! shrunk counterexamples that explain a test-suite failure.
+//! queries, distillation of random databases (seed 000), the cache of gold results, the
+//! shrunk counterexamples that explain a test-suite failure, and the check of a claimed
+//! equivalence on random databases of the declared schema (`verify`).
 //!
 //! Enters: the dataset, the config's suite section, the executor. Leaves: a
 //! [`suite::Suite`] (databases per schema), cached gold denotations, counterexamples. May import
@@ -14,3 +15,4 @@ pub mod neighbors;
 pub mod storage_class;
 pub mod suite;
 pub mod ties;
+pub mod verify;

@@ -11,6 +11,7 @@
 //! run (a correlated sub-query) decides nothing.
 
 use crate::engine::exec::Executor;
+use crate::engine::value::Row;
 use sqlparser::ast::{
     BinaryOperator, Distinct, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments,
     LimitClause, OrderByKind, Query, Select, SelectItem, SetExpr, Value as AstValue,
@@ -55,7 +56,7 @@ pub fn probes(sql: &str) -> Vec<Probe> {
 }
 
 /// Whether a probe's rows show a tie that leaves the gold's answer undetermined.
-pub fn tied(probe: &Probe, rows: &[crate::engine::value::Row]) -> bool {
+pub fn tied(probe: &Probe, rows: &[Row]) -> bool {
     match probe {
         Probe::Cut { limit, keys, .. } => {
             let (Some(last), Some(next)) = (rows.get(limit.wrapping_sub(1)), rows.get(*limit))

@@ -8,6 +8,7 @@ pub mod constraints;
 mod generate;
 mod query;
 pub mod report;
+pub mod sampler;
 pub mod source;
 pub mod store;
 mod values;
