@@ -1,7 +1,7 @@
 //! Execution accuracy (EX): run gold and prediction on the item's database and compare the
 //! results under the configured profile.
 
-use super::{gold_run, prediction_failure, Env, Metric, Outcome, Score};
+use super::{gold_and_prediction, prediction_failure, Env, Metric, Outcome, Score};
 use crate::input::dataset::GoldItem;
 
 /// The `ex` metric.
@@ -13,12 +13,9 @@ impl Metric for ExecutionAccuracy {
     }
 
     fn score(&self, env: &Env<'_>, item: &GoldItem, prediction: Option<&str>) -> Score {
-        let run = match gold_run(env, item) {
-            Ok(run) => run,
+        let (run, prediction) = match gold_and_prediction(env, item, prediction) {
+            Ok(pair) => pair,
             Err(unscored) => return unscored,
-        };
-        let Some(prediction) = prediction else {
-            return Score::missing();
         };
         let variants = match env.profile.prediction_variants(&item.sql, prediction) {
             Ok(variants) => variants,

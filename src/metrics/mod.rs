@@ -593,6 +593,18 @@ pub(crate) fn gold_run<'e>(env: &'e Env<'_>, item: &GoldItem) -> Result<GoldRun<
     Ok(GoldRun { db, gold })
 }
 
+/// The gold run and the prediction of an item that can be scored; otherwise the verdict that
+/// leaves it unscored (database absent, gold failed) or scores it as missing.
+pub(crate) fn gold_and_prediction<'e, 'p>(
+    env: &'e Env<'_>,
+    item: &GoldItem,
+    prediction: Option<&'p str>,
+) -> Result<(GoldRun<'e>, &'p str), Score> {
+    let run = gold_run(env, item)?;
+    let prediction = prediction.ok_or_else(Score::missing)?;
+    Ok((run, prediction))
+}
+
 /// The verdict on a prediction that did not run: a timeout or an error, with the message.
 pub(crate) fn prediction_failure(error: ExecError) -> Score {
     let outcome = match error {

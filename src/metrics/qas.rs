@@ -4,7 +4,9 @@
 //! unavailable, with the reason.
 
 use super::resultset::{cosine, table_similarity};
-use super::{gold_run, prediction_failure, Details, Embedder, Env, Metric, Outcome, Score};
+use super::{
+    gold_and_prediction, prediction_failure, Details, Embedder, Env, Metric, Outcome, Score,
+};
 use crate::input::dataset::GoldItem;
 
 /// The `qas` metric.
@@ -36,12 +38,9 @@ impl Metric for QueryAccuracyScore {
             Ok(embedder) => embedder,
             Err(reason) => return Score::unscored(Outcome::Unavailable, reason),
         };
-        let run = match gold_run(env, item) {
-            Ok(run) => run,
+        let (run, prediction) = match gold_and_prediction(env, item, prediction) {
+            Ok(pair) => pair,
             Err(unscored) => return unscored,
-        };
-        let Some(prediction) = prediction else {
-            return Score::missing();
         };
         let sql = env.profile.prepare_prediction(prediction);
         let predicted_rows = match env.executor.run(run.db, &sql) {

@@ -17,7 +17,7 @@
 //! variation) is reported per item as the timing noise.
 
 use super::soft_f1::python_sum;
-use super::{gold_run, prediction_failure, Details, Env, Metric, Outcome, Score};
+use super::{gold_and_prediction, prediction_failure, Details, Env, Metric, Outcome, Score};
 use crate::engine::exec::ExecError;
 use crate::input::dataset::GoldItem;
 use std::time::Instant;
@@ -92,12 +92,9 @@ impl Metric for RewardVes {
     }
 
     fn score(&self, env: &Env<'_>, item: &GoldItem, prediction: Option<&str>) -> Score {
-        let run = match gold_run(env, item) {
-            Ok(run) => run,
+        let (run, prediction) = match gold_and_prediction(env, item, prediction) {
+            Ok(pair) => pair,
             Err(unscored) => return unscored,
-        };
-        let Some(prediction) = prediction else {
-            return Score::missing();
         };
         let sql = env.profile.prepare_prediction(prediction);
         let gold_sql = &run.gold.prepared.sql;

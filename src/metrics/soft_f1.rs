@@ -20,7 +20,7 @@
 //! a reordering of either result never changes the value.
 
 use super::resultset::best_assignment;
-use super::{gold_run, prediction_failure, Env, Metric, Outcome, Score};
+use super::{gold_and_prediction, prediction_failure, Env, Metric, Outcome, Score};
 use crate::engine::pyset::set_order;
 use crate::engine::value::{Key, Row, Value};
 use crate::input::dataset::GoldItem;
@@ -45,12 +45,9 @@ impl Metric for SoftF1 {
     }
 
     fn score(&self, env: &Env<'_>, item: &GoldItem, prediction: Option<&str>) -> Score {
-        let run = match gold_run(env, item) {
-            Ok(run) => run,
+        let (run, prediction) = match gold_and_prediction(env, item, prediction) {
+            Ok(pair) => pair,
             Err(unscored) => return unscored,
-        };
-        let Some(prediction) = prediction else {
-            return Score::missing();
         };
         let predicted = match env
             .executor
