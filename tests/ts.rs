@@ -1,23 +1,44 @@
-//! Test-suite accuracy on a suite folder in the official layout: the original `singer`
-//! database plus a variant where two singers tie on net worth. `ORDER BY ... LIMIT 1` and
-//! `= (SELECT max(...))` agree on the original (EX) but not on the variant (TS), while a true
-//! rewrite passes both. The TS failure carries a counterexample: the variant shrunk to the two
-//! tied singers, with both results, shown in the report, explained from the data (a tie at the
-//! cut, unnatural because the original's net worths are all distinct). With the roles swapped (a `LIMIT 1`
-//! gold), the tie leaves the gold's own answer undetermined, so the variant does not decide.
+//! Test-suite accuracy on a suite folder in the official layout: an original `singer` database
+//! plus a variant where two singers tie on net worth. Where the original has equal net worths
+//! too, the tie is natural: `ORDER BY ... LIMIT 1` and `= (SELECT max(...))` agree on the
+//! original (EX) but not on the variant (TS), while a true rewrite passes both, and the TS
+//! failure carries a counterexample (the variant shrunk to the two tied singers, with both
+//! results, shown in the report). Where the original's net worths are all distinct, the same
+//! tie is data the domain never has, and the variant is set aside with that reason. With the
+//! roles swapped (a `LIMIT 1` gold), the tie leaves the gold's own answer undetermined, so the
+//! variant does not decide. Also: an aggregate over nothing against no rows does not decide,
+//! and DISTINCT inside an aggregate counts on suite databases.
 
 mod common;
 
 use common::{eval_items, sqlgate};
 use std::path::Path;
 
-#[test]
-fn a_suite_database_with_ties_separates_limit_1_from_max() {
+/// The example's `singer` database copied under `work/database`, with a ninth singer whose net
+/// worth equals the lowest one: in this domain two singers may be worth the same.
+fn original_with_equal_net_worths(work: &Path) -> std::path::PathBuf {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini");
+    let folder = work.join("database/singer");
+    std::fs::create_dir_all(&folder).unwrap();
+    let original = folder.join("singer.sqlite");
+    std::fs::copy(example.join("database/singer/singer.sqlite"), &original).unwrap();
+    rusqlite::Connection::open(&original)
+        .unwrap()
+        .execute(
+            "INSERT INTO singer (Singer_ID, Name, Birth_Year, Net_Worth_Millions, Citizenship) \
+             VALUES (9, 'Extra Singer', 1950, 12.7, 'Chile')",
+            [],
+        )
+        .unwrap();
+    original
+}
+
+#[test]
+fn a_natural_tie_separates_limit_1_from_max() {
     let work = tempfile::tempdir().unwrap();
     let suite = work.path().join("suite/singer");
     std::fs::create_dir_all(&suite).unwrap();
-    let original = example.join("database/singer/singer.sqlite");
+    let original = original_with_equal_net_worths(work.path());
     std::fs::copy(&original, suite.join("singer.sqlite")).unwrap();
     std::fs::copy(&original, suite.join("singer_1.sqlite")).unwrap();
     let variant = rusqlite::Connection::open(suite.join("singer_1.sqlite")).unwrap();
@@ -46,7 +67,7 @@ fn a_suite_database_with_ties_separates_limit_1_from_max() {
             "dataset: {{ gold: gold.sql, databases: {}, difficulty: none }}\n\
              suite: {{ kind: directory, path: suite }}\n\
              predictions: [{{ name: m, path: preds.txt }}]\nmetrics: [ex, ts]\n",
-            example.join("database").display()
+            work.path().join("database").display()
         ),
     )
     .unwrap();
@@ -100,7 +121,7 @@ fn a_suite_database_with_ties_separates_limit_1_from_max() {
     );
     assert!(
         report.contains(
-            "-- counterexample (tie at the cut), shrunk from singer_1.sqlite\n-- unnatural: "
+            "-- counterexample (tie at the cut), shrunk from singer_1.sqlite\n-- natural: "
         ),
         "{report}"
     );
@@ -126,14 +147,8 @@ fn a_suite_database_with_ties_separates_limit_1_from_max() {
 fn assert_shrunk_to_the_tie(counterexample: &serde_json::Value) {
     assert_eq!(counterexample["database"], "singer_1.sqlite");
     assert_eq!(counterexample["category"], "tie at the cut");
-    // The tie repeats a net worth; the original singers' net worths are all distinct.
-    assert_eq!(counterexample["natural"], false, "{counterexample}");
-    let reason = counterexample["natural_reason"].as_str().unwrap();
-    assert!(
-        reason.contains("singer.Net_Worth_Millions repeats")
-            && reason.contains("all distinct in the original data"),
-        "{reason}"
-    );
+    // The tie repeats a net worth, as the original does.
+    assert_eq!(counterexample["natural"], true, "{counterexample}");
     assert_eq!(counterexample["distinct_only"], false);
     let tables = counterexample["tables"].as_array().unwrap();
     assert_eq!(tables.len(), 1, "{counterexample}");
@@ -174,11 +189,10 @@ fn ts_without_a_suite_is_a_config_error() {
 
 #[test]
 fn counterexample_rows_are_scrubbed_before_they_are_written() {
-    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini");
     let work = tempfile::tempdir().unwrap();
     let suite = work.path().join("suite/singer");
     std::fs::create_dir_all(&suite).unwrap();
-    let original = example.join("database/singer/singer.sqlite");
+    let original = original_with_equal_net_worths(work.path());
     std::fs::copy(&original, suite.join("singer.sqlite")).unwrap();
     std::fs::copy(&original, suite.join("singer_1.sqlite")).unwrap();
     let planted = "ghp_PlantedInARow0123456789abcdefABCDEF";
@@ -201,7 +215,7 @@ fn counterexample_rows_are_scrubbed_before_they_are_written() {
             "dataset: {{ gold: gold.sql, databases: {}, difficulty: none }}\n\
              suite: {{ kind: directory, path: suite }}\n\
              predictions: [{{ name: m, path: preds.txt }}]\nmetrics: [ex, ts]\n",
-            example.join("database").display()
+            work.path().join("database").display()
         ),
     )
     .unwrap();
@@ -237,4 +251,103 @@ fn counterexample_rows_are_scrubbed_before_they_are_written() {
         );
     }
     assert!(jsonl.contains("[redacted]"), "{jsonl}");
+}
+
+/// A suite folder holding the example's `singer` database and one variant made by `change`;
+/// `gold` and `prediction` scored with ex and ts. Returns the item's JSONL record.
+fn judged_on_variant(change: &str, gold: &str, prediction: &str) -> serde_json::Value {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini");
+    let work = tempfile::tempdir().unwrap();
+    let suite = work.path().join("suite/singer");
+    std::fs::create_dir_all(&suite).unwrap();
+    let original = example.join("database/singer/singer.sqlite");
+    std::fs::copy(&original, suite.join("singer.sqlite")).unwrap();
+    std::fs::copy(&original, suite.join("singer_1.sqlite")).unwrap();
+    rusqlite::Connection::open(suite.join("singer_1.sqlite"))
+        .unwrap()
+        .execute_batch(change)
+        .unwrap();
+    std::fs::write(work.path().join("gold.sql"), format!("{gold}\tsinger\n")).unwrap();
+    std::fs::write(work.path().join("preds.txt"), format!("{prediction}\n")).unwrap();
+    std::fs::write(
+        work.path().join("sqlgate.yml"),
+        format!(
+            "dataset: {{ gold: gold.sql, databases: {}, difficulty: none }}\n\
+             suite: {{ kind: directory, path: suite }}\n\
+             predictions: [{{ name: m, path: preds.txt }}]\nmetrics: [ex, ts]\n",
+            example.join("database").display()
+        ),
+    )
+    .unwrap();
+    eval_items(&work.path().join("sqlgate.yml"), &[]).remove(0)
+}
+
+#[test]
+fn a_tie_the_original_never_has_is_set_aside() {
+    let item = judged_on_variant(
+        "UPDATE singer SET Net_Worth_Millions = (SELECT max(Net_Worth_Millions) FROM singer) \
+         WHERE Singer_ID = 2",
+        "SELECT Name FROM singer WHERE Net_Worth_Millions = (SELECT max(Net_Worth_Millions) FROM singer)",
+        "SELECT Name FROM singer ORDER BY Net_Worth_Millions DESC LIMIT 1",
+    );
+    assert_eq!(item["metrics"]["ts"], 1, "{item}");
+    let set_aside = item["ts_components"]["set_aside"].as_array().unwrap();
+    assert_eq!(set_aside.len(), 1, "{item}");
+    let reason = set_aside[0].as_str().unwrap();
+    assert!(
+        reason.starts_with("singer_1.sqlite: singer.Net_Worth_Millions repeats")
+            && reason.contains("all distinct in the original data"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn a_changed_pairing_that_the_prediction_depends_on_decides() {
+    // A singer's citizenship changes: the original does not say citizenships are unique or
+    // paired with names, so the difference is natural and decides.
+    let item = judged_on_variant(
+        "UPDATE singer SET Citizenship = 'Chile' WHERE Singer_ID = 1",
+        "SELECT Name FROM singer WHERE Citizenship = 'France'",
+        "SELECT Name FROM singer WHERE Singer_ID = 1",
+    );
+    assert_eq!(item["metrics"]["ex"], 1, "{item}");
+    assert_eq!(item["metrics"]["ts"], 0, "{item}");
+    let counterexample = &item["ts_components"]["counterexample"];
+    assert_eq!(counterexample["natural"], true, "{item}");
+}
+
+#[test]
+fn an_aggregate_over_nothing_against_no_rows_does_not_decide() {
+    let item = judged_on_variant(
+        "UPDATE singer SET Citizenship = 'Chilean' WHERE Citizenship = 'Chile'",
+        "SELECT max(Net_Worth_Millions) FROM singer WHERE Citizenship = 'Chile'",
+        "SELECT Net_Worth_Millions FROM singer WHERE Citizenship = 'Chile' \
+         ORDER BY Net_Worth_Millions DESC LIMIT 1",
+    );
+    assert_eq!(item["metrics"]["ts"], 1, "{item}");
+    let reason = item["ts_components"]["set_aside"][0].as_str();
+    assert!(
+        reason.is_some_and(|r| r.contains("neither gives an answer")),
+        "{item}"
+    );
+}
+
+#[test]
+fn distinct_inside_an_aggregate_counts_on_suite_databases() {
+    // The official DISTINCT removal makes both `count(x)`: equal on the original (EX), while
+    // on the suite database, with the aggregate's DISTINCT kept, 5 citizenships are not 8
+    // singers; a projection's DISTINCT is still forgiven.
+    let item = judged_on_variant(
+        "UPDATE singer SET Name = Name || ' Jr' WHERE Singer_ID = 1",
+        "SELECT count(DISTINCT Citizenship) FROM singer",
+        "SELECT count(DISTINCT Singer_ID) FROM singer",
+    );
+    assert_eq!(item["metrics"]["ex"], 1, "{item}");
+    assert_eq!(item["metrics"]["ts"], 0, "{item}");
+    let item = judged_on_variant(
+        "UPDATE singer SET Name = Name || ' Jr' WHERE Singer_ID = 1",
+        "SELECT DISTINCT Citizenship FROM singer",
+        "SELECT Citizenship FROM singer",
+    );
+    assert_eq!(item["metrics"]["ts"], 1, "{item}");
 }

@@ -188,7 +188,8 @@ fn sqlite_message(error: &rusqlite::Error) -> String {
     crate::util::scrub::scrub_cut(&message, MAX_CHARS)
 }
 
-fn read_value(value: rusqlite::types::ValueRef<'_>) -> Value {
+/// One SQLite value as a [`Value`], decoded as query results are (text leniently).
+pub fn read_value(value: rusqlite::types::ValueRef<'_>) -> Value {
     use rusqlite::types::ValueRef;
     match value {
         ValueRef::Null => Value::Null,

@@ -146,6 +146,31 @@ impl Profile {
         ))
     }
 
+    /// Gold and prediction as test suites run them on generated databases: prepared as
+    /// [`Profile::prepare_gold`] and [`Profile::prepare_prediction`] do, but keeping DISTINCT
+    /// inside aggregates ([`text::remove_select_distinct`]), which the official removal turns
+    /// from `count(DISTINCT x)` into `count(x)`. `None` when that is the profile's own
+    /// preparation (not `spider-ts`, `keep_distinct`, or no aggregate DISTINCT in either).
+    pub fn suite_texts(&self, gold: &str, prediction: &str) -> Option<(PreparedGold, String)> {
+        let strips = self.config.profile == ProfileName::SpiderTs && !self.config.keep_distinct;
+        if !strips
+            || !(text::has_aggregate_distinct(gold) || text::has_aggregate_distinct(prediction))
+        {
+            return None;
+        }
+        let prepare = |sql: &str| {
+            text::replace_cur_year(&text::remove_select_distinct(
+                &text::normalize_spaced_operators(sql),
+            ))
+        };
+        let sql = prepare(gold);
+        let order_matters = text::order_matters(&sql);
+        Some((
+            PreparedGold { sql, order_matters },
+            prepare(&text::replace_value_placeholder(prediction)),
+        ))
+    }
+
     /// Whether two results are the same denotation under this profile.
     pub fn same_result(&self, gold: &[Row], predicted: &[Row], order_matters: bool) -> bool {
         let profile = match self.config.profile {

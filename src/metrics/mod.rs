@@ -235,6 +235,10 @@ pub enum Details {
         /// The minimal distinguishing database with both results.
         counterexample: Option<Box<crate::suites::counterexample::Counterexample>>,
     },
+    /// TS, a right verdict: the suite databases that differed but did not decide, each as
+    /// `file: why` (the difference needs data the original would not allow, see
+    /// [`crate::suites::domain`]).
+    SetAside(Vec<String>),
     /// FLEX: the judge's verdict, category and what it cost.
     Judged(Box<Judgement>),
     /// ESM+: the equivalence rules that fired, and those a match needed.
@@ -296,6 +300,7 @@ impl Details {
                 }
                 json
             }
+            Details::SetAside(databases) => serde_json::json!({ "set_aside": databases }),
             Details::Judged(judgement) => judgement.to_json(),
             Details::PartialCredit(scores) => scores.to_json(),
             Details::Timing(timing) => timing.to_json(),
@@ -352,6 +357,14 @@ impl Details {
                 database: database.to_string(),
                 counterexample,
             });
+        }
+        if let Some(set_aside) = json.get("set_aside") {
+            let databases = set_aside
+                .as_array()?
+                .iter()
+                .map(|d| d.as_str().map(str::to_string))
+                .collect::<Option<Vec<String>>>()?;
+            return Some(Details::SetAside(databases));
         }
         if let Some(fired) = json.get("rules_fired") {
             let set = |list: &serde_json::Value| -> Option<crate::sql::plus::RuleSet> {
@@ -521,6 +534,20 @@ impl<'a> Env<'a> {
     ) -> Self {
         self.gold_cache = cache;
         self
+    }
+
+    /// A gold query prepared otherwise than the profile's own way (a test suite's texts,
+    /// [`crate::engine::profile::Profile::suite_texts`]) run on `db`, not cached.
+    pub fn run_gold(&self, prepared: &PreparedGold, db: &Path) -> GoldResult {
+        let (rows, columns) = match self.executor.run_table(db, &prepared.sql) {
+            Ok(table) => (Ok(table.rows), table.columns),
+            Err(e) => (Err(e), Vec::new()),
+        };
+        GoldResult {
+            prepared: prepared.clone(),
+            rows,
+            columns,
+        }
     }
 
     /// The item's gold result on database `db`, run once however many systems ask.

@@ -1,14 +1,19 @@
 //! Test-suite accuracy (TS): the prediction is correct only if its result matches the gold's on
 //! every database of the item's test suite, under the configured comparison profile. Gold results
-//! are shared by all systems; scoring stops at the first distinguishing database. A suite
-//! database on which the gold's own answer is not determined (tied sort keys at its LIMIT cut or
-//! MIN / MAX arg-row) does not decide; the original database always does.
+//! are shared by all systems; scoring stops at the first database that decides. The original
+//! database always decides; a generated one does not when the gold's own answer is undetermined
+//! on it (a tie), when one side's answer is a row of NULLs and the other's no rows, or when the
+//! difference exists only on data the original would not allow ([`crate::suites::domain`]) or
+//! only because the profile removes DISTINCT (see [`decides`] and the README).
 
 use super::{Details, Env, Metric, Outcome, Score};
 use crate::engine::exec::ExecError;
+use crate::engine::profile::PreparedGold;
+use crate::engine::value::{Row, Value};
 use crate::input::dataset::GoldItem;
-use crate::suites::counterexample::{minimize, Context};
+use crate::suites::counterexample::{minimize, Context, Counterexample};
 use crate::suites::ties;
+use std::sync::Arc;
 
 /// The `ts` metric.
 pub struct TestSuiteAccuracy;
@@ -47,8 +52,9 @@ impl Metric for TestSuiteAccuracy {
 }
 
 /// TS of one prepared prediction text: the first database on which it differs from the gold
-/// decides; when `explain` gives the prediction as written, with a counterexample if it is
-/// right on the original database.
+/// decides, except a generated database whose difference is not a verdict on the prediction
+/// (see [`decides`]). When `explain` gives the prediction as written, a deciding database's
+/// shrunk counterexample is kept for the report.
 fn score_on_suite(
     env: &Env<'_>,
     item: &GoldItem,
@@ -56,12 +62,24 @@ fn score_on_suite(
     databases: &[std::path::PathBuf],
     explain: Option<&str>,
 ) -> Score {
+    let mut right_on_original_db = None;
+    let mut set_aside = Vec::new();
+    let original = env
+        .dataset
+        .database_path(item)
+        .and_then(std::path::Path::file_name);
+    let suite_texts = explain.and_then(|written| env.profile.suite_texts(&item.sql, written));
     for db in databases {
         let name = db
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let gold = env.gold_result(item, db);
+        let (gold, run_sql) = match &suite_texts {
+            Some((gold, prediction)) if original != db.file_name() => {
+                (Arc::new(env.run_gold(gold, db)), prediction.as_str())
+            }
+            _ => (env.gold_result(item, db), sql),
+        };
         let gold_rows = match &gold.rows {
             Ok(rows) => rows,
             Err(e) => {
@@ -71,27 +89,36 @@ fn score_on_suite(
                 )
             }
         };
-        match env.executor.run(db, sql) {
-            Ok(rows)
-                if env
-                    .profile
-                    .same_result(gold_rows, &rows, gold.prepared.order_matters) =>
-            {
-                continue
+        let rows = match env.executor.run(db, run_sql) {
+            Ok(rows) => rows,
+            Err(e @ ExecError::Timeout(_)) => {
+                return Score::wrong(Outcome::PredTimeout, format!("{name}: {e}"))
             }
-            Ok(_) if undecided(env, item, db, &gold.prepared.sql) => continue,
-            Ok(_) => {
-                let counterexample = match explain {
-                    Some(written) if right_on_original(env, item, sql, db) => {
-                        let context = Context {
-                            original: env.dataset.database_path(item),
-                            with_distinct: env.profile.keeping_distinct(&item.sql, written),
-                        };
-                        minimize(env.executor, env.profile, db, &gold.prepared, sql, &context)
-                            .map(Box::new)
-                    }
-                    _ => None,
-                };
+            Err(e) => return Score::wrong(Outcome::PredError, format!("{name}: {e}")),
+        };
+        if env
+            .profile
+            .same_result(gold_rows, &rows, gold.prepared.order_matters)
+        {
+            continue;
+        }
+        let generated = GeneratedDifference {
+            db,
+            gold: &gold.prepared,
+            gold_rows,
+            rows: &rows,
+        };
+        let right_on_original_db =
+            *right_on_original_db.get_or_insert_with(|| right_on_original(env, item, sql, db));
+        match decides(
+            env,
+            item,
+            run_sql,
+            &generated,
+            right_on_original_db,
+            explain,
+        ) {
+            Decision::Decides(counterexample) => {
                 let mut score = Score::binary(false);
                 score.details = Some(Details::Distinguishing {
                     database: name,
@@ -99,26 +126,98 @@ fn score_on_suite(
                 });
                 return score;
             }
-            Err(e @ ExecError::Timeout(_)) => {
-                return Score::wrong(Outcome::PredTimeout, format!("{name}: {e}"))
-            }
-            Err(e) => return Score::wrong(Outcome::PredError, format!("{name}: {e}")),
+            Decision::SetAside(reason) => set_aside.push(format!("{name}: {reason}")),
+            Decision::Undetermined => {}
         }
     }
-    Score::binary(true)
+    let mut score = Score::binary(true);
+    if !set_aside.is_empty() {
+        score.details = Some(Details::SetAside(set_aside));
+    }
+    score
 }
 
-/// Whether a differing suite database leaves the gold's own answer undetermined (a tie at its
-/// `ORDER BY ... LIMIT` cut or MIN / MAX arg-row, [`crate::suites::ties`]): such a database does
-/// not decide the item. The original database always decides, so a TS-correct prediction stays
-/// EX-correct and EX itself is untouched (the
-/// suite's copy of the original has the original's file name).
-fn undecided(env: &Env<'_>, item: &GoldItem, db: &std::path::Path, gold: &str) -> bool {
-    let original = env
-        .dataset
-        .database_path(item)
-        .and_then(std::path::Path::file_name);
-    original != db.file_name() && ties::undetermined(env.executor, db, gold)
+/// A suite database on which gold and prediction differ.
+struct GeneratedDifference<'a> {
+    db: &'a std::path::Path,
+    gold: &'a PreparedGold,
+    gold_rows: &'a [Row],
+    rows: &'a [Row],
+}
+
+/// What a differing database says about the item.
+enum Decision {
+    /// The prediction is wrong; with a counterexample when one was shrunk.
+    Decides(Option<Box<Counterexample>>),
+    /// The gold's own answer is not determined on it (a tie).
+    Undetermined,
+    /// The difference is not a verdict on the prediction, for the reason given.
+    SetAside(String),
+}
+
+/// Whether a database on which gold and prediction differ decides the item. The original
+/// database always decides, and so does any database when the prediction is already wrong on
+/// the original (so a TS-right prediction stays EX-right and EX is untouched). A generated
+/// database does not decide when the gold's answer is undetermined on it (a tie at its cut,
+/// [`crate::suites::ties`]), when one side answers one row of only NULLs and the other no rows
+/// (both say there is no answer: an aggregate over nothing against an empty selection), or
+/// when the shrunk counterexample's difference exists only on data the original would not
+/// allow (a repeated name, a NULL where the original has none, a code beside another row's
+/// name: [`crate::suites::domain`]). A counterexample that cannot be shrunk decides.
+fn decides(
+    env: &Env<'_>,
+    item: &GoldItem,
+    sql: &str,
+    difference: &GeneratedDifference<'_>,
+    right_on_original_db: bool,
+    explain: Option<&str>,
+) -> Decision {
+    let original = env.dataset.database_path(item);
+    if !right_on_original_db
+        || original.and_then(std::path::Path::file_name) == difference.db.file_name()
+    {
+        return Decision::Decides(None);
+    }
+    if ties::undetermined(env.executor, difference.db, &difference.gold.sql) {
+        return Decision::Undetermined;
+    }
+    if no_answer(difference.gold_rows) && difference.rows.is_empty()
+        || no_answer(difference.rows) && difference.gold_rows.is_empty()
+    {
+        return Decision::SetAside(
+            "one side answers a row of only NULLs, the other no rows: neither gives an answer"
+                .into(),
+        );
+    }
+    let context = Context {
+        original,
+        with_distinct: explain.and_then(|written| env.profile.keeping_distinct(&item.sql, written)),
+    };
+    match minimize(
+        env.executor,
+        env.profile,
+        difference.db,
+        difference.gold,
+        sql,
+        &context,
+    ) {
+        Some(counterexample) if counterexample.distinct_only => Decision::SetAside(
+            "the queries as written agree on the shrunk data: only the profile's DISTINCT removal \
+             separates them"
+                .into(),
+        ),
+        Some(counterexample) if !counterexample.natural => {
+            Decision::SetAside(counterexample.natural_reason)
+        }
+        counterexample => {
+            Decision::Decides(counterexample.filter(|_| explain.is_some()).map(Box::new))
+        }
+    }
+}
+
+/// One row whose values are all NULL: what an aggregate over no rows answers.
+fn no_answer(rows: &[Row]) -> bool {
+    matches!(rows, [row] if row.iter().all(|v| matches!(v, Value::Null)))
 }
 
 /// Whether the prediction is right on the item's original database (EX-correct), the case in

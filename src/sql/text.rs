@@ -51,6 +51,38 @@ pub fn remove_distinct(sql: &str) -> String {
     kept
 }
 
+/// [`remove_distinct`] limited to the DISTINCT of a projection (`SELECT DISTINCT`): the one
+/// the official removal exists to forgive (Spider's annotations are inconsistent about it),
+/// while DISTINCT inside an aggregate (`count(DISTINCT x)`) changes what is counted and stays.
+pub fn remove_select_distinct(sql: &str) -> String {
+    let tokens = tokenize(sql);
+    let end = first_statement_end(sql, &tokens);
+    let mut kept = String::with_capacity(end);
+    let mut previous_word = String::new();
+    for token in tokens.iter().take_while(|t| t.start < end) {
+        let text = &sql[token.start..token.end];
+        let lower = text.to_lowercase();
+        if lower == "distinct" && previous_word == "select" {
+            previous_word = lower;
+            continue;
+        }
+        if token.kind != Kind::Space {
+            previous_word = lower;
+        }
+        kept.push_str(text);
+    }
+    kept
+}
+
+/// Whether `sql` has a DISTINCT that [`remove_select_distinct`] keeps (inside an aggregate).
+pub fn has_aggregate_distinct(sql: &str) -> bool {
+    let kept = remove_select_distinct(sql);
+    let tokens = tokenize(&kept);
+    tokens
+        .iter()
+        .any(|t| kept[t.start..t.end].eq_ignore_ascii_case("distinct"))
+}
+
 /// The official `VALUE_NUM_SYMBOL`, lower-cased as the value slots of a prediction are.
 const VALUE_SLOT: &str = "valuerare";
 
@@ -470,6 +502,23 @@ mod tests {
             remove_distinct("SELECT t.distinct FROM t"),
             "SELECT t. FROM t"
         );
+    }
+
+    #[test]
+    fn only_the_projection_distinct_is_removed_for_suites() {
+        assert_eq!(
+            remove_select_distinct("SELECT DISTINCT name FROM t"),
+            "SELECT  name FROM t"
+        );
+        assert_eq!(
+            remove_select_distinct("select  distinct(x), count(DISTINCT y) FROM t"),
+            "select  (x), count(DISTINCT y) FROM t"
+        );
+        assert!(has_aggregate_distinct("SELECT count(DISTINCT y) FROM t"));
+        assert!(!has_aggregate_distinct(
+            "SELECT DISTINCT a FROM t WHERE b IN (SELECT DISTINCT b FROM u)"
+        ));
+        assert!(!has_aggregate_distinct("SELECT 'distinct' FROM t"));
     }
 
     #[test]

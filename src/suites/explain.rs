@@ -1,13 +1,15 @@
 //! Why a shrunk counterexample separates gold and prediction, read from the shrunk database and
 //! the two results rather than from the SQL text: each candidate cause is tested by undoing it
 //! on the scratch copy (make the repeated values distinct, fill the NULLs) and checking whether
-//! the difference goes away. Also whether the shrunk data is natural, checked against what the
-//! original database says about the domain (distinct columns, columns without NULL), and
-//! whether the difference exists only because the profile strips DISTINCT.
+//! the difference goes away. Also whether the shrunk data is natural: it keeps what the original
+//! database says about the domain ([`crate::suites::domain`]), or the difference survives undoing
+//! every departure from it; and whether the difference exists only because the profile strips
+//! DISTINCT.
 
 use crate::engine::exec::{Executor, Scratch};
 use crate::engine::profile::Profile;
 use crate::engine::value::{Row, Value};
+use crate::suites::domain;
 use rusqlite::{Connection, OpenFlags};
 use std::path::Path;
 
@@ -100,8 +102,6 @@ struct ColumnCheck {
     column: String,
     /// A value repeated in the shrunk table, when the column is all distinct in the original.
     repeated: Option<Value>,
-    /// The shrunk column holds NULL while the original never does.
-    null_not_original: bool,
     /// The shrunk column holds NULL.
     has_null: bool,
 }
@@ -141,7 +141,7 @@ pub fn explain(
         (gold_sql, prediction_sql),
         &differs,
     );
-    let (natural, natural_reason) = naturalness(&checks, context.original.is_some());
+    let (natural, natural_reason) = naturalness(scratch, tables, context.original, &differs);
     let distinct_only = context.with_distinct.as_ref().is_some_and(|(g, p)| {
         match (scratch.run(executor, g), scratch.run(executor, p)) {
             (Ok(g), Ok(p)) => profile.same_result(&g, &p, order_matters),
@@ -258,22 +258,21 @@ fn column_checks(
         for (index, column) in columns.iter().enumerate() {
             let values: Vec<&Value> = rows.iter().filter_map(|r| r.get(index)).collect();
             let has_null = values.iter().any(|v| matches!(v, Value::Null));
-            let facts = conn
+            let distinct = conn
                 .as_ref()
-                .and_then(|conn| original_facts(conn, table, column));
-            let repeated = match facts {
-                Some((true, _)) => values
+                .is_some_and(|conn| domain::all_distinct(conn, table, column));
+            let repeated = match distinct {
+                true => values
                     .iter()
                     .enumerate()
                     .find(|(i, v)| !matches!(v, Value::Null) && values[..*i].contains(v))
                     .map(|(_, v)| (*v).clone()),
-                _ => None,
+                false => None,
             };
             checks.push(ColumnCheck {
                 table: table.clone(),
                 column: column.clone(),
                 repeated,
-                null_not_original: has_null && matches!(facts, Some((_, false))),
                 has_null,
             });
         }
@@ -281,63 +280,42 @@ fn column_checks(
     checks
 }
 
-/// Whether a column of the original is all distinct (two values or more) and whether it holds
-/// NULL; `None` when the original has no such column.
-fn original_facts(conn: &Connection, table: &str, column: &str) -> Option<(bool, bool)> {
-    let (c, t) = (quoted(column), quoted(table));
-    conn.query_row(
-        &format!("SELECT count({c}), count(DISTINCT {c}), count(*) - count({c}) FROM {t}"),
-        [],
-        |row| {
-            let (values, distinct, nulls): (i64, i64, i64) =
-                (row.get(0)?, row.get(1)?, row.get(2)?);
-            Ok((values >= 2 && values == distinct, nulls > 0))
-        },
-    )
-    .ok()
-}
-
-fn naturalness(checks: &[ColumnCheck], has_original: bool) -> (bool, String) {
-    if !has_original {
+/// Whether the shrunk data is natural: it keeps what the original says about the domain
+/// ([`domain::violations`]), or the difference survives undoing every departure from it.
+fn naturalness(
+    scratch: &mut Scratch,
+    tables: &[(String, Vec<String>, Vec<Row>)],
+    original: Option<&Path>,
+    differs: &dyn Fn(&Scratch) -> bool,
+) -> (bool, String) {
+    let Some(conn) = original
+        .and_then(|path| Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).ok())
+    else {
         return (
             true,
             "no original database: nothing learned to check the data against".into(),
         );
+    };
+    let violations = domain::violations(tables, &conn);
+    if violations.is_empty() {
+        return (
+            true,
+            "the data keeps the original's distinct columns, single values, pairings, and has \
+             NULL only where the original has NULL"
+                .into(),
+        );
     }
-    let mut reasons = Vec::new();
-    for check in checks {
-        if let Some(value) = &check.repeated {
-            reasons.push(format!(
-                "{}.{} repeats {} but its values are all distinct in the original data",
-                check.table,
-                check.column,
-                shown(value)
-            ));
-        }
-        if check.null_not_original {
-            reasons.push(format!(
-                "{}.{} holds NULL but is never NULL in the original data",
-                check.table, check.column
-            ));
-        }
-    }
-    if reasons.is_empty() {
+    let reasons: Vec<&str> = violations.iter().map(|v| v.reason.as_str()).collect();
+    if domain::depends_on_violations(scratch, &violations, differs) {
+        (false, reasons.join("; "))
+    } else {
         (
             true,
-            "the data keeps the original's distinct columns and has NULL only where the \
-             original has NULL"
-                .into(),
+            format!(
+                "the difference survives undoing what the data departs from the original in ({})",
+                reasons.join("; ")
+            ),
         )
-    } else {
-        (false, reasons.join("; "))
-    }
-}
-
-fn shown(value: &Value) -> String {
-    match value {
-        Value::Text(s) => format!("'{s}'"),
-        Value::Null => "NULL".into(),
-        other => crate::engine::denotation::python_str(other),
     }
 }
 

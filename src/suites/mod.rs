@@ -9,6 +9,7 @@
 
 pub mod counterexample;
 pub mod distill;
+pub mod domain;
 pub mod explain;
 pub mod gold_cache;
 pub mod neighbors;
