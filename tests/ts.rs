@@ -302,7 +302,7 @@ fn a_tie_the_original_never_has_is_set_aside() {
 }
 
 #[test]
-fn a_changed_pairing_that_the_prediction_depends_on_decides() {
+fn a_difference_on_data_the_domain_allows_decides() {
     // A singer's citizenship changes: the original does not say citizenships are unique or
     // paired with names, so the difference is natural and decides.
     let item = judged_on_variant(
