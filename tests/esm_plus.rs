@@ -1,7 +1,7 @@
 //! ESM+ over the four shared systems and the gold itself: gold against gold is 100 %, and each
 //! verdict is compared with the ESM+ authors' script (`reference/esmplus-*.jsonl`). Every
 //! disagreement must be listed, with sqlgate's verdict, in `tests/data/esm_plus_exceptions.tsv`
-//! under a category that says why the authors' script is wrong there (README, "ESM+"), and every
+//! under a category that says why the authors' script is wrong there (docs/METRICS.md, `esm_plus`), and every
 //! listed item must still disagree: a new disagreement or a stale entry fails the test.
 
 mod common;
@@ -13,7 +13,7 @@ use std::path::Path;
 
 const SYSTEMS: [&str; 5] = ["C3", "Claude", "GPT4Turbo", "RESDSQL", "gold"];
 
-/// Why sqlgate and the authors' script differ on an item (README, "ESM+"): the first four say
+/// Why sqlgate and the authors' script differ on an item (docs/METRICS.md, `esm_plus`): the first four say
 /// why their verdict is wrong; the last two are sqlgate's own known false negatives.
 const CATEGORIES: [&str; 6] = [
     "theirs-unsound",

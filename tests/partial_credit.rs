@@ -157,6 +157,8 @@ fn eval(config: &Path) -> (String, Vec<Json>, Json, String) {
         &out("summary.json"),
         "--report",
         &out("report.md"),
+        "--leaderboard",
+        &out("board.json"),
         "--comment",
         "never",
         "--no-fail-on-regression",
@@ -298,6 +300,8 @@ fn every_technique_and_qas_match_hand_computed_values() {
         "{report}"
     );
 
+    assert_failure_scores(&summary, &report, &work.path().join("board.json"));
+
     // A re-run embeds nothing new: every text comes from the cache.
     let requests = server.count();
     eval(&config);
@@ -399,4 +403,57 @@ fn a_sub_score_gates_against_the_baseline_and_bad_settings_are_refused() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(stderr.contains(complaint), "{setting}: {stderr}");
     }
+}
+
+/// The continuous scores on the items EX marks wrong (A's items 1-4; B has none): qas 0.675,
+/// 0.75 and 0 twice (missing, failing), exact_column_and_partial_cell's F1 6/7, 2/3, 0, 0.
+fn assert_failure_scores(summary: &Json, report: &str, board: &Path) {
+    let a = &summary["systems"]["A"]["failure_scores"];
+    assert!(summary["systems"]["B"].get("failure_scores").is_none());
+    let qas = &a["qas"];
+    // Sorted 0, 0, 0.675, 0.75. Type 8, h = (4 + 1/3) p + 1/3: Q1 at h = 17/12 lies between
+    // the two zeros; the median at h = 5/2 is 0.675 / 2; Q3 at h = 43/12 is
+    // 0.675 + 7/12 * 0.075 = 0.71875.
+    let expected = [
+        ("n", 4.0),
+        ("mean", 1.425 / 4.0),
+        ("min", 0.0),
+        ("q1", 0.0),
+        ("median", 0.3375),
+        ("q3", 0.71875),
+        ("max", 0.75),
+    ];
+    for (field, want) in expected {
+        let got = qas[field].as_f64().unwrap();
+        assert!((got - want).abs() < 1e-6, "qas {field}: {got} vs {want}");
+    }
+    // QAS lies in [-1, 1]: bins of 0.2, zero in bin 5, 0.675 and 0.75 in bin 8.
+    assert_eq!(
+        qas["histogram"],
+        json!({"lower": -1.0, "upper": 1.0, "counts": [0, 0, 0, 0, 0, 2, 0, 0, 2, 0]})
+    );
+    let f1 = &a["exact_column_and_partial_cell.f1"];
+    assert!((f1["mean"].as_f64().unwrap() - (6.0 / 7.0 + 2.0 / 3.0) / 4.0).abs() < 1e-6);
+    assert_eq!(
+        f1["histogram"]["counts"],
+        json!([2, 0, 0, 0, 0, 0, 1, 0, 1, 0])
+    );
+    for binary in [
+        "ex",
+        "execution_accuracy.ex",
+        "exact_column_and_partial_cell.ex",
+    ] {
+        assert!(a.get(binary).is_none(), "{binary} is not continuous");
+    }
+    let board: Json = serde_json::from_str(&std::fs::read_to_string(board).unwrap()).unwrap();
+    let row = board["systems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["system"] == "A")
+        .unwrap();
+    assert_eq!(row["failure_scores"], *a);
+    let start = report.find("<details><summary>Continuous scores").unwrap();
+    let section = &report[start..start + report[start..].find("</details>").unwrap()];
+    insta::assert_snapshot!("failure_scores_section", section);
 }

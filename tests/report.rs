@@ -416,8 +416,8 @@ fn cross_metric_analyses_equal_the_official_verdicts_on_common_items() {
     assert!(report.contains("esm: n = 972"), "{report}");
 }
 
-/// Runs `eval` on spider-mini with `config` (dataset and report lines added) in `dir`; returns
-/// (exit code, stdout, report).
+/// Runs `eval` on spider-mini with `config` (dataset and report lines added) in `dir`, checks its
+/// JUnit output against the schema; returns (exit code, stdout, report).
 fn eval_mini(dir: &Path, name: &str, config: &str) -> (i32, String, String) {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini");
     let path = dir.join(name);
@@ -431,10 +431,18 @@ fn eval_mini(dir: &Path, name: &str, config: &str) -> (i32, String, String) {
             d = dir.display()
         ),
     );
-    let output = sqlgate_command(&["eval", "--config", path.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let junit = dir.join(format!("{name}.junit.xml"));
+    let output = sqlgate_command(&[
+        "eval",
+        "--config",
+        path.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
     let report = std::fs::read_to_string(dir.join(format!("{name}.md"))).unwrap();
+    junit_schema::validate(&std::fs::read_to_string(junit).unwrap());
     (
         output.status.code().unwrap(),
         String::from_utf8_lossy(&output.stdout).into_owned(),

@@ -3,6 +3,7 @@
 //! across systems, and Kendall tau-b of each metric against the reference across systems
 //! (seed 000, Tables 1-3).
 
+use crate::analysis::failures::{failure_scores, FailureScores};
 use crate::analysis::records::ItemRecord;
 use crate::analysis::stats::{kendall_tau_b, mean_std_max};
 use crate::metrics::PARTIAL_CREDIT_KEYS;
@@ -63,6 +64,8 @@ pub struct SystemAnalysis {
     pub common_accuracy: Table,
     /// Per metric other than the reference: the reference's accuracy on those same items.
     pub common_reference: Table,
+    /// Per continuous score: its distribution over the items the reference marks wrong.
+    pub failure_scores: BTreeMap<String, FailureScores>,
 }
 
 /// Mean, population std and max of a rate across systems.
@@ -100,6 +103,9 @@ pub struct LeaderboardRow {
     pub from_baseline: bool,
     /// Every metric's standing, in report order.
     pub metrics: BTreeMap<String, MetricStanding>,
+    /// Per continuous score: its distribution over the items the reference marks wrong.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub failure_scores: BTreeMap<String, FailureScores>,
 }
 
 /// All analyses of a run.
@@ -220,6 +226,7 @@ impl Analysis {
                         )
                     })
                     .collect(),
+                failure_scores: system.failure_scores.clone(),
             })
             .collect();
         rows.sort_by(|a, b| {
@@ -318,6 +325,7 @@ fn analyse_system(system: &SystemRecords, metrics: &[String], reference: &str) -
         sub_scores,
         common_accuracy,
         common_reference,
+        failure_scores: failure_scores(&system.items, metrics, reference),
     }
 }
 

@@ -1,5 +1,6 @@
 //! Stage 5, analyse and gate: per-item records, the baseline store, accuracies, FP / FN against
-//! the reference, Kendall tau across systems, the paired statistical tests and the gate verdict.
+//! the reference, Kendall tau across systems, continuous scores on the reference's failures, the
+//! paired statistical tests and the gate verdict.
 //!
 //! Enters: an [`crate::score::evaluation::Evaluation`] and a stored baseline. Leaves:
 //! [`records::ItemRecord`]s, [`agreement::Analysis`], [`gate::GateResult`]. May import every
@@ -7,6 +8,7 @@
 
 pub mod agreement;
 pub mod baseline;
+pub mod failures;
 pub mod gate;
 pub mod records;
 pub mod stats;

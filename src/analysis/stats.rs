@@ -1,8 +1,10 @@
 //! Statistics for the gate and the report: Kendall tau-b (metric rankings against the
 //! reference), exact McNemar (paired binary verdicts), Holm's correction (several cells tested),
-//! a paired bootstrap (continuous scores) and mean / std / max across systems.
+//! a paired bootstrap (continuous scores), mean / std / max across systems, and the five-number
+//! summary of a sample.
 
 use statrs::distribution::{Binomial, DiscreteCDF};
+use statrs::statistics::{Data, OrderStatistics};
 
 /// Kendall's tau-b of two paired samples, as `scipy.stats.kendalltau`; `None` when undefined
 /// (fewer than two points, different lengths, or a constant sample).
@@ -96,6 +98,21 @@ pub fn mean_std_max(values: &[f64]) -> Option<(f64, f64, f64)> {
     Some((mean, variance.sqrt(), max))
 }
 
+/// Minimum, first quartile, median, third quartile and maximum of a sample; `None` when it is
+/// empty or holds a NaN.
+///
+/// The quartiles are Hyndman and Fan's type 8 (median-unbiased; R's `quantile(type = 8)`,
+/// numpy's `quantile(method="median_unbiased")`), as `statrs` computes them: with `n` sorted
+/// values `x[1..=n]` and `h = (n + 1/3) p + 1/3`, the quantile is `x[⌊h⌋] + (h - ⌊h⌋)
+/// (x[⌊h⌋ + 1] - x[⌊h⌋])`, clamped to the minimum and maximum.
+pub fn five_numbers(values: &[f64]) -> Option<[f64; 5]> {
+    if values.is_empty() || values.iter().any(|v| v.is_nan()) {
+        return None;
+    }
+    let mut data = Data::new(values.to_vec());
+    Some([0.0, 0.25, 0.5, 0.75, 1.0].map(|p| data.quantile(p)))
+}
+
 /// A p-value with four decimals, or in scientific notation when smaller than 0.0001.
 pub fn format_p(p: f64) -> String {
     if p < 1e-4 {
@@ -175,6 +192,34 @@ mod tests {
             drop,
             paired_bootstrap(&baseline, &candidate, 1000, 7).unwrap()
         );
+    }
+
+    #[test]
+    fn five_numbers_are_hyndman_fan_type_8() {
+        // n = 4, p = 1/4: h = (4 + 1/3) / 4 + 1/3 = 17/12, so Q1 = 1 + 5/12 (2 - 1); the same
+        // values as numpy.quantile(x, p, method="median_unbiased") and R's type 8.
+        let check = |values: &[f64], want: [f64; 5]| {
+            let got = five_numbers(values).unwrap();
+            for (g, w) in got.iter().zip(want) {
+                assert!((g - w).abs() < 1e-12, "{values:?}: {got:?} vs {want:?}");
+            }
+        };
+        check(
+            &[4.0, 2.0, 3.0, 1.0],
+            [1.0, 17.0 / 12.0, 2.5, 43.0 / 12.0, 4.0],
+        );
+        check(
+            &[0.1, 0.9, 0.4, 0.4, 0.25],
+            [0.1, 0.2, 0.4, 0.5666666666666665, 0.9],
+        );
+        check(
+            &[3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0, 5.0, 3.0, 5.0],
+            [1.0, 2.1666666666666665, 4.0, 5.0, 9.0],
+        );
+        check(&[0.2, 0.8], [0.2, 0.2, 0.5, 0.8, 0.8]);
+        check(&[0.5], [0.5; 5]);
+        assert_eq!(five_numbers(&[]), None);
+        assert_eq!(five_numbers(&[0.1, f64::NAN]), None);
     }
 
     #[test]

@@ -91,6 +91,22 @@ pub fn value_range(name: &str) -> Option<std::ops::RangeInclusive<f64>> {
     }
 }
 
+/// The continuous per-item scores metric `name` gives, as record keys (`<name>` or
+/// `<name>.<sub>`): QAS and both Soft-F1 variants by their value, a SQLMorph technique with cell
+/// scores by its EXP, EXR and F1. Empty for the binary verdicts (ex, ts, esm, esm_plus, flex,
+/// a technique's EX) and for R-VES, whose reward is 0 on every prediction its own comparison
+/// rejects: it measures speed, not partial correctness.
+pub fn continuous_scores(name: &str) -> Vec<String> {
+    match name {
+        "qas" | "soft_f1" | "soft_f1_aligned" => vec![name.to_string()],
+        _ => ["exp", "exr", "f1"]
+            .into_iter()
+            .filter(|sub| gives_sub_score(name, sub))
+            .map(|sub| format!("{name}.{sub}"))
+            .collect(),
+    }
+}
+
 /// Checks one stored value of metric `name` (headline or sub-score): finite and inside
 /// [`value_range`], allowing for rounding (1e-9); the error says what is wrong.
 pub fn check_value(name: &str, value: f64) -> Result<(), String> {

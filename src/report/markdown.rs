@@ -252,6 +252,7 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         }
     }
     let partial_credit_rows = partial_credit_rows(&current, &analysis.metrics, difficulties);
+    let failure_rows = failure_rows(&current);
     let mut fp_rows = Vec::new();
     for system in &current {
         for (kind, table) in [
@@ -441,6 +442,8 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         difficulties => difficulties,
         accuracy_rows => accuracy_rows,
         partial_credit_rows => partial_credit_rows,
+        failure_rows => failure_rows,
+        histogram_bins => crate::analysis::failures::HISTOGRAM_BINS,
         gate_rows => gate_rows,
         fp_rows => fp_rows,
         spread_rows => spread_rows,
@@ -514,6 +517,39 @@ fn partial_credit_rows(
                     cells,
                 });
             }
+        }
+    }
+    rows
+}
+
+/// One row per system and continuous score: n, mean, the five numbers and the histogram of the
+/// score over the items the reference marks wrong.
+fn failure_rows(systems: &[&crate::analysis::agreement::SystemAnalysis]) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for system in systems {
+        for (key, scores) in &system.failure_scores {
+            let numbers = [scores.mean, scores.min, scores.q1, scores.median, scores.q3];
+            let histogram = &scores.histogram;
+            let cells = std::iter::once(scores.n.to_string())
+                .chain(
+                    numbers
+                        .iter()
+                        .chain([&scores.max])
+                        .map(|v| format!("{v:.3}")),
+                )
+                .chain([format!(
+                    "`{}` [{}, {}]",
+                    histogram.sparkline(),
+                    histogram.lower,
+                    histogram.upper
+                )])
+                .collect();
+            rows.push(Row {
+                system: system.name.clone(),
+                metric: key.clone(),
+                kind: String::new(),
+                cells,
+            });
         }
     }
     rows

@@ -272,6 +272,9 @@ pub fn summary_json(
             entry["fn"] = ratio_table_json(&analysis.false_negatives, &summary.difficulties);
             entry["common_counts"] =
                 count_table_json(&analysis.common_accuracy, &summary.difficulties);
+            if !analysis.failure_scores.is_empty() {
+                entry["failure_scores"] = json!(analysis.failure_scores);
+            }
         }
         systems.insert(system.name.clone(), entry);
     }

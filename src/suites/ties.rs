@@ -3,7 +3,7 @@
 //! values), or a bare-column `MIN` / `MAX` arg-row (`SELECT name, max(x) FROM t`) whose extreme
 //! value is held by rows with different projected values, leaves the answer to SQLite's scan
 //! order. Such a suite database does not decide a test-suite verdict: the item is judged on the
-//! others (see README, "Distilled test suites").
+//! others (see docs/METRICS.md, "Distilled test suites").
 //!
 //! Detection runs probe queries derived from the gold (its top-level query and the sub-queries
 //! of its WHERE / HAVING / set operations): the same query with its sort keys appended to the
