@@ -463,7 +463,7 @@ pub struct Env<'a> {
     pub qas_weight: f64,
     /// R-VES: timed runs of gold and prediction per item.
     pub rves_repetitions: usize,
-    gold: Mutex<HashMap<(usize, PathBuf), GoldSlot>>,
+    gold: Mutex<HashMap<(usize, usize, PathBuf), GoldSlot>>,
     gold_cache: Option<&'a crate::suites::gold_cache::GoldCache>,
 }
 
@@ -525,15 +525,31 @@ impl<'a> Env<'a> {
 
     /// The item's gold result on database `db`, run once however many systems ask.
     pub fn gold_result(&self, item: &GoldItem, db: &Path) -> Arc<GoldResult> {
+        self.gold_answer(item, 0, &item.sql, db)
+    }
+
+    /// The result of the item's gold answer number `answer` (query `sql`; answer 0 is the
+    /// item's own `sql`) on database `db`, run once however many systems ask.
+    pub fn gold_answer(
+        &self,
+        item: &GoldItem,
+        answer: usize,
+        sql: &str,
+        db: &Path,
+    ) -> Arc<GoldResult> {
         let slot = {
             let mut slots = self
                 .gold
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
-            Arc::clone(slots.entry((item.index, db.to_path_buf())).or_default())
+            Arc::clone(
+                slots
+                    .entry((item.index, answer, db.to_path_buf()))
+                    .or_default(),
+            )
         };
         Arc::clone(slot.get_or_init(|| {
-            let prepared = self.profile.prepare_gold(&item.sql);
+            let prepared = self.profile.prepare_gold(sql);
             let cached = self
                 .gold_cache
                 .and_then(|cache| Some((cache, cache.key(&item.db_id, db, &prepared.sql)?)));
@@ -587,10 +603,14 @@ pub(crate) fn gold_run<'e>(env: &'e Env<'_>, item: &GoldItem) -> Result<GoldRun<
     };
     let gold = env.gold_result(item, db);
     if let Err(e) = &gold.rows {
-        let reason = format!("gold query failed: {e}");
-        return Err(Score::unscored(Outcome::GoldError, reason));
+        return Err(gold_failure(e));
     }
     Ok(GoldRun { db, gold })
+}
+
+/// The verdict on an item whose gold query did not run: not scored, with the reason.
+pub(crate) fn gold_failure(error: &ExecError) -> Score {
+    Score::unscored(Outcome::GoldError, format!("gold query failed: {error}"))
 }
 
 /// The gold run and the prediction of an item that can be scored; otherwise the verdict that
