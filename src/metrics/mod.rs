@@ -129,6 +129,9 @@ pub enum Outcome {
     PredTimeout,
     /// The gold query failed: a dataset defect, excluded from denominators.
     GoldError,
+    /// The gold query hit the time limit: not charged to the prediction, excluded from
+    /// denominators.
+    GoldTimeout,
     /// No prediction was given (scored wrong).
     Missing,
     /// The item's database is absent (excluded from denominators).
@@ -141,12 +144,13 @@ pub enum Outcome {
 
 impl Outcome {
     /// All outcomes, in report order.
-    pub const ALL: [Outcome; 8] = [
+    pub const ALL: [Outcome; 9] = [
         Outcome::Match,
         Outcome::Mismatch,
         Outcome::PredError,
         Outcome::PredTimeout,
         Outcome::GoldError,
+        Outcome::GoldTimeout,
         Outcome::Missing,
         Outcome::Skipped,
         Outcome::Unavailable,
@@ -160,6 +164,7 @@ impl Outcome {
             Outcome::PredError => "pred_error",
             Outcome::PredTimeout => "pred_timeout",
             Outcome::GoldError => "gold_error",
+            Outcome::GoldTimeout => "gold_timeout",
             Outcome::Missing => "missing",
             Outcome::Skipped => "skipped",
             Outcome::Unavailable => "unavailable",
@@ -175,8 +180,13 @@ impl Outcome {
     pub fn is_scored(self) -> bool {
         !matches!(
             self,
-            Outcome::GoldError | Outcome::Skipped | Outcome::Unavailable
+            Outcome::GoldError | Outcome::GoldTimeout | Outcome::Skipped | Outcome::Unavailable
         )
+    }
+
+    /// Whether the gold query failed or timed out.
+    pub fn is_gold_failure(self) -> bool {
+        matches!(self, Outcome::GoldError | Outcome::GoldTimeout)
     }
 }
 
@@ -608,9 +618,15 @@ pub(crate) fn gold_run<'e>(env: &'e Env<'_>, item: &GoldItem) -> Result<GoldRun<
     Ok(GoldRun { db, gold })
 }
 
-/// The verdict on an item whose gold query did not run: not scored, with the reason.
+/// The verdict on an item whose gold query did not run: not scored, with the reason;
+/// `gold_timeout` when it hit the time limit, `gold_error` otherwise.
 pub(crate) fn gold_failure(error: &ExecError) -> Score {
-    Score::unscored(Outcome::GoldError, format!("gold query failed: {error}"))
+    match error {
+        ExecError::Timeout(_) => {
+            Score::unscored(Outcome::GoldTimeout, format!("gold query {error}"))
+        }
+        _ => Score::unscored(Outcome::GoldError, format!("gold query failed: {error}")),
+    }
 }
 
 /// The gold run and the prediction of an item that can be scored; otherwise the verdict that
