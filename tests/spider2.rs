@@ -223,3 +223,43 @@ fn bad_spider2_inputs_are_named() {
         &["gold_csv"],
     );
 }
+
+#[test]
+fn a_regressed_item_shows_the_stored_gold_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = layout(dir.path(), "spider2");
+    let text = std::fs::read_to_string(&config).unwrap() + "baseline: { path: base.json }\n";
+    std::fs::write(&config, text).unwrap();
+    let update = sqlgate(&["baseline", "update", "--config", config.to_str().unwrap()]);
+    assert_eq!(
+        update.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&update.stderr)
+    );
+    let good = r#""id": "local001", "sql": "SELECT name, price FROM item ORDER BY id""#;
+    rewrite(
+        dir.path().join("predictions.jsonl"),
+        good,
+        r#""id": "local001", "sql": "SELECT 1""#,
+    );
+    let report = dir.path().join("report.md");
+    let output = sqlgate(&[
+        "eval",
+        "--config",
+        config.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "the regression fails the gate"
+    );
+    let report = std::fs::read_to_string(&report).unwrap();
+    assert!(report.contains("-- gold result: local001.csv"), "{report}");
+    assert!(
+        report.contains("-- gold (local001.csv): 5 row(s)\n--   apple | 1.5\n"),
+        "{report}"
+    );
+}

@@ -73,7 +73,8 @@ pub fn resolve_condition_cols(condition: &[i64], columns: usize) -> Result<Vec<u
 pub struct Instance {
     /// Its database (`db`).
     pub db_id: String,
-    /// Its first gold query, when its answers include one; else empty.
+    /// Its first gold query, when its answers include one; else an SQL comment naming its
+    /// result files.
     pub sql: String,
     /// The question, when the task file carries it.
     pub question: Option<String>,
@@ -120,7 +121,7 @@ pub fn load_instances(config: &DatasetConfig) -> Result<(Vec<Instance>, Vec<u8>)
                 AnswerSource::Sql(sql) => Some(sql.clone()),
                 AnswerSource::Table(_) => None,
             })
-            .unwrap_or_default();
+            .unwrap_or_else(|| results_comment(&answers));
         items.push(Instance {
             db_id: db.clone(),
             sql,
@@ -142,6 +143,16 @@ pub fn load_instances(config: &DatasetConfig) -> Result<(Vec<Instance>, Vec<u8>)
     Ok((items, hasher.finalize().to_vec()))
 }
 
+/// What stands for the gold query of an instance answered by result files only (shown in
+/// reports): an SQL comment naming the files.
+fn results_comment(answers: &[GoldAnswer]) -> String {
+    let names: Vec<String> = answers
+        .iter()
+        .filter_map(|a| Some(a.file.file_name()?.to_string_lossy().into_owned()))
+        .collect();
+    format!("-- gold result: {}", names.join(", "))
+}
+
 /// A task line: (line, instance_id, db, question).
 type Task = (usize, String, String, Option<String>);
 
@@ -150,9 +161,8 @@ fn json_lines(
     path: &Path,
     hasher: &mut Sha256,
 ) -> Result<Vec<(usize, serde_json::Map<String, serde_json::Value>)>, InputError> {
-    let bytes = read_bytes(path)?;
-    hasher.update(Sha256::digest(&bytes));
     let text = read_utf8(path)?;
+    hasher.update(Sha256::digest(text.as_bytes()));
     let mut records = Vec::new();
     for (number, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
