@@ -65,7 +65,10 @@ pub fn parse_csv(path: &Path, text: &str) -> Result<CsvTable, InputError> {
     Ok(CsvTable { columns, rows })
 }
 
-/// The records of a CSV text with the line each starts on; an error is (line, message).
+/// A record and the line it starts on, or an error: (line, message).
+type Record = Result<(usize, Vec<String>), (usize, String)>;
+
+/// The records of a CSV text with the line each starts on.
 struct Records<'a> {
     chars: std::iter::Peekable<std::str::Chars<'a>>,
     line: usize,
@@ -124,7 +127,7 @@ impl<'a> Records<'a> {
     }
 
     /// The next record; blank lines are skipped.
-    fn record(&mut self) -> Option<Result<(usize, Vec<String>), (usize, String)>> {
+    fn record(&mut self) -> Option<Record> {
         while self.line_end() {}
         self.chars.peek()?;
         let start = self.line;
@@ -159,7 +162,7 @@ impl<'a> Records<'a> {
 }
 
 impl Iterator for Records<'_> {
-    type Item = Result<(usize, Vec<String>), (usize, String)>;
+    type Item = Record;
 
     fn next(&mut self) -> Option<Self::Item> {
         self.record()

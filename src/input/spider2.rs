@@ -156,11 +156,11 @@ fn results_comment(answers: &[GoldAnswer]) -> String {
 /// A task line: (line, instance_id, db, question).
 type Task = (usize, String, String, Option<String>);
 
+/// A JSON object of a JSONL file.
+type JsonObject = serde_json::Map<String, serde_json::Value>;
+
 /// JSON objects, one per non-blank line, with their line numbers.
-fn json_lines(
-    path: &Path,
-    hasher: &mut Sha256,
-) -> Result<Vec<(usize, serde_json::Map<String, serde_json::Value>)>, InputError> {
+fn json_lines(path: &Path, hasher: &mut Sha256) -> Result<Vec<(usize, JsonObject)>, InputError> {
     let text = read_utf8(path)?;
     hasher.update(Sha256::digest(text.as_bytes()));
     let mut records = Vec::new();
@@ -184,7 +184,7 @@ fn json_lines(
 fn name_field(
     path: &Path,
     line: usize,
-    record: &serde_json::Map<String, serde_json::Value>,
+    record: &JsonObject,
     key: &str,
 ) -> Result<String, InputError> {
     record
