@@ -145,6 +145,9 @@ fn dataset(work: &Path, golds: &[&str]) -> Dataset {
         databases: work.join("database"),
         difficulty: DifficultySource::None,
         skip_missing_databases: false,
+        gold_results: None,
+        gold_sql: None,
+        eval: None,
     })
     .unwrap()
 }
@@ -397,6 +400,9 @@ fn a_schema_known_only_from_tables_json_gets_generated_databases_that_keep_its_k
         databases: work.path().join("database"),
         difficulty: DifficultySource::None,
         skip_missing_databases: true,
+        gold_results: None,
+        gold_sql: None,
+        eval: None,
     })
     .unwrap();
     let suite = work.path().join("suite");

@@ -60,6 +60,9 @@ fn shared() -> Shared {
         databases: spider.join("database"),
         difficulty: Default::default(),
         skip_missing_databases: true,
+        gold_results: None,
+        gold_sql: None,
+        eval: None,
     })
     .unwrap();
     let facts = dataset

@@ -128,6 +128,7 @@ fn dataset(items: usize) -> Dataset {
                 evidence: None,
                 difficulty: None,
                 skipped: false,
+                spider2: None,
             })
             .collect(),
         databases: Default::default(),

@@ -171,6 +171,13 @@ fn unmeasured(comparison: &Comparison, system: &SystemRecords) -> Vec<String> {
              measured on them"
         ));
     }
+    let gold_timeouts = outcome_count("gold_timeout");
+    if gold_timeouts > 0 {
+        reasons.push(format!(
+            "{name}: the gold query of {gold_timeouts} gated items timed out, so {metric} was \
+             not measured on them"
+        ));
+    }
     for cell in comparison.cells.iter().filter(|c| c.items == 0) {
         reasons.push(format!(
             "{name}: no item of cell `{}` was scored on {metric} in both the baseline and this \

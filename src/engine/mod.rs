@@ -1,5 +1,5 @@
 //! Stage 2, execute and compare: the locked-down SQLite executor, result values and rows, and the
-//! denotation comparison profiles (`spider-ts`, `bird`, `strict`) with the official text
+//! denotation comparison profiles (`spider-ts`, `bird`, `strict`, `spider2`) with the official text
 //! rewrites.
 //!
 //! Enters: SQL text and a database file. Leaves: [`value::Row`]s (a denotation), timeouts and
@@ -10,4 +10,5 @@ pub mod denotation;
 pub mod exec;
 pub mod profile;
 pub mod pyset;
+pub mod spider2;
 pub mod value;

@@ -6,6 +6,7 @@
 //! and its substring test for `order by`). The other profiles run queries as written.
 
 use crate::engine::denotation::{denotations_equal, CompareOptions, Profile as DenotationProfile};
+use crate::engine::spider2::{tables_match, Frame, Semantics};
 use crate::engine::value::Row;
 use crate::input::config::{CompareConfig, ProfileName};
 use crate::sql::text;
@@ -51,6 +52,8 @@ impl Profile {
             ProfileName::SpiderTs => "bags of rows, ordered when the gold text contains `order by`; columns may be permuted",
             ProfileName::Bird => "sets of rows, order ignored; column order fixed",
             ProfileName::Strict => "bags of rows, ordered when the gold's outer query has ORDER BY; column order fixed",
+            ProfileName::Spider2 => return spider2_contract(Semantics::Official),
+            ProfileName::Spider2Sound => return spider2_contract(Semantics::Sound),
         };
         let numbers = if self.config.float_tolerance > 0.0 {
             format!(
@@ -62,11 +65,7 @@ impl Profile {
         };
         format!(
             "{}: {rows}; {numbers}; NULL equals NULL; ties at LIMIT decided by the gold's result; keep_distinct {}; plug_value {}",
-            match self.config.profile {
-                ProfileName::SpiderTs => "spider-ts",
-                ProfileName::Bird => "bird",
-                ProfileName::Strict => "strict",
-            },
+            self.config.profile.as_str(),
             self.config.keep_distinct,
             self.config.plug_value
         )
@@ -80,7 +79,7 @@ impl Profile {
                 let order_matters = text::order_matters(&sql);
                 PreparedGold { sql, order_matters }
             }
-            ProfileName::Bird => PreparedGold {
+            ProfileName::Bird | ProfileName::Spider2 | ProfileName::Spider2Sound => PreparedGold {
                 sql: gold.to_string(),
                 order_matters: false,
             },
@@ -97,7 +96,7 @@ impl Profile {
             ProfileName::SpiderTs => {
                 self.spider_common(&text::replace_value_placeholder(prediction))
             }
-            ProfileName::Bird | ProfileName::Strict => prediction.to_string(),
+            _ => prediction.to_string(),
         }
     }
 
@@ -118,9 +117,7 @@ impl Profile {
                 text::plug_gold_values(&gold, &prediction, PLUG_VALUE_LIMIT)
                     .map(|all| all.iter().map(|q| text::replace_cur_year(q)).collect())
             }
-            ProfileName::Bird | ProfileName::Strict => {
-                text::plug_gold_values(gold, prediction, PLUG_VALUE_LIMIT)
-            }
+            _ => text::plug_gold_values(gold, prediction, PLUG_VALUE_LIMIT),
         };
         let plugged: Vec<String> = plugged.map_err(|count| {
             format!(
@@ -172,17 +169,36 @@ impl Profile {
     }
 
     /// Whether two results are the same denotation under this profile.
+    /// Under a spider2 profile, every column of `gold` is checked and order is ignored unless
+    /// `order_matters`.
     pub fn same_result(&self, gold: &[Row], predicted: &[Row], order_matters: bool) -> bool {
         let profile = match self.config.profile {
             ProfileName::SpiderTs => DenotationProfile::SpiderTs,
             ProfileName::Bird => DenotationProfile::Bird,
             ProfileName::Strict => DenotationProfile::Strict,
+            ProfileName::Spider2 | ProfileName::Spider2Sound => {
+                let frame = |rows: &[Row]| Frame::from_rows(rows.first().map_or(1, Vec::len), rows);
+                let gold = frame(gold);
+                let all: Vec<usize> = (0..gold.width()).collect();
+                let semantics = self.spider2_semantics().unwrap_or(Semantics::Official);
+                return tables_match(&frame(predicted), &gold, &all, !order_matters, semantics)
+                    .unwrap_or(false);
+            }
         };
         let options = CompareOptions {
             profile,
             float_tolerance: self.config.float_tolerance,
         };
         denotations_equal(gold, predicted, order_matters, &options)
+    }
+
+    /// The `ignore_order` semantics of a spider2 profile; `None` for the other profiles.
+    pub fn spider2_semantics(&self) -> Option<Semantics> {
+        match self.config.profile {
+            ProfileName::Spider2 => Some(Semantics::Official),
+            ProfileName::Spider2Sound => Some(Semantics::Sound),
+            _ => None,
+        }
     }
 
     /// The official rewrites shared by gold and prediction.
@@ -200,6 +216,18 @@ impl Profile {
             text::remove_distinct(&sql)
         }
     }
+}
+
+/// The contract of the spider2 profiles.
+fn spider2_contract(semantics: Semantics) -> String {
+    let order = match semantics {
+        Semantics::Official => "each column's values sorted on their own (the official code: values may be scrambled across rows)",
+        Semantics::Sound => "one row permutation of the prediction for every column",
+    };
+    format!(
+        "{}: every gold column (the item's condition_cols, else all) equals some predicted column as a list of values, extra predicted columns allowed; values typed as pandas read_csv types them after the official CSV export; numbers within math.isclose(abs_tol=1e-2); NaN equals NaN, and NULL, empty, 'NULL', 'None', 'nan' ... are NaN; rows in order unless the item's ignore_order, then {order}; right when any of the item's gold answers matches",
+        if semantics == Semantics::Official { "spider2" } else { "spider2-sound" }
+    )
 }
 
 /// True when the outermost query has an ORDER BY. A query sqlparser cannot read is checked for

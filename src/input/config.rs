@@ -98,6 +98,30 @@ pub struct DatasetConfig {
     /// Score items whose database is absent as "skipped" instead of failing.
     #[serde(default)]
     pub skip_missing_databases: bool,
+    /// Spider 2.0: the folder of gold results (`<instance_id>.csv`, `<instance_id>_a.csv`, ...).
+    #[serde(default)]
+    pub gold_results: Option<PathBuf>,
+    /// Spider 2.0: the folder of gold queries (`<instance_id>.sql`, `<instance_id>_a.sql`, ...),
+    /// for instances without a result file.
+    #[serde(default)]
+    pub gold_sql: Option<PathBuf>,
+    /// Spider 2.0: the evaluation settings (`spider2lite_eval.jsonl`).
+    #[serde(default)]
+    pub eval: Option<PathBuf>,
+}
+
+impl DatasetConfig {
+    /// The Spider 2.0 files and folders that are configured: (key, path, is a folder).
+    pub fn spider2_paths(&self) -> Vec<(&'static str, &Path, bool)> {
+        [
+            ("dataset.gold_results", &self.gold_results, true),
+            ("dataset.gold_sql", &self.gold_sql, true),
+            ("dataset.eval", &self.eval, false),
+        ]
+        .into_iter()
+        .filter_map(|(key, path, dir)| path.as_deref().map(|p| (key, p, dir)))
+        .collect()
+    }
 }
 
 /// Benchmark conventions.
@@ -111,6 +135,8 @@ pub enum DatasetKind {
     Bird,
     /// Any other benchmark in one of the supported file formats.
     Generic,
+    /// Spider 2.0-lite's layout: task file, evaluation settings, gold result files or queries.
+    Spider2,
 }
 
 /// Where difficulty labels come from.
@@ -247,6 +273,28 @@ pub enum ProfileName {
     Bird,
     /// Bags, fixed column order, order per top-level ORDER BY.
     Strict,
+    /// Spider 2.0's `compare_pandas_table`: every gold column equals some predicted column.
+    Spider2,
+    /// `spider2`, with `ignore_order` requiring one row permutation for all columns.
+    Spider2Sound,
+}
+
+impl ProfileName {
+    /// The name as written in the config.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProfileName::SpiderTs => "spider-ts",
+            ProfileName::Bird => "bird",
+            ProfileName::Strict => "strict",
+            ProfileName::Spider2 => "spider2",
+            ProfileName::Spider2Sound => "spider2-sound",
+        }
+    }
+
+    /// Whether this is one of the Spider 2.0 profiles.
+    pub fn is_spider2(self) -> bool {
+        matches!(self, ProfileName::Spider2 | ProfileName::Spider2Sound)
+    }
 }
 
 /// Baseline section.
@@ -428,6 +476,13 @@ impl Config {
             ws.input_file("dataset.tables", tables)?;
         }
         ws.input_dir("dataset.databases", &self.dataset.databases)?;
+        for (key, path, dir) in self.dataset.spider2_paths() {
+            if dir {
+                ws.input_dir(key, path)?;
+            } else {
+                ws.input_file(key, path)?;
+            }
+        }
         for (index, spec) in self.predictions.iter().enumerate() {
             let key = format!("predictions[{index}].path");
             ws.check_pattern(&key, &spec.path)?;
@@ -492,6 +547,12 @@ impl Config {
     fn refuse_dataset_changes(&self, base: &TrustedBase) -> Result<(), InputError> {
         let mut paths = vec![&self.dataset.gold, &self.dataset.databases];
         paths.extend(self.dataset.tables.as_ref());
+        let dataset = &self.dataset;
+        paths.extend(
+            [&dataset.gold_results, &dataset.gold_sql, &dataset.eval]
+                .into_iter()
+                .flatten(),
+        );
         if self.suite.kind == SuiteKind::Directory {
             paths.extend(self.suite.path.as_ref());
         }
@@ -548,8 +609,16 @@ impl Config {
         let dataset = &mut self.dataset;
         dataset.gold = base.join(&dataset.gold);
         dataset.databases = base.join(&dataset.databases);
-        if let Some(tables) = &dataset.tables {
-            dataset.tables = Some(base.join(tables));
+        for path in [
+            &mut dataset.tables,
+            &mut dataset.gold_results,
+            &mut dataset.gold_sql,
+            &mut dataset.eval,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            *path = base.join(&*path);
         }
         for spec in &mut self.predictions {
             spec.path = base.join(&spec.path).to_string_lossy().into_owned();

@@ -1,6 +1,6 @@
 //! Loading a benchmark: gold items, their databases and schemas, and difficulty labels.
 
-use crate::input::config::{DatasetConfig, DifficultySource};
+use crate::input::config::{DatasetConfig, DatasetKind, DifficultySource};
 use crate::sql::schema::{Schema, TableEntry, TablesJson};
 use crate::util::error::{read_bytes, InputError};
 use rayon::prelude::*;
@@ -26,6 +26,8 @@ pub struct GoldItem {
     pub difficulty: Option<String>,
     /// True when the item's database is absent and `skip_missing_databases` is set.
     pub skipped: bool,
+    /// Spider 2.0: the instance's gold answers and comparison settings (`dataset.kind: spider2`).
+    pub spider2: Option<Arc<crate::input::spider2::Spider2Gold>>,
 }
 
 /// One database of the benchmark.
@@ -55,8 +57,20 @@ pub struct Dataset {
 impl Dataset {
     /// Loads the dataset described by a config section.
     pub fn load(config: &DatasetConfig) -> Result<Dataset, InputError> {
-        let gold_bytes = read_bytes(&config.gold)?;
-        let mut items = parse_gold(&config.gold, &gold_bytes)?;
+        let (mut items, gold_bytes) = if config.kind == DatasetKind::Spider2 {
+            let (instances, digest) = crate::input::spider2::load_instances(config)?;
+            (
+                instances
+                    .into_iter()
+                    .enumerate()
+                    .map(spider2_item)
+                    .collect(),
+                digest,
+            )
+        } else {
+            let bytes = read_bytes(&config.gold)?;
+            (parse_gold(&config.gold, &bytes)?, bytes)
+        };
         let tables = match &config.tables {
             Some(path) => Some((TablesJson::load(path)?, read_bytes(path)?)),
             None => None,
@@ -82,6 +96,19 @@ impl Dataset {
     /// The SQLite file of an item, `None` when it is skipped.
     pub fn database_path(&self, item: &GoldItem) -> Option<&Path> {
         self.databases[&item.db_id].path.as_deref()
+    }
+}
+
+fn spider2_item((index, instance): (usize, crate::input::spider2::Instance)) -> GoldItem {
+    GoldItem {
+        index,
+        db_id: instance.db_id,
+        sql: instance.sql,
+        question: instance.question,
+        evidence: None,
+        difficulty: None,
+        skipped: false,
+        spider2: Some(instance.gold),
     }
 }
 
@@ -138,6 +165,7 @@ fn parse_gold_lines(path: &Path, bytes: &[u8]) -> Result<Vec<GoldItem>, InputErr
             evidence: None,
             difficulty: None,
             skipped: false,
+            spider2: None,
         });
     }
     Ok(items)
@@ -175,6 +203,7 @@ fn gold_item_from_json(
         evidence: text_field("evidence").filter(|e| !e.trim().is_empty()),
         difficulty: None,
         skipped: false,
+        spider2: None,
     })
 }
 
@@ -200,7 +229,7 @@ fn locate_databases(
     }
     let mut databases = BTreeMap::new();
     for (db_id, count) in counts {
-        let file = config.databases.join(db_id).join(format!("{db_id}.sqlite"));
+        let file = database_file(config, db_id);
         let exists = std::fs::symlink_metadata(&file).is_ok();
         if exists {
             crate::util::workspace::check_database(&config.databases, &file).map_err(
@@ -228,6 +257,16 @@ fn locate_databases(
         );
     }
     Ok(databases)
+}
+
+/// `<databases>/<db_id>/<db_id>.sqlite`; Spider 2.0's local databases lie flat:
+/// `<databases>/<db_id>.sqlite`.
+fn database_file(config: &DatasetConfig, db_id: &str) -> PathBuf {
+    let name = format!("{db_id}.sqlite");
+    match config.kind {
+        DatasetKind::Spider2 => config.databases.join(name),
+        _ => config.databases.join(db_id).join(name),
+    }
 }
 
 fn load_schema(

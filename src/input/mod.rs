@@ -7,8 +7,10 @@
 //! (schemas, hardness); must not import execution, metrics or anything later.
 
 pub mod config;
+pub mod csv;
 pub mod dataset;
 pub mod limits;
 pub mod predictions;
 pub mod provider_config;
+pub mod spider2;
 pub mod trusted;

@@ -115,7 +115,7 @@ pub fn parse_predictions_with_lines(
             ((parsed, lines), provided)
         }
         PredictionFormat::Tsv => keyed(path, gold_count, parse_tsv(path, bytes)?)?,
-        PredictionFormat::Jsonl => keyed(path, gold_count, parse_jsonl(path, bytes)?)?,
+        PredictionFormat::Jsonl => keyed(path, gold_count, parse_jsonl(path, bytes, dataset)?)?,
         PredictionFormat::BirdJson => keyed(path, gold_count, parse_bird_json(path, bytes)?)?,
     };
     if provided > gold_count {
@@ -269,8 +269,13 @@ fn parse_tsv(path: &Path, bytes: &[u8]) -> Result<Vec<Keyed>, InputError> {
     Ok(entries)
 }
 
-/// `{"id": .., "sql": ..}` per line.
-fn parse_jsonl(path: &Path, bytes: &[u8]) -> Result<Vec<Keyed>, InputError> {
+/// `{"id": .., "sql": ..}` per line; on a Spider 2.0 dataset the id is the `instance_id`.
+fn parse_jsonl(path: &Path, bytes: &[u8], dataset: &Dataset) -> Result<Vec<Keyed>, InputError> {
+    let instances: std::collections::HashMap<&str, usize> = dataset
+        .items
+        .iter()
+        .filter_map(|item| Some((item.spider2.as_ref()?.instance_id.as_str(), item.index)))
+        .collect();
     let lines = text_lines(path, bytes)?;
     let mut entries = Vec::new();
     for (number, line) in lines.iter().enumerate() {
@@ -283,12 +288,20 @@ fn parse_jsonl(path: &Path, bytes: &[u8]) -> Result<Vec<Keyed>, InputError> {
                 InputError::malformed(path, &location, format!("not a JSON object: {e}"))
             })?;
         let index = match record.get("id") {
+            Some(serde_json::Value::String(s)) if !instances.is_empty() => {
+                instances.get(s.as_str()).copied()
+            }
             Some(serde_json::Value::Number(n)) => n.as_u64().map(|n| n as usize),
             Some(serde_json::Value::String(s)) => parse_index(s),
             _ => None,
         }
         .ok_or_else(|| {
-            InputError::malformed(path, &location, "`id` must be a 0-based gold index")
+            let expected = if instances.is_empty() {
+                "a 0-based gold index"
+            } else {
+                "an `instance_id` of the task file"
+            };
+            InputError::malformed(path, &location, format!("`id` must be {expected}"))
         })?;
         let sql = match record.get("sql") {
             Some(serde_json::Value::String(s)) => non_empty(s),

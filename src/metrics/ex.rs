@@ -1,8 +1,10 @@
 //! Execution accuracy (EX): run gold and prediction on the item's database and compare the
 //! results under the configured profile.
 
-use super::{gold_and_prediction, prediction_failure, Env, Metric, Outcome, Score};
+use super::{gold_and_prediction, gold_failure, prediction_failure, Env, Metric, Outcome, Score};
+use crate::engine::spider2::{tables_match, Frame, Semantics};
 use crate::input::dataset::GoldItem;
+use crate::input::spider2::{resolve_condition_cols, AnswerSource, GoldAnswer, Spider2Gold};
 
 /// The `ex` metric.
 pub struct ExecutionAccuracy;
@@ -13,6 +15,9 @@ impl Metric for ExecutionAccuracy {
     }
 
     fn score(&self, env: &Env<'_>, item: &GoldItem, prediction: Option<&str>) -> Score {
+        if let Some(gold) = &item.spider2 {
+            return score_spider2(env, item, gold, prediction);
+        }
         let (run, prediction) = match gold_and_prediction(env, item, prediction) {
             Ok(pair) => pair,
             Err(unscored) => return unscored,
@@ -38,6 +43,81 @@ impl Metric for ExecutionAccuracy {
             first
         } else {
             Score::binary(true)
+        }
+    }
+}
+
+/// Spider 2.0: right when the prediction matches any of the item's gold answers under its
+/// `condition_cols` and `ignore_order`. A gold query that fails leaves the item unscored unless
+/// another answer matches (or the prediction itself fails while some answer ran).
+fn score_spider2(
+    env: &Env<'_>,
+    item: &GoldItem,
+    gold: &Spider2Gold,
+    prediction: Option<&str>,
+) -> Score {
+    let Some(db) = env.dataset.database_path(item) else {
+        return Score::unscored(Outcome::Skipped, "database absent");
+    };
+    let mut unscored = None;
+    let mut answers = Vec::with_capacity(gold.answers.len());
+    for (number, answer) in gold.answers.iter().enumerate() {
+        match gold_frame(env, item, number, answer, db) {
+            Ok(frame) => answers.push((answer, frame)),
+            Err(score) => unscored = unscored.or(Some(score)),
+        }
+    }
+    let Some(prediction) = prediction else {
+        return unscored
+            .filter(|_| answers.is_empty())
+            .unwrap_or_else(Score::missing);
+    };
+    let predicted = match env.executor.run_table(db, prediction) {
+        Ok(table) => Frame::from_rows(table.columns.len(), &table.rows),
+        Err(e) if !answers.is_empty() || unscored.is_none() => return prediction_failure(e),
+        Err(_) => return unscored.unwrap_or_else(Score::missing),
+    };
+    let semantics = env
+        .profile
+        .spider2_semantics()
+        .unwrap_or(Semantics::Official);
+    for (answer, frame) in &answers {
+        let selection = match resolve_condition_cols(&answer.condition_cols, frame.width()) {
+            Ok(selection) => selection,
+            Err(reason) => {
+                let reason = format!("{reason} of {}", answer.file.display());
+                unscored = unscored.or(Some(Score::unscored(Outcome::GoldError, reason)));
+                continue;
+            }
+        };
+        match tables_match(&predicted, frame, &selection, gold.ignore_order, semantics) {
+            Ok(true) => return Score::binary(true),
+            Ok(false) => {}
+            Err(reason) => {
+                unscored = unscored.or(Some(Score::unscored(Outcome::Unavailable, reason)))
+            }
+        }
+    }
+    unscored.unwrap_or_else(|| Score::binary(false))
+}
+
+/// One gold answer's result as the official comparison sees it: its stored table, or its query
+/// run on the item's database (once for every system).
+fn gold_frame(
+    env: &Env<'_>,
+    item: &GoldItem,
+    number: usize,
+    answer: &GoldAnswer,
+    db: &std::path::Path,
+) -> Result<Frame, Score> {
+    match &answer.source {
+        AnswerSource::Table(table) => Ok(Frame::from_csv(table.columns.len(), &table.rows)),
+        AnswerSource::Sql(sql) => {
+            let result = env.gold_answer(item, number, sql, db);
+            match &result.rows {
+                Ok(rows) => Ok(Frame::from_rows(result.columns.len(), rows)),
+                Err(e) => Err(gold_failure(e)),
+            }
         }
     }
 }

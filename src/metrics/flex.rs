@@ -242,9 +242,7 @@ impl Metric for Flex {
         let gold = env.gold_result(item, db);
         let gold_rows = match &gold.rows {
             Ok(rows) => rows,
-            Err(e) => {
-                return Score::unscored(Outcome::GoldError, format!("gold query failed: {e}"))
-            }
+            Err(e) => return super::gold_failure(e),
         };
         let Some(prediction) = prediction else {
             return Score::missing();

@@ -145,6 +145,9 @@ pub enum Outcome {
     PredTimeout,
     /// The gold query failed: a dataset defect, excluded from denominators.
     GoldError,
+    /// The gold query hit the time limit: not charged to the prediction, excluded from
+    /// denominators.
+    GoldTimeout,
     /// No prediction was given (scored wrong).
     Missing,
     /// The item's database is absent (excluded from denominators).
@@ -157,12 +160,13 @@ pub enum Outcome {
 
 impl Outcome {
     /// All outcomes, in report order.
-    pub const ALL: [Outcome; 8] = [
+    pub const ALL: [Outcome; 9] = [
         Outcome::Match,
         Outcome::Mismatch,
         Outcome::PredError,
         Outcome::PredTimeout,
         Outcome::GoldError,
+        Outcome::GoldTimeout,
         Outcome::Missing,
         Outcome::Skipped,
         Outcome::Unavailable,
@@ -176,6 +180,7 @@ impl Outcome {
             Outcome::PredError => "pred_error",
             Outcome::PredTimeout => "pred_timeout",
             Outcome::GoldError => "gold_error",
+            Outcome::GoldTimeout => "gold_timeout",
             Outcome::Missing => "missing",
             Outcome::Skipped => "skipped",
             Outcome::Unavailable => "unavailable",
@@ -191,8 +196,13 @@ impl Outcome {
     pub fn is_scored(self) -> bool {
         !matches!(
             self,
-            Outcome::GoldError | Outcome::Skipped | Outcome::Unavailable
+            Outcome::GoldError | Outcome::GoldTimeout | Outcome::Skipped | Outcome::Unavailable
         )
+    }
+
+    /// Whether the gold query failed or timed out.
+    pub fn is_gold_failure(self) -> bool {
+        matches!(self, Outcome::GoldError | Outcome::GoldTimeout)
     }
 }
 
@@ -492,7 +502,7 @@ pub struct Env<'a> {
     pub qas_weight: f64,
     /// R-VES: timed runs of gold and prediction per item.
     pub rves_repetitions: usize,
-    gold: Mutex<HashMap<(usize, PathBuf), GoldSlot>>,
+    gold: Mutex<HashMap<(usize, usize, PathBuf), GoldSlot>>,
     gold_cache: Option<&'a crate::suites::gold_cache::GoldCache>,
 }
 
@@ -568,15 +578,31 @@ impl<'a> Env<'a> {
 
     /// The item's gold result on database `db`, run once however many systems ask.
     pub fn gold_result(&self, item: &GoldItem, db: &Path) -> Arc<GoldResult> {
+        self.gold_answer(item, 0, &item.sql, db)
+    }
+
+    /// The result of the item's gold answer number `answer` (query `sql`; answer 0 is the
+    /// item's own `sql`) on database `db`, run once however many systems ask.
+    pub fn gold_answer(
+        &self,
+        item: &GoldItem,
+        answer: usize,
+        sql: &str,
+        db: &Path,
+    ) -> Arc<GoldResult> {
         let slot = {
             let mut slots = self
                 .gold
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
-            Arc::clone(slots.entry((item.index, db.to_path_buf())).or_default())
+            Arc::clone(
+                slots
+                    .entry((item.index, answer, db.to_path_buf()))
+                    .or_default(),
+            )
         };
         Arc::clone(slot.get_or_init(|| {
-            let prepared = self.profile.prepare_gold(&item.sql);
+            let prepared = self.profile.prepare_gold(sql);
             let cached = self
                 .gold_cache
                 .and_then(|cache| Some((cache, cache.key(&item.db_id, db, &prepared.sql)?)));
@@ -630,10 +656,20 @@ pub(crate) fn gold_run<'e>(env: &'e Env<'_>, item: &GoldItem) -> Result<GoldRun<
     };
     let gold = env.gold_result(item, db);
     if let Err(e) = &gold.rows {
-        let reason = format!("gold query failed: {e}");
-        return Err(Score::unscored(Outcome::GoldError, reason));
+        return Err(gold_failure(e));
     }
     Ok(GoldRun { db, gold })
+}
+
+/// The verdict on an item whose gold query did not run: not scored, with the reason;
+/// `gold_timeout` when it hit the time limit, `gold_error` otherwise.
+pub(crate) fn gold_failure(error: &ExecError) -> Score {
+    match error {
+        ExecError::Timeout(_) => {
+            Score::unscored(Outcome::GoldTimeout, format!("gold query {error}"))
+        }
+        _ => Score::unscored(Outcome::GoldError, format!("gold query failed: {error}")),
+    }
 }
 
 /// The gold run and the prediction of an item that can be scored; otherwise the verdict that

@@ -17,7 +17,9 @@
 //! variation) is reported per item as the timing noise.
 
 use super::soft_f1::python_sum;
-use super::{gold_and_prediction, prediction_failure, Details, Env, Metric, Outcome, Score};
+use super::{
+    gold_and_prediction, gold_failure, prediction_failure, Details, Env, Metric, Outcome, Score,
+};
 use crate::engine::exec::ExecError;
 use crate::input::dataset::GoldItem;
 use std::time::Instant;
@@ -114,10 +116,8 @@ impl Metric for RewardVes {
             env.executor.run(run.db, sql)?;
             Ok(started.elapsed().as_secs_f64().max(1e-9))
         };
-        let gold_failure =
-            |e: ExecError| Score::unscored(Outcome::GoldError, format!("gold query failed: {e}"));
         if let Err(e) = timed(gold_sql) {
-            return gold_failure(e);
+            return gold_failure(&e);
         }
         let mut ratios = Vec::with_capacity(env.rves_repetitions);
         for _ in 0..env.rves_repetitions {
@@ -127,7 +127,7 @@ impl Metric for RewardVes {
             };
             match timed(gold_sql) {
                 Ok(gold_time) => ratios.push(gold_time / predicted_time),
-                Err(e) => return gold_failure(e),
+                Err(e) => return gold_failure(&e),
             }
         }
         let (time_ratio, reward) = official_reward(&ratios);

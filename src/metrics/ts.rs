@@ -83,10 +83,11 @@ fn score_on_suite(
         let gold_rows = match &gold.rows {
             Ok(rows) => rows,
             Err(e) => {
+                let failure = super::gold_failure(e);
                 return Score::unscored(
-                    Outcome::GoldError,
-                    format!("gold query failed on {name}: {e}"),
-                )
+                    failure.outcome,
+                    format!("on {name}: {}", failure.error.unwrap_or_default()),
+                );
             }
         };
         let rows = match env.executor.run(db, run_sql) {

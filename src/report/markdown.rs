@@ -432,7 +432,7 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         marker => input.marker,
         passed => input.gate.passed,
         reasons => input.gate.reasons,
-        notes => input.gate.notes,
+        notes => input.gate.notes.iter().cloned().chain(crate::report::summary::gold_failure_note(input.evaluation)).collect::<Vec<_>>(),
         gate_metric => input.gate_metric,
         headline => input.gate.headline(),
         unchanged_rows => unchanged_rows,
@@ -602,7 +602,9 @@ fn item_view(
         .zip(evaluation.dataset.database_path(item))
         .map(|(executor, db)| {
             let old = baseline.as_ref().map(|b| b.prediction.as_deref());
-            result_rows(executor, db, &item.sql, old, prediction.as_deref())
+            let stored = stored_gold_rows(item);
+            let gold = stored.as_deref().ok_or(item.sql.as_str());
+            result_rows(executor, db, gold, old, prediction.as_deref())
         });
     ItemView {
         system: system.to_string(),
@@ -626,12 +628,39 @@ fn gate_base_metric(metric: &str) -> &str {
     metric.split('.').next().unwrap_or(metric)
 }
 
-/// The first rows of the gold, old (`None`: no baseline system; `Some(None)`: its prediction
-/// was not stored) and new queries on the item's database, as comment lines.
+/// The first rows of a Spider 2.0 item's first gold answer when it is a stored result file, as
+/// comment lines; `None` for any other item.
+fn stored_gold_rows(item: &crate::input::dataset::GoldItem) -> Option<String> {
+    let answer = item.spider2.as_ref()?.answers.first()?;
+    let crate::input::spider2::AnswerSource::Table(table) = &answer.source else {
+        return None;
+    };
+    let name = answer.file.file_name()?.to_string_lossy();
+    let rows = table.rows.iter().cloned();
+    Some(rows_text(&format!("gold ({name})"), table.rows.len(), rows))
+}
+
+/// `count` rows under a label, the first [`RESULT_ROWS`] of them shown, as comment lines.
+fn rows_text(label: &str, count: usize, rows: impl Iterator<Item = Vec<String>>) -> String {
+    let first = if count > RESULT_ROWS {
+        format!(", first {RESULT_ROWS}")
+    } else {
+        String::new()
+    };
+    let mut text = format!("-- {label}: {count} row(s){first}\n");
+    for cells in rows.take(RESULT_ROWS) {
+        text.push_str(&format!("--   {}\n", cells.join(" | ")));
+    }
+    text
+}
+
+/// The first rows of the gold (its stored rows when `gold` is `Ok`, else its query's), old
+/// (`None`: no baseline system; `Some(None)`: its prediction was not stored) and new queries on
+/// the item's database, as comment lines.
 fn result_rows(
     executor: &Executor,
     db: &std::path::Path,
-    gold: &str,
+    gold: Result<&str, &str>,
     old: Option<Option<&str>>,
     new: Option<&str>,
 ) -> String {
@@ -641,31 +670,23 @@ fn result_rows(
         };
         match executor.run(db, sql) {
             Ok(rows) => {
-                let mut text = format!(
-                    "-- {label}: {} row(s){}\n",
-                    rows.len(),
-                    if rows.len() > RESULT_ROWS {
-                        format!(", first {RESULT_ROWS}")
-                    } else {
-                        String::new()
-                    }
-                );
-                for row in rows.iter().take(RESULT_ROWS) {
-                    let cells: Vec<String> = row
-                        .iter()
+                let cells = rows.iter().map(|row| {
+                    row.iter()
                         .map(|v| match v {
                             crate::engine::value::Value::Null => "NULL".to_string(),
                             other => crate::engine::denotation::python_str(other),
                         })
-                        .collect();
-                    text.push_str(&format!("--   {}\n", cells.join(" | ")));
-                }
-                text
+                        .collect()
+                });
+                rows_text(label, rows.len(), cells)
             }
             Err(e) => format!("-- {label}: error: {e}\n"),
         }
     };
-    let mut text = run("gold", Some(gold));
+    let mut text = match gold {
+        Ok(stored) => stored.to_string(),
+        Err(sql) => run("gold", Some(sql)),
+    };
     match old {
         Some(Some(sql)) => text.push_str(&run("baseline prediction", Some(sql))),
         Some(None) => text.push_str("-- baseline prediction: not stored in this baseline\n"),

@@ -282,9 +282,10 @@ pub fn summary_json(
         "sqlgate_version": env!("CARGO_PKG_VERSION"),
         "dataset": {
             "items": dataset.items.len(),
-            "scored": dataset.scored_count() - evaluation.gold_errors().len(),
+            "scored": dataset.scored_count() - evaluation.gold_failures().len(),
             "skipped": dataset.items.len() - dataset.scored_count(),
             "gold_errors": evaluation.gold_errors(),
+            "gold_timeouts": evaluation.gold_timeouts(),
             "sha256": dataset.sha256,
         },
         "metrics": evaluation.metrics,
@@ -552,26 +553,44 @@ fn cells_row(
     row
 }
 
+/// What the gold failures of a run mean, when there are any: the items whose gold query
+/// failed or timed out, excluded from every denominator rather than charged to the predictions.
+pub fn gold_failure_note(evaluation: &Evaluation) -> Option<String> {
+    let (errors, timeouts) = (evaluation.gold_errors(), evaluation.gold_timeouts());
+    let mut parts = Vec::new();
+    if !errors.is_empty() {
+        parts.push(format!("fails on items {errors:?}"));
+    }
+    if !timeouts.is_empty() {
+        parts.push(format!("times out on items {timeouts:?}"));
+    }
+    (!parts.is_empty()).then(|| {
+        format!(
+            "the gold query {}; they are excluded from every denominator, not charged to the predictions",
+            parts.join(" and ")
+        )
+    })
+}
+
 /// The human summary printed on stdout.
 pub fn human(evaluation: &Evaluation, summary: &Summary) -> String {
     let dataset = &evaluation.dataset;
     let skipped = dataset.items.len() - dataset.scored_count();
     let gold_errors = evaluation.gold_errors();
+    let gold_timeouts = evaluation.gold_timeouts();
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "sqlgate {}: {} items, {} scored, {} skipped (database absent), {} gold errors",
+        "sqlgate {}: {} items, {} scored, {} skipped (database absent), {} gold errors, {} gold timeouts",
         env!("CARGO_PKG_VERSION"),
         dataset.items.len(),
-        dataset.scored_count() - gold_errors.len(),
+        dataset.scored_count() - evaluation.gold_failures().len(),
         skipped,
-        gold_errors.len()
+        gold_errors.len(),
+        gold_timeouts.len()
     );
-    if !gold_errors.is_empty() {
-        let _ = writeln!(
-            out,
-            "WARNING: the gold query fails on items {gold_errors:?}; they are excluded from every denominator"
-        );
+    if let Some(warning) = gold_failure_note(evaluation) {
+        let _ = writeln!(out, "WARNING: {warning}");
     }
     for system in &summary.systems {
         let _ = writeln!(

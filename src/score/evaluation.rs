@@ -117,14 +117,29 @@ impl Evaluation {
         &self.results[system * items..(system + 1) * items]
     }
 
-    /// Items whose gold query failed under any metric (a dataset defect).
+    /// Items whose gold query failed or timed out under any metric, excluded from every
+    /// denominator.
+    pub fn gold_failures(&self) -> Vec<usize> {
+        self.items_with(Outcome::is_gold_failure)
+    }
+
+    /// Items whose gold query failed (not by timing out) under any metric: a dataset defect.
     pub fn gold_errors(&self) -> Vec<usize> {
+        self.items_with(|o| o == Outcome::GoldError)
+    }
+
+    /// Items whose gold query timed out under any metric.
+    pub fn gold_timeouts(&self) -> Vec<usize> {
+        self.items_with(|o| o == Outcome::GoldTimeout)
+    }
+
+    fn items_with(&self, outcome: impl Fn(Outcome) -> bool) -> Vec<usize> {
         let Some(first) = self.systems.first().map(|_| self.system_results(0)) else {
             return Vec::new();
         };
         first
             .iter()
-            .filter(|r| r.scores.iter().any(|s| s.outcome == Outcome::GoldError))
+            .filter(|r| r.scores.iter().any(|s| outcome(s.outcome)))
             .map(|r| r.index)
             .collect()
     }

@@ -20,6 +20,7 @@ fn dataset() -> Dataset {
                 evidence: None,
                 difficulty: None,
                 skipped: false,
+                spider2: None,
             })
             .collect(),
         databases: Default::default(),

@@ -1,0 +1,504 @@
+//! Spider 2.0's result comparison (`compare_pandas_table` and `compare_multi_pandas_table` of
+//! xlang-ai/Spider2 `spider2-lite/evaluation_suite/evaluate.py`), including the pandas round
+//! trip every result makes there, and a sound variant of its `ignore_order`.
+//!
+//! Official pipeline: a predicted result is read with `pd.read_sql_query` in chunks of 500 rows,
+//! each chunk appended to a CSV file with `to_csv`, and the file read back with `pd.read_csv`;
+//! gold results are such CSV files. So values reach the comparison as `read_csv` types them:
+//! per column int64, float64 (an integer column with a missing value becomes float), bool, or
+//! text; `""`, `NULL`, `None`, `nan`, `N/A` ... are missing (NaN), and the text `007` is the
+//! number 7. [`Frame::from_rows`] and [`Frame::from_csv`] reproduce that, and [`Frame::vectors`]
+//! the lists `DataFrame.transpose().values.tolist()` gives (an all-numeric selection with a
+//! float column turns its integers into floats).
+//!
+//! The comparison: every selected gold column (`condition_cols`, else all) must equal some
+//! predicted column (extra predicted columns are allowed; one predicted column may serve several
+//! gold columns). Two columns are equal when they have the same length and, pairwise, both
+//! values are missing, or both are numbers with `math.isclose(a, b, abs_tol=1e-2)`, or they are
+//! equal otherwise. With `ignore_order` the official code sorts each column on its own (by
+//! `str(x)`) before comparing, which accepts rows whose values were scrambled across rows, and
+//! misses tolerance matches the string order separates (`9.999` sorts after `9.0`, `10.0`
+//! before). The sound variant ([`Semantics::Sound`]) instead requires one row permutation of the
+//! prediction under which every gold column equals its predicted column in order.
+
+use crate::engine::denotation::{perfect_matching, python_str};
+use crate::engine::value::{Row, Value};
+use std::cmp::Ordering;
+
+/// Rows per chunk of the official `pd.read_sql_query(..., chunksize=500)` export.
+const EXPORT_CHUNK: usize = 500;
+/// The official tolerance (`abs_tol` of `math.isclose`).
+const TOLERANCE: f64 = 1e-2;
+/// Most rows the sound variant matches row by row when sorting cannot align them.
+const MAX_MATCHING_ROWS: usize = 2_000;
+/// Most column assignments the sound variant tries before it gives up.
+const MAX_ASSIGNMENTS: usize = 10_000;
+/// `pd.read_csv`'s default missing-value markers.
+const NA_VALUES: [&str; 19] = [
+    "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+    "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null",
+];
+
+/// One value as the official comparison sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    /// Missing (NaN).
+    Na,
+    /// An integer.
+    Int(i64),
+    /// A float.
+    Float(f64),
+    /// A boolean (`True` / `False` in the CSV).
+    Bool(bool),
+    /// Text.
+    Str(String),
+}
+
+/// How `pd.read_csv` typed a column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Dtype {
+    Int,
+    Float,
+    Other,
+}
+
+/// One column as `pd.read_csv` types it.
+#[derive(Debug, Clone)]
+struct Column {
+    dtype: Dtype,
+    cells: Vec<Cell>,
+}
+
+/// A result table as the official code holds it after `pd.read_csv`.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    columns: Vec<Column>,
+}
+
+/// Which `ignore_order` semantics apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Semantics {
+    /// The official code: each column sorted on its own.
+    Official,
+    /// One row permutation for every column.
+    Sound,
+}
+
+impl Frame {
+    /// A gold result file's cells (`columns` columns), typed as `pd.read_csv` types them.
+    pub fn from_csv(columns: usize, rows: &[Vec<String>]) -> Frame {
+        let columns = (0..columns)
+            .map(|c| infer(rows.iter().map(|r| r[c].as_str())))
+            .collect();
+        Frame { columns }
+    }
+
+    /// A query result (`columns` columns) after the official export to CSV (in chunks of 500
+    /// rows) and `pd.read_csv`.
+    pub fn from_rows(columns: usize, rows: &[Row]) -> Frame {
+        let columns = (0..columns)
+            .map(|c| {
+                let texts: Vec<String> = rows
+                    .chunks(EXPORT_CHUNK)
+                    .flat_map(|chunk| export_chunk(chunk.iter().map(|r| &r[c])))
+                    .collect();
+                infer(texts.iter().map(String::as_str))
+            })
+            .collect();
+        Frame { columns }
+    }
+
+    /// How many columns the table has.
+    pub fn width(&self) -> usize {
+        self.columns.len()
+    }
+
+    /// The selected columns as `frame.iloc[:, selection].transpose().values.tolist()` gives
+    /// them: integers become floats when every selected column is numeric and one is float.
+    pub fn vectors(&self, selection: &[usize]) -> Vec<Vec<Cell>> {
+        let dtypes: Vec<Dtype> = selection.iter().map(|&c| self.columns[c].dtype).collect();
+        let as_float = dtypes.contains(&Dtype::Float) && !dtypes.contains(&Dtype::Other);
+        selection
+            .iter()
+            .map(|&c| {
+                let cells = self.columns[c].cells.iter();
+                match as_float {
+                    true => cells
+                        .map(|cell| match cell {
+                            Cell::Int(i) => Cell::Float(*i as f64),
+                            other => other.clone(),
+                        })
+                        .collect(),
+                    false => cells.cloned().collect(),
+                }
+            })
+            .collect()
+    }
+}
+
+/// The texts `to_csv` writes for one column of one chunk, typed as `pd.read_sql_query` types
+/// it: integers alone stay integers; integers with reals or NULLs become floats (`3.0`);
+/// anything with text or bytes is written value by value (`str(x)`); NULL is empty.
+fn export_chunk<'a>(values: impl Iterator<Item = &'a Value> + Clone) -> Vec<String> {
+    let mut kinds = values.clone().map(|v| match v {
+        Value::Null => 0,
+        Value::Int(_) => 1,
+        Value::Real(_) => 2,
+        Value::Text(_) | Value::Blob(_) => 3,
+    });
+    let all_int = kinds.clone().all(|k| k == 1);
+    let numeric = kinds.clone().any(|k| k == 1 || k == 2) && !kinds.any(|k| k == 3);
+    values
+        .map(|v| match v {
+            Value::Null => String::new(),
+            Value::Int(i) if numeric && !all_int => python_str(&Value::Real(*i as f64)),
+            other => python_str(other),
+        })
+        .collect()
+}
+
+/// `pd.read_csv`'s type for one column's texts: int64 when every text is an integer, float64
+/// when every present text is a number (missing ones are NaN), bool for `True` / `False`, text
+/// otherwise; a column of missing values only is float64.
+fn infer<'a>(texts: impl Iterator<Item = &'a str> + Clone) -> Column {
+    let present = texts.clone().filter(|t| !NA_VALUES.contains(t));
+    let any_missing = texts.clone().any(|t| NA_VALUES.contains(&t));
+    let integers = present.clone().all(|t| t.parse::<i64>().is_ok());
+    let floats = present.clone().all(|t| parse_float(t).is_some());
+    let bools = present.clone().all(|t| parse_bool(t).is_some());
+    let empty = texts.clone().next().is_none();
+    let has_present = present.clone().next().is_some();
+    let (dtype, parse): (Dtype, fn(&str) -> Cell) = if empty {
+        (Dtype::Other, |t| Cell::Str(t.to_string()))
+    } else if integers && has_present && !any_missing {
+        (Dtype::Int, |t| Cell::Int(t.parse().unwrap_or_default()))
+    } else if floats {
+        (Dtype::Float, |t| {
+            parse_float(t).map_or(Cell::Na, Cell::Float)
+        })
+    } else if bools {
+        (Dtype::Other, |t| parse_bool(t).map_or(Cell::Na, Cell::Bool))
+    } else {
+        (Dtype::Other, |t| Cell::Str(t.to_string()))
+    };
+    let cells = texts
+        .map(|t| match NA_VALUES.contains(&t) {
+            true => Cell::Na,
+            false => parse(t),
+        })
+        .collect();
+    Column { dtype, cells }
+}
+
+/// A float as `read_csv` reads one (decimal or exponent notation, `inf`, `Infinity`).
+fn parse_float(text: &str) -> Option<f64> {
+    let value: f64 = text.parse().ok()?;
+    (!value.is_nan()).then_some(value)
+}
+
+fn parse_bool(text: &str) -> Option<bool> {
+    match text {
+        "True" | "TRUE" | "true" => Some(true),
+        "False" | "FALSE" | "false" => Some(false),
+        _ => None,
+    }
+}
+
+impl Cell {
+    /// The value as a number, when Python sees one (`isinstance(x, (int, float))`; NaN too).
+    fn number(&self) -> Option<f64> {
+        match self {
+            Cell::Na => Some(f64::NAN),
+            Cell::Int(i) => Some(*i as f64),
+            Cell::Float(f) => Some(*f),
+            Cell::Bool(b) => Some(f64::from(u8::from(*b))),
+            Cell::Str(_) => None,
+        }
+    }
+
+    /// The official sort key of `ignore_order`: `(str(x), isinstance(x, (int, float)))`.
+    fn sort_key(&self) -> (String, bool) {
+        let text = match self {
+            Cell::Na => "nan".to_string(),
+            Cell::Int(i) => i.to_string(),
+            Cell::Float(f) => python_str(&Value::Real(*f)),
+            Cell::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+            Cell::Str(s) => s.clone(),
+        };
+        (text, self.number().is_some())
+    }
+}
+
+/// The official element test: both missing, or both numbers within the tolerance, or equal.
+fn cells_match(a: &Cell, b: &Cell) -> bool {
+    if *a == Cell::Na && *b == Cell::Na {
+        return true;
+    }
+    match (a.number(), b.number(), a, b) {
+        (Some(x), Some(y), _, _) => is_close(x, y),
+        (_, _, Cell::Str(s), Cell::Str(t)) => s == t,
+        _ => false,
+    }
+}
+
+/// Python's `math.isclose(x, y, abs_tol=1e-2)` (with its default `rel_tol=1e-9`).
+fn is_close(x: f64, y: f64) -> bool {
+    if x == y {
+        return true;
+    }
+    if x.is_infinite() || y.is_infinite() {
+        return false;
+    }
+    let difference = (x - y).abs();
+    difference <= 1e-9 * y.abs() || difference <= 1e-9 * x.abs() || difference <= TOLERANCE
+}
+
+/// The official `vectors_match`.
+fn vectors_match(gold: &[Cell], pred: &[Cell], ignore_order: bool) -> bool {
+    if gold.len() != pred.len() {
+        return false;
+    }
+    if !ignore_order {
+        return gold.iter().zip(pred).all(|(a, b)| cells_match(a, b));
+    }
+    let sorted = |cells: &[Cell]| -> Vec<Cell> {
+        let mut keyed: Vec<((String, bool), &Cell)> =
+            cells.iter().map(|c| (c.sort_key(), c)).collect();
+        keyed.sort_by(|a, b| a.0.cmp(&b.0));
+        keyed.into_iter().map(|(_, c)| c.clone()).collect()
+    };
+    let (gold, pred) = (sorted(gold), sorted(pred));
+    gold.iter().zip(&pred).all(|(a, b)| cells_match(a, b))
+}
+
+/// Whether `pred` answers `gold` on the gold columns `selection`: the official
+/// `compare_pandas_table`, or its sound variant. `Err` when the sound variant cannot decide
+/// within its bounds.
+pub fn tables_match(
+    pred: &Frame,
+    gold: &Frame,
+    selection: &[usize],
+    ignore_order: bool,
+    semantics: Semantics,
+) -> Result<bool, String> {
+    let gold = gold.vectors(selection);
+    let pred = pred.vectors(&(0..pred.width()).collect::<Vec<_>>());
+    if semantics == Semantics::Official || !ignore_order {
+        return Ok(gold
+            .iter()
+            .all(|g| pred.iter().any(|p| vectors_match(g, p, ignore_order))));
+    }
+    SoundSearch::new(&gold, &pred).decide()
+}
+
+/// The sound `ignore_order`: a row permutation and, for each gold column, a predicted column
+/// equal to it in order under that permutation.
+struct SoundSearch<'a> {
+    gold: Vec<&'a [Cell]>,
+    pred: &'a [Vec<Cell>],
+    /// `candidates[g]`: predicted columns holding the same values as gold column `g` (as bags).
+    candidates: Vec<Vec<usize>>,
+    tried: usize,
+}
+
+impl<'a> SoundSearch<'a> {
+    fn new(gold: &'a [Vec<Cell>], pred: &'a [Vec<Cell>]) -> Self {
+        let mut distinct: Vec<&[Cell]> = Vec::new();
+        for column in gold {
+            if !distinct.contains(&column.as_slice()) {
+                distinct.push(column);
+            }
+        }
+        let candidates = distinct
+            .iter()
+            .map(|g| {
+                let mut seen: Vec<&[Cell]> = Vec::new();
+                (0..pred.len())
+                    .filter(|&p| {
+                        let column = pred[p].as_slice();
+                        let new = !seen.contains(&column);
+                        seen.push(column);
+                        new && g.len() == column.len()
+                    })
+                    .collect()
+            })
+            .collect();
+        SoundSearch {
+            gold: distinct,
+            pred,
+            candidates,
+            tried: 0,
+        }
+    }
+
+    fn decide(mut self) -> Result<bool, String> {
+        let mut candidates = std::mem::take(&mut self.candidates);
+        for (g, list) in candidates.iter_mut().enumerate() {
+            let gold = self.gold[g];
+            let mut kept = Vec::new();
+            for &p in list.iter() {
+                if self.rows_align(&[gold], &[&self.pred[p]])? {
+                    kept.push(p);
+                }
+            }
+            *list = kept;
+        }
+        self.candidates = candidates;
+        if self.gold.is_empty() {
+            return Ok(true);
+        }
+        let mut chosen = Vec::with_capacity(self.gold.len());
+        self.extend(&mut chosen)
+    }
+
+    /// Backtracking over column assignments; every prefix must already align row by row.
+    fn extend(&mut self, chosen: &mut Vec<usize>) -> Result<bool, String> {
+        let g = chosen.len();
+        if g == self.gold.len() {
+            return Ok(true);
+        }
+        for p in self.candidates[g].clone() {
+            chosen.push(p);
+            let gold: Vec<&[Cell]> = self.gold[..=g].to_vec();
+            let pred: Vec<&[Cell]> = chosen.iter().map(|&p| self.pred[p].as_slice()).collect();
+            if self.rows_align(&gold, &pred)? && self.extend(chosen)? {
+                return Ok(true);
+            }
+            chosen.pop();
+        }
+        Ok(false)
+    }
+
+    /// Whether the rows of `gold` (columns) can be paired one to one with the rows of `pred`
+    /// (the same number of columns) so that every paired cell matches.
+    fn rows_align(&mut self, gold: &[&[Cell]], pred: &[&[Cell]]) -> Result<bool, String> {
+        self.tried += 1;
+        if self.tried > MAX_ASSIGNMENTS {
+            return Err(format!(
+                "spider2-sound: more than {MAX_ASSIGNMENTS} column assignments to try"
+            ));
+        }
+        let rows = gold.first().map_or(0, |c| c.len());
+        let row = |columns: &[&[Cell]], r: usize| -> Vec<Cell> {
+            columns.iter().map(|c| c[r].clone()).collect()
+        };
+        let sorted = |columns: &[&[Cell]]| -> Vec<Vec<Cell>> {
+            let mut all: Vec<Vec<Cell>> = (0..rows).map(|r| row(columns, r)).collect();
+            all.sort_by(|a, b| canonical_rows(a, b));
+            all
+        };
+        let (sorted_gold, sorted_pred) = (sorted(gold), sorted(pred));
+        let same = |a: &[Cell], b: &[Cell]| a.iter().zip(b).all(|(x, y)| cells_match(x, y));
+        if sorted_gold
+            .iter()
+            .zip(&sorted_pred)
+            .all(|(a, b)| same(a, b))
+        {
+            return Ok(true);
+        }
+        if rows > MAX_MATCHING_ROWS {
+            return Err(format!(
+                "spider2-sound: {rows} rows that sorting cannot align exceed the matching limit of {MAX_MATCHING_ROWS}"
+            ));
+        }
+        let neighbours: Vec<Vec<usize>> = sorted_gold
+            .iter()
+            .map(|g| (0..rows).filter(|&p| same(g, &sorted_pred[p])).collect())
+            .collect();
+        Ok(perfect_matching(&neighbours, rows))
+    }
+}
+
+/// A total order on rows of cells that keeps equal values together: missing, then numbers by
+/// value, then text.
+fn canonical_rows(a: &[Cell], b: &[Cell]) -> Ordering {
+    let rank = |c: &Cell| match c {
+        Cell::Na => 0,
+        Cell::Str(_) => 2,
+        _ => 1,
+    };
+    for (x, y) in a.iter().zip(b) {
+        let ordering = rank(x).cmp(&rank(y)).then_with(|| match (x, y) {
+            (Cell::Str(s), Cell::Str(t)) => s.cmp(t),
+            _ => match (x.number(), y.number()) {
+                (Some(p), Some(q)) if !p.is_nan() && !q.is_nan() => p.total_cmp(&q),
+                _ => Ordering::Equal,
+            },
+        });
+        if ordering.is_ne() {
+            return ordering;
+        }
+    }
+    Ordering::Equal
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Value::{Int, Null, Real, Text};
+
+    fn frame(rows: &[Row]) -> Frame {
+        Frame::from_rows(rows.first().map_or(1, Vec::len), rows)
+    }
+
+    #[test]
+    fn read_csv_types() {
+        let column = |texts: &[&str]| infer(texts.iter().copied());
+        assert_eq!(column(&["1", "007"]).dtype, Dtype::Int);
+        assert_eq!(column(&["1", ""]).cells, [Cell::Float(1.0), Cell::Na]);
+        assert_eq!(column(&["", "NULL"]).dtype, Dtype::Float);
+        assert_eq!(
+            column(&["True", "false"]).cells,
+            [Cell::Bool(true), Cell::Bool(false)]
+        );
+        assert_eq!(
+            column(&["x", "None", "1"]).cells,
+            [Cell::Str("x".into()), Cell::Na, Cell::Str("1".into())]
+        );
+    }
+
+    #[test]
+    fn export_turns_integers_with_nulls_into_floats_per_chunk() {
+        let mut rows: Vec<Row> = (0..600).map(|i| vec![Int(i)]).collect();
+        rows[0][0] = Text("a".into());
+        rows[599][0] = Null;
+        let texts: Vec<String> = rows
+            .chunks(EXPORT_CHUNK)
+            .flat_map(|c| export_chunk(c.iter().map(|r| &r[0])))
+            .collect();
+        assert_eq!((texts[499].as_str(), texts[500].as_str()), ("499", "500.0"));
+        assert_eq!(texts[599], "");
+    }
+
+    #[test]
+    fn scrambled_rows_pass_only_the_official_ignore_order() {
+        let gold = frame(&[vec![Int(1), Int(2)], vec![Int(3), Int(4)]]);
+        let pred = frame(&[vec![Int(1), Int(4)], vec![Int(3), Int(2)]]);
+        let check = |semantics| tables_match(&pred, &gold, &[0, 1], true, semantics);
+        assert_eq!(check(Semantics::Official), Ok(true));
+        assert_eq!(check(Semantics::Sound), Ok(false));
+        let reordered = frame(&[vec![Int(3), Int(4)], vec![Int(1), Int(2)]]);
+        assert_eq!(
+            tables_match(&reordered, &gold, &[0, 1], true, Semantics::Sound),
+            Ok(true)
+        );
+    }
+
+    #[test]
+    fn tolerance_is_absolute_one_hundredth() {
+        assert!(is_close(1.5, 1.509) && !is_close(1.5, 1.511) && is_close(1e12, 1e12 + 5.0));
+        assert!(!cells_match(&Cell::Na, &Cell::Float(1.0)));
+        assert!(cells_match(&Cell::Bool(true), &Cell::Int(1)));
+        assert!(!cells_match(&Cell::Str("1".into()), &Cell::Int(1)));
+        let gold = frame(&[vec![Real(10.0)], vec![Real(9.0)]]);
+        let pred = frame(&[vec![Real(9.999)], vec![Real(9.0)]]);
+        assert_eq!(
+            tables_match(&pred, &gold, &[0], true, Semantics::Official),
+            Ok(false)
+        );
+        assert_eq!(
+            tables_match(&pred, &gold, &[0], true, Semantics::Sound),
+            Ok(true)
+        );
+    }
+}

@@ -1,0 +1,1 @@
+SELECT name FROM item WHERE id <= 2 ORDER BY id

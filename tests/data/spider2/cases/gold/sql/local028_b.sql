@@ -1,0 +1,1 @@
+SELECT name FROM item WHERE id >= 4 ORDER BY id
