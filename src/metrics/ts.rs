@@ -74,8 +74,9 @@ fn score_on_suite(
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        let on_original = original == db.file_name();
         let (gold, run_sql) = match &suite_texts {
-            Some((gold, prediction)) if original != db.file_name() => {
+            Some((gold, prediction)) if !on_original => {
                 (Arc::new(env.run_gold(gold, db)), prediction.as_str())
             }
             _ => (env.gold_result(item, db), sql),
@@ -103,30 +104,19 @@ fn score_on_suite(
         {
             continue;
         }
+        if on_original
+            || !*right_on_original_db.get_or_insert_with(|| right_on_original(env, item, sql))
+        {
+            return distinguished(name, None);
+        }
         let generated = GeneratedDifference {
             db,
             gold: &gold.prepared,
             gold_rows,
             rows: &rows,
         };
-        let right_on_original_db =
-            *right_on_original_db.get_or_insert_with(|| right_on_original(env, item, sql, db));
-        match decides(
-            env,
-            item,
-            run_sql,
-            &generated,
-            right_on_original_db,
-            explain,
-        ) {
-            Decision::Decides(counterexample) => {
-                let mut score = Score::binary(false);
-                score.details = Some(Details::Distinguishing {
-                    database: name,
-                    counterexample,
-                });
-                return score;
-            }
+        match decides(env, item, run_sql, &generated, explain) {
+            Decision::Decides(counterexample) => return distinguished(name, counterexample),
             Decision::SetAside(reason) => set_aside.push(format!("{name}: {reason}")),
             Decision::Undetermined => {}
         }
@@ -138,7 +128,18 @@ fn score_on_suite(
     score
 }
 
-/// A suite database on which gold and prediction differ.
+/// A wrong verdict decided on database `name`, with its counterexample when one was shrunk.
+fn distinguished(database: String, counterexample: Option<Box<Counterexample>>) -> Score {
+    let mut score = Score::binary(false);
+    score.details = Some(Details::Distinguishing {
+        database,
+        counterexample,
+    });
+    score
+}
+
+/// A generated suite database on which gold and prediction differ while the prediction is
+/// right on the original.
 struct GeneratedDifference<'a> {
     db: &'a std::path::Path,
     gold: &'a PreparedGold,
@@ -146,7 +147,7 @@ struct GeneratedDifference<'a> {
     rows: &'a [Row],
 }
 
-/// What a differing database says about the item.
+/// What a differing generated database says about the item.
 enum Decision {
     /// The prediction is wrong; with a counterexample when one was shrunk.
     Decides(Option<Box<Counterexample>>),
@@ -156,29 +157,23 @@ enum Decision {
     SetAside(String),
 }
 
-/// Whether a database on which gold and prediction differ decides the item. The original
-/// database always decides, and so does any database when the prediction is already wrong on
-/// the original (so a TS-right prediction stays EX-right and EX is untouched). A generated
-/// database does not decide when the gold's answer is undetermined on it (a tie at its cut,
-/// [`crate::suites::ties`]), when one side answers one row of only NULLs and the other no rows
-/// (both say there is no answer: an aggregate over nothing against an empty selection), or
-/// when the shrunk counterexample's difference exists only on data the original would not
-/// allow (a repeated name, a NULL where the original has none, a code beside another row's
-/// name: [`crate::suites::domain`]). A counterexample that cannot be shrunk decides.
+/// Whether a generated database on which gold and prediction differ, the prediction being
+/// right on the original, decides the item. (The original database always decides, and so does
+/// any database when the prediction is already wrong on the original, so a TS-right prediction
+/// stays EX-right and EX is untouched.) It does not decide when the gold's answer is
+/// undetermined on it (a tie at its cut, [`crate::suites::ties`]), when one side answers one row
+/// of only NULLs and the other no rows (both say there is no answer: an aggregate over nothing
+/// against an empty selection), or when the shrunk counterexample's difference exists only on
+/// data the original would not allow (a repeated name, a NULL where the original has none, a
+/// code beside another row's name: [`crate::suites::domain`]) or only because the profile
+/// removes DISTINCT. A counterexample that cannot be shrunk decides.
 fn decides(
     env: &Env<'_>,
     item: &GoldItem,
     sql: &str,
     difference: &GeneratedDifference<'_>,
-    right_on_original_db: bool,
     explain: Option<&str>,
 ) -> Decision {
-    let original = env.dataset.database_path(item);
-    if !right_on_original_db
-        || original.and_then(std::path::Path::file_name) == difference.db.file_name()
-    {
-        return Decision::Decides(None);
-    }
     if ties::undetermined(env.executor, difference.db, &difference.gold.sql) {
         return Decision::Undetermined;
     }
@@ -191,7 +186,7 @@ fn decides(
         );
     }
     let context = Context {
-        original,
+        original: env.dataset.database_path(item),
         with_distinct: explain.and_then(|written| env.profile.keeping_distinct(&item.sql, written)),
     };
     match minimize(
@@ -222,19 +217,11 @@ fn no_answer(rows: &[Row]) -> bool {
 }
 
 /// Whether the prediction is right on the item's original database (EX-correct), the case in
-/// which a TS failure needs a counterexample to be believed.
-fn right_on_original(
-    env: &Env<'_>,
-    item: &GoldItem,
-    sql: &str,
-    distinguishing: &std::path::Path,
-) -> bool {
+/// which a difference on a generated database needs a counterexample to be believed.
+fn right_on_original(env: &Env<'_>, item: &GoldItem, sql: &str) -> bool {
     let Some(original) = env.dataset.database_path(item) else {
         return false;
     };
-    if original == distinguishing {
-        return false;
-    }
     let gold = env.gold_result(item, original);
     match (&gold.rows, env.executor.run(original, sql)) {
         (Ok(gold_rows), Ok(rows)) => {

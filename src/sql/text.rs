@@ -39,22 +39,19 @@ pub fn order_matters(gold: &str) -> bool {
 /// The official `remove_distinct`: tokenize with python-sqlparse, keep the first statement, drop
 /// every token whose lower-cased text is `distinct`, and join the rest unchanged.
 pub fn remove_distinct(sql: &str) -> String {
-    let tokens = tokenize(sql);
-    let end = first_statement_end(sql, &tokens);
-    let mut kept = String::with_capacity(end);
-    for token in tokens.iter().take_while(|t| t.start < end) {
-        let text = &sql[token.start..token.end];
-        if text.to_lowercase() != "distinct" {
-            kept.push_str(text);
-        }
-    }
-    kept
+    drop_distinct(sql, false)
 }
 
 /// [`remove_distinct`] limited to the DISTINCT of a projection (`SELECT DISTINCT`): the one
 /// the official removal exists to forgive (Spider's annotations are inconsistent about it),
 /// while DISTINCT inside an aggregate (`count(DISTINCT x)`) changes what is counted and stays.
 pub fn remove_select_distinct(sql: &str) -> String {
+    drop_distinct(sql, true)
+}
+
+/// The first statement of `sql` without its `distinct` tokens: every one, or with
+/// `after_select_only` those whose previous word is `select`.
+fn drop_distinct(sql: &str, after_select_only: bool) -> String {
     let tokens = tokenize(sql);
     let end = first_statement_end(sql, &tokens);
     let mut kept = String::with_capacity(end);
@@ -62,7 +59,7 @@ pub fn remove_select_distinct(sql: &str) -> String {
     for token in tokens.iter().take_while(|t| t.start < end) {
         let text = &sql[token.start..token.end];
         let lower = text.to_lowercase();
-        if lower == "distinct" && previous_word == "select" {
+        if lower == "distinct" && (!after_select_only || previous_word == "select") {
             previous_word = lower;
             continue;
         }

@@ -7,6 +7,7 @@ use crate::engine::exec::{Executor, Scratch};
 use crate::engine::profile::{PreparedGold, Profile};
 use crate::engine::value::{Row, Value};
 use crate::util::scrub::scrub;
+use crate::util::sqlite::quoted_identifier as quoted;
 use serde_json::{json, Value as Json};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -146,10 +147,6 @@ pub fn shrink(
         natural_reason: explanation.natural_reason,
         distinct_only: explanation.distinct_only,
     })
-}
-
-fn quoted(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
 }
 
 fn table_names(scratch: &Scratch) -> Vec<String> {

@@ -7,6 +7,7 @@
 
 use crate::engine::exec::Scratch;
 use crate::engine::value::{Row, Value};
+use crate::util::sqlite::quoted_identifier as quoted;
 use rusqlite::Connection;
 
 /// One way the shrunk data departs from the original's domain, and how to undo it.
@@ -304,10 +305,6 @@ pub fn shown(value: &Value) -> String {
         Value::Null => "NULL".into(),
         other => crate::engine::denotation::python_str(other),
     }
-}
-
-fn quoted(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
 }
 
 #[cfg(test)]

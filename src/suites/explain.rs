@@ -10,7 +10,8 @@ use crate::engine::exec::{Executor, Scratch};
 use crate::engine::profile::Profile;
 use crate::engine::value::{Row, Value};
 use crate::suites::domain;
-use rusqlite::{Connection, OpenFlags};
+use crate::util::sqlite::quoted_identifier as quoted;
+use rusqlite::Connection;
 use std::path::Path;
 
 /// Why gold and prediction differ on a counterexample.
@@ -130,7 +131,16 @@ pub fn explain(
             _ => true,
         }
     };
-    let checks = column_checks(tables, context.original);
+    // The original is opened once, through the guarded constructor, for both the categories
+    // and the naturalness checks; a database that will not open teaches nothing.
+    let original = context
+        .original
+        .and_then(|path| crate::util::sqlite::open_read_only(path).ok());
+    if let Some(original) = &original {
+        original.arm(crate::util::sqlite::METADATA_BUDGET);
+    }
+    let original = original.as_ref().map(|guarded| &guarded.conn);
+    let checks = column_checks(tables, original);
     let category = category(
         scratch,
         executor,
@@ -141,7 +151,7 @@ pub fn explain(
         (gold_sql, prediction_sql),
         &differs,
     );
-    let (natural, natural_reason) = naturalness(scratch, tables, context.original, &differs);
+    let (natural, natural_reason) = naturalness(scratch, tables, original, &differs);
     let distinct_only = context.with_distinct.as_ref().is_some_and(|(g, p)| {
         match (scratch.run(executor, g), scratch.run(executor, p)) {
             (Ok(g), Ok(p)) => profile.same_result(&g, &p, order_matters),
@@ -249,18 +259,14 @@ fn fill_nulls(check: &ColumnCheck) -> String {
 /// What the original says about every column of the shrunk tables.
 fn column_checks(
     tables: &[(String, Vec<String>, Vec<Row>)],
-    original: Option<&Path>,
+    original: Option<&Connection>,
 ) -> Vec<ColumnCheck> {
-    let conn = original
-        .and_then(|path| Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).ok());
     let mut checks = Vec::new();
     for (table, columns, rows) in tables {
         for (index, column) in columns.iter().enumerate() {
             let values: Vec<&Value> = rows.iter().filter_map(|r| r.get(index)).collect();
             let has_null = values.iter().any(|v| matches!(v, Value::Null));
-            let distinct = conn
-                .as_ref()
-                .is_some_and(|conn| domain::all_distinct(conn, table, column));
+            let distinct = original.is_some_and(|conn| domain::all_distinct(conn, table, column));
             let repeated = match distinct {
                 true => values
                     .iter()
@@ -285,18 +291,16 @@ fn column_checks(
 fn naturalness(
     scratch: &mut Scratch,
     tables: &[(String, Vec<String>, Vec<Row>)],
-    original: Option<&Path>,
+    original: Option<&Connection>,
     differs: &dyn Fn(&Scratch) -> bool,
 ) -> (bool, String) {
-    let Some(conn) = original
-        .and_then(|path| Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).ok())
-    else {
+    let Some(conn) = original else {
         return (
             true,
             "no original database: nothing learned to check the data against".into(),
         );
     };
-    let violations = domain::violations(tables, &conn);
+    let violations = domain::violations(tables, conn);
     if violations.is_empty() {
         return (
             true,
@@ -324,10 +328,6 @@ fn words(sql: &str) -> std::collections::HashSet<String> {
         .filter(|w| !w.is_empty())
         .map(str::to_lowercase)
         .collect()
-}
-
-fn quoted(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
 }
 
 #[cfg(test)]

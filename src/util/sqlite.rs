@@ -100,6 +100,12 @@ fn cap_heap() {
     });
 }
 
+/// A name as a double-quoted SQL identifier (embedded quotes doubled), for the statements
+/// sqlgate writes itself over table and column names a database brings.
+pub fn quoted_identifier(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
 /// A `file:` URI opening `path` immutable, with the path percent-encoded.
 pub fn immutable_uri(path: &Path) -> String {
     let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());

@@ -5,6 +5,7 @@
 use crate::sql::schema::TableEntry;
 use crate::suites::neighbors::{ColumnFact, ColumnFacts};
 pub use crate::suites::storage_class::{affinity_of, Affinity};
+use crate::util::sqlite::quoted_identifier as quote;
 use rusqlite::Connection;
 
 /// One column.
@@ -339,10 +340,6 @@ fn read_foreign_keys(
         }
     }
     Ok(keys.into_iter().filter_map(|(_, k)| k).collect())
-}
-
-fn quote(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
 }
 
 /// A CREATE TABLE statement for a table known only from tables.json.

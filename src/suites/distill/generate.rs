@@ -6,6 +6,7 @@
 use super::constraints::{Affinity, Column, Constraints, Table};
 use super::values::{same_format, ColumnProfile, Profiles};
 use crate::engine::value::Value;
+use crate::util::sqlite::quoted_identifier as quote;
 use rusqlite::Connection;
 
 /// Chance that a value is a constant (or variant) of the database's focus gold query, when the
@@ -618,10 +619,6 @@ fn to_sql(value: &Value) -> rusqlite::types::Value {
         Value::Text(s) => rusqlite::types::Value::Text(s.clone()),
         Value::Blob(b) => rusqlite::types::Value::Blob(b.clone()),
     }
-}
-
-fn quote(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
 }
 
 #[cfg(test)]

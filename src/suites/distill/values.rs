@@ -5,6 +5,7 @@
 use super::constraints::{Affinity, Constraints};
 use crate::engine::value::Value;
 use crate::suites::neighbors::Conditions;
+use crate::util::sqlite::quoted_identifier as quote;
 use rusqlite::Connection;
 
 /// Distinct values kept per column of the original database.
@@ -476,8 +477,4 @@ pub fn same_format(example: &str, rng: &mut fastrand::Rng) -> String {
             }
         })
         .collect()
-}
-
-fn quote(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
 }
