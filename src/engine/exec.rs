@@ -8,6 +8,7 @@
 //! Connections are cached per worker thread, so a run opens each database once per thread.
 
 use crate::engine::value::{Row, Value};
+use crate::util::memory::Charge;
 use crate::util::sqlite::{now_nanos, Guarded};
 use rusqlite::fallible_iterator::FallibleIterator;
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
@@ -15,12 +16,14 @@ use rusqlite::Connection;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// The time a database may take to be copied into memory.
 const COPY_BUDGET: Duration = Duration::from_secs(60);
 
-/// Per-query limits.
+/// Per-query limits (the run's memory budget, shared by all queries, is `util::memory`'s).
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     /// Wall-clock limit.
@@ -55,6 +58,24 @@ pub enum ExecError {
 #[derive(Debug, Clone)]
 pub struct Executor {
     limits: Limits,
+    timeouts: Arc<TimeoutLog>,
+}
+
+/// The queries that timed out and the worker time they took, counted across clones.
+#[derive(Debug, Default)]
+struct TimeoutLog {
+    queries: AtomicUsize,
+    nanos: AtomicU64,
+}
+
+/// What timed-out queries cost a run: how many, and the worker time spent in them (each from
+/// its start to the moment it gave the worker back).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TimeoutTotals {
+    /// Queries that hit the time limit.
+    pub queries: usize,
+    /// Worker time they took, in seconds.
+    pub seconds: f64,
 }
 
 thread_local! {
@@ -64,7 +85,33 @@ thread_local! {
 impl Executor {
     /// An executor enforcing `limits` on every query.
     pub fn new(limits: Limits) -> Self {
-        Executor { limits }
+        Executor {
+            limits,
+            timeouts: Arc::default(),
+        }
+    }
+
+    /// The queries of this executor (and its clones) that timed out so far, and their time.
+    pub fn timeouts(&self) -> TimeoutTotals {
+        TimeoutTotals {
+            queries: self.timeouts.queries.load(Ordering::Relaxed),
+            seconds: self.timeouts.nanos.load(Ordering::Relaxed) as f64 / 1e9,
+        }
+    }
+
+    /// Runs `query` and, when it times out, logs the time it took.
+    fn logging_timeouts<T>(
+        &self,
+        query: impl FnOnce() -> Result<T, ExecError>,
+    ) -> Result<T, ExecError> {
+        let started = Instant::now();
+        let result = query();
+        if let Err(ExecError::Timeout(_)) = &result {
+            let nanos = started.elapsed().as_nanos().min(u64::MAX as u128) as u64;
+            self.timeouts.queries.fetch_add(1, Ordering::Relaxed);
+            self.timeouts.nanos.fetch_add(nanos, Ordering::Relaxed);
+        }
+        result
     }
 
     /// The limits in force.
@@ -74,16 +121,32 @@ impl Executor {
 
     /// Runs one query on the database at `db` and returns all its rows.
     pub fn run(&self, db: &Path, sql: &str) -> Result<Vec<Row>, ExecError> {
+        self.run_at_most(db, sql, usize::MAX)
+            .map(|rows| rows.expect("no result has more than usize::MAX rows"))
+    }
+
+    /// Runs one query like [`Executor::run`] but stops as soon as it returns more than `rows`
+    /// rows (`Ok(None)`): for comparisons where a longer result cannot match the gold (EX under
+    /// `spider-ts` and `strict` compares row counts first), so a large wrong result is neither
+    /// read to its end nor held in memory.
+    pub fn run_at_most(
+        &self,
+        db: &Path,
+        sql: &str,
+        rows: usize,
+    ) -> Result<Option<Vec<Row>>, ExecError> {
         CONNECTIONS.with(|cache| {
             let mut cache = cache.borrow_mut();
             if !cache.contains_key(db) {
                 cache.insert(db.to_path_buf(), open_guarded(db)?);
             }
             let guarded = &cache[db];
-            let deadline = guarded.arm(self.limits.timeout);
-            let result = self.query(&guarded.conn, sql, deadline);
-            guarded.disarm();
-            result
+            self.logging_timeouts(|| {
+                let deadline = guarded.arm(self.limits.timeout);
+                let result = self.query_at_most(&guarded.conn, sql, deadline, rows);
+                guarded.disarm();
+                result
+            })
         })
     }
 
@@ -114,11 +177,23 @@ impl Executor {
     }
 
     fn query(&self, conn: &Connection, sql: &str, deadline: u64) -> Result<Vec<Row>, ExecError> {
+        self.query_at_most(conn, sql, deadline, usize::MAX)
+            .map(|rows| rows.expect("no result has more than usize::MAX rows"))
+    }
+
+    /// Runs one untrusted statement; `Ok(None)` once it returns more than `at_most` rows.
+    fn query_at_most(
+        &self,
+        conn: &Connection,
+        sql: &str,
+        deadline: u64,
+        at_most: usize,
+    ) -> Result<Option<Vec<Row>>, ExecError> {
         let timed_out = || now_nanos() >= deadline;
         let classify = |e: rusqlite::Error| classify_error(e, timed_out(), self.limits.timeout);
         let mut batch = rusqlite::Batch::new(conn, sql);
         let Some(mut stmt) = batch.next().map_err(classify)? else {
-            return Ok(Vec::new());
+            return Ok(Some(Vec::new()));
         };
         if batch.next().map_err(classify)?.is_some() {
             return Err(ExecError::Sql(
@@ -131,20 +206,27 @@ impl Executor {
             ));
         }
         let columns = stmt.column_count();
+        let mut charge = Charge::default();
         let mut rows = stmt.raw_query();
         let mut result = Vec::new();
         let mut bytes = 0usize;
         while let Some(row) = rows.next().map_err(classify)? {
+            if result.len() == at_most {
+                return Ok(None);
+            }
             let mut values = Vec::with_capacity(columns);
             for i in 0..columns {
-                let value = read_value(row.get_ref(i).map_err(classify)?);
-                bytes += value_size(&value);
-                values.push(value);
+                values.push(read_value(row.get_ref(i).map_err(classify)?));
             }
+            bytes += row_size(&values);
             result.push(values);
             self.check_size(result.len(), bytes)?;
+            if !charge.cover(bytes) {
+                return Err(budget_exhausted());
+            }
         }
-        Ok(result)
+        charge.keep(bytes);
+        Ok(Some(result))
     }
 
     fn check_size(&self, rows: usize, bytes: usize) -> Result<(), ExecError> {
@@ -172,6 +254,9 @@ fn classify_error(error: rusqlite::Error, timed_out: bool, timeout: Duration) ->
         }
         Some(ErrorCode::AuthorizationForStatementDenied) => {
             ExecError::Denied(sqlite_message(&error))
+        }
+        Some(ErrorCode::OutOfMemory) if crate::util::memory::sqlite_is_counted() => {
+            budget_exhausted()
         }
         _ => ExecError::Sql(sqlite_message(&error)),
     }
@@ -218,13 +303,31 @@ pub fn decode_lenient(bytes: &[u8]) -> String {
     text
 }
 
-fn value_size(value: &Value) -> usize {
-    std::mem::size_of::<Value>()
-        + match value {
-            Value::Text(s) => s.len(),
-            Value::Blob(b) => b.len(),
+/// The error of a query stopped because the run's memory budget is used up (by it, by SQLite, or
+/// by the results other workers hold at that moment).
+fn budget_exhausted() -> ExecError {
+    ExecError::TooLarge(format!(
+        "the run's memory budget (`execution.max_memory`, {} bytes) is used up",
+        crate::util::memory::PROCESS.limit()
+    ))
+}
+
+/// Bytes one result row occupies: its slot in the result (counted twice, for the result's
+/// growth), its values and their text or blob allocations, each allocation with 16 bytes of
+/// allocator overhead.
+fn row_size(values: &[Value]) -> usize {
+    const ALLOCATION: usize = 16;
+    let slot = 2 * std::mem::size_of::<Row>() + ALLOCATION;
+    let cells = values.len() * std::mem::size_of::<Value>();
+    let heap: usize = values
+        .iter()
+        .map(|value| match value {
+            Value::Text(s) => s.capacity() + ALLOCATION,
+            Value::Blob(b) => b.capacity() + ALLOCATION,
             _ => 0,
-        }
+        })
+        .sum();
+    slot + cells + heap
 }
 
 /// A private, writable in-memory copy of a database, used to search for counterexamples. Only
@@ -238,7 +341,7 @@ impl Scratch {
     /// Copies `db` into memory and locks the copy down.
     pub fn copy_of(db: &Path) -> Result<Scratch, ExecError> {
         let open_error = |e: rusqlite::Error| ExecError::Open(format!("{}: {e}", db.display()));
-        let mut conn = Connection::open_in_memory().map_err(open_error)?;
+        let mut conn = crate::util::sqlite::open_in_memory().map_err(open_error)?;
         let source = crate::util::sqlite::open_read_only(db).map_err(open_error)?;
         source.arm(COPY_BUDGET);
         rusqlite::backup::Backup::new(&source.conn, &mut conn)
@@ -255,7 +358,7 @@ impl Scratch {
     /// memory and locks it down like [`Scratch::copy_of`].
     pub fn from_image(image: &[u8]) -> Result<Scratch, ExecError> {
         let open_error = |e: rusqlite::Error| ExecError::Open(format!("database image: {e}"));
-        let mut conn = Connection::open_in_memory().map_err(open_error)?;
+        let mut conn = crate::util::sqlite::open_in_memory().map_err(open_error)?;
         conn.deserialize_read_exact(rusqlite::MAIN_DB, image, image.len(), false)
             .map_err(open_error)?;
         conn.pragma_update(None, "foreign_keys", true)
@@ -267,10 +370,12 @@ impl Scratch {
 
     /// Runs an untrusted query on the copy, under `executor`'s limits.
     pub fn run(&self, executor: &Executor, sql: &str) -> Result<Vec<Row>, ExecError> {
-        let deadline = self.guarded.arm(executor.limits.timeout);
-        let result = executor.query(&self.guarded.conn, sql, deadline);
-        self.guarded.disarm();
-        result
+        executor.logging_timeouts(|| {
+            let deadline = self.guarded.arm(executor.limits.timeout);
+            let result = executor.query(&self.guarded.conn, sql, deadline);
+            self.guarded.disarm();
+            result
+        })
     }
 
     /// Runs one of sqlgate's own statements (never user input) with the authorizer lifted.

@@ -26,6 +26,7 @@ use serde::Serialize;
 pub use sqlmorph::{gives_sub_score, CellScores, PartialCredit, Technique, PARTIAL_CREDIT_KEYS};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Makes a fresh instance of a metric.
@@ -504,6 +505,14 @@ pub struct Env<'a> {
     pub rves_repetitions: usize,
     gold: Mutex<HashMap<(usize, usize, PathBuf), GoldSlot>>,
     gold_cache: Option<&'a crate::suites::gold_cache::GoldCache>,
+    /// Memory-budget bytes the shared gold results keep charged, given back with the `Env`.
+    gold_bytes: AtomicUsize,
+}
+
+impl Drop for Env<'_> {
+    fn drop(&mut self) {
+        crate::util::memory::PROCESS.release(*self.gold_bytes.get_mut());
+    }
 }
 
 /// A gold result computed on first use.
@@ -527,25 +536,26 @@ impl<'a> Env<'a> {
             rves_repetitions: crate::input::config::RvesConfig::default().repetitions,
             gold: Mutex::new(HashMap::new()),
             gold_cache: None,
+            gold_bytes: AtomicUsize::new(0),
         }
     }
 
     /// The same environment with the run's configured providers (none by default).
-    pub fn with_providers(self, providers: crate::providers::Providers) -> Self {
-        Env { providers, ..self }
+    pub fn with_providers(mut self, providers: crate::providers::Providers) -> Self {
+        self.providers = providers;
+        self
     }
 
     /// The same environment with QAS weight `w`.
-    pub fn with_qas_weight(self, qas_weight: f64) -> Self {
-        Env { qas_weight, ..self }
+    pub fn with_qas_weight(mut self, qas_weight: f64) -> Self {
+        self.qas_weight = qas_weight;
+        self
     }
 
     /// The same environment with `repetitions` timed runs per R-VES item.
-    pub fn with_rves_repetitions(self, rves_repetitions: usize) -> Self {
-        Env {
-            rves_repetitions,
-            ..self
-        }
+    pub fn with_rves_repetitions(mut self, rves_repetitions: usize) -> Self {
+        self.rves_repetitions = rves_repetitions;
+        self
     }
 
     /// The embedding provider as the semantic metrics use it, or why it is unavailable.
@@ -602,34 +612,41 @@ impl<'a> Env<'a> {
             )
         };
         Arc::clone(slot.get_or_init(|| {
-            let prepared = self.profile.prepare_gold(sql);
-            let cached = self
-                .gold_cache
-                .and_then(|cache| Some((cache, cache.key(&item.db_id, db, &prepared.sql)?)));
-            if let Some(rows) = cached.as_ref().and_then(|(cache, key)| cache.get(key)) {
-                let columns = self
-                    .executor
-                    .column_names(db, &prepared.sql)
-                    .unwrap_or_default();
-                return Arc::new(GoldResult {
-                    prepared,
-                    rows: Ok(rows),
-                    columns,
-                });
-            }
-            let (rows, columns) = match self.executor.run_table(db, &prepared.sql) {
-                Ok(table) => (Ok(table.rows), table.columns),
-                Err(e) => (Err(e), Vec::new()),
-            };
-            if let (Some((cache, key)), Ok(rows)) = (cached, &rows) {
-                cache.put(key, rows);
-            }
-            Arc::new(GoldResult {
-                prepared,
-                rows,
-                columns,
-            })
+            let (result, kept) = crate::util::memory::retained(|| self.compute_gold(item, sql, db));
+            self.gold_bytes.fetch_add(kept, Ordering::Relaxed);
+            result
         }))
+    }
+
+    /// Runs (or reads from the on-disk cache) the gold query `sql` of `item` on `db`.
+    fn compute_gold(&self, item: &GoldItem, sql: &str, db: &Path) -> Arc<GoldResult> {
+        let prepared = self.profile.prepare_gold(sql);
+        let cached = self
+            .gold_cache
+            .and_then(|cache| Some((cache, cache.key(&item.db_id, db, &prepared.sql)?)));
+        if let Some(rows) = cached.as_ref().and_then(|(cache, key)| cache.get(key)) {
+            let columns = self
+                .executor
+                .column_names(db, &prepared.sql)
+                .unwrap_or_default();
+            return Arc::new(GoldResult {
+                prepared,
+                rows: Ok(rows),
+                columns,
+            });
+        }
+        let (rows, columns) = match self.executor.run_table(db, &prepared.sql) {
+            Ok(table) => (Ok(table.rows), table.columns),
+            Err(e) => (Err(e), Vec::new()),
+        };
+        if let (Some((cache, key)), Ok(rows)) = (cached, &rows) {
+            cache.put(key, rows);
+        }
+        Arc::new(GoldResult {
+            prepared,
+            rows,
+            columns,
+        })
     }
 }
 

@@ -1,7 +1,7 @@
 //! One evaluation run: load everything, score every (system, item) pair in parallel, collect
 //! per-item results in a deterministic order.
 
-use crate::engine::exec::{Executor, Limits};
+use crate::engine::exec::{Executor, Limits, TimeoutTotals};
 use crate::engine::profile::Profile;
 use crate::input::config::{Config, SuiteKind, Threads};
 use crate::input::dataset::Dataset;
@@ -12,7 +12,7 @@ use crate::suites::suite::Suite;
 use crate::util::error::InputError;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The verdicts of every metric on one (system, item) pair.
 #[derive(Debug, Clone)]
@@ -70,6 +70,32 @@ pub struct Evaluation {
     pub metrics: Vec<String>,
     /// Results ordered by system, then item; every pair once, except in a shard's partial run.
     pub results: Vec<ItemResult>,
+    /// How long scoring took and how much of it went to timed-out queries.
+    pub timing: RunTiming,
+}
+
+/// The scoring phase of a run in time: its wall time, its workers, and the timed-out queries
+/// (so a report can say why a run was slow). All zero for merged shards.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RunTiming {
+    /// Wall time of scoring (suite opening and every metric on every pair), in seconds.
+    pub wall_seconds: f64,
+    /// Worker threads.
+    pub threads: usize,
+    /// The queries that hit the time limit and the worker time they took.
+    pub timeouts: TimeoutTotals,
+}
+
+impl RunTiming {
+    /// The share of the workers' time (wall time x threads) that timed-out queries took.
+    pub fn timeout_share(&self) -> f64 {
+        let capacity = self.wall_seconds * self.threads as f64;
+        if capacity > 0.0 {
+            (self.timeouts.seconds / capacity).min(1.0)
+        } else {
+            0.0
+        }
+    }
 }
 
 /// What scoring needs before any query runs: metrics, dataset and predictions.
@@ -157,6 +183,9 @@ pub fn evaluate_part(config: &Config, shard: Option<Shard>) -> Result<Evaluation
         dataset,
         systems,
     } = prepare(config)?;
+    crate::util::memory::install_sqlite_allocator();
+    crate::util::memory::PROCESS.set_limit(config.execution.max_memory);
+    let started = Instant::now();
     let executor = Executor::new(Limits {
         timeout: Duration::from_millis(config.execution.timeout_ms),
         max_rows: config.execution.max_rows,
@@ -191,6 +220,11 @@ pub fn evaluate_part(config: &Config, shard: Option<Shard>) -> Result<Evaluation
             .with_gold_cache(gold_cache.as_ref());
         score_all(&env, &systems, &metrics, shard)
     });
+    let timing = RunTiming {
+        wall_seconds: started.elapsed().as_secs_f64(),
+        threads: pool.current_num_threads(),
+        timeouts: executor.timeouts(),
+    };
     if let Some(cache) = &gold_cache {
         cache.save()?;
     }
@@ -199,6 +233,7 @@ pub fn evaluate_part(config: &Config, shard: Option<Shard>) -> Result<Evaluation
         dataset,
         systems,
         results,
+        timing,
     })
 }
 
@@ -279,10 +314,12 @@ fn score_all(
             let (system, index) = (pair / items, pair % items);
             let item = &env.dataset.items[index];
             let prediction = systems[system].predictions[index].as_deref();
-            let scores = metrics
-                .iter()
-                .map(|metric| metric.score(env, item, prediction))
-                .collect();
+            let scores = crate::util::memory::item_scope(|| {
+                metrics
+                    .iter()
+                    .map(|metric| metric.score(env, item, prediction))
+                    .collect()
+            });
             progress.tick();
             ItemResult {
                 system,

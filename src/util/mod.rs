@@ -8,6 +8,7 @@
 pub mod digest;
 pub mod error;
 pub mod fs;
+pub mod memory;
 pub mod progress;
 pub mod scrub;
 pub mod sqlite;
