@@ -318,7 +318,7 @@ fn budget_exhausted() -> ExecError {
 fn row_size(values: &[Value]) -> usize {
     const ALLOCATION: usize = 16;
     let slot = 2 * std::mem::size_of::<Row>() + ALLOCATION;
-    let cells = values.len() * std::mem::size_of::<Value>();
+    let cells = std::mem::size_of_val(values);
     let heap: usize = values
         .iter()
         .map(|value| match value {
