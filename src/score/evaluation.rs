@@ -297,21 +297,29 @@ fn thread_pool(
         })
 }
 
+/// Scores every pair (of the shard) on the worker pool. Pairs go out item by item, each item's
+/// systems next to each other, so the worker that runs an item's gold query is the one that uses
+/// it next (no worker waits for another's gold result) and the item's database stays warm; the
+/// results come back ordered by system, then item.
 fn score_all(
     env: &Env<'_>,
     systems: &[System],
     metrics: &[Box<dyn Metric>],
     shard: Option<Shard>,
 ) -> Vec<ItemResult> {
-    let items = env.dataset.items.len();
-    let pairs: Vec<usize> = (0..systems.len() * items)
-        .filter(|pair| shard.is_none_or(|s| s.owns(&systems[pair / items].name, pair % items)))
+    let count = systems.len();
+    let item_major = |pair: usize| (pair % count, pair / count);
+    let pairs: Vec<usize> = (0..count * env.dataset.items.len())
+        .filter(|&pair| {
+            let (system, index) = item_major(pair);
+            shard.is_none_or(|s| s.owns(&systems[system].name, index))
+        })
         .collect();
     let progress = crate::util::progress::Progress::new(pairs.len());
-    let results = pairs
+    let mut results: Vec<ItemResult> = pairs
         .into_par_iter()
         .map(|pair| {
-            let (system, index) = (pair / items, pair % items);
+            let (system, index) = item_major(pair);
             let item = &env.dataset.items[index];
             let prediction = systems[system].predictions[index].as_deref();
             let scores = crate::util::memory::item_scope(|| {
@@ -329,5 +337,6 @@ fn score_all(
         })
         .collect();
     progress.finish();
+    results.sort_unstable_by_key(|r| (r.system, r.index));
     results
 }
