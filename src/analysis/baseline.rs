@@ -136,7 +136,10 @@ impl Baseline {
 
     /// Reads a baseline file.
     pub fn load(path: &Path) -> Result<Baseline, InputError> {
-        Self::parse(path, &crate::util::error::read_bytes(path)?)
+        Self::parse(
+            path,
+            &crate::util::error::read_bounded(path, crate::util::error::MAX_INPUT_BYTES)?,
+        )
     }
 
     /// Parses baseline JSON that came from `path` (the working tree or a trusted commit), then

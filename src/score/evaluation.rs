@@ -98,7 +98,7 @@ pub fn prepare(config: &Config) -> Result<Prepared, InputError> {
 /// different runs are never merged.
 pub fn fingerprint(config: &Config, systems: &[System]) -> Result<String, InputError> {
     let mut hasher = Sha256::new();
-    hasher.update(crate::util::error::read_bytes(&config.path)?);
+    hasher.update(config.source_sha256.as_bytes());
     for system in systems {
         hasher.update(system.name.as_bytes());
         for prediction in &system.predictions {
