@@ -117,6 +117,11 @@ pub struct Baseline {
     pub settings: Settings,
     /// Per system, its per-item records in gold order.
     pub systems: BTreeMap<String, Vec<ItemRecord>>,
+    /// Digests of the judge and embedding cache entries this baseline's run used or wrote
+    /// ([`crate::providers::entry_digest`]): in a pull-request run only these entries are
+    /// taken from the cache, any other answer is asked for again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub provider_cache: Vec<String>,
 }
 
 impl Baseline {
@@ -131,6 +136,7 @@ impl Baseline {
             metrics: evaluation.metrics.clone(),
             settings: Settings::of(config),
             systems,
+            provider_cache: evaluation.provider_cache.clone(),
         }
     }
 

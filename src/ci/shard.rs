@@ -213,6 +213,8 @@ pub fn merge(config: &Config, paths: &[PathBuf]) -> Result<Evaluation, InputErro
         systems,
         metrics,
         results,
+        provider_cache: Vec::new(),
+        notes: Vec::new(),
     })
 }
 

@@ -4,7 +4,11 @@
 //! A provider is a blocking `ureq` client with a per-request timeout, retries with exponential
 //! backoff on 429 / 408 / 5xx / timeouts / connection errors (honouring `Retry-After`), a limit
 //! on concurrent requests shared by every worker thread, and an on-disk cache keyed by a SHA-256
-//! of what is sent, so an unchanged re-run makes no HTTP call at all. A provider that is not
+//! of what is sent, so an unchanged re-run makes no HTTP call at all. The cache folder is
+//! state a pull request can edit (or an `actions/cache` restore can bring from another branch),
+//! so its entries are trusted only when [`CacheTrust`] says so: in a pull-request run, only
+//! entries whose digest the base commit's baseline recorded are used, and the provider is asked
+//! again for any other. A provider that is not
 //! configured, or whose API key variable is absent, is [`Providers`]' reason string: the metric
 //! reports `unavailable` with it, never an approximation.
 
@@ -12,8 +16,8 @@ use crate::input::provider_config::{ProviderConfig, ProviderKind};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
 use sha2::{Digest, Sha256};
-use std::collections::{HashMap, HashSet};
-use std::io::Write as _;
+use crate::util::state::StateDir;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -217,11 +221,36 @@ impl Provider {
             agent,
             permits: Semaphore::new(config.concurrency),
             cache: Cache {
-                dir: cache_dir.to_path_buf(),
+                state: StateDir::new(cache_dir),
+                trust: CacheTrust::All,
+                used: Mutex::default(),
+                untrusted: AtomicU64::new(0),
             },
             requests: AtomicU64::new(0),
             cache_hits: AtomicU64::new(0),
         })
+    }
+
+    /// The same provider, using only the cache entries `trust` admits.
+    pub fn with_cache_trust(mut self, trust: CacheTrust) -> Self {
+        self.cache.trust = trust;
+        self
+    }
+
+    /// The digests of every cache entry this run used or wrote (see [`entry_digest`]): what a
+    /// baseline records so that pull-request runs may use those entries.
+    pub fn cache_entries(&self) -> BTreeSet<String> {
+        self.cache
+            .used
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Cache entries found but not used, because `CacheTrust` did not admit them or they were
+    /// not regular files of the cache folder; the provider was asked instead.
+    pub fn untrusted_entries(&self) -> u64 {
+        self.cache.untrusted.load(Ordering::Relaxed)
     }
 
     /// The configuration this provider was built from.
@@ -545,35 +574,74 @@ fn cache_key(url: &str, body: &str) -> String {
     crate::util::digest::hex(&hasher.finalize())
 }
 
-/// Responses on disk, one file per key, written atomically.
+/// Which cache entries a run may use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CacheTrust {
+    /// Every entry (a run on the base branch, a local run).
+    All,
+    /// Only entries with these digests ([`entry_digest`]): those the base commit's baseline
+    /// recorded, in a pull-request run.
+    Recorded(HashSet<String>),
+}
+
+/// The digest that identifies one cache entry: SHA-256 of its key and its stored text, so an
+/// entry someone else wrote under the same key has another digest.
+pub fn entry_digest(key: &str, text: &str) -> String {
+    crate::util::digest::content_hash([key.as_bytes(), text.as_bytes()])
+}
+
+/// Responses on disk, one file per key, written atomically, never through a symlink.
 struct Cache {
-    dir: PathBuf,
+    state: StateDir,
+    trust: CacheTrust,
+    used: Mutex<BTreeSet<String>>,
+    untrusted: AtomicU64,
 }
 
 impl Cache {
-    fn path(&self, key: &str) -> PathBuf {
-        self.dir.join(&key[..2]).join(format!("{key}.json"))
+    fn relative(key: &str) -> PathBuf {
+        Path::new(&key[..2]).join(format!("{key}.json"))
     }
 
+    /// The stored text under `key`, when there is one the trust admits.
     fn get(&self, key: &str) -> Option<String> {
-        std::fs::read_to_string(self.path(key)).ok()
+        let bytes = match self.state.read(&Self::relative(key), MAX_RESPONSE_BYTES) {
+            Ok(bytes) => bytes?,
+            Err(e) => {
+                eprintln!("sqlgate: cache entry not used: {e}");
+                self.untrusted.fetch_add(1, Ordering::Relaxed);
+                return None;
+            }
+        };
+        let text = String::from_utf8(bytes).ok()?;
+        let digest = entry_digest(key, &text);
+        let admitted = match &self.trust {
+            CacheTrust::All => true,
+            CacheTrust::Recorded(digests) => digests.contains(&digest),
+        };
+        if !admitted {
+            self.untrusted.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        self.used
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(digest);
+        Some(text)
     }
 
     /// Stores `text`; a cache that cannot be written only costs a future request, so the
     /// failure is reported on stderr once per call and the run goes on.
     fn put(&self, key: &str, text: &str) {
-        let path = self.path(key);
-        let write = || -> std::io::Result<()> {
-            std::fs::create_dir_all(path.parent().expect("cache files have a parent"))?;
-            let temporary = path.with_extension(format!("tmp{}", fastrand::u64(..)));
-            let mut file = std::fs::File::create(&temporary)?;
-            file.write_all(text.as_bytes())?;
-            file.sync_all()?;
-            std::fs::rename(&temporary, &path)
-        };
-        if let Err(e) = write() {
-            eprintln!("sqlgate: cannot write cache file {}: {e}", path.display());
+        let relative = Self::relative(key);
+        if let Err(e) = self.state.write(&relative, text.as_bytes()) {
+            eprintln!("sqlgate: cannot write cache file: {e}");
+            return;
         }
+        self.used
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(entry_digest(key, text));
     }
 }
 
@@ -632,14 +700,20 @@ fn not_configured(kind: ProviderKind) -> String {
 }
 
 impl Providers {
-    /// Builds the providers a config names. Cache folders come from `cache_dir`, which
-    /// [`crate::input::config::Config`] resolves (default `.sqlgate/cache/<kind>` beside the config).
-    pub fn new(judge: Option<&ProviderConfig>, embeddings: Option<&ProviderConfig>) -> Providers {
+    /// Builds the providers a config names, using the cache entries `trust` admits. Cache
+    /// folders come from `cache_dir`, which [`crate::input::config::Config`] resolves (default
+    /// `.sqlgate/cache/<kind>` beside the config).
+    pub fn new(
+        judge: Option<&ProviderConfig>,
+        embeddings: Option<&ProviderConfig>,
+        trust: &CacheTrust,
+    ) -> Providers {
         let build = |kind: ProviderKind, config: Option<&ProviderConfig>| {
             let config = config.ok_or_else(|| not_configured(kind))?;
             let default_dir = Path::new(".sqlgate/cache").join(kind.key());
             let dir = config.cache_dir.as_deref().unwrap_or(&default_dir);
-            Provider::new(kind, config, dir).map(Arc::new)
+            Provider::new(kind, config, dir)
+                .map(|p| Arc::new(p.with_cache_trust(trust.clone())))
         };
         Providers {
             judge: build(ProviderKind::Judge, judge),
@@ -655,6 +729,16 @@ impl Providers {
     /// The embedding provider, or why it is unavailable.
     pub fn embeddings(&self) -> Result<&Provider, &str> {
         self.embeddings.as_deref().map_err(String::as_str)
+    }
+
+    /// The configured providers with their kinds.
+    pub fn configured(&self) -> impl Iterator<Item = (ProviderKind, &Provider)> {
+        [
+            (ProviderKind::Judge, &self.judge),
+            (ProviderKind::Embeddings, &self.embeddings),
+        ]
+        .into_iter()
+        .filter_map(|(kind, provider)| Some((kind, provider.as_deref().ok()?)))
     }
 }
 

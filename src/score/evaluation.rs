@@ -70,6 +70,12 @@ pub struct Evaluation {
     pub metrics: Vec<String>,
     /// Results ordered by system, then item; every pair once, except in a shard's partial run.
     pub results: Vec<ItemResult>,
+    /// Digests of the provider cache entries the run used or wrote, which a baseline records
+    /// so that pull-request runs may use them ([`crate::providers::entry_digest`]).
+    pub provider_cache: Vec<String>,
+    /// What the run ignored or rebuilt of sqlgate's own state in a pull-request run, for the
+    /// report.
+    pub notes: Vec<String>,
 }
 
 /// What scoring needs before any query runs: metrics, dataset and predictions.
@@ -182,10 +188,11 @@ pub fn evaluate_part(config: &Config, shard: Option<Shard>) -> Result<Evaluation
         }
         _ => (None, None),
     };
+    let trust = crate::score::trust::cache_trust(config)?;
+    let providers = Providers::new(config.judge.as_ref(), config.embeddings.as_ref(), &trust);
     let results = pool.install(|| {
-        let providers = Providers::new(config.judge.as_ref(), config.embeddings.as_ref());
         let env = Env::new(&dataset, &executor, &profile, suite.as_ref())
-            .with_providers(providers)
+            .with_providers(providers.clone())
             .with_qas_weight(config.qas.weight)
             .with_rves_repetitions(config.rves.repetitions)
             .with_gold_cache(gold_cache.as_ref());
@@ -194,11 +201,23 @@ pub fn evaluate_part(config: &Config, shard: Option<Shard>) -> Result<Evaluation
     if let Some(cache) = &gold_cache {
         cache.save()?;
     }
+    let notes = crate::score::trust::state_notes(config, &providers)?;
+    for note in &notes {
+        eprintln!("sqlgate: {note}");
+    }
+    let provider_cache = providers
+        .configured()
+        .flat_map(|(_, provider)| provider.cache_entries())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
     Ok(Evaluation {
         metrics: metrics.iter().map(|m| m.name().to_string()).collect(),
         dataset,
         systems,
         results,
+        provider_cache,
+        notes,
     })
 }
 

@@ -130,6 +130,9 @@ impl StateDir {
     /// at its path is replaced, never written through, and a symlink on the way is refused.
     pub fn write(&self, relative: &Path, bytes: &[u8]) -> Result<(), InputError> {
         self.check_parents(relative)?;
+        // The root is a configured folder, checked against the workspace when the config loads.
+        std::fs::create_dir_all(&self.root)
+            .map_err(|e| crate::util::fs::cannot_write(&self.root, e))?;
         let mut path = self.root.clone();
         let names: Vec<Component> = relative.components().collect();
         for component in &names[..names.len() - 1] {

@@ -1,0 +1,97 @@
+//! sqlgate's own state in a pull-request run: which provider cache entries the run may use
+//! (those the base commit's baseline recorded), and the notes that tell the reader which state
+//! files the pull request changed and that the run did not use them.
+
+use crate::input::config::Config;
+use crate::input::provider_config::ProviderKind;
+use crate::providers::{CacheTrust, Providers};
+use crate::util::error::InputError;
+use serde::Deserialize;
+
+/// How many changed file names a note lists before it only counts them.
+const LISTED_FILES: usize = 5;
+
+/// The provider cache entries a run may use: all of them outside a pull-request run; in one,
+/// only those whose digests the base commit's baseline recorded (none without a baseline).
+pub fn cache_trust(config: &Config) -> Result<CacheTrust, InputError> {
+    if config.trusted_base.is_none() {
+        return Ok(CacheTrust::All);
+    }
+    #[derive(Deserialize)]
+    struct Recorded {
+        #[serde(default)]
+        provider_cache: Vec<String>,
+    }
+    let Some(section) = &config.baseline else {
+        return Ok(CacheTrust::Recorded(Default::default()));
+    };
+    let recorded = match config.read_trusted(&section.path)?.0 {
+        Some(bytes) => serde_json::from_slice::<Recorded>(&bytes)
+            .map_err(|e| InputError::malformed(&section.path, "provider_cache", e.to_string()))?
+            .provider_cache,
+        None => Vec::new(),
+    };
+    Ok(CacheTrust::Recorded(recorded.into_iter().collect()))
+}
+
+/// Notes of a pull-request run on sqlgate's state: suite and cache files the pull request
+/// changes (never used), and provider cache entries that were not the base's (asked again).
+pub fn state_notes(config: &Config, providers: &Providers) -> Result<Vec<String>, InputError> {
+    let Some(base) = &config.trusted_base else {
+        return Ok(Vec::new());
+    };
+    let mut notes = Vec::new();
+    if let Some(root) = &config.suite.path {
+        if config.suite.kind != crate::input::config::SuiteKind::Directory {
+            let changed = base.changed_under(root)?;
+            if !changed.is_empty() {
+                notes.push(format!(
+                    "this pull request changes the distilled suite ({}); the run did not use \
+                     them: every suite file was checked against the base commit's manifests and \
+                     gold results were taken from the base commit's cache",
+                    listed(&changed)
+                ));
+            }
+        }
+    }
+    for (kind, provider) in providers.configured() {
+        let dir = provider_dir(config, kind);
+        let changed = match &dir {
+            Some(dir) => base.changed_under(dir)?,
+            None => Vec::new(),
+        };
+        if !changed.is_empty() {
+            notes.push(format!(
+                "this pull request changes the {} cache ({}); entries the base commit's baseline \
+                 did not record were not used",
+                kind.key(),
+                listed(&changed)
+            ));
+        }
+        let untrusted = provider.untrusted_entries();
+        if untrusted > 0 {
+            notes.push(format!(
+                "{untrusted} {} cache entries were not written by a base-branch run (the base \
+                 commit's baseline does not record them), so the provider was asked again",
+                kind.key()
+            ));
+        }
+    }
+    Ok(notes)
+}
+
+fn provider_dir(config: &Config, kind: ProviderKind) -> Option<std::path::PathBuf> {
+    let provider = match kind {
+        ProviderKind::Judge => config.judge.as_ref(),
+        ProviderKind::Embeddings => config.embeddings.as_ref(),
+    };
+    provider.and_then(|p| p.cache_dir.clone())
+}
+
+fn listed(files: &[String]) -> String {
+    let shown: Vec<&str> = files.iter().take(LISTED_FILES).map(String::as_str).collect();
+    match files.len() - shown.len() {
+        0 => shown.join(", "),
+        more => format!("{} and {more} more", shown.join(", ")),
+    }
+}
