@@ -143,6 +143,16 @@ impl TrustedBase {
         Ok(files)
     }
 
+    /// Whether git tracks `path` in the working tree's index (a committed file, as opposed to
+    /// one a job wrote during the run); false outside the repository.
+    pub fn tracks(&self, path: &Path) -> Result<bool, InputError> {
+        let Some(name) = self.repo_path(path)? else {
+            return Ok(false);
+        };
+        let listed = git(&self.root, &["ls-files", "--", &name]).map_err(|e| base_error(path, e))?;
+        Ok(!listed.is_empty())
+    }
+
     /// Whether `commit` is the base commit or one of its ancestors.
     pub fn has_ancestor(&self, commit: &str) -> bool {
         git(
