@@ -72,7 +72,8 @@ pub fn state_notes(config: &Config, providers: &Providers) -> Result<Vec<String>
         if untrusted > 0 {
             notes.push(format!(
                 "{untrusted} {} cache entries were not written by a base-branch run (the base \
-                 commit's baseline does not record them), so the provider was asked again",
+                 commit's baseline does not record them, or they are not regular files of the \
+                 cache folder), so the provider was asked again",
                 kind.key()
             ));
         }
