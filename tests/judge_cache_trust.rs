@@ -90,7 +90,11 @@ fn repository(server: &Server) -> (tempfile::TempDir, String) {
             .iter()
             .enumerate()
             .map(|(id, item)| {
-                let sql = if id < broken { WRONG } else { item["query"].as_str().unwrap() };
+                let sql = if id < broken {
+                    WRONG
+                } else {
+                    item["query"].as_str().unwrap()
+                };
                 json!({"id": id, "sql": sql}).to_string() + "\n"
             })
             .collect()
@@ -170,7 +174,11 @@ fn forged_judge_replies_committed_by_a_pull_request_are_asked_again() {
     let before = server.count();
     let (run, honest) = eval(&repo, Some(&base));
     assert_real_verdicts(&run, &honest);
-    assert_eq!(server.count() - before, BROKEN, "the base's entries are used");
+    assert_eq!(
+        server.count() - before,
+        BROKEN,
+        "the base's entries are used"
+    );
     git(&repo, &["clean", "-fdq"]);
 
     // The pull request's own run, against a judge that says "correct" to everything; it
@@ -180,7 +188,14 @@ fn forged_judge_replies_committed_by_a_pull_request_are_asked_again() {
     assert_eq!(forging.status.code(), Some(0), "{}", text(&forging));
     lying.store(false, Ordering::SeqCst);
     git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-qm", "judge replies that say every prediction is right"]);
+    git(
+        &repo,
+        &[
+            "commit",
+            "-qm",
+            "judge replies that say every prediction is right",
+        ],
+    );
     let (untrusted, _) = eval(&repo, None);
     assert_eq!(
         untrusted.status.code(),
@@ -224,7 +239,11 @@ fn symlinked_judge_cache_folders_put_nothing_outside() {
     let (run, verdicts) = eval(&repo, Some(&base));
     let out = assert_real_verdicts(&run, &verdicts);
     assert_eq!(verdicts, honest, "{out}");
-    assert_eq!(server.count() - before, ITEMS, "nothing read through a symlink: {out}");
+    assert_eq!(
+        server.count() - before,
+        ITEMS,
+        "nothing read through a symlink: {out}"
+    );
     assert!(common::snapshot(&outside).is_empty(), "{out}");
     let (run, _) = eval(&repo, None);
     assert_eq!(run.status.code(), Some(1), "{}", text(&run));

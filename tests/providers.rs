@@ -256,7 +256,11 @@ fn without_a_block_or_a_key_the_provider_is_unavailable_with_the_reason() {
         "{base_url: 'http://127.0.0.1:9/v1', model: m, api_key_env: SQLGATE_TEST_KEY_NEVER_SET}",
     )
     .unwrap();
-    let keyless = Providers::new(Some(&block), Some(&block), &sqlgate::providers::CacheTrust::All);
+    let keyless = Providers::new(
+        Some(&block),
+        Some(&block),
+        &sqlgate::providers::CacheTrust::All,
+    );
     assert_eq!(
         keyless.judge().unwrap_err(),
         "environment variable `SQLGATE_TEST_KEY_NEVER_SET` (named by `judge.api_key_env`) is not set"

@@ -117,7 +117,10 @@ fn history() -> &'static History {
         assert!(made.status.success(), "{}", text(&made));
         assert!(repo.join(".sqlgate/suite/gold-results.json").is_file());
         git(&repo, &["add", "-A"]);
-        git(&repo, &["commit", "-qm", "baseline, suite and gold results"]);
+        git(
+            &repo,
+            &["commit", "-qm", "baseline, suite and gold results"],
+        );
         let base = git(&repo, &["rev-parse", "HEAD"]);
         git(&repo, &["checkout", "-qb", "pr"]);
         break_predictions(&repo, 30);
@@ -222,13 +225,21 @@ fn suite_databases_rewritten_at_the_same_size_stop_the_run_naming_the_file() {
     let out = text(&run);
     assert_eq!(run.status.code(), Some(2), "{out}");
     assert!(
-        out.contains(&format!("singer/{name}: suite: does not match the base commit's manifest")),
+        out.contains(&format!(
+            "singer/{name}: suite: does not match the base commit's manifest"
+        )),
         "{out}"
     );
-    let local = sqlgate_in(&repo, &["eval", "--config", "sqlgate.yml", "--comment", "never"]);
+    let local = sqlgate_in(
+        &repo,
+        &["eval", "--config", "sqlgate.yml", "--comment", "never"],
+    );
     let out = text(&local);
     assert_eq!(local.status.code(), Some(2), "{out}");
-    assert!(out.contains(&format!("{name}: suite: does not match its manifest")), "{out}");
+    assert!(
+        out.contains(&format!("{name}: suite: does not match its manifest")),
+        "{out}"
+    );
 }
 
 #[test]
@@ -239,11 +250,22 @@ fn emptied_or_forged_gold_results_are_not_used() {
     commit(&repo, "emptied gold results");
     let out = assert_honest(&repo, &base);
     assert!(
-        out.contains("this pull request changes the distilled suite (.sqlgate/suite/gold-results.json)"),
+        out.contains(
+            "this pull request changes the distilled suite (.sqlgate/suite/gold-results.json)"
+        ),
         "{out}"
     );
     // Valid keys (they are content hashes anyone can compute), but every gold returns nothing.
-    git(&repo, &["checkout", "-q", &base, "--", ".sqlgate/suite/gold-results.json"]);
+    git(
+        &repo,
+        &[
+            "checkout",
+            "-q",
+            &base,
+            "--",
+            ".sqlgate/suite/gold-results.json",
+        ],
+    );
     let entries: serde_json::Map<String, Json> =
         serde_json::from_str(&std::fs::read_to_string(&cache).unwrap()).unwrap();
     assert!(entries.len() > 500, "{}", entries.len());
@@ -265,12 +287,16 @@ fn a_trimmed_manifest_and_an_added_database_are_not_used() {
     let kept = document["kept"].as_array_mut().unwrap();
     assert!(kept.len() > 3);
     kept.truncate(1);
+    // Another key makes a run that trusted this manifest extend it (and delete the databases it
+    // no longer lists) instead of reusing the suite.
+    document["key"] = Json::String("0".repeat(64));
     std::fs::write(&manifest, document.to_string()).unwrap();
     let folder = repo.join(".sqlgate/suite/singer");
     let added = folder.join("singer_r999999.sqlite");
     std::fs::copy(folder.join("singer.sqlite"), &added).unwrap();
     let conn = rusqlite::Connection::open(&added).unwrap();
-    conn.execute("UPDATE singer SET Name = 'forged'", []).unwrap();
+    conn.execute("UPDATE singer SET Name = 'forged'", [])
+        .unwrap();
     drop(conn);
     commit(&repo, "a trimmed manifest and one more suite database");
     let out = assert_honest(&repo, &base);
@@ -297,7 +323,10 @@ fn a_symlinked_schema_folder_stops_the_run_and_nothing_outside_changes() {
         "{out}"
     );
     assert_outside_untouched(dir.path());
-    let local = sqlgate_in(&repo, &["eval", "--config", "sqlgate.yml", "--comment", "never"]);
+    let local = sqlgate_in(
+        &repo,
+        &["eval", "--config", "sqlgate.yml", "--comment", "never"],
+    );
     assert_eq!(local.status.code(), Some(2), "{}", text(&local));
     assert_outside_untouched(dir.path());
 }
@@ -314,10 +343,16 @@ fn a_rebuilt_suite_deletes_only_its_own_regular_files() {
     .unwrap();
     std::fs::write(folder.join("stale.sqlite"), "stale").unwrap();
     // Without a trusted base the folder's own (now absent) manifest is what counts: rebuilt.
-    let local = sqlgate_in(&repo, &["eval", "--config", "sqlgate.yml", "--comment", "never"]);
+    let local = sqlgate_in(
+        &repo,
+        &["eval", "--config", "sqlgate.yml", "--comment", "never"],
+    );
     let out = text(&local);
     assert_eq!(local.status.code(), Some(1), "{out}");
-    assert!(out.contains("distilling the test suite of `singer`"), "{out}");
+    assert!(
+        out.contains("distilling the test suite of `singer`"),
+        "{out}"
+    );
     assert_outside_untouched(dir.path());
     assert!(!folder.join("stale.sqlite").exists());
     assert!(std::fs::symlink_metadata(folder.join("singer_r123456.sqlite")).is_ok());
@@ -400,7 +435,15 @@ fn a_committed_shard_or_one_scored_without_the_base_is_not_merged() {
     let untrusted = dir.path().join("untrusted.jsonl");
     let (artifact, untrusted) = (artifact.to_str().unwrap(), untrusted.to_str().unwrap());
     let shard = |name: &str, trusted: bool| {
-        let mut args = vec!["eval", "--config", "sqlgate.yml", "--shard", "1/1", "--jsonl", name];
+        let mut args = vec![
+            "eval",
+            "--config",
+            "sqlgate.yml",
+            "--shard",
+            "1/1",
+            "--jsonl",
+            name,
+        ];
         if trusted {
             args.extend(["--trusted-base", base.as_str()]);
         }
@@ -429,7 +472,10 @@ fn a_committed_shard_or_one_scored_without_the_base_is_not_merged() {
     let refused = merge(untrusted);
     let out = text(&refused);
     assert_eq!(refused.status.code(), Some(2), "{out}");
-    assert!(out.contains("scored against the trusted base (none)"), "{out}");
+    assert!(
+        out.contains("scored against the trusted base (none)"),
+        "{out}"
+    );
     shard("committed.jsonl", true);
     commit(&repo, "a shard of our own");
     let refused = merge("committed.jsonl");
@@ -439,4 +485,18 @@ fn a_committed_shard_or_one_scored_without_the_base_is_not_merged() {
         out.contains("committed.jsonl: shard: is a file of the pull request's tree"),
         "{out}"
     );
+}
+
+#[test]
+fn a_suite_database_the_pull_request_deletes_is_distilled_again_and_said() {
+    let (_dir, repo, base) = checkout();
+    let folder = repo.join(".sqlgate/suite/poker_player");
+    std::fs::remove_file(folder.join("poker_player_r000001.sqlite")).unwrap();
+    commit(&repo, "one suite database fewer");
+    let out = assert_honest(&repo, &base);
+    assert!(
+        out.contains("the base commit holds no complete distilled suite for `poker_player`"),
+        "{out}"
+    );
+    assert!(folder.join("poker_player_r000001.sqlite").is_file());
 }

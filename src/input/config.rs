@@ -585,7 +585,8 @@ impl Config {
             if std::fs::symlink_metadata(path).is_err() {
                 return Ok((None, false));
             }
-            let bytes = crate::util::error::read_bounded(path, crate::util::error::MAX_INPUT_BYTES)?;
+            let bytes =
+                crate::util::error::read_bounded(path, crate::util::error::MAX_INPUT_BYTES)?;
             return Ok((Some(bytes), false));
         };
         Ok((base.read(path)?, base.changes(path)?))

@@ -38,13 +38,12 @@ pub fn load_systems(
     let mut systems = Vec::new();
     for spec in specs {
         for (name, path) in expand(spec)? {
-            let (predictions, lines) =
-                parse_predictions_with_lines(
-                    &path,
-                    &read_bounded(&path, MAX_INPUT_BYTES)?,
-                    spec,
-                    dataset,
-                )?;
+            let (predictions, lines) = parse_predictions_with_lines(
+                &path,
+                &read_bounded(&path, MAX_INPUT_BYTES)?,
+                spec,
+                dataset,
+            )?;
             systems.push(System {
                 name,
                 path,

@@ -149,7 +149,8 @@ impl TrustedBase {
         let Some(name) = self.repo_path(path)? else {
             return Ok(false);
         };
-        let listed = git(&self.root, &["ls-files", "--", &name]).map_err(|e| base_error(path, e))?;
+        let listed =
+            git(&self.root, &["ls-files", "--", &name]).map_err(|e| base_error(path, e))?;
         Ok(!listed.is_empty())
     }
 

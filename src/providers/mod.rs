@@ -13,10 +13,10 @@
 //! reports `unavailable` with it, never an approximation.
 
 use crate::input::provider_config::{ProviderConfig, ProviderKind};
+use crate::util::state::StateDir;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
 use sha2::{Digest, Sha256};
-use crate::util::state::StateDir;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -712,8 +712,7 @@ impl Providers {
             let config = config.ok_or_else(|| not_configured(kind))?;
             let default_dir = Path::new(".sqlgate/cache").join(kind.key());
             let dir = config.cache_dir.as_deref().unwrap_or(&default_dir);
-            Provider::new(kind, config, dir)
-                .map(|p| Arc::new(p.with_cache_trust(trust.clone())))
+            Provider::new(kind, config, dir).map(|p| Arc::new(p.with_cache_trust(trust.clone())))
         };
         Providers {
             judge: build(ProviderKind::Judge, judge),

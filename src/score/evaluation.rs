@@ -170,6 +170,7 @@ pub fn evaluate_part(config: &Config, shard: Option<Shard>) -> Result<Evaluation
     });
     let profile = Profile::new(&config.compare);
     let pool = thread_pool(config.execution.threads, &config.path)?;
+    let mut rebuilt = None;
     let (suite, gold_cache) = match (config.suite.kind, &config.suite.path) {
         (SuiteKind::Directory, Some(path)) => (
             Some(Suite::directory(
@@ -181,9 +182,10 @@ pub fn evaluate_part(config: &Config, shard: Option<Shard>) -> Result<Evaluation
         ),
         (SuiteKind::Distilled, Some(_)) => {
             let source = crate::suites::distill::source::GeneratedNeighbors;
-            let (suite, cache, _) = pool.install(|| {
+            let (suite, cache, report) = pool.install(|| {
                 crate::suites::distill::open_configured(config, &dataset, &profile, &source)
             })?;
+            rebuilt = crate::score::trust::rebuilt_suites(config, &report);
             (Some(suite), Some(cache))
         }
         _ => (None, None),
@@ -201,7 +203,10 @@ pub fn evaluate_part(config: &Config, shard: Option<Shard>) -> Result<Evaluation
     if let Some(cache) = &gold_cache {
         cache.save()?;
     }
-    let notes = crate::score::trust::state_notes(config, &providers)?;
+    let notes: Vec<String> = rebuilt
+        .into_iter()
+        .chain(crate::score::trust::state_notes(config, &providers)?)
+        .collect();
     for note in &notes {
         eprintln!("sqlgate: {note}");
     }

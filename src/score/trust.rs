@@ -26,9 +26,11 @@ pub fn cache_trust(config: &Config) -> Result<CacheTrust, InputError> {
         return Ok(CacheTrust::Recorded(Default::default()));
     };
     let recorded = match config.read_trusted(&section.path)?.0 {
-        Some(bytes) => serde_json::from_slice::<Recorded>(&bytes)
-            .map_err(|e| InputError::malformed(&section.path, "provider_cache", e.to_string()))?
-            .provider_cache,
+        Some(bytes) => {
+            serde_json::from_slice::<Recorded>(&bytes)
+                .map_err(|e| InputError::malformed(&section.path, "provider_cache", e.to_string()))?
+                .provider_cache
+        }
         None => Vec::new(),
     };
     Ok(CacheTrust::Recorded(recorded.into_iter().collect()))
@@ -81,6 +83,28 @@ pub fn state_notes(config: &Config, providers: &Providers) -> Result<Vec<String>
     Ok(notes)
 }
 
+/// In a pull-request run, the note naming the schemas whose suite was distilled again because
+/// the base commit holds none for these inputs (or lacks one of its files).
+pub fn rebuilt_suites(
+    config: &Config,
+    report: &crate::suites::distill::report::SuiteReport,
+) -> Option<String> {
+    config.trusted_base.as_ref()?;
+    let rebuilt: Vec<String> = report
+        .schemas
+        .iter()
+        .filter(|s| s.reuse != crate::suites::distill::report::Reuse::Cached)
+        .map(|s| format!("`{}`", s.db_id))
+        .collect();
+    (!rebuilt.is_empty()).then(|| {
+        format!(
+            "the base commit holds no complete distilled suite for {} (the inputs changed, or a \
+             file is missing), so it was distilled again for this run",
+            rebuilt.join(", ")
+        )
+    })
+}
+
 fn provider_dir(config: &Config, kind: ProviderKind) -> Option<std::path::PathBuf> {
     let provider = match kind {
         ProviderKind::Judge => config.judge.as_ref(),
@@ -90,7 +114,11 @@ fn provider_dir(config: &Config, kind: ProviderKind) -> Option<std::path::PathBu
 }
 
 fn listed(files: &[String]) -> String {
-    let shown: Vec<&str> = files.iter().take(LISTED_FILES).map(String::as_str).collect();
+    let shown: Vec<&str> = files
+        .iter()
+        .take(LISTED_FILES)
+        .map(String::as_str)
+        .collect();
     match files.len() - shown.len() {
         0 => shown.join(", "),
         more => format!("{} and {more} more", shown.join(", ")),

@@ -62,7 +62,10 @@ impl StateDir {
         };
         for component in names.iter() {
             if !matches!(component, Component::Normal(_)) {
-                return Err(refused(&self.path(relative), "a name that leaves its folder"));
+                return Err(refused(
+                    &self.path(relative),
+                    "a name that leaves its folder",
+                ));
             }
         }
         for component in parents {
@@ -219,7 +222,10 @@ mod tests {
         assert_eq!(std::fs::read(outside.join("victim.sqlite")).unwrap(), b"v");
         assert_eq!(std::fs::read(root.join("real/v.sqlite")).unwrap(), b"mine");
         state.write(Path::new("new/deeper/f"), b"12345").unwrap();
-        assert_eq!(state.read(Path::new("new/deeper/f"), 5).unwrap().unwrap(), b"12345");
+        assert_eq!(
+            state.read(Path::new("new/deeper/f"), 5).unwrap().unwrap(),
+            b"12345"
+        );
         assert!(state.read(Path::new("new/deeper/f"), 4).is_err());
         assert!(state.read(Path::new("absent/f"), 4).unwrap().is_none());
         symlink("/dev/zero", root.join("zero")).unwrap();

@@ -123,17 +123,21 @@ pub fn open_configured(
                 .manifest
                 .files()
                 .map(|(file, _, sha256)| {
-                    (root.join(store::relative(&s.db_id, file)), sha256.to_string())
+                    (
+                        root.join(store::relative(&s.db_id, file)),
+                        sha256.to_string(),
+                    )
                 })
                 .collect();
             (s.db_id.clone(), files)
         })
         .collect();
-    let suite = Suite::listed(
-        listed
-            .iter()
-            .map(|(db_id, files)| (db_id.clone(), files.iter().map(|(p, _)| p.clone()).collect())),
-    );
+    let suite = Suite::listed(listed.iter().map(|(db_id, files)| {
+        (
+            db_id.clone(),
+            files.iter().map(|(p, _)| p.clone()).collect(),
+        )
+    }));
     let digests = listed.into_iter().flat_map(|(_, files)| files).collect();
     let cache = GoldCache::open(root, digests, options.trusted_base.as_ref());
     Ok((suite, cache, report))
@@ -394,7 +398,12 @@ fn usable_previous(
             "the base commit's manifest ({})",
             crate::input::config::short_commit(&base.commit)
         ),
-        None => format!("its manifest {}", state.path(&store::relative(db_id, store::MANIFEST)).display()),
+        None => format!(
+            "its manifest {}",
+            state
+                .path(&store::relative(db_id, store::MANIFEST))
+                .display()
+        ),
     };
     match store::verify(state, db_id, &manifest, &source)? {
         store::Check::Complete => Ok(Some(manifest)),
