@@ -12,13 +12,16 @@
 //! configured, or whose API key variable is absent, is [`Providers`]' reason string: the metric
 //! reports `unavailable` with it, never an approximation.
 
+mod cache;
+
 use crate::input::provider_config::{ProviderConfig, ProviderKind};
-use crate::util::state::StateDir;
+use cache::Cache;
+pub use cache::{entry_digest, CacheTrust};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -220,12 +223,7 @@ impl Provider {
             api_key,
             agent,
             permits: Semaphore::new(config.concurrency),
-            cache: Cache {
-                state: StateDir::new(cache_dir),
-                trust: CacheTrust::All,
-                used: Mutex::default(),
-                untrusted: AtomicU64::new(0),
-            },
+            cache: Cache::new(cache_dir),
             requests: AtomicU64::new(0),
             cache_hits: AtomicU64::new(0),
         })
@@ -233,24 +231,20 @@ impl Provider {
 
     /// The same provider, using only the cache entries `trust` admits.
     pub fn with_cache_trust(mut self, trust: CacheTrust) -> Self {
-        self.cache.trust = trust;
+        self.cache.set_trust(trust);
         self
     }
 
     /// The digests of every cache entry this run used or wrote (see [`entry_digest`]): what a
     /// baseline records so that pull-request runs may use those entries.
     pub fn cache_entries(&self) -> BTreeSet<String> {
-        self.cache
-            .used
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.cache.entries()
     }
 
     /// Cache entries found but not used, because `CacheTrust` did not admit them or they were
     /// not regular files of the cache folder; the provider was asked instead.
     pub fn untrusted_entries(&self) -> u64 {
-        self.cache.untrusted.load(Ordering::Relaxed)
+        self.cache.untrusted()
     }
 
     /// The configuration this provider was built from.
@@ -572,77 +566,6 @@ fn cache_key(url: &str, body: &str) -> String {
     hasher.update([0]);
     hasher.update(body.as_bytes());
     crate::util::digest::hex(&hasher.finalize())
-}
-
-/// Which cache entries a run may use.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CacheTrust {
-    /// Every entry (a run on the base branch, a local run).
-    All,
-    /// Only entries with these digests ([`entry_digest`]): those the base commit's baseline
-    /// recorded, in a pull-request run.
-    Recorded(HashSet<String>),
-}
-
-/// The digest that identifies one cache entry: SHA-256 of its key and its stored text, so an
-/// entry someone else wrote under the same key has another digest.
-pub fn entry_digest(key: &str, text: &str) -> String {
-    crate::util::digest::content_hash([key.as_bytes(), text.as_bytes()])
-}
-
-/// Responses on disk, one file per key, written atomically, never through a symlink.
-struct Cache {
-    state: StateDir,
-    trust: CacheTrust,
-    used: Mutex<BTreeSet<String>>,
-    untrusted: AtomicU64,
-}
-
-impl Cache {
-    fn relative(key: &str) -> PathBuf {
-        Path::new(&key[..2]).join(format!("{key}.json"))
-    }
-
-    /// The stored text under `key`, when there is one the trust admits.
-    fn get(&self, key: &str) -> Option<String> {
-        let bytes = match self.state.read(&Self::relative(key), MAX_RESPONSE_BYTES) {
-            Ok(bytes) => bytes?,
-            Err(e) => {
-                eprintln!("sqlgate: cache entry not used: {e}");
-                self.untrusted.fetch_add(1, Ordering::Relaxed);
-                return None;
-            }
-        };
-        let text = String::from_utf8(bytes).ok()?;
-        let digest = entry_digest(key, &text);
-        let admitted = match &self.trust {
-            CacheTrust::All => true,
-            CacheTrust::Recorded(digests) => digests.contains(&digest),
-        };
-        if !admitted {
-            self.untrusted.fetch_add(1, Ordering::Relaxed);
-            return None;
-        }
-        self.used
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(digest);
-        Some(text)
-    }
-
-    /// Stores `text`; a cache that cannot be written only costs a future request, so the
-    /// failure is reported on stderr once per call and the run goes on.
-    fn put(&self, key: &str, text: &str) {
-        let relative = Self::relative(key);
-        if let Err(e) = self.state.write(&relative, text.as_bytes()) {
-            eprintln!("sqlgate: cannot write cache file: {e}");
-            return;
-        }
-        self.used
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(entry_digest(key, text));
-    }
 }
 
 /// A counting semaphore: at most `capacity` holders at once, across threads.

@@ -33,7 +33,7 @@ use query::Timed;
 use rayon::prelude::*;
 use report::{Reuse, SchemaReport, SuiteReport};
 use std::collections::{BTreeMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use store::{GoldRecord, KeptFile, Manifest, OriginalFile};
 
@@ -108,35 +108,24 @@ pub fn open_configured(
     let report = distill(dataset, profile, &options, root, source)?;
     // Items whose original database is absent are skipped by every metric, TS included, so
     // that a TS-correct prediction is always EX-correct; their suites are still distilled.
-    let with_original: Vec<&store::Manifest> = report
+    // The suite is exactly the files the (checked) manifests list, with their digests.
+    let listed: Vec<(&str, Vec<(PathBuf, String)>)> = report
         .schemas
         .iter()
         .filter(|s| dataset.databases[&s.db_id].path.is_some())
-        .map(|s| &s.manifest)
-        .collect();
-    let listed: Vec<(String, Vec<(std::path::PathBuf, String)>)> = report
-        .schemas
-        .iter()
-        .filter(|s| with_original.iter().any(|m| std::ptr::eq(*m, &s.manifest)))
         .map(|s| {
-            let files = s
-                .manifest
-                .files()
-                .map(|(file, _, sha256)| {
-                    (
-                        root.join(store::relative(&s.db_id, file)),
-                        sha256.to_string(),
-                    )
-                })
-                .collect();
-            (s.db_id.clone(), files)
+            let files = s.manifest.files().map(|(file, _, sha256)| {
+                (
+                    root.join(store::relative(&s.db_id, file)),
+                    sha256.to_string(),
+                )
+            });
+            (s.db_id.as_str(), files.collect())
         })
         .collect();
     let suite = Suite::listed(listed.iter().map(|(db_id, files)| {
-        (
-            db_id.clone(),
-            files.iter().map(|(p, _)| p.clone()).collect(),
-        )
+        let paths = files.iter().map(|(path, _)| path.clone()).collect();
+        (db_id.to_string(), paths)
     }));
     let digests = listed.into_iter().flat_map(|(_, files)| files).collect();
     let cache = GoldCache::open(root, digests, options.trusted_base.as_ref());
