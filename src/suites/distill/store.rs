@@ -145,18 +145,23 @@ pub fn verify(
 ) -> Result<Check, InputError> {
     for (file, bytes, sha256) in manifest.files() {
         let path = relative(db_id, file);
-        let Some((actual, size)) = state.digest(&path)? else {
+        let Some((actual, size)) = state.digest(&path, bytes)? else {
             return Ok(Check::Missing(file.to_string()));
         };
         if size != bytes || actual != sha256 {
+            let found = if actual.is_empty() {
+                format!("{size} bytes")
+            } else {
+                format!("SHA-256 {actual}")
+            };
             return Err(InputError::malformed(
                 &state.path(&path),
                 "suite",
                 format!(
-                    "does not match {trusted} (SHA-256 {actual}, {size} bytes; recorded {sha256}, \
-                     {bytes} bytes): the suite database was changed after sqlgate wrote it, \
-                     so its verdicts cannot be trusted; restore it, or delete the schema's \
-                     folder to distill it again"
+                    "does not match {trusted} ({found}; recorded {bytes} bytes, SHA-256 \
+                     {sha256}): the suite database was changed after sqlgate wrote it, so its \
+                     verdicts cannot be trusted; restore it, or delete the schema's folder to \
+                     distill it again"
                 ),
             ));
         }
