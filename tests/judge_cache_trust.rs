@@ -2,7 +2,8 @@
 //! local OpenAI-compatible test server: a base commit whose baseline records the cache entries
 //! its run wrote, and a pull request that breaks 10 of 20 predictions. Judge replies the pull
 //! request commits (forged "correct" verdicts) are not used: the server is asked again and its
-//! real "not equivalent" verdicts decide. Symlinked cache folders put nothing outside.
+//! real "not equivalent" verdicts decide, and once merged they do not enter the next baseline
+//! either. Symlinked cache folders put nothing outside.
 
 mod common;
 
@@ -215,6 +216,23 @@ fn forged_judge_replies_committed_by_a_pull_request_are_asked_again() {
         )) && out.contains("this pull request changes the judge cache (.sqlgate/cache/judge/"),
         "{out}"
     );
+
+    // Merged as it is, the forged replies still do not enter the next baseline: `baseline
+    // update` uses only the entries the baseline it replaces recorded.
+    git(&repo, &["reset", "-q", "--hard"]);
+    git(&repo, &["clean", "-fdq"]);
+    git(&repo, &["checkout", "-q", "main"]);
+    git(&repo, &["merge", "-q", "pr"]);
+    let before = server.count();
+    let update = sqlgate_in(&repo, &["baseline", "update", "--config", "sqlgate.yml"]);
+    let out = text(&update);
+    assert!(update.status.success(), "{out}");
+    assert_eq!(server.count() - before, BROKEN, "{out}");
+    let flex = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("flex "))
+        .unwrap_or_default();
+    assert!(flex.contains("0.500 (20)"), "{out}");
 }
 
 #[test]

@@ -221,7 +221,7 @@ pub fn update_baseline(config_path: &Path) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot create {}", parent.display()))?;
     }
     let lock = crate::util::fs::LockFile::acquire(&section.path)?;
-    let evaluation = crate::score::evaluation::evaluate(&config)?;
+    let evaluation = crate::score::evaluation::evaluate_for_baseline(&config)?;
     let baseline = Baseline::from_evaluation(&config, &evaluation);
     check_output(&config, "baseline.path", &section.path, &[BASELINE_MARKER])?;
     baseline

@@ -158,6 +158,22 @@ pub fn evaluate(config: &Config) -> Result<Evaluation, InputError> {
 
 /// Like [`evaluate`], but scores only the pairs `shard` owns (all pairs without a shard).
 pub fn evaluate_part(config: &Config, shard: Option<Shard>) -> Result<Evaluation, InputError> {
+    let trust = crate::score::trust::cache_trust(config)?;
+    score_with(config, shard, &trust)
+}
+
+/// Scores everything for `baseline update`: provider cache entries are used only when the
+/// baseline being replaced recorded them (see [`crate::score::trust::baseline_cache_trust`]).
+pub fn evaluate_for_baseline(config: &Config) -> Result<Evaluation, InputError> {
+    let trust = crate::score::trust::baseline_cache_trust(config)?;
+    score_with(config, None, &trust)
+}
+
+fn score_with(
+    config: &Config,
+    shard: Option<Shard>,
+    trust: &crate::providers::CacheTrust,
+) -> Result<Evaluation, InputError> {
     let Prepared {
         metrics,
         dataset,
@@ -190,8 +206,7 @@ pub fn evaluate_part(config: &Config, shard: Option<Shard>) -> Result<Evaluation
         }
         _ => (None, None),
     };
-    let trust = crate::score::trust::cache_trust(config)?;
-    let providers = Providers::new(config.judge.as_ref(), config.embeddings.as_ref(), &trust);
+    let providers = Providers::new(config.judge.as_ref(), config.embeddings.as_ref(), trust);
     let results = pool.install(|| {
         let env = Env::new(&dataset, &executor, &profile, suite.as_ref())
             .with_providers(providers.clone())

@@ -7,6 +7,7 @@ use crate::input::provider_config::ProviderKind;
 use crate::providers::{CacheTrust, Providers};
 use crate::util::error::InputError;
 use serde::Deserialize;
+use std::collections::HashSet;
 
 /// How many changed file names a note lists before it only counts them.
 const LISTED_FILES: usize = 5;
@@ -17,23 +18,33 @@ pub fn cache_trust(config: &Config) -> Result<CacheTrust, InputError> {
     if config.trusted_base.is_none() {
         return Ok(CacheTrust::All);
     }
+    Ok(CacheTrust::Recorded(recorded(config)?.unwrap_or_default()))
+}
+
+/// The provider cache entries `baseline update` may use: those the baseline it replaces
+/// recorded, so cache files a merged pull request brought are asked again before they enter a
+/// baseline; all of them for a first baseline.
+pub fn baseline_cache_trust(config: &Config) -> Result<CacheTrust, InputError> {
+    Ok(recorded(config)?.map_or(CacheTrust::All, CacheTrust::Recorded))
+}
+
+/// The cache digests the run's baseline records (the base commit's in a pull-request run);
+/// `None` without a baseline.
+fn recorded(config: &Config) -> Result<Option<HashSet<String>>, InputError> {
     #[derive(Deserialize)]
     struct Recorded {
         #[serde(default)]
         provider_cache: Vec<String>,
     }
     let Some(section) = &config.baseline else {
-        return Ok(CacheTrust::Recorded(Default::default()));
+        return Ok(None);
     };
-    let recorded = match config.read_trusted(&section.path)?.0 {
-        Some(bytes) => {
-            serde_json::from_slice::<Recorded>(&bytes)
-                .map_err(|e| InputError::malformed(&section.path, "provider_cache", e.to_string()))?
-                .provider_cache
-        }
-        None => Vec::new(),
+    let Some(bytes) = config.read_trusted(&section.path)?.0 else {
+        return Ok(None);
     };
-    Ok(CacheTrust::Recorded(recorded.into_iter().collect()))
+    let recorded: Recorded = serde_json::from_slice(&bytes)
+        .map_err(|e| InputError::malformed(&section.path, "provider_cache", e.to_string()))?;
+    Ok(Some(recorded.provider_cache.into_iter().collect()))
 }
 
 /// Notes of a pull-request run on sqlgate's state: suite and cache files the pull request
