@@ -160,7 +160,7 @@ fn options(max_random_dbs: u64) -> Options {
         max_random_dbs,
         rows: (1, 12),
         timeout: Duration::from_secs(2),
-        trusted_base: None,
+        trust: Default::default(),
     }
 }
 

@@ -500,3 +500,43 @@ fn a_suite_database_the_pull_request_deletes_is_distilled_again_and_said() {
     );
     assert!(folder.join("poker_player_r000001.sqlite").is_file());
 }
+
+#[test]
+fn a_suite_cached_outside_git_is_reused_only_when_the_base_recorded_its_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini"),
+        &repo,
+    );
+    std::fs::remove_file(repo.join("baseline.json")).unwrap();
+    use_distilled_suite(&repo);
+    std::fs::write(repo.join(".gitignore"), ".sqlgate/\n").unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    commit(&repo, "example, suite kept out of git (actions/cache)");
+    let made = sqlgate_in(&repo, &["baseline", "update", "--config", "sqlgate.yml"]);
+    assert!(made.status.success(), "{}", text(&made));
+    commit(&repo, "baseline");
+    let base = git(&repo, &["rev-parse", "HEAD"]);
+    git(&repo, &["checkout", "-qb", "pr"]);
+    break_predictions(&repo, 30);
+    commit(&repo, "worse predictions");
+
+    let out = assert_honest(&repo, &base);
+    assert!(!out.contains("distilling"), "{out}");
+
+    let manifest = repo.join(".sqlgate/suite/concert_singer/manifest.json");
+    let mut document: Json =
+        serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    document["kept"].as_array_mut().unwrap().truncate(1);
+    document["key"] = Json::String("0".repeat(64));
+    std::fs::write(&manifest, document.to_string()).unwrap();
+    let out = assert_honest(&repo, &base);
+    assert!(
+        out.contains("distilling the test suite of `concert_singer`")
+            && out
+                .contains("the base commit holds no complete distilled suite for `concert_singer`")
+            && !out.contains("distilling the test suite of `singer`"),
+        "{out}"
+    );
+}

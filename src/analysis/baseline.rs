@@ -122,6 +122,11 @@ pub struct Baseline {
     /// taken from the cache, any other answer is asked for again.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub provider_cache: Vec<String>,
+    /// Digests of the distilled suite's manifests this baseline's run used: in a pull-request
+    /// run a suite folder outside git (restored by `actions/cache`) is reused only when its
+    /// manifest is one of these.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suite_manifests: Vec<String>,
 }
 
 impl Baseline {
@@ -137,6 +142,7 @@ impl Baseline {
             settings: Settings::of(config),
             systems,
             provider_cache: evaluation.provider_cache.clone(),
+            suite_manifests: evaluation.suite_manifests.clone(),
         }
     }
 

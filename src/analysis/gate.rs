@@ -386,6 +386,7 @@ mod tests {
             settings: crate::analysis::baseline::Settings::of(&config(GateConfig::default())),
             systems: [(base.0.to_string(), base.1)].into(),
             provider_cache: Vec::new(),
+            suite_manifests: Vec::new(),
         };
         let current = [SystemRecords {
             name: "m".into(),

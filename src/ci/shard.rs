@@ -221,6 +221,7 @@ pub fn merge(config: &Config, paths: &[PathBuf]) -> Result<Evaluation, InputErro
         metrics,
         results,
         provider_cache: Vec::new(),
+        suite_manifests: Vec::new(),
         notes: Vec::new(),
     })
 }

@@ -73,6 +73,10 @@ pub struct Evaluation {
     /// Digests of the provider cache entries the run used or wrote, which a baseline records
     /// so that pull-request runs may use them ([`crate::providers::entry_digest`]).
     pub provider_cache: Vec<String>,
+    /// Digests of the distilled suite's manifests ([`crate::suites::distill::store::manifest_digest`]),
+    /// which a baseline records so that pull-request runs may reuse a suite the base branch
+    /// cached outside git.
+    pub suite_manifests: Vec<String>,
     /// What the run ignored or rebuilt of sqlgate's own state in a pull-request run, for the
     /// report.
     pub notes: Vec<String>,
@@ -187,6 +191,7 @@ fn score_with(
     let profile = Profile::new(&config.compare);
     let pool = thread_pool(config.execution.threads, &config.path)?;
     let mut rebuilt = None;
+    let mut suite_manifests = Vec::new();
     let (suite, gold_cache) = match (config.suite.kind, &config.suite.path) {
         (SuiteKind::Directory, Some(path)) => (
             Some(Suite::directory(
@@ -202,6 +207,11 @@ fn score_with(
                 crate::suites::distill::open_configured(config, &dataset, &profile, &source)
             })?;
             rebuilt = crate::score::trust::rebuilt_suites(config, &report);
+            suite_manifests = report
+                .schemas
+                .iter()
+                .map(|s| crate::suites::distill::store::manifest_digest(&s.manifest))
+                .collect();
             (Some(suite), Some(cache))
         }
         _ => (None, None),
@@ -237,6 +247,7 @@ fn score_with(
         systems,
         results,
         provider_cache,
+        suite_manifests,
         notes,
     })
 }

@@ -52,9 +52,19 @@ pub struct Options {
     pub rows: (usize, usize),
     /// Limit per gold or neighbor query.
     pub timeout: Duration,
-    /// In a pull-request run, the base commit whose manifests the suite is checked against
-    /// (the pull request's manifests are never read).
-    pub trusted_base: Option<TrustedBase>,
+    /// Which manifests the suite is checked against.
+    pub trust: SuiteTrust,
+}
+
+/// Which manifests a suite is checked against: the folder's own outside a pull-request run; in
+/// one, the base commit's, or a manifest in the folder (restored by `actions/cache`, say) whose
+/// digest the base commit's baseline recorded. Any other manifest is never read.
+#[derive(Debug, Clone, Default)]
+pub struct SuiteTrust {
+    /// The base commit of a pull-request run.
+    pub base: Option<TrustedBase>,
+    /// Digests of manifests the base commit's baseline recorded ([`store::manifest_digest`]).
+    pub recorded: std::collections::HashSet<String>,
 }
 
 /// Where neighbor queries and gold constants come from.
@@ -75,16 +85,42 @@ pub trait NeighborSource: Sync {
 /// small, so only a runaway neighbor reaches it.
 const QUERY_LIMIT: Duration = Duration::from_secs(2);
 
-/// The distillation options of a config (`suite.distill`, `execution.timeout_ms`).
-pub fn options(config: &Config) -> Options {
+/// The distillation options of a config (`suite.distill`, `execution.timeout_ms`), with the
+/// manifests it trusts (see [`SuiteTrust`]).
+pub fn options(config: &Config) -> Result<Options, InputError> {
     let distill = &config.suite.distill;
-    Options {
+    let trust = SuiteTrust {
+        base: config.trusted_base.clone(),
+        recorded: match &config.trusted_base {
+            Some(_) => recorded_manifests(config)?,
+            None => Default::default(),
+        },
+    };
+    Ok(Options {
         seed: distill.seed,
         max_random_dbs: distill.max_random_dbs,
         rows: (distill.rows[0], distill.rows[1]),
         timeout: Duration::from_millis(config.execution.timeout_ms).min(QUERY_LIMIT),
-        trusted_base: config.trusted_base.clone(),
+        trust,
+    })
+}
+
+/// The manifest digests the run's baseline records (the base commit's in a pull-request run).
+fn recorded_manifests(config: &Config) -> Result<std::collections::HashSet<String>, InputError> {
+    #[derive(serde::Deserialize)]
+    struct Recorded {
+        #[serde(default)]
+        suite_manifests: Vec<String>,
     }
+    let Some(section) = &config.baseline else {
+        return Ok(Default::default());
+    };
+    let Some(bytes) = config.read_trusted(&section.path)?.0 else {
+        return Ok(Default::default());
+    };
+    let recorded: Recorded = serde_json::from_slice(&bytes)
+        .map_err(|e| InputError::malformed(&section.path, "suite_manifests", e.to_string()))?;
+    Ok(recorded.suite_manifests.into_iter().collect())
 }
 
 /// Distills (or reuses) the configured suite (`suite.kind: distilled`) and opens it, with the
@@ -104,7 +140,7 @@ pub fn open_configured(
             message: "`suite.path` must name the cache folder when `suite.kind` is `distilled`"
                 .into(),
         })?;
-    let options = options(config);
+    let options = options(config)?;
     let report = distill(dataset, profile, &options, root, source)?;
     // Items whose original database is absent are skipped by every metric, TS included, so
     // that a TS-correct prediction is always EX-correct; their suites are still distilled.
@@ -128,7 +164,7 @@ pub fn open_configured(
         (db_id.to_string(), paths)
     }));
     let digests = listed.into_iter().flat_map(|(_, files)| files).collect();
-    let cache = GoldCache::open(root, digests, options.trusted_base.as_ref());
+    let cache = GoldCache::open(root, digests, options.trust.base.as_ref());
     Ok((suite, cache, report))
 }
 
@@ -247,7 +283,7 @@ fn distill_schema(
     let key = crate::util::digest::content_hash(
         std::iter::once(base.as_bytes()).chain(golds.iter().map(|g| g.as_bytes())),
     );
-    let previous = usable_previous(&state, db_id, &base, options.trusted_base.as_ref())?;
+    let previous = usable_previous(&state, db_id, &base, &options.trust)?;
     if let Some(manifest) = previous.as_ref().filter(|m| m.key == key) {
         return Ok(SchemaReport::from_manifest(
             db_id,
@@ -259,7 +295,7 @@ fn distill_schema(
     eprintln!(
         "sqlgate: distilling the test suite of `{db_id}` into {} ({})",
         folder.display(),
-        match (&previous, &options.trusted_base) {
+        match (&previous, &options.trust.base) {
             (Some(_), _) => "extending the cached suite for new gold queries",
             (None, Some(_)) => "the base commit holds no suite for these inputs",
             (None, None) => "not cached yet",
@@ -375,24 +411,12 @@ fn usable_previous(
     state: &StateDir,
     db_id: &str,
     base_key: &str,
-    trusted_base: Option<&TrustedBase>,
+    trust: &SuiteTrust,
 ) -> Result<Option<Manifest>, InputError> {
-    let Some(manifest) =
-        store::read_manifest(state, db_id, trusted_base)?.filter(|m| m.base_key == base_key)
+    let Some((manifest, source)) =
+        store::read_manifest(state, db_id, trust)?.filter(|(m, _)| m.base_key == base_key)
     else {
         return Ok(None);
-    };
-    let source = match trusted_base {
-        Some(base) => format!(
-            "the base commit's manifest ({})",
-            crate::input::config::short_commit(&base.commit)
-        ),
-        None => format!(
-            "its manifest {}",
-            state
-                .path(&store::relative(db_id, store::MANIFEST))
-                .display()
-        ),
     };
     match store::verify(state, db_id, &manifest, &source)? {
         store::Check::Complete => Ok(Some(manifest)),

@@ -5,10 +5,11 @@
 //!
 //! The manifest also records each file's SHA-256, checked before a file is used: a database
 //! that does not match stops the run naming it, so an edited suite never turns into prediction
-//! mismatches. In a pull-request run the manifest is the base commit's (the pull request's copy
-//! is never read), so a trimmed or forged manifest changes nothing.
+//! mismatches. In a pull-request run the manifest is the base commit's, or one the base's
+//! baseline recorded the digest of (a suite cached outside git); the pull request's copy is
+//! never read otherwise, so a trimmed or forged manifest changes nothing.
 
-use crate::input::trusted::TrustedBase;
+use crate::suites::distill::SuiteTrust;
 use crate::util::error::InputError;
 use crate::util::state::StateDir;
 use serde::{Deserialize, Serialize};
@@ -108,21 +109,51 @@ pub fn relative(db_id: &str, file: &str) -> PathBuf {
     Path::new(db_id).join(file)
 }
 
-/// The manifest a schema's suite is checked against: the base commit's in a pull-request run
-/// (`base`), else the one in the folder. `None` when there is none, or it does not parse (a
+/// The digest a baseline records of a manifest: SHA-256 of the JSON sqlgate writes for it.
+pub fn manifest_digest(manifest: &Manifest) -> String {
+    use sha2::Digest;
+    crate::util::digest::hex(&sha2::Sha256::digest(manifest_text(manifest)))
+}
+
+fn manifest_text(manifest: &Manifest) -> String {
+    let mut text = serde_json::to_string_pretty(manifest).expect("a manifest serialises");
+    text.push('\n');
+    text
+}
+
+/// The manifest a schema's suite is checked against (see [`SuiteTrust`]), with words saying
+/// where it came from. `None` when there is none the trust admits, or it does not parse (a
 /// stale suite is rebuilt rather than trusted); an error when the folder's manifest is not a
 /// regular file below real folders.
 pub fn read_manifest(
     state: &StateDir,
     db_id: &str,
-    base: Option<&TrustedBase>,
-) -> Result<Option<Manifest>, InputError> {
+    trust: &SuiteTrust,
+) -> Result<Option<(Manifest, String)>, InputError> {
     let path = relative(db_id, MANIFEST);
-    let bytes = match base {
-        Some(base) => base.read(&state.path(&path))?,
-        None => state.read(&path, MANIFEST_LIMIT)?,
+    let parse = |bytes: Vec<u8>| serde_json::from_slice::<Manifest>(&bytes).ok();
+    let shown = state.path(&path).display().to_string();
+    let Some(base) = &trust.base else {
+        let manifest = state.read(&path, MANIFEST_LIMIT)?.and_then(parse);
+        return Ok(manifest.map(|m| (m, format!("its manifest {shown}"))));
     };
-    Ok(bytes.and_then(|b| serde_json::from_slice(&b).ok()))
+    if let Some(bytes) = base.read(&state.path(&path))? {
+        let source = format!(
+            "the base commit's manifest ({})",
+            crate::input::config::short_commit(&base.commit)
+        );
+        return Ok(parse(bytes).map(|m| (m, source)));
+    }
+    let recorded = state
+        .read(&path, MANIFEST_LIMIT)?
+        .and_then(parse)
+        .filter(|m| trust.recorded.contains(&manifest_digest(m)));
+    Ok(recorded.map(|m| {
+        (
+            m,
+            format!("its manifest {shown}, recorded by the base's baseline"),
+        )
+    }))
 }
 
 /// What checking a suite's files against its manifest found.
@@ -185,9 +216,7 @@ pub fn write_manifest(
     db_id: &str,
     manifest: &Manifest,
 ) -> Result<(), InputError> {
-    let mut text = serde_json::to_string_pretty(manifest).expect("a manifest serialises");
-    text.push('\n');
-    write_file(state, db_id, MANIFEST, text.as_bytes())
+    write_file(state, db_id, MANIFEST, manifest_text(manifest).as_bytes())
 }
 
 /// Removes the regular `.sqlite` files of the schema's folder that the manifest does not list
