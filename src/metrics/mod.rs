@@ -612,18 +612,18 @@ impl<'a> Env<'a> {
             )
         };
         Arc::clone(slot.get_or_init(|| {
-            let (result, kept) = crate::util::memory::retained(|| self.compute_gold(item, sql, db));
+            let (result, kept) = crate::util::memory::retained(|| self.compute_gold(sql, db));
             self.gold_bytes.fetch_add(kept, Ordering::Relaxed);
             result
         }))
     }
 
-    /// Runs (or reads from the on-disk cache) the gold query `sql` of `item` on `db`.
-    fn compute_gold(&self, item: &GoldItem, sql: &str, db: &Path) -> Arc<GoldResult> {
+    /// Runs (or reads from the on-disk cache) the gold query `sql` on `db`.
+    fn compute_gold(&self, sql: &str, db: &Path) -> Arc<GoldResult> {
         let prepared = self.profile.prepare_gold(sql);
         let cached = self
             .gold_cache
-            .and_then(|cache| Some((cache, cache.key(&item.db_id, db, &prepared.sql)?)));
+            .and_then(|cache| Some((cache, cache.key(db, &prepared.sql)?)));
         if let Some(rows) = cached.as_ref().and_then(|(cache, key)| cache.get(key)) {
             let columns = self
                 .executor
