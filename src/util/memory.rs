@@ -4,8 +4,9 @@
 //!
 //! SQLite's heap is charged by a counting allocator installed before SQLite starts
 //! ([`install_sqlite_allocator`]), which also turns SQLite's own memory statistics off: those take
-//! one global mutex on every allocation and free, which serialized every worker thread. An
-//! allocation over the budget fails, and SQLite reports "out of memory" for that statement alone.
+//! one global mutex on every allocation and free, which serialized every worker thread. SQLite's
+//! heap may take at most half of the budget; an allocation past that (or over the budget) fails,
+//! and SQLite reports "out of memory" for that statement alone.
 //!
 //! Query results are charged by the executor as rows arrive. While an item is scored
 //! ([`item_scope`]) the results it keeps stay charged until it is done; results kept for the whole
@@ -188,6 +189,27 @@ const HEADER: usize = 16;
 /// installed, and runs with its own statistics and a hard heap limit instead).
 static COUNTING: AtomicBool = AtomicBool::new(false);
 
+/// Bytes SQLite's heap holds now (also charged to [`PROCESS`]).
+static SQLITE_HEAP: AtomicUsize = AtomicUsize::new(0);
+
+/// Charges an allocation of SQLite's: to the budget, and within half of it for SQLite's heap, so
+/// that page caches, sorters and temporary tables leave room for the results and the rest of the
+/// process.
+fn charge_sqlite(bytes: usize) -> bool {
+    let before = SQLITE_HEAP.fetch_add(bytes, Ordering::Relaxed);
+    if before.saturating_add(bytes) <= PROCESS.limit() / 2 && PROCESS.try_charge(bytes) {
+        return true;
+    }
+    SQLITE_HEAP.fetch_sub(bytes, Ordering::Relaxed);
+    false
+}
+
+/// Gives back an allocation of SQLite's.
+fn release_sqlite(bytes: usize) {
+    SQLITE_HEAP.fetch_sub(bytes, Ordering::Relaxed);
+    PROCESS.release(bytes);
+}
+
 /// SQLite's heap limit when the counting allocator could not be installed.
 const FALLBACK_HEAP_LIMIT: i64 = 512 << 20;
 
@@ -236,13 +258,13 @@ unsafe extern "C" fn sqlite_malloc(n: c_int) -> *mut c_void {
     let Some(layout) = usize::try_from(n).ok().and_then(layout) else {
         return std::ptr::null_mut();
     };
-    if !PROCESS.try_charge(layout.size()) {
+    if !charge_sqlite(layout.size()) {
         return std::ptr::null_mut();
     }
     // SAFETY: the layout has a non-zero size (HEADER at least).
     let base = unsafe { System.alloc(layout) };
     if base.is_null() {
-        PROCESS.release(layout.size());
+        release_sqlite(layout.size());
         return std::ptr::null_mut();
     }
     // SAFETY: base is 16-aligned and at least HEADER bytes long.
@@ -270,7 +292,7 @@ unsafe extern "C" fn sqlite_free(p: *mut c_void) {
     let layout = layout(size).expect("the layout was valid when allocated");
     // SAFETY: the block was allocated with this layout at p - HEADER.
     unsafe { System.dealloc(p.cast::<u8>().sub(HEADER), layout) };
-    PROCESS.release(layout.size());
+    release_sqlite(layout.size());
 }
 
 unsafe extern "C" fn sqlite_realloc(p: *mut c_void, n: c_int) -> *mut c_void {
@@ -281,16 +303,16 @@ unsafe extern "C" fn sqlite_realloc(p: *mut c_void, n: c_int) -> *mut c_void {
         return std::ptr::null_mut();
     };
     let growth = new.size().saturating_sub(old.size());
-    if !PROCESS.try_charge(growth) {
+    if !charge_sqlite(growth) {
         return std::ptr::null_mut();
     }
     // SAFETY: the block was allocated with `old` at p - HEADER; the new size is non-zero.
     let base = unsafe { System.realloc(p.cast::<u8>().sub(HEADER), old, new.size()) };
     if base.is_null() {
-        PROCESS.release(growth);
+        release_sqlite(growth);
         return std::ptr::null_mut();
     }
-    PROCESS.release(old.size().saturating_sub(new.size()));
+    release_sqlite(old.size().saturating_sub(new.size()));
     // SAFETY: base is 16-aligned and at least HEADER bytes long.
     unsafe {
         base.cast::<usize>().write(n as usize);
