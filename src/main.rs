@@ -69,7 +69,7 @@ enum Command {
         #[arg(long, conflicts_with = "from_workflow_run")]
         pr: Option<u64>,
         /// The `workflow_run` half of the fork-safe pair: find the pull request through the API
-        /// from the run's head commit (never from the artifact) and post the report re-escaped.
+        /// from the run's head commit (never from the artifact) and post the report verbatim in a code block under a verdict from the event.
         #[arg(long)]
         from_workflow_run: bool,
     },
