@@ -158,8 +158,7 @@ impl WorkflowRun {
         let header = format!(
             "{marker}\n## {heading}\n\n{run} on commit `{sha}` concluded **{conclusion}**: \
              {meaning}. This verdict is GitHub's record of the run, read by the `workflow_run` \
-             job; the report below was written by the pull request's own run and is shown \
-             verbatim, as untrusted text.\n\n",
+             job, not anything the run wrote.\n\n",
             marker = self.marker(),
             heading = verdict.heading(),
             sha = &self.head_sha[..12],
@@ -171,7 +170,8 @@ impl WorkflowRun {
         };
         let budget = MAX_BODY_CHARS - header.chars().count() - 200;
         format!(
-            "{header}<details><summary>The report the run uploaded (untrusted, verbatim)\
+            "{header}The report below was written by the pull request's own run and is shown \
+             verbatim, as untrusted text.\n\n<details><summary>The report the run uploaded\
              </summary>\n\n{}\n\n</details>\n",
             fenced_report(report, budget)
         )

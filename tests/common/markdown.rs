@@ -16,7 +16,7 @@ pub struct Node {
     pub level: u8,
 }
 
-/// GitHub's flavour: tables, strikethrough, autolinks, the tag filter, task lists, footnotes,
+/// GitHub's flavour: tables, strikethrough, autolinks, task lists, footnotes,
 /// alerts and `$` math.
 pub fn github_options() -> Options<'static> {
     let mut options = Options::default();
@@ -24,7 +24,6 @@ pub fn github_options() -> Options<'static> {
     extension.table = true;
     extension.strikethrough = true;
     extension.autolink = true;
-    extension.tagfilter = true;
     extension.tasklist = true;
     extension.footnotes = true;
     extension.alerts = true;
