@@ -11,6 +11,7 @@ use common::markdown::{assert_only, decode_html_text, nodes, reference_in, text_
 use proptest::prelude::*;
 use sqlgate::report::escape::{
     is_workflow_command, log_block, log_value, markdown_code_block, markdown_inline,
+    workflow_message, workflow_property,
 };
 
 /// Node kinds untrusted inline text may produce.
@@ -205,6 +206,20 @@ proptest! {
         let block = markdown_code_block(&text, "text");
         let kinds: Vec<&str> = nodes(&block).iter().map(|n| n.kind).collect();
         prop_assert_eq!(kinds, ["document", "code_block"]);
+    }
+
+    #[test]
+    fn an_annotation_stays_one_command(file in hostile(), title in hostile(), text in hostile()) {
+        let line = format!(
+            "::warning file={},title={}::{}",
+            workflow_property(&file),
+            workflow_property(&title),
+            workflow_message(&text)
+        );
+        prop_assert_eq!(line.split(['\r', '\n']).count(), 1);
+        prop_assert!(!line.contains("##["));
+        let properties = line["::warning ".len()..].split("::").next().unwrap();
+        prop_assert_eq!(properties.matches(',').count(), 1, "{}", properties);
     }
 
     #[test]

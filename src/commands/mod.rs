@@ -229,7 +229,11 @@ pub fn update_baseline(config_path: &Path) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("cannot write {}", section.path.display()))?;
     drop(lock);
     let summary = Summary::of(&evaluation);
-    print!("{}", summary::human(&evaluation, &summary));
+    let human = summary::human(&evaluation, &summary);
+    print!(
+        "{}",
+        crate::report::escape::log_block(&human, crate::report::escape::in_actions())
+    );
     println!(
         "\nbaseline written to {} ({} systems)",
         section.path.display(),

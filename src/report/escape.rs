@@ -155,6 +155,24 @@ fn is_format_or_separator(c: char) -> bool {
     )
 }
 
+/// The message of a workflow command sqlgate writes (`::warning ...::<message>`): `%`, `\r` and
+/// `\n` as `%25`, `%0D` and `%0A`, which the runner turns back, so the command stays one line;
+/// `##[` (the runner's old command form, read anywhere in a line) as `## [`.
+pub fn workflow_message(text: &str) -> String {
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+        .replace("##[", "## [")
+}
+
+/// A property value of a workflow command sqlgate writes (`file=`, `title=`): as a message, and
+/// `:` and `,` as `%3A` and `%2C`, so it cannot end the properties or add one.
+pub fn workflow_property(text: &str) -> String {
+    workflow_message(text)
+        .replace(':', "%3A")
+        .replace(',', "%2C")
+}
+
 /// Whether `line`, as the GitHub Actions runner reads it, is a workflow command: it starts with
 /// `::` after leading blanks, or holds `##[` anywhere.
 pub fn is_workflow_command(line: &str) -> bool {
@@ -231,6 +249,13 @@ mod tests {
         for value in ["x\n::error::y", " ::x", "##[group]", "\r##[x"] {
             assert!(!is_workflow_command(&log_value(value)), "{value:?}");
         }
+    }
+
+    #[test]
+    fn workflow_command_values_are_percent_escaped() {
+        assert_eq!(workflow_property("a,b:c%\n"), "a%2Cb%3Ac%25%0A");
+        assert_eq!(workflow_message("x\r\n::error::y"), "x%0D%0A::error::y");
+        assert_eq!(workflow_message("###[x"), "### [x");
     }
 
     #[test]
