@@ -42,12 +42,13 @@ fn is_invisible_control(c: char) -> bool {
 /// - blanks at either end dropped (HTML shows none; leading ones would make a code block,
 ///   trailing ones a hard break), line endings and tabs spaces, controls U+FFFD;
 /// - `\\`, `` ` ``, `*`, `_`, `~`, `[`, `]`, `<`, `>`, `&`, `|` and `$` always as references
-///   (`&#42;` ...), so no HTML, entity, emphasis, code span, link, image, footnote, table cell
-///   or math can form; `-`, `+` and `=` at the start, and `.` or `)` after leading digits, too,
-///   so no list or setext underline starts;
-/// - a [`WORD_JOINER`] after `@`, `#`, `:`, `GH-` and every sixth digit of a hex run, and before
-///   the dot of `www.`, so that GitHub's filters, which read the rendered text, find no mention,
-///   issue, commit or emoji reference, no heading marker and no link.
+///   (`&#42;`, `&lt;` ...), so no HTML, entity, emphasis, code span, link, image, footnote,
+///   table cell or math can form; `-`, `+`, `=` and `#` at the start, and `.` or `)` after
+///   leading digits, too, so no list, heading or setext underline starts;
+/// - a [`WORD_JOINER`] after `@`, `#` or `:` followed by anything but a blank, after `GH-` and
+///   every sixth digit of a hex run, and before the dot of `www.`, so that GitHub's filters,
+///   which read the rendered text, find no mention, issue, commit or emoji reference, no heading
+///   marker and no link.
 pub fn markdown_inline(text: &str) -> String {
     let visible: String = normalize_line_endings(text)
         .chars()
@@ -64,25 +65,28 @@ pub fn markdown_inline(text: &str) -> String {
     let mut previous = ['\0'; 3];
     let mut hex_run = 0;
     let mut only_digits = true;
-    for c in text.chars() {
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
         hex_run = if c.is_ascii_hexdigit() { hex_run + 1 } else { 0 };
         if c == '.' && previous.iter().all(|p| p.eq_ignore_ascii_case(&'w')) {
             out.push(WORD_JOINER);
         }
         let as_reference = match c {
             '\\' | '`' | '*' | '_' | '~' | '[' | ']' | '<' | '>' | '&' | '|' | '$' => true,
-            '-' | '+' | '=' => out.is_empty(),
+            '-' | '+' | '=' | '#' => out.is_empty(),
             '.' | ')' => only_digits && !out.is_empty(),
             _ => false,
         };
-        if as_reference {
-            out.push_str(&format!("&#{};", u32::from(c)));
-        } else {
-            out.push(c);
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            c if as_reference => out.push_str(&format!("&#{};", u32::from(c))),
+            c => out.push(c),
         }
         let lower = |i: usize| previous[i].to_ascii_lowercase();
         let breaks = match c {
-            '@' | '#' | ':' => true,
+            '@' | '#' | ':' => chars.peek().is_some_and(|next| !next.is_whitespace()),
             '-' => lower(1) == 'g' && lower(2) == 'h',
             _ => hex_run == MAX_HEX_RUN,
         };
@@ -219,9 +223,10 @@ mod tests {
         assert_eq!(markdown_inline(" a|b, c. "), "a&#124;b, c.");
         assert_eq!(markdown_inline("- x - y"), "&#45; x - y");
         assert_eq!(markdown_inline("12. x."), "12&#46; x.");
-        assert_eq!(markdown_inline("<b>"), "&#60;b&#62;");
+        assert_eq!(markdown_inline("<b>&"), "&lt;b&gt;&amp;");
+        assert_eq!(markdown_inline("a: b:c #"), "a: b:\u{2060}c #");
         assert_eq!(markdown_inline("@x"), "@\u{2060}x");
-        assert_eq!(markdown_inline("#1"), "#\u{2060}1");
+        assert_eq!(markdown_inline("#1 #2"), "&#35;\u{2060}1 #\u{2060}2");
         assert_eq!(markdown_inline("GH-1"), "GH-\u{2060}1");
         assert_eq!(markdown_inline("$5"), "&#36;5");
         assert_eq!(markdown_inline("www.x"), "www\u{2060}.x");
