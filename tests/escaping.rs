@@ -7,12 +7,19 @@
 
 mod common;
 
-use common::markdown::{assert_only, decode_html_text, nodes, reference_in, text_runs};
+use common::markdown::{
+    assert_only, assert_sqlgate_markup_only, decode_html_text, nodes, reference_in, shown_texts,
+    text_runs,
+};
 use proptest::prelude::*;
+use sqlgate::ci::fork::WorkflowRun;
 use sqlgate::report::escape::{
     is_workflow_command, log_block, log_value, markdown_code_block, markdown_inline,
     workflow_message, workflow_property,
 };
+
+/// The report run's page the fork comment links.
+const RUN_URL: &str = "https://github.com/acme/model/actions/runs/5";
 
 /// Node kinds untrusted inline text may produce.
 const INLINE: &[&str] = &["document", "paragraph", "text"];
@@ -35,13 +42,7 @@ fn contexts(escaped: &str) -> Vec<(String, Vec<&'static str>)> {
         ),
         (
             format!("| a | b |\n|---|---|\n| {escaped} | {escaped} |\n"),
-            vec![
-                "document",
-                "table",
-                "table_row",
-                "table_cell",
-                "text",
-            ],
+            vec!["document", "table", "table_row", "table_cell", "text"],
         ),
     ]
 }
@@ -100,7 +101,11 @@ fn assert_inert(text: &str) {
         .collect::<String>()
         .replace(['\u{2060}', '\u{FEFF}'], "");
     // CommonMark strips a paragraph's leading and trailing blanks.
-    assert_eq!(rendered.trim_matches(' '), expected.trim_matches(' '), "{escaped:?}");
+    assert_eq!(
+        rendered.trim_matches(' '),
+        expected.trim_matches(' '),
+        "{escaped:?}"
+    );
 }
 
 /// Panics unless `value` escaped is one log line that no runner reads as a workflow command,
@@ -108,7 +113,11 @@ fn assert_inert(text: &str) {
 fn assert_no_command(value: &str) {
     let escaped = log_value(value);
     assert!(!escaped.contains(['\n', '\r']), "{escaped:?}");
-    for line in [escaped.clone(), format!("  {escaped}"), format!("x {escaped}")] {
+    for line in [
+        escaped.clone(),
+        format!("  {escaped}"),
+        format!("x {escaped}"),
+    ] {
         assert!(!is_workflow_command(&line), "{line:?} from {value:?}");
     }
 }
@@ -174,14 +183,87 @@ fn code_blocks_hold_anything_verbatim() {
 /// with arbitrary characters.
 fn hostile() -> impl Strategy<Value = String> {
     let pieces = prop::sample::select(vec![
-        "\r", "\n", "\r\n", "\0", "\t", "`", "```", "~~~", "<", ">", "@", "#", "\\", "::", "##[",
-        "[", "]", "(", ")", "!", "*", "_", "|", "$", "$$", ":", "/", "-", "=", "+", ".", "&", ";",
-        "x", "octocat", "1", "42", "abcdef1234", "www", "https", "GH", "gh", " ", "    ", "<img",
-        "<!--", "-->", "&#64;", "&amp;", "\u{2028}", "\u{202E}", "\u{200B}", "\u{2060}", "\u{85}",
-        "\u{FEFF}", "é", "ǅ", "ｗ", "＠", "[!NOTE]", "- ", "1. ", "> ", "---", "===", "^", "\"",
-        "'", "{", "}", "?", "%", "%0A", "::error::", "::stop-commands::", "add-mask",
+        "\r",
+        "\n",
+        "\r\n",
+        "\0",
+        "\t",
+        "`",
+        "```",
+        "~~~",
+        "<",
+        ">",
+        "@",
+        "#",
+        "\\",
+        "::",
+        "##[",
+        "[",
+        "]",
+        "(",
+        ")",
+        "!",
+        "*",
+        "_",
+        "|",
+        "$",
+        "$$",
+        ":",
+        "/",
+        "-",
+        "=",
+        "+",
+        ".",
+        "&",
+        ";",
+        "x",
+        "octocat",
+        "1",
+        "42",
+        "abcdef1234",
+        "www",
+        "https",
+        "GH",
+        "gh",
+        " ",
+        "    ",
+        "<img",
+        "<!--",
+        "-->",
+        "&#64;",
+        "&amp;",
+        "\u{2028}",
+        "\u{202E}",
+        "\u{200B}",
+        "\u{2060}",
+        "\u{85}",
+        "\u{FEFF}",
+        "é",
+        "ǅ",
+        "ｗ",
+        "＠",
+        "[!NOTE]",
+        "- ",
+        "1. ",
+        "> ",
+        "---",
+        "===",
+        "^",
+        "\"",
+        "'",
+        "{",
+        "}",
+        "?",
+        "%",
+        "%0A",
+        "::error::",
+        "::stop-commands::",
+        "add-mask",
     ]);
-    let mixed = prop_oneof![pieces.prop_map(str::to_string), any::<char>().prop_map(String::from)];
+    let mixed = prop_oneof![
+        pieces.prop_map(str::to_string),
+        any::<char>().prop_map(String::from)
+    ];
     prop::collection::vec(mixed, 0..40).prop_map(|parts| parts.concat())
 }
 
@@ -223,6 +305,31 @@ proptest! {
     }
 
     #[test]
+    fn a_fork_report_stays_inside_its_code_block(report in hostile(), failed in any::<bool>()) {
+        let run = WorkflowRun {
+            repository: "acme/model".into(),
+            head_sha: "a".repeat(40),
+            head_repository: "forker/model".into(),
+            head_owner: "forker".into(),
+            head_branch: "feature".into(),
+            html_url: RUN_URL.into(),
+            workflow_id: 42,
+            conclusion: if failed { "failure" } else { "success" }.into(),
+        };
+        let body = run.body(Some(&report));
+        let parsed = assert_sqlgate_markup_only(&body, &[RUN_URL]);
+        let kinds: Vec<&str> = parsed.iter().map(|n| n.kind).collect();
+        prop_assert_eq!(kinds.iter().filter(|k| **k == "heading").count(), 1);
+        prop_assert_eq!(kinds.iter().filter(|k| **k == "code_block").count(), 1);
+        let heading = kinds.iter().position(|k| *k == "heading").unwrap();
+        let verdict = if failed { "❌ sqlgate failed" } else { "✅ sqlgate passed" };
+        prop_assert_eq!(parsed[heading + 1].literal.as_str(), verdict);
+        for text in shown_texts(&parsed) {
+            prop_assert_eq!(reference_in(&text.replace(RUN_URL, "")), None, "{}", text);
+        }
+    }
+
+    #[test]
     fn arbitrary_unicode_escapes_into_nothing(text in any::<String>()) {
         assert_inert(&text);
         assert_no_command(&text);
@@ -246,7 +353,10 @@ fn the_text_checks_catch_what_github_renders() {
     assert_eq!(reference_in("hi @octocat").as_deref(), Some("@o"));
     assert_eq!(reference_in("acme/other#2").as_deref(), Some("#2"));
     assert_eq!(reference_in("a :shipit: b").as_deref(), Some(":s"));
-    assert_eq!(reference_in("commit 0123456789ab").as_deref(), Some("0123456"));
+    assert_eq!(
+        reference_in("commit 0123456789ab").as_deref(),
+        Some("0123456")
+    );
     assert_eq!(text_runs(&nodes("a `b` c")), ["a ", " c"]);
     let raw = std::panic::catch_unwind(|| assert_only("<img src=x>", INLINE));
     assert!(raw.is_err(), "raw HTML is caught");

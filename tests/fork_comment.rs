@@ -126,9 +126,19 @@ fn run(dir: &std::path::Path, api: &str, payload: &Value) -> std::process::Outpu
     .unwrap()
 }
 
-/// Posts `report` (none: no file) for a run that concluded `conclusion`; returns the exit code,
-/// the output, the posted comments and every request line.
-fn post(report: Option<&str>, payload: &Value) -> (Option<i32>, String, Vec<(u64, String)>, Vec<String>) {
+/// What one `comment --from-workflow-run` did.
+struct Posted {
+    code: Option<i32>,
+    /// stdout and stderr.
+    out: String,
+    /// The comments posted, as (issue, body).
+    comments: Vec<(u64, String)>,
+    /// Every request line the API saw.
+    requests: Vec<String>,
+}
+
+/// Posts `report` (none: no file) for the run `payload` describes.
+fn post(report: Option<&str>, payload: &Value) -> Posted {
     let dir = tempfile::tempdir().unwrap();
     if let Some(report) = report {
         std::fs::write(dir.path().join("sqlgate-report.md"), report).unwrap();
@@ -144,12 +154,12 @@ fn post(report: Option<&str>, payload: &Value) -> (Option<i32>, String, Vec<(u64
         String::from_utf8_lossy(&output.stderr)
     );
     let state = state.lock().unwrap();
-    (
-        output.status.code(),
+    Posted {
+        code: output.status.code(),
         out,
-        state.posted.clone(),
-        state.requests.clone(),
-    )
+        comments: state.posted.clone(),
+        requests: state.requests.clone(),
+    }
 }
 
 const RUN_URL: &str = "https://github.com/acme/model/actions/runs/5";
@@ -174,8 +184,17 @@ fn assert_header_then_verbatim(body: &str, heading: &str, artifact: Option<&str>
     assert_eq!(parsed[headings[0]].level, 2);
     assert_eq!(parsed[headings[0] + 1].literal, heading, "{body}");
     let shown = common::markdown::shown_texts(&parsed).join("\n");
-    for forbidden in ["@maintainers", "@octocat", "#1", "other#2", "✅ sqlgate passed: ex"] {
-        assert!(!shown.contains(forbidden), "`{forbidden}` rendered: {shown}");
+    for forbidden in [
+        "@maintainers",
+        "@octocat",
+        "#1",
+        "other#2",
+        "✅ sqlgate passed: ex",
+    ] {
+        assert!(
+            !shown.contains(forbidden),
+            "`{forbidden}` rendered: {shown}"
+        );
     }
     let blocks: Vec<&str> = parsed
         .iter()
@@ -196,7 +215,12 @@ fn assert_header_then_verbatim(body: &str, heading: &str, artifact: Option<&str>
 
 #[test]
 fn the_report_lands_verbatim_under_the_runs_verdict_on_the_pull_request_of_the_run_head() {
-    let (code, out, posted, requests) = post(Some(HOSTILE), &event("failure", "pull_request"));
+    let Posted {
+        code,
+        out,
+        comments: posted,
+        requests,
+    } = post(Some(HOSTILE), &event("failure", "pull_request"));
     assert_eq!(code, Some(0), "{out}");
     assert_eq!(posted.len(), 1, "{requests:?}");
     let (issue, body) = &posted[0];
@@ -218,36 +242,51 @@ fn the_report_lands_verbatim_under_the_runs_verdict_on_the_pull_request_of_the_r
 #[test]
 fn the_header_states_each_conclusion_and_a_missing_report() {
     let passed = post(Some(HOSTILE), &event("success", "pull_request"));
-    assert_eq!(passed.0, Some(0), "{}", passed.1);
-    assert_header_then_verbatim(&passed.2[0].1, "✅ sqlgate passed", Some(HOSTILE));
+    assert_eq!(passed.code, Some(0), "{}", passed.out);
+    assert_header_then_verbatim(&passed.comments[0].1, "✅ sqlgate passed", Some(HOSTILE));
     for conclusion in ["cancelled", "timed_out", "startup_failure"] {
-        let (code, out, posted, _) = post(None, &event(conclusion, "pull_request"));
-        assert_eq!(code, Some(0), "{out}");
-        let body = &posted[0].1;
+        let stopped = post(None, &event(conclusion, "pull_request"));
+        assert_eq!(stopped.code, Some(0), "{}", stopped.out);
+        let body = &stopped.comments[0].1;
         assert_header_then_verbatim(body, "⚠️ sqlgate could not run", None);
         let shown = common::markdown::shown_texts(&common::markdown::nodes(body)).join(" ");
-        assert!(shown.contains(&format!(" {conclusion}: the run did not finish")), "{shown}");
+        assert!(
+            shown.contains(&format!(" {conclusion}: the run did not finish")),
+            "{shown}"
+        );
         assert!(body.ends_with("The run uploaded no report.\n"), "{body}");
     }
-    let (code, out, posted, _) = post(None, &event("failure", "pull_request"));
-    assert_eq!(code, Some(0), "{out}");
-    assert_header_then_verbatim(&posted[0].1, "❌ sqlgate failed", None);
+    let failed = post(None, &event("failure", "pull_request"));
+    assert_eq!(failed.code, Some(0), "{}", failed.out);
+    assert_header_then_verbatim(&failed.comments[0].1, "❌ sqlgate failed", None);
 }
 
 #[test]
 fn runs_that_are_not_finished_pull_request_runs_post_nothing() {
     for (conclusion, trigger) in [("skipped", "pull_request"), ("success", "push")] {
-        let (code, out, _, requests) = post(Some("report"), &event(conclusion, trigger));
-        assert_eq!(code, Some(2), "{conclusion} {trigger}: {out}");
-        assert!(requests.is_empty(), "{requests:?}");
+        let refused = post(Some("report"), &event(conclusion, trigger));
+        assert_eq!(
+            refused.code,
+            Some(2),
+            "{conclusion} {trigger}: {}",
+            refused.out
+        );
+        assert!(refused.requests.is_empty(), "{:?}", refused.requests);
     }
 }
 
 #[test]
 fn the_head_branch_is_url_encoded_in_the_lookup() {
     let branch = "feature&state=closed&head=acme:main#x y";
-    let (code, out, posted, requests) =
-        post(Some("report"), &event_on_branch("failure", "pull_request", branch));
+    let Posted {
+        code,
+        out,
+        comments: posted,
+        requests,
+    } = post(
+        Some("report"),
+        &event_on_branch("failure", "pull_request", branch),
+    );
     assert_eq!(code, Some(0), "{out}");
     let lookup = requests
         .iter()

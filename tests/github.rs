@@ -74,7 +74,10 @@ fn handle(state: &Mutex<FakeGitHub>, mut request: tiny_http::Request) {
         _ if !authorized => (401, json!({"message": "Bad credentials"})),
         ("GET", "/user") => match &state.user {
             Some(login) => (200, user_json(login)),
-            None => (403, json!({"message": "Resource not accessible by integration"})),
+            None => (
+                403,
+                json!({"message": "Resource not accessible by integration"}),
+            ),
         },
         ("GET", "/repos/acme/model/issues/7/comments") => (
             200,
@@ -102,7 +105,11 @@ fn handle(state: &Mutex<FakeGitHub>, mut request: tiny_http::Request) {
                 .as_str()
                 .unwrap()
                 .to_string();
-            let slot = state.comments.iter_mut().find(|(i, _, _)| *i == id).unwrap();
+            let slot = state
+                .comments
+                .iter_mut()
+                .find(|(i, _, _)| *i == id)
+                .unwrap();
             slot.1 = text.clone();
             let author = slot.2.clone();
             (200, comment_json(id, &text, &author))
@@ -475,7 +482,13 @@ fn only_comments_of_the_tokens_own_identity_are_updated() {
     ];
     state.lock().unwrap().comments = planted
         .iter()
-        .map(|(id, author)| (*id, format!("{marker}\nplanted by {author}"), author.to_string()))
+        .map(|(id, author)| {
+            (
+                *id,
+                format!("{marker}\nplanted by {author}"),
+                author.to_string(),
+            )
+        })
         .collect();
     let run = |author: Option<&str>| {
         let mut command = sqlgate_command(&["comment", "--report", report.to_str().unwrap()]);
@@ -506,9 +519,17 @@ fn only_comments_of_the_tokens_own_identity_are_updated() {
     let state = state.lock().unwrap();
     for (id, author) in &planted[..3] {
         let (_, body, _) = state.comments.iter().find(|(i, _, _)| i == id).unwrap();
-        assert_eq!(body, &format!("{marker}\nplanted by {author}"), "comment {id}");
+        assert_eq!(
+            body,
+            &format!("{marker}\nplanted by {author}"),
+            "comment {id}"
+        );
     }
-    let edited = state.requests.iter().filter(|r| r.starts_with("PATCH")).collect::<Vec<_>>();
+    let edited = state
+        .requests
+        .iter()
+        .filter(|r| r.starts_with("PATCH"))
+        .collect::<Vec<_>>();
     assert_eq!(
         edited,
         [

@@ -87,7 +87,11 @@ fn in_actions(args: &[&str], dir: &Path) -> std::process::Output {
 fn assert_only_sqlgate_commands(log: &str) -> Vec<String> {
     let commands = commands_run(log);
     for command in &commands {
-        let own = ["::warning file=", "::error title=sqlgate::", "::notice title=sqlgate::"];
+        let own = [
+            "::warning file=",
+            "::error title=sqlgate::",
+            "::notice title=sqlgate::",
+        ];
         assert!(
             own.iter().any(|p| command.starts_with(p)),
             "{command:?} in\n{log}"
@@ -106,7 +110,11 @@ fn result_rows_and_glob_names_print_inside_stopped_blocks() {
     let config = write_config(dir);
     std::fs::create_dir(dir.join("preds")).unwrap();
     let file = dir.join("preds").join(format!("{HOSTILE_NAME}.txt"));
-    std::fs::write(&file, "SELECT name FROM singer\nSELECT count(*) FROM singer\n").unwrap();
+    std::fs::write(
+        &file,
+        "SELECT name FROM singer\nSELECT count(*) FROM singer\n",
+    )
+    .unwrap();
     let update = sqlgate_command(&["baseline", "update", "--config", config.to_str().unwrap()])
         .output()
         .unwrap();
@@ -115,7 +123,11 @@ fn result_rows_and_glob_names_print_inside_stopped_blocks() {
         "{}",
         String::from_utf8_lossy(&update.stderr)
     );
-    std::fs::write(&file, format!("{HOSTILE_SQL}\nSELECT count(*) FROM singer\n")).unwrap();
+    std::fs::write(
+        &file,
+        format!("{HOSTILE_SQL}\nSELECT count(*) FROM singer\n"),
+    )
+    .unwrap();
 
     let output = in_actions(&["eval", "--config", config.to_str().unwrap()], dir);
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -125,10 +137,16 @@ fn result_rows_and_glob_names_print_inside_stopped_blocks() {
         stdout.contains("PR comment not posted (no token"),
         "{stdout}"
     );
-    assert!(stdout.contains("::error title=sqlgate::all green"), "the rows are printed: {stdout}");
+    assert!(
+        stdout.contains("::error title=sqlgate::all green"),
+        "the rows are printed: {stdout}"
+    );
     let commands = assert_only_sqlgate_commands(&stdout);
     assert_only_sqlgate_commands(&stderr);
-    let warnings: Vec<&String> = commands.iter().filter(|c| c.starts_with("::warning")).collect();
+    let warnings: Vec<&String> = commands
+        .iter()
+        .filter(|c| c.starts_with("::warning"))
+        .collect();
     assert_eq!(warnings.len(), 1, "{commands:?}");
     assert!(
         warnings[0].contains("m ## [error]glob%0A::notice title=sqlgate::injected: item 0"),
@@ -136,11 +154,15 @@ fn result_rows_and_glob_names_print_inside_stopped_blocks() {
         warnings[0]
     );
     assert!(
-        commands.iter().any(|c| c.starts_with("::error title=sqlgate::failed: ")),
+        commands
+            .iter()
+            .any(|c| c.starts_with("::error title=sqlgate::failed: ")),
         "{commands:?}"
     );
     assert!(
-        stdout.contains("m ##\\[error]glob\\n::notice title=sqlgate::injected (0 missing predictions)"),
+        stdout.contains(
+            "m ##\\[error]glob\\n::notice title=sqlgate::injected (0 missing predictions)"
+        ),
         "the summary names the system on one line: {stdout}"
     );
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
@@ -161,7 +183,10 @@ fn an_error_quoting_a_file_name_prints_inside_a_stopped_block() {
     let output = in_actions(&["eval", "--config", config.to_str().unwrap()], dir);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("all green"), "the error names the file: {stderr}");
+    assert!(
+        stderr.contains("all green"),
+        "the error names the file: {stderr}"
+    );
     assert_eq!(assert_only_sqlgate_commands(&stderr), Vec::<String>::new());
     assert_eq!(
         assert_only_sqlgate_commands(&String::from_utf8_lossy(&output.stdout)),

@@ -175,8 +175,13 @@ fn hostile_text_cannot_change_the_comment_structure_or_ping() {
         assert!(!shown.contains(mention), "`{mention}` rendered:\n{shown}");
     }
     let blocks = parsed.iter().filter(|n| n.kind == "html_block");
-    let opened: usize = blocks.clone().map(|n| n.literal.matches("<details>").count()).sum();
-    let closed: usize = blocks.map(|n| n.literal.matches("</details>").count()).sum();
+    let opened: usize = blocks
+        .clone()
+        .map(|n| n.literal.matches("<details>").count())
+        .sum();
+    let closed: usize = blocks
+        .map(|n| n.literal.matches("</details>").count())
+        .sum();
     assert_eq!(opened, closed, "every <details> sqlgate opened is closed");
     for payload in payloads {
         let first_line = payload.lines().next().unwrap();

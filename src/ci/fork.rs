@@ -248,7 +248,11 @@ pub fn find_pull_request(
         let head = format!("{}:{}", run.head_owner, run.head_branch);
         let by_branch = (
             format!("/repos/{}/pulls", run.repository),
-            vec![("state", "open"), ("head", head.as_str()), ("per_page", "100")],
+            vec![
+                ("state", "open"),
+                ("head", head.as_str()),
+                ("per_page", "100"),
+            ],
         );
         let by_commit = (
             format!("/repos/{}/commits/{}/pulls", run.repository, run.head_sha),
@@ -310,7 +314,9 @@ mod tests {
             let second_line = body.lines().nth(1).unwrap();
             assert_eq!(format!("{second_line}\n"), heading);
         }
-        assert!(run("failure").body(None).ends_with("The run uploaded no report.\n"));
+        assert!(run("failure")
+            .body(None)
+            .ends_with("The run uploaded no report.\n"));
     }
 
     #[test]

@@ -162,7 +162,10 @@ pub(super) fn finish(
             _ => write_output(config, target, text(gate_run.report.clone()))?,
         }
     }
-    print!("{}", log_block(&summary::human(&evaluation, &summary), in_actions()));
+    print!(
+        "{}",
+        log_block(&summary::human(&evaluation, &summary), in_actions())
+    );
     print_verdict(&gate_run);
     publish(
         &gate_run,

@@ -67,7 +67,11 @@ pub fn markdown_inline(text: &str) -> String {
     let mut only_digits = true;
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
-        hex_run = if c.is_ascii_hexdigit() { hex_run + 1 } else { 0 };
+        hex_run = if c.is_ascii_hexdigit() {
+            hex_run + 1
+        } else {
+            0
+        };
         if c == '.' && previous.iter().all(|p| p.eq_ignore_ascii_case(&'w')) {
             out.push(WORD_JOINER);
         }
@@ -192,7 +196,11 @@ pub fn log_block(text: &str, actions: bool) -> String {
         return text.to_string();
     }
     let token = loop {
-        let token = format!("sqlgate-{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
+        let token = format!(
+            "sqlgate-{:016x}{:016x}",
+            fastrand::u64(..),
+            fastrand::u64(..)
+        );
         if !text.contains(&token) {
             break token;
         }
@@ -241,7 +249,10 @@ mod tests {
             block,
             "``````sql\nSELECT 1 -- ```\n````` </details>\n``````"
         );
-        assert_eq!(markdown_code_block("SELECT 1", "sql"), "```sql\nSELECT 1\n```");
+        assert_eq!(
+            markdown_code_block("SELECT 1", "sql"),
+            "```sql\nSELECT 1\n```"
+        );
     }
 
     #[test]
