@@ -258,6 +258,9 @@ fn hostile() -> impl Strategy<Value = String> {
         "%0A",
         "::error::",
         "::stop-commands::",
+        "a_b",
+        "_x_",
+        "__",
         "add-mask",
     ]);
     let mixed = prop_oneof![

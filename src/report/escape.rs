@@ -41,9 +41,9 @@ fn is_invisible_control(c: char) -> bool {
 ///
 /// - blanks at either end dropped (HTML shows none; leading ones would make a code block,
 ///   trailing ones a hard break), line endings and tabs spaces, controls U+FFFD;
-/// - `\\`, `` ` ``, `*`, `_`, `~`, `[`, `]`, `<`, `>`, `&`, `|` and `$` always as references
-///   (`&#42;`, `&lt;` ...), so no HTML, entity, emphasis, code span, link, image, footnote,
-///   table cell or math can form; `-`, `+`, `=` and `#` at the start, and `.` or `)` after
+/// - `\\`, `` ` ``, `*`, `~`, `[`, `]`, `<`, `>`, `&`, `|`, `$` and `_` (unless between two
+///   letters or digits, as in `snake_case`) as references (`&#42;`, `&lt;` ...), so no HTML,
+///   entity, emphasis, code span, link, image, footnote, table cell or math can form; `-`, `+`, `=` and `#` at the start, and `.` or `)` after
 ///   leading digits, too, so no list, heading or setext underline starts;
 /// - a [`WORD_JOINER`] after `@`, `#` or `:` followed by anything but a blank, after `GH-` and
 ///   every sixth digit of a hex run, and before the dot of `www.`, so that GitHub's filters,
@@ -65,8 +65,8 @@ pub fn markdown_inline(text: &str) -> String {
     let mut previous = ['\0'; 3];
     let mut hex_run = 0;
     let mut only_digits = true;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
+    let all: Vec<char> = text.chars().collect();
+    for (at, c) in all.iter().copied().enumerate() {
         hex_run = if c.is_ascii_hexdigit() {
             hex_run + 1
         } else {
@@ -76,7 +76,8 @@ pub fn markdown_inline(text: &str) -> String {
             out.push(WORD_JOINER);
         }
         let as_reference = match c {
-            '\\' | '`' | '*' | '_' | '~' | '[' | ']' | '<' | '>' | '&' | '|' | '$' => true,
+            '_' => !inside_word(&all, at),
+            '\\' | '`' | '*' | '~' | '[' | ']' | '<' | '>' | '&' | '|' | '$' => true,
             '-' | '+' | '=' | '#' => out.is_empty(),
             '.' | ')' => only_digits && !out.is_empty(),
             _ => false,
@@ -90,7 +91,7 @@ pub fn markdown_inline(text: &str) -> String {
         }
         let lower = |i: usize| previous[i].to_ascii_lowercase();
         let breaks = match c {
-            '@' | '#' | ':' => chars.peek().is_some_and(|next| !next.is_whitespace()),
+            '@' | '#' | ':' => all.get(at + 1).is_some_and(|next| !next.is_whitespace()),
             '-' => lower(1) == 'g' && lower(2) == 'h',
             _ => hex_run == MAX_HEX_RUN,
         };
@@ -102,6 +103,19 @@ pub fn markdown_inline(text: &str) -> String {
         previous = [previous[1], previous[2], c];
     }
     out
+}
+
+/// Whether the run of `_` at `chars[at]` stands between two letters or digits (`snake_case`),
+/// where CommonMark lets it neither open nor close emphasis.
+fn inside_word(chars: &[char], at: usize) -> bool {
+    let start = chars[..at].iter().rposition(|&c| c != '_').map(|i| i + 1);
+    let end = chars[at..].iter().position(|&c| c != '_').map(|i| at + i);
+    match (start, end) {
+        (Some(start), Some(end)) => {
+            chars[start - 1].is_alphanumeric() && chars[end].is_alphanumeric()
+        }
+        _ => false,
+    }
 }
 
 /// A fenced code block holding `text` verbatim, that nothing inside can close: line endings
@@ -237,6 +251,10 @@ mod tests {
         assert_eq!(markdown_inline("#1 #2"), "&#35;\u{2060}1 #\u{2060}2");
         assert_eq!(markdown_inline("GH-1"), "GH-\u{2060}1");
         assert_eq!(markdown_inline("$5"), "&#36;5");
+        assert_eq!(
+            markdown_inline("a_b __c_ d__e_"),
+            "a_b &#95;&#95;c&#95; d__e&#95;"
+        );
         assert_eq!(markdown_inline("www.x"), "www\u{2060}.x");
         assert_eq!(markdown_inline("abcdef12"), "abcdef\u{2060}12");
         assert_eq!(markdown_inline("a\u{0}b\u{202E}"), "a\u{FFFD}b\u{FFFD}");
