@@ -102,3 +102,4 @@ pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     files
 }
 pub mod openai;
+pub mod servers;
