@@ -213,6 +213,7 @@ pub fn merge(config: &Config, paths: &[PathBuf]) -> Result<Evaluation, InputErro
         systems,
         metrics,
         results,
+        executor: None,
     })
 }
 

@@ -10,5 +10,8 @@ pub mod denotation;
 pub mod exec;
 pub mod profile;
 pub mod pyset;
+pub mod pyvalue;
+pub mod server;
 pub mod spider2;
+pub mod sqlite;
 pub mod value;

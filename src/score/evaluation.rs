@@ -12,7 +12,6 @@ use crate::suites::suite::Suite;
 use crate::util::error::InputError;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
-use std::time::Duration;
 
 /// The verdicts of every metric on one (system, item) pair.
 #[derive(Debug, Clone)]
@@ -70,6 +69,9 @@ pub struct Evaluation {
     pub metrics: Vec<String>,
     /// Results ordered by system, then item; every pair once, except in a shard's partial run.
     pub results: Vec<ItemResult>,
+    /// The executor the run used (its server connections stay open for the report's result
+    /// tables); `None` for an evaluation merged from shards.
+    pub executor: Option<Executor>,
 }
 
 /// What scoring needs before any query runs: metrics, dataset and predictions.
@@ -157,13 +159,14 @@ pub fn evaluate_part(config: &Config, shard: Option<Shard>) -> Result<Evaluation
         dataset,
         systems,
     } = prepare(config)?;
-    let executor = Executor::new(Limits {
-        timeout: Duration::from_millis(config.execution.timeout_ms),
-        max_rows: config.execution.max_rows,
-        max_bytes: config.execution.max_result_bytes,
-    });
     let profile = Profile::new(&config.compare);
     let pool = thread_pool(config.execution.threads, &config.path)?;
+    let executor = crate::engine::server::executor(
+        config,
+        &dataset,
+        Limits::of(&config.execution),
+        pool.current_num_threads(),
+    )?;
     let (suite, gold_cache) = match (config.suite.kind, &config.suite.path) {
         (SuiteKind::Directory, Some(path)) => (
             Some(Suite::directory(
@@ -199,6 +202,7 @@ pub fn evaluate_part(config: &Config, shard: Option<Shard>) -> Result<Evaluation
         dataset,
         systems,
         results,
+        executor: Some(executor),
     })
 }
 
