@@ -230,6 +230,8 @@ impl Engine for MysqlEngine {
         let database = self.database_of(db);
         let mut conn = self.session(&database, limits)?;
         let id = conn.connection_id();
+        // Set when a `KILL QUERY` was sent (deadline or size cap): it may land after the query
+        // ended, so the connection is not reused.
         let fired = Arc::new(AtomicBool::new(false));
         let (killer, flag) = (self.killer.clone(), Arc::clone(&fired));
         let armed = self
@@ -238,7 +240,7 @@ impl Engine for MysqlEngine {
                 flag.store(true, Ordering::SeqCst);
                 killer.kill(id);
             });
-        let result = self.run_in_transaction(&mut conn, statement, limits, with_columns);
+        let result = self.run_in_transaction(&mut conn, statement, limits, with_columns, &fired);
         drop(armed);
         let rolled_back = conn.query_drop("ROLLBACK").is_ok();
         if rolled_back && !fired.load(Ordering::SeqCst) {
@@ -276,6 +278,7 @@ impl MysqlEngine {
         statement: &str,
         limits: &Limits,
         with_columns: bool,
+        killed: &AtomicBool,
     ) -> Result<ResultTable, ExecError> {
         let prepared = prepared_columns(conn, statement, limits)?;
         conn.query_drop("START TRANSACTION READ ONLY")
@@ -299,6 +302,7 @@ impl MysqlEngine {
                 size.add_row()
             });
             if let Err(error) = read {
+                killed.store(true, Ordering::SeqCst);
                 self.killer.kill(id);
                 return Err(error);
             }
