@@ -96,6 +96,13 @@ impl Target for MysqlTarget {
         let count: Option<u64> = self.conn.query_first(sql).map_err(|e| e.to_string())?;
         Ok(count.unwrap_or(0))
     }
+
+    fn analyze(&mut self, name: &str) -> Result<(), String> {
+        // ANALYZE TABLE answers with a result set: read it, or the connection stays busy.
+        let sql = format!("ANALYZE TABLE {}", quote(name, Server::Mysql));
+        let _: Vec<mysql::Row> = self.conn.query(sql).map_err(|e| e.to_string())?;
+        Ok(())
+    }
 }
 
 /// `value` (already in its column's SQLite class, see `copy_table`) as a parameter of a column

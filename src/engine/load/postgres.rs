@@ -132,6 +132,11 @@ impl Target for PostgresTarget {
         let row = self.client.query_one(&sql, &[]).map_err(|e| message(&e))?;
         Ok(row.get::<_, i64>(0) as u64)
     }
+
+    fn analyze(&mut self, name: &str) -> Result<(), String> {
+        let sql = format!("ANALYZE {}", quote(name, Server::Postgres));
+        self.client.batch_execute(&sql).map_err(|e| message(&e))
+    }
 }
 
 /// One bound value, typed as its column's placeholder expects.

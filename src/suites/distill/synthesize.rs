@@ -133,9 +133,17 @@ fn make_dates_valid(conn: &Connection, constraints: &Constraints) -> rusqlite::R
                 .collect::<rusqlite::Result<_>>()?;
             let mut update = conn.prepare(&format!("UPDATE {t} SET {c} = ?1 WHERE rowid = ?2"))?;
             for (rowid, value) in values {
-                let valid = valid_date(&value, with_time);
-                if valid != value {
-                    update.execute(rusqlite::params![valid, rowid])?;
+                if valid_date(&value, with_time, 0) == value {
+                    continue;
+                }
+                // A date in a key may clash with another row's: later attempts draw the day
+                // (and time) afresh; a row no attempt fits is dropped.
+                let fitted = (0..DATE_ATTEMPTS).any(|attempt| {
+                    let valid = valid_date(&value, with_time, attempt);
+                    update.execute(rusqlite::params![valid, rowid]).is_ok()
+                });
+                if !fitted {
+                    conn.execute(&format!("DELETE FROM {t} WHERE rowid = ?1"), [rowid])?;
                 }
             }
         }
@@ -143,18 +151,26 @@ fn make_dates_valid(conn: &Connection, constraints: &Constraints) -> rusqlite::R
     Ok(())
 }
 
+/// Dates tried for one value before its row is dropped.
+const DATE_ATTEMPTS: u64 = 64;
+
 /// `value` as a valid date (with a time when `with_time`): its leading digits where they make a
-/// valid year (1900-2030), month and day, the rest drawn from a hash of the value.
-fn valid_date(value: &str, with_time: bool) -> String {
+/// valid year (1900-2030), month and day, the rest drawn from a hash of the value and
+/// `attempt` (after the first attempt the day and time are always drawn).
+fn valid_date(value: &str, with_time: bool, attempt: u64) -> String {
     let digits: Vec<u32> = value.chars().filter_map(|c| c.to_digit(10)).collect();
     let number = |range: std::ops::Range<usize>| -> Option<u32> {
         digits
             .get(range)
             .map(|d| d.iter().fold(0, |n, d| n * 10 + d))
     };
-    let hash = value.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-    });
+    let hash = value
+        .bytes()
+        .chain(attempt.to_le_bytes())
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        });
+    let kept = |part: Option<u32>| part.filter(|_| attempt == 0);
     let pick = |shift: u32, modulo: u64| ((hash >> shift) % modulo) as u32;
     let year = number(0..4)
         .filter(|y| (1900..=2030).contains(y))
@@ -162,16 +178,22 @@ fn valid_date(value: &str, with_time: bool) -> String {
     let month = number(4..6)
         .filter(|m| (1..=12).contains(m))
         .unwrap_or(1 + pick(8, 12));
-    let day = number(6..8)
+    let day = kept(number(6..8))
         .filter(|d| (1..=28).contains(d))
         .unwrap_or(1 + pick(16, 28));
     let date = format!("{year:04}-{month:02}-{day:02}");
     if !with_time {
         return date;
     }
-    let hour = number(8..10).filter(|h| *h < 24).unwrap_or(pick(24, 24));
-    let minute = number(10..12).filter(|m| *m < 60).unwrap_or(pick(32, 60));
-    let second = number(12..14).filter(|s| *s < 60).unwrap_or(pick(40, 60));
+    let hour = kept(number(8..10))
+        .filter(|h| *h < 24)
+        .unwrap_or(pick(24, 24));
+    let minute = kept(number(10..12))
+        .filter(|m| *m < 60)
+        .unwrap_or(pick(32, 60));
+    let second = kept(number(12..14))
+        .filter(|s| *s < 60)
+        .unwrap_or(pick(40, 60));
     format!("{date} {hour:02}:{minute:02}:{second:02}")
 }
 
@@ -181,16 +203,27 @@ mod tests {
 
     #[test]
     fn valid_dates_keep_what_is_right() {
-        assert_eq!(valid_date("2012-06-15", false), "2012-06-15");
+        assert_eq!(valid_date("2012-06-15", false, 0), "2012-06-15");
         assert_eq!(
-            valid_date("2012-06-15 08:09:10", true),
+            valid_date("2012-06-15 08:09:10", true, 0),
             "2012-06-15 08:09:10"
         );
-        assert!(valid_date("2012", false).starts_with("2012-"));
-        let repaired = valid_date("8391-47-92", false);
+        assert!(valid_date("2012", false, 0).starts_with("2012-"));
+        let repaired = valid_date("8391-47-92", false, 0);
         let year: u32 = repaired[..4].parse().unwrap();
         assert!((1990..=2020).contains(&year), "{repaired}");
-        assert_eq!(valid_date("8391-47-92", false), repaired, "deterministic");
-        assert_eq!(valid_date("2012-06-15", true).len(), 19);
+        assert_eq!(
+            valid_date("8391-47-92", false, 0),
+            repaired,
+            "deterministic"
+        );
+        assert_eq!(valid_date("2012-06-15", true, 0).len(), 19);
+        let days: std::collections::HashSet<String> = (0..20)
+            .map(|a| valid_date("2012-06-15", false, a))
+            .collect();
+        assert!(
+            days.len() > 5 && days.iter().all(|d| d.starts_with("2012-06-")),
+            "{days:?}"
+        );
     }
 }
