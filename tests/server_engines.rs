@@ -99,7 +99,7 @@ fn python_semantics_case() -> (
     Vec<&'static str>,
     Vec<f64>,
 ) {
-    let rows = vec![
+    let rows = [
         // Decimal('0.10') != 0.1
         (
             "SELECT price FROM items WHERE id = 1",

@@ -117,10 +117,7 @@ fn query(
         ));
     }
     let columns = if with_columns {
-        stmt.column_names()
-            .into_iter()
-            .map(str::to_string)
-            .collect()
+        stmt.column_names().map(str::to_string).collect()
     } else {
         Vec::new()
     };

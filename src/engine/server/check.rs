@@ -52,6 +52,115 @@ fn skip_comments_and_parentheses(sql: &str) -> &str {
     }
 }
 
+/// PostgreSQL functions a read-only transaction does not stop: they signal or terminate other
+/// sessions (sqlgate's own, whose gold queries would then fail and leave the score), write or
+/// read the server's files, run dynamic SQL, or change settings and locks.
+const POSTGRES_DENIED: &[&str] = &[
+    "pg_terminate_backend",
+    "pg_cancel_backend",
+    "pg_signal_backend",
+    "pg_reload_conf",
+    "pg_rotate_logfile",
+    "pg_promote",
+    "pg_log_backend_memory_contexts",
+    "pg_switch_wal",
+    "pg_create_restore_point",
+    "pg_backup_start",
+    "pg_backup_stop",
+    "pg_create_logical_replication_slot",
+    "pg_create_physical_replication_slot",
+    "pg_drop_replication_slot",
+    "pg_replication_origin_create",
+    "pg_stat_reset",
+    "pg_stat_reset_shared",
+    "pg_stat_reset_single_table_counters",
+    "lo_export",
+    "lo_import",
+    "lo_from_bytea",
+    "lo_create",
+    "lo_creat",
+    "lo_unlink",
+    "lo_put",
+    "lo_open",
+    "lowrite",
+    "lo_get",
+    "loread",
+    "pg_read_file",
+    "pg_read_binary_file",
+    "pg_ls_dir",
+    "pg_stat_file",
+    "pg_ls_logdir",
+    "pg_ls_waldir",
+    "pg_ls_tmpdir",
+    "pg_ls_archive_statusdir",
+    "pg_ls_logicalmapdir",
+    "pg_ls_logicalsnapdir",
+    "pg_ls_replslotdir",
+    "pg_file_write",
+    "pg_file_rename",
+    "pg_file_unlink",
+    "pg_file_sync",
+    "pg_logdir_ls",
+    "dblink",
+    "dblink_exec",
+    "dblink_connect",
+    "dblink_connect_u",
+    "dblink_send_query",
+    "query_to_xml",
+    "query_to_xmlschema",
+    "query_to_xml_and_xmlschema",
+    "cursor_to_xml",
+    "cursor_to_xmlschema",
+    "set_config",
+    "pg_advisory_lock",
+    "pg_advisory_lock_shared",
+    "pg_advisory_xact_lock",
+    "pg_advisory_xact_lock_shared",
+    "pg_notify",
+    "pg_logical_emit_message",
+    "pg_import_system_collations",
+];
+
+/// MySQL functions a read-only transaction does not stop: reading the server's files (whose
+/// content would reach the report), and locks held across sessions.
+const MYSQL_DENIED: &[&str] = &[
+    "load_file",
+    "get_lock",
+    "release_all_locks",
+    "sys_exec",
+    "sys_eval",
+];
+
+/// Refuses a PostgreSQL text naming a function of [`POSTGRES_DENIED`] (quoted or not, in any
+/// case, even inside a string literal), or a Unicode-escaped identifier (`U&"..."`) that could
+/// spell one.
+pub fn postgres_functions_allowed(sql: &str) -> Result<(), ExecError> {
+    let lower = sql.to_lowercase();
+    if lower.contains("u&\"") {
+        return Err(ExecError::Denied(
+            "Unicode-escaped identifiers (`U&\"...\"`) are not allowed".into(),
+        ));
+    }
+    denied_word(&lower.replace('"', ""), POSTGRES_DENIED)
+}
+
+/// Refuses a MySQL text naming a function of [`MYSQL_DENIED`].
+pub fn mysql_functions_allowed(sql: &str) -> Result<(), ExecError> {
+    denied_word(&sql.to_lowercase().replace('`', ""), MYSQL_DENIED)
+}
+
+fn denied_word(lower: &str, denied: &[&str]) -> Result<(), ExecError> {
+    let words = lower.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'));
+    for word in words {
+        if let Some(name) = denied.iter().find(|name| **name == word) {
+            return Err(ExecError::Denied(format!(
+                "`{name}` reaches beyond the query's read-only transaction (other sessions, server files or settings)"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Why the server role is privileged (empty when it is not).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RoleReport {
@@ -67,6 +176,22 @@ mod tests {
     fn trailing_semicolons_go_and_empty_text_is_an_error() {
         assert_eq!(single_statement("SELECT 1 ;\n ;").unwrap(), "SELECT 1");
         assert!(single_statement(" ; ").is_err());
+    }
+
+    #[test]
+    fn server_administration_functions_are_refused_however_spelled() {
+        for sql in [
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity",
+            "SELECT \"PG_Terminate_Backend\"(1)",
+            "SELECT pg_catalog.lo_export(1, '/tmp/x')",
+            "SELECT query_to_xml('SELECT 1', true, true, '')",
+            "SELECT U&\"pg\\0074erminate_backend\"(1)",
+        ] {
+            assert!(postgres_functions_allowed(sql).is_err(), "{sql}");
+        }
+        assert!(postgres_functions_allowed("SELECT set_name, lo_price FROM t").is_ok());
+        assert!(mysql_functions_allowed("SELECT `LOAD_FILE`('/etc/passwd')").is_err());
+        assert!(mysql_functions_allowed("SELECT file_name FROM t").is_ok());
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! caps, a second connection sends `KILL QUERY`.
 
 use crate::engine::exec::{Engine, ExecError, Limits, ResultTable, SizeGuard};
-use crate::engine::server::check::mysql_query_only;
+use crate::engine::server::check::{mysql_functions_allowed, mysql_query_only};
 use crate::engine::server::convert::{convert, Kind};
 use crate::engine::server::{
     enforce_role, missing_tables, single_statement, tables_missing_error, Pool, RoleReport,
@@ -226,6 +226,7 @@ impl Engine for MysqlEngine {
     ) -> Result<ResultTable, ExecError> {
         let statement = single_statement(sql)?;
         mysql_query_only(statement)?;
+        mysql_functions_allowed(statement)?;
         let database = self.database_of(db);
         let mut conn = self.session(&database, limits)?;
         let id = conn.connection_id();

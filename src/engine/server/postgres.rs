@@ -8,6 +8,7 @@
 //! The watchdog sends a cancel request at the client deadline.
 
 use crate::engine::exec::{Engine, ExecError, Limits, ResultTable, SizeGuard};
+use crate::engine::server::check::postgres_functions_allowed;
 use crate::engine::server::convert::{convert, Kind};
 use crate::engine::server::{
     enforce_role, missing_tables, single_statement, tables_missing_error, Pool, RoleReport,
@@ -191,6 +192,7 @@ impl Engine for PostgresEngine {
         with_columns: bool,
     ) -> Result<ResultTable, ExecError> {
         let statement = single_statement(sql)?;
+        postgres_functions_allowed(statement)?;
         self.with_session(db, limits, |client| {
             let deadline = Instant::now() + limits.timeout + CLIENT_GRACE;
             let cancel = client.cancel_token();
