@@ -8,6 +8,7 @@
 
 pub mod denotation;
 pub mod exec;
+pub mod load;
 pub mod profile;
 pub mod pyset;
 pub mod pyvalue;

@@ -39,6 +39,9 @@ pub enum Kind {
     MysqlDateTime,
     /// PyMySQL's `DATE`: a date, else the text.
     MysqlDate,
+    /// A PostgreSQL array, which psycopg2 returns as a Python `list`: unhashable, so the
+    /// official `set(rows)` raises on any row holding one and the item scores 0.
+    Unhashable,
 }
 
 /// The value of one non-NULL cell.
@@ -86,6 +89,11 @@ pub fn convert(kind: Kind, bytes: &[u8]) -> Result<Value, ExecError> {
             None => mysql_date(&text()),
         },
         Kind::MysqlDate => mysql_date(&text()),
+        Kind::Unhashable => {
+            return Err(ExecError::Sql(
+                "an array column (a Python list under psycopg2, which the official comparison cannot hash)".into(),
+            ))
+        }
     })
 }
 
