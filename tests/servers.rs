@@ -1,7 +1,8 @@
 //! The test server harness itself (tests/common/servers.rs): real PostgreSQL 15 and MariaDB
 //! 10.11 start as an unprivileged user, answer over TCP with the superuser's and the read-only
-//! role's passwords, refuse a wrong password, refuse the read-only role's writes, and a server
-//! owned by a test is stopped and its folder removed when it is dropped.
+//! role's passwords, refuse a wrong password, refuse the read-only role's writes, a server owned
+//! by a test is stopped and its folder removed when it is dropped, and the shared server of a
+//! test process that panics is stopped and removed when the process ends.
 
 mod common;
 
@@ -129,5 +130,38 @@ fn servers_run_unprivileged_and_stop_on_drop() {
             TcpStream::connect(("127.0.0.1", port)).is_err(),
             "{kind:?} still listens"
         );
+    }
+}
+
+/// Set in the child run of [`a_panicking_test_leaves_no_server_behind`].
+const PANIC_PROBE: &str = "SQLGATE_SERVERS_PANIC_PROBE";
+
+#[test]
+fn a_panicking_test_leaves_no_server_behind() {
+    if let Some(report) = std::env::var_os(PANIC_PROBE) {
+        let server = servers::postgres();
+        let line = format!("{}\n{}", server.folder().display(), server.port);
+        std::fs::write(report, line).unwrap();
+        panic!("the probe panics while its shared server runs");
+    }
+    let report = tempfile::NamedTempFile::new().unwrap();
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["a_panicking_test_leaves_no_server_behind", "--exact"])
+        .env(PANIC_PROBE, report.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(!status.success(), "the probe must fail");
+    let written = std::fs::read_to_string(report.path()).unwrap();
+    let (folder, port) = written.split_once('\n').unwrap();
+    let port: u16 = port.parse().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::path::Path::new(folder).exists() || TcpStream::connect(("127.0.0.1", port)).is_ok() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the panicking process left its server behind ({folder}, port {port})"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }
