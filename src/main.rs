@@ -37,6 +37,16 @@ enum Command {
         #[arg(long, default_value = "sqlgate.yml")]
         config: PathBuf,
     },
+    /// Copy SQLite databases (`<folder>/<db_id>/<db_id>.sqlite`, the Spider / BIRD layout) into
+    /// the PostgreSQL or MySQL server `dataset.engine` names, in its layout.
+    Load {
+        /// The config file (its `dataset.engine` names the server).
+        #[arg(long, default_value = "sqlgate.yml")]
+        config: PathBuf,
+        /// The folder holding the SQLite databases.
+        #[arg(long)]
+        from: PathBuf,
+    },
     /// Join shard files written by `eval --shard`, then report and gate as an unsharded run.
     Merge {
         /// The shard files.
@@ -114,6 +124,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             trusted_base,
         } => commands::eval(&config, outputs, shard.as_deref(), trusted_base.as_deref()),
         Command::Distill { config } => commands::distill(&config),
+        Command::Load { config, from } => commands::load(&config, &from),
         Command::Merge {
             shards,
             config,

@@ -188,6 +188,60 @@ pub fn distill(config: &Path) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `sqlgate load`: copies the SQLite databases below `from` (`<db_id>/<db_id>.sqlite`) into the
+/// server `dataset.engine` names, in its layout, and prints what was copied. Every error names
+/// the key or file at fault and carries no part of the URL.
+pub fn load(config: &Path, from: &Path) -> anyhow::Result<ExitCode> {
+    use crate::engine::load::{types::Server, LoadError};
+    let config = Config::load(config)?;
+    let engine = &config.dataset.engine;
+    let server = match engine.kind {
+        crate::input::config::EngineKind::Postgresql => Server::Postgres,
+        crate::input::config::EngineKind::Mysql => Server::Mysql,
+        crate::input::config::EngineKind::Sqlite => anyhow::bail!(
+            "config {}: `sqlgate load` copies into a server: set `dataset.engine.kind` to `postgresql` or `mysql` (and `dataset.engine.url_env`)",
+            config.path.display()
+        ),
+    };
+    let name = engine.url_env.clone().unwrap_or_default();
+    let url = crate::engine::server::read_url(&name)
+        .map_err(|e| anyhow::anyhow!("config {}: {}", config.path.display(), e.0))?;
+    let scrub = crate::util::scrub::scrub;
+    let loaded = crate::engine::load::load(server, &url, engine.layout(), from).map_err(
+        |error| match error {
+            LoadError::Connect(message) => anyhow::anyhow!(
+                "config {}: `dataset.engine.url_env` (`{name}`): cannot connect to the server: {}",
+                config.path.display(),
+                scrub(&message)
+            ),
+            other => anyhow::anyhow!("{}", scrub(&other.to_string())),
+        },
+    )?;
+    for database in &loaded {
+        let rows: u64 = database.tables.iter().map(|t| t.rows).sum();
+        println!(
+            "{} -> database `{}`: {} tables, {rows} rows",
+            database.db_id,
+            database.database,
+            database.tables.len()
+        );
+        for table in &database.tables {
+            let columns: Vec<String> = table
+                .columns
+                .iter()
+                .map(|(name, kind)| format!("{name} {}", kind.sql(server)))
+                .collect();
+            println!(
+                "  {}: {} rows ({})",
+                table.name,
+                table.rows,
+                columns.join(", ")
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn eval_shard(config: &Config, shard: &str, jsonl: Option<&Path>) -> anyhow::Result<ExitCode> {
     let shard = crate::score::evaluation::Shard::parse(shard).map_err(anyhow::Error::msg)?;
     let path = jsonl.context("--shard needs --jsonl")?;

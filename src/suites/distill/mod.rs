@@ -11,6 +11,7 @@ pub mod report;
 pub mod sampler;
 pub mod source;
 pub mod store;
+pub mod synthesize;
 mod values;
 
 pub use query::read_value;
