@@ -102,5 +102,6 @@ pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     files
 }
 pub mod bird_minidev;
+pub mod markdown;
 pub mod openai;
 pub mod servers;
