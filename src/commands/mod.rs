@@ -232,7 +232,7 @@ pub fn update_baseline(config_path: &Path) -> anyhow::Result<ExitCode> {
     let human = summary::human(&evaluation, &summary);
     print!(
         "{}",
-        crate::report::escape::log_block(&human, crate::report::escape::in_actions())
+        crate::util::log::log_block(&human, crate::util::log::in_actions())
     );
     println!(
         "\nbaseline written to {} ({} systems)",
@@ -300,7 +300,7 @@ pub fn comment_from_workflow_run(report_path: &Path) -> anyhow::Result<ExitCode>
         println!(
             "sqlgate: no open pull request has head {} of {}: nothing posted",
             run.head_sha,
-            crate::report::escape::log_value(&run.head_repository)
+            crate::util::log::log_value(&run.head_repository)
         );
         return Ok(ExitCode::SUCCESS);
     };

@@ -30,6 +30,17 @@ pub(super) struct Cache {
     trust: CacheTrust,
     used: Mutex<BTreeSet<String>>,
     untrusted: AtomicU64,
+    unreadable: Mutex<Unreadable>,
+}
+
+/// Cache entries that could not be read (a symlink, not a regular file, over the size bound):
+/// counted and reported once per run, naming the first, instead of one stderr line each.
+#[derive(Debug, Default, Clone)]
+pub struct Unreadable {
+    /// How many entries could not be read.
+    pub count: u64,
+    /// Why the first of them could not be read.
+    pub first: String,
 }
 
 impl Cache {
@@ -40,6 +51,7 @@ impl Cache {
             trust: CacheTrust::All,
             used: Mutex::default(),
             untrusted: AtomicU64::new(0),
+            unreadable: Mutex::default(),
         }
     }
 
@@ -58,6 +70,14 @@ impl Cache {
         self.untrusted.load(Ordering::Relaxed)
     }
 
+    /// The entries that could not be read so far.
+    pub(super) fn unreadable(&self) -> Unreadable {
+        self.unreadable
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     fn relative(key: &str) -> PathBuf {
         Path::new(&key[..2]).join(format!("{key}.json"))
     }
@@ -70,7 +90,11 @@ impl Cache {
         {
             Ok(bytes) => bytes?,
             Err(e) => {
-                eprintln!("sqlgate: cache entry not used: {e}");
+                let mut unreadable = self.unreadable.lock().unwrap_or_else(|p| p.into_inner());
+                if unreadable.count == 0 {
+                    unreadable.first = e.to_string();
+                }
+                unreadable.count += 1;
                 self.untrusted.fetch_add(1, Ordering::Relaxed);
                 return None;
             }
@@ -97,7 +121,7 @@ impl Cache {
     pub(super) fn put(&self, key: &str, text: &str) {
         let relative = Self::relative(key);
         if let Err(e) = self.state.write(&relative, text.as_bytes()) {
-            eprintln!("sqlgate: cannot write cache file: {e}");
+            crate::util::log::note(&format!("cannot write cache file: {e}"));
             return;
         }
         self.used

@@ -94,6 +94,27 @@ pub fn state_notes(config: &Config, providers: &Providers) -> Result<Vec<String>
     Ok(notes)
 }
 
+/// One note per provider whose cache held entries that could not be read (symlinks, not
+/// regular files, over the bound): how many, and why the first one could not, so a cache folder
+/// of symlinks costs one stderr line, not one per entry.
+pub fn unreadable_cache_notes(providers: &Providers) -> Vec<String> {
+    providers
+        .configured()
+        .filter_map(|(kind, provider)| {
+            let unreadable = provider.unreadable_entries();
+            (unreadable.count > 0).then(|| {
+                format!(
+                    "{} {} cache entries could not be read and were not used (the provider was \
+                     asked again); the first: {}",
+                    unreadable.count,
+                    kind.key(),
+                    unreadable.first
+                )
+            })
+        })
+        .collect()
+}
+
 /// In a pull-request run, the note naming the schemas whose suite was distilled again because
 /// the base commit holds none for these inputs (or lacks one of its files).
 pub fn rebuilt_suites(
