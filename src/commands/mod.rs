@@ -243,10 +243,12 @@ pub fn update_baseline(config_path: &Path) -> anyhow::Result<ExitCode> {
 }
 
 /// `sqlgate comment`: post an existing report as the sticky PR comment (the `workflow_run` half
-/// of the fork-safe pair).
+/// of the fork-safe pair). The report is read as a regular file of at most
+/// [`crate::ci::fork::MAX_REPORT_BYTES`]: anything else stops with exit 2 naming it.
 pub fn comment(report_path: &Path, pr: Option<u64>) -> anyhow::Result<ExitCode> {
-    let body = std::fs::read_to_string(report_path)
-        .with_context(|| format!("cannot read {}", report_path.display()))?;
+    let bytes = crate::util::error::read_bounded(report_path, crate::ci::fork::MAX_REPORT_BYTES)?;
+    let body = String::from_utf8(bytes)
+        .with_context(|| format!("{}: the report is not UTF-8", report_path.display()))?;
     let marker = body
         .lines()
         .next()

@@ -102,4 +102,5 @@ pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     files
 }
 pub mod markdown;
+pub mod measure;
 pub mod openai;

@@ -226,7 +226,7 @@ fn load(database: &Database) -> Result<Loaded, InputError> {
                 Ok((constraints, profiles, rows))
             })
             .map_err(fail)?;
-        let bytes = crate::util::error::read_bytes(path)?;
+        let bytes = crate::util::error::read_bounded(path, crate::util::error::MAX_DATABASE_BYTES)?;
         return Ok(Loaded {
             constraints,
             profiles,
