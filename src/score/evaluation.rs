@@ -231,7 +231,7 @@ fn score_with(
     let notes: Vec<String> = rebuilt
         .into_iter()
         .chain(crate::score::trust::state_notes(config, &providers)?)
-        .chain(crate::score::trust::unreadable_cache_notes(&providers))
+        .chain(crate::score::trust::cache_failure_notes(&providers))
         .collect();
     for note in &notes {
         crate::util::log::note(note);
