@@ -277,11 +277,9 @@ pub fn comment_from_workflow_run(report_path: &Path) -> anyhow::Result<ExitCode>
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let event_path =
         PathBuf::from(var("GITHUB_EVENT_PATH").context("GITHUB_EVENT_PATH is not set")?);
-    let payload: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(&event_path)
-            .with_context(|| format!("cannot read {}", event_path.display()))?,
-    )
-    .with_context(|| format!("{}: not JSON", event_path.display()))?;
+    let payload: serde_json::Value =
+        serde_json::from_slice(&crate::util::error::read_bytes(&event_path)?)
+            .with_context(|| format!("{}: not JSON", event_path.display()))?;
     let repository = var("GITHUB_REPOSITORY").context("GITHUB_REPOSITORY is not set")?;
     let run = WorkflowRun::from_event(
         &var("GITHUB_EVENT_NAME").unwrap_or_default(),
