@@ -108,7 +108,7 @@ fn main() -> ExitCode {
 /// The error line; in GitHub Actions the message (which may quote a prediction file) is one
 /// escaped line inside a stop-commands block, so it cannot issue a workflow command.
 fn error_text(message: &str) -> String {
-    use sqlgate::report::escape::{in_actions, log_block, log_value};
+    use sqlgate::util::log::{in_actions, log_block, log_value};
     if !in_actions() {
         return format!("sqlgate: error: {message}\n");
     }

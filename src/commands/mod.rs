@@ -286,7 +286,7 @@ pub fn update_baseline(config_path: &Path) -> anyhow::Result<ExitCode> {
     let human = summary::human(&evaluation, &summary);
     print!(
         "{}",
-        crate::report::escape::log_block(&human, crate::report::escape::in_actions())
+        crate::util::log::log_block(&human, crate::util::log::in_actions())
     );
     println!(
         "\nbaseline written to {} ({} systems)",
@@ -297,10 +297,12 @@ pub fn update_baseline(config_path: &Path) -> anyhow::Result<ExitCode> {
 }
 
 /// `sqlgate comment`: post an existing report as the sticky PR comment (the `workflow_run` half
-/// of the fork-safe pair).
+/// of the fork-safe pair). The report is read as a regular file of at most
+/// [`crate::ci::fork::MAX_REPORT_BYTES`]: anything else stops with exit 2 naming it.
 pub fn comment(report_path: &Path, pr: Option<u64>) -> anyhow::Result<ExitCode> {
-    let body = std::fs::read_to_string(report_path)
-        .with_context(|| format!("cannot read {}", report_path.display()))?;
+    let bytes = crate::util::error::read_bounded(report_path, crate::ci::fork::MAX_REPORT_BYTES)?;
+    let body = String::from_utf8(bytes)
+        .with_context(|| format!("{}: the report is not UTF-8", report_path.display()))?;
     let marker = body
         .lines()
         .next()
@@ -329,11 +331,9 @@ pub fn comment_from_workflow_run(report_path: &Path) -> anyhow::Result<ExitCode>
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let event_path =
         PathBuf::from(var("GITHUB_EVENT_PATH").context("GITHUB_EVENT_PATH is not set")?);
-    let payload: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(&event_path)
-            .with_context(|| format!("cannot read {}", event_path.display()))?,
-    )
-    .with_context(|| format!("{}: not JSON", event_path.display()))?;
+    let payload: serde_json::Value =
+        serde_json::from_slice(&crate::util::error::read_bytes(&event_path)?)
+            .with_context(|| format!("{}: not JSON", event_path.display()))?;
     let repository = var("GITHUB_REPOSITORY").context("GITHUB_REPOSITORY is not set")?;
     let run = WorkflowRun::from_event(
         &var("GITHUB_EVENT_NAME").unwrap_or_default(),
@@ -354,7 +354,7 @@ pub fn comment_from_workflow_run(report_path: &Path) -> anyhow::Result<ExitCode>
         println!(
             "sqlgate: no open pull request has head {} of {}: nothing posted",
             run.head_sha,
-            crate::report::escape::log_value(&run.head_repository)
+            crate::util::log::log_value(&run.head_repository)
         );
         return Ok(ExitCode::SUCCESS);
     };

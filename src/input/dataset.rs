@@ -306,8 +306,8 @@ fn load_schema(
     if let Some(path) = path {
         match Schema::from_sqlite(path) {
             Ok(schema) => return Some(Arc::new(schema)),
-            Err(error) => eprintln!(
-                "sqlgate: warning: database `{db_id}` ({}): {}; its items are scored without \
+            Err(error) => crate::util::log::note(&format!(
+                "warning: database `{db_id}` ({}): {}; its items are scored without \
                  the file's schema{}",
                 path.display(),
                 crate::util::scrub::scrub_cut(&error.to_string(), 300),
@@ -316,7 +316,7 @@ fn load_schema(
                 } else {
                     ""
                 }
-            ),
+            )),
         }
     }
     entry.map(|e| Arc::new(Schema::from_tables_json(e)))

@@ -234,9 +234,10 @@ fn score_with(
     let notes: Vec<String> = rebuilt
         .into_iter()
         .chain(crate::score::trust::state_notes(config, &providers)?)
+        .chain(crate::score::trust::cache_failure_notes(&providers))
         .collect();
     for note in &notes {
-        eprintln!("sqlgate: {note}");
+        crate::util::log::note(note);
     }
     let provider_cache = providers
         .configured()
@@ -300,9 +301,9 @@ fn thread_pool(
     let count = match threads {
         Threads::Auto => available,
         Threads::Count(n) if n > available => {
-            eprintln!(
-                "sqlgate: `execution.threads: {n}` clamped to the {available} CPUs available"
-            );
+            crate::util::log::note(&format!(
+                "`execution.threads: {n}` clamped to the {available} CPUs available"
+            ));
             available
         }
         Threads::Count(n) => n,

@@ -47,7 +47,7 @@ impl GoldCache {
         let entries = match bytes {
             Ok(bytes) => bytes.and_then(|b| serde_json::from_slice(&b).ok()),
             Err(e) => {
-                eprintln!("sqlgate: gold results are not taken from the cache: {e}");
+                crate::util::log::note(&format!("gold results are not taken from the cache: {e}"));
                 None
             }
         };

@@ -3,11 +3,12 @@
 //! symlink-proof state folders (suites, caches), and the guarded constructor of every SQLite connection.
 //!
 //! Enters: nothing of sqlgate's. Leaves: [`error::InputError`], byte and text readers, writers,
-//! hex digests. Must not import any other sqlgate module.
+//! hex digests, the Actions-log escaping of untrusted text ([`log`]). Must not import any other sqlgate module.
 
 pub mod digest;
 pub mod error;
 pub mod fs;
+pub mod log;
 pub mod progress;
 pub mod scrub;
 pub mod sqlite;

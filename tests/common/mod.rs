@@ -103,5 +103,6 @@ pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 }
 pub mod bird_minidev;
 pub mod markdown;
+pub mod measure;
 pub mod openai;
 pub mod servers;
