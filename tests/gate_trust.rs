@@ -411,9 +411,16 @@ fn renaming_a_regressed_system_under_a_glob_fails_the_gate() {
     break_predictions(root, "RESDSQL", 30);
     git(
         root,
-        &["mv", "predictions/RESDSQL.txt", "predictions/RESDSQL-v2.txt"],
+        &[
+            "mv",
+            "predictions/RESDSQL.txt",
+            "predictions/RESDSQL-v2.txt",
+        ],
     );
-    git(root, &["commit", "-qam", "worse predictions under a new name"]);
+    git(
+        root,
+        &["commit", "-qam", "worse predictions under a new name"],
+    );
     let run = eval_with_base(root, &base);
     let out = text(&run);
     assert_eq!(run.status.code(), Some(1), "{out}");
@@ -427,7 +434,10 @@ fn renaming_a_regressed_system_under_a_glob_fails_the_gate() {
     );
     assert!(!out.contains("not gated"), "{out}");
     edit_config(root, "  metric: ex\n", "  metric: ex\n  against: RESDSQL\n");
-    git(root, &["commit", "-qam", "base: compare every system with RESDSQL"]);
+    git(
+        root,
+        &["commit", "-qam", "base: compare every system with RESDSQL"],
+    );
     let against_base = git(root, &["rev-parse", "HEAD"]);
     let run = eval_with_base(root, &against_base);
     let out = text(&run);

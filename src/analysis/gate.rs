@@ -130,7 +130,9 @@ pub fn evaluate(
         }
         result.comparisons.push(comparison);
     }
-    result.reasons.extend(unmeasured_systems(config, current, baseline));
+    result
+        .reasons
+        .extend(unmeasured_systems(config, current, baseline));
     if result.comparisons.is_empty() && result.reasons.is_empty() {
         result.reasons.push(format!(
             "no system was compared with the baseline (systems in the baseline: {}): the gate \
