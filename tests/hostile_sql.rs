@@ -148,6 +148,12 @@ fn the_hostile_corpus_ends_in_time_with_bounded_memory_through_the_binary() {
         );
     }
     let peak_kib = peak_rss_of_children_kib();
+    eprintln!(
+        "hostile SQL corpus: {} queries in {:.1} s, peak RSS {} MiB",
+        cases.len(),
+        took.as_secs_f64(),
+        peak_kib / 1024
+    );
     assert!(peak_kib < 1536 * 1024, "peak RSS {peak_kib} KiB");
 }
 

@@ -330,3 +330,56 @@ impl Matcher<'_> {
         c2 != 0 && seen != invert
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn like(pattern: &str, text: &str, rules: Rules) -> bool {
+        let never = || false;
+        matches(
+            pattern.as_bytes(),
+            text.as_bytes(),
+            &rules,
+            &mut Budget::new(&never),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn wildcards_escapes_sets_and_case() {
+        assert!(like("a%c", "ABBBC", Rules::LIKE));
+        assert!(like("_é%", "xé", Rules::LIKE));
+        assert!(
+            !like("_é%", "xÉ", Rules::LIKE),
+            "case folding is ASCII only"
+        );
+        assert!(like(
+            "%a!%b%",
+            "xxa%bzz",
+            Rules::LIKE.with_escape('!' as u32)
+        ));
+        assert!(!like(
+            "%a!%b%",
+            "xxazbzz",
+            Rules::LIKE.with_escape('!' as u32)
+        ));
+        assert!(like("a%%", "a%", Rules::LIKE.with_escape('%' as u32)));
+        assert!(!like("a%%", "ab", Rules::LIKE.with_escape('%' as u32)));
+        assert!(like("*[a-c]?[^x]", "zzb1y", Rules::GLOB));
+        assert!(!like("*[a-c]?[^x]", "zzb1x", Rules::GLOB));
+        assert!(like("[]]*", "]z", Rules::GLOB));
+        assert!(!like("A*", "abc", Rules::GLOB));
+    }
+
+    #[test]
+    fn a_long_match_stops_when_interrupted() {
+        let text = vec![b'a'; 1 << 20];
+        let mut pattern = b"%".to_vec();
+        pattern.extend(std::iter::repeat_n(b'a', 40_000));
+        pattern.push(b'b');
+        let always = || true;
+        let stopped = matches(&pattern, &text, &Rules::LIKE, &mut Budget::new(&always));
+        assert_eq!(stopped, Err(Stop::Interrupted));
+    }
+}
