@@ -304,4 +304,12 @@ fn the_bounded_functions_give_sqlites_answers() {
         answer(&bounded.conn, subtype, &[]),
         answer(&builtin, subtype, &[])
     );
+    let big = "json_object('a', hex(zeroblob(10000)))";
+    let refused = answer(&bounded.conn, &format!("SELECT json_patch({big}, {big})"), &[]);
+    assert!(
+        refused
+            .as_ref()
+            .is_err_and(|e| e.contains("json_patch inputs too large")),
+        "{refused:?}"
+    );
 }
