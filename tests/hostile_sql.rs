@@ -305,7 +305,11 @@ fn the_bounded_functions_give_sqlites_answers() {
         answer(&builtin, subtype, &[])
     );
     let big = "json_object('a', hex(zeroblob(10000)))";
-    let refused = answer(&bounded.conn, &format!("SELECT json_patch({big}, {big})"), &[]);
+    let refused = answer(
+        &bounded.conn,
+        &format!("SELECT json_patch({big}, {big})"),
+        &[],
+    );
     assert!(
         refused
             .as_ref()
