@@ -95,6 +95,7 @@ pub fn gate_run(
         .map(|b| Analysis::new(&baseline_systems, &b.metrics, reference, &difficulties));
     let mut gate = gate::evaluate(config, &current, baseline.as_ref());
     note_ignored_changes(config, baseline_changed, template_changed, &mut gate);
+    gate.notes.extend(evaluation.notes.iter().cloned());
     if let (Some(b), Some(section)) = (&baseline, &config.baseline) {
         if b.records_sha256.is_none() {
             gate.notes.push(format!(

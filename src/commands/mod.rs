@@ -13,7 +13,7 @@ use crate::input::config::{Config, SuiteKind, BASELINE_MARKER};
 use crate::input::trusted::TrustedBase;
 use crate::report::summary::{self, Summary};
 use anyhow::Context;
-use finish::{check_output, check_outputs, finish, report_comment, write, write_output};
+use finish::{check_output, check_outputs, finish, report_comment, write_output};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -184,7 +184,7 @@ pub fn distill(config: &Path) -> anyhow::Result<ExitCode> {
     )?;
     print!("{}", report.to_text());
     let json = serde_json::to_string_pretty(&report.to_json())?;
-    write(&path.join("report.json"), &json)?;
+    crate::util::state::StateDir::new(path).write(Path::new("report.json"), json.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -221,7 +221,7 @@ pub fn update_baseline(config_path: &Path) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot create {}", parent.display()))?;
     }
     let lock = crate::util::fs::LockFile::acquire(&section.path)?;
-    let evaluation = crate::score::evaluation::evaluate(&config)?;
+    let evaluation = crate::score::evaluation::evaluate_for_baseline(&config)?;
     let baseline = Baseline::from_evaluation(&config, &evaluation);
     check_output(&config, "baseline.path", &section.path, &[BASELINE_MARKER])?;
     baseline
