@@ -406,17 +406,7 @@ mod tests {
         base: (&str, Vec<ItemRecord>),
         candidate: Vec<ItemRecord>,
     ) -> GateResult {
-        let baseline = Baseline {
-            sqlgate_version: "test".into(),
-            commit: None,
-            dataset_sha256: String::new(),
-            records_sha256: None,
-            metrics: vec!["ex".into()],
-            settings: crate::analysis::baseline::Settings::of(&config(GateConfig::default())),
-            systems: [(base.0.to_string(), base.1)].into(),
-            provider_cache: Vec::new(),
-            suite_manifests: Vec::new(),
-        };
+        let baseline = baseline_of(&[base]);
         let current = [SystemRecords {
             name: "m".into(),
             from_baseline: false,
@@ -615,6 +605,8 @@ mod tests {
                 .iter()
                 .map(|(name, items)| (name.to_string(), items.clone()))
                 .collect(),
+            provider_cache: Vec::new(),
+            suite_manifests: Vec::new(),
         }
     }
 
