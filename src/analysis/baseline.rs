@@ -39,6 +39,10 @@ pub struct Settings {
     /// R-VES timed runs per item, when `rves` is scored.
     #[serde(default)]
     pub rves_repetitions: Option<usize>,
+    /// R-VES timing order and estimator, when `rves` is scored; absent (null) in baselines
+    /// written before it was stored, whose R-VES used the official order.
+    #[serde(default)]
+    pub rves_order: Option<String>,
     /// The comparison contract in words ([`crate::engine::profile::Profile::contract`]); empty
     /// in baselines written before it was stored (those are judged by the other settings).
     #[serde(default)]
@@ -67,6 +71,11 @@ impl Settings {
                 .iter()
                 .any(|m| m == "rves")
                 .then_some(config.rves.repetitions),
+            rves_order: config
+                .metrics
+                .iter()
+                .any(|m| m == "rves")
+                .then(|| format!("{:?}", config.rves.order)),
             contract: crate::engine::profile::Profile::new(&config.compare).contract(),
         }
     }
