@@ -254,7 +254,9 @@ fn rves_order_is_abba_or_official() {
         "rves: { repetitions: 2, order: official }\n",
     );
     let lines = eval_items(&official, &[]);
-    assert!(lines.iter().any(|line| line["rves_components"]["repetitions"] == 2));
+    assert!(lines
+        .iter()
+        .any(|line| line["rves_components"]["repetitions"] == 2));
 }
 
 #[test]

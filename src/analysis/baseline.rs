@@ -365,3 +365,34 @@ fn current_commit() -> Option<String> {
         .success()
         .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
 }
+
+#[cfg(test)]
+mod settings_tests {
+    use super::*;
+
+    fn settings(rves: &str) -> Settings {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("db")).unwrap();
+        let yaml = format!(
+            "dataset: {{ gold: gold.sql, databases: db }}\nmetrics: [ex, rves]\n\
+             predictions:\n  - {{ name: a, path: a.sql }}\n{rves}"
+        );
+        Settings::of(&Config::parse(&yaml, &dir.path().join("sqlgate.yml")).unwrap())
+    }
+
+    #[test]
+    fn a_baseline_under_another_rves_order_is_not_comparable() {
+        let abba = settings("");
+        let official = settings("rves: { order: official }\n");
+        assert_eq!(abba.rves_order.as_deref(), Some("Abba"));
+        assert_eq!(
+            official.differences(&abba),
+            ["rves_order: \"Official\" (baseline) vs rves_order: \"Abba\" (now)"]
+        );
+        let older = Settings {
+            rves_order: None,
+            ..abba.clone()
+        };
+        assert_eq!(older.differences(&abba).len(), 1);
+    }
+}
