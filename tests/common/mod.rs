@@ -101,4 +101,5 @@ pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     files.sort();
     files
 }
+pub mod markdown;
 pub mod openai;
