@@ -387,14 +387,31 @@ pub struct RvesConfig {
     /// 10, is ten times cheaper and its noise is reported per item.
     #[serde(default = "default_rves_repetitions")]
     pub repetitions: usize,
+    /// The order of the timed runs and the estimator that reads them.
+    #[serde(default)]
+    pub order: RvesOrder,
 }
 
 impl Default for RvesConfig {
     fn default() -> Self {
         RvesConfig {
             repetitions: default_rves_repetitions(),
+            order: RvesOrder::default(),
         }
     }
+}
+
+/// How R-VES times gold and prediction (docs/METRICS.md explains both).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RvesOrder {
+    /// Gold, prediction, prediction, gold per repetition, geometric mean of the ratios, and a
+    /// ratio within its noise of 1 counted as equal speed: gold against itself scores 100.
+    #[default]
+    Abba,
+    /// `evaluation_ves.py`'s order (prediction, then gold) and its mean of ratios, with the
+    /// bias that order brings.
+    Official,
 }
 
 /// BIRD's official number of timed runs per item (`iterate_num` of `evaluation_ves.py`).

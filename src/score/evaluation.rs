@@ -225,6 +225,7 @@ fn score_with(
             .with_providers(providers.clone())
             .with_qas_weight(config.qas.weight)
             .with_rves_repetitions(config.rves.repetitions)
+            .with_rves_order(config.rves.order)
             .with_gold_cache(gold_cache.as_ref());
         score_all(&env, &systems, &metrics, shard)
     });
