@@ -173,9 +173,32 @@ fn dataset_tables(dataset: &Dataset) -> BTreeMap<String, Vec<String>> {
         .collect()
 }
 
+/// Checks that every db_id the connection serves (all of them in the shared layout, `database`
+/// alone per db_id) has its tables in `present`, the table names the server lists.
+pub fn check_tables(
+    settings: &ServerSettings,
+    database: &str,
+    present: &[String],
+) -> Result<(), StartError> {
+    let served = settings
+        .tables
+        .iter()
+        .filter(|(db_id, _)| match settings.layout {
+            crate::input::config::Layout::Shared => true,
+            crate::input::config::Layout::PerDbId => *db_id == database,
+        });
+    for (db_id, expected) in served {
+        let missing = missing_tables(expected, present);
+        if !missing.is_empty() {
+            return Err(tables_missing_error(db_id, &missing, settings));
+        }
+    }
+    Ok(())
+}
+
 /// The names in `expected` missing from `present` (compared case-insensitively: PostgreSQL folds
 /// unquoted names to lower case, MySQL's folding depends on the server's settings).
-pub fn missing_tables(expected: &[String], present: &[String]) -> Vec<String> {
+fn missing_tables(expected: &[String], present: &[String]) -> Vec<String> {
     let present: std::collections::HashSet<String> =
         present.iter().map(|t| t.to_lowercase()).collect();
     expected
@@ -186,11 +209,7 @@ pub fn missing_tables(expected: &[String], present: &[String]) -> Vec<String> {
 }
 
 /// The error for a db_id whose tables are missing on the server.
-pub fn tables_missing_error(
-    db_id: &str,
-    missing: &[String],
-    settings: &ServerSettings,
-) -> StartError {
+fn tables_missing_error(db_id: &str, missing: &[String], settings: &ServerSettings) -> StartError {
     let place = match settings.layout {
         crate::input::config::Layout::Shared => {
             "the database of `dataset.engine.url_env`".to_string()

@@ -13,8 +13,8 @@ use crate::engine::exec::{Engine, ExecError, Limits, ResultTable, SizeGuard};
 use crate::engine::server::check::{mysql_functions_allowed, mysql_query_only};
 use crate::engine::server::convert::{convert, Kind};
 use crate::engine::server::{
-    enforce_role, missing_tables, single_statement, tables_missing_error, Pool, RoleReport,
-    ServerSettings, StartError, Watchdog, CONNECT_TIMEOUT,
+    check_tables, enforce_role, single_statement, Pool, RoleReport, ServerSettings, StartError,
+    Watchdog, CONNECT_TIMEOUT,
 };
 use crate::engine::value::{Row, Value};
 use crate::input::config::Layout;
@@ -178,21 +178,7 @@ impl MysqlEngine {
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()",
             )
             .map_err(query_error)?;
-        let db_ids: Vec<&String> = match self.settings.layout {
-            Layout::Shared => self.settings.tables.keys().collect(),
-            Layout::PerDbId => self
-                .settings
-                .tables
-                .keys()
-                .filter(|d| *d == database)
-                .collect(),
-        };
-        for db_id in db_ids {
-            let missing = missing_tables(&self.settings.tables[db_id], &present);
-            if !missing.is_empty() {
-                return Err(tables_missing_error(db_id, &missing, &self.settings));
-            }
-        }
+        check_tables(&self.settings, database, &present)?;
         let grants: Vec<String> = conn.query("SHOW GRANTS").map_err(query_error)?;
         enforce_role(&role_report(&grants), &self.settings, READ_ONLY_ROLE)
     }

@@ -11,8 +11,8 @@ use crate::engine::exec::{Engine, ExecError, Limits, ResultTable, SizeGuard};
 use crate::engine::server::check::postgres_functions_allowed;
 use crate::engine::server::convert::{convert, Kind};
 use crate::engine::server::{
-    enforce_role, missing_tables, single_statement, tables_missing_error, Pool, RoleReport,
-    ServerSettings, StartError, Watchdog, CONNECT_TIMEOUT,
+    check_tables, enforce_role, single_statement, Pool, RoleReport, ServerSettings, StartError,
+    Watchdog, CONNECT_TIMEOUT,
 };
 use crate::engine::value::{Row, Value};
 use crate::input::config::Layout;
@@ -136,21 +136,7 @@ impl PostgresEngine {
             .iter()
             .map(|row| row.get(0))
             .collect();
-        let db_ids: Vec<&String> = match self.settings.layout {
-            Layout::Shared => self.settings.tables.keys().collect(),
-            Layout::PerDbId => self
-                .settings
-                .tables
-                .keys()
-                .filter(|d| *d == database)
-                .collect(),
-        };
-        for db_id in db_ids {
-            let missing = missing_tables(&self.settings.tables[db_id], &present);
-            if !missing.is_empty() {
-                return Err(tables_missing_error(db_id, &missing, &self.settings));
-            }
-        }
+        check_tables(&self.settings, database, &present)?;
         let report = role_report(client).map_err(query_error)?;
         enforce_role(&report, &self.settings, READ_ONLY_ROLE)
     }
