@@ -106,6 +106,15 @@ pub fn gate_run(
         }
     }
     let marker = comment_marker(config);
+    let executor = match &evaluation.executor {
+        Some(executor) => executor.clone(),
+        None => crate::engine::server::executor(
+            config,
+            &evaluation.dataset,
+            crate::engine::exec::Limits::of(&config.execution),
+            1,
+        )?,
+    };
     let input = ReportInput {
         evaluation,
         analysis: &analysis,
@@ -114,13 +123,7 @@ pub fn gate_run(
         gate_metric: config.gate_metric(),
         marker: &marker,
         baseline: baseline.as_ref(),
-        executor: Some(&crate::engine::exec::Executor::new(
-            crate::engine::exec::Limits {
-                timeout: std::time::Duration::from_millis(config.execution.timeout_ms),
-                max_rows: config.execution.max_rows,
-                max_bytes: config.execution.max_result_bytes,
-            },
-        )),
+        executor: Some(&executor),
         report_file,
     };
     let template_path = config

@@ -503,6 +503,8 @@ pub struct Env<'a> {
     pub qas_weight: f64,
     /// R-VES: timed runs of gold and prediction per item.
     pub rves_repetitions: usize,
+    /// R-VES: the order of the timed runs and the estimator that reads them.
+    pub rves_order: crate::input::config::RvesOrder,
     gold: Mutex<HashMap<(usize, usize, PathBuf), GoldSlot>>,
     gold_cache: Option<&'a crate::suites::gold_cache::GoldCache>,
     /// Memory-budget bytes the shared gold results keep charged, given back with the `Env`.
@@ -534,6 +536,7 @@ impl<'a> Env<'a> {
             providers: crate::providers::Providers::default(),
             qas_weight: crate::input::config::QasConfig::default().weight,
             rves_repetitions: crate::input::config::RvesConfig::default().repetitions,
+            rves_order: crate::input::config::RvesOrder::default(),
             gold: Mutex::new(HashMap::new()),
             gold_cache: None,
             gold_bytes: AtomicUsize::new(0),
@@ -555,6 +558,12 @@ impl<'a> Env<'a> {
     /// The same environment with `repetitions` timed runs per R-VES item.
     pub fn with_rves_repetitions(mut self, rves_repetitions: usize) -> Self {
         self.rves_repetitions = rves_repetitions;
+        self
+    }
+
+    /// The same environment with R-VES timed in `rves_order`.
+    pub fn with_rves_order(mut self, rves_order: crate::input::config::RvesOrder) -> Self {
+        self.rves_order = rves_order;
         self
     }
 

@@ -618,7 +618,10 @@ fn rows_text(label: &str, count: usize, rows: impl Iterator<Item = Vec<String>>)
     };
     let mut text = format!("-- {label}: {count} row(s){first}\n");
     for cells in rows.take(RESULT_ROWS) {
-        let cells: Vec<String> = cells.iter().map(|c| escape::log_value(c)).collect();
+        let cells: Vec<String> = cells
+            .iter()
+            .map(|c| crate::util::log::log_value(c))
+            .collect();
         text.push_str(&format!("--   {}\n", cells.join(" | ")));
     }
     text

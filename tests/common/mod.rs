@@ -101,5 +101,8 @@ pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     files.sort();
     files
 }
+pub mod bird_minidev;
 pub mod markdown;
+pub mod measure;
 pub mod openai;
+pub mod servers;
