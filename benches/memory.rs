@@ -116,7 +116,8 @@ fn main() {
     let document = summary::summary_json(&evaluation, &summary, None);
     println!(
         "{} systems x {} items, metrics {}, execution {}: {} results, JSONL {:.1} MiB, summary {} bytes; \
-         {:.1} s on {} threads; peak RSS {:.0} MiB (before loading: {before:.0} MiB; budget {} MiB)",
+         {:.1} s on {} threads ({} queries timed out, {:.1} s of worker time); \
+         peak RSS {:.0} MiB (before loading: {before:.0} MiB; budget {} MiB)",
         shape.systems,
         evaluation.dataset.items.len(),
         shape.metrics,
@@ -126,6 +127,8 @@ fn main() {
         document.to_string().len(),
         started.elapsed().as_secs_f64(),
         evaluation.timing.threads,
+        evaluation.timing.timeouts.queries,
+        evaluation.timing.timeouts.seconds,
         peak_rss_mib(),
         config.execution.max_memory >> 20,
     );

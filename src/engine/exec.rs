@@ -191,7 +191,8 @@ pub struct ResultTable {
 
 /// Counts a result's rows and bytes as they are read, stops it at the caps of [`Limits`], and
 /// charges it to the run's memory budget (`util::memory`): a result the budget cannot take stops
-/// with [`ExecError::TooLarge`], whichever engine reads it.
+/// with [`ExecError::TooLarge`], whichever engine reads it. Declare it before the rows it counts:
+/// a guard dropped on an error gives its charge back, and the rows must be freed by then.
 #[derive(Debug)]
 pub struct SizeGuard {
     rows: usize,

@@ -135,9 +135,11 @@ fn query(
         Vec::new()
     };
     let width = stmt.column_count();
+    // Declared before the rows so that, on an error, the rows are freed before their charge is
+    // given back to the budget.
+    let mut size = SizeGuard::new(limits);
     let mut rows = stmt.raw_query();
     let mut result = Vec::new();
-    let mut size = SizeGuard::new(limits);
     while let Some(row) = rows.next().map_err(classify)? {
         let mut values = Vec::with_capacity(width);
         for i in 0..width {

@@ -35,7 +35,7 @@ type Constructor = fn() -> Box<dyn Metric>;
 /// Every metric sqlgate knows, by name.
 const REGISTRY: &[(&str, Constructor)] = &[
     ("ex", || Box::new(ex::ExecutionAccuracy)),
-    ("esm", || Box::new(esm::ExactSetMatch)),
+    ("esm", || Box::new(esm::ExactSetMatch::default())),
     ("esm_plus", || Box::<esm_plus::EsmPlus>::default()),
     ("ts", || Box::new(ts::TestSuiteAccuracy)),
     ("flex", || Box::<flex::Flex>::default()),

@@ -280,8 +280,10 @@ impl MysqlEngine {
                 "the statement's result changed between checks".into(),
             ));
         }
-        let mut rows = Vec::new();
+        // Declared before the rows so that, on an error, the rows are freed before their charge
+        // is given back to the budget.
         let mut size = SizeGuard::new(limits);
+        let mut rows = Vec::new();
         for row in result.by_ref() {
             let row = row.map_err(|e| classify(&e, limits))?;
             let read = read_row(&row, &kinds, &mut size).and_then(|values| {
