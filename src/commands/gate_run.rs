@@ -34,7 +34,13 @@ pub struct GateRun {
 /// path relative to the working directory (the repository root in Actions), or by its file name
 /// when it lies elsewhere, so the marker is the same on every run and every checkout.
 pub fn comment_marker(config: &Config) -> String {
-    let absolute = std::path::absolute(&config.path).unwrap_or_else(|_| config.path.clone());
+    marker_of_path(&config.path)
+}
+
+/// The marker [`comment_marker`] gives the config at `config_path`; also for a run that stops
+/// before its config loads, so its warning replaces the comment of that config's last verdict.
+pub fn marker_of_path(config_path: &std::path::Path) -> String {
+    let absolute = std::path::absolute(config_path).unwrap_or_else(|_| config_path.to_path_buf());
     let relative = std::env::current_dir()
         .ok()
         .and_then(|cwd| {
@@ -173,27 +179,36 @@ fn load_baseline(
     let baseline = Baseline::parse(&section.path, &bytes)?;
     baseline.check_compatible(&section.path, config, evaluation)?;
     if let Some(base) = &config.trusted_base {
-        check_ancestry(&baseline, base, &section.path)?;
+        check_ancestry(&baseline, base, &section.path, &config.path)?;
     }
     Ok((Some(baseline), changed))
 }
 
 /// In a pull-request run the baseline must have been made at the base commit or one of its
 /// ancestors: one made elsewhere (on the PR branch, say) measures nothing the base has agreed to.
+/// The message names the likely cause (a squash or rebase merge rewrites the commit the baseline
+/// records) and the command that fixes it.
 fn check_ancestry(
     baseline: &Baseline,
     base: &crate::input::trusted::TrustedBase,
     path: &std::path::Path,
+    config_path: &std::path::Path,
 ) -> Result<(), InputError> {
     let short = crate::input::config::short_commit;
+    let fix = format!(
+        "fix: on the base branch run `sqlgate baseline update --config {}` and commit the \
+         baseline (`.github/workflows/sqlgate-baseline.yml` does this after every merge)",
+        config_path.display()
+    );
     match &baseline.commit {
         Some(commit) if base.has_ancestor(commit) => Ok(()),
         Some(commit) => Err(InputError::malformed(
             path,
             "commit",
             format!(
-                "the baseline was made at {}, which is not an ancestor of the base commit {}; \
-                 refresh it with `sqlgate baseline update` on the base branch",
+                "the baseline was made at {}, which is not an ancestor of the base commit {}: \
+                 the branch it was made on was squash- or rebase-merged (which rewrites its \
+                 commits), or it was made on another branch; {fix}",
                 short(commit),
                 short(&base.commit)
             ),
@@ -201,8 +216,10 @@ fn check_ancestry(
         None => Err(InputError::malformed(
             path,
             "commit",
-            "the baseline records no commit, so it cannot be checked against the base commit; \
-             refresh it with `sqlgate baseline update` on the base branch",
+            format!(
+                "the baseline records no commit (it was made outside a git checkout or before \
+                 the first commit), so it cannot be checked against the base commit; {fix}"
+            ),
         )),
     }
 }
