@@ -349,7 +349,55 @@ fn a_newcomer_adopts_sqlgate_and_every_pull_request_gets_the_right_comment() {
         ),
         "{comment}"
     );
-    assert_eq!(api.comments(6).len(), 0);
+    squash_merged_baseline(repo, &api, &wrong_items);
+}
+
+/// A baseline made on a branch that is then squash-merged records a commit main never has: the
+/// next pull request is told so, with the command that fixes it; run on main and committed, the
+/// fix turns the same pull request's ⚠️ into a verdict.
+fn squash_merged_baseline(repo: &Path, api: &FakeGitHub, wrong_items: &[usize]) {
+    push(repo, "refresh", |repo| {
+        rewrite_predictions(repo, wrong_items, gold_sql);
+    });
+    let update = |repo: &Path| {
+        let made = readme_command("sqlgate baseline update --config sqlgate.yml")
+            .current_dir(repo)
+            .output()
+            .unwrap();
+        assert!(made.status.success());
+    };
+    update(repo);
+    git(repo, &["add", ".sqlgate/baseline.json"]);
+    git(repo, &["commit", "--quiet", "-m", "refresh the baseline"]);
+    git(repo, &["checkout", "--quiet", "main"]);
+    git(repo, &["merge", "--quiet", "--squash", "refresh"]);
+    git(repo, &["commit", "--quiet", "-m", "refresh (squashed)"]);
+    push(repo, "after-squash", |_| {});
+    let run = gate_step(repo, api, 6);
+    assert_eq!(run.code, Some(2), "{}", run.stdout);
+    let comment = sticky(api, 6);
+    assert!(
+        headline(&comment).contains("squash- or rebase-merged")
+            && headline(&comment).contains(
+                "fix: on the base branch run \\`sqlgate baseline update --config sqlgate.yml\\`"
+            ),
+        "{comment}"
+    );
+    git(repo, &["checkout", "--quiet", "main"]);
+    update(repo);
+    git(repo, &["add", ".sqlgate/baseline.json"]);
+    git(repo, &["commit", "--quiet", "-m", "baseline at main"]);
+    git(repo, &["checkout", "--quiet", "after-squash"]);
+    git(repo, &["merge", "--quiet", "--no-edit", "main"]);
+    let run = gate_step(repo, api, 6);
+    assert_eq!(run.code, Some(0), "{}", run.stdout);
+    assert!(
+        headline(&sticky(api, 6)).starts_with(
+            "## ✅ sqlgate passed: ex 100.0 -&gt; 100.0 (+0.0), 0 regressed / 0 fixed"
+        ),
+        "{}",
+        sticky(api, 6)
+    );
 }
 
 #[test]
