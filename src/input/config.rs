@@ -18,6 +18,9 @@ mod validate;
 /// The whole configuration file.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(
+    expecting = "a sqlgate config: a map with `dataset`, `predictions`, `metrics` and the optional sections of docs/CONFIG.md"
+)]
 pub struct Config {
     /// The benchmark: gold queries, schemas, databases, difficulty labels.
     pub dataset: DatasetConfig,
@@ -81,6 +84,9 @@ pub struct Config {
 /// Dataset section.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(
+    expecting = "the `dataset` section: a map with `gold`, `databases` and optional keys such as `tables` (docs/CONFIG.md)"
+)]
 pub struct DatasetConfig {
     /// Which benchmark conventions apply.
     #[serde(default)]
@@ -127,6 +133,7 @@ impl DatasetConfig {
 /// Benchmark conventions.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[serde(expecting = "`dataset.kind`: `spider`, `bird` or `spider2`")]
 pub enum DatasetKind {
     /// Spider 1.0 and its derivatives.
     #[default]
@@ -175,6 +182,7 @@ pub const BASELINE_MARKER: &str = "\"sqlgate_version\"";
 /// Suite section: which databases each item is executed on.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "the `suite` section: a map with `kind` and optional `path`")]
 pub struct SuiteConfig {
     /// The suite kind.
     #[serde(default)]
@@ -190,6 +198,7 @@ pub struct SuiteConfig {
 /// Suite kinds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[serde(expecting = "`suite.kind`: one of the suite kinds in docs/CONFIG.md")]
 pub enum SuiteKind {
     /// Only the item's own database.
     #[default]
@@ -203,6 +212,9 @@ pub enum SuiteKind {
 /// One entry of `predictions:`; its path may be a glob naming several systems.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(
+    expecting = "a `predictions` entry: a map with `path` and optional `name`, `format`, `allow_missing`, e.g. `{ name: my-model, path: predictions/dev.sql }`"
+)]
 pub struct PredictionSpec {
     /// System name; defaults to the file stem. Not allowed when the glob matches several files.
     #[serde(default)]
@@ -220,6 +232,7 @@ pub struct PredictionSpec {
 /// Prediction file formats.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[serde(expecting = "a prediction `format`: `lines`, `tsv`, `jsonl` or `bird-json`")]
 pub enum PredictionFormat {
     /// One SQL per line aligned with gold; a tab and anything after it are ignored.
     #[default]
@@ -235,6 +248,7 @@ pub enum PredictionFormat {
 /// Comparison section.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "the `compare` section: a map such as `{ profile: spider-ts }`")]
 pub struct CompareConfig {
     /// Comparison profile.
     #[serde(default)]
@@ -265,6 +279,7 @@ impl Default for CompareConfig {
 /// Comparison profile names.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[serde(expecting = "`compare.profile`: one of the profiles in docs/CONFIG.md")]
 pub enum ProfileName {
     /// The official test-suite-sql-eval semantics.
     #[default]
@@ -300,6 +315,9 @@ impl ProfileName {
 /// Baseline section.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(
+    expecting = "the `baseline` section: a map with `path` and optional `required`, e.g. `{ path: .sqlgate/baseline.json }`"
+)]
 pub struct BaselineConfig {
     /// The baseline JSON file (written by `sqlgate baseline update`).
     pub path: PathBuf,
@@ -317,6 +335,7 @@ fn default_true() -> bool {
 /// Gate section.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "the `gate` section: a map such as `{ metric: ex, max_drop_points: 0.0 }`")]
 pub struct GateConfig {
     /// The gated metric (default: the reference metric).
     #[serde(default)]
@@ -341,6 +360,7 @@ pub struct GateConfig {
 /// QAS section (seed 003).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "the `qas` section: a map (docs/CONFIG.md)")]
 pub struct QasConfig {
     /// w in `QAS = w * S_T + (1 - w) * S_C`: the weight of result-table similarity.
     #[serde(default = "default_qas_weight")]
@@ -362,6 +382,7 @@ fn default_qas_weight() -> f64 {
 /// R-VES section (BIRD's reward-based valid efficiency score).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "the `rves` section: a map (docs/CONFIG.md)")]
 pub struct RvesConfig {
     /// Timed runs of gold and prediction per item: BIRD's official script uses 100; the default,
     /// 10, is ten times cheaper and its noise is reported per item.
@@ -387,6 +408,9 @@ fn default_rves_repetitions() -> usize {
 /// Significance test settings.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(
+    expecting = "`gate.significance`: a map with `test` and `alpha`, e.g. `{ test: mcnemar-exact, alpha: 0.05 }`"
+)]
 pub struct SignificanceConfig {
     /// The paired test.
     #[serde(default)]
@@ -399,6 +423,7 @@ pub struct SignificanceConfig {
 /// Paired tests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[serde(expecting = "`gate.significance.test`: one of the tests in docs/CONFIG.md")]
 pub enum SignificanceTest {
     /// Exact McNemar on discordant items (binary metrics).
     #[default]
@@ -410,6 +435,9 @@ pub enum SignificanceTest {
 /// Report section.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(
+    expecting = "the `report` section: a map with optional `output`, `template` (docs/CONFIG.md)"
+)]
 pub struct ReportConfig {
     /// A minijinja template replacing the built-in one.
     #[serde(default)]

@@ -144,4 +144,25 @@ impl Config {
             None => Ok(()),
         }
     }
+
+    /// Refuses a `gate.must_pass` index the dataset does not have (the gold items are numbered
+    /// from 0 in gold order): one out of range would never be checked, yet read as protected.
+    pub fn check_items(&self, item_count: usize) -> Result<(), InputError> {
+        match self
+            .gate
+            .must_pass
+            .iter()
+            .find(|&&index| index >= item_count)
+        {
+            Some(index) => Err(InputError::Config {
+                path: self.path.clone(),
+                message: format!(
+                    "`gate.must_pass`: item {index} does not exist: the dataset has {item_count} \
+                     items, numbered 0 to {} in gold order; remove it or fix the index",
+                    item_count.saturating_sub(1)
+                ),
+            }),
+            None => Ok(()),
+        }
+    }
 }
