@@ -154,6 +154,8 @@ fn gate_step(repo: &Path, api: &FakeGitHub, number: u64) -> Run {
         .env("GITHUB_EVENT_PATH", &event)
         .env("GITHUB_WORKSPACE", repo)
         .env("GITHUB_REPOSITORY", "acme/model")
+        .env("GITHUB_SERVER_URL", "https://github.com")
+        .env("GITHUB_RUN_ID", "4242")
         .env("GITHUB_API_URL", &api.url)
         .env("GITHUB_OUTPUT", &outputs)
         .env("GITHUB_STEP_SUMMARY", &summary)
@@ -259,6 +261,9 @@ fn a_newcomer_adopts_sqlgate_and_every_pull_request_gets_the_right_comment() {
         sticky(&api, 1)
     );
     assert!(run.outputs.contains("passed=true\n"), "{}", run.outputs);
+    assert!(sticky(&api, 1).contains(
+        " · [full report: artifact `sqlgate-report`](https://github.com/acme/model/actions/runs/4242)</sub>"
+    ));
 
     // 2. A pull request that breaks eight items the baseline had right.
     push(repo, "regress", |repo| {

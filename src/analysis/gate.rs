@@ -202,7 +202,7 @@ fn describe_failure(comparison: &Comparison, cell: &CellTest) -> String {
         comparison.candidate,
         comparison.metric,
         cell.difficulty,
-        -cell.delta_points,
+        -cell.shown_delta(),
         100.0 * cell.baseline_accuracy,
         100.0 * cell.candidate_accuracy,
         cell.items,

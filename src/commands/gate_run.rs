@@ -58,6 +58,24 @@ pub fn marker_of_path(config_path: &std::path::Path) -> String {
     )
 }
 
+/// The page of this Actions run, where the shipped workflows upload the full report as the
+/// `sqlgate-report` artifact: `$GITHUB_SERVER_URL/$GITHUB_REPOSITORY/actions/runs/$GITHUB_RUN_ID`
+/// when all three are set and well-formed (a malformed one links nowhere rather than anywhere).
+fn run_url() -> Option<String> {
+    let var = |name: &str| std::env::var(name).ok();
+    let url = format!(
+        "{}/{}/actions/runs/{}",
+        var("GITHUB_SERVER_URL")?,
+        var("GITHUB_REPOSITORY")?,
+        var("GITHUB_RUN_ID")?
+    );
+    let shape = regex::Regex::new(
+        r"^https://[A-Za-z0-9.-]+(:[0-9]+)?/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/actions/runs/[0-9]+$",
+    )
+    .ok()?;
+    shape.is_match(&url).then_some(url)
+}
+
 /// Loads the baseline (if configured and present), analyses, gates and renders.
 pub fn gate_run(
     config: &Config,
@@ -111,6 +129,7 @@ pub fn gate_run(
         }
     }
     let marker = comment_marker(config);
+    let run_page = run_url();
     let input = ReportInput {
         evaluation,
         analysis: &analysis,
@@ -126,6 +145,8 @@ pub fn gate_run(
                 max_bytes: config.execution.max_result_bytes,
             },
         )),
+        profile: &crate::engine::profile::Profile::new(&config.compare),
+        run_url: run_page.as_deref(),
         report_file,
     };
     let template_path = config
