@@ -115,6 +115,20 @@ fn why(cell: &CellTest) -> String {
         }
         _ => None,
     };
+    let significant = match (cell.p_adjusted, cell.alpha) {
+        (Some(p), Some(alpha)) => p < alpha,
+        _ => cell.alpha.is_none(),
+    };
+    let net = cell.regressed.saturating_sub(cell.fixed);
+    let capped = cell.max_net_regressed.filter(|&most| net > most);
+    // The net-regressed cap is the reason only when the drop and its test alone would pass.
+    if let Some(most) = capped.filter(|_| within || !significant) {
+        let test = test.map_or(String::new(), |test| format!("; {test}"));
+        return format!(
+            "{net} net regressed > allowed {most} (max_regressed_items), whatever the test \
+             says{test}"
+        );
+    }
     match test {
         // Within the allowed drop the test does not matter; say so first.
         Some(test) if within => format!("{allowed}; {test}"),
@@ -155,6 +169,7 @@ mod tests {
             p_adjusted: p,
             test: p.map(|_| "McNemar"),
             alpha: p.map(|_| 0.05),
+            max_net_regressed: None,
             failed,
         }
     }
@@ -172,6 +187,7 @@ mod tests {
                 regressed: Vec::new(),
                 fixed: Vec::new(),
                 must_pass_regressions: Vec::new(),
+                accepted: Vec::new(),
             }],
         }
     }
@@ -205,6 +221,19 @@ mod tests {
             headline.starts_with("passed: ex 84.2 -> 83.0 (-1.2), ")
                 && headline.ends_with("drop 1.2 <= allowed 2.0"),
             "{headline}"
+        );
+    }
+
+    #[test]
+    fn more_net_regressed_items_than_allowed_fail_whatever_the_test_says() {
+        let mut five = cell(-3.2, 0.0, Some(0.0625), true);
+        (five.regressed, five.fixed, five.max_net_regressed) = (5, 0, Some(0));
+        let gate = result(vec![five], vec!["m: ex on all".into()], vec![]);
+        assert_eq!(
+            gate.headline(),
+            "failed: ex 82.7 -> 79.5 (-3.2), 5 regressed / 0 fixed, 5 net regressed > allowed 0 \
+             (max_regressed_items), whatever the test says; McNemar p = 0.062 >= 0.05: not \
+             significant"
         );
     }
 

@@ -118,6 +118,9 @@ pub fn gate_run(
         .as_ref()
         .map(|b| Analysis::new(&baseline_systems, &b.metrics, reference, &difficulties));
     let mut gate = gate::evaluate(config, &current, baseline.as_ref());
+    if let Some((anchor, path)) = load_anchor(config, evaluation)? {
+        crate::analysis::drift::guard(config, &current, (&anchor, path), &mut gate);
+    }
     note_ignored_changes(config, baseline_changed, template_changed, &mut gate);
     if let (Some(b), Some(section)) = (&baseline, &config.baseline) {
         if b.records_sha256.is_none() {
@@ -203,6 +206,37 @@ fn load_baseline(
         check_ancestry(&baseline, base, &section.path, &config.path)?;
     }
     Ok((Some(baseline), changed))
+}
+
+/// The anchored baseline of the drift guard (`baseline.anchor`, read as the trusted base has
+/// it), when `gate.max_drift_points` is set; a configured anchor that does not exist is an
+/// input error naming how to make one.
+fn load_anchor<'a>(
+    config: &'a Config,
+    evaluation: &Evaluation,
+) -> Result<Option<(Baseline, &'a std::path::Path)>, InputError> {
+    let anchor = config.baseline.as_ref().and_then(|b| b.anchor.as_deref());
+    let (Some(path), Some(_)) = (anchor, config.gate.max_drift_points) else {
+        return Ok(None);
+    };
+    let Some(bytes) = config.read_trusted(path)?.0 else {
+        return Err(InputError::Config {
+            path: config.path.clone(),
+            message: format!(
+                "`baseline.anchor`: {} does not exist; pin one at a reviewed point by copying \
+                 the baseline (`cp {} {}`) and committing it",
+                path.display(),
+                config.baseline.as_ref().map_or(path, |b| &b.path).display(),
+                path.display()
+            ),
+        });
+    };
+    let anchor = Baseline::parse(path, &bytes)?;
+    anchor.check_compatible(path, config, evaluation)?;
+    if let Some(base) = &config.trusted_base {
+        check_ancestry(&anchor, base, path, &config.path)?;
+    }
+    Ok(Some((anchor, path)))
 }
 
 /// In a pull-request run the baseline must have been made at the base commit or one of its

@@ -326,6 +326,11 @@ pub struct BaselineConfig {
     /// an input error, so a typo in `path` can never pass the gate unmeasured.
     #[serde(default = "default_true")]
     pub required: bool,
+    /// The anchored baseline of the drift guard: one pinned at a reviewed point (a release),
+    /// never refreshed after merges, against which `gate.max_drift_points` gates the cumulative
+    /// drop that a rolling baseline lets through one small step at a time.
+    #[serde(default)]
+    pub anchor: Option<PathBuf>,
 }
 
 fn default_true() -> bool {
@@ -355,6 +360,31 @@ pub struct GateConfig {
     /// Baseline system every candidate is compared with (default: the one with the same name).
     #[serde(default)]
     pub against: Option<String>,
+    /// Most net regressed items (regressed minus fixed) a cell tolerates whatever the test says.
+    /// Unset: 0 for a cell whose allowed drop is 0 (so `max_drop_points: 0` means no regressed
+    /// item without a fixed one), no limit for the others.
+    #[serde(default)]
+    pub max_regressed_items: Option<usize>,
+    /// Known regressions accepted by a reviewed line of the base config: these items do not
+    /// count against any cell while they stay worse than the baseline.
+    #[serde(default)]
+    pub accept: Vec<AcceptedRegression>,
+    /// The drift guard: the largest cumulative drop, in points, against `baseline.anchor`.
+    #[serde(default)]
+    pub max_drift_points: Option<f64>,
+}
+
+/// A known regression accepted in the base config (`gate.accept`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[serde(
+    expecting = "a `gate.accept` entry: a map with `items` and `reason`, e.g. `{ items: [812], reason: \"gold is ambiguous, see #41\" }`"
+)]
+pub struct AcceptedRegression {
+    /// The 0-based gold item indexes.
+    pub items: Vec<usize>,
+    /// Why, for the reviewer and the report.
+    pub reason: String,
 }
 
 /// QAS section (seed 003).
@@ -525,6 +555,9 @@ impl Config {
         ws.output_file("report.output", &self.report_path(), &[REPORT_MARKER])?;
         if let Some(baseline) = &self.baseline {
             ws.output_file("baseline.path", &baseline.path, &[BASELINE_MARKER])?;
+            if let Some(anchor) = &baseline.anchor {
+                ws.output_file("baseline.anchor", anchor, &[BASELINE_MARKER])?;
+            }
         }
         if let Some(path) = &self.suite.path {
             match self.suite.kind {
@@ -656,6 +689,7 @@ impl Config {
         }
         if let Some(baseline) = &mut self.baseline {
             baseline.path = base.join(&baseline.path);
+            baseline.anchor = baseline.anchor.as_ref().map(|anchor| base.join(anchor));
         }
         for path in [&mut self.report.template, &mut self.report.output]
             .into_iter()
