@@ -113,7 +113,7 @@ fn run(line: &str, dir: &Path) {
 }
 
 /// README commands a test does not run, each with the reason.
-const NOT_RUN: [(&str, &str); 2] = [
+const NOT_RUN: [(&str, &str); 4] = [
     (
         "cargo fmt --check && cargo clippy --all-targets -- -D warnings && cargo test",
         "the test suite itself; checked to be the line .ci/run runs",
@@ -121,6 +121,14 @@ const NOT_RUN: [(&str, &str); 2] = [
     (
         "cargo install --locked --path .",
         "a release build of several minutes; the same build the Quick start's cargo run does",
+    ),
+    (
+        "docker build --target source -t sqlgate:dev .",
+        "needs Docker and a release build of several minutes inside the image",
+    ),
+    (
+        "docker run --rm -v \"$PWD:/work\" -w /work sqlgate:dev eval --config examples/spider-mini/sqlgate.yml",
+        "needs the image of the line before; the same eval the Quick start runs",
     ),
 ];
 
