@@ -160,6 +160,7 @@ fn options(max_random_dbs: u64) -> Options {
         max_random_dbs,
         rows: (1, 12),
         timeout: Duration::from_secs(2),
+        trust: Default::default(),
     }
 }
 
@@ -188,7 +189,7 @@ const ALL: [&str; 6] = [
 ];
 
 fn suite_files(suite: &Path) -> Vec<PathBuf> {
-    Suite::distilled(suite, ["company"])
+    Suite::directory(suite, ["company"], true)
         .unwrap()
         .databases("company")
         .to_vec()
@@ -408,7 +409,7 @@ fn a_schema_known_only_from_tables_json_gets_generated_databases_that_keep_its_k
     let suite = work.path().join("suite");
     let report = distill(&dataset, &profile(), &options(100), &suite, &source()).unwrap();
     assert_eq!(report.neighbor_totals(), (5, 0), "{}", report.to_text());
-    let databases = Suite::distilled(&suite, ["league"])
+    let databases = Suite::directory(&suite, ["league"], true)
         .unwrap()
         .databases("league")
         .to_vec();

@@ -243,7 +243,7 @@ fn embeddings_are_batched_deduplicated_ordered_and_cached_per_text() {
 
 #[test]
 fn without_a_block_or_a_key_the_provider_is_unavailable_with_the_reason() {
-    let none = Providers::new(None, None);
+    let none = Providers::new(None, None, &sqlgate::providers::CacheTrust::All);
     assert_eq!(
         none.judge().unwrap_err(),
         "no `judge:` provider is configured"
@@ -256,7 +256,11 @@ fn without_a_block_or_a_key_the_provider_is_unavailable_with_the_reason() {
         "{base_url: 'http://127.0.0.1:9/v1', model: m, api_key_env: SQLGATE_TEST_KEY_NEVER_SET}",
     )
     .unwrap();
-    let keyless = Providers::new(Some(&block), Some(&block));
+    let keyless = Providers::new(
+        Some(&block),
+        Some(&block),
+        &sqlgate::providers::CacheTrust::All,
+    );
     assert_eq!(
         keyless.judge().unwrap_err(),
         "environment variable `SQLGATE_TEST_KEY_NEVER_SET` (named by `judge.api_key_env`) is not set"

@@ -117,6 +117,16 @@ pub struct Baseline {
     pub settings: Settings,
     /// Per system, its per-item records in gold order.
     pub systems: BTreeMap<String, Vec<ItemRecord>>,
+    /// Digests of the judge and embedding cache entries this baseline's run used or wrote
+    /// ([`crate::providers::entry_digest`]): in a pull-request run only these entries are
+    /// taken from the cache, any other answer is asked for again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub provider_cache: Vec<String>,
+    /// Digests of the distilled suite's manifests this baseline's run used: in a pull-request
+    /// run a suite folder outside git (restored by `actions/cache`) is reused only when its
+    /// manifest is one of these.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suite_manifests: Vec<String>,
 }
 
 impl Baseline {
@@ -132,12 +142,17 @@ impl Baseline {
             metrics: evaluation.metrics.clone(),
             settings: Settings::of(config),
             systems,
+            provider_cache: evaluation.provider_cache.clone(),
+            suite_manifests: evaluation.suite_manifests.clone(),
         }
     }
 
     /// Reads a baseline file.
     pub fn load(path: &Path) -> Result<Baseline, InputError> {
-        Self::parse(path, &crate::util::error::read_bytes(path)?)
+        Self::parse(
+            path,
+            &crate::util::error::read_bounded(path, crate::util::error::MAX_INPUT_BYTES)?,
+        )
     }
 
     /// Parses baseline JSON that came from `path` (the working tree or a trusted commit), then

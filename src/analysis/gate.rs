@@ -426,6 +426,8 @@ mod tests {
             metrics: vec!["ex".into()],
             settings: crate::analysis::baseline::Settings::of(&config(GateConfig::default())),
             systems: [(base.0.to_string(), base.1)].into(),
+            provider_cache: Vec::new(),
+            suite_manifests: Vec::new(),
         };
         let current = [SystemRecords {
             name: "m".into(),

@@ -27,6 +27,10 @@ pub struct ShardHeader {
     pub dataset_sha256: String,
     /// sqlgate version.
     pub sqlgate_version: String,
+    /// The trusted base commit the shard was scored against (a pull-request run), so a shard
+    /// scored with the pull request's own config, or for another base, is never merged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trusted_base: Option<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -48,6 +52,7 @@ pub fn shard_header(
             fingerprint: fingerprint(config, &evaluation.systems)?,
             dataset_sha256: evaluation.dataset.sha256.clone(),
             sqlgate_version: env!("CARGO_PKG_VERSION").to_string(),
+            trusted_base: config.trusted_base.as_ref().map(|b| b.commit.clone()),
         },
     };
     let header = serde_json::to_string(&header).expect("the header serializes");
@@ -138,12 +143,14 @@ pub fn merge(config: &Config, paths: &[PathBuf]) -> Result<Evaluation, InputErro
         fingerprint: fingerprint(config, &systems)?,
         dataset_sha256: dataset.sha256.clone(),
         sqlgate_version: env!("CARGO_PKG_VERSION").to_string(),
+        trusted_base: config.trusted_base.as_ref().map(|b| b.commit.clone()),
     };
     let items = dataset.items.len();
     let mut slots: Vec<Option<Vec<Score>>> = vec![None; systems.len() * items];
     let mut seen_shards: Vec<usize> = Vec::new();
     let mut count = None;
     for path in paths {
+        refuse_committed(config, path)?;
         let text = read_utf8(path)?;
         let header = read_header(path, text.lines().next(), &expected)?;
         let lines = verified_body(path, &text)?.lines().skip(1);
@@ -213,7 +220,27 @@ pub fn merge(config: &Config, paths: &[PathBuf]) -> Result<Evaluation, InputErro
         systems,
         metrics,
         results,
+        provider_cache: Vec::new(),
+        suite_manifests: Vec::new(),
+        notes: Vec::new(),
     })
+}
+
+/// In a pull-request run a shard must come from the run's own jobs: a shard file that git
+/// tracks (the pull request committed it) is refused, whatever its digest says.
+fn refuse_committed(config: &Config, path: &Path) -> Result<(), InputError> {
+    let Some(base) = &config.trusted_base else {
+        return Ok(());
+    };
+    if base.tracks(path)? {
+        return Err(InputError::malformed(
+            path,
+            "shard",
+            "is a file of the pull request's tree; in a pull-request run shards must be written \
+             by the run's own `eval --shard` jobs (as artifacts), never committed",
+        ));
+    }
+    Ok(())
 }
 
 fn read_header(
@@ -237,6 +264,14 @@ fn read_header(
     }
     if header.fingerprint != expected.fingerprint {
         return Err(fail("scored another config or other predictions".into()));
+    }
+    if header.trusted_base != expected.trusted_base {
+        return Err(fail(format!(
+            "scored against the trusted base {}, this merge trusts {}: score every shard with \
+             the same `--trusted-base`",
+            header.trusted_base.as_deref().unwrap_or("(none)"),
+            expected.trusted_base.as_deref().unwrap_or("(none)")
+        )));
     }
     if header.of == 0 || !(1..=header.of).contains(&header.shard) {
         return Err(fail(format!(

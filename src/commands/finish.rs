@@ -11,12 +11,6 @@ use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Writes `content` to `path` atomically, naming the file on failure.
-pub(super) fn write(path: &Path, content: &str) -> anyhow::Result<()> {
-    crate::util::fs::write_atomically(path, content.as_bytes())
-        .with_context(|| format!("cannot write {}", path.display()))
-}
-
 /// A file a run writes: the option or key naming it, its path, and the markers one of which a
 /// file sqlgate wrote there holds near its start (any other existing file is never replaced).
 pub(super) struct NamedOutput {

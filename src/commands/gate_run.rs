@@ -122,6 +122,7 @@ pub fn gate_run(
         crate::analysis::drift::guard(config, &current, (&anchor, path), &mut gate);
     }
     note_ignored_changes(config, baseline_changed, template_changed, &mut gate);
+    gate.notes.extend(evaluation.notes.iter().cloned());
     if let (Some(b), Some(section)) = (&baseline, &config.baseline) {
         if b.records_sha256.is_none() {
             gate.notes.push(format!(

@@ -14,7 +14,7 @@ use crate::input::config::{Config, SuiteKind, BASELINE_MARKER};
 use crate::input::trusted::TrustedBase;
 use crate::report::summary::{self, Summary};
 use anyhow::Context;
-use finish::{check_output, check_outputs, finish, report_comment, write, write_output};
+use finish::{check_output, check_outputs, finish, report_comment, write_output};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -201,7 +201,7 @@ pub fn distill(config: &Path) -> anyhow::Result<ExitCode> {
     )?;
     print!("{}", report.to_text());
     let json = serde_json::to_string_pretty(&report.to_json())?;
-    write(&path.join("report.json"), &json)?;
+    crate::util::state::StateDir::new(path).write(Path::new("report.json"), json.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -261,7 +261,7 @@ pub fn update_baseline(config_path: &Path) -> anyhow::Result<ExitCode> {
 /// Scores, then writes the baseline at `path` under its lock file, and says what it wrote.
 fn write_baseline(config: &Config, path: &Path, commit: String) -> anyhow::Result<ExitCode> {
     let lock = crate::util::fs::LockFile::acquire(path)?;
-    let evaluation = crate::score::evaluation::evaluate(config)?;
+    let evaluation = crate::score::evaluation::evaluate_for_baseline(config)?;
     let baseline = Baseline::from_evaluation(config, &evaluation, commit);
     check_output(config, "baseline.path", path, &[BASELINE_MARKER])?;
     baseline

@@ -79,6 +79,10 @@ pub struct Config {
     /// The folder every configured path must stay inside (set by [`Config::load`]).
     #[serde(skip)]
     pub workspace: Workspace,
+    /// SHA-256 of the config text this run uses (the base commit's in a pull-request run), so
+    /// shards name the config without reading the working tree's file again.
+    #[serde(skip)]
+    pub source_sha256: String,
 }
 
 /// Dataset section.
@@ -639,11 +643,12 @@ impl Config {
     /// the flag says whether the pull request changed it (its version is then ignored).
     pub fn read_trusted(&self, path: &Path) -> Result<(Option<Vec<u8>>, bool), InputError> {
         let Some(base) = &self.trusted_base else {
-            return match std::fs::read(path) {
-                Ok(bytes) => Ok((Some(bytes), false)),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((None, false)),
-                Err(e) => Err(InputError::read(path, e)),
-            };
+            if std::fs::symlink_metadata(path).is_err() {
+                return Ok((None, false));
+            }
+            let bytes =
+                crate::util::error::read_bounded(path, crate::util::error::MAX_INPUT_BYTES)?;
+            return Ok((Some(bytes), false));
         };
         Ok((base.read(path)?, base.changes(path)?))
     }
@@ -655,6 +660,7 @@ impl Config {
             message: e.to_string(),
         })?;
         config.path = path.to_path_buf();
+        config.source_sha256 = crate::util::digest::content_hash([text.as_bytes()]);
         config.base_dir = path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())

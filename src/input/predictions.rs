@@ -5,7 +5,7 @@
 
 use crate::input::config::{PredictionFormat, PredictionSpec};
 use crate::input::dataset::Dataset;
-use crate::util::error::{read_bytes, InputError};
+use crate::util::error::{read_bounded, InputError, MAX_INPUT_BYTES};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -38,8 +38,12 @@ pub fn load_systems(
     let mut systems = Vec::new();
     for spec in specs {
         for (name, path) in expand(spec)? {
-            let (predictions, lines) =
-                parse_predictions_with_lines(&path, &read_bytes(&path)?, spec, dataset)?;
+            let (predictions, lines) = parse_predictions_with_lines(
+                &path,
+                &read_bounded(&path, MAX_INPUT_BYTES)?,
+                spec,
+                dataset,
+            )?;
             systems.push(System {
                 name,
                 path,

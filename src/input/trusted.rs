@@ -110,11 +110,11 @@ impl TrustedBase {
             .map_err(|e| base_error(path, e))
     }
 
-    /// Whether the working tree's `path` differs from the base's (added, changed or removed).
+    /// Whether the working tree's `path` differs from the base's (added, changed, removed, or
+    /// replaced by a symlink). Git compares it: the file is never read into memory, so a
+    /// symlink to `/dev/zero` is seen as a changed link, not read forever.
     pub fn changes(&self, path: &Path) -> Result<bool, InputError> {
-        let base = self.read(path)?;
-        let here = std::fs::read(path).ok();
-        Ok(base != here)
+        Ok(!self.changed_under(path)?.is_empty())
     }
 
     /// Files under `path` (a file or a folder) that differ from the base: changed, added,
@@ -143,6 +143,17 @@ impl TrustedBase {
         Ok(files)
     }
 
+    /// Whether git tracks `path` in the working tree's index (a committed file, as opposed to
+    /// one a job wrote during the run); false outside the repository.
+    pub fn tracks(&self, path: &Path) -> Result<bool, InputError> {
+        let Some(name) = self.repo_path(path)? else {
+            return Ok(false);
+        };
+        let listed =
+            git(&self.root, &["ls-files", "--", &name]).map_err(|e| base_error(path, e))?;
+        Ok(!listed.is_empty())
+    }
+
     /// Whether `commit` is the base commit or one of its ancestors.
     pub fn has_ancestor(&self, commit: &str) -> bool {
         git(
@@ -156,6 +167,7 @@ impl TrustedBase {
 /// Runs git in `folder`; its standard output, or its error message.
 fn git(folder: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
     let output = Command::new("git")
+        .arg("--literal-pathspecs")
         .arg("-C")
         .arg(folder)
         .args(args)

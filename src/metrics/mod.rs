@@ -605,7 +605,7 @@ impl<'a> Env<'a> {
             let prepared = self.profile.prepare_gold(sql);
             let cached = self
                 .gold_cache
-                .and_then(|cache| Some((cache, cache.key(&item.db_id, db, &prepared.sql)?)));
+                .and_then(|cache| Some((cache, cache.key(db, &prepared.sql)?)));
             if let Some(rows) = cached.as_ref().and_then(|(cache, key)| cache.get(key)) {
                 let columns = self
                     .executor

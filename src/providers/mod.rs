@@ -4,17 +4,24 @@
 //! A provider is a blocking `ureq` client with a per-request timeout, retries with exponential
 //! backoff on 429 / 408 / 5xx / timeouts / connection errors (honouring `Retry-After`), a limit
 //! on concurrent requests shared by every worker thread, and an on-disk cache keyed by a SHA-256
-//! of what is sent, so an unchanged re-run makes no HTTP call at all. A provider that is not
+//! of what is sent, so an unchanged re-run makes no HTTP call at all. The cache folder is
+//! state a pull request can edit (or an `actions/cache` restore can bring from another branch),
+//! so its entries are trusted only when [`CacheTrust`] says so: in a pull-request run, only
+//! entries whose digest the base commit's baseline recorded are used, and the provider is asked
+//! again for any other. A provider that is not
 //! configured, or whose API key variable is absent, is [`Providers`]' reason string: the metric
 //! reports `unavailable` with it, never an approximation.
 
+mod cache;
+
 use crate::input::provider_config::{ProviderConfig, ProviderKind};
+use cache::Cache;
+pub use cache::{entry_digest, CacheTrust};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
 use sha2::{Digest, Sha256};
-use std::collections::{HashMap, HashSet};
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -216,12 +223,28 @@ impl Provider {
             api_key,
             agent,
             permits: Semaphore::new(config.concurrency),
-            cache: Cache {
-                dir: cache_dir.to_path_buf(),
-            },
+            cache: Cache::new(cache_dir),
             requests: AtomicU64::new(0),
             cache_hits: AtomicU64::new(0),
         })
+    }
+
+    /// The same provider, using only the cache entries `trust` admits.
+    pub fn with_cache_trust(mut self, trust: CacheTrust) -> Self {
+        self.cache.set_trust(trust);
+        self
+    }
+
+    /// The digests of every cache entry this run used or wrote (see [`entry_digest`]): what a
+    /// baseline records so that pull-request runs may use those entries.
+    pub fn cache_entries(&self) -> BTreeSet<String> {
+        self.cache.entries()
+    }
+
+    /// Cache entries found but not used, because `CacheTrust` did not admit them or they were
+    /// not regular files of the cache folder; the provider was asked instead.
+    pub fn untrusted_entries(&self) -> u64 {
+        self.cache.untrusted()
     }
 
     /// The configuration this provider was built from.
@@ -545,38 +568,6 @@ fn cache_key(url: &str, body: &str) -> String {
     crate::util::digest::hex(&hasher.finalize())
 }
 
-/// Responses on disk, one file per key, written atomically.
-struct Cache {
-    dir: PathBuf,
-}
-
-impl Cache {
-    fn path(&self, key: &str) -> PathBuf {
-        self.dir.join(&key[..2]).join(format!("{key}.json"))
-    }
-
-    fn get(&self, key: &str) -> Option<String> {
-        std::fs::read_to_string(self.path(key)).ok()
-    }
-
-    /// Stores `text`; a cache that cannot be written only costs a future request, so the
-    /// failure is reported on stderr once per call and the run goes on.
-    fn put(&self, key: &str, text: &str) {
-        let path = self.path(key);
-        let write = || -> std::io::Result<()> {
-            std::fs::create_dir_all(path.parent().expect("cache files have a parent"))?;
-            let temporary = path.with_extension(format!("tmp{}", fastrand::u64(..)));
-            let mut file = std::fs::File::create(&temporary)?;
-            file.write_all(text.as_bytes())?;
-            file.sync_all()?;
-            std::fs::rename(&temporary, &path)
-        };
-        if let Err(e) = write() {
-            eprintln!("sqlgate: cannot write cache file {}: {e}", path.display());
-        }
-    }
-}
-
 /// A counting semaphore: at most `capacity` holders at once, across threads.
 struct Semaphore {
     free: Mutex<usize>,
@@ -632,14 +623,19 @@ fn not_configured(kind: ProviderKind) -> String {
 }
 
 impl Providers {
-    /// Builds the providers a config names. Cache folders come from `cache_dir`, which
-    /// [`crate::input::config::Config`] resolves (default `.sqlgate/cache/<kind>` beside the config).
-    pub fn new(judge: Option<&ProviderConfig>, embeddings: Option<&ProviderConfig>) -> Providers {
+    /// Builds the providers a config names, using the cache entries `trust` admits. Cache
+    /// folders come from `cache_dir`, which [`crate::input::config::Config`] resolves (default
+    /// `.sqlgate/cache/<kind>` beside the config).
+    pub fn new(
+        judge: Option<&ProviderConfig>,
+        embeddings: Option<&ProviderConfig>,
+        trust: &CacheTrust,
+    ) -> Providers {
         let build = |kind: ProviderKind, config: Option<&ProviderConfig>| {
             let config = config.ok_or_else(|| not_configured(kind))?;
             let default_dir = Path::new(".sqlgate/cache").join(kind.key());
             let dir = config.cache_dir.as_deref().unwrap_or(&default_dir);
-            Provider::new(kind, config, dir).map(Arc::new)
+            Provider::new(kind, config, dir).map(|p| Arc::new(p.with_cache_trust(trust.clone())))
         };
         Providers {
             judge: build(ProviderKind::Judge, judge),
@@ -655,6 +651,16 @@ impl Providers {
     /// The embedding provider, or why it is unavailable.
     pub fn embeddings(&self) -> Result<&Provider, &str> {
         self.embeddings.as_deref().map_err(String::as_str)
+    }
+
+    /// The configured providers with their kinds.
+    pub fn configured(&self) -> impl Iterator<Item = (ProviderKind, &Provider)> {
+        [
+            (ProviderKind::Judge, &self.judge),
+            (ProviderKind::Embeddings, &self.embeddings),
+        ]
+        .into_iter()
+        .filter_map(|(kind, provider)| Some((kind, provider.as_deref().ok()?)))
     }
 }
 

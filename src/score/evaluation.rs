@@ -70,6 +70,16 @@ pub struct Evaluation {
     pub metrics: Vec<String>,
     /// Results ordered by system, then item; every pair once, except in a shard's partial run.
     pub results: Vec<ItemResult>,
+    /// Digests of the provider cache entries the run used or wrote, which a baseline records
+    /// so that pull-request runs may use them ([`crate::providers::entry_digest`]).
+    pub provider_cache: Vec<String>,
+    /// Digests of the distilled suite's manifests ([`crate::suites::distill::store::manifest_digest`]),
+    /// which a baseline records so that pull-request runs may reuse a suite the base branch
+    /// cached outside git.
+    pub suite_manifests: Vec<String>,
+    /// What the run ignored or rebuilt of sqlgate's own state in a pull-request run, for the
+    /// report.
+    pub notes: Vec<String>,
 }
 
 /// What scoring needs before any query runs: metrics, dataset and predictions.
@@ -99,7 +109,7 @@ pub fn prepare(config: &Config) -> Result<Prepared, InputError> {
 /// different runs are never merged.
 pub fn fingerprint(config: &Config, systems: &[System]) -> Result<String, InputError> {
     let mut hasher = Sha256::new();
-    hasher.update(crate::util::error::read_bytes(&config.path)?);
+    hasher.update(config.source_sha256.as_bytes());
     for system in systems {
         hasher.update(system.name.as_bytes());
         for prediction in &system.predictions {
@@ -153,6 +163,22 @@ pub fn evaluate(config: &Config) -> Result<Evaluation, InputError> {
 
 /// Like [`evaluate`], but scores only the pairs `shard` owns (all pairs without a shard).
 pub fn evaluate_part(config: &Config, shard: Option<Shard>) -> Result<Evaluation, InputError> {
+    let trust = crate::score::trust::cache_trust(config)?;
+    score_with(config, shard, &trust)
+}
+
+/// Scores everything for `baseline update`: provider cache entries are used only when the
+/// baseline being replaced recorded them (see [`crate::score::trust::baseline_cache_trust`]).
+pub fn evaluate_for_baseline(config: &Config) -> Result<Evaluation, InputError> {
+    let trust = crate::score::trust::baseline_cache_trust(config)?;
+    score_with(config, None, &trust)
+}
+
+fn score_with(
+    config: &Config,
+    shard: Option<Shard>,
+    trust: &crate::providers::CacheTrust,
+) -> Result<Evaluation, InputError> {
     let Prepared {
         metrics,
         dataset,
@@ -165,6 +191,8 @@ pub fn evaluate_part(config: &Config, shard: Option<Shard>) -> Result<Evaluation
     });
     let profile = Profile::new(&config.compare);
     let pool = thread_pool(config.execution.threads, &config.path)?;
+    let mut rebuilt = None;
+    let mut suite_manifests = Vec::new();
     let (suite, gold_cache) = match (config.suite.kind, &config.suite.path) {
         (SuiteKind::Directory, Some(path)) => (
             Some(Suite::directory(
@@ -176,17 +204,23 @@ pub fn evaluate_part(config: &Config, shard: Option<Shard>) -> Result<Evaluation
         ),
         (SuiteKind::Distilled, Some(_)) => {
             let source = crate::suites::distill::source::GeneratedNeighbors;
-            let (suite, cache, _) = pool.install(|| {
+            let (suite, cache, report) = pool.install(|| {
                 crate::suites::distill::open_configured(config, &dataset, &profile, &source)
             })?;
+            rebuilt = crate::score::trust::rebuilt_suites(config, &report);
+            suite_manifests = report
+                .schemas
+                .iter()
+                .map(|s| crate::suites::distill::store::manifest_digest(&s.manifest))
+                .collect();
             (Some(suite), Some(cache))
         }
         _ => (None, None),
     };
+    let providers = Providers::new(config.judge.as_ref(), config.embeddings.as_ref(), trust);
     let results = pool.install(|| {
-        let providers = Providers::new(config.judge.as_ref(), config.embeddings.as_ref());
         let env = Env::new(&dataset, &executor, &profile, suite.as_ref())
-            .with_providers(providers)
+            .with_providers(providers.clone())
             .with_qas_weight(config.qas.weight)
             .with_rves_repetitions(config.rves.repetitions)
             .with_gold_cache(gold_cache.as_ref());
@@ -195,11 +229,27 @@ pub fn evaluate_part(config: &Config, shard: Option<Shard>) -> Result<Evaluation
     if let Some(cache) = &gold_cache {
         cache.save()?;
     }
+    let notes: Vec<String> = rebuilt
+        .into_iter()
+        .chain(crate::score::trust::state_notes(config, &providers)?)
+        .collect();
+    for note in &notes {
+        eprintln!("sqlgate: {note}");
+    }
+    let provider_cache = providers
+        .configured()
+        .flat_map(|(_, provider)| provider.cache_entries())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
     Ok(Evaluation {
         metrics: metrics.iter().map(|m| m.name().to_string()).collect(),
         dataset,
         systems,
         results,
+        provider_cache,
+        suite_manifests,
+        notes,
     })
 }
 

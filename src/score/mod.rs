@@ -6,3 +6,4 @@
 //! before it; must not import analysis, report, ci or commands.
 
 pub mod evaluation;
+pub mod trust;

@@ -1,10 +1,14 @@
-//! Gold results of a distilled suite, cached on disk by (suite hash, database file, gold SQL),
-//! so that a pull request only executes its predictions. One JSON file per suite folder, read
-//! at start and written once at the end when something was added; an entry whose key does not
-//! match (another suite, another gold) is simply never found.
+//! Gold results of a distilled suite, cached on disk under content keys: the SHA-256 of the
+//! database file (as its manifest records it, checked before use) and the gold SQL, so that a
+//! pull request only executes its predictions and an entry can never answer for another file.
+//! One JSON file per suite folder, read at start and written once at the end when something was
+//! added. In a pull-request run the cache is the base commit's (the pull request's copy is
+//! never read, whatever keys it holds), so a forged or emptied cache changes nothing.
 
 use crate::engine::value::{Row, Value};
+use crate::input::trusted::TrustedBase;
 use crate::util::error::InputError;
+use crate::util::state::StateDir;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,39 +17,55 @@ use std::sync::Mutex;
 /// File name of the cache inside the suite folder.
 const FILE: &str = "gold-results.json";
 
+/// Largest cache file read.
+const LIMIT: u64 = crate::util::error::MAX_INPUT_BYTES;
+
 /// Cached gold rows of one suite.
 #[derive(Debug)]
 pub struct GoldCache {
-    path: PathBuf,
-    suite_keys: BTreeMap<String, String>,
+    state: StateDir,
+    digests: HashMap<PathBuf, String>,
     entries: Mutex<HashMap<String, serde_json::Value>>,
     changed: AtomicBool,
 }
 
 impl GoldCache {
-    /// Opens (or starts) the cache of the suite in `root`, whose schemas have the given content
-    /// hashes. An unreadable cache file is ignored: it is only a cache.
-    pub fn open(root: &Path, suite_keys: BTreeMap<String, String>) -> GoldCache {
-        let path = root.join(FILE);
-        let entries = std::fs::read(&path)
-            .ok()
-            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-            .unwrap_or_default();
+    /// Opens (or starts) the cache of the suite in `root`, whose database files have the given
+    /// SHA-256 digests. With a trusted `base`, the cache is read as the base commit has it
+    /// (none when it has none). An unreadable cache is ignored, with a message: it is only a
+    /// cache.
+    pub fn open(
+        root: &Path,
+        digests: HashMap<PathBuf, String>,
+        base: Option<&TrustedBase>,
+    ) -> GoldCache {
+        let state = StateDir::new(root);
+        let bytes = match base {
+            Some(base) => base.read(&state.path(Path::new(FILE))),
+            None => state.read(Path::new(FILE), LIMIT),
+        };
+        let entries = match bytes {
+            Ok(bytes) => bytes.and_then(|b| serde_json::from_slice(&b).ok()),
+            Err(e) => {
+                eprintln!("sqlgate: gold results are not taken from the cache: {e}");
+                None
+            }
+        };
         GoldCache {
-            path,
-            suite_keys,
-            entries: Mutex::new(entries),
+            state,
+            digests,
+            entries: Mutex::new(entries.unwrap_or_default()),
             changed: AtomicBool::new(false),
         }
     }
 
-    /// The key of a gold query on a database of `db_id`'s suite; `None` outside the suite.
-    pub fn key(&self, db_id: &str, database: &Path, sql: &str) -> Option<String> {
-        let suite = self.suite_keys.get(db_id)?;
-        let file = database.file_name()?.to_string_lossy();
+    /// The key of a gold query on a database of the suite; `None` for a file the suite does
+    /// not list (its rows are not cached).
+    pub fn key(&self, database: &Path, sql: &str) -> Option<String> {
+        let digest = self.digests.get(database)?;
         Some(crate::util::digest::content_hash([
-            suite.as_bytes(),
-            file.as_bytes(),
+            b"sqlgate-gold-2".as_slice(),
+            digest.as_bytes(),
             sql.as_bytes(),
         ]))
     }
@@ -71,7 +91,7 @@ impl GoldCache {
         let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         let sorted: BTreeMap<&String, &serde_json::Value> = entries.iter().collect();
         let text = serde_json::to_vec(&sorted).expect("cached rows serialise");
-        crate::util::fs::write_creating_dirs(&self.path, &text)
+        self.state.write(Path::new(FILE), &text)
     }
 }
 
@@ -126,9 +146,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rows_survive_the_disk_round_trip_with_their_storage_class() {
+    fn rows_survive_the_disk_round_trip_under_content_keys() {
         let dir = tempfile::tempdir().unwrap();
-        let keys = BTreeMap::from([("db".to_string(), "k1".to_string())]);
+        let digests = HashMap::from([
+            (PathBuf::from("a/db_r1.sqlite"), "d1".to_string()),
+            (PathBuf::from("a/db_r2.sqlite"), "d2".to_string()),
+            (PathBuf::from("b/copy.sqlite"), "d1".to_string()),
+        ]);
         let rows = vec![vec![
             Value::Null,
             Value::Int(3),
@@ -136,24 +160,25 @@ mod tests {
             Value::Text("x".into()),
             Value::Blob(vec![0, 255]),
         ]];
-        let cache = GoldCache::open(dir.path(), keys.clone());
-        let key = cache
-            .key("db", Path::new("a/db_r1.sqlite"), "SELECT 1")
-            .unwrap();
+        let cache = GoldCache::open(dir.path(), digests.clone(), None);
+        let key = cache.key(Path::new("a/db_r1.sqlite"), "SELECT 1").unwrap();
         assert!(cache.get(&key).is_none());
         cache.put(key.clone(), &rows);
         cache.save().unwrap();
-        let reopened = GoldCache::open(dir.path(), keys);
+        let reopened = GoldCache::open(dir.path(), digests, None);
         let back = reopened.get(&key).unwrap();
         assert!(matches!(back[0][2], Value::Real(f) if f == 0.1 + 0.2));
         assert!(matches!(back[0][1], Value::Int(3)));
         assert_eq!(back, rows);
-        assert!(reopened
-            .key("other", Path::new("x.sqlite"), "SELECT 1")
-            .is_none());
+        assert!(reopened.key(Path::new("x.sqlite"), "SELECT 1").is_none());
         assert_ne!(
-            reopened.key("db", Path::new("db_r2.sqlite"), "SELECT 1"),
-            Some(key)
+            reopened.key(Path::new("a/db_r2.sqlite"), "SELECT 1"),
+            Some(key.clone())
+        );
+        assert_eq!(
+            reopened.key(Path::new("b/copy.sqlite"), "SELECT 1"),
+            Some(key),
+            "the same content has the same key, wherever the file lies"
         );
     }
 }

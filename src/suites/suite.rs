@@ -61,13 +61,14 @@ impl Suite {
         Ok(Suite { databases })
     }
 
-    /// Opens a suite written by `sqlgate distill` (the same layout, plus a `manifest.json` per
-    /// schema); a db_id it holds no folder for has no databases, so its items are skipped.
-    pub fn distilled<'a>(
-        root: &Path,
-        db_ids: impl IntoIterator<Item = &'a str>,
-    ) -> Result<Suite, InputError> {
-        Suite::directory(root, db_ids, true)
+    /// A distilled suite: exactly the databases its manifests list (checked against their
+    /// digests by the caller), never whatever else lies in the folders.
+    pub fn listed(databases: impl IntoIterator<Item = (String, Vec<PathBuf>)>) -> Suite {
+        let mut databases: BTreeMap<String, Vec<PathBuf>> = databases.into_iter().collect();
+        for files in databases.values_mut() {
+            files.sort();
+        }
+        Suite { databases }
     }
 
     /// The suite databases of a db_id, in file-name order.

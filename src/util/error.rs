@@ -61,9 +61,56 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>, InputError> {
     std::fs::read(path).map_err(|e| InputError::read(path, e))
 }
 
-/// Reads a whole file as UTF-8, naming the file and line of the first invalid byte.
+/// Largest text input sqlgate reads from a file a pull request can touch (a config, a template,
+/// predictions, a baseline, a manifest, a cache, a shard): far above any real one, far below
+/// what would exhaust a runner's memory.
+pub const MAX_INPUT_BYTES: u64 = 512 << 20;
+
+/// Reads a regular file of at most `limit` bytes (symlinks are followed, so the caller checks
+/// where it may point), naming the file when it is a device, FIFO or folder (`/dev/zero`
+/// behind a symlink is refused, not read forever) or when it holds more than `limit` bytes.
+pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
+    use std::io::Read;
+    let not_regular = || {
+        InputError::malformed(
+            path,
+            "file",
+            "not a regular file (a device, FIFO or folder); sqlgate reads only regular files",
+        )
+    };
+    // Checked before opening too: opening a FIFO would wait for a writer.
+    if !std::fs::metadata(path)
+        .map_err(|e| InputError::read(path, e))?
+        .is_file()
+    {
+        return Err(not_regular());
+    }
+    let file = std::fs::File::open(path).map_err(|e| InputError::read(path, e))?;
+    if !file
+        .metadata()
+        .map_err(|e| InputError::read(path, e))?
+        .is_file()
+    {
+        return Err(not_regular());
+    }
+    let mut bytes = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| InputError::read(path, e))?;
+    if bytes.len() as u64 > limit {
+        return Err(InputError::malformed(
+            path,
+            "file",
+            format!("larger than {limit} bytes, the most sqlgate reads from one file"),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// Reads a whole text file as UTF-8 (at most [`MAX_INPUT_BYTES`], a regular file), naming the
+/// file and line of the first invalid byte.
 pub fn read_utf8(path: &Path) -> Result<String, InputError> {
-    let bytes = read_bytes(path)?;
+    let bytes = read_bounded(path, MAX_INPUT_BYTES)?;
     String::from_utf8(bytes).map_err(|e| {
         let valid = e.utf8_error().valid_up_to();
         let line = e.as_bytes()[..valid]

@@ -120,15 +120,7 @@ pub fn remove_empty(folders: &[PathBuf]) {
     }
 }
 
-/// Writes `bytes` to `path`, creating its folder, naming the file on failure.
-pub fn write_creating_dirs(path: &Path, bytes: &[u8]) -> Result<(), InputError> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| cannot_write(parent, e))?;
-    }
-    std::fs::write(path, bytes).map_err(|e| cannot_write(path, e))
-}
-
-/// The error of a failed write into a cache or suite folder.
+/// The error of a failed write into a state folder (a suite or a cache).
 pub fn cannot_write(path: &Path, error: std::io::Error) -> InputError {
-    InputError::malformed(path, "suite", format!("cannot write: {error}"))
+    InputError::malformed(path, "state", format!("cannot write: {error}"))
 }

@@ -19,11 +19,13 @@ use crate::engine::profile::Profile;
 use crate::engine::value::Value;
 use crate::input::config::Config;
 use crate::input::dataset::{Database, Dataset};
+use crate::input::trusted::TrustedBase;
 use crate::sql::schema::Schema;
 use crate::suites::gold_cache::GoldCache;
 use crate::suites::neighbors::{normal_form, ColumnFacts, Conditions};
 use crate::suites::suite::Suite;
 use crate::util::error::InputError;
+use crate::util::state::StateDir;
 use algorithm::{Context, Target};
 use constraints::Constraints;
 use generate::Generator;
@@ -31,7 +33,7 @@ use query::Timed;
 use rayon::prelude::*;
 use report::{Reuse, SchemaReport, SuiteReport};
 use std::collections::{BTreeMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use store::{GoldRecord, KeptFile, Manifest, OriginalFile};
 
@@ -50,6 +52,19 @@ pub struct Options {
     pub rows: (usize, usize),
     /// Limit per gold or neighbor query.
     pub timeout: Duration,
+    /// Which manifests the suite is checked against.
+    pub trust: SuiteTrust,
+}
+
+/// Which manifests a suite is checked against: the folder's own outside a pull-request run; in
+/// one, the base commit's, or a manifest in the folder (restored by `actions/cache`, say) whose
+/// digest the base commit's baseline recorded. Any other manifest is never read.
+#[derive(Debug, Clone, Default)]
+pub struct SuiteTrust {
+    /// The base commit of a pull-request run.
+    pub base: Option<TrustedBase>,
+    /// Digests of manifests the base commit's baseline recorded ([`store::manifest_digest`]).
+    pub recorded: std::collections::HashSet<String>,
 }
 
 /// Where neighbor queries and gold constants come from.
@@ -70,15 +85,42 @@ pub trait NeighborSource: Sync {
 /// small, so only a runaway neighbor reaches it.
 const QUERY_LIMIT: Duration = Duration::from_secs(2);
 
-/// The distillation options of a config (`suite.distill`, `execution.timeout_ms`).
-pub fn options(config: &Config) -> Options {
+/// The distillation options of a config (`suite.distill`, `execution.timeout_ms`), with the
+/// manifests it trusts (see [`SuiteTrust`]).
+pub fn options(config: &Config) -> Result<Options, InputError> {
     let distill = &config.suite.distill;
-    Options {
+    let trust = SuiteTrust {
+        base: config.trusted_base.clone(),
+        recorded: match &config.trusted_base {
+            Some(_) => recorded_manifests(config)?,
+            None => Default::default(),
+        },
+    };
+    Ok(Options {
         seed: distill.seed,
         max_random_dbs: distill.max_random_dbs,
         rows: (distill.rows[0], distill.rows[1]),
         timeout: Duration::from_millis(config.execution.timeout_ms).min(QUERY_LIMIT),
+        trust,
+    })
+}
+
+/// The manifest digests the run's baseline records (the base commit's in a pull-request run).
+fn recorded_manifests(config: &Config) -> Result<std::collections::HashSet<String>, InputError> {
+    #[derive(serde::Deserialize)]
+    struct Recorded {
+        #[serde(default)]
+        suite_manifests: Vec<String>,
     }
+    let Some(section) = &config.baseline else {
+        return Ok(Default::default());
+    };
+    let Some(bytes) = config.read_trusted(&section.path)?.0 else {
+        return Ok(Default::default());
+    };
+    let recorded: Recorded = serde_json::from_slice(&bytes)
+        .map_err(|e| InputError::malformed(&section.path, "suite_manifests", e.to_string()))?;
+    Ok(recorded.suite_manifests.into_iter().collect())
 }
 
 /// Distills (or reuses) the configured suite (`suite.kind: distilled`) and opens it, with the
@@ -98,21 +140,32 @@ pub fn open_configured(
             message: "`suite.path` must name the cache folder when `suite.kind` is `distilled`"
                 .into(),
         })?;
-    let report = distill(dataset, profile, &options(config), root, source)?;
+    let options = options(config)?;
+    let report = distill(dataset, profile, &options, root, source)?;
     // Items whose original database is absent are skipped by every metric, TS included, so
     // that a TS-correct prediction is always EX-correct; their suites are still distilled.
-    let with_original = dataset
-        .databases
-        .values()
-        .filter(|d| d.path.is_some())
-        .map(|d| d.db_id.as_str());
-    let suite = Suite::distilled(root, with_original)?;
-    let keys = report
+    // The suite is exactly the files the (checked) manifests list, with their digests.
+    let listed: Vec<(&str, Vec<(PathBuf, String)>)> = report
         .schemas
         .iter()
-        .map(|s| (s.db_id.clone(), s.manifest.key.clone()))
+        .filter(|s| dataset.databases[&s.db_id].path.is_some())
+        .map(|s| {
+            let files = s.manifest.files().map(|(file, _, sha256)| {
+                (
+                    root.join(store::relative(&s.db_id, file)),
+                    sha256.to_string(),
+                )
+            });
+            (s.db_id.as_str(), files.collect())
+        })
         .collect();
-    Ok((suite, GoldCache::open(root, keys), report))
+    let suite = Suite::listed(listed.iter().map(|(db_id, files)| {
+        let paths = files.iter().map(|(path, _)| path.clone()).collect();
+        (db_id.to_string(), paths)
+    }));
+    let digests = listed.into_iter().flat_map(|(_, files)| files).collect();
+    let cache = GoldCache::open(root, digests, options.trust.base.as_ref());
+    Ok((suite, cache, report))
 }
 
 /// Distills (or reuses) the suite of every database of `dataset` below `root`.
@@ -221,30 +274,31 @@ fn distill_schema(
     source: &dyn NeighborSource,
 ) -> Result<SchemaReport, InputError> {
     let started = Instant::now();
-    let folder = store::schema_folder(root, &database.db_id);
+    let db_id = database.db_id.as_str();
+    let state = StateDir::new(root);
+    state.check_folder(Path::new(db_id))?;
+    let folder = state.path(Path::new(db_id));
     let loaded = load(database)?;
     let base = base_key(&loaded, profile, options);
     let key = crate::util::digest::content_hash(
         std::iter::once(base.as_bytes()).chain(golds.iter().map(|g| g.as_bytes())),
     );
-    let previous = store::read_manifest(&folder);
+    let previous = usable_previous(&state, db_id, &base, &options.trust)?;
     if let Some(manifest) = previous.as_ref().filter(|m| m.key == key) {
         return Ok(SchemaReport::from_manifest(
-            &database.db_id,
+            db_id,
             manifest.clone(),
             Reuse::Cached,
             started.elapsed().as_secs_f64(),
         ));
     }
-    let previous = previous.filter(|m| m.base_key == base);
     eprintln!(
-        "sqlgate: distilling the test suite of `{}` into {} ({})",
-        database.db_id,
+        "sqlgate: distilling the test suite of `{db_id}` into {} ({})",
         folder.display(),
-        if previous.is_some() {
-            "extending the cached suite for new gold queries"
-        } else {
-            "not cached yet"
+        match (&previous, &options.trust.base) {
+            (Some(_), _) => "extending the cached suite for new gold queries",
+            (None, Some(_)) => "the base commit holds no suite for these inputs",
+            (None, None) => "not cached yet",
         }
     );
     let constants: Vec<(String, Vec<Value>, Conditions)> = golds
@@ -298,8 +352,8 @@ fn distill_schema(
     let (kept, examined) = context.sample(&mut targets, first, first + options.max_random_dbs);
     let original = match &loaded.original {
         Some((conn, bytes)) => {
-            let file = format!("{}.sqlite", database.db_id);
-            crate::util::fs::write_creating_dirs(&folder.join(&file), bytes)?;
+            let file = format!("{db_id}.sqlite");
+            store::write_file(&state, db_id, &file, bytes)?;
             let rows = context
                 .generator
                 .count_rows(conn.conn())
@@ -308,18 +362,20 @@ fn distill_schema(
                 file,
                 rows,
                 bytes: bytes.len() as u64,
+                sha256: sha256(bytes),
             })
         }
         None => None,
     };
     for database_kept in kept {
-        let file = format!("{}_r{:06}.sqlite", database.db_id, database_kept.candidate);
-        crate::util::fs::write_creating_dirs(&folder.join(&file), &database_kept.bytes)?;
+        let file = format!("{db_id}_r{:06}.sqlite", database_kept.candidate);
+        store::write_file(&state, db_id, &file, &database_kept.bytes)?;
         kept_files.push(KeptFile {
             file,
             candidate: database_kept.candidate,
             rows: database_kept.rows,
             bytes: database_kept.bytes.len() as u64,
+            sha256: sha256(&database_kept.bytes),
             natural: database_kept.natural,
         });
     }
@@ -331,8 +387,8 @@ fn distill_schema(
         kept: kept_files,
         golds: targets.iter().map(record).collect(),
     };
-    store::write_manifest(&folder, &manifest)?;
-    store::remove_unlisted(&folder, &manifest)?;
+    store::write_manifest(&state, db_id, &manifest)?;
+    store::remove_unlisted(&state, db_id, &manifest)?;
     let reuse = if previous.is_some() {
         Reuse::Extended
     } else {
@@ -344,6 +400,39 @@ fn distill_schema(
         reuse,
         started.elapsed().as_secs_f64(),
     ))
+}
+
+/// The manifest a schema's suite is reused or extended from: the trusted one (the base
+/// commit's in a pull-request run) when it was made for the same schema and settings, after
+/// its files are checked against it. A missing file (an interrupted run, a suite the base
+/// does not commit whole) makes the suite be rebuilt, and says so; a file whose content differs
+/// is an error naming it.
+fn usable_previous(
+    state: &StateDir,
+    db_id: &str,
+    base_key: &str,
+    trust: &SuiteTrust,
+) -> Result<Option<Manifest>, InputError> {
+    let Some((manifest, source)) =
+        store::read_manifest(state, db_id, trust)?.filter(|(m, _)| m.base_key == base_key)
+    else {
+        return Ok(None);
+    };
+    match store::verify(state, db_id, &manifest, &source)? {
+        store::Check::Complete => Ok(Some(manifest)),
+        store::Check::Missing(file) => {
+            eprintln!(
+                "sqlgate: the suite of `{db_id}` lacks {file}, which {source} lists; \
+                 distilling it again"
+            );
+            Ok(None)
+        }
+    }
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    crate::util::digest::hex(&sha2::Sha256::digest(bytes))
 }
 
 /// The distinct gold queries with their (prepared, deduplicated) neighbors. A neighbor whose

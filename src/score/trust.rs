@@ -1,0 +1,137 @@
+//! sqlgate's own state in a pull-request run: which provider cache entries the run may use
+//! (those the base commit's baseline recorded), and the notes that tell the reader which state
+//! files the pull request changed and that the run did not use them.
+
+use crate::input::config::Config;
+use crate::input::provider_config::ProviderKind;
+use crate::providers::{CacheTrust, Providers};
+use crate::util::error::InputError;
+use serde::Deserialize;
+use std::collections::HashSet;
+
+/// How many changed file names a note lists before it only counts them.
+const LISTED_FILES: usize = 5;
+
+/// The provider cache entries a run may use: all of them outside a pull-request run; in one,
+/// only those whose digests the base commit's baseline recorded (none without a baseline).
+pub fn cache_trust(config: &Config) -> Result<CacheTrust, InputError> {
+    if config.trusted_base.is_none() {
+        return Ok(CacheTrust::All);
+    }
+    Ok(CacheTrust::Recorded(recorded(config)?.unwrap_or_default()))
+}
+
+/// The provider cache entries `baseline update` may use: those the baseline it replaces
+/// recorded, so cache files a merged pull request brought are asked again before they enter a
+/// baseline; all of them for a first baseline.
+pub fn baseline_cache_trust(config: &Config) -> Result<CacheTrust, InputError> {
+    Ok(recorded(config)?.map_or(CacheTrust::All, CacheTrust::Recorded))
+}
+
+/// The cache digests the run's baseline records (the base commit's in a pull-request run);
+/// `None` without a baseline.
+fn recorded(config: &Config) -> Result<Option<HashSet<String>>, InputError> {
+    #[derive(Deserialize)]
+    struct Recorded {
+        #[serde(default)]
+        provider_cache: Vec<String>,
+    }
+    let Some(section) = &config.baseline else {
+        return Ok(None);
+    };
+    let Some(bytes) = config.read_trusted(&section.path)?.0 else {
+        return Ok(None);
+    };
+    let recorded: Recorded = serde_json::from_slice(&bytes)
+        .map_err(|e| InputError::malformed(&section.path, "provider_cache", e.to_string()))?;
+    Ok(Some(recorded.provider_cache.into_iter().collect()))
+}
+
+/// Notes of a pull-request run on sqlgate's state: suite and cache files the pull request
+/// changes (never used), and provider cache entries that were not the base's (asked again).
+pub fn state_notes(config: &Config, providers: &Providers) -> Result<Vec<String>, InputError> {
+    let Some(base) = &config.trusted_base else {
+        return Ok(Vec::new());
+    };
+    let mut notes = Vec::new();
+    if let Some(root) = &config.suite.path {
+        if config.suite.kind != crate::input::config::SuiteKind::Directory {
+            let changed = base.changed_under(root)?;
+            if !changed.is_empty() {
+                notes.push(format!(
+                    "this pull request changes the distilled suite ({}); the run did not use \
+                     them: every suite file was checked against the base commit's manifests and \
+                     gold results were taken from the base commit's cache",
+                    listed(&changed)
+                ));
+            }
+        }
+    }
+    for (kind, provider) in providers.configured() {
+        let dir = provider_dir(config, kind);
+        let changed = match &dir {
+            Some(dir) => base.changed_under(dir)?,
+            None => Vec::new(),
+        };
+        if !changed.is_empty() {
+            notes.push(format!(
+                "this pull request changes the {} cache ({}); entries the base commit's baseline \
+                 did not record were not used",
+                kind.key(),
+                listed(&changed)
+            ));
+        }
+        let untrusted = provider.untrusted_entries();
+        if untrusted > 0 {
+            notes.push(format!(
+                "{untrusted} {} cache entries were not written by a base-branch run (the base \
+                 commit's baseline does not record them, or they are not regular files of the \
+                 cache folder), so the provider was asked again",
+                kind.key()
+            ));
+        }
+    }
+    Ok(notes)
+}
+
+/// In a pull-request run, the note naming the schemas whose suite was distilled again because
+/// the base commit holds none for these inputs (or lacks one of its files).
+pub fn rebuilt_suites(
+    config: &Config,
+    report: &crate::suites::distill::report::SuiteReport,
+) -> Option<String> {
+    config.trusted_base.as_ref()?;
+    let rebuilt: Vec<String> = report
+        .schemas
+        .iter()
+        .filter(|s| s.reuse != crate::suites::distill::report::Reuse::Cached)
+        .map(|s| format!("`{}`", s.db_id))
+        .collect();
+    (!rebuilt.is_empty()).then(|| {
+        format!(
+            "the base commit holds no complete distilled suite for {} (the inputs changed, or a \
+             file is missing), so it was distilled again for this run",
+            rebuilt.join(", ")
+        )
+    })
+}
+
+fn provider_dir(config: &Config, kind: ProviderKind) -> Option<std::path::PathBuf> {
+    let provider = match kind {
+        ProviderKind::Judge => config.judge.as_ref(),
+        ProviderKind::Embeddings => config.embeddings.as_ref(),
+    };
+    provider.and_then(|p| p.cache_dir.clone())
+}
+
+fn listed(files: &[String]) -> String {
+    let shown: Vec<&str> = files
+        .iter()
+        .take(LISTED_FILES)
+        .map(String::as_str)
+        .collect();
+    match files.len() - shown.len() {
+        0 => shown.join(", "),
+        more => format!("{} and {more} more", shown.join(", ")),
+    }
+}
