@@ -69,7 +69,7 @@ enum Command {
         #[arg(long, conflicts_with = "from_workflow_run")]
         pr: Option<u64>,
         /// The `workflow_run` half of the fork-safe pair: find the pull request through the API
-        /// from the run's head commit (never from the artifact) and post the report re-escaped.
+        /// from the run's head commit (never from the artifact) and post the report verbatim in a code block under a verdict from the event.
         #[arg(long)]
         from_workflow_run: bool,
     },
@@ -89,10 +89,20 @@ fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("sqlgate: error: {error:#}");
+            eprint!("{}", error_text(&format!("{error:#}")));
             ExitCode::from(2)
         }
     }
+}
+
+/// The error line; in GitHub Actions the message (which may quote a prediction file) is one
+/// escaped line inside a stop-commands block, so it cannot issue a workflow command.
+fn error_text(message: &str) -> String {
+    use sqlgate::report::escape::{in_actions, log_block, log_value};
+    if !in_actions() {
+        return format!("sqlgate: error: {message}\n");
+    }
+    log_block(&format!("sqlgate: error: {}\n", log_value(message)), true)
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {

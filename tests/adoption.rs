@@ -381,7 +381,7 @@ fn squash_merged_baseline(repo: &Path, api: &FakeGitHub, wrong_items: &[usize]) 
     assert!(
         headline(&comment).contains("squash- or rebase-merged")
             && headline(&comment).contains(
-                "fix: on the base branch run \\`sqlgate baseline update --config sqlgate.yml\\`"
+                "fix: on the base branch run &#96;sqlgate baseline update --config sqlgate.yml&#96;"
             ),
         "{comment}"
     );

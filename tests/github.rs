@@ -1,7 +1,8 @@
 //! End to end in "GitHub Actions": the binary reads the event payload and posts to a local HTTP
 //! server implementing the GitHub endpoints it calls. The first run creates the comment, the
 //! second updates the same one; without a token nothing is posted and the report file exists;
-//! `$GITHUB_OUTPUT` and `$GITHUB_STEP_SUMMARY` are written.
+//! `$GITHUB_OUTPUT` and `$GITHUB_STEP_SUMMARY` are written. Only a comment the token's own
+//! identity wrote is ever updated.
 
 mod common;
 
@@ -13,26 +14,38 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// Comments stored by the fake server, and every request line it saw.
+/// The login of the Actions `GITHUB_TOKEN`'s comments.
+const ACTIONS_BOT: &str = "github-actions[bot]";
+
+/// Comments stored by the fake server (id, body, author), and every request line it saw.
 #[derive(Default)]
 struct FakeGitHub {
-    comments: Vec<(u64, String)>,
+    comments: Vec<(u64, String, String)>,
     requests: Vec<String>,
     /// Refuse every request with a 403 whose message echoes the `Authorization` header.
     echo_refusal: bool,
+    /// The login `GET /user` answers with; `None` refuses it with a 403, as GitHub does for an
+    /// installation token (the Actions `GITHUB_TOKEN`).
+    user: Option<String>,
 }
 
-fn comment_json(id: u64, body: &str) -> Value {
+fn user_json(login: &str) -> Value {
+    let url = "http://127.0.0.1/x";
+    json!({
+        "login": login, "id": 1, "node_id": "u", "avatar_url": url, "gravatar_id": "", "url": url,
+        "html_url": url, "followers_url": url, "following_url": url, "gists_url": url,
+        "starred_url": url, "subscriptions_url": url, "organizations_url": url, "repos_url": url,
+        "events_url": url, "received_events_url": url,
+        "type": if login.ends_with("[bot]") { "Bot" } else { "User" }, "site_admin": false
+    })
+}
+
+fn comment_json(id: u64, body: &str, author: &str) -> Value {
     let url = "http://127.0.0.1/x";
     json!({
         "id": id, "node_id": "n", "url": url, "html_url": url, "issue_url": url, "body": body,
         "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
-        "user": {
-            "login": "bot", "id": 1, "node_id": "u", "avatar_url": url, "gravatar_id": "", "url": url,
-            "html_url": url, "followers_url": url, "following_url": url, "gists_url": url,
-            "starred_url": url, "subscriptions_url": url, "organizations_url": url, "repos_url": url,
-            "events_url": url, "received_events_url": url, "type": "Bot", "site_admin": false
-        }
+        "user": user_json(author)
     })
 }
 
@@ -59,13 +72,20 @@ fn handle(state: &Mutex<FakeGitHub>, mut request: tiny_http::Request) {
             json!({"message": format!("{} is not allowed here; {}", credentials, "x".repeat(5000))}),
         ),
         _ if !authorized => (401, json!({"message": "Bad credentials"})),
+        ("GET", "/user") => match &state.user {
+            Some(login) => (200, user_json(login)),
+            None => (
+                403,
+                json!({"message": "Resource not accessible by integration"}),
+            ),
+        },
         ("GET", "/repos/acme/model/issues/7/comments") => (
             200,
             Value::Array(
                 state
                     .comments
                     .iter()
-                    .map(|(id, b)| comment_json(*id, b))
+                    .map(|(id, b, author)| comment_json(*id, b, author))
                     .collect(),
             ),
         ),
@@ -75,8 +95,9 @@ fn handle(state: &Mutex<FakeGitHub>, mut request: tiny_http::Request) {
                 .unwrap()
                 .to_string();
             let id = 100 + state.comments.len() as u64;
-            state.comments.push((id, text.clone()));
-            (201, comment_json(id, &text))
+            let author = state.user.clone().unwrap_or(ACTIONS_BOT.into());
+            state.comments.push((id, text.clone(), author.clone()));
+            (201, comment_json(id, &text, &author))
         }
         ("PATCH", p) if p.starts_with("/repos/acme/model/issues/comments/") => {
             let id: u64 = p.rsplit('/').next().unwrap().parse().unwrap();
@@ -84,9 +105,14 @@ fn handle(state: &Mutex<FakeGitHub>, mut request: tiny_http::Request) {
                 .as_str()
                 .unwrap()
                 .to_string();
-            let slot = state.comments.iter_mut().find(|(i, _)| *i == id).unwrap();
+            let slot = state
+                .comments
+                .iter_mut()
+                .find(|(i, _, _)| *i == id)
+                .unwrap();
             slot.1 = text.clone();
-            (200, comment_json(id, &text))
+            let author = slot.2.clone();
+            (200, comment_json(id, &text, &author))
         }
         _ => (404, json!({"message": "Not Found"})),
     };
@@ -431,5 +457,85 @@ fn assert_regressions_are_annotated(stdout: &str, dir: &Path) {
             .any(|l| l.starts_with("::error title=sqlgate::failed: ")),
         failed,
         "{stdout}"
+    );
+}
+
+/// A comment holding the marker written by anyone but the token's own identity (another bot, a
+/// person) is never updated: sqlgate creates its own and updates only that. The identity is the
+/// token's user when `GET /user` answers (a personal token), else `SQLGATE_COMMENT_AUTHOR` (a
+/// GitHub App's bot), else `github-actions[bot]`.
+#[test]
+fn only_comments_of_the_tokens_own_identity_are_updated() {
+    let work = tempfile::tempdir().unwrap();
+    let marker = "<!-- sqlgate:0123456789ab -->";
+    let report = work.path().join("report.md");
+    std::fs::write(&report, format!("{marker}\n## ✅ sqlgate passed\n")).unwrap();
+    let state = Arc::new(Mutex::new(FakeGitHub::default()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let api = start_server(Arc::clone(&state), Arc::clone(&stop));
+    let planted = [
+        (1, "other-app[bot]"),
+        (2, "mallory"),
+        (3, "github-actions"),
+        (4, "sqlgate-user"),
+        (5, "my-app[bot]"),
+    ];
+    state.lock().unwrap().comments = planted
+        .iter()
+        .map(|(id, author)| {
+            (
+                *id,
+                format!("{marker}\nplanted by {author}"),
+                author.to_string(),
+            )
+        })
+        .collect();
+    let run = |author: Option<&str>| {
+        let mut command = sqlgate_command(&["comment", "--report", report.to_str().unwrap()]);
+        command
+            .args(["--pr", "7"])
+            .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_REPOSITORY", "acme/model")
+            .env("GITHUB_API_URL", &api)
+            .env("GITHUB_TOKEN", "t0ken");
+        if let Some(author) = author {
+            command.env("SQLGATE_COMMENT_AUTHOR", author);
+        }
+        let output = command.output().unwrap();
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let first = run(None);
+    assert!(first.contains("created PR comment 105"), "{first}");
+    let second = run(None);
+    assert!(second.contains("updated PR comment 105"), "{second}");
+    state.lock().unwrap().user = Some("sqlgate-user".into());
+    let personal = run(Some("my-app[bot]"));
+    assert!(personal.contains("updated PR comment 4"), "{personal}");
+    state.lock().unwrap().user = None;
+    let app = run(Some("my-app[bot]"));
+    assert!(app.contains("updated PR comment 5"), "{app}");
+    stop.store(true, Ordering::Relaxed);
+    let state = state.lock().unwrap();
+    for (id, author) in &planted[..3] {
+        let (_, body, _) = state.comments.iter().find(|(i, _, _)| i == id).unwrap();
+        assert_eq!(
+            body,
+            &format!("{marker}\nplanted by {author}"),
+            "comment {id}"
+        );
+    }
+    let edited = state
+        .requests
+        .iter()
+        .filter(|r| r.starts_with("PATCH"))
+        .collect::<Vec<_>>();
+    assert_eq!(
+        edited,
+        [
+            "PATCH /repos/acme/model/issues/comments/105",
+            "PATCH /repos/acme/model/issues/comments/4",
+            "PATCH /repos/acme/model/issues/comments/5"
+        ]
     );
 }

@@ -296,7 +296,7 @@ fn every_technique_and_qas_match_hand_computed_values() {
     assert!(stdout.contains(".f1"), "{stdout}");
     assert!(
         report.contains("Partial credit (SQLMorph)")
-            && report.contains(r"| A | semantic\_column\_and\_partial\_cell | F1 |"),
+            && report.contains("| A | semantic_column_and_partial_cell | F1 |"),
         "{report}"
     );
 

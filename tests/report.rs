@@ -136,28 +136,6 @@ fn assert_scatter_shows_the_leaderboard(svg: &Path, summary: &serde_json::Value)
     assert_eq!(svg.matches("<circle").count(), 3);
 }
 
-/// Code fences and `<details>` blocks, read the way GitHub's Markdown reads them.
-fn outside_code(markdown: &str) -> String {
-    let mut outside = String::new();
-    let mut fence: Option<usize> = None;
-    for line in markdown.lines() {
-        let ticks = line.chars().take_while(|&c| c == '`').count();
-        match fence {
-            Some(open) if ticks >= open && line.trim_start_matches('`').trim().is_empty() => {
-                fence = None
-            }
-            Some(_) => {}
-            None if ticks >= 3 => fence = Some(ticks),
-            None => {
-                outside.push_str(line);
-                outside.push('\n');
-            }
-        }
-    }
-    assert!(fence.is_none(), "a code fence was left open");
-    outside
-}
-
 #[test]
 fn hostile_text_cannot_change_the_comment_structure_or_ping() {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini");
@@ -191,24 +169,20 @@ fn hostile_text_cannot_change_the_comment_structure_or_ping() {
         "{ max_drop_points: 0.0 }",
     );
     assert_eq!(code, 1);
-    let outside = outside_code(&report);
-    assert_eq!(
-        outside.matches("<details>").count(),
-        outside.matches("</details>").count()
-    );
-    for forbidden in [
-        "@octocat",
-        "@someone",
-        "<script",
-        "<img",
-        "<b>",
-        "<!-- sqlgate:0000",
-    ] {
-        assert!(
-            !outside.contains(forbidden),
-            "`{forbidden}` outside code:\n{outside}"
-        );
+    let parsed = common::markdown::assert_sqlgate_markup_only(&report, &[]);
+    let shown = common::markdown::shown_texts(&parsed).join("\n");
+    for mention in ["@octocat", "@someone"] {
+        assert!(!shown.contains(mention), "`{mention}` rendered:\n{shown}");
     }
+    let blocks = parsed.iter().filter(|n| n.kind == "html_block");
+    let opened: usize = blocks
+        .clone()
+        .map(|n| n.literal.matches("<details>").count())
+        .sum();
+    let closed: usize = blocks
+        .map(|n| n.literal.matches("</details>").count())
+        .sum();
+    assert_eq!(opened, closed, "every <details> sqlgate opened is closed");
     for payload in payloads {
         let first_line = payload.lines().next().unwrap();
         assert!(
@@ -413,7 +387,8 @@ fn cross_metric_analyses_equal_the_official_verdicts_on_common_items() {
         }
     }
     let report = std::fs::read_to_string(work.path().join("report.md")).unwrap();
-    assert!(report.contains("esm: n = 972"), "{report}");
+    let shown = report.replace('\u{2060}', "");
+    assert!(shown.contains("esm: n = 972"), "{report}");
 }
 
 /// Runs `eval` on spider-mini with `config` (dataset and report lines added) in `dir`, checks its
@@ -486,7 +461,16 @@ fn the_headline_says_the_verdict_and_why_in_each_case() {
     let everyone = "predictions:\n  - { path: \"$E/predictions/*.txt\" }\n";
     let (board_code, _, board) = eval_mini(dir, "leaderboard.yml", everyone);
     assert_eq!((pass_code, board_code), (0, 0));
-    let headline = |report: &str| report.lines().nth(1).unwrap().to_string();
+    // The heading as GitHub renders it: its text, without the escaper's word joiners.
+    let headline = |report: &str| {
+        let line = report.lines().nth(1).unwrap();
+        let text: String = common::markdown::nodes(line)
+            .iter()
+            .filter(|n| matches!(n.kind, "text" | "code"))
+            .map(|n| n.literal.replace('\u{2060}', ""))
+            .collect();
+        format!("## {text}")
+    };
     assert!(
         headline(&first_run)
             .starts_with("## ✅ sqlgate passed, not gated: first run: no baseline at"),
@@ -506,12 +490,12 @@ fn the_headline_says_the_verdict_and_why_in_each_case() {
     assert_eq!(fail_code, 1, "{fail}");
     assert!(
         fail_headline.starts_with("## ❌ sqlgate failed: esm ")
-            && fail_headline.contains("&lt; 0.05: significant, drop "),
+            && fail_headline.contains("< 0.05: significant, drop "),
         "{fail_headline}"
     );
     for (stdout, report) in [(&pass_out, &pass), (&fail_out, &fail)] {
         let line = stdout.lines().find(|l| l.starts_with("gate ")).unwrap();
-        let plain = headline(report).replace("&gt;", ">").replace("&lt;", "<");
+        let plain = headline(report);
         assert!(plain.ends_with(&line["gate ".len()..]), "{line} vs {plain}");
     }
     let stable = |report: &str| report.replace(&dir.display().to_string(), "[dir]");

@@ -2,23 +2,12 @@
 //! becomes a `::warning` on its line of the prediction file (capped), a failed gate an `::error`.
 
 use crate::analysis::gate::GateResult;
+use crate::report::escape::{workflow_message as message, workflow_property as property};
 use crate::score::evaluation::Evaluation;
 use std::path::Path;
 
 /// Most regressed items annotated in one run; GitHub shows only the first few anyway.
 pub const MAX_ANNOTATIONS: usize = 50;
-
-/// Escapes a workflow command's message.
-fn message(text: &str) -> String {
-    text.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
-}
-
-/// Escapes a workflow command's property value.
-fn property(text: &str) -> String {
-    message(text).replace(':', "%3A").replace(',', "%2C")
-}
 
 /// The `::error` workflow command of a run that stopped before its verdict, with `reason`.
 pub fn error_command(reason: &str) -> String {
@@ -80,15 +69,4 @@ pub fn workflow_commands(
         ));
     }
     commands
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn properties_and_messages_cannot_start_another_command() {
-        assert_eq!(property("a,b:c%\n"), "a%2Cb%3Ac%25%0A");
-        assert_eq!(message("x\n::error::y"), "x%0A::error::y");
-    }
 }

@@ -1,8 +1,10 @@
 //! The `workflow_run` half of the fork-safe pair (`sqlgate comment --from-workflow-run`): it runs
 //! with a token that may comment, on a report a fork's unprivileged run produced. So nothing in
 //! the artifact is trusted: the pull request is found through the API from the run's head commit
-//! and repository, the marker is computed here, and the report is re-escaped as inert text.
+//! and repository, the marker is computed here, the verdict is the run's conclusion as the event
+//! states it, and the report is shown verbatim inside a code block nothing in it can leave.
 
+use crate::report::escape::{markdown_code_block, markdown_inline, normalize_line_endings};
 use serde_json::Value as Json;
 
 /// Most bytes of the artifact's report that are read.
@@ -27,12 +29,57 @@ pub struct WorkflowRun {
     pub html_url: String,
     /// The report workflow's id, which names the sticky comment's marker.
     pub workflow_id: u64,
+    /// How the report run ended (`success`, `failure`, `cancelled`, ...).
+    pub conclusion: String,
+}
+
+/// The verdict the comment states first: the report run's conclusion as GitHub recorded it,
+/// never anything the run wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunVerdict {
+    /// The run concluded `success`: the gate passed.
+    Passed,
+    /// The run concluded `failure`: the gate failed, or sqlgate stopped before a verdict.
+    Failed,
+    /// Any other conclusion (`cancelled`, `timed_out`, `startup_failure`, ...): no verdict.
+    CouldNotRun,
+}
+
+impl RunVerdict {
+    /// The verdict of a run's conclusion; an unknown conclusion is no verdict, never a pass.
+    pub fn of(conclusion: &str) -> RunVerdict {
+        match conclusion {
+            "success" => RunVerdict::Passed,
+            "failure" => RunVerdict::Failed,
+            _ => RunVerdict::CouldNotRun,
+        }
+    }
+
+    /// The comment's heading.
+    fn heading(self) -> &'static str {
+        match self {
+            RunVerdict::Passed => "✅ sqlgate passed",
+            RunVerdict::Failed => "❌ sqlgate failed",
+            RunVerdict::CouldNotRun => "⚠️ sqlgate could not run",
+        }
+    }
+
+    /// What the conclusion means for the pull request.
+    fn meaning(self) -> &'static str {
+        match self {
+            RunVerdict::Passed => "the gate passed",
+            RunVerdict::Failed => {
+                "the gate found a regression, or sqlgate stopped before reaching a verdict"
+            }
+            RunVerdict::CouldNotRun => "the run did not finish, so there is no verdict",
+        }
+    }
 }
 
 impl WorkflowRun {
-    /// Reads and checks the event: a `workflow_run` of a `pull_request` run that concluded with
-    /// `success` or `failure` (a failed gate is what must be commented; a cancelled or skipped
-    /// run is not), in the repository this job runs for.
+    /// Reads and checks the event: a `workflow_run` of a `pull_request` run that finished
+    /// (`skipped` runs measured nothing and are not commented), in the repository this job runs
+    /// for, with a 40-hex head commit.
     pub fn from_event(event_name: &str, payload: &Json, repository: &str) -> Result<Self, String> {
         if event_name != "workflow_run" {
             return Err(format!(
@@ -53,9 +100,14 @@ impl WorkflowRun {
             ));
         }
         let conclusion = text("/workflow_run/conclusion")?;
-        if !matches!(conclusion.as_str(), "success" | "failure") {
+        if conclusion == "skipped" {
+            return Err("the workflow run was skipped: nothing to post".into());
+        }
+        let head_sha = text("/workflow_run/head_sha")?;
+        if head_sha.len() != 40 || !head_sha.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(format!(
-                "the workflow run concluded `{conclusion}`, so its report is not posted"
+                "the event's `/workflow_run/head_sha` is not a commit: `{}`",
+                crate::report::escape::log_value(&head_sha)
             ));
         }
         let base = text("/repository/full_name")?;
@@ -66,7 +118,7 @@ impl WorkflowRun {
         }
         Ok(WorkflowRun {
             repository: base,
-            head_sha: text("/workflow_run/head_sha")?,
+            head_sha,
             head_repository: text("/workflow_run/head_repository/full_name")?,
             head_owner: text("/workflow_run/head_repository/owner/login")?,
             head_branch: text("/workflow_run/head_branch")?,
@@ -75,6 +127,7 @@ impl WorkflowRun {
                 .pointer("/workflow_run/workflow_id")
                 .and_then(Json::as_u64)
                 .ok_or("the event payload has no `/workflow_run/workflow_id`")?,
+            conclusion,
         })
     }
 
@@ -93,18 +146,87 @@ impl WorkflowRun {
             && field("/base/repo/full_name") == Some(self.repository.as_str())
     }
 
-    /// The comment body: a trusted header naming the run and its commit, then the report as
-    /// inert text.
-    pub fn body(&self, report: &str) -> String {
+    /// The comment body: a trusted header written from the event alone (the verdict of the run's
+    /// conclusion first, then the run and its commit), then the run's report, if it uploaded one,
+    /// verbatim in a folded code block, cut to fit one comment.
+    pub fn body(&self, report: Option<&str>) -> String {
+        let verdict = RunVerdict::of(&self.conclusion);
+        let run = match link_target(&self.html_url) {
+            Some(url) => format!("[The report run]({url})"),
+            None => "The report run".to_string(),
+        };
         let header = format!(
-            "{}\n**sqlgate report** of [the fork's run]({}) on `{}` (posted by the \
-             `workflow_run` job; its text is shown escaped)\n\n",
-            self.marker(),
-            self.html_url,
-            &self.head_sha[..self.head_sha.len().min(12)]
+            "{marker}\n## {heading}\n\n{run} on commit `{sha}` concluded **{conclusion}**: \
+             {meaning}. This verdict is GitHub's record of the run, read by the `workflow_run` \
+             job, not anything the run wrote.\n\n",
+            marker = self.marker(),
+            heading = verdict.heading(),
+            sha = &self.head_sha[..12],
+            conclusion = markdown_inline(&self.conclusion),
+            meaning = verdict.meaning(),
         );
-        header + &inert(report, MAX_BODY_CHARS)
+        let Some(report) = report else {
+            return header + "The run uploaded no report.\n";
+        };
+        let budget = MAX_BODY_CHARS - header.chars().count() - 200;
+        format!(
+            "{header}The report below was written by the pull request's own run and is shown \
+             verbatim, as untrusted text.\n\n<details><summary>The report the run uploaded\
+             </summary>\n\n{}\n\n</details>\n",
+            fenced_report(report, budget)
+        )
     }
+}
+
+/// `url` when it can stand as a link target as it is: an `https://` address of letters,
+/// digits and `/.:_-` only (the run pages GitHub names); `None` otherwise.
+fn link_target(url: &str) -> Option<&str> {
+    let plain = url
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"/.:_-".contains(&b));
+    (url.starts_with("https://") && plain).then_some(url)
+}
+
+/// The report as a code block of at most `budget` characters: HTML comments (markers among
+/// them) removed, cut at a line with a note when it is longer.
+fn fenced_report(report: &str, budget: usize) -> String {
+    let text = strip_html_comments(&normalize_line_endings(report));
+    let mut keep = text.chars().count();
+    loop {
+        let cut = cut_at_line(&text, keep);
+        let mut block = markdown_code_block(cut, "text");
+        if cut.len() < text.len() {
+            block.push_str("\n\n*(report truncated to fit one comment)*");
+        }
+        match block.chars().count().checked_sub(budget) {
+            Some(over) if over > 0 => keep = keep.saturating_sub(over),
+            _ => return block,
+        }
+    }
+}
+
+/// The first `chars` characters of `text`, back to the last line break when cut inside a line.
+fn cut_at_line(text: &str, chars: usize) -> &str {
+    let Some((end, _)) = text.char_indices().nth(chars) else {
+        return text;
+    };
+    let cut = &text[..end];
+    cut.rfind('\n').map_or(cut, |newline| &cut[..newline])
+}
+
+/// `text` without `<!-- ... -->` comments (an unclosed one runs to the end).
+fn strip_html_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("<!--") {
+        out.push_str(&rest[..start]);
+        rest = match rest[start..].find("-->") {
+            Some(end) => &rest[start + end + 3..],
+            None => "",
+        };
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The open pull request `run` tested, found through the API: by head branch first, then by the
@@ -123,14 +245,22 @@ pub fn find_pull_request(
             .base_uri(api_url)
             .and_then(|b| b.personal_token(token.to_string()).build())
             .map_err(|e| format!("cannot build the GitHub client: {e}"))?;
-        let by_branch = format!(
-            "/repos/{}/pulls?state=open&head={}:{}&per_page=100",
-            run.repository, run.head_owner, run.head_branch
+        let head = format!("{}:{}", run.head_owner, run.head_branch);
+        let by_branch = (
+            format!("/repos/{}/pulls", run.repository),
+            vec![
+                ("state", "open"),
+                ("head", head.as_str()),
+                ("per_page", "100"),
+            ],
         );
-        let by_commit = format!("/repos/{}/commits/{}/pulls", run.repository, run.head_sha);
-        for route in [by_branch, by_commit] {
+        let by_commit = (
+            format!("/repos/{}/commits/{}/pulls", run.repository, run.head_sha),
+            vec![],
+        );
+        for (route, query) in [by_branch, by_commit] {
             let pulls: Json = client
-                .get(route, None::<&()>)
+                .get(route, Some(&query))
                 .await
                 .map_err(|e| format!("the GitHub API refused the pull request lookup: {e}"))?;
             let numbers: Vec<u64> = pulls
@@ -155,119 +285,54 @@ pub fn find_pull_request(
     })
 }
 
-/// `report` as text nothing in which is interpreted: HTML comments (markers included) removed,
-/// `&` and `<` escaped, mentions broken, link and image syntax escaped, outside code fences;
-/// inside a fence, backticks and tildes replaced by look-alikes so that no line can close it
-/// early, and a fence left open closed; cut to `limit` characters with a note.
-pub fn inert(report: &str, limit: usize) -> String {
-    let without_comments = strip_html_comments(report);
-    let mut out = String::new();
-    let mut fence: Option<char> = None;
-    let mut truncated = false;
-    for line in without_comments.lines() {
-        if out.len() + line.len() * 8 + 8 > limit {
-            truncated = true;
-            break;
-        }
-        let trimmed = line.trim();
-        match fence {
-            Some(mark) if trimmed.len() >= 3 && trimmed.chars().all(|c| c == mark) => {
-                fence = None;
-                out.push_str(&mark.to_string().repeat(3));
-            }
-            Some(_) => out.push_str(&line.replace('`', "\u{2018}").replace('~', "\u{223C}")),
-            None => match ['`', '~']
-                .into_iter()
-                .find(|m| trimmed.starts_with(&m.to_string().repeat(3)))
-            {
-                Some(mark) => {
-                    fence = Some(mark);
-                    let info: String = trimmed
-                        .trim_start_matches(mark)
-                        .chars()
-                        .filter(char::is_ascii_alphanumeric)
-                        .take(20)
-                        .collect();
-                    out.push_str(&format!("{}{info}", mark.to_string().repeat(3)));
-                }
-                None => out.push_str(&escape_line(line)),
-            },
-        }
-        out.push('\n');
-    }
-    if let Some(mark) = fence {
-        out.push_str(&format!("{}\n", mark.to_string().repeat(3)));
-    }
-    if truncated {
-        out.push_str("\n*(report truncated)*\n");
-    }
-    out
-}
-
-/// One line outside code: `<` escaped, `@` followed by a zero-width space, `[`, `]` and `!`
-/// escaped so that no link, image or reference definition forms.
-fn escape_line(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    for c in line.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' if out.trim().is_empty() => out.push('>'),
-            '>' => out.push_str("&gt;"),
-            '@' => out.push_str("@\u{200B}"),
-            '[' | ']' | '!' => {
-                out.push('\\');
-                out.push(c);
-            }
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
-/// `text` without `<!-- ... -->` comments (an unclosed one runs to the end).
-fn strip_html_comments(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find("<!--") {
-        out.push_str(&rest[..start]);
-        rest = match rest[start..].find("-->") {
-            Some(end) => &rest[start + end + 3..],
-            None => "",
-        };
-    }
-    out.push_str(rest);
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn hostile_markdown_becomes_inert_text() {
-        let hostile = "<!-- sqlgate:abc -->\n@octocat <img src=x onerror=alert(1)>\n\
-                       ![pixel](https://evil.example/p.png) [x]: https://evil.example\n\
-                       ```sql\nSELECT 1 -- ``` breaks?\n```\n<script>alert(1)</script>\n```\nopen";
-        let text = inert(hostile, 10_000);
-        assert!(!text.contains("<!--"), "{text}");
-        assert!(
-            !text.contains("<img") && !text.contains("<script"),
-            "{text}"
-        );
-        assert!(text.contains("@\u{200B}octocat"), "{text}");
-        assert!(text.contains("\\!\\[pixel\\](https"), "{text}");
-        assert!(
-            text.contains("SELECT 1 -- \u{2018}\u{2018}\u{2018} breaks?"),
-            "{text}"
-        );
-        assert!(text.contains("&lt;script&gt;"), "{text}");
-        assert_eq!(text.matches("```").count() % 2, 0, "{text}");
+    fn run(conclusion: &str) -> WorkflowRun {
+        WorkflowRun {
+            repository: "acme/model".into(),
+            head_sha: "1".repeat(40),
+            head_repository: "forker/model".into(),
+            head_owner: "forker".into(),
+            head_branch: "feature".into(),
+            html_url: "https://github.com/acme/model/actions/runs/5".into(),
+            workflow_id: 42,
+            conclusion: conclusion.into(),
+        }
     }
 
     #[test]
-    fn long_reports_are_cut_with_a_note() {
-        let text = inert(&"a line\n".repeat(10_000), 1_000);
-        assert!(text.chars().count() < 1_100 && text.ends_with("*(report truncated)*\n"));
+    fn the_header_states_the_conclusion_first() {
+        for (conclusion, heading) in [
+            ("success", "## ✅ sqlgate passed\n"),
+            ("failure", "## ❌ sqlgate failed\n"),
+            ("cancelled", "## ⚠️ sqlgate could not run\n"),
+            ("something_new", "## ⚠️ sqlgate could not run\n"),
+        ] {
+            let body = run(conclusion).body(Some("## ✅ sqlgate passed"));
+            let second_line = body.lines().nth(1).unwrap();
+            assert_eq!(format!("{second_line}\n"), heading);
+        }
+        assert!(run("failure")
+            .body(None)
+            .ends_with("The run uploaded no report.\n"));
+    }
+
+    #[test]
+    fn long_reports_are_cut_at_a_line_with_a_note() {
+        let body = run("failure").body(Some(&"a line\n".repeat(20_000)));
+        assert!(body.chars().count() <= MAX_BODY_CHARS, "{}", body.len());
+        assert!(body.contains("a line\n```\n\n*(report truncated to fit one comment)*"));
+        let ticks = "`".repeat(70_000);
+        let body = run("failure").body(Some(&ticks));
+        assert!(body.chars().count() <= MAX_BODY_CHARS, "{}", body.len());
+    }
+
+    #[test]
+    fn only_plain_https_addresses_are_linked() {
+        assert!(link_target("https://github.com/a/b/actions/runs/5").is_some());
+        assert!(link_target("https://x.example/a)b").is_none());
+        assert!(link_target("javascript:alert(1)").is_none());
     }
 }

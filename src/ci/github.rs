@@ -21,7 +21,13 @@ pub struct ActionsContext {
     pub output_file: Option<PathBuf>,
     /// `$GITHUB_STEP_SUMMARY`.
     pub summary_file: Option<PathBuf>,
+    /// `SQLGATE_COMMENT_AUTHOR`: the login of a GitHub App's bot (`my-app[bot]`) whose token
+    /// cannot name itself; without it such a token is taken for `github-actions[bot]`.
+    pub comment_author: Option<String>,
 }
+
+/// The login of the Actions `GITHUB_TOKEN`, which cannot read `GET /user`.
+pub const ACTIONS_BOT: &str = "github-actions[bot]";
 
 /// What happened to the PR comment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,6 +55,7 @@ impl ActionsContext {
             api_url: var("GITHUB_API_URL").unwrap_or_else(|| "https://api.github.com".into()),
             output_file: var("GITHUB_OUTPUT").map(PathBuf::from),
             summary_file: var("GITHUB_STEP_SUMMARY").map(PathBuf::from),
+            comment_author: var("SQLGATE_COMMENT_AUTHOR"),
         })
     }
 
@@ -79,9 +86,9 @@ impl ActionsContext {
         writeln!(file, "{markdown}")
     }
 
-    /// Creates or updates the comment carrying `marker` on the pull request. Only a bot's comment is
-    /// updated: a person who copies the marker into a comment of their own cannot make sqlgate edit
-    /// (or fail to edit) it.
+    /// Creates or updates the comment carrying `marker` on the pull request. Only a comment the
+    /// token's own identity wrote is updated (see [`own_login`]): a person, or another bot, who
+    /// copies the marker into a comment of their own cannot make sqlgate edit (or fail to edit) it.
     pub fn upsert_comment(&self, marker: &str, body: &str) -> CommentOutcome {
         let Some(token) = &self.token else {
             return CommentOutcome::NotPosted(
@@ -103,16 +110,14 @@ impl ActionsContext {
                 return CommentOutcome::NotPosted(format!("cannot start the HTTP runtime: {e}"))
             }
         };
+        let target = Target {
+            owner,
+            repo,
+            number,
+            author: self.comment_author.as_deref(),
+        };
         runtime
-            .block_on(upsert(
-                &self.api_url,
-                token,
-                owner,
-                repo,
-                number,
-                marker,
-                body,
-            ))
+            .block_on(upsert(&self.api_url, token, &target, marker, body))
             .unwrap_or_else(|e| {
                 CommentOutcome::NotPosted(format!("the GitHub API refused: {}", describe(&e)))
             })
@@ -150,12 +155,41 @@ fn pull_request_number(event_path: &std::path::Path) -> Option<u64> {
     })
 }
 
+/// Where the sticky comment goes, and who may have written it.
+struct Target<'a> {
+    owner: &'a str,
+    repo: &'a str,
+    number: u64,
+    /// `SQLGATE_COMMENT_AUTHOR`, for a token that cannot name itself.
+    author: Option<&'a str>,
+}
+
+/// The login whose comments sqlgate may update: the token's own user when `GET /user` answers
+/// (a personal or user-to-server token); otherwise (an installation token: the Actions
+/// `GITHUB_TOKEN` or a GitHub App's) `configured`, else [`ACTIONS_BOT`].
+async fn own_login(
+    client: &octocrab::Octocrab,
+    configured: Option<&str>,
+) -> Result<String, octocrab::Error> {
+    let user: Result<serde_json::Value, _> = client.get("/user", None::<&()>).await;
+    match user {
+        Ok(user) => match user["login"].as_str() {
+            Some(login) => Ok(login.to_string()),
+            None => Ok(configured.unwrap_or(ACTIONS_BOT).to_string()),
+        },
+        Err(octocrab::Error::GitHub { source, .. })
+            if matches!(source.status_code.as_u16(), 401 | 403 | 404) =>
+        {
+            Ok(configured.unwrap_or(ACTIONS_BOT).to_string())
+        }
+        Err(error) => Err(error),
+    }
+}
+
 async fn upsert(
     api_url: &str,
     token: &str,
-    owner: &str,
-    repo: &str,
-    number: u64,
+    target: &Target<'_>,
     marker: &str,
     body: &str,
 ) -> Result<CommentOutcome, octocrab::Error> {
@@ -163,17 +197,20 @@ async fn upsert(
         .base_uri(api_url)?
         .personal_token(token.to_string())
         .build()?;
+    let login = own_login(&client, target.author).await?;
+    let (owner, repo) = (target.owner, target.repo);
     let issues = client.issues(owner, repo);
     let mut page_number = 1u32;
     loop {
         let page = issues
-            .list_comments(number)
+            .list_comments(target.number)
             .per_page(100)
             .page(page_number)
             .send()
             .await?;
         let found = page.items.iter().find(|c| {
-            c.user.r#type == "Bot" && c.body.as_deref().is_some_and(|b| b.starts_with(marker))
+            c.user.login.eq_ignore_ascii_case(&login)
+                && c.body.as_deref().is_some_and(|b| b.starts_with(marker))
         });
         if let Some(comment) = found {
             let id: CommentId = comment.id;
@@ -188,6 +225,6 @@ async fn upsert(
         }
         page_number += 1;
     }
-    let created = issues.create_comment(number, body).await?;
+    let created = issues.create_comment(target.number, body).await?;
     Ok(CommentOutcome::Created(created.id.into_inner()))
 }

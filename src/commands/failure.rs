@@ -6,7 +6,7 @@
 use super::finish::report_comment;
 use super::CommentMode;
 use crate::ci::github::ActionsContext;
-use crate::report::markdown::escape_text;
+use crate::report::escape::markdown_inline;
 use std::path::Path;
 
 /// The exit code of a run that could not evaluate.
@@ -21,7 +21,7 @@ pub fn failure_comment(marker: &str, reason: &str) -> String {
          sqlgate stopped with exit code {EXIT_CANNOT_EVALUATE} (usage or input error) before \
          it could score this pull request, so there is no verdict and the check fails until the \
          cause above is fixed. Earlier results on this pull request no longer apply.\n",
-        escape_text(reason)
+        markdown_inline(reason)
     )
 }
 
@@ -75,6 +75,10 @@ mod tests {
     fn the_reason_is_escaped_under_the_marker() {
         let comment = failure_comment("<!-- sqlgate:abc -->", "bad `x` <img> @team\n# h");
         assert!(comment.starts_with("<!-- sqlgate:abc -->\n## ⚠️ sqlgate could not evaluate: "));
-        assert!(comment.contains("bad \\`x\\` &lt;img&gt; @\u{2060}team \\# h\n"));
+        let heading = comment.lines().nth(1).unwrap();
+        assert!(heading.ends_with(&markdown_inline("bad `x` <img> @team\n# h")));
+        assert!(
+            !comment.contains("<img>") && !comment.contains("@team") && !comment.contains("\n# h")
+        );
     }
 }

@@ -5,6 +5,7 @@ use super::{CommentMode, Outputs};
 use crate::ci::github::{ActionsContext, CommentOutcome};
 use crate::commands::gate_run::{self, GateRun};
 use crate::input::config::{Config, BASELINE_MARKER, REPORT_MARKER};
+use crate::report::escape::{in_actions, log_block, log_value};
 use crate::report::summary::{self, Summary};
 use crate::score::evaluation::Evaluation;
 use anyhow::Context;
@@ -155,7 +156,10 @@ pub(super) fn finish(
             _ => write_output(config, target, text(gate_run.report.clone()))?,
         }
     }
-    print!("{}", summary::human(&evaluation, &summary));
+    print!(
+        "{}",
+        log_block(&summary::human(&evaluation, &summary), in_actions())
+    );
     print_verdict(&gate_run);
     publish(
         &gate_run,
@@ -172,11 +176,13 @@ pub(super) fn finish(
     })
 }
 
+/// The verdict line and its reasons, which name systems (file names a pull request chose).
 fn print_verdict(run: &GateRun) {
-    println!("\ngate {}", run.gate.headline());
+    let mut text = format!("\ngate {}\n", log_value(&run.gate.headline()));
     for line in run.gate.reasons.iter().chain(&run.gate.notes) {
-        println!("  {line}");
+        text.push_str(&format!("  {}\n", log_value(line)));
     }
+    print!("{}", log_block(&text, in_actions()));
 }
 
 /// Step summary, step outputs and the PR comment in Actions; the comment on stdout elsewhere.
@@ -237,16 +243,19 @@ fn publish(
     Ok(())
 }
 
-/// Says where the comment went, or prints it when it could not be posted.
+/// Says where the comment went, or prints it when it could not be posted (in Actions inside a
+/// stop-commands block: its result rows and predictions came from the pull request).
 pub(super) fn report_comment(outcome: CommentOutcome, comment: &str, report_path: &Path) {
     match outcome {
         CommentOutcome::Created(id) => println!("sqlgate: created PR comment {id}"),
         CommentOutcome::Updated(id) => println!("sqlgate: updated PR comment {id}"),
         CommentOutcome::NotPosted(why) => {
             println!(
-                "sqlgate: PR comment not posted ({why}); it is in {} and below:\n\n{comment}",
+                "sqlgate: PR comment not posted ({}); it is in {} and below:",
+                log_value(&why),
                 report_path.display()
             );
+            print!("{}", log_block(&format!("\n{comment}\n"), in_actions()));
         }
     }
 }

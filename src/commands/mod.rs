@@ -269,7 +269,11 @@ fn write_baseline(config: &Config, path: &Path, commit: String) -> anyhow::Resul
         .with_context(|| format!("cannot write {}", path.display()))?;
     drop(lock);
     let summary = Summary::of(&evaluation);
-    print!("{}", summary::human(&evaluation, &summary));
+    let human = summary::human(&evaluation, &summary);
+    print!(
+        "{}",
+        crate::report::escape::log_block(&human, crate::report::escape::in_actions())
+    );
     println!(
         "\nbaseline written to {} ({} systems, commit {})",
         path.display(),
@@ -305,10 +309,10 @@ pub fn comment(report_path: &Path, pr: Option<u64>) -> anyhow::Result<ExitCode> 
 }
 
 /// `sqlgate comment --from-workflow-run`: posts a fork run's report on the pull request that
-/// run tested, found through the API from the event (never from the artifact), re-escaped.
+/// run tested, found through the API from the event (never from the artifact), under a header
+/// stating the run's conclusion.
 pub fn comment_from_workflow_run(report_path: &Path) -> anyhow::Result<ExitCode> {
-    use crate::ci::fork::{find_pull_request, WorkflowRun, MAX_REPORT_BYTES};
-    use std::io::Read as _;
+    use crate::ci::fork::{find_pull_request, WorkflowRun};
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let event_path =
         PathBuf::from(var("GITHUB_EVENT_PATH").context("GITHUB_EVENT_PATH is not set")?);
@@ -324,18 +328,7 @@ pub fn comment_from_workflow_run(report_path: &Path) -> anyhow::Result<ExitCode>
         &repository,
     )
     .map_err(anyhow::Error::msg)?;
-    let metadata = std::fs::symlink_metadata(report_path)
-        .with_context(|| format!("cannot read {}", report_path.display()))?;
-    anyhow::ensure!(
-        metadata.is_file(),
-        "{}: the report must be a regular file",
-        report_path.display()
-    );
-    let mut bytes = Vec::new();
-    std::fs::File::open(report_path)?
-        .take(MAX_REPORT_BYTES)
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("cannot read {}", report_path.display()))?;
+    let report = read_artifact_report(report_path)?;
     let mut actions =
         ActionsContext::from_env().context("`sqlgate comment` runs inside GitHub Actions")?;
     let token = actions
@@ -347,16 +340,40 @@ pub fn comment_from_workflow_run(report_path: &Path) -> anyhow::Result<ExitCode>
     else {
         println!(
             "sqlgate: no open pull request has head {} of {}: nothing posted",
-            run.head_sha, run.head_repository
+            run.head_sha,
+            crate::report::escape::log_value(&run.head_repository)
         );
         return Ok(ExitCode::SUCCESS);
     };
     actions.pull_request = Some(number);
-    let body = run.body(&String::from_utf8_lossy(&bytes));
+    let body = run.body(report.as_deref());
     report_comment(
         actions.upsert_comment(&run.marker(), &body),
         &body,
         report_path,
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The report of a fork's run, read as untrusted bytes: at most [`MAX_REPORT_BYTES`] of a
+/// regular file (no symlink); `None` when the run uploaded none (the file does not exist).
+///
+/// [`MAX_REPORT_BYTES`]: crate::ci::fork::MAX_REPORT_BYTES
+fn read_artifact_report(report_path: &Path) -> anyhow::Result<Option<String>> {
+    use std::io::Read as _;
+    let metadata = match std::fs::symlink_metadata(report_path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        other => other.with_context(|| format!("cannot read {}", report_path.display()))?,
+    };
+    anyhow::ensure!(
+        metadata.is_file(),
+        "{}: the report must be a regular file",
+        report_path.display()
+    );
+    let mut bytes = Vec::new();
+    std::fs::File::open(report_path)?
+        .take(crate::ci::fork::MAX_REPORT_BYTES)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {}", report_path.display()))?;
+    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
 }

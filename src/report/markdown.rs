@@ -1,11 +1,12 @@
-//! The Markdown report (the PR comment): minijinja templates, escaping that keeps untrusted
-//! text from changing the comment's structure or pinging anyone, and shortening to fit
-//! GitHub's comment limit while the full report is written to a file.
+//! The Markdown report (the PR comment): minijinja templates whose `text` and `fence` filters
+//! are `report::escape`'s (untrusted text cannot change the comment's structure or ping anyone),
+//! and shortening to fit GitHub's comment limit while the full report is written to a file.
 
 use crate::analysis::agreement::{Analysis, Ratio};
 use crate::analysis::baseline::Baseline;
 use crate::analysis::gate::GateResult;
 use crate::engine::exec::Executor;
+use crate::report::escape;
 use crate::report::rows;
 use crate::score::evaluation::Evaluation;
 use crate::suites::counterexample::{Category, Counterexample};
@@ -51,39 +52,6 @@ pub struct ReportInput<'a> {
     pub report_file: &'a str,
 }
 
-/// Escapes text for inline Markdown: no HTML, no mentions, no links or code spans, one line.
-pub fn escape_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '@' => out.push_str("@\u{2060}"),
-            '|' | '`' | '[' | ']' | '\\' | '*' | '_' | '#' | '!' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '\n' | '\r' | '\t' => out.push(' '),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// A fenced SQL code block that its content cannot close: the fence is longer than any run of
-/// backticks inside.
-pub fn fence(text: &str) -> String {
-    let clean: String = text
-        .chars()
-        .filter(|c| !c.is_control() || *c == '\n' || *c == '\t')
-        .collect();
-    let longest = clean.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    let ticks = "`".repeat(longest.max(2) + 1);
-    format!("{ticks}sql\n{}\n{ticks}", clean.trim_end())
-}
-
 /// Template instructions one rendering may execute (a template looping over `range(100000)`
 /// twice runs out instead of exhausting the runner's memory).
 const TEMPLATE_FUEL: u64 = 50_000_000;
@@ -98,8 +66,8 @@ pub fn render(
     let mut environment = Environment::new();
     environment.set_fuel(Some(TEMPLATE_FUEL));
     environment.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
-    environment.add_filter("text", |s: String| escape_text(&s));
-    environment.add_filter("fence", |s: String| fence(&s));
+    environment.add_filter("text", |s: String| escape::markdown_inline(&s));
+    environment.add_filter("fence", |s: String| escape::markdown_code_block(&s, "sql"));
     environment.add_template("report", template)?;
     let template = environment.get_template("report")?;
     let mut full = template.render(build_context(input, usize::MAX, false))?;
@@ -713,27 +681,4 @@ fn counterexample_groups(input: &ReportInput<'_>, item_limit: usize) -> Vec<Item
             })
         })
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn text_cannot_open_html_mention_or_break_tables() {
-        let escaped = escape_text("</details><b>x</b> @octocat | `code` [a](b) ![i](u)\nnext");
-        assert!(!escaped.contains('<') && !escaped.contains('\n'));
-        assert!(!escaped.contains("@octocat"));
-        assert!(!escaped.contains(" | ") && escaped.contains("\\|"));
-        assert!(escaped.contains("\\`code\\`"));
-    }
-
-    #[test]
-    fn fences_are_longer_than_any_backtick_run_inside() {
-        let fenced = fence("SELECT 1 -- ```\n````` </details>");
-        let first_line = fenced.lines().next().unwrap();
-        assert_eq!(first_line, "``````sql");
-        assert!(fenced.ends_with("\n``````"));
-        assert_eq!(fence("SELECT 1"), "```sql\nSELECT 1\n```");
-    }
 }

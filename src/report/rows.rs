@@ -39,7 +39,8 @@ pub fn stored_gold_rows(item: &crate::input::dataset::GoldItem) -> Option<String
     Some(rows_text(&format!("gold ({name})"), table.rows.len(), rows))
 }
 
-/// `count` rows under a label, the first [`RESULT_ROWS`] of them shown, as comment lines.
+/// `count` rows under a label, the first [`RESULT_ROWS`] of them shown, as comment lines: one line
+/// per row whatever its values hold (escaped as in the log: `\n`, `\\`, `\u{..}`).
 fn rows_text(label: &str, count: usize, rows: impl Iterator<Item = Vec<String>>) -> String {
     let first = if count > RESULT_ROWS {
         format!(", first {RESULT_ROWS}")
@@ -48,6 +49,10 @@ fn rows_text(label: &str, count: usize, rows: impl Iterator<Item = Vec<String>>)
     };
     let mut text = format!("-- {label}: {count} row(s){first}\n");
     for cells in rows.take(RESULT_ROWS) {
+        let cells: Vec<String> = cells
+            .iter()
+            .map(|c| crate::report::escape::log_value(c))
+            .collect();
         text.push_str(&format!("--   {}\n", cells.join(" | ")));
     }
     text

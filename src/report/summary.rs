@@ -8,6 +8,7 @@ use crate::analysis::gate::GateResult;
 use crate::metrics::{
     ComponentScore, Details, JudgeTotals, Outcome, COMPONENTS, PARTIAL_CREDIT_KEYS,
 };
+use crate::report::escape::log_value;
 use crate::score::evaluation::Evaluation;
 use crate::suites::counterexample::Category;
 use serde_json::{json, Map, Value as Json};
@@ -572,7 +573,8 @@ pub fn gold_failure_note(evaluation: &Evaluation) -> Option<String> {
     })
 }
 
-/// The human summary printed on stdout.
+/// The human summary printed on stdout; names and reasons that came from a pull request or a
+/// provider are escaped with `escape::log_value` (one line each, no workflow command).
 pub fn human(evaluation: &Evaluation, summary: &Summary) -> String {
     let dataset = &evaluation.dataset;
     let skipped = dataset.items.len() - dataset.scored_count();
@@ -596,7 +598,8 @@ pub fn human(evaluation: &Evaluation, summary: &Summary) -> String {
         let _ = writeln!(
             out,
             "\n{} ({} missing predictions)",
-            system.name, system.missing
+            log_value(&system.name),
+            system.missing
         );
         let width = system
             .cells
@@ -626,7 +629,7 @@ pub fn human(evaluation: &Evaluation, summary: &Summary) -> String {
             let _ = writeln!(out, "  {metric} outcomes: {}", parts.join(", "));
         }
         for (metric, reason) in &system.unavailable {
-            let _ = writeln!(out, "  {metric} unavailable: {reason}");
+            let _ = writeln!(out, "  {metric} unavailable: {}", log_value(reason));
         }
         if let Some(judge) = &system.judge {
             let _ = writeln!(out, "  flex judge: {}", judge.describe());

@@ -131,4 +131,5 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 pub mod github;
+pub mod markdown;
 pub mod openai;
