@@ -1,14 +1,15 @@
 //! R-VES timing benchmark on the shared Spider dev data: the first 500 items whose database is
-//! present, the gold used as both gold and prediction (so every item is timed), scored with
-//! `rves` at the official repetition count (100, `iterate_num` of BIRD's `evaluation_ves.py`)
-//! and at sqlgate's default (10), on one thread (the official script's default `num_cpus=1`).
+//! present, the gold used as both gold and prediction (so every item is timed and a fair R-VES is
+//! 100), scored with `rves` in both orders (`abba`, the default, and `official`) at the official
+//! repetition count (100, `iterate_num` of BIRD's `evaluation_ves.py`) and at sqlgate's default
+//! (10), on one thread (the official script's default `num_cpus=1`).
 //! Prints, per setting, the wall time end to end (loading,
 //! execution, timing), the time per item, R-VES, and how noisy the per-item ratios were.
 //!
 //! Run with `cargo bench --bench rves`; set `SQLGATE_SPIDER` to point at another copy of the data,
 //! `SQLGATE_RVES_ITEMS` to time another number of items.
 
-use sqlgate::input::config::{Config, OFFICIAL_RVES_REPETITIONS};
+use sqlgate::input::config::{Config, RvesOrder, OFFICIAL_RVES_REPETITIONS};
 use sqlgate::metrics::Details;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -36,12 +37,12 @@ fn gold_subset(spider: &Path, dir: &Path, count: usize) -> PathBuf {
     path
 }
 
-fn config(spider: &Path, gold: &Path, repetitions: usize) -> Config {
+fn config(spider: &Path, gold: &Path, repetitions: usize, order: &str) -> Config {
     let yaml = format!(
         "dataset:\n  gold: {gold}\n  databases: {spider}/database\n  difficulty: none\n\
          metrics: [rves]\n\
          predictions:\n  - {{ name: gold, path: {gold} }}\n\
-         rves: {{ repetitions: {repetitions} }}\nexecution: {{ threads: 1 }}\n",
+         rves: {{ repetitions: {repetitions}, order: {order} }}\nexecution: {{ threads: 1 }}\n",
         gold = gold.display(),
         spider = spider.display()
     );
@@ -81,13 +82,14 @@ fn main() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let gold = gold_subset(&spider, dir.path(), count);
     let default = sqlgate::input::config::RvesConfig::default().repetitions;
-    for (label, repetitions) in [
-        ("official repetitions", OFFICIAL_RVES_REPETITIONS),
-        ("sqlgate default", default),
-    ] {
-        bench(
-            &format!("{label} ({repetitions})"),
-            &config(&spider, &gold, repetitions),
-        );
+    for (order, name) in [(RvesOrder::Abba, "abba"), (RvesOrder::Official, "official")] {
+        for (label, repetitions) in [
+            ("official repetitions", OFFICIAL_RVES_REPETITIONS),
+            ("sqlgate default", default),
+        ] {
+            let config = config(&spider, &gold, repetitions, name);
+            assert_eq!(config.rves.order, order);
+            bench(&format!("order {name}, {label} ({repetitions})"), &config);
+        }
     }
 }

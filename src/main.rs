@@ -37,6 +37,16 @@ enum Command {
         #[arg(long, default_value = "sqlgate.yml")]
         config: PathBuf,
     },
+    /// Copy SQLite databases (`<folder>/<db_id>/<db_id>.sqlite`, the Spider / BIRD layout) into
+    /// the PostgreSQL or MySQL server `dataset.engine` names, in its layout.
+    Load {
+        /// The config file (its `dataset.engine` names the server).
+        #[arg(long, default_value = "sqlgate.yml")]
+        config: PathBuf,
+        /// The folder holding the SQLite databases.
+        #[arg(long)]
+        from: PathBuf,
+    },
     /// Join shard files written by `eval --shard`, then report and gate as an unsharded run.
     Merge {
         /// The shard files.
@@ -98,7 +108,7 @@ fn main() -> ExitCode {
 /// The error line; in GitHub Actions the message (which may quote a prediction file) is one
 /// escaped line inside a stop-commands block, so it cannot issue a workflow command.
 fn error_text(message: &str) -> String {
-    use sqlgate::report::escape::{in_actions, log_block, log_value};
+    use sqlgate::util::log::{in_actions, log_block, log_value};
     if !in_actions() {
         return format!("sqlgate: error: {message}\n");
     }
@@ -114,6 +124,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             trusted_base,
         } => commands::eval(&config, outputs, shard.as_deref(), trusted_base.as_deref()),
         Command::Distill { config } => commands::distill(&config),
+        Command::Load { config, from } => commands::load(&config, &from),
         Command::Merge {
             shards,
             config,

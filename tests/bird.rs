@@ -231,6 +231,35 @@ fn rves_repetitions_must_be_positive() {
 }
 
 #[test]
+fn rves_order_is_abba_or_official() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = bird_layout(
+        dir.path(),
+        "cases",
+        None,
+        "ex, rves",
+        "rves: { repetitions: 2, order: first }\n",
+    );
+    let output = common::sqlgate(&["eval", "--config", config.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&output.stderr).to_string();
+    assert!(text.contains("rves") && text.contains("order"), "{text}");
+    assert!(text.contains("abba") && text.contains("official"), "{text}");
+    let other = tempfile::tempdir().unwrap();
+    let official = bird_layout(
+        other.path(),
+        "cases",
+        None,
+        "ex, rves",
+        "rves: { repetitions: 2, order: official }\n",
+    );
+    let lines = eval_items(&official, &[]);
+    assert!(lines
+        .iter()
+        .any(|line| line["rves_components"]["repetitions"] == 2));
+}
+
+#[test]
 fn the_comparison_contract_is_stored_and_a_baseline_under_another_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let config = bird_layout(

@@ -1,4 +1,4 @@
-//! The one escaping path (`report::escape`), read the way GitHub reads it: escaped text parsed by
+//! The one escaping path (`report::escape` and `util::log`), read the way GitHub reads it: escaped text parsed by
 //! a real CommonMark parser with GitHub's extensions (comrak) yields text and code nodes only,
 //! in every place the report puts it, and no mention, reference, emoji or link in its rendered
 //! text; escaped log values are one line that the Actions runner never reads as a command.
@@ -13,9 +13,9 @@ use common::markdown::{
 };
 use proptest::prelude::*;
 use sqlgate::ci::fork::WorkflowRun;
-use sqlgate::report::escape::{
-    is_workflow_command, log_block, log_value, markdown_code_block, markdown_inline,
-    workflow_message, workflow_property,
+use sqlgate::report::escape::{markdown_code_block, markdown_inline};
+use sqlgate::util::log::{
+    is_workflow_command, log_block, log_value, workflow_message, workflow_property,
 };
 
 /// The report run's page the fork comment links.

@@ -81,9 +81,9 @@ fn text(output: &Output) -> String {
     )
 }
 
-/// Rewrites the first `count` predictions of C3 as a query that is wrong everywhere.
-fn break_predictions(dir: &Path, count: usize) {
-    let path = dir.join("predictions/C3.txt");
+/// Rewrites the first `count` predictions of `system` as a query that is wrong everywhere.
+fn break_predictions(dir: &Path, system: &str, count: usize) {
+    let path = dir.join(format!("predictions/{system}.txt"));
     let lines: Vec<String> = std::fs::read_to_string(&path)
         .unwrap()
         .lines()
@@ -118,7 +118,7 @@ fn repository_with_forged_baseline() -> (tempfile::TempDir, String) {
     git(root, &["commit", "-qm", "baseline"]);
     let base = git(root, &["rev-parse", "HEAD"]);
     git(root, &["checkout", "-qb", "pr"]);
-    break_predictions(root, 30);
+    break_predictions(root, "C3", 30);
     let forged = sqlgate_in(
         root,
         &["baseline", "update", "--config", "sqlgate.yml"],
@@ -375,4 +375,94 @@ fn the_action_fails_closed_too() {
     let out = text(&run);
     assert_eq!(run.status.code(), Some(2), "{out}");
     assert!(out.contains("basline.json does not exist"), "{out}");
+}
+
+/// A repository whose base commit reads every file of `predictions/` through a glob and holds a
+/// baseline made on it, checked out on a fresh pull-request branch; returns it and the base.
+fn repository_with_a_glob() -> (tempfile::TempDir, String) {
+    let dir = example_copy();
+    let root = dir.path();
+    std::fs::remove_file(root.join("baseline.json")).unwrap();
+    edit_config(
+        root,
+        "  - { name: C3, path: predictions/C3.txt }\n  - { name: RESDSQL, path: predictions/RESDSQL.txt }\n",
+        "  - { path: \"predictions/*.txt\" }\n",
+    );
+    git(root, &["init", "-q", "-b", "main"]);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "example with a glob"]);
+    let made = sqlgate_in(
+        root,
+        &["baseline", "update", "--config", "sqlgate.yml"],
+        &[],
+    );
+    assert!(made.status.success(), "{}", text(&made));
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "its baseline"]);
+    let base = git(root, &["rev-parse", "HEAD"]);
+    git(root, &["checkout", "-qb", "pr"]);
+    (dir, base)
+}
+
+#[test]
+fn renaming_a_regressed_system_under_a_glob_fails_the_gate() {
+    let (dir, base) = repository_with_a_glob();
+    let root = dir.path();
+    break_predictions(root, "RESDSQL", 30);
+    git(
+        root,
+        &[
+            "mv",
+            "predictions/RESDSQL.txt",
+            "predictions/RESDSQL-v2.txt",
+        ],
+    );
+    git(
+        root,
+        &["commit", "-qam", "worse predictions under a new name"],
+    );
+    let run = eval_with_base(root, &base);
+    let out = text(&run);
+    assert_eq!(run.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("RESDSQL-v2: the baseline has no system `RESDSQL-v2` to compare it with"),
+        "{out}"
+    );
+    assert!(
+        out.contains("RESDSQL: this baseline system was not measured"),
+        "{out}"
+    );
+    assert!(!out.contains("not gated"), "{out}");
+    edit_config(root, "  metric: ex\n", "  metric: ex\n  against: RESDSQL\n");
+    git(
+        root,
+        &["commit", "-qam", "base: compare every system with RESDSQL"],
+    );
+    let against_base = git(root, &["rev-parse", "HEAD"]);
+    let run = eval_with_base(root, &against_base);
+    let out = text(&run);
+    assert_eq!(run.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("RESDSQL-v2: ex on all dropped 18.5 points (94.9 -> 76.4"),
+        "the new name is compared with `gate.against`: {out}"
+    );
+}
+
+#[test]
+fn deleting_a_gated_system_under_a_glob_fails_the_gate() {
+    let (dir, base) = repository_with_a_glob();
+    let root = dir.path();
+    git(root, &["rm", "-q", "predictions/C3.txt"]);
+    git(root, &["commit", "-qm", "drop C3"]);
+    let run = eval_with_base(root, &base);
+    let out = text(&run);
+    assert_eq!(run.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("C3: this baseline system was not measured"),
+        "{out}"
+    );
+    let untouched = git(root, &["checkout", "-q", &base]);
+    assert!(untouched.is_empty());
+    let honest = eval_with_base(root, &base);
+    assert_eq!(honest.status.code(), Some(0), "{}", text(&honest));
 }

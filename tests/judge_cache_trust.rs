@@ -263,7 +263,30 @@ fn symlinked_judge_cache_folders_put_nothing_outside() {
         "nothing read through a symlink: {out}"
     );
     assert!(common::snapshot(&outside).is_empty(), "{out}");
+    assert_one_counted_line(&out);
     let (run, _) = eval(&repo, None);
-    assert_eq!(run.status.code(), Some(1), "{}", text(&run));
+    let out = text(&run);
+    assert_eq!(run.status.code(), Some(1), "{out}");
     assert!(common::snapshot(&outside).is_empty());
+    assert_one_counted_line(&out);
+}
+
+/// Panics unless `out`'s stderr notes report the cache entries the run could not read, and
+/// those it could not write, in one line each, counting every item and naming the symlinked
+/// folder (the gate's verdict lines on stdout may repeat the notes).
+fn assert_one_counted_line(out: &str) {
+    for (failure, count) in [("read", ITEMS), ("written", ITEMS)] {
+        let lines: Vec<&str> = out
+            .lines()
+            .filter(|l| l.starts_with("sqlgate: "))
+            .filter(|l| l.contains(&format!("cache entries could not be {failure}")))
+            .collect();
+        assert_eq!(lines.len(), 1, "{out}");
+        assert!(
+            lines[0].starts_with(&format!("sqlgate: {count} judge cache entries")),
+            "{out}"
+        );
+        assert!(lines[0].contains("is a symlink"), "{out}");
+    }
+    assert!(!out.contains("cache entry not used"), "{out}");
 }

@@ -8,7 +8,7 @@ mod common;
 
 use common::sqlgate_command;
 use serde_json::json;
-use sqlgate::report::escape::is_workflow_command;
+use sqlgate::util::log::is_workflow_command;
 use std::path::Path;
 
 /// The workflow commands the runner would act on in `log`.
@@ -192,4 +192,53 @@ fn an_error_quoting_a_file_name_prints_inside_a_stopped_block() {
         assert_only_sqlgate_commands(&String::from_utf8_lossy(&output.stdout)),
         Vec::<String>::new()
     );
+}
+
+/// Copies the folder `from` (one level of sub-folders of files) to `to`.
+fn copy_databases(from: &Path, to: &Path) {
+    for schema in std::fs::read_dir(from).unwrap() {
+        let schema = schema.unwrap().path();
+        let target = to.join(schema.file_name().unwrap());
+        std::fs::create_dir_all(&target).unwrap();
+        for file in std::fs::read_dir(&schema).unwrap() {
+            let file = file.unwrap().path();
+            std::fs::copy(&file, target.join(file.file_name().unwrap())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_stage_note_quoting_a_path_prints_inside_a_stopped_block() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini");
+    let databases = dir.join("db\n::error title=sqlgate::all green\r##[warning]fake warning");
+    copy_databases(&example.join("database"), &databases);
+    let broken = databases.join("concert_singer/concert_singer.sqlite");
+    std::fs::write(&broken, "not a database").unwrap();
+    std::fs::write(dir.join("gold.sql"), "SELECT 1\tconcert_singer\n").unwrap();
+    std::fs::write(dir.join("m.txt"), "SELECT 1\n").unwrap();
+    let config = dir.join("sqlgate.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "dataset: {{ gold: {dir}/gold.sql, tables: {ex}/tables.json, databases: {db} }}\n\
+             predictions: [{{ path: {dir}/m.txt }}]\n\
+             metrics: [ex]\n\
+             report: {{ output: {dir}/report.md }}\n",
+            ex = example.display(),
+            dir = dir.display(),
+            db = serde_json::to_string(databases.to_str().unwrap()).unwrap(),
+        ),
+    )
+    .unwrap();
+    let output = in_actions(&["eval", "--config", config.to_str().unwrap()], dir);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("sqlgate: warning: database `concert_singer` (")
+            && stderr.contains("db\\n::error title=sqlgate::all green\\n##\\[warning]fake warning"),
+        "the note names the database on one line: {stderr}"
+    );
+    assert_eq!(assert_only_sqlgate_commands(&stderr), Vec::<String>::new());
+    assert_only_sqlgate_commands(&String::from_utf8_lossy(&output.stdout));
 }

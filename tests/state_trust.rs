@@ -10,9 +10,9 @@ mod common;
 use serde_json::Value as Json;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -361,43 +361,6 @@ fn a_rebuilt_suite_deletes_only_its_own_regular_files() {
     assert_outside_untouched(dir.path());
 }
 
-/// Runs `command` to completion and returns its output with its peak resident memory (KiB),
-/// sampled from `/proc` while it runs; fails after `limit`.
-fn run_measured(mut command: Command, limit: Duration) -> (Output, u64) {
-    let dir = tempfile::tempdir().unwrap();
-    let (out, err) = (dir.path().join("out"), dir.path().join("err"));
-    command
-        .stdout(Stdio::from(std::fs::File::create(&out).unwrap()))
-        .stderr(Stdio::from(std::fs::File::create(&err).unwrap()));
-    let mut child = command.spawn().unwrap();
-    let started = Instant::now();
-    let mut peak = 0;
-    let status = loop {
-        let status_file = format!("/proc/{}/status", child.id());
-        if let Ok(status) = std::fs::read_to_string(status_file) {
-            let hwm = status
-                .lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
-            peak = peak.max(hwm.unwrap_or(0));
-        }
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > limit {
-            child.kill().unwrap();
-            panic!("still running after {limit:?}, {peak} KiB");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let output = Output {
-        status,
-        stdout: std::fs::read(out).unwrap(),
-        stderr: std::fs::read(err).unwrap(),
-    };
-    (output, peak)
-}
-
 #[test]
 fn a_config_pointing_at_dev_zero_is_never_read() {
     let (_dir, repo, base) = checkout();
@@ -417,7 +380,7 @@ fn a_config_pointing_at_dev_zero_is_never_read() {
         &base,
     ]);
     command.current_dir(&repo).env_remove("GITHUB_SHA");
-    let (run, peak) = run_measured(command, Duration::from_secs(120));
+    let (run, peak) = common::measure::run_measured(command, Duration::from_secs(120));
     let out = text(&run);
     assert_eq!(run.status.code(), Some(1), "{out}");
     assert!(verdicts(&jsonl) == history().honest, "{out}");

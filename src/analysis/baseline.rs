@@ -39,6 +39,10 @@ pub struct Settings {
     /// R-VES timed runs per item, when `rves` is scored.
     #[serde(default)]
     pub rves_repetitions: Option<usize>,
+    /// R-VES timing order and estimator, when `rves` is scored; absent (null) in baselines
+    /// written before it was stored, whose R-VES used the official order.
+    #[serde(default)]
+    pub rves_order: Option<String>,
     /// The comparison contract in words ([`crate::engine::profile::Profile::contract`]); empty
     /// in baselines written before it was stored (those are judged by the other settings).
     #[serde(default)]
@@ -67,6 +71,11 @@ impl Settings {
                 .iter()
                 .any(|m| m == "rves")
                 .then_some(config.rves.repetitions),
+            rves_order: config
+                .metrics
+                .iter()
+                .any(|m| m == "rves")
+                .then(|| format!("{:?}", config.rves.order)),
             contract: crate::engine::profile::Profile::new(&config.compare).contract(),
         }
     }
@@ -359,4 +368,35 @@ pub fn current_commit(folder: &Path) -> Option<String> {
         .status
         .success()
         .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
+}
+
+#[cfg(test)]
+mod settings_tests {
+    use super::*;
+
+    fn settings(rves: &str) -> Settings {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("db")).unwrap();
+        let yaml = format!(
+            "dataset: {{ gold: gold.sql, databases: db }}\nmetrics: [ex, rves]\n\
+             predictions:\n  - {{ name: a, path: a.sql }}\n{rves}"
+        );
+        Settings::of(&Config::parse(&yaml, &dir.path().join("sqlgate.yml")).unwrap())
+    }
+
+    #[test]
+    fn a_baseline_under_another_rves_order_is_not_comparable() {
+        let abba = settings("");
+        let official = settings("rves: { order: official }\n");
+        assert_eq!(abba.rves_order.as_deref(), Some("Abba"));
+        assert_eq!(
+            official.differences(&abba),
+            ["rves_order: \"Official\" (baseline) vs rves_order: \"Abba\" (now)"]
+        );
+        let older = Settings {
+            rves_order: None,
+            ..abba.clone()
+        };
+        assert_eq!(older.differences(&abba).len(), 1);
+    }
 }

@@ -8,6 +8,7 @@ use crate::analysis::baseline::Baseline;
 use crate::analysis::records::ItemRecord;
 use crate::analysis::stats::{holm, mcnemar_exact, paired_bootstrap};
 use crate::input::config::{Config, SignificanceTest};
+use crate::input::predictions::could_name;
 use std::collections::BTreeMap;
 
 /// Bootstrap resamples for continuous metrics.
@@ -113,8 +114,10 @@ pub fn evaluate(
             .clone()
             .unwrap_or_else(|| system.name.clone());
         let Some(base_items) = baseline.systems.get(&against) else {
-            result.notes.push(format!(
-                "`{}` has no baseline system `{against}`: not gated",
+            result.reasons.push(format!(
+                "{}: the baseline has no system `{against}` to compare it with, so it cannot be \
+                 gated; name a baseline system in `gate.against`, or add this system to the \
+                 baseline on the base branch first",
                 system.name
             ));
             continue;
@@ -133,6 +136,9 @@ pub fn evaluate(
         }
         result.comparisons.push(comparison);
     }
+    result
+        .reasons
+        .extend(unmeasured_systems(config, current, baseline));
     if result.comparisons.is_empty() && result.reasons.is_empty() {
         result.reasons.push(format!(
             "no system was compared with the baseline (systems in the baseline: {}): the gate \
@@ -147,6 +153,29 @@ pub fn evaluate(
     }
     result.passed = result.reasons.is_empty();
     result
+}
+
+/// The baseline systems this config's predictions could produce but this run did not measure
+/// (a renamed or deleted file under a glob): each fails the gate, naming it.
+fn unmeasured_systems(
+    config: &Config,
+    current: &[SystemRecords],
+    baseline: &Baseline,
+) -> Vec<String> {
+    let measured = |name: &str| current.iter().any(|s| !s.from_baseline && s.name == name);
+    baseline
+        .systems
+        .keys()
+        .filter(|name| !measured(name))
+        .filter(|name| config.predictions.iter().any(|spec| could_name(spec, name)))
+        .map(|name| {
+            format!(
+                "{name}: this baseline system was not measured (no predictions of that name in \
+                 this run); every system of the baseline must be measured, so remove it from \
+                 the baseline on the base branch first"
+            )
+        })
+        .collect()
 }
 
 /// Why a comparison measured nothing, or less than it must: the gated metric unavailable, a
@@ -418,17 +447,7 @@ mod tests {
         base: (&str, Vec<ItemRecord>),
         candidate: Vec<ItemRecord>,
     ) -> GateResult {
-        let baseline = Baseline {
-            sqlgate_version: "test".into(),
-            commit: None,
-            dataset_sha256: String::new(),
-            records_sha256: None,
-            metrics: vec!["ex".into()],
-            settings: crate::analysis::baseline::Settings::of(&config(GateConfig::default())),
-            systems: [(base.0.to_string(), base.1)].into(),
-            provider_cache: Vec::new(),
-            suite_manifests: Vec::new(),
-        };
+        let baseline = baseline_of(&[base]);
         let current = [SystemRecords {
             name: "m".into(),
             from_baseline: false,
@@ -639,9 +658,61 @@ mod tests {
             records(&[1.0; 4]),
         );
         assert!(!result.passed);
+        assert_eq!(result.reasons.len(), 1, "{result:?}");
         assert!(
-            result.reasons[0].contains("no system was compared"),
+            result.reasons[0].starts_with("m: the baseline has no system `m` to compare it with"),
             "{result:?}"
+        );
+        let nothing = evaluate(
+            &config(GateConfig::default()),
+            &[],
+            Some(&baseline_of(&[("another", records(&[1.0; 4]))])),
+        );
+        assert!(
+            nothing.reasons[0].contains("no system was compared"),
+            "{nothing:?}"
+        );
+    }
+
+    /// A baseline holding `systems`.
+    fn baseline_of(systems: &[(&str, Vec<ItemRecord>)]) -> Baseline {
+        Baseline {
+            sqlgate_version: "test".into(),
+            commit: None,
+            dataset_sha256: String::new(),
+            records_sha256: None,
+            metrics: vec!["ex".into()],
+            settings: crate::analysis::baseline::Settings::of(&config(GateConfig::default())),
+            systems: systems
+                .iter()
+                .map(|(name, items)| (name.to_string(), items.clone()))
+                .collect(),
+            provider_cache: Vec::new(),
+            suite_manifests: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_baseline_system_a_glob_could_name_must_be_measured() {
+        let mut glob_config = config(GateConfig::default());
+        glob_config.predictions[0].path = "/work/preds/*.txt".into();
+        let baseline = baseline_of(&[("m", records(&[1.0; 4])), ("gone", records(&[1.0; 4]))]);
+        let current = [SystemRecords {
+            name: "m".into(),
+            from_baseline: false,
+            items: records(&[1.0; 4]),
+        }];
+        let result = evaluate(&glob_config, &current, Some(&baseline));
+        assert!(!result.passed);
+        assert_eq!(result.reasons.len(), 1, "{result:?}");
+        assert!(
+            result.reasons[0].starts_with("gone: this baseline system was not measured"),
+            "{result:?}"
+        );
+        let explicit = evaluate(&config(GateConfig::default()), &current, Some(&baseline));
+        assert!(
+            explicit.passed,
+            "a leaderboard entry the config cannot name is not required: {explicit:?}"
         );
     }
 }

@@ -2,8 +2,8 @@
 //! becomes a `::warning` on its line of the prediction file (capped), a failed gate an `::error`.
 
 use crate::analysis::gate::GateResult;
-use crate::report::escape::{workflow_message as message, workflow_property as property};
 use crate::score::evaluation::Evaluation;
+use crate::util::log::{workflow_message as message, workflow_property as property};
 use std::path::Path;
 
 /// Most regressed items annotated in one run; GitHub shows only the first few anyway.

@@ -4,7 +4,8 @@
 //! and repository, the marker is computed here, the verdict is the run's conclusion as the event
 //! states it, and the report is shown verbatim inside a code block nothing in it can leave.
 
-use crate::report::escape::{markdown_code_block, markdown_inline, normalize_line_endings};
+use crate::report::escape::{markdown_code_block, markdown_inline};
+use crate::util::log::normalize_line_endings;
 use serde_json::Value as Json;
 
 /// Most bytes of the artifact's report that are read.
@@ -107,7 +108,7 @@ impl WorkflowRun {
         if head_sha.len() != 40 || !head_sha.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(format!(
                 "the event's `/workflow_run/head_sha` is not a commit: `{}`",
-                crate::report::escape::log_value(&head_sha)
+                crate::util::log::log_value(&head_sha)
             ));
         }
         let base = text("/repository/full_name")?;

@@ -146,7 +146,7 @@ fn describe_whole(error: &octocrab::Error) -> String {
 /// The PR number of a `pull_request`, `pull_request_target` or `issue_comment` payload.
 fn pull_request_number(event_path: &std::path::Path) -> Option<u64> {
     let payload: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(event_path).ok()?).ok()?;
+        serde_json::from_slice(&crate::util::error::read_bytes(event_path).ok()?).ok()?;
     payload["pull_request"]["number"].as_u64().or_else(|| {
         payload["issue"]["pull_request"]
             .is_object()

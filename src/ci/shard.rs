@@ -220,6 +220,7 @@ pub fn merge(config: &Config, paths: &[PathBuf]) -> Result<Evaluation, InputErro
         systems,
         metrics,
         results,
+        executor: None,
         provider_cache: Vec::new(),
         suite_manifests: Vec::new(),
         notes: Vec::new(),

@@ -37,7 +37,7 @@ pub fn publish_failure(config_path: &Path, reason: &str, mode: CommentMode) {
     println!("{}", crate::ci::annotations::error_command(&reason));
     let comment = failure_comment(&super::gate_run::marker_of_path(config_path), &reason);
     if let Err(error) = actions.write_step_summary(&comment) {
-        eprintln!("sqlgate: cannot write $GITHUB_STEP_SUMMARY: {error}");
+        crate::util::log::note(&format!("cannot write $GITHUB_STEP_SUMMARY: {error}"));
     }
     let outputs = [
         ("exit-code", EXIT_CANNOT_EVALUATE.to_string()),
@@ -45,7 +45,7 @@ pub fn publish_failure(config_path: &Path, reason: &str, mode: CommentMode) {
         ("reason", reason.clone()),
     ];
     if let Err(error) = actions.write_outputs(&outputs) {
-        eprintln!("sqlgate: cannot write $GITHUB_OUTPUT: {error}");
+        crate::util::log::note(&format!("cannot write $GITHUB_OUTPUT: {error}"));
     }
     if mode == CommentMode::Never {
         return;

@@ -134,6 +134,15 @@ pub fn gate_run(
     }
     let marker = comment_marker(config);
     let run_page = run_url();
+    let executor = match &evaluation.executor {
+        Some(executor) => executor.clone(),
+        None => crate::engine::server::executor(
+            config,
+            &evaluation.dataset,
+            crate::engine::exec::Limits::of(&config.execution),
+            1,
+        )?,
+    };
     let input = ReportInput {
         evaluation,
         analysis: &analysis,
@@ -142,13 +151,7 @@ pub fn gate_run(
         gate_metric: config.gate_metric(),
         marker: &marker,
         baseline: baseline.as_ref(),
-        executor: Some(&crate::engine::exec::Executor::new(
-            crate::engine::exec::Limits {
-                timeout: std::time::Duration::from_millis(config.execution.timeout_ms),
-                max_rows: config.execution.max_rows,
-                max_bytes: config.execution.max_result_bytes,
-            },
-        )),
+        executor: Some(&executor),
         profile: &crate::engine::profile::Profile::new(&config.compare),
         run_url: run_page.as_deref(),
         report_file,

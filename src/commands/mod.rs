@@ -205,6 +205,60 @@ pub fn distill(config: &Path) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `sqlgate load`: copies the SQLite databases below `from` (`<db_id>/<db_id>.sqlite`) into the
+/// server `dataset.engine` names, in its layout, and prints what was copied. Every error names
+/// the key or file at fault and carries no part of the URL.
+pub fn load(config: &Path, from: &Path) -> anyhow::Result<ExitCode> {
+    use crate::engine::load::{types::Server, LoadError};
+    let config = Config::load(config)?;
+    let engine = &config.dataset.engine;
+    let server = match engine.kind {
+        crate::input::config::EngineKind::Postgresql => Server::Postgres,
+        crate::input::config::EngineKind::Mysql => Server::Mysql,
+        crate::input::config::EngineKind::Sqlite => anyhow::bail!(
+            "config {}: `sqlgate load` copies into a server: set `dataset.engine.kind` to `postgresql` or `mysql` (and `dataset.engine.url_env`)",
+            config.path.display()
+        ),
+    };
+    let name = engine.url_env.clone().unwrap_or_default();
+    let url = crate::engine::server::read_url(&name)
+        .map_err(|e| anyhow::anyhow!("config {}: {}", config.path.display(), e.0))?;
+    let scrub = crate::util::scrub::scrub;
+    let loaded = crate::engine::load::load(server, &url, engine.layout(), from).map_err(
+        |error| match error {
+            LoadError::Connect(message) => anyhow::anyhow!(
+                "config {}: `dataset.engine.url_env` (`{name}`): cannot connect to the server: {}",
+                config.path.display(),
+                scrub(&message)
+            ),
+            other => anyhow::anyhow!("{}", scrub(&other.to_string())),
+        },
+    )?;
+    for database in &loaded {
+        let rows: u64 = database.tables.iter().map(|t| t.rows).sum();
+        println!(
+            "{} -> database `{}`: {} tables, {rows} rows",
+            database.db_id,
+            database.database,
+            database.tables.len()
+        );
+        for table in &database.tables {
+            let columns: Vec<String> = table
+                .columns
+                .iter()
+                .map(|(name, kind)| format!("{name} {}", kind.sql(server)))
+                .collect();
+            println!(
+                "  {}: {} rows ({})",
+                table.name,
+                table.rows,
+                columns.join(", ")
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn eval_shard(config: &Config, shard: &str, jsonl: Option<&Path>) -> anyhow::Result<ExitCode> {
     let shard = crate::score::evaluation::Shard::parse(shard).map_err(anyhow::Error::msg)?;
     let path = jsonl.context("--shard needs --jsonl")?;
@@ -272,7 +326,7 @@ fn write_baseline(config: &Config, path: &Path, commit: String) -> anyhow::Resul
     let human = summary::human(&evaluation, &summary);
     print!(
         "{}",
-        crate::report::escape::log_block(&human, crate::report::escape::in_actions())
+        crate::util::log::log_block(&human, crate::util::log::in_actions())
     );
     println!(
         "\nbaseline written to {} ({} systems, commit {})",
@@ -284,10 +338,12 @@ fn write_baseline(config: &Config, path: &Path, commit: String) -> anyhow::Resul
 }
 
 /// `sqlgate comment`: post an existing report as the sticky PR comment (the `workflow_run` half
-/// of the fork-safe pair).
+/// of the fork-safe pair). The report is read as a regular file of at most
+/// [`crate::ci::fork::MAX_REPORT_BYTES`]: anything else stops with exit 2 naming it.
 pub fn comment(report_path: &Path, pr: Option<u64>) -> anyhow::Result<ExitCode> {
-    let body = std::fs::read_to_string(report_path)
-        .with_context(|| format!("cannot read {}", report_path.display()))?;
+    let bytes = crate::util::error::read_bounded(report_path, crate::ci::fork::MAX_REPORT_BYTES)?;
+    let body = String::from_utf8(bytes)
+        .with_context(|| format!("{}: the report is not UTF-8", report_path.display()))?;
     let marker = body
         .lines()
         .next()
@@ -316,11 +372,9 @@ pub fn comment_from_workflow_run(report_path: &Path) -> anyhow::Result<ExitCode>
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let event_path =
         PathBuf::from(var("GITHUB_EVENT_PATH").context("GITHUB_EVENT_PATH is not set")?);
-    let payload: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(&event_path)
-            .with_context(|| format!("cannot read {}", event_path.display()))?,
-    )
-    .with_context(|| format!("{}: not JSON", event_path.display()))?;
+    let payload: serde_json::Value =
+        serde_json::from_slice(&crate::util::error::read_bytes(&event_path)?)
+            .with_context(|| format!("{}: not JSON", event_path.display()))?;
     let repository = var("GITHUB_REPOSITORY").context("GITHUB_REPOSITORY is not set")?;
     let run = WorkflowRun::from_event(
         &var("GITHUB_EVENT_NAME").unwrap_or_default(),
@@ -341,7 +395,7 @@ pub fn comment_from_workflow_run(report_path: &Path) -> anyhow::Result<ExitCode>
         println!(
             "sqlgate: no open pull request has head {} of {}: nothing posted",
             run.head_sha,
-            crate::report::escape::log_value(&run.head_repository)
+            crate::util::log::log_value(&run.head_repository)
         );
         return Ok(ExitCode::SUCCESS);
     };

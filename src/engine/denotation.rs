@@ -57,6 +57,7 @@ pub fn python_str(value: &Value) -> String {
         Value::Real(f) => python_float_repr(*f),
         Value::Text(s) => s.clone(),
         Value::Blob(b) => python_bytes_repr(b),
+        Value::Py(value) => value.python_str(),
     }
 }
 
@@ -324,13 +325,16 @@ fn canonical_order(a: &[Value], b: &[Value]) -> std::cmp::Ordering {
     let rank = |v: &Value| match v {
         Value::Null => 0,
         Value::Int(_) | Value::Real(_) => 1,
+        Value::Py(value) if value.as_f64().is_some() => 1,
         Value::Text(_) => 2,
         Value::Blob(_) => 3,
+        Value::Py(_) => 4,
     };
     for (x, y) in a.iter().zip(b) {
         let ordering = rank(x).cmp(&rank(y)).then_with(|| match (x, y) {
             (Value::Text(s), Value::Text(t)) => s.cmp(t),
             (Value::Blob(s), Value::Blob(t)) => s.cmp(t),
+            (Value::Py(s), Value::Py(t)) if rank(x) == 4 => s.identity().cmp(&t.identity()),
             _ => match (x.as_f64(), y.as_f64()) {
                 (Some(p), Some(q)) => p.total_cmp(&q),
                 _ => std::cmp::Ordering::Equal,

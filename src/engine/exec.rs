@@ -1,24 +1,16 @@
-//! Safe execution of untrusted SQL against SQLite databases.
+//! The engine interface: what execution, comparison profiles and metrics call to run one
+//! untrusted query under [`Limits`], whatever the database engine.
 //!
-//! Predictions come from pull requests and are treated as hostile. Each database is opened
-//! through the guarded constructor of `util::sqlite` (read-only, immutable, defensive, limited);
-//! on top of it an authorizer admits only reading (no ATTACH, writes, DDL, PRAGMA,
-//! transactions or `load_extension`); only one read-only statement runs per query; a progress
-//! handler enforces the wall-clock limit inside SQLite; value, SQL-text and result sizes are capped.
-//! Connections are cached per worker thread, so a run opens each database once per thread.
+//! An [`Executor`] pairs the limits with one [`Engine`]: SQLite files (`SqliteEngine` of
+//! `engine::sqlite`, the default, with `Executor::new`), or a PostgreSQL / MySQL server
+//! ([`crate::engine::server`]). Every engine returns the same denotation ([`Row`]s of
+//! [`crate::engine::value::Value`]s) or the same [`ExecError`], so profiles and metrics never
+//! know which engine ran the query.
 
 use crate::engine::value::{Row, Value};
-use crate::util::sqlite::{now_nanos, Guarded};
-use rusqlite::fallible_iterator::FallibleIterator;
-use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
-use rusqlite::Connection;
-use std::cell::RefCell;
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
-
-/// The time a database may take to be copied into memory.
-const COPY_BUDGET: Duration = Duration::from_secs(60);
 
 /// Per-query limits.
 #[derive(Debug, Clone, Copy)]
@@ -29,6 +21,17 @@ pub struct Limits {
     pub max_rows: usize,
     /// Most bytes a result may occupy (approximate, counted as rows are read).
     pub max_bytes: usize,
+}
+
+impl Limits {
+    /// The limits of the config's `execution` section.
+    pub fn of(execution: &crate::input::config::ExecutionConfig) -> Limits {
+        Limits {
+            timeout: Duration::from_millis(execution.timeout_ms),
+            max_rows: execution.max_rows,
+            max_bytes: execution.max_result_bytes,
+        }
+    }
 }
 
 /// Why a query produced no result.
@@ -43,28 +46,45 @@ pub enum ExecError {
     /// The result exceeded the row or byte cap.
     #[error("result too large: {0}")]
     TooLarge(String),
-    /// SQLite rejected the query.
+    /// The engine rejected the query.
     #[error("{0}")]
     Sql(String),
-    /// The database could not be opened.
+    /// The database could not be opened (or the server reached).
     #[error("cannot open database {0}")]
     Open(String),
 }
 
-/// Runs queries under [`Limits`].
+/// A database engine that runs one untrusted query at a time, read-only, under [`Limits`].
+///
+/// `db` names the item's database as [`crate::input::dataset::Database::path`] holds it: the
+/// SQLite file, or on a server the db_id.
+pub trait Engine: Send + Sync + std::fmt::Debug {
+    /// Runs one query and returns its rows; with `with_columns`, also the result column names.
+    fn run(
+        &self,
+        db: &Path,
+        sql: &str,
+        limits: &Limits,
+        with_columns: bool,
+    ) -> Result<ResultTable, ExecError>;
+
+    /// The result column names of one query, checked under the same rules as [`Engine::run`]
+    /// but, where the engine can, not run.
+    fn column_names(&self, db: &Path, sql: &str, limits: &Limits)
+        -> Result<Vec<String>, ExecError>;
+}
+
+/// Runs queries under [`Limits`] on one [`Engine`].
 #[derive(Debug, Clone)]
 pub struct Executor {
     limits: Limits,
-}
-
-thread_local! {
-    static CONNECTIONS: RefCell<HashMap<PathBuf, Guarded>> = RefCell::new(HashMap::new());
+    engine: Arc<dyn Engine>,
 }
 
 impl Executor {
-    /// An executor enforcing `limits` on every query.
-    pub fn new(limits: Limits) -> Self {
-        Executor { limits }
+    /// An executor on `engine` enforcing `limits` on every query.
+    pub fn on(engine: Arc<dyn Engine>, limits: Limits) -> Self {
+        Executor { limits, engine }
     }
 
     /// The limits in force.
@@ -72,141 +92,78 @@ impl Executor {
         self.limits
     }
 
-    /// Runs one query on the database at `db` and returns all its rows.
+    /// Runs one query on the database `db` and returns all its rows.
     pub fn run(&self, db: &Path, sql: &str) -> Result<Vec<Row>, ExecError> {
-        CONNECTIONS.with(|cache| {
-            let mut cache = cache.borrow_mut();
-            if !cache.contains_key(db) {
-                cache.insert(db.to_path_buf(), open_guarded(db)?);
-            }
-            let guarded = &cache[db];
-            let deadline = guarded.arm(self.limits.timeout);
-            let result = self.query(&guarded.conn, sql, deadline);
-            guarded.disarm();
-            result
-        })
+        self.engine
+            .run(db, sql, &self.limits, false)
+            .map(|table| table.rows)
     }
 
     /// Runs one query and returns its rows with their column names, for the metrics that align
     /// columns by name (SQLMorph).
     pub fn run_table(&self, db: &Path, sql: &str) -> Result<ResultTable, ExecError> {
-        let rows = self.run(db, sql)?;
-        let columns = self.column_names(db, sql)?;
-        Ok(ResultTable { columns, rows })
+        self.engine.run(db, sql, &self.limits, true)
     }
 
     /// The result column names of one query, prepared under the same rules as [`Executor::run`]
-    /// but not run (for showing results with their headers).
+    /// (for showing results with their headers).
     pub fn column_names(&self, db: &Path, sql: &str) -> Result<Vec<String>, ExecError> {
-        CONNECTIONS.with(|cache| {
-            let mut cache = cache.borrow_mut();
-            if !cache.contains_key(db) {
-                cache.insert(db.to_path_buf(), open_guarded(db)?);
-            }
-            let classify = |e: rusqlite::Error| classify_error(e, false, self.limits.timeout);
-            let mut batch = rusqlite::Batch::new(&cache[db].conn, sql);
-            let statement = batch
-                .next()
-                .map_err(classify)?
-                .ok_or_else(|| ExecError::Sql("no statement".into()))?;
-            Ok(statement.column_names().map(str::to_string).collect())
-        })
-    }
-
-    fn query(&self, conn: &Connection, sql: &str, deadline: u64) -> Result<Vec<Row>, ExecError> {
-        let timed_out = || now_nanos() >= deadline;
-        let classify = |e: rusqlite::Error| classify_error(e, timed_out(), self.limits.timeout);
-        let mut batch = rusqlite::Batch::new(conn, sql);
-        let Some(mut stmt) = batch.next().map_err(classify)? else {
-            return Ok(Vec::new());
-        };
-        if batch.next().map_err(classify)?.is_some() {
-            return Err(ExecError::Sql(
-                "You can only execute one statement at a time.".into(),
-            ));
-        }
-        if !stmt.readonly() {
-            return Err(ExecError::Denied(
-                "the statement would change the database".into(),
-            ));
-        }
-        let columns = stmt.column_count();
-        let mut rows = stmt.raw_query();
-        let mut result = Vec::new();
-        let mut bytes = 0usize;
-        while let Some(row) = rows.next().map_err(classify)? {
-            let mut values = Vec::with_capacity(columns);
-            for i in 0..columns {
-                let value = read_value(row.get_ref(i).map_err(classify)?);
-                bytes += value_size(&value);
-                values.push(value);
-            }
-            result.push(values);
-            self.check_size(result.len(), bytes)?;
-        }
-        Ok(result)
-    }
-
-    fn check_size(&self, rows: usize, bytes: usize) -> Result<(), ExecError> {
-        if rows > self.limits.max_rows {
-            return Err(ExecError::TooLarge(format!(
-                "more than {} rows",
-                self.limits.max_rows
-            )));
-        }
-        if bytes > self.limits.max_bytes {
-            return Err(ExecError::TooLarge(format!(
-                "more than {} bytes",
-                self.limits.max_bytes
-            )));
-        }
-        Ok(())
+        self.engine.column_names(db, sql, &self.limits)
     }
 }
 
-fn classify_error(error: rusqlite::Error, timed_out: bool, timeout: Duration) -> ExecError {
-    use rusqlite::ErrorCode;
-    match error.sqlite_error_code() {
-        Some(ErrorCode::OperationInterrupted) if timed_out => {
-            ExecError::Timeout(timeout.as_millis())
-        }
-        Some(ErrorCode::AuthorizationForStatementDenied) => {
-            ExecError::Denied(sqlite_message(&error))
-        }
-        _ => ExecError::Sql(sqlite_message(&error)),
-    }
-}
-
-/// SQLite's own message, without rusqlite's wrapping, cut to a readable length (SQLite quotes
-/// the offending token, which may be megabytes of garbage) and scrubbed of credentials.
-fn sqlite_message(error: &rusqlite::Error) -> String {
-    const MAX_CHARS: usize = 300;
-    let message = match error {
-        rusqlite::Error::SqliteFailure(_, Some(message)) => message.clone(),
-        other => other.to_string(),
-    };
-    crate::util::scrub::scrub_cut(&message, MAX_CHARS)
-}
-
-/// One SQLite value as a [`Value`], decoded as query results are (text leniently).
-pub fn read_value(value: rusqlite::types::ValueRef<'_>) -> Value {
-    use rusqlite::types::ValueRef;
-    match value {
-        ValueRef::Null => Value::Null,
-        ValueRef::Integer(i) => Value::Int(i),
-        ValueRef::Real(f) => Value::Real(f),
-        ValueRef::Text(bytes) => Value::Text(decode_lenient(bytes)),
-        ValueRef::Blob(bytes) => Value::Blob(bytes.to_vec()),
-    }
-}
-
-/// A query's result with its column names (as SQLite reports them: the alias or the expression).
+/// A query's result with its column names (as the engine reports them: the alias or the
+/// expression).
 #[derive(Debug, Clone, Default)]
 pub struct ResultTable {
     /// Column names, in result order.
     pub columns: Vec<String>,
     /// The rows.
     pub rows: Vec<Row>,
+}
+
+/// Counts a result's rows and bytes as they are read and stops it at the caps of [`Limits`].
+#[derive(Debug)]
+pub struct SizeGuard {
+    rows: usize,
+    bytes: usize,
+    max_rows: usize,
+    max_bytes: usize,
+}
+
+impl SizeGuard {
+    /// A guard for one result under `limits`.
+    pub fn new(limits: &Limits) -> Self {
+        SizeGuard {
+            rows: 0,
+            bytes: 0,
+            max_rows: limits.max_rows,
+            max_bytes: limits.max_bytes,
+        }
+    }
+
+    /// Counts one value of the current row.
+    pub fn add_value(&mut self, value: &Value) {
+        self.bytes += value_size(value);
+    }
+
+    /// Counts a finished row; an error once either cap is passed.
+    pub fn add_row(&mut self) -> Result<(), ExecError> {
+        self.rows += 1;
+        if self.rows > self.max_rows {
+            return Err(ExecError::TooLarge(format!(
+                "more than {} rows",
+                self.max_rows
+            )));
+        }
+        if self.bytes > self.max_bytes {
+            return Err(ExecError::TooLarge(format!(
+                "more than {} bytes",
+                self.max_bytes
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// Decodes UTF-8 dropping invalid bytes, like Python's `bytes.decode(errors="ignore")`.
@@ -225,125 +182,6 @@ fn value_size(value: &Value) -> usize {
             Value::Blob(b) => b.len(),
             _ => 0,
         }
-}
-
-/// A private, writable in-memory copy of a database, used to search for counterexamples. Only
-/// sqlgate's own statements may change it; untrusted queries run on it under the same guards as
-/// everywhere else.
-pub struct Scratch {
-    guarded: Guarded,
-}
-
-impl Scratch {
-    /// Copies `db` into memory and locks the copy down.
-    pub fn copy_of(db: &Path) -> Result<Scratch, ExecError> {
-        let open_error = |e: rusqlite::Error| ExecError::Open(format!("{}: {e}", db.display()));
-        let mut conn = Connection::open_in_memory().map_err(open_error)?;
-        let source = crate::util::sqlite::open_read_only(db).map_err(open_error)?;
-        source.arm(COPY_BUDGET);
-        rusqlite::backup::Backup::new(&source.conn, &mut conn)
-            .and_then(|backup| backup.run_to_completion(256, Duration::ZERO, None))
-            .map_err(open_error)?;
-        conn.pragma_update(None, "foreign_keys", true)
-            .map_err(open_error)?;
-        Ok(Scratch {
-            guarded: guard(conn).map_err(open_error)?,
-        })
-    }
-
-    /// Loads a serialized database image (`sqlite3_serialize`, e.g. a generated database) into
-    /// memory and locks it down like [`Scratch::copy_of`].
-    pub fn from_image(image: &[u8]) -> Result<Scratch, ExecError> {
-        let open_error = |e: rusqlite::Error| ExecError::Open(format!("database image: {e}"));
-        let mut conn = Connection::open_in_memory().map_err(open_error)?;
-        conn.deserialize_read_exact(rusqlite::MAIN_DB, image, image.len(), false)
-            .map_err(open_error)?;
-        conn.pragma_update(None, "foreign_keys", true)
-            .map_err(open_error)?;
-        Ok(Scratch {
-            guarded: guard(conn).map_err(open_error)?,
-        })
-    }
-
-    /// Runs an untrusted query on the copy, under `executor`'s limits.
-    pub fn run(&self, executor: &Executor, sql: &str) -> Result<Vec<Row>, ExecError> {
-        let deadline = self.guarded.arm(executor.limits.timeout);
-        let result = executor.query(&self.guarded.conn, sql, deadline);
-        self.guarded.disarm();
-        result
-    }
-
-    /// Runs one of sqlgate's own statements (never user input) with the authorizer lifted.
-    pub fn execute_trusted(
-        &mut self,
-        sql: &str,
-        params: impl rusqlite::Params,
-    ) -> rusqlite::Result<usize> {
-        self.guarded
-            .conn
-            .authorizer(None::<fn(AuthContext<'_>) -> Authorization>)?;
-        let result = self.guarded.conn.execute(sql, params);
-        self.guarded.conn.authorizer(Some(authorize))?;
-        result
-    }
-
-    /// Rows of one of sqlgate's own read queries.
-    pub fn read_trusted(&self, sql: &str) -> rusqlite::Result<Vec<Row>> {
-        let mut statement = self.guarded.conn.prepare(sql)?;
-        let columns = statement.column_count();
-        let mut rows = statement.raw_query();
-        let mut result = Vec::new();
-        while let Some(row) = rows.next()? {
-            result.push(
-                (0..columns)
-                    .map(|i| row.get_ref(i).map(read_value))
-                    .collect::<rusqlite::Result<Row>>()?,
-            );
-        }
-        Ok(result)
-    }
-
-    /// Column names of a query, for display.
-    pub fn column_names(&self, sql: &str) -> rusqlite::Result<Vec<String>> {
-        let statement = self.guarded.conn.prepare(sql)?;
-        Ok(statement.column_names().map(str::to_string).collect())
-    }
-}
-
-/// Opens `db` through the guarded constructor, with the authorizer for untrusted queries.
-fn open_guarded(db: &Path) -> Result<Guarded, ExecError> {
-    let open_error = |e: rusqlite::Error| ExecError::Open(format!("{}: {e}", db.display()));
-    if !db.is_file() {
-        return Err(ExecError::Open(format!("{}: no such file", db.display())));
-    }
-    let mut guarded = crate::util::sqlite::open_read_only(db).map_err(open_error)?;
-    guarded
-        .conn
-        .authorizer(Some(authorize))
-        .map_err(open_error)?;
-    Ok(guarded)
-}
-
-/// Locks an in-memory copy down like a file, with the authorizer.
-fn guard(conn: Connection) -> rusqlite::Result<Guarded> {
-    let mut guarded = crate::util::sqlite::guard(conn)?;
-    guarded.conn.authorizer(Some(authorize))?;
-    Ok(guarded)
-}
-
-/// Admits reading and pure functions; denies everything else.
-fn authorize(context: AuthContext<'_>) -> Authorization {
-    match context.action {
-        AuthAction::Select | AuthAction::Read { .. } | AuthAction::Recursive => {
-            Authorization::Allow
-        }
-        AuthAction::Function { function_name }
-            if !function_name.eq_ignore_ascii_case("load_extension") =>
-        {
-            Authorization::Allow
-        }
-        _ => Authorization::Deny,
-    }
 }
 
 #[cfg(test)]

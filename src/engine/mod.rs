@@ -8,7 +8,11 @@
 
 pub mod denotation;
 pub mod exec;
+pub mod load;
 pub mod profile;
 pub mod pyset;
+pub mod pyvalue;
+pub mod server;
 pub mod spider2;
+pub mod sqlite;
 pub mod value;

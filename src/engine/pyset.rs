@@ -8,6 +8,7 @@
 //! perturbed probing; resize to 4x used when 60 % full). Under any other hash seed the official
 //! order of rows holding text differs from run to run, and so can the official Soft-F1.
 
+use crate::engine::pyvalue::{Date, Number, PyValue, TimeOfDay};
 use crate::engine::value::{Key, Row, Value};
 
 /// Mersenne prime modulus of numeric hashes (`_PyHASH_MODULUS`, 64-bit builds).
@@ -151,7 +152,112 @@ pub fn value_hash(value: &Value) -> i64 {
         },
         Value::Text(s) => bytes_hash(&str_bytes(s)),
         Value::Blob(b) => bytes_hash(b),
+        Value::Py(value) => py_hash(value),
     }
+}
+
+/// CPython's `hash(x)` of a `Decimal`, `bool`, date, datetime, time or timedelta.
+fn py_hash(value: &PyValue) -> i64 {
+    match value {
+        PyValue::Bool(b) => i64::from(*b),
+        PyValue::Decimal(decimal) => match &decimal.identity {
+            Number::Int(i) => int_hash(*i),
+            Number::Real(f) => float_hash(*f),
+            Number::Exact(digits, exponent) => decimal_hash(digits, *exponent),
+        },
+        PyValue::Date(date) => bytes_hash(&date_bytes(*date)),
+        PyValue::DateTime {
+            date,
+            time,
+            offset: None,
+        } => {
+            let mut bytes = date_bytes(*date).to_vec();
+            bytes.extend(time_bytes(*time));
+            bytes_hash(&bytes)
+        }
+        PyValue::DateTime {
+            date,
+            time,
+            offset: Some(offset),
+        } => {
+            let local = date.ordinal() * MICROS_PER_DAY + time.micros();
+            timedelta_hash(local - i64::from(*offset) * 1_000_000)
+        }
+        PyValue::Time(time) => bytes_hash(&time_bytes(*time)),
+        PyValue::TimeDelta(micros) => timedelta_hash(*micros),
+    }
+}
+
+const MICROS_PER_DAY: i64 = 86_400_000_000;
+
+/// `date.data`: the year in two bytes, month, day.
+fn date_bytes(date: Date) -> [u8; 4] {
+    let [_, _, high, low] = date.year.to_be_bytes();
+    [high, low, date.month as u8, date.day as u8]
+}
+
+/// The time part of `datetime.data` / `time.data`: hour, minute, second, microsecond in three bytes.
+fn time_bytes(time: TimeOfDay) -> [u8; 6] {
+    let [_, a, b, c] = time.micro.to_be_bytes();
+    [
+        time.hour as u8,
+        time.minute as u8,
+        time.second as u8,
+        a,
+        b,
+        c,
+    ]
+}
+
+/// `hash(timedelta)`: the hash of the tuple `(days, seconds, microseconds)`.
+fn timedelta_hash(micros: i64) -> i64 {
+    let days = micros.div_euclid(MICROS_PER_DAY);
+    let rest = micros.rem_euclid(MICROS_PER_DAY);
+    let state = [
+        Value::Int(days),
+        Value::Int(rest / 1_000_000),
+        Value::Int(rest % 1_000_000),
+    ];
+    tuple_hash(&state) as i64
+}
+
+/// `Decimal.__hash__` of `±digits × 10^exponent`: the value modulo the hash modulus, with
+/// 10's inverse for negative exponents; `NaN` hashes to 0 here (CPython uses its identity).
+fn decimal_hash(digits: &str, exponent: i64) -> i64 {
+    let (negative, digits) = match digits.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, digits),
+    };
+    if !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return 0;
+    }
+    let modulus = u128::from(MODULUS);
+    let coefficient = digits
+        .bytes()
+        .fold(0u128, |acc, b| (acc * 10 + u128::from(b - b'0')) % modulus);
+    const TEN_INVERSE: u128 = 2_075_258_708_292_324_556;
+    let base = if exponent >= 0 { 10 } else { TEN_INVERSE };
+    let scale = power_mod(base, exponent.unsigned_abs(), modulus);
+    let magnitude = (coefficient * scale % modulus) as i64;
+    let hash = if negative { -magnitude } else { magnitude };
+    if hash == -1 {
+        -2
+    } else {
+        hash
+    }
+}
+
+fn power_mod(mut base: u128, mut exponent: u64, modulus: u128) -> u128 {
+    let mut result = 1u128;
+    base %= modulus;
+    while exponent > 0 {
+        if exponent & 1 == 1 {
+            result = result * base % modulus;
+        }
+        base = base * base % modulus;
+        exponent >>= 1;
+    }
+    result
 }
 
 fn int_hash(i: i64) -> i64 {
@@ -305,5 +411,40 @@ mod tests {
             tuple_hash(&[Value::Int(1), Value::Int(2)]) as i64,
             -3550055125485641917
         );
+    }
+
+    /// Values printed by `PYTHONHASHSEED=0 python3 -c "print(hash(...))"` for the types of
+    /// psycopg2 and PyMySQL.
+    #[test]
+    fn server_value_hashes_equal_cpython() {
+        use crate::engine::pyvalue::Decimal;
+        let py = |value: PyValue| value_hash(&Value::Py(Box::new(value)));
+        let decimal = |text: &str| py(PyValue::Decimal(Decimal::parse(text).unwrap()));
+        assert_eq!(decimal("0.1"), 2075258708292324556);
+        assert_eq!(decimal("-12.5"), -1152921504606846988);
+        assert_eq!(decimal("0.5"), value_hash(&Value::Real(0.5)));
+        assert_eq!(py(PyValue::Bool(true)), 1);
+        let date = Date::new(2024, 2, 29).unwrap();
+        assert_eq!(py(PyValue::Date(date)), 7258198328644207850);
+        let date = Date::new(2020, 1, 2).unwrap();
+        let time = TimeOfDay::new(3, 4, 5, 120).unwrap();
+        let naive = PyValue::DateTime {
+            date,
+            time,
+            offset: None,
+        };
+        assert_eq!(py(naive), 7877628105515251771);
+        let time = TimeOfDay::new(3, 4, 5, 0).unwrap();
+        let aware = PyValue::DateTime {
+            date,
+            time,
+            offset: Some(5 * 3600 + 1800),
+        };
+        assert_eq!(py(aware), 3834612577025519732);
+        assert_eq!(
+            py(PyValue::Time(TimeOfDay::new(7, 5, 3, 120).unwrap())),
+            5195505789314799273
+        );
+        assert_eq!(py(PyValue::TimeDelta(-1)), 7763318687411368668);
     }
 }

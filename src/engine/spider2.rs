@@ -144,7 +144,7 @@ fn export_chunk<'a>(values: impl Iterator<Item = &'a Value> + Clone) -> Vec<Stri
         Value::Null => 0,
         Value::Int(_) => 1,
         Value::Real(_) => 2,
-        Value::Text(_) | Value::Blob(_) => 3,
+        Value::Text(_) | Value::Blob(_) | Value::Py(_) => 3,
     });
     let all_int = kinds.clone().all(|k| k == 1);
     let numeric = kinds.clone().any(|k| k == 1 || k == 2) && !kinds.any(|k| k == 3);

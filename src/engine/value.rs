@@ -1,9 +1,13 @@
-//! Cell values returned by SQLite, with the equality Python's `sqlite3` module gives them.
+//! Cell values returned by an engine, with the equality Python gives them (the `sqlite3` module
+//! on SQLite, psycopg2 / PyMySQL on a server).
 //!
 //! The official Spider / test-suite scorer compares Python objects: an integer equals a float
 //! with the same numeric value, NULL (`None`) equals NULL, text never equals a blob. Every
 //! comparison profile builds on this one definition so verdicts agree with published numbers.
+//! The Python types only servers return (`Decimal`, `bool`, dates and times) are
+//! [`crate::engine::pyvalue::PyValue`]s.
 
+use crate::engine::pyvalue::{Identity, PyValue};
 use std::hash::{Hash, Hasher};
 
 /// One cell of a query result.
@@ -19,6 +23,9 @@ pub enum Value {
     Text(String),
     /// Raw bytes (Python `bytes`).
     Blob(Vec<u8>),
+    /// A `Decimal`, `bool`, date, datetime, time or timedelta from a server engine (boxed, so
+    /// SQLite's values stay as small as before).
+    Py(Box<PyValue>),
 }
 
 /// A result row.
@@ -38,6 +45,8 @@ pub enum Key<'a> {
     Text(&'a str),
     /// Bytes.
     Blob(&'a [u8]),
+    /// A non-float exact number, or a date or time value.
+    Py(Identity<'a>),
 }
 
 impl Value {
@@ -52,6 +61,14 @@ impl Value {
             },
             Value::Text(s) => Key::Text(s),
             Value::Blob(b) => Key::Blob(b),
+            Value::Py(value) => match value.identity() {
+                Identity::Int(i) => Key::Int(i),
+                Identity::Real(bits) => match integral_i64(f64::from_bits(bits)) {
+                    Some(i) => Key::Int(i),
+                    None => Key::Real(bits),
+                },
+                other => Key::Py(other),
+            },
         }
     }
 
@@ -60,6 +77,7 @@ impl Value {
         match self {
             Value::Int(i) => Some(*i as f64),
             Value::Real(f) => Some(*f),
+            Value::Py(value) => value.as_f64(),
             _ => None,
         }
     }
@@ -72,6 +90,7 @@ impl Value {
             Value::Real(_) => "<class 'float'>",
             Value::Text(_) => "<class 'str'>",
             Value::Blob(_) => "<class 'bytes'>",
+            Value::Py(value) => value.python_type_name(),
         }
     }
 }
@@ -112,6 +131,22 @@ mod tests {
         assert_ne!(Value::Int(1), Value::Text("1".into()));
         assert_ne!(Value::Text("a".into()), Value::Blob(b"a".to_vec()));
         assert_eq!(Value::Null, Value::Null);
+    }
+
+    #[test]
+    fn server_values_compare_as_python_compares_them() {
+        use crate::engine::pyvalue::Decimal;
+        let decimal = |t: &str| Value::Py(Box::new(PyValue::Decimal(Decimal::parse(t).unwrap())));
+        assert_eq!(decimal("1.0"), Value::Int(1));
+        assert_eq!(decimal("0.5"), Value::Real(0.5));
+        assert_ne!(decimal("0.1"), Value::Real(0.1));
+        assert_eq!(decimal("0.10"), decimal("0.1"));
+        assert_eq!(Value::Py(Box::new(PyValue::Bool(true))), Value::Real(1.0));
+        assert_ne!(
+            Value::Py(Box::new(PyValue::Bool(true))),
+            Value::Text("True".into())
+        );
+        assert_eq!(std::mem::size_of::<Value>(), 32);
     }
 
     #[test]

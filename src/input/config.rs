@@ -5,6 +5,7 @@
 //! (`serde_yml` carries an unsoundness advisory and `serde_yaml_ng` depends on an unmaintained
 //! crate); its errors carry the line and column, which we pass on to the user.
 
+pub use crate::input::engine::{EngineConfig, EngineKind, Layout};
 pub use crate::input::limits::{DistillConfig, ExecutionConfig, Threads};
 use crate::input::provider_config::{ProviderConfig, ProviderKind};
 use crate::input::trusted::TrustedBase;
@@ -100,8 +101,12 @@ pub struct DatasetConfig {
     /// Spider-style tables.json (schemas, keys); needed when a database file is absent.
     #[serde(default)]
     pub tables: Option<PathBuf>,
-    /// Folder holding `<db_id>/<db_id>.sqlite`.
-    pub databases: PathBuf,
+    /// Folder holding `<db_id>/<db_id>.sqlite` (SQLite engine only, where it is required).
+    #[serde(default)]
+    pub databases: Option<PathBuf>,
+    /// The engine that runs the queries (default: SQLite files under `databases`).
+    #[serde(default)]
+    pub engine: EngineConfig,
     /// How items get a difficulty label.
     #[serde(default)]
     pub difficulty: DifficultySource,
@@ -211,6 +216,17 @@ pub enum SuiteKind {
     Directory,
     /// A suite distilled by sqlgate (`sqlgate distill`) and cached in `path`.
     Distilled,
+}
+
+impl SuiteKind {
+    /// The name as written in the config.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SuiteKind::Original => "original",
+            SuiteKind::Directory => "directory",
+            SuiteKind::Distilled => "distilled",
+        }
+    }
 }
 
 /// One entry of `predictions:`; its path may be a glob naming several systems.
@@ -422,14 +438,31 @@ pub struct RvesConfig {
     /// 10, is ten times cheaper and its noise is reported per item.
     #[serde(default = "default_rves_repetitions")]
     pub repetitions: usize,
+    /// The order of the timed runs and the estimator that reads them.
+    #[serde(default)]
+    pub order: RvesOrder,
 }
 
 impl Default for RvesConfig {
     fn default() -> Self {
         RvesConfig {
             repetitions: default_rves_repetitions(),
+            order: RvesOrder::default(),
         }
     }
+}
+
+/// How R-VES times gold and prediction (docs/METRICS.md explains both).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RvesOrder {
+    /// Gold, prediction, prediction, gold per repetition, geometric mean of the ratios, and a
+    /// ratio within its noise of 1 counted as equal speed: gold against itself scores 100.
+    #[default]
+    Abba,
+    /// `evaluation_ves.py`'s order (prediction, then gold) and its mean of ratios, with the
+    /// bias that order brings.
+    Official,
 }
 
 /// BIRD's official number of timed runs per item (`iterate_num` of `evaluation_ves.py`).
@@ -537,7 +570,9 @@ impl Config {
         if let Some(tables) = &self.dataset.tables {
             ws.input_file("dataset.tables", tables)?;
         }
-        ws.input_dir("dataset.databases", &self.dataset.databases)?;
+        if let Some(databases) = &self.dataset.databases {
+            ws.input_dir("dataset.databases", databases)?;
+        }
         for (key, path, dir) in self.dataset.spider2_paths() {
             if dir {
                 ws.input_dir(key, path)?;
@@ -610,7 +645,8 @@ impl Config {
     /// Dataset files decide every verdict, so a pull request may not change them: they must be
     /// merged on the base first.
     fn refuse_dataset_changes(&self, base: &TrustedBase) -> Result<(), InputError> {
-        let mut paths = vec![&self.dataset.gold, &self.dataset.databases];
+        let mut paths = vec![&self.dataset.gold];
+        paths.extend(self.dataset.databases.as_ref());
         paths.extend(self.dataset.tables.as_ref());
         let dataset = &self.dataset;
         paths.extend(
@@ -675,8 +711,8 @@ impl Config {
         let base = self.base_dir.clone();
         let dataset = &mut self.dataset;
         dataset.gold = base.join(&dataset.gold);
-        dataset.databases = base.join(&dataset.databases);
         for path in [
+            &mut dataset.databases,
             &mut dataset.tables,
             &mut dataset.gold_results,
             &mut dataset.gold_sql,

@@ -35,7 +35,8 @@ pub struct GoldItem {
 pub struct Database {
     /// Its id.
     pub db_id: String,
-    /// The SQLite file, or `None` when absent (its items are skipped).
+    /// Where the engine finds it: the SQLite file, or on a server engine the db_id itself (the
+    /// engine maps it onto its layout); `None` when the file is absent (its items are skipped).
     pub path: Option<PathBuf>,
     /// Its schema (from the file, or from tables.json when the file is absent).
     pub schema: Option<Arc<Schema>>,
@@ -80,7 +81,8 @@ impl Dataset {
             item.skipped = databases[&item.db_id].path.is_none();
         }
         assign_difficulty(config, &mut items, &databases)?;
-        let sha256 = fingerprint(&gold_bytes, tables.as_ref().map(|t| &t.1[..]), &databases)?;
+        let files = (!config.engine.is_server()).then_some(&databases);
+        let sha256 = fingerprint(&gold_bytes, tables.as_ref().map(|t| &t.1[..]), files)?;
         Ok(Dataset {
             items,
             databases,
@@ -93,7 +95,8 @@ impl Dataset {
         self.items.iter().filter(|i| !i.skipped).count()
     }
 
-    /// The SQLite file of an item, `None` when it is skipped.
+    /// Where the engine finds an item's database (see [`Database::path`]), `None` when the item
+    /// is skipped.
     pub fn database_path(&self, item: &GoldItem) -> Option<&Path> {
         self.databases[&item.db_id].path.as_deref()
     }
@@ -227,25 +230,26 @@ fn locate_databases(
     for item in items {
         *counts.entry(&item.db_id).or_default() += 1;
     }
+    let folder = match (&config.databases, config.engine.is_server()) {
+        (_, true) => None,
+        (Some(folder), false) => Some(folder.as_path()),
+        (None, false) => {
+            return Err(InputError::malformed(
+                &config.gold,
+                "key `dataset.databases`",
+                "required with the SQLite engine",
+            ))
+        }
+    };
     let mut databases = BTreeMap::new();
     for (db_id, count) in counts {
-        let file = database_file(config, db_id);
-        let exists = std::fs::symlink_metadata(&file).is_ok();
-        if exists {
-            crate::util::workspace::check_database(&config.databases, &file).map_err(
-                |message| InputError::malformed(&file, format!("database `{db_id}`"), message),
-            )?;
-        }
-        let path = exists.then_some(file.clone());
-        if path.is_none() && !config.skip_missing_databases {
-            return Err(InputError::malformed(
-                &file,
-                format!("database `{db_id}` ({count} items)"),
-                "not found (set `dataset.skip_missing_databases: true` to report its items as skipped)",
-            ));
-        }
+        let path = match folder {
+            Some(folder) => sqlite_file(config, folder, db_id, count)?,
+            None => Some(PathBuf::from(db_id)),
+        };
         let tables_entry = tables.and_then(|t| t.get(db_id)).cloned().map(Arc::new);
-        let schema = load_schema(db_id, path.as_deref(), tables_entry.as_deref());
+        let file = path.as_deref().filter(|_| folder.is_some());
+        let schema = load_schema(db_id, file, tables_entry.as_deref());
         databases.insert(
             db_id.to_string(),
             Database {
@@ -259,13 +263,38 @@ fn locate_databases(
     Ok(databases)
 }
 
+/// The SQLite file of `db_id` under `folder`, checked against the workspace rule; `None` when
+/// it is absent and `skip_missing_databases` allows that.
+fn sqlite_file(
+    config: &DatasetConfig,
+    folder: &Path,
+    db_id: &str,
+    count: usize,
+) -> Result<Option<PathBuf>, InputError> {
+    let file = database_file(config.kind, folder, db_id);
+    if std::fs::symlink_metadata(&file).is_ok() {
+        crate::util::workspace::check_database(folder, &file).map_err(|message| {
+            InputError::malformed(&file, format!("database `{db_id}`"), message)
+        })?;
+        return Ok(Some(file));
+    }
+    if config.skip_missing_databases {
+        return Ok(None);
+    }
+    Err(InputError::malformed(
+        &file,
+        format!("database `{db_id}` ({count} items)"),
+        "not found (set `dataset.skip_missing_databases: true` to report its items as skipped)",
+    ))
+}
+
 /// `<databases>/<db_id>/<db_id>.sqlite`; Spider 2.0's local databases lie flat:
 /// `<databases>/<db_id>.sqlite`.
-fn database_file(config: &DatasetConfig, db_id: &str) -> PathBuf {
+fn database_file(kind: DatasetKind, folder: &Path, db_id: &str) -> PathBuf {
     let name = format!("{db_id}.sqlite");
-    match config.kind {
-        DatasetKind::Spider2 => config.databases.join(name),
-        _ => config.databases.join(db_id).join(name),
+    match kind {
+        DatasetKind::Spider2 => folder.join(name),
+        _ => folder.join(db_id).join(name),
     }
 }
 
@@ -277,8 +306,8 @@ fn load_schema(
     if let Some(path) = path {
         match Schema::from_sqlite(path) {
             Ok(schema) => return Some(Arc::new(schema)),
-            Err(error) => eprintln!(
-                "sqlgate: warning: database `{db_id}` ({}): {}; its items are scored without \
+            Err(error) => crate::util::log::note(&format!(
+                "warning: database `{db_id}` ({}): {}; its items are scored without \
                  the file's schema{}",
                 path.display(),
                 crate::util::scrub::scrub_cut(&error.to_string(), 300),
@@ -287,7 +316,7 @@ fn load_schema(
                 } else {
                     ""
                 }
-            ),
+            )),
         }
     }
     entry.map(|e| Arc::new(Schema::from_tables_json(e)))
@@ -368,10 +397,12 @@ fn assign_field_difficulty(
     Ok(())
 }
 
+/// SHA-256 over the gold file, tables.json and the SQLite files (`None` on a server engine,
+/// whose contents sqlgate cannot hash).
 fn fingerprint(
     gold: &[u8],
     tables: Option<&[u8]>,
-    databases: &BTreeMap<String, Database>,
+    databases: Option<&BTreeMap<String, Database>>,
 ) -> Result<String, InputError> {
     let mut hasher = Sha256::new();
     hasher.update(b"gold\0");
@@ -380,7 +411,7 @@ fn fingerprint(
         hasher.update(b"tables\0");
         hasher.update(Sha256::digest(tables));
     }
-    for (db_id, db) in databases {
+    for (db_id, db) in databases.into_iter().flatten() {
         if let Some(path) = &db.path {
             hasher.update(db_id.as_bytes());
             hasher.update(b"\0");

@@ -9,6 +9,7 @@
 pub mod config;
 pub mod csv;
 pub mod dataset;
+pub mod engine;
 pub mod limits;
 pub mod predictions;
 pub mod provider_config;

@@ -95,9 +95,33 @@ fn expand(spec: &PredictionSpec) -> Result<Vec<(String, PathBuf)>, InputError> {
     }
 }
 
-/// Whether a `predictions` path is a glob (holds `*`, `?` or `[`) rather than one file.
+/// Whether a `predictions` path (or part of one) is a glob: it holds `*`, `?` or `[`.
 fn is_glob(path: &str) -> bool {
     path.contains(['*', '?', '['])
+}
+
+/// Whether `spec` could produce a system called `name`: its `name`, the stem of its one file, or
+/// the stem of a file its glob matches. The gate uses it to tell the baseline systems a run must
+/// measure (a pull request can rename or delete files a glob matches) from leaderboard entries
+/// another config measured. A glob whose extension is itself a pattern claims every name.
+pub fn could_name(spec: &PredictionSpec, name: &str) -> bool {
+    if let Some(own) = &spec.name {
+        return own == name;
+    }
+    let file_pattern = Path::new(&spec.path)
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let Ok(pattern) = glob::Pattern::new(&file_pattern) else {
+        return true;
+    };
+    match file_pattern.rsplit_once('.') {
+        Some((stem, extension)) if !stem.is_empty() && !is_glob(extension) => {
+            pattern.matches(&format!("{name}.{extension}"))
+        }
+        None if !is_glob(&file_pattern) => file_pattern == name,
+        _ => true,
+    }
 }
 
 fn file_stem(path: &Path) -> String {
@@ -389,4 +413,32 @@ fn parse_bird_json(path: &Path, bytes: &[u8]) -> Result<Vec<Keyed>, InputError> 
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(path: &str, name: Option<&str>) -> PredictionSpec {
+        PredictionSpec {
+            name: name.map(str::to_string),
+            path: path.into(),
+            format: PredictionFormat::Lines,
+            allow_missing: false,
+        }
+    }
+
+    #[test]
+    fn a_spec_names_what_its_file_or_glob_can_produce() {
+        assert!(could_name(&spec("/p/RESDSQL.txt", None), "RESDSQL"));
+        assert!(!could_name(&spec("/p/RESDSQL.txt", None), "C3"));
+        assert!(could_name(&spec("/p/x.txt", Some("mine")), "mine"));
+        assert!(!could_name(&spec("/p/*.txt", Some("mine")), "C3"));
+        let glob = spec("/p/*.txt", None);
+        assert!(could_name(&glob, "C3") && could_name(&glob, "RESDSQL-v2"));
+        let dev = spec("/p/*-dev.sql", None);
+        assert!(could_name(&dev, "C3-dev") && !could_name(&dev, "C3"));
+        assert!(could_name(&spec("/p/*.*", None), "anything"));
+        assert!(could_name(&spec("/p/preds", None), "preds"));
+    }
 }

@@ -481,6 +481,7 @@ fn cell(value: &Value) -> String {
         Value::Int(i) => return i.to_string(),
         Value::Real(f) => return format!("{f:?}"),
         Value::Blob(bytes) => return format!("<blob of {} bytes>", bytes.len()),
+        Value::Py(value) => return value.python_str(),
         Value::Text(text) => text,
     };
     let flat = text.replace('|', "\\|").replace(['\n', '\r'], " ");

@@ -502,6 +502,8 @@ pub struct Env<'a> {
     pub qas_weight: f64,
     /// R-VES: timed runs of gold and prediction per item.
     pub rves_repetitions: usize,
+    /// R-VES: the order of the timed runs and the estimator that reads them.
+    pub rves_order: crate::input::config::RvesOrder,
     gold: Mutex<HashMap<(usize, usize, PathBuf), GoldSlot>>,
     gold_cache: Option<&'a crate::suites::gold_cache::GoldCache>,
 }
@@ -525,6 +527,7 @@ impl<'a> Env<'a> {
             providers: crate::providers::Providers::default(),
             qas_weight: crate::input::config::QasConfig::default().weight,
             rves_repetitions: crate::input::config::RvesConfig::default().repetitions,
+            rves_order: crate::input::config::RvesOrder::default(),
             gold: Mutex::new(HashMap::new()),
             gold_cache: None,
         }
@@ -546,6 +549,11 @@ impl<'a> Env<'a> {
             rves_repetitions,
             ..self
         }
+    }
+
+    /// The same environment with R-VES timed in `rves_order`.
+    pub fn with_rves_order(self, rves_order: crate::input::config::RvesOrder) -> Self {
+        Env { rves_order, ..self }
     }
 
     /// The embedding provider as the semantic metrics use it, or why it is unavailable.

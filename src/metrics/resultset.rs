@@ -216,6 +216,7 @@ pub fn cell_text(value: &Value) -> String {
         Key::Real(bits) => f64::from_bits(bits).to_string(),
         Key::Text(text) => text.to_string(),
         Key::Blob(bytes) => bytes.iter().map(|b| format!("{b:02x}")).collect(),
+        Key::Py(_) => crate::engine::denotation::python_str(value),
     }
 }
 
@@ -253,6 +254,8 @@ fn column_type(rows: &[Row], column: usize) -> &'static str {
             Value::Real(_) => counts[1] += 1,
             Value::Text(_) => counts[2] += 1,
             Value::Blob(_) => counts[3] += 1,
+            Value::Py(value) if value.as_f64().is_some() => counts[1] += 1,
+            Value::Py(_) => counts[2] += 1,
         }
     }
     let names = ["integer", "real", "text", "blob"];

@@ -2,6 +2,7 @@
 //! the cache folder, read and written through [`crate::util::state::StateDir`] (no symlink is
 //! followed), and used only when [`CacheTrust`] admits the entry.
 
+use crate::util::error::InputError;
 use crate::util::state::StateDir;
 use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
@@ -30,6 +31,30 @@ pub(super) struct Cache {
     trust: CacheTrust,
     used: Mutex<BTreeSet<String>>,
     untrusted: AtomicU64,
+    unreadable: Mutex<Failures>,
+    unwritable: Mutex<Failures>,
+}
+
+/// Cache entries that could not be read or written (a symlink on the way, not a regular file,
+/// over the size bound, a full disk): counted and reported once per run, naming the first,
+/// instead of one stderr line each.
+#[derive(Debug, Default, Clone)]
+pub struct Failures {
+    /// How many entries failed.
+    pub count: u64,
+    /// Why the first of them failed.
+    pub first: String,
+}
+
+impl Failures {
+    /// Counts one more failure, keeping the first one's reason.
+    fn add(failures: &Mutex<Failures>, error: &InputError) {
+        let mut failures = failures.lock().unwrap_or_else(|p| p.into_inner());
+        if failures.count == 0 {
+            failures.first = error.to_string();
+        }
+        failures.count += 1;
+    }
 }
 
 impl Cache {
@@ -40,6 +65,8 @@ impl Cache {
             trust: CacheTrust::All,
             used: Mutex::default(),
             untrusted: AtomicU64::new(0),
+            unreadable: Mutex::default(),
+            unwritable: Mutex::default(),
         }
     }
 
@@ -58,6 +85,12 @@ impl Cache {
         self.untrusted.load(Ordering::Relaxed)
     }
 
+    /// The entries that could not be read, and those that could not be written, so far.
+    pub(super) fn failures(&self) -> (Failures, Failures) {
+        let snapshot = |f: &Mutex<Failures>| f.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        (snapshot(&self.unreadable), snapshot(&self.unwritable))
+    }
+
     fn relative(key: &str) -> PathBuf {
         Path::new(&key[..2]).join(format!("{key}.json"))
     }
@@ -70,7 +103,7 @@ impl Cache {
         {
             Ok(bytes) => bytes?,
             Err(e) => {
-                eprintln!("sqlgate: cache entry not used: {e}");
+                Failures::add(&self.unreadable, &e);
                 self.untrusted.fetch_add(1, Ordering::Relaxed);
                 return None;
             }
@@ -93,11 +126,11 @@ impl Cache {
     }
 
     /// Stores `text`; a cache that cannot be written only costs a future request, so the
-    /// failure is reported on stderr once per call and the run goes on.
+    /// failure is counted (reported once per run) and the run goes on.
     pub(super) fn put(&self, key: &str, text: &str) {
         let relative = Self::relative(key);
         if let Err(e) = self.state.write(&relative, text.as_bytes()) {
-            eprintln!("sqlgate: cannot write cache file: {e}");
+            Failures::add(&self.unwritable, &e);
             return;
         }
         self.used

@@ -16,7 +16,7 @@ mod cache;
 
 use crate::input::provider_config::{ProviderConfig, ProviderKind};
 use cache::Cache;
-pub use cache::{entry_digest, CacheTrust};
+pub use cache::{entry_digest, CacheTrust, Failures};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
 use sha2::{Digest, Sha256};
@@ -245,6 +245,13 @@ impl Provider {
     /// not regular files of the cache folder; the provider was asked instead.
     pub fn untrusted_entries(&self) -> u64 {
         self.cache.untrusted()
+    }
+
+    /// Cache entries that could not be read (symlinks, not regular files, over the bound) and
+    /// those that could not be written, each counted with the first one's error, so a run
+    /// reports them in one line each.
+    pub fn cache_failures(&self) -> (Failures, Failures) {
+        self.cache.failures()
     }
 
     /// The configuration this provider was built from.

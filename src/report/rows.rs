@@ -51,7 +51,7 @@ fn rows_text(label: &str, count: usize, rows: impl Iterator<Item = Vec<String>>)
     for cells in rows.take(RESULT_ROWS) {
         let cells: Vec<String> = cells
             .iter()
-            .map(|c| crate::report::escape::log_value(c))
+            .map(|c| crate::util::log::log_value(c))
             .collect();
         text.push_str(&format!("--   {}\n", cells.join(" | ")));
     }

@@ -8,9 +8,9 @@ use crate::analysis::gate::GateResult;
 use crate::metrics::{
     ComponentScore, Details, JudgeTotals, Outcome, COMPONENTS, PARTIAL_CREDIT_KEYS,
 };
-use crate::report::escape::log_value;
 use crate::score::evaluation::Evaluation;
 use crate::suites::counterexample::Category;
+use crate::util::log::log_value;
 use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -574,7 +574,7 @@ pub fn gold_failure_note(evaluation: &Evaluation) -> Option<String> {
 }
 
 /// The human summary printed on stdout; names and reasons that came from a pull request or a
-/// provider are escaped with `escape::log_value` (one line each, no workflow command).
+/// provider are escaped with `util::log::log_value` (one line each, no workflow command).
 pub fn human(evaluation: &Evaluation, summary: &Summary) -> String {
     let dataset = &evaluation.dataset;
     let skipped = dataset.items.len() - dataset.scored_count();

@@ -12,7 +12,6 @@ use crate::suites::suite::Suite;
 use crate::util::error::InputError;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
-use std::time::Duration;
 
 /// The verdicts of every metric on one (system, item) pair.
 #[derive(Debug, Clone)]
@@ -70,6 +69,9 @@ pub struct Evaluation {
     pub metrics: Vec<String>,
     /// Results ordered by system, then item; every pair once, except in a shard's partial run.
     pub results: Vec<ItemResult>,
+    /// The executor the run used (its server connections stay open for the report's result
+    /// tables); `None` for an evaluation merged from shards.
+    pub executor: Option<Executor>,
     /// Digests of the provider cache entries the run used or wrote, which a baseline records
     /// so that pull-request runs may use them ([`crate::providers::entry_digest`]).
     pub provider_cache: Vec<String>,
@@ -184,13 +186,14 @@ fn score_with(
         dataset,
         systems,
     } = prepare(config)?;
-    let executor = Executor::new(Limits {
-        timeout: Duration::from_millis(config.execution.timeout_ms),
-        max_rows: config.execution.max_rows,
-        max_bytes: config.execution.max_result_bytes,
-    });
     let profile = Profile::new(&config.compare);
     let pool = thread_pool(config.execution.threads, &config.path)?;
+    let executor = crate::engine::server::executor(
+        config,
+        &dataset,
+        Limits::of(&config.execution),
+        pool.current_num_threads(),
+    )?;
     let mut rebuilt = None;
     let mut suite_manifests = Vec::new();
     let (suite, gold_cache) = match (config.suite.kind, &config.suite.path) {
@@ -223,6 +226,7 @@ fn score_with(
             .with_providers(providers.clone())
             .with_qas_weight(config.qas.weight)
             .with_rves_repetitions(config.rves.repetitions)
+            .with_rves_order(config.rves.order)
             .with_gold_cache(gold_cache.as_ref());
         score_all(&env, &systems, &metrics, shard)
     });
@@ -232,9 +236,10 @@ fn score_with(
     let notes: Vec<String> = rebuilt
         .into_iter()
         .chain(crate::score::trust::state_notes(config, &providers)?)
+        .chain(crate::score::trust::cache_failure_notes(&providers))
         .collect();
     for note in &notes {
-        eprintln!("sqlgate: {note}");
+        crate::util::log::note(note);
     }
     let provider_cache = providers
         .configured()
@@ -247,6 +252,7 @@ fn score_with(
         dataset,
         systems,
         results,
+        executor: Some(executor),
         provider_cache,
         suite_manifests,
         notes,
@@ -297,9 +303,9 @@ fn thread_pool(
     let count = match threads {
         Threads::Auto => available,
         Threads::Count(n) if n > available => {
-            eprintln!(
-                "sqlgate: `execution.threads: {n}` clamped to the {available} CPUs available"
-            );
+            crate::util::log::note(&format!(
+                "`execution.threads: {n}` clamped to the {available} CPUs available"
+            ));
             available
         }
         Threads::Count(n) => n,

@@ -94,6 +94,33 @@ pub fn state_notes(config: &Config, providers: &Providers) -> Result<Vec<String>
     Ok(notes)
 }
 
+/// One note per provider whose cache held entries that could not be read (symlinks, not
+/// regular files, over the bound) and one for entries that could not be written: how many,
+/// and why the first one failed, so a cache folder of symlinks costs one stderr line, not one
+/// per entry.
+pub fn cache_failure_notes(providers: &Providers) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (kind, provider) in providers.configured() {
+        let (unreadable, unwritable) = provider.cache_failures();
+        let kind = kind.key();
+        if unreadable.count > 0 {
+            notes.push(format!(
+                "{} {kind} cache entries could not be read and were not used (the provider was \
+                 asked again); the first: {}",
+                unreadable.count, unreadable.first
+            ));
+        }
+        if unwritable.count > 0 {
+            notes.push(format!(
+                "{} {kind} cache entries could not be written (later runs ask the provider \
+                 again); the first: {}",
+                unwritable.count, unwritable.first
+            ));
+        }
+    }
+    notes
+}
+
 /// In a pull-request run, the note naming the schemas whose suite was distilled again because
 /// the base commit holds none for these inputs (or lacks one of its files).
 pub fn rebuilt_suites(

@@ -3,8 +3,9 @@
 //! time, keeping foreign keys valid, while gold and prediction still differ) so a reader can see
 //! the smallest data that separates them, and the difference is given a category.
 
-use crate::engine::exec::{Executor, Scratch};
+use crate::engine::exec::Executor;
 use crate::engine::profile::{PreparedGold, Profile};
+use crate::engine::sqlite::Scratch;
 use crate::engine::value::{Row, Value};
 use crate::util::scrub::scrub;
 use crate::util::sqlite::quoted_identifier as quoted;
@@ -220,6 +221,7 @@ fn value_json(value: &Value) -> Json {
         Value::Real(f) => serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number),
         Value::Text(s) => json!(scrub(s)),
         Value::Blob(b) => json!({ "blob": crate::util::digest::hex(b) }),
+        Value::Py(value) => json!(scrub(&value.python_str())),
     }
 }
 

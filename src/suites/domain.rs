@@ -5,7 +5,7 @@
 //! that undoes it, so a verdict can ask whether the difference between gold and prediction
 //! depends on data the original would not allow ([`depends_on_violations`]).
 
-use crate::engine::exec::Scratch;
+use crate::engine::sqlite::Scratch;
 use crate::engine::value::{Row, Value};
 use crate::util::sqlite::quoted_identifier as quoted;
 use rusqlite::Connection;
@@ -248,7 +248,7 @@ fn original_partner(
         .ok()??
         .get_ref(0)
         .ok()
-        .map(crate::engine::exec::read_value)?;
+        .map(crate::engine::sqlite::read_value)?;
     match rows.next() {
         Ok(None) => Some(first),
         _ => None,
@@ -295,6 +295,7 @@ fn literal(value: &Value) -> String {
         Value::Real(_) => "NULL".into(),
         Value::Text(s) => format!("'{}'", s.replace('\'', "''")),
         Value::Blob(b) => format!("X'{}'", crate::util::digest::hex(b)),
+        Value::Py(value) => format!("'{}'", value.python_str().replace('\'', "''")),
     }
 }
 

@@ -6,8 +6,9 @@
 //! every departure from it; and whether the difference exists only because the profile strips
 //! DISTINCT.
 
-use crate::engine::exec::{Executor, Scratch};
+use crate::engine::exec::Executor;
 use crate::engine::profile::Profile;
+use crate::engine::sqlite::Scratch;
 use crate::engine::value::{Row, Value};
 use crate::suites::domain;
 use crate::util::sqlite::quoted_identifier as quoted;

@@ -6,8 +6,9 @@
 //! database on which the gold does not run (a time-out) is not counted. The first database that
 //! separates them is shrunk into a [`Counterexample`].
 
-use crate::engine::exec::{Executor, Scratch};
+use crate::engine::exec::Executor;
 use crate::engine::profile::Profile;
+use crate::engine::sqlite::Scratch;
 use crate::suites::counterexample::{shrink, Counterexample};
 use crate::suites::distill::sampler::Image;
 use crate::suites::explain::Context;

@@ -56,15 +56,21 @@ impl InputError {
     }
 }
 
-/// Reads a whole file as bytes, naming the file on failure.
+/// Reads a whole input file (gold, tables.json, an answer file, an event payload) as bytes: a
+/// regular file of at most [`MAX_INPUT_BYTES`] (see [`read_bounded`]), naming the file on
+/// failure, so a symlink to `/dev/zero` or a huge file stops the run instead of filling memory.
 pub fn read_bytes(path: &Path) -> Result<Vec<u8>, InputError> {
-    std::fs::read(path).map_err(|e| InputError::read(path, e))
+    read_bounded(path, MAX_INPUT_BYTES)
 }
 
 /// Largest text input sqlgate reads from a file a pull request can touch (a config, a template,
 /// predictions, a baseline, a manifest, a cache, a shard): far above any real one, far below
 /// what would exhaust a runner's memory.
 pub const MAX_INPUT_BYTES: u64 = 512 << 20;
+
+/// Largest SQLite database file read whole into memory (to distill a test suite from it): above
+/// any Spider or BIRD database, below what would exhaust a runner's memory.
+pub const MAX_DATABASE_BYTES: u64 = 4 << 30;
 
 /// Reads a regular file of at most `limit` bytes (symlinks are followed, so the caller checks
 /// where it may point), naming the file when it is a device, FIFO or folder (`/dev/zero`
@@ -85,24 +91,28 @@ pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
     {
         return Err(not_regular());
     }
+    let too_large = || {
+        InputError::malformed(
+            path,
+            "file",
+            format!("larger than {limit} bytes, the most sqlgate reads from one file"),
+        )
+    };
     let file = std::fs::File::open(path).map_err(|e| InputError::read(path, e))?;
-    if !file
-        .metadata()
-        .map_err(|e| InputError::read(path, e))?
-        .is_file()
-    {
+    let metadata = file.metadata().map_err(|e| InputError::read(path, e))?;
+    if !metadata.is_file() {
         return Err(not_regular());
+    }
+    // A file already over the bound is refused before any byte is read into memory.
+    if metadata.len() > limit {
+        return Err(too_large());
     }
     let mut bytes = Vec::new();
     file.take(limit + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| InputError::read(path, e))?;
     if bytes.len() as u64 > limit {
-        return Err(InputError::malformed(
-            path,
-            "file",
-            format!("larger than {limit} bytes, the most sqlgate reads from one file"),
-        ));
+        return Err(too_large());
     }
     Ok(bytes)
 }

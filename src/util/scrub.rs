@@ -1,10 +1,12 @@
 //! Credential scrubbing for every text that came from a remote server or from SQLite before
 //! sqlgate prints, writes or posts it: known token shapes (`ghp_`, `gho_`, `ghs_`, `ghu_`,
-//! `ghr_`, `github_pat_`, `sk-`), bearer strings, and the literal values of the sensitive
-//! environment variables present in this process are replaced by `[redacted]`.
+//! `ghr_`, `github_pat_`, `sk-`), bearer strings, database URLs (`postgresql://...`,
+//! `mysql://...`), the literal values of the sensitive environment variables present in this
+//! process, and every secret registered with [`register_secret`] (a server URL read from
+//! `dataset.engine.url_env`, its password) are replaced by `[redacted]`.
 
 use regex::Regex;
-use std::sync::OnceLock;
+use std::sync::{OnceLock, RwLock};
 
 /// What replaces a credential.
 pub const REDACTED: &str = "[redacted]";
@@ -27,7 +29,7 @@ fn token_pattern() -> &'static Regex {
     static PATTERN: OnceLock<Regex> = OnceLock::new();
     PATTERN.get_or_init(|| {
         Regex::new(
-            r"(?i:bearer|token)\s+[A-Za-z0-9._~+/=-]{8,}|(?:gh[pousr]_|github_pat_)[A-Za-z0-9_]+|sk-[A-Za-z0-9_-]{8,}",
+            r"(?i:bearer|token)\s+[A-Za-z0-9._~+/=-]{8,}|(?:gh[pousr]_|github_pat_)[A-Za-z0-9_]+|sk-[A-Za-z0-9_-]{8,}|(?i:postgres(?:ql)?|mysql|mariadb)://\S+",
         )
         .expect("valid token pattern")
     })
@@ -52,10 +54,32 @@ fn secret_values() -> &'static [String] {
     })
 }
 
+/// Secrets learnt at run time (not from a variable name), longest first.
+fn registered() -> &'static RwLock<Vec<String>> {
+    static REGISTERED: OnceLock<RwLock<Vec<String>>> = OnceLock::new();
+    REGISTERED.get_or_init(|| RwLock::new(Vec::new()))
+}
+
+/// Adds a secret that every later [`scrub`] redacts wherever it appears: a server URL read from
+/// the variable `dataset.engine.url_env` names, and its password. Like variable values, a
+/// secret shorter than six characters is not redacted literally (it would redact ordinary words
+/// and numbers); URLs are redacted whole by their shape anyway.
+pub fn register_secret(secret: &str) {
+    if secret.chars().count() < MIN_SECRET_CHARS {
+        return;
+    }
+    let mut secrets = registered().write().unwrap_or_else(|e| e.into_inner());
+    if !secrets.iter().any(|s| s == secret) {
+        secrets.push(secret.to_string());
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    }
+}
+
 /// `text` without anything that looks like a credential.
 pub fn scrub(text: &str) -> String {
     let mut clean = token_pattern().replace_all(text, REDACTED).into_owned();
-    for value in secret_values() {
+    let learnt = registered().read().unwrap_or_else(|e| e.into_inner());
+    for value in secret_values().iter().chain(learnt.iter()) {
         if clean.contains(value.as_str()) {
             clean = clean.replace(value.as_str(), REDACTED);
         }
@@ -87,6 +111,19 @@ mod tests {
         assert!(clean.starts_with("a [redacted] b"));
         assert!(clean.ends_with(" ok"));
         assert_eq!(scrub("{\"a\": \"ghs_x1\"}"), "{\"a\": \"[redacted]\"}");
+    }
+
+    #[test]
+    fn server_urls_and_registered_secrets_are_redacted() {
+        let clean = scrub("cannot reach postgresql://bird:s3cr3t@db:5432/bird now");
+        assert_eq!(clean, "cannot reach [redacted] now");
+        register_secret("pw9-long");
+        register_secret("pw9");
+        assert_eq!(
+            scrub("password pw9-long rejected"),
+            "password [redacted] rejected"
+        );
+        assert_eq!(scrub("pw9"), "pw9");
     }
 
     #[test]

@@ -3,16 +3,20 @@
 //! (no journal, no WAL, no `-shm` is ever created), `SQLITE_DBCONFIG_DEFENSIVE`,
 //! `trusted_schema = OFF` (generated columns, views and triggers may not call functions with
 //! side effects), no ATTACH, capped value and SQL lengths, temporary data in memory under a
-//! process-wide heap cap, and a progress handler enforcing a wall-clock deadline.
+//! process-wide heap cap, a wall-clock deadline enforced by a progress handler and by the
+//! watchdog (`util::watchdog`), and SQLite's quadratic built-ins replaced by bounded ports
+//! (`util::sqlite_functions`).
 //!
 //! The executor adds its authorizer and result caps on top (`engine::exec`).
 
+use crate::util::watchdog::Deadline;
 use rusqlite::limits::Limit;
 use rusqlite::{Connection, OpenFlags};
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Once, OnceLock};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Once};
+use std::time::Duration;
+
+pub use crate::util::watchdog::now_nanos;
 
 /// Largest string or blob a statement may build (defeats `randomblob(900000000)` and
 /// `zeroblob` in generated columns).
@@ -34,27 +38,19 @@ const PROGRESS_INTERVAL: i32 = 1000;
 pub struct Guarded {
     /// The connection.
     pub conn: Connection,
-    deadline: Arc<AtomicU64>,
+    deadline: Arc<Deadline>,
 }
 
 impl Guarded {
     /// Arms the deadline `budget` from now and returns it (nanoseconds on [`now_nanos`]'s clock).
     pub fn arm(&self, budget: Duration) -> u64 {
-        let deadline = now_nanos().saturating_add(budget.as_nanos().min(u64::MAX as u128) as u64);
-        self.deadline.store(deadline, Ordering::Relaxed);
-        deadline
+        self.deadline.arm(budget)
     }
 
     /// Disarms the deadline.
     pub fn disarm(&self) {
-        self.deadline.store(u64::MAX, Ordering::Relaxed);
+        self.deadline.disarm();
     }
-}
-
-/// Nanoseconds since the first call, the clock the progress handlers compare against.
-pub fn now_nanos() -> u64 {
-    static EPOCH: OnceLock<Instant> = OnceLock::new();
-    EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
 }
 
 /// Opens the database file at `path` read-only and immutable, locked down. A path that is not a
@@ -80,12 +76,10 @@ pub fn guard(mut conn: Connection) -> rusqlite::Result<Guarded> {
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false)?;
     conn.pragma_update(None, "temp_store", "MEMORY")?;
     conn.pragma_update(None, "cache_size", -CACHE_KIB)?;
-    let deadline = Arc::new(AtomicU64::new(u64::MAX));
+    crate::util::sqlite_functions::install(&conn)?;
+    let deadline = Deadline::watch(&conn);
     let watched = Arc::clone(&deadline);
-    conn.progress_handler(
-        PROGRESS_INTERVAL,
-        Some(move || now_nanos() >= watched.load(Ordering::Relaxed)),
-    )?;
+    conn.progress_handler(PROGRESS_INTERVAL, Some(move || watched.expired()))?;
     Ok(Guarded { conn, deadline })
 }
 
@@ -125,6 +119,7 @@ pub fn immutable_uri(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     #[test]
     fn uri_escapes_query_characters() {

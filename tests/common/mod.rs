@@ -130,6 +130,9 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&output.stdout).trim().to_string()
 }
 
+pub mod bird_minidev;
 pub mod github;
 pub mod markdown;
+pub mod measure;
 pub mod openai;
+pub mod servers;

@@ -2,6 +2,9 @@
 
 use super::*;
 
+/// Metrics that need the benchmark's SQLite files (test suites, schemas read from the file).
+const SQLITE_ONLY_METRICS: [&str; 3] = ["ts", "esm", "esm_plus"];
+
 impl Config {
     /// Refuses values that make no sense together or alone, naming the key.
     pub(super) fn validate(&self) -> Result<(), InputError> {
@@ -88,6 +91,9 @@ impl Config {
                 return fail(message);
             }
         }
+        if let Err(message) = self.check_engine() {
+            return fail(message);
+        }
         if self.suite.kind == SuiteKind::Directory
             && !self.suite.path.as_ref().is_some_and(|p| p.is_dir())
         {
@@ -108,13 +114,41 @@ impl Config {
         if let Err(message) = self.check_spider2() {
             return fail(message);
         }
-        if !self.dataset.databases.is_dir() {
-            return fail(format!(
-                "`dataset.databases`: {} is not a folder",
-                self.dataset.databases.display()
-            ));
-        }
         Ok(())
+    }
+
+    /// SQLite needs its databases folder; a server engine needs none and runs only what does
+    /// not depend on SQLite files (no test suites, ESM, ESM+ or Spider 2.0 layout).
+    fn check_engine(&self) -> Result<(), String> {
+        let dataset = &self.dataset;
+        dataset.engine.check()?;
+        if !dataset.engine.is_server() {
+            return match &dataset.databases {
+                None => Err("`dataset.databases` is required with the SQLite engine: the folder holding `<db_id>/<db_id>.sqlite`".into()),
+                Some(folder) if !folder.is_dir() => Err(format!(
+                    "`dataset.databases`: {} is not a folder",
+                    folder.display()
+                )),
+                Some(_) => Ok(()),
+            };
+        }
+        let kind = dataset.engine.kind.as_str();
+        if dataset.databases.is_some() {
+            return Err(format!("`dataset.databases` is for the SQLite engine only; with `dataset.engine.kind: {kind}` the server holds the databases (load them with `sqlgate load`)"));
+        }
+        if dataset.skip_missing_databases {
+            return Err(format!("`dataset.skip_missing_databases` is for the SQLite engine only; with `dataset.engine.kind: {kind}` every db_id's tables must be on the server"));
+        }
+        if dataset.kind == DatasetKind::Spider2 {
+            return Err(format!("`dataset.kind: spider2` runs on SQLite only, not with `dataset.engine.kind: {kind}`"));
+        }
+        if self.suite.kind != SuiteKind::Original {
+            return Err(format!("`suite.kind: {}` (test suites) is SQLite-only: not available with `dataset.engine.kind: {kind}`", self.suite.kind.as_str()));
+        }
+        match self.metrics.iter().find(|m| SQLITE_ONLY_METRICS.contains(&m.as_str())) {
+            Some(metric) => Err(format!("`metrics`: `{metric}` is SQLite-only (`ts`, `esm` and `esm_plus` need SQLite files); it is not available with `dataset.engine.kind: {kind}`")),
+            None => Ok(()),
+        }
     }
 
     /// The Spider 2.0 layout and profiles go together: the layout needs its files, difficulty

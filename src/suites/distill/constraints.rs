@@ -115,7 +115,7 @@ impl Constraints {
                 continue;
             };
             let kind = entry.column_types.get(index).map_or("text", String::as_str);
-            let declared_type = if kind == "number" { "NUMERIC" } else { "TEXT" };
+            let declared_type = declared_type_of(kind);
             locations.push(Some((t, tables[t].columns.len())));
             tables[t].columns.push(Column {
                 name: name.clone(),
@@ -343,6 +343,20 @@ fn read_foreign_keys(
 }
 
 /// A CREATE TABLE statement for a table known only from tables.json.
+/// The SQLite type a tables.json column type declares: Spider's `number`, BIRD's `integer`,
+/// `real`, `date` and `datetime` (kept, so that a copy to a server types them as BIRD's
+/// PostgreSQL and MySQL versions do); anything else is text.
+fn declared_type_of(kind: &str) -> &'static str {
+    match kind {
+        "number" => "NUMERIC",
+        "integer" => "INTEGER",
+        "real" => "REAL",
+        "date" => "DATE",
+        "datetime" => "DATETIME",
+        _ => "TEXT",
+    }
+}
+
 fn create_statement(table: &Table) -> String {
     let mut parts: Vec<String> = table
         .columns

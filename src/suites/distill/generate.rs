@@ -618,6 +618,7 @@ fn to_sql(value: &Value) -> rusqlite::types::Value {
         Value::Real(f) => rusqlite::types::Value::Real(*f),
         Value::Text(s) => rusqlite::types::Value::Text(s.clone()),
         Value::Blob(b) => rusqlite::types::Value::Blob(b.clone()),
+        Value::Py(value) => rusqlite::types::Value::Text(value.python_str()),
     }
 }
 

@@ -11,6 +11,7 @@ pub mod report;
 pub mod sampler;
 pub mod source;
 pub mod store;
+pub mod synthesize;
 mod values;
 
 pub use query::read_value;
@@ -226,7 +227,7 @@ fn load(database: &Database) -> Result<Loaded, InputError> {
                 Ok((constraints, profiles, rows))
             })
             .map_err(fail)?;
-        let bytes = crate::util::error::read_bytes(path)?;
+        let bytes = crate::util::error::read_bounded(path, crate::util::error::MAX_DATABASE_BYTES)?;
         return Ok(Loaded {
             constraints,
             profiles,
@@ -292,15 +293,15 @@ fn distill_schema(
             started.elapsed().as_secs_f64(),
         ));
     }
-    eprintln!(
-        "sqlgate: distilling the test suite of `{db_id}` into {} ({})",
+    crate::util::log::note(&format!(
+        "distilling the test suite of `{db_id}` into {} ({})",
         folder.display(),
         match (&previous, &options.trust.base) {
             (Some(_), _) => "extending the cached suite for new gold queries",
             (None, Some(_)) => "the base commit holds no suite for these inputs",
             (None, None) => "not cached yet",
         }
-    );
+    ));
     let constants: Vec<(String, Vec<Value>, Conditions)> = golds
         .iter()
         .map(|gold| {
@@ -421,10 +422,9 @@ fn usable_previous(
     match store::verify(state, db_id, &manifest, &source)? {
         store::Check::Complete => Ok(Some(manifest)),
         store::Check::Missing(file) => {
-            eprintln!(
-                "sqlgate: the suite of `{db_id}` lacks {file}, which {source} lists; \
-                 distilling it again"
-            );
+            crate::util::log::note(&format!(
+                "the suite of `{db_id}` lacks {file}, which {source} lists; distilling it again"
+            ));
             Ok(None)
         }
     }

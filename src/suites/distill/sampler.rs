@@ -27,7 +27,7 @@ pub struct Image {
     /// The seed it was generated from (its name in reports: "generated database, seed N").
     pub seed: u64,
     /// The database serialized (`sqlite3_serialize`), to load with
-    /// [`crate::engine::exec::Scratch::from_image`].
+    /// [`crate::engine::sqlite::Scratch::from_image`].
     pub bytes: Vec<u8>,
     /// Its empty tables, lower-cased.
     pub empty_tables: Vec<String>,

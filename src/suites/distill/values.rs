@@ -392,7 +392,7 @@ fn exact_constants(constants: &[Value]) -> (Vec<Value>, Vec<Value>) {
                 let core: String = s.chars().filter(|c| *c != '%' && *c != '_').collect();
                 push_unique(&mut texts, Value::Text(core));
             }
-            Value::Null | Value::Blob(_) => {}
+            Value::Null | Value::Blob(_) | Value::Py(_) => {}
         }
     }
     (numbers, texts)
@@ -422,7 +422,7 @@ fn variants(constants: &[Value]) -> (Vec<Value>, Vec<Value>) {
                     push_unique(&mut texts, Value::Text(variant));
                 }
             }
-            Value::Null | Value::Blob(_) => {}
+            Value::Null | Value::Blob(_) | Value::Py(_) => {}
         }
     }
     (numbers, texts)

@@ -1,0 +1,179 @@
+//! The PostgreSQL side of `sqlgate load` (the `postgres` client crate).
+
+use super::types::{quote, ColumnType, Server};
+use super::{create_statement, insert_statement, Target};
+use crate::engine::value::Value;
+use postgres::types::ToSql;
+use postgres::{Client, Config, NoTls};
+use std::time::Duration;
+
+/// How long connecting may take before the server counts as unreachable.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A connection to the server, to the URL's database or to a db_id's.
+pub struct PostgresTarget {
+    config: Config,
+    url_database: String,
+    client: Client,
+}
+
+impl PostgresTarget {
+    /// Connects to the URL's database.
+    pub fn connect(url: &str) -> Result<PostgresTarget, String> {
+        let mut config: Config = url.parse().map_err(|_: postgres::Error| {
+            "the URL is not a PostgreSQL URL (postgresql://user:password@host:port/database)"
+                .to_string()
+        })?;
+        config.connect_timeout(CONNECT_TIMEOUT);
+        let url_database = config
+            .get_dbname()
+            .or(config.get_user())
+            .unwrap_or("postgres")
+            .to_string();
+        let client = config.connect(NoTls).map_err(|e| message(&e))?;
+        Ok(PostgresTarget {
+            config,
+            url_database,
+            client,
+        })
+    }
+}
+
+/// A server error as text: the server's own message when there is one (the client crate's
+/// `Display` says only "db error").
+fn message(error: &postgres::Error) -> String {
+    match error.as_db_error() {
+        Some(db) => format!("{}: {}", db.severity(), db.message()),
+        None => error.to_string(),
+    }
+}
+
+impl Target for PostgresTarget {
+    fn url_database(&self) -> String {
+        self.url_database.clone()
+    }
+
+    fn use_database(&mut self, name: &str) -> Result<(), String> {
+        if name == self.url_database {
+            return Ok(());
+        }
+        let exists = self
+            .client
+            .query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&name])
+            .map_err(|e| message(&e))?
+            .is_some();
+        if !exists {
+            let sql = format!("CREATE DATABASE {}", quote(name, Server::Postgres));
+            self.client.batch_execute(&sql).map_err(|e| message(&e))?;
+        }
+        let mut config = self.config.clone();
+        config.dbname(name);
+        self.client = config.connect(NoTls).map_err(|e| message(&e))?;
+        self.url_database = name.to_string();
+        Ok(())
+    }
+
+    fn begin(&mut self) -> Result<(), String> {
+        self.client.batch_execute("BEGIN").map_err(|e| message(&e))
+    }
+
+    fn recreate(&mut self, name: &str, columns: &[(String, ColumnType)]) -> Result<(), String> {
+        let drop = format!("DROP TABLE IF EXISTS {}", quote(name, Server::Postgres));
+        self.client.batch_execute(&drop).map_err(|e| message(&e))?;
+        let create = create_statement(Server::Postgres, name, columns);
+        self.client.batch_execute(&create).map_err(|e| message(&e))
+    }
+
+    fn insert(
+        &mut self,
+        name: &str,
+        columns: &[(String, ColumnType)],
+        rows: &[Vec<Value>],
+    ) -> Result<(), String> {
+        let sql = insert_statement(
+            Server::Postgres,
+            name,
+            columns,
+            rows.len(),
+            |row, column| {
+                let number = row * columns.len() + column + 1;
+                match columns[column].1 {
+                    ColumnType::Integer => format!("${number}::int8"),
+                    ColumnType::Real => format!("${number}::float8"),
+                    ColumnType::Date => format!("${number}::text::date"),
+                    ColumnType::Timestamp => format!("${number}::text::timestamp"),
+                    ColumnType::Text => format!("${number}::text"),
+                    ColumnType::Bytes => format!("${number}::bytea"),
+                }
+            },
+        );
+        let parameters: Vec<Parameter> = rows
+            .iter()
+            .flat_map(|row| {
+                row.iter()
+                    .zip(columns)
+                    .map(|(value, (_, kind))| parameter(value, *kind))
+            })
+            .collect::<Result<_, _>>()?;
+        let references: Vec<&(dyn ToSql + Sync)> =
+            parameters.iter().map(Parameter::as_sql).collect();
+        self.client
+            .execute(&sql, &references)
+            .map(|_| ())
+            .map_err(|e| message(&e))
+    }
+
+    fn commit(&mut self) -> Result<(), String> {
+        self.client.batch_execute("COMMIT").map_err(|e| message(&e))
+    }
+
+    fn count(&mut self, name: &str) -> Result<u64, String> {
+        let sql = format!("SELECT count(*) FROM {}", quote(name, Server::Postgres));
+        let row = self.client.query_one(&sql, &[]).map_err(|e| message(&e))?;
+        Ok(row.get::<_, i64>(0) as u64)
+    }
+
+    fn analyze(&mut self, name: &str) -> Result<(), String> {
+        let sql = format!("ANALYZE {}", quote(name, Server::Postgres));
+        self.client.batch_execute(&sql).map_err(|e| message(&e))
+    }
+}
+
+/// One bound value, typed as its column's placeholder expects.
+enum Parameter {
+    Integer(Option<i64>),
+    Real(Option<f64>),
+    Text(Option<String>),
+    Bytes(Option<Vec<u8>>),
+}
+
+impl Parameter {
+    fn as_sql(&self) -> &(dyn ToSql + Sync) {
+        match self {
+            Parameter::Integer(v) => v,
+            Parameter::Real(v) => v,
+            Parameter::Text(v) => v,
+            Parameter::Bytes(v) => v,
+        }
+    }
+}
+
+/// `value` (already in its column's SQLite class, see `copy_table`) as the parameter of a
+/// column of type `kind`; a value of another class is an error, never a silent NULL.
+fn parameter(value: &Value, kind: ColumnType) -> Result<Parameter, String> {
+    Ok(match (kind, value) {
+        (ColumnType::Integer, Value::Int(i)) => Parameter::Integer(Some(*i)),
+        (ColumnType::Integer, Value::Null) => Parameter::Integer(None),
+        (ColumnType::Real, Value::Real(f)) => Parameter::Real(Some(*f)),
+        (ColumnType::Real, Value::Null) => Parameter::Real(None),
+        (ColumnType::Bytes, Value::Blob(b)) => Parameter::Bytes(Some(b.clone())),
+        (ColumnType::Bytes, Value::Null) => Parameter::Bytes(None),
+        (ColumnType::Text | ColumnType::Date | ColumnType::Timestamp, Value::Text(t)) => {
+            Parameter::Text(Some(t.clone()))
+        }
+        (ColumnType::Text | ColumnType::Date | ColumnType::Timestamp, Value::Null) => {
+            Parameter::Text(None)
+        }
+        (kind, value) => return Err(super::mismatch(value, kind)),
+    })
+}

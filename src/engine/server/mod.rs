@@ -1,0 +1,255 @@
+//! Server engines: PostgreSQL and MySQL / MariaDB on a live server the user may not fully
+//! control, behind the same [`Engine`] interface as SQLite.
+//!
+//! What every server engine shares lives here: the URL read from the variable
+//! `dataset.engine.url_env` names (registered with the scrubber, never printed), the pool of
+//! connections keyed by database, the watchdog that cancels a query at its client deadline, the
+//! one-statement check, and the start-up checks (reachable, every db_id's tables present, the
+//! role not privileged). The dialects live in `postgres.rs` and `mysql.rs`.
+//!
+//! Every query runs in a READ ONLY transaction that is always rolled back, with the server's own
+//! statement timeout set, under a client deadline that cancels it, and its rows are fetched in
+//! batches (a cursor on PostgreSQL, the streamed text protocol on MySQL) under `max_rows` and
+//! `max_result_bytes`.
+
+mod check;
+mod convert;
+pub mod mysql;
+mod pool;
+pub mod postgres;
+mod watchdog;
+
+pub use check::{single_statement, RoleReport};
+pub use pool::Pool;
+pub use watchdog::Watchdog;
+
+use crate::engine::exec::{Engine, Executor, Limits};
+use crate::input::config::{Config, EngineKind};
+use crate::input::dataset::Dataset;
+use crate::util::error::InputError;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long connecting to the server may take before the run gives up.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What a server engine needs to know about the run at start: where its URL is, the layout,
+/// each db_id with the tables `dataset.tables` gives it, and the role policy.
+#[derive(Debug, Clone)]
+pub struct ServerSettings {
+    /// The server's URL (a secret: registered with the scrubber, never printed).
+    pub url: String,
+    /// The variable that held it, for messages.
+    pub url_env: String,
+    /// One database for every db_id, or one per db_id.
+    pub layout: crate::input::config::Layout,
+    /// db_id -> its table names, from `dataset.tables` (empty when it has no entry).
+    pub tables: BTreeMap<String, Vec<String>>,
+    /// Run even when the role is privileged.
+    pub allow_privileged_role: bool,
+    /// Connections the pool keeps at most (`execution.threads`).
+    pub connections: usize,
+}
+
+/// A start-up failure of a server engine: a message naming the key, with no secret in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartError(pub String);
+
+impl StartError {
+    /// The message, scrubbed of the URL and its password whatever the client library put in it.
+    pub fn new(message: impl AsRef<str>) -> Self {
+        StartError(crate::util::scrub::scrub_cut(message.as_ref(), 1500))
+    }
+}
+
+/// The executor a run uses: on SQLite files, or on the configured server after its start-up
+/// checks. Errors name the key (`dataset.engine.*`) and carry no secret.
+pub fn executor(
+    config: &Config,
+    dataset: &Dataset,
+    limits: Limits,
+    threads: usize,
+) -> Result<Executor, InputError> {
+    let engine_config = &config.dataset.engine;
+    if !engine_config.is_server() {
+        return Ok(Executor::new(limits));
+    }
+    let fail = |error: StartError| InputError::Config {
+        path: config.path.clone(),
+        message: error.0,
+    };
+    let name = engine_config.url_env.clone().unwrap_or_default();
+    let url = read_url(&name).map_err(fail)?;
+    let settings = ServerSettings {
+        url,
+        url_env: name,
+        layout: engine_config.layout(),
+        tables: dataset_tables(dataset),
+        allow_privileged_role: engine_config.allows_privileged_role(),
+        connections: threads.max(1),
+    };
+    let engine: Arc<dyn Engine> = match engine_config.kind {
+        EngineKind::Postgresql => {
+            Arc::new(postgres::PostgresEngine::start(settings, &limits).map_err(fail)?)
+        }
+        EngineKind::Mysql => Arc::new(mysql::MysqlEngine::start(settings, &limits).map_err(fail)?),
+        EngineKind::Sqlite => unreachable!("handled above"),
+    };
+    Ok(Executor::on(engine, limits))
+}
+
+/// The URL held by the variable `name`, registered with the scrubber (whole, and its password).
+pub fn read_url(name: &str) -> Result<String, StartError> {
+    let url = match std::env::var(name) {
+        Ok(url) if !url.trim().is_empty() => url.trim().to_string(),
+        Ok(_) => {
+            return Err(StartError::new(format!(
+                "`dataset.engine.url_env`: the environment variable `{name}` is empty; it must hold the server's URL"
+            )))
+        }
+        Err(_) => {
+            return Err(StartError::new(format!(
+                "`dataset.engine.url_env`: the environment variable `{name}` is not set; it must hold the server's URL"
+            )))
+        }
+    };
+    crate::util::scrub::register_secret(&url);
+    if let Some(password) = url_password(&url) {
+        crate::util::scrub::register_secret(&password);
+    }
+    Ok(url)
+}
+
+/// The password part of `scheme://user:password@host...`, percent-decoded as well as raw.
+fn url_password(url: &str) -> Option<String> {
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split(['/', '?']).next()?;
+    let credentials = authority.rsplit_once('@')?.0;
+    let password = credentials.split_once(':')?.1;
+    let decoded = percent_decode(password);
+    if decoded != password {
+        crate::util::scrub::register_secret(password);
+    }
+    Some(decoded)
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Each db_id of the dataset with the table names `dataset.tables` gives it.
+fn dataset_tables(dataset: &Dataset) -> BTreeMap<String, Vec<String>> {
+    dataset
+        .databases
+        .iter()
+        .map(|(db_id, database)| {
+            let tables = database
+                .tables_entry
+                .as_ref()
+                .map(|entry| entry.table_names_original.clone())
+                .unwrap_or_default();
+            (db_id.clone(), tables)
+        })
+        .collect()
+}
+
+/// Checks that every db_id the connection serves (all of them in the shared layout, `database`
+/// alone per db_id) has its tables in `present`, the table names the server lists.
+pub fn check_tables(
+    settings: &ServerSettings,
+    database: &str,
+    present: &[String],
+) -> Result<(), StartError> {
+    let served = settings
+        .tables
+        .iter()
+        .filter(|(db_id, _)| match settings.layout {
+            crate::input::config::Layout::Shared => true,
+            crate::input::config::Layout::PerDbId => *db_id == database,
+        });
+    for (db_id, expected) in served {
+        let missing = missing_tables(expected, present);
+        if !missing.is_empty() {
+            return Err(tables_missing_error(db_id, &missing, settings));
+        }
+    }
+    Ok(())
+}
+
+/// The names in `expected` missing from `present` (compared case-insensitively: PostgreSQL folds
+/// unquoted names to lower case, MySQL's folding depends on the server's settings).
+fn missing_tables(expected: &[String], present: &[String]) -> Vec<String> {
+    let present: std::collections::HashSet<String> =
+        present.iter().map(|t| t.to_lowercase()).collect();
+    expected
+        .iter()
+        .filter(|t| !present.contains(&t.to_lowercase()))
+        .cloned()
+        .collect()
+}
+
+/// The error for a db_id whose tables are missing on the server.
+fn tables_missing_error(db_id: &str, missing: &[String], settings: &ServerSettings) -> StartError {
+    let place = match settings.layout {
+        crate::input::config::Layout::Shared => {
+            "the database of `dataset.engine.url_env`".to_string()
+        }
+        crate::input::config::Layout::PerDbId => format!("database `{db_id}`"),
+    };
+    let shown: Vec<&str> = missing.iter().take(8).map(String::as_str).collect();
+    StartError::new(format!(
+        "`dataset.engine`: db_id `{db_id}`: {} of its tables (from `dataset.tables`) are missing in {place} (layout `{}`): {}{}; load them with `sqlgate load`",
+        missing.len(),
+        settings.layout.as_str(),
+        shown.join(", "),
+        if missing.len() > shown.len() { ", ..." } else { "" }
+    ))
+}
+
+/// Refuses a privileged role unless the config allows it, with the read-only set-up to use.
+pub fn enforce_role(
+    report: &RoleReport,
+    settings: &ServerSettings,
+    how_to: &str,
+) -> Result<(), StartError> {
+    if report.reasons.is_empty() || settings.allow_privileged_role {
+        if !report.reasons.is_empty() {
+            eprintln!(
+                "sqlgate: warning: the server role is privileged ({}); running anyway because `dataset.engine.allow_privileged_role: true`",
+                report.reasons.join("; ")
+            );
+        }
+        return Ok(());
+    }
+    Err(StartError::new(format!(
+        "`dataset.engine`: the role in `{}` is privileged: {}. Predictions come from pull requests and run on this server, so sqlgate refuses a role that could change data or reach the server's files. Create a read-only role (docs/SECURITY.md), e.g.\n{how_to}\nor set `dataset.engine.allow_privileged_role: true` to run anyway",
+        settings.url_env,
+        report.reasons.join("; ")
+    )))
+}
+
+/// A server error message for a query's [`crate::engine::exec::ExecError`]: cut to a readable
+/// length and scrubbed.
+pub fn query_message(message: &str) -> String {
+    crate::util::scrub::scrub_cut(message, 300)
+}
