@@ -8,6 +8,7 @@
 
 mod common;
 
+use common::comment_html::{comment_html, keep_for_screenshot, tags, COMMENT_ELEMENTS};
 use common::github::{FakeGitHub, TOKEN};
 use common::{git, shell, sqlgate_command};
 use serde_json::{json, Value};
@@ -229,6 +230,25 @@ fn headline(comment: &str) -> &str {
     comment.lines().nth(1).unwrap_or_default()
 }
 
+/// Checks `comment` as GitHub renders it (comrak, GitHub's extensions): only the elements
+/// sqlgate's markup makes (nothing dropped as unsafe), its first heading starting with `heading`
+/// and each of `elements` present; keeps the page as `name` for `.ci/screenshot-comments`.
+fn check_rendering(name: &str, comment: &str, heading: &str, elements: &[&str]) {
+    let html = comment_html(comment);
+    let rendered = tags(&html);
+    let foreign: Vec<&String> = rendered
+        .iter()
+        .filter(|tag| !COMMENT_ELEMENTS.contains(&tag.as_str()))
+        .collect();
+    assert!(foreign.is_empty(), "{foreign:?} in\n{html}");
+    assert!(!html.contains("raw HTML omitted"), "{html}");
+    assert!(html.contains(&format!("<h2>{heading}")), "{html}");
+    for element in elements {
+        assert!(rendered.contains(*element), "no <{element}> in\n{html}");
+    }
+    keep_for_screenshot(name, comment);
+}
+
 #[test]
 fn a_newcomer_adopts_sqlgate_and_every_pull_request_gets_the_right_comment() {
     let work = tempfile::tempdir().unwrap();
@@ -277,6 +297,12 @@ fn a_newcomer_adopts_sqlgate_and_every_pull_request_gets_the_right_comment() {
          allowed 0.0",
         "{comment}"
     );
+    check_rendering(
+        "comment-failing",
+        &comment,
+        "❌ sqlgate failed: ex 94.9 -&gt; 91.7 (-3.2), 5 regressed / 0 fixed",
+        &["table", "details", "summary", "pre", "code", "a", "sub"],
+    );
     assert!(run.outputs.contains("passed=false\n"), "{}", run.outputs);
 
     // 3. A pull request that fixes every item the baseline had wrong.
@@ -290,6 +316,12 @@ fn a_newcomer_adopts_sqlgate_and_every_pull_request_gets_the_right_comment() {
             .starts_with("## ✅ sqlgate passed: ex 94.9 -&gt; 100.0 (+5.1), 0 regressed / 8 fixed"),
         "{}",
         sticky(&api, 3)
+    );
+    check_rendering(
+        "comment-passing",
+        &sticky(&api, 3),
+        "✅ sqlgate passed: ex 94.9 -&gt; 100.0 (+5.1), 0 regressed / 8 fixed",
+        &["table", "a", "sub"],
     );
 
     // 4. A pull request that first passes, then deletes the predictions: the ✅ is replaced by
@@ -309,6 +341,12 @@ fn a_newcomer_adopts_sqlgate_and_every_pull_request_gets_the_right_comment() {
         "{comment}"
     );
     assert!(!comment.contains("✅"), "{comment}");
+    check_rendering(
+        "comment-could-not-evaluate",
+        &comment,
+        "⚠️ sqlgate could not evaluate: ",
+        &["p"],
+    );
     assert!(
         run.stdout.lines().any(
             |l| l.starts_with("::error title=sqlgate could not evaluate::")

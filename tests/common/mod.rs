@@ -131,6 +131,7 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 pub mod bird_minidev;
+pub mod comment_html;
 pub mod github;
 pub mod markdown;
 pub mod measure;
