@@ -30,6 +30,17 @@ fn warm_target() -> PathBuf {
         .to_path_buf()
 }
 
+/// The cargo profile the test build used (`dev`, or `release` under `cargo test --release`), so
+/// the source build finds its compiled dependencies.
+fn test_profile() -> &'static str {
+    let folder = Path::new(env!("CARGO_BIN_EXE_sqlgate")).parent().unwrap();
+    if folder.ends_with("release") {
+        "release"
+    } else {
+        "dev"
+    }
+}
+
 /// Whether `name` is a variable cargo sets for this test process (the package's name, version
 /// and folder, the binaries' paths: "Environment variables Cargo sets for crates"), which a
 /// runner does not have. A nested cargo must not see them: build scripts that watch one (ring
@@ -95,13 +106,13 @@ fn install_source_builds_the_actions_checkout_and_reuses_a_cached_build() {
         ("INSTALL", "source"),
         ("GITHUB_ACTION_PATH", checkout.to_str().unwrap()),
         ("SQLGATE_SOURCE_DIR", source_dir.to_str().unwrap()),
-        ("SQLGATE_SOURCE_PROFILE", "dev"),
+        ("SQLGATE_SOURCE_PROFILE", test_profile()),
         ("CARGO_TARGET_DIR", target.to_str().unwrap()),
     ];
     let (built, outputs) = install(dir, &env);
     assert!(built.status.success(), "{}", text(&built));
     assert!(
-        text(&built).contains("Finished `dev` profile"),
+        text(&built).contains(&format!("Finished `{}` profile", test_profile())),
         "cargo built: {}",
         text(&built)
     );
