@@ -1,7 +1,7 @@
 //! Report details a newcomer read wrong (issue 27, item 5), each a regression test: rows shown
 //! as the comparison ran the queries (spider-ts drops DISTINCT), labelled; skipped items counted
-//! and named; every changed item in the full report (not the first 200); the single-system
-//! note folded; the full report uploaded by the PR workflow (tests/adoption.rs checks the
+//! and named; every changed item in the full report (not the first 200); deltas that add up as
+//! printed; the single-system note folded; the full report uploaded by the PR workflow (tests/adoption.rs checks the
 //! comment links to it).
 
 mod common;
@@ -164,4 +164,39 @@ fn the_pr_workflow_uploads_the_report_as_the_artifact_the_comment_names() {
         ),
         "{workflow}"
     );
+}
+
+/// "84.2 -> 82.9 (-1.2)": the delta was the unrounded difference. Here the baseline is C3 with
+/// item 0 broken (148 / 157 = 94.27 %, printed 94.3) and the pull request breaks item 1 too
+/// (147 / 157 = 93.63 %, printed 93.6): the unrounded drop, 0.64, would print as 0.6; the
+/// printed values make 0.7, and every place prints that.
+#[test]
+fn deltas_add_up_as_printed() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path();
+    let predictions = std::fs::read_to_string(example().join("predictions/C3.txt")).unwrap();
+    let broken = |count: usize| {
+        let lines: Vec<&str> = predictions
+            .lines()
+            .enumerate()
+            .map(|(i, line)| if i < count { "SELECT 'broken'" } else { line })
+            .collect();
+        lines.join("\n") + "\n"
+    };
+    std::fs::write(dir.join("base.txt"), broken(1)).unwrap();
+    std::fs::write(dir.join("candidate.txt"), broken(2)).unwrap();
+    let (code, report) = gate(
+        dir,
+        &(example_dataset() + "metrics: [ex]\n"),
+        &dir.join("base.txt"),
+        &dir.join("candidate.txt"),
+    );
+    assert_eq!(code, Some(1), "{report}");
+    assert!(
+        report.contains("ex 94.3 -&gt; 93.6 (-0.7), 1 regressed / 0 fixed"),
+        "{report}"
+    );
+    assert!(report.contains("(94.3 -&gt; 93.6 on 157 items"), "{report}");
+    assert!(report.contains("93.6 (-0.7) n=157"), "{report}");
+    assert!(!report.contains("(-0.6)"), "{report}");
 }
