@@ -428,6 +428,20 @@ fn an_unpinned_release_names_the_install_paths_that_work_today() {
     assert_eq!(outputs, "");
     let (typo, _) = install(work.path(), &[("INSTALL", "sources")]);
     assert_eq!(typo.status.code(), Some(2));
+    let (mac, _) = install(
+        work.path(),
+        &[("RUNNER_OS", "macOS"), ("RUNNER_ARCH", "ARM64")],
+    );
+    assert_eq!(mac.status.code(), Some(2));
+    assert!(
+        text(&mac).contains(
+            "this runner is macOS: use a Linux runner, or the input install: source (builds this \
+             commit with the runner's cargo)"
+        ),
+        "{}",
+        text(&mac)
+    );
+    assert!(!text(&mac).contains("container"));
 }
 
 #[test]
