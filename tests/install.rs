@@ -476,3 +476,42 @@ fn action_yml_caches_the_source_build_under_the_commit_and_cargo_lock_key() {
     );
     assert_eq!(action["inputs"]["install"]["default"], "release");
 }
+
+/// Until action.yml pins a release's checksums, `install: release` cannot work, so every shipped
+/// workflow that uses the Action builds it from source (README's five-minute page copies them).
+#[test]
+fn every_shipped_workflow_installs_a_way_that_works_before_a_release() {
+    let action: serde_json::Value =
+        serde_norway::from_str(&std::fs::read_to_string(root().join("action.yml")).unwrap())
+            .unwrap();
+    let install = action["runs"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|step| step["id"] == "install")
+        .unwrap();
+    let pinned = install["env"]["SQLGATE_SHA256_X86_64"] != "";
+    let mut uses = 0;
+    for entry in std::fs::read_dir(root().join(".github/workflows")).unwrap() {
+        let path = entry.unwrap().path();
+        let workflow: serde_json::Value =
+            serde_norway::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        for (job, body) in workflow["jobs"].as_object().unwrap() {
+            for step in body["steps"].as_array().into_iter().flatten() {
+                let sqlgate = step["uses"]
+                    .as_str()
+                    .is_some_and(|u| u.starts_with("OWNER/sqlgate@"));
+                if sqlgate {
+                    uses += 1;
+                    let how = step["with"]["install"].as_str().unwrap_or("release");
+                    assert!(
+                        pinned || how == "source",
+                        "{} job {job}: install: {how} before a release is pinned",
+                        path.display()
+                    );
+                }
+            }
+        }
+    }
+    assert!(uses >= 7, "{uses} uses of the Action");
+}
