@@ -81,4 +81,18 @@ mod tests {
             !comment.contains("<img>") && !comment.contains("@team") && !comment.contains("\n# h")
         );
     }
+
+    #[test]
+    fn a_panic_becomes_an_internal_error_reason() {
+        let payload = std::panic::catch_unwind(|| panic!("index {} out of range", 7)).unwrap_err();
+        assert_eq!(
+            panic_message(payload.as_ref()),
+            "internal error (please report it): index 7 out of range"
+        );
+        let payload = std::panic::catch_unwind(|| std::panic::panic_any(3_u8)).unwrap_err();
+        assert_eq!(
+            panic_message(payload.as_ref()),
+            "internal error (please report it): no message"
+        );
+    }
 }
