@@ -503,3 +503,47 @@ fn a_suite_cached_outside_git_is_reused_only_when_the_base_recorded_its_manifest
         "{out}"
     );
 }
+
+#[test]
+fn a_merged_sharded_run_reports_the_shards_state_notes() {
+    let (dir, repo, base) = checkout();
+    std::fs::write(repo.join(".sqlgate/suite/gold-results.json"), "{}").unwrap();
+    commit(&repo, "emptied gold results");
+    let shards: Vec<String> = (1..=2)
+        .map(|i| {
+            let path = dir.path().join(format!("shard{i}.jsonl"));
+            let path = path.to_str().unwrap().to_string();
+            let run = sqlgate_in(
+                &repo,
+                &[
+                    "eval",
+                    "--config",
+                    "sqlgate.yml",
+                    "--shard",
+                    &format!("{i}/2"),
+                    "--jsonl",
+                    &path,
+                    "--trusted-base",
+                    &base,
+                ],
+            );
+            assert!(run.status.success(), "{}", text(&run));
+            path
+        })
+        .collect();
+    let mut args = vec![
+        "merge",
+        "--config",
+        "sqlgate.yml",
+        "--comment",
+        "never",
+        "--trusted-base",
+        &base,
+    ];
+    args.extend(shards.iter().map(String::as_str));
+    let merged = sqlgate_in(&repo, &args);
+    let out = text(&merged);
+    assert_eq!(merged.status.code(), Some(1), "{out}");
+    let note = "this pull request changes the distilled suite (.sqlgate/suite/gold-results.json)";
+    assert_eq!(out.matches(note).count(), 1, "{out}");
+}
