@@ -143,6 +143,21 @@ fn checkout() -> (tempfile::TempDir, PathBuf, String) {
     (dir, repo, history.base.clone())
 }
 
+/// Merges `shards` in the pull request's tree, trusting `base`.
+fn merge_trusting(repo: &Path, base: &str, shards: &[&str]) -> Output {
+    let mut args = vec![
+        "merge",
+        "--config",
+        "sqlgate.yml",
+        "--comment",
+        "never",
+        "--trusted-base",
+        base,
+    ];
+    args.extend(shards);
+    sqlgate_in(repo, &args)
+}
+
 /// Commits every change of the pull request's tree.
 fn commit(repo: &Path, message: &str) {
     git(repo, &["add", "-A"]);
@@ -413,21 +428,7 @@ fn a_committed_shard_or_one_scored_without_the_base_is_not_merged() {
         let run = sqlgate_in(&repo, &args);
         assert!(run.status.success(), "{}", text(&run));
     };
-    let merge = |name: &str| {
-        sqlgate_in(
-            &repo,
-            &[
-                "merge",
-                "--config",
-                "sqlgate.yml",
-                "--comment",
-                "never",
-                "--trusted-base",
-                &base,
-                name,
-            ],
-        )
-    };
+    let merge = |name: &str| merge_trusting(&repo, &base, &[name]);
     shard(artifact, true);
     let merged = merge(artifact);
     assert_eq!(merged.status.code(), Some(1), "{}", text(&merged));
@@ -531,17 +532,8 @@ fn a_merged_sharded_run_reports_the_shards_state_notes() {
             path
         })
         .collect();
-    let mut args = vec![
-        "merge",
-        "--config",
-        "sqlgate.yml",
-        "--comment",
-        "never",
-        "--trusted-base",
-        &base,
-    ];
-    args.extend(shards.iter().map(String::as_str));
-    let merged = sqlgate_in(&repo, &args);
+    let shards: Vec<&str> = shards.iter().map(String::as_str).collect();
+    let merged = merge_trusting(&repo, &base, &shards);
     let out = text(&merged);
     assert_eq!(merged.status.code(), Some(1), "{out}");
     let note = "this pull request changes the distilled suite (.sqlgate/suite/gold-results.json)";
