@@ -101,16 +101,35 @@ fn add(
 ) {
     let item = &shared.dataset.items[index];
     let prediction = &shared.predictions[system][index];
-    let list = by_schema.entry(item.db_id.clone()).or_default();
     let name = format!("{system} #{index}");
+    add_pair(
+        by_schema,
+        &item.db_id,
+        &item.sql,
+        prediction,
+        needs_rows,
+        name,
+    );
+}
+
+/// Adds the pair `(gold, prediction)` on `db_id`, known as `name`, to its schema's list.
+fn add_pair(
+    by_schema: &mut BTreeMap<String, Vec<Match>>,
+    db_id: &str,
+    gold: &str,
+    prediction: &str,
+    needs_rows: bool,
+    name: String,
+) {
+    let list = by_schema.entry(db_id.to_string()).or_default();
     match list
         .iter_mut()
-        .find(|m| m.gold == item.sql && m.prediction == *prediction)
+        .find(|m| m.gold == gold && m.prediction == prediction)
     {
         Some(found) => found.items.push(name),
         None => list.push(Match {
-            gold: item.sql.clone(),
-            prediction: prediction.clone(),
+            gold: gold.to_string(),
+            prediction: prediction.to_string(),
             needs_rows,
             items: vec![name],
         }),
@@ -130,9 +149,14 @@ struct Found {
     held: Vec<String>,
 }
 
-/// Checks every pair on [`DATABASES`] databases of its schema, generated once per schema.
-fn check(shared: &Shared, by_schema: &BTreeMap<String, Vec<Match>>) -> Found {
-    let profile = Profile::new(&CompareConfig::default());
+/// Checks every pair on [`DATABASES`] databases of its schema, generated once per schema,
+/// under spider-ts (which removes DISTINCT before execution, as the official evaluator does,
+/// unless `keep_distinct`).
+fn check(shared: &Shared, by_schema: &BTreeMap<String, Vec<Match>>, keep_distinct: bool) -> Found {
+    let profile = Profile::new(&CompareConfig {
+        keep_distinct,
+        ..CompareConfig::default()
+    });
     let executor = Executor::new(Limits {
         timeout: Duration::from_secs(5),
         max_rows: 100_000,
@@ -247,7 +271,7 @@ fn every_esm_plus_match_holds_on_random_databases_of_the_declared_schema() {
             }
         }
     }
-    let found = check(&shared, &by_schema);
+    let found = check(&shared, &by_schema, false);
     println!(
         "ESM+ soundness: {matches} matches of prediction text != gold text ({} distinct pairs, \
          {} schemas), each on {DATABASES} random databases of its schema ({} generated, rows per \
@@ -291,7 +315,7 @@ fn the_check_refutes_the_known_false_matches_of_the_authors_script() {
             );
         }
     }
-    let found = check(&shared, &by_schema);
+    let found = check(&shared, &by_schema, false);
     println!(
         "known false matches: {} pairs, {} refuted; not refuted: {:?} {:?}",
         found.pairs,
@@ -305,5 +329,102 @@ fn the_check_refutes_the_known_false_matches_of_the_authors_script() {
         "only {} of {} known false matches refuted",
         found.contradicted.len(),
         found.pairs
+    );
+}
+
+/// The schema rules of issue 29 on the Spider schemas whose items showed them (pets_1 #63,
+/// tvshow #643, cre_Doc_Template_Mgt #305) and one with a composite primary key: EXCEPT as
+/// NOT IN over a column without NULL (DISTINCT kept when it is not UNIQUE), a join onto a parent
+/// dropped through a declared foreign key (NOT NULL, by declaration or as a primary-key column;
+/// or nullable, leaving `fk IS NOT NULL`), and EXCEPT branches that differ only in such a join.
+const SCHEMA_RULES_HOLD: [(&str, &str, &str); 14] = [
+    ("pets_1", PETS_GOLD, "SELECT stuid FROM student WHERE stuid NOT IN (SELECT T1.stuid FROM student AS T1 JOIN has_pet AS T2 ON T1.stuid = T2.stuid JOIN pets AS T3 ON T3.petid = T2.petid WHERE T3.pettype = 'cat')"),
+    ("pets_1", PETS_GOLD, "SELECT stuid FROM student EXCEPT SELECT T2.stuid FROM has_pet AS T2 JOIN pets AS T3 ON T3.petid = T2.petid WHERE T3.pettype = 'cat'"),
+    ("pets_1", PETS_GOLD, "SELECT StuID FROM Student WHERE StuID NOT IN (SELECT StuID FROM Has_Pet WHERE StuID IS NOT NULL AND PetID IN (SELECT PetID FROM Pets WHERE PetType = 'cat'))"),
+    ("tvshow", TVSHOW_GOLD, "SELECT id FROM tv_channel WHERE id NOT IN (SELECT T1.id FROM tv_channel AS T1 JOIN cartoon AS T2 ON T1.id = T2.channel WHERE T2.directed_by = 'Ben Jones')"),
+    ("tvshow", TVSHOW_GOLD, "SELECT id FROM tv_channel EXCEPT SELECT T1.id FROM tv_channel AS T1 JOIN cartoon AS T2 ON T1.id = T2.channel WHERE T2.directed_by = 'Ben Jones'"),
+    ("tvshow", TVSHOW_GOLD, "SELECT c.id FROM TV_Channel c WHERE c.id NOT IN (SELECT t.Channel FROM Cartoon t WHERE t.Directed_by = 'Ben Jones' AND t.Channel IS NOT NULL)"),
+    ("cre_Doc_Template_Mgt", "SELECT count(DISTINCT template_id) FROM Documents", "SELECT COUNT(DISTINCT templates.template_id) FROM documents JOIN templates ON documents.template_id = templates.template_id"),
+    ("cre_Doc_Template_Mgt", "SELECT template_type_code FROM templates EXCEPT SELECT template_type_code FROM templates WHERE version_number > 5", "SELECT DISTINCT template_type_code FROM templates WHERE template_type_code NOT IN (SELECT template_type_code FROM templates WHERE version_number > 5)"),
+    ("cre_Doc_Template_Mgt", "SELECT T1.document_name FROM documents AS T1 JOIN templates AS T2 ON T1.template_id = T2.template_id", "SELECT document_name FROM documents WHERE template_id IS NOT NULL"),
+    ("cre_Doc_Template_Mgt", "SELECT template_id FROM templates EXCEPT SELECT template_id FROM documents", "SELECT template_id FROM templates EXCEPT SELECT T2.template_id FROM documents AS T1 JOIN templates AS T2 ON T1.template_id = T2.template_id"),
+    ("cre_Doc_Template_Mgt", "SELECT template_id FROM templates EXCEPT SELECT template_id FROM documents", "SELECT template_id FROM templates WHERE template_id NOT IN (SELECT T2.template_id FROM documents AS T1 JOIN templates AS T2 ON T1.template_id = T2.template_id)"),
+    ("cre_Doc_Template_Mgt", "SELECT T2.template_id, count(*) FROM documents AS T1 JOIN templates AS T2 ON T1.template_id = T2.template_id GROUP BY T2.template_id", "SELECT template_id, count(*) FROM documents WHERE template_id IS NOT NULL GROUP BY template_id"),
+    ("museum_visit", "SELECT T1.num_of_ticket FROM visit AS T1 JOIN museum AS T2 ON T1.museum_id = T2.museum_id", "SELECT num_of_ticket FROM visit"),
+    ("museum_visit", "SELECT count(*) FROM visit AS T1 JOIN museum AS T2 ON T1.museum_id = T2.museum_id WHERE T1.total_spent > 10", "SELECT count(*) FROM visit WHERE total_spent > 10"),
+];
+
+/// The negative controls: the same shapes with a precondition broken (a nullable subtracted or
+/// selected column, a missing DISTINCT, a nullable foreign key whose NULL rows count, a join on
+/// columns no foreign key declares). None may match, and each must differ on some database.
+const SCHEMA_RULES_BROKEN: [(&str, &str, &str); 9] = [
+    ("pets_1", PETS_GOLD, "SELECT student.stuid FROM student WHERE student.stuid NOT IN ( SELECT has_pet.stuid FROM has_pet INNER JOIN pets ON has_pet.petid = pets.petid WHERE pets.pettype = 'cat' )"),
+    ("tvshow", TVSHOW_GOLD, "SELECT tv_channel.id FROM tv_channel WHERE tv_channel.id NOT IN ( SELECT cartoon.channel FROM cartoon WHERE cartoon.directed_by = 'Ben Jones' )"),
+    ("cre_Doc_Template_Mgt", "SELECT template_type_code FROM templates EXCEPT SELECT template_type_code FROM templates WHERE version_number > 5", "SELECT template_type_code FROM templates WHERE template_type_code NOT IN (SELECT template_type_code FROM templates WHERE version_number > 5)"),
+    ("cre_Doc_Template_Mgt", "SELECT document_name FROM documents EXCEPT SELECT document_name FROM documents WHERE document_id > 3", "SELECT DISTINCT document_name FROM documents WHERE document_name NOT IN (SELECT document_name FROM documents WHERE document_id > 3)"),
+    ("cre_Doc_Template_Mgt", "SELECT T1.document_name FROM documents AS T1 JOIN templates AS T2 ON T1.template_id = T2.template_id", "SELECT document_name FROM documents"),
+    ("cre_Doc_Template_Mgt", "SELECT T1.document_name FROM documents AS T1 JOIN templates AS T2 ON T1.template_id = T2.version_number WHERE T1.template_id IS NOT NULL", "SELECT document_name FROM documents WHERE template_id IS NOT NULL"),
+    ("cre_Doc_Template_Mgt", "SELECT count(*) FROM documents AS T1 JOIN templates AS T2 ON T1.template_id = T2.template_id", "SELECT count(*) FROM documents"),
+    ("cre_Doc_Template_Mgt", "SELECT max(T1.document_id) FROM documents AS T1 JOIN templates AS T2 ON T1.template_id = T2.template_id", "SELECT max(document_id) FROM documents"),
+    ("cre_Doc_Template_Mgt", "SELECT document_name FROM documents WHERE document_name IS NOT NULL EXCEPT SELECT T1.document_name FROM documents AS T1 JOIN templates AS T2 ON T1.template_id = T2.template_id", "SELECT document_name FROM documents WHERE document_name IS NOT NULL EXCEPT SELECT document_name FROM documents"),
+];
+
+const PETS_GOLD: &str = "SELECT stuid FROM student EXCEPT SELECT T1.stuid FROM student AS T1 JOIN has_pet AS T2 ON T1.stuid = T2.stuid JOIN pets AS T3 ON T3.petid = T2.petid WHERE T3.pettype = 'cat'";
+const TVSHOW_GOLD: &str =
+    "SELECT id FROM TV_Channel EXCEPT SELECT channel FROM cartoon WHERE directed_by = 'Ben Jones'";
+
+/// The pairs of `list` grouped by schema, each checked first against ESM+'s verdict `matches`.
+fn schema_rule_pairs(
+    shared: &Shared,
+    list: &[(&str, &str, &str)],
+    matches: bool,
+) -> BTreeMap<String, Vec<Match>> {
+    let mut by_schema = BTreeMap::new();
+    for (number, (db_id, gold, prediction)) in list.iter().enumerate() {
+        let verdict = compare(gold, prediction, &shared.facts[*db_id]).unwrap();
+        assert_eq!(
+            verdict.matches, matches,
+            "ESM+ on {db_id}\n  {gold}\n  {prediction}"
+        );
+        let name = format!("pair {number} ({db_id})");
+        add_pair(&mut by_schema, db_id, gold, prediction, false, name);
+    }
+    by_schema
+}
+
+/// Checked with DISTINCT kept: ESM+ compares it, and EXCEPT removes duplicates that the NOT IN
+/// form removes only with DISTINCT.
+#[test]
+fn the_schema_rules_match_what_the_declared_schema_makes_equal_and_only_that() {
+    let shared = shared();
+    let holding = check(
+        &shared,
+        &schema_rule_pairs(&shared, &SCHEMA_RULES_HOLD, true),
+        true,
+    );
+    assert!(
+        holding.contradicted.is_empty(),
+        "{}",
+        holding.contradicted.join("\n\n")
+    );
+    assert!(holding.undecided.is_empty(), "{:?}", holding.undecided);
+    assert_eq!(holding.held.len(), SCHEMA_RULES_HOLD.len());
+    let broken = check(
+        &shared,
+        &schema_rule_pairs(&shared, &SCHEMA_RULES_BROKEN, false),
+        true,
+    );
+    println!(
+        "schema rules: {} pairs held on {DATABASES} databases each; {} of {} broken variants refuted",
+        holding.held.len(),
+        broken.contradicted.len(),
+        SCHEMA_RULES_BROKEN.len()
+    );
+    assert_eq!(
+        broken.contradicted.len(),
+        SCHEMA_RULES_BROKEN.len(),
+        "not refuted: {:?} {:?}",
+        broken.held,
+        broken.undecided
     );
 }

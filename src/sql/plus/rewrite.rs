@@ -193,6 +193,7 @@ impl Rewriter<'_> {
         select.group_by.sort();
         self.group_by_key(select);
         self.unneeded_join(select, order_by);
+        self.is_not_null_under_aggregates(select);
         self.join_column(select, order_by);
         self.redundant_distinct(select);
         if inner_only(&select.from) {

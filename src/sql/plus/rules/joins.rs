@@ -1,8 +1,8 @@
 //! Rules 12, 13 and 16: a join as IN, a join nothing needs, and columns a join equates.
 
 use crate::sql::plus::form::{
-    comparison, conjunction, for_each_expr, inner_only, mentions_table, Body, Expr, JoinKind,
-    Query, Select, Source,
+    comparison, conjunction, equated_by, for_each_expr, inner_only, mentions_table, Body, Expr,
+    JoinKind, Query, Select, Source,
 };
 use crate::sql::plus::rewrite::{join_classes, stand_for_each_other, Rewriter};
 use crate::sql::plus::Rule;
@@ -89,8 +89,10 @@ impl Rewriter<'_> {
     }
 
     /// Rule 13: an inner-joined table used only by its join, joined through a declared foreign
-    /// key whose column is declared NOT NULL onto its UNIQUE NOT NULL column, is dropped (each
-    /// row of the other table matches exactly one row, foreign keys taken as enforced).
+    /// key onto its UNIQUE NOT NULL column, is dropped: with foreign keys taken as enforced, each
+    /// row of the other table whose foreign key is not NULL matches exactly one row, and one
+    /// whose foreign key is NULL matches none. A foreign key declared NOT NULL (or a column of
+    /// the child's primary key) keeps every row; a nullable one becomes `fk IS NOT NULL`.
     pub(in crate::sql::plus) fn unneeded_join(
         &mut self,
         select: &mut Select,
@@ -130,9 +132,7 @@ impl Rewriter<'_> {
                 (child.clone(), ccol.clone()),
                 (parent.clone(), pcol.clone()),
             );
-            let total =
-                self.facts.foreign_keys.contains(&key) && self.facts.not_null.contains(&key.0);
-            if parent == child || !total {
+            if parent == child || !self.facts.foreign_keys.contains(&key) {
                 continue;
             }
             let occurrences = select
@@ -151,7 +151,7 @@ impl Rewriter<'_> {
             let parent_column = Expr::Column(parent.clone(), pcol.clone());
             let child_column = Expr::Column(child.clone(), ccol.clone());
             let classes = if stand_for_each_other(&parent_column, &child_column, self.facts) {
-                vec![(parent_column, child_column)]
+                vec![(parent_column, child_column.clone())]
             } else {
                 Vec::new()
             };
@@ -165,6 +165,14 @@ impl Rewriter<'_> {
             });
             if uses_parent {
                 continue;
+            }
+            if !self.facts.not_null.contains(&key.0) && !equated_by(&others.on, &child_column) {
+                // The join kept exactly the rows whose foreign key is not NULL.
+                let conjuncts = others.filter.take().into_iter().chain([Expr::IsNull {
+                    expr: Box::new(child_column),
+                    negated: true,
+                }]);
+                others.filter = conjunction(conjuncts.collect());
             }
             *select = others;
             order_by.clone_from_slice(&other_order);

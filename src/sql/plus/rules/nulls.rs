@@ -56,6 +56,58 @@ impl Rewriter<'_> {
         }
         select.filter = conjunction(kept);
     }
+
+    /// Rule 8 under aggregates: a select without GROUP BY or HAVING whose every item is
+    /// `COUNT/SUM/AVG/MIN/MAX([DISTINCT] c)` gives one row from the non-NULL values of c alone,
+    /// so a `c IS NOT NULL` conjunct (written, or left by rule 13 for a nullable foreign key)
+    /// changes nothing.
+    pub(in crate::sql::plus) fn is_not_null_under_aggregates(&mut self, select: &mut Select) {
+        if has_outer_join(&select.from)
+            || !select.group_by.is_empty()
+            || select.having.is_some()
+            || !self.allow(Rule::IsNotNull)
+        {
+            return;
+        }
+        let Some(column) = aggregated_column(&select.items) else {
+            return;
+        };
+        let Some(filter) = select.filter.take() else {
+            return;
+        };
+        let conjuncts = match filter {
+            Expr::And(list) => list,
+            other => vec![other],
+        };
+        let before = conjuncts.len();
+        let kept: Vec<Expr> = conjuncts
+            .into_iter()
+            .filter(|e| !matches!(e, Expr::IsNull { expr, negated: true } if **expr == column))
+            .collect();
+        if kept.len() != before {
+            self.fire(Rule::IsNotNull);
+        }
+        select.filter = conjunction(kept);
+    }
+}
+
+/// The column every item of `items` aggregates, when each is an aggregate that skips NULL.
+fn aggregated_column(items: &[Expr]) -> Option<Expr> {
+    let mut found: Option<&Expr> = None;
+    for item in items {
+        let Expr::Func { name, args, .. } = item else {
+            return None;
+        };
+        let [column @ Expr::Column(..)] = args.as_slice() else {
+            return None;
+        };
+        let skips_null = matches!(name.as_str(), "count" | "sum" | "avg" | "min" | "max");
+        if !skips_null || found.is_some_and(|f| f != column) {
+            return None;
+        }
+        found = Some(column);
+    }
+    found.cloned()
 }
 
 #[cfg(test)]
