@@ -49,11 +49,13 @@ pub enum Rule {
     UnionAsOr,
     /// 5: `GROUP BY c1, c2, ...` = `GROUP BY c1` (c1 UNIQUE and NOT NULL, one table).
     GroupByKey,
-    /// 6: `SELECT c FROM t EXCEPT q` = `... WHERE c NOT IN (q)` (c key; q's column NOT NULL).
+    /// 6: `SELECT c FROM t EXCEPT q` = `... WHERE c NOT IN (q)` (c never NULL, DISTINCT unless c
+    /// UNIQUE; q's NULL rows dropped first, q's column then never NULL).
     ExceptAsNotIn,
     /// 7: `COUNT(c)` = `COUNT(*)` (c NOT NULL, no outer join).
     CountStar,
-    /// 8: `WHERE c IS NOT NULL` dropped (c NOT NULL, no outer join).
+    /// 8: `WHERE c IS NOT NULL` dropped (c NOT NULL, no outer join; or every item an aggregate
+    /// of c that skips NULL, no GROUP BY).
     IsNotNull,
     /// 9: `SELECT MIN/MAX(c) FROM t` = `SELECT c FROM t ORDER BY c LIMIT 1` (t non-empty, c NOT NULL).
     ExtremeOrderLimit,
@@ -63,7 +65,8 @@ pub enum Rule {
     NumericString,
     /// 12: `c2 IN (SELECT c1 FROM t1 WHERE d1)` = `t1 JOIN t2 ON t1.c1 = t2.c2 WHERE d1` (c1 key).
     InAsJoin,
-    /// 13: a joined table nothing else uses dropped (total foreign key to a key).
+    /// 13: a joined table nothing else uses dropped (declared foreign key onto a key; a nullable
+    /// one leaves `fk IS NOT NULL`).
     UnneededJoin,
     /// 14: `t1 AS t` = `t1 t` (aliases resolved; always).
     TableAlias,

@@ -322,4 +322,18 @@ mod tests {
             "'1' joined with 1 is shown differently"
         );
     }
+
+    #[test]
+    fn rule_13_over_a_nullable_foreign_key_leaves_is_not_null() {
+        let mut nullable = facts();
+        nullable.not_null.remove(&id("dogs", "owner_id"));
+        let join = "SELECT T1.name FROM dogs AS T1 JOIN owners AS T2 ON T1.owner_id = T2.owner_id";
+        let filtered = "SELECT name FROM dogs WHERE owner_id IS NOT NULL";
+        assert!(equivalent(join, filtered, &nullable));
+        assert!(!equivalent(join, "SELECT name FROM dogs", &nullable));
+        // Without the declared foreign key, the join may drop any row.
+        let mut undeclared = nullable.clone();
+        undeclared.foreign_keys.clear();
+        assert!(!equivalent(join, filtered, &undeclared));
+    }
 }

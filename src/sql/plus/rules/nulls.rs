@@ -146,4 +146,26 @@ mod tests {
         let b = "SELECT name FROM dogs";
         only_when_verified(Rule::IsNotNull, a, b);
     }
+
+    #[test]
+    fn rule_8_under_aggregates_that_skip_null() {
+        fires(
+            Rule::IsNotNull,
+            "SELECT count(DISTINCT age), max(age) FROM dogs WHERE age IS NOT NULL",
+            "SELECT count(DISTINCT age), max(age) FROM dogs",
+        );
+        differ(
+            "SELECT count(*) FROM dogs WHERE age IS NOT NULL",
+            "SELECT count(*) FROM dogs",
+        );
+        differ(
+            "SELECT max(name) FROM dogs WHERE age IS NOT NULL",
+            "SELECT max(name) FROM dogs",
+        );
+        // A group whose ages are all NULL disappears with the condition.
+        differ(
+            "SELECT max(age) FROM dogs WHERE age IS NOT NULL GROUP BY name",
+            "SELECT max(age) FROM dogs GROUP BY name",
+        );
+    }
 }

@@ -298,4 +298,33 @@ mod tests {
             "SELECT name FROM dogs",
         );
     }
+
+    #[test]
+    fn rule_6_keeps_distinct_for_a_column_that_is_not_unique() {
+        let mut named = facts();
+        named.not_null.insert(id("dogs", "name"));
+        let except = "SELECT name FROM dogs EXCEPT SELECT name FROM dogs WHERE age > 3";
+        let sub = "(SELECT name FROM dogs WHERE age > 3)";
+        let distinct = format!("SELECT DISTINCT name FROM dogs WHERE name NOT IN {sub}");
+        assert!(equivalent(except, &distinct, &named));
+        let repeated = format!("SELECT name FROM dogs WHERE name NOT IN {sub}");
+        assert!(!equivalent(except, &repeated, &named));
+        // A NULL name stays in EXCEPT's result and fails NOT IN.
+        assert!(!equivalent(except, &distinct, &facts()));
+    }
+
+    #[test]
+    fn rule_6_drops_the_null_rows_of_the_subtracted_side() {
+        let mut nullable = facts();
+        nullable.not_null.remove(&id("dogs", "owner_id"));
+        let owners = "SELECT owner_id FROM owners";
+        let plain = format!("{owners} EXCEPT SELECT owner_id FROM dogs WHERE age > 3");
+        let joined = format!("{owners} EXCEPT SELECT T2.owner_id FROM dogs AS T1 JOIN owners AS T2 ON T1.owner_id = T2.owner_id WHERE T1.age > 3");
+        let not_in = format!("{owners} WHERE owner_id NOT IN (SELECT owner_id FROM dogs WHERE age > 3 AND owner_id IS NOT NULL)");
+        assert!(equivalent(&plain, &joined, &nullable));
+        assert!(equivalent(&plain, &not_in, &nullable));
+        let with_null =
+            format!("{owners} WHERE owner_id NOT IN (SELECT owner_id FROM dogs WHERE age > 3)");
+        assert!(!equivalent(&plain, &with_null, &nullable));
+    }
 }
