@@ -337,7 +337,7 @@ fn the_check_refutes_the_known_false_matches_of_the_authors_script() {
 /// NOT IN over a column without NULL (DISTINCT kept when it is not UNIQUE), a join onto a parent
 /// dropped through a declared foreign key (NOT NULL, by declaration or as a primary-key column;
 /// or nullable, leaving `fk IS NOT NULL`), and EXCEPT branches that differ only in such a join.
-const SCHEMA_RULES_HOLD: [(&str, &str, &str); 14] = [
+const SCHEMA_RULES_HOLD: [(&str, &str, &str); 16] = [
     ("pets_1", PETS_GOLD, "SELECT stuid FROM student WHERE stuid NOT IN (SELECT T1.stuid FROM student AS T1 JOIN has_pet AS T2 ON T1.stuid = T2.stuid JOIN pets AS T3 ON T3.petid = T2.petid WHERE T3.pettype = 'cat')"),
     ("pets_1", PETS_GOLD, "SELECT stuid FROM student EXCEPT SELECT T2.stuid FROM has_pet AS T2 JOIN pets AS T3 ON T3.petid = T2.petid WHERE T3.pettype = 'cat'"),
     ("pets_1", PETS_GOLD, "SELECT StuID FROM Student WHERE StuID NOT IN (SELECT StuID FROM Has_Pet WHERE StuID IS NOT NULL AND PetID IN (SELECT PetID FROM Pets WHERE PetType = 'cat'))"),
@@ -350,6 +350,8 @@ const SCHEMA_RULES_HOLD: [(&str, &str, &str); 14] = [
     ("cre_Doc_Template_Mgt", "SELECT template_id FROM templates EXCEPT SELECT template_id FROM documents", "SELECT template_id FROM templates EXCEPT SELECT T2.template_id FROM documents AS T1 JOIN templates AS T2 ON T1.template_id = T2.template_id"),
     ("cre_Doc_Template_Mgt", "SELECT template_id FROM templates EXCEPT SELECT template_id FROM documents", "SELECT template_id FROM templates WHERE template_id NOT IN (SELECT T2.template_id FROM documents AS T1 JOIN templates AS T2 ON T1.template_id = T2.template_id)"),
     ("cre_Doc_Template_Mgt", "SELECT T2.template_id, count(*) FROM documents AS T1 JOIN templates AS T2 ON T1.template_id = T2.template_id GROUP BY T2.template_id", "SELECT template_id, count(*) FROM documents WHERE template_id IS NOT NULL GROUP BY template_id"),
+    ("cre_Doc_Template_Mgt", "SELECT T1.document_name FROM documents AS T1 JOIN templates AS T2 ON T1.template_id = T2.template_id", "SELECT document_name FROM documents WHERE template_id IN (SELECT template_id FROM templates)"),
+    ("cre_Doc_Template_Mgt", "SELECT T1.paragraph_text FROM paragraphs AS T1 JOIN documents AS T2 ON T1.document_id = T2.document_id", "SELECT paragraph_text FROM paragraphs WHERE document_id IN (SELECT document_id FROM documents)"),
     ("museum_visit", "SELECT T1.num_of_ticket FROM visit AS T1 JOIN museum AS T2 ON T1.museum_id = T2.museum_id", "SELECT num_of_ticket FROM visit"),
     ("museum_visit", "SELECT count(*) FROM visit AS T1 JOIN museum AS T2 ON T1.museum_id = T2.museum_id WHERE T1.total_spent > 10", "SELECT count(*) FROM visit WHERE total_spent > 10"),
 ];
@@ -357,7 +359,7 @@ const SCHEMA_RULES_HOLD: [(&str, &str, &str); 14] = [
 /// The negative controls: the same shapes with a precondition broken (a nullable subtracted or
 /// selected column, a missing DISTINCT, a nullable foreign key whose NULL rows count, a join on
 /// columns no foreign key declares). None may match, and each must differ on some database.
-const SCHEMA_RULES_BROKEN: [(&str, &str, &str); 9] = [
+const SCHEMA_RULES_BROKEN: [(&str, &str, &str); 10] = [
     ("pets_1", PETS_GOLD, "SELECT student.stuid FROM student WHERE student.stuid NOT IN ( SELECT has_pet.stuid FROM has_pet INNER JOIN pets ON has_pet.petid = pets.petid WHERE pets.pettype = 'cat' )"),
     ("tvshow", TVSHOW_GOLD, "SELECT tv_channel.id FROM tv_channel WHERE tv_channel.id NOT IN ( SELECT cartoon.channel FROM cartoon WHERE cartoon.directed_by = 'Ben Jones' )"),
     ("cre_Doc_Template_Mgt", "SELECT template_type_code FROM templates EXCEPT SELECT template_type_code FROM templates WHERE version_number > 5", "SELECT template_type_code FROM templates WHERE template_type_code NOT IN (SELECT template_type_code FROM templates WHERE version_number > 5)"),
@@ -367,6 +369,7 @@ const SCHEMA_RULES_BROKEN: [(&str, &str, &str); 9] = [
     ("cre_Doc_Template_Mgt", "SELECT count(*) FROM documents AS T1 JOIN templates AS T2 ON T1.template_id = T2.template_id", "SELECT count(*) FROM documents"),
     ("cre_Doc_Template_Mgt", "SELECT max(T1.document_id) FROM documents AS T1 JOIN templates AS T2 ON T1.template_id = T2.template_id", "SELECT max(document_id) FROM documents"),
     ("cre_Doc_Template_Mgt", "SELECT document_name FROM documents WHERE document_name IS NOT NULL EXCEPT SELECT T1.document_name FROM documents AS T1 JOIN templates AS T2 ON T1.template_id = T2.template_id", "SELECT document_name FROM documents WHERE document_name IS NOT NULL EXCEPT SELECT document_name FROM documents"),
+    ("cre_Doc_Template_Mgt", "SELECT document_name FROM documents WHERE template_id IN (SELECT template_id FROM templates)", "SELECT document_name FROM documents"),
 ];
 
 const PETS_GOLD: &str = "SELECT stuid FROM student EXCEPT SELECT T1.stuid FROM student AS T1 JOIN has_pet AS T2 ON T1.stuid = T2.stuid JOIN pets AS T3 ON T3.petid = T2.petid WHERE T3.pettype = 'cat'";

@@ -189,6 +189,7 @@ impl Rewriter<'_> {
         }
         self.self_in(select);
         self.star_columns(select);
+        self.in_whole_parent(select);
         self.is_not_null(select);
         select.group_by.sort();
         self.group_by_key(select);

@@ -111,6 +111,72 @@ impl Rewriter<'_> {
         }
     }
 
+    /// Rule 13 written as IN: a top-level WHERE conjunct `fk IN (SELECT k FROM t)` over the
+    /// whole of t, fk a declared foreign key onto t's key k, holds exactly when fk is not NULL
+    /// (foreign keys taken as enforced; a NULL and a false conjunct both drop the row), so it is
+    /// `fk IS NOT NULL`, the form the dropped join leaves (rule 8 then drops it if fk is NOT
+    /// NULL).
+    pub(in crate::sql::plus) fn in_whole_parent(&mut self, select: &mut Select) {
+        if !self.allow(Rule::UnneededJoin) {
+            return;
+        }
+        let Some(filter) = select.filter.take() else {
+            return;
+        };
+        let conjuncts = match filter {
+            Expr::And(list) => list,
+            other => vec![other],
+        };
+        let mut changed = false;
+        let rewritten = conjuncts
+            .into_iter()
+            .map(|conjunct| match self.whole_parent_member(&conjunct) {
+                Some(child) => {
+                    changed = true;
+                    Expr::IsNull {
+                        expr: Box::new(child),
+                        negated: true,
+                    }
+                }
+                None => conjunct,
+            })
+            .collect();
+        select.filter = conjunction(rewritten);
+        if changed {
+            self.fire(Rule::UnneededJoin);
+        }
+    }
+
+    /// The foreign-key column of `expr` when it is `fk IN (SELECT k FROM t)`, with nothing but
+    /// t's key k read from the whole of t, and fk declared a foreign key onto it.
+    fn whole_parent_member(&self, expr: &Expr) -> Option<Expr> {
+        let Expr::InQuery {
+            expr: child,
+            query,
+            negated: false,
+        } = expr
+        else {
+            return None;
+        };
+        let Expr::Column(ct, cc) = &**child else {
+            return None;
+        };
+        let Body::Select(sub) = &query.body else {
+            return None;
+        };
+        let [Expr::Column(pt, pc)] = sub.items.as_slice() else {
+            return None;
+        };
+        let whole = matches!(sub.from.as_slice(), [(JoinKind::Inner, Source::Table(t))] if t == pt)
+            && sub.on.is_empty()
+            && sub.filter.is_none()
+            && sub.group_by.is_empty()
+            && sub.having.is_none()
+            && query.limit.is_none();
+        let key = ((ct.clone(), cc.clone()), (pt.clone(), pc.clone()));
+        (whole && self.facts.foreign_keys.contains(&key)).then(|| (**child).clone())
+    }
+
     fn try_drop_join(
         &mut self,
         select: &mut Select,
@@ -321,6 +387,23 @@ mod tests {
             ),
             "'1' joined with 1 is shown differently"
         );
+    }
+
+    #[test]
+    fn rule_13_in_over_the_whole_parent_is_the_join() {
+        let join = "SELECT T1.name FROM dogs AS T1 JOIN owners AS T2 ON T1.owner_id = T2.owner_id";
+        let within = "SELECT name FROM dogs WHERE owner_id IN (SELECT owner_id FROM owners)";
+        assert!(equivalent(join, within, &facts()));
+        assert!(equivalent(within, "SELECT name FROM dogs", &facts()));
+        let mut nullable = facts();
+        nullable.not_null.remove(&id("dogs", "owner_id"));
+        assert!(equivalent(join, within, &nullable));
+        assert!(!equivalent(within, "SELECT name FROM dogs", &nullable));
+        let some = "SELECT name FROM dogs WHERE owner_id IN (SELECT owner_id FROM owners WHERE city = 'x')";
+        assert!(!equivalent(some, "SELECT name FROM dogs", &facts()));
+        let mut undeclared = facts();
+        undeclared.foreign_keys.clear();
+        assert!(!equivalent(within, "SELECT name FROM dogs", &undeclared));
     }
 
     #[test]
