@@ -41,7 +41,8 @@ pub const MAX_QUERY_CHARS: usize = 20_000;
 pub enum Rule {
     /// 1: `WHERE c = (SELECT MIN/MAX(c) FROM t)` = `ORDER BY c ASC/DESC LIMIT 1` (c UNIQUE, NOT NULL).
     ExtremeSubquery,
-    /// 2: `SELECT DISTINCT c` = `SELECT c` (c UNIQUE and NOT NULL, one table, no GROUP BY).
+    /// 2: `SELECT DISTINCT c` = `SELECT c` (c UNIQUE and NOT NULL, one table, no GROUP BY; or
+    /// the select an IN sub-query or a set operation's branch, where only the set of rows counts).
     RedundantDistinct,
     /// 3: `q1 INTERSECT q2` on one key column = one query with `d1 AND d2`.
     IntersectAsAnd,

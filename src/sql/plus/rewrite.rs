@@ -124,9 +124,15 @@ impl Rewriter<'_> {
                 self.select(select, &mut query.order_by);
                 self.scopes.pop();
             }
-            Body::Set { left, right, .. } => {
+            Body::Set {
+                all, left, right, ..
+            } => {
                 self.query_with(left, false);
                 self.query_with(right, false);
+                if !*all {
+                    self.distinct_in_set_context(left);
+                    self.distinct_in_set_context(right);
+                }
             }
         }
         if let Some(limit) = &mut query.limit {
@@ -222,6 +228,7 @@ impl Rewriter<'_> {
             Expr::InQuery { expr, query, .. } => {
                 self.expr(expr, from);
                 self.query(query);
+                self.distinct_in_set_context(query);
             }
             Expr::Between {
                 expr, low, high, ..
