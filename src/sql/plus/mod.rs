@@ -51,7 +51,8 @@ pub enum Rule {
     /// 5: `GROUP BY c1, c2, ...` = `GROUP BY c1` (c1 UNIQUE and NOT NULL, one table).
     GroupByKey,
     /// 6: `SELECT c FROM t EXCEPT q` = `... WHERE c NOT IN (q)` (c never NULL, DISTINCT unless c
-    /// UNIQUE; q's NULL rows dropped first, q's column then never NULL).
+    /// UNIQUE; q's NULL rows dropped first, q's column then never NULL); also over several
+    /// columns with a key among them, and the anti-join `LEFT JOIN u ... WHERE u.z IS NULL`.
     ExceptAsNotIn,
     /// 7: `COUNT(c)` = `COUNT(*)` (c NOT NULL, no outer join).
     CountStar,

@@ -180,6 +180,7 @@ impl Rewriter<'_> {
         {
             self.expr(expr, &from);
         }
+        self.anti_join(select, order_by);
         if inner_only(&select.from) {
             // Inner joins: the ON conditions are one conjunction over the whole FROM.
             let conjuncts = std::mem::take(&mut select.on)

@@ -3,6 +3,7 @@
 //! fixed order, and holds their tests. Rule 14 (table aliases) has no method: the resolver
 //! applies it (see `resolve.rs`).
 
+mod anti_join;
 mod distinct;
 mod extremes;
 mod group_by_key;

@@ -6,7 +6,7 @@ use crate::sql::plus::form::{
     conjunction, equated_by, filtered_not_null, flatten, inner_only, Body, Expr, JoinKind, Query,
     Select, SetOp, Source,
 };
-use crate::sql::plus::rewrite::Rewriter;
+use crate::sql::plus::rewrite::{join_classes, Rewriter};
 use crate::sql::plus::Rule;
 
 impl Rewriter<'_> {
@@ -97,6 +97,7 @@ impl Rewriter<'_> {
             return;
         };
         let Some((left_select, column)) = single_table_column(left) else {
+            self.except_of_keyed_rows(query);
             return;
         };
         let never_null = self.facts.not_null.contains(&column)
@@ -123,6 +124,79 @@ impl Rewriter<'_> {
         let filter = conjunction(conjuncts.collect());
         let mut select = left_select.clone();
         select.distinct = !unique;
+        self.replace_with_select(query, select, filter);
+        self.fire(Rule::ExceptAsNotIn);
+    }
+
+    /// Rule 6 over several columns: `SELECT k, c... FROM t WHERE d EXCEPT SELECT t.k, t.c...
+    /// FROM t JOIN ... WHERE e`, k a key of t and t read once (inner joins) on the right, is
+    /// `SELECT k, c... FROM t WHERE d AND k NOT IN (SELECT t.k FROM t JOIN ... WHERE e)`: a right
+    /// row equals a left row only when it comes from that same row of t (its key), so EXCEPT
+    /// removes exactly the rows of t the right side reads, and the key is never NULL. The right
+    /// side's columns may be those an ON equates with t's (rule 16 shows one for the other).
+    fn except_of_keyed_rows(&mut self, query: &mut Query) {
+        let Body::Set {
+            op: SetOp::Except,
+            all: false,
+            left,
+            right,
+        } = &query.body
+        else {
+            return;
+        };
+        let Some((left_select, table)) = single_table_columns(left) else {
+            return;
+        };
+        let Some(key_index) = left_select.items.iter().position(|e| self.is_key_column(e)) else {
+            return;
+        };
+        let Body::Select(right_select) = &right.body else {
+            return;
+        };
+        let reads_once = right_select
+            .from
+            .iter()
+            .filter(|(_, source)| *source == Source::Table(table.clone()))
+            .count()
+            == 1;
+        let plain = inner_only(&right_select.from)
+            && right_select.group_by.is_empty()
+            && right_select.having.is_none()
+            && right.limit.is_none();
+        let classes = join_classes(&right_select.on, self.facts);
+        let shown = |column: &Expr| {
+            classes
+                .iter()
+                .find(|(c, _)| c == column)
+                .map_or(column.clone(), |(_, representative)| representative.clone())
+        };
+        let same_rows = right_select.items.len() == left_select.items.len()
+            && left_select
+                .items
+                .iter()
+                .zip(&right_select.items)
+                .all(|(l, r)| shown(l) == *r);
+        if !(reads_once && plain && same_rows) || !self.allow(Rule::ExceptAsNotIn) {
+            return;
+        }
+        let mut keys = (**right_select).clone();
+        keys.items = vec![right_select.items[key_index].clone()];
+        keys.distinct = false;
+        let mut read = Query {
+            body: Body::Select(Box::new(keys)),
+            order_by: Vec::new(),
+            limit: None,
+        };
+        self.query(&mut read);
+        let not_in = Expr::InQuery {
+            expr: Box::new(left_select.items[key_index].clone()),
+            query: Box::new(read),
+            negated: true,
+        };
+        let conjuncts = left_select.filter.clone().into_iter().chain([not_in]);
+        let filter = conjunction(conjuncts.collect());
+        let mut select = left_select.clone();
+        select.distinct = false;
         self.replace_with_select(query, select, filter);
         self.fire(Rule::ExceptAsNotIn);
     }
@@ -217,24 +291,35 @@ impl Rewriter<'_> {
     }
 }
 
-/// The select of `query` and its one column when it reads one table (no join, grouping,
-/// order or limit) and lists one of that table's columns.
-fn single_table_column(query: &Query) -> Option<(&Select, ColumnId)> {
+/// The select of `query` and its table when it reads one table (no join, grouping, order or
+/// limit) and lists only that table's columns.
+fn single_table_columns(query: &Query) -> Option<(&Select, String)> {
     let Body::Select(select) = &query.body else {
         return None;
     };
     let [(JoinKind::Inner, Source::Table(table))] = select.from.as_slice() else {
         return None;
     };
-    let [Expr::Column(owner, column)] = select.items.as_slice() else {
-        return None;
-    };
+    let own_columns = select
+        .items
+        .iter()
+        .all(|item| matches!(item, Expr::Column(owner, _) if owner == table));
     let simple = query.order_by.is_empty()
         && query.limit.is_none()
         && select.on.is_empty()
         && select.group_by.is_empty()
         && select.having.is_none();
-    (simple && owner == table).then(|| (&**select, (owner.clone(), column.clone())))
+    (simple && own_columns).then(|| (&**select, table.clone()))
+}
+
+/// The select of `query` and its one column when it reads one table (no join, grouping,
+/// order or limit) and lists one of that table's columns.
+fn single_table_column(query: &Query) -> Option<(&Select, ColumnId)> {
+    let (select, table) = single_table_columns(query)?;
+    let [Expr::Column(_, column)] = select.items.as_slice() else {
+        return None;
+    };
+    Some((select, (table, column.clone())))
 }
 
 #[cfg(test)]
