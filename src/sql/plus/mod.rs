@@ -57,7 +57,7 @@ pub enum Rule {
     /// 7: `COUNT(c)` = `COUNT(*)` (c NOT NULL, no outer join).
     CountStar,
     /// 8: `WHERE c IS NOT NULL` dropped (c NOT NULL, no outer join; or every item an aggregate
-    /// of c that skips NULL, no GROUP BY).
+    /// of c that skips NULL, no GROUP BY; or c the column of a top-level IN's sub-query).
     IsNotNull,
     /// 9: `SELECT MIN/MAX(c) FROM t` = `SELECT c FROM t ORDER BY c LIMIT 1` (t non-empty, c NOT NULL).
     ExtremeOrderLimit,

@@ -196,6 +196,7 @@ impl Rewriter<'_> {
         }
         self.self_in(select);
         self.star_columns(select);
+        self.is_not_null_under_in(select);
         self.in_whole_parent(select);
         self.is_not_null(select);
         select.group_by.sort();
