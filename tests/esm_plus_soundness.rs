@@ -339,9 +339,9 @@ fn the_check_refutes_the_known_false_matches_of_the_authors_script() {
 /// NOT IN over a column without NULL (DISTINCT kept when it is not UNIQUE), a join onto a parent
 /// dropped through a declared foreign key (NOT NULL, by declaration or as a primary-key column;
 /// or nullable, leaving `fk IS NOT NULL`), EXCEPT branches that differ only in such a join,
-/// EXCEPT over several columns with a key among them (dog_kennels #928), and the anti-join
-/// `LEFT JOIN ... WHERE u.z IS NULL`.
-const SCHEMA_RULES_HOLD: [(&str, &str, &str); 21] = [
+/// EXCEPT over several columns with a key among them (dog_kennels #928), the anti-join
+/// `LEFT JOIN ... WHERE u.z IS NULL`, and `NOT EXISTS` correlated by one equality.
+const SCHEMA_RULES_HOLD: [(&str, &str, &str); 23] = [
     ("pets_1", PETS_GOLD, "SELECT stuid FROM student WHERE stuid NOT IN (SELECT T1.stuid FROM student AS T1 JOIN has_pet AS T2 ON T1.stuid = T2.stuid JOIN pets AS T3 ON T3.petid = T2.petid WHERE T3.pettype = 'cat')"),
     ("pets_1", PETS_GOLD, "SELECT stuid FROM student EXCEPT SELECT T2.stuid FROM has_pet AS T2 JOIN pets AS T3 ON T3.petid = T2.petid WHERE T3.pettype = 'cat'"),
     ("pets_1", PETS_GOLD, "SELECT StuID FROM Student WHERE StuID NOT IN (SELECT StuID FROM Has_Pet WHERE StuID IS NOT NULL AND PetID IN (SELECT PetID FROM Pets WHERE PetType = 'cat'))"),
@@ -361,6 +361,8 @@ const SCHEMA_RULES_HOLD: [(&str, &str, &str); 21] = [
     ("dog_kennels", KENNELS_GOLD, "SELECT p.professional_id, p.role_code, p.email_address FROM Professionals p LEFT JOIN Treatments t ON p.professional_id = t.professional_id WHERE t.treatment_id IS NULL"),
     ("cre_Doc_Template_Mgt", "SELECT template_id FROM templates EXCEPT SELECT template_id FROM documents", "SELECT T1.template_id FROM templates AS T1 LEFT JOIN documents AS T2 ON T1.template_id = T2.template_id WHERE T2.document_id IS NULL"),
     ("cre_Doc_Template_Mgt", "SELECT template_details FROM templates WHERE template_id IN (SELECT template_id FROM documents)", "SELECT template_details FROM templates WHERE template_id IN (SELECT T2.template_id FROM documents AS T1 JOIN templates AS T2 ON T1.template_id = T2.template_id)"),
+    ("dog_kennels", "SELECT count(*) FROM Professionals WHERE professional_id NOT IN ( SELECT professional_id FROM Treatments )", "SELECT COUNT(*) FROM Professionals p WHERE NOT EXISTS (SELECT 1 FROM Treatments t WHERE t.professional_id = p.professional_id)"),
+    ("cre_Doc_Template_Mgt", "SELECT template_details FROM templates WHERE template_id NOT IN (SELECT template_id FROM documents WHERE template_id IS NOT NULL)", "SELECT T.template_details FROM templates AS T WHERE NOT EXISTS (SELECT * FROM documents AS D WHERE D.template_id = T.template_id)"),
     ("museum_visit", "SELECT T1.num_of_ticket FROM visit AS T1 JOIN museum AS T2 ON T1.museum_id = T2.museum_id", "SELECT num_of_ticket FROM visit"),
     ("museum_visit", "SELECT count(*) FROM visit AS T1 JOIN museum AS T2 ON T1.museum_id = T2.museum_id WHERE T1.total_spent > 10", "SELECT count(*) FROM visit WHERE total_spent > 10"),
 ];
@@ -368,9 +370,10 @@ const SCHEMA_RULES_HOLD: [(&str, &str, &str); 21] = [
 /// The negative controls: the same shapes with a precondition broken (a nullable subtracted or
 /// selected column, a missing DISTINCT, a nullable foreign key whose NULL rows count, a join on
 /// columns no foreign key declares, an anti-join on a column NULL in a match or with its
-/// condition in the WHERE, EXCEPT over several columns without the key, battle_death #505).
+/// condition in the WHERE, EXCEPT over several columns without the key, battle_death #505,
+/// `NOT EXISTS` against `NOT IN` over a nullable column).
 /// None may match, and each must differ on some database.
-const SCHEMA_RULES_BROKEN: [(&str, &str, &str); 14] = [
+const SCHEMA_RULES_BROKEN: [(&str, &str, &str); 15] = [
     ("pets_1", PETS_GOLD, "SELECT student.stuid FROM student WHERE student.stuid NOT IN ( SELECT has_pet.stuid FROM has_pet INNER JOIN pets ON has_pet.petid = pets.petid WHERE pets.pettype = 'cat' )"),
     ("tvshow", TVSHOW_GOLD, "SELECT tv_channel.id FROM tv_channel WHERE tv_channel.id NOT IN ( SELECT cartoon.channel FROM cartoon WHERE cartoon.directed_by = 'Ben Jones' )"),
     ("cre_Doc_Template_Mgt", "SELECT template_type_code FROM templates EXCEPT SELECT template_type_code FROM templates WHERE version_number > 5", "SELECT template_type_code FROM templates WHERE template_type_code NOT IN (SELECT template_type_code FROM templates WHERE version_number > 5)"),
@@ -385,6 +388,7 @@ const SCHEMA_RULES_BROKEN: [(&str, &str, &str); 14] = [
     ("battle_death", "SELECT name, result, bulgarian_commander FROM battle EXCEPT SELECT T1.name, T1.result, T1.bulgarian_commander FROM battle AS T1 JOIN ship AS T2 ON T1.id = T2.lost_in_battle WHERE T2.location = 'English Channel'", "SELECT name, result, bulgarian_commander FROM battle WHERE id NOT IN (SELECT lost_in_battle FROM ship WHERE location = 'English Channel' AND lost_in_battle IS NOT NULL)"),
     ("tvshow", TVSHOW_GOLD, "SELECT TV_Channel.id FROM TV_Channel LEFT JOIN Cartoon ON TV_Channel.id = Cartoon.Channel WHERE Cartoon.Directed_by != 'Ben Jones' OR Cartoon.Directed_by IS NULL"),
     ("cre_Doc_Template_Mgt", "SELECT template_details FROM templates WHERE template_id NOT IN (SELECT template_id FROM documents)", "SELECT template_details FROM templates WHERE template_id NOT IN (SELECT T2.template_id FROM documents AS T1 JOIN templates AS T2 ON T1.template_id = T2.template_id)"),
+    ("cre_Doc_Template_Mgt", "SELECT template_details FROM templates WHERE template_id NOT IN (SELECT template_id FROM documents)", "SELECT T.template_details FROM templates AS T WHERE NOT EXISTS (SELECT * FROM documents AS D WHERE D.template_id = T.template_id)"),
 ];
 
 const PETS_GOLD: &str = "SELECT stuid FROM student EXCEPT SELECT T1.stuid FROM student AS T1 JOIN has_pet AS T2 ON T1.stuid = T2.stuid JOIN pets AS T3 ON T3.petid = T2.petid WHERE T3.pettype = 'cat'";

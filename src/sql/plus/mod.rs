@@ -52,7 +52,8 @@ pub enum Rule {
     GroupByKey,
     /// 6: `SELECT c FROM t EXCEPT q` = `... WHERE c NOT IN (q)` (c never NULL, DISTINCT unless c
     /// UNIQUE; q's NULL rows dropped first, q's column then never NULL); also over several
-    /// columns with a key among them, and the anti-join `LEFT JOIN u ... WHERE u.z IS NULL`.
+    /// columns with a key among them, the anti-join `LEFT JOIN u ... WHERE u.z IS NULL`, and
+    /// `NOT EXISTS` correlated by one equality.
     ExceptAsNotIn,
     /// 7: `COUNT(c)` = `COUNT(*)` (c NOT NULL, no outer join).
     CountStar,
@@ -65,7 +66,8 @@ pub enum Rule {
     StarColumns,
     /// 11: `c = '5'` = `c = 5` (number without a leading zero, c has a type affinity).
     NumericString,
-    /// 12: `c2 IN (SELECT c1 FROM t1 WHERE d1)` = `t1 JOIN t2 ON t1.c1 = t2.c2 WHERE d1` (c1 key).
+    /// 12: `c2 IN (SELECT c1 FROM t1 WHERE d1)` = `t1 JOIN t2 ON t1.c1 = t2.c2 WHERE d1` (c1 key);
+    /// also `EXISTS` correlated by one equality as IN.
     InAsJoin,
     /// 13: a joined table nothing else uses dropped (declared foreign key onto a key; a nullable
     /// one leaves `fk IS NOT NULL`).

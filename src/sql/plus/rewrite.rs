@@ -194,6 +194,7 @@ impl Rewriter<'_> {
             select.on.sort();
             select.on.dedup();
         }
+        self.exists_as_in(select);
         self.self_in(select);
         self.star_columns(select);
         self.is_not_null_under_in(select);

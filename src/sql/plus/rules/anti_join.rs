@@ -169,7 +169,7 @@ impl Rewriter<'_> {
 }
 
 /// True when `expr` holds a sub-query (whose columns may name any scope).
-fn contains_query(expr: &Expr) -> bool {
+pub(super) fn contains_query(expr: &Expr) -> bool {
     match expr {
         Expr::InQuery { .. } | Expr::Scalar(_) | Expr::Exists { .. } | Expr::Other(_) => true,
         Expr::Func { args: list, .. } | Expr::And(list) | Expr::Or(list) => {

@@ -5,6 +5,7 @@
 
 mod anti_join;
 mod distinct;
+mod exists;
 mod extremes;
 mod group_by_key;
 mod joins;
