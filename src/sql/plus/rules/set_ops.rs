@@ -176,7 +176,7 @@ impl Rewriter<'_> {
                 .iter()
                 .zip(&right_select.items)
                 .all(|(l, r)| l == r || shown(l) == *r);
-        if !(reads_once && plain && same_rows) || !self.allow(Rule::ExceptAsNotIn) {
+        if !(reads_once && plain && same_rows && self.allow(Rule::ExceptAsNotIn)) {
             return;
         }
         let mut keys = (**right_select).clone();
