@@ -261,30 +261,16 @@ fn sqlgate_items(dialect: &Dialect, url: &str, dir: &Path) -> Vec<Json> {
 /// The official loop's per-item EX and Soft-F1 on the server.
 fn official_items(dialect: &Dialect, url: &str, dir: &Path) -> Vec<Json> {
     let data = common::bird_minidev::folder();
-    let output_path = dir.join("official.jsonl");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bird_official/run");
-    let output = std::process::Command::new("bash")
-        .arg(script)
-        .args(["--dialect", dialect.official, "--num-cpus", "4"])
-        .arg("--predicted")
-        .arg(data.join(format!(
+    common::official::items(
+        dialect.official,
+        &data.join(format!(
             "predictions/predict_mini_dev_gpt-4-turbo_{}.json",
             dialect.files
-        )))
-        .arg("--gold")
-        .arg(data.join(format!("mini_dev_{}_gold.sql", dialect.files)))
-        .arg("--output")
-        .arg(&output_path)
-        .env("BIRD_OFFICIAL_URL", url)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "the official loop failed: {}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    common::read_jsonl(&output_path)
+        )),
+        &data.join(format!("mini_dev_{}_gold.sql", dialect.files)),
+        url,
+        dir,
+    )
 }
 
 /// Compares every item but the unstable ones; returns the differences (item, what) and the

@@ -104,5 +104,6 @@ pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 pub mod bird_minidev;
 pub mod markdown;
 pub mod measure;
+pub mod official;
 pub mod openai;
 pub mod servers;
