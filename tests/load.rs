@@ -480,7 +480,11 @@ fn school(folder: &Path) {
 fn check_reported_keys(loaded: &[sqlgate::engine::load::LoadedDatabase], lower: bool) {
     let tables = &loaded[0].tables;
     let find = |name: &str| {
-        let name = if lower { name.to_lowercase() } else { name.to_string() };
+        let name = if lower {
+            name.to_lowercase()
+        } else {
+            name.to_string()
+        };
         tables.iter().find(|t| t.name == name).unwrap()
     };
     let teachers = find("teachers");
@@ -516,7 +520,11 @@ fn check_reported_keys(loaded: &[sqlgate::engine::load::LoadedDatabase], lower: 
         .iter()
         .map(|t| find(t).rows)
         .collect();
-    assert_eq!(rows, [3, 3, 3, 2], "every row copied, the key-breaking ones too");
+    assert_eq!(
+        rows,
+        [3, 3, 3, 2],
+        "every row copied, the key-breaking ones too"
+    );
 }
 
 #[test]

@@ -162,7 +162,10 @@ fn check_corpus(server: &Server, kind: &str, corpus: &[&str], create: &str, admi
     for (line, sql) in lines.iter().zip(corpus) {
         let outcome = line["outcome"]["ex"].as_str().unwrap();
         assert_ne!(outcome, "match", "{sql}: {line}");
-        if ["sleep", "SLEEP", "BENCHMARK"].iter().any(|word| sql.contains(word)) {
+        if ["sleep", "SLEEP", "BENCHMARK"]
+            .iter()
+            .any(|word| sql.contains(word))
+        {
             assert_eq!(outcome, "pred_timeout", "{sql}: {line}");
         }
     }

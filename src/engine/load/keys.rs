@@ -158,7 +158,10 @@ pub fn index_statements(
             },
             false => KeyStatement {
                 what: format!("PRIMARY KEY ({})", keys.primary.join(", ")),
-                sql: format!("ALTER TABLE {quoted} ADD PRIMARY KEY ({})", list(&keys.primary)),
+                sql: format!(
+                    "ALTER TABLE {quoted} ADD PRIMARY KEY ({})",
+                    list(&keys.primary)
+                ),
                 fallback: Some((what, sql)),
             },
         });
