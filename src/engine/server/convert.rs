@@ -148,10 +148,10 @@ fn is_json_number(text: &str) -> bool {
         Some((whole, fraction)) => (whole, Some(fraction)),
         None => (mantissa, None),
     };
-    let exponent_ok = exponent.map_or(true, |e| digits(e.strip_prefix(['+', '-']).unwrap_or(e)));
+    let exponent_ok = exponent.is_none_or(|e| digits(e.strip_prefix(['+', '-']).unwrap_or(e)));
     digits(whole)
         && (whole == "0" || !whole.starts_with('0'))
-        && fraction.map_or(true, digits)
+        && fraction.is_none_or(digits)
         && exponent_ok
 }
 
