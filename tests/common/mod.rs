@@ -107,3 +107,4 @@ pub mod measure;
 pub mod official;
 pub mod openai;
 pub mod servers;
+pub mod ties;
