@@ -92,6 +92,11 @@ const POSTGRES_PAIRS: &[(&str, &str)] = &[
     ("SELECT ARRAY[1, 2]", "SELECT ARRAY[1, 2]"),
     ("SELECT ARRAY[1] FROM t WHERE id = 0", "SELECT 1 WHERE false"),
     ("SELECT true, 2.50, 2.5::float8", "SELECT 1, 2.5, 2.50"),
+    // Soft-F1 sums floats and the ints 0 / 1 for unpaired rows as CPython 3.12's sum() does.
+    (
+        "SELECT 1, 2, 3",
+        "SELECT 1, 2, 10 UNION ALL SELECT 1, 2, 11 UNION ALL SELECT 1, 2, 12 UNION ALL SELECT 1, 2, 13",
+    ),
 ];
 
 const MARIADB_SETUP: &str = "CREATE TABLE t (id integer); INSERT INTO t VALUES (1);
@@ -138,6 +143,10 @@ const MARIADB_PAIRS: &[(&str, &str)] = &[
     ("SELECT POINT(1, 2)", "SELECT ST_GeomFromText('POINT(1 2)')"),
     ("SELECT BENCHMARK(10, 1)", "SELECT 0"),
     ("SELECT NULL, 1 UNION ALL SELECT 2, NULL", "SELECT NULL, 1"),
+    (
+        "SELECT 1, 2, 3",
+        "SELECT 1, 2, 10 UNION ALL SELECT 1, 2, 11 UNION ALL SELECT 1, 2, 12 UNION ALL SELECT 1, 2, 13",
+    ),
 ];
 
 /// Recreates the database `typed` on the server with `setup`.
