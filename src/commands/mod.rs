@@ -254,6 +254,12 @@ pub fn load(config: &Path, from: &Path) -> anyhow::Result<ExitCode> {
                 table.rows,
                 columns.join(", ")
             );
+            if !table.keys.is_empty() {
+                println!("    keys: {}", table.keys.join(", "));
+            }
+            for skipped in &table.skipped {
+                println!("    not declared as in SQLite: {skipped}");
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -135,5 +135,7 @@ pub mod comment_html;
 pub mod github;
 pub mod markdown;
 pub mod measure;
+pub mod official;
 pub mod openai;
 pub mod servers;
+pub mod ties;
