@@ -411,6 +411,37 @@ mod tests {
         exact_match(&pred, &gold, &partial_match(&pred, &gold))
     }
 
+    fn gold_item(index: usize, sql: &str) -> GoldItem {
+        GoldItem {
+            index,
+            db_id: "pets".into(),
+            sql: sql.into(),
+            question: None,
+            evidence: None,
+            difficulty: None,
+            skipped: false,
+            spider2: None,
+        }
+    }
+
+    #[test]
+    fn a_gold_is_parsed_once_per_item_and_never_read_for_another_text() {
+        let entry = entry();
+        let schema = Schema::from_tables_json(&entry);
+        let kmap = entry.foreign_key_map();
+        let metric = ExactSetMatch::default();
+        let first = gold_item(0, "SELECT Name FROM Student");
+        let parsed = metric.gold(&first, &schema, kmap);
+        assert!(Arc::ptr_eq(&parsed, &metric.gold(&first, &schema, kmap)));
+        let other = gold_item(0, "SELECT count(*) FROM Has_Pet");
+        let reparsed = metric.gold(&other, &schema, kmap);
+        let expected = official_rebuild(parse_spider(&other.sql, &schema).unwrap(), &schema, kmap);
+        assert_eq!(reparsed.rebuilt, Ok(expected));
+        assert_ne!(reparsed.rebuilt, parsed.rebuilt);
+        let broken = metric.gold(&gold_item(1, "SELECT Name FROM NoSuchTable"), &schema, kmap);
+        assert!(broken.rebuilt.is_err());
+    }
+
     #[test]
     fn foreign_keys_map_to_the_referenced_key() {
         let gold = "SELECT count(*) FROM Student AS T1 JOIN Has_Pet AS T2 ON T1.StuID = T2.StuID GROUP BY T1.StuID";
