@@ -1,8 +1,9 @@
 //! Scoring benchmark on the shared Spider dev data: the four published systems, timed end to end
 //! (loading, hardness, parsing, execution, comparison) for EX, ESM, ESM+ and EX with ESM, on 1 and
-//! on 2 worker threads. For each it prints the median wall time, the median CPU time of the
-//! process, the parallel efficiency (CPU / (wall x threads)), queries per second (one gold query
-//! per item, one prediction query per scored pair) and the peak resident memory so far.
+//! on 2 worker threads, the repetitions of the two interleaved. For each it prints the median wall
+//! time, the median CPU time of the process, the parallel efficiency (CPU / (wall x threads)),
+//! queries per second (one gold query per item, one prediction query per scored pair) and the peak
+//! resident memory so far.
 //!
 //! With `SQLGATE_OFFICIAL_SPIDER` naming a folder holding the official Spider evaluation script
 //! (`evaluation.py`, `process_sql.py`, `exec_eval.py` of test-suite-sql-eval, with `sqlparse` and
@@ -75,28 +76,65 @@ struct Figures {
     cpu: f64,
 }
 
+/// One timed run of `config`: wall and CPU seconds, and the queries it ran.
+fn run_once(config: &Config) -> (f64, f64, usize) {
+    let cpu_before = cpu_seconds();
+    let started = Instant::now();
+    let evaluation = sqlgate::score::evaluation::evaluate(config).expect("the shared data loads");
+    let wall = started.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - cpu_before;
+    let scored = evaluation
+        .results
+        .iter()
+        .filter(|r| r.scores[0].outcome.is_scored())
+        .count();
+    (wall, cpu, scored + scored / evaluation.systems.len().max(1))
+}
+
+/// Times `metric` on 1 and on 2 threads, the repetitions interleaved (1, 2, 1, 2, ...) so that a
+/// burst of load on the machine slows both alike, and prints one line per thread count.
+fn bench_both(metric: &str, spider: &Path) -> [Figures; 2] {
+    let configs = [config(spider, metric, 1), config(spider, metric, 2)];
+    let mut samples: [(Vec<f64>, Vec<f64>); 2] = Default::default();
+    let mut queries = 0;
+    for _ in 0..REPETITIONS {
+        for (config, (walls, cpus)) in configs.iter().zip(samples.iter_mut()) {
+            let (wall, cpu, ran) = run_once(config);
+            walls.push(wall);
+            cpus.push(cpu);
+            queries = ran;
+        }
+    }
+    let [one, two] = samples.map(|(walls, cpus)| Figures {
+        wall: median(walls),
+        cpu: median(cpus),
+    });
+    for (threads, figures) in [(1, &one), (2, &two)] {
+        print_figures(metric, threads, figures, queries);
+    }
+    [one, two]
+}
+
+/// Times `metric` on `threads` threads alone and prints its line.
 fn bench(metric: &str, threads: usize, spider: &Path) -> Figures {
     let config = config(spider, metric, threads);
     let (mut walls, mut cpus) = (Vec::new(), Vec::new());
     let mut queries = 0;
     for _ in 0..REPETITIONS {
-        let cpu_before = cpu_seconds();
-        let started = Instant::now();
-        let evaluation =
-            sqlgate::score::evaluation::evaluate(&config).expect("the shared data loads");
-        walls.push(started.elapsed().as_secs_f64());
-        cpus.push(cpu_seconds() - cpu_before);
-        let scored = evaluation
-            .results
-            .iter()
-            .filter(|r| r.scores[0].outcome.is_scored())
-            .count();
-        queries = scored + scored / evaluation.systems.len().max(1);
+        let (wall, cpu, ran) = run_once(&config);
+        walls.push(wall);
+        cpus.push(cpu);
+        queries = ran;
     }
     let figures = Figures {
         wall: median(walls),
         cpu: median(cpus),
     };
+    print_figures(metric, threads, &figures, queries);
+    figures
+}
+
+fn print_figures(metric: &str, threads: usize, figures: &Figures, queries: usize) {
     let executes = metric.split(',').any(|m| m.trim() == "ex");
     println!(
         "{metric:>14} | {threads} | {:>7.3} s | {:>7.3} s | {:>5.0} % | {:>9} | {:>6.0} MiB",
@@ -110,7 +148,6 @@ fn bench(metric: &str, threads: usize, spider: &Path) -> Figures {
         },
         peak_rss_mib(),
     );
-    figures
 }
 
 /// The official script's wall time over the four systems, on the items whose database exists.
@@ -188,11 +225,9 @@ fn main() {
         .into_iter()
         .filter(|m| only.as_deref().is_none_or(|o| o == *m))
     {
-        for threads in [1, 2] {
-            let figures = bench(metric, threads, &spider);
-            if metric == "ex, esm" {
-                ex_esm.push(figures.wall);
-            }
+        let [one, two] = bench_both(metric, &spider);
+        if metric == "ex, esm" {
+            ex_esm.extend([one.wall, two.wall]);
         }
     }
     if let [one, two] = ex_esm[..] {
