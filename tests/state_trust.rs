@@ -143,6 +143,21 @@ fn checkout() -> (tempfile::TempDir, PathBuf, String) {
     (dir, repo, history.base.clone())
 }
 
+/// Merges `shards` in the pull request's tree, trusting `base`.
+fn merge_trusting(repo: &Path, base: &str, shards: &[&str]) -> Output {
+    let mut args = vec![
+        "merge",
+        "--config",
+        "sqlgate.yml",
+        "--comment",
+        "never",
+        "--trusted-base",
+        base,
+    ];
+    args.extend(shards);
+    sqlgate_in(repo, &args)
+}
+
 /// Commits every change of the pull request's tree.
 fn commit(repo: &Path, message: &str) {
     git(repo, &["add", "-A"]);
@@ -413,21 +428,7 @@ fn a_committed_shard_or_one_scored_without_the_base_is_not_merged() {
         let run = sqlgate_in(&repo, &args);
         assert!(run.status.success(), "{}", text(&run));
     };
-    let merge = |name: &str| {
-        sqlgate_in(
-            &repo,
-            &[
-                "merge",
-                "--config",
-                "sqlgate.yml",
-                "--comment",
-                "never",
-                "--trusted-base",
-                &base,
-                name,
-            ],
-        )
-    };
+    let merge = |name: &str| merge_trusting(&repo, &base, &[name]);
     shard(artifact, true);
     let merged = merge(artifact);
     assert_eq!(merged.status.code(), Some(1), "{}", text(&merged));
@@ -502,4 +503,39 @@ fn a_suite_cached_outside_git_is_reused_only_when_the_base_recorded_its_manifest
             && !out.contains("distilling the test suite of `singer`"),
         "{out}"
     );
+}
+
+#[test]
+fn a_merged_sharded_run_reports_the_shards_state_notes() {
+    let (dir, repo, base) = checkout();
+    std::fs::write(repo.join(".sqlgate/suite/gold-results.json"), "{}").unwrap();
+    commit(&repo, "emptied gold results");
+    let shards: Vec<String> = (1..=2)
+        .map(|i| {
+            let path = dir.path().join(format!("shard{i}.jsonl"));
+            let path = path.to_str().unwrap().to_string();
+            let run = sqlgate_in(
+                &repo,
+                &[
+                    "eval",
+                    "--config",
+                    "sqlgate.yml",
+                    "--shard",
+                    &format!("{i}/2"),
+                    "--jsonl",
+                    &path,
+                    "--trusted-base",
+                    &base,
+                ],
+            );
+            assert!(run.status.success(), "{}", text(&run));
+            path
+        })
+        .collect();
+    let shards: Vec<&str> = shards.iter().map(String::as_str).collect();
+    let merged = merge_trusting(&repo, &base, &shards);
+    let out = text(&merged);
+    assert_eq!(merged.status.code(), Some(1), "{out}");
+    let note = "this pull request changes the distilled suite (.sqlgate/suite/gold-results.json)";
+    assert_eq!(out.matches(note).count(), 1, "{out}");
 }

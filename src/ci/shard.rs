@@ -31,6 +31,41 @@ pub struct ShardHeader {
     /// scored with the pull request's own config, or for another base, is never merged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trusted_base: Option<String>,
+    /// What the shard's run carries besides its records (cache digests, suite manifests, notes
+    /// on sqlgate's state), so the merged evaluation records and reports what an unsharded run
+    /// does.
+    #[serde(default, flatten)]
+    pub state: ShardState,
+}
+
+/// The parts of an [`Evaluation`] that are not per-item records.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardState {
+    /// [`Evaluation::provider_cache`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub provider_cache: Vec<String>,
+    /// [`Evaluation::suite_manifests`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suite_manifests: Vec<String>,
+    /// [`Evaluation::notes`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+impl ShardState {
+    /// Adds `other`'s entries that are not here yet, keeping first-seen order.
+    fn absorb(&mut self, other: ShardState) {
+        fn union(into: &mut Vec<String>, from: Vec<String>) {
+            for entry in from {
+                if !into.contains(&entry) {
+                    into.push(entry);
+                }
+            }
+        }
+        union(&mut self.provider_cache, other.provider_cache);
+        union(&mut self.suite_manifests, other.suite_manifests);
+        union(&mut self.notes, other.notes);
+    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -53,6 +88,11 @@ pub fn shard_header(
             dataset_sha256: evaluation.dataset.sha256.clone(),
             sqlgate_version: env!("CARGO_PKG_VERSION").to_string(),
             trusted_base: config.trusted_base.as_ref().map(|b| b.commit.clone()),
+            state: ShardState {
+                provider_cache: evaluation.provider_cache.clone(),
+                suite_manifests: evaluation.suite_manifests.clone(),
+                notes: evaluation.notes.clone(),
+            },
         },
     };
     let header = serde_json::to_string(&header).expect("the header serializes");
@@ -144,7 +184,9 @@ pub fn merge(config: &Config, paths: &[PathBuf]) -> Result<Evaluation, InputErro
         dataset_sha256: dataset.sha256.clone(),
         sqlgate_version: env!("CARGO_PKG_VERSION").to_string(),
         trusted_base: config.trusted_base.as_ref().map(|b| b.commit.clone()),
+        state: ShardState::default(),
     };
+    let mut state = ShardState::default();
     let items = dataset.items.len();
     let mut slots: Vec<Option<Vec<Score>>> = vec![None; systems.len() * items];
     let mut seen_shards: Vec<usize> = Vec::new();
@@ -173,6 +215,7 @@ pub fn merge(config: &Config, paths: &[PathBuf]) -> Result<Evaluation, InputErro
             ));
         }
         seen_shards.push(header.shard);
+        state.absorb(header.state);
         for (number, line) in lines.enumerate() {
             let location = format!("line {}", number + 2);
             let record: Json = serde_json::from_str(line)
@@ -188,6 +231,7 @@ pub fn merge(config: &Config, paths: &[PathBuf]) -> Result<Evaluation, InputErro
             }
         }
     }
+    state.provider_cache.sort();
     let count = count.unwrap_or(0);
     let missing: Vec<usize> = (1..=count).filter(|s| !seen_shards.contains(s)).collect();
     if paths.is_empty() || !missing.is_empty() {
@@ -221,9 +265,9 @@ pub fn merge(config: &Config, paths: &[PathBuf]) -> Result<Evaluation, InputErro
         metrics,
         results,
         executor: None,
-        provider_cache: Vec::new(),
-        suite_manifests: Vec::new(),
-        notes: Vec::new(),
+        provider_cache: state.provider_cache,
+        suite_manifests: state.suite_manifests,
+        notes: state.notes,
     })
 }
 

@@ -77,6 +77,7 @@ pub fn guard(mut conn: Connection) -> rusqlite::Result<Guarded> {
     conn.pragma_update(None, "temp_store", "MEMORY")?;
     conn.pragma_update(None, "cache_size", -CACHE_KIB)?;
     crate::util::sqlite_functions::install(&conn)?;
+    drop_virtual_table_modules(&conn)?;
     let deadline = Deadline::watch(&conn);
     let watched = Arc::clone(&deadline);
     conn.progress_handler(PROGRESS_INTERVAL, Some(move || watched.expired()))?;
@@ -92,6 +93,29 @@ fn cap_heap() {
             rusqlite::ffi::sqlite3_hard_heap_limit64(HEAP_LIMIT_BYTES);
         }
     });
+}
+
+/// Virtual-table modules an untrusted query or database may still reach: the JSON table-valued
+/// functions, which a query can use like any built-in.
+const KEPT_MODULES: [&std::ffi::CStr; 2] = [c"json_each", c"json_tree"];
+
+/// Removes every other virtual-table module from `conn`: `dbstat` (whose aggregate scan of a huge
+/// file runs long between interrupt checks) and FTS3/FTS5/R*Tree (whose shadow-table parsers a
+/// crafted database file would otherwise reach). Spider's and BIRD's databases use none of them;
+/// a query naming one gets "no such table" or "no such module".
+fn drop_virtual_table_modules(conn: &Connection) -> rusqlite::Result<()> {
+    let mut keep: Vec<*const std::ffi::c_char> = KEPT_MODULES.iter().map(|m| m.as_ptr()).collect();
+    keep.push(std::ptr::null());
+    // SAFETY: `keep` is a NULL-terminated array of NUL-terminated strings that outlives the call;
+    // the handle belongs to `conn`, which no other thread uses during it.
+    let code = unsafe { rusqlite::ffi::sqlite3_drop_modules(conn.handle(), keep.as_mut_ptr()) };
+    match code {
+        rusqlite::ffi::SQLITE_OK => Ok(()),
+        other => Err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(other),
+            None,
+        )),
+    }
 }
 
 /// A name as a double-quoted SQL identifier (embedded quotes doubled), for the statements
@@ -120,6 +144,26 @@ pub fn immutable_uri(path: &Path) -> String {
 mod tests {
     use super::*;
     use std::time::Instant;
+
+    #[test]
+    fn only_the_json_table_functions_remain_as_virtual_tables() {
+        let guarded = guard(Connection::open_in_memory().unwrap()).unwrap();
+        let sum: i64 = guarded
+            .conn
+            .query_row("SELECT sum(value) FROM json_each('[1,2,3]')", [], |row| {
+                row.get(0)
+            })
+            .unwrap();
+        assert_eq!(sum, 6);
+        for sql in [
+            "SELECT count(*) FROM dbstat",
+            "CREATE VIRTUAL TABLE docs USING fts5(body)",
+            "CREATE VIRTUAL TABLE boxes USING rtree(id, x0, x1)",
+        ] {
+            let error = guarded.conn.execute_batch(sql).unwrap_err().to_string();
+            assert!(error.contains("no such"), "{sql}: {error}");
+        }
+    }
 
     #[test]
     fn uri_escapes_query_characters() {

@@ -188,6 +188,32 @@ pub(super) fn conjunction(mut list: Vec<Expr>) -> Option<Expr> {
     Some(expr)
 }
 
+/// True when an ON equality of `on` names `column`, so the join already keeps it non-NULL.
+pub(super) fn equated_by(on: &[Expr], column: &Expr) -> bool {
+    on.iter().any(|condition| {
+        let conjuncts = match condition {
+            Expr::And(list) => list.as_slice(),
+            other => std::slice::from_ref(other),
+        };
+        conjuncts.iter().any(|c| {
+            matches!(c, Expr::Binary { op, left, right }
+                if op == "=" && (**left == *column || **right == *column))
+        })
+    })
+}
+
+/// True when `filter` has the top-level conjunct `column IS NOT NULL`.
+pub(super) fn filtered_not_null(filter: Option<&Expr>, column: &Expr) -> bool {
+    let conjuncts = match filter {
+        Some(Expr::And(list)) => list.as_slice(),
+        Some(other) => std::slice::from_ref(other),
+        None => &[],
+    };
+    conjuncts
+        .iter()
+        .any(|c| matches!(c, Expr::IsNull { expr, negated: true } if **expr == *column))
+}
+
 /// True when every FROM entry is inner-joined, as most rules require.
 pub(super) fn inner_only(from: &[(JoinKind, Source)]) -> bool {
     from.iter().all(|(kind, _)| *kind == JoinKind::Inner)

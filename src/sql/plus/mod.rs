@@ -41,7 +41,8 @@ pub const MAX_QUERY_CHARS: usize = 20_000;
 pub enum Rule {
     /// 1: `WHERE c = (SELECT MIN/MAX(c) FROM t)` = `ORDER BY c ASC/DESC LIMIT 1` (c UNIQUE, NOT NULL).
     ExtremeSubquery,
-    /// 2: `SELECT DISTINCT c` = `SELECT c` (c UNIQUE and NOT NULL, one table, no GROUP BY).
+    /// 2: `SELECT DISTINCT c` = `SELECT c` (c UNIQUE and NOT NULL, one table, no GROUP BY; or
+    /// the select an IN sub-query or a set operation's branch, where only the set of rows counts).
     RedundantDistinct,
     /// 3: `q1 INTERSECT q2` on one key column = one query with `d1 AND d2`.
     IntersectAsAnd,
@@ -49,11 +50,15 @@ pub enum Rule {
     UnionAsOr,
     /// 5: `GROUP BY c1, c2, ...` = `GROUP BY c1` (c1 UNIQUE and NOT NULL, one table).
     GroupByKey,
-    /// 6: `SELECT c FROM t EXCEPT q` = `... WHERE c NOT IN (q)` (c key; q's column NOT NULL).
+    /// 6: `SELECT c FROM t EXCEPT q` = `... WHERE c NOT IN (q)` (c never NULL, DISTINCT unless c
+    /// UNIQUE; q's NULL rows dropped first, q's column then never NULL); also over several
+    /// columns with a key among them, the anti-join `LEFT JOIN u ... WHERE u.z IS NULL`, and
+    /// `NOT EXISTS` correlated by one equality.
     ExceptAsNotIn,
     /// 7: `COUNT(c)` = `COUNT(*)` (c NOT NULL, no outer join).
     CountStar,
-    /// 8: `WHERE c IS NOT NULL` dropped (c NOT NULL, no outer join).
+    /// 8: `WHERE c IS NOT NULL` dropped (c NOT NULL, no outer join; or every item an aggregate
+    /// of c that skips NULL, no GROUP BY; or c the column of a top-level IN's sub-query).
     IsNotNull,
     /// 9: `SELECT MIN/MAX(c) FROM t` = `SELECT c FROM t ORDER BY c LIMIT 1` (t non-empty, c NOT NULL).
     ExtremeOrderLimit,
@@ -61,9 +66,11 @@ pub enum Rule {
     StarColumns,
     /// 11: `c = '5'` = `c = 5` (number without a leading zero, c has a type affinity).
     NumericString,
-    /// 12: `c2 IN (SELECT c1 FROM t1 WHERE d1)` = `t1 JOIN t2 ON t1.c1 = t2.c2 WHERE d1` (c1 key).
+    /// 12: `c2 IN (SELECT c1 FROM t1 WHERE d1)` = `t1 JOIN t2 ON t1.c1 = t2.c2 WHERE d1` (c1 key);
+    /// also `EXISTS` correlated by one equality as IN.
     InAsJoin,
-    /// 13: a joined table nothing else uses dropped (total foreign key to a key).
+    /// 13: a joined table nothing else uses dropped (declared foreign key onto a key; a nullable
+    /// one leaves `fk IS NOT NULL`).
     UnneededJoin,
     /// 14: `t1 AS t` = `t1 t` (aliases resolved; always).
     TableAlias,

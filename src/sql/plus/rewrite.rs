@@ -124,9 +124,15 @@ impl Rewriter<'_> {
                 self.select(select, &mut query.order_by);
                 self.scopes.pop();
             }
-            Body::Set { left, right, .. } => {
+            Body::Set {
+                all, left, right, ..
+            } => {
                 self.query_with(left, false);
                 self.query_with(right, false);
+                if !*all {
+                    self.distinct_in_set_context(left);
+                    self.distinct_in_set_context(right);
+                }
             }
         }
         if let Some(limit) = &mut query.limit {
@@ -174,6 +180,7 @@ impl Rewriter<'_> {
         {
             self.expr(expr, &from);
         }
+        self.anti_join(select, order_by);
         if inner_only(&select.from) {
             // Inner joins: the ON conditions are one conjunction over the whole FROM.
             let conjuncts = std::mem::take(&mut select.on)
@@ -187,12 +194,16 @@ impl Rewriter<'_> {
             select.on.sort();
             select.on.dedup();
         }
+        self.exists_as_in(select);
         self.self_in(select);
         self.star_columns(select);
+        self.is_not_null_under_in(select);
+        self.in_whole_parent(select);
         self.is_not_null(select);
         select.group_by.sort();
         self.group_by_key(select);
         self.unneeded_join(select, order_by);
+        self.is_not_null_under_aggregates(select);
         self.join_column(select, order_by);
         self.redundant_distinct(select);
         if inner_only(&select.from) {
@@ -220,6 +231,7 @@ impl Rewriter<'_> {
             Expr::InQuery { expr, query, .. } => {
                 self.expr(expr, from);
                 self.query(query);
+                self.distinct_in_set_context(query);
             }
             Expr::Between {
                 expr, low, high, ..

@@ -1,7 +1,7 @@
 //! Rule 2: DISTINCT over values a key already keeps distinct, in the select list or inside an
 //! aggregate.
 
-use crate::sql::plus::form::{Expr, Select, Source};
+use crate::sql::plus::form::{Body, Expr, Query, Select, Source};
 use crate::sql::plus::rewrite::Rewriter;
 use crate::sql::plus::Rule;
 
@@ -29,6 +29,21 @@ impl Rewriter<'_> {
         }
     }
 
+    /// Rule 2 where only the set of rows counts: a select that is a branch of UNION, INTERSECT
+    /// or EXCEPT (not ALL), which remove duplicates themselves, or the sub-query of `IN`, which
+    /// asks only whether a value is among its rows, drops DISTINCT (not under a LIMIT, which
+    /// would count the duplicates).
+    pub(in crate::sql::plus) fn distinct_in_set_context(&mut self, query: &mut Query) {
+        let Body::Select(select) = &mut query.body else {
+            return;
+        };
+        if !select.distinct || query.limit.is_some() || !self.allow(Rule::RedundantDistinct) {
+            return;
+        }
+        select.distinct = false;
+        self.fire(Rule::RedundantDistinct);
+    }
+
     /// Rule 2: DISTINCT over one table whose selected columns include a key.
     pub(in crate::sql::plus) fn redundant_distinct(&mut self, select: &mut Select) {
         if !select.distinct || !select.group_by.is_empty() || !self.allow(Rule::RedundantDistinct) {
@@ -46,8 +61,31 @@ impl Rewriter<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::sql::plus::test_support::{differ, only_when_verified};
+    use crate::sql::plus::test_support::{differ, fires, only_when_verified};
     use crate::sql::plus::Rule;
+
+    #[test]
+    fn rule_2_distinct_counts_nothing_where_only_the_set_of_rows_counts() {
+        let owners = "SELECT owner_id FROM owners";
+        fires(
+            Rule::RedundantDistinct,
+            &format!("{owners} EXCEPT SELECT DISTINCT owner_id FROM dogs"),
+            &format!("{owners} EXCEPT SELECT owner_id FROM dogs"),
+        );
+        fires(
+            Rule::RedundantDistinct,
+            "SELECT name FROM dogs WHERE age IN (SELECT DISTINCT age FROM dogs WHERE name = 'x')",
+            "SELECT name FROM dogs WHERE age IN (SELECT age FROM dogs WHERE name = 'x')",
+        );
+        differ(
+            &format!("{owners} UNION ALL SELECT DISTINCT owner_id FROM dogs"),
+            &format!("{owners} UNION ALL SELECT owner_id FROM dogs"),
+        );
+        differ(
+            "SELECT name FROM dogs WHERE age IN (SELECT DISTINCT age FROM dogs ORDER BY age LIMIT 2)",
+            "SELECT name FROM dogs WHERE age IN (SELECT age FROM dogs ORDER BY age LIMIT 2)",
+        );
+    }
 
     #[test]
     fn rule_2_distinct_needs_a_key() {

@@ -1,8 +1,8 @@
 //! Rules 12, 13 and 16: a join as IN, a join nothing needs, and columns a join equates.
 
 use crate::sql::plus::form::{
-    comparison, conjunction, for_each_expr, inner_only, mentions_table, Body, Expr, JoinKind,
-    Query, Select, Source,
+    comparison, conjunction, equated_by, for_each_expr, inner_only, mentions_table, Body, Expr,
+    JoinKind, Query, Select, Source,
 };
 use crate::sql::plus::rewrite::{join_classes, stand_for_each_other, Rewriter};
 use crate::sql::plus::Rule;
@@ -89,8 +89,10 @@ impl Rewriter<'_> {
     }
 
     /// Rule 13: an inner-joined table used only by its join, joined through a declared foreign
-    /// key whose column is declared NOT NULL onto its UNIQUE NOT NULL column, is dropped (each
-    /// row of the other table matches exactly one row, foreign keys taken as enforced).
+    /// key onto its UNIQUE NOT NULL column, is dropped: with foreign keys taken as enforced, each
+    /// row of the other table whose foreign key is not NULL matches exactly one row, and one
+    /// whose foreign key is NULL matches none. A foreign key declared NOT NULL (or a column of
+    /// the child's primary key) keeps every row; a nullable one becomes `fk IS NOT NULL`.
     pub(in crate::sql::plus) fn unneeded_join(
         &mut self,
         select: &mut Select,
@@ -107,6 +109,72 @@ impl Rewriter<'_> {
                 index += 1;
             }
         }
+    }
+
+    /// Rule 13 written as IN: a top-level WHERE conjunct `fk IN (SELECT k FROM t)` over the
+    /// whole of t, fk a declared foreign key onto t's key k, holds exactly when fk is not NULL
+    /// (foreign keys taken as enforced; a NULL and a false conjunct both drop the row), so it is
+    /// `fk IS NOT NULL`, the form the dropped join leaves (rule 8 then drops it if fk is NOT
+    /// NULL).
+    pub(in crate::sql::plus) fn in_whole_parent(&mut self, select: &mut Select) {
+        if !self.allow(Rule::UnneededJoin) {
+            return;
+        }
+        let Some(filter) = select.filter.take() else {
+            return;
+        };
+        let conjuncts = match filter {
+            Expr::And(list) => list,
+            other => vec![other],
+        };
+        let mut changed = false;
+        let rewritten = conjuncts
+            .into_iter()
+            .map(|conjunct| match self.whole_parent_member(&conjunct) {
+                Some(child) => {
+                    changed = true;
+                    Expr::IsNull {
+                        expr: Box::new(child),
+                        negated: true,
+                    }
+                }
+                None => conjunct,
+            })
+            .collect();
+        select.filter = conjunction(rewritten);
+        if changed {
+            self.fire(Rule::UnneededJoin);
+        }
+    }
+
+    /// The foreign-key column of `expr` when it is `fk IN (SELECT k FROM t)`, with nothing but
+    /// t's key k read from the whole of t, and fk declared a foreign key onto it.
+    fn whole_parent_member(&self, expr: &Expr) -> Option<Expr> {
+        let Expr::InQuery {
+            expr: child,
+            query,
+            negated: false,
+        } = expr
+        else {
+            return None;
+        };
+        let Expr::Column(ct, cc) = &**child else {
+            return None;
+        };
+        let Body::Select(sub) = &query.body else {
+            return None;
+        };
+        let [Expr::Column(pt, pc)] = sub.items.as_slice() else {
+            return None;
+        };
+        let whole = matches!(sub.from.as_slice(), [(JoinKind::Inner, Source::Table(t))] if t == pt)
+            && sub.on.is_empty()
+            && sub.filter.is_none()
+            && sub.group_by.is_empty()
+            && sub.having.is_none()
+            && query.limit.is_none();
+        let key = ((ct.clone(), cc.clone()), (pt.clone(), pc.clone()));
+        (whole && self.facts.foreign_keys.contains(&key)).then(|| (**child).clone())
     }
 
     fn try_drop_join(
@@ -130,9 +198,7 @@ impl Rewriter<'_> {
                 (child.clone(), ccol.clone()),
                 (parent.clone(), pcol.clone()),
             );
-            let total =
-                self.facts.foreign_keys.contains(&key) && self.facts.not_null.contains(&key.0);
-            if parent == child || !total {
+            if parent == child || !self.facts.foreign_keys.contains(&key) {
                 continue;
             }
             let occurrences = select
@@ -151,7 +217,7 @@ impl Rewriter<'_> {
             let parent_column = Expr::Column(parent.clone(), pcol.clone());
             let child_column = Expr::Column(child.clone(), ccol.clone());
             let classes = if stand_for_each_other(&parent_column, &child_column, self.facts) {
-                vec![(parent_column, child_column)]
+                vec![(parent_column, child_column.clone())]
             } else {
                 Vec::new()
             };
@@ -165,6 +231,14 @@ impl Rewriter<'_> {
             });
             if uses_parent {
                 continue;
+            }
+            if !self.facts.not_null.contains(&key.0) && !equated_by(&others.on, &child_column) {
+                // The join kept exactly the rows whose foreign key is not NULL.
+                let conjuncts = others.filter.take().into_iter().chain([Expr::IsNull {
+                    expr: Box::new(child_column),
+                    negated: true,
+                }]);
+                others.filter = conjunction(conjuncts.collect());
             }
             *select = others;
             order_by.clone_from_slice(&other_order);
@@ -313,5 +387,36 @@ mod tests {
             ),
             "'1' joined with 1 is shown differently"
         );
+    }
+
+    #[test]
+    fn rule_13_in_over_the_whole_parent_is_the_join() {
+        let join = "SELECT T1.name FROM dogs AS T1 JOIN owners AS T2 ON T1.owner_id = T2.owner_id";
+        let within = "SELECT name FROM dogs WHERE owner_id IN (SELECT owner_id FROM owners)";
+        assert!(equivalent(join, within, &facts()));
+        assert!(equivalent(within, "SELECT name FROM dogs", &facts()));
+        let mut nullable = facts();
+        nullable.not_null.remove(&id("dogs", "owner_id"));
+        assert!(equivalent(join, within, &nullable));
+        assert!(!equivalent(within, "SELECT name FROM dogs", &nullable));
+        let some = "SELECT name FROM dogs WHERE owner_id IN (SELECT owner_id FROM owners WHERE city = 'x')";
+        assert!(!equivalent(some, "SELECT name FROM dogs", &facts()));
+        let mut undeclared = facts();
+        undeclared.foreign_keys.clear();
+        assert!(!equivalent(within, "SELECT name FROM dogs", &undeclared));
+    }
+
+    #[test]
+    fn rule_13_over_a_nullable_foreign_key_leaves_is_not_null() {
+        let mut nullable = facts();
+        nullable.not_null.remove(&id("dogs", "owner_id"));
+        let join = "SELECT T1.name FROM dogs AS T1 JOIN owners AS T2 ON T1.owner_id = T2.owner_id";
+        let filtered = "SELECT name FROM dogs WHERE owner_id IS NOT NULL";
+        assert!(equivalent(join, filtered, &nullable));
+        assert!(!equivalent(join, "SELECT name FROM dogs", &nullable));
+        // Without the declared foreign key, the join may drop any row.
+        let mut undeclared = nullable.clone();
+        undeclared.foreign_keys.clear();
+        assert!(!equivalent(join, filtered, &undeclared));
     }
 }

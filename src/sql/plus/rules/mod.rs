@@ -3,7 +3,9 @@
 //! fixed order, and holds their tests. Rule 14 (table aliases) has no method: the resolver
 //! applies it (see `resolve.rs`).
 
+mod anti_join;
 mod distinct;
+mod exists;
 mod extremes;
 mod group_by_key;
 mod joins;
