@@ -5,7 +5,8 @@
 //! read-only role. Also 4 systems (the same predictions under four names; the official loop runs
 //! once per system). Prints wall times, medians of 3 for sqlgate, and the ratios.
 //!
-//! Run with `cargo bench --bench bird_server` (needs `.ci/install-servers` and CPython 3.12).
+//! Run with `cargo bench --bench bird_server` (needs `.ci/install-servers` and a CPython 3.8 or
+//! later, see tests/bird_official/run).
 
 #[allow(dead_code)]
 #[path = "../tests/common/bird_minidev.rs"]

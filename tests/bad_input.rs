@@ -89,7 +89,12 @@ fn wrong_type_names_the_key() {
 #[test]
 fn missing_config_and_prediction_files_are_named() {
     let setup = Setup::new(PREDS, "");
-    setup.assert_input_error(&["preds.txt", "no prediction file matches"]);
+    setup.assert_input_error(&[
+        "preds.txt",
+        "this prediction file does not exist: fix `path` of this `predictions` entry",
+    ]);
+    let glob = Setup::new("  - { path: 'preds/*.txt' }", "");
+    glob.assert_input_error(&["preds/*.txt", "no prediction file matches this glob"]);
     let output = sqlgate(&["eval", "--config", "/nonexistent/sqlgate.yml"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("/nonexistent/sqlgate.yml"));
@@ -262,4 +267,62 @@ fn duplicate_keyed_ids_are_named() {
         "{\"id\": 0, \"sql\": \"SELECT 1\"}\n{\"id\": 0, \"sql\": \"SELECT 2\"}\n",
     );
     setup.assert_input_error(&["line 2", "id 0 appears twice"]);
+}
+
+#[test]
+fn json_predictions_read_as_lines_name_the_format_to_set() {
+    let setup = Setup::new(PREDS, "");
+    let jsonl: Vec<String> = gold_lines()
+        .iter()
+        .enumerate()
+        .map(|(id, sql)| serde_json::json!({"id": id, "sql": sql}).to_string())
+        .collect();
+    setup.write("preds.txt", jsonl.join("\n"));
+    setup.assert_input_error(&[
+        "preds.txt: line 1",
+        "JSON, not SQL",
+        "set `format: jsonl` on this entry of `predictions`",
+    ]);
+    let bird: serde_json::Map<String, serde_json::Value> = gold_lines()
+        .iter()
+        .enumerate()
+        .map(|(id, sql)| (id.to_string(), format!("{sql}\t----- bird -----\tx").into()))
+        .collect();
+    setup.write(
+        "preds.txt",
+        serde_json::to_string_pretty(&serde_json::Value::Object(bird)).unwrap(),
+    );
+    setup.assert_input_error(&["preds.txt: line 1", "set `format: bird-json`"]);
+}
+
+#[test]
+fn a_must_pass_item_the_dataset_lacks_is_refused() {
+    let setup = Setup::new(PREDS, "gate: { must_pass: [3, 5000] }\n");
+    setup.write("preds.txt", gold_lines().join("\n"));
+    setup.assert_input_error(&[
+        "sqlgate.yml",
+        "`gate.must_pass`: item 5000 does not exist: the dataset has 157 items, numbered 0 to 156",
+    ]);
+}
+
+#[test]
+fn a_yaml_type_error_names_the_section_not_an_internal_type() {
+    for (yaml, expected) in [
+        ("dataset: data/gold.sql\npredictions: [{ path: p.txt }]\n", "the `dataset` section: a map with `gold`, `databases`"),
+        ("dataset: { gold: g.sql, databases: d }\npredictions: [p.txt]\n", "a `predictions` entry: a map with `path`"),
+        ("dataset: { gold: g.sql, databases: d }\npredictions: [{ path: p.txt }]\nbaseline: b.json\n", "the `baseline` section: a map with `path`"),
+        ("dataset: { gold: g.sql, databases: d }\npredictions: [{ path: p.txt }]\ngate: { significance: mcnemar }\n", "`gate.significance`: a map with `test` and `alpha`"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("sqlgate.yml");
+        fs::write(&config, yaml).unwrap();
+        let output = sqlgate(&["eval", "--config", config.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(expected), "`{expected}` not in {stderr}");
+        assert!(
+            !stderr.contains("Config") && !stderr.contains("Spec"),
+            "an internal type name in {stderr}"
+        );
+    }
 }

@@ -6,6 +6,10 @@
 //!
 //! The databases are generated from `dev_tables.json` (tests/common/bird_minidev.rs), written as
 //! SQLite files and copied into each server with `sqlgate load` in BIRD's `shared` layout.
+//!
+//! An item whose verdicts differ is left out only when its prediction or gold cuts a tie under
+//! `ORDER BY ... LIMIT` (found from the rows at the cut, tests/common/ties.rs): the server may
+//! then return different rows to the two scorers. Any other difference fails the test.
 
 mod common;
 
@@ -118,25 +122,8 @@ fn golds_with_rows(dialect: &Dialect, server: &Server) -> (usize, usize) {
     (with_rows, queries.len())
 }
 
-/// Executions of each query with a LIMIT when looking for unstable results over all items.
-const REPEATS: usize = 12;
-/// Executions of each query of an item where the two scorers differ, before the difference
-/// counts: a tie MariaDB breaks one way on one connection in five still shows.
-const CONFIRM_REPEATS: usize = 100;
-
-/// The items whose prediction or gold gives different rows (or rows in another order) from one
-/// execution to the next on this server: ties under `ORDER BY ... LIMIT` that the server breaks
-/// differently each time. No two scorers can agree on them run for run. MariaDB breaks such
-/// ties differently on different connections (the same connection repeats itself; BIRD's loop
-/// opens one connection per item), so each execution there gets a new connection; PostgreSQL
-/// breaks them by the plan, one connection is enough. Only queries with a LIMIT are probed.
-fn unstable_items(
-    dialect: &Dialect,
-    server: &Server,
-    items: &[usize],
-    repeats: usize,
-    only_limit: bool,
-) -> Vec<usize> {
+/// Each item's (prediction, gold) in the server's dialect.
+fn pairs(dialect: &Dialect) -> Vec<[String; 2]> {
     let data = common::bird_minidev::folder();
     let gold =
         std::fs::read_to_string(data.join(format!("mini_dev_{}_gold.sql", dialect.files))).unwrap();
@@ -148,8 +135,7 @@ fn unstable_items(
         .unwrap(),
     )
     .unwrap();
-    let pairs: Vec<[String; 2]> = gold
-        .lines()
+    gold.lines()
         .zip(predictions.values())
         .map(|(g, p)| {
             let prediction = p
@@ -163,55 +149,68 @@ fn unstable_items(
                 g.rsplit_once('\t').unwrap().0.to_string(),
             ]
         })
-        .collect();
+        .collect()
+}
+
+/// A runner of queries on the server through the read-only role, rows as text.
+fn runner(dialect: &Dialect, server: &Server) -> Box<common::ties::Run<'static>> {
     let url = server.reader_url("bird");
-    let mut run: Box<dyn FnMut(&str) -> String> = match dialect.load_kind {
+    match dialect.load_kind {
         sqlgate::engine::load::types::Server::Postgres => {
             let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-            Box::new(move |sql| match client.simple_query(sql) {
-                Ok(messages) => messages
-                    .iter()
-                    .filter_map(|m| match m {
-                        postgres::SimpleQueryMessage::Row(row) => Some(
-                            (0..row.len())
-                                .map(|i| format!("{:?}", row.get(i)))
-                                .collect::<Vec<_>>()
-                                .join("|"),
-                        ),
-                        _ => None,
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-                Err(error) => format!("error {error}"),
+            Box::new(move |sql| {
+                let messages = client.simple_query(sql).ok()?;
+                Some(
+                    messages
+                        .iter()
+                        .filter_map(|m| match m {
+                            postgres::SimpleQueryMessage::Row(row) => Some(
+                                (0..row.len())
+                                    .map(|i| format!("{:?}", row.get(i)))
+                                    .collect(),
+                            ),
+                            _ => None,
+                        })
+                        .collect(),
+                )
             })
         }
         sqlgate::engine::load::types::Server::Mysql => {
             use mysql::prelude::Queryable;
-            let opts = mysql::Opts::from_url(&url).unwrap();
+            let mut conn = mysql::Conn::new(mysql::Opts::from_url(&url).unwrap()).unwrap();
             Box::new(move |sql| {
-                let mut conn = mysql::Conn::new(opts.clone()).unwrap();
-                match conn.query::<mysql::Row, _>(sql) {
-                    Ok(rows) => rows
-                        .iter()
-                        .map(|r| format!("{:?}", r.clone().unwrap()))
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                    Err(error) => format!("error {error}"),
-                }
+                let rows = conn.query::<mysql::Row, _>(sql).ok()?;
+                Some(
+                    rows.into_iter()
+                        .map(|row| row.unwrap().into_iter().map(|v| format!("{v:?}")).collect())
+                        .collect(),
+                )
             })
         }
+    }
+}
+
+/// The items among `differing` whose prediction or gold cuts a tie under `ORDER BY ... LIMIT`
+/// (tests/common/ties.rs): the server may return other rows to each scorer, so their verdicts
+/// can differ run for run. Found from the rows at the cut, not by repeating executions.
+fn tie_items(dialect: &Dialect, server: &Server, differing: &[usize]) -> Vec<usize> {
+    let pairs = pairs(dialect);
+    let mut run = runner(dialect, server);
+    let parser: Box<dyn sqlparser::dialect::Dialect> = match dialect.load_kind {
+        sqlgate::engine::load::types::Server::Postgres => {
+            Box::new(sqlparser::dialect::PostgreSqlDialect {})
+        }
+        sqlgate::engine::load::types::Server::Mysql => {
+            Box::new(sqlparser::dialect::MySqlDialect {})
+        }
     };
-    items
+    differing
         .iter()
         .copied()
         .filter(|index| {
             pairs[*index]
                 .iter()
-                .filter(|sql| !only_limit || sql.to_uppercase().contains("LIMIT"))
-                .any(|sql| {
-                    let first = run(sql);
-                    (1..repeats).any(|_| run(sql) != first)
-                })
+                .any(|sql| common::ties::cuts_a_tie(parser.as_ref(), run.as_mut(), sql))
         })
         .collect()
 }
@@ -261,39 +260,21 @@ fn sqlgate_items(dialect: &Dialect, url: &str, dir: &Path) -> Vec<Json> {
 /// The official loop's per-item EX and Soft-F1 on the server.
 fn official_items(dialect: &Dialect, url: &str, dir: &Path) -> Vec<Json> {
     let data = common::bird_minidev::folder();
-    let output_path = dir.join("official.jsonl");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bird_official/run");
-    let output = std::process::Command::new("bash")
-        .arg(script)
-        .args(["--dialect", dialect.official, "--num-cpus", "4"])
-        .arg("--predicted")
-        .arg(data.join(format!(
+    common::official::items(
+        dialect.official,
+        &data.join(format!(
             "predictions/predict_mini_dev_gpt-4-turbo_{}.json",
             dialect.files
-        )))
-        .arg("--gold")
-        .arg(data.join(format!("mini_dev_{}_gold.sql", dialect.files)))
-        .arg("--output")
-        .arg(&output_path)
-        .env("BIRD_OFFICIAL_URL", url)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "the official loop failed: {}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    common::read_jsonl(&output_path)
+        )),
+        &data.join(format!("mini_dev_{}_gold.sql", dialect.files)),
+        url,
+        dir,
+    )
 }
 
-/// Compares every item but the unstable ones; returns the differences (item, what) and the
+/// Compares every item but the tie-cutting ones; returns the differences (item, what) and the
 /// EX-correct items.
-fn compare(
-    sqlgate: &[Json],
-    official: &[Json],
-    unstable: &[usize],
-) -> (Vec<(usize, String)>, usize) {
+fn compare(sqlgate: &[Json], official: &[Json], ties: &[usize]) -> (Vec<(usize, String)>, usize) {
     assert_eq!(sqlgate.len(), 500);
     assert_eq!(official.len(), 500);
     let mut differences = Vec::new();
@@ -301,7 +282,7 @@ fn compare(
     for (line, reference) in sqlgate.iter().zip(official) {
         let index = line["index"].as_u64().unwrap();
         assert_eq!(reference["index"].as_u64(), Some(index));
-        if unstable.contains(&(index as usize)) {
+        if ties.contains(&(index as usize)) {
             continue;
         }
         for (metric, official_metric) in [("ex", "ex"), ("soft_f1", "soft_f1")] {
@@ -338,29 +319,20 @@ fn check(dialect: &Dialect) {
         with_rows * 2 > golds,
         "{with_rows} of {golds} golds return rows"
     );
-    let all: Vec<usize> = (0..golds).collect();
-    let mut unstable = unstable_items(dialect, server, &all, REPEATS, true);
     let url = server.url(READER, &server.reader_password, "bird");
     let dir = tempfile::tempdir().unwrap();
     let sqlgate = sqlgate_items(dialect, &url, dir.path());
     let official = official_items(dialect, &url, dir.path());
-    let (differences, _) = compare(&sqlgate, &official, &unstable);
+    let (differences, _) = compare(&sqlgate, &official, &[]);
     let mut differing: Vec<usize> = differences.iter().map(|(index, _)| *index).collect();
     differing.dedup();
-    unstable.extend(unstable_items(
-        dialect,
-        server,
-        &differing,
-        CONFIRM_REPEATS,
-        false,
-    ));
-    unstable.sort_unstable();
+    let ties = tie_items(dialect, server, &differing);
     println!(
-        "{}: unstable items (results change between executions): {unstable:?}",
+        "{}: items whose verdicts differ: {differing:?}, of which cut a tie under ORDER BY ... LIMIT: {ties:?}",
         dialect.official
     );
-    assert!(unstable.len() <= 5, "{} unstable items", unstable.len());
-    let (differences, correct) = compare(&sqlgate, &official, &unstable);
+    assert!(ties.len() <= 5, "{} items cut a tie", ties.len());
+    let (differences, correct) = compare(&sqlgate, &official, &ties);
     assert!(
         differences.is_empty(),
         "{} differences:\n{}",
@@ -372,7 +344,7 @@ fn check(dialect: &Dialect) {
             .collect::<Vec<_>>()
             .join("\n")
     );
-    let items = sqlgate.len() - unstable.len();
+    let items = sqlgate.len() - ties.len();
     println!(
         "{}: {items} items equal; official EX {correct} / {items}",
         dialect.official

@@ -295,7 +295,7 @@ fn an_unavailable_gated_metric_fails_the_gate() {
     let made = sqlgate_in(
         dir.path(),
         &["baseline", "update", "--config", "sqlgate.yml"],
-        &[],
+        &[("GITHUB_SHA", "0123456789abcdef0123")],
     );
     assert!(made.status.success(), "{}", text(&made));
     let run = sqlgate_in(

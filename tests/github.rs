@@ -515,6 +515,9 @@ fn only_comments_of_the_tokens_own_identity_are_updated() {
     state.lock().unwrap().user = None;
     let app = run(Some("my-app[bot]"));
     assert!(app.contains("updated PR comment 5"), "{app}");
+    // The input `comment-author` left empty (its default) is no author: github-actions[bot].
+    let unset = run(Some(""));
+    assert!(unset.contains("updated PR comment 105"), "{unset}");
     stop.store(true, Ordering::Relaxed);
     let state = state.lock().unwrap();
     for (id, author) in &planted[..3] {
@@ -535,7 +538,31 @@ fn only_comments_of_the_tokens_own_identity_are_updated() {
         [
             "PATCH /repos/acme/model/issues/comments/105",
             "PATCH /repos/acme/model/issues/comments/4",
-            "PATCH /repos/acme/model/issues/comments/5"
+            "PATCH /repos/acme/model/issues/comments/5",
+            "PATCH /repos/acme/model/issues/comments/105"
         ]
     );
+}
+
+/// action.yml's input `comment-author` reaches `sqlgate action` as `SQLGATE_COMMENT_AUTHOR`
+/// (empty by default: no author, as above).
+#[test]
+fn action_yml_hands_the_comment_author_input_to_the_gate() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("action.yml");
+    let action: Value = serde_norway::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert_eq!(action["inputs"]["comment-author"]["default"], "");
+    let gate = action["runs"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|step| step["id"] == "gate")
+        .unwrap();
+    assert_eq!(
+        gate["env"]["SQLGATE_COMMENT_AUTHOR"],
+        "${{ inputs.comment-author }}"
+    );
+    assert!(gate["run"]
+        .as_str()
+        .unwrap()
+        .contains("\"$SQLGATE_BIN\" action"));
 }

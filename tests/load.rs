@@ -450,3 +450,151 @@ fn the_load_command_copies_and_reports_bad_settings_by_key() {
     assert_eq!(code, Some(2), "{text}");
     assert!(text.contains("`dataset.engine.kind`"), "{text}");
 }
+
+/// A database whose keys the copy declares: an INTEGER PRIMARY KEY, a UNIQUE column, a plain
+/// index, an expression index (not copied), a composite primary key, foreign keys (one naming
+/// no parent columns, two with rows whose parent is missing), a NULL in a primary key, and a
+/// primary key SQLite holds (`1` and `'1'` differ in an untyped column) that the server's text
+/// column cannot.
+fn school(folder: &Path) {
+    std::fs::create_dir_all(folder.join("school")).unwrap();
+    let conn = Connection::open(folder.join("school/school.sqlite")).unwrap();
+    conn.execute_batch(
+        "PRAGMA foreign_keys = OFF;
+         CREATE TABLE teachers (id INTEGER PRIMARY KEY, email TEXT UNIQUE, name TEXT, dept INTEGER);
+         CREATE INDEX teachers_dept ON teachers (dept);
+         CREATE INDEX teachers_lower ON teachers (lower(name));
+         CREATE TABLE classes (teacher INTEGER, room TEXT, code TEXT, PRIMARY KEY (teacher, room),
+             FOREIGN KEY (teacher) REFERENCES teachers (id));
+         CREATE TABLE marks (student TEXT PRIMARY KEY, class_teacher INTEGER REFERENCES teachers, score REAL);
+         CREATE TABLE tags (tag PRIMARY KEY, n INTEGER);
+         INSERT INTO teachers VALUES (1, 'a@x', 'Ann', 10), (2, 'b@x', 'Bob', 20), (3, NULL, 'Cy', 10);
+         INSERT INTO classes VALUES (1, 'R1', 'c1'), (1, 'R2', 'c2'), (9, 'R9', 'no such teacher');
+         INSERT INTO marks VALUES ('s1', 1, 1.5), (NULL, 2, 2.5), ('s3', 77, 3.5);
+         INSERT INTO tags VALUES (1, 1), ('1', 2);",
+    )
+    .unwrap();
+}
+
+/// The keys the copy reports for the school database, table by table.
+fn check_reported_keys(loaded: &[sqlgate::engine::load::LoadedDatabase], lower: bool) {
+    let tables = &loaded[0].tables;
+    let find = |name: &str| {
+        let name = if lower {
+            name.to_lowercase()
+        } else {
+            name.to_string()
+        };
+        tables.iter().find(|t| t.name == name).unwrap()
+    };
+    let teachers = find("teachers");
+    assert_eq!(
+        teachers.keys,
+        ["PRIMARY KEY (id)", "UNIQUE (email)", "INDEX (dept)"]
+    );
+    assert!(teachers.skipped.is_empty(), "{:?}", teachers.skipped);
+    assert_eq!(
+        find("classes").keys,
+        [
+            "PRIMARY KEY (teacher, room)",
+            "FOREIGN KEY (teacher) REFERENCES teachers (id)"
+        ]
+    );
+    assert_eq!(
+        find("marks").keys,
+        [
+            "INDEX (student) (the primary key has NULLs)",
+            "FOREIGN KEY (class_teacher) REFERENCES teachers (id)"
+        ]
+    );
+    let tags = find("tags");
+    assert_eq!(tags.keys, ["INDEX (tag)"]);
+    assert_eq!(tags.skipped.len(), 1);
+    assert!(
+        tags.skipped[0].starts_with("PRIMARY KEY (tag): ")
+            && tags.skipped[0].ends_with("; INDEX (tag) instead"),
+        "{:?}",
+        tags.skipped
+    );
+    let rows: Vec<u64> = ["teachers", "classes", "marks", "tags"]
+        .iter()
+        .map(|t| find(t).rows)
+        .collect();
+    assert_eq!(
+        rows,
+        [3, 3, 3, 2],
+        "every row copied, the key-breaking ones too"
+    );
+}
+
+#[test]
+fn postgres_gets_the_keys_and_indexes_of_the_sqlite_files() {
+    let server = servers::postgres();
+    let folder = tempfile::tempdir().unwrap();
+    school(folder.path());
+    server.admin_sql("postgres", "CREATE DATABASE load_keys");
+    let url = server.admin_url("load_keys");
+    for _ in 0..2 {
+        let loaded = load(Kind::Postgres, &url, Layout::Shared, folder.path()).unwrap();
+        check_reported_keys(&loaded, true);
+    }
+    let constraints = server.admin_sql(
+        "load_keys",
+        "SELECT conrelid::regclass::text, contype, convalidated FROM pg_constraint
+         WHERE connamespace = 'public'::regnamespace ORDER BY 1, 2",
+    );
+    assert_eq!(
+        constraints,
+        "classes\tf\tf\nclasses\tp\tt\nmarks\tf\tf\nteachers\tp\tt\n"
+    );
+    let indexes = server.admin_sql(
+        "load_keys",
+        "SELECT tablename, count(*) FROM pg_indexes WHERE schemaname = 'public'
+         GROUP BY tablename ORDER BY tablename",
+    );
+    assert_eq!(indexes, "classes\t1\nmarks\t1\ntags\t1\nteachers\t3\n");
+    let unique = server.admin_sql(
+        "load_keys",
+        "SELECT indexdef LIKE 'CREATE UNIQUE%' FROM pg_indexes
+         WHERE tablename = 'teachers' AND indexdef LIKE '%(email)' ",
+    );
+    assert_eq!(unique, "t\n");
+    assert_eq!(
+        server.admin_sql("load_keys", "SELECT count(*) FROM tags WHERE tag = '1'"),
+        "2\n"
+    );
+}
+
+#[test]
+fn mariadb_gets_the_keys_and_indexes_of_the_sqlite_files() {
+    let server = servers::mariadb();
+    let folder = tempfile::tempdir().unwrap();
+    school(folder.path());
+    server.admin_sql("mysql", "CREATE DATABASE load_keys");
+    let url = server.admin_url("load_keys");
+    for _ in 0..2 {
+        let loaded = load(Kind::Mysql, &url, Layout::Shared, folder.path()).unwrap();
+        check_reported_keys(&loaded, false);
+    }
+    let indexes = server.admin_sql(
+        "load_keys",
+        "SELECT TABLE_NAME, INDEX_NAME = 'PRIMARY', NON_UNIQUE, GROUP_CONCAT(COLUMN_NAME ORDER BY SEQ_IN_INDEX)
+         FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = 'load_keys'
+         GROUP BY TABLE_NAME, INDEX_NAME ORDER BY TABLE_NAME, INDEX_NAME = 'PRIMARY' DESC, NON_UNIQUE, 4",
+    );
+    assert_eq!(
+        indexes,
+        "classes\t1\t0\tteacher,room\nmarks\t0\t1\tclass_teacher\nmarks\t0\t1\tstudent\n\
+         tags\t0\t1\ttag\nteachers\t1\t0\tid\nteachers\t0\t0\temail\nteachers\t0\t1\tdept\n"
+    );
+    let foreign = server.admin_sql(
+        "load_keys",
+        "SELECT TABLE_NAME, REFERENCED_TABLE_NAME FROM information_schema.REFERENTIAL_CONSTRAINTS
+         WHERE CONSTRAINT_SCHEMA = 'load_keys' ORDER BY 1",
+    );
+    assert_eq!(foreign, "classes\tteachers\nmarks\tteachers\n");
+    assert_eq!(
+        server.admin_sql("load_keys", "SELECT count(*) FROM tags WHERE tag = '1'"),
+        "2\n"
+    );
+}

@@ -64,9 +64,10 @@ fn readme_config() -> String {
         .1
 }
 
-/// A model repository in `dir` laid out as `config` (the README's) names its files, filled with
-/// the bundled example (its gold, tables, databases, and C3's predictions); returns the config.
+/// A model repository (`git init`, nothing committed) in `dir` laid out as `config` (the
+/// README's) names its files, filled with the bundled example (its gold, tables, databases, and C3's predictions); returns the config.
 fn model_repository(dir: &Path, config: &str) -> PathBuf {
+    common::git(dir, &["init", "--quiet", "--initial-branch=main"]);
     let example = copy_example(dir).canonicalize().unwrap();
     std::fs::create_dir_all(dir.join("data")).unwrap();
     std::fs::create_dir_all(dir.join("predictions")).unwrap();
@@ -82,16 +83,23 @@ fn model_repository(dir: &Path, config: &str) -> PathBuf {
     dir.join("sqlgate.yml")
 }
 
-/// Runs one README command line (`sqlgate ...` or `cargo run --release -- ...`) as the test
-/// build of sqlgate, in `dir`; asserts it exits 0.
+/// Runs one README command line (`sqlgate ...` or `cargo run --release -- ...` as the test
+/// build of sqlgate, `git ...` through `sh` as a newcomer would) in `dir`; asserts it exits 0.
+/// The baseline's commit comes from the repository, never from `GITHUB_SHA`.
 fn run(line: &str, dir: &Path) {
-    let arguments = line
-        .strip_prefix("cargo run --release -- ")
-        .or_else(|| line.strip_prefix("sqlgate "))
-        .unwrap_or_else(|| panic!("not a sqlgate command: {line}"));
-    let arguments: Vec<&str> = arguments.split_whitespace().collect();
-    let output = sqlgate_command(&arguments)
+    let mut command = if line.starts_with("git ") {
+        common::shell(line)
+    } else {
+        let arguments = line
+            .strip_prefix("cargo run --release -- ")
+            .or_else(|| line.strip_prefix("sqlgate "))
+            .unwrap_or_else(|| panic!("not a sqlgate or git command: {line}"));
+        let arguments: Vec<&str> = arguments.split_whitespace().collect();
+        sqlgate_command(&arguments)
+    };
+    let output = command
         .current_dir(dir)
+        .env_remove("GITHUB_SHA")
         .output()
         .unwrap();
     assert_eq!(
@@ -105,7 +113,7 @@ fn run(line: &str, dir: &Path) {
 }
 
 /// README commands a test does not run, each with the reason.
-const NOT_RUN: [(&str, &str); 2] = [
+const NOT_RUN: [(&str, &str); 4] = [
     (
         "cargo fmt --check && cargo clippy --all-targets -- -D warnings && cargo test",
         "the test suite itself; checked to be the line .ci/run runs",
@@ -113,6 +121,14 @@ const NOT_RUN: [(&str, &str); 2] = [
     (
         "cargo install --locked --path .",
         "a release build of several minutes; the same build the Quick start's cargo run does",
+    ),
+    (
+        "docker build --target source -t sqlgate:dev .",
+        "needs Docker and a release build of several minutes inside the image",
+    ),
+    (
+        "docker run --rm -v \"$PWD:/work\" -w /work sqlgate:dev eval --config examples/spider-mini/sqlgate.yml",
+        "needs the image of the line before; the same eval the Quick start runs",
     ),
 ];
 
@@ -155,6 +171,15 @@ fn the_readme_commands_run_on_the_bundled_example() {
         ran += 1;
     }
     assert!(ran >= 3, "{commands:?}");
+    let baseline: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(model.path().join(".sqlgate/baseline.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        baseline["commit"].as_str(),
+        Some(common::git(model.path(), &["rev-parse", "HEAD~1"]).as_str()),
+        "the baseline records the commit made before it, and is committed after"
+    );
 }
 
 #[test]

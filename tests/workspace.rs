@@ -185,6 +185,22 @@ fn eval_with(repo: &Path, args: &[&str]) -> Output {
 }
 
 #[test]
+fn a_local_output_outside_the_config_folder_says_how_to_widen_the_workspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = workspace(dir.path());
+    let output = eval_with(&repo, &["--jsonl", "../items.jsonl"]);
+    assert_refused(
+        &output,
+        &[
+            "`--jsonl`: ../items.jsonl",
+            "outside the workspace",
+            "(the config's folder): keep the file under it, or set SQLGATE_WORKSPACE",
+        ],
+    );
+    assert!(!dir.path().join("items.jsonl").exists());
+}
+
+#[test]
 fn outputs_named_on_the_command_line_follow_the_workspace_rule() {
     let dir = tempfile::tempdir().unwrap();
     let repo = workspace(dir.path());

@@ -139,12 +139,13 @@ pub struct Baseline {
 }
 
 impl Baseline {
-    /// A baseline holding every system of `evaluation`.
-    pub fn from_evaluation(config: &Config, evaluation: &Evaluation) -> Baseline {
+    /// A baseline holding every system of `evaluation`, made at `commit` (see
+    /// [`current_commit`]).
+    pub fn from_evaluation(config: &Config, evaluation: &Evaluation, commit: String) -> Baseline {
         let systems = records(evaluation).into_iter().collect();
         Baseline {
             sqlgate_version: env!("CARGO_PKG_VERSION").to_string(),
-            commit: current_commit(),
+            commit: Some(commit),
             dataset_sha256: evaluation.dataset.sha256.clone(),
             records_sha256: Some(records_digest(&systems)),
             metrics: evaluation.metrics.clone(),
@@ -351,13 +352,16 @@ fn short(hash: &str) -> &str {
     &hash[..hash.len().min(12)]
 }
 
-/// `GITHUB_SHA`, or the checkout's `HEAD`, when either is available.
-fn current_commit() -> Option<String> {
-    if let Ok(sha) = std::env::var("GITHUB_SHA") {
+/// The commit a baseline made now records: `GITHUB_SHA`, or `HEAD` of the repository holding
+/// `folder`; `None` outside a repository or before its first commit.
+pub fn current_commit(folder: &Path) -> Option<String> {
+    if let Some(sha) = std::env::var("GITHUB_SHA").ok().filter(|s| !s.is_empty()) {
         return Some(sha);
     }
     let output = std::process::Command::new("git")
-        .args(["rev-parse", "HEAD"])
+        .arg("-C")
+        .arg(folder)
+        .args(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
         .output()
         .ok()?;
     output

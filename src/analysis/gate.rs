@@ -43,6 +43,9 @@ pub struct CellTest {
     pub test: Option<&'static str>,
     /// The significance level the adjusted p-value is held against, when one is configured.
     pub alpha: Option<f64>,
+    /// Most net regressed items (regressed minus fixed) tolerated whatever the test says
+    /// (`gate.max_regressed_items`; 0 by default in a cell whose allowed drop is 0).
+    pub max_net_regressed: Option<usize>,
     /// Whether this cell fails the gate.
     pub failed: bool,
 }
@@ -64,6 +67,8 @@ pub struct Comparison {
     pub fixed: Vec<usize>,
     /// `must_pass` items that got worse.
     pub must_pass_regressions: Vec<usize>,
+    /// Items that got worse but are accepted by `gate.accept`: left out of every cell.
+    pub accepted: Vec<usize>,
 }
 
 /// The gate's verdict.
@@ -122,6 +127,7 @@ pub fn evaluate(
         for cell in comparison.cells.iter().filter(|c| c.failed) {
             result.reasons.push(describe_failure(&comparison, cell));
         }
+        result.notes.extend(accepted_note(config, &comparison));
         if !comparison.must_pass_regressions.is_empty() {
             result.reasons.push(format!(
                 "{}: must-pass items regressed: {:?}",
@@ -217,6 +223,24 @@ fn unmeasured(comparison: &Comparison, system: &SystemRecords) -> Vec<String> {
     reasons
 }
 
+/// The note naming the regressions `gate.accept` let through, with their reasons.
+fn accepted_note(config: &Config, comparison: &Comparison) -> Option<String> {
+    if comparison.accepted.is_empty() {
+        return None;
+    }
+    let reasons: Vec<&str> = (config.gate.accept.iter())
+        .filter(|a| a.items.iter().any(|i| comparison.accepted.contains(i)))
+        .map(|a| a.reason.as_str())
+        .collect();
+    Some(format!(
+        "{}: regressed items {:?} are accepted by `gate.accept` in the base config ({}) and left \
+         out of every cell",
+        comparison.candidate,
+        comparison.accepted,
+        reasons.join("; ")
+    ))
+}
+
 fn describe_failure(comparison: &Comparison, cell: &CellTest) -> String {
     let significance = match (cell.p_value, cell.p_adjusted) {
         (Some(p), Some(adjusted)) => format!(
@@ -226,12 +250,17 @@ fn describe_failure(comparison: &Comparison, cell: &CellTest) -> String {
         ),
         _ => String::new(),
     };
+    let net = cell.regressed.saturating_sub(cell.fixed);
+    let capped = match cell.max_net_regressed.filter(|&most| net > most) {
+        Some(most) => format!("; {net} net regressed items > {most} allowed (max_regressed_items)"),
+        None => String::new(),
+    };
     format!(
-        "{}: {} on {} dropped {:.1} points ({:.1} -> {:.1} on {} items; {} regressed, {} fixed; allowed {:.1}{significance})",
+        "{}: {} on {} dropped {:.1} points ({:.1} -> {:.1} on {} items; {} regressed, {} fixed; allowed {:.1}{significance}{capped})",
         comparison.candidate,
         comparison.metric,
         cell.difficulty,
-        -cell.delta_points,
+        -cell.shown_delta(),
         100.0 * cell.baseline_accuracy,
         100.0 * cell.candidate_accuracy,
         cell.items,
@@ -266,7 +295,12 @@ fn compare(
     against: &str,
     base: &[ItemRecord],
 ) -> Comparison {
-    let pairs = paired(metric, base, &system.items);
+    let accepting = |&(index, b, c, _): &(usize, f64, f64, Option<&str>)| {
+        c < b && config.gate.accept.iter().any(|a| a.items.contains(&index))
+    };
+    let (accepted, pairs): (Vec<_>, Vec<_>) = paired(metric, base, &system.items)
+        .into_iter()
+        .partition(accepting);
     let mut cell_specs = vec![("all".to_string(), config.gate.max_drop_points)];
     cell_specs.extend(
         config
@@ -298,7 +332,11 @@ fn compare(
             (Some(s), Some(p)) => p < s.alpha,
             (Some(_), None) => false,
         };
-        cell.failed = dropped_too_far && significant;
+        let net_regressed = cell.regressed.saturating_sub(cell.fixed);
+        let too_many = cell
+            .max_net_regressed
+            .is_some_and(|most| net_regressed > most);
+        cell.failed = (dropped_too_far && significant) || too_many;
     }
     let regressed: Vec<usize> = pairs.iter().filter(|p| p.2 < p.1).map(|p| p.0).collect();
     let fixed: Vec<usize> = pairs.iter().filter(|p| p.2 > p.1).map(|p| p.0).collect();
@@ -315,6 +353,7 @@ fn compare(
         regressed,
         fixed,
         must_pass_regressions,
+        accepted: accepted.iter().map(|p| p.0).collect(),
     }
 }
 
@@ -362,6 +401,8 @@ fn test_cell(
         p_adjusted: None,
         test: tested.map(|(test, _)| test),
         alpha: significance.map(|s| s.alpha),
+        max_net_regressed: (config.gate.max_regressed_items)
+            .or((threshold == 0.0 && binary).then_some(0)),
         failed: false,
     }
 }
@@ -458,9 +499,22 @@ mod tests {
             test: SignificanceTest::McnemarExact,
             alpha: 0.05,
         });
+        let strict = run(
+            GateConfig {
+                significance: significance.clone(),
+                ..GateConfig::default()
+            },
+            &base,
+            &candidate,
+        );
+        assert!(
+            !strict.passed,
+            "max_drop_points 0 allows no net regressed item unless max_regressed_items says so"
+        );
         let noisy = run(
             GateConfig {
                 significance: significance.clone(),
+                max_regressed_items: Some(3),
                 ..GateConfig::default()
             },
             &base,
@@ -474,12 +528,40 @@ mod tests {
         let clear = run(
             GateConfig {
                 significance,
+                max_regressed_items: Some(3),
                 ..GateConfig::default()
             },
             &base,
             &bad,
         );
         assert!(!clear.passed, "{clear:?}");
+    }
+
+    #[test]
+    fn an_accepted_regression_counts_in_no_cell_and_is_noted() {
+        let base = [1.0; 20];
+        let mut candidate = [1.0; 20];
+        (candidate[3], candidate[4]) = (0.0, 0.0);
+        let accept = |items: Vec<usize>| crate::input::config::AcceptedRegression {
+            items,
+            reason: "gold is ambiguous".into(),
+        };
+        let gate = |accepted: Vec<usize>| GateConfig {
+            accept: vec![accept(accepted)],
+            ..GateConfig::default()
+        };
+        let both = run(gate(vec![3, 4]), &base, &candidate);
+        assert!(both.passed, "{both:?}");
+        assert_eq!(both.comparisons[0].accepted, [3, 4]);
+        assert_eq!(both.comparisons[0].cells[0].items, 18);
+        assert_eq!(
+            both.notes,
+            ["m: regressed items [3, 4] are accepted by `gate.accept` in the base config (gold is \
+              ambiguous) and left out of every cell"]
+        );
+        let one = run(gate(vec![3]), &base, &candidate);
+        assert!(!one.passed, "item 4 is not accepted: {one:?}");
+        assert_eq!(one.comparisons[0].regressed, [4]);
     }
 
     #[test]

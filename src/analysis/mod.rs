@@ -8,6 +8,7 @@
 
 pub mod agreement;
 pub mod baseline;
+pub mod drift;
 pub mod failures;
 pub mod gate;
 pub mod records;

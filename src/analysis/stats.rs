@@ -122,6 +122,20 @@ pub fn format_p(p: f64) -> String {
     }
 }
 
+/// A fraction as the reports print it: points with one decimal (`0.8425` is `84.2`), parsed
+/// back, so a delta computed from two of them adds up as printed.
+pub fn shown_points(fraction: f64) -> f64 {
+    format!("{:.1}", 100.0 * fraction)
+        .parse()
+        .unwrap_or(100.0 * fraction)
+}
+
+/// The change from `before` to `after` (fractions) in points, as the printed values make it:
+/// `84.2 -> 82.9` is `-1.3`, whatever the unrounded accuracies were.
+pub fn shown_delta(before: f64, after: f64) -> f64 {
+    shown_points(after) - shown_points(before)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,5 +241,15 @@ mod tests {
         let (mean, std, max) = mean_std_max(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]).unwrap();
         assert_eq!((mean, std, max), (5.0, 2.0, 9.0));
         assert_eq!(mean_std_max(&[]), None);
+    }
+
+    #[test]
+    fn printed_deltas_add_up() {
+        // 84.25 % -> 82.94 %: the unrounded delta is -1.31 (printed -1.3); 84.249 % -> 82.951 %
+        // prints 84.2 -> 83.0, so -1.2 is what the reader computes, while unrounded it is -1.298.
+        assert_eq!(format!("{:+.1}", shown_delta(0.84249, 0.82951)), "-1.2");
+        assert_eq!(format!("{:+.1}", 100.0 * (0.82951 - 0.84249)), "-1.3");
+        assert_eq!(format!("{:+.1}", shown_delta(0.5, 0.5)), "+0.0");
+        assert_eq!(shown_points(0.949), 94.9);
     }
 }

@@ -53,6 +53,14 @@ impl GateResult {
     }
 }
 
+impl CellTest {
+    /// The cell's change in points as its printed accuracies make it (see
+    /// [`crate::analysis::stats::shown_delta`]); the gate decides on the unrounded one.
+    pub fn shown_delta(&self) -> f64 {
+        crate::analysis::stats::shown_delta(self.baseline_accuracy, self.candidate_accuracy)
+    }
+}
+
 /// `ex 82.7 -> 81.9 (-0.8), 23 regressed / 15 fixed, <why it passed or failed>`.
 fn describe_cell(comparison: &Comparison, cell: &CellTest, name_system: bool) -> String {
     let system = if name_system {
@@ -70,7 +78,7 @@ fn describe_cell(comparison: &Comparison, cell: &CellTest, name_system: bool) ->
         comparison.metric,
         100.0 * cell.baseline_accuracy,
         100.0 * cell.candidate_accuracy,
-        cell.delta_points,
+        cell.shown_delta(),
         cell.regressed,
         cell.fixed,
         why(cell)
@@ -81,12 +89,13 @@ fn describe_cell(comparison: &Comparison, cell: &CellTest, name_system: bool) ->
 fn why(cell: &CellTest) -> String {
     let drop = -cell.delta_points;
     let within = drop <= cell.threshold + 1e-9;
+    let shown = -cell.shown_delta();
     let allowed = if drop <= 0.0 {
         format!("no drop (allowed {:.1})", cell.threshold)
     } else if within {
-        format!("drop {drop:.1} <= allowed {:.1}", cell.threshold)
+        format!("drop {shown:.1} <= allowed {:.1}", cell.threshold)
     } else {
-        format!("drop {drop:.1} > allowed {:.1}", cell.threshold)
+        format!("drop {shown:.1} > allowed {:.1}", cell.threshold)
     };
     let test = match (cell.test, cell.p_adjusted, cell.alpha) {
         (Some(test), Some(p), Some(alpha)) => {
@@ -106,6 +115,20 @@ fn why(cell: &CellTest) -> String {
         }
         _ => None,
     };
+    let significant = match (cell.p_adjusted, cell.alpha) {
+        (Some(p), Some(alpha)) => p < alpha,
+        _ => cell.alpha.is_none(),
+    };
+    let net = cell.regressed.saturating_sub(cell.fixed);
+    let capped = cell.max_net_regressed.filter(|&most| net > most);
+    // The net-regressed cap is the reason only when the drop and its test alone would pass.
+    if let Some(most) = capped.filter(|_| within || !significant) {
+        let test = test.map_or(String::new(), |test| format!("; {test}"));
+        return format!(
+            "{net} net regressed > allowed {most} (max_regressed_items), whatever the test \
+             says{test}"
+        );
+    }
     match test {
         // Within the allowed drop the test does not matter; say so first.
         Some(test) if within => format!("{allowed}; {test}"),
@@ -146,6 +169,7 @@ mod tests {
             p_adjusted: p,
             test: p.map(|_| "McNemar"),
             alpha: p.map(|_| 0.05),
+            max_net_regressed: None,
             failed,
         }
     }
@@ -163,6 +187,7 @@ mod tests {
                 regressed: Vec::new(),
                 fixed: Vec::new(),
                 must_pass_regressions: Vec::new(),
+                accepted: Vec::new(),
             }],
         }
     }
@@ -184,6 +209,31 @@ mod tests {
             gate.headline().ends_with("drop 0.8 <= allowed 1.0"),
             "{}",
             gate.headline()
+        );
+    }
+
+    #[test]
+    fn the_printed_delta_is_the_difference_of_the_printed_accuracies() {
+        let mut moved = cell(-1.298, 2.0, None, false);
+        (moved.baseline_accuracy, moved.candidate_accuracy) = (0.84249, 0.82951);
+        let headline = result(vec![moved], vec![], vec![]).headline();
+        assert!(
+            headline.starts_with("passed: ex 84.2 -> 83.0 (-1.2), ")
+                && headline.ends_with("drop 1.2 <= allowed 2.0"),
+            "{headline}"
+        );
+    }
+
+    #[test]
+    fn more_net_regressed_items_than_allowed_fail_whatever_the_test_says() {
+        let mut five = cell(-3.2, 0.0, Some(0.0625), true);
+        (five.regressed, five.fixed, five.max_net_regressed) = (5, 0, Some(0));
+        let gate = result(vec![five], vec!["m: ex on all".into()], vec![]);
+        assert_eq!(
+            gate.headline(),
+            "failed: ex 82.7 -> 79.5 (-3.2), 5 regressed / 0 fixed, 5 net regressed > allowed 0 \
+             (max_regressed_items), whatever the test says; McNemar p = 0.062 >= 0.05: not \
+             significant"
         );
     }
 

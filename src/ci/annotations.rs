@@ -9,6 +9,14 @@ use std::path::Path;
 /// Most regressed items annotated in one run; GitHub shows only the first few anyway.
 pub const MAX_ANNOTATIONS: usize = 50;
 
+/// The `::error` workflow command of a run that stopped before its verdict, with `reason`.
+pub fn error_command(reason: &str) -> String {
+    format!(
+        "::error title=sqlgate could not evaluate::{}",
+        message(reason)
+    )
+}
+
 /// The workflow commands of a verdict: one `::warning` per regressed item (at most
 /// [`MAX_ANNOTATIONS`], then a `::notice` saying how many were left out) on the prediction file,
 /// relative to `workspace` when it lies inside, and an `::error` when the gate failed.

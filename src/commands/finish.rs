@@ -219,6 +219,14 @@ fn publish(
             first.map_or(String::new(), |c| format!("{:.2}", c.delta_points)),
         ),
         ("report", report_path.display().to_string()),
+        (
+            "reason",
+            if run.gate.passed {
+                String::new()
+            } else {
+                run.gate.headline()
+            },
+        ),
     ];
     step_outputs.extend(written.iter().cloned());
     actions

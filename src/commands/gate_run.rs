@@ -34,7 +34,13 @@ pub struct GateRun {
 /// path relative to the working directory (the repository root in Actions), or by its file name
 /// when it lies elsewhere, so the marker is the same on every run and every checkout.
 pub fn comment_marker(config: &Config) -> String {
-    let absolute = std::path::absolute(&config.path).unwrap_or_else(|_| config.path.clone());
+    marker_of_path(&config.path)
+}
+
+/// The marker [`comment_marker`] gives the config at `config_path`; also for a run that stops
+/// before its config loads, so its warning replaces the comment of that config's last verdict.
+pub fn marker_of_path(config_path: &std::path::Path) -> String {
+    let absolute = std::path::absolute(config_path).unwrap_or_else(|_| config_path.to_path_buf());
     let relative = std::env::current_dir()
         .ok()
         .and_then(|cwd| {
@@ -50,6 +56,24 @@ pub fn comment_marker(config: &Config) -> String {
         "<!-- sqlgate:{} -->",
         crate::util::digest::hex(&digest[..6])
     )
+}
+
+/// The page of this Actions run, where the shipped workflows upload the full report as the
+/// `sqlgate-report` artifact: `$GITHUB_SERVER_URL/$GITHUB_REPOSITORY/actions/runs/$GITHUB_RUN_ID`
+/// when all three are set and well-formed (a malformed one links nowhere rather than anywhere).
+fn run_url() -> Option<String> {
+    let var = |name: &str| std::env::var(name).ok();
+    let url = format!(
+        "{}/{}/actions/runs/{}",
+        var("GITHUB_SERVER_URL")?,
+        var("GITHUB_REPOSITORY")?,
+        var("GITHUB_RUN_ID")?
+    );
+    let shape = regex::Regex::new(
+        r"^https://[A-Za-z0-9.-]+(:[0-9]+)?/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/actions/runs/[0-9]+$",
+    )
+    .ok()?;
+    shape.is_match(&url).then_some(url)
 }
 
 /// Loads the baseline (if configured and present), analyses, gates and renders.
@@ -94,6 +118,9 @@ pub fn gate_run(
         .as_ref()
         .map(|b| Analysis::new(&baseline_systems, &b.metrics, reference, &difficulties));
     let mut gate = gate::evaluate(config, &current, baseline.as_ref());
+    if let Some((anchor, path)) = load_anchor(config, evaluation)? {
+        crate::analysis::drift::guard(config, &current, (&anchor, path), &mut gate);
+    }
     note_ignored_changes(config, baseline_changed, template_changed, &mut gate);
     gate.notes.extend(evaluation.notes.iter().cloned());
     if let (Some(b), Some(section)) = (&baseline, &config.baseline) {
@@ -106,6 +133,7 @@ pub fn gate_run(
         }
     }
     let marker = comment_marker(config);
+    let run_page = run_url();
     let executor = match &evaluation.executor {
         Some(executor) => executor.clone(),
         None => crate::engine::server::executor(
@@ -124,6 +152,8 @@ pub fn gate_run(
         marker: &marker,
         baseline: baseline.as_ref(),
         executor: Some(&executor),
+        profile: &crate::engine::profile::Profile::new(&config.compare),
+        run_url: run_page.as_deref(),
         report_file,
     };
     let template_path = config
@@ -177,27 +207,67 @@ fn load_baseline(
     let baseline = Baseline::parse(&section.path, &bytes)?;
     baseline.check_compatible(&section.path, config, evaluation)?;
     if let Some(base) = &config.trusted_base {
-        check_ancestry(&baseline, base, &section.path)?;
+        check_ancestry(&baseline, base, &section.path, &config.path)?;
     }
     Ok((Some(baseline), changed))
 }
 
+/// The anchored baseline of the drift guard (`baseline.anchor`, read as the trusted base has
+/// it), when `gate.max_drift_points` is set; a configured anchor that does not exist is an
+/// input error naming how to make one.
+fn load_anchor<'a>(
+    config: &'a Config,
+    evaluation: &Evaluation,
+) -> Result<Option<(Baseline, &'a std::path::Path)>, InputError> {
+    let anchor = config.baseline.as_ref().and_then(|b| b.anchor.as_deref());
+    let (Some(path), Some(_)) = (anchor, config.gate.max_drift_points) else {
+        return Ok(None);
+    };
+    let Some(bytes) = config.read_trusted(path)?.0 else {
+        return Err(InputError::Config {
+            path: config.path.clone(),
+            message: format!(
+                "`baseline.anchor`: {} does not exist; pin one at a reviewed point by copying \
+                 the baseline (`cp {} {}`) and committing it",
+                path.display(),
+                config.baseline.as_ref().map_or(path, |b| &b.path).display(),
+                path.display()
+            ),
+        });
+    };
+    let anchor = Baseline::parse(path, &bytes)?;
+    anchor.check_compatible(path, config, evaluation)?;
+    if let Some(base) = &config.trusted_base {
+        check_ancestry(&anchor, base, path, &config.path)?;
+    }
+    Ok(Some((anchor, path)))
+}
+
 /// In a pull-request run the baseline must have been made at the base commit or one of its
 /// ancestors: one made elsewhere (on the PR branch, say) measures nothing the base has agreed to.
+/// The message names the likely cause (a squash or rebase merge rewrites the commit the baseline
+/// records) and the command that fixes it.
 fn check_ancestry(
     baseline: &Baseline,
     base: &crate::input::trusted::TrustedBase,
     path: &std::path::Path,
+    config_path: &std::path::Path,
 ) -> Result<(), InputError> {
     let short = crate::input::config::short_commit;
+    let fix = format!(
+        "fix: on the base branch run `sqlgate baseline update --config {}` and commit the \
+         baseline (`.github/workflows/sqlgate-baseline.yml` does this after every merge)",
+        config_path.display()
+    );
     match &baseline.commit {
         Some(commit) if base.has_ancestor(commit) => Ok(()),
         Some(commit) => Err(InputError::malformed(
             path,
             "commit",
             format!(
-                "the baseline was made at {}, which is not an ancestor of the base commit {}; \
-                 refresh it with `sqlgate baseline update` on the base branch",
+                "the baseline was made at {}, which is not an ancestor of the base commit {}: \
+                 the branch it was made on was squash- or rebase-merged (which rewrites its \
+                 commits), or it was made on another branch; {fix}",
                 short(commit),
                 short(&base.commit)
             ),
@@ -205,8 +275,10 @@ fn check_ancestry(
         None => Err(InputError::malformed(
             path,
             "commit",
-            "the baseline records no commit, so it cannot be checked against the base commit; \
-             refresh it with `sqlgate baseline update` on the base branch",
+            format!(
+                "the baseline records no commit (it was made outside a git checkout or before \
+                 the first commit), so it cannot be checked against the base commit; {fix}"
+            ),
         )),
     }
 }

@@ -4,6 +4,7 @@
 //! Enters: parsed command-line arguments and `INPUT_*` variables. Leaves: files, console
 //! output, an exit code (0 pass, 1 gate failed, 2 input error). May import every module.
 
+mod failure;
 mod finish;
 pub mod gate_run;
 
@@ -90,12 +91,28 @@ pub fn merge(
     finish(&config, evaluation, outputs)
 }
 
-/// `sqlgate action`: the GitHub Action's entry point, configured by `INPUT_*` variables.
+/// `sqlgate action`: the GitHub Action's entry point, configured by `INPUT_*` variables. A run
+/// that stops before its verdict (an error or a panic) publishes the reason (see
+/// [`failure::publish_failure`]) and exits 2 with it.
 pub fn action() -> anyhow::Result<ExitCode> {
-    let config = load_config(
-        Path::new(&action_input("CONFIG").unwrap_or_else(|| "sqlgate.yml".into())),
-        None,
-    )?;
+    let config_path = PathBuf::from(action_input("CONFIG").unwrap_or_else(|| "sqlgate.yml".into()));
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_action(&config_path)));
+    let error = match run {
+        Ok(Ok(code)) => return Ok(code),
+        Ok(Err(error)) => error,
+        Err(payload) => anyhow::anyhow!(failure::panic_message(payload.as_ref())),
+    };
+    let mode = match action_flag("COMMENT") {
+        Ok(false) => CommentMode::Never,
+        _ => CommentMode::Auto,
+    };
+    failure::publish_failure(&config_path, &format!("{error:#}"), mode);
+    Err(error)
+}
+
+/// The Action's run once its config path is known: load, check outputs, score, finish.
+fn run_action(config_path: &Path) -> anyhow::Result<ExitCode> {
+    let config = load_config(config_path, None)?;
     let outputs = Outputs {
         jsonl: action_input("JSONL").map(PathBuf::from),
         summary: action_input("SUMMARY").map(PathBuf::from),
@@ -237,6 +254,12 @@ pub fn load(config: &Path, from: &Path) -> anyhow::Result<ExitCode> {
                 table.rows,
                 columns.join(", ")
             );
+            if !table.keys.is_empty() {
+                println!("    keys: {}", table.keys.join(", "));
+            }
+            for skipped in &table.skipped {
+                println!("    not declared as in SQLite: {skipped}");
+            }
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -261,7 +284,10 @@ fn eval_shard(config: &Config, shard: &str, jsonl: Option<&Path>) -> anyhow::Res
 }
 
 /// `sqlgate baseline update`: score every configured system and store the results as the
-/// baseline, holding a lock file beside it so a concurrent update fails instead of racing.
+/// baseline, holding a lock file beside it so a concurrent update fails instead of racing. It
+/// refuses, before writing anything, when there is no commit to record (pull requests are
+/// compared with a baseline only when its commit is an ancestor of their base); a failed update
+/// leaves no folder it created behind.
 pub fn update_baseline(config_path: &Path) -> anyhow::Result<ExitCode> {
     let config = Config::load(config_path)?;
     let Some(section) = &config.baseline else {
@@ -270,17 +296,37 @@ pub fn update_baseline(config_path: &Path) -> anyhow::Result<ExitCode> {
             config_path.display()
         );
     };
-    if let Some(parent) = section.path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("cannot create {}", parent.display()))?;
-    }
-    let lock = crate::util::fs::LockFile::acquire(&section.path)?;
-    let evaluation = crate::score::evaluation::evaluate_for_baseline(&config)?;
-    let baseline = Baseline::from_evaluation(&config, &evaluation);
+    let commit =
+        crate::analysis::baseline::current_commit(&config.base_dir).with_context(|| {
+            format!(
+                "config {}: no commit to record in the baseline {}: {} is not in a git repository \
+             with a commit (and GITHUB_SHA is not set). Pull requests are compared with a \
+             baseline only when the commit it records is an ancestor of their base, so commit \
+             first (`git add -A && git commit`), then run `sqlgate baseline update` again; \
+             nothing was written",
+                config_path.display(),
+                section.path.display(),
+                config.base_dir.display()
+            )
+        })?;
     check_output(&config, "baseline.path", &section.path, &[BASELINE_MARKER])?;
+    let created = crate::util::fs::create_parents(&section.path)?;
+    let written = write_baseline(&config, &section.path, commit);
+    if written.is_err() {
+        crate::util::fs::remove_empty(&created);
+    }
+    written
+}
+
+/// Scores, then writes the baseline at `path` under its lock file, and says what it wrote.
+fn write_baseline(config: &Config, path: &Path, commit: String) -> anyhow::Result<ExitCode> {
+    let lock = crate::util::fs::LockFile::acquire(path)?;
+    let evaluation = crate::score::evaluation::evaluate_for_baseline(config)?;
+    let baseline = Baseline::from_evaluation(config, &evaluation, commit);
+    check_output(config, "baseline.path", path, &[BASELINE_MARKER])?;
     baseline
-        .save(&section.path)
-        .with_context(|| format!("cannot write {}", section.path.display()))?;
+        .save(path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
     drop(lock);
     let summary = Summary::of(&evaluation);
     let human = summary::human(&evaluation, &summary);
@@ -289,9 +335,10 @@ pub fn update_baseline(config_path: &Path) -> anyhow::Result<ExitCode> {
         crate::util::log::log_block(&human, crate::util::log::in_actions())
     );
     println!(
-        "\nbaseline written to {} ({} systems)",
-        section.path.display(),
-        baseline.systems.len()
+        "\nbaseline written to {} ({} systems, commit {})",
+        path.display(),
+        baseline.systems.len(),
+        crate::input::config::short_commit(baseline.commit.as_deref().unwrap_or_default())
     );
     Ok(ExitCode::SUCCESS)
 }

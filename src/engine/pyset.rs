@@ -184,6 +184,10 @@ fn py_hash(value: &PyValue) -> i64 {
             timedelta_hash(local - i64::from(*offset) * 1_000_000)
         }
         PyValue::Time(time) => bytes_hash(&time_bytes(*time)),
+        // `time_hash` in CPython's C datetime: the hash of `timedelta(local) - utcoffset`.
+        PyValue::TimeTz { time, offset } => {
+            timedelta_hash(time.micros() - i64::from(*offset) * 1_000_000)
+        }
         PyValue::TimeDelta(micros) => timedelta_hash(*micros),
     }
 }

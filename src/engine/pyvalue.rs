@@ -27,6 +27,13 @@ pub enum PyValue {
     },
     /// `datetime.time` (naive).
     Time(TimeOfDay),
+    /// `datetime.time` with a fixed UTC offset in seconds (PostgreSQL `timetz`).
+    TimeTz {
+        /// The local time of day.
+        time: TimeOfDay,
+        /// Seconds east of UTC.
+        offset: i32,
+    },
     /// `datetime.timedelta`, in microseconds.
     TimeDelta(i64),
 }
@@ -162,6 +169,9 @@ pub enum Identity<'a> {
     AwareDateTime(i64),
     /// Microseconds since midnight of a time.
     Time(i64),
+    /// Microseconds since midnight UTC of an aware time (not wrapped to one day: Python
+    /// compares `time(1, tzinfo=+02:00)` and `time(23, tzinfo=UTC)` as different).
+    AwareTime(i64),
     /// A timedelta's microseconds.
     TimeDelta(i64),
 }
@@ -187,8 +197,16 @@ impl PyValue {
                 }
             }
             PyValue::Time(time) => Identity::Time(time.micros()),
+            PyValue::TimeTz { time, offset } => {
+                Identity::AwareTime(time.micros() - i64::from(*offset) * 1_000_000)
+            }
             PyValue::TimeDelta(micros) => Identity::TimeDelta(*micros),
         }
+    }
+
+    /// `Decimal('NaN')`.
+    pub fn is_nan(&self) -> bool {
+        matches!(self, PyValue::Decimal(Decimal { identity: Number::Exact(digits, _), .. }) if digits == "NaN")
     }
 
     /// The number, for numeric types.
@@ -216,6 +234,7 @@ impl PyValue {
                 format!("{} {}{zone}", date.iso(), time.iso())
             }
             PyValue::Time(time) => time.iso(),
+            PyValue::TimeTz { time, offset } => format!("{}{}", time.iso(), offset_text(*offset)),
             PyValue::TimeDelta(micros) => timedelta_str(*micros),
         }
     }
@@ -227,7 +246,7 @@ impl PyValue {
             PyValue::Decimal(_) => "<class 'decimal.Decimal'>",
             PyValue::Date(_) => "<class 'datetime.date'>",
             PyValue::DateTime { .. } => "<class 'datetime.datetime'>",
-            PyValue::Time(_) => "<class 'datetime.time'>",
+            PyValue::Time(_) | PyValue::TimeTz { .. } => "<class 'datetime.time'>",
             PyValue::TimeDelta(_) => "<class 'datetime.timedelta'>",
         }
     }

@@ -47,11 +47,18 @@ pub enum Key<'a> {
     Blob(&'a [u8]),
     /// A non-float exact number, or a date or time value.
     Py(Identity<'a>),
+    /// A NaN (float or `Decimal`), by the address of the value holding it: Python's `==` finds
+    /// a NaN unequal even to itself, and `x in row` / set look-ups match it only as the same
+    /// object, so a NaN from one query never equals one from another.
+    Nan(usize),
 }
 
 impl Value {
     /// The canonical key of this value (see [`Key`]).
     pub fn key(&self) -> Key<'_> {
+        if self.is_nan() {
+            return Key::Nan(std::ptr::from_ref(self) as usize);
+        }
         match self {
             Value::Null => Key::Null,
             Value::Int(i) => Key::Int(*i),
@@ -69,6 +76,15 @@ impl Value {
                 },
                 other => Key::Py(other),
             },
+        }
+    }
+
+    /// A float or `Decimal` NaN (only servers return them: SQLite stores NaN as NULL).
+    pub fn is_nan(&self) -> bool {
+        match self {
+            Value::Real(f) => f.is_nan(),
+            Value::Py(value) => value.is_nan(),
+            _ => false,
         }
     }
 

@@ -19,6 +19,9 @@ mod validate;
 /// The whole configuration file.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(
+    expecting = "a sqlgate config: a map with `dataset`, `predictions`, `metrics` and the optional sections of docs/CONFIG.md"
+)]
 pub struct Config {
     /// The benchmark: gold queries, schemas, databases, difficulty labels.
     pub dataset: DatasetConfig,
@@ -86,6 +89,9 @@ pub struct Config {
 /// Dataset section.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(
+    expecting = "the `dataset` section: a map with `gold`, `databases` and optional keys such as `tables` (docs/CONFIG.md)"
+)]
 pub struct DatasetConfig {
     /// Which benchmark conventions apply.
     #[serde(default)]
@@ -136,6 +142,7 @@ impl DatasetConfig {
 /// Benchmark conventions.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[serde(expecting = "`dataset.kind`: `spider`, `bird` or `spider2`")]
 pub enum DatasetKind {
     /// Spider 1.0 and its derivatives.
     #[default]
@@ -184,6 +191,7 @@ pub const BASELINE_MARKER: &str = "\"sqlgate_version\"";
 /// Suite section: which databases each item is executed on.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "the `suite` section: a map with `kind` and optional `path`")]
 pub struct SuiteConfig {
     /// The suite kind.
     #[serde(default)]
@@ -199,6 +207,7 @@ pub struct SuiteConfig {
 /// Suite kinds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[serde(expecting = "`suite.kind`: one of the suite kinds in docs/CONFIG.md")]
 pub enum SuiteKind {
     /// Only the item's own database.
     #[default]
@@ -223,6 +232,9 @@ impl SuiteKind {
 /// One entry of `predictions:`; its path may be a glob naming several systems.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(
+    expecting = "a `predictions` entry: a map with `path` and optional `name`, `format`, `allow_missing`, e.g. `{ name: my-model, path: predictions/dev.sql }`"
+)]
 pub struct PredictionSpec {
     /// System name; defaults to the file stem. Not allowed when the glob matches several files.
     #[serde(default)]
@@ -240,6 +252,7 @@ pub struct PredictionSpec {
 /// Prediction file formats.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[serde(expecting = "a prediction `format`: `lines`, `tsv`, `jsonl` or `bird-json`")]
 pub enum PredictionFormat {
     /// One SQL per line aligned with gold; a tab and anything after it are ignored.
     #[default]
@@ -255,6 +268,7 @@ pub enum PredictionFormat {
 /// Comparison section.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "the `compare` section: a map such as `{ profile: spider-ts }`")]
 pub struct CompareConfig {
     /// Comparison profile.
     #[serde(default)]
@@ -285,6 +299,7 @@ impl Default for CompareConfig {
 /// Comparison profile names.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[serde(expecting = "`compare.profile`: one of the profiles in docs/CONFIG.md")]
 pub enum ProfileName {
     /// The official test-suite-sql-eval semantics.
     #[default]
@@ -320,6 +335,9 @@ impl ProfileName {
 /// Baseline section.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(
+    expecting = "the `baseline` section: a map with `path` and optional `required`, e.g. `{ path: .sqlgate/baseline.json }`"
+)]
 pub struct BaselineConfig {
     /// The baseline JSON file (written by `sqlgate baseline update`).
     pub path: PathBuf,
@@ -328,6 +346,11 @@ pub struct BaselineConfig {
     /// an input error, so a typo in `path` can never pass the gate unmeasured.
     #[serde(default = "default_true")]
     pub required: bool,
+    /// The anchored baseline of the drift guard: one pinned at a reviewed point (a release),
+    /// never refreshed after merges, against which `gate.max_drift_points` gates the cumulative
+    /// drop that a rolling baseline lets through one small step at a time.
+    #[serde(default)]
+    pub anchor: Option<PathBuf>,
 }
 
 fn default_true() -> bool {
@@ -337,6 +360,7 @@ fn default_true() -> bool {
 /// Gate section.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "the `gate` section: a map such as `{ metric: ex, max_drop_points: 0.0 }`")]
 pub struct GateConfig {
     /// The gated metric (default: the reference metric).
     #[serde(default)]
@@ -356,11 +380,37 @@ pub struct GateConfig {
     /// Baseline system every candidate is compared with (default: the one with the same name).
     #[serde(default)]
     pub against: Option<String>,
+    /// Most net regressed items (regressed minus fixed) a cell tolerates whatever the test says.
+    /// Unset: 0 for a cell whose allowed drop is 0 (so `max_drop_points: 0` means no regressed
+    /// item without a fixed one), no limit for the others.
+    #[serde(default)]
+    pub max_regressed_items: Option<usize>,
+    /// Known regressions accepted by a reviewed line of the base config: these items do not
+    /// count against any cell while they stay worse than the baseline.
+    #[serde(default)]
+    pub accept: Vec<AcceptedRegression>,
+    /// The drift guard: the largest cumulative drop, in points, against `baseline.anchor`.
+    #[serde(default)]
+    pub max_drift_points: Option<f64>,
+}
+
+/// A known regression accepted in the base config (`gate.accept`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[serde(
+    expecting = "a `gate.accept` entry: a map with `items` and `reason`, e.g. `{ items: [812], reason: \"gold is ambiguous, see #41\" }`"
+)]
+pub struct AcceptedRegression {
+    /// The 0-based gold item indexes.
+    pub items: Vec<usize>,
+    /// Why, for the reviewer and the report.
+    pub reason: String,
 }
 
 /// QAS section (seed 003).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "the `qas` section: a map (docs/CONFIG.md)")]
 pub struct QasConfig {
     /// w in `QAS = w * S_T + (1 - w) * S_C`: the weight of result-table similarity.
     #[serde(default = "default_qas_weight")]
@@ -382,6 +432,7 @@ fn default_qas_weight() -> f64 {
 /// R-VES section (BIRD's reward-based valid efficiency score).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "the `rves` section: a map (docs/CONFIG.md)")]
 pub struct RvesConfig {
     /// Timed runs of gold and prediction per item: BIRD's official script uses 100; the default,
     /// 10, is ten times cheaper and its noise is reported per item.
@@ -424,6 +475,9 @@ fn default_rves_repetitions() -> usize {
 /// Significance test settings.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(
+    expecting = "`gate.significance`: a map with `test` and `alpha`, e.g. `{ test: mcnemar-exact, alpha: 0.05 }`"
+)]
 pub struct SignificanceConfig {
     /// The paired test.
     #[serde(default)]
@@ -436,6 +490,7 @@ pub struct SignificanceConfig {
 /// Paired tests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[serde(expecting = "`gate.significance.test`: one of the tests in docs/CONFIG.md")]
 pub enum SignificanceTest {
     /// Exact McNemar on discordant items (binary metrics).
     #[default]
@@ -447,6 +502,9 @@ pub enum SignificanceTest {
 /// Report section.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(
+    expecting = "the `report` section: a map with optional `output`, `template` (docs/CONFIG.md)"
+)]
 pub struct ReportConfig {
     /// A minijinja template replacing the built-in one.
     #[serde(default)]
@@ -536,6 +594,9 @@ impl Config {
         ws.output_file("report.output", &self.report_path(), &[REPORT_MARKER])?;
         if let Some(baseline) = &self.baseline {
             ws.output_file("baseline.path", &baseline.path, &[BASELINE_MARKER])?;
+            if let Some(anchor) = &baseline.anchor {
+                ws.output_file("baseline.anchor", anchor, &[BASELINE_MARKER])?;
+            }
         }
         if let Some(path) = &self.suite.path {
             match self.suite.kind {
@@ -670,6 +731,7 @@ impl Config {
         }
         if let Some(baseline) = &mut self.baseline {
             baseline.path = base.join(&baseline.path);
+            baseline.anchor = baseline.anchor.as_ref().map(|anchor| base.join(anchor));
         }
         for path in [&mut self.report.template, &mut self.report.output]
             .into_iter()

@@ -18,6 +18,7 @@ const MAX_GENERATED_ROWS: usize = 10_000;
 /// `suite.distill`: how a distilled suite is generated (seed 000, Algorithm 1).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "the `suite.distill` section: a map (docs/CONFIG.md)")]
 pub struct DistillConfig {
     /// Seed of every random choice; the same seed gives byte-identical suites.
     #[serde(default = "default_distill_seed")]
@@ -55,6 +56,7 @@ fn default_rows() -> [usize; 2] {
 /// Execution section.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(expecting = "the `execution` section: a map such as `{ timeout_ms: 5000 }`")]
 pub struct ExecutionConfig {
     /// Wall-clock limit per query, enforced inside SQLite.
     #[serde(default = "default_timeout_ms")]

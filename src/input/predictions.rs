@@ -76,7 +76,16 @@ fn expand(spec: &PredictionSpec) -> Result<Vec<(String, PathBuf)>, InputError> {
         .collect();
     paths.sort();
     match (paths.len(), &spec.name) {
-        (0, _) => Err(pattern_error("no prediction file matches".into())),
+        (0, _) if !is_glob(&spec.path) => Err(pattern_error(
+            "this prediction file does not exist: fix `path` of this `predictions` entry \
+             (relative to the config's folder), or commit the file"
+                .into(),
+        )),
+        (0, _) => Err(pattern_error(
+            "no prediction file matches this glob: fix `path` of this `predictions` entry \
+             (relative to the config's folder)"
+                .into(),
+        )),
         (1, Some(name)) => Ok(vec![(name.clone(), paths.remove(0))]),
         (_, Some(_)) => Err(pattern_error(format!(
             "`name` names one system but the glob matches {} files; drop `name` to use file stems",
@@ -84,6 +93,11 @@ fn expand(spec: &PredictionSpec) -> Result<Vec<(String, PathBuf)>, InputError> {
         ))),
         (_, None) => Ok(paths.into_iter().map(|p| (file_stem(&p), p)).collect()),
     }
+}
+
+/// Whether a `predictions` path (or part of one) is a glob: it holds `*`, `?` or `[`.
+fn is_glob(path: &str) -> bool {
+    path.contains(['*', '?', '['])
 }
 
 /// Whether `spec` could produce a system called `name`: its `name`, the stem of its one file, or
@@ -101,12 +115,11 @@ pub fn could_name(spec: &PredictionSpec, name: &str) -> bool {
     let Ok(pattern) = glob::Pattern::new(&file_pattern) else {
         return true;
     };
-    let wildcard = |text: &str| text.contains(['*', '?', '[']);
     match file_pattern.rsplit_once('.') {
-        Some((stem, extension)) if !stem.is_empty() && !wildcard(extension) => {
+        Some((stem, extension)) if !stem.is_empty() && !is_glob(extension) => {
             pattern.matches(&format!("{name}.{extension}"))
         }
-        None if !wildcard(&file_pattern) => file_pattern == name,
+        None if !is_glob(&file_pattern) => file_pattern == name,
         _ => true,
     }
 }
@@ -197,6 +210,7 @@ fn parse_lines(
         .enumerate()
         .map(|(index, line)| {
             let trimmed = line.trim();
+            refuse_json(path, index, trimmed)?;
             let (sql, db_id) = match trimmed.split_once('\t') {
                 Some((sql, rest)) => (sql, rest.split('\t').next().map(str::trim)),
                 None => (trimmed, None),
@@ -213,6 +227,27 @@ fn parse_lines(
             Ok(non_empty(sql))
         })
         .collect()
+}
+
+/// A `lines` file whose line is JSON (no SQL statement starts with `{` or `[`) is a JSON Lines
+/// or BIRD JSON file read without its `format:`; scored as SQL it would read as every item
+/// regressed, so it is an input error naming the format to set.
+fn refuse_json(path: &Path, index: usize, line: &str) -> Result<(), InputError> {
+    if !line.starts_with(['{', '[']) {
+        return Ok(());
+    }
+    let object = serde_json::from_str::<serde_json::Value>(line).is_ok_and(|v| v.is_object());
+    let format = if object {
+        "it looks like JSON Lines: set `format: jsonl` on this entry of `predictions`"
+    } else {
+        "it looks like JSON: set `format: bird-json` (BIRD's map of item to SQL) or \
+         `format: jsonl` (one object per line) on this entry of `predictions`"
+    };
+    Err(InputError::malformed(
+        path,
+        format!("line {}", index + 1),
+        format!("JSON, not SQL, in a file read as `format: lines` (the default); {format}"),
+    ))
 }
 
 fn non_empty(sql: &str) -> Option<String> {

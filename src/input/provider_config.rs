@@ -7,6 +7,9 @@ use std::path::PathBuf;
 /// One `judge:` or `embeddings:` block of the config.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(
+    expecting = "a model provider section: a map with `base_url`, `model` and `api_key_env` (docs/CONFIG.md)"
+)]
 pub struct ProviderConfig {
     /// API root including the version path, e.g. `https://api.openai.com/v1` or
     /// `http://localhost:11434/v1`; `/chat/completions` and `/embeddings` are appended.

@@ -216,7 +216,7 @@ pub fn cell_text(value: &Value) -> String {
         Key::Real(bits) => f64::from_bits(bits).to_string(),
         Key::Text(text) => text.to_string(),
         Key::Blob(bytes) => bytes.iter().map(|b| format!("{b:02x}")).collect(),
-        Key::Py(_) => crate::engine::denotation::python_str(value),
+        Key::Py(_) | Key::Nan(_) => crate::engine::denotation::python_str(value),
     }
 }
 

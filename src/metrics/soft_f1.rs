@@ -158,25 +158,25 @@ fn f1_of_pairing(predicted: &[&Row], gold: &[&Row], pairs: &[(usize, usize)]) ->
             Some(p) => {
                 let width = gold_row.len() as f64;
                 let (matches, pred_only, gold_only) = row_match(predicted[p], gold_row);
-                match_scores.push(matches / width);
-                pred_only_scores.push(pred_only / width);
-                truth_only_scores.push(gold_only / width);
+                match_scores.push(Summand::Float(matches / width));
+                pred_only_scores.push(Summand::Float(pred_only / width));
+                truth_only_scores.push(Summand::Float(gold_only / width));
             }
             None => {
-                match_scores.push(0.0);
-                truth_only_scores.push(1.0);
+                match_scores.push(Summand::Int(0));
+                truth_only_scores.push(Summand::Int(1));
             }
         }
     }
     for _ in pairs.len()..predicted.len() {
-        match_scores.push(0.0);
-        pred_only_scores.push(1.0);
-        truth_only_scores.push(0.0);
+        match_scores.push(Summand::Int(0));
+        pred_only_scores.push(Summand::Int(1));
+        truth_only_scores.push(Summand::Int(0));
     }
     let (tp, fp, fn_) = (
-        python_sum(&match_scores),
-        python_sum(&pred_only_scores),
-        python_sum(&truth_only_scores),
+        python_sum_mixed(&match_scores),
+        python_sum_mixed(&pred_only_scores),
+        python_sum_mixed(&truth_only_scores),
     );
     let precision = if tp + fp > 0.0 { tp / (tp + fp) } else { 0.0 };
     let recall = if tp + fn_ > 0.0 { tp / (tp + fn_) } else { 0.0 };
@@ -185,6 +185,49 @@ fn f1_of_pairing(predicted: &[&Row], gold: &[&Row], pairs: &[(usize, usize)]) ->
     } else {
         0.0
     }
+}
+
+/// One entry of the official Soft-F1's score lists: a `float` (a row's share, from `/`) or an
+/// `int` (the `0` and `1` it appends for an unpaired row), which Python 3.12's `sum()` adds
+/// differently.
+#[derive(Debug, Clone, Copy)]
+enum Summand {
+    Int(i64),
+    Float(f64),
+}
+
+/// Python 3.12's `sum()` of ints and floats from the start value 0 (Python/bltinmodule.c):
+/// ints add exactly until the first float; from there floats are compensated (Neumaier) and
+/// ints are added to the running float uncompensated.
+fn python_sum_mixed(values: &[Summand]) -> f64 {
+    let mut rest = values.iter();
+    let mut integer = 0i64;
+    let mut sum = loop {
+        match rest.next() {
+            None => return integer as f64,
+            Some(Summand::Int(i)) => integer += i,
+            Some(Summand::Float(x)) => break integer as f64 + x,
+        }
+    };
+    let mut compensation = 0.0f64;
+    for value in rest {
+        match *value {
+            Summand::Int(i) => sum += i as f64,
+            Summand::Float(x) => {
+                let t = sum + x;
+                if sum.abs() >= x.abs() {
+                    compensation += (sum - t) + x;
+                } else {
+                    compensation += (x - t) + sum;
+                }
+                sum = t;
+            }
+        }
+    }
+    if compensation != 0.0 && compensation.is_finite() {
+        sum += compensation;
+    }
+    sum
 }
 
 /// Python 3.12's `sum()` of floats: Neumaier-compensated.
@@ -222,6 +265,31 @@ mod tests {
         assert_eq!(soft_f1_aligned(&predicted, &gold), Some(1.0));
         assert_eq!(soft_f1_aligned(&[], &[]), Some(1.0));
         assert_eq!(soft_f1_aligned(&[vec![Int(1)]], &[]), Some(0.0));
+    }
+
+    #[test]
+    fn sums_add_ints_uncompensated_as_python_312_does() {
+        use Summand::{Float, Int};
+        // `sum([1, 1, 2/3, 1, 2/3, 1/3, 0.25])` under CPython 3.12.1, printed with repr().
+        let values = [
+            Int(1),
+            Int(1),
+            Float(2.0 / 3.0),
+            Int(1),
+            Float(2.0 / 3.0),
+            Float(1.0 / 3.0),
+            Float(0.25),
+        ];
+        assert_eq!(python_sum_mixed(&values).to_string(), "4.916666666666666");
+        let floats: Vec<f64> = values
+            .iter()
+            .map(|v| match *v {
+                Int(i) => i as f64,
+                Float(x) => x,
+            })
+            .collect();
+        assert_ne!(python_sum(&floats), python_sum_mixed(&values));
+        assert_eq!(python_sum_mixed(&[Int(0), Int(1)]), 1.0);
     }
 
     #[test]

@@ -7,6 +7,7 @@ use crate::analysis::baseline::Baseline;
 use crate::analysis::gate::GateResult;
 use crate::engine::exec::Executor;
 use crate::report::escape;
+use crate::report::rows;
 use crate::score::evaluation::Evaluation;
 use crate::suites::counterexample::{Category, Counterexample};
 use minijinja::{context, Environment};
@@ -17,12 +18,10 @@ use std::collections::BTreeMap;
 pub const DEFAULT_TEMPLATE: &str = include_str!("../../templates/comment.md.j2");
 /// GitHub's comment size limit, in characters.
 pub const GITHUB_COMMENT_LIMIT: usize = 65_536;
-/// Items listed per group in the full report.
+/// Items listed per group in a full report that would pass [`MAX_REPORT_BYTES`] listing all.
 const FULL_ITEM_LIMIT: usize = 200;
 /// Items per group whose gold, old and new results are run and shown.
 const RESULT_ITEM_LIMIT: usize = 20;
-/// Result rows shown per query.
-const RESULT_ROWS: usize = 5;
 /// Fewest systems a Kendall tau table is shown for: over two systems tau is only ±1.
 const MIN_TAU_SYSTEMS: usize = 3;
 
@@ -45,6 +44,10 @@ pub struct ReportInput<'a> {
     /// Runs gold, old and new queries to show the first rows of changed items; `None` shows
     /// no results.
     pub executor: Option<&'a Executor>,
+    /// The comparison profile: changed items show rows as it runs the queries.
+    pub profile: &'a crate::engine::profile::Profile,
+    /// The Actions run page whose `sqlgate-report` artifact holds the full report, if any.
+    pub run_url: Option<&'a str>,
     /// Where the full report is written.
     pub report_file: &'a str,
 }
@@ -67,7 +70,10 @@ pub fn render(
     environment.add_filter("fence", |s: String| escape::markdown_code_block(&s, "sql"));
     environment.add_template("report", template)?;
     let template = environment.get_template("report")?;
-    let full = template.render(build_context(input, FULL_ITEM_LIMIT, false))?;
+    let mut full = template.render(build_context(input, usize::MAX, false))?;
+    if full.len() > MAX_REPORT_BYTES {
+        full = template.render(build_context(input, FULL_ITEM_LIMIT, false))?;
+    }
     if full.len() > MAX_REPORT_BYTES {
         return Err(minijinja::Error::new(
             minijinja::ErrorKind::InvalidOperation,
@@ -181,7 +187,7 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         let delta = ratio
             .value()
             .zip(base)
-            .map(|(now, before)| 100.0 * (now - before));
+            .map(|(now, before)| crate::analysis::stats::shown_delta(before, now));
         let shown = delta.map_or_else(String::new, |d| format!(" ({d:+.1})"));
         (
             format!("{}{shown} n={}", percent(ratio.value()), ratio.count),
@@ -312,7 +318,7 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
                         "candidate_accuracy",
                         format!("{:.1}", 100.0 * cell.candidate_accuracy),
                     ),
-                    ("delta", format!("{:+.1}", cell.delta_points)),
+                    ("delta", format!("{:+.1}", cell.shown_delta())),
                     ("regressed", cell.regressed.to_string()),
                     ("fixed", cell.fixed.to_string()),
                     (
@@ -404,6 +410,7 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         gate_metric => input.gate_metric,
         headline => input.gate.headline(),
         unchanged_rows => unchanged_rows,
+        unscored_rows => crate::report::unscored::unscored_rows(input.evaluation, if truncated { RESULT_ITEM_LIMIT } else { usize::MAX }),
         tau_omitted => !analysis.kendall_tau.is_empty() && analysis.systems.len() < MIN_TAU_SYSTEMS,
         min_tau_systems => MIN_TAU_SYSTEMS,
         reference => analysis.reference,
@@ -425,6 +432,7 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         item_groups => item_groups,
         truncated => truncated,
         report_file => input.report_file,
+        run_url => input.run_url,
         version => env!("CARGO_PKG_VERSION"),
         dataset_sha => &dataset_sha[..dataset_sha.len().min(12)],
         commit => std::env::var("GITHUB_SHA").ok().map(|s| s.chars().take(12).collect::<String>()),
@@ -570,9 +578,14 @@ fn item_view(
         .zip(evaluation.dataset.database_path(item))
         .map(|(executor, db)| {
             let old = baseline.as_ref().map(|b| b.prediction.as_deref());
-            let stored = stored_gold_rows(item);
+            let stored = rows::stored_gold_rows(item);
             let gold = stored.as_deref().ok_or(item.sql.as_str());
-            result_rows(executor, db, gold, old, prediction.as_deref())
+            let queries = rows::Queries {
+                gold,
+                old,
+                new: prediction.as_deref(),
+            };
+            rows::result_rows(executor, input.profile, db, &queries)
         });
     ItemView {
         system: system.to_string(),
@@ -594,79 +607,6 @@ fn item_view(
 /// The gated metric without its sub-score (`tech.f1` is scored by `tech`).
 fn gate_base_metric(metric: &str) -> &str {
     metric.split('.').next().unwrap_or(metric)
-}
-
-/// The first rows of a Spider 2.0 item's first gold answer when it is a stored result file, as
-/// comment lines; `None` for any other item.
-fn stored_gold_rows(item: &crate::input::dataset::GoldItem) -> Option<String> {
-    let answer = item.spider2.as_ref()?.answers.first()?;
-    let crate::input::spider2::AnswerSource::Table(table) = &answer.source else {
-        return None;
-    };
-    let name = answer.file.file_name()?.to_string_lossy();
-    let rows = table.rows.iter().cloned();
-    Some(rows_text(&format!("gold ({name})"), table.rows.len(), rows))
-}
-
-/// `count` rows under a label, the first [`RESULT_ROWS`] of them shown, as comment lines: one line
-/// per row whatever its values hold (escaped as in the log: `\n`, `\\`, `\u{..}`).
-fn rows_text(label: &str, count: usize, rows: impl Iterator<Item = Vec<String>>) -> String {
-    let first = if count > RESULT_ROWS {
-        format!(", first {RESULT_ROWS}")
-    } else {
-        String::new()
-    };
-    let mut text = format!("-- {label}: {count} row(s){first}\n");
-    for cells in rows.take(RESULT_ROWS) {
-        let cells: Vec<String> = cells
-            .iter()
-            .map(|c| crate::util::log::log_value(c))
-            .collect();
-        text.push_str(&format!("--   {}\n", cells.join(" | ")));
-    }
-    text
-}
-
-/// The first rows of the gold (its stored rows when `gold` is `Ok`, else its query's), old
-/// (`None`: no baseline system; `Some(None)`: its prediction was not stored) and new queries on
-/// the item's database, as comment lines.
-fn result_rows(
-    executor: &Executor,
-    db: &std::path::Path,
-    gold: Result<&str, &str>,
-    old: Option<Option<&str>>,
-    new: Option<&str>,
-) -> String {
-    let run = |label: &str, sql: Option<&str>| {
-        let Some(sql) = sql else {
-            return format!("-- {label}: no query\n");
-        };
-        match executor.run(db, sql) {
-            Ok(rows) => {
-                let cells = rows.iter().map(|row| {
-                    row.iter()
-                        .map(|v| match v {
-                            crate::engine::value::Value::Null => "NULL".to_string(),
-                            other => crate::engine::denotation::python_str(other),
-                        })
-                        .collect()
-                });
-                rows_text(label, rows.len(), cells)
-            }
-            Err(e) => format!("-- {label}: error: {e}\n"),
-        }
-    };
-    let mut text = match gold {
-        Ok(stored) => stored.to_string(),
-        Err(sql) => run("gold", Some(sql)),
-    };
-    match old {
-        Some(Some(sql)) => text.push_str(&run("baseline prediction", Some(sql))),
-        Some(None) => text.push_str("-- baseline prediction: not stored in this baseline\n"),
-        None => {}
-    }
-    text.push_str(&run("prediction", new));
-    text
 }
 
 /// The rendered TS counterexample of one system's item, when its prediction is right on the

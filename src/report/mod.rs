@@ -8,5 +8,7 @@ pub mod escape;
 pub mod jsonl;
 pub mod junit;
 pub mod markdown;
+pub mod rows;
 pub mod scatter;
 pub mod summary;
+pub mod unscored;

@@ -98,6 +98,7 @@ pub struct Prepared {
 pub fn prepare(config: &Config) -> Result<Prepared, InputError> {
     let metrics = build_metrics(config)?;
     let dataset = Dataset::load(&config.dataset)?;
+    config.check_items(dataset.items.len())?;
     let systems = load_systems(&config.predictions, &dataset)?;
     Ok(Prepared {
         metrics,

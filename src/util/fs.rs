@@ -96,6 +96,30 @@ impl Drop for LockFile {
     }
 }
 
+/// Creates the missing folders above `path`, returning the ones it created, deepest first, so a
+/// command that then fails can remove them with [`remove_empty`] and leave nothing behind.
+pub fn create_parents(path: &Path) -> Result<Vec<PathBuf>, InputError> {
+    let missing: Vec<PathBuf> = path
+        .ancestors()
+        .skip(1)
+        .filter(|folder| !folder.as_os_str().is_empty())
+        .take_while(|folder| !folder.exists())
+        .map(Path::to_path_buf)
+        .collect();
+    if let Some(top) = missing.first() {
+        std::fs::create_dir_all(top)
+            .map_err(|e| InputError::malformed(top, "folder", format!("cannot create: {e}")))?;
+    }
+    Ok(missing)
+}
+
+/// Removes each of `folders` (deepest first) that is empty; a folder holding anything stays.
+pub fn remove_empty(folders: &[PathBuf]) {
+    for folder in folders {
+        let _ = std::fs::remove_dir(folder);
+    }
+}
+
 /// The error of a failed write into a state folder (a suite or a cache).
 pub fn cannot_write(path: &Path, error: std::io::Error) -> InputError {
     InputError::malformed(path, "state", format!("cannot write: {error}"))

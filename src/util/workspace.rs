@@ -19,6 +19,9 @@ const MARKER_WINDOW: u64 = 256;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Workspace {
     root: PathBuf,
+    /// Where the root came from (`SQLGATE_WORKSPACE`, `GITHUB_WORKSPACE` or the config's
+    /// folder), so a refusal can say how to widen it.
+    source: String,
 }
 
 impl Workspace {
@@ -36,7 +39,20 @@ impl Workspace {
         let root = root
             .canonicalize()
             .map_err(|e| format!("workspace {} ({source}): {e}", root.display()))?;
-        Ok(Workspace { root })
+        Ok(Workspace { root, source })
+    }
+
+    /// How to widen the workspace, for a path refused as outside it.
+    fn widen_hint(&self) -> String {
+        match self.source.as_str() {
+            "SQLGATE_WORKSPACE" => "(set by SQLGATE_WORKSPACE; widen it there)".into(),
+            "GITHUB_WORKSPACE" => "(the checkout, GITHUB_WORKSPACE): keep the file in the \
+                repository"
+                .into(),
+            _ => "(the config's folder): keep the file under it, or set SQLGATE_WORKSPACE to \
+                a folder holding both, e.g. `SQLGATE_WORKSPACE=$PWD`"
+                .into(),
+        }
     }
 
     /// The workspace folder.
@@ -57,10 +73,11 @@ impl Workspace {
     fn check_inside(&self, key: &str, shown: &Path, resolved: &Path) -> Result<(), String> {
         let outside = || {
             format!(
-                "`{key}`: {} resolves to {}, outside the workspace {}",
+                "`{key}`: {} resolves to {}, outside the workspace {} {}",
                 shown.display(),
                 resolved.display(),
-                self.root.display()
+                self.root.display(),
+                self.widen_hint()
             )
         };
         let relative = resolved.strip_prefix(&self.root).map_err(|_| outside())?;
@@ -153,7 +170,7 @@ impl Workspace {
             };
         }
         let climbs = path.components().any(|c| c == Component::ParentDir);
-        if climbs && !rest.is_empty() {
+        if climbs && std::fs::symlink_metadata(existing).is_err() {
             return Err(format!(
                 "`{key}`: {} uses `..` below a folder that does not exist",
                 path.display()
@@ -237,6 +254,7 @@ mod tests {
     fn workspace(dir: &Path) -> Workspace {
         Workspace {
             root: dir.canonicalize().unwrap(),
+            source: "the config's folder".into(),
         }
     }
 
@@ -268,6 +286,7 @@ mod tests {
     fn system_files_and_absolute_globs_are_refused() {
         let everything = Workspace {
             root: PathBuf::from("/"),
+            source: "SQLGATE_WORKSPACE".into(),
         };
         assert!(everything
             .input_file("k", Path::new("/proc/self/environ"))

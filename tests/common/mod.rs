@@ -101,8 +101,41 @@ pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     files.sort();
     files
 }
+/// `sh -c line` with a fixed git identity: a README line run as a newcomer's shell runs it.
+pub fn shell(line: &str) -> Command {
+    let mut command = Command::new("sh");
+    command
+        .args(["-c", line])
+        .env("GIT_AUTHOR_NAME", "newcomer")
+        .env("GIT_AUTHOR_EMAIL", "newcomer@example.com")
+        .env("GIT_COMMITTER_NAME", "newcomer")
+        .env("GIT_COMMITTER_EMAIL", "newcomer@example.com");
+    command
+}
+
+/// Runs `git args` in `dir` with a fixed identity; asserts success and returns its trimmed stdout.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
 pub mod bird_minidev;
+pub mod comment_html;
+pub mod github;
 pub mod markdown;
 pub mod measure;
+pub mod official;
 pub mod openai;
 pub mod servers;
+pub mod ties;

@@ -2,12 +2,14 @@
 //! (`<folder>/<db_id>/<db_id>.sqlite`) into a PostgreSQL or MySQL server, so that a benchmark
 //! evaluated on SQLite can be evaluated on the server too. Each table is recreated with its
 //! columns' types mapped ([`types`]), its rows copied in batches inside one transaction per
-//! database, its row count checked against the SQLite file's, and its statistics analysed.
+//! database, its row count checked against the SQLite file's, its keys and indexes declared
+//! ([`keys`]), and its statistics analysed.
 //!
 //! Layouts: `shared` puts every db_id's tables into the one database the URL names (BIRD's own
 //! set-up; table names must then be unique across db_ids), `per_db_id` one database per db_id,
 //! named by it (created when absent).
 
+pub mod keys;
 mod mysql;
 mod postgres;
 pub mod types;
@@ -54,6 +56,11 @@ pub struct LoadedTable {
     pub rows: u64,
     /// Each column's name on the server and its type there.
     pub columns: Vec<(String, ColumnType)>,
+    /// The keys and indexes declared on it (`PRIMARY KEY (id)`, `INDEX (name)`, ...).
+    pub keys: Vec<String>,
+    /// The SQLite file's keys the server did not take as they are, each with what was done
+    /// instead and the server's reason.
+    pub skipped: Vec<String>,
 }
 
 /// One db_id copied.
@@ -73,6 +80,7 @@ struct SourceTable {
     name: String,
     sqlite_columns: Vec<String>,
     columns: Vec<(String, ColumnType)>,
+    keys: keys::Keys,
 }
 
 /// What a server side of the copy does; one implementation per server kind.
@@ -98,6 +106,8 @@ trait Target {
     fn count(&mut self, name: &str) -> Result<u64, String>;
     /// Refreshes the planner's statistics of table `name`.
     fn analyze(&mut self, name: &str) -> Result<(), String>;
+    /// Runs one statement on its own (outside the copy's transaction).
+    fn execute(&mut self, sql: &str) -> Result<(), String>;
 }
 
 /// Most parameters one INSERT statement binds (both servers allow 65,535).
@@ -151,8 +161,9 @@ pub fn load(
             })?;
         }
         target.commit().map_err(fail(""))?;
+        let declared = declare_keys(server, target.as_mut(), &tables);
         let mut copied = Vec::with_capacity(tables.len());
-        for table in tables {
+        for (table, (keys, skipped)) in tables.into_iter().zip(declared) {
             // Fresh statistics now, rather than from the server's background analysis at some
             // moment of a later evaluation, which could change plans (and the order of rows,
             // which the official Soft-F1 depends on) between two runs.
@@ -169,6 +180,8 @@ pub fn load(
                 name: table.name,
                 rows,
                 columns: table.columns,
+                keys,
+                skipped,
             });
         }
         loaded.push(LoadedDatabase {
@@ -178,6 +191,62 @@ pub fn load(
         });
     }
     Ok(loaded)
+}
+
+/// Declares each table's primary key and indexes, then every foreign key (the parents' keys
+/// exist by then); returns per table what was declared and what was not, and why. MySQL's
+/// foreign keys are declared with `foreign_key_checks = 0`, set for the whole copy session.
+fn declare_keys(
+    server: Server,
+    target: &mut dyn Target,
+    tables: &[SourceTable],
+) -> Vec<(Vec<String>, Vec<String>)> {
+    let mut outcomes = vec![(Vec::new(), Vec::new()); tables.len()];
+    for (table, outcome) in tables.iter().zip(&mut outcomes) {
+        let statements = keys::index_statements(
+            server,
+            &table.name,
+            &table.sqlite_columns,
+            &table.columns,
+            &table.keys,
+        );
+        for statement in statements {
+            declare(target, statement, outcome);
+        }
+    }
+    for (table, outcome) in tables.iter().zip(&mut outcomes) {
+        let statements = keys::foreign_key_statements(
+            server,
+            &table.name,
+            &table.sqlite_columns,
+            &table.columns,
+            &table.keys,
+        );
+        for statement in statements {
+            declare(target, statement, outcome);
+        }
+    }
+    outcomes
+}
+
+/// Runs one key statement, else its fallback, recording what was declared or skipped.
+fn declare(
+    target: &mut dyn Target,
+    statement: keys::KeyStatement,
+    (declared, skipped): &mut (Vec<String>, Vec<String>),
+) {
+    let Err(reason) = target.execute(&statement.sql) else {
+        declared.push(statement.what);
+        return;
+    };
+    let reason = reason.lines().next().unwrap_or_default().to_string();
+    match statement.fallback {
+        Some((what, sql)) if target.execute(&sql).is_ok() => {
+            skipped.push(format!("{}: {reason}; {what} instead", statement.what));
+            declared.push(what);
+        }
+        _ => skipped.push(format!("{}: {reason}", statement.what)),
+    }
 }
 
 /// The `<db_id>/<db_id>.sqlite` files below `from`, by db_id.
@@ -253,8 +322,10 @@ fn read_tables(path: &Path, server: Server) -> Result<Vec<SourceTable>, LoadErro
                 )
             })
             .collect();
+        let keys = keys::read_keys(conn, &sqlite_name).map_err(sqlite_error)?;
         tables.push(SourceTable {
             name: types::server_name(&sqlite_name, server),
+            keys,
             sqlite_name,
             sqlite_columns: declared.into_iter().map(|(name, _)| name).collect(),
             columns,

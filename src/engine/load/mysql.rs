@@ -24,7 +24,11 @@ impl MysqlTarget {
         })?;
         let url_database = opts.get_db_name().map(str::to_string);
         let builder = OptsBuilder::from_opts(opts).tcp_connect_timeout(Some(CONNECT_TIMEOUT));
-        let conn = Conn::new(builder).map_err(|e| e.to_string())?;
+        let mut conn = Conn::new(builder).map_err(|e| e.to_string())?;
+        // Foreign keys are declared after the rows, unchecked (BIRD's rows break some), and a
+        // previous copy's may reference a table being recreated.
+        conn.query_drop("SET SESSION foreign_key_checks = 0")
+            .map_err(|e| e.to_string())?;
         Ok(MysqlTarget { url_database, conn })
     }
 
@@ -102,6 +106,10 @@ impl Target for MysqlTarget {
         let sql = format!("ANALYZE TABLE {}", quote(name, Server::Mysql));
         let _: Vec<mysql::Row> = self.conn.query(sql).map_err(|e| e.to_string())?;
         Ok(())
+    }
+
+    fn execute(&mut self, sql: &str) -> Result<(), String> {
+        self.run(sql)
     }
 }
 

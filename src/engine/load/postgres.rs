@@ -78,7 +78,11 @@ impl Target for PostgresTarget {
     }
 
     fn recreate(&mut self, name: &str, columns: &[(String, ColumnType)]) -> Result<(), String> {
-        let drop = format!("DROP TABLE IF EXISTS {}", quote(name, Server::Postgres));
+        // CASCADE drops the foreign keys of a previous copy that reference it, not their tables.
+        let drop = format!(
+            "DROP TABLE IF EXISTS {} CASCADE",
+            quote(name, Server::Postgres)
+        );
         self.client.batch_execute(&drop).map_err(|e| message(&e))?;
         let create = create_statement(Server::Postgres, name, columns);
         self.client.batch_execute(&create).map_err(|e| message(&e))
@@ -136,6 +140,10 @@ impl Target for PostgresTarget {
     fn analyze(&mut self, name: &str) -> Result<(), String> {
         let sql = format!("ANALYZE {}", quote(name, Server::Postgres));
         self.client.batch_execute(&sql).map_err(|e| message(&e))
+    }
+
+    fn execute(&mut self, sql: &str) -> Result<(), String> {
+        self.client.batch_execute(sql).map_err(|e| message(&e))
     }
 }
 

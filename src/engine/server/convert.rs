@@ -29,8 +29,10 @@ pub enum Kind {
     DateTime,
     /// `datetime.datetime`, aware (PostgreSQL `timestamptz`).
     DateTimeTz,
-    /// `datetime.time`.
+    /// `datetime.time` (naive).
     Time,
+    /// `datetime.time` with a fixed-offset tzinfo (PostgreSQL `timetz`).
+    TimeTz,
     /// `datetime.timedelta` from PostgreSQL's `interval` text.
     Interval,
     /// `datetime.timedelta` from MySQL's `TIME` text (`-838:59:59`).
@@ -39,10 +41,17 @@ pub enum Kind {
     MysqlDateTime,
     /// PyMySQL's `DATE`: a date, else the text.
     MysqlDate,
+    /// PostgreSQL `json` / `jsonb`, which psycopg2 parses with `json.loads`: a scalar becomes a
+    /// `str`, `int`, `float`, `bool` or `None`; an object or array a `dict` / `list`, unhashable.
+    Json,
     /// A PostgreSQL array, which psycopg2 returns as a Python `list`: unhashable, so the
     /// official `set(rows)` raises on any row holding one and the item scores 0.
     Unhashable,
 }
+
+/// Why a row holding a `list` or `dict` scores 0 under the official comparison.
+const UNHASHABLE: &str =
+    "(a Python list or dict under psycopg2, which the official comparison cannot hash)";
 
 /// The value of one non-NULL cell.
 pub fn convert(kind: Kind, bytes: &[u8]) -> Result<Value, ExecError> {
@@ -70,13 +79,17 @@ pub fn convert(kind: Kind, bytes: &[u8]) -> Result<Value, ExecError> {
         Kind::HexBytes => Value::Blob(parse_hex(bytes).ok_or_else(|| invalid("bytea"))?),
         Kind::Bytes => Value::Blob(bytes.to_vec()),
         Kind::Date => py(PyValue::Date(
-            parse_date(&text()).ok_or_else(|| invalid("a date"))?,
+            pg_date(&text()).ok_or_else(|| invalid("a date"))?,
         )),
-        Kind::DateTime | Kind::DateTimeTz => py(parse_datetime(&text(), kind == Kind::DateTimeTz)
-            .ok_or_else(|| invalid("a timestamp"))?),
+        Kind::DateTime | Kind::DateTimeTz => {
+            py(pg_datetime(&text(), kind == Kind::DateTimeTz)
+                .ok_or_else(|| invalid("a timestamp"))?)
+        }
         Kind::Time => py(PyValue::Time(
-            parse_time(&text()).ok_or_else(|| invalid("a time"))?,
+            pg_time(&text()).ok_or_else(|| invalid("a time"))?,
         )),
+        Kind::TimeTz => py(parse_timetz(&text()).ok_or_else(|| invalid("a time"))?),
+        Kind::Json => json_scalar(&text())?,
         Kind::Interval => py(PyValue::TimeDelta(
             parse_interval(&text()).ok_or_else(|| invalid("an interval"))?,
         )),
@@ -89,12 +102,100 @@ pub fn convert(kind: Kind, bytes: &[u8]) -> Result<Value, ExecError> {
             None => mysql_date(&text()),
         },
         Kind::MysqlDate => mysql_date(&text()),
-        Kind::Unhashable => {
-            return Err(ExecError::Sql(
-                "an array column (a Python list under psycopg2, which the official comparison cannot hash)".into(),
-            ))
-        }
+        Kind::Unhashable => return Err(ExecError::Sql(format!("an array column {UNHASHABLE}"))),
     })
+}
+
+/// `json.loads(text)` of a JSON value: its scalar as the Python value, or an error for an
+/// object or array. A number is an `int` without `.`, `e` or `E`, else `float(text)`.
+fn json_scalar(text: &str) -> Result<Value, ExecError> {
+    let invalid = || {
+        ExecError::Sql(format!(
+            "cannot read the JSON value `{}` as psycopg2 would",
+            crate::util::scrub::scrub_cut(text, 60)
+        ))
+    };
+    let text = text.trim_matches([' ', '\t', '\n', '\r']);
+    Ok(match text.as_bytes().first() {
+        Some(b'{' | b'[') => {
+            return Err(ExecError::Sql(format!(
+                "a JSON object or array {UNHASHABLE}"
+            )))
+        }
+        Some(b'"') => Value::Text(serde_json::from_str(text).map_err(|_| invalid())?),
+        _ => match text {
+            "null" => Value::Null,
+            "true" => Value::Py(Box::new(PyValue::Bool(true))),
+            "false" => Value::Py(Box::new(PyValue::Bool(false))),
+            _ if !is_json_number(text) => return Err(invalid()),
+            _ if text.contains(['.', 'e', 'E']) => {
+                Value::Real(text.parse().map_err(|_| invalid())?)
+            }
+            _ => convert(Kind::Int, text.as_bytes())?,
+        },
+    })
+}
+
+/// JSON's number grammar: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
+fn is_json_number(text: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let unsigned = text.strip_prefix('-').unwrap_or(text);
+    let (mantissa, exponent) = match unsigned.split_once(['e', 'E']) {
+        Some((mantissa, exponent)) => (mantissa, Some(exponent)),
+        None => (unsigned, None),
+    };
+    let (whole, fraction) = match mantissa.split_once('.') {
+        Some((whole, fraction)) => (whole, Some(fraction)),
+        None => (mantissa, None),
+    };
+    let exponent_ok = exponent.is_none_or(|e| digits(e.strip_prefix(['+', '-']).unwrap_or(e)));
+    digits(whole)
+        && (whole == "0" || !whole.starts_with('0'))
+        && fraction.is_none_or(digits)
+        && exponent_ok
+}
+
+/// psycopg2's date: PostgreSQL's `infinity` / `-infinity` become `date.max` / `date.min`.
+fn pg_date(text: &str) -> Option<Date> {
+    match text.trim() {
+        "infinity" => Date::new(9999, 12, 31),
+        "-infinity" => Date::new(1, 1, 1),
+        other => parse_date(other),
+    }
+}
+
+/// psycopg2's timestamp: `infinity` / `-infinity` become `datetime.max` / `datetime.min`
+/// (in UTC when aware).
+fn pg_datetime(text: &str, aware: bool) -> Option<PyValue> {
+    let (date, time) = match text.trim() {
+        "infinity" => (
+            Date::new(9999, 12, 31)?,
+            TimeOfDay::new(23, 59, 59, 999_999)?,
+        ),
+        "-infinity" => (Date::new(1, 1, 1)?, TimeOfDay::new(0, 0, 0, 0)?),
+        other => return parse_datetime(other, aware),
+    };
+    let offset = aware.then_some(0);
+    Some(PyValue::DateTime { date, time, offset })
+}
+
+/// psycopg2's time: PostgreSQL's `24:00:00` becomes `time(0, 0)`.
+fn pg_time(text: &str) -> Option<TimeOfDay> {
+    match text.trim().strip_prefix("24:") {
+        Some(rest) if rest.bytes().all(|b| matches!(b, b'0' | b':' | b'.')) => {
+            TimeOfDay::new(0, 0, 0, 0)
+        }
+        _ => parse_time(text),
+    }
+}
+
+/// `HH:MM:SS[.ffffff]+HH[:MM[:SS]]` (PostgreSQL `timetz`) as an aware `datetime.time`.
+fn parse_timetz(text: &str) -> Option<PyValue> {
+    let text = text.trim();
+    let at = text.rfind(['+', '-'])?;
+    let time = pg_time(&text[..at])?;
+    let offset = parse_offset(&text[at..])?;
+    Some(PyValue::TimeTz { time, offset })
 }
 
 /// PyMySQL's `convert_date`: a date, else the text itself (`0000-00-00`).
@@ -266,5 +367,32 @@ mod tests {
         assert_eq!(py(Kind::Float, "Infinity"), "Real(inf)");
         assert_eq!(py(Kind::HexBytes, "\\x00ff"), "Blob([0, 255])");
         assert!(convert(Kind::Date, b"20200-01-01").is_err());
+        assert_eq!(py(Kind::Date, "-infinity"), "0001-01-01");
+        assert_eq!(
+            py(Kind::DateTimeTz, "infinity"),
+            "9999-12-31 23:59:59.999999+00:00"
+        );
+        assert_eq!(py(Kind::Time, "24:00:00"), "00:00:00");
+        assert_eq!(
+            py(Kind::TimeTz, "12:30:00.25-03:30"),
+            "12:30:00.250000-03:30"
+        );
+    }
+
+    #[test]
+    fn json_scalars_become_what_json_loads_returns() {
+        assert_eq!(py(Kind::Json, "true"), "True");
+        assert_eq!(py(Kind::Json, " 1.50 "), "Real(1.5)");
+        assert_eq!(py(Kind::Json, "7"), "Int(7)");
+        assert_eq!(py(Kind::Json, "1e400"), "Real(inf)");
+        assert_eq!(py(Kind::Json, "\"a\\u00e9\""), "Text(\"aé\")");
+        assert_eq!(py(Kind::Json, "null"), "Null");
+        assert_eq!(
+            py(Kind::Json, "123456789012345678901234567890"),
+            "123456789012345678901234567890"
+        );
+        assert!(convert(Kind::Json, b"{\"a\": 1}").is_err());
+        assert!(convert(Kind::Json, b"[1]").is_err());
+        assert!(convert(Kind::Json, b"01").is_err());
     }
 }

@@ -270,6 +270,7 @@ impl MysqlEngine {
         conn.query_drop("START TRANSACTION READ ONLY")
             .map_err(|e| classify(&e, limits))?;
         let id = conn.connection_id();
+        let started = Instant::now();
         let mut result = conn
             .query_iter(statement)
             .map_err(|e| classify(&e, limits))?;
@@ -292,6 +293,12 @@ impl MysqlEngine {
                 self.killer.kill(id);
                 return Err(error);
             }
+        }
+        // MariaDB's BENCHMARK() stopped by `max_statement_time` (or by `KILL QUERY`) returns its
+        // row with no error: a query that ran for the whole timeout is a timeout, whatever it
+        // returned (the official loop's `func_timeout` gives such a query no result either).
+        if started.elapsed() >= limits.timeout || killed.load(Ordering::SeqCst) {
+            return Err(ExecError::Timeout(limits.timeout.as_millis()));
         }
         let columns = match with_columns {
             true => prepared.into_iter().map(|(name, _)| name).collect(),

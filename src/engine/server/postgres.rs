@@ -303,6 +303,8 @@ fn kind_of(column_type: &Type) -> Kind {
         Type::TIMESTAMP => Kind::DateTime,
         Type::TIMESTAMPTZ => Kind::DateTimeTz,
         Type::TIME => Kind::Time,
+        Type::TIMETZ => Kind::TimeTz,
+        Type::JSON | Type::JSONB => Kind::Json,
         Type::INTERVAL => Kind::Interval,
         _ => Kind::Text,
     }

@@ -61,6 +61,23 @@ impl Config {
         if thresholds.into_iter().any(|t| !(t.is_finite() && t >= 0.0)) {
             return fail("`gate` drop thresholds must be non-negative numbers of points".into());
         }
+        if let Some(drift) = self.gate.max_drift_points {
+            if !(drift.is_finite() && drift >= 0.0) {
+                return fail("`gate.max_drift_points` must be a non-negative number".into());
+            }
+            if self
+                .baseline
+                .as_ref()
+                .and_then(|b| b.anchor.as_ref())
+                .is_none()
+            {
+                return fail(
+                    "`gate.max_drift_points` needs `baseline.anchor`, the pinned baseline the \
+                     cumulative drop is measured against"
+                        .into(),
+                );
+            }
+        }
         if let Some(significance) = &self.gate.significance {
             if !(significance.alpha > 0.0 && significance.alpha < 1.0) {
                 return fail("`gate.significance.alpha` must be between 0 and 1".into());
@@ -175,6 +192,29 @@ impl Config {
             Some(other) => Err(format!(
                 "`metrics`: `{other}` is not available for `dataset.kind: spider2` (only `ex`)"
             )),
+            None => Ok(()),
+        }
+    }
+
+    /// Refuses a `gate.must_pass` or `gate.accept` index the dataset does not have (the gold
+    /// items are numbered from 0 in gold order): one out of range would never be checked, yet
+    /// read as protected (or accepted).
+    pub fn check_items(&self, item_count: usize) -> Result<(), InputError> {
+        let must_pass = self.gate.must_pass.iter().map(|i| ("gate.must_pass", *i));
+        let accepted =
+            (self.gate.accept.iter()).flat_map(|a| a.items.iter().map(|i| ("gate.accept", *i)));
+        match must_pass
+            .chain(accepted)
+            .find(|(_, index)| *index >= item_count)
+        {
+            Some((key, index)) => Err(InputError::Config {
+                path: self.path.clone(),
+                message: format!(
+                    "`{key}`: item {index} does not exist: the dataset has {item_count} \
+                     items, numbered 0 to {} in gold order; remove it or fix the index",
+                    item_count.saturating_sub(1)
+                ),
+            }),
             None => Ok(()),
         }
     }

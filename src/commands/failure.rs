@@ -1,0 +1,98 @@
+//! A run of `sqlgate action` that stops before its verdict (exit 2: a usage or input error, or an
+//! internal error) still tells the pull request why: the reason replaces the sticky comment (so
+//! an earlier "✅ passed" never stays), and goes to an `::error` line, the step summary and the
+//! step outputs `exit-code`, `passed=false` and `reason`.
+
+use super::finish::report_comment;
+use super::CommentMode;
+use crate::ci::github::ActionsContext;
+use crate::report::escape::markdown_inline;
+use std::path::Path;
+
+/// The exit code of a run that could not evaluate.
+pub const EXIT_CANNOT_EVALUATE: u8 = 2;
+
+/// The sticky comment of a run that could not evaluate the config at `config_path`: under the
+/// same marker as that config's verdicts, the reason (escaped: it may quote the pull request's
+/// files) and what the red check means.
+pub fn failure_comment(marker: &str, reason: &str) -> String {
+    format!(
+        "{marker}\n## ⚠️ sqlgate could not evaluate: {}\n\n\
+         sqlgate stopped with exit code {EXIT_CANNOT_EVALUATE} (usage or input error) before \
+         it could score this pull request, so there is no verdict and the check fails until the \
+         cause above is fixed. Earlier results on this pull request no longer apply.\n",
+        markdown_inline(reason)
+    )
+}
+
+/// Publishes the reason a run of `sqlgate action` on `config_path` stopped: `::error` line on
+/// stdout, step summary, step outputs, and (unless `mode` is `Never`) the sticky comment. Outside
+/// GitHub Actions it does nothing (the reason is on stderr already). Every part is best effort:
+/// one that fails is said on stderr and the others are still attempted.
+pub fn publish_failure(config_path: &Path, reason: &str, mode: CommentMode) {
+    let Some(actions) = ActionsContext::from_env() else {
+        return;
+    };
+    let reason = crate::util::scrub::scrub(reason);
+    println!("{}", crate::ci::annotations::error_command(&reason));
+    let comment = failure_comment(&super::gate_run::marker_of_path(config_path), &reason);
+    if let Err(error) = actions.write_step_summary(&comment) {
+        crate::util::log::note(&format!("cannot write $GITHUB_STEP_SUMMARY: {error}"));
+    }
+    let outputs = [
+        ("exit-code", EXIT_CANNOT_EVALUATE.to_string()),
+        ("passed", "false".to_string()),
+        ("reason", reason.clone()),
+    ];
+    if let Err(error) = actions.write_outputs(&outputs) {
+        crate::util::log::note(&format!("cannot write $GITHUB_OUTPUT: {error}"));
+    }
+    if mode == CommentMode::Never {
+        return;
+    }
+    report_comment(
+        actions.upsert_comment(&super::gate_run::marker_of_path(config_path), &comment),
+        &comment,
+        Path::new("the step summary"),
+    );
+}
+
+/// The message of a panic payload (a `&str` or `String`), for the reason of a run that panicked.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    let text = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into());
+    format!("internal error (please report it): {text}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reason_is_escaped_under_the_marker() {
+        let comment = failure_comment("<!-- sqlgate:abc -->", "bad `x` <img> @team\n# h");
+        assert!(comment.starts_with("<!-- sqlgate:abc -->\n## ⚠️ sqlgate could not evaluate: "));
+        let heading = comment.lines().nth(1).unwrap();
+        assert!(heading.ends_with(&markdown_inline("bad `x` <img> @team\n# h")));
+        assert!(
+            !comment.contains("<img>") && !comment.contains("@team") && !comment.contains("\n# h")
+        );
+    }
+
+    #[test]
+    fn a_panic_becomes_an_internal_error_reason() {
+        let payload = std::panic::catch_unwind(|| panic!("index {} out of range", 7)).unwrap_err();
+        assert_eq!(
+            panic_message(payload.as_ref()),
+            "internal error (please report it): index 7 out of range"
+        );
+        let payload = std::panic::catch_unwind(|| std::panic::panic_any(3_u8)).unwrap_err();
+        assert_eq!(
+            panic_message(payload.as_ref()),
+            "internal error (please report it): no message"
+        );
+    }
+}
