@@ -87,6 +87,11 @@ fn degenerate_execution_and_distill_limits_are_refused() {
             "execution: { max_result_bytes: 18446744073709551615 }",
             "`execution.max_result_bytes`",
         ),
+        ("execution: { max_memory: 1024 }", "`execution.max_memory`"),
+        (
+            "execution: { max_memory: 18446744073709551615 }",
+            "`execution.max_memory`",
+        ),
         (
             "suite: { distill: { max_random_dbs: 0 } }",
             "`suite.distill.max_random_dbs`",

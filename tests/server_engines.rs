@@ -1,6 +1,7 @@
 //! The PostgreSQL and MySQL engines on real servers (tests/common/servers.rs): Python's value
 //! semantics under the `bird` profile (`Decimal('0.1') != 0.1`, `Decimal('0.5') == 0.5`,
-//! `True == 1`, a date is not a datetime), both layouts, the role check, and every start-up error
+//! `True == 1`, a date is not a datetime), both layouts, the role check, fetched rows charged to
+//! the run's memory budget, and every start-up error
 //! (variable unset, URL in the config, server unreachable, wrong password, tables missing, a
 //! SQLite-only metric) exiting 2 with the key named and no secret printed.
 
@@ -421,4 +422,67 @@ fn a_privileged_role_runs_only_when_allowed() {
     assert!(text(&output).contains("superuser"), "{}", text(&output));
     assert_eq!(verdicts(&lines), vec![(1.0, "match".to_string())]);
     assert!(!text(&output).contains(&server.admin_password));
+}
+
+/// Rows fetched from a server count against the run's memory budget like SQLite's: a result
+/// over `execution.max_memory` (here 64 MiB; about 200 MB of rows, under the per-query caps)
+/// stops with `result too large` naming the budget, and the next item still scores.
+fn check_memory_budget(server: &Server, kind: &str, database: &str, ddl: &str, huge: &str) {
+    create_database(server, database, ddl);
+    let dir = tempfile::tempdir().unwrap();
+    let case = Case {
+        gold: &[
+            ("SELECT COUNT(*) FROM items", "shop"),
+            ("SELECT COUNT(*) FROM items", "shop"),
+        ],
+        predictions: &[huge, "SELECT 3"],
+        tables: TABLES,
+    };
+    let config = write_case(
+        dir.path(),
+        &case,
+        &format!("{{ kind: {kind}, url_env: TEST_DB_URL, layout: shared }}"),
+        "",
+    );
+    let yaml = std::fs::read_to_string(&config).unwrap().replace(
+        "execution: { timeout_ms: 5000, threads: 2 }",
+        "execution: { timeout_ms: 20000, threads: 2, max_memory: 67108864, \
+         max_result_bytes: 4294967296, max_rows: 100000000 }",
+    );
+    std::fs::write(&config, yaml).unwrap();
+    let (output, lines) = eval(&config, Some(&server.reader_url(database)));
+    assert!(output.status.success(), "{}", text(&output));
+    assert_eq!(
+        verdicts(&lines),
+        vec![(0.0, "pred_error".to_string()), (1.0, "match".to_string())],
+        "{lines:#?}"
+    );
+    let error = lines[0]["error"]["ex"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("result too large")
+            && error.contains("`execution.max_memory`, 67108864 bytes"),
+        "{error}"
+    );
+}
+
+#[test]
+fn postgres_results_count_against_the_run_memory_budget() {
+    check_memory_budget(
+        servers::postgres(),
+        "postgresql",
+        "engines_budget",
+        SHOP_PG,
+        "SELECT repeat('x', 1000) FROM generate_series(1, 200000)",
+    );
+}
+
+#[test]
+fn mariadb_results_count_against_the_run_memory_budget() {
+    check_memory_budget(
+        servers::mariadb(),
+        "mysql",
+        "engines_budget",
+        SHOP_MYSQL,
+        "SELECT REPEAT('x', 1000) FROM seq_1_to_200000",
+    );
 }

@@ -7,12 +7,15 @@
 //! [`crate::engine::value::Value`]s) or the same [`ExecError`], so profiles and metrics never
 //! know which engine ran the query.
 
+use crate::engine::pyvalue::{Number, PyValue};
 use crate::engine::value::{Row, Value};
+use crate::util::memory::Charge;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// Per-query limits.
+/// Per-query limits (the run's memory budget, shared by all queries, is `util::memory`'s).
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     /// Wall-clock limit.
@@ -43,7 +46,7 @@ pub enum ExecError {
     /// The statement tried something other than reading.
     #[error("refused: {0}")]
     Denied(String),
-    /// The result exceeded the row or byte cap.
+    /// The result exceeded the row or byte cap, or the run's memory budget.
     #[error("result too large: {0}")]
     TooLarge(String),
     /// The engine rejected the query.
@@ -60,12 +63,16 @@ pub enum ExecError {
 /// SQLite file, or on a server the db_id.
 pub trait Engine: Send + Sync + std::fmt::Debug {
     /// Runs one query and returns its rows; with `with_columns`, also the result column names.
+    /// Every result is counted by a [`SizeGuard`], which charges it to the run's memory budget.
+    /// The engine may stop reading once the result has more than `most_rows` rows (the caller
+    /// only needs to know that it is longer) and return those it read.
     fn run(
         &self,
         db: &Path,
         sql: &str,
         limits: &Limits,
         with_columns: bool,
+        most_rows: usize,
     ) -> Result<ResultTable, ExecError>;
 
     /// The result column names of one query, checked under the same rules as [`Engine::run`]
@@ -79,12 +86,34 @@ pub trait Engine: Send + Sync + std::fmt::Debug {
 pub struct Executor {
     limits: Limits,
     engine: Arc<dyn Engine>,
+    timeouts: Arc<TimeoutLog>,
+}
+
+/// The queries that timed out and the worker time they took, counted across clones.
+#[derive(Debug, Default)]
+struct TimeoutLog {
+    queries: AtomicUsize,
+    nanos: AtomicU64,
+}
+
+/// What timed-out queries cost a run: how many, and the worker time spent in them (each from
+/// its start to the moment it gave the worker back).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TimeoutTotals {
+    /// Queries that hit the time limit.
+    pub queries: usize,
+    /// Worker time they took, in seconds.
+    pub seconds: f64,
 }
 
 impl Executor {
     /// An executor on `engine` enforcing `limits` on every query.
     pub fn on(engine: Arc<dyn Engine>, limits: Limits) -> Self {
-        Executor { limits, engine }
+        Executor {
+            limits,
+            engine,
+            timeouts: Arc::default(),
+        }
     }
 
     /// The limits in force.
@@ -92,17 +121,55 @@ impl Executor {
         self.limits
     }
 
+    /// The queries of this executor (and its clones) that timed out so far, and their time.
+    pub fn timeouts(&self) -> TimeoutTotals {
+        TimeoutTotals {
+            queries: self.timeouts.queries.load(Ordering::Relaxed),
+            seconds: self.timeouts.nanos.load(Ordering::Relaxed) as f64 / 1e9,
+        }
+    }
+
+    /// Runs `query` (one query of this executor's, on any connection) and, when it times out,
+    /// logs the time it took.
+    pub fn logging_timeouts<T>(
+        &self,
+        query: impl FnOnce() -> Result<T, ExecError>,
+    ) -> Result<T, ExecError> {
+        let started = Instant::now();
+        let result = query();
+        if let Err(ExecError::Timeout(_)) = &result {
+            let nanos = started.elapsed().as_nanos().min(u64::MAX as u128) as u64;
+            self.timeouts.queries.fetch_add(1, Ordering::Relaxed);
+            self.timeouts.nanos.fetch_add(nanos, Ordering::Relaxed);
+        }
+        result
+    }
+
     /// Runs one query on the database `db` and returns all its rows.
     pub fn run(&self, db: &Path, sql: &str) -> Result<Vec<Row>, ExecError> {
-        self.engine
-            .run(db, sql, &self.limits, false)
+        self.logging_timeouts(|| self.engine.run(db, sql, &self.limits, false, usize::MAX))
             .map(|table| table.rows)
+    }
+
+    /// Runs one query like [`Executor::run`] but `Ok(None)` when it returns more than `rows`
+    /// rows: for comparisons where a longer result cannot match the gold (EX under `spider-ts`
+    /// and `strict` compares row counts first), so that the SQLite engine neither reads a large
+    /// wrong result to its end nor holds it in memory.
+    pub fn run_at_most(
+        &self,
+        db: &Path,
+        sql: &str,
+        rows: usize,
+    ) -> Result<Option<Vec<Row>>, ExecError> {
+        let table =
+            self.logging_timeouts(|| self.engine.run(db, sql, &self.limits, false, rows))?;
+        Ok((table.rows.len() <= rows).then_some(table.rows))
     }
 
     /// Runs one query and returns its rows with their column names, for the metrics that align
     /// columns by name (SQLMorph).
     pub fn run_table(&self, db: &Path, sql: &str) -> Result<ResultTable, ExecError> {
-        self.engine.run(db, sql, &self.limits, true)
+        self.logging_timeouts(|| self.engine.run(db, sql, &self.limits, true, usize::MAX))
     }
 
     /// The result column names of one query, prepared under the same rules as [`Executor::run`]
@@ -122,13 +189,17 @@ pub struct ResultTable {
     pub rows: Vec<Row>,
 }
 
-/// Counts a result's rows and bytes as they are read and stops it at the caps of [`Limits`].
+/// Counts a result's rows and bytes as they are read, stops it at the caps of [`Limits`], and
+/// charges it to the run's memory budget (`util::memory`): a result the budget cannot take stops
+/// with [`ExecError::TooLarge`], whichever engine reads it. Declare it before the rows it counts:
+/// a guard dropped on an error gives its charge back, and the rows must be freed by then.
 #[derive(Debug)]
 pub struct SizeGuard {
     rows: usize,
     bytes: usize,
     max_rows: usize,
     max_bytes: usize,
+    charge: Charge,
 }
 
 impl SizeGuard {
@@ -139,6 +210,7 @@ impl SizeGuard {
             bytes: 0,
             max_rows: limits.max_rows,
             max_bytes: limits.max_bytes,
+            charge: Charge::default(),
         }
     }
 
@@ -147,9 +219,17 @@ impl SizeGuard {
         self.bytes += value_size(value);
     }
 
-    /// Counts a finished row; an error once either cap is passed.
+    /// The result was read whole: its bytes stay charged to the item being scored (released
+    /// when the item is done). A guard dropped without this gives its charge back at once.
+    pub fn finish(self) {
+        self.charge.keep(self.bytes);
+    }
+
+    /// Counts a finished row; an error once either cap is passed or the run's memory budget
+    /// cannot take the result.
     pub fn add_row(&mut self) -> Result<(), ExecError> {
         self.rows += 1;
+        self.bytes += ROW_OVERHEAD;
         if self.rows > self.max_rows {
             return Err(ExecError::TooLarge(format!(
                 "more than {} rows",
@@ -162,9 +242,28 @@ impl SizeGuard {
                 self.max_bytes
             )));
         }
+        if !self.charge.cover(self.bytes) {
+            return Err(budget_exhausted());
+        }
         Ok(())
     }
 }
+
+/// The error of a query stopped because the run's memory budget is used up (by it, by SQLite, or
+/// by the results other workers hold at that moment).
+pub fn budget_exhausted() -> ExecError {
+    ExecError::TooLarge(format!(
+        "the run's memory budget (`execution.max_memory`, {} bytes) is used up",
+        crate::util::memory::PROCESS.limit()
+    ))
+}
+
+/// Heap bytes an allocator spends on each allocation beyond what was asked for.
+const ALLOCATION: usize = 16;
+
+/// Bytes a row costs beyond its values: its slot in the result (counted twice, for the result's
+/// growth) and its own allocation.
+const ROW_OVERHEAD: usize = 2 * std::mem::size_of::<Row>() + ALLOCATION;
 
 /// Decodes UTF-8 dropping invalid bytes, like Python's `bytes.decode(errors="ignore")`.
 pub fn decode_lenient(bytes: &[u8]) -> String {
@@ -175,13 +274,28 @@ pub fn decode_lenient(bytes: &[u8]) -> String {
     text
 }
 
+/// Bytes one value occupies: its cell in the row, and its text, blob or boxed Python value with
+/// the allocation's overhead.
 fn value_size(value: &Value) -> usize {
     std::mem::size_of::<Value>()
         + match value {
-            Value::Text(s) => s.len(),
-            Value::Blob(b) => b.len(),
+            Value::Text(s) => s.capacity() + ALLOCATION,
+            Value::Blob(b) => b.capacity() + ALLOCATION,
+            Value::Py(py) => std::mem::size_of_val(&**py) + ALLOCATION + py_heap(py),
             _ => 0,
         }
+}
+
+/// Heap bytes a Python value holds beyond its box (a `Decimal`'s text and digits).
+fn py_heap(value: &PyValue) -> usize {
+    let PyValue::Decimal(decimal) = value else {
+        return 0;
+    };
+    let digits = match &decimal.identity {
+        Number::Exact(digits, _) => digits.capacity() + ALLOCATION,
+        Number::Int(_) | Number::Real(_) => 0,
+    };
+    decimal.text.capacity() + ALLOCATION + digits
 }
 
 #[cfg(test)]

@@ -192,6 +192,16 @@ impl Profile {
         denotations_equal(gold, predicted, order_matters, &options)
     }
 
+    /// Most rows a predicted result can have and still equal a gold result of `gold_rows` rows:
+    /// `spider-ts` and `strict` compare row counts first; `bird` compares sets of rows and the
+    /// spider2 profiles data frames, which any number of rows may match.
+    pub fn most_matching_rows(&self, gold_rows: usize) -> usize {
+        match self.config.profile {
+            ProfileName::SpiderTs | ProfileName::Strict => gold_rows,
+            ProfileName::Bird | ProfileName::Spider2 | ProfileName::Spider2Sound => usize::MAX,
+        }
+    }
+
     /// The `ignore_order` semantics of a spider2 profile; `None` for the other profiles.
     pub fn spider2_semantics(&self) -> Option<Semantics> {
         match self.config.profile {

@@ -8,7 +8,7 @@
 //! Connections are cached per worker thread, so a run opens each database once per thread.
 
 use crate::engine::exec::{
-    decode_lenient, Engine, ExecError, Executor, Limits, ResultTable, SizeGuard,
+    budget_exhausted, decode_lenient, Engine, ExecError, Executor, Limits, ResultTable, SizeGuard,
 };
 use crate::engine::value::{Row, Value};
 use crate::util::sqlite::{now_nanos, Guarded};
@@ -61,10 +61,15 @@ impl Engine for SqliteEngine {
         sql: &str,
         limits: &Limits,
         with_columns: bool,
+        most_rows: usize,
     ) -> Result<ResultTable, ExecError> {
         Self::with_connection(db, |guarded| {
             let deadline = guarded.arm(limits.timeout);
-            let result = query(&guarded.conn, sql, deadline, limits, with_columns);
+            let wanted = Wanted {
+                columns: with_columns,
+                most_rows,
+            };
+            let result = query(&guarded.conn, sql, deadline, limits, wanted);
             guarded.disarm();
             result
         })
@@ -88,20 +93,28 @@ impl Engine for SqliteEngine {
     }
 }
 
+/// What a caller wants of one query: the column names or not, and whether reading may stop
+/// after `most_rows + 1` rows.
+#[derive(Debug, Clone, Copy)]
+struct Wanted {
+    columns: bool,
+    most_rows: usize,
+}
+
 /// Runs one untrusted statement on `conn` until `deadline` (the progress handler is armed by the
-/// caller), under the row and byte caps of `limits`.
+/// caller), under the row and byte caps of `limits`; stops once it has more rows than wanted.
 fn query(
     conn: &Connection,
     sql: &str,
     deadline: u64,
     limits: &Limits,
-    with_columns: bool,
+    wanted: Wanted,
 ) -> Result<ResultTable, ExecError> {
     let timed_out = || now_nanos() >= deadline;
     let classify = |e: rusqlite::Error| classify_error(e, timed_out(), limits.timeout);
     let mut batch = rusqlite::Batch::new(conn, sql);
     let Some(mut stmt) = batch.next().map_err(classify)? else {
-        return match with_columns {
+        return match wanted.columns {
             true => Err(ExecError::Sql("no statement".into())),
             false => Ok(ResultTable::default()),
         };
@@ -116,15 +129,17 @@ fn query(
             "the statement would change the database".into(),
         ));
     }
-    let columns = if with_columns {
+    let columns = if wanted.columns {
         stmt.column_names().map(str::to_string).collect()
     } else {
         Vec::new()
     };
     let width = stmt.column_count();
+    // Declared before the rows so that, on an error, the rows are freed before their charge is
+    // given back to the budget.
+    let mut size = SizeGuard::new(limits);
     let mut rows = stmt.raw_query();
     let mut result = Vec::new();
-    let mut size = SizeGuard::new(limits);
     while let Some(row) = rows.next().map_err(classify)? {
         let mut values = Vec::with_capacity(width);
         for i in 0..width {
@@ -134,7 +149,11 @@ fn query(
         }
         result.push(values);
         size.add_row()?;
+        if result.len() > wanted.most_rows {
+            break;
+        }
     }
+    size.finish();
     Ok(ResultTable {
         columns,
         rows: result,
@@ -149,6 +168,9 @@ fn classify_error(error: rusqlite::Error, timed_out: bool, timeout: Duration) ->
         }
         Some(ErrorCode::AuthorizationForStatementDenied) => {
             ExecError::Denied(sqlite_message(&error))
+        }
+        Some(ErrorCode::OutOfMemory) if crate::util::memory::sqlite_is_counted() => {
+            budget_exhausted()
         }
         _ => ExecError::Sql(sqlite_message(&error)),
     }
@@ -188,7 +210,7 @@ impl Scratch {
     /// Copies `db` into memory and locks the copy down.
     pub fn copy_of(db: &Path) -> Result<Scratch, ExecError> {
         let open_error = |e: rusqlite::Error| ExecError::Open(format!("{}: {e}", db.display()));
-        let mut conn = Connection::open_in_memory().map_err(open_error)?;
+        let mut conn = crate::util::sqlite::open_in_memory().map_err(open_error)?;
         let source = crate::util::sqlite::open_read_only(db).map_err(open_error)?;
         source.arm(COPY_BUDGET);
         rusqlite::backup::Backup::new(&source.conn, &mut conn)
@@ -205,7 +227,7 @@ impl Scratch {
     /// memory and locks it down like [`Scratch::copy_of`].
     pub fn from_image(image: &[u8]) -> Result<Scratch, ExecError> {
         let open_error = |e: rusqlite::Error| ExecError::Open(format!("database image: {e}"));
-        let mut conn = Connection::open_in_memory().map_err(open_error)?;
+        let mut conn = crate::util::sqlite::open_in_memory().map_err(open_error)?;
         conn.deserialize_read_exact(rusqlite::MAIN_DB, image, image.len(), false)
             .map_err(open_error)?;
         conn.pragma_update(None, "foreign_keys", true)
@@ -218,10 +240,18 @@ impl Scratch {
     /// Runs an untrusted query on the copy, under `executor`'s limits.
     pub fn run(&self, executor: &Executor, sql: &str) -> Result<Vec<Row>, ExecError> {
         let limits = executor.limits();
-        let deadline = self.guarded.arm(limits.timeout);
-        let result = query(&self.guarded.conn, sql, deadline, &limits, false);
-        self.guarded.disarm();
-        result.map(|table| table.rows)
+        let wanted = Wanted {
+            columns: false,
+            most_rows: usize::MAX,
+        };
+        executor
+            .logging_timeouts(|| {
+                let deadline = self.guarded.arm(limits.timeout);
+                let result = query(&self.guarded.conn, sql, deadline, &limits, wanted);
+                self.guarded.disarm();
+                result
+            })
+            .map(|table| table.rows)
     }
 
     /// Runs one of sqlgate's own statements (never user input) with the authorizer lifted.

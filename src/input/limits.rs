@@ -10,6 +10,8 @@ const MAX_TIMEOUT_MS: u64 = 3_600_000;
 const MAX_ROWS: usize = 100_000_000;
 /// The smallest and largest `execution.max_result_bytes`: 1 KiB and 4 GiB.
 const RESULT_BYTES: (usize, usize) = (1 << 10, 4 << 30);
+/// The smallest and largest `execution.max_memory`: 64 MiB and 1 TiB.
+const MEMORY_BYTES: (usize, usize) = (64 << 20, 1 << 40);
 /// The largest `suite.distill.max_random_dbs`.
 const MAX_RANDOM_DBS: u64 = 100_000;
 /// The largest `suite.distill.rows` bound: generated tables stay small, as in the paper.
@@ -70,6 +72,9 @@ pub struct ExecutionConfig {
     /// A result larger than this many bytes is an error.
     #[serde(default = "default_max_result_bytes")]
     pub max_result_bytes: usize,
+    /// The run's memory budget, shared by all workers: SQLite's heap and the results items hold.
+    #[serde(default = "default_max_memory")]
+    pub max_memory: usize,
 }
 
 impl Default for ExecutionConfig {
@@ -79,6 +84,7 @@ impl Default for ExecutionConfig {
             threads: Threads::Auto,
             max_rows: default_max_rows(),
             max_result_bytes: default_max_result_bytes(),
+            max_memory: default_max_memory(),
         }
     }
 }
@@ -124,8 +130,13 @@ fn default_max_result_bytes() -> usize {
     256 << 20
 }
 
+fn default_max_memory() -> usize {
+    crate::util::memory::DEFAULT_MAX_MEMORY
+}
+
 impl ExecutionConfig {
-    /// Checks the timeout, row and byte bounds; the error names the key and the range.
+    /// Checks the timeout, row, result-size and memory bounds; the error names the key and the
+    /// range.
     pub fn check(&self) -> Result<(), String> {
         if !(1..=MAX_TIMEOUT_MS).contains(&self.timeout_ms) {
             return Err(format!(
@@ -145,6 +156,14 @@ impl ExecutionConfig {
                 "`execution.max_result_bytes` must be between {min_bytes} (1 KiB) and \
                  {max_bytes} (4 GiB), not {}",
                 self.max_result_bytes
+            ));
+        }
+        let (min_memory, max_memory) = MEMORY_BYTES;
+        if !(min_memory..=max_memory).contains(&self.max_memory) {
+            return Err(format!(
+                "`execution.max_memory` must be between {min_memory} (64 MiB) and \
+                 {max_memory} (1 TiB), not {}",
+                self.max_memory
             ));
         }
         Ok(())

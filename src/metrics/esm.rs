@@ -13,9 +13,54 @@ use crate::sql::parse::parse_spider;
 use crate::sql::schema::Schema;
 use crate::sql::text::replace_value_placeholder;
 use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
 
-/// The `esm` metric.
-pub struct ExactSetMatch;
+/// The `esm` metric, with each item's gold parsed once however many systems are scored.
+#[derive(Default)]
+pub struct ExactSetMatch {
+    golds: Mutex<HashMap<usize, Arc<ParsedGold>>>,
+}
+
+/// An item's gold as ESM compares it: parsed and rebuilt the official way, or why the official
+/// parser rejects it. It keeps the text and database it was parsed from, so an item index of
+/// another dataset never reads it.
+struct ParsedGold {
+    sql: String,
+    db_id: String,
+    rebuilt: Result<Sql, String>,
+}
+
+impl ExactSetMatch {
+    /// The item's gold, parsed and rebuilt on first use.
+    fn gold(
+        &self,
+        item: &GoldItem,
+        schema: &Schema,
+        kmap: &HashMap<String, String>,
+    ) -> Arc<ParsedGold> {
+        let cached = self
+            .golds
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .get(&item.index)
+            .cloned();
+        if let Some(gold) = cached.filter(|g| g.sql == item.sql && g.db_id == item.db_id) {
+            return gold;
+        }
+        let gold = Arc::new(ParsedGold {
+            sql: item.sql.clone(),
+            db_id: item.db_id.clone(),
+            rebuilt: parse_spider(&item.sql, schema)
+                .map(|gold| official_rebuild(gold, schema, kmap))
+                .map_err(|e| e.to_string()),
+        });
+        self.golds
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .insert(item.index, Arc::clone(&gold));
+        gold
+    }
+}
 
 impl Metric for ExactSetMatch {
     fn name(&self) -> &'static str {
@@ -30,7 +75,9 @@ impl Metric for ExactSetMatch {
                 "no schema and foreign keys (tables.json) for this database",
             );
         };
-        let gold = match parse_spider(&item.sql, schema) {
+        let kmap = entry.foreign_key_map();
+        let parsed_gold = self.gold(item, schema, kmap);
+        let gold = match &parsed_gold.rebuilt {
             Ok(gold) => gold,
             Err(e) => {
                 return Score::unscored(
@@ -42,16 +89,14 @@ impl Metric for ExactSetMatch {
         let Some(prediction) = prediction else {
             return Score::missing();
         };
-        let kmap = entry.foreign_key_map();
         let parsed = parse_spider(&replace_value_placeholder(prediction), schema);
         let (pred, parse_error) = match parsed {
             Ok(pred) => (pred, None),
             Err(e) => (Sql::default(), Some(e.to_string())),
         };
-        let gold = official_rebuild(gold, schema, &kmap);
-        let pred = official_rebuild(pred, schema, &kmap);
-        let partial = partial_match(&pred, &gold);
-        let exact = exact_match(&pred, &gold, &partial);
+        let pred = official_rebuild(pred, schema, kmap);
+        let partial = partial_match(&pred, gold);
+        let exact = exact_match(&pred, gold, &partial);
         let mut score = match parse_error {
             Some(error) => Score::wrong(
                 Outcome::PredError,
@@ -361,9 +406,40 @@ mod tests {
         let entry = entry();
         let schema = Schema::from_tables_json(&entry);
         let kmap = entry.foreign_key_map();
-        let gold = official_rebuild(parse_spider(gold, &schema).unwrap(), &schema, &kmap);
-        let pred = official_rebuild(parse_spider(pred, &schema).unwrap(), &schema, &kmap);
+        let gold = official_rebuild(parse_spider(gold, &schema).unwrap(), &schema, kmap);
+        let pred = official_rebuild(parse_spider(pred, &schema).unwrap(), &schema, kmap);
         exact_match(&pred, &gold, &partial_match(&pred, &gold))
+    }
+
+    fn gold_item(index: usize, sql: &str) -> GoldItem {
+        GoldItem {
+            index,
+            db_id: "pets".into(),
+            sql: sql.into(),
+            question: None,
+            evidence: None,
+            difficulty: None,
+            skipped: false,
+            spider2: None,
+        }
+    }
+
+    #[test]
+    fn a_gold_is_parsed_once_per_item_and_never_read_for_another_text() {
+        let entry = entry();
+        let schema = Schema::from_tables_json(&entry);
+        let kmap = entry.foreign_key_map();
+        let metric = ExactSetMatch::default();
+        let first = gold_item(0, "SELECT Name FROM Student");
+        let parsed = metric.gold(&first, &schema, kmap);
+        assert!(Arc::ptr_eq(&parsed, &metric.gold(&first, &schema, kmap)));
+        let other = gold_item(0, "SELECT count(*) FROM Has_Pet");
+        let reparsed = metric.gold(&other, &schema, kmap);
+        let expected = official_rebuild(parse_spider(&other.sql, &schema).unwrap(), &schema, kmap);
+        assert_eq!(reparsed.rebuilt, Ok(expected));
+        assert_ne!(reparsed.rebuilt, parsed.rebuilt);
+        let broken = metric.gold(&gold_item(1, "SELECT Name FROM NoSuchTable"), &schema, kmap);
+        assert!(broken.rebuilt.is_err());
     }
 
     #[test]

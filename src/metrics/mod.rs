@@ -26,6 +26,7 @@ use serde::Serialize;
 pub use sqlmorph::{gives_sub_score, CellScores, PartialCredit, Technique, PARTIAL_CREDIT_KEYS};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Makes a fresh instance of a metric.
@@ -34,7 +35,7 @@ type Constructor = fn() -> Box<dyn Metric>;
 /// Every metric sqlgate knows, by name.
 const REGISTRY: &[(&str, Constructor)] = &[
     ("ex", || Box::new(ex::ExecutionAccuracy)),
-    ("esm", || Box::new(esm::ExactSetMatch)),
+    ("esm", || Box::new(esm::ExactSetMatch::default())),
     ("esm_plus", || Box::<esm_plus::EsmPlus>::default()),
     ("ts", || Box::new(ts::TestSuiteAccuracy)),
     ("flex", || Box::<flex::Flex>::default()),
@@ -506,6 +507,14 @@ pub struct Env<'a> {
     pub rves_order: crate::input::config::RvesOrder,
     gold: Mutex<HashMap<(usize, usize, PathBuf), GoldSlot>>,
     gold_cache: Option<&'a crate::suites::gold_cache::GoldCache>,
+    /// Memory-budget bytes the shared gold results keep charged, given back with the `Env`.
+    gold_bytes: AtomicUsize,
+}
+
+impl Drop for Env<'_> {
+    fn drop(&mut self) {
+        crate::util::memory::PROCESS.release(*self.gold_bytes.get_mut());
+    }
 }
 
 /// A gold result computed on first use.
@@ -530,30 +539,32 @@ impl<'a> Env<'a> {
             rves_order: crate::input::config::RvesOrder::default(),
             gold: Mutex::new(HashMap::new()),
             gold_cache: None,
+            gold_bytes: AtomicUsize::new(0),
         }
     }
 
     /// The same environment with the run's configured providers (none by default).
-    pub fn with_providers(self, providers: crate::providers::Providers) -> Self {
-        Env { providers, ..self }
+    pub fn with_providers(mut self, providers: crate::providers::Providers) -> Self {
+        self.providers = providers;
+        self
     }
 
     /// The same environment with QAS weight `w`.
-    pub fn with_qas_weight(self, qas_weight: f64) -> Self {
-        Env { qas_weight, ..self }
+    pub fn with_qas_weight(mut self, qas_weight: f64) -> Self {
+        self.qas_weight = qas_weight;
+        self
     }
 
     /// The same environment with `repetitions` timed runs per R-VES item.
-    pub fn with_rves_repetitions(self, rves_repetitions: usize) -> Self {
-        Env {
-            rves_repetitions,
-            ..self
-        }
+    pub fn with_rves_repetitions(mut self, rves_repetitions: usize) -> Self {
+        self.rves_repetitions = rves_repetitions;
+        self
     }
 
     /// The same environment with R-VES timed in `rves_order`.
-    pub fn with_rves_order(self, rves_order: crate::input::config::RvesOrder) -> Self {
-        Env { rves_order, ..self }
+    pub fn with_rves_order(mut self, rves_order: crate::input::config::RvesOrder) -> Self {
+        self.rves_order = rves_order;
+        self
     }
 
     /// The embedding provider as the semantic metrics use it, or why it is unavailable.
@@ -610,34 +621,41 @@ impl<'a> Env<'a> {
             )
         };
         Arc::clone(slot.get_or_init(|| {
-            let prepared = self.profile.prepare_gold(sql);
-            let cached = self
-                .gold_cache
-                .and_then(|cache| Some((cache, cache.key(db, &prepared.sql)?)));
-            if let Some(rows) = cached.as_ref().and_then(|(cache, key)| cache.get(key)) {
-                let columns = self
-                    .executor
-                    .column_names(db, &prepared.sql)
-                    .unwrap_or_default();
-                return Arc::new(GoldResult {
-                    prepared,
-                    rows: Ok(rows),
-                    columns,
-                });
-            }
-            let (rows, columns) = match self.executor.run_table(db, &prepared.sql) {
-                Ok(table) => (Ok(table.rows), table.columns),
-                Err(e) => (Err(e), Vec::new()),
-            };
-            if let (Some((cache, key)), Ok(rows)) = (cached, &rows) {
-                cache.put(key, rows);
-            }
-            Arc::new(GoldResult {
-                prepared,
-                rows,
-                columns,
-            })
+            let (result, kept) = crate::util::memory::retained(|| self.compute_gold(sql, db));
+            self.gold_bytes.fetch_add(kept, Ordering::Relaxed);
+            result
         }))
+    }
+
+    /// Runs (or reads from the on-disk cache) the gold query `sql` on `db`.
+    fn compute_gold(&self, sql: &str, db: &Path) -> Arc<GoldResult> {
+        let prepared = self.profile.prepare_gold(sql);
+        let cached = self
+            .gold_cache
+            .and_then(|cache| Some((cache, cache.key(db, &prepared.sql)?)));
+        if let Some(rows) = cached.as_ref().and_then(|(cache, key)| cache.get(key)) {
+            let columns = self
+                .executor
+                .column_names(db, &prepared.sql)
+                .unwrap_or_default();
+            return Arc::new(GoldResult {
+                prepared,
+                rows: Ok(rows),
+                columns,
+            });
+        }
+        let (rows, columns) = match self.executor.run_table(db, &prepared.sql) {
+            Ok(table) => (Ok(table.rows), table.columns),
+            Err(e) => (Err(e), Vec::new()),
+        };
+        if let (Some((cache, key)), Ok(rows)) = (cached, &rows) {
+            cache.put(key, rows);
+        }
+        Arc::new(GoldResult {
+            prepared,
+            rows,
+            columns,
+        })
     }
 }
 

@@ -406,7 +406,7 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         marker => input.marker,
         passed => input.gate.passed,
         reasons => input.gate.reasons,
-        notes => input.gate.notes.iter().cloned().chain(crate::report::summary::gold_failure_note(input.evaluation)).collect::<Vec<_>>(),
+        notes => input.gate.notes.iter().cloned().chain(crate::report::summary::gold_failure_note(input.evaluation)).chain(crate::report::summary::timeout_note(input.evaluation)).collect::<Vec<_>>(),
         gate_metric => input.gate_metric,
         headline => input.gate.headline(),
         unchanged_rows => unchanged_rows,

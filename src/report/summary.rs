@@ -292,6 +292,16 @@ pub fn summary_json(
         "metrics": evaluation.metrics,
         "systems": systems,
     });
+    let timing = &evaluation.timing;
+    if timing.timeouts.queries > 0 {
+        document["timeouts"] = json!({
+            "queries": timing.timeouts.queries,
+            "worker_seconds": timing.timeouts.seconds,
+            "wall_seconds": timing.wall_seconds,
+            "threads": timing.threads,
+            "share_of_worker_time": timing.timeout_share(),
+        });
+    }
     if let Some((analysis, gate)) = gated {
         document["reference"] = json!(analysis.reference);
         document["across_systems"] = json!({
@@ -573,6 +583,26 @@ pub fn gold_failure_note(evaluation: &Evaluation) -> Option<String> {
     })
 }
 
+/// How much of the run's time went to queries that hit the time limit, when any did: a run that
+/// was slow says why.
+pub fn timeout_note(evaluation: &Evaluation) -> Option<String> {
+    let timing = &evaluation.timing;
+    (timing.timeouts.queries > 0).then(|| {
+        let queries = match timing.timeouts.queries {
+            1 => "1 query".to_string(),
+            n => format!("{n} queries"),
+        };
+        format!(
+            "{queries} hit the time limit and took {:.1} s of worker time: {:.0} % of the run's \
+             {:.1} s wall time on {} worker threads",
+            timing.timeouts.seconds,
+            100.0 * timing.timeout_share(),
+            timing.wall_seconds,
+            timing.threads
+        )
+    })
+}
+
 /// The human summary printed on stdout; names and reasons that came from a pull request or a
 /// provider are escaped with `util::log::log_value` (one line each, no workflow command).
 pub fn human(evaluation: &Evaluation, summary: &Summary) -> String {
@@ -593,6 +623,9 @@ pub fn human(evaluation: &Evaluation, summary: &Summary) -> String {
     );
     if let Some(warning) = gold_failure_note(evaluation) {
         let _ = writeln!(out, "WARNING: {warning}");
+    }
+    if let Some(note) = timeout_note(evaluation) {
+        let _ = writeln!(out, "{note}");
     }
     for system in &summary.systems {
         let _ = writeln!(

@@ -1,7 +1,7 @@
 //! One evaluation run: load everything, score every (system, item) pair in parallel, collect
 //! per-item results in a deterministic order.
 
-use crate::engine::exec::{Executor, Limits};
+use crate::engine::exec::{Executor, Limits, TimeoutTotals};
 use crate::engine::profile::Profile;
 use crate::input::config::{Config, SuiteKind, Threads};
 use crate::input::dataset::Dataset;
@@ -12,6 +12,7 @@ use crate::suites::suite::Suite;
 use crate::util::error::InputError;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
+use std::time::Instant;
 
 /// The verdicts of every metric on one (system, item) pair.
 #[derive(Debug, Clone)]
@@ -82,6 +83,32 @@ pub struct Evaluation {
     /// What the run ignored or rebuilt of sqlgate's own state in a pull-request run, for the
     /// report.
     pub notes: Vec<String>,
+    /// How long scoring took and how much of it went to timed-out queries.
+    pub timing: RunTiming,
+}
+
+/// The scoring phase of a run in time: its wall time, its workers, and the timed-out queries
+/// (so a report can say why a run was slow). All zero for merged shards.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RunTiming {
+    /// Wall time of scoring (suite opening and every metric on every pair), in seconds.
+    pub wall_seconds: f64,
+    /// Worker threads.
+    pub threads: usize,
+    /// The queries that hit the time limit and the worker time they took.
+    pub timeouts: TimeoutTotals,
+}
+
+impl RunTiming {
+    /// The share of the workers' time (wall time x threads) that timed-out queries took.
+    pub fn timeout_share(&self) -> f64 {
+        let capacity = self.wall_seconds * self.threads as f64;
+        if capacity > 0.0 {
+            (self.timeouts.seconds / capacity).min(1.0)
+        } else {
+            0.0
+        }
+    }
 }
 
 /// What scoring needs before any query runs: metrics, dataset and predictions.
@@ -186,6 +213,9 @@ fn score_with(
         dataset,
         systems,
     } = prepare(config)?;
+    crate::util::memory::install_sqlite_allocator();
+    crate::util::memory::PROCESS.set_limit(config.execution.max_memory);
+    let started = Instant::now();
     let profile = Profile::new(&config.compare);
     let pool = thread_pool(config.execution.threads, &config.path)?;
     let executor = crate::engine::server::executor(
@@ -230,6 +260,11 @@ fn score_with(
             .with_gold_cache(gold_cache.as_ref());
         score_all(&env, &systems, &metrics, shard)
     });
+    let timing = RunTiming {
+        wall_seconds: started.elapsed().as_secs_f64(),
+        threads: pool.current_num_threads(),
+        timeouts: executor.timeouts(),
+    };
     if let Some(cache) = &gold_cache {
         cache.save()?;
     }
@@ -256,6 +291,7 @@ fn score_with(
         provider_cache,
         suite_manifests,
         notes,
+        timing,
     })
 }
 
@@ -319,27 +355,37 @@ fn thread_pool(
         })
 }
 
+/// Scores every pair (of the shard) on the worker pool. Pairs go out item by item, each item's
+/// systems next to each other, so the worker that runs an item's gold query is the one that uses
+/// it next (no worker waits for another's gold result) and the item's database stays warm; the
+/// results come back ordered by system, then item.
 fn score_all(
     env: &Env<'_>,
     systems: &[System],
     metrics: &[Box<dyn Metric>],
     shard: Option<Shard>,
 ) -> Vec<ItemResult> {
-    let items = env.dataset.items.len();
-    let pairs: Vec<usize> = (0..systems.len() * items)
-        .filter(|pair| shard.is_none_or(|s| s.owns(&systems[pair / items].name, pair % items)))
+    let count = systems.len();
+    let item_major = |pair: usize| (pair % count, pair / count);
+    let pairs: Vec<usize> = (0..count * env.dataset.items.len())
+        .filter(|&pair| {
+            let (system, index) = item_major(pair);
+            shard.is_none_or(|s| s.owns(&systems[system].name, index))
+        })
         .collect();
     let progress = crate::util::progress::Progress::new(pairs.len());
-    let results = pairs
+    let mut results: Vec<ItemResult> = pairs
         .into_par_iter()
         .map(|pair| {
-            let (system, index) = (pair / items, pair % items);
+            let (system, index) = item_major(pair);
             let item = &env.dataset.items[index];
             let prediction = systems[system].predictions[index].as_deref();
-            let scores = metrics
-                .iter()
-                .map(|metric| metric.score(env, item, prediction))
-                .collect();
+            let scores = crate::util::memory::item_scope(|| {
+                metrics
+                    .iter()
+                    .map(|metric| metric.score(env, item, prediction))
+                    .collect()
+            });
             progress.tick();
             ItemResult {
                 system,
@@ -349,5 +395,6 @@ fn score_all(
         })
         .collect();
     progress.finish();
+    results.sort_unstable_by_key(|r| (r.system, r.index));
     results
 }

@@ -5,6 +5,7 @@ use crate::util::error::InputError;
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::OnceLock;
 
 /// Tables and their columns, lower-cased, in the database's own order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -105,12 +106,19 @@ pub struct TableEntry {
     /// Column types (`text`, `number`, `time`, ...), aligned with `column_names_original`.
     #[serde(default)]
     pub column_types: Vec<String>,
+    /// [`TableEntry::foreign_key_map`], built on first use (ESM asks for it on every pair).
+    #[serde(skip)]
+    key_map: OnceLock<HashMap<String, String>>,
 }
 
 impl TableEntry {
     /// The official `build_foreign_key_map`: every column linked by foreign keys maps to the
     /// lowest-numbered column of its linked group, as `__table.column__` ids.
-    pub fn foreign_key_map(&self) -> HashMap<String, String> {
+    pub fn foreign_key_map(&self) -> &HashMap<String, String> {
+        self.key_map.get_or_init(|| self.build_foreign_key_map())
+    }
+
+    fn build_foreign_key_map(&self) -> HashMap<String, String> {
         let ids: Vec<String> = self
             .column_names_original
             .iter()

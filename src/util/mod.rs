@@ -11,6 +11,7 @@ pub mod error;
 pub mod fs;
 pub mod like;
 pub mod log;
+pub mod memory;
 pub mod progress;
 pub mod scrub;
 pub mod sqlite;

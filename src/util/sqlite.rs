@@ -2,8 +2,8 @@
 //! for (running predictions, reading schemas and ESM+ facts, suites): read-only and immutable
 //! (no journal, no WAL, no `-shm` is ever created), `SQLITE_DBCONFIG_DEFENSIVE`,
 //! `trusted_schema = OFF` (generated columns, views and triggers may not call functions with
-//! side effects), no ATTACH, capped value and SQL lengths, temporary data in memory under a
-//! process-wide heap cap, a wall-clock deadline enforced by a progress handler and by the
+//! side effects), no ATTACH, capped value and SQL lengths, temporary data in memory charged to the
+//! run's memory budget (`util::memory`, installed before the first connection), a wall-clock deadline enforced by a progress handler and by the
 //! watchdog (`util::watchdog`), and SQLite's quadratic built-ins replaced by bounded ports
 //! (`util::sqlite_functions`).
 //!
@@ -13,7 +13,7 @@ use crate::util::watchdog::Deadline;
 use rusqlite::limits::Limit;
 use rusqlite::{Connection, OpenFlags};
 use std::path::Path;
-use std::sync::{Arc, Once};
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use crate::util::watchdog::now_nanos;
@@ -23,9 +23,6 @@ pub use crate::util::watchdog::now_nanos;
 pub const MAX_VALUE_BYTES: i32 = 32 << 20;
 /// Longest SQL text accepted.
 pub const MAX_SQL_BYTES: i32 = 1 << 20;
-/// Most memory SQLite may hold in the whole process (page caches, sorters, temp tables);
-/// beyond it statements fail with "out of memory" instead of the runner being killed.
-pub const HEAP_LIMIT_BYTES: i64 = 512 << 20;
 /// Page-cache size per connection, in KiB.
 const CACHE_KIB: i64 = 8 << 10;
 /// The time reading one database's schema or ESM+ facts may take; past it the database's
@@ -62,12 +59,20 @@ pub fn open_read_only(path: &Path) -> rusqlite::Result<Guarded> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
         | OpenFlags::SQLITE_OPEN_URI
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    crate::util::memory::install_sqlite_allocator();
     guard(Connection::open_with_flags(immutable_uri(path), flags)?)
+}
+
+/// A new, empty in-memory database (to be locked down with [`guard`] once filled), opened after
+/// SQLite's allocator is in place.
+pub fn open_in_memory() -> rusqlite::Result<Connection> {
+    crate::util::memory::install_sqlite_allocator();
+    Connection::open_in_memory()
 }
 
 /// Locks down an already open connection (an in-memory copy) the same way.
 pub fn guard(mut conn: Connection) -> rusqlite::Result<Guarded> {
-    cap_heap();
+    crate::util::memory::install_sqlite_allocator();
     use rusqlite::config::DbConfig;
     conn.set_limit(Limit::SQLITE_LIMIT_ATTACHED, 0)?;
     conn.set_limit(Limit::SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)?;
@@ -82,17 +87,6 @@ pub fn guard(mut conn: Connection) -> rusqlite::Result<Guarded> {
     let watched = Arc::clone(&deadline);
     conn.progress_handler(PROGRESS_INTERVAL, Some(move || watched.expired()))?;
     Ok(Guarded { conn, deadline })
-}
-
-/// Sets SQLite's process-wide hard heap limit once.
-fn cap_heap() {
-    static CAPPED: Once = Once::new();
-    CAPPED.call_once(|| {
-        // SAFETY: sqlite3_hard_heap_limit64 only stores the limit under SQLite's own mutex.
-        unsafe {
-            rusqlite::ffi::sqlite3_hard_heap_limit64(HEAP_LIMIT_BYTES);
-        }
-    });
 }
 
 /// Virtual-table modules an untrusted query or database may still reach: the JSON table-valued

@@ -209,6 +209,7 @@ impl Engine for MysqlEngine {
         sql: &str,
         limits: &Limits,
         with_columns: bool,
+        _most_rows: usize,
     ) -> Result<ResultTable, ExecError> {
         let statement = single_statement(sql)?;
         mysql_query_only(statement)?;
@@ -280,8 +281,10 @@ impl MysqlEngine {
                 "the statement's result changed between checks".into(),
             ));
         }
-        let mut rows = Vec::new();
+        // Declared before the rows so that, on an error, the rows are freed before their charge
+        // is given back to the budget.
         let mut size = SizeGuard::new(limits);
+        let mut rows = Vec::new();
         for row in result.by_ref() {
             let row = row.map_err(|e| classify(&e, limits))?;
             let read = read_row(&row, &kinds, &mut size).and_then(|values| {
@@ -300,6 +303,7 @@ impl MysqlEngine {
         if started.elapsed() >= limits.timeout || killed.load(Ordering::SeqCst) {
             return Err(ExecError::Timeout(limits.timeout.as_millis()));
         }
+        size.finish();
         let columns = match with_columns {
             true => prepared.into_iter().map(|(name, _)| name).collect(),
             false => Vec::new(),

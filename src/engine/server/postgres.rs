@@ -176,6 +176,7 @@ impl Engine for PostgresEngine {
         sql: &str,
         limits: &Limits,
         with_columns: bool,
+        _most_rows: usize,
     ) -> Result<ResultTable, ExecError> {
         let statement = single_statement(sql)?;
         postgres_functions_allowed(statement)?;
@@ -250,8 +251,10 @@ fn run_in_transaction(
             limits.timeout.as_millis().max(1)
         ))
         .map_err(classify)?;
-    let mut rows = Vec::new();
+    // Declared before the rows so that, on an error, the rows are freed before their charge is
+    // given back to the budget.
     let mut size = SizeGuard::new(limits);
+    let mut rows = Vec::new();
     loop {
         let batch = FETCH_ROWS.min(limits.max_rows.saturating_sub(rows.len()) + 1);
         let messages = client
@@ -266,6 +269,7 @@ fn run_in_transaction(
             }
         }
         if fetched < batch {
+            size.finish();
             return Ok(ResultTable { columns, rows });
         }
     }

@@ -109,7 +109,7 @@ impl Generator<'_> {
     /// last, only for what the others leave undistinguished: the suite keeps the free
     /// generator's power and holds as few unnatural databases as that power needs.
     pub fn generate(&self, seed: u64, phase: Phase) -> rusqlite::Result<Connection> {
-        let conn = Connection::open_in_memory()?;
+        let conn = crate::util::sqlite::open_in_memory()?;
         // Foreign keys are satisfied by construction; SQLite's own enforcement is off because
         // some real schemas declare keys it rejects outright ("foreign key mismatch": a parent
         // column that is not unique), which would refuse every child row.
