@@ -132,7 +132,10 @@ fn check_failures(server: &Server, config: &Path, cases: &[(&str, String, &str)]
             url,
         );
         assert_eq!(code, Some(2), "{name}: {text}");
-        assert!(text.contains(expected), "{name}: expected {expected:?} in {text}");
+        assert!(
+            text.contains(expected),
+            "{name}: expected {expected:?} in {text}"
+        );
         assert!(text.contains("TLS_TEST_URL"), "{name}: {text}");
         assert!(!text.contains(&server.reader_password), "{name}: {text}");
         assert!(!text.contains("://"), "{name} printed a URL: {text}");
@@ -169,17 +172,26 @@ fn check_tls(server: &Server) {
     assert!(!text.contains(&server.admin_password), "{text}");
 
     let reader = server.url(READER, &server.reader_password, "tls_shop");
-    assert_eq!(ex_values(&config, &with(&reader, false, &verified)), [1.0, 1.0]);
+    assert_eq!(
+        ex_values(&config, &with(&reader, false, &verified)),
+        [1.0, 1.0]
+    );
     let chain_only = match postgres {
         true => format!("sslmode=verify-ca&sslrootcert={ca}"),
         false => format!("ssl-mode=VERIFY_CA&ssl-ca={ca}"),
     };
-    assert_eq!(ex_values(&config, &with(&reader, true, &chain_only)), [1.0, 1.0]);
+    assert_eq!(
+        ex_values(&config, &with(&reader, true, &chain_only)),
+        [1.0, 1.0]
+    );
     let unverified = match postgres {
         true => "sslmode=require",
         false => "ssl-mode=REQUIRED",
     };
-    assert_eq!(ex_values(&config, &with(&reader, true, unverified)), [1.0, 1.0]);
+    assert_eq!(
+        ex_values(&config, &with(&reader, true, unverified)),
+        [1.0, 1.0]
+    );
     let clear = match postgres {
         true => "sslmode=disable",
         false => "ssl-mode=DISABLED",
@@ -205,7 +217,11 @@ fn check_tls(server: &Server) {
         ("malformed mode", with(&reader, false, bad_mode), option),
         (
             "missing CA file",
-            with(&reader, false, &format!("{mode}&{root}=/nonexistent/ca.pem")),
+            with(
+                &reader,
+                false,
+                &format!("{mode}&{root}=/nonexistent/ca.pem"),
+            ),
             "/nonexistent/ca.pem",
         ),
     ];
@@ -222,7 +238,10 @@ fn check_tls(server: &Server) {
         &with(&admin, true, &format!("{mode}&{root}={ca}")),
     );
     assert_eq!(code, Some(2), "load to a wrong host name: {text}");
-    assert!(text.contains("certificate") && text.contains(option), "{text}");
+    assert!(
+        text.contains("certificate") && text.contains(option),
+        "{text}"
+    );
     assert!(!text.contains(&server.admin_password), "{text}");
 }
 

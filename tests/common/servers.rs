@@ -453,12 +453,23 @@ fn make_certificates(dir: &Path) -> Result<(), String> {
         "-addext",
         "keyUsage=critical,keyCertSign,cRLSign",
     ];
-    for (name, subject) in [("ca", "/CN=sqlgate test CA"), ("wrong-ca", "/CN=another CA")] {
+    for (name, subject) in [
+        ("ca", "/CN=sqlgate test CA"),
+        ("wrong-ca", "/CN=another CA"),
+    ] {
         run_openssl(
-            openssl(dir, &["req", "-x509", "-nodes", "-days", "2", "-subj", subject])
-                .args(ec)
-                .args(ca_extensions)
-                .args(["-keyout", &format!("{name}.key"), "-out", &format!("{name}.pem")]),
+            openssl(
+                dir,
+                &["req", "-x509", "-nodes", "-days", "2", "-subj", subject],
+            )
+            .args(ec)
+            .args(ca_extensions)
+            .args([
+                "-keyout",
+                &format!("{name}.key"),
+                "-out",
+                &format!("{name}.pem"),
+            ]),
         )?;
     }
     run_openssl(
@@ -478,13 +489,29 @@ extendedKeyUsage=serverAuth
     run_openssl(&mut openssl(
         dir,
         &[
-            "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-            "-CAcreateserial", "-days", "2", "-extfile", "server.ext", "-out", "server.pem",
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-extfile",
+            "server.ext",
+            "-out",
+            "server.pem",
         ],
     ))?;
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(dir.join("server.key"), std::fs::Permissions::from_mode(0o600))
-        .map_err(|error| error.to_string())
+    std::fs::set_permissions(
+        dir.join("server.key"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .map_err(|error| error.to_string())
 }
 
 fn openssl(dir: &Path, args: &[&str]) -> Command {

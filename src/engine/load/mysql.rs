@@ -2,9 +2,9 @@
 
 use super::types::{quote, ColumnType, Server};
 use super::{create_statement, insert_statement, Target};
+use crate::engine::server::tls::{mysql_connect, mysql_target};
 use crate::engine::value::Value;
 use mysql::prelude::Queryable;
-use crate::engine::server::tls::{mysql_connect, mysql_target};
 use mysql::{Conn, Params};
 
 /// A connection to the server; `USE` switches between databases.

@@ -2,9 +2,9 @@
 
 use super::types::{quote, ColumnType, Server};
 use super::{create_statement, insert_statement, Target};
+use crate::engine::server::tls::{postgres_target, PgTarget};
 use crate::engine::value::Value;
 use postgres::types::ToSql;
-use crate::engine::server::tls::{postgres_target, PgTarget};
 use postgres::Client;
 
 /// A connection to the server, to the URL's database or to a db_id's.

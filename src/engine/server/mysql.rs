@@ -21,11 +21,11 @@ use crate::input::config::Layout;
 use mysql::consts::ColumnType;
 use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder};
-use tls::MysqlMode;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tls::MysqlMode;
 
 /// Time added to the query's timeout before the client kills it.
 const CLIENT_GRACE: Duration = Duration::from_millis(250);

@@ -8,14 +8,16 @@
 //! the mode says so; `prefer` / `require` (`PREFERRED` / `REQUIRED`) encrypt without checking the
 //! certificate, as their standard meanings say.
 
+use super::CONNECT_TIMEOUT;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::{
+    CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
+};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use super::CONNECT_TIMEOUT;
 
 /// How much of the server's certificate is checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -351,10 +353,7 @@ impl ServerCertVerifier for Verifier {
 
 /// Removes the options `names` from a URL's query string (`?a=1&b=2`) or a `key=value`
 /// connection string, returning the rest and the removed options' (percent-decoded) values.
-fn take_options(
-    url: &str,
-    names: &[&str],
-) -> (String, std::collections::BTreeMap<String, String>) {
+fn take_options(url: &str, names: &[&str]) -> (String, std::collections::BTreeMap<String, String>) {
     let mut taken = std::collections::BTreeMap::new();
     if !url.contains("://") {
         let kept: Vec<&str> = url
@@ -421,7 +420,10 @@ mod tests {
             postgres::config::SslMode::Require
         );
         let error = postgres_target("postgresql://u:secret9@h/db?sslmode=allow").unwrap_err();
-        assert!(error.contains("`sslmode`") && !error.contains("secret9"), "{error}");
+        assert!(
+            error.contains("`sslmode`") && !error.contains("secret9"),
+            "{error}"
+        );
         let target = mysql_target("mysql://u:p@h/db").unwrap();
         assert_eq!(target.mode, MysqlMode::Preferred);
         let target = mysql_target("mysql://u:p@h/db?ssl-mode=disabled").unwrap();
@@ -430,6 +432,9 @@ mod tests {
             .unwrap_err();
         assert!(error.contains("/nonexistent/ca.pem"), "{error}");
         let error = mysql_target("mysql://u:secret9@h/db?root_cert_path=/x").unwrap_err();
-        assert!(error.contains("ssl-ca") && !error.contains("secret9"), "{error}");
+        assert!(
+            error.contains("ssl-ca") && !error.contains("secret9"),
+            "{error}"
+        );
     }
 }
