@@ -20,11 +20,15 @@ use sqlparser::dialect::SQLiteDialect;
 use sqlparser::parser::Parser;
 use std::path::Path;
 
+/// Rows past a LIMIT cut that a probe reads to find the rows tied with the cut.
+pub const TIE_WINDOW: usize = 1000;
+
 /// A probe: a query and how to read its rows.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Probe {
-    /// Rows of the query with `keys` sort-key columns appended, `limit + 1` of them: the cut is
-    /// tied when rows `limit - 1` and `limit` share the keys but differ before them.
+    /// Rows of the query with `keys` sort-key columns appended, up to [`TIE_WINDOW`] past the
+    /// cut: the cut is tied when a row past it shares the keys of the last row inside it, and
+    /// the rows with those keys (inside and past the cut) do not all project the same values.
     Cut {
         /// The probe SQL.
         sql: String,
@@ -59,12 +63,16 @@ pub fn probes(sql: &str) -> Vec<Probe> {
 pub fn tied(probe: &Probe, rows: &[Row]) -> bool {
     match probe {
         Probe::Cut { limit, keys, .. } => {
-            let (Some(last), Some(next)) = (rows.get(limit.wrapping_sub(1)), rows.get(*limit))
-            else {
+            let Some(last) = rows.get(limit.wrapping_sub(1)) else {
                 return false;
             };
             let width = last.len().saturating_sub(*keys);
-            last[width..] == next[width..] && last[..width] != next[..width]
+            let same_keys = |row: &&Row| row.len() == last.len() && row[width..] == last[width..];
+            rows[*limit..].iter().any(|row| same_keys(&row))
+                && rows
+                    .iter()
+                    .filter(same_keys)
+                    .any(|row| row[..width] != last[..width])
         }
         Probe::ArgRow { .. } => rows.len() > 1,
     }
@@ -144,7 +152,8 @@ fn walk_expr(expr: &Expr, found: &mut Vec<Probe>) {
 }
 
 /// `... ORDER BY keys LIMIT k` over one SELECT: the same query with the keys appended to its
-/// projection and `LIMIT k + 1`.
+/// projection and `LIMIT k + TIE_WINDOW`, so that every row tied with the cut is seen (rows
+/// `k` and `k + 1` alone miss a three-way tie whose first two rows project the same values).
 fn cut_probe(query: &Query) -> Option<Probe> {
     let SetExpr::Select(select) = query.body.as_ref() else {
         return None;
@@ -174,7 +183,7 @@ fn cut_probe(query: &Query) -> Option<Probe> {
     *probe.body = SetExpr::Select(Box::new(widened));
     probe.limit_clause = Some(LimitClause::LimitOffset {
         limit: Some(Expr::value(AstValue::Number(
-            (limit + 1).to_string(),
+            (limit + TIE_WINDOW).to_string(),
             false,
         ))),
         offset: None,
@@ -363,6 +372,39 @@ mod tests {
         ));
         assert!(undetermined(
             "SELECT id FROM t WHERE id IN (SELECT id FROM t ORDER BY x DESC LIMIT 1)"
+        ));
+    }
+
+    #[test]
+    fn a_tie_whose_first_rows_project_the_same_values_is_still_a_tie() {
+        // Three rows at x = 9 project 'b', 'b' and 'c' (employee_hire_evaluation: one employee
+        // twice at the top bonus, another once): rows 1 and 2 alone look determined.
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, x INT);
+             INSERT INTO t VALUES (1,'b',9),(2,'b',9),(3,'c',9),(4,'d',1);",
+        )
+        .unwrap();
+        let run = |sql: &str| {
+            let mut statement = conn.prepare(sql).unwrap();
+            let width = statement.column_count();
+            statement
+                .query_map([], |row| {
+                    Ok((0..width)
+                        .map(|i| crate::suites::distill::read_value(row.get_ref(i).unwrap()))
+                        .collect::<Row>())
+                })
+                .unwrap()
+                .map(Result::unwrap)
+                .collect::<Vec<Row>>()
+        };
+        let tied_on = |sql: &str| probes(sql).iter().any(|p| tied(p, &run(p.sql())));
+        assert!(!tied_on("SELECT name FROM t ORDER BY x DESC, id LIMIT 1"));
+        assert!(tied_on("SELECT name FROM t ORDER BY x DESC LIMIT 1"));
+        assert!(tied_on("SELECT name FROM t ORDER BY x DESC LIMIT 2"));
+        assert!(!tied_on("SELECT name FROM t ORDER BY x DESC LIMIT 3"));
+        assert!(!tied_on(
+            "SELECT name FROM t WHERE id < 3 ORDER BY x DESC LIMIT 1"
         ));
     }
 

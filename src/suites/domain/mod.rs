@@ -10,6 +10,8 @@ use crate::engine::value::{Row, Value};
 use crate::util::sqlite::quoted_identifier as quoted;
 use rusqlite::Connection;
 
+mod links;
+
 /// One way the shrunk data departs from the original's domain, and how to undo it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Violation {
@@ -54,6 +56,8 @@ pub fn violations(
         }
         pairs.extend(pair_violations(original, table, columns, &facts, rows));
     }
+    pairs.extend(links::linked_pair_violations(tables, original));
+    pairs.extend(links::dependency_violations(tables, original));
     nulls.into_iter().chain(pairs).chain(repeats).collect()
 }
 
@@ -161,13 +165,21 @@ fn repeat_violations(
             } else {
                 return None;
             };
-            let v = literal(value);
+            // In an all-distinct column every repeat is undone, whatever value an earlier
+            // repair (a pairing restored) left in it; a single value's repeats by value.
+            let repeats = if fact.distinct {
+                format!(
+                    "{c} IS NOT NULL AND rowid NOT IN (SELECT min(rowid) FROM {t} GROUP BY {c})"
+                )
+            } else {
+                let v = literal(value);
+                format!("{c} = {v} AND rowid <> (SELECT min(rowid) FROM {t} WHERE {c} = {v})")
+            };
             Some(Violation {
                 reason,
                 repair: format!(
                     "UPDATE {t} SET {c} = CASE WHEN typeof({c}) = 'text' THEN {c} || ' #' || rowid \
-                     ELSE {c} + rowid * 0.001 END \
-                     WHERE {c} = {v} AND rowid <> (SELECT min(rowid) FROM {t} WHERE {c} = {v})"
+                     ELSE {c} + rowid * 0.001 END WHERE {repeats}"
                 ),
             })
         })
@@ -241,18 +253,7 @@ fn original_partner(
         quoted(a),
         literal(key)
     );
-    let mut statement = original.prepare(&sql).ok()?;
-    let mut rows = statement.query([]).ok()?;
-    let first = rows
-        .next()
-        .ok()??
-        .get_ref(0)
-        .ok()
-        .map(crate::engine::sqlite::read_value)?;
-    match rows.next() {
-        Ok(None) => Some(first),
-        _ => None,
-    }
+    unique_value(original, &sql)
 }
 
 fn pair_violation(
@@ -275,6 +276,22 @@ fn pair_violation(
             literal(partner),
             literal(key)
         ),
+    }
+}
+
+/// The one value `sql` (`... LIMIT 2`) returns, or `None` when it returns no row or several.
+fn unique_value(original: &Connection, sql: &str) -> Option<Value> {
+    let mut statement = original.prepare(sql).ok()?;
+    let mut rows = statement.query([]).ok()?;
+    let first = rows
+        .next()
+        .ok()??
+        .get_ref(0)
+        .ok()
+        .map(crate::engine::sqlite::read_value)?;
+    match rows.next() {
+        Ok(None) => Some(first),
+        _ => None,
     }
 }
 
