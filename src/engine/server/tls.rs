@@ -196,6 +196,13 @@ pub fn mysql_target(url: &str) -> Result<MysqlTarget, String> {
     if opts.get_ssl_opts().is_some() {
         return Err("the `mysql` crate's TLS options (`root_cert_path`, `danger_*`) are not accepted: use `ssl-mode` and `ssl-ca`".into());
     }
+    let needs_tls = !matches!(mode, MysqlMode::Disabled | MysqlMode::Preferred);
+    if needs_tls && opts.get_socket().is_some() {
+        return Err(format!(
+            "`ssl-mode={}` with `socket`: the `mysql` crate never encrypts a Unix socket connection; connect over TCP",
+            mode.as_str()
+        ));
+    }
     if let Some(path) = &ca {
         read_roots(path)?;
     }
@@ -431,6 +438,9 @@ mod tests {
         let error = mysql_target("mysql://u:p@h/db?ssl-mode=verify_ca&ssl-ca=/nonexistent/ca.pem")
             .unwrap_err();
         assert!(error.contains("/nonexistent/ca.pem"), "{error}");
+        let error =
+            mysql_target("mysql://u:p@h/db?ssl-mode=REQUIRED&socket=/run/mysqld.sock").unwrap_err();
+        assert!(error.contains("socket"), "{error}");
         let error = mysql_target("mysql://u:secret9@h/db?root_cert_path=/x").unwrap_err();
         assert!(
             error.contains("ssl-ca") && !error.contains("secret9"),
