@@ -3,7 +3,8 @@
 //! really encrypted (the server's own view: `pg_stat_ssl`, `Ssl_cipher`), chain-only
 //! verification accepting another host name, and the failures (wrong CA, wrong host name, a
 //! malformed mode, a missing CA file) exiting 2 with the URL's option named and no secret.
-//! A server without TLS refusing `require` is tested in server_engines.rs (its servers have none).
+//! `KILL QUERY` reaches a TLS-only user. A server without TLS refusing `require` is tested in
+//! server_engines.rs (its servers have none).
 
 mod common;
 
@@ -253,4 +254,61 @@ fn postgres_over_tls_verifies_the_server_and_encrypts() {
 #[test]
 fn mariadb_over_tls_verifies_the_server_and_encrypts() {
     check_tls(servers::mariadb_tls());
+}
+
+/// The cancel path over TLS: for a user the server admits only over TLS (`REQUIRE SSL`), a
+/// result past `max_rows` ends at once because the `KILL QUERY` connection connects with the
+/// same TLS; were it refused, dropping the endless result would wait for the 60 s statement
+/// timeout.
+#[test]
+fn mariadb_kill_query_connects_over_the_same_tls() {
+    let server = servers::mariadb_tls();
+    let password = "Tls-only-9f3c";
+    server.admin_sql(
+        "mysql",
+        &format!(
+            "CREATE DATABASE tls_kill; CREATE TABLE tls_kill.items (id integer);\n\
+             CREATE USER 'tls_only'@'%' IDENTIFIED BY '{password}' REQUIRE SSL;\n\
+             GRANT SELECT ON *.* TO 'tls_only'@'%';"
+        ),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("gold.sql"), "SELECT 1\tshop\n").unwrap();
+    std::fs::write(
+        dir.path().join("preds.txt"),
+        "SELECT a.seq FROM seq_1_to_1000000 a, seq_1_to_1000000 b\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("tables.json"), TABLES).unwrap();
+    let config = dir.path().join("sqlgate.yml");
+    std::fs::write(
+        &config,
+        "dataset: { gold: gold.sql, tables: tables.json, difficulty: none, engine: { kind: mysql, url_env: TLS_TEST_URL } }\n\
+         predictions: [{ name: model, path: preds.txt }]\nmetrics: [ex]\ncompare: { profile: bird }\n\
+         execution: { timeout_ms: 60000, threads: 1, max_rows: 1000 }\n",
+    )
+    .unwrap();
+    let ca = server.ca_file().display().to_string();
+    let url = server.url("tls_only", password, "tls_kill");
+    let started = std::time::Instant::now();
+    let ex = ex_values(
+        &config,
+        &with(
+            &url,
+            false,
+            &format!("ssl-mode=VERIFY_IDENTITY&ssl-ca={ca}"),
+        ),
+    );
+    let elapsed = started.elapsed();
+    assert_eq!(ex, [0.0]);
+    assert!(elapsed.as_secs() < 30, "the capped query took {elapsed:?}");
+    let clear = ex_values_or_error(&config, &with(&url, false, "ssl-mode=DISABLED"));
+    assert!(clear.contains("tls_only"), "{clear}");
+}
+
+/// Everything an eval printed, when it fails.
+fn ex_values_or_error(config: &Path, url: &str) -> String {
+    let (code, text) = run(&["eval", "--config", config.to_str().unwrap()], url);
+    assert_eq!(code, Some(2), "{text}");
+    text
 }
