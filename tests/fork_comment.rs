@@ -299,3 +299,51 @@ fn the_head_branch_is_url_encoded_in_the_lookup() {
     // No pull request has that branch here: the head commit finds none either.
     assert!(posted.is_empty(), "{requests:?}");
 }
+
+#[test]
+fn a_fork_run_that_could_not_evaluate_uploads_its_reason_and_the_comment_shows_it() {
+    let work = tempfile::tempdir().unwrap();
+    let repo = work.path().join("repo");
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini");
+    let copied = std::process::Command::new("cp")
+        .args(["-r", example.to_str().unwrap(), repo.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    std::fs::remove_file(repo.join("predictions/C3.txt")).unwrap();
+    let output = common::sqlgate_command(&["action"])
+        .current_dir(&repo)
+        .env_remove("SQLGATE_WORKSPACE")
+        .env_remove("SQLGATE_GITHUB_TOKEN")
+        .env_remove("GITHUB_TOKEN")
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_EVENT_NAME", "workflow_dispatch")
+        .env("GITHUB_WORKSPACE", &repo)
+        .env("GITHUB_OUTPUT", work.path().join("outputs"))
+        .env("GITHUB_STEP_SUMMARY", work.path().join("summary"))
+        .env("INPUT_CONFIG", "sqlgate.yml")
+        .env("INPUT_COMMENT", "false")
+        .env("INPUT_REPORT", "sqlgate-report.md")
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{out}");
+    let report = std::fs::read_to_string(repo.join("sqlgate-report.md")).unwrap();
+    assert!(
+        report.contains("## ⚠️ sqlgate could not evaluate: ") && report.contains("C3.txt"),
+        "{report}"
+    );
+    let posted = post(Some(&report), &event("failure", "pull_request"));
+    assert_eq!(posted.code, Some(0), "{}", posted.out);
+    let body = &posted.comments[0].1;
+    let blocks: Vec<String> = common::markdown::nodes(body)
+        .into_iter()
+        .filter(|n| n.kind == "code_block")
+        .map(|n| n.literal)
+        .collect();
+    assert_eq!(blocks.len(), 1, "{body}");
+    assert!(
+        blocks[0].contains("## ⚠️ sqlgate could not evaluate: ") && blocks[0].contains("C3.txt"),
+        "{body}"
+    );
+}

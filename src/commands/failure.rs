@@ -1,7 +1,8 @@
 //! A run of `sqlgate action` that stops before its verdict (exit 2: a usage or input error, or an
 //! internal error) still tells the pull request why: the reason replaces the sticky comment (so
-//! an earlier "✅ passed" never stays), and goes to an `::error` line, the step summary and the
-//! step outputs `exit-code`, `passed=false` and `reason`.
+//! an earlier "✅ passed" never stays), and goes to an `::error` line, the step summary, the
+//! step outputs `exit-code`, `passed=false` and `reason`, and the `report` input's file, which the
+//! fork-safe pair uploads and its `workflow_run` half posts.
 
 use super::finish::report_comment;
 use super::CommentMode;
@@ -26,10 +27,11 @@ pub fn failure_comment(marker: &str, reason: &str) -> String {
 }
 
 /// Publishes the reason a run of `sqlgate action` on `config_path` stopped: `::error` line on
-/// stdout, step summary, step outputs, and (unless `mode` is `Never`) the sticky comment. Outside
-/// GitHub Actions it does nothing (the reason is on stderr already). Every part is best effort:
-/// one that fails is said on stderr and the others are still attempted.
-pub fn publish_failure(config_path: &Path, reason: &str, mode: CommentMode) {
+/// stdout, step summary, step outputs, the file `report` names (the `report` input), and (unless
+/// `mode` is `Never`) the sticky comment. Outside GitHub Actions it does nothing (the reason is
+/// on stderr already). Every part is best effort: one that fails is said on stderr and the others
+/// are still attempted.
+pub fn publish_failure(config_path: &Path, reason: &str, mode: CommentMode, report: Option<&Path>) {
     let Some(actions) = ActionsContext::from_env() else {
         return;
     };
@@ -47,6 +49,14 @@ pub fn publish_failure(config_path: &Path, reason: &str, mode: CommentMode) {
     if let Err(error) = actions.write_outputs(&outputs) {
         crate::util::log::note(&format!("cannot write $GITHUB_OUTPUT: {error}"));
     }
+    if let Some(report) = report {
+        if let Err(error) = write_failure_report(config_path, report, &comment) {
+            crate::util::log::note(&format!(
+                "cannot write the report {}: {error}",
+                report.display()
+            ));
+        }
+    }
     if mode == CommentMode::Never {
         return;
     }
@@ -55,6 +65,24 @@ pub fn publish_failure(config_path: &Path, reason: &str, mode: CommentMode) {
         &comment,
         Path::new("the step summary"),
     );
+}
+
+/// Writes `comment` to `report` under the workspace rule that every output obeys (inside the
+/// workspace of the config's folder, never over a file sqlgate did not write).
+fn write_failure_report(config_path: &Path, report: &Path, comment: &str) -> anyhow::Result<()> {
+    let config_dir = config_path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let workspace =
+        crate::util::workspace::Workspace::detect(config_dir).map_err(anyhow::Error::msg)?;
+    workspace
+        .output_file("report", report, &[crate::input::config::REPORT_MARKER])
+        .map_err(anyhow::Error::msg)?;
+    crate::util::fs::write_file_atomically(report, |out| {
+        std::io::Write::write_all(out, comment.as_bytes())
+    })?;
+    Ok(())
 }
 
 /// The message of a panic payload (a `&str` or `String`), for the reason of a run that panicked.

@@ -106,7 +106,8 @@ pub fn action() -> anyhow::Result<ExitCode> {
         Ok(false) => CommentMode::Never,
         _ => CommentMode::Auto,
     };
-    failure::publish_failure(&config_path, &format!("{error:#}"), mode);
+    let report = action_input("REPORT").map(PathBuf::from);
+    failure::publish_failure(&config_path, &format!("{error:#}"), mode, report.as_deref());
     Err(error)
 }
 
