@@ -1,9 +1,9 @@
 //! The PostgreSQL and MySQL engines on real servers (tests/common/servers.rs): Python's value
 //! semantics under the `bird` profile (`Decimal('0.1') != 0.1`, `Decimal('0.5') == 0.5`,
 //! `True == 1`, a date is not a datetime), both layouts, the role check, fetched rows charged to
-//! the run's memory budget, and every start-up error
-//! (variable unset, URL in the config, server unreachable, wrong password, tables missing, a
-//! SQLite-only metric) exiting 2 with the key named and no secret printed.
+//! the run's memory budget, and every start-up error (variable unset, URL in the config, server
+//! unreachable, wrong password, TLS required by the URL but not offered by the server, tables
+//! missing, a SQLite-only metric) exiting 2 with the key named and no secret printed.
 
 mod common;
 
@@ -303,6 +303,11 @@ fn check_bad_input(server: &Server, kind: &str, database: &str, ddl: &str) {
             "cannot connect",
         ),
         ("privileged", Some(server.admin_url(database)), "CREATE"),
+        (
+            "TLS required by a server without it",
+            Some(format!("{reader}?{}", tls_required(server))),
+            tls_required(server),
+        ),
     ];
     for (name, url, expected) in cases {
         let (output, _) = eval(&config, url.as_deref());
@@ -332,6 +337,14 @@ fn check_bad_input(server: &Server, kind: &str, database: &str, ddl: &str) {
         "{all}"
     );
     assert!(!all.contains(&server.reader_password), "{all}");
+}
+
+/// The URL option requiring TLS (these servers have none; server_tls.rs tests servers that do).
+fn tls_required(server: &Server) -> &'static str {
+    match server.kind {
+        servers::Kind::Postgres => "sslmode=require",
+        servers::Kind::Mariadb => "ssl-mode=REQUIRED",
+    }
 }
 
 #[test]

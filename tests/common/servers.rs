@@ -11,6 +11,11 @@
 //! Each server has a superuser (`sqlgate_admin`) and a read-only role (`sqlgate_reader`, which
 //! can read every table of every database, now and later), both with random passwords, reached
 //! over TCP on 127.0.0.1.
+//!
+//! [`postgres_tls`] and [`mariadb_tls`] start servers that also accept TLS, with a throwaway CA
+//! and a server certificate for `IP:127.0.0.1` only (made by the `openssl` command in the
+//! server's folder): [`Server::ca_file`] verifies it, [`Server::wrong_ca_file`] (another CA)
+//! does not, and the host name `localhost` does not match it.
 
 use std::io::Write;
 use std::net::TcpListener;
@@ -50,6 +55,7 @@ pub struct Server {
     /// The read-only role's password.
     pub reader_password: String,
     folder: PathBuf,
+    tls: bool,
     guardian: Child,
     guardian_input: Option<ChildStdin>,
 }
@@ -66,13 +72,30 @@ pub fn mariadb() -> &'static Server {
     SERVER.get_or_init(|| Server::start(Kind::Mariadb))
 }
 
+/// The PostgreSQL server with TLS shared by every test of this test binary.
+pub fn postgres_tls() -> &'static Server {
+    static SERVER: OnceLock<Server> = OnceLock::new();
+    SERVER.get_or_init(|| Server::start_with(Kind::Postgres, true))
+}
+
+/// The MariaDB server with TLS shared by every test of this test binary.
+pub fn mariadb_tls() -> &'static Server {
+    static SERVER: OnceLock<Server> = OnceLock::new();
+    SERVER.get_or_init(|| Server::start_with(Kind::Mariadb, true))
+}
+
 impl Server {
     /// Starts a new server of `kind` owned by the caller (stopped on drop); most tests share
     /// [`postgres`] or [`mariadb`] instead.
     pub fn start(kind: Kind) -> Server {
+        Server::start_with(kind, false)
+    }
+
+    /// Starts a new server of `kind`, accepting TLS with a throwaway certificate when `tls`.
+    pub fn start_with(kind: Kind, tls: bool) -> Server {
         let mut failures = Vec::new();
         for _ in 0..START_ATTEMPTS {
-            match Server::try_start(kind) {
+            match Server::try_start(kind, tls) {
                 Ok(server) => return server,
                 Err(failure) => failures.push(failure),
             }
@@ -86,6 +109,18 @@ impl Server {
     /// The server's temporary folder (data, socket, log), removed when the server stops.
     pub fn folder(&self) -> &Path {
         &self.folder
+    }
+
+    /// The CA file that signed the server's certificate (a server started with TLS).
+    pub fn ca_file(&self) -> PathBuf {
+        assert!(self.tls, "the server was started without TLS");
+        self.folder.join("tls/ca.pem")
+    }
+
+    /// A CA file that did not sign the server's certificate.
+    pub fn wrong_ca_file(&self) -> PathBuf {
+        assert!(self.tls, "the server was started without TLS");
+        self.folder.join("tls/wrong-ca.pem")
     }
 
     /// The superuser's URL for `database`.
@@ -177,7 +212,7 @@ impl Server {
         run_with_input(&mut command, sql)
     }
 
-    fn try_start(kind: Kind) -> Result<Server, String> {
+    fn try_start(kind: Kind, tls: bool) -> Result<Server, String> {
         let folder = tempfile::Builder::new()
             .prefix("sqlgate-servers-")
             .tempdir()
@@ -188,9 +223,12 @@ impl Server {
         let reader_password = random_password();
         let start = || -> Result<Child, String> {
             std::fs::create_dir(folder.join("socket")).map_err(|error| error.to_string())?;
+            if tls {
+                make_certificates(&folder.join("tls"))?;
+            }
             give_to_db_user(&folder)?;
             initialise(kind, &folder, &admin_password)?;
-            spawn_guardian(kind, &folder, port)
+            spawn_guardian(kind, &folder, port, tls)
         };
         let mut guardian = match start() {
             Ok(guardian) => guardian,
@@ -206,6 +244,7 @@ impl Server {
             admin_password,
             reader_password,
             folder,
+            tls,
             guardian,
             guardian_input,
         };
@@ -403,9 +442,125 @@ fn initialise(kind: Kind, folder: &Path, admin_password: &str) -> Result<(), Str
     }
 }
 
+/// A throwaway CA (`ca.pem`), a server key and certificate for `IP:127.0.0.1` signed by it
+/// (`server.key`, `server.pem`), and an unrelated CA (`wrong-ca.pem`), in `dir`.
+fn make_certificates(dir: &Path) -> Result<(), String> {
+    std::fs::create_dir(dir).map_err(|error| error.to_string())?;
+    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"];
+    let ca_extensions = [
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign,cRLSign",
+    ];
+    for (name, subject) in [
+        ("ca", "/CN=sqlgate test CA"),
+        ("wrong-ca", "/CN=another CA"),
+    ] {
+        run_openssl(
+            openssl(
+                dir,
+                &["req", "-x509", "-nodes", "-days", "2", "-subj", subject],
+            )
+            .args(ec)
+            .args(ca_extensions)
+            .args([
+                "-keyout",
+                &format!("{name}.key"),
+                "-out",
+                &format!("{name}.pem"),
+            ]),
+        )?;
+    }
+    run_openssl(
+        openssl(dir, &["req", "-nodes", "-subj", "/CN=127.0.0.1"])
+            .args(ec)
+            .args(["-keyout", "server.key", "-out", "server.csr"]),
+    )?;
+    std::fs::write(
+        dir.join("server.ext"),
+        "subjectAltName=IP:127.0.0.1
+basicConstraints=CA:FALSE
+         keyUsage=digitalSignature
+extendedKeyUsage=serverAuth
+",
+    )
+    .map_err(|error| error.to_string())?;
+    run_openssl(&mut openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-extfile",
+            "server.ext",
+            "-out",
+            "server.pem",
+        ],
+    ))?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        dir.join("server.key"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .map_err(|error| error.to_string())
+}
+
+fn openssl(dir: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new("openssl");
+    command.current_dir(dir).args(args);
+    command
+}
+
+fn run_openssl(command: &mut Command) -> Result<(), String> {
+    let output = command
+        .output()
+        .map_err(|error| format!("openssl: {error}"))?;
+    match output.status.success() {
+        true => Ok(()),
+        false => Err(format!(
+            "openssl {:?} failed: {}",
+            command.get_args().collect::<Vec<_>>(),
+            String::from_utf8_lossy(&output.stderr)
+        )),
+    }
+}
+
 /// The server's command line: loopback only, its socket in the folder, durability off (the
-/// data are throwaway) for fast loads.
-fn server_command(kind: Kind, folder: &Path, port: u16) -> Command {
+/// data are throwaway) for fast loads; TLS with the folder's certificate when `tls`.
+fn server_command(kind: Kind, folder: &Path, port: u16, tls: bool) -> Command {
+    let mut command = plain_server_command(kind, folder, port);
+    let certificates = folder.join("tls");
+    let file = |name: &str| certificates.join(name).display().to_string();
+    if tls {
+        match kind {
+            Kind::Postgres => command.args([
+                "-c".to_string(),
+                "ssl=on".to_string(),
+                "-c".to_string(),
+                format!("ssl_cert_file={}", file("server.pem")),
+                "-c".to_string(),
+                format!("ssl_key_file={}", file("server.key")),
+            ]),
+            Kind::Mariadb => command.args([
+                format!("--ssl-ca={}", file("ca.pem")),
+                format!("--ssl-cert={}", file("server.pem")),
+                format!("--ssl-key={}", file("server.key")),
+            ]),
+        };
+    }
+    command
+}
+
+fn plain_server_command(kind: Kind, folder: &Path, port: u16) -> Command {
     let socket = folder.join("socket");
     match kind {
         Kind::Postgres => {
@@ -446,7 +601,7 @@ fn server_command(kind: Kind, folder: &Path, port: u16) -> Command {
 /// Starts the guardian shell: it runs the server (output to `server.log`), waits for its own
 /// standard input to close, then stops the server (PostgreSQL's fast shutdown, MariaDB's normal
 /// one: both end open sessions), waits for it and removes the folder.
-fn spawn_guardian(kind: Kind, folder: &Path, port: u16) -> Result<Child, String> {
+fn spawn_guardian(kind: Kind, folder: &Path, port: u16, tls: bool) -> Result<Child, String> {
     const GUARDIAN: &str = r#"folder=$1; signal=$2; shift 2
 "$@" > "$folder/server.log" 2>&1 &
 server=$!
@@ -455,7 +610,7 @@ read -r _
 kill "-$signal" "$server" 2> /dev/null
 wait "$server"
 rm -rf "$folder""#;
-    let server = server_command(kind, folder, port);
+    let server = server_command(kind, folder, port, tls);
     let signal = match kind {
         Kind::Postgres => "INT",
         Kind::Mariadb => "TERM",

@@ -1,14 +1,11 @@
-//! The MySQL / MariaDB side of `sqlgate load` (the `mysql` client crate).
+//! The MySQL / MariaDB side of `sqlgate load` (the `mysql` client crate, TLS as the engine's).
 
 use super::types::{quote, ColumnType, Server};
 use super::{create_statement, insert_statement, Target};
+use crate::engine::server::tls::{mysql_connect, mysql_target};
 use crate::engine::value::Value;
 use mysql::prelude::Queryable;
-use mysql::{Conn, Opts, OptsBuilder, Params};
-use std::time::Duration;
-
-/// How long connecting may take before the server counts as unreachable.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+use mysql::{Conn, Params};
 
 /// A connection to the server; `USE` switches between databases.
 pub struct MysqlTarget {
@@ -19,12 +16,10 @@ pub struct MysqlTarget {
 impl MysqlTarget {
     /// Connects to the server the URL names.
     pub fn connect(url: &str) -> Result<MysqlTarget, String> {
-        let opts = Opts::from_url(url).map_err(|_| {
-            "the URL is not a MySQL URL (mysql://user:password@host:port/database)".to_string()
-        })?;
-        let url_database = opts.get_db_name().map(str::to_string);
-        let builder = OptsBuilder::from_opts(opts).tcp_connect_timeout(Some(CONNECT_TIMEOUT));
-        let mut conn = Conn::new(builder).map_err(|e| e.to_string())?;
+        let target = mysql_target(url).map_err(|e| format!("the URL: {e}"))?;
+        let url_database = target.opts.get_db_name().map(str::to_string);
+        let mut conn = mysql_connect(target.opts, target.mode)
+            .map_err(|e| format!("(`ssl-mode={}`) {e}", target.mode.as_str()))?;
         // Foreign keys are declared after the rows, unchecked (BIRD's rows break some), and a
         // previous copy's may reference a table being recreated.
         conn.query_drop("SET SESSION foreign_key_checks = 0")

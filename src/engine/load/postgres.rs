@@ -1,18 +1,15 @@
-//! The PostgreSQL side of `sqlgate load` (the `postgres` client crate).
+//! The PostgreSQL side of `sqlgate load` (the `postgres` client crate, TLS as the engine's).
 
 use super::types::{quote, ColumnType, Server};
 use super::{create_statement, insert_statement, Target};
+use crate::engine::server::tls::{postgres_target, PgTarget};
 use crate::engine::value::Value;
 use postgres::types::ToSql;
-use postgres::{Client, Config, NoTls};
-use std::time::Duration;
-
-/// How long connecting may take before the server counts as unreachable.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+use postgres::Client;
 
 /// A connection to the server, to the URL's database or to a db_id's.
 pub struct PostgresTarget {
-    config: Config,
+    target: PgTarget,
     url_database: String,
     client: Client,
 }
@@ -20,23 +17,28 @@ pub struct PostgresTarget {
 impl PostgresTarget {
     /// Connects to the URL's database.
     pub fn connect(url: &str) -> Result<PostgresTarget, String> {
-        let mut config: Config = url.parse().map_err(|_: postgres::Error| {
-            "the URL is not a PostgreSQL URL (postgresql://user:password@host:port/database)"
-                .to_string()
-        })?;
-        config.connect_timeout(CONNECT_TIMEOUT);
-        let url_database = config
+        let target = postgres_target(url).map_err(|e| format!("the URL: {e}"))?;
+        let url_database = target
+            .config
             .get_dbname()
-            .or(config.get_user())
+            .or(target.config.get_user())
             .unwrap_or("postgres")
             .to_string();
-        let client = config.connect(NoTls).map_err(|e| message(&e))?;
+        let client = target
+            .config
+            .connect(target.connector.clone())
+            .map_err(|e| connect_message(&e, &target))?;
         Ok(PostgresTarget {
-            config,
+            target,
             url_database,
             client,
         })
     }
+}
+
+/// A connection failure as text, with the URL's `sslmode` (a TLS failure's usual cause).
+fn connect_message(error: &postgres::Error, target: &PgTarget) -> String {
+    format!("(`sslmode={}`) {}", target.mode.as_str(), message(error))
 }
 
 /// A server error as text: the server's own message when there is one (the client crate's
@@ -44,7 +46,7 @@ impl PostgresTarget {
 fn message(error: &postgres::Error) -> String {
     match error.as_db_error() {
         Some(db) => format!("{}: {}", db.severity(), db.message()),
-        None => error.to_string(),
+        None => crate::engine::server::tls::with_causes(error),
     }
 }
 
@@ -66,9 +68,11 @@ impl Target for PostgresTarget {
             let sql = format!("CREATE DATABASE {}", quote(name, Server::Postgres));
             self.client.batch_execute(&sql).map_err(|e| message(&e))?;
         }
-        let mut config = self.config.clone();
+        let mut config = self.target.config.clone();
         config.dbname(name);
-        self.client = config.connect(NoTls).map_err(|e| message(&e))?;
+        self.client = config
+            .connect(self.target.connector.clone())
+            .map_err(|e| connect_message(&e, &self.target))?;
         self.url_database = name.to_string();
         Ok(())
     }

@@ -5,7 +5,8 @@
 //! `dataset.engine.url_env` names (registered with the scrubber, never printed), the pool of
 //! connections keyed by database, the watchdog that cancels a query at its client deadline, the
 //! one-statement check, and the start-up checks (reachable, every db_id's tables present, the
-//! role not privileged). The dialects live in `postgres.rs` and `mysql.rs`.
+//! role not privileged), and TLS by the URL's standard options (`tls.rs`). The dialects live in
+//! `postgres.rs` and `mysql.rs`.
 //!
 //! Every query runs in a READ ONLY transaction that is always rolled back, with the server's own
 //! statement timeout set, under a client deadline that cancels it, and its rows are fetched in
@@ -17,6 +18,7 @@ mod convert;
 pub mod mysql;
 mod pool;
 pub mod postgres;
+pub mod tls;
 mod watchdog;
 
 pub use check::{single_statement, RoleReport};

@@ -1,4 +1,4 @@
-//! The MySQL / MariaDB engine (the `mysql` crate, no TLS).
+//! The MySQL / MariaDB engine (the `mysql` crate, TLS by the URL's `ssl-mode`: `tls.rs`).
 //!
 //! One item: the text must be a query (first word SELECT, WITH, VALUES or TABLE, no executable
 //! comment); it is prepared (the server refuses a multi-statement string, and a SELECT ... INTO
@@ -7,14 +7,14 @@
 //! statement timeout (MariaDB `max_statement_time`, MySQL `max_execution_time`), and streamed in
 //! the text protocol PyMySQL reads, converted per column type as PyMySQL converts them; the
 //! transaction is always rolled back. At the client deadline, or when the result passes its
-//! caps, a second connection sends `KILL QUERY`.
+//! caps, a second connection (with the same TLS) sends `KILL QUERY`.
 
 use crate::engine::exec::{Engine, ExecError, Limits, ResultTable, SizeGuard};
 use crate::engine::server::check::{mysql_functions_allowed, mysql_query_only};
 use crate::engine::server::convert::{convert, Kind};
 use crate::engine::server::{
-    check_tables, enforce_role, single_statement, Pool, RoleReport, ServerSettings, StartError,
-    Watchdog, CONNECT_TIMEOUT,
+    check_tables, enforce_role, single_statement, tls, Pool, RoleReport, ServerSettings,
+    StartError, Watchdog,
 };
 use crate::engine::value::{Row, Value};
 use crate::input::config::Layout;
@@ -25,6 +25,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tls::MysqlMode;
 
 /// Time added to the query's timeout before the client kills it.
 const CLIENT_GRACE: Duration = Duration::from_millis(250);
@@ -45,6 +46,7 @@ const READ_ONLY_PRIVILEGES: [&str; 3] = ["USAGE", "SELECT", "SHOW VIEW"];
 #[derive(Debug)]
 pub struct MysqlEngine {
     opts: Opts,
+    mode: MysqlMode,
     settings: ServerSettings,
     mariadb: bool,
     pool: Pool<Conn>,
@@ -56,6 +58,7 @@ pub struct MysqlEngine {
 #[derive(Debug, Clone)]
 struct Killer {
     opts: Opts,
+    mode: MysqlMode,
     conn: Arc<Mutex<Option<Conn>>>,
 }
 
@@ -64,7 +67,7 @@ impl Killer {
     fn kill(&self, connection_id: u32) {
         let mut conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
         if conn.is_none() {
-            *conn = Conn::new(self.opts.clone()).ok();
+            *conn = tls::mysql_connect(self.opts.clone(), self.mode).ok();
         }
         let sent = conn
             .as_mut()
@@ -78,22 +81,20 @@ impl Killer {
 impl MysqlEngine {
     /// Connects, checks every db_id's tables and the role, and keeps the connection for reuse.
     pub fn start(settings: ServerSettings, limits: &Limits) -> Result<Self, StartError> {
-        let opts = Opts::from_url(&settings.url).map_err(|_| {
+        let tls::MysqlTarget { opts, mode } = tls::mysql_target(&settings.url).map_err(|e| {
             StartError::new(format!(
-                "`dataset.engine.url_env`: the environment variable `{}` does not hold a valid mysql:// URL",
+                "`dataset.engine.url_env`: the environment variable `{}`: {e}",
                 settings.url_env
             ))
         })?;
-        let opts: Opts = OptsBuilder::from_opts(opts)
-            .tcp_connect_timeout(Some(CONNECT_TIMEOUT))
-            .prefer_socket(false)
-            .into();
         let mut engine = MysqlEngine {
             killer: Killer {
                 opts: opts.clone(),
+                mode,
                 conn: Arc::new(Mutex::new(None)),
             },
             opts,
+            mode,
             pool: Pool::new(settings.connections),
             settings,
             mariadb: false,
@@ -124,15 +125,16 @@ impl MysqlEngine {
         if !database.is_empty() {
             builder = builder.db_name(Some(database));
         }
-        Conn::new(builder).map_err(|e| {
+        tls::mysql_connect(builder.into(), self.mode).map_err(|e| {
             StartError::new(format!(
-                "`dataset.engine.url_env`: cannot connect to the MySQL server in `{}`{}: {}",
+                "`dataset.engine.url_env`: cannot connect to the MySQL server in `{}`{} (`ssl-mode={}`): {}",
                 self.settings.url_env,
                 if database.is_empty() {
                     String::new()
                 } else {
                     format!(" (database `{database}`)")
                 },
+                self.mode.as_str(),
                 error_text(&e)
             ))
         })

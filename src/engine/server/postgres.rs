@@ -1,25 +1,24 @@
-//! The PostgreSQL engine (the `postgres` crate, no TLS).
+//! The PostgreSQL engine (the `postgres` crate, TLS by the URL's `sslmode`: `tls.rs`).
 //!
 //! One item: the text is prepared (the server refuses a multi-statement string and tells the
 //! column types), then `BEGIN READ ONLY`, `SET LOCAL statement_timeout`, and a `DECLARE ...
 //! CURSOR FOR` the text, which PostgreSQL admits only for a SELECT or VALUES query without
 //! data-modifying WITH; rows come by `FETCH` in batches in the text format psycopg2 reads,
 //! converted per column type as psycopg2 converts them; the transaction is always rolled back.
-//! The watchdog sends a cancel request at the client deadline.
+//! The watchdog sends a cancel request at the client deadline, over the sessions' TLS.
 
 use crate::engine::exec::{Engine, ExecError, Limits, ResultTable, SizeGuard};
 use crate::engine::server::check::postgres_functions_allowed;
 use crate::engine::server::convert::{convert, Kind};
 use crate::engine::server::{
-    check_tables, enforce_role, single_statement, Pool, RoleReport, ServerSettings, StartError,
-    Watchdog, CONNECT_TIMEOUT,
+    check_tables, enforce_role, single_statement, tls, Pool, RoleReport, ServerSettings,
+    StartError, Watchdog, CONNECT_TIMEOUT,
 };
 use crate::engine::value::{Row, Value};
 use crate::input::config::Layout;
 use postgres::types::Type;
-use postgres::{Client, NoTls, SimpleQueryMessage};
+use postgres::{Client, SimpleQueryMessage};
 use std::path::Path;
-use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -36,7 +35,7 @@ pub const READ_ONLY_ROLE: &str = "  CREATE ROLE sqlgate_reader LOGIN PASSWORD '<
 /// A PostgreSQL server holding the benchmark's databases.
 #[derive(Debug)]
 pub struct PostgresEngine {
-    config: postgres::Config,
+    target: tls::PgTarget,
     settings: ServerSettings,
     pool: Pool<Client>,
     watchdog: Watchdog,
@@ -45,18 +44,16 @@ pub struct PostgresEngine {
 impl PostgresEngine {
     /// Connects, checks every db_id's tables and the role, and keeps the connection for reuse.
     pub fn start(settings: ServerSettings, limits: &Limits) -> Result<Self, StartError> {
-        let mut config = postgres::Config::from_str(&settings.url).map_err(|_| {
+        let mut target = tls::postgres_target(&settings.url).map_err(|e| {
             StartError::new(format!(
-                "`dataset.engine.url_env`: the environment variable `{}` does not hold a valid postgresql:// URL",
+                "`dataset.engine.url_env`: the environment variable `{}`: {e}",
                 settings.url_env
             ))
         })?;
-        config
-            .connect_timeout(CONNECT_TIMEOUT)
-            .application_name("sqlgate");
+        target.config.application_name("sqlgate");
         let engine = PostgresEngine {
             pool: Pool::new(settings.connections),
-            config,
+            target,
             settings,
             watchdog: Watchdog::start(),
         };
@@ -86,19 +83,21 @@ impl PostgresEngine {
 
     /// A new session on `database` (the URL's when empty), set up for untrusted queries.
     fn connect(&self, database: &str, limits: &Limits) -> Result<Client, StartError> {
-        let mut config = self.config.clone();
+        let mut config = self.target.config.clone();
         if !database.is_empty() {
             config.dbname(database);
         }
-        let mut client = config.connect(NoTls).map_err(|e| {
+        let connector = self.target.connector.clone();
+        let mut client = config.connect(connector).map_err(|e| {
             StartError::new(format!(
-                "`dataset.engine.url_env`: cannot connect to the PostgreSQL server in `{}`{}: {}",
+                "`dataset.engine.url_env`: cannot connect to the PostgreSQL server in `{}`{} (`sslmode={}`): {}",
                 self.settings.url_env,
                 if database.is_empty() {
                     String::new()
                 } else {
                     format!(" (database `{database}`)")
                 },
+                self.target.mode.as_str(),
                 error_text(&e)
             ))
         })?;
@@ -183,11 +182,12 @@ impl Engine for PostgresEngine {
         self.with_session(db, limits, |client| {
             let deadline = Instant::now() + limits.timeout + CLIENT_GRACE;
             let cancel = client.cancel_token();
+            let connector = self.target.connector.clone();
             let fired = Arc::new(AtomicBool::new(false));
             let flag = Arc::clone(&fired);
             let armed = self.watchdog.arm(deadline, move || {
                 flag.store(true, Ordering::SeqCst);
-                let _ = cancel.cancel_query(NoTls);
+                let _ = cancel.cancel_query(connector);
             });
             let result = run_in_transaction(client, statement, limits, with_columns);
             drop(armed);
@@ -329,11 +329,12 @@ fn classify(error: &postgres::Error, limits: &Limits) -> ExecError {
     }
 }
 
-/// The server's own message when there is one, else the client's.
+/// The server's own message when there is one, else the client's with its causes (a TLS
+/// failure's reason is in the cause).
 fn error_text(error: &postgres::Error) -> String {
     match error.as_db_error() {
         Some(db) => db.message().to_string(),
-        None => error.to_string(),
+        None => crate::engine::server::tls::with_causes(error),
     }
 }
 
