@@ -32,12 +32,19 @@ fn run(dir: &Path, rest: &str) -> Output {
 }
 
 #[test]
-fn threads_are_clamped_to_the_cpus_available() {
+fn threads_are_clamped_to_the_fixed_maximum_and_honoured_below_it() {
     let dir = tempfile::tempdir().unwrap();
     let output = run(dir.path(), "execution: { threads: 1000000 }\n");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
-    assert!(stderr.contains("clamped to the"), "{stderr}");
+    assert!(
+        stderr.contains("`execution.threads: 1000000` clamped to 256 worker threads"),
+        "{stderr}"
+    );
+    let output = run(dir.path(), "execution: { threads: 16 }\n");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("clamped"), "{stderr}");
 }
 
 #[test]

@@ -329,20 +329,25 @@ fn build_metrics(config: &Config) -> Result<Vec<Box<dyn Metric>>, InputError> {
         .collect()
 }
 
+/// The most worker threads a run starts: more than any machine sqlgate runs on can use, and a
+/// bound on what a config can ask of the system.
+pub const MAX_THREADS: usize = 256;
+
 /// The worker pool, or an input error naming `execution.threads` when the system refuses the
-/// threads.
+/// threads. `auto` is one worker per CPU; an explicit count is honoured (a server engine waits
+/// on the network, so more connections than CPUs can pay; the memory budget, not the count,
+/// bounds the run's memory) up to [`MAX_THREADS`].
 fn thread_pool(
     threads: Threads,
     config: &std::path::Path,
 ) -> Result<rayon::ThreadPool, InputError> {
-    let available = std::thread::available_parallelism().map_or(1, usize::from);
     let count = match threads {
-        Threads::Auto => available,
-        Threads::Count(n) if n > available => {
+        Threads::Auto => std::thread::available_parallelism().map_or(1, usize::from),
+        Threads::Count(n) if n > MAX_THREADS => {
             crate::util::log::note(&format!(
-                "`execution.threads: {n}` clamped to the {available} CPUs available"
+                "`execution.threads: {n}` clamped to {MAX_THREADS} worker threads"
             ));
-            available
+            MAX_THREADS
         }
         Threads::Count(n) => n,
     };
