@@ -5,8 +5,10 @@
 
 mod common;
 
+use common::git;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 /// A copy of the bundled example (four Spider databases, two systems) in a fresh folder.
 fn example_copy() -> tempfile::TempDir {
@@ -54,22 +56,6 @@ fn eval_with_base(root: &Path, base: &str) -> Output {
         ],
         &[],
     )
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).trim().to_string()
 }
 
 fn text(output: &Output) -> String {

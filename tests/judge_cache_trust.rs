@@ -7,11 +7,13 @@
 
 mod common;
 
+use common::git;
+
 use common::openai::{Recorded, Reply, Server};
 use serde_json::{json, Value as Json};
 use std::os::unix::fs::symlink;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -19,22 +21,6 @@ use std::sync::Arc;
 const ITEMS: usize = 20;
 const BROKEN: usize = 10;
 const WRONG: &str = "SELECT 'wrong' FROM singer";
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).trim().to_string()
-}
 
 fn text(output: &Output) -> String {
     format!(

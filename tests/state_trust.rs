@@ -7,10 +7,12 @@
 
 mod common;
 
+use common::git;
+
 use serde_json::Value as Json;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -25,22 +27,6 @@ fn copy_tree(from: &Path, to: &Path) {
             std::fs::copy(&path, &target).unwrap();
         }
     }
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).trim().to_string()
 }
 
 fn text(output: &Output) -> String {
