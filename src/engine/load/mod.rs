@@ -201,29 +201,27 @@ fn declare_keys(
     target: &mut dyn Target,
     tables: &[SourceTable],
 ) -> Vec<(Vec<String>, Vec<String>)> {
+    type Statements = fn(
+        Server,
+        &str,
+        &[String],
+        &[(String, ColumnType)],
+        &keys::Keys,
+    ) -> Vec<keys::KeyStatement>;
+    let passes: [Statements; 2] = [keys::index_statements, keys::foreign_key_statements];
     let mut outcomes = vec![(Vec::new(), Vec::new()); tables.len()];
-    for (table, outcome) in tables.iter().zip(&mut outcomes) {
-        let statements = keys::index_statements(
-            server,
-            &table.name,
-            &table.sqlite_columns,
-            &table.columns,
-            &table.keys,
-        );
-        for statement in statements {
-            declare(target, statement, outcome);
-        }
-    }
-    for (table, outcome) in tables.iter().zip(&mut outcomes) {
-        let statements = keys::foreign_key_statements(
-            server,
-            &table.name,
-            &table.sqlite_columns,
-            &table.columns,
-            &table.keys,
-        );
-        for statement in statements {
-            declare(target, statement, outcome);
+    for statements_of in passes {
+        for (table, outcome) in tables.iter().zip(&mut outcomes) {
+            let statements = statements_of(
+                server,
+                &table.name,
+                &table.sqlite_columns,
+                &table.columns,
+                &table.keys,
+            );
+            for statement in statements {
+                declare(target, statement, outcome);
+            }
         }
     }
     outcomes
