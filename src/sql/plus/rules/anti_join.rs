@@ -136,36 +136,44 @@ impl Rewriter<'_> {
             Expr::And(list) => list.clone(),
             other => vec![other.clone()],
         };
-        let equality = |e: &Expr| -> Option<(Expr, Expr)> {
-            let Expr::Binary { op, left, right } = e else {
-                return None;
-            };
-            if op != "=" {
-                return None;
-            }
-            [(&**left, &**right), (&**right, &**left)]
-                .into_iter()
-                .find_map(|(a, b)| match (a, b) {
-                    (Expr::Column(ta, ca), Expr::Column(tb, _))
-                        if ta == t
-                            && tb == u
-                            && self.facts.not_null.contains(&(ta.clone(), ca.clone()))
-                            && stand_for_each_other(a, b, self.facts) =>
-                    {
-                        Some((a.clone(), b.clone()))
-                    }
-                    _ => None,
-                })
-        };
-        let position = conjuncts.iter().position(|e| equality(e).is_some())?;
-        let (x, y) = equality(&conjuncts[position])?;
-        let mut rest = conjuncts;
-        rest.remove(position);
+        let (x, y, rest) = take_column_equality(conjuncts, |a, b| {
+            matches!((a, b), (Expr::Column(ta, ca), Expr::Column(tb, _))
+                if ta == t
+                    && tb == u
+                    && self.facts.not_null.contains(&(ta.clone(), ca.clone()))
+                    && stand_for_each_other(a, b, self.facts))
+        })?;
         let about_u_alone = rest
             .iter()
             .all(|e| !mentions_table(e, t) && mentions_table(e, u) && !contains_query(e));
         about_u_alone.then_some((x, y, rest))
     }
+}
+
+/// Takes out of `conjuncts` the first equality between two columns that `accept(a, b)` admits,
+/// read either way round (`a = b` or `b = a`); returns `a`, `b` and the other conjuncts.
+pub(super) fn take_column_equality(
+    mut conjuncts: Vec<Expr>,
+    accept: impl Fn(&Expr, &Expr) -> bool,
+) -> Option<(Expr, Expr, Vec<Expr>)> {
+    let equality = |e: &Expr| -> Option<(Expr, Expr)> {
+        let Expr::Binary { op, left, right } = e else {
+            return None;
+        };
+        if op != "=" {
+            return None;
+        }
+        [(&**left, &**right), (&**right, &**left)]
+            .into_iter()
+            .find(|(a, b)| accept(a, b))
+            .map(|(a, b)| (a.clone(), b.clone()))
+    };
+    let (position, (a, b)) = conjuncts
+        .iter()
+        .enumerate()
+        .find_map(|(i, e)| equality(e).map(|pair| (i, pair)))?;
+    conjuncts.remove(position);
+    Some((a, b, conjuncts))
 }
 
 /// True when `expr` holds a sub-query (whose columns may name any scope).

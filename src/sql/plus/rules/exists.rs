@@ -2,7 +2,7 @@
 //! column is a membership test, `[NOT] EXISTS (SELECT ... FROM u WHERE u.y = t.x AND e)` =
 //! `t.x [NOT] IN (SELECT u.y FROM u WHERE e)`.
 
-use super::anti_join::contains_query;
+use super::anti_join::{contains_query, take_column_equality};
 use crate::sql::plus::form::{
     conjunction, flatten, inner_only, mentions_table, Body, Expr, JoinKind, Query, Select, Source,
 };
@@ -81,30 +81,12 @@ impl Rewriter<'_> {
             Some(other) => vec![other.clone()],
             None => return None,
         };
-        let correlation = |e: &Expr| -> Option<(Expr, Expr)> {
-            let Expr::Binary { op, left, right } = e else {
-                return None;
-            };
-            if op != "=" {
-                return None;
-            }
-            [(&**left, &**right), (&**right, &**left)]
-                .into_iter()
-                .find_map(|(a, b)| match (a, b) {
-                    (Expr::Column(ta, _), Expr::Column(tb, _))
-                        if ta == u
-                            && outer.iter().filter(|t| **t == tb).count() == 1
-                            && stand_for_each_other(a, b, self.facts) =>
-                    {
-                        Some((a.clone(), b.clone()))
-                    }
-                    _ => None,
-                })
-        };
-        let position = conjuncts.iter().position(|e| correlation(e).is_some())?;
-        let (y, x) = correlation(&conjuncts[position])?;
-        let mut rest = conjuncts;
-        rest.remove(position);
+        let (y, x, mut rest) = take_column_equality(conjuncts, |a, b| {
+            matches!((a, b), (Expr::Column(ta, _), Expr::Column(tb, _))
+                if ta == u
+                    && outer.iter().filter(|t| **t == tb).count() == 1
+                    && stand_for_each_other(a, b, self.facts))
+        })?;
         let uncorrelated = rest
             .iter()
             .all(|e| !contains_query(e) && outer.iter().all(|t| !mentions_table(e, t)));
