@@ -247,23 +247,12 @@ impl Rewriter<'_> {
     /// The select of `query` when it reads one table (no join, grouping, order or limit) and
     /// lists only that table's columns, a key among them.
     fn keyed_single_table<'q>(&self, query: &'q Query) -> Option<&'q Select> {
-        let Body::Select(select) = &query.body else {
-            return None;
-        };
-        let [(JoinKind::Inner, Source::Table(table))] = select.from.as_slice() else {
-            return None;
-        };
-        let own_columns = select
+        let (select, _) = single_table_columns(query)?;
+        select
             .items
             .iter()
-            .all(|item| matches!(item, Expr::Column(t, _) if t == table));
-        let simple = query.order_by.is_empty()
-            && query.limit.is_none()
-            && select.on.is_empty()
-            && select.group_by.is_empty()
-            && select.having.is_none();
-        (simple && own_columns && select.items.iter().any(|e| self.is_key_column(e)))
-            .then_some(&**select)
+            .any(|e| self.is_key_column(e))
+            .then_some(select)
     }
 
     /// True when `query` returns one column of a table it reads through inner joins only, and
