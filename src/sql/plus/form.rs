@@ -188,14 +188,26 @@ pub(super) fn conjunction(mut list: Vec<Expr>) -> Option<Expr> {
     Some(expr)
 }
 
+/// The conjuncts of `condition`: the items of an AND, else the condition alone.
+pub(super) fn into_conjuncts(condition: Expr) -> Vec<Expr> {
+    match condition {
+        Expr::And(list) => list,
+        other => vec![other],
+    }
+}
+
+/// [`into_conjuncts`] of a borrowed condition.
+pub(super) fn conjuncts_of(condition: &Expr) -> &[Expr] {
+    match condition {
+        Expr::And(list) => list.as_slice(),
+        other => std::slice::from_ref(other),
+    }
+}
+
 /// True when an ON equality of `on` names `column`, so the join already keeps it non-NULL.
 pub(super) fn equated_by(on: &[Expr], column: &Expr) -> bool {
     on.iter().any(|condition| {
-        let conjuncts = match condition {
-            Expr::And(list) => list.as_slice(),
-            other => std::slice::from_ref(other),
-        };
-        conjuncts.iter().any(|c| {
+        conjuncts_of(condition).iter().any(|c| {
             matches!(c, Expr::Binary { op, left, right }
                 if op == "=" && (**left == *column || **right == *column))
         })

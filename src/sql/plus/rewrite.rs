@@ -4,8 +4,8 @@
 //! several rules share.
 
 use super::form::{
-    comparison, flatten, inner_only, is_comparison, Body, Expr, JoinKind, Query, Select, SetOp,
-    Source,
+    comparison, conjuncts_of, flatten, inner_only, into_conjuncts, is_comparison, Body, Expr,
+    JoinKind, Query, Select, SetOp, Source,
 };
 use super::{Rule, RuleSet};
 use crate::sql::facts::{ColumnId, DbFacts};
@@ -185,10 +185,7 @@ impl Rewriter<'_> {
             // Inner joins: the ON conditions are one conjunction over the whole FROM.
             let conjuncts = std::mem::take(&mut select.on)
                 .into_iter()
-                .flat_map(|condition| match condition {
-                    Expr::And(list) => list,
-                    other => vec![other],
-                })
+                .flat_map(into_conjuncts)
                 .collect();
             select.on = conjuncts;
             select.on.sort();
@@ -351,10 +348,7 @@ pub(super) fn join_classes(on: &[Expr], facts: &DbFacts) -> Vec<(Expr, Expr)> {
 fn on_equalities(on: &[Expr]) -> Vec<(Expr, Expr)> {
     let mut pairs = Vec::new();
     for condition in on {
-        let conjuncts = match condition {
-            Expr::And(list) => list.as_slice(),
-            other => std::slice::from_ref(other),
-        };
+        let conjuncts = conjuncts_of(condition);
         for conjunct in conjuncts {
             if let Expr::Binary { op, left, right } = conjunct {
                 if op == "="

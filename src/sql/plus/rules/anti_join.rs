@@ -2,7 +2,7 @@
 //! rows of t that no row of u matches, which is `t.x NOT IN (SELECT u.y ...)`.
 
 use crate::sql::plus::form::{
-    conjunction, mentions_table, Body, Expr, JoinKind, Query, Select, Source,
+    conjunction, conjuncts_of, mentions_table, Body, Expr, JoinKind, Query, Select, Source,
 };
 use crate::sql::plus::rewrite::{stand_for_each_other, Rewriter};
 use crate::sql::plus::Rule;
@@ -132,10 +132,7 @@ impl Rewriter<'_> {
         t: &str,
         u: &str,
     ) -> Option<(Expr, Expr, Vec<Expr>)> {
-        let conjuncts = match condition {
-            Expr::And(list) => list.clone(),
-            other => vec![other.clone()],
-        };
+        let conjuncts = conjuncts_of(condition).to_vec();
         let (x, y, rest) = take_column_equality(conjuncts, |a, b| {
             matches!((a, b), (Expr::Column(ta, ca), Expr::Column(tb, _))
                 if ta == t

@@ -4,7 +4,8 @@
 
 use super::anti_join::{contains_query, take_column_equality};
 use crate::sql::plus::form::{
-    conjunction, flatten, inner_only, mentions_table, Body, Expr, JoinKind, Query, Select, Source,
+    conjunction, flatten, inner_only, into_conjuncts, mentions_table, Body, Expr, JoinKind, Query,
+    Select, Source,
 };
 use crate::sql::plus::rewrite::{stand_for_each_other, Rewriter};
 use crate::sql::plus::Rule;
@@ -22,10 +23,7 @@ impl Rewriter<'_> {
         let Some(filter) = select.filter.take() else {
             return;
         };
-        let conjuncts = match filter {
-            Expr::And(list) => list,
-            other => vec![other],
-        };
+        let conjuncts = into_conjuncts(filter);
         let mut rewritten = Vec::new();
         let mut fired = Vec::new();
         for conjunct in conjuncts {

@@ -1,8 +1,8 @@
 //! Rules 12, 13 and 16: a join as IN, a join nothing needs, and columns a join equates.
 
 use crate::sql::plus::form::{
-    comparison, conjunction, equated_by, for_each_expr, inner_only, mentions_table, Body, Expr,
-    JoinKind, Query, Select, Source,
+    comparison, conjunction, equated_by, for_each_expr, inner_only, into_conjuncts, mentions_table,
+    Body, Expr, JoinKind, Query, Select, Source,
 };
 use crate::sql::plus::rewrite::{join_classes, stand_for_each_other, Rewriter};
 use crate::sql::plus::Rule;
@@ -123,10 +123,7 @@ impl Rewriter<'_> {
         let Some(filter) = select.filter.take() else {
             return;
         };
-        let conjuncts = match filter {
-            Expr::And(list) => list,
-            other => vec![other],
-        };
+        let conjuncts = into_conjuncts(filter);
         let mut changed = false;
         let rewritten = conjuncts
             .into_iter()

@@ -1,7 +1,7 @@
 //! Rules 7 and 8: what a column that holds no NULL makes redundant.
 
 use crate::sql::plus::form::{
-    conjunction, flatten, has_outer_join, Body, Expr, JoinKind, Select, Source,
+    conjunction, flatten, has_outer_join, into_conjuncts, Body, Expr, JoinKind, Select, Source,
 };
 use crate::sql::plus::rewrite::Rewriter;
 use crate::sql::plus::Rule;
@@ -41,10 +41,7 @@ impl Rewriter<'_> {
         let Some(filter) = select.filter.take() else {
             return;
         };
-        let conjuncts = match filter {
-            Expr::And(list) => list,
-            other => vec![other],
-        };
+        let conjuncts = into_conjuncts(filter);
         let before = conjuncts.len();
         let kept: Vec<Expr> = conjuncts
             .into_iter()
@@ -77,10 +74,7 @@ impl Rewriter<'_> {
         let Some(filter) = select.filter.take() else {
             return;
         };
-        let conjuncts = match filter {
-            Expr::And(list) => list,
-            other => vec![other],
-        };
+        let conjuncts = into_conjuncts(filter);
         let before = conjuncts.len();
         let kept: Vec<Expr> = conjuncts
             .into_iter()
@@ -126,10 +120,7 @@ impl Rewriter<'_> {
             let Some(filter) = sub.filter.take() else {
                 continue;
             };
-            let inner: Vec<Expr> = match filter {
-                Expr::And(list) => list,
-                other => vec![other],
-            };
+            let inner: Vec<Expr> = into_conjuncts(filter);
             let before = inner.len();
             let kept: Vec<Expr> = inner
                 .into_iter()

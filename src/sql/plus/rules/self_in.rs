@@ -1,6 +1,8 @@
 //! Rule 17: a key IN a sub-query over the same table is the sub-query's condition.
 
-use crate::sql::plus::form::{conjunction, inner_only, Body, Expr, JoinKind, Select, Source};
+use crate::sql::plus::form::{
+    conjunction, conjuncts_of, inner_only, Body, Expr, JoinKind, Select, Source,
+};
 use crate::sql::plus::rewrite::Rewriter;
 use crate::sql::plus::Rule;
 
@@ -12,10 +14,7 @@ impl Rewriter<'_> {
         let Some(filter) = &select.filter else {
             return;
         };
-        let conjuncts = match filter {
-            Expr::And(list) => list.clone(),
-            other => vec![other.clone()],
-        };
+        let conjuncts = conjuncts_of(filter).to_vec();
         let mut changed = false;
         let mut kept = Vec::new();
         for conjunct in conjuncts {
