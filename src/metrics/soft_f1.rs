@@ -213,15 +213,7 @@ fn python_sum_mixed(values: &[Summand]) -> f64 {
     for value in rest {
         match *value {
             Summand::Int(i) => sum += i as f64,
-            Summand::Float(x) => {
-                let t = sum + x;
-                if sum.abs() >= x.abs() {
-                    compensation += (sum - t) + x;
-                } else {
-                    compensation += (x - t) + sum;
-                }
-                sum = t;
-            }
+            Summand::Float(x) => neumaier_add(&mut sum, &mut compensation, x),
         }
     }
     if compensation != 0.0 && compensation.is_finite() {
@@ -234,18 +226,24 @@ fn python_sum_mixed(values: &[Summand]) -> f64 {
 pub(crate) fn python_sum(values: &[f64]) -> f64 {
     let (mut sum, mut compensation) = (0.0f64, 0.0f64);
     for &x in values {
-        let t = sum + x;
-        if sum.abs() >= x.abs() {
-            compensation += (sum - t) + x;
-        } else {
-            compensation += (x - t) + sum;
-        }
-        sum = t;
+        neumaier_add(&mut sum, &mut compensation, x);
     }
     if compensation != 0.0 && compensation.is_finite() {
         sum += compensation;
     }
     sum
+}
+
+/// One step of CPython 3.12's compensated float sum: adds `x` to `sum` and the rounding error
+/// lost doing so to `compensation`.
+fn neumaier_add(sum: &mut f64, compensation: &mut f64, x: f64) {
+    let t = *sum + x;
+    if sum.abs() >= x.abs() {
+        *compensation += (*sum - t) + x;
+    } else {
+        *compensation += (x - t) + *sum;
+    }
+    *sum = t;
 }
 
 #[cfg(test)]
