@@ -238,23 +238,7 @@ fn sqlgate_items(dialect: &Dialect, url: &str, dir: &Path) -> Vec<Json> {
     );
     let path = dir.join("sqlgate.yml");
     std::fs::write(&path, config).unwrap();
-    let jsonl = dir.join("items.jsonl");
-    let output = common::sqlgate_command(&[
-        "eval",
-        "--config",
-        path.to_str().unwrap(),
-        "--jsonl",
-        jsonl.to_str().unwrap(),
-    ])
-    .env("BIRD_TEST_URL", url)
-    .output()
-    .unwrap();
-    assert!(
-        output.status.code() == Some(0) || output.status.code() == Some(1),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    common::read_jsonl(&jsonl)
+    common::eval_items_with_env(&path, "BIRD_TEST_URL", url)
 }
 
 /// The official loop's per-item EX and Soft-F1 on the server.

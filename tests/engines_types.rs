@@ -181,23 +181,7 @@ fn sqlgate_items(pairs: &[(&str, &str)], kind: &str, url: &str, dir: &Path) -> V
     );
     let path = dir.join("sqlgate.yml");
     std::fs::write(&path, config).unwrap();
-    let jsonl = dir.join("items.jsonl");
-    let output = common::sqlgate_command(&[
-        "eval",
-        "--config",
-        path.to_str().unwrap(),
-        "--jsonl",
-        jsonl.to_str().unwrap(),
-    ])
-    .env("TYPED_URL", url)
-    .output()
-    .unwrap();
-    assert!(
-        matches!(output.status.code(), Some(0 | 1)),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    common::read_jsonl(&jsonl)
+    common::eval_items_with_env(&path, "TYPED_URL", url)
 }
 
 /// The official loop's per-item lines for the pairs (BIRD's predictions JSON and gold lines).

@@ -74,6 +74,29 @@ pub fn eval_items(config: &Path, extra: &[&str]) -> Vec<serde_json::Value> {
     read_jsonl(&jsonl)
 }
 
+/// Runs `sqlgate eval --config CONFIG --jsonl <beside it>` with the environment variable `name`
+/// set to `value` (a server engine's URL), asserts it scored (exit 0, or 1 for a failed gate) and
+/// returns the per-item lines.
+pub fn eval_items_with_env(config: &Path, name: &str, value: &str) -> Vec<serde_json::Value> {
+    let jsonl = config.with_extension("items.jsonl");
+    let output = sqlgate_command(&[
+        "eval",
+        "--config",
+        config.to_str().expect("UTF-8 path"),
+        "--jsonl",
+        jsonl.to_str().expect("UTF-8 path"),
+    ])
+    .env(name, value)
+    .output()
+    .expect("sqlgate runs");
+    assert!(
+        matches!(output.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    read_jsonl(&jsonl)
+}
+
 /// Reads a JSONL file into values.
 pub fn read_jsonl(path: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)
