@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::git;
+use common::{break_predictions, git};
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -65,24 +65,6 @@ fn text(output: &Output) -> String {
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     )
-}
-
-/// Rewrites the first `count` predictions of `system` as a query that is wrong everywhere.
-fn break_predictions(dir: &Path, system: &str, count: usize) {
-    let path = dir.join(format!("predictions/{system}.txt"));
-    let lines: Vec<String> = std::fs::read_to_string(&path)
-        .unwrap()
-        .lines()
-        .enumerate()
-        .map(|(i, l)| {
-            if i < count {
-                "SELECT 'wrong'".into()
-            } else {
-                l.to_string()
-            }
-        })
-        .collect();
-    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
 }
 
 /// A repository whose base commit holds a baseline made on it, and whose head commit (the pull

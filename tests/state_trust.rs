@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::git;
+use common::{break_predictions, git};
 
 use serde_json::Value as Json;
 use std::os::unix::fs::symlink;
@@ -59,24 +59,6 @@ fn use_distilled_suite(repo: &Path) {
     std::fs::write(path, config).unwrap();
 }
 
-/// Rewrites the first `count` predictions of C3 as a query that is wrong everywhere.
-fn break_predictions(repo: &Path, count: usize) {
-    let path = repo.join("predictions/C3.txt");
-    let lines: Vec<String> = std::fs::read_to_string(&path)
-        .unwrap()
-        .lines()
-        .enumerate()
-        .map(|(i, l)| {
-            if i < count {
-                "SELECT 'wrong'".into()
-            } else {
-                l.to_string()
-            }
-        })
-        .collect();
-    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-}
-
 /// The shared history: `repo` (base commit `base` with suite, gold results and baseline; the
 /// `pr` branch checked out, C3 worse) and the honest pull-request run's verdicts.
 struct History {
@@ -109,7 +91,7 @@ fn history() -> &'static History {
         );
         let base = git(&repo, &["rev-parse", "HEAD"]);
         git(&repo, &["checkout", "-qb", "pr"]);
-        break_predictions(&repo, 30);
+        break_predictions(&repo, "C3", 30);
         git(&repo, &["commit", "-qam", "worse predictions"]);
         let (run, honest) = pr_run(&repo, &base);
         assert_eq!(run.status.code(), Some(1), "{}", text(&run));
@@ -469,7 +451,7 @@ fn a_suite_cached_outside_git_is_reused_only_when_the_base_recorded_its_manifest
     commit(&repo, "baseline");
     let base = git(&repo, &["rev-parse", "HEAD"]);
     git(&repo, &["checkout", "-qb", "pr"]);
-    break_predictions(&repo, 30);
+    break_predictions(&repo, "C3", 30);
     commit(&repo, "worse predictions");
 
     let out = assert_honest(&repo, &base);

@@ -162,3 +162,21 @@ pub mod official;
 pub mod openai;
 pub mod servers;
 pub mod ties;
+
+/// Rewrites the first `count` predictions of `system` as a query that is wrong everywhere.
+pub fn break_predictions(dir: &Path, system: &str, count: usize) {
+    let path = dir.join(format!("predictions/{system}.txt"));
+    let lines: Vec<String> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i < count {
+                "SELECT 'wrong'".into()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+}
