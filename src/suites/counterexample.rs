@@ -1,12 +1,14 @@
 //! Counterexamples for test-suite verdicts: when a prediction matches the gold on the original
 //! database but not on a suite database, the suite database is shrunk (rows deleted one at a
-//! time, keeping foreign keys valid, while gold and prediction still differ) so a reader can see
+//! time, keeping foreign keys valid, while gold and prediction still differ and the gold's
+//! answer stays determined) so a reader can see
 //! the smallest data that separates them, and the difference is given a category.
 
 use crate::engine::exec::Executor;
 use crate::engine::profile::{PreparedGold, Profile};
 use crate::engine::sqlite::Scratch;
 use crate::engine::value::{Row, Value};
+use crate::suites::ties;
 use crate::util::scrub::scrub;
 use crate::util::sqlite::quoted_identifier as quoted;
 use serde_json::{json, Value as Json};
@@ -100,6 +102,13 @@ pub fn shrink(
         (!profile.same_result(&gold_rows, &predicted, gold.order_matters))
             .then_some((gold_rows, predicted))
     };
+    // A deletion that leaves the gold's answer to a tie would turn the counterexample into one
+    // the verdict sets aside, hiding what separated the queries on the determined original.
+    let determined_difference = |scratch: &Scratch| -> Difference {
+        let difference = differs(scratch)?;
+        let tie = ties::undetermined_with(&gold.sql, &|probe| scratch.run(executor, probe).ok());
+        (!tie).then_some(difference)
+    };
     differs(&scratch)?;
     let tables = table_names(&scratch);
     let started = Instant::now();
@@ -113,7 +122,7 @@ pub fn shrink(
                     break;
                 }
                 attempts += 1;
-                if try_delete(&mut scratch, table, rowid, &differs) {
+                if try_delete(&mut scratch, table, rowid, &determined_difference) {
                     changed = true;
                 }
             }

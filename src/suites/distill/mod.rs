@@ -15,6 +15,7 @@ pub mod synthesize;
 mod values;
 
 pub use query::read_value;
+pub use values::person_name_part;
 
 use crate::engine::profile::Profile;
 use crate::engine::value::Value;
@@ -40,7 +41,7 @@ use store::{GoldRecord, KeptFile, Manifest, OriginalFile};
 
 /// Version of the generator and algorithm; part of the cache key, bumped whenever a change
 /// would give different databases for the same seed.
-pub const GENERATOR_VERSION: &str = "sqlgate-distill-8";
+pub const GENERATOR_VERSION: &str = "sqlgate-distill-9";
 
 /// Distillation settings (`suite.distill`).
 #[derive(Debug, Clone)]

@@ -139,12 +139,40 @@ pub fn learn(conn: &Connection, constraints: &Constraints) -> rusqlite::Result<P
                         seen,
                         null_rate,
                         range,
-                        distinct: matches!(max_repeat, Some((1, values)) if values >= 2),
+                        distinct: matches!(max_repeat, Some((1, values)) if values >= 2)
+                            && !person_name_part(&column.name),
                     })
                 })
                 .collect()
         })
         .collect()
+}
+
+/// Column names (lower case, letters and digits only) that hold one part of a person's name.
+const PERSON_NAME_PARTS: [&str; 10] = [
+    "firstname",
+    "middlename",
+    "lastname",
+    "surname",
+    "forename",
+    "givenname",
+    "familyname",
+    "fname",
+    "mname",
+    "lname",
+];
+
+/// Whether a column holds one part of a person's name (`first_name`, `LName`, `surname`): people
+/// share first and last names, so such a column is never an identifier, even when a small
+/// original happens to hold each value once (two students called Smith are natural; two
+/// stadiums called Balmoor are not).
+pub fn person_name_part(column: &str) -> bool {
+    let folded: String = column
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    PERSON_NAME_PARTS.contains(&folded.as_str())
 }
 
 /// Empty profiles (no original database).
@@ -477,4 +505,32 @@ pub fn same_format(example: &str, rng: &mut fastrand::Rng) -> String {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::person_name_part;
+
+    #[test]
+    fn person_name_parts_are_told_from_names_of_things() {
+        for part in [
+            "first_name",
+            "LName",
+            "Fname",
+            "middle_name",
+            "Surname",
+            "lastName",
+        ] {
+            assert!(person_name_part(part), "{part}");
+        }
+        for other in [
+            "name",
+            "FullName",
+            "LocalName",
+            "Stadium_name",
+            "first_show",
+        ] {
+            assert!(!person_name_part(other), "{other}");
+        }
+    }
 }

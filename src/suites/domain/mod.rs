@@ -1,12 +1,14 @@
 //! What the original database says about the domain, checked on a shrunk counterexample: a
 //! column whose values are all distinct there stays distinct, a text value that occurs once
-//! there occurs once, a column without NULL there holds none, and two all-distinct text columns
+//! there occurs once, a column without NULL there holds none, a text value is written in the
+//! original's letter case, and two all-distinct text columns
 //! of a table (a code and its name) keep the original's pairing. Each violation carries the repair
 //! that undoes it, so a verdict can ask whether the difference between gold and prediction
 //! depends on data the original would not allow ([`depends_on_violations`]).
 
 use crate::engine::sqlite::Scratch;
 use crate::engine::value::{Row, Value};
+use crate::suites::distill::person_name_part;
 use crate::util::sqlite::quoted_identifier as quoted;
 use rusqlite::Connection;
 
@@ -30,6 +32,8 @@ struct ColumnFacts {
     nulls: bool,
     /// Every value is text (a code or a name rather than a number or an id).
     text: bool,
+    /// One part of a person's name ([`person_name_part`]): its values repeat naturally.
+    name_part: bool,
 }
 
 /// The violations of the shrunk tables (name, columns, rows) against `original`, in table and
@@ -52,6 +56,7 @@ pub fn violations(
             if !fact.nulls && values.iter().any(|v| matches!(v, Value::Null)) {
                 nulls.push(null_violation(table, column));
             }
+            nulls.extend(case_violations(original, table, column, &values));
             repeats.extend(repeat_violations(original, table, column, fact, &values));
         }
         pairs.extend(pair_violations(original, table, columns, &facts, rows));
@@ -114,7 +119,8 @@ fn column_facts(original: &Connection, table: &str, column: &str) -> Option<Colu
         .ok()
         .filter(|(values, ..)| *values > 0)
         .map(|(values, distinct, nulls, texts)| ColumnFacts {
-            distinct: values >= 2 && values == distinct,
+            distinct: values >= 2 && values == distinct && !person_name_part(column),
+            name_part: person_name_part(column),
             nulls: nulls > 0,
             text: texts == Some(values),
         })
@@ -130,6 +136,60 @@ fn null_violation(table: &str, column: &str) -> Violation {
              WHERE {c} IS NULL"
         ),
     }
+}
+
+/// Text values the original column does not hold that differ from one value it holds only in
+/// letter case (`'korea'` where the original writes `'Korea'`): the generator plants case
+/// variants of gold constants, but a domain writes each of its values one way. Surrounding
+/// spaces are not a case difference (`'Aberdeen'` against the original's `'Aberdeen '` is a
+/// value the question names, not a misspelling); the repair writes the original's letters and
+/// keeps the value's own spaces.
+fn case_violations(
+    original: &Connection,
+    table: &str,
+    column: &str,
+    values: &[&Value],
+) -> Vec<Violation> {
+    let mut found = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for value in values {
+        let Value::Text(text) = value else { continue };
+        if seen.contains(&text.as_str()) {
+            continue;
+        }
+        seen.push(text);
+        if occurrences(original, table, column, value) != Some(0) {
+            continue;
+        }
+        let (c, t, v) = (quoted(column), quoted(table), literal(value));
+        let sql = format!(
+            "SELECT DISTINCT {c} FROM {t} WHERE typeof({c}) = 'text' \
+             AND lower(trim({c})) = lower(trim({v})) AND trim({c}) <> trim({v})"
+        );
+        let Some(Value::Text(written)) = unique_value(original, &sql) else {
+            continue;
+        };
+        let core = text.trim_matches(' ');
+        let start = text.len() - text.trim_start_matches(' ').len();
+        let repaired = format!(
+            "{}{}{}",
+            &text[..start],
+            written.trim_matches(' '),
+            &text[start + core.len()..]
+        );
+        found.push(Violation {
+            reason: format!(
+                "{table}.{column} holds {}, which the original data writes {}",
+                shown(value),
+                shown(&Value::Text(written))
+            ),
+            repair: format!(
+                "UPDATE {t} SET {c} = {} WHERE {c} = {v}",
+                literal(&Value::Text(repaired))
+            ),
+        });
+    }
+    found
 }
 
 /// Repeated values of a column that the original keeps apart: any repeat in an all-distinct
@@ -157,7 +217,9 @@ fn repeat_violations(
                     "{table}.{column} repeats {} but its values are all distinct in the original data",
                     shown(value)
                 )
-            } else if matches!(value, Value::Text(_)) && occurrences(original, table, column, value) == Some(1) {
+            } else if matches!(value, Value::Text(_))
+                && !fact.name_part
+                && occurrences(original, table, column, value) == Some(1) {
                 format!(
                     "{table}.{column} repeats {}, which occurs once in the original data",
                     shown(value)
@@ -408,6 +470,84 @@ mod tests {
         assert_eq!(
             found,
             ["t.code holds NULL but is never NULL in the original data"]
+        );
+    }
+
+    #[test]
+    fn a_value_written_in_another_case_is_a_violation_but_another_spacing_is_not() {
+        let original = Connection::open_in_memory().unwrap();
+        original
+            .execute_batch(
+                "CREATE TABLE c (id INTEGER PRIMARY KEY, city TEXT);
+                 INSERT INTO c VALUES (1, 'Aberdeen '), (2, 'Korea'), (3, 'Oslo'), (4, 'OSLO');",
+            )
+            .unwrap();
+        let city = |id: i64, name: &str| vec![Value::Int(id), Value::Text(name.into())];
+        let found = violations(
+            &[(
+                "c".to_string(),
+                ["id", "city"].map(String::from).to_vec(),
+                vec![
+                    city(1, "korea"),
+                    city(2, "aberdeen"),
+                    city(3, "Aberdeen"),
+                    city(4, "oslo"),
+                    city(5, "Korea"),
+                ],
+            )],
+            &original,
+        );
+        let shown: Vec<(&str, &str)> = found
+            .iter()
+            .map(|v| (v.reason.as_str(), v.repair.as_str()))
+            .collect();
+        // 'Aberdeen' only lacks the original's space, and 'oslo' has two original spellings.
+        assert_eq!(
+            shown,
+            [
+                (
+                    "c.city holds 'korea', which the original data writes 'Korea'",
+                    "UPDATE \"c\" SET \"city\" = 'Korea' WHERE \"city\" = 'korea'"
+                ),
+                (
+                    "c.city holds 'aberdeen', which the original data writes 'Aberdeen '",
+                    "UPDATE \"c\" SET \"city\" = 'Aberdeen' WHERE \"city\" = 'aberdeen'"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_shared_surname_is_no_violation_but_a_shared_name_is() {
+        let original = Connection::open_in_memory().unwrap();
+        original
+            .execute_batch(
+                "CREATE TABLE p (id INTEGER PRIMARY KEY, last_name TEXT, name TEXT);
+                 INSERT INTO p VALUES (1, 'Smith', 'Balmoor'), (2, 'Jones', 'Hampden');",
+            )
+            .unwrap();
+        let columns = ["id", "last_name", "name"].map(String::from).to_vec();
+        let person = |id: i64, last_name: &str, name: &str| {
+            vec![
+                Value::Int(id),
+                Value::Text(last_name.into()),
+                Value::Text(name.into()),
+            ]
+        };
+        let found: Vec<String> = violations(
+            &[(
+                "p".to_string(),
+                columns,
+                vec![person(1, "Smith", "Balmoor"), person(2, "Smith", "Balmoor")],
+            )],
+            &original,
+        )
+        .into_iter()
+        .map(|v| v.reason)
+        .collect();
+        assert_eq!(
+            found,
+            ["p.name repeats 'Balmoor' but its values are all distinct in the original data"]
         );
     }
 
