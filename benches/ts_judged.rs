@@ -7,7 +7,10 @@
 //!   results cached);
 //! - on the 55 hand-judged EX-right / TS-wrong flips of `spider/ts-judged/`: the share of
 //!   `genuine` and `gold-wrong` flips still TS-wrong, and the share of artifact flips
-//!   (`unnatural-data`, `tie-only`, `empty-only`, `tool-bug`) now TS-right.
+//!   (`unnatural-data`, `tie-only`, `empty-only`, `tool-bug`) now TS-right;
+//! - the same shares on `benches/data/ts-flips-judged.jsonl`: the 133 other flips of the seed-7
+//!   suite (generator `sqlgate-distill-8`), judged in this repository with the same classes from
+//!   the question, both queries and the rebuilt counterexample (`note` says why).
 //!
 //! Run with `cargo bench --bench ts_judged`. `SQLGATE_SPIDER` points at another copy of the data;
 //! `SQLGATE_SUITE` at a suite folder to reuse (default: a fresh folder under `target/`).
@@ -64,9 +67,10 @@ fn ts_right(evaluation: &Evaluation, system: &str, index: usize) -> Option<bool>
     (score.outcome != Outcome::Skipped).then_some(score.value == Some(1.0))
 }
 
-fn judged(evaluation: &Evaluation, spider: &Path) {
-    let text = std::fs::read_to_string(spider.join("ts-judged/judged-shared-systems.jsonl"))
-        .expect("judged file reads");
+/// Shares of a judged file's real flips still TS-wrong and of its artifact flips now TS-right;
+/// with `verbose`, every judged item's verdict.
+fn judged(evaluation: &Evaluation, file: &Path, verbose: bool) {
+    let text = std::fs::read_to_string(file).expect("judged file reads");
     let (mut real, mut real_wrong, mut artifact, mut artifact_right) = (0, 0, 0, 0);
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let item: serde_json::Value = serde_json::from_str(line).expect("judged line parses");
@@ -83,17 +87,19 @@ fn judged(evaluation: &Evaluation, spider: &Path) {
             artifact += 1;
             artifact_right += usize::from(right);
         }
-        let verdict = if right { "TS-right" } else { "TS-wrong" };
-        println!("  {system:<10} {index:>4} {class:<18} {verdict}");
+        if verbose {
+            let verdict = if right { "TS-right" } else { "TS-wrong" };
+            println!("  {system:<10} {index:>4} {class:<18} {verdict}");
+        }
     }
     let share = |a: usize, b: usize| 100.0 * a as f64 / b.max(1) as f64;
     println!(
-        "genuine + gold-wrong still TS-wrong: {real_wrong}/{real} = {:.1} % (target >= 90 %)",
+        "  genuine + gold-wrong still TS-wrong: {real_wrong}/{real} = {:.1} % (target >= 95 %)",
         share(real_wrong, real)
     );
     println!(
-        "unnatural-data / tie-only / empty-only / tool-bug now TS-right: {artifact_right}/{artifact} \
-         = {:.1} % (target >= 85 %)",
+        "  unnatural-data / tie-only / empty-only / tool-bug now TS-right: {artifact_right}/{artifact} \
+         = {:.1} % (target >= 95 %)",
         share(artifact_right, artifact)
     );
 }
@@ -117,7 +123,7 @@ fn main() {
         sqlgate::suites::distill::open_configured(&config, &dataset, &profile, &source)
             .expect("distils");
     println!(
-        "distillation: {:.1} s wall (target <= 300 s on 2 cores), suite in {}",
+        "distillation: {:.1} s wall (target <= 30 s), suite in {}",
         started.elapsed().as_secs_f64(),
         suite.display()
     );
@@ -137,7 +143,7 @@ fn main() {
     let warm = Instant::now();
     let evaluation = evaluate(&config).expect("evaluates");
     println!(
-        "TS + EX of {} systems, warm: {:.1} s (target <= 30 s)",
+        "TS + EX of {} systems, warm: {:.1} s (target <= 5 s)",
         evaluation.systems.len(),
         warm.elapsed().as_secs_f64()
     );
@@ -152,8 +158,21 @@ fn main() {
         );
     }
     println!(
-        "mean EX - TS gap: {:.2} points (target <= 4.5)",
+        "mean EX - TS gap: {:.2} points (target <= 2.0)",
         gaps.iter().sum::<f64>() / gaps.len().max(1) as f64
     );
-    judged(&evaluation, &spider);
+    println!("shared judged sample (spider/ts-judged/):");
+    judged(
+        &evaluation,
+        &spider.join("ts-judged/judged-shared-systems.jsonl"),
+        true,
+    );
+    println!(
+        "the other flips of the seed-7 suite, judged here (benches/data/ts-flips-judged.jsonl):"
+    );
+    judged(
+        &evaluation,
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/data/ts-flips-judged.jsonl"),
+        false,
+    );
 }

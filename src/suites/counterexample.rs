@@ -103,7 +103,7 @@ pub fn shrink(
             .then_some((gold_rows, predicted))
     };
     // A deletion that leaves the gold's answer to a tie would turn the counterexample into one
-    // the verdict sets aside, hiding what separated the queries on the determined original.
+    // the verdict sets aside, hiding what separated the queries on the determined suite database.
     let determined_difference = |scratch: &Scratch| -> Difference {
         let difference = differs(scratch)?;
         let tie = ties::undetermined_with(&gold.sql, &|probe| scratch.run(executor, probe).ok());

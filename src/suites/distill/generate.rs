@@ -4,7 +4,7 @@
 //! profiles, fresh values in the learned formats, and the planted gold constants.
 
 use super::constraints::{Affinity, Column, Constraints, Table};
-use super::values::{same_format, ColumnProfile, Profiles};
+use super::values::{calendar_value, same_format, ColumnProfile, Profiles};
 use crate::engine::value::Value;
 use crate::util::sqlite::quoted_identifier as quote;
 use rusqlite::Connection;
@@ -571,7 +571,11 @@ fn fresh(affinity: Affinity, profile: &ColumnProfile, rng: &mut fastrand::Rng) -
                 let length = rng.usize(1..=6);
                 Value::Text((0..length).map(|_| rng.char('a'..='f')).collect())
             } else {
-                Value::Text(same_format(examples[rng.usize(..examples.len())], rng))
+                let example = examples[rng.usize(..examples.len())];
+                let dated = profile
+                    .dates
+                    .and_then(|span| calendar_value(example, span, rng));
+                Value::Text(dated.unwrap_or_else(|| same_format(example, rng)))
             }
         }
     }

@@ -6,6 +6,7 @@ use super::constraints::{Affinity, Constraints};
 use crate::engine::value::Value;
 use crate::suites::neighbors::Conditions;
 use crate::util::sqlite::quoted_identifier as quote;
+use chrono::{Datelike, NaiveDate, NaiveDateTime};
 use rusqlite::Connection;
 
 /// Distinct values kept per column of the original database.
@@ -27,6 +28,11 @@ pub struct ColumnProfile {
     /// within every table of a natural generated database. False when unknown (no original
     /// data).
     pub distinct: bool,
+    /// The first and last moment of a column whose original text values are all calendar years
+    /// or ISO dates (`2011`, `2018-03-19`, `2018-03-19 04:39:54`): fresh values are drawn
+    /// between them in the shape of a seen value, so a generated database holds dates the
+    /// domain could have (no awarded year `8691`, no month `92`).
+    pub dates: Option<(NaiveDateTime, NaiveDateTime)>,
 }
 
 /// Original rows kept per table, sampled whole so that columns that go together (a code and its
@@ -139,6 +145,7 @@ pub fn learn(conn: &Connection, constraints: &Constraints) -> rusqlite::Result<P
                         seen,
                         null_rate,
                         range,
+                        dates: date_span(conn, &table.name, &column.name)?,
                         distinct: matches!(max_repeat, Some((1, values)) if values >= 2)
                             && !person_name_part(&column.name),
                     })
@@ -146,6 +153,63 @@ pub fn learn(conn: &Connection, constraints: &Constraints) -> rusqlite::Result<P
                 .collect()
         })
         .collect()
+}
+
+/// The first and last moment of a column whose text values (two or more) are all years or ISO
+/// dates ([`ColumnProfile::dates`]); `None` for any other column.
+fn date_span(
+    conn: &Connection,
+    table: &str,
+    column: &str,
+) -> rusqlite::Result<Option<(NaiveDateTime, NaiveDateTime)>> {
+    let c = quote(column);
+    let sql = format!(
+        "SELECT count(*), coalesce(sum({c} GLOB '[0-9][0-9][0-9][0-9]' \
+         OR {c} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]' \
+         OR {c} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9]'), 0), \
+         min({c}), max({c}) FROM {t} WHERE typeof({c}) = 'text'",
+        t = quote(table)
+    );
+    let (texts, dated, first, last): (i64, i64, Option<String>, Option<String>) =
+        conn.query_row(&sql, [], |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+        })?;
+    if texts < 2 || dated != texts {
+        return Ok(None);
+    }
+    let moment = |text: Option<String>| text.as_deref().and_then(calendar_moment);
+    Ok(moment(first).zip(moment(last)))
+}
+
+/// The moment a year or ISO date written as text stands for (a year is its first day), `None`
+/// for any other text or an impossible date.
+fn calendar_moment(text: &str) -> Option<NaiveDateTime> {
+    match text.len() {
+        4 => NaiveDate::from_ymd_opt(text.parse().ok()?, 1, 1)?.and_hms_opt(0, 0, 0),
+        10 => NaiveDate::parse_from_str(text, "%Y-%m-%d")
+            .ok()?
+            .and_hms_opt(0, 0, 0),
+        19 => NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S").ok(),
+        _ => None,
+    }
+}
+
+/// A fresh year or date between `first` and `last`, written in the shape of `example` (a year,
+/// a date or a date with a time); `None` when `example` is none of these.
+pub fn calendar_value(
+    example: &str,
+    (first, last): (NaiveDateTime, NaiveDateTime),
+    rng: &mut fastrand::Rng,
+) -> Option<String> {
+    calendar_moment(example)?;
+    let (start, end) = (first.and_utc().timestamp(), last.and_utc().timestamp());
+    let moment =
+        chrono::DateTime::from_timestamp(rng.i64(start.min(end)..=end.max(start)), 0)?.naive_utc();
+    Some(match example.len() {
+        4 => format!("{:04}", moment.year()),
+        10 => moment.format("%Y-%m-%d").to_string(),
+        _ => moment.format("%Y-%m-%d %H:%M:%S").to_string(),
+    })
 }
 
 /// Column names (lower case, letters and digits only) that hold one part of a person's name.
@@ -509,7 +573,34 @@ pub fn same_format(example: &str, rng: &mut fastrand::Rng) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::person_name_part;
+    use super::*;
+
+    #[test]
+    fn dates_are_learned_and_drawn_inside_the_original_span() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE e (awarded TEXT, seen TEXT, code TEXT);
+             INSERT INTO e VALUES ('2011', '2018-03-19 04:39:54', '2011'),
+                                  ('2016', '2017-09-08 20:10:13', 'A-12'),
+                                  ('2013', '2018-13-01 00:00:00', '2012');",
+        )
+        .unwrap();
+        let span = |column: &str| date_span(&conn, "e", column).unwrap();
+        assert_eq!(span("code"), None);
+        let awarded = span("awarded").unwrap();
+        assert_eq!(awarded.0.year(), 2011);
+        assert_eq!(awarded.1.year(), 2016);
+        // The latest text is an impossible date: no span is learned from it.
+        assert_eq!(span("seen"), None);
+        let mut rng = fastrand::Rng::with_seed(3);
+        for _ in 0..200 {
+            let year = calendar_value("2013", awarded, &mut rng).unwrap();
+            assert!(("2011"..="2016").contains(&year.as_str()), "{year}");
+            let day = calendar_value("2013-05-01 10:00:00", awarded, &mut rng).unwrap();
+            assert!(calendar_moment(&day).is_some_and(|d| d >= awarded.0 && d <= awarded.1));
+        }
+        assert_eq!(calendar_value("A-12", awarded, &mut rng), None);
+    }
 
     #[test]
     fn person_name_parts_are_told_from_names_of_things() {
