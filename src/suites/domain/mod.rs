@@ -34,6 +34,8 @@ struct ColumnFacts {
     text: bool,
     /// One part of a person's name ([`person_name_part`]): its values repeat naturally.
     name_part: bool,
+    /// A column of a declared foreign key: its value names a parent row.
+    reference: bool,
 }
 
 /// The violations of the shrunk tables (name, columns, rows) against `original`, in table and
@@ -54,7 +56,7 @@ pub fn violations(
             let Some(fact) = facts[index] else { continue };
             let values: Vec<&Value> = rows.iter().filter_map(|r| r.get(index)).collect();
             if !fact.nulls && values.iter().any(|v| matches!(v, Value::Null)) {
-                nulls.push(null_violation(table, column));
+                nulls.push(null_violation(table, column, fact.reference));
             }
             nulls.extend(case_violations(original, table, column, &values));
             repeats.extend(repeat_violations(original, table, column, fact, &values));
@@ -121,20 +123,40 @@ fn column_facts(original: &Connection, table: &str, column: &str) -> Option<Colu
         .map(|(values, distinct, nulls, texts)| ColumnFacts {
             distinct: values >= 2 && values == distinct && !person_name_part(column),
             name_part: person_name_part(column),
+            reference: references(original, table, column),
             nulls: nulls > 0,
             text: texts == Some(values),
         })
 }
 
-fn null_violation(table: &str, column: &str) -> Violation {
+/// Whether `column` of `table` is a column of a foreign key the original declares.
+fn references(original: &Connection, table: &str, column: &str) -> bool {
+    let sql = format!(
+        "SELECT count(*) FROM pragma_foreign_key_list({}) WHERE \"from\" = {} COLLATE NOCASE",
+        literal(&Value::Text(table.to_string())),
+        literal(&Value::Text(column.to_string()))
+    );
+    original
+        .query_row(&sql, [], |row| row.get::<_, i64>(0))
+        .is_ok_and(|n| n > 0)
+}
+
+/// A NULL where the original has none. An attribute is filled with a fresh value; a reference
+/// cannot be: a fresh value names no parent row, and a row that must name one but names none
+/// is a row the domain does not have, so the repair removes it.
+fn null_violation(table: &str, column: &str, reference: bool) -> Violation {
     let (t, c) = (quoted(table), quoted(column));
     Violation {
         reason: format!("{table}.{column} holds NULL but is never NULL in the original data"),
-        repair: format!(
-            "UPDATE {t} SET {c} = CASE WHEN (SELECT typeof(max({c})) FROM {t}) = 'text' \
-             THEN 'filled #' || rowid ELSE coalesce((SELECT max({c}) FROM {t}), 0) + rowid END \
-             WHERE {c} IS NULL"
-        ),
+        repair: if reference {
+            format!("DELETE FROM {t} WHERE {c} IS NULL")
+        } else {
+            format!(
+                "UPDATE {t} SET {c} = CASE WHEN (SELECT typeof(max({c})) FROM {t}) = 'text' \
+                 THEN 'filled #' || rowid ELSE coalesce((SELECT max({c}) FROM {t}), 0) + rowid END \
+                 WHERE {c} IS NULL"
+            )
+        },
     }
 }
 
@@ -237,13 +259,17 @@ fn repeat_violations(
                 let v = literal(value);
                 format!("{c} = {v} AND rowid <> (SELECT min(rowid) FROM {t} WHERE {c} = {v})")
             };
-            Some(Violation {
-                reason,
-                repair: format!(
+            // A repeated reference (a pet with a second owner) made distinct would name no
+            // parent row; the rows that repeat it are removed instead.
+            let repair = if fact.reference {
+                format!("DELETE FROM {t} WHERE {repeats}")
+            } else {
+                format!(
                     "UPDATE {t} SET {c} = CASE WHEN typeof({c}) = 'text' THEN {c} || ' #' || rowid \
                      ELSE {c} + rowid * 0.001 END WHERE {repeats}"
-                ),
-            })
+                )
+            };
+            Some(Violation { reason, repair })
         })
         .collect()
 }
@@ -515,6 +541,64 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn a_null_or_repeated_reference_is_undone_by_removing_its_row() {
+        let executor = Executor::new(Limits {
+            timeout: Duration::from_secs(5),
+            max_rows: 1000,
+            max_bytes: 1 << 20,
+        });
+        const SCHEMA: &str = "CREATE TABLE p (id INTEGER PRIMARY KEY, kind TEXT);
+             CREATE TABLE c (pid INTEGER REFERENCES p(id), n INT);";
+        let original = Connection::open_in_memory().unwrap();
+        original
+            .execute_batch(&format!(
+                "{SCHEMA} INSERT INTO p VALUES (1, 'cat'), (2, 'dog');
+                 INSERT INTO c VALUES (1, 5), (2, 6);"
+            ))
+            .unwrap();
+        let check = |rows: &str, gold: &str, prediction: &str| {
+            let mut conn = Connection::open_in_memory().unwrap();
+            conn.execute_batch(&format!(
+                "{SCHEMA} INSERT INTO p VALUES (1, 'cat'), (7, 'dog'); {rows}"
+            ))
+            .unwrap();
+            let image = conn.serialize(rusqlite::MAIN_DB).unwrap().to_vec();
+            let mut scratch = Scratch::from_image(&image).unwrap();
+            let shrunk_rows = scratch.read_trusted("SELECT pid, n FROM c").unwrap();
+            let tables = vec![(
+                "c".to_string(),
+                vec!["pid".to_string(), "n".to_string()],
+                shrunk_rows,
+            )];
+            let found = violations(&tables, &original);
+            let differs = |s: &Scratch| {
+                s.run(&executor, gold).unwrap() != s.run(&executor, prediction).unwrap()
+            };
+            assert!(differs(&scratch));
+            (
+                found.len(),
+                depends_on_violations(&mut scratch, &found, &differs),
+            )
+        };
+        // A pet with a second owner: counting ownerships against counting the pets they name
+        // (made distinct, the repeat would name no pet and still differ).
+        let repeated = check(
+            "INSERT INTO c VALUES (1, 5), (1, 7);",
+            "SELECT count(*) FROM c",
+            "SELECT count(DISTINCT p.id) FROM c JOIN p ON p.id = c.pid",
+        );
+        assert_eq!(repeated, (1, true));
+        // A child naming no parent: counting children against counting joined ones (filled
+        // with a fresh value, it would name no parent either).
+        let null = check(
+            "INSERT INTO c VALUES (7, 4), (NULL, 5);",
+            "SELECT count(*) FROM c",
+            "SELECT count(*) FROM c JOIN p ON p.id = c.pid",
+        );
+        assert_eq!(null, (1, true));
     }
 
     #[test]
