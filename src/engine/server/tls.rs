@@ -363,14 +363,17 @@ impl ServerCertVerifier for Verifier {
 fn take_options(url: &str, names: &[&str]) -> (String, std::collections::BTreeMap<String, String>) {
     let mut taken = std::collections::BTreeMap::new();
     if !url.contains("://") {
-        let kept: Vec<&str> = url
-            .split_whitespace()
-            .filter(|pair| match pair.split_once('=') {
-                Some((key, value)) if names.contains(&key) => {
-                    taken.insert(key.to_string(), value.to_string());
-                    false
+        let Some(settings) = key_value_settings(url) else {
+            return (url.to_string(), taken);
+        };
+        let kept: Vec<&str> = settings
+            .into_iter()
+            .filter_map(|setting| {
+                if names.contains(&setting.key.as_str()) {
+                    taken.insert(setting.key, setting.value);
+                    return None;
                 }
-                _ => true,
+                Some(&url[setting.span])
             })
             .collect();
         return (kept.join(" "), taken);
@@ -395,6 +398,69 @@ fn take_options(url: &str, names: &[&str]) -> (String, std::collections::BTreeMa
     }
 }
 
+/// One `keyword = value` setting of a libpq key=value connection string.
+struct Setting {
+    /// The keyword.
+    key: String,
+    /// The value, quotes removed and backslash escapes resolved.
+    value: String,
+    /// Where the whole setting stands in the string, so the others are kept as written.
+    span: std::ops::Range<usize>,
+}
+
+/// The settings of a libpq key=value string (`host=h password='a b' sslrootcert='/my ca.pem'`):
+/// spaces around `=` are optional, a value with spaces is single-quoted, and `\'` / `\\`
+/// escape a quote or a backslash. `None` when the string does not follow that syntax (then it is
+/// passed on unchanged and the client library reports it).
+fn key_value_settings(text: &str) -> Option<Vec<Setting>> {
+    let mut settings = Vec::new();
+    let mut chars = text.char_indices().peekable();
+    let skip_spaces = |chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>| {
+        while chars.next_if(|(_, c)| c.is_whitespace()).is_some() {}
+    };
+    loop {
+        skip_spaces(&mut chars);
+        let Some(&(start, _)) = chars.peek() else {
+            return Some(settings);
+        };
+        let mut key = String::new();
+        while let Some((_, c)) = chars.next_if(|(_, c)| *c != '=' && !c.is_whitespace()) {
+            key.push(c);
+        }
+        skip_spaces(&mut chars);
+        if key.is_empty() || chars.next().map(|(_, c)| c) != Some('=') {
+            return None;
+        }
+        skip_spaces(&mut chars);
+        let quoted = chars.next_if(|(_, c)| *c == '\'').is_some();
+        let mut value = String::new();
+        let mut closed = !quoted;
+        while let Some(&(_, c)) = chars.peek() {
+            if !quoted && c.is_whitespace() {
+                break;
+            }
+            chars.next();
+            match c {
+                '\\' => value.push(chars.next()?.1),
+                '\'' if quoted => {
+                    closed = true;
+                    break;
+                }
+                c => value.push(c),
+            }
+        }
+        if !closed {
+            return None;
+        }
+        let end = chars.peek().map_or(text.len(), |(i, _)| *i);
+        settings.push(Setting {
+            key,
+            value,
+            span: start..end,
+        });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -411,6 +477,27 @@ mod tests {
         let (rest, taken) = take_options("host=h user=u sslmode=require", &["sslmode"]);
         assert_eq!(rest, "host=h user=u");
         assert_eq!(taken["sslmode"], "require");
+    }
+
+    #[test]
+    fn quoted_key_value_settings_keep_their_spaces_and_escapes() {
+        let (rest, taken) = take_options(
+            r"host = h password='two  spaces \' quote' sslrootcert = '/my certs/ca.pem' sslmode=verify-full",
+            &["sslmode", "sslrootcert"],
+        );
+        assert_eq!(rest, r"host = h password='two  spaces \' quote'");
+        assert_eq!(taken["sslrootcert"], "/my certs/ca.pem");
+        assert_eq!(taken["sslmode"], "verify-full");
+        let settings = key_value_settings(r"a=\\x b='' c='it\'s'").unwrap();
+        let values: Vec<(&str, &str)> = settings
+            .iter()
+            .map(|s| (s.key.as_str(), s.value.as_str()))
+            .collect();
+        assert_eq!(values, [("a", r"\x"), ("b", ""), ("c", "it's")]);
+        for malformed in ["host", "host=h =x", "password='open", r"a=\"] {
+            assert!(key_value_settings(malformed).is_none(), "{malformed}");
+            assert_eq!(take_options(malformed, &["sslmode"]).0, malformed);
+        }
     }
 
     #[test]
