@@ -103,7 +103,7 @@ impl Generator<'_> {
     /// the time, so that columns that go together (a code and its name) stay together; gold
     /// constants and their variants are planted only into the columns their query compares
     /// them with, and a planted constant found in the original keeps the rest of its original
-    /// row. Distillation samples natural databases first, then [`Phase::Capped`] ones (the free
+    /// row; a row holding its original foreign-key value keeps that parent when it is here. Distillation samples natural databases first, then [`Phase::Capped`] ones (the free
     /// generator, with witness, big-group and NULL-probe databases, that still keeps names and
     /// codes distinct and NULLs where the original has them), and seed 000's free generator
     /// last, only for what the others leave undistinguished: the suite keeps the free
@@ -381,6 +381,17 @@ impl Generator<'_> {
                 for c in &fk.columns {
                     row[*c] = Value::Null;
                 }
+                continue;
+            }
+            // A natural row keeps the parent its original row names when that parent is here
+            // (the model `volvo` stays Volvo's, not another maker's).
+            let keeps_parent = |parent: &Vec<Value>| {
+                fk.columns
+                    .iter()
+                    .zip(&fk.parent_columns)
+                    .all(|(c, p)| same_value(&row[*c], &parent[*p]))
+            };
+            if mode.natural && parents.iter().any(keeps_parent) {
                 continue;
             }
             let pick = rng.usize(..parents.len());
