@@ -292,11 +292,24 @@ pub fn install_sqlite_allocator() {
             xShutdown: Some(sqlite_shutdown),
             pAppData: std::ptr::null_mut(),
         };
-        // SAFETY: sqlite3_config is called before sqlite3_initialize or refused with
-        // SQLITE_MISUSE; SQLite copies the methods, which stay valid for the process.
+        // sqlite3_config is not thread-safe: another thread (a test opening a connection
+        // directly) may be inside sqlite3_initialize, whose allocator set-up runs under SQLite's
+        // main static mutex. Holding that mutex, the allocator is replaced only while SQLite has
+        // never allocated (its memory statistics, on until now, count every allocation): a block
+        // of the default allocator must never reach sqlite_free. Allocating a static mutex
+        // initialises only the mutex subsystem.
+        // SAFETY: the mutex is static (never freed) and entered / left on this thread; a null
+        // mutex (a build without threads) is a no-op for enter and leave. sqlite3_config is
+        // refused with SQLITE_MISUSE once SQLite is initialised; SQLite copies the methods,
+        // which stay valid for the process.
         let installed = unsafe {
-            ffi::sqlite3_config(ffi::SQLITE_CONFIG_MALLOC, &methods) == ffi::SQLITE_OK
-                && ffi::sqlite3_config(ffi::SQLITE_CONFIG_MEMSTATUS, 0 as c_int) == ffi::SQLITE_OK
+            let main = ffi::sqlite3_mutex_alloc(ffi::SQLITE_MUTEX_STATIC_MAIN);
+            ffi::sqlite3_mutex_enter(main);
+            let installed = ffi::sqlite3_memory_highwater(0) == 0
+                && ffi::sqlite3_config(ffi::SQLITE_CONFIG_MALLOC, &methods) == ffi::SQLITE_OK
+                && ffi::sqlite3_config(ffi::SQLITE_CONFIG_MEMSTATUS, 0 as c_int) == ffi::SQLITE_OK;
+            ffi::sqlite3_mutex_leave(main);
+            installed
         };
         COUNTING.store(installed, Ordering::Relaxed);
         if !installed {
