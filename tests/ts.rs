@@ -253,33 +253,11 @@ fn counterexample_rows_are_scrubbed_before_they_are_written() {
     assert!(jsonl.contains("[redacted]"), "{jsonl}");
 }
 
-/// A suite folder holding the example's `singer` database and one variant made by `change`;
-/// `gold` and `prediction` scored with ex and ts. Returns the item's JSONL record.
+/// The item's JSONL record for `gold` and `prediction` on the example's `singer` database and
+/// one variant of it made by `change` ([`common::judged_on_variant`]).
 fn judged_on_variant(change: &str, gold: &str, prediction: &str) -> serde_json::Value {
-    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini");
-    let work = tempfile::tempdir().unwrap();
-    let suite = work.path().join("suite/singer");
-    std::fs::create_dir_all(&suite).unwrap();
-    let original = example.join("database/singer/singer.sqlite");
-    std::fs::copy(&original, suite.join("singer.sqlite")).unwrap();
-    std::fs::copy(&original, suite.join("singer_1.sqlite")).unwrap();
-    rusqlite::Connection::open(suite.join("singer_1.sqlite"))
-        .unwrap()
-        .execute_batch(change)
-        .unwrap();
-    std::fs::write(work.path().join("gold.sql"), format!("{gold}\tsinger\n")).unwrap();
-    std::fs::write(work.path().join("preds.txt"), format!("{prediction}\n")).unwrap();
-    std::fs::write(
-        work.path().join("sqlgate.yml"),
-        format!(
-            "dataset: {{ gold: gold.sql, databases: {}, difficulty: none }}\n\
-             suite: {{ kind: directory, path: suite }}\n\
-             predictions: [{{ name: m, path: preds.txt }}]\nmetrics: [ex, ts]\n",
-            example.join("database").display()
-        ),
-    )
-    .unwrap();
-    eval_items(&work.path().join("sqlgate.yml"), &[]).remove(0)
+    let databases = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini/database");
+    common::judged_on_variant(&databases, "singer", change, gold, prediction)
 }
 
 #[test]

@@ -8,36 +8,18 @@
 
 mod common;
 
-use common::{eval_items, shared_spider};
+use common::shared_spider;
 
-/// The item's JSONL record when `gold` and `prediction` on `db_id` are scored with ex and ts
-/// over a suite of the original and one variant made by `change`.
+/// The item's JSONL record for `gold` and `prediction` on the shared Spider `db_id` and one
+/// variant of it made by `change` ([`common::judged_on_variant`]).
 fn judged_on_variant(db_id: &str, change: &str, gold: &str, prediction: &str) -> serde_json::Value {
-    let databases = shared_spider().join("database");
-    let work = tempfile::tempdir().unwrap();
-    let suite = work.path().join("suite").join(db_id);
-    std::fs::create_dir_all(&suite).unwrap();
-    let original = databases.join(db_id).join(format!("{db_id}.sqlite"));
-    std::fs::copy(&original, suite.join(format!("{db_id}.sqlite"))).unwrap();
-    let variant = suite.join(format!("{db_id}_1.sqlite"));
-    std::fs::copy(&original, &variant).unwrap();
-    rusqlite::Connection::open(&variant)
-        .unwrap()
-        .execute_batch(change)
-        .unwrap();
-    std::fs::write(work.path().join("gold.sql"), format!("{gold}\t{db_id}\n")).unwrap();
-    std::fs::write(work.path().join("preds.txt"), format!("{prediction}\n")).unwrap();
-    std::fs::write(
-        work.path().join("sqlgate.yml"),
-        format!(
-            "dataset: {{ gold: gold.sql, databases: {}, difficulty: none }}\n\
-             suite: {{ kind: directory, path: suite }}\n\
-             predictions: [{{ name: m, path: preds.txt }}]\nmetrics: [ex, ts]\n",
-            databases.display()
-        ),
+    common::judged_on_variant(
+        &shared_spider().join("database"),
+        db_id,
+        change,
+        gold,
+        prediction,
     )
-    .unwrap();
-    eval_items(&work.path().join("sqlgate.yml"), &[]).remove(0)
 }
 
 /// The reasons the verdict gave for setting the variant aside (none when it decided).

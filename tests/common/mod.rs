@@ -74,6 +74,42 @@ pub fn eval_items(config: &Path, extra: &[&str]) -> Vec<serde_json::Value> {
     read_jsonl(&jsonl)
 }
 
+/// The item's JSONL record when `gold` and `prediction` on `db_id` are scored with ex and ts
+/// over a suite folder of the original database (from `databases`, in the Spider layout) and
+/// one variant of it made by `change`.
+pub fn judged_on_variant(
+    databases: &Path,
+    db_id: &str,
+    change: &str,
+    gold: &str,
+    prediction: &str,
+) -> serde_json::Value {
+    let work = tempfile::tempdir().unwrap();
+    let suite = work.path().join("suite").join(db_id);
+    std::fs::create_dir_all(&suite).unwrap();
+    let original = databases.join(db_id).join(format!("{db_id}.sqlite"));
+    std::fs::copy(&original, suite.join(format!("{db_id}.sqlite"))).unwrap();
+    let variant = suite.join(format!("{db_id}_1.sqlite"));
+    std::fs::copy(&original, &variant).unwrap();
+    rusqlite::Connection::open(&variant)
+        .unwrap()
+        .execute_batch(change)
+        .unwrap();
+    std::fs::write(work.path().join("gold.sql"), format!("{gold}\t{db_id}\n")).unwrap();
+    std::fs::write(work.path().join("preds.txt"), format!("{prediction}\n")).unwrap();
+    std::fs::write(
+        work.path().join("sqlgate.yml"),
+        format!(
+            "dataset: {{ gold: gold.sql, databases: {}, difficulty: none }}\n\
+             suite: {{ kind: directory, path: suite }}\n\
+             predictions: [{{ name: m, path: preds.txt }}]\nmetrics: [ex, ts]\n",
+            databases.display()
+        ),
+    )
+    .unwrap();
+    eval_items(&work.path().join("sqlgate.yml"), &[]).remove(0)
+}
+
 /// Runs `sqlgate eval --config CONFIG --jsonl <beside it>` with the environment variable `name`
 /// set to `value` (a server engine's URL), asserts it scored (exit 0, or 1 for a failed gate) and
 /// returns the per-item lines.
