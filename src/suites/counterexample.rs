@@ -106,8 +106,7 @@ pub fn shrink(
     // the verdict sets aside, hiding what separated the queries on the determined suite database.
     let determined_difference = |scratch: &Scratch| -> Difference {
         let difference = differs(scratch)?;
-        let tie = ties::undetermined_with(&gold.sql, &|probe| scratch.run(executor, probe).ok());
-        (!tie).then_some(difference)
+        (!ties::undetermined_on(executor, scratch, &gold.sql)).then_some(difference)
     };
     differs(&scratch)?;
     let tables = table_names(&scratch);

@@ -10,7 +10,7 @@ use crate::engine::exec::Executor;
 use crate::engine::profile::Profile;
 use crate::engine::sqlite::Scratch;
 use crate::engine::value::{Row, Value};
-use crate::suites::domain;
+use crate::suites::{domain, ties};
 use crate::util::sqlite::quoted_identifier as quoted;
 use rusqlite::Connection;
 use std::path::Path;
@@ -155,10 +155,7 @@ pub fn explain(
     // On repaired data, a difference where the gold's own answer falls to a tie decides
     // nothing, as on a suite database (two airlines renamed apart now tie at the gold's cut).
     let decided = |scratch: &Scratch| -> bool {
-        differs(scratch)
-            && !crate::suites::ties::undetermined_with(gold_sql, &|sql| {
-                scratch.run(executor, sql).ok()
-            })
+        differs(scratch) && !ties::undetermined_on(executor, scratch, gold_sql)
     };
     let (natural, natural_reason) = naturalness(scratch, tables, original, &decided);
     let distinct_only = context.with_distinct.as_ref().is_some_and(|(g, p)| {
@@ -186,9 +183,8 @@ fn category(
     (gold_sql, prediction_sql): (&str, &str),
     differs: &dyn Fn(&Scratch) -> bool,
 ) -> Category {
-    let run = |sql: &str| scratch.run(executor, sql).ok();
-    if crate::suites::ties::undetermined_with(prediction_sql, &run)
-        || crate::suites::ties::undetermined_with(gold_sql, &run)
+    if ties::undetermined_on(executor, scratch, prediction_sql)
+        || ties::undetermined_on(executor, scratch, gold_sql)
     {
         return Category::TieAtCut;
     }

@@ -12,6 +12,7 @@
 //! run (a correlated sub-query) decides nothing.
 
 use crate::engine::exec::Executor;
+use crate::engine::sqlite::Scratch;
 use crate::engine::value::Row;
 use sqlparser::ast::{
     BinaryOperator, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments, LimitClause,
@@ -75,6 +76,12 @@ pub fn tied(probe: &Probe, rows: &[Row]) -> bool {
 /// database at `db`: some probe shows a tie at its cut or arg-row.
 pub fn undetermined(executor: &Executor, db: &Path, sql: &str) -> bool {
     undetermined_with(sql, &|probe| executor.run(db, probe).ok())
+}
+
+/// Whether the gold query `sql` has an undetermined answer on the private copy `scratch` (a
+/// counterexample being shrunk or repaired).
+pub fn undetermined_on(executor: &Executor, scratch: &Scratch, sql: &str) -> bool {
+    undetermined_with(sql, &|probe| scratch.run(executor, probe).ok())
 }
 
 /// Whether `sql` has an undetermined answer on the database `run` executes probes on (a probe
@@ -323,14 +330,13 @@ fn number(expr: &Expr) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::value::Value;
 
-    fn rows(sql: &str) -> Vec<Vec<Value>> {
+    /// The rows `sql` answers on a table `t(id, name, x)` holding `values`.
+    fn rows_on(values: &str, sql: &str) -> Vec<Row> {
         let conn = rusqlite::Connection::open_in_memory().unwrap();
-        conn.execute_batch(
-            "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, x INT);
-             INSERT INTO t VALUES (1,'a',5),(2,'b',9),(3,'c',9),(4,'d',1),(5,'e',1);",
-        )
+        conn.execute_batch(&format!(
+            "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, x INT); INSERT INTO t VALUES {values};"
+        ))
         .unwrap();
         let mut statement = conn.prepare(sql).unwrap();
         let width = statement.column_count();
@@ -343,6 +349,10 @@ mod tests {
             .unwrap()
             .map(Result::unwrap)
             .collect()
+    }
+
+    fn rows(sql: &str) -> Vec<Row> {
+        rows_on("(1,'a',5),(2,'b',9),(3,'c',9),(4,'d',1),(5,'e',1)", sql)
     }
 
     fn undetermined(sql: &str) -> bool {
@@ -371,26 +381,8 @@ mod tests {
     #[test]
     fn a_tie_whose_rows_project_the_same_values_is_still_a_tie() {
         // Three rows at x = 9 project 'b', 'b' and 'c' (employee_hire_evaluation: one employee
-        // twice at the top bonus, another once): rows 1 and 2 alone look determined.
-        let conn = rusqlite::Connection::open_in_memory().unwrap();
-        conn.execute_batch(
-            "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, x INT);
-             INSERT INTO t VALUES (1,'b',9),(2,'b',9),(3,'c',9),(4,'d',1);",
-        )
-        .unwrap();
-        let run = |sql: &str| {
-            let mut statement = conn.prepare(sql).unwrap();
-            let width = statement.column_count();
-            statement
-                .query_map([], |row| {
-                    Ok((0..width)
-                        .map(|i| crate::suites::distill::read_value(row.get_ref(i).unwrap()))
-                        .collect::<Row>())
-                })
-                .unwrap()
-                .map(Result::unwrap)
-                .collect::<Vec<Row>>()
-        };
+        // twice at the top bonus, another once).
+        let run = |sql: &str| rows_on("(1,'b',9),(2,'b',9),(3,'c',9),(4,'d',1)", sql);
         let tied_on = |sql: &str| probes(sql).iter().any(|p| tied(p, &run(p.sql())));
         assert!(!tied_on("SELECT name FROM t ORDER BY x DESC, id LIMIT 1"));
         assert!(tied_on("SELECT name FROM t ORDER BY x DESC LIMIT 1"));

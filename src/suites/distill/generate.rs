@@ -103,7 +103,8 @@ impl Generator<'_> {
     /// the time, so that columns that go together (a code and its name) stay together; gold
     /// constants and their variants are planted only into the columns their query compares
     /// them with, and a planted constant found in the original keeps the rest of its original
-    /// row; a row holding its original foreign-key value keeps that parent when it is here. Distillation samples natural databases first, then [`Phase::Capped`] ones (the free
+    /// row; a row holding its original foreign-key value keeps that parent when it is here.
+    /// Distillation samples natural databases first, then [`Phase::Capped`] ones (the free
     /// generator, with witness, big-group and NULL-probe databases, that still keeps names and
     /// codes distinct and NULLs where the original has them), and seed 000's free generator
     /// last, only for what the others leave undistinguished: the suite keeps the free

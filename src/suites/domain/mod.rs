@@ -120,12 +120,15 @@ fn column_facts(original: &Connection, table: &str, column: &str) -> Option<Colu
         )
         .ok()
         .filter(|(values, ..)| *values > 0)
-        .map(|(values, distinct, nulls, texts)| ColumnFacts {
-            distinct: values >= 2 && values == distinct && !person_name_part(column),
-            name_part: person_name_part(column),
-            reference: references(original, table, column),
-            nulls: nulls > 0,
-            text: texts == Some(values),
+        .map(|(values, distinct, nulls, texts)| {
+            let name_part = person_name_part(column);
+            ColumnFacts {
+                distinct: values >= 2 && values == distinct && !name_part,
+                name_part,
+                reference: references(original, table, column),
+                nulls: nulls > 0,
+                text: texts == Some(values),
+            }
         })
 }
 
