@@ -38,22 +38,10 @@ impl Rewriter<'_> {
         if has_outer_join(&select.from) || !self.allow(Rule::IsNotNull) {
             return;
         }
-        let Some(filter) = select.filter.take() else {
-            return;
-        };
-        let conjuncts = into_conjuncts(filter);
-        let before = conjuncts.len();
-        let kept: Vec<Expr> = conjuncts
-            .into_iter()
-            .filter(|e| {
-                !matches!(e, Expr::IsNull { expr, negated: true }
-                    if matches!(&**expr, Expr::Column(t, c) if self.facts.not_null.contains(&(t.clone(), c.clone()))))
-            })
-            .collect();
-        if kept.len() != before {
+        let not_null = |x: &Expr| matches!(x, Expr::Column(t, c) if self.facts.not_null.contains(&(t.clone(), c.clone())));
+        if drop_is_not_null(select, not_null) {
             self.fire(Rule::IsNotNull);
         }
-        select.filter = conjunction(kept);
     }
 
     /// Rule 8 under aggregates: a select without GROUP BY or HAVING whose every item is
@@ -71,20 +59,27 @@ impl Rewriter<'_> {
         let Some(column) = aggregated_column(&select.items) else {
             return;
         };
-        let Some(filter) = select.filter.take() else {
-            return;
-        };
-        let conjuncts = into_conjuncts(filter);
-        let before = conjuncts.len();
-        let kept: Vec<Expr> = conjuncts
-            .into_iter()
-            .filter(|e| !matches!(e, Expr::IsNull { expr, negated: true } if **expr == column))
-            .collect();
-        if kept.len() != before {
+        if drop_is_not_null(select, |x| *x == column) {
             self.fire(Rule::IsNotNull);
         }
-        select.filter = conjunction(kept);
     }
+}
+
+/// Drops the `x IS NOT NULL` conjuncts of `select`'s WHERE whose `x` is `dropped`; whether any
+/// was.
+fn drop_is_not_null(select: &mut Select, dropped: impl Fn(&Expr) -> bool) -> bool {
+    let Some(filter) = select.filter.take() else {
+        return false;
+    };
+    let conjuncts = into_conjuncts(filter);
+    let before = conjuncts.len();
+    let kept: Vec<Expr> = conjuncts
+        .into_iter()
+        .filter(|e| !matches!(e, Expr::IsNull { expr, negated: true } if dropped(expr)))
+        .collect();
+    let changed = kept.len() != before;
+    select.filter = conjunction(kept);
+    changed
 }
 
 impl Rewriter<'_> {
@@ -117,17 +112,7 @@ impl Rewriter<'_> {
                 continue;
             };
             let column = column.clone();
-            let Some(filter) = sub.filter.take() else {
-                continue;
-            };
-            let inner: Vec<Expr> = into_conjuncts(filter);
-            let before = inner.len();
-            let kept: Vec<Expr> = inner
-                .into_iter()
-                .filter(|e| !matches!(e, Expr::IsNull { expr, negated: true } if **expr == column))
-                .collect();
-            changed |= kept.len() != before;
-            sub.filter = conjunction(kept);
+            changed |= drop_is_not_null(sub, |x| *x == column);
         }
         if changed {
             select.filter = select.filter.take().map(|mut f| {
