@@ -207,18 +207,13 @@ fn counterexample_rows_are_scrubbed_before_they_are_written() {
     drop(variant);
     let max = "SELECT Name FROM singer WHERE Net_Worth_Millions = (SELECT max(Net_Worth_Millions) FROM singer)";
     let limit = "SELECT Name FROM singer ORDER BY Net_Worth_Millions DESC LIMIT 1";
-    std::fs::write(work.path().join("gold.sql"), format!("{max}\tsinger\n")).unwrap();
-    std::fs::write(work.path().join("preds.txt"), format!("{limit}\n")).unwrap();
-    std::fs::write(
-        work.path().join("sqlgate.yml"),
-        format!(
-            "dataset: {{ gold: gold.sql, databases: {}, difficulty: none }}\n\
-             suite: {{ kind: directory, path: suite }}\n\
-             predictions: [{{ name: m, path: preds.txt }}]\nmetrics: [ex, ts]\n",
-            work.path().join("database").display()
-        ),
-    )
-    .unwrap();
+    common::write_suite_config(
+        work.path(),
+        &work.path().join("database"),
+        "singer",
+        max,
+        limit,
+    );
     let report = work.path().join("report.md");
     let jsonl = work.path().join("items.jsonl");
     let output = sqlgate(&[

@@ -95,10 +95,23 @@ pub fn judged_on_variant(
         .unwrap()
         .execute_batch(change)
         .unwrap();
-    std::fs::write(work.path().join("gold.sql"), format!("{gold}\t{db_id}\n")).unwrap();
-    std::fs::write(work.path().join("preds.txt"), format!("{prediction}\n")).unwrap();
+    write_suite_config(work.path(), databases, db_id, gold, prediction);
+    eval_items(&work.path().join("sqlgate.yml"), &[]).remove(0)
+}
+
+/// Writes `sqlgate.yml` in `work` scoring one item (`gold` against `prediction` on `db_id`,
+/// databases in `databases`) with ex and ts over the suite folder `work/suite`.
+pub fn write_suite_config(
+    work: &Path,
+    databases: &Path,
+    db_id: &str,
+    gold: &str,
+    prediction: &str,
+) {
+    std::fs::write(work.join("gold.sql"), format!("{gold}\t{db_id}\n")).unwrap();
+    std::fs::write(work.join("preds.txt"), format!("{prediction}\n")).unwrap();
     std::fs::write(
-        work.path().join("sqlgate.yml"),
+        work.join("sqlgate.yml"),
         format!(
             "dataset: {{ gold: gold.sql, databases: {}, difficulty: none }}\n\
              suite: {{ kind: directory, path: suite }}\n\
@@ -107,7 +120,6 @@ pub fn judged_on_variant(
         ),
     )
     .unwrap();
-    eval_items(&work.path().join("sqlgate.yml"), &[]).remove(0)
 }
 
 /// Runs `sqlgate eval --config CONFIG --jsonl <beside it>` with the environment variable `name`
