@@ -122,12 +122,13 @@ pub fn in_actions() -> bool {
 
 /// Prints one note of a stage to stderr as `sqlgate: <note>`: the note (which may hold a path,
 /// key, SQL or error text a pull request chose) as one [`log_value`] line, inside a
-/// [`log_block`] when running in GitHub Actions.
+/// [`log_block`] when running in GitHub Actions; on a line of its own, below a progress bar
+/// being drawn (`progress::eprint_below_bar`).
 pub fn note(text: &str) {
-    eprint!(
-        "{}",
-        log_block(&format!("sqlgate: {}\n", log_value(text)), in_actions())
-    );
+    crate::util::progress::eprint_below_bar(&log_block(
+        &format!("sqlgate: {}\n", log_value(text)),
+        in_actions(),
+    ));
 }
 
 #[cfg(test)]

@@ -1,10 +1,24 @@
-//! Progress of a scoring run: a bar (items done, rate, ETA) on a terminal, plain periodic lines
-//! in CI logs, nothing for runs that finish before the first line is due.
+//! Progress of a scoring run: a bar (items done, rate, ETA) on a terminal outside CI, plain
+//! periodic lines in CI logs, nothing for runs that finish before the first line is due.
+//!
+//! A CI runner may give the steps a terminal (`act` does), and there a bar would be drawn into
+//! the log, its last line left open: the next workflow command (`::stop-commands::...`) would
+//! continue that line and not be read as one. So no bar under CI (`CI`, `GITHUB_ACTIONS`, `ACT`),
+//! and a bar, where one is drawn, always leaves stderr at the start of a line: when it finishes
+//! and before every note printed while it runs ([`eprint_below_bar`]).
 
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+/// The bar being drawn, if any: notes printed meanwhile go below it.
+static ACTIVE_BAR: Mutex<Option<ProgressBar>> = Mutex::new(None);
+
+/// The environment variables that say a run is in CI (GitHub Actions, `act`, most CI systems);
+/// one set to anything but empty, `0` or `false` counts.
+const CI_MARKERS: [&str; 3] = ["CI", "GITHUB_ACTIONS", "ACT"];
 
 /// Seconds between two plain progress lines.
 const LINE_INTERVAL: Duration = Duration::from_secs(10);
@@ -20,9 +34,11 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// Progress over `total` pairs: a bar when stderr is a terminal, plain lines otherwise.
+    /// Progress over `total` pairs: a bar when stderr is a terminal and the run is not in CI,
+    /// plain lines otherwise.
     pub fn new(total: usize) -> Progress {
-        let bar = std::io::stderr().is_terminal().then(|| {
+        let wants_bar = std::io::stderr().is_terminal() && !in_ci(|name| std::env::var(name).ok());
+        let bar = wants_bar.then(|| {
             let bar = ProgressBar::new(total as u64);
             let style =
                 ProgressStyle::with_template("{bar:40} {pos}/{len} pairs  {rate}  ETA {eta}")
@@ -34,6 +50,7 @@ impl Progress {
                         },
                     );
             bar.set_style(style);
+            set_active_bar(Some(bar.clone()));
             bar
         });
         Progress {
@@ -71,10 +88,13 @@ impl Progress {
         eprintln!("sqlgate: {}", line(done, self.total, elapsed));
     }
 
-    /// Clears the bar, or prints a closing line when periodic lines were printed.
+    /// Leaves the bar's final state on its own line (the line ended, so whatever is printed next
+    /// starts a line), or prints a closing line when periodic lines were printed.
     pub fn finish(&self) {
         if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
+            set_active_bar(None);
+            bar.finish();
+            eprintln!();
         } else if self.last_line_ms.load(Ordering::Relaxed) > 0 {
             eprintln!(
                 "sqlgate: {}",
@@ -85,6 +105,29 @@ impl Progress {
                 )
             );
         }
+    }
+}
+
+/// Whether the variables `var` reads say the run is in CI (see [`CI_MARKERS`]).
+fn in_ci(var: impl Fn(&str) -> Option<String>) -> bool {
+    CI_MARKERS.iter().filter_map(|name| var(name)).any(|value| {
+        let value = value.trim();
+        !(value.is_empty() || value == "0" || value.eq_ignore_ascii_case("false"))
+    })
+}
+
+fn set_active_bar(bar: Option<ProgressBar>) {
+    *ACTIVE_BAR.lock().unwrap_or_else(|e| e.into_inner()) = bar;
+}
+
+/// Writes `text` to stderr, starting on a line of its own: while a bar is drawn, the bar is
+/// cleared and its line ended first (so that in the bytes, as a log reads them, `text` starts a
+/// line), and drawn again below `text`.
+pub fn eprint_below_bar(text: &str) {
+    let bar = ACTIVE_BAR.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    match bar {
+        Some(bar) => bar.suspend(|| eprint!("\n{text}")),
+        None => eprint!("{text}"),
     }
 }
 
@@ -104,6 +147,28 @@ fn line(done: usize, total: usize, elapsed: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ci_markers_turn_the_bar_off() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(key, _)| *key == name)
+                    .map(|(_, value)| value.to_string())
+            }
+        };
+        assert!(!in_ci(env(&[])));
+        assert!(!in_ci(env(&[
+            ("CI", "false"),
+            ("ACT", ""),
+            ("GITHUB_ACTIONS", "0")
+        ])));
+        assert!(in_ci(env(&[("CI", "true")])));
+        assert!(in_ci(env(&[("GITHUB_ACTIONS", "true")])));
+        assert!(in_ci(env(&[("ACT", "true")])));
+        assert!(in_ci(env(&[("CI", "1")])));
+    }
 
     #[test]
     fn plain_lines_say_count_rate_and_eta() {

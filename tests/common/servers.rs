@@ -1,7 +1,10 @@
 //! Real, throwaway database servers for the tests: PostgreSQL 15 and MariaDB 10.11 from Debian's
-//! packages (`.ci/install-servers` installs them), each started in its own temporary folder on a
-//! free loopback port, as the unprivileged user `sqlgate-db` when the tests run as root (both
-//! servers refuse root). No mocks.
+//! packages, each started in its own temporary folder on a free loopback port, as the
+//! unprivileged user `sqlgate-db` when the tests run as root (both servers refuse root). No mocks.
+//! Before the first server of a test process starts, `.ci/install-servers` runs: it installs the
+//! packages and creates the user when they are absent (as root; elsewhere it says what is
+//! missing) and only checks, in well under a second, when they are there. So `cargo test` needs
+//! no set-up step on a fresh machine.
 //!
 //! [`postgres`] and [`mariadb`] start one server of each kind per test binary, on first use, and
 //! share it. A guardian shell owns each server: it starts it, and when its standard input closes
@@ -93,6 +96,9 @@ impl Server {
 
     /// Starts a new server of `kind`, accepting TLS with a throwaway certificate when `tls`.
     pub fn start_with(kind: Kind, tls: bool) -> Server {
+        if let Err(failure) = installed() {
+            panic!("the database servers are not installed: {failure}");
+        }
         let mut failures = Vec::new();
         for _ in 0..START_ATTEMPTS {
             match Server::try_start(kind, tls) {
@@ -101,7 +107,7 @@ impl Server {
             }
         }
         panic!(
-            "could not start {kind:?} ({START_ATTEMPTS} attempts; is `.ci/install-servers` run?):\n{}",
+            "could not start {kind:?} ({START_ATTEMPTS} attempts):\n{}",
             failures.join("\n---\n")
         );
     }
@@ -364,6 +370,31 @@ fn random_password() -> String {
     (0..24).map(|_| fastrand::alphanumeric()).collect()
 }
 
+/// Runs `.ci/install-servers` once per test process (the packages and the user the servers run
+/// as, installed or created when absent); its error output when it fails.
+fn installed() -> &'static Result<(), String> {
+    static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
+    INSTALLED.get_or_init(|| {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/install-servers");
+        let output = Command::new("bash")
+            .arg(&script)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|error| format!("cannot run {}: {error}", script.display()))?;
+        if output.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} stopped with {}:\n{}{}",
+                script.display(),
+                output.status,
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            ))
+        }
+    })
+}
+
 fn running_as_root() -> bool {
     let output = Command::new("id").arg("-u").output().expect("`id` runs");
     String::from_utf8_lossy(&output.stdout).trim() == "0"
@@ -384,7 +415,7 @@ fn give_to_db_user(folder: &Path) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "cannot give {} to the user {DB_USER} (run .ci/install-servers to create it)",
+            "cannot give {} to the user {DB_USER} (.ci/install-servers creates it)",
             folder.display()
         ))
     }
