@@ -267,7 +267,10 @@ fn run_pull_request(number: u64, change: impl FnOnce(&Path)) -> Run {
         .env("HOME", &home)
         .env("XDG_CACHE_HOME", home.join(".cache"))
         .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("LANG", "C.UTF-8");
+        .env("LANG", "C.UTF-8")
+        // A terminal type, as a user's shell has: act gives the steps a terminal, on which a
+        // progress bar would be drawn (without `TERM` it would count as a dumb one).
+        .env("TERM", "xterm");
     for proxy in [
         "HTTPS_PROXY",
         "HTTP_PROXY",

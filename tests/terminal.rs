@@ -51,8 +51,8 @@ fn regressing_run(dir: &Path) -> PathBuf {
     write_config(dir, "RESDSQL")
 }
 
-/// `command` run on a pseudo-terminal (stdin, stdout and stderr), with the CI markers removed and
-/// `env` set; returns everything written to the terminal.
+/// `command` run on a pseudo-terminal (stdin, stdout and stderr) of type `xterm`, with the CI
+/// markers removed and `env` set; returns everything written to the terminal.
 fn on_a_terminal(command: &Command, env: &[(&str, &str)]) -> String {
     let line: Vec<String> = std::iter::once(command.get_program())
         .chain(command.get_args())
@@ -70,6 +70,9 @@ fn on_a_terminal(command: &Command, env: &[(&str, &str)]) -> String {
             None => script.env_remove(name),
         };
     }
+    // A terminal type, as a user's shell has (without `TERM` the terminal counts as a dumb one,
+    // on which no bar is drawn whatever sqlgate decides).
+    script.env("TERM", "xterm");
     for marker in CI_MARKERS {
         script.env_remove(marker);
     }
