@@ -8,6 +8,23 @@ use crate::util::error::InputError;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Whose config a run is judged with.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Settled {
+    /// The working tree's: no pull request (a push, a local run).
+    #[default]
+    Tree,
+    /// The base commit's: a pull request, whose own config changes are ignored.
+    Base,
+    /// The pull request's own, because the base commit has no config at that path or one that
+    /// does not load: the stored baseline and the gate settings it recorded still decide, or
+    /// nothing is compared when the base has no baseline either. `note` tells the reader which.
+    Proposed {
+        /// What the report says about it.
+        note: String,
+    },
+}
+
 /// The base commit of a pull request, in the repository that holds the workspace.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TrustedBase {
@@ -66,7 +83,7 @@ impl TrustedBase {
 
     /// `path` relative to the repository root, `/`-separated, as git names it; `None` when it
     /// lies outside the repository (then the pull request cannot have changed it).
-    fn repo_path(&self, path: &Path) -> Result<Option<String>, InputError> {
+    pub fn repo_path(&self, path: &Path) -> Result<Option<String>, InputError> {
         let absolute = std::path::absolute(path).map_err(|e| InputError::read(path, e))?;
         let root = self
             .root
@@ -152,6 +169,45 @@ impl TrustedBase {
         let listed =
             git(&self.root, &["ls-files", "--", &name]).map_err(|e| base_error(path, e))?;
         Ok(!listed.is_empty())
+    }
+
+    /// The versions of `path` on the newest `limit` commits of `reference` (a branch that
+    /// `sqlgate baseline store --branch` appends to), newest first, each with its commit; commits
+    /// without the file are skipped. An error when `reference` does not resolve.
+    pub fn versions_on(
+        &self,
+        reference: &str,
+        path: &Path,
+        limit: usize,
+    ) -> Result<Vec<Vec<u8>>, InputError> {
+        let name = self.repo_path(path)?.ok_or_else(|| {
+            base_error(
+                path,
+                "lies outside the repository, so it has no stored version".into(),
+            )
+        })?;
+        let commits = git(
+            &self.root,
+            &[
+                "rev-list",
+                &format!("--max-count={limit}"),
+                &format!("{reference}^{{commit}}"),
+                "--",
+            ],
+        )
+        .map_err(|e| {
+            base_error(
+                path,
+                format!("the baseline ref `{reference}` is not in the checkout (fetch it: `fetch-depth: 0` fetches every branch): {e}"),
+            )
+        })?;
+        let mut versions = Vec::new();
+        for commit in String::from_utf8_lossy(&commits).lines() {
+            if let Ok(bytes) = git(&self.root, &["show", &format!("{commit}:{name}")]) {
+                versions.push(bytes);
+            }
+        }
+        Ok(versions)
     }
 
     /// Whether `commit` is the base commit or one of its ancestors.
