@@ -105,7 +105,10 @@ mod tests {
         let comment = failure_comment("<!-- sqlgate:abc -->", "bad `x` <img> @team\n# h");
         assert!(comment.starts_with("<!-- sqlgate:abc -->\n## ⚠️ sqlgate could not evaluate: "));
         let heading = comment.lines().nth(1).unwrap();
-        assert!(heading.ends_with("bad `x` &lt;img&gt; @\u{2060}team &#35;\u{2060} h"));
+        assert!(
+            heading.ends_with("bad `x` &lt;img&gt; @\u{2060}team &#35; h"),
+            "{heading}"
+        );
         assert!(
             !comment.contains("<img>") && !comment.contains("@team") && !comment.contains("\n# h")
         );
