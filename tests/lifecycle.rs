@@ -303,3 +303,25 @@ fn a_pull_request_changes_a_prediction_format_and_its_file_together() {
     let (code, out) = judge(root, &base);
     assert_eq!(code, Some(1), "{out}");
 }
+
+#[test]
+fn a_baseline_made_from_an_uncommitted_config_says_so() {
+    let dir = example_copy();
+    let root = dir.path();
+    gated_main(root);
+    edit_config(root, loosened);
+    let made = sqlgate_in(root, &["baseline", "update", "--config", "sqlgate.yml"]);
+    let stderr = String::from_utf8_lossy(&made.stderr);
+    assert!(made.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("warning: the baseline records commit")
+            && stderr.contains("sqlgate.yml differ from it in the working tree"),
+        "{stderr}"
+    );
+    git(root, &["checkout", "--", "sqlgate.yml"]);
+    let clean = sqlgate_in(root, &["baseline", "update", "--config", "sqlgate.yml"]);
+    assert!(
+        !String::from_utf8_lossy(&clean.stderr).contains("warning"),
+        "{clean:?}"
+    );
+}
