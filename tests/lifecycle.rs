@@ -196,6 +196,10 @@ fn a_pull_request_that_repairs_a_broken_base_config_passes() {
         Some(2),
         "the base config does not load, nor does the PR's: {out}"
     );
+    assert!(
+        out.contains("the config does not load, on the base commit") && out.contains("line 18"),
+        "{out}"
+    );
     std::fs::write(root.join("sqlgate.yml"), &good).unwrap();
     let (code, out) = judge(root, &base);
     assert_eq!(code, Some(0), "{out}");

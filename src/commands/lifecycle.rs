@@ -138,7 +138,18 @@ fn proposed_over_base(
     (base, reference): (&TrustedBase, Option<&str>),
     broken: Option<&InputError>,
 ) -> Result<Config, InputError> {
-    let mut config = Config::load(path).map_err(|error| proposed_error(path, &error))?;
+    let mut config = Config::load(path).map_err(|error| match base.changes(path) {
+        Ok(false) => InputError::Config {
+            path: path.to_path_buf(),
+            message: format!(
+                "the config does not load, on the base commit {} as in this pull request; \
+                 repair it in a pull request (judged with the gate its baseline recorded): \
+                 {error}",
+                short(base)
+            ),
+        },
+        _ => proposed_error(path, &error),
+    })?;
     config.trusted_base = Some(base.clone());
     let base_state = match broken {
         Some(error) => format!(
