@@ -213,3 +213,42 @@ fn the_baseline_branch_stores_under_protection_and_pull_requests_read_it_back() 
     assert_eq!(worse.status.code(), Some(1), "{out}");
     assert!(out.contains("gate failed: C3 ex 94.9 -> 77.7"), "{out}");
 }
+
+/// The branch moved on while the baseline was made: that newer push's run stores it, so this
+/// one passes without storing; rewritten away from the measured commit, it fails.
+#[test]
+fn a_branch_that_moved_on_passes_only_when_it_descends_from_the_measured_commit() {
+    let (dir, origin, work) = repository(false);
+    let other = dir.path().join("other");
+    git(
+        dir.path(),
+        &[
+            "clone",
+            "-q",
+            origin.to_str().unwrap(),
+            other.to_str().unwrap(),
+        ],
+    );
+    git(
+        &other,
+        &["commit", "-q", "--allow-empty", "-m", "the next merge"],
+    );
+    git(&other, &["push", "-q", "origin", "main"]);
+    let job = baseline_job(&work, "");
+    let out = text(&job);
+    assert_eq!(job.status.code(), Some(0), "{out}");
+    assert!(out.contains("moved on to"), "{out}");
+    git(&other, &["checkout", "-q", "--orphan", "rewritten"]);
+    git(
+        &other,
+        &["commit", "-q", "--allow-empty", "-m", "history rewritten"],
+    );
+    git(
+        &other,
+        &["push", "-q", "--force", "origin", "rewritten:main"],
+    );
+    let job = baseline_job(&work, "");
+    let out = text(&job);
+    assert_ne!(job.status.code(), Some(0), "{out}");
+    assert!(out.contains("nothing was stored"), "{out}");
+}
