@@ -329,3 +329,38 @@ fn a_baseline_made_from_an_uncommitted_config_says_so() {
         "{clean:?}"
     );
 }
+
+/// A baseline from an older sqlgate recorded no gate settings: a repair is judged with the
+/// strictest gate (no drop, no net regressed item), not with its own.
+#[test]
+fn a_repair_over_a_baseline_without_gate_settings_meets_the_strictest_gate() {
+    let dir = example_copy();
+    let root = dir.path();
+    gated_main(root);
+    let path = root.join("baseline.json");
+    let mut baseline: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert!(
+        baseline["gate"]["max_drop_points"].is_number(),
+        "{baseline}"
+    );
+    baseline.as_object_mut().unwrap().remove("gate");
+    std::fs::write(&path, serde_json::to_string_pretty(&baseline).unwrap()).unwrap();
+    git(
+        root,
+        &["commit", "-qam", "a baseline as an older sqlgate wrote it"],
+    );
+    let good = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
+    edit_config(root, misspelt);
+    git(
+        root,
+        &["commit", "-qam", "a direct push that breaks the config"],
+    );
+    let base = git(root, &["rev-parse", "HEAD"]);
+    git(root, &["checkout", "-qb", "pr"]);
+    std::fs::write(root.join("sqlgate.yml"), loosened(&good)).unwrap();
+    break_predictions(root, "C3", 1);
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("under the strictest gate"), "{out}");
+}
