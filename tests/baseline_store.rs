@@ -160,6 +160,7 @@ fn an_unprotected_branch_gets_the_baseline_commit() {
 #[test]
 fn the_baseline_branch_stores_under_protection_and_pull_requests_read_it_back() {
     let (_dir, origin, work) = repository(true);
+    let original = git(&work, &["rev-parse", "HEAD"]);
     let job = baseline_job(&work, "sqlgate-baseline");
     assert_eq!(job.status.code(), Some(0), "{}", text(&job));
     let first = git(&origin, &["rev-parse", "sqlgate-baseline"]);
@@ -188,7 +189,7 @@ fn the_baseline_branch_stores_under_protection_and_pull_requests_read_it_back() 
     std::fs::remove_file(work.join("baseline.json")).unwrap();
     git(&work, &["fetch", "-q", "origin"]);
     git(&work, &["checkout", "-qb", "pr"]);
-    let judge = || {
+    let judge_on = |base: &str| {
         common::sqlgate_command(&[
             "eval",
             "--config",
@@ -196,7 +197,7 @@ fn the_baseline_branch_stores_under_protection_and_pull_requests_read_it_back() 
             "--comment",
             "never",
             "--trusted-base",
-            &merged,
+            base,
             "--baseline-ref",
             "origin/sqlgate-baseline",
         ])
@@ -205,10 +206,34 @@ fn the_baseline_branch_stores_under_protection_and_pull_requests_read_it_back() 
         .output()
         .unwrap()
     };
-    let unchanged = judge();
+    let unchanged = judge_on(&merged);
     assert_eq!(unchanged.status.code(), Some(0), "{}", text(&unchanged));
+    // A pull request on the older base gets the baseline made there, not the newest.
+    let stale = judge_on(&original);
+    assert_eq!(stale.status.code(), Some(0), "{}", text(&stale));
+    git(&work, &["branch", "-q", "-f", "elsewhere", "HEAD"]);
+    git(&work, &["checkout", "-q", "--orphan", "unrelated"]);
+    git(
+        &work,
+        &[
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "no baseline was made here",
+        ],
+    );
+    let unrelated = git(&work, &["rev-parse", "HEAD"]);
+    git(&work, &["checkout", "-q", "-f", "elsewhere"]);
+    let none = judge_on(&unrelated);
+    assert_eq!(none.status.code(), Some(2), "{}", text(&none));
+    assert!(
+        text(&none).contains("none of the 2 newest baselines on `origin/sqlgate-baseline`"),
+        "{}",
+        text(&none)
+    );
     break_predictions(&work, "C3", 30);
-    let worse = judge();
+    let worse = judge_on(&merged);
     let out = text(&worse);
     assert_eq!(worse.status.code(), Some(1), "{out}");
     assert!(out.contains("gate failed: C3 ex 94.9 -> 77.7"), "{out}");

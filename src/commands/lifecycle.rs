@@ -50,9 +50,12 @@ pub fn stored_bytes(
     let Some(reference) = reference else {
         return base.read(path);
     };
-    let versions = base.versions_on(reference, path, REF_DEPTH)?;
-    let count = versions.len();
-    for bytes in versions {
+    let mut count = 0;
+    for commit in base.commits_on(reference, REF_DEPTH)? {
+        let Some(bytes) = base.read_at(&commit, path)? else {
+            continue;
+        };
+        count += 1;
         let made_at = Baseline::parse(path, &bytes).ok().and_then(|b| b.commit);
         if made_at.is_some_and(|commit| base.has_ancestor(&commit)) {
             return Ok(Some(bytes));

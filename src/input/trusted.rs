@@ -108,21 +108,23 @@ impl TrustedBase {
 
     /// The file's content at the base commit; `None` when the base has no such file.
     pub fn read(&self, path: &Path) -> Result<Option<Vec<u8>>, InputError> {
+        self.read_at(&self.commit, path)
+    }
+
+    /// The file's content at `commit` (a full SHA); `None` when that commit has no such file.
+    pub fn read_at(&self, commit: &str, path: &Path) -> Result<Option<Vec<u8>>, InputError> {
         let name = self.repo_path(path)?.ok_or_else(|| {
             base_error(
                 path,
                 "lies outside the repository, so it has no trusted version".into(),
             )
         })?;
-        let listed = git(
-            &self.root,
-            &["ls-tree", "--name-only", &self.commit, "--", &name],
-        )
-        .map_err(|e| base_error(path, e))?;
+        let listed = git(&self.root, &["ls-tree", "--name-only", commit, "--", &name])
+            .map_err(|e| base_error(path, e))?;
         if listed.is_empty() {
             return Ok(None);
         }
-        git(&self.root, &["show", &format!("{}:{name}", self.commit)])
+        git(&self.root, &["show", &format!("{commit}:{name}")])
             .map(Some)
             .map_err(|e| base_error(path, e))
     }
@@ -171,21 +173,13 @@ impl TrustedBase {
         Ok(!listed.is_empty())
     }
 
-    /// The versions of `path` on the newest `limit` commits of `reference` (a branch that
-    /// `sqlgate baseline store --branch` appends to), newest first, each with its commit; commits
-    /// without the file are skipped. An error when `reference` does not resolve.
-    pub fn versions_on(
-        &self,
-        reference: &str,
-        path: &Path,
-        limit: usize,
-    ) -> Result<Vec<Vec<u8>>, InputError> {
-        let name = self.repo_path(path)?.ok_or_else(|| {
-            base_error(
-                path,
-                "lies outside the repository, so it has no stored version".into(),
-            )
-        })?;
+    /// The newest `limit` commits of `reference` (a branch that `sqlgate baseline store
+    /// --branch` appends to), newest first; an error naming the ref when it does not resolve.
+    pub fn commits_on(&self, reference: &str, limit: usize) -> Result<Vec<String>, InputError> {
+        let refuse = |message: String| base_error(&self.root, message);
+        if reference.starts_with('-') {
+            return Err(refuse(format!("`{reference}` is not a ref")));
+        }
         let commits = git(
             &self.root,
             &[
@@ -196,18 +190,15 @@ impl TrustedBase {
             ],
         )
         .map_err(|e| {
-            base_error(
-                path,
-                format!("the baseline ref `{reference}` is not in the checkout (fetch it: `fetch-depth: 0` fetches every branch): {e}"),
-            )
+            refuse(format!(
+                "the baseline ref `{reference}` is not in the checkout (fetch it: \
+                 `fetch-depth: 0` fetches every branch): {e}"
+            ))
         })?;
-        let mut versions = Vec::new();
-        for commit in String::from_utf8_lossy(&commits).lines() {
-            if let Ok(bytes) = git(&self.root, &["show", &format!("{commit}:{name}")]) {
-                versions.push(bytes);
-            }
-        }
-        Ok(versions)
+        Ok(String::from_utf8_lossy(&commits)
+            .lines()
+            .map(str::to_string)
+            .collect())
     }
 
     /// Whether `commit` is the base commit or one of its ancestors.
