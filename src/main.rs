@@ -25,10 +25,8 @@ enum Command {
         /// Score only shard I of N (1-based) and write it to `--jsonl` for `sqlgate merge`.
         #[arg(long, requires = "jsonl")]
         shard: Option<String>,
-        /// Read the config, template and baseline as this commit has them (a pull request's
-        /// base); default in a `pull_request` run of GitHub Actions: the event's base commit.
-        #[arg(long)]
-        trusted_base: Option<String>,
+        #[command(flatten)]
+        trust: commands::Trust,
     },
     /// Distill the configured test suite (`suite.kind: distilled`), or reuse the cached one, and
     /// print its report (also written as `report.json` in `suite.path`).
@@ -57,9 +55,8 @@ enum Command {
         config: PathBuf,
         #[command(flatten)]
         outputs: Outputs,
-        /// As for `eval`: the commit whose config, template and baseline are trusted.
-        #[arg(long)]
-        trusted_base: Option<String>,
+        #[command(flatten)]
+        trust: commands::Trust,
     },
     /// Manage the stored baseline.
     Baseline {
@@ -93,6 +90,17 @@ enum BaselineAction {
         #[arg(long, default_value = "sqlgate.yml")]
         config: PathBuf,
     },
+    /// Commit the baseline `update` wrote and push it, or fail: to the branch that was pushed
+    /// (`GITHUB_REF_NAME`), or with `--branch` to a branch of its own that pull requests read
+    /// back with `--baseline-ref`.
+    Store {
+        /// The config file.
+        #[arg(long, default_value = "sqlgate.yml")]
+        config: PathBuf,
+        /// Append the baseline to this branch of `origin` (e.g. `sqlgate-baseline`) instead.
+        #[arg(long)]
+        branch: Option<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -121,19 +129,22 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             config,
             outputs,
             shard,
-            trusted_base,
-        } => commands::eval(&config, outputs, shard.as_deref(), trusted_base.as_deref()),
+            trust,
+        } => commands::eval(&config, outputs, shard.as_deref(), &trust),
         Command::Distill { config } => commands::distill(&config),
         Command::Load { config, from } => commands::load(&config, &from),
         Command::Merge {
             shards,
             config,
             outputs,
-            trusted_base,
-        } => commands::merge(&config, &shards, outputs, trusted_base.as_deref()),
+            trust,
+        } => commands::merge(&config, &shards, outputs, &trust),
         Command::Baseline {
             action: BaselineAction::Update { config },
         } => commands::update_baseline(&config),
+        Command::Baseline {
+            action: BaselineAction::Store { config, branch },
+        } => commands::store::store_baseline(&config, branch.as_deref()),
         Command::Comment {
             report,
             from_workflow_run: true,

@@ -304,23 +304,27 @@ fn a_newcomer_adopts_sqlgate_and_every_pull_request_gets_the_right_comment() {
         &["table", "details", "summary", "pre", "code", "a", "sub"],
     );
     assert!(run.outputs.contains("passed=false\n"), "{}", run.outputs);
+    assert!(run.outputs.contains("delta=-3.2\n"), "{}", run.outputs);
 
-    // 3. A pull request that fixes every item the baseline had wrong.
+    // 3. A pull request that fixes three items the baseline had wrong and breaks one it had
+    // right: more fixed than regressed, so it passes (what a real improvement looks like).
     push(repo, "improve", |repo| {
-        rewrite_predictions(repo, &wrong_items, gold_sql);
+        rewrite_predictions(repo, &wrong_items[..3], gold_sql);
+        rewrite_predictions(repo, &right_items[..1], |_| "SELECT 'regressed'".into());
     });
     let run = gate_step(repo, &api, 3);
     assert_eq!(run.code, Some(0), "{}", run.stdout);
     assert!(
         headline(&sticky(&api, 3))
-            .starts_with("## ✅ sqlgate passed: ex 94.9 -&gt; 100.0 (+5.1), 0 regressed / 8 fixed"),
+            .starts_with("## ✅ sqlgate passed: ex 94.9 -&gt; 96.2 (+1.3), 1 regressed / 3 fixed"),
         "{}",
         sticky(&api, 3)
     );
+    assert!(run.outputs.contains("delta=+1.3\n"), "{}", run.outputs);
     check_rendering(
         "comment-passing",
         &sticky(&api, 3),
-        "✅ sqlgate passed: ex 94.9 -&gt; 100.0 (+5.1), 0 regressed / 8 fixed",
+        "✅ sqlgate passed: ex 94.9 -&gt; 96.2 (+1.3), 1 regressed / 3 fixed",
         &["table", "a", "sub"],
     );
 
@@ -419,7 +423,7 @@ fn squash_merged_baseline(repo: &Path, api: &FakeGitHub, wrong_items: &[usize]) 
     assert!(
         headline(&comment).contains("squash- or rebase-merged")
             && headline(&comment).contains(
-                "fix: on the base branch run &#96;sqlgate baseline update --config sqlgate.yml&#96;"
+                "fix: on the base branch run `sqlgate baseline update --config sqlgate.yml`"
             ),
         "{comment}"
     );

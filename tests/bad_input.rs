@@ -326,3 +326,38 @@ fn a_yaml_type_error_names_the_section_not_an_internal_type() {
         );
     }
 }
+
+/// A line removed or added in the middle shifts every later prediction onto another item: the
+/// error points at the first line whose query reads a table its item's database lacks, not at
+/// the end of the file.
+#[test]
+fn a_line_count_error_points_where_the_predictions_shift() {
+    let gold = fs::read_to_string(example().join("dev_gold.sql")).unwrap();
+    let rows: Vec<(&str, &str)> = gold.lines().map(|l| l.split_once('\t').unwrap()).collect();
+    let boundary = (1..rows.len())
+        .find(|&i| rows[i].1 != rows[i - 1].1)
+        .unwrap();
+    assert!(boundary > 4);
+    let sqls = || {
+        rows.iter()
+            .map(|(sql, _)| sql.to_string())
+            .collect::<Vec<_>>()
+    };
+    let mut removed = sqls();
+    removed.remove(3);
+    let setup = Setup::new(PREDS, "");
+    setup.write("preds.txt", removed.join("\n"));
+    setup.assert_input_error(&[
+        &format!(
+            "line {boundary}: 156 predictions for 157 gold items; line {boundary} is the first"
+        ),
+        "a line was likely added or removed above it",
+    ]);
+    let mut added = sqls();
+    added.insert(3, "SELECT 1".into());
+    setup.write("preds.txt", added.join("\n"));
+    let line = boundary + 1;
+    setup.assert_input_error(&[&format!(
+        "line {line}: 158 predictions for 157 gold items; line {line} is the first"
+    )]);
+}

@@ -2,7 +2,7 @@
 //! comparison made with other data or settings.
 
 use crate::analysis::records::{records, ItemRecord};
-use crate::input::config::Config;
+use crate::input::config::{Config, GateConfig};
 use crate::metrics::{check_value, Outcome, PARTIAL_CREDIT_KEYS};
 use crate::score::evaluation::Evaluation;
 use crate::util::error::InputError;
@@ -124,6 +124,11 @@ pub struct Baseline {
     pub metrics: Vec<String>,
     /// Comparability settings.
     pub settings: Settings,
+    /// The `gate` section of the config it was made with (its metric resolved): what judges a
+    /// pull request that repairs a base config that does not load, so that pull request's own
+    /// config cannot loosen the gate. Absent in baselines of older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<GateConfig>,
     /// Per system, its per-item records in gold order.
     pub systems: BTreeMap<String, Vec<ItemRecord>>,
     /// Digests of the judge and embedding cache entries this baseline's run used or wrote
@@ -150,6 +155,10 @@ impl Baseline {
             records_sha256: Some(records_digest(&systems)),
             metrics: evaluation.metrics.clone(),
             settings: Settings::of(config),
+            gate: Some(GateConfig {
+                metric: Some(config.gate_metric().to_string()),
+                ..config.gate.clone()
+            }),
             systems,
             provider_cache: evaluation.provider_cache.clone(),
             suite_manifests: evaluation.suite_manifests.clone(),

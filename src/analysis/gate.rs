@@ -683,6 +683,7 @@ mod tests {
             records_sha256: None,
             metrics: vec!["ex".into()],
             settings: crate::analysis::baseline::Settings::of(&config(GateConfig::default())),
+            gate: None,
             systems: systems
                 .iter()
                 .map(|(name, items)| (name.to_string(), items.clone()))

@@ -7,7 +7,7 @@
 use super::finish::report_comment;
 use super::CommentMode;
 use crate::ci::github::ActionsContext;
-use crate::report::escape::markdown_inline;
+use crate::report::escape::markdown_message;
 use std::path::Path;
 
 /// The exit code of a run that could not evaluate.
@@ -15,14 +15,15 @@ pub const EXIT_CANNOT_EVALUATE: u8 = 2;
 
 /// The sticky comment of a run that could not evaluate the config at `config_path`: under the
 /// same marker as that config's verdicts, the reason (escaped: it may quote the pull request's
-/// files) and what the red check means.
+/// files; paths, hashes and what it quotes as code spans, so they copy exactly) and what the red
+/// check means.
 pub fn failure_comment(marker: &str, reason: &str) -> String {
     format!(
         "{marker}\n## ⚠️ sqlgate could not evaluate: {}\n\n\
          sqlgate stopped with exit code {EXIT_CANNOT_EVALUATE} (usage or input error) before \
          it could score this pull request, so there is no verdict and the check fails until the \
          cause above is fixed. Earlier results on this pull request no longer apply.\n",
-        markdown_inline(reason)
+        markdown_message(reason)
     )
 }
 
@@ -104,7 +105,10 @@ mod tests {
         let comment = failure_comment("<!-- sqlgate:abc -->", "bad `x` <img> @team\n# h");
         assert!(comment.starts_with("<!-- sqlgate:abc -->\n## ⚠️ sqlgate could not evaluate: "));
         let heading = comment.lines().nth(1).unwrap();
-        assert!(heading.ends_with(&markdown_inline("bad `x` <img> @team\n# h")));
+        assert!(
+            heading.ends_with("bad `x` &lt;img&gt; @\u{2060}team &#35; h"),
+            "{heading}"
+        );
         assert!(
             !comment.contains("<img>") && !comment.contains("@team") && !comment.contains("\n# h")
         );

@@ -161,6 +161,7 @@ pub(super) fn finish(
         log_block(&summary::human(&evaluation, &summary), in_actions())
     );
     print_verdict(&gate_run);
+    print_written(&named);
     publish(
         &gate_run,
         &evaluation,
@@ -183,6 +184,18 @@ fn print_verdict(run: &GateRun) {
         text.push_str(&format!("  {}\n", log_value(line)));
     }
     print!("{}", log_block(&text, in_actions()));
+}
+
+/// Says which files the run wrote, the report first: run outputs, to keep out of git.
+fn print_written(named: &[NamedOutput]) {
+    let files: Vec<String> = named
+        .iter()
+        .map(|output| log_value(&output.path.display().to_string()))
+        .collect();
+    println!(
+        "sqlgate: wrote {} (run outputs: list them in .gitignore)",
+        files.join(", ")
+    );
 }
 
 /// Step summary, step outputs and the PR comment in Actions; the comment on stdout elsewhere.
@@ -216,7 +229,8 @@ fn publish(
         ),
         (
             "delta",
-            first.map_or(String::new(), |c| format!("{:.2}", c.delta_points)),
+            // As the comment shows it: the difference of the two accuracies as printed.
+            first.map_or(String::new(), |c| format!("{:+.1}", c.shown_delta())),
         ),
         ("report", report_path.display().to_string()),
         (

@@ -6,6 +6,7 @@ use crate::analysis::baseline::Baseline;
 use crate::analysis::gate::{self, GateResult};
 use crate::analysis::records::records;
 use crate::input::config::Config;
+use crate::input::trusted::Settled;
 use crate::report::markdown::{self, ReportInput};
 use crate::report::summary::Summary;
 use crate::score::evaluation::Evaluation;
@@ -118,10 +119,22 @@ pub fn gate_run(
         .as_ref()
         .map(|b| Analysis::new(&baseline_systems, &b.metrics, reference, &difficulties));
     let mut gate = gate::evaluate(config, &current, baseline.as_ref());
+    if let Some(stored) = &baseline {
+        let measured: Vec<String> = current.iter().map(|s| s.name.clone()).collect();
+        gate.reasons
+            .extend(crate::commands::lifecycle::unmeasured_baseline_systems(
+                config, stored, &measured,
+            ));
+        gate.passed = gate.reasons.is_empty();
+    }
     if let Some((anchor, path)) = load_anchor(config, evaluation)? {
         crate::analysis::drift::guard(config, &current, (&anchor, path), &mut gate);
     }
     note_ignored_changes(config, baseline_changed, template_changed, &mut gate);
+    if let Settled::Proposed { note } = &config.settled {
+        gate.notes.insert(0, note.clone());
+    }
+    gate.notes.extend(config.trust_notes.iter().cloned());
     gate.notes.extend(evaluation.notes.iter().cloned());
     if let (Some(b), Some(section)) = (&baseline, &config.baseline) {
         if b.records_sha256.is_none() {
@@ -161,8 +174,9 @@ pub fn gate_run(
         .template
         .clone()
         .unwrap_or_else(|| "templates/comment.md.j2".into());
-    let (report, comment) = markdown::render(&input, &template)
-        .map_err(|e| InputError::malformed(&template_path, "template", e.to_string()))?;
+    let (report, comment) =
+        markdown::render(&input, &template).map_err(|e| template_error(&template_path, &e))?;
+    check_proposed_template(config, &input)?;
     Ok(GateRun {
         analysis,
         baseline_analysis,
@@ -184,7 +198,18 @@ fn load_baseline(
     let Some(section) = &config.baseline else {
         return Ok((None, false));
     };
-    let (bytes, changed) = config.read_trusted(&section.path)?;
+    let (bytes, changed) = match &config.baseline_ref {
+        Some(reference) => {
+            let base = match &config.trusted_base {
+                Some(base) => base.clone(),
+                None => crate::input::trusted::TrustedBase::at(&config.base_dir, "HEAD")?,
+            };
+            let stored =
+                crate::commands::lifecycle::stored_bytes(&base, Some(reference), &section.path);
+            (stored?, false)
+        }
+        None => config.read_trusted(&section.path)?,
+    };
     let Some(bytes) = bytes else {
         if section.required {
             return Err(InputError::Config {
@@ -284,12 +309,16 @@ fn check_ancestry(
 }
 
 /// The report template (the trusted base's in a pull-request run), or the built-in one; the flag
-/// says whether the pull request changed it.
+/// says whether the pull request changed it. A pull request judged with its own config uses the
+/// built-in template when the base has none at that path (its own renders once merged).
 fn load_template(config: &Config) -> Result<(String, bool), InputError> {
     let Some(path) = &config.report.template else {
         return Ok((markdown::DEFAULT_TEMPLATE.to_string(), false));
     };
     let (bytes, changed) = config.read_trusted(path)?;
+    if bytes.is_none() && matches!(config.settled, Settled::Proposed { .. }) {
+        return Ok((markdown::DEFAULT_TEMPLATE.to_string(), changed));
+    }
     let bytes = bytes.ok_or_else(|| InputError::Config {
         path: config.path.clone(),
         message: format!("`report.template`: {} does not exist", path.display()),
@@ -297,6 +326,45 @@ fn load_template(config: &Config) -> Result<(String, bool), InputError> {
     let text = String::from_utf8(bytes)
         .map_err(|e| InputError::malformed(path, "template", format!("not UTF-8: {e}")))?;
     Ok((text, changed))
+}
+
+/// A template error naming the file and, when minijinja knows it, the line.
+fn template_error(path: &std::path::Path, error: &minijinja::Error) -> InputError {
+    let location = error
+        .line()
+        .map_or_else(|| "template".to_string(), |line| format!("line {line}"));
+    InputError::malformed(path, location, format!("{error:#}"))
+}
+
+/// In a pull-request run judged with the base's config, the template the pull request proposes
+/// (its config's, as changed in its tree) must render this very report: once merged, a template
+/// that does not would stop every later pull request.
+fn check_proposed_template(config: &Config, input: &ReportInput<'_>) -> Result<(), InputError> {
+    let Some(base) = config
+        .trusted_base
+        .as_ref()
+        .filter(|_| config.settled == Settled::Base)
+    else {
+        return Ok(());
+    };
+    let proposed = match base.changes(&config.path)? {
+        true => Config::load(&config.path)?.report.template,
+        false => config.report.template.clone(),
+    };
+    let Some(path) = proposed.filter(|p| base.changes(p).unwrap_or(true)) else {
+        return Ok(());
+    };
+    let text = crate::util::error::read_utf8(&path)?;
+    markdown::render(input, &text)
+        .map(drop)
+        .map_err(|e| template_error(&path, &e))
+        .map_err(|e| InputError::Config {
+            path: config.path.clone(),
+            message: format!(
+                "this pull request's report template does not render, and once merged no pull \
+                 request could be gated; fix it in this pull request: {e}"
+            ),
+        })
 }
 
 /// Tells the reader which trusted inputs the pull request changed: the run used the base

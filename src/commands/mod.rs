@@ -7,6 +7,8 @@
 mod failure;
 mod finish;
 pub mod gate_run;
+pub mod lifecycle;
+pub mod store;
 
 use crate::analysis::baseline::Baseline;
 use crate::ci::github::ActionsContext;
@@ -49,6 +51,19 @@ pub struct Outputs {
     pub scatter: Option<PathBuf>,
 }
 
+/// Where a gated run reads its trusted inputs from.
+#[derive(clap::Args, Default)]
+pub struct Trust {
+    /// Read the config, template and baseline as this commit has them (a pull request's
+    /// base); default in a `pull_request` run of GitHub Actions: the event's base commit.
+    #[arg(long)]
+    pub trusted_base: Option<String>,
+    /// Read the baseline from this ref instead (`sqlgate baseline store --branch`, e.g.
+    /// `origin/sqlgate-baseline`): its newest version made at an ancestor of the base commit.
+    #[arg(long)]
+    pub baseline_ref: Option<String>,
+}
+
 /// Whether a run posts its report as the sticky PR comment.
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum CommentMode {
@@ -64,9 +79,9 @@ pub fn eval(
     config: &Path,
     outputs: Outputs,
     shard: Option<&str>,
-    trusted_base: Option<&str>,
+    trust: &Trust,
 ) -> anyhow::Result<ExitCode> {
-    let config = load_config(config, trusted_base)?;
+    let config = load_config(config, trust)?;
     check_outputs(&config, &outputs)?;
     match shard {
         Some(shard) => eval_shard(&config, shard, outputs.jsonl.as_deref()),
@@ -83,9 +98,9 @@ pub fn merge(
     config: &Path,
     shards: &[PathBuf],
     outputs: Outputs,
-    trusted_base: Option<&str>,
+    trust: &Trust,
 ) -> anyhow::Result<ExitCode> {
-    let config = load_config(config, trusted_base)?;
+    let config = load_config(config, trust)?;
     check_outputs(&config, &outputs)?;
     let evaluation = crate::ci::shard::merge(&config, shards)?;
     finish(&config, evaluation, outputs)
@@ -113,7 +128,11 @@ pub fn action() -> anyhow::Result<ExitCode> {
 
 /// The Action's run once its config path is known: load, check outputs, score, finish.
 fn run_action(config_path: &Path) -> anyhow::Result<ExitCode> {
-    let config = load_config(config_path, None)?;
+    let trust = Trust {
+        trusted_base: None,
+        baseline_ref: action_input("BASELINE-REF"),
+    };
+    let config = load_config(config_path, &trust)?;
     let outputs = Outputs {
         jsonl: action_input("JSONL").map(PathBuf::from),
         summary: action_input("SUMMARY").map(PathBuf::from),
@@ -137,9 +156,10 @@ fn run_action(config_path: &Path) -> anyhow::Result<ExitCode> {
 }
 
 /// The config of a gated run: as the trusted base commit has it when there is one (`--trusted-base`,
-/// or the base of the pull request GitHub Actions runs for), else from the working tree.
-fn load_config(path: &Path, trusted_base: Option<&str>) -> anyhow::Result<Config> {
-    let base = match trusted_base {
+/// or the base of the pull request GitHub Actions runs for; see [`lifecycle::settle`] for a base
+/// without a config that loads), else from the working tree.
+fn load_config(path: &Path, trust: &Trust) -> anyhow::Result<Config> {
+    let base = match trust.trusted_base.as_deref() {
         Some(revision) => Some(TrustedBase::at(
             path.parent()
                 .filter(|p| !p.as_os_str().is_empty())
@@ -154,7 +174,13 @@ fn load_config(path: &Path, trusted_base: Option<&str>) -> anyhow::Result<Config
             crate::input::config::short_commit(&base.commit)
         );
     }
-    Ok(Config::load_trusted(path, base.as_ref())?)
+    let reference = trust.baseline_ref.as_deref();
+    let mut config = match &base {
+        Some(base) => lifecycle::settle(path, base, reference)?,
+        None => Config::load(path)?,
+    };
+    config.baseline_ref = trust.baseline_ref.clone();
+    Ok(config)
 }
 
 /// The Action input `name` (`INPUT_<NAME>`), `None` when unset or blank.
@@ -311,12 +337,39 @@ pub fn update_baseline(config_path: &Path) -> anyhow::Result<ExitCode> {
             )
         })?;
     check_output(&config, "baseline.path", &section.path, &[BASELINE_MARKER])?;
+    warn_uncommitted(&config, &commit);
     let created = crate::util::fs::create_parents(&section.path)?;
     let written = write_baseline(&config, &section.path, commit);
     if written.is_err() {
         crate::util::fs::remove_empty(&created);
     }
     written
+}
+
+/// Warns (on stderr) when the config or a prediction file differs from the commit the baseline
+/// records: pull requests are compared with the baseline as if it were made at that commit. A
+/// warning, not a refusal, so a local trial before the first commit of a change still works.
+fn warn_uncommitted(config: &Config, commit: &str) {
+    let Ok(repository) = TrustedBase::at(&config.base_dir, commit) else {
+        return;
+    };
+    let mut files = vec![config.path.clone()];
+    for spec in &config.predictions {
+        files.extend(glob::glob(&spec.path).into_iter().flatten().flatten());
+    }
+    let changed: Vec<String> = files
+        .iter()
+        .flat_map(|file| repository.changed_under(file).unwrap_or_default())
+        .collect();
+    if !changed.is_empty() {
+        eprintln!(
+            "sqlgate: warning: the baseline records commit {}, but {} differ from it in the \
+             working tree; pull requests will be compared with it as if made at that commit. \
+             Commit first, then run `sqlgate baseline update` again",
+            crate::input::config::short_commit(commit),
+            crate::util::log::log_value(&changed.join(", "))
+        );
+    }
 }
 
 /// Scores, then writes the baseline at `path` under its lock file, and says what it wrote.

@@ -8,10 +8,10 @@
 pub use crate::input::engine::{EngineConfig, EngineKind, Layout};
 pub use crate::input::limits::{DistillConfig, ExecutionConfig, Threads};
 use crate::input::provider_config::{ProviderConfig, ProviderKind};
-use crate::input::trusted::TrustedBase;
+use crate::input::trusted::{Settled, TrustedBase};
 use crate::util::error::InputError;
 use crate::util::workspace::Workspace;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 mod validate;
@@ -77,6 +77,16 @@ pub struct Config {
     /// ignores in favour of the base's versions; the report says so.
     #[serde(skip)]
     pub ignored_changes: Vec<String>,
+    /// Whose config this is in a pull-request run: the base's, or the pull request's own.
+    #[serde(skip)]
+    pub settled: Settled,
+    /// What the report says about how a pull-request run read its inputs (a prediction format
+    /// taken from the pull request's config).
+    #[serde(skip)]
+    pub trust_notes: Vec<String>,
+    /// The ref holding the baseline's history (`--baseline-ref`), instead of the base's tree.
+    #[serde(skip)]
+    pub baseline_ref: Option<String>,
     /// The folder every configured path must stay inside (set by [`Config::load`]).
     #[serde(skip)]
     pub workspace: Workspace,
@@ -358,7 +368,7 @@ fn default_true() -> bool {
 }
 
 /// Gate section.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 #[serde(expecting = "the `gate` section: a map such as `{ metric: ex, max_drop_points: 0.0 }`")]
 pub struct GateConfig {
@@ -395,7 +405,7 @@ pub struct GateConfig {
 }
 
 /// A known regression accepted in the base config (`gate.accept`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 #[serde(
     expecting = "a `gate.accept` entry: a map with `items` and `reason`, e.g. `{ items: [812], reason: \"gold is ambiguous, see #41\" }`"
@@ -473,7 +483,7 @@ fn default_rves_repetitions() -> usize {
 }
 
 /// Significance test settings.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 #[serde(
     expecting = "`gate.significance`: a map with `test` and `alpha`, e.g. `{ test: mcnemar-exact, alpha: 0.05 }`"
@@ -488,7 +498,7 @@ pub struct SignificanceConfig {
 }
 
 /// Paired tests.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 #[serde(expecting = "`gate.significance.test`: one of the tests in docs/CONFIG.md")]
 pub enum SignificanceTest {
@@ -615,23 +625,24 @@ impl Config {
         Ok(())
     }
 
-    /// Loads the config as the pull request's base commit has it (`base`), or from the working
-    /// tree when there is no base. With a base, dataset files the pull request changes are an
-    /// error, and a changed config is noted and ignored.
-    pub fn load_trusted(path: &Path, base: Option<&TrustedBase>) -> Result<Config, InputError> {
-        let Some(base) = base else {
-            return Self::load(path);
+    /// The base commit's config at `path` in a pull-request run: `Ok(None)` when the base has
+    /// no file there, `Ok(Some(Err(_)))` when its text does not parse or validate (a pull request
+    /// may then repair it: `commands::lifecycle`), else the config checked against the working
+    /// tree, with dataset files the pull request changes refused and a changed config noted.
+    pub fn load_base(
+        path: &Path,
+        base: &TrustedBase,
+    ) -> Result<Option<Result<Config, InputError>>, InputError> {
+        let Some(bytes) = base.read(path)? else {
+            return Ok(None);
         };
-        let bytes = base.read(path)?.ok_or_else(|| InputError::Config {
-            path: path.to_path_buf(),
-            message: format!(
-                "the base commit {} has no config here; a pull request cannot bring its own",
-                short_commit(&base.commit)
-            ),
-        })?;
-        let text = String::from_utf8(bytes)
-            .map_err(|e| InputError::malformed(path, "base commit", format!("not UTF-8: {e}")))?;
-        let mut config = Self::parse(&text, path)?.inside_workspace()?;
+        let parsed = String::from_utf8(bytes)
+            .map_err(|e| InputError::malformed(path, "base commit", format!("not UTF-8: {e}")))
+            .and_then(|text| Self::parse(&text, path));
+        let Ok(config) = parsed else {
+            return Ok(Some(parsed));
+        };
+        let mut config = config.inside_workspace()?;
         if base.changes(path)? {
             config
                 .ignored_changes
@@ -639,12 +650,13 @@ impl Config {
         }
         config.refuse_dataset_changes(base)?;
         config.trusted_base = Some(base.clone());
-        Ok(config)
+        config.settled = Settled::Base;
+        Ok(Some(Ok(config)))
     }
 
     /// Dataset files decide every verdict, so a pull request may not change them: they must be
     /// merged on the base first.
-    fn refuse_dataset_changes(&self, base: &TrustedBase) -> Result<(), InputError> {
+    pub fn refuse_dataset_changes(&self, base: &TrustedBase) -> Result<(), InputError> {
         let mut paths = vec![&self.dataset.gold];
         paths.extend(self.dataset.databases.as_ref());
         paths.extend(self.dataset.tables.as_ref());

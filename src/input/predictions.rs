@@ -160,25 +160,85 @@ pub fn parse_predictions_with_lines(
         PredictionFormat::Jsonl => keyed(path, gold_count, parse_jsonl(path, bytes, dataset)?)?,
         PredictionFormat::BirdJson => keyed(path, gold_count, parse_bird_json(path, bytes)?)?,
     };
+    let shifted = || match spec.format {
+        PredictionFormat::Lines => first_misfit(&aligned, dataset),
+        _ => None,
+    };
     if provided > gold_count {
+        let (line, why) = shifted().unwrap_or((gold_count + 1, String::new()));
         return Err(InputError::malformed(
             path,
-            format!("line {}", gold_count + 1),
-            format!("{provided} predictions for {gold_count} gold items"),
+            format!("line {line}"),
+            format!("{provided} predictions for {gold_count} gold items{why}"),
         ));
     }
     if provided < gold_count && !spec.allow_missing {
+        let (location, why) = shifted()
+            .map_or(("predictions".to_string(), String::new()), |(line, why)| {
+                (format!("line {line}"), why)
+            });
         return Err(InputError::malformed(
             path,
-            "predictions",
+            location,
             format!(
-                "{provided} predictions for {gold_count} gold items (set `allow_missing: true` to score the absent ones as wrong)"
+                "{provided} predictions for {gold_count} gold items{why} (set `allow_missing: true` to score the absent ones as wrong)"
             ),
         ));
     }
     aligned.resize(gold_count, None);
     lines.resize(gold_count, None);
     Ok((aligned, lines))
+}
+
+/// In a `lines` file whose count differs from the gold's, the first line whose query reads a
+/// table its gold item's database does not have (a line added or removed above it shifts every
+/// later one onto another item; the shift shows where the database changes): its 1-based number
+/// and the reason, for the message. `None` when every query fits its item's database.
+fn first_misfit(aligned: &[Option<String>], dataset: &Dataset) -> Option<(usize, String)> {
+    for (index, (sql, item)) in aligned.iter().zip(&dataset.items).enumerate() {
+        let (Some(sql), Some(schema)) = (
+            sql,
+            dataset
+                .databases
+                .get(&item.db_id)
+                .and_then(|d| d.schema.as_ref()),
+        ) else {
+            continue;
+        };
+        let known = |name: &str| {
+            schema
+                .tables()
+                .iter()
+                .any(|(t, _)| t.eq_ignore_ascii_case(name))
+        };
+        if let Some(table) = read_tables(sql).into_iter().find(|t| !known(t)) {
+            return Some((
+                index + 1,
+                format!(
+                    "; line {} is the first whose query reads a table (`{table}`) that its gold \
+                     item's database `{}` does not have: a line was likely added or removed above it",
+                    index + 1,
+                    item.db_id
+                ),
+            ));
+        }
+    }
+    None
+}
+
+/// The names that follow `FROM` or `JOIN` in `sql` (not subqueries), lower-cased.
+fn read_tables(sql: &str) -> Vec<String> {
+    let words: Vec<String> = sql
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '('))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    words
+        .windows(2)
+        .filter(|pair| pair[0] == "from" || pair[0] == "join")
+        .map(|pair| pair[1].clone())
+        .filter(|name| !name.starts_with('(') && name != "select")
+        .collect()
 }
 
 /// Splits a file into lines (LF or CRLF), naming the line of any invalid UTF-8.

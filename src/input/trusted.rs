@@ -8,6 +8,23 @@ use crate::util::error::InputError;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Whose config a run is judged with.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Settled {
+    /// The working tree's: no pull request (a push, a local run).
+    #[default]
+    Tree,
+    /// The base commit's: a pull request, whose own config changes are ignored.
+    Base,
+    /// The pull request's own, because the base commit has no config at that path or one that
+    /// does not load: the stored baseline and the gate settings it recorded still decide, or
+    /// nothing is compared when the base has no baseline either. `note` tells the reader which.
+    Proposed {
+        /// What the report says about it.
+        note: String,
+    },
+}
+
 /// The base commit of a pull request, in the repository that holds the workspace.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TrustedBase {
@@ -66,7 +83,7 @@ impl TrustedBase {
 
     /// `path` relative to the repository root, `/`-separated, as git names it; `None` when it
     /// lies outside the repository (then the pull request cannot have changed it).
-    fn repo_path(&self, path: &Path) -> Result<Option<String>, InputError> {
+    pub fn repo_path(&self, path: &Path) -> Result<Option<String>, InputError> {
         let absolute = std::path::absolute(path).map_err(|e| InputError::read(path, e))?;
         let root = self
             .root
@@ -91,21 +108,23 @@ impl TrustedBase {
 
     /// The file's content at the base commit; `None` when the base has no such file.
     pub fn read(&self, path: &Path) -> Result<Option<Vec<u8>>, InputError> {
+        self.read_at(&self.commit, path)
+    }
+
+    /// The file's content at `commit` (a full SHA); `None` when that commit has no such file.
+    pub fn read_at(&self, commit: &str, path: &Path) -> Result<Option<Vec<u8>>, InputError> {
         let name = self.repo_path(path)?.ok_or_else(|| {
             base_error(
                 path,
                 "lies outside the repository, so it has no trusted version".into(),
             )
         })?;
-        let listed = git(
-            &self.root,
-            &["ls-tree", "--name-only", &self.commit, "--", &name],
-        )
-        .map_err(|e| base_error(path, e))?;
+        let listed = git(&self.root, &["ls-tree", "--name-only", commit, "--", &name])
+            .map_err(|e| base_error(path, e))?;
         if listed.is_empty() {
             return Ok(None);
         }
-        git(&self.root, &["show", &format!("{}:{name}", self.commit)])
+        git(&self.root, &["show", &format!("{commit}:{name}")])
             .map(Some)
             .map_err(|e| base_error(path, e))
     }
@@ -152,6 +171,34 @@ impl TrustedBase {
         let listed =
             git(&self.root, &["ls-files", "--", &name]).map_err(|e| base_error(path, e))?;
         Ok(!listed.is_empty())
+    }
+
+    /// The newest `limit` commits of `reference` (a branch that `sqlgate baseline store
+    /// --branch` appends to), newest first; an error naming the ref when it does not resolve.
+    pub fn commits_on(&self, reference: &str, limit: usize) -> Result<Vec<String>, InputError> {
+        let refuse = |message: String| base_error(&self.root, message);
+        if reference.starts_with('-') {
+            return Err(refuse(format!("`{reference}` is not a ref")));
+        }
+        let commits = git(
+            &self.root,
+            &[
+                "rev-list",
+                &format!("--max-count={limit}"),
+                &format!("{reference}^{{commit}}"),
+                "--",
+            ],
+        )
+        .map_err(|e| {
+            refuse(format!(
+                "the baseline ref `{reference}` is not in the checkout (fetch it: \
+                 `fetch-depth: 0` fetches every branch): {e}"
+            ))
+        })?;
+        Ok(String::from_utf8_lossy(&commits)
+            .lines()
+            .map(str::to_string)
+            .collect())
     }
 
     /// Whether `commit` is the base commit or one of its ancestors.

@@ -86,6 +86,97 @@ pub fn markdown_inline(text: &str) -> String {
     out
 }
 
+/// A message sqlgate wrote around untrusted values (an error), as one line of Markdown for a
+/// heading or a paragraph (not a table cell): what it quotes between backticks becomes a code
+/// span, and so does every word GitHub would otherwise link or that a reader copies (one with a
+/// `/` or `\\`, a hex run of 7 or more), so a copied path or hash is exactly the path or hash;
+/// the rest goes through [`markdown_inline`]. Inside a code span GitHub forms no HTML, mention,
+/// reference or link, and a fence longer than any backtick run inside means nothing closes it.
+pub fn markdown_message(text: &str) -> String {
+    let line = markdown_line(text);
+    let parts: Vec<&str> = line.split('`').collect();
+    let closed = if parts.len() % 2 == 0 {
+        parts.len() - 1
+    } else {
+        parts.len()
+    };
+    let mut out = String::new();
+    for (index, part) in parts.iter().enumerate() {
+        if index % 2 == 1 && index < closed && !part.trim().is_empty() {
+            out.push_str(&code_span(part));
+            continue;
+        }
+        let quoted = index % 2 == 1;
+        if quoted {
+            out.push_str("&#96;");
+        }
+        out.push_str(&message_prose(part));
+        if quoted && index < closed {
+            out.push_str("&#96;");
+        }
+    }
+    out
+}
+
+/// `text` on one line: line endings and tabs as spaces, invisible controls as U+FFFD.
+fn markdown_line(text: &str) -> String {
+    normalize_line_endings(text)
+        .chars()
+        .map(|c| match c {
+            '\n' | '\t' | '\u{2028}' | '\u{2029}' => ' ',
+            c if is_invisible_control(c) => '\u{FFFD}',
+            c => c,
+        })
+        .collect()
+}
+
+/// Prose between code spans, word by word, spaces kept: a word to copy exactly is a code span
+/// (its leading `(` and trailing punctuation outside), any other through [`markdown_inline`].
+fn message_prose(text: &str) -> String {
+    let mut out = String::new();
+    for (index, word) in text.split(' ').enumerate() {
+        if index > 0 {
+            out.push(' ');
+        }
+        let core = word
+            .trim_start_matches('(')
+            .trim_end_matches([':', ',', ';', '.', ')', '\'', '"']);
+        if core.is_empty() || !to_copy_exactly(core) {
+            out.push_str(&markdown_inline(word));
+            continue;
+        }
+        let start = word.len() - word.trim_start_matches('(').len();
+        let end = start + core.len();
+        out.push_str(&markdown_inline(&word[..start]));
+        out.push_str(&code_span(core));
+        out.push_str(&markdown_inline(&word[end..]));
+    }
+    out
+}
+
+/// A path, or a word with a hex run GitHub would link as a commit.
+fn to_copy_exactly(word: &str) -> bool {
+    let longest_hex = word
+        .split(|c: char| !c.is_ascii_hexdigit())
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    word.contains(['/', '\\']) || longest_hex > MAX_HEX_RUN
+}
+
+/// `text` as an inline code span: a fence longer than any backtick run inside, padded with a
+/// space when `text` starts or ends with a backtick or a space (CommonMark strips one of each).
+fn code_span(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with(['`', ' ']) || text.ends_with(['`', ' ']) {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
+}
+
 /// Whether the run of `_` at `chars[at]` stands between two letters or digits (`snake_case`),
 /// where CommonMark lets it neither open nor close emphasis.
 fn inside_word(chars: &[char], at: usize) -> bool {
@@ -120,6 +211,22 @@ pub fn markdown_code_block(text: &str, info: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_message_keeps_paths_and_hashes_exact_and_quotes_as_code() {
+        assert_eq!(
+            markdown_message("cannot read /tmp/abcdef1234/C3.txt: `baseline.path` is @me #1"),
+            "cannot read `/tmp/abcdef1234/C3.txt`: `baseline.path` is @\u{2060}me &#35;\u{2060}1"
+        );
+        assert_eq!(
+            markdown_message("commit 0123456789ab (see a`b``c)"),
+            "commit `0123456789ab` (see a`b`&#96;c)"
+        );
+        assert_eq!(markdown_message("x ``` y"), "x &#96;&#96;&#96; y");
+        assert_eq!(markdown_message("<b>\nfile</b>"), "&lt;b&gt; `file</b>`");
+        assert_eq!(code_span("a``b"), "```a``b```");
+        assert_eq!(code_span("`x"), "`` `x ``");
+    }
 
     #[test]
     fn line_endings_are_normalised_first() {

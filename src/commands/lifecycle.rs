@@ -1,0 +1,288 @@
+//! The config a pull-request run is judged with, through the life of a repository: a repository
+//! can always reach green through a pull request, and no pull request can use that path to skip
+//! the gate.
+//!
+//! - The base commit's config loads: it judges the pull request, and a pull request that changes
+//!   the config must leave it loading (else no later pull request could be gated).
+//! - The base has no config there (the pull request introduces sqlgate) or one that does not load
+//!   (a direct push, a sqlgate upgrade): the pull request's own config runs, but the verdict is
+//!   still the base's to give: the baseline stored on the base is compared with the gate
+//!   settings that baseline recorded, whatever the pull request's `gate` section says. Only
+//!   when the base has no baseline either is nothing compared: the scores are shown with a note.
+
+use crate::analysis::baseline::Baseline;
+use crate::input::config::{BaselineConfig, Config, GateConfig, PredictionFormat};
+use crate::input::trusted::{Settled, TrustedBase};
+use crate::util::error::InputError;
+use std::path::{Path, PathBuf};
+
+/// The config of a pull-request run whose base is `base` (see the module documentation).
+/// `reference` is the baseline ref, when the baseline is stored on one.
+pub fn settle(
+    path: &Path,
+    base: &TrustedBase,
+    reference: Option<&str>,
+) -> Result<Config, InputError> {
+    match Config::load_base(path, base)? {
+        Some(Ok(mut config)) => {
+            if let Some(proposed) = check_proposed_config(path, base)? {
+                take_prediction_formats(&mut config, &proposed);
+            }
+            Ok(config)
+        }
+        Some(Err(broken)) => proposed_over_base(path, (base, reference), Some(&broken)),
+        None => proposed_over_base(path, (base, reference), None),
+    }
+}
+
+/// How many commits of a baseline ref are searched for a baseline made at an ancestor of the
+/// base: a pull request whose base is that many merges behind is asked to merge the base in.
+const REF_DEPTH: usize = 200;
+
+/// The stored baseline at `path`: on `base`'s tree, or with a baseline ref, the newest version
+/// on it made at an ancestor of `base` (an error naming the ref when it has versions but none
+/// made there).
+pub fn stored_bytes(
+    base: &TrustedBase,
+    reference: Option<&str>,
+    path: &Path,
+) -> Result<Option<Vec<u8>>, InputError> {
+    let Some(reference) = reference else {
+        return base.read(path);
+    };
+    let mut count = 0;
+    for commit in base.commits_on(reference, REF_DEPTH)? {
+        let Some(bytes) = base.read_at(&commit, path)? else {
+            continue;
+        };
+        count += 1;
+        let made_at = Baseline::parse(path, &bytes).ok().and_then(|b| b.commit);
+        if made_at.is_some_and(|commit| base.has_ancestor(&commit)) {
+            return Ok(Some(bytes));
+        }
+    }
+    if count == 0 {
+        return Ok(None);
+    }
+    Err(InputError::malformed(
+        path,
+        "baseline ref",
+        format!(
+            "none of the {count} newest baselines on `{reference}` was made at an ancestor of \
+             the base commit {}: merge the base branch into this one, or run the baseline \
+             workflow on the base branch",
+            short(base)
+        ),
+    ))
+}
+
+/// A pull request that changes (or deletes) the config must leave one that loads: once merged,
+/// a config that does not load would stop every later pull request. The pull request's config,
+/// when it changed it.
+fn check_proposed_config(path: &Path, base: &TrustedBase) -> Result<Option<Config>, InputError> {
+    if !base.changes(path)? {
+        return Ok(None);
+    }
+    Config::load(path)
+        .map(Some)
+        .map_err(|error| proposed_error(path, &error))
+}
+
+/// The `format` of a prediction file is how the pull request's own file is read (any format can
+/// hold any predictions, so it decides nothing about the verdict): it is taken from the pull
+/// request's config for every entry with the same name and path, so the file and its format
+/// change in one pull request. Noted for the reader.
+fn take_prediction_formats(config: &mut Config, proposed: &Config) {
+    for spec in &mut config.predictions {
+        let Some(theirs) = proposed
+            .predictions
+            .iter()
+            .find(|p| p.path == spec.path && p.name == spec.name)
+        else {
+            continue;
+        };
+        if theirs.format != spec.format {
+            config.trust_notes.push(format!(
+                "{} is read as `format: {}`, as this pull request's config says (the rest of \
+                 its config applies once merged)",
+                spec.path,
+                format_name(theirs.format)
+            ));
+            spec.format = theirs.format;
+        }
+    }
+}
+
+/// A prediction format as the config spells it.
+fn format_name(format: PredictionFormat) -> &'static str {
+    match format {
+        PredictionFormat::Lines => "lines",
+        PredictionFormat::Tsv => "tsv",
+        PredictionFormat::Jsonl => "jsonl",
+        PredictionFormat::BirdJson => "bird-json",
+    }
+}
+
+/// The error of a pull request's config that does not load, naming the file and what is wrong.
+fn proposed_error(path: &Path, error: &InputError) -> InputError {
+    InputError::Config {
+        path: path.to_path_buf(),
+        message: format!(
+            "this pull request's version of the config does not load, and once merged no pull \
+             request could be gated; fix it in this pull request: {error}"
+        ),
+    }
+}
+
+/// The pull request's own config, for a base without one (`broken` is `None`) or with one that
+/// does not load: judged against the base's baseline with the gate settings it recorded.
+fn proposed_over_base(
+    path: &Path,
+    (base, reference): (&TrustedBase, Option<&str>),
+    broken: Option<&InputError>,
+) -> Result<Config, InputError> {
+    let mut config = Config::load(path).map_err(|error| match base.changes(path) {
+        Ok(false) => InputError::Config {
+            path: path.to_path_buf(),
+            message: format!(
+                "the config does not load, on the base commit {} as in this pull request; \
+                 repair it in a pull request (judged with the gate its baseline recorded): \
+                 {error}",
+                short(base)
+            ),
+        },
+        _ => proposed_error(path, &error),
+    })?;
+    config.trusted_base = Some(base.clone());
+    let base_state = match broken {
+        Some(error) => format!(
+            "the base commit {}'s {} does not load ({error})",
+            short(base),
+            path.display()
+        ),
+        None => format!("the base commit {} has no {}", short(base), path.display()),
+    };
+    let base_section = base_baseline_section(path, base)?;
+    let stored = stored_baseline(&config, (base, reference), base_section)?;
+    let Some((section, baseline)) = stored else {
+        introduce(&mut config, &base_state);
+        return Ok(config);
+    };
+    config.refuse_dataset_changes(base)?;
+    config.gate = recorded_gate(&baseline);
+    let recorded = if baseline.gate.is_some() {
+        "the gate settings that baseline recorded"
+    } else {
+        "the strictest gate (that baseline, from an older sqlgate, recorded no gate settings)"
+    };
+    config.settled = Settled::Proposed {
+        note: format!(
+            "{base_state}: this pull request's config ran, compared with the base's baseline {} \
+             under {recorded}; its own `gate` section applies once merged",
+            section.path.display()
+        ),
+    };
+    config.baseline = Some(section);
+    Ok(config)
+}
+
+/// A pull request that introduces the gate: nothing to compare with, so no baseline is required
+/// and the drift guard is off; the scores are shown with a note.
+fn introduce(config: &mut Config, base_state: &str) {
+    if let Some(section) = &mut config.baseline {
+        section.required = false;
+        section.anchor = None;
+    }
+    config.gate.max_drift_points = None;
+    config.settled = Settled::Proposed {
+        note: format!(
+            "nothing was compared: {base_state} and no baseline, so this pull request introduces \
+             the gate; its scores are shown, and once it is merged the baseline workflow stores \
+             them for the next pull requests to be compared with"
+        ),
+    };
+}
+
+/// The `baseline` section of the base's config text, read as plain YAML (its text may fail the
+/// config's checks and still name the baseline): paths resolved against the config's folder.
+fn base_baseline_section(
+    path: &Path,
+    base: &TrustedBase,
+) -> Result<Option<(PathBuf, Option<PathBuf>)>, InputError> {
+    let Some(bytes) = base.read(path)? else {
+        return Ok(None);
+    };
+    let Ok(yaml) = serde_norway::from_slice::<serde_norway::Value>(&bytes) else {
+        return Ok(None);
+    };
+    let folder = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let named = |key: &str| yaml["baseline"][key].as_str().map(|p| folder.join(p));
+    Ok(named("path").map(|file| (file, named("anchor"))))
+}
+
+/// The baseline stored on the base commit: at the path the base's config names when it names
+/// one (a pull request cannot move it away), else where the pull request's config says; `None`
+/// when the base holds no file at either.
+fn stored_baseline(
+    config: &Config,
+    (base, reference): (&TrustedBase, Option<&str>),
+    base_section: Option<(PathBuf, Option<PathBuf>)>,
+) -> Result<Option<(BaselineConfig, Baseline)>, InputError> {
+    let proposed = config
+        .baseline
+        .as_ref()
+        .map(|b| (b.path.clone(), b.anchor.clone()));
+    for (path, anchor) in base_section.into_iter().chain(proposed) {
+        if let Some(bytes) = stored_bytes(base, reference, &path)? {
+            let baseline = Baseline::parse(&path, &bytes)?;
+            let anchor = anchor.or_else(|| config.baseline.as_ref()?.anchor.clone());
+            let section = BaselineConfig {
+                path,
+                required: true,
+                anchor,
+            };
+            return Ok(Some((section, baseline)));
+        }
+    }
+    Ok(None)
+}
+
+/// The gate a repairing pull request is judged with: the one the baseline recorded, else the
+/// strictest (no drop, no regressed item, on the baseline's first metric, its reference unless
+/// the config said otherwise).
+fn recorded_gate(baseline: &Baseline) -> GateConfig {
+    baseline.gate.clone().unwrap_or_else(|| GateConfig {
+        metric: baseline.metrics.first().cloned(),
+        ..GateConfig::default()
+    })
+}
+
+/// Every system of the baseline must be measured by a pull request judged with its own config
+/// (it could otherwise drop the system that regressed): the reasons for those it did not measure.
+pub fn unmeasured_baseline_systems(
+    config: &Config,
+    baseline: &Baseline,
+    measured: &[String],
+) -> Vec<String> {
+    if !matches!(config.settled, Settled::Proposed { .. }) {
+        return Vec::new();
+    }
+    baseline
+        .systems
+        .keys()
+        .filter(|name| !measured.contains(name))
+        .map(|name| {
+            format!(
+                "{name}: this baseline system was not measured; a pull request judged with its \
+                 own config must measure every system of the base's baseline"
+            )
+        })
+        .collect()
+}
+
+fn short(base: &TrustedBase) -> &str {
+    crate::input::config::short_commit(&base.commit)
+}
