@@ -29,18 +29,18 @@ struct Run {
     peak_kib: u64,
 }
 
-/// A one-table database `attacks` (t: 1, 2, 3) on `server`.
-fn create_database(server: &Server) {
+/// A one-table database `name` (t: 1, 2, 3) on `server`, one per test (they run in parallel).
+fn create_database(server: &Server, name: &str) {
     let admin_db = match server.kind {
         Kind::Postgres => "postgres",
         Kind::Mariadb => "mysql",
     };
     server.admin_sql(
         admin_db,
-        "DROP DATABASE IF EXISTS attacks; CREATE DATABASE attacks;",
+        &format!("DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name};"),
     );
     server.admin_sql(
-        "attacks",
+        name,
         "CREATE TABLE t (v integer); INSERT INTO t VALUES (1), (2), (3);",
     );
 }
@@ -50,8 +50,15 @@ const TABLES: &str = r#"[{"db_id": "attacks", "table_names_original": ["t"], "ta
   "column_types": ["text", "number"], "primary_keys": [], "foreign_keys": []}]"#;
 
 /// Runs `sqlgate eval` on `gold` with `systems` (name, one prediction per gold line) under the
-/// `execution` settings, as the read-only role, measuring its wall time and peak RSS.
-fn run(server: &Server, gold: &[&str], systems: &[(&str, Vec<&str>)], execution: &str) -> Run {
+/// `execution` settings, as the read-only role on database `database` (db_id `attacks`),
+/// measuring its wall time and peak RSS.
+fn run(
+    server: &Server,
+    database: &str,
+    gold: &[&str],
+    systems: &[(&str, Vec<&str>)],
+    execution: &str,
+) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let gold_text: String = gold.iter().map(|sql| format!("{sql}\tattacks\n")).collect();
     std::fs::write(dir.path().join("gold.sql"), gold_text).unwrap();
@@ -94,7 +101,7 @@ fn run(server: &Server, gold: &[&str], systems: &[(&str, Vec<&str>)], execution:
         .arg("--jsonl")
         .arg(&jsonl)
         .env("SQLGATE_WORKSPACE", "/")
-        .env("ATTACK_URL", server.reader_url("attacks"));
+        .env("ATTACK_URL", server.reader_url(database));
     for variable in GITHUB_VARIABLES {
         command.env_remove(variable);
     }
@@ -140,7 +147,7 @@ fn assert_exit(run: &Run, code: i32) {
 /// timeout, `idle` (when given) keeps every `FETCH` under the timeout; both end as timeouts
 /// within `timeout_ms` + 1 s each, and the honest system's verdicts are untouched.
 fn deadline_holds(server: &Server, stuck: &str, idle: Option<&str>) {
-    create_database(server);
+    create_database(server, "deadline");
     let gold = [
         "SELECT COUNT(*) FROM t",
         "SELECT COUNT(*) FROM t",
@@ -152,6 +159,7 @@ fn deadline_holds(server: &Server, stuck: &str, idle: Option<&str>) {
     );
     let run = run(
         server,
+        "deadline",
         &gold,
         &[("honest", gold.to_vec()), ("attacker", attacker)],
         &execution,
@@ -194,13 +202,14 @@ fn mariadb_deadline_holds_when_the_query_ignores_kill_query() {
     );
 }
 
-/// The sessions of sqlgate's runs on `server`: their backend pids / connection ids.
+/// The sessions of sqlgate's runs on `server` in database `faults` (the other tests, running
+/// in parallel, use other databases): their backend pids / connection ids.
 fn sqlgate_sessions(server: &Server, active_only: bool) -> Vec<String> {
     let sql = match (server.kind, active_only) {
-        (Kind::Postgres, true) => "SELECT pid FROM pg_stat_activity WHERE application_name = 'sqlgate' AND state = 'active'",
-        (Kind::Postgres, false) => "SELECT pid FROM pg_stat_activity WHERE application_name = 'sqlgate'",
-        (Kind::Mariadb, true) => "SELECT id FROM information_schema.processlist WHERE user = 'sqlgate_reader' AND command = 'Query' AND info LIKE '%sleep%'",
-        (Kind::Mariadb, false) => "SELECT id FROM information_schema.processlist WHERE user = 'sqlgate_reader'",
+        (Kind::Postgres, true) => "SELECT pid FROM pg_stat_activity WHERE application_name = 'sqlgate' AND datname = 'faults' AND state = 'active'",
+        (Kind::Postgres, false) => "SELECT pid FROM pg_stat_activity WHERE application_name = 'sqlgate' AND datname = 'faults'",
+        (Kind::Mariadb, true) => "SELECT id FROM information_schema.processlist WHERE user = 'sqlgate_reader' AND db = 'faults' AND command = 'Query' AND info LIKE '%SLEEP%'",
+        (Kind::Mariadb, false) => "SELECT id FROM information_schema.processlist WHERE user = 'sqlgate_reader' AND db = 'faults'",
     };
     let database = match server.kind {
         Kind::Postgres => "postgres",
@@ -245,7 +254,7 @@ fn strike(server: &Server, cancel: bool) {
 /// once (`persistent: false`: every item is retried and matches, exit 0) or every 30 ms
 /// (`persistent: true`: the run fails closed with exit 2, naming items, and no verdict).
 fn outside_faults(server: &Server, slow: &str, cancel: bool, persistent: bool) -> Run {
-    create_database(server);
+    create_database(server, "faults");
     let gold = vec![slow; 12];
     let stop = Arc::new(AtomicBool::new(false));
     let striker = {
@@ -273,6 +282,7 @@ fn outside_faults(server: &Server, slow: &str, cancel: bool, persistent: bool) -
     };
     let run = run(
         server,
+        "faults",
         &gold,
         &[("honest", gold.clone())],
         "timeout_ms: 10000, threads: 2",
@@ -326,7 +336,7 @@ fn mariadb_sessions_killed_from_outside_are_retried_never_a_verdict() {
 /// rows held whole would make 1.2 GB), and of small rows followed by huge ones, stop as too
 /// large and the process's peak RSS stays under `max_memory` + 64 MiB.
 fn memory_holds(server: &Server, huge: &str, mixed: &str) {
-    create_database(server);
+    create_database(server, "memory");
     let gold = [
         "SELECT COUNT(*) FROM t",
         "SELECT COUNT(*) FROM t",
@@ -335,6 +345,7 @@ fn memory_holds(server: &Server, huge: &str, mixed: &str) {
     let attacker = vec![huge, mixed, "SELECT SUM(v) FROM t"];
     let run = run(
         server,
+        "memory",
         &gold,
         &[("honest", gold.to_vec()), ("attacker", attacker)],
         "timeout_ms: 20000, threads: 2, max_rows: 100000, max_result_bytes: 1048576, max_memory: 67108864",
@@ -377,11 +388,12 @@ fn mariadb_rows_are_charged_as_they_arrive() {
 #[test]
 fn mariadb_session_state_does_not_outlive_its_item() {
     let server = servers::mariadb();
-    create_database(server);
+    create_database(server, "reset");
     let gold = ["SELECT 42", "SELECT NULL"];
     let attacker = vec!["SELECT @leak := 42", "SELECT @leak"];
     let run = run(
         server,
+        "reset",
         &gold,
         &[("attacker", attacker)],
         "timeout_ms: 5000, threads: 1",
