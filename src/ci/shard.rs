@@ -256,6 +256,7 @@ pub fn merge(config: &Config, paths: &[PathBuf]) -> Result<Evaluation, InputErro
                 system,
                 index,
                 scores,
+                faulted: false,
             })
         })
         .collect::<Result<_, InputError>>()?;

@@ -55,6 +55,12 @@ pub enum ExecError {
     /// The database could not be opened (or the server reached).
     #[error("cannot open database {0}")]
     Open(String),
+    /// The engine failed, not the query: a server session ended from outside, a lost
+    /// connection, a cancel that was not sqlgate's deadline. Never a verdict: the server engines
+    /// retry the query on a fresh session first, and a run that still meets one fails closed
+    /// ([`Executor::faults`]).
+    #[error("the server failed (not the query): {0}")]
+    Fault(String),
 }
 
 /// A database engine that runs one untrusted query at a time, read-only, under [`Limits`].
@@ -87,6 +93,37 @@ pub struct Executor {
     limits: Limits,
     engine: Arc<dyn Engine>,
     timeouts: Arc<TimeoutLog>,
+    faults: Arc<FaultLog>,
+}
+
+/// The engine faults met by an executor and its clones: how many, and the first messages.
+#[derive(Debug, Default)]
+struct FaultLog {
+    count: AtomicUsize,
+    messages: std::sync::Mutex<Vec<String>>,
+}
+
+/// Fault messages an executor keeps (the count goes on).
+const KEPT_FAULTS: usize = 5;
+
+thread_local! {
+    /// Engine faults met on this thread, so that the scoring loop can name the items they hit.
+    static THREAD_FAULTS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Engine faults met on the calling thread so far ([`ExecError::Fault`]): the scoring loop reads
+/// it before and after an item to know whether the item met one.
+pub fn faults_on_this_thread() -> usize {
+    THREAD_FAULTS.get()
+}
+
+/// The engine faults a run met: how many queries, and the first messages (scrubbed).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FaultTotals {
+    /// Queries that ended in an engine fault after their retries.
+    pub queries: usize,
+    /// The first few messages.
+    pub messages: Vec<String>,
 }
 
 /// The queries that timed out and the worker time they took, counted across clones.
@@ -113,6 +150,7 @@ impl Executor {
             limits,
             engine,
             timeouts: Arc::default(),
+            faults: Arc::default(),
         }
     }
 
@@ -129,20 +167,51 @@ impl Executor {
         }
     }
 
+    /// The engine faults this executor (and its clones) met so far: a run with any could not
+    /// evaluate what they hit.
+    pub fn faults(&self) -> FaultTotals {
+        FaultTotals {
+            queries: self.faults.count.load(Ordering::Relaxed),
+            messages: self
+                .faults
+                .messages
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+        }
+    }
+
     /// Runs `query` (one query of this executor's, on any connection) and, when it times out,
-    /// logs the time it took.
+    /// logs the time it took; an engine fault is recorded ([`Executor::faults`]).
     pub fn logging_timeouts<T>(
         &self,
         query: impl FnOnce() -> Result<T, ExecError>,
     ) -> Result<T, ExecError> {
         let started = Instant::now();
         let result = query();
-        if let Err(ExecError::Timeout(_)) = &result {
-            let nanos = started.elapsed().as_nanos().min(u64::MAX as u128) as u64;
-            self.timeouts.queries.fetch_add(1, Ordering::Relaxed);
-            self.timeouts.nanos.fetch_add(nanos, Ordering::Relaxed);
+        match &result {
+            Err(ExecError::Timeout(_)) => {
+                let nanos = started.elapsed().as_nanos().min(u64::MAX as u128) as u64;
+                self.timeouts.queries.fetch_add(1, Ordering::Relaxed);
+                self.timeouts.nanos.fetch_add(nanos, Ordering::Relaxed);
+            }
+            Err(ExecError::Fault(message)) => self.record_fault(message),
+            _ => {}
         }
         result
+    }
+
+    fn record_fault(&self, message: &str) {
+        self.faults.count.fetch_add(1, Ordering::Relaxed);
+        THREAD_FAULTS.set(THREAD_FAULTS.get() + 1);
+        let mut messages = self
+            .faults
+            .messages
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if messages.len() < KEPT_FAULTS {
+            messages.push(message.to_string());
+        }
     }
 
     /// Runs one query on the database `db` and returns all its rows.
@@ -175,7 +244,11 @@ impl Executor {
     /// The result column names of one query, prepared under the same rules as [`Executor::run`]
     /// (for showing results with their headers).
     pub fn column_names(&self, db: &Path, sql: &str) -> Result<Vec<String>, ExecError> {
-        self.engine.column_names(db, sql, &self.limits)
+        let result = self.engine.column_names(db, sql, &self.limits);
+        if let Err(ExecError::Fault(message)) = &result {
+            self.record_fault(message);
+        }
+        result
     }
 }
 

@@ -23,6 +23,8 @@ pub struct ItemResult {
     pub index: usize,
     /// One score per metric, in [`Evaluation::metrics`] order.
     pub scores: Vec<Score>,
+    /// Whether a query of this pair met an engine fault (the run then fails closed).
+    pub faulted: bool,
 }
 
 /// A deterministic slice of the (system, item) work, for spreading a run over several runners.
@@ -260,6 +262,7 @@ fn score_with(
             .with_gold_cache(gold_cache.as_ref());
         score_all(&env, &systems, &metrics, shard)
     });
+    fail_on_faults(config, &executor, &systems, &results)?;
     let timing = RunTiming {
         wall_seconds: started.elapsed().as_secs_f64(),
         threads: pool.current_num_threads(),
@@ -360,6 +363,37 @@ fn thread_pool(
         })
 }
 
+/// Fails the run closed when the engine failed on any query (after its retries on fresh
+/// sessions): a lost session or an outside cancel is no verdict on an item, so the run could not
+/// evaluate the items it hit, which the error names.
+fn fail_on_faults(
+    config: &Config,
+    executor: &Executor,
+    systems: &[System],
+    results: &[ItemResult],
+) -> Result<(), InputError> {
+    let faults = executor.faults();
+    if faults.queries == 0 {
+        return Ok(());
+    }
+    let hit: Vec<String> = results
+        .iter()
+        .filter(|r| r.faulted)
+        .map(|r| format!("`{}` item {}", systems[r.system].name, r.index))
+        .collect();
+    let shown = hit.iter().take(20).cloned().collect::<Vec<_>>().join(", ");
+    Err(InputError::Config {
+        path: config.path.clone(),
+        message: format!(
+            "could not evaluate: the server failed on {} queries even on fresh sessions (a session ended from outside, a lost connection or a cancel that was not sqlgate's deadline), so no verdict is given; items: {}{}; first error: {}",
+            faults.queries,
+            if shown.is_empty() { "unknown" } else { &shown },
+            if hit.len() > 20 { ", ..." } else { "" },
+            faults.messages.first().map(String::as_str).unwrap_or_default()
+        ),
+    })
+}
+
 /// Scores every pair (of the shard) on the worker pool. Pairs go out item by item, each item's
 /// systems next to each other, so the worker that runs an item's gold query is the one that uses
 /// it next (no worker waits for another's gold result) and the item's database stays warm; the
@@ -385,6 +419,7 @@ fn score_all(
             let (system, index) = item_major(pair);
             let item = &env.dataset.items[index];
             let prediction = systems[system].predictions[index].as_deref();
+            let faults_before = crate::engine::exec::faults_on_this_thread();
             let scores = crate::util::memory::item_scope(|| {
                 metrics
                     .iter()
@@ -396,6 +431,7 @@ fn score_all(
                 system,
                 index,
                 scores,
+                faulted: crate::engine::exec::faults_on_this_thread() != faults_before,
             }
         })
         .collect();

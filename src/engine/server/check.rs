@@ -54,7 +54,10 @@ fn skip_comments_and_parentheses(sql: &str) -> &str {
 
 /// PostgreSQL functions a read-only transaction does not stop: they signal or terminate other
 /// sessions (sqlgate's own, whose gold queries would then fail and leave the score), write or
-/// read the server's files, run dynamic SQL, or change settings and locks.
+/// read the server's files, run dynamic SQL (whose text no list can read: `ts_stat('SELECT ' ||
+/// ...)`), or change settings, statistics and locks. Defence in depth only: what holds without
+/// it is the role check, the per-item session reset, the client deadline and the fault
+/// classification (a session ended from outside is retried, never a verdict).
 const POSTGRES_DENIED: &[&str] = &[
     "pg_terminate_backend",
     "pg_cancel_backend",
@@ -74,6 +77,11 @@ const POSTGRES_DENIED: &[&str] = &[
     "pg_stat_reset",
     "pg_stat_reset_shared",
     "pg_stat_reset_single_table_counters",
+    "pg_stat_reset_single_function_counters",
+    "pg_stat_reset_slru",
+    "pg_stat_reset_replication_slot",
+    "pg_stat_reset_subscription_stats",
+    "pg_stat_clear_snapshot",
     "lo_export",
     "lo_import",
     "lo_from_bytea",
@@ -106,16 +114,39 @@ const POSTGRES_DENIED: &[&str] = &[
     "dblink_connect",
     "dblink_connect_u",
     "dblink_send_query",
+    "ts_stat",
+    "ts_rewrite",
     "query_to_xml",
     "query_to_xmlschema",
     "query_to_xml_and_xmlschema",
     "cursor_to_xml",
     "cursor_to_xmlschema",
+    "table_to_xml",
+    "table_to_xmlschema",
+    "table_to_xml_and_xmlschema",
+    "schema_to_xml",
+    "schema_to_xmlschema",
+    "schema_to_xml_and_xmlschema",
+    "database_to_xml",
+    "database_to_xmlschema",
+    "database_to_xml_and_xmlschema",
+    "xpath",
+    "xpath_exists",
+    "dblink_open",
+    "dblink_fetch",
+    "dblink_get_result",
     "set_config",
     "pg_advisory_lock",
     "pg_advisory_lock_shared",
     "pg_advisory_xact_lock",
     "pg_advisory_xact_lock_shared",
+    "pg_try_advisory_lock",
+    "pg_try_advisory_lock_shared",
+    "pg_try_advisory_xact_lock",
+    "pg_try_advisory_xact_lock_shared",
+    "pg_advisory_unlock",
+    "pg_advisory_unlock_shared",
+    "pg_advisory_unlock_all",
     "pg_notify",
     "pg_logical_emit_message",
     "pg_import_system_collations",
@@ -126,7 +157,11 @@ const POSTGRES_DENIED: &[&str] = &[
 const MYSQL_DENIED: &[&str] = &[
     "load_file",
     "get_lock",
+    "release_lock",
     "release_all_locks",
+    "master_pos_wait",
+    "master_gtid_wait",
+    "source_pos_wait",
     "sys_exec",
     "sys_eval",
 ];
@@ -186,6 +221,11 @@ mod tests {
             "SELECT pg_catalog.lo_export(1, '/tmp/x')",
             "SELECT query_to_xml('SELECT 1', true, true, '')",
             "SELECT U&\"pg\\0074erminate_backend\"(1)",
+            "SELECT * FROM ts_stat('SELECT to_tsvector(''x'') FROM pg_' || 'stat_activity')",
+            "SELECT ts_rewrite('a'::tsquery, 'SELECT ''a''::tsquery, ''b''::tsquery')",
+            "SELECT table_to_xml('t', true, false, '')",
+            "SELECT pg_stat_clear_snapshot()",
+            "SELECT pg_try_advisory_lock(1)",
         ] {
             assert!(postgres_functions_allowed(sql).is_err(), "{sql}");
         }

@@ -16,6 +16,7 @@
 mod check;
 mod convert;
 pub mod mysql;
+mod pg_session;
 mod pool;
 pub mod postgres;
 pub mod tls;
@@ -25,7 +26,7 @@ pub use check::{single_statement, RoleReport};
 pub use pool::Pool;
 pub use watchdog::Watchdog;
 
-use crate::engine::exec::{Engine, Executor, Limits};
+use crate::engine::exec::{Engine, ExecError, Executor, Limits};
 use crate::input::config::{Config, EngineKind};
 use crate::input::dataset::Dataset;
 use crate::util::error::InputError;
@@ -35,6 +36,29 @@ use std::time::Duration;
 
 /// How long connecting to the server may take before the run gives up.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Tries of one query while it ends in an engine fault ([`ExecError::Fault`]): the first on the
+/// pooled session, the others each on a fresh one.
+pub const FAULT_ATTEMPTS: u32 = 3;
+
+/// The pause before the n-th retry after a fault is n times this.
+const FAULT_PAUSE: Duration = Duration::from_millis(200);
+
+/// Runs `attempt` (given whether it must open a fresh session) again while it ends in an engine
+/// fault, up to [`FAULT_ATTEMPTS`] tries; the last result is returned, so a fault that persists
+/// reaches the executor, which fails the run closed.
+pub fn retrying<T>(mut attempt: impl FnMut(bool) -> Result<T, ExecError>) -> Result<T, ExecError> {
+    let mut tries = 1;
+    loop {
+        match attempt(tries > 1) {
+            Err(ExecError::Fault(_)) if tries < FAULT_ATTEMPTS => {
+                std::thread::sleep(FAULT_PAUSE * tries);
+                tries += 1;
+            }
+            other => return other,
+        }
+    }
+}
 
 /// What a server engine needs to know about the run at start: where its URL is, the layout,
 /// each db_id with the tables `dataset.tables` gives it, and the role policy.
@@ -99,6 +123,19 @@ pub fn executor(
         EngineKind::Sqlite => unreachable!("handled above"),
     };
     Ok(Executor::on(engine, limits))
+}
+
+/// A query sqlgate cancelled is a timeout whatever error the server then gave (a cursor gone,
+/// a transaction aborted by the cancel).
+pub fn stopped_by_deadline<T>(
+    result: Result<T, ExecError>,
+    fired: bool,
+    limits: &Limits,
+) -> Result<T, ExecError> {
+    match result {
+        Err(ExecError::Sql(_)) if fired => Err(ExecError::Timeout(limits.timeout.as_millis())),
+        other => other,
+    }
 }
 
 /// The URL held by the variable `name`, registered with the scrubber (whole, and its password).

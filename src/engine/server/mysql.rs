@@ -13,8 +13,8 @@ use crate::engine::exec::{Engine, ExecError, Limits, ResultTable, SizeGuard};
 use crate::engine::server::check::{mysql_functions_allowed, mysql_query_only};
 use crate::engine::server::convert::{convert, Kind};
 use crate::engine::server::{
-    check_tables, enforce_role, single_statement, tls, Pool, RoleReport, ServerSettings,
-    StartError, Watchdog,
+    check_tables, enforce_role, retrying, single_statement, stopped_by_deadline, tls, Pool,
+    RoleReport, ServerSettings, StartError, Watchdog,
 };
 use crate::engine::value::{Row, Value};
 use crate::input::config::Layout;
@@ -35,6 +35,24 @@ const BINARY_CHARSET: u16 = 63;
 const STOPPED: [u16; 3] = [1317, 1969, 3024];
 /// A write in a read-only transaction.
 const READ_ONLY_TRANSACTION: u16 = 1792;
+/// `KILL` of a session that no longer exists.
+const UNKNOWN_THREAD: u16 = 1094;
+/// `ER_QUERY_INTERRUPTED`: a `KILL QUERY`, sqlgate's or someone else's.
+const QUERY_INTERRUPTED: u16 = 1317;
+/// Server errors of the server or the session, not the query: the connection killed (1927),
+/// a shutdown (1053, 1077-1080), aborted or broken connections (1152-1161), too many
+/// connections (1040, 1203), a lock wait timeout or deadlock (1205, 1213), the client's lost
+/// connection (2006, 2013).
+const ENGINE_FAULTS: &[u16] = &[
+    1040, 1053, 1077, 1078, 1079, 1080, 1152, 1153, 1154, 1155, 1156, 1157, 1158, 1159, 1160, 1161,
+    1203, 1205, 1213, 1927, 2006, 2013,
+];
+/// Time between two `KILL QUERY`s of a query past its deadline.
+const KILL_EVERY: Duration = Duration::from_millis(200);
+/// Time after the first `KILL QUERY` at which the client stops waiting, ends the session with
+/// `KILL CONNECTION` and abandons it: a query ends, from sqlgate's side, within `timeout_ms` +
+/// this + [`CLIENT_GRACE`].
+const ABANDON_AFTER: Duration = Duration::from_millis(500);
 
 /// How to create the read-only user the start-up check asks for.
 pub const READ_ONLY_ROLE: &str = "  CREATE USER 'sqlgate_reader'@'%' IDENTIFIED BY '<password>';\n  GRANT SELECT ON <database>.* TO 'sqlgate_reader'@'%';";
@@ -65,16 +83,32 @@ struct Killer {
 impl Killer {
     /// Stops whatever the session `connection_id` is running.
     fn kill(&self, connection_id: u32) {
+        self.send(&format!("KILL QUERY {connection_id}"));
+    }
+
+    /// Ends the session `connection_id` (one of this run's own, so the same user may): the
+    /// server closes its connection even while its thread computes on.
+    fn kill_connection(&self, connection_id: u32) -> bool {
+        self.send(&format!("KILL CONNECTION {connection_id}"))
+    }
+
+    /// Sends one `KILL` statement on the killer's connection, opened (on no database, so that
+    /// a database the user cannot open does not lose the kill) or reopened as needed.
+    fn send(&self, statement: &str) -> bool {
         let mut conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
-        if conn.is_none() {
-            *conn = tls::mysql_connect(self.opts.clone(), self.mode).ok();
+        for _ in 0..2 {
+            if conn.is_none() {
+                let opts = OptsBuilder::from_opts(self.opts.clone()).db_name(None::<String>);
+                *conn = tls::mysql_connect(opts.into(), self.mode).ok();
+            }
+            match conn.as_mut().map(|c| c.query_drop(statement)) {
+                Some(Ok(())) => return true,
+                // The session was already gone: nothing to stop.
+                Some(Err(mysql::Error::MySqlError(e))) if e.code == UNKNOWN_THREAD => return true,
+                _ => *conn = None,
+            }
         }
-        let sent = conn
-            .as_mut()
-            .map(|c| c.query_drop(format!("KILL QUERY {connection_id}")).is_ok());
-        if sent != Some(true) {
-            *conn = None;
-        }
+        false
     }
 }
 
@@ -87,6 +121,14 @@ impl MysqlEngine {
                 settings.url_env
             ))
         })?;
+        // A backstop for a connection whose query was abandoned: no read or write on it waits
+        // for ever, whatever the server does.
+        let opts: Opts = OptsBuilder::from_opts(opts)
+            .read_timeout(Some(
+                limits.timeout + crate::engine::server::CONNECT_TIMEOUT,
+            ))
+            .write_timeout(Some(crate::engine::server::CONNECT_TIMEOUT))
+            .into();
         let mut engine = MysqlEngine {
             killer: Killer {
                 opts: opts.clone(),
@@ -142,29 +184,12 @@ impl MysqlEngine {
 
     /// The session's read-only mode, timeout and character set.
     fn set_up(&self, conn: &mut Conn, limits: &Limits) -> Result<(), StartError> {
-        let timeout = match self.mariadb {
-            true => format!(
-                "SET SESSION max_statement_time = {}",
-                limits.timeout.as_secs_f64().max(0.001)
-            ),
-            false => format!(
-                "SET SESSION max_execution_time = {}",
-                limits.timeout.as_millis().max(1)
-            ),
-        };
-        for statement in [
-            "SET NAMES utf8mb4",
-            "SET SESSION TRANSACTION READ ONLY",
-            &timeout,
-        ] {
-            conn.query_drop(statement).map_err(|e| {
-                StartError::new(format!(
-                    "`dataset.engine`: cannot set up the session: {}",
-                    error_text(&e)
-                ))
-            })?;
-        }
-        Ok(())
+        set_up(conn, self.mariadb, limits).map_err(|e| {
+            StartError::new(format!(
+                "`dataset.engine`: cannot set up the session: {}",
+                error_text(&e)
+            ))
+        })
     }
 
     /// The tables of every db_id this database holds are there, and the user is not privileged.
@@ -185,14 +210,17 @@ impl MysqlEngine {
         enforce_role(&role_report(&grants), &self.settings, READ_ONLY_ROLE)
     }
 
-    /// A pooled or new, set-up connection to the item's database.
-    fn session(&self, database: &str, limits: &Limits) -> Result<Conn, ExecError> {
-        if let Some(conn) = self.pool.take(database) {
-            return Ok(conn);
+    /// A pooled or (`fresh`, or none idle) new, set-up connection to the item's database; a
+    /// connection that cannot be opened is an engine fault.
+    fn session(&self, database: &str, limits: &Limits, fresh: bool) -> Result<Conn, ExecError> {
+        if !fresh {
+            if let Some(conn) = self.pool.take(database) {
+                return Ok(conn);
+            }
         }
-        let mut conn = self.open(database).map_err(|e| ExecError::Open(e.0))?;
-        self.set_up(&mut conn, limits)
-            .map_err(|e| ExecError::Open(e.0))?;
+        let fault = |e: StartError| ExecError::Fault(e.0);
+        let mut conn = self.open(database).map_err(fault)?;
+        self.set_up(&mut conn, limits).map_err(fault)?;
         Ok(conn)
     }
 
@@ -217,30 +245,7 @@ impl Engine for MysqlEngine {
         mysql_query_only(statement)?;
         mysql_functions_allowed(statement)?;
         let database = self.database_of(db);
-        let mut conn = self.session(&database, limits)?;
-        let id = conn.connection_id();
-        // Set when a `KILL QUERY` was sent (deadline or size cap): it may land after the query
-        // ended, so the connection is not reused.
-        let fired = Arc::new(AtomicBool::new(false));
-        let (killer, flag) = (self.killer.clone(), Arc::clone(&fired));
-        let armed = self
-            .watchdog
-            .arm(Instant::now() + limits.timeout + CLIENT_GRACE, move || {
-                flag.store(true, Ordering::SeqCst);
-                killer.kill(id);
-            });
-        let result = self.run_in_transaction(&mut conn, statement, limits, with_columns, &fired);
-        drop(armed);
-        let rolled_back = conn.query_drop("ROLLBACK").is_ok();
-        if rolled_back && !fired.load(Ordering::SeqCst) {
-            self.pool.give_back(&database, conn);
-        }
-        match result {
-            Err(ExecError::Sql(_)) if fired.load(Ordering::SeqCst) => {
-                Err(ExecError::Timeout(limits.timeout.as_millis()))
-            }
-            other => other,
-        }
+        retrying(|fresh| self.attempt(&database, statement, limits, with_columns, fresh))
     }
 
     fn column_names(
@@ -252,66 +257,231 @@ impl Engine for MysqlEngine {
         let statement = single_statement(sql)?;
         mysql_query_only(statement)?;
         let database = self.database_of(db);
-        let mut conn = self.session(&database, limits)?;
-        let result = prepared_columns(&mut conn, statement, limits)
-            .map(|columns| columns.iter().map(|(name, _)| name.clone()).collect());
-        self.pool.give_back(&database, conn);
-        result
+        retrying(|fresh| {
+            let mut conn = self.session(&database, limits, fresh)?;
+            let fired = AtomicBool::new(false);
+            let result = prepared_columns(&mut conn, statement, limits, &fired)
+                .map(|columns| columns.iter().map(|(name, _)| name.clone()).collect());
+            if !matches!(result, Err(ExecError::Fault(_))) {
+                self.pool.give_back(&database, conn);
+            }
+            result
+        })
     }
 }
 
 impl MysqlEngine {
-    fn run_in_transaction(
+    /// Runs one query on a session of `database` on a thread of its own, which the worker waits
+    /// for until the hard deadline: `KILL QUERY` from the deadline on, re-sent every
+    /// [`KILL_EVERY`]; at the hard deadline `KILL CONNECTION`, and the session is abandoned.
+    /// The thread then resets the session (rollback, `COM_RESET_CONNECTION`, the settings) and
+    /// gives it back when the query ended cleanly.
+    fn attempt(
         &self,
-        conn: &mut Conn,
+        database: &str,
         statement: &str,
         limits: &Limits,
         with_columns: bool,
-        killed: &AtomicBool,
+        fresh: bool,
     ) -> Result<ResultTable, ExecError> {
-        let prepared = prepared_columns(conn, statement, limits)?;
-        conn.query_drop("START TRANSACTION READ ONLY")
-            .map_err(|e| classify(&e, limits))?;
+        let conn = self.session(database, limits, fresh)?;
         let id = conn.connection_id();
-        let started = Instant::now();
-        let mut result = conn
-            .query_iter(statement)
-            .map_err(|e| classify(&e, limits))?;
-        let kinds: Vec<Kind> = result.columns().as_ref().iter().map(kind_of).collect();
-        if kinds.len() != prepared.len() {
-            return Err(ExecError::Denied(
-                "the statement's result changed between checks".into(),
-            ));
-        }
-        // Declared before the rows so that, on an error, the rows are freed before their charge
-        // is given back to the budget.
-        let mut size = SizeGuard::new(limits);
-        let mut rows = Vec::new();
-        for row in result.by_ref() {
-            let row = row.map_err(|e| classify(&e, limits))?;
-            let read = read_row(&row, &kinds, &mut size).and_then(|values| {
-                rows.push(values);
-                size.add_row()
-            });
-            if let Err(error) = read {
-                killed.store(true, Ordering::SeqCst);
-                self.killer.kill(id);
-                return Err(error);
-            }
-        }
-        // MariaDB's BENCHMARK() stopped by `max_statement_time` (or by `KILL QUERY`) returns its
-        // row with no error: a query that ran for the whole timeout is a timeout, whatever it
-        // returned (the official loop's `func_timeout` gives such a query no result either).
-        if started.elapsed() >= limits.timeout || killed.load(Ordering::SeqCst) {
-            return Err(ExecError::Timeout(limits.timeout.as_millis()));
-        }
-        size.finish();
-        let columns = match with_columns {
-            true => prepared.into_iter().map(|(name, _)| name).collect(),
-            false => Vec::new(),
+        let deadline = Instant::now() + limits.timeout + CLIENT_GRACE;
+        // Set when a `KILL QUERY` was sent (deadline or size cap): it may land after the query
+        // ended, so the connection is not reused.
+        let fired = Arc::new(AtomicBool::new(false));
+        let _armed: Vec<_> = (0..=(ABANDON_AFTER.as_millis() / KILL_EVERY.as_millis()) as u32)
+            .map(|n| {
+                let (killer, flag) = (self.killer.clone(), Arc::clone(&fired));
+                self.watchdog.arm(deadline + KILL_EVERY * n, move || {
+                    flag.store(true, Ordering::SeqCst);
+                    killer.kill(id);
+                })
+            })
+            .collect();
+        let (results, result) = std::sync::mpsc::sync_channel(1);
+        let (sessions, session) = std::sync::mpsc::sync_channel(1);
+        let job = Job {
+            statement: statement.to_string(),
+            limits: *limits,
+            with_columns,
+            mariadb: self.mariadb,
+            fired: Arc::clone(&fired),
+            killer: self.killer.clone(),
         };
-        Ok(ResultTable { columns, rows })
+        let spawned = std::thread::Builder::new()
+            .name("sqlgate-mysql-query".into())
+            .spawn(move || job.run(conn, &results, &sessions));
+        if let Err(e) = spawned {
+            return Err(ExecError::Fault(format!(
+                "cannot start the query's thread: {e}"
+            )));
+        }
+        let hard = deadline + ABANDON_AFTER;
+        let left = || hard.saturating_duration_since(Instant::now());
+        let outcome = match result.recv_timeout(left()) {
+            Ok(Ok((table, size))) => {
+                size.finish();
+                Ok(table)
+            }
+            Ok(Err(error)) => Err(error),
+            Err(_) => {
+                fired.store(true, Ordering::SeqCst);
+                self.abandon(id, limits);
+                return Err(ExecError::Timeout(limits.timeout.as_millis()));
+            }
+        };
+        // The session comes back once reset, if it ended cleanly and in time.
+        if let Ok(conn) = session.recv_timeout(left()) {
+            self.pool.give_back(database, conn);
+        }
+        stopped_by_deadline(outcome, fired.load(Ordering::SeqCst), limits)
     }
+
+    /// Ends, from the killer's connection and on a thread of its own (the worker does not wait),
+    /// a session whose query did not stop at its hard deadline, and reports it.
+    fn abandon(&self, id: u32, limits: &Limits) {
+        let killer = self.killer.clone();
+        let timeout_ms = limits.timeout.as_millis();
+        let _ = std::thread::Builder::new()
+            .name("sqlgate-kill".into())
+            .spawn(move || {
+                let killed = killer.kill_connection(id);
+                crate::util::log::note(&format!(
+                    "warning: a MariaDB/MySQL session (id {id}) did not stop at its {timeout_ms} ms deadline despite KILL QUERY; sqlgate abandoned it and {}",
+                    match killed {
+                        true => "ended it with KILL CONNECTION (its thread may compute on until it next checks for a kill)",
+                        false => "could not end it: it may still be running",
+                    }
+                ));
+            });
+    }
+}
+
+/// One query sent to its own thread, with what that thread needs to reset the session after.
+struct Job {
+    statement: String,
+    limits: Limits,
+    with_columns: bool,
+    mariadb: bool,
+    fired: Arc<AtomicBool>,
+    killer: Killer,
+}
+
+/// A finished result and its charge, finished ([`SizeGuard::finish`]) on the worker's thread,
+/// whose item keeps it.
+type Finished = (ResultTable, SizeGuard);
+
+impl Job {
+    /// Runs the query and sends its result; then, when it ended cleanly (no kill sent, no
+    /// fault, not cut short), resets the session and sends it back for the pool.
+    fn run(
+        self,
+        mut conn: Conn,
+        results: &std::sync::mpsc::SyncSender<Result<Finished, ExecError>>,
+        sessions: &std::sync::mpsc::SyncSender<Conn>,
+    ) {
+        let result = run_in_transaction(
+            &mut conn,
+            &self.statement,
+            &self.limits,
+            self.with_columns,
+            &self.fired,
+            &self.killer,
+        );
+        let clean = !self.fired.load(Ordering::SeqCst)
+            && !matches!(result, Err(ExecError::Fault(_) | ExecError::TooLarge(_)));
+        // A worker that gave up waiting drops the result here, rows before their charge.
+        if results.send(result).is_err() || !clean {
+            return;
+        }
+        if reset(&mut conn, self.mariadb, &self.limits) {
+            let _ = sessions.send(conn);
+        }
+    }
+}
+
+/// Ends the item's transaction and resets the session to a new one's state
+/// (`COM_RESET_CONNECTION`: user variables, session settings, `GET_LOCK` locks, temporary
+/// tables, prepared statements) with its settings again; `false` when it is unusable.
+fn reset(conn: &mut Conn, mariadb: bool, limits: &Limits) -> bool {
+    conn.query_drop("ROLLBACK").is_ok()
+        && conn.reset().is_ok()
+        && set_up(conn, mariadb, limits).is_ok()
+}
+
+/// The session's read-only mode, timeout and character set.
+fn set_up(conn: &mut Conn, mariadb: bool, limits: &Limits) -> Result<(), mysql::Error> {
+    let timeout = match mariadb {
+        true => format!(
+            "SET SESSION max_statement_time = {}",
+            limits.timeout.as_secs_f64().max(0.001)
+        ),
+        false => format!(
+            "SET SESSION max_execution_time = {}",
+            limits.timeout.as_millis().max(1)
+        ),
+    };
+    for statement in [
+        "SET NAMES utf8mb4",
+        "SET SESSION TRANSACTION READ ONLY",
+        &timeout,
+    ] {
+        conn.query_drop(statement)?;
+    }
+    Ok(())
+}
+
+/// Prepares and runs one query in a read-only transaction and streams its rows; the result
+/// comes with its charge, to be finished by the caller.
+fn run_in_transaction(
+    conn: &mut Conn,
+    statement: &str,
+    limits: &Limits,
+    with_columns: bool,
+    killed: &AtomicBool,
+    killer: &Killer,
+) -> Result<Finished, ExecError> {
+    let classify = |e: mysql::Error| classify(&e, limits, killed);
+    let prepared = prepared_columns(conn, statement, limits, killed)?;
+    conn.query_drop("START TRANSACTION READ ONLY")
+        .map_err(classify)?;
+    let id = conn.connection_id();
+    let started = Instant::now();
+    let mut result = conn.query_iter(statement).map_err(classify)?;
+    let kinds: Vec<Kind> = result.columns().as_ref().iter().map(kind_of).collect();
+    if kinds.len() != prepared.len() {
+        return Err(ExecError::Denied(
+            "the statement's result changed between checks".into(),
+        ));
+    }
+    // Declared before the rows so that, on an error, the rows are freed before their charge
+    // is given back to the budget.
+    let mut size = SizeGuard::new(limits);
+    let mut rows = Vec::new();
+    for row in result.by_ref() {
+        let row = row.map_err(classify)?;
+        let read = read_row(&row, &kinds, &mut size).and_then(|values| {
+            rows.push(values);
+            size.add_row()
+        });
+        if let Err(error) = read {
+            killed.store(true, Ordering::SeqCst);
+            killer.kill(id);
+            return Err(error);
+        }
+    }
+    // MariaDB's BENCHMARK() stopped by `max_statement_time` (or by `KILL QUERY`) returns its
+    // row with no error: a query that ran for the whole timeout is a timeout, whatever it
+    // returned (the official loop's `func_timeout` gives such a query no result either).
+    if started.elapsed() >= limits.timeout || killed.load(Ordering::SeqCst) {
+        return Err(ExecError::Timeout(limits.timeout.as_millis()));
+    }
+    let columns = match with_columns {
+        true => prepared.into_iter().map(|(name, _)| name).collect(),
+        false => Vec::new(),
+    };
+    Ok((ResultTable { columns, rows }, size))
 }
 
 /// The result columns (name, kind) of a prepared query; a statement without result columns
@@ -320,8 +490,11 @@ fn prepared_columns(
     conn: &mut Conn,
     statement: &str,
     limits: &Limits,
+    fired: &AtomicBool,
 ) -> Result<Vec<(String, Kind)>, ExecError> {
-    let prepared = conn.prep(statement).map_err(|e| classify(&e, limits))?;
+    let prepared = conn
+        .prep(statement)
+        .map_err(|e| classify(&e, limits, fired))?;
     let columns: Vec<(String, Kind)> = prepared
         .columns()
         .iter()
@@ -372,17 +545,30 @@ fn kind_of(column: &mysql::Column) -> Kind {
     }
 }
 
-/// A stopped query is a timeout, a write in the read-only transaction a refusal, anything else
-/// the server's message.
-fn classify(error: &mysql::Error, limits: &Limits) -> ExecError {
+/// A query stopped by sqlgate (its `KILL QUERY`, the server's statement timeout) is a timeout;
+/// a `KILL QUERY` that was not sqlgate's, a killed or lost connection, a shutdown, a lock
+/// conflict or any client-side failure is an engine fault ([`ExecError::Fault`], retried on a
+/// fresh session, never a verdict); a write in the read-only transaction a refusal; anything
+/// else the server's message.
+fn classify(error: &mysql::Error, limits: &Limits, fired: &AtomicBool) -> ExecError {
+    let ours = fired.load(Ordering::SeqCst);
+    let message = || crate::engine::server::query_message(&error_text(error));
+    let timeout = ExecError::Timeout(limits.timeout.as_millis());
     match error {
-        mysql::Error::MySqlError(e) if STOPPED.contains(&e.code) => {
-            ExecError::Timeout(limits.timeout.as_millis())
+        mysql::Error::MySqlError(e) if e.code == QUERY_INTERRUPTED && !ours => {
+            ExecError::Fault(message())
         }
+        mysql::Error::MySqlError(e) if STOPPED.contains(&e.code) => timeout,
         mysql::Error::MySqlError(e) if e.code == READ_ONLY_TRANSACTION => {
-            ExecError::Denied(crate::engine::server::query_message(&e.message))
+            ExecError::Denied(message())
         }
-        _ => ExecError::Sql(crate::engine::server::query_message(&error_text(error))),
+        mysql::Error::MySqlError(e) if ENGINE_FAULTS.contains(&e.code) => match ours {
+            true => timeout,
+            false => ExecError::Fault(message()),
+        },
+        mysql::Error::MySqlError(_) => ExecError::Sql(message()),
+        _ if ours => timeout,
+        _ => ExecError::Fault(message()),
     }
 }
 

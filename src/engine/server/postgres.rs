@@ -10,24 +10,29 @@
 use crate::engine::exec::{Engine, ExecError, Limits, ResultTable, SizeGuard};
 use crate::engine::server::check::postgres_functions_allowed;
 use crate::engine::server::convert::{convert, Kind};
+use crate::engine::server::pg_session::{self, ConnectError, Session};
 use crate::engine::server::{
-    check_tables, enforce_role, single_statement, tls, Pool, RoleReport, ServerSettings,
-    StartError, Watchdog, CONNECT_TIMEOUT,
+    check_tables, enforce_role, retrying, single_statement, stopped_by_deadline, tls, Pool,
+    RoleReport, ServerSettings, StartError, CONNECT_TIMEOUT,
 };
 use crate::engine::value::{Row, Value};
 use crate::input::config::Layout;
+use futures_util::StreamExt;
 use postgres::types::Type;
-use postgres::{Client, SimpleQueryMessage};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio_postgres::{Client, SimpleQueryMessage};
 
-/// Rows fetched per `FETCH`.
+/// Rows fetched per `FETCH` (each streamed row by row).
 const FETCH_ROWS: usize = 1000;
 /// Time added to the query's timeout before the client cancels it (the server's own
 /// `statement_timeout` fires first when the server is healthy).
 const CLIENT_GRACE: Duration = Duration::from_millis(250);
+/// Time after the first cancel request at which the client stops waiting and abandons the
+/// session: a query ends, from sqlgate's side, within `timeout_ms` + this + [`CLIENT_GRACE`].
+const ABANDON_AFTER: Duration = Duration::from_millis(500);
 
 /// How to create the read-only role the start-up check asks for.
 pub const READ_ONLY_ROLE: &str = "  CREATE ROLE sqlgate_reader LOGIN PASSWORD '<password>';\n  GRANT CONNECT ON DATABASE <database> TO sqlgate_reader;\n  GRANT USAGE ON SCHEMA public TO sqlgate_reader;\n  GRANT SELECT ON ALL TABLES IN SCHEMA public TO sqlgate_reader;";
@@ -37,8 +42,7 @@ pub const READ_ONLY_ROLE: &str = "  CREATE ROLE sqlgate_reader LOGIN PASSWORD '<
 pub struct PostgresEngine {
     target: tls::PgTarget,
     settings: ServerSettings,
-    pool: Pool<Client>,
-    watchdog: Watchdog,
+    pool: Pool<Session>,
 }
 
 impl PostgresEngine {
@@ -51,16 +55,15 @@ impl PostgresEngine {
             ))
         })?;
         target.config.application_name("sqlgate");
+        target.session_config.application_name("sqlgate");
         let engine = PostgresEngine {
             pool: Pool::new(settings.connections),
             target,
             settings,
-            watchdog: Watchdog::start(),
         };
         for database in engine.databases_to_check() {
             let mut client = engine.connect(&database, limits)?;
             engine.check_database(&mut client, &database)?;
-            engine.pool.give_back(&database, client);
         }
         Ok(engine)
     }
@@ -81,8 +84,9 @@ impl PostgresEngine {
         }
     }
 
-    /// A new session on `database` (the URL's when empty), set up for untrusted queries.
-    fn connect(&self, database: &str, limits: &Limits) -> Result<Client, StartError> {
+    /// A new session of the synchronous client on `database` (the URL's when empty), for the
+    /// start-up checks.
+    fn connect(&self, database: &str, limits: &Limits) -> Result<postgres::Client, StartError> {
         let mut config = self.target.config.clone();
         if !database.is_empty() {
             config.dbname(database);
@@ -101,14 +105,7 @@ impl PostgresEngine {
                 error_text(&e)
             ))
         })?;
-        let setup = format!(
-            "SET default_transaction_read_only = on; SET statement_timeout = {}; \
-             SET idle_in_transaction_session_timeout = {}; SET DateStyle = 'ISO, MDY'; \
-             SET IntervalStyle = 'postgres'; SET extra_float_digits = 1; \
-             SET client_min_messages = error",
-            limits.timeout.as_millis().max(1),
-            (limits.timeout + CONNECT_TIMEOUT).as_millis()
-        );
+        let setup = session_setup(limits);
         client.batch_execute(&setup).map_err(|e| {
             StartError::new(format!(
                 "`dataset.engine`: cannot set up the session: {}",
@@ -119,7 +116,11 @@ impl PostgresEngine {
     }
 
     /// The tables of every db_id this database holds are there, and the role is not privileged.
-    fn check_database(&self, client: &mut Client, database: &str) -> Result<(), StartError> {
+    fn check_database(
+        &self,
+        client: &mut postgres::Client,
+        database: &str,
+    ) -> Result<(), StartError> {
         let query_error = |e: postgres::Error| {
             StartError::new(format!(
                 "`dataset.engine`: the start-up check failed: {}",
@@ -139,33 +140,104 @@ impl PostgresEngine {
         let report = role_report(client).map_err(query_error)?;
         enforce_role(&report, &self.settings, READ_ONLY_ROLE)
     }
+}
 
-    /// A pooled or new connection to the item's database.
-    fn session(&self, database: &str, limits: &Limits) -> Result<Client, ExecError> {
-        match self.pool.take(database) {
-            Some(client) if !client.is_closed() => Ok(client),
-            _ => self
-                .connect(database, limits)
-                .map_err(|e| ExecError::Open(e.0)),
+impl PostgresEngine {
+    /// A session for one item on `database`: a pooled one, or (`fresh`, or none idle) a new one.
+    fn session(&self, database: &str, limits: &Limits, fresh: bool) -> Result<Session, ExecError> {
+        if !fresh {
+            while let Some(session) = self.pool.take(database) {
+                if !session.is_closed() {
+                    return Ok(session);
+                }
+            }
         }
+        let mut config = self.target.session_config.clone();
+        if !database.is_empty() {
+            config.dbname(database);
+        }
+        Session::connect(&config, &self.target.connector, &session_setup(limits)).map_err(|e| {
+            let reason = match e {
+                ConnectError::Client(e) => error_text(&e),
+                ConnectError::TimedOut => "the server did not answer in time".into(),
+                ConnectError::Runtime(e) => e.to_string(),
+            };
+            ExecError::Fault(crate::engine::server::query_message(&format!(
+                "cannot open a session on the PostgreSQL server: {reason}"
+            )))
+        })
     }
 
-    /// Runs `action` on a session of the item's database, giving the session back afterwards
-    /// unless the action left it unusable.
-    fn with_session<T>(
+    /// Runs `work` on a session of the item's database under the query's deadline, then
+    /// resets the session for the next item and gives it back, or drops it when it is not
+    /// clean (the deadline fired, the result was cut short, the server failed).
+    fn attempt<T, W, F>(
         &self,
-        db: &Path,
+        database: &str,
         limits: &Limits,
-        action: impl FnOnce(&mut Client) -> (Result<T, ExecError>, bool),
-    ) -> Result<T, ExecError> {
-        let database = self.database_of(db);
-        let mut client = self.session(&database, limits)?;
-        let (result, healthy) = action(&mut client);
-        if healthy && !client.is_closed() {
-            self.pool.give_back(&database, client);
+        fresh: bool,
+        work: W,
+    ) -> Result<T, ExecError>
+    where
+        W: FnOnce(Arc<Client>, Instant, Arc<AtomicBool>) -> F,
+        F: std::future::Future<Output = Result<T, ExecError>>,
+    {
+        let session = self.session(database, limits, fresh)?;
+        let deadline = Instant::now() + limits.timeout + CLIENT_GRACE;
+        let hard = deadline + ABANDON_AFTER;
+        let fired = Arc::new(AtomicBool::new(false));
+        let future = work(Arc::clone(&session.client), deadline, Arc::clone(&fired));
+        let Some(result) = session.within(deadline, hard, &self.target.connector, &fired, future)
+        else {
+            let mut config = self.target.session_config.clone();
+            if !database.is_empty() {
+                config.dbname(database);
+            }
+            pg_session::abandon(
+                session,
+                &config,
+                &self.target.connector,
+                limits.timeout.as_millis(),
+            );
+            return Err(ExecError::Timeout(limits.timeout.as_millis()));
+        };
+        let fired = fired.load(Ordering::SeqCst);
+        let clean = !fired && !matches!(result, Err(ExecError::Fault(_) | ExecError::TooLarge(_)));
+        if clean && reset(&session, limits, hard) {
+            self.pool.give_back(database, session);
         }
-        result
+        stopped_by_deadline(result, fired, limits)
     }
+}
+
+/// Ends the item's transaction and resets the session to a new one's state for the next item:
+/// `DISCARD ALL` (settings, session advisory locks, prepared statements, temporary tables,
+/// cursors, listeners) and the session settings again, by the query's hard deadline; `false`
+/// when the session is unusable (or the server too slow to reset it by then).
+fn reset(session: &Session, limits: &Limits, hard: Instant) -> bool {
+    let client = &session.client;
+    let done = session
+        .housekeep(hard, async {
+            client.batch_execute("ROLLBACK").await?;
+            client.batch_execute("DISCARD ALL").await?;
+            client.batch_execute(&session_setup(limits)).await
+        })
+        .is_some();
+    client.clear_type_cache();
+    done && !session.is_closed()
+}
+
+/// The settings every session runs under (set again after each item's reset).
+fn session_setup(limits: &Limits) -> String {
+    format!(
+        "SET default_transaction_read_only = on; SET statement_timeout = {}; \
+         SET idle_in_transaction_session_timeout = {}; SET DateStyle = 'ISO, MDY'; \
+         SET IntervalStyle = 'postgres'; SET extra_float_digits = 1; \
+         SET client_min_messages = error; SET lock_timeout = {}",
+        limits.timeout.as_millis().max(1),
+        (limits.timeout + CONNECT_TIMEOUT).as_millis(),
+        limits.timeout.as_millis().max(1)
+    )
 }
 
 impl Engine for PostgresEngine {
@@ -179,20 +251,17 @@ impl Engine for PostgresEngine {
     ) -> Result<ResultTable, ExecError> {
         let statement = single_statement(sql)?;
         postgres_functions_allowed(statement)?;
-        self.with_session(db, limits, |client| {
-            let deadline = Instant::now() + limits.timeout + CLIENT_GRACE;
-            let cancel = client.cancel_token();
-            let connector = self.target.connector.clone();
-            let fired = Arc::new(AtomicBool::new(false));
-            let flag = Arc::clone(&fired);
-            let armed = self.watchdog.arm(deadline, move || {
-                flag.store(true, Ordering::SeqCst);
-                let _ = cancel.cancel_query(connector);
-            });
-            let result = run_in_transaction(client, statement, limits, with_columns);
-            drop(armed);
-            let rolled_back = client.batch_execute("ROLLBACK").is_ok();
-            (result, rolled_back && !fired.load(Ordering::SeqCst))
+        let database = self.database_of(db);
+        retrying(|fresh| {
+            self.attempt(
+                &database,
+                limits,
+                fresh,
+                |client, deadline, fired| async move {
+                    run_in_transaction(&client, statement, limits, with_columns, deadline, &fired)
+                        .await
+                },
+            )
         })
     }
 
@@ -203,31 +272,36 @@ impl Engine for PostgresEngine {
         limits: &Limits,
     ) -> Result<Vec<String>, ExecError> {
         let statement = single_statement(sql)?;
-        self.with_session(db, limits, |client| {
-            let result = client
-                .prepare(statement)
-                .map(|prepared| {
-                    prepared
-                        .columns()
-                        .iter()
-                        .map(|c| c.name().to_string())
-                        .collect()
-                })
-                .map_err(|e| classify(&e, limits));
-            (result, true)
+        let database = self.database_of(db);
+        retrying(|fresh| {
+            self.attempt(&database, limits, fresh, |client, _, fired| async move {
+                let prepared = client
+                    .prepare(statement)
+                    .await
+                    .map_err(|e| classify(&e, limits, &fired))?;
+                Ok(prepared
+                    .columns()
+                    .iter()
+                    .map(|c| c.name().to_string())
+                    .collect())
+            })
         })
     }
 }
 
-/// Prepare, open the read-only transaction and the cursor, fetch every batch.
-fn run_in_transaction(
-    client: &mut Client,
+/// Prepare, open the read-only transaction and the cursor, fetch every batch, each streamed
+/// row by row (so a batch is never held whole: every row is charged as it arrives), and stop
+/// at the client deadline even when the backend is idle between two `FETCH`es.
+async fn run_in_transaction(
+    client: &Client,
     statement: &str,
     limits: &Limits,
     with_columns: bool,
+    deadline: Instant,
+    fired: &AtomicBool,
 ) -> Result<ResultTable, ExecError> {
-    let classify = |e: postgres::Error| classify(&e, limits);
-    let prepared = client.prepare(statement).map_err(classify)?;
+    let classify = |e: tokio_postgres::Error| classify(&e, limits, fired);
+    let prepared = client.prepare(statement).await.map_err(classify)?;
     let kinds: Vec<Kind> = prepared
         .columns()
         .iter()
@@ -250,21 +324,27 @@ fn run_in_transaction(
             "BEGIN READ ONLY; SET LOCAL statement_timeout = {}; SET LOCAL cursor_tuple_fraction = 1.0; DECLARE sqlgate_cursor NO SCROLL CURSOR FOR {statement}",
             limits.timeout.as_millis().max(1)
         ))
+        .await
         .map_err(classify)?;
     // Declared before the rows so that, on an error, the rows are freed before their charge is
     // given back to the budget.
     let mut size = SizeGuard::new(limits);
     let mut rows = Vec::new();
     loop {
+        if Instant::now() >= deadline {
+            return Err(ExecError::Timeout(limits.timeout.as_millis()));
+        }
         let batch = FETCH_ROWS.min(limits.max_rows.saturating_sub(rows.len()) + 1);
-        let messages = client
-            .simple_query(&format!("FETCH FORWARD {batch} FROM sqlgate_cursor"))
+        let stream = client
+            .simple_query_raw(&format!("FETCH FORWARD {batch} FROM sqlgate_cursor"))
+            .await
             .map_err(classify)?;
+        let mut stream = std::pin::pin!(stream);
         let mut fetched = 0;
-        for message in &messages {
-            if let SimpleQueryMessage::Row(row) = message {
+        while let Some(message) = stream.next().await {
+            if let SimpleQueryMessage::Row(row) = message.map_err(classify)? {
                 fetched += 1;
-                rows.push(read_row(row, &kinds, &mut size)?);
+                rows.push(read_row(&row, &kinds, &mut size)?);
                 size.add_row()?;
             }
         }
@@ -276,7 +356,7 @@ fn run_in_transaction(
 }
 
 fn read_row(
-    row: &postgres::SimpleQueryRow,
+    row: &tokio_postgres::SimpleQueryRow,
     kinds: &[Kind],
     size: &mut SizeGuard,
 ) -> Result<Row, ExecError> {
@@ -314,19 +394,45 @@ fn kind_of(column_type: &Type) -> Kind {
     }
 }
 
-/// A query error: the cancel (server timeout or client deadline) is a timeout, a read-only
-/// violation a refusal, anything else the server's message.
-fn classify(error: &postgres::Error, limits: &Limits) -> ExecError {
-    use postgres::error::SqlState;
-    match error.code() {
-        Some(code) if *code == SqlState::QUERY_CANCELED => {
+/// A query error. A cancel is a timeout when it was sqlgate's (its deadline fired, or the
+/// server's `statement_timeout`); any other cancel, a session ended by the server or from
+/// outside, a lost connection, a connection or transaction-conflict failure is an engine fault
+/// ([`ExecError::Fault`], retried on a fresh session, never a verdict); a write in the read-only
+/// transaction a refusal; anything else the server's message.
+fn classify(error: &tokio_postgres::Error, limits: &Limits, fired: &AtomicBool) -> ExecError {
+    use tokio_postgres::error::SqlState;
+    let ours = fired.load(Ordering::SeqCst);
+    let message = || crate::engine::server::query_message(&error_text(error));
+    let Some(code) = error.code() else {
+        return match ours {
+            true => ExecError::Timeout(limits.timeout.as_millis()),
+            false => ExecError::Fault(message()),
+        };
+    };
+    let server_timeout = error
+        .as_db_error()
+        .is_some_and(|db| db.message().contains("statement timeout"));
+    match code.code() {
+        _ if *code == SqlState::QUERY_CANCELED && (ours || server_timeout) => {
             ExecError::Timeout(limits.timeout.as_millis())
         }
-        Some(code) if *code == SqlState::READ_ONLY_SQL_TRANSACTION => {
-            ExecError::Denied(crate::engine::server::query_message(&error_text(error)))
-        }
-        _ => ExecError::Sql(crate::engine::server::query_message(&error_text(error))),
+        _ if *code == SqlState::READ_ONLY_SQL_TRANSACTION => ExecError::Denied(message()),
+        c if is_engine_fault(c) => ExecError::Fault(message()),
+        _ => ExecError::Sql(message()),
     }
+}
+
+/// SQLSTATEs of a failure of the server or the session, not of the query: connection errors
+/// (08), an outside cancel (57014 when not sqlgate's), operator intervention (57P01 admin
+/// shutdown, 57P02 crash shutdown, 57P03 cannot connect now, 57P04 database dropped, 57P05 idle
+/// session timeout), too many connections (53300), a serialization failure or deadlock
+/// (40001, 40P01), a lock wait past `lock_timeout` (55P03), the idle-in-transaction timeout
+/// (25P03) and system errors (58).
+fn is_engine_fault(code: &str) -> bool {
+    code.starts_with("08")
+        || code.starts_with("57")
+        || code.starts_with("58")
+        || matches!(code, "53300" | "40001" | "40P01" | "55P03" | "25P03")
 }
 
 /// The server's own message when there is one, else the client's with its causes (a TLS
@@ -340,7 +446,7 @@ fn error_text(error: &postgres::Error) -> String {
 
 /// Superuser, membership of the server-file and server-program roles, and write access to any
 /// table the session sees.
-fn role_report(client: &mut Client) -> Result<RoleReport, postgres::Error> {
+fn role_report(client: &mut postgres::Client) -> Result<RoleReport, postgres::Error> {
     let row = client.query_one(
         "SELECT r.rolsuper, \
          pg_has_role(current_user, 'pg_execute_server_program', 'MEMBER'), \

@@ -75,6 +75,8 @@ impl PgMode {
 pub struct PgTarget {
     /// The parsed URL without `sslmode` / `sslrootcert`.
     pub config: postgres::Config,
+    /// The same for the asynchronous client the engine's sessions use.
+    pub session_config: tokio_postgres::Config,
     /// The rustls connector for `config`.
     pub connector: tokio_postgres_rustls::MakeRustlsConnect,
     /// The URL's `sslmode` (`prefer` when absent).
@@ -114,10 +116,16 @@ pub fn postgres_target(url: &str) -> Result<PgTarget, String> {
         _ => postgres::config::SslMode::Require,
     });
     config.connect_timeout(CONNECT_TIMEOUT);
+    let mut session_config: tokio_postgres::Config = rest.parse().map_err(|_| {
+        "not a valid PostgreSQL URL (postgresql://user:password@host:port/database)".to_string()
+    })?;
+    session_config.ssl_mode(config.get_ssl_mode());
+    session_config.connect_timeout(CONNECT_TIMEOUT);
     let root = root.filter(|path| path.as_os_str() != "system");
     let tls = client_config(verify, root.as_deref())?;
     Ok(PgTarget {
         config,
+        session_config,
         connector: tokio_postgres_rustls::MakeRustlsConnect::new(tls),
         mode,
     })
