@@ -122,13 +122,13 @@ fn check_against_reference(dataset: &str) {
 /// on which the two versions disagree.
 fn check_current_soft_f1(dataset: &str) -> (usize, usize) {
     let dir = tempfile::tempdir().unwrap();
-    let config = bird_layout(dir.path(), dataset, None, "soft_f1", "");
+    let config = bird_layout(dir.path(), dataset, None, "ex, soft_f1", "");
     let pinned = tempfile::tempdir().unwrap();
     let old = bird_layout(
         pinned.path(),
         dataset,
         None,
-        "soft_f1",
+        "ex, soft_f1",
         "soft_f1: { version: 2024-10 }\n",
     );
     let (lines, old_lines) = (eval_items(&config, &[]), eval_items(&old, &[]));
