@@ -1,6 +1,8 @@
 //! BIRD conformance: EX (`bird` profile) and Soft-F1 equal the official mini-dev evaluation
 //! functions item by item, on BIRD's own layout (`dev.json`, `dev_databases/<db>/<db>.sqlite`,
-//! the JSON prediction map). Reference values and how they were made: tests/data/bird/README.md.
+//! the JSON prediction map): Soft-F1 as the current `evaluation_f1.py` (bee73fe) by default and
+//! as 47f116d under `soft_f1: { version: 2024-10 }`. Reference values and how they were made:
+//! tests/data/bird/README.md.
 
 mod common;
 
@@ -13,8 +15,23 @@ fn data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/bird")
 }
 
-/// Lays a constructed dataset (`cases` or `minidev`) out as BIRD ships it; `predictions` is the
-/// prediction map to score (the dataset's own when `None`). Returns the config path.
+/// The gold items and the prediction map of a constructed dataset: its own, or for `multirow`
+/// the 500 shared mini-dev items and their GPT-4-turbo predictions.
+fn items_and_predictions(dataset: &str) -> (PathBuf, PathBuf) {
+    if dataset == "multirow" {
+        let shared = common::bird_minidev::folder();
+        return (
+            shared.join("mini_dev_sqlite.json"),
+            shared.join("predictions/predict_mini_dev_gpt-4-turbo_cot_SQLite.json"),
+        );
+    }
+    let source = data().join(dataset);
+    (source.join("dev.json"), source.join("predictions.json"))
+}
+
+/// Lays a constructed dataset (`cases`, `minidev` or `multirow`) out as BIRD ships it;
+/// `predictions` is the prediction map to score (the dataset's own when `None`). Returns the
+/// config path.
 fn bird_layout(
     dir: &Path,
     dataset: &str,
@@ -34,10 +51,11 @@ fn bird_layout(
                 .unwrap();
         }
     }
-    std::fs::copy(source.join("dev.json"), dir.join("dev.json")).unwrap();
+    let (items, own_predictions) = items_and_predictions(dataset);
+    std::fs::copy(items, dir.join("dev.json")).unwrap();
     let predictions = match predictions {
         Some(text) => text.to_string(),
-        None => std::fs::read_to_string(source.join("predictions.json")).unwrap(),
+        None => std::fs::read_to_string(own_predictions).unwrap(),
     };
     std::fs::write(dir.join("predictions.json"), predictions).unwrap();
     let config = format!(
@@ -54,7 +72,8 @@ fn metric(line: &Json, name: &str) -> Option<f64> {
     line["metrics"][name].as_f64()
 }
 
-/// sqlgate's per-item EX and Soft-F1 against the official functions' values.
+/// sqlgate's per-item EX and Soft-F1 against the official functions' values of 47f116d
+/// (`reference.jsonl`), Soft-F1 pinned to that version.
 fn check_against_reference(dataset: &str) {
     let dir = tempfile::tempdir().unwrap();
     let config = bird_layout(
@@ -62,7 +81,7 @@ fn check_against_reference(dataset: &str) {
         dataset,
         None,
         "ex, soft_f1, soft_f1_aligned",
-        "",
+        "soft_f1: { version: 2024-10 }\n",
     );
     let lines = eval_items(&config, &[]);
     let reference = read_jsonl(&data().join(dataset).join("reference.jsonl"));
@@ -98,6 +117,52 @@ fn check_against_reference(dataset: &str) {
     assert!(compared > 20, "{compared} items compared");
 }
 
+/// sqlgate's per-item Soft-F1 (default version) against the current official
+/// `evaluation_f1.py`'s values (`soft_f1_2025-06.jsonl`); returns the items compared and those
+/// on which the two versions disagree.
+fn check_current_soft_f1(dataset: &str) -> (usize, usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = bird_layout(dir.path(), dataset, None, "ex, soft_f1", "");
+    let pinned = tempfile::tempdir().unwrap();
+    let old = bird_layout(
+        pinned.path(),
+        dataset,
+        None,
+        "ex, soft_f1",
+        "soft_f1: { version: 2024-10 }\n",
+    );
+    let (lines, old_lines) = (eval_items(&config, &[]), eval_items(&old, &[]));
+    let reference = read_jsonl(&data().join(dataset).join("soft_f1_2025-06.jsonl"));
+    assert_eq!(lines.len(), reference.len());
+    let (mut compared, mut versions_differ, mut unstable) = (0, 0, 0);
+    for ((line, old_line), official) in lines.iter().zip(&old_lines).zip(&reference) {
+        let i = official["i"].as_u64().unwrap();
+        assert_eq!(line["index"].as_u64(), Some(i));
+        if !official["gold_ok"].as_bool().unwrap() {
+            assert_eq!(line["outcome"]["soft_f1"], "gold_error", "item {i}");
+            continue;
+        }
+        let Some(f1) = official["soft_f1"].as_f64() else {
+            assert_eq!(line["outcome"]["soft_f1"], "missing", "item {i}");
+            continue;
+        };
+        if official["unstable"] == true {
+            // The query reads the clock or chance: the reference holds for its day only.
+            unstable += 1;
+            continue;
+        }
+        assert_eq!(
+            metric(line, "soft_f1"),
+            Some(f1),
+            "Soft-F1 of item {i}: {line}"
+        );
+        versions_differ += usize::from(metric(old_line, "soft_f1") != Some(f1));
+        compared += 1;
+    }
+    assert!(unstable <= 15, "{unstable} items read the clock");
+    (compared, versions_differ)
+}
+
 #[test]
 fn hand_made_cases_equal_the_official_functions() {
     check_against_reference("cases");
@@ -106,6 +171,31 @@ fn hand_made_cases_equal_the_official_functions() {
 #[test]
 fn mini_dev_gpt4_turbo_on_constructed_databases_equals_the_official_scripts() {
     check_against_reference("minidev");
+}
+
+#[test]
+fn soft_f1_equals_the_current_official_script_item_by_item() {
+    let (cases, cases_differ) = check_current_soft_f1("cases");
+    let (minidev, _) = check_current_soft_f1("minidev");
+    assert!(
+        cases >= 30 && minidev >= 100,
+        "{cases} / {minidev} compared"
+    );
+    assert!(
+        cases_differ >= 1,
+        "the hand-made cases hold a row order the versions split on"
+    );
+}
+
+#[test]
+fn soft_f1_on_multi_row_mini_dev_results_equals_the_current_official_script() {
+    let (compared, versions_differ) = check_current_soft_f1("multirow");
+    assert!(compared >= 450, "{compared} items compared");
+    // The two versions pair rows differently on these results; the reference tells them apart.
+    assert!(
+        versions_differ >= 30,
+        "{versions_differ} items tell the versions apart"
+    );
 }
 
 #[test]

@@ -43,6 +43,10 @@ pub struct Settings {
     /// written before it was stored, whose R-VES used the official order.
     #[serde(default)]
     pub rves_order: Option<String>,
+    /// The version of the official Soft-F1 script, when `soft_f1` is scored; absent (null) in
+    /// baselines written before it was stored, whose Soft-F1 is that of version `2024-10`.
+    #[serde(default)]
+    pub soft_f1_version: Option<String>,
     /// The comparison contract in words ([`crate::engine::profile::Profile::contract`]); empty
     /// in baselines written before it was stored (those are judged by the other settings).
     #[serde(default)]
@@ -76,6 +80,11 @@ impl Settings {
                 .iter()
                 .any(|m| m == "rves")
                 .then(|| format!("{:?}", config.rves.order)),
+            soft_f1_version: config
+                .metrics
+                .iter()
+                .any(|m| m == "soft_f1")
+                .then(|| config.soft_f1.version.name().to_string()),
             contract: crate::engine::profile::Profile::new(&config.compare).contract(),
         }
     }
@@ -93,6 +102,12 @@ impl Settings {
             // The contract text is derived from the other settings; an older baseline without
             // it is judged by those.
             .filter(|(name, value)| !(name.as_str() == "contract" && value.as_str() == Some("")))
+            // Soft-F1 was version 2024-10 before the version was stored.
+            .filter(|(name, value)| {
+                !(name.as_str() == "soft_f1_version"
+                    && value.is_null()
+                    && after.get(*name).and_then(|v| v.as_str()) == Some(SOFT_F1_BEFORE_STORED))
+            })
             .map(|(name, value)| {
                 let now = after.get(name).cloned().unwrap_or_default();
                 format!("{name}: {value} (baseline) vs {name}: {now} (now)")
@@ -100,6 +115,9 @@ impl Settings {
             .collect()
     }
 }
+
+/// The Soft-F1 version of baselines written before the version was stored.
+const SOFT_F1_BEFORE_STORED: &str = "2024-10";
 
 /// Which model answers, and where: a baseline judged by another model is not comparable.
 fn provider_identity(provider: &crate::input::provider_config::ProviderConfig) -> String {
@@ -407,5 +425,40 @@ mod settings_tests {
             ..abba.clone()
         };
         assert_eq!(older.differences(&abba).len(), 1);
+    }
+
+    #[test]
+    fn a_baseline_under_another_soft_f1_version_is_not_comparable() {
+        let with = |section: &str| {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::create_dir(dir.path().join("db")).unwrap();
+            let yaml = format!(
+                "dataset: {{ gold: gold.sql, databases: db }}\nmetrics: [ex, soft_f1]\n\
+                 predictions:\n  - {{ name: a, path: a.sql }}\n{section}"
+            );
+            Settings::of(&Config::parse(&yaml, &dir.path().join("sqlgate.yml")).unwrap())
+        };
+        let current = with("");
+        let pinned = with("soft_f1: { version: 2024-10 }\n");
+        assert_eq!(current.soft_f1_version.as_deref(), Some("2025-06"));
+        assert_eq!(
+            pinned.differences(&current),
+            ["soft_f1_version: \"2024-10\" (baseline) vs soft_f1_version: \"2025-06\" (now)"]
+        );
+        let older = Settings {
+            soft_f1_version: None,
+            ..current.clone()
+        };
+        assert_eq!(older.differences(&current).len(), 1);
+        assert!(older.differences(&pinned).is_empty());
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("db")).unwrap();
+        let refused = Config::parse(
+            "dataset: { gold: g.sql, databases: db }\npredictions: []\nsoft_f1: { version: 2025 }\n",
+            &dir.path().join("sqlgate.yml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(refused.contains("soft_f1.version"), "{refused}");
     }
 }

@@ -5,7 +5,10 @@
 //! on top of it an authorizer admits only reading (no ATTACH, writes, DDL, PRAGMA,
 //! transactions or `load_extension`); only one read-only statement runs per query; a progress
 //! handler enforces the wall-clock limit inside SQLite; value, SQL-text and result sizes are capped.
-//! Connections are cached per worker thread, so a run opens each database once per thread.
+//! Connections are cached per worker thread, at most [`CACHED_CONNECTIONS`] each (the least
+//! recently used one is closed past that, and all but the one in use once SQLite's heap holds a
+//! quarter of the budget), so a run opens a database once per thread while it works on it, and a
+//! run over thousands of databases does not keep every one open.
 
 use crate::engine::exec::{
     budget_exhausted, decode_lenient, Engine, ExecError, Executor, Limits, ResultTable, SizeGuard,
@@ -16,7 +19,6 @@ use rusqlite::fallible_iterator::FallibleIterator;
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use rusqlite::Connection;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -27,8 +29,13 @@ const COPY_BUDGET: Duration = Duration::from_secs(60);
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SqliteEngine;
 
+/// Connections one worker thread keeps open. Each holds SQLite heap (schema, page cache,
+/// lookaside: a few hundred KiB for a small database) charged to the run's budget until closed.
+pub const CACHED_CONNECTIONS: usize = 16;
+
 thread_local! {
-    static CONNECTIONS: RefCell<HashMap<PathBuf, Guarded>> = RefCell::new(HashMap::new());
+    /// This thread's open connections, the most recently used last.
+    static CONNECTIONS: RefCell<Vec<(PathBuf, Guarded)>> = const { RefCell::new(Vec::new()) };
 }
 
 impl SqliteEngine {
@@ -39,12 +46,35 @@ impl SqliteEngine {
     ) -> Result<T, ExecError> {
         CONNECTIONS.with(|cache| {
             let mut cache = cache.borrow_mut();
-            if !cache.contains_key(db) {
-                cache.insert(db.to_path_buf(), open_guarded(db)?);
+            match cache.iter().position(|(path, _)| path == db) {
+                Some(index) => {
+                    let entry = cache.remove(index);
+                    cache.push(entry);
+                }
+                None => {
+                    make_room(&mut cache);
+                    cache.push((db.to_path_buf(), open_guarded(db)?));
+                }
             }
-            action(&cache[db])
+            let (_, guarded) = cache.last().expect("the connection was just put last");
+            action(guarded)
         })
     }
+}
+
+/// Closes cached connections before another is opened: the least recently used one when the
+/// cache is full, every one when SQLite's heap is high (their page caches go back to the budget).
+fn make_room(cache: &mut Vec<(PathBuf, Guarded)>) {
+    if crate::util::memory::sqlite_heap_is_high() {
+        cache.clear();
+    } else if cache.len() >= CACHED_CONNECTIONS {
+        cache.remove(0);
+    }
+}
+
+/// How many connections this thread has open (for tests).
+pub fn cached_connections() -> usize {
+    CONNECTIONS.with(|cache| cache.borrow().len())
 }
 
 impl Executor {
@@ -112,6 +142,9 @@ fn query(
 ) -> Result<ResultTable, ExecError> {
     let timed_out = || now_nanos() >= deadline;
     let classify = |e: rusqlite::Error| classify_error(e, timed_out(), limits.timeout);
+    if sql.contains('\0') {
+        return Err(ExecError::Sql("the query contains a null character".into()));
+    }
     let mut batch = rusqlite::Batch::new(conn, sql);
     let Some(mut stmt) = batch.next().map_err(classify)? else {
         return match wanted.columns {
@@ -119,7 +152,7 @@ fn query(
             false => Ok(ResultTable::default()),
         };
     };
-    if batch.next().map_err(classify)?.is_some() {
+    if more_than_one_statement(conn, sql) {
         return Err(ExecError::Sql(
             "You can only execute one statement at a time.".into(),
         ));
@@ -143,7 +176,10 @@ fn query(
     while let Some(row) = rows.next().map_err(classify)? {
         let mut values = Vec::with_capacity(width);
         for i in 0..width {
-            let value = read_value(row.get_ref(i).map_err(classify)?);
+            let value = read_value_strict(row.get_ref(i).map_err(classify)?, || {
+                let statement: &rusqlite::Statement<'_> = row.as_ref();
+                statement.column_name(i).unwrap_or("?").to_string()
+            })?;
             size.add_value(&value);
             values.push(value);
         }
@@ -158,6 +194,57 @@ fn query(
         columns,
         rows: result,
     })
+}
+
+/// Whether `sql` holds more than its first statement, as Python's `sqlite3` decides it: after
+/// the end SQLite gives the first statement (empty statements before it skipped, its `;`
+/// included), only whitespace and comments may follow; a second `;` is a second statement.
+fn more_than_one_statement(conn: &Connection, sql: &str) -> bool {
+    let Ok(length) = std::ffi::c_int::try_from(sql.len()) else {
+        return false;
+    };
+    let mut statement = std::ptr::null_mut();
+    let mut tail: *const std::ffi::c_char = std::ptr::null();
+    // SAFETY: the text outlives the call and its length is passed (no terminator needed); the
+    // handle belongs to `conn`, which this thread holds; the statement prepared is finalized at
+    // once, and `tail` points into `sql` (or is null when preparing failed).
+    let end = unsafe {
+        rusqlite::ffi::sqlite3_prepare_v2(
+            conn.handle(),
+            sql.as_ptr().cast(),
+            length,
+            &mut statement,
+            &mut tail,
+        );
+        rusqlite::ffi::sqlite3_finalize(statement);
+        if tail.is_null() {
+            return false;
+        }
+        tail.cast::<u8>().offset_from(sql.as_ptr()) as usize
+    };
+    sql.get(end..).is_some_and(|rest| !only_comments(rest))
+}
+
+/// Python's `lstrip_sql` (Modules/_sqlite/statement.c) finding nothing: `text` is whitespace
+/// (space, tab, form feed, newline, carriage return), `--` comments and `/* */` comments, an
+/// unterminated comment running to the end.
+fn only_comments(text: &str) -> bool {
+    let mut rest = text.as_bytes();
+    loop {
+        match rest {
+            [] => return true,
+            [b' ' | b'\t' | b'\x0c' | b'\n' | b'\r', after @ ..] => rest = after,
+            [b'-', b'-', after @ ..] => match after.iter().position(|&b| b == b'\n') {
+                Some(newline) => rest = &after[newline + 1..],
+                None => return true,
+            },
+            [b'/', b'*', after @ ..] => match after.windows(2).position(|w| w == b"*/") {
+                Some(close) => rest = &after[close + 2..],
+                None => return true,
+            },
+            _ => return false,
+        }
+    }
 }
 
 fn classify_error(error: rusqlite::Error, timed_out: bool, timeout: Duration) -> ExecError {
@@ -187,7 +274,27 @@ fn sqlite_message(error: &rusqlite::Error) -> String {
     crate::util::scrub::scrub_cut(&message, MAX_CHARS)
 }
 
-/// One SQLite value as a [`Value`], decoded as query results are (text leniently).
+/// One value of an untrusted query's result, as Python's `sqlite3` reads it: text that is not
+/// UTF-8 fails the query, with Python's message (`column` names its column).
+fn read_value_strict(
+    value: rusqlite::types::ValueRef<'_>,
+    column: impl FnOnce() -> String,
+) -> Result<Value, ExecError> {
+    match value {
+        rusqlite::types::ValueRef::Text(bytes) => match std::str::from_utf8(bytes) {
+            Ok(text) => Ok(Value::Text(text.to_string())),
+            Err(_) => Err(ExecError::Sql(format!(
+                "Could not decode to UTF-8 column '{}' with text '{}'",
+                column(),
+                crate::util::scrub::scrub_cut(&String::from_utf8_lossy(bytes), 100)
+            ))),
+        },
+        other => Ok(read_value(other)),
+    }
+}
+
+/// One SQLite value as a [`Value`], text decoded leniently (invalid UTF-8 dropped): for
+/// sqlgate's own reads; untrusted query results are read strictly, as Python reads them.
 pub fn read_value(value: rusqlite::types::ValueRef<'_>) -> Value {
     use rusqlite::types::ValueRef;
     match value {
@@ -324,5 +431,120 @@ fn authorize(context: AuthContext<'_>) -> Authorization {
             Authorization::Allow
         }
         _ => Authorization::Deny,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn executor() -> Executor {
+        Executor::new(Limits::of(&crate::input::config::ExecutionConfig::default()))
+    }
+
+    fn database(dir: &Path, name: &str, setup: &str) -> PathBuf {
+        let path = dir.join(name);
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch(setup)
+            .unwrap();
+        path
+    }
+
+    #[test]
+    fn one_statement_is_decided_as_python_decides_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = database(
+            dir.path(),
+            "one.sqlite",
+            "CREATE TABLE t(a); INSERT INTO t VALUES (1);",
+        );
+        let run = |sql: &str| executor().run(&db, sql);
+        // Python 3.11 / 3.12 `sqlite3`: accepted (1 row or none) or "only one statement".
+        for sql in [
+            "SELECT a FROM t",
+            "SELECT a FROM t;",
+            "SELECT a FROM t; ",
+            ";SELECT a FROM t",
+            "SELECT a FROM t; -- done",
+            "SELECT a FROM t;\n/* done */\n",
+            "SELECT a FROM t; /* unterminated",
+        ] {
+            assert_eq!(run(sql).unwrap(), vec![vec![Value::Int(1)]], "{sql:?}");
+        }
+        for sql in ["", ";", "-- nothing"] {
+            assert_eq!(run(sql).unwrap(), Vec::<Row>::new(), "{sql:?}");
+        }
+        for sql in [
+            "SELECT a FROM t;;",
+            "SELECT a FROM t; ;",
+            "SELECT a FROM t; /* c */ ;",
+            "SELECT a FROM t; SELECT 2",
+            "SELECT a FROM t; -",
+        ] {
+            let error = run(sql).unwrap_err().to_string();
+            assert!(
+                error.contains("one statement at a time"),
+                "{sql:?}: {error}"
+            );
+        }
+        let error = run("SELECT a FROM t\0; DROP TABLE t")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("null character"), "{error}");
+    }
+
+    #[test]
+    fn text_that_is_not_utf8_fails_the_query_as_in_python() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = database(
+            dir.path(),
+            "bytes.sqlite",
+            "CREATE TABLE t(b); INSERT INTO t VALUES (CAST(x'61ff62' AS TEXT)), ('ok');",
+        );
+        let error = executor()
+            .run(&db, "SELECT b FROM t")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("Could not decode to UTF-8 column 'b' with text 'a\u{fffd}b'"),
+            "{error}"
+        );
+        let fine = executor()
+            .run(&db, "SELECT b FROM t WHERE b = 'ok'")
+            .unwrap();
+        assert_eq!(fine, vec![vec![Value::Text("ok".into())]]);
+        // A blob of the same bytes is bytes, as in Python.
+        let blob = executor()
+            .run(&db, "SELECT CAST(b AS BLOB) FROM t LIMIT 1")
+            .unwrap();
+        assert_eq!(blob, vec![vec![Value::Blob(b"a\xffb".to_vec())]]);
+    }
+
+    #[test]
+    fn the_math_functions_of_a_default_sqlite_build_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = database(dir.path(), "math.sqlite", "CREATE TABLE t(a);");
+        let rows = executor()
+            .run(
+                &db,
+                "SELECT sqrt(4), floor(2.5), power(2, 3), log(100), ln(1), ceil(1.2), pi() > 3",
+            )
+            .unwrap();
+        let reals = [2.0, 2.0, 8.0, 2.0, 0.0, 2.0].map(Value::Real);
+        assert_eq!(rows[0][..6], reals);
+        assert_eq!(rows[0][6], Value::Int(1));
+    }
+
+    #[test]
+    fn a_thread_keeps_a_bounded_number_of_connections_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let executor = executor();
+        for i in 0..CACHED_CONNECTIONS + 10 {
+            let db = database(dir.path(), &format!("d{i}.sqlite"), "CREATE TABLE t(a);");
+            executor.run(&db, "SELECT a FROM t").unwrap();
+            assert!(cached_connections() <= CACHED_CONNECTIONS);
+        }
+        assert_eq!(cached_connections(), CACHED_CONNECTIONS);
     }
 }

@@ -57,6 +57,9 @@ pub struct Config {
     /// R-VES settings.
     #[serde(default)]
     pub rves: RvesConfig,
+    /// Soft-F1 settings: the official script's version.
+    #[serde(default)]
+    pub soft_f1: crate::input::soft_f1::SoftF1Config,
     /// The OpenAI-compatible chat endpoint of the LLM judge (metric `flex`).
     #[serde(default)]
     pub judge: Option<ProviderConfig>,

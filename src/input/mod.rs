@@ -13,5 +13,6 @@ pub mod engine;
 pub mod limits;
 pub mod predictions;
 pub mod provider_config;
+pub mod soft_f1;
 pub mod spider2;
 pub mod trusted;

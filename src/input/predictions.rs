@@ -448,6 +448,17 @@ fn parse_jsonl(path: &Path, bytes: &[u8], dataset: &Dataset) -> Result<Vec<Keyed
     Ok(entries)
 }
 
+/// The SQL of one BIRD prediction, as the official `package_sqls` takes it: the text before the
+/// separator when it occurs exactly once (`sql, db_name = text.split(SEPARATOR)`), otherwise the
+/// whole text (its `except ValueError: sql = sql_str.strip()`; stripped by [`non_empty`]).
+fn bird_sql(text: &str) -> &str {
+    const SEPARATOR: &str = "\t----- bird -----\t";
+    match text.split_once(SEPARATOR) {
+        Some((sql, rest)) if !rest.contains(SEPARATOR) => sql,
+        _ => text,
+    }
+}
+
 /// BIRD's `{"0": "SQL\t----- bird -----\tdb_id"}` map.
 fn parse_bird_json(path: &Path, bytes: &[u8]) -> Result<Vec<Keyed>, InputError> {
     let map: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(bytes)
@@ -461,10 +472,7 @@ fn parse_bird_json(path: &Path, bytes: &[u8]) -> Result<Vec<Keyed>, InputError> 
             let text = value
                 .as_str()
                 .ok_or_else(|| InputError::malformed(path, &location, "value must be a string"))?;
-            let sql = text
-                .split_once("\t----- bird -----\t")
-                .map(|(sql, _)| sql)
-                .unwrap_or_else(|| text.split('\t').next().unwrap_or(""));
+            let sql = bird_sql(text);
             Ok(Keyed {
                 index,
                 sql: non_empty(sql),
@@ -486,6 +494,17 @@ mod tests {
             format: PredictionFormat::Lines,
             allow_missing: false,
         }
+    }
+
+    #[test]
+    fn a_bird_prediction_is_cut_only_at_a_single_separator() {
+        assert_eq!(bird_sql("SELECT 1\t----- bird -----\tdb"), "SELECT 1");
+        assert_eq!(bird_sql("SELECT 1\t----- bird -----\t"), "SELECT 1");
+        // No separator: the official script keeps the whole string, TABs included.
+        assert_eq!(bird_sql("SELECT a\tFROM t\tdb"), "SELECT a\tFROM t\tdb");
+        // Two separators: `split` gives three parts, the unpacking fails, the whole string.
+        let twice = "SELECT 1\t----- bird -----\tx\t----- bird -----\tdb";
+        assert_eq!(bird_sql(twice), twice);
     }
 
     #[test]

@@ -505,6 +505,8 @@ pub struct Env<'a> {
     pub rves_repetitions: usize,
     /// R-VES: the order of the timed runs and the estimator that reads them.
     pub rves_order: crate::input::config::RvesOrder,
+    /// Soft-F1: the version of the official script reproduced.
+    pub soft_f1_version: crate::input::soft_f1::SoftF1Version,
     gold: Mutex<HashMap<(usize, usize, PathBuf), GoldSlot>>,
     gold_cache: Option<&'a crate::suites::gold_cache::GoldCache>,
     /// Memory-budget bytes the shared gold results keep charged, given back with the `Env`.
@@ -537,6 +539,7 @@ impl<'a> Env<'a> {
             qas_weight: crate::input::config::QasConfig::default().weight,
             rves_repetitions: crate::input::config::RvesConfig::default().repetitions,
             rves_order: crate::input::config::RvesOrder::default(),
+            soft_f1_version: crate::input::soft_f1::SoftF1Version::default(),
             gold: Mutex::new(HashMap::new()),
             gold_cache: None,
             gold_bytes: AtomicUsize::new(0),
@@ -564,6 +567,12 @@ impl<'a> Env<'a> {
     /// The same environment with R-VES timed in `rves_order`.
     pub fn with_rves_order(mut self, rves_order: crate::input::config::RvesOrder) -> Self {
         self.rves_order = rves_order;
+        self
+    }
+
+    /// The same environment with Soft-F1 computed as `version` of the official script does.
+    pub fn with_soft_f1_version(mut self, version: crate::input::soft_f1::SoftF1Version) -> Self {
+        self.soft_f1_version = version;
         self
     }
 

@@ -1,29 +1,32 @@
 //! BIRD mini-dev's Soft-F1 (`evaluation/evaluation_f1.py`), and a variant that pairs rows by an
 //! optimal assignment.
 //!
-//! The official computation: both results are reduced to sets of rows (duplicates dropped),
-//! turned back into lists in Python's set iteration order, and row `i` of the gold list is paired
-//! with row `i` of the predicted list. For a pair, with `c` the gold row's width: `tp += m / c`
-//! (`m`: predicted values that occur in the gold row), `fp += (predicted values not in the gold
-//! row) / c`, `fn += (gold values not in the predicted row) / c`; an unpaired gold row adds 1 to
-//! `fn`, an unpaired predicted row 1 to `fp`. Precision `tp / (tp + fp)`, recall
-//! `tp / (tp + fn)`, F1 their harmonic mean; two empty results score 1; a query that fails
-//! scores 0. Values are compared with Python's `==` (1 equals 1.0, NULL equals NULL); column
-//! order inside a row does not matter.
+//! The official computation: both results are reduced to their distinct rows, and row `i` of the
+//! gold list is paired with row `i` of the predicted list. For a pair, with `c` the gold row's
+//! width: `tp += m / c` (`m`: predicted values that occur in the gold row), `fp += (predicted
+//! values not in the gold row) / c`, `fn += (gold values not in the predicted row) / c`; an
+//! unpaired gold row adds 1 to `fn`, an unpaired predicted row 1 to `fp`. Precision
+//! `tp / (tp + fp)`, recall `tp / (tp + fn)`, F1 their harmonic mean; two empty results score 1;
+//! a query that fails scores 0. Values are compared with Python's `==` (1 equals 1.0, NULL
+//! equals NULL); column order inside a row does not matter.
 //!
-//! `soft_f1` reproduces that, including the pairing, which is CPython's set order
-//! ([`crate::engine::pyset`], `PYTHONHASHSEED=0`). That pairing is arbitrary: two results with
-//! the same rows can score below 1 (bird-bench/mini_dev#15), and rows holding text pair
-//! differently from one Python process to the next. `soft_f1_aligned` keeps the official row
-//! score and formula but pairs the distinct rows by the assignment with the most matching cells
-//! (Jonker-Volgenant), so the score no longer depends on hash order: equal row sets score 1 and
-//! a reordering of either result never changes the value.
+//! Which order the distinct rows keep depends on the script's version (`soft_f1.version`):
+//! the current one (bee73fe, `2025-06`) keeps each row's first occurrence in the order the query
+//! returned it (`dict.fromkeys`); the earlier one (47f116d, `2024-10`) goes through `set()`, so
+//! rows pair in CPython's set order ([`crate::engine::pyset`], `PYTHONHASHSEED=0`), an arbitrary
+//! pairing under which two results with the same rows can score below 1 (bird-bench/mini_dev#15).
+//! Both pair by position, so the same rows in another order still score below 1 under the
+//! current version. `soft_f1_aligned` keeps the official row score and formula but pairs the
+//! distinct rows by the assignment with the most matching cells (Jonker-Volgenant), so the score
+//! depends on neither version's order: equal row sets score 1 and a reordering of either result
+//! never changes the value.
 
 use super::resultset::best_assignment;
 use super::{gold_and_prediction, prediction_failure, Env, Metric, Outcome, Score};
 use crate::engine::pyset::set_order;
 use crate::engine::value::{Key, Row, Value};
 use crate::input::dataset::GoldItem;
+use crate::input::soft_f1::SoftF1Version;
 use std::collections::HashSet;
 
 /// Most distinct rows on either side that `soft_f1_aligned` pairs (the assignment is cubic).
@@ -67,7 +70,7 @@ impl Metric for SoftF1 {
                 }
             }
         } else {
-            soft_f1_official(&predicted, run.rows())
+            soft_f1_official(&predicted, run.rows(), env.soft_f1_version)
         };
         Score {
             value: Some(value),
@@ -82,20 +85,24 @@ impl Metric for SoftF1 {
     }
 }
 
-/// The official `calculate_f1_score(predicted, ground_truth)`, row pairing included.
-pub fn soft_f1_official(predicted: &[Row], gold: &[Row]) -> f64 {
+/// The official `calculate_f1_score(predicted, ground_truth)` of `version`, row pairing included.
+pub fn soft_f1_official(predicted: &[Row], gold: &[Row], version: SoftF1Version) -> f64 {
     if predicted.is_empty() && gold.is_empty() {
         return 1.0;
     }
-    let predicted: Vec<&Row> = set_order(predicted)
-        .into_iter()
-        .map(|i| &predicted[i])
-        .collect();
-    let gold: Vec<&Row> = set_order(gold).into_iter().map(|i| &gold[i]).collect();
+    let (predicted, gold) = match version {
+        SoftF1Version::Ordered2025 => (distinct(predicted), distinct(gold)),
+        SoftF1Version::Set2024 => (in_set_order(predicted), in_set_order(gold)),
+    };
     let pairs: Vec<(usize, usize)> = (0..gold.len().min(predicted.len()))
         .map(|i| (i, i))
         .collect();
     f1_of_pairing(&predicted, &gold, &pairs)
+}
+
+/// The distinct rows in the order of `list(set(rows))` (CPython 3.12, `PYTHONHASHSEED=0`).
+fn in_set_order(rows: &[Row]) -> Vec<&Row> {
+    set_order(rows).into_iter().map(|i| &rows[i]).collect()
 }
 
 /// Soft-F1 with the distinct rows paired by the assignment of most matching cells; `None` when
@@ -122,7 +129,7 @@ pub fn soft_f1_aligned(predicted: &[Row], gold: &[Row]) -> Option<f64> {
     Some(f1_of_pairing(&predicted, &gold, &pairs))
 }
 
-/// Distinct rows (Python equality), first occurrences in order.
+/// Distinct rows (Python equality), first occurrences in order: `list(dict.fromkeys(rows))`.
 fn distinct(rows: &[Row]) -> Vec<&Row> {
     let mut seen = HashSet::new();
     rows.iter()
@@ -295,7 +302,37 @@ mod tests {
         let gold = vec![vec![Int(1), t("a")]];
         let predicted = vec![vec![t("a"), Int(2), Int(1)]];
         // tp = 2/2, fp = 1/2, fn = 0: precision 2/3, recall 1.
-        let f1 = soft_f1_official(&predicted, &gold);
-        assert!((f1 - 0.8).abs() < 1e-12, "{f1}");
+        for version in [SoftF1Version::Ordered2025, SoftF1Version::Set2024] {
+            let f1 = soft_f1_official(&predicted, &gold, version);
+            assert!((f1 - 0.8).abs() < 1e-12, "{f1}");
+        }
+    }
+
+    #[test]
+    fn the_current_version_pairs_rows_in_the_order_they_come() {
+        // The two examples: the right rows in another order, and columns permuted.
+        let rows = |pairs: &[(i64, &str)]| -> Vec<Row> {
+            pairs.iter().map(|&(i, s)| vec![Int(i), t(s)]).collect()
+        };
+        let gold = rows(&[(1, "a"), (2, "b"), (3, "c")]);
+        let reversed = rows(&[(3, "c"), (2, "b"), (1, "a")]);
+        let current = SoftF1Version::Ordered2025;
+        assert_eq!(soft_f1_official(&reversed, &gold, current), 0.0);
+        assert_eq!(soft_f1_official(&gold, &gold, current), 1.0);
+        let permuted: Vec<Row> = gold
+            .iter()
+            .map(|r| vec![r[1].clone(), r[0].clone()])
+            .collect();
+        assert_eq!(soft_f1_official(&permuted, &gold, current), 1.0);
+        // Duplicates keep their first position: [a, b, a, c] is [a, b, c].
+        let mut repeated = gold.clone();
+        repeated.insert(2, gold[0].clone());
+        assert_eq!(soft_f1_official(&repeated, &gold, current), 1.0);
+        // 1 and 1.0 are one key, as for `dict.fromkeys`.
+        let floats = vec![vec![Value::Real(1.0)], vec![Int(1)], vec![Int(2)]];
+        assert_eq!(
+            soft_f1_official(&floats, &[vec![Int(1)], vec![Int(2)]], current),
+            1.0
+        );
     }
 }

@@ -259,6 +259,7 @@ fn score_with(
             .with_qas_weight(config.qas.weight)
             .with_rves_repetitions(config.rves.repetitions)
             .with_rves_order(config.rves.order)
+            .with_soft_f1_version(config.soft_f1.version)
             .with_gold_cache(gold_cache.as_ref());
         score_all(&env, &systems, &metrics, shard)
     });

@@ -321,6 +321,12 @@ pub fn install_sqlite_allocator() {
     });
 }
 
+/// Whether SQLite's heap holds more than half of its share (a quarter of the budget): cached
+/// connections should close rather than more open.
+pub fn sqlite_heap_is_high() -> bool {
+    SQLITE_HEAP.load(Ordering::Relaxed) > PROCESS.limit() / 4
+}
+
 /// Whether SQLite's heap is charged to [`PROCESS`] (the counting allocator is in place).
 pub fn sqlite_is_counted() -> bool {
     COUNTING.load(Ordering::Relaxed)

@@ -1,5 +1,6 @@
 # Functions copied unchanged from BIRD mini-dev's official evaluation code, bird-bench/mini_dev at
-# 47f116d828a45d139c0261cf804e610e031b572a, evaluation/evaluation_f1.py: `calculate_row_match`,
+# bee73fe45272a23189aa5421dc1a2f68b59c008d (2025-06-27, current: the file is unchanged since),
+# evaluation/evaluation_f1.py: `calculate_row_match`,
 # `calculate_f1_score`, `result_callback`, `execute_model`, `run_sqls_parallel` (with the
 # module-level `exec_result` list the callback fills, as the official `__main__` sets it).
 import sys
@@ -60,8 +61,8 @@ def calculate_f1_score(predicted, ground_truth):
     ground_truth_set = set(ground_truth)
 
     # convert back to list
-    predicted = list(predicted_set)
-    ground_truth = list(ground_truth_set)
+    predicted = list(dict.fromkeys(predicted))
+    ground_truth = list(dict.fromkeys(ground_truth))
 
     # Calculate matching scores for each possible pair
     match_scores = []
