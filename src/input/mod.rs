@@ -14,4 +14,5 @@ pub mod limits;
 pub mod predictions;
 pub mod provider_config;
 pub mod spider2;
+pub mod spider2_select;
 pub mod trusted;
