@@ -28,7 +28,8 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// The cases laid out as Spider 2.0-lite ships them, with `profile`; returns the config path.
+/// The cases laid out as Spider 2.0-lite ships them, with `profile` (a profile name, optionally
+/// followed by `, version: ...`); returns the config path.
 fn layout(dir: &Path, profile: &str) -> PathBuf {
     copy_dir(&cases(), dir);
     std::fs::create_dir_all(dir.join("localdb")).unwrap();
@@ -75,11 +76,32 @@ fn run(profile: &str) -> (Vec<(String, f64, String)>, Vec<Json>) {
 
 #[test]
 fn spider2_equals_the_official_compare_functions_item_by_item() {
-    let (verdicts, reference) = run("spider2");
+    for (profile, key) in [
+        ("spider2", "official"),
+        ("spider2, version: 2025-11", "official"),
+        ("spider2, version: 2025-01", "official_2025_01"),
+    ] {
+        equals_reference(profile, key);
+    }
+    // The one case the versions split on: gold NULL against a predicted 0 (normalize()).
+    let reference = read_jsonl(&cases().join("reference.jsonl"));
+    let split: Vec<&str> = (reference.iter())
+        .filter(|r| r["official"] != r["official_2025_01"])
+        .map(|r| r["instance_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(split, ["local015"]);
+}
+
+fn equals_reference(profile: &str, key: &str) {
+    let (verdicts, reference) = run(profile);
     assert!(verdicts.len() >= 45);
     for ((id, ex, outcome), official) in verdicts.iter().zip(&reference) {
-        let expected = official["official"].as_f64().unwrap();
-        assert_eq!(*ex, expected, "{id} ({}): {outcome}", official["what"]);
+        let expected = official[key].as_f64().unwrap();
+        assert_eq!(
+            *ex, expected,
+            "{profile}: {id} ({}): {outcome}",
+            official["what"]
+        );
         if official.get("pred_error").is_some() {
             assert_eq!(outcome, "pred_error", "{id}");
         }
@@ -108,10 +130,11 @@ fn spider2_sound_differs_exactly_on_scrambled_rows_and_sort_misses() {
             .map(|(o, _)| o.0.as_str())
             .collect()
     };
-    // Accepted officially, refused soundly: the values were scrambled across rows.
+    // Accepted officially, refused soundly: the values were scrambled across rows, or (local015)
+    // a gold NULL met a predicted 0, which the current evaluate.py's normalize() accepts.
     assert_eq!(
         differ(1.0),
-        ["local008", "local012", "local043", "local049"]
+        ["local008", "local012", "local015", "local043", "local049"]
     );
     for (id, _, _) in &official {
         let what = reference
@@ -122,7 +145,7 @@ fn spider2_sound_differs_exactly_on_scrambled_rows_and_sort_misses() {
         let ignore_order = !what["what"].as_str().unwrap().contains("order kept");
         assert_eq!(
             differ(1.0).contains(&id.as_str()),
-            scrambled && ignore_order,
+            (scrambled && ignore_order) || id == "local015",
             "{id}"
         );
     }
@@ -137,14 +160,21 @@ fn the_contract_names_the_spider2_profile_in_the_summary() {
     let summary = dir.path().join("summary.json");
     eval_items(&config, &["--summary", summary.to_str().unwrap()]);
     let text = std::fs::read_to_string(&summary).unwrap();
-    assert!(text.contains("spider2-sound: every gold column"), "{text}");
+    assert!(
+        text.contains("spider2-sound (evaluate.py version 2025-11): every gold column"),
+        "{text}"
+    );
 }
 
 /// Runs `sqlgate eval` on the layout after `edit`, expecting exit 2 with every `needles` in
 /// the message.
 fn refused(edit: impl FnOnce(&Path), needles: &[&str]) {
+    refused_under("spider2", edit, needles)
+}
+
+fn refused_under(profile: &str, edit: impl FnOnce(&Path), needles: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
-    let config = layout(dir.path(), "spider2");
+    let config = layout(dir.path(), profile);
     edit(dir.path());
     let output = sqlgate(&["eval", "--config", config.to_str().unwrap()]);
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -160,23 +190,57 @@ fn rewrite(path: PathBuf, from: &str, to: &str) {
     std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
 }
 
+/// The ex verdict and error of `instance` after `edit`, under `profile`.
+fn scored_after(profile: &str, instance: &str, edit: impl FnOnce(&Path)) -> (f64, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = layout(dir.path(), profile);
+    edit(dir.path());
+    let lines = eval_items(&config, &[]);
+    // Instances `local001`, `local002`, ... are the items in order.
+    let line = &lines[instance["local".len()..].parse::<usize>().unwrap() - 1];
+    let error = line["error"]["ex"].as_str().unwrap_or_default().to_string();
+    (line["metrics"]["ex"].as_f64().unwrap(), error)
+}
+
+#[test]
+fn gold_files_pandas_refuses_score_zero_or_stop_version_2025_01() {
+    let extra_field = |d: &Path| {
+        let path = d.join("gold/exec_result/local004.csv");
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text + "x,y,z\n").unwrap();
+    };
+    let open_quote = |d: &Path| rewrite(d.join("gold/exec_result/local001.csv"), "name", "\"name");
+    let out_of_range = |d: &Path| {
+        let path = d.join("gold/spider2lite_eval.jsonl");
+        rewrite(path, "\"condition_cols\": [0]", "\"condition_cols\": [7]")
+    };
+    let (ex, error) = scored_after("spider2", "local001", open_quote);
+    assert_eq!(ex, 0.0);
+    assert!(error.contains("EOF inside string"), "{error}");
+    let (_, error) = scored_after("spider2", "local004", extra_field);
+    assert!(
+        error.contains("Expected 2 fields in line 7, saw 3"),
+        "{error}"
+    );
+    for profile in ["spider2", "spider2, version: 2025-01"] {
+        let (ex, error) = scored_after(profile, "local010", out_of_range);
+        assert_eq!(ex, 0.0, "{profile}");
+        assert!(error.contains("out of range"), "{error}");
+    }
+    refused_under(
+        "spider2, version: 2025-01",
+        extra_field,
+        &["local004.csv", "line 7", "saw 3", "stops here"],
+    );
+    refused_under(
+        "spider2, version: 2025-01",
+        open_quote,
+        &["local001.csv", "EOF inside string"],
+    );
+}
+
 #[test]
 fn bad_spider2_inputs_are_named() {
-    refused(
-        |d| rewrite(d.join("gold/exec_result/local004.csv"), "\n", "\nx,y,z\n"),
-        &["local004.csv", "line 2", "fields"],
-    );
-    refused(
-        |d| rewrite(d.join("gold/exec_result/local010.csv"), "name", "\"name"),
-        &["local010.csv", "never closed"],
-    );
-    refused(
-        |d| {
-            let path = d.join("gold/spider2lite_eval.jsonl");
-            rewrite(path, "\"condition_cols\": [0]", "\"condition_cols\": [7]")
-        },
-        &["spider2lite_eval.jsonl", "local010", "out of range"],
-    );
     refused(
         |d| {
             let path = d.join("gold/spider2lite_eval.jsonl");
@@ -184,8 +248,15 @@ fn bad_spider2_inputs_are_named() {
         },
         &["spider2lite_eval.jsonl", "line 1", "ignore_order"],
     );
-    refused(
-        |d| std::fs::remove_file(d.join("gold/exec_result/local001.csv")).unwrap(),
+    let no_gold = |d: &Path| std::fs::remove_file(d.join("gold/exec_result/local001.csv")).unwrap();
+    let (ex, error) = scored_after("spider2", "local001", no_gold);
+    assert_eq!(
+        (ex, error.contains("No matching gold file found")),
+        (0.0, true)
+    );
+    refused_under(
+        "spider2, version: 2025-01",
+        no_gold,
         &["spider2-lite.jsonl", "local001", "no gold answer"],
     );
     refused(

@@ -218,7 +218,10 @@ pub fn distill(config: &Path) -> anyhow::Result<ExitCode> {
             config.path.display()
         ),
     };
-    let dataset = crate::input::dataset::Dataset::load(&config.dataset)?;
+    let dataset = crate::input::dataset::Dataset::load_with(
+        &config.dataset,
+        config.compare.version.unwrap_or_default(),
+    )?;
     let profile = crate::engine::profile::Profile::new(&config.compare);
     let (_, _, report) = crate::suites::distill::open_configured(
         &config,

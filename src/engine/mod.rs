@@ -12,6 +12,7 @@ pub mod load;
 pub mod profile;
 pub mod pyset;
 pub mod pyvalue;
+pub mod read_csv;
 pub mod server;
 pub mod spider2;
 pub mod sqlite;

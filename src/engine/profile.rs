@@ -6,7 +6,7 @@
 //! and its substring test for `order by`). The other profiles run queries as written.
 
 use crate::engine::denotation::{denotations_equal, CompareOptions, Profile as DenotationProfile};
-use crate::engine::spider2::{tables_match, Frame, Semantics};
+use crate::engine::spider2::{tables_match, Frame, Rules, Semantics};
 use crate::engine::value::Row;
 use crate::input::config::{CompareConfig, ProfileName};
 use crate::sql::text;
@@ -52,8 +52,9 @@ impl Profile {
             ProfileName::SpiderTs => "bags of rows, ordered when the gold text contains `order by`; columns may be permuted",
             ProfileName::Bird => "sets of rows, order ignored; column order fixed",
             ProfileName::Strict => "bags of rows, ordered when the gold's outer query has ORDER BY; column order fixed",
-            ProfileName::Spider2 => return spider2_contract(Semantics::Official),
-            ProfileName::Spider2Sound => return spider2_contract(Semantics::Sound),
+            ProfileName::Spider2 | ProfileName::Spider2Sound => {
+                return self.spider2_rules().map(spider2_contract).unwrap_or_default()
+            }
         };
         let numbers = if self.config.float_tolerance > 0.0 {
             format!(
@@ -177,11 +178,14 @@ impl Profile {
             ProfileName::Bird => DenotationProfile::Bird,
             ProfileName::Strict => DenotationProfile::Strict,
             ProfileName::Spider2 | ProfileName::Spider2Sound => {
-                let frame = |rows: &[Row]| Frame::from_rows(rows.first().map_or(1, Vec::len), rows);
+                let Some(rules) = self.spider2_rules() else {
+                    return false;
+                };
+                let frame =
+                    |rows: &[Row]| Frame::from_rows(rows.first().map_or(1, Vec::len), rows, rules);
                 let gold = frame(gold);
                 let all: Vec<usize> = (0..gold.width()).collect();
-                let semantics = self.spider2_semantics().unwrap_or(Semantics::Official);
-                return tables_match(&frame(predicted), &gold, &all, !order_matters, semantics)
+                return tables_match(&frame(predicted), &gold, &all, !order_matters, rules)
                     .unwrap_or(false);
             }
         };
@@ -202,13 +206,18 @@ impl Profile {
         }
     }
 
-    /// The `ignore_order` semantics of a spider2 profile; `None` for the other profiles.
-    pub fn spider2_semantics(&self) -> Option<Semantics> {
-        match self.config.profile {
-            ProfileName::Spider2 => Some(Semantics::Official),
-            ProfileName::Spider2Sound => Some(Semantics::Sound),
-            _ => None,
-        }
+    /// The comparison rules of a spider2 profile (its semantics and `compare.version`); `None`
+    /// for the other profiles.
+    pub fn spider2_rules(&self) -> Option<Rules> {
+        let semantics = match self.config.profile {
+            ProfileName::Spider2 => Semantics::Official,
+            ProfileName::Spider2Sound => Semantics::Sound,
+            _ => return None,
+        };
+        Some(Rules {
+            semantics,
+            version: self.config.version.unwrap_or_default(),
+        })
     }
 
     /// The official rewrites shared by gold and prediction.
@@ -229,14 +238,24 @@ impl Profile {
 }
 
 /// The contract of the spider2 profiles.
-fn spider2_contract(semantics: Semantics) -> String {
-    let order = match semantics {
-        Semantics::Official => "each column's values sorted on their own (the official code: values may be scrambled across rows)",
-        Semantics::Sound => "one row permutation of the prediction for every column",
+fn spider2_contract(rules: Rules) -> String {
+    let sound = rules.semantics == Semantics::Sound;
+    let order = match sound {
+        false => "each column's values sorted on their own (the official code: values may be scrambled across rows)",
+        true => "one row permutation of the prediction for every column",
+    };
+    let missing = match (sound, rules.version) {
+        (false, crate::input::config::Spider2Version::Current) => "NaN counts as 0 (normalize())",
+        _ => "NaN equals only NaN",
+    };
+    let integers = match sound {
+        false => "an integer beyond 64 bits keeps its column text, as pandas reads it",
+        true => "integers beyond 64 bits read as floats",
     };
     format!(
-        "{}: every gold column (the item's condition_cols, else all) equals some predicted column as a list of values, extra predicted columns allowed; values typed as pandas read_csv types them after the official CSV export; numbers within math.isclose(abs_tol=1e-2); NaN equals NaN, and NULL, empty, 'NULL', 'None', 'nan' ... are NaN; rows in order unless the item's ignore_order, then {order}; right when any of the item's gold answers matches",
-        if semantics == Semantics::Official { "spider2" } else { "spider2-sound" }
+        "{} (evaluate.py version {}): every gold column (the item's condition_cols as evaluate.py reads them, else all) equals some predicted column as a list of values, extra predicted columns allowed; values typed as pandas read_csv types them after the official CSV export ({integers}); numbers within math.isclose(abs_tol=1e-2); NULL, empty, 'NULL', 'None', 'nan' ... are NaN and {missing}; rows in order unless the item's ignore_order, then {order}; right when any of the item's gold answers matches",
+        if sound { "spider2-sound" } else { "spider2" },
+        rules.version.as_str()
     )
 }
 

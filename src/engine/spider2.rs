@@ -22,7 +22,10 @@
 //! prediction under which every gold column equals its predicted column in order.
 
 use crate::engine::denotation::{perfect_matching, python_str};
+pub use crate::engine::read_csv::Cell;
+use crate::engine::read_csv::{infer, Column, Dtype};
 use crate::engine::value::{Row, Value};
+use crate::input::config::Spider2Version;
 use std::cmp::Ordering;
 
 /// Rows per chunk of the official `pd.read_sql_query(..., chunksize=500)` export.
@@ -33,41 +36,6 @@ const TOLERANCE: f64 = 1e-2;
 const MAX_MATCHING_ROWS: usize = 2_000;
 /// Most column assignments the sound variant tries before it gives up.
 const MAX_ASSIGNMENTS: usize = 10_000;
-/// `pd.read_csv`'s default missing-value markers.
-const NA_VALUES: [&str; 19] = [
-    "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
-    "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null",
-];
-
-/// One value as the official comparison sees it.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Cell {
-    /// Missing (NaN).
-    Na,
-    /// An integer.
-    Int(i64),
-    /// A float.
-    Float(f64),
-    /// A boolean (`True` / `False` in the CSV).
-    Bool(bool),
-    /// Text.
-    Str(String),
-}
-
-/// How `pd.read_csv` typed a column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Dtype {
-    Int,
-    Float,
-    Other,
-}
-
-/// One column as `pd.read_csv` types it.
-#[derive(Debug, Clone)]
-struct Column {
-    dtype: Dtype,
-    cells: Vec<Cell>,
-}
 
 /// A result table as the official code holds it after `pd.read_csv`.
 #[derive(Debug, Clone)]
@@ -80,29 +48,55 @@ pub struct Frame {
 pub enum Semantics {
     /// The official code: each column sorted on its own.
     Official,
-    /// One row permutation for every column.
+    /// One row permutation for every column; integers beyond 64 bits read as floats; a missing
+    /// value equals only a missing value.
     Sound,
+}
+
+/// The comparison rules of one profile: its semantics and the `evaluate.py` it follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rules {
+    /// Official or sound.
+    pub semantics: Semantics,
+    /// Which upstream `evaluate.py`.
+    pub version: Spider2Version,
+}
+
+impl Rules {
+    /// Whether missing values count as 0 (`normalize()` of the current `evaluate.py`).
+    fn missing_is_zero(self) -> bool {
+        self.semantics == Semantics::Official && self.version == Spider2Version::Current
+    }
+
+    /// Whether integers beyond 64 bits are read as floats (`spider2-sound`'s departure).
+    fn big_integers_as_floats(self) -> bool {
+        self.semantics == Semantics::Sound
+    }
 }
 
 impl Frame {
     /// A gold result file's cells (`columns` columns), typed as `pd.read_csv` types them.
-    pub fn from_csv(columns: usize, rows: &[Vec<String>]) -> Frame {
+    pub fn from_csv(columns: usize, rows: &[Vec<String>], rules: Rules) -> Frame {
         let columns = (0..columns)
-            .map(|c| infer(rows.iter().map(|r| r[c].as_str())))
+            .map(|c| {
+                let tokens: Vec<&str> = rows.iter().map(|r| r[c].as_str()).collect();
+                infer(&tokens, rules.big_integers_as_floats())
+            })
             .collect();
         Frame { columns }
     }
 
     /// A query result (`columns` columns) after the official export to CSV (in chunks of 500
     /// rows) and `pd.read_csv`.
-    pub fn from_rows(columns: usize, rows: &[Row]) -> Frame {
+    pub fn from_rows(columns: usize, rows: &[Row], rules: Rules) -> Frame {
         let columns = (0..columns)
             .map(|c| {
                 let texts: Vec<String> = rows
                     .chunks(EXPORT_CHUNK)
                     .flat_map(|chunk| export_chunk(chunk.iter().map(|r| &r[c])))
                     .collect();
-                infer(texts.iter().map(String::as_str))
+                let tokens: Vec<&str> = texts.iter().map(String::as_str).collect();
+                infer(&tokens, rules.big_integers_as_floats())
             })
             .collect();
         Frame { columns }
@@ -113,11 +107,20 @@ impl Frame {
         self.columns.len()
     }
 
+    /// How many rows the table has.
+    pub fn height(&self) -> usize {
+        self.columns.first().map_or(0, |c| c.cells.len())
+    }
+
     /// The selected columns as `frame.iloc[:, selection].transpose().values.tolist()` gives
-    /// them: integers become floats when every selected column is numeric and one is float.
+    /// them: when every selected column is numeric and they are not all int64 or all uint64,
+    /// numpy's common type is float64 and the integers become floats.
     pub fn vectors(&self, selection: &[usize]) -> Vec<Vec<Cell>> {
         let dtypes: Vec<Dtype> = selection.iter().map(|&c| self.columns[c].dtype).collect();
-        let as_float = dtypes.contains(&Dtype::Float) && !dtypes.contains(&Dtype::Other);
+        let numeric = !dtypes.contains(&Dtype::Other);
+        let one_integer_kind =
+            dtypes.iter().all(|d| *d == Dtype::Int) || dtypes.iter().all(|d| *d == Dtype::UInt);
+        let as_float = numeric && !one_integer_kind;
         selection
             .iter()
             .map(|&c| {
@@ -157,76 +160,27 @@ fn export_chunk<'a>(values: impl Iterator<Item = &'a Value> + Clone) -> Vec<Stri
         .collect()
 }
 
-/// `pd.read_csv`'s type for one column's texts: int64 when every text is an integer, float64
-/// when every present text is a number (missing ones are NaN), bool for `True` / `False`, text
-/// otherwise; a column of missing values only is float64.
-fn infer<'a>(texts: impl Iterator<Item = &'a str> + Clone) -> Column {
-    let present = texts.clone().filter(|t| !NA_VALUES.contains(t));
-    let any_missing = texts.clone().any(|t| NA_VALUES.contains(&t));
-    let integers = present.clone().all(|t| t.parse::<i64>().is_ok());
-    let floats = present.clone().all(|t| parse_float(t).is_some());
-    let bools = present.clone().all(|t| parse_bool(t).is_some());
-    let empty = texts.clone().next().is_none();
-    let has_present = present.clone().next().is_some();
-    let (dtype, parse): (Dtype, fn(&str) -> Cell) = if empty {
-        (Dtype::Other, |t| Cell::Str(t.to_string()))
-    } else if integers && has_present && !any_missing {
-        (Dtype::Int, |t| Cell::Int(t.parse().unwrap_or_default()))
-    } else if floats {
-        (Dtype::Float, |t| {
-            parse_float(t).map_or(Cell::Na, Cell::Float)
-        })
-    } else if bools {
-        (Dtype::Other, |t| parse_bool(t).map_or(Cell::Na, Cell::Bool))
-    } else {
-        (Dtype::Other, |t| Cell::Str(t.to_string()))
+/// The value as a number, when Python sees one (`isinstance(x, (int, float))`; NaN too).
+fn number(cell: &Cell) -> Option<f64> {
+    match cell {
+        Cell::Na => Some(f64::NAN),
+        Cell::Int(i) => Some(*i as f64),
+        Cell::Float(f) => Some(*f),
+        Cell::Bool(b) => Some(f64::from(u8::from(*b))),
+        Cell::Str(_) => None,
+    }
+}
+
+/// The official sort key of `ignore_order`: `(str(x), isinstance(x, (int, float)))`.
+fn sort_key(cell: &Cell) -> (String, bool) {
+    let text = match cell {
+        Cell::Na => "nan".to_string(),
+        Cell::Int(i) => i.to_string(),
+        Cell::Float(f) => python_str(&Value::Real(*f)),
+        Cell::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+        Cell::Str(s) => s.clone(),
     };
-    let cells = texts
-        .map(|t| match NA_VALUES.contains(&t) {
-            true => Cell::Na,
-            false => parse(t),
-        })
-        .collect();
-    Column { dtype, cells }
-}
-
-/// A float as `read_csv` reads one (decimal or exponent notation, `inf`, `Infinity`).
-fn parse_float(text: &str) -> Option<f64> {
-    let value: f64 = text.parse().ok()?;
-    (!value.is_nan()).then_some(value)
-}
-
-fn parse_bool(text: &str) -> Option<bool> {
-    match text {
-        "True" | "TRUE" | "true" => Some(true),
-        "False" | "FALSE" | "false" => Some(false),
-        _ => None,
-    }
-}
-
-impl Cell {
-    /// The value as a number, when Python sees one (`isinstance(x, (int, float))`; NaN too).
-    fn number(&self) -> Option<f64> {
-        match self {
-            Cell::Na => Some(f64::NAN),
-            Cell::Int(i) => Some(*i as f64),
-            Cell::Float(f) => Some(*f),
-            Cell::Bool(b) => Some(f64::from(u8::from(*b))),
-            Cell::Str(_) => None,
-        }
-    }
-
-    /// The official sort key of `ignore_order`: `(str(x), isinstance(x, (int, float)))`.
-    fn sort_key(&self) -> (String, bool) {
-        let text = match self {
-            Cell::Na => "nan".to_string(),
-            Cell::Int(i) => i.to_string(),
-            Cell::Float(f) => python_str(&Value::Real(*f)),
-            Cell::Bool(b) => if *b { "True" } else { "False" }.to_string(),
-            Cell::Str(s) => s.clone(),
-        };
-        (text, self.number().is_some())
-    }
+    (text, number(cell).is_some())
 }
 
 /// The official element test: both missing, or both numbers within the tolerance, or equal.
@@ -234,7 +188,7 @@ fn cells_match(a: &Cell, b: &Cell) -> bool {
     if *a == Cell::Na && *b == Cell::Na {
         return true;
     }
-    match (a.number(), b.number(), a, b) {
+    match (number(a), number(b), a, b) {
         (Some(x), Some(y), _, _) => is_close(x, y),
         (_, _, Cell::Str(s), Cell::Str(t)) => s == t,
         _ => false,
@@ -263,7 +217,7 @@ fn vectors_match(gold: &[Cell], pred: &[Cell], ignore_order: bool) -> bool {
     }
     let sorted = |cells: &[Cell]| -> Vec<Cell> {
         let mut keyed: Vec<((String, bool), &Cell)> =
-            cells.iter().map(|c| (c.sort_key(), c)).collect();
+            cells.iter().map(|c| (sort_key(c), c)).collect();
         keyed.sort_by(|a, b| a.0.cmp(&b.0));
         keyed.into_iter().map(|(_, c)| c.clone()).collect()
     };
@@ -272,18 +226,29 @@ fn vectors_match(gold: &[Cell], pred: &[Cell], ignore_order: bool) -> bool {
 }
 
 /// Whether `pred` answers `gold` on the gold columns `selection`: the official
-/// `compare_pandas_table`, or its sound variant. `Err` when the sound variant cannot decide
+/// `compare_pandas_table` (of the current `evaluate.py`, whose `normalize()` turns every missing
+/// value into 0 first, or of 0c85cc21), or its sound variant. `Err` when the sound variant cannot decide
 /// within its bounds.
 pub fn tables_match(
     pred: &Frame,
     gold: &Frame,
     selection: &[usize],
     ignore_order: bool,
-    semantics: Semantics,
+    rules: Rules,
 ) -> Result<bool, String> {
-    let gold = gold.vectors(selection);
-    let pred = pred.vectors(&(0..pred.width()).collect::<Vec<_>>());
-    if semantics == Semantics::Official || !ignore_order {
+    let normalize = |vectors: Vec<Vec<Cell>>| -> Vec<Vec<Cell>> {
+        if !rules.missing_is_zero() {
+            return vectors;
+        }
+        let zero = |cell: Cell| if cell == Cell::Na { Cell::Int(0) } else { cell };
+        vectors
+            .into_iter()
+            .map(|v| v.into_iter().map(zero).collect())
+            .collect()
+    };
+    let gold = normalize(gold.vectors(selection));
+    let pred = normalize(pred.vectors(&(0..pred.width()).collect::<Vec<_>>()));
+    if rules.semantics == Semantics::Official || !ignore_order {
         return Ok(gold
             .iter()
             .all(|g| pred.iter().any(|p| vectors_match(g, p, ignore_order))));
@@ -420,7 +385,7 @@ fn canonical_rows(a: &[Cell], b: &[Cell]) -> Ordering {
     for (x, y) in a.iter().zip(b) {
         let ordering = rank(x).cmp(&rank(y)).then_with(|| match (x, y) {
             (Cell::Str(s), Cell::Str(t)) => s.cmp(t),
-            _ => match (x.number(), y.number()) {
+            _ => match (number(x), number(y)) {
                 (Some(p), Some(q)) if !p.is_nan() && !q.is_nan() => p.total_cmp(&q),
                 _ => Ordering::Equal,
             },
@@ -437,24 +402,45 @@ mod tests {
     use super::*;
     use Value::{Int, Null, Real, Text};
 
+    const OFFICIAL: Rules = Rules {
+        semantics: Semantics::Official,
+        version: Spider2Version::Current,
+    };
+    const JAN_2025: Rules = Rules {
+        semantics: Semantics::Official,
+        version: Spider2Version::Jan2025,
+    };
+    const SOUND: Rules = Rules {
+        semantics: Semantics::Sound,
+        version: Spider2Version::Current,
+    };
+
     fn frame(rows: &[Row]) -> Frame {
-        Frame::from_rows(rows.first().map_or(1, Vec::len), rows)
+        Frame::from_rows(rows.first().map_or(1, Vec::len), rows, OFFICIAL)
     }
 
     #[test]
-    fn read_csv_types() {
-        let column = |texts: &[&str]| infer(texts.iter().copied());
-        assert_eq!(column(&["1", "007"]).dtype, Dtype::Int);
-        assert_eq!(column(&["1", ""]).cells, [Cell::Float(1.0), Cell::Na]);
-        assert_eq!(column(&["", "NULL"]).dtype, Dtype::Float);
+    fn missing_is_zero_only_in_the_current_official_rules() {
+        let gold = frame(&[vec![Null], vec![Int(2)]]);
+        let pred = frame(&[vec![Real(0.004)], vec![Int(2)]]);
+        let check = |rules| tables_match(&pred, &gold, &[0], false, rules);
+        assert_eq!(check(OFFICIAL), Ok(true));
+        assert_eq!(check(JAN_2025), Ok(false));
+        assert_eq!(check(SOUND), Ok(false));
+    }
+
+    #[test]
+    fn uint64_beside_int64_becomes_float() {
+        let rows = [vec!["9223372036854775808".to_string(), "1".into()]];
+        let frame = Frame::from_csv(2, &rows, OFFICIAL);
         assert_eq!(
-            column(&["True", "false"]).cells,
-            [Cell::Bool(true), Cell::Bool(false)]
+            frame.vectors(&[0, 1]),
+            [
+                vec![Cell::Float(9.223372036854776e18)],
+                vec![Cell::Float(1.0)]
+            ]
         );
-        assert_eq!(
-            column(&["x", "None", "1"]).cells,
-            [Cell::Str("x".into()), Cell::Na, Cell::Str("1".into())]
-        );
+        assert_eq!(frame.vectors(&[0]), [vec![Cell::Int(1 << 63)]]);
     }
 
     #[test]
@@ -474,12 +460,12 @@ mod tests {
     fn scrambled_rows_pass_only_the_official_ignore_order() {
         let gold = frame(&[vec![Int(1), Int(2)], vec![Int(3), Int(4)]]);
         let pred = frame(&[vec![Int(1), Int(4)], vec![Int(3), Int(2)]]);
-        let check = |semantics| tables_match(&pred, &gold, &[0, 1], true, semantics);
-        assert_eq!(check(Semantics::Official), Ok(true));
-        assert_eq!(check(Semantics::Sound), Ok(false));
+        let check = |rules| tables_match(&pred, &gold, &[0, 1], true, rules);
+        assert_eq!(check(OFFICIAL), Ok(true));
+        assert_eq!(check(SOUND), Ok(false));
         let reordered = frame(&[vec![Int(3), Int(4)], vec![Int(1), Int(2)]]);
         assert_eq!(
-            tables_match(&reordered, &gold, &[0, 1], true, Semantics::Sound),
+            tables_match(&reordered, &gold, &[0, 1], true, SOUND),
             Ok(true)
         );
     }
@@ -492,13 +478,7 @@ mod tests {
         assert!(!cells_match(&Cell::Str("1".into()), &Cell::Int(1)));
         let gold = frame(&[vec![Real(10.0)], vec![Real(9.0)]]);
         let pred = frame(&[vec![Real(9.999)], vec![Real(9.0)]]);
-        assert_eq!(
-            tables_match(&pred, &gold, &[0], true, Semantics::Official),
-            Ok(false)
-        );
-        assert_eq!(
-            tables_match(&pred, &gold, &[0], true, Semantics::Sound),
-            Ok(true)
-        );
+        assert_eq!(tables_match(&pred, &gold, &[0], true, OFFICIAL), Ok(false));
+        assert_eq!(tables_match(&pred, &gold, &[0], true, SOUND), Ok(true));
     }
 }

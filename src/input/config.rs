@@ -296,6 +296,33 @@ pub struct CompareConfig {
     /// possible way (the official `--plug_value`): value prediction is not judged.
     #[serde(default)]
     pub plug_value: bool,
+    /// Which upstream `evaluate.py` the spider2 profiles follow (docs/METRICS.md names each).
+    #[serde(default)]
+    pub version: Option<Spider2Version>,
+}
+
+/// The versions of Spider 2.0's `spider2-lite/evaluation_suite/evaluate.py` (xlang-ai/Spider2)
+/// the spider2 profiles reproduce.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(expecting = "`compare.version`: `2025-11` (the current evaluate.py) or `2025-01`")]
+pub enum Spider2Version {
+    /// Commit 5fa8a517 of 2025-11-02, unchanged since: missing values count as 0.
+    #[default]
+    #[serde(rename = "2025-11")]
+    Current,
+    /// Commit 0c85cc21 of 2025-01-01: the version tests/data/spider2 was first checked against.
+    #[serde(rename = "2025-01")]
+    Jan2025,
+}
+
+impl Spider2Version {
+    /// The name as written in the config.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Spider2Version::Current => "2025-11",
+            Spider2Version::Jan2025 => "2025-01",
+        }
+    }
 }
 
 impl Default for CompareConfig {
@@ -305,6 +332,7 @@ impl Default for CompareConfig {
             float_tolerance: 0.0,
             keep_distinct: false,
             plug_value: false,
+            version: None,
         }
     }
 }

@@ -56,10 +56,20 @@ pub struct Dataset {
 }
 
 impl Dataset {
-    /// Loads the dataset described by a config section.
+    /// Loads the dataset described by a config section (a Spider 2.0 layout as the current
+    /// `evaluate.py` reads it).
     pub fn load(config: &DatasetConfig) -> Result<Dataset, InputError> {
+        Self::load_with(config, crate::input::config::Spider2Version::default())
+    }
+
+    /// Loads the dataset described by a config section, a Spider 2.0 layout as the
+    /// `evaluate.py` of `version` (`compare.version`) reads it.
+    pub fn load_with(
+        config: &DatasetConfig,
+        version: crate::input::config::Spider2Version,
+    ) -> Result<Dataset, InputError> {
         let (mut items, gold_bytes) = if config.kind == DatasetKind::Spider2 {
-            let (instances, digest) = crate::input::spider2::load_instances(config)?;
+            let (instances, digest) = crate::input::spider2::load_instances(config, version)?;
             (
                 instances
                     .into_iter()
@@ -88,6 +98,16 @@ impl Dataset {
             databases,
             sha256,
         })
+    }
+
+    /// The Spider 2.0 instances whose gold the official script reads its own way (short rows,
+    /// bare CR, unreadable files, condition lists that do not match the answers), with what.
+    pub fn gold_notes(&self) -> Vec<(&str, &[String])> {
+        (self.items.iter())
+            .filter_map(|item| item.spider2.as_deref())
+            .filter(|gold| !gold.notes.is_empty())
+            .map(|gold| (gold.instance_id.as_str(), gold.notes.as_slice()))
+            .collect()
     }
 
     /// Number of items that are scored (not skipped).

@@ -15,4 +15,5 @@ pub mod predictions;
 pub mod provider_config;
 pub mod soft_f1;
 pub mod spider2;
+pub mod spider2_select;
 pub mod trusted;

@@ -4,10 +4,15 @@
 //! gold answers: the result files `<gold_results>/<instance_id>.csv`, `<instance_id>_a.csv`, ...
 //! (the official pattern `^<id>(_[a-z])?\.csv$`), or, for an instance without one, the gold
 //! queries `<gold_sql>/<instance_id>.sql`, `<instance_id>_a.sql`, ... A prediction matching any
-//! answer is right. Answers are taken in file-name order, which is also the order a per-answer
-//! `condition_cols` list (a list of lists) applies in.
+//! answer is right. Which files count, and how `condition_cols` applies to them, follows the
+//! `evaluate.py` version of `compare.version` (`engine::spider2_select`): the current one
+//! compares against `<id>.csv` alone when it exists, else against every `<id>_x.csv` in
+//! file-name order; version 2025-01 against every matching file. A gold result file pandas
+//! cannot read scores the instance 0 (the official `try` around it), as in the current script;
+//! the irregularities it reads its own way (short rows padded with NaN, bare CR line ends,
+//! condition lists that do not match the answers) are named in [`Spider2Gold::notes`].
 
-use crate::input::config::DatasetConfig;
+use crate::input::config::{DatasetConfig, Spider2Version};
 use crate::input::csv::{read_csv, CsvTable};
 use crate::util::error::{read_bytes, read_utf8, InputError};
 use sha2::{Digest, Sha256};
@@ -24,6 +29,14 @@ pub struct Spider2Gold {
     pub answers: Vec<GoldAnswer>,
     /// Compare each column's values as sorted lists (`ignore_order`).
     pub ignore_order: bool,
+    /// `condition_cols` as written (`null` when absent).
+    pub condition: serde_json::Value,
+    /// The settings keys its eval line lacks: the 2025-01 script indexes them (`KeyError`).
+    pub absent_settings: Vec<&'static str>,
+    /// Whether `compare_multi_pandas_table` compares (any gold other than a lone `<id>.csv`).
+    pub multi: bool,
+    /// What about this instance's gold the official script reads its own way.
+    pub notes: Vec<String>,
 }
 
 /// One gold answer.
@@ -33,9 +46,6 @@ pub struct GoldAnswer {
     pub file: PathBuf,
     /// Its result table or its query.
     pub source: AnswerSource,
-    /// The gold columns that must be found in the prediction (`condition_cols`; Python
-    /// indexes, negative from the end); empty: every column.
-    pub condition_cols: Vec<i64>,
 }
 
 /// Where a gold answer's result comes from.
@@ -45,27 +55,9 @@ pub enum AnswerSource {
     Table(CsvTable),
     /// A query run on the instance's database (`sql/<id>.sql`).
     Sql(String),
-}
-
-/// The gold column indexes `condition_cols` selects from `columns` columns (all when empty),
-/// negative indexes counted from the end as `DataFrame.iloc` does; an error for an index out
-/// of range.
-pub fn resolve_condition_cols(condition: &[i64], columns: usize) -> Result<Vec<usize>, String> {
-    if condition.is_empty() {
-        return Ok((0..columns).collect());
-    }
-    condition
-        .iter()
-        .map(|&i| {
-            let resolved = if i < 0 { columns as i64 + i } else { i };
-            usize::try_from(resolved)
-                .ok()
-                .filter(|&r| r < columns)
-                .ok_or_else(|| {
-                    format!("condition column {i} is out of range for {columns} gold columns")
-                })
-        })
-        .collect()
+    /// A result file `pd.read_csv` refuses (the reason): the official `try` scores the
+    /// instance 0.
+    Unreadable(String),
 }
 
 /// One instance of the task file, with its gold.
@@ -84,7 +76,10 @@ pub struct Instance {
 
 /// The instances of a Spider 2.0 layout in task-file order, and a SHA-256 over every file
 /// that defines them.
-pub fn load_instances(config: &DatasetConfig) -> Result<(Vec<Instance>, Vec<u8>), InputError> {
+pub fn load_instances(
+    config: &DatasetConfig,
+    version: Spider2Version,
+) -> Result<(Vec<Instance>, Vec<u8>), InputError> {
     let eval_path = config.eval.as_deref().ok_or_else(|| {
         InputError::malformed(&config.gold, "dataset.eval", "spider2 needs the eval file")
     })?;
@@ -97,40 +92,40 @@ pub fn load_instances(config: &DatasetConfig) -> Result<(Vec<Instance>, Vec<u8>)
     let mut items = Vec::with_capacity(tasks.len());
     for (line, instance_id, db, question) in &tasks {
         let location = format!("line {line} (`{instance_id}`)");
-        let (condition, ignore_order) = settings.remove(instance_id).ok_or_else(|| {
+        let setting = settings.remove(instance_id).ok_or_else(|| {
             InputError::malformed(
                 eval_path,
                 &location,
                 "the instance has no evaluation settings",
             )
         })?;
-        let files = match results.get(instance_id.as_str()) {
-            Some(files) => files,
-            None => queries.get(instance_id.as_str()).ok_or_else(|| {
-                InputError::malformed(
+        let no_files = Vec::new();
+        let files = match (results.get(instance_id.as_str()), queries.get(instance_id.as_str())) {
+            (Some(files), _) | (None, Some(files)) => files,
+            // The current evaluate.py scores such an instance 0 ("No matching gold file found").
+            (None, None) if version == Spider2Version::Current => &no_files,
+            (None, None) => {
+                return Err(InputError::malformed(
                     &config.gold,
                     &location,
-                    "no gold answer: no `<id>.csv` in `dataset.gold_results` and no `<id>.sql` in `dataset.gold_sql`",
-                )
-            })?,
+                    "no gold answer: no `<id>.csv` in `dataset.gold_results` and no `<id>.sql` in `dataset.gold_sql` (compare.version 2025-01 stops here, as that evaluate.py does)",
+                ))
+            }
         };
-        let answers = load_answers(files, condition, eval_path, instance_id, &mut hasher)?;
-        let sql = answers
+        let gold = load_gold(instance_id, files, setting, version, &mut hasher)?;
+        let sql = gold
+            .answers
             .iter()
             .find_map(|a| match &a.source {
                 AnswerSource::Sql(sql) => Some(sql.clone()),
-                AnswerSource::Table(_) => None,
+                _ => None,
             })
-            .unwrap_or_else(|| results_comment(&answers));
+            .unwrap_or_else(|| results_comment(&gold.answers));
         items.push(Instance {
             db_id: db.clone(),
             sql,
             question: question.clone(),
-            gold: Arc::new(Spider2Gold {
-                instance_id: instance_id.clone(),
-                answers,
-                ignore_order,
-            }),
+            gold: Arc::new(gold),
         });
     }
     if let Some(unknown) = settings.keys().next() {
@@ -223,55 +218,51 @@ fn read_jsonl(path: &Path, hasher: &mut Sha256) -> Result<Vec<Task>, InputError>
     Ok(tasks)
 }
 
-/// `condition_cols` as written: one list for every answer, or one list per answer.
-#[derive(Debug)]
-enum Condition {
-    Shared(Vec<i64>),
-    PerAnswer(Vec<Vec<i64>>),
+/// One instance's evaluation settings.
+struct Setting {
+    condition: serde_json::Value,
+    ignore_order: bool,
+    /// The keys the line lacks (the current script reads them with defaults).
+    absent: Vec<&'static str>,
 }
 
 fn read_settings(
     path: &Path,
     hasher: &mut Sha256,
-) -> Result<BTreeMap<String, (Condition, bool)>, InputError> {
+) -> Result<BTreeMap<String, Setting>, InputError> {
     let mut settings = BTreeMap::new();
     for (line, record) in json_lines(path, hasher)? {
         let fail = |message: &str| InputError::malformed(path, format!("line {line}"), message);
         let id = name_field(path, line, &record, "instance_id")?;
-        let ignore_order = record
-            .get("ignore_order")
-            .and_then(|v| v.as_bool())
-            .ok_or_else(|| fail("`ignore_order` must be true or false"))?;
-        let condition = parse_condition(record.get("condition_cols")).ok_or_else(|| {
-            fail("`condition_cols` must be null, a list of column indexes, or a list of such lists")
-        })?;
+        let absent: Vec<&'static str> = ["condition_cols", "ignore_order"]
+            .into_iter()
+            .filter(|key| !record.contains_key(*key))
+            .collect();
+        let ignore_order = match record.get("ignore_order") {
+            None | Some(serde_json::Value::Null) => false,
+            Some(value) => value
+                .as_bool()
+                .ok_or_else(|| fail("`ignore_order` must be true or false"))?,
+        };
+        let condition = record
+            .get("condition_cols")
+            .cloned()
+            .unwrap_or(serde_json::Value::Null);
         if settings
-            .insert(id.clone(), (condition, ignore_order))
+            .insert(
+                id.clone(),
+                Setting {
+                    condition,
+                    ignore_order,
+                    absent,
+                },
+            )
             .is_some()
         {
             return Err(fail(&format!("instance `{id}` appears twice")));
         }
     }
     Ok(settings)
-}
-
-fn parse_condition(value: Option<&serde_json::Value>) -> Option<Condition> {
-    let ints = |list: &[serde_json::Value]| -> Option<Vec<i64>> {
-        list.iter().map(serde_json::Value::as_i64).collect()
-    };
-    let list = match value? {
-        serde_json::Value::Null => return Some(Condition::Shared(Vec::new())),
-        serde_json::Value::Array(list) => list,
-        _ => return None,
-    };
-    if list.len() == 1 && (list[0].is_null() || list[0].as_array().is_some_and(Vec::is_empty)) {
-        return Some(Condition::Shared(Vec::new()));
-    }
-    if !list.is_empty() && list.iter().all(serde_json::Value::is_array) {
-        let lists = list.iter().map(|l| ints(l.as_array()?));
-        return lists.collect::<Option<_>>().map(Condition::PerAnswer);
-    }
-    ints(list).map(Condition::Shared)
 }
 
 /// The answer files in `dir` with extension `ext`, by instance, in file-name order.
@@ -328,75 +319,164 @@ fn check_regular_inside(dir: &Path, path: &Path) -> Result<(), InputError> {
     }
 }
 
-fn load_answers(
-    files: &[PathBuf],
-    condition: Condition,
-    eval_path: &Path,
+/// The files the official script compares against, and whether through
+/// `compare_multi_pandas_table`; files it passes over are named in `notes`.
+fn official_files(
     instance_id: &str,
-    hasher: &mut Sha256,
-) -> Result<Vec<GoldAnswer>, InputError> {
-    let conditions = match condition {
-        Condition::Shared(cols) => vec![cols; files.len()],
-        Condition::PerAnswer(lists) if lists.len() == files.len() && files.len() > 1 => lists,
-        Condition::PerAnswer(lists) => {
-            return Err(InputError::malformed(
-                eval_path,
-                format!("`{instance_id}`"),
-                format!(
-                    "`condition_cols` gives {} lists for {} gold answers; a list of lists needs one list per answer and at least two answers",
-                    lists.len(),
-                    files.len()
-                ),
-            ))
+    files: &[PathBuf],
+    version: Spider2Version,
+    notes: &mut Vec<String>,
+) -> Result<(Vec<PathBuf>, bool), InputError> {
+    let is_plain = |f: &PathBuf| f.file_stem().is_some_and(|s| s == instance_id);
+    let plain = files.iter().find(|f| is_plain(f));
+    match (version, plain) {
+        (Spider2Version::Current, Some(plain)) => {
+            if files.len() > 1 {
+                notes.push(format!(
+                    "{} other gold file(s) beside `{}` are not read (evaluate.py reads only `<id>.csv` when it exists)",
+                    files.len() - 1,
+                    file_name(plain)
+                ));
+            }
+            Ok((vec![plain.clone()], false))
         }
-    };
+        (Spider2Version::Current, None) => {
+            if files.is_empty() {
+                notes.push("no gold file: the instance scores 0 (\"No matching gold file found\")".into());
+            }
+            Ok((files.to_vec(), true))
+        }
+        (Spider2Version::Jan2025, _) if files.len() > 1 => Ok((files.to_vec(), true)),
+        (Spider2Version::Jan2025, Some(plain)) => Ok((vec![plain.clone()], false)),
+        (Spider2Version::Jan2025, None) => Err(official_stop(
+            &files[0],
+            "a single gold file not named `<id>.csv`: evaluate.py at 0c85cc21 then opens `<id>.csv`, which does not exist",
+        )),
+    }
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+}
+
+/// A gold the official script of version 2025-01 stops the whole run on.
+fn official_stop(path: &Path, why: &str) -> InputError {
+    InputError::malformed(
+        path,
+        "gold answer",
+        format!("{why} (compare.version 2025-01 stops here, as that evaluate.py does)"),
+    )
+}
+
+fn load_gold(
+    instance_id: &str,
+    files: &[PathBuf],
+    setting: Setting,
+    version: Spider2Version,
+    hasher: &mut Sha256,
+) -> Result<Spider2Gold, InputError> {
+    let mut notes = Vec::new();
+    let (files, multi) = official_files(instance_id, files, version, &mut notes)?;
     let mut answers = Vec::with_capacity(files.len());
-    for (file, condition_cols) in files.iter().zip(conditions) {
+    for file in &files {
         hasher.update(file.file_name().unwrap_or_default().as_encoded_bytes());
         hasher.update(Sha256::digest(read_bytes(file)?));
         let source = if file.extension().is_some_and(|e| e == "csv") {
-            let table = read_csv(file)?;
-            resolve_condition_cols(&condition_cols, table.columns.len()).map_err(|message| {
-                InputError::malformed(
-                    eval_path,
-                    format!("`{instance_id}`"),
-                    format!("{message} of {}", file.display()),
-                )
-            })?;
-            AnswerSource::Table(table)
+            match read_csv(file)? {
+                Ok(table) => {
+                    notes.extend(
+                        table
+                            .irregular
+                            .iter()
+                            .map(|n| format!("{}: {n}", file_name(file))),
+                    );
+                    AnswerSource::Table(table)
+                }
+                Err(reason) if version == Spider2Version::Current => {
+                    notes.push(format!(
+                        "{}: pandas cannot read it ({reason}): the instance scores 0",
+                        file_name(file)
+                    ));
+                    AnswerSource::Unreadable(reason)
+                }
+                Err(reason) => return Err(official_stop(file, &reason)),
+            }
         } else {
             AnswerSource::Sql(read_utf8(file)?)
         };
         answers.push(GoldAnswer {
             file: file.clone(),
             source,
-            condition_cols,
         });
     }
-    Ok(answers)
+    let gold = Spider2Gold {
+        instance_id: instance_id.to_string(),
+        answers,
+        ignore_order: setting.ignore_order,
+        condition: setting.condition,
+        absent_settings: setting.absent,
+        multi,
+        notes,
+    };
+    check_conditions(gold, version)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn condition_cols_forms() {
-        let parse = |json: &str| parse_condition(Some(&serde_json::from_str(json).unwrap()));
-        assert!(matches!(parse("null"), Some(Condition::Shared(c)) if c.is_empty()));
-        assert!(matches!(parse("[[]]"), Some(Condition::Shared(c)) if c.is_empty()));
-        assert!(matches!(parse("[0, -1]"), Some(Condition::Shared(c)) if c == [0, -1]));
-        assert!(matches!(parse("[[0], [1, 2]]"), Some(Condition::PerAnswer(c)) if c.len() == 2));
-        assert!(parse("[0, [1]]").is_none());
-        assert!(parse("\"0\"").is_none());
-        assert!(parse_condition(None).is_none());
+/// Notes the condition lists the official script reads its own way; version 2025-01 refuses
+/// those its `compare_multi_pandas_table` raises on (outside any `try` there).
+fn check_conditions(
+    mut gold: Spider2Gold,
+    version: Spider2Version,
+) -> Result<Spider2Gold, InputError> {
+    use crate::input::spider2_select::{answer_conditions, select, Selection};
+    if version == Spider2Version::Jan2025 && gold.multi {
+        if let Some(key) = gold.absent_settings.first() {
+            let file = gold
+                .answers
+                .first()
+                .map_or(PathBuf::new(), |a| a.file.clone());
+            return Err(official_stop(
+                &file,
+                &format!("KeyError: the eval line has no `{key}`"),
+            ));
+        }
+        let conditions = answer_conditions(&gold.condition, gold.answers.len(), true);
+        for (answer, condition) in gold.answers.iter().zip(conditions) {
+            let refused = match (condition, &answer.source) {
+                (Err(e), _) => Some(e),
+                (Ok(condition), AnswerSource::Table(table)) => {
+                    match select(&condition, table.columns.len(), version) {
+                        Err(e) => Some(e),
+                        Ok(Selection::Series) if !table.rows.is_empty() => {
+                            Some("TypeError: a single condition column gives a Series".to_string())
+                        }
+                        Ok(_) => None,
+                    }
+                }
+                (Ok(_), _) => None,
+            };
+            if let Some(reason) = refused {
+                return Err(official_stop(
+                    &answer.file,
+                    &format!("condition_cols: {reason}"),
+                ));
+            }
+        }
     }
-
-    #[test]
-    fn condition_cols_resolve_like_iloc() {
-        assert_eq!(resolve_condition_cols(&[], 2), Ok(vec![0, 1]));
-        assert_eq!(resolve_condition_cols(&[-1, 0], 3), Ok(vec![2, 0]));
-        assert!(resolve_condition_cols(&[3], 3).is_err());
-        assert!(resolve_condition_cols(&[-4], 3).is_err());
+    if let serde_json::Value::Array(list) = &gold.condition {
+        let lists = list.iter().all(serde_json::Value::is_array) && !list.is_empty();
+        let answers = gold.answers.len();
+        if gold.multi && lists && list.len() != answers && list != &[serde_json::json!([])] {
+            gold.notes.push(format!(
+                "condition_cols gives {} lists for {answers} gold answers: {}",
+                list.len(),
+                if list.len() > answers {
+                    "the extra ones are not read"
+                } else {
+                    "the answers without one score 0 (IndexError in evaluate.py)"
+                }
+            ));
+        }
     }
+    Ok(gold)
 }

@@ -2,9 +2,11 @@
 //! results under the configured profile.
 
 use super::{gold_and_prediction, gold_failure, prediction_failure, Env, Metric, Outcome, Score};
-use crate::engine::spider2::{tables_match, Frame, Semantics};
+use crate::engine::spider2::{tables_match, Frame, Rules, Semantics};
+use crate::input::config::Spider2Version;
 use crate::input::dataset::GoldItem;
-use crate::input::spider2::{resolve_condition_cols, AnswerSource, GoldAnswer, Spider2Gold};
+use crate::input::spider2::{AnswerSource, GoldAnswer, Spider2Gold};
+use crate::input::spider2_select::{answer_conditions, select, Selection};
 
 /// The `ex` metric.
 pub struct ExecutionAccuracy;
@@ -54,8 +56,11 @@ impl Metric for ExecutionAccuracy {
 }
 
 /// Spider 2.0: right when the prediction matches any of the item's gold answers under its
-/// `condition_cols` and `ignore_order`. A gold query that fails leaves the item unscored unless
-/// another answer matches (or the prediction itself fails while some answer ran).
+/// `condition_cols` and `ignore_order`, as `evaluate.py` decides (`input::spider2_select`): a
+/// step where the official code raises (an unreadable gold file, a missing condition list, a
+/// column out of range) scores 0 there, answers after it unread. A gold query that fails
+/// leaves the item unscored unless another answer matches (or the prediction itself fails while
+/// some answer ran).
 fn score_spider2(
     env: &Env<'_>,
     item: &GoldItem,
@@ -65,38 +70,56 @@ fn score_spider2(
     let Some(db) = env.dataset.database_path(item) else {
         return Score::unscored(Outcome::Skipped, "database absent");
     };
+    let rules = env.profile.spider2_rules().unwrap_or(Rules {
+        semantics: Semantics::Official,
+        version: Default::default(),
+    });
     let mut unscored = None;
     let mut answers = Vec::with_capacity(gold.answers.len());
     for (number, answer) in gold.answers.iter().enumerate() {
-        match gold_frame(env, item, number, answer, db) {
-            Ok(frame) => answers.push((answer, frame)),
-            Err(score) => unscored = unscored.or(Some(score)),
+        match gold_frame(env, item, number, answer, db, rules) {
+            Ok(frame) => answers.push(Some(frame)),
+            Err(score) => {
+                unscored = unscored.or(Some(score));
+                answers.push(None);
+            }
         }
     }
     let Some(prediction) = prediction else {
         return unscored
-            .filter(|_| answers.is_empty())
+            .filter(|_| answers.iter().all(Option::is_none))
             .unwrap_or_else(Score::missing);
     };
     let predicted = match env.executor.run_table(db, prediction) {
-        Ok(table) => Frame::from_rows(table.columns.len(), &table.rows),
-        Err(e) if !answers.is_empty() || unscored.is_none() => return prediction_failure(e),
+        Ok(table) => Frame::from_rows(table.columns.len(), &table.rows, rules),
+        Err(e) if answers.iter().any(Option::is_some) || unscored.is_none() => {
+            return prediction_failure(e)
+        }
         Err(_) => return unscored.unwrap_or_else(Score::missing),
     };
-    let semantics = env
-        .profile
-        .spider2_semantics()
-        .unwrap_or(Semantics::Official);
-    for (answer, frame) in &answers {
-        let selection = match resolve_condition_cols(&answer.condition_cols, frame.width()) {
-            Ok(selection) => selection,
-            Err(reason) => {
-                let reason = format!("{reason} of {}", answer.file.display());
-                unscored = unscored.or(Some(Score::unscored(Outcome::GoldError, reason)));
-                continue;
-            }
+    if answers.is_empty() {
+        return official_exception("No matching gold file found");
+    }
+    if let (Spider2Version::Jan2025, Some(key)) = (rules.version, gold.absent_settings.first()) {
+        return official_exception(&format!("KeyError: the eval line has no `{key}`"));
+    }
+    if let Some(Err(reason)) = answers.iter().flatten().find(|a| a.is_err()) {
+        return official_exception(reason);
+    }
+    let conditions = answer_conditions(&gold.condition, gold.answers.len(), gold.multi);
+    for (frame, condition) in answers.iter().zip(conditions) {
+        let Some(Ok(frame)) = frame else {
+            continue;
         };
-        match tables_match(&predicted, frame, &selection, gold.ignore_order, semantics) {
+        let selection = match condition.and_then(|c| select(&c, frame.width(), rules.version)) {
+            Ok(Selection::Columns(selection)) => selection,
+            Ok(Selection::Series) if frame.height() == 0 => return Score::binary(true),
+            Ok(Selection::Series) => {
+                return official_exception("TypeError: a single condition column gives a Series")
+            }
+            Err(reason) => return official_exception(&reason),
+        };
+        match tables_match(&predicted, frame, &selection, gold.ignore_order, rules) {
             Ok(true) => return Score::binary(true),
             Ok(false) => {}
             Err(reason) => {
@@ -107,6 +130,14 @@ fn score_spider2(
     unscored.unwrap_or_else(|| Score::binary(false))
 }
 
+/// Where `evaluate.py` scores 0 without a comparison (an exception inside its `try`, no gold file).
+fn official_exception(reason: &str) -> Score {
+    Score::wrong(
+        Outcome::Mismatch,
+        format!("evaluate.py scores 0 here: {reason}"),
+    )
+}
+
 /// One gold answer's result as the official comparison sees it: its stored table, or its query
 /// run on the item's database (once for every system).
 fn gold_frame(
@@ -115,13 +146,17 @@ fn gold_frame(
     number: usize,
     answer: &GoldAnswer,
     db: &std::path::Path,
-) -> Result<Frame, Score> {
+    rules: Rules,
+) -> Result<Result<Frame, String>, Score> {
     match &answer.source {
-        AnswerSource::Table(table) => Ok(Frame::from_csv(table.columns.len(), &table.rows)),
+        AnswerSource::Table(table) => {
+            Ok(Ok(Frame::from_csv(table.columns.len(), &table.rows, rules)))
+        }
+        AnswerSource::Unreadable(reason) => Ok(Err(format!("{}: {reason}", answer.file.display()))),
         AnswerSource::Sql(sql) => {
             let result = env.gold_answer(item, number, sql, db);
             match &result.rows {
-                Ok(rows) => Ok(Frame::from_rows(result.columns.len(), rows)),
+                Ok(rows) => Ok(Ok(Frame::from_rows(result.columns.len(), rows, rules))),
                 Err(e) => Err(gold_failure(e)),
             }
         }

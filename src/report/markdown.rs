@@ -410,6 +410,7 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         gate_metric => input.gate_metric,
         headline => input.gate.headline(),
         unchanged_rows => unchanged_rows,
+        gold_notes => input.evaluation.dataset.gold_notes().iter().map(|(instance, notes)| context! { instance => instance, notes => notes.join("; ") }).collect::<Vec<_>>(),
         unscored_rows => crate::report::unscored::unscored_rows(input.evaluation, if truncated { RESULT_ITEM_LIMIT } else { usize::MAX }),
         tau_omitted => !analysis.kendall_tau.is_empty() && analysis.systems.len() < MIN_TAU_SYSTEMS,
         min_tau_systems => MIN_TAU_SYSTEMS,

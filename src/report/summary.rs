@@ -292,6 +292,12 @@ pub fn summary_json(
         "metrics": evaluation.metrics,
         "systems": systems,
     });
+    let gold_notes = dataset.gold_notes();
+    if !gold_notes.is_empty() {
+        document["gold_notes"] = (gold_notes.iter())
+            .map(|(instance, notes)| json!({"instance_id": instance, "notes": notes}))
+            .collect();
+    }
     let timing = &evaluation.timing;
     if timing.timeouts.queries > 0 {
         document["timeouts"] = json!({

@@ -126,7 +126,7 @@ pub struct Prepared {
 /// Loads and validates everything a run reads.
 pub fn prepare(config: &Config) -> Result<Prepared, InputError> {
     let metrics = build_metrics(config)?;
-    let dataset = Dataset::load(&config.dataset)?;
+    let dataset = Dataset::load_with(&config.dataset, config.compare.version.unwrap_or_default())?;
     config.check_items(dataset.items.len())?;
     let systems = load_systems(&config.predictions, &dataset)?;
     Ok(Prepared {

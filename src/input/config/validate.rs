@@ -157,6 +157,9 @@ impl Config {
         let dataset = &self.dataset;
         let profile = self.compare.profile;
         if dataset.kind != DatasetKind::Spider2 {
+            if self.compare.version.is_some() {
+                return Err("`compare.version` is for the spider2 profiles only".into());
+            }
             if let Some((key, _, _)) = dataset.spider2_paths().first() {
                 return Err(format!("`{key}` is for `dataset.kind: spider2` only"));
             }

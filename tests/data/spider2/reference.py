@@ -1,9 +1,12 @@
 """Official verdicts (compare_pandas_table / compare_multi_pandas_table, run the way
-evaluate.py runs local instances) and brute-force sound verdicts for tests/data/spider2/cases."""
+evaluate.py runs local instances) of the current evaluate.py (5fa8a517) and of 0c85cc21, and
+brute-force sound verdicts for tests/data/spider2/cases. OFFICIAL_DIR holds the uncommitted
+official_current.py and official_2025_01.py (README.md)."""
 import contextlib, io, itertools, json, os, re, sqlite3, sys, tempfile
 import pandas as pd
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from official import compare_pandas_table, compare_multi_pandas_table, get_sqlite_result
+sys.path.insert(0, os.environ["OFFICIAL_DIR"])
+from official_2025_01 import compare_pandas_table, compare_multi_pandas_table, get_sqlite_result
+import official_current as current
 
 CASES = sys.argv[1]
 
@@ -40,19 +43,30 @@ for e in evals:
     pattern = re.compile(rf'^{re.escape(id)}(_[a-z])?\.csv$')
     files = sorted(f for f in os.listdir(os.path.join(CASES, "gold/exec_result")) if pattern.match(f))
     golds = [pd.read_csv(os.path.join(CASES, "gold/exec_result", f)) for f in files]
+    single = f"{id}.csv" in files
     if not golds:  # gold SQL files: exported like the gold results, then read back
         spattern = re.compile(rf'^{re.escape(id)}(_[a-z])?\.sql$')
-        for f in sorted(f for f in os.listdir(os.path.join(CASES, "gold/sql")) if spattern.match(f)):
+        sql_files = sorted(f for f in os.listdir(os.path.join(CASES, "gold/sql")) if spattern.match(f))
+        single = f"{id}.sql" in sql_files
+        for f in sql_files:
             ok, _ = quiet(get_sqlite_result, db, open(os.path.join(CASES, "gold/sql", f)).read(), tmp, f"{f}_gold.csv")
             assert ok is not False
             golds.append(pd.read_csv(os.path.join(tmp, f"{f}_gold.csv")))
     ok, err = quiet(get_sqlite_result, db, preds[id], tmp, f"{id}_pred.csv")
     record = {"instance_id": id, "golds": len(golds)}
     if ok is False:
-        record.update(official=0, sound=0, pred_error=True)
+        record.update(official=0, official_2025_01=0, sound=0, pred_error=True)
         out.append(record); continue
     pred = pd.read_csv(os.path.join(tmp, f"{id}_pred.csv"))
     cc, io_ = e["condition_cols"], e["ignore_order"]
+    try:
+        if single:
+            now = quiet(current.compare_pandas_table, pred, golds[0], cc, io_)
+        else:
+            now = quiet(current.compare_multi_pandas_table, pred, golds, cc, io_)
+    except Exception:
+        now = 0
+    record["official"] = int(now)
     if len(golds) == 1:
         try:
             score = quiet(compare_pandas_table, pred, golds[0], cc, io_)
@@ -68,7 +82,7 @@ for e in evals:
         else:
             ccs = cc
     s = sound(pred, golds, ccs, io_)
-    record.update(official=int(score), sound=int(score) if s is None else s)
+    record.update(official_2025_01=int(score), sound=int(score) if s is None else s)
     out.append(record)
 for r in out:
     print(json.dumps(r))
