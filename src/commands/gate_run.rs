@@ -143,6 +143,19 @@ pub fn gate_run(
             1,
         )?,
     };
+    let regressed: std::collections::BTreeSet<usize> = gate
+        .comparisons
+        .iter()
+        .flat_map(|c| c.regressed.iter().copied())
+        .collect();
+    let mut audited = regressed;
+    audited.extend(
+        crate::report::audit::flipped_items(evaluation)
+            .into_iter()
+            .flatten(),
+    );
+    let audited: Vec<usize> = audited.into_iter().collect();
+    let gold_findings = super::audit::findings_on(evaluation, config, &executor, &audited);
     let input = ReportInput {
         evaluation,
         analysis: &analysis,
@@ -155,6 +168,7 @@ pub fn gate_run(
         profile: &crate::engine::profile::Profile::new(&config.compare),
         run_url: run_page.as_deref(),
         report_file,
+        gold_findings: &gold_findings,
     };
     let template_path = config
         .report
