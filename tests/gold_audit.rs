@@ -23,7 +23,8 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-/// A copy of the example, its config reading `overrides.jsonl` (empty), in a git repository.
+/// A copy of the example (with its baseline), its config reading `overrides.jsonl` (empty), in
+/// a git repository.
 fn example() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
@@ -31,7 +32,6 @@ fn example() -> tempfile::TempDir {
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini"),
         root,
     );
-    std::fs::remove_file(root.join("baseline.json")).unwrap();
     let config = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
     std::fs::write(
         root.join("sqlgate.yml"),
@@ -128,12 +128,21 @@ fn an_alternative_gold_turns_a_matching_prediction_right() {
     assert_eq!(ex_outcomes(root, "C3", None)[index], "skipped");
 }
 
+/// Makes and commits the baseline on the current branch; the commit (a pull request's base).
+fn commit_baseline(root: &Path) -> String {
+    let made = sqlgate(root, &["baseline", "update", "--config", "sqlgate.yml"]);
+    assert!(made.status.success(), "{}", text(&made));
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "baseline"]);
+    git(root, &["rev-parse", "HEAD"])
+}
+
 #[test]
 fn a_pull_request_cannot_bring_its_own_overrides() {
     let dir = example();
     let root = dir.path();
     let (index, sql) = first_wrong(root);
-    let base = git(root, &["rev-parse", "HEAD"]);
+    let base = commit_baseline(root);
     git(root, &["checkout", "-qb", "pr"]);
     std::fs::write(root.join("overrides.jsonl"), alternative(index, &sql)).unwrap();
     git(root, &["commit", "-qam", "my prediction is a gold too"]);
@@ -208,11 +217,7 @@ fn the_comment_of_a_pull_request_regressing_a_tied_gold_says_so() {
         .find(|(i, kind)| kind == "limit-tie" && outcomes[*i] == "match")
         .map(|(i, _)| *i)
         .expect("the example has a gold tied at its LIMIT cut that C3 gets right");
-    let made = sqlgate(root, &["baseline", "update", "--config", "sqlgate.yml"]);
-    assert!(made.status.success(), "{}", text(&made));
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-qm", "baseline"]);
-    let base = git(root, &["rev-parse", "HEAD"]);
+    let base = commit_baseline(root);
     git(root, &["checkout", "-qb", "pr"]);
     let path: PathBuf = root.join("predictions/C3.txt");
     let lines: Vec<String> = std::fs::read_to_string(&path)
