@@ -2,7 +2,7 @@
 //! its other dialects' golds and its scored systems, printed, and written as a Markdown section
 //! (`--report`) and JSON lines (`--jsonl`).
 
-use crate::analysis::audit::{Context, Dialect, Finding};
+use crate::analysis::audit::{Context, Dialect};
 use crate::engine::exec::{Executor, Limits};
 use crate::engine::profile::Profile;
 use crate::input::config::{Config, SuiteKind};
@@ -173,24 +173,4 @@ fn check_alignment(
         )),
         None => Ok(()),
     }
-}
-
-/// The findings on the given items (regressed items of a gated run), for the comment: an
-/// audit of those items alone on their own databases, without suite, systems or dialects.
-pub fn findings_on(
-    evaluation: &crate::score::evaluation::Evaluation,
-    config: &Config,
-    executor: &Executor,
-    items: &[usize],
-) -> Vec<Finding> {
-    let profile = Profile::new(&config.compare);
-    let context = Context {
-        dataset: &evaluation.dataset,
-        executor,
-        profile: &profile,
-        suite: None,
-        systems: &[],
-        dialects: &[],
-    };
-    context.audit(items)
 }

@@ -155,7 +155,7 @@ pub fn gate_run(
             .flatten(),
     );
     let audited: Vec<usize> = audited.into_iter().collect();
-    let gold_findings = super::audit::findings_on(evaluation, config, &executor, &audited);
+    let gold_findings = findings_on(evaluation, config, &executor, &audited);
     let input = ReportInput {
         evaluation,
         analysis: &analysis,
@@ -334,4 +334,24 @@ fn note_ignored_changes(
              (merge the change first to use it)"
         ));
     }
+}
+
+/// The findings on the given items (regressed items of a gated run), for the comment: an
+/// audit of those items alone on their own databases, without suite, systems or dialects.
+fn findings_on(
+    evaluation: &crate::score::evaluation::Evaluation,
+    config: &Config,
+    executor: &crate::engine::exec::Executor,
+    items: &[usize],
+) -> Vec<crate::analysis::audit::Finding> {
+    let profile = crate::engine::profile::Profile::new(&config.compare);
+    let context = crate::analysis::audit::Context {
+        dataset: &evaluation.dataset,
+        executor,
+        profile: &profile,
+        suite: None,
+        systems: &[],
+        dialects: &[],
+    };
+    context.audit(items)
 }
