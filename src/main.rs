@@ -35,6 +35,20 @@ enum Command {
         #[arg(long, default_value = "sqlgate.yml")]
         config: PathBuf,
     },
+    /// Audit the gold queries: per item, mechanical findings with their evidence (ties at a
+    /// LIMIT, NULL or text-number sorts, empty everywhere, dialects or result files that
+    /// disagree, most systems agreeing against the gold). Exit 0 whatever it finds.
+    Audit {
+        /// The config file.
+        #[arg(long, default_value = "sqlgate.yml")]
+        config: PathBuf,
+        /// Write one JSON object per finding here.
+        #[arg(long)]
+        jsonl: Option<PathBuf>,
+        /// Write the findings as a Markdown section here.
+        #[arg(long)]
+        report: Option<PathBuf>,
+    },
     /// Copy SQLite databases (`<folder>/<db_id>/<db_id>.sqlite`, the Spider / BIRD layout) into
     /// the PostgreSQL or MySQL server `dataset.engine` names, in its layout.
     Load {
@@ -132,6 +146,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             trust,
         } => commands::eval(&config, outputs, shard.as_deref(), &trust),
         Command::Distill { config } => commands::distill(&config),
+        Command::Audit {
+            config,
+            jsonl,
+            report,
+        } => commands::audit(&config, jsonl.as_deref(), report.as_deref()),
         Command::Load { config, from } => commands::load(&config, &from),
         Command::Merge {
             shards,

@@ -7,6 +7,7 @@
 //! stage before it; must not import report, ci or commands.
 
 pub mod agreement;
+pub mod audit;
 pub mod baseline;
 pub mod drift;
 pub mod failures;

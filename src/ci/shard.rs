@@ -175,6 +175,7 @@ pub fn merge(config: &Config, paths: &[PathBuf]) -> Result<Evaluation, InputErro
         metrics,
         dataset,
         systems,
+        overrides,
     } = prepare(config)?;
     let metrics: Vec<String> = metrics.iter().map(|m| m.name().to_string()).collect();
     let expected = ShardHeader {
@@ -270,6 +271,7 @@ pub fn merge(config: &Config, paths: &[PathBuf]) -> Result<Evaluation, InputErro
         suite_manifests: state.suite_manifests,
         notes: state.notes,
         timing: Default::default(),
+        overrides,
     })
 }
 

@@ -156,6 +156,19 @@ pub fn gate_run(
             1,
         )?,
     };
+    let regressed: std::collections::BTreeSet<usize> = gate
+        .comparisons
+        .iter()
+        .flat_map(|c| c.regressed.iter().copied())
+        .collect();
+    let mut audited = regressed;
+    audited.extend(
+        crate::report::audit::flipped_items(evaluation)
+            .into_iter()
+            .flatten(),
+    );
+    let audited: Vec<usize> = audited.into_iter().collect();
+    let gold_findings = findings_on(evaluation, config, &executor, &audited);
     let input = ReportInput {
         evaluation,
         analysis: &analysis,
@@ -168,6 +181,7 @@ pub fn gate_run(
         profile: &crate::engine::profile::Profile::new(&config.compare),
         run_url: run_page.as_deref(),
         report_file,
+        gold_findings: &gold_findings,
     };
     let template_path = config
         .report
@@ -388,4 +402,24 @@ fn note_ignored_changes(
              (merge the change first to use it)"
         ));
     }
+}
+
+/// The findings on the given items (regressed items of a gated run), for the comment: an
+/// audit of those items alone on their own databases, without suite, systems or dialects.
+fn findings_on(
+    evaluation: &crate::score::evaluation::Evaluation,
+    config: &Config,
+    executor: &crate::engine::exec::Executor,
+    items: &[usize],
+) -> Vec<crate::analysis::audit::Finding> {
+    let profile = crate::engine::profile::Profile::new(&config.compare);
+    let context = crate::analysis::audit::Context {
+        dataset: &evaluation.dataset,
+        executor,
+        profile: &profile,
+        suite: None,
+        systems: &[],
+        dialects: &[],
+    };
+    context.audit(items)
 }

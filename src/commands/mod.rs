@@ -4,6 +4,7 @@
 //! Enters: parsed command-line arguments and `INPUT_*` variables. Leaves: files, console
 //! output, an exit code (0 pass, 1 gate failed, 2 input error). May import every module.
 
+mod audit;
 mod failure;
 mod finish;
 pub mod gate_run;
@@ -91,6 +92,15 @@ pub fn eval(
             outputs,
         ),
     }
+}
+
+/// `sqlgate audit`: the gold audit of the configured dataset (see [`audit::audit`]).
+pub fn audit(
+    config: &Path,
+    jsonl: Option<&Path>,
+    report: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
+    audit::audit(config, jsonl, report)
 }
 
 /// `sqlgate merge`: join shard files, then report and gate as an unsharded run.

@@ -66,6 +66,9 @@ pub struct Config {
     /// The OpenAI-compatible embedding endpoint of the semantic metrics.
     #[serde(default)]
     pub embeddings: Option<ProviderConfig>,
+    /// The gold audit's other dialects and the reviewed gold overrides.
+    #[serde(default)]
+    pub audit: crate::input::audit::AuditConfig,
     /// The folder of the config file; relative paths were resolved against it.
     #[serde(skip)]
     pub base_dir: PathBuf,
@@ -632,6 +635,7 @@ impl Config {
         if let Some(template) = &self.report.template {
             ws.input_file("report.template", template)?;
         }
+        self.audit.check(ws)?;
         ws.output_file("report.output", &self.report_path(), &[REPORT_MARKER])?;
         if let Some(baseline) = &self.baseline {
             ws.output_file("baseline.path", &baseline.path, &[BASELINE_MARKER])?;
@@ -772,6 +776,7 @@ impl Config {
         if let Some(path) = &mut self.suite.path {
             *path = base.join(&*path);
         }
+        self.audit.resolve(&base);
         if let Some(baseline) = &mut self.baseline {
             baseline.path = base.join(&baseline.path);
             baseline.anchor = baseline.anchor.as_ref().map(|anchor| base.join(anchor));

@@ -122,6 +122,13 @@ impl Dataset {
     }
 }
 
+/// The gold items of a gold file in the dataset's own format (Spider's `SQL<TAB>db_id` lines,
+/// or a JSON list with `query` / `SQL` and `db_id`), without databases: another dialect's golds
+/// of the same items.
+pub fn read_gold(path: &Path) -> Result<Vec<GoldItem>, InputError> {
+    parse_gold(path, &read_bytes(path)?)
+}
+
 fn spider2_item((index, instance): (usize, crate::input::spider2::Instance)) -> GoldItem {
     GoldItem {
         index,

@@ -6,11 +6,13 @@
 //! [`dataset::GoldItem`]s, [`predictions::System`]s of predictions. May import `util` and `sql`
 //! (schemas, hardness); must not import execution, metrics or anything later.
 
+pub mod audit;
 pub mod config;
 pub mod csv;
 pub mod dataset;
 pub mod engine;
 pub mod limits;
+pub mod overrides;
 pub mod predictions;
 pub mod provider_config;
 pub mod soft_f1;

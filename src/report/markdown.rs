@@ -50,6 +50,8 @@ pub struct ReportInput<'a> {
     pub run_url: Option<&'a str>,
     /// Where the full report is written.
     pub report_file: &'a str,
+    /// The gold audit's findings on the regressed items and the test suite's flips.
+    pub gold_findings: &'a [crate::analysis::audit::Finding],
 }
 
 /// Template instructions one rendering may execute (a template looping over `range(100000)`
@@ -439,6 +441,9 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         commit => std::env::var("GITHUB_SHA").ok().map(|s| s.chars().take(12).collect::<String>()),
         baseline_commit => input.baseline.and_then(|b| b.commit.as_deref()).map(|s| s.chars().take(12).collect::<String>()),
         result_item_limit => RESULT_ITEM_LIMIT,
+        gold_overrides => crate::report::audit::override_views(&input.evaluation.overrides),
+        flagged_regressions => crate::report::audit::flagged_views(&regressed_findings(input), &input.evaluation.overrides),
+        ts_flip_splits => crate::report::audit::flip_splits(input.evaluation, input.gold_findings),
     }
 }
 
@@ -622,6 +627,23 @@ fn counterexample_text(evaluation: &Evaluation, system: usize, index: usize) -> 
 
 /// Per current system, how many items each counterexample category moved from right (original
 /// database) to wrong (test suite); empty when no item moved.
+/// The gold audit's findings on items some comparison regressed.
+fn regressed_findings(input: &ReportInput<'_>) -> Vec<crate::analysis::audit::Finding> {
+    let regressed = |index: usize| {
+        input
+            .gate
+            .comparisons
+            .iter()
+            .any(|c| c.regressed.contains(&index))
+    };
+    input
+        .gold_findings
+        .iter()
+        .filter(|f| regressed(f.index))
+        .cloned()
+        .collect()
+}
+
 fn counterexample_rows(input: &ReportInput<'_>) -> Vec<Row> {
     let evaluation = input.evaluation;
     (0..evaluation.systems.len())

@@ -4,6 +4,7 @@
 //! Enters: an evaluation, its analyses and the gate verdict. Leaves: text and files. May import
 //! every stage before it; must not import ci or commands.
 
+pub mod audit;
 pub mod escape;
 pub mod jsonl;
 pub mod junit;

@@ -4,7 +4,8 @@
 use crate::engine::exec::{Executor, Limits, TimeoutTotals};
 use crate::engine::profile::Profile;
 use crate::input::config::{Config, SuiteKind, Threads};
-use crate::input::dataset::Dataset;
+use crate::input::dataset::{Dataset, GoldItem};
+use crate::input::overrides::GoldOverrides;
 use crate::input::predictions::{load_systems, System};
 use crate::metrics::{self, Env, Metric, Outcome, Score};
 use crate::providers::Providers;
@@ -87,6 +88,8 @@ pub struct Evaluation {
     pub notes: Vec<String>,
     /// How long scoring took and how much of it went to timed-out queries.
     pub timing: RunTiming,
+    /// The reviewed gold overrides the run applied (`audit.overrides`).
+    pub overrides: GoldOverrides,
 }
 
 /// The scoring phase of a run in time: its wall time, its workers, and the timed-out queries
@@ -121,18 +124,23 @@ pub struct Prepared {
     pub dataset: Dataset,
     /// The systems.
     pub systems: Vec<System>,
+    /// The reviewed gold overrides, already applied to `dataset` (replacements, exclusions).
+    pub overrides: GoldOverrides,
 }
 
 /// Loads and validates everything a run reads.
 pub fn prepare(config: &Config) -> Result<Prepared, InputError> {
     let metrics = build_metrics(config)?;
-    let dataset = Dataset::load_with(&config.dataset, config.compare.version.unwrap_or_default())?;
+    let mut dataset = Dataset::load_with(&config.dataset, config.compare.version.unwrap_or_default())?;
     config.check_items(dataset.items.len())?;
+    let overrides = GoldOverrides::load(config, &dataset)?;
+    overrides.apply(&mut dataset);
     let systems = load_systems(&config.predictions, &dataset)?;
     Ok(Prepared {
         metrics,
         dataset,
         systems,
+        overrides,
     })
 }
 
@@ -214,6 +222,7 @@ fn score_with(
         metrics,
         dataset,
         systems,
+        overrides,
     } = prepare(config)?;
     crate::util::memory::install_sqlite_allocator();
     crate::util::memory::PROCESS.set_limit(config.execution.max_memory);
@@ -254,14 +263,22 @@ fn score_with(
     };
     let providers = Providers::new(config.judge.as_ref(), config.embeddings.as_ref(), trust);
     let results = pool.install(|| {
-        let env = Env::new(&dataset, &executor, &profile, suite.as_ref())
-            .with_providers(providers.clone())
-            .with_qas_weight(config.qas.weight)
-            .with_rves_repetitions(config.rves.repetitions)
-            .with_rves_order(config.rves.order)
-            .with_soft_f1_version(config.soft_f1.version)
-            .with_gold_cache(gold_cache.as_ref());
-        score_all(&env, &systems, &metrics, shard)
+        let env = || {
+            Env::new(&dataset, &executor, &profile, suite.as_ref())
+                .with_providers(providers.clone())
+                .with_qas_weight(config.qas.weight)
+                .with_rves_repetitions(config.rves.repetitions)
+                .with_rves_order(config.rves.order)
+                .with_soft_f1_version(config.soft_f1.version)
+                .with_gold_cache(gold_cache.as_ref())
+        };
+        // One environment per alternative rank: an environment runs each item's gold once.
+        let golds = Golds {
+            env: env(),
+            alternatives: (0..overrides.most_alternatives()).map(|_| env()).collect(),
+            overrides: &overrides,
+        };
+        score_all(&golds, &systems, &metrics, shard)
     });
     fail_on_faults(config, &executor, &systems, &results)?;
     let timing = RunTiming {
@@ -296,6 +313,7 @@ fn score_with(
         suite_manifests,
         notes,
         timing,
+        overrides,
     })
 }
 
@@ -395,16 +413,51 @@ fn fail_on_faults(
     })
 }
 
+/// The item's gold and the reviewed alternatives to it, each scored in its own environment.
+struct Golds<'e, 'o> {
+    /// The environment of the items' own golds.
+    env: Env<'e>,
+    /// One environment per alternative rank (the first alternative of every item, the second...).
+    alternatives: Vec<Env<'e>>,
+    /// The reviewed overrides.
+    overrides: &'o GoldOverrides,
+}
+
+impl Golds<'_, '_> {
+    /// The metric's score against the item's gold, or against an alternative gold when that
+    /// scores higher (any gold matching counts; the details say which one did).
+    fn score(&self, metric: &dyn Metric, item: &GoldItem, prediction: Option<&str>) -> Score {
+        if self.overrides.excluded(item.index) {
+            return Score::unscored(Outcome::Skipped, "excluded by a reviewed gold override");
+        }
+        let mut best = metric.score(&self.env, item, prediction);
+        let value = |score: &Score| score.value.unwrap_or(f64::NEG_INFINITY);
+        for (rank, sql) in self.overrides.alternatives(item.index).iter().enumerate() {
+            if best.outcome == Outcome::Match {
+                break;
+            }
+            let mut alternative = item.clone();
+            alternative.sql = sql.clone();
+            let score = metric.score(&self.alternatives[rank], &alternative, prediction);
+            if value(&score) > value(&best) {
+                best = score;
+            }
+        }
+        best
+    }
+}
+
 /// Scores every pair (of the shard) on the worker pool. Pairs go out item by item, each item's
 /// systems next to each other, so the worker that runs an item's gold query is the one that uses
 /// it next (no worker waits for another's gold result) and the item's database stays warm; the
 /// results come back ordered by system, then item.
 fn score_all(
-    env: &Env<'_>,
+    golds: &Golds<'_, '_>,
     systems: &[System],
     metrics: &[Box<dyn Metric>],
     shard: Option<Shard>,
 ) -> Vec<ItemResult> {
+    let env = &golds.env;
     let count = systems.len();
     let item_major = |pair: usize| (pair % count, pair / count);
     let pairs: Vec<usize> = (0..count * env.dataset.items.len())
@@ -424,7 +477,7 @@ fn score_all(
             let scores = crate::util::memory::item_scope(|| {
                 metrics
                     .iter()
-                    .map(|metric| metric.score(env, item, prediction))
+                    .map(|metric| golds.score(metric.as_ref(), item, prediction))
                     .collect()
             });
             progress.tick();

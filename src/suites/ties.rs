@@ -95,6 +95,59 @@ pub fn undetermined_with(
         .any(|probe| run(probe.sql()).is_some_and(|rows| tied(probe, &rows)))
 }
 
+/// The top-level `ORDER BY` of a query, read through a probe: the query with its sort keys
+/// appended to the projection and without its LIMIT, so every row and its keys are seen.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SortProbe {
+    /// The probe SQL.
+    pub sql: String,
+    /// The sort keys as written, in order.
+    pub keys: Vec<String>,
+    /// The original LIMIT, when there is one.
+    pub limit: Option<usize>,
+}
+
+/// The sort probe of a query whose top level is one SELECT with ORDER BY (no OFFSET); `None`
+/// otherwise or when it does not parse.
+pub fn sort_probe(sql: &str) -> Option<SortProbe> {
+    let statements = Parser::parse_sql(&SQLiteDialect {}, sql).ok()?;
+    let [sqlparser::ast::Statement::Query(query)] = statements.as_slice() else {
+        return None;
+    };
+    let SetExpr::Select(select) = query.body.as_ref() else {
+        return None;
+    };
+    let limit = match &query.limit_clause {
+        None => None,
+        Some(LimitClause::LimitOffset {
+            limit: Some(limit),
+            offset: None,
+            ..
+        }) => Some(number(limit)?),
+        Some(_) => return None,
+    };
+    let OrderByKind::Expressions(order) = &query.order_by.as_ref()?.kind else {
+        return None;
+    };
+    if order.is_empty() {
+        return None;
+    }
+    let mut probe = query.as_ref().clone();
+    let mut widened = select.as_ref().clone();
+    for key in order {
+        widened
+            .projection
+            .push(SelectItem::UnnamedExpr(resolve_key(&key.expr, select)));
+    }
+    *probe.body = SetExpr::Select(Box::new(widened));
+    probe.limit_clause = None;
+    Some(SortProbe {
+        sql: probe.to_string(),
+        keys: order.iter().map(|k| k.expr.to_string()).collect(),
+        limit,
+    })
+}
+
 impl Probe {
     /// The probe's SQL.
     pub fn sql(&self) -> &str {

@@ -38,6 +38,14 @@ const BIG_GROUP_CHANCE: f64 = 0.5;
 const NULL_PROBE_CHANCE: f64 = 0.05;
 /// Least NULL rate of a nullable column in a NULL probe.
 const PROBE_NULL_RATE: f64 = 0.2;
+/// Chance that a column with values the original shares across parents
+/// ([`ColumnProfile::shared`]) takes one of them in a generated row: a city name two countries
+/// have, so that a query that excludes by the name instead of by the country can be told
+/// apart. Drawn from its own random stream, so the other values of every database stay those
+/// of the same seed without it.
+const SHARE_CHANCE: f64 = 0.15;
+/// Seeds the stream of [`SHARE_CHANCE`] draws, apart from the main one.
+const SHARE_STREAM: u64 = 0x5348_4152_4544;
 /// Group sizes a HAVING may ask for that a random row count (`rows`) rarely or never
 /// reaches, and that a generated database can still afford.
 const BIG_GROUP_SIZES: std::ops::RangeInclusive<i64> = 5..=1000;
@@ -119,6 +127,7 @@ impl Generator<'_> {
             conn.execute_batch(statement)?;
         }
         let mut rng = fastrand::Rng::with_seed(seed);
+        let mut share = fastrand::Rng::with_seed(seed ^ SHARE_STREAM);
         let mut mode = self.mode(&mut rng);
         mode.phase = phase;
         if phase == Phase::Natural {
@@ -129,7 +138,8 @@ impl Generator<'_> {
         let mut filled: Vec<Vec<Vec<Value>>> = vec![Vec::new(); self.constraints.tables.len()];
         conn.execute_batch("BEGIN")?;
         for table_index in self.constraints.topological_order() {
-            let rows = self.fill_table(&conn, table_index, mode, &filled, &mut rng)?;
+            let rngs = (&mut rng, &mut share);
+            let rows = self.fill_table(&conn, table_index, mode, &filled, rngs)?;
             filled[table_index] = rows;
         }
         conn.execute_batch("COMMIT")?;
@@ -178,7 +188,7 @@ impl Generator<'_> {
         table_index: usize,
         mode: Mode,
         filled: &[Vec<Vec<Value>>],
-        rng: &mut fastrand::Rng,
+        (rng, share): (&mut fastrand::Rng, &mut fastrand::Rng),
     ) -> rusqlite::Result<Vec<Vec<Value>>> {
         let table = &self.constraints.tables[table_index];
         let random_count = rng.usize(self.rows.0..=self.rows.1.max(self.rows.0));
@@ -203,7 +213,11 @@ impl Generator<'_> {
             };
             if big_group.is_some() {
                 one_group(table, &mut row, &rows);
-            } else if mode.phase != Phase::Free
+            } else {
+                self.share_values(table_index, &mut row, &rows, share);
+            }
+            if big_group.is_none()
+                && mode.phase != Phase::Free
                 && !self.within_repeats(table_index, &mut row, &rows, mode.natural, rng)
             {
                 continue;
@@ -216,6 +230,43 @@ impl Generator<'_> {
             }
         }
         Ok(rows)
+    }
+
+    /// Sometimes gives `row` a value the original holds under several parents
+    /// ([`ColumnProfile::shared`], at [`SHARE_CHANCE`] per column): half of the time one an
+    /// earlier row under another parent holds (a second `Hamilton`, in another country), else
+    /// any of them.
+    fn share_values(
+        &self,
+        table_index: usize,
+        row: &mut [Value],
+        earlier: &[Vec<Value>],
+        rng: &mut fastrand::Rng,
+    ) {
+        let table = &self.constraints.tables[table_index];
+        let other_parent = |other: &[Value], row: &[Value]| {
+            table
+                .foreign_keys
+                .iter()
+                .filter(|fk| fk.columns.len() == 1)
+                .any(|fk| !same_value(&other[fk.columns[0]], &row[fk.columns[0]]))
+        };
+        for (index, profile) in self.profiles[table_index].iter().enumerate() {
+            if profile.shared.is_empty() || rng.f64() >= SHARE_CHANCE {
+                continue;
+            }
+            let second: Vec<&Value> = earlier
+                .iter()
+                .filter(|other| other_parent(other, row))
+                .map(|other| &other[index])
+                .filter(|v| profile.shared.iter().any(|s| same_value(s, v)))
+                .collect();
+            row[index] = if !second.is_empty() && rng.bool() {
+                second[rng.usize(..second.len())].clone()
+            } else {
+                profile.shared[rng.usize(..profile.shared.len())].clone()
+            };
+        }
     }
 
     /// Whether other tables reference `table` (a lookup-like table: its rows are sampled whole

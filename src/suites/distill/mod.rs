@@ -41,7 +41,7 @@ use store::{GoldRecord, KeptFile, Manifest, OriginalFile};
 
 /// Version of the generator and algorithm; part of the cache key, bumped whenever a change
 /// would give different databases for the same seed.
-pub const GENERATOR_VERSION: &str = "sqlgate-distill-11";
+pub const GENERATOR_VERSION: &str = "sqlgate-distill-12";
 
 /// Distillation settings (`suite.distill`).
 #[derive(Debug, Clone)]

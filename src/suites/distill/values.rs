@@ -33,6 +33,11 @@ pub struct ColumnProfile {
     /// between them in the shape of a seen value, so a generated database holds dates the
     /// domain could have (no awarded year `8691`, no month `92`).
     pub dates: Option<(NaiveDateTime, NaiveDateTime)>,
+    /// Text values the original holds under two parents or more of one declared single-column
+    /// foreign key of the table (a city name in two countries: `Hamilton`, `Córdoba`), at most
+    /// [`SAMPLED_VALUES`]: the domain lets two rows under different parents share them, so
+    /// generated rows sometimes do ([`super::generate`]).
+    pub shared: Vec<Value>,
 }
 
 /// Original rows kept per table, sampled whole so that columns that go together (a code and its
@@ -81,7 +86,8 @@ pub fn learn(conn: &Connection, constraints: &Constraints) -> rusqlite::Result<P
             table
                 .columns
                 .iter()
-                .map(|column| {
+                .enumerate()
+                .map(|(index, column)| {
                     let sql = format!(
                         "SELECT DISTINCT {c} FROM {t} ORDER BY {c} LIMIT {}",
                         SAMPLED_VALUES + 1,
@@ -146,6 +152,7 @@ pub fn learn(conn: &Connection, constraints: &Constraints) -> rusqlite::Result<P
                         null_rate,
                         range,
                         dates: date_span(conn, &table.name, &column.name)?,
+                        shared: shared_across_parents(conn, table, index)?,
                         distinct: matches!(max_repeat, Some((1, values)) if values >= 2)
                             && !person_name_part(&column.name),
                     })
@@ -153,6 +160,42 @@ pub fn learn(conn: &Connection, constraints: &Constraints) -> rusqlite::Result<P
                 .collect()
         })
         .collect()
+}
+
+/// The text values of column `index` that the original holds under two parents or more of
+/// one declared single-column foreign key of `table` ([`ColumnProfile::shared`]); none for a
+/// column of a foreign key.
+fn shared_across_parents(
+    conn: &Connection,
+    table: &super::constraints::Table,
+    index: usize,
+) -> rusqlite::Result<Vec<Value>> {
+    if table
+        .foreign_keys
+        .iter()
+        .any(|fk| fk.columns.contains(&index))
+    {
+        return Ok(Vec::new());
+    }
+    let mut shared: Vec<Value> = Vec::new();
+    for fk in table.foreign_keys.iter().filter(|fk| fk.columns.len() == 1) {
+        let (c, t) = (quote(&table.columns[index].name), quote(&table.name));
+        let parent = quote(&table.columns[fk.columns[0]].name);
+        let sql = format!(
+            "SELECT {c} FROM {t} WHERE typeof({c}) = 'text' AND {parent} IS NOT NULL \
+             GROUP BY {c} HAVING count(DISTINCT {parent}) > 1 ORDER BY {c} LIMIT {SAMPLED_VALUES}"
+        );
+        let mut statement = conn.prepare(&sql)?;
+        let values =
+            statement.query_map([], |row| Ok(super::query::read_value(row.get_ref(0)?)))?;
+        for value in values {
+            let value = value?;
+            if !shared.contains(&value) && shared.len() < SAMPLED_VALUES {
+                shared.push(value);
+            }
+        }
+    }
+    Ok(shared)
 }
 
 /// The first and last moment of a column whose text values (two or more) are all years or ISO

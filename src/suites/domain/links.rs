@@ -3,7 +3,9 @@
 //! dependencies between text columns of one table that repeat (a make name and its model).
 //! Each violation carries the repair that restores the original's partner.
 
-use super::{column_facts, literal, quoted, same_value, shown, unique_value, Violation};
+use super::{
+    column_facts, literal, pairing, quoted, same_value, shown, unique_value, ColumnFacts, Violation,
+};
 use crate::engine::value::{Row, Value};
 use rusqlite::Connection;
 
@@ -78,14 +80,15 @@ pub(super) fn linked_pair_violations(
             ) else {
                 continue;
             };
-            let texts = |table: &str, columns: &[String], skip: usize| -> Vec<usize> {
+            let texts = |table: &str, columns: &[String], skip: usize| {
                 (0..columns.len())
                     .filter(|i| *i != skip)
-                    .filter(|i| {
-                        column_facts(original, table, &columns[*i])
-                            .is_some_and(|f| f.distinct && f.text)
+                    .filter_map(|i| {
+                        column_facts(original, table, &columns[i])
+                            .filter(|f| f.pairs())
+                            .map(|f| (i, f))
                     })
-                    .collect()
+                    .collect::<Vec<(usize, ColumnFacts)>>()
             };
             let child_texts = texts(child, child_columns, fk);
             let parent_texts = texts(&link.parent, parent_columns, key);
@@ -102,8 +105,11 @@ pub(super) fn linked_pair_violations(
                 else {
                     continue;
                 };
-                for &a in &child_texts {
-                    for &b in &parent_texts {
+                for &(a, child_facts) in &child_texts {
+                    for &(b, parent_facts) in &parent_texts {
+                        if !pairing(child_facts, parent_facts) {
+                            continue;
+                        }
                         let pair = LinkedPair {
                             link: &link,
                             child_column: &child_columns[a],

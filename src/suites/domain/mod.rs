@@ -13,6 +13,9 @@ use crate::util::sqlite::quoted_identifier as quoted;
 use rusqlite::Connection;
 
 mod links;
+mod shape;
+
+pub use shape::Shape;
 
 /// One way the shrunk data departs from the original's domain, and how to undo it.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,6 +39,22 @@ struct ColumnFacts {
     name_part: bool,
     /// A column of a declared foreign key: its value names a parent row.
     reference: bool,
+    /// The shape of its values when they are all distinct text ([`Shape::Other`] otherwise):
+    /// only codes and names pair with each other.
+    shape: Shape,
+}
+
+impl ColumnFacts {
+    /// Whether the column may be one side of a pairing: all distinct, a code or a name.
+    fn pairs(self) -> bool {
+        self.distinct && self.text && self.shape.identifies()
+    }
+}
+
+/// Whether two columns pair: both may ([`ColumnFacts::pairs`]), a code and its name, or two
+/// names of one thing (a car model and its maker's full name).
+fn pairing(a: ColumnFacts, b: ColumnFacts) -> bool {
+    a.pairs() && b.pairs()
 }
 
 /// The violations of the shrunk tables (name, columns, rows) against `original`, in table and
@@ -122,12 +141,19 @@ fn column_facts(original: &Connection, table: &str, column: &str) -> Option<Colu
         .filter(|(values, ..)| *values > 0)
         .map(|(values, distinct, nulls, texts)| {
             let name_part = person_name_part(column);
+            let distinct = values >= 2 && values == distinct && !name_part;
+            let text = texts == Some(values);
             ColumnFacts {
-                distinct: values >= 2 && values == distinct && !name_part,
+                distinct,
                 name_part,
                 reference: references(original, table, column),
                 nulls: nulls > 0,
-                text: texts == Some(values),
+                text,
+                shape: if distinct && text {
+                    shape::column_shape(original, table, column)
+                } else {
+                    Shape::Other
+                },
             }
         })
 }
@@ -289,7 +315,9 @@ fn occurrences(original: &Connection, table: &str, column: &str, value: &Value) 
 
 /// Rows that hold an original value of one all-distinct text column beside another all-distinct
 /// text column's value that the original does not pair with it (a country code beside another
-/// country's name). Numeric ids are arbitrary: any row may carry any of them.
+/// country's name). Numeric ids are arbitrary: any row may carry any of them, and so are
+/// values that neither name nor code anything (a weight, a date, a phone number stored as
+/// text): only codes and names pair ([`pairing`]).
 fn pair_violations(
     original: &Connection,
     table: &str,
@@ -298,7 +326,7 @@ fn pair_violations(
     rows: &[Row],
 ) -> Vec<Violation> {
     let texts: Vec<usize> = (0..columns.len())
-        .filter(|i| facts[*i].is_some_and(|f| f.distinct && f.text))
+        .filter(|i| facts[*i].is_some_and(ColumnFacts::pairs))
         .collect();
     let mut found = Vec::new();
     for row in rows {
@@ -307,6 +335,12 @@ fn pair_violations(
                 continue;
             };
             for &b in texts.iter().filter(|b| **b != a) {
+                let (Some(fa), Some(fb)) = (facts[a], facts[b]) else {
+                    continue;
+                };
+                if !pairing(fa, fb) {
+                    continue;
+                }
                 let Some(partner) =
                     original_partner(original, table, (&columns[a], &columns[b]), key)
                 else {

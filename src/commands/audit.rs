@@ -1,0 +1,176 @@
+//! `sqlgate audit`: the gold audit of the configured dataset on its databases, its test suite,
+//! its other dialects' golds and its scored systems, printed, and written as a Markdown section
+//! (`--report`) and JSON lines (`--jsonl`).
+
+use crate::analysis::audit::{Context, Dialect};
+use crate::engine::exec::{Executor, Limits};
+use crate::engine::profile::Profile;
+use crate::input::config::{Config, SuiteKind};
+use crate::input::dataset::{read_gold, Dataset};
+use crate::suites::suite::Suite;
+use crate::util::error::InputError;
+use anyhow::Context as _;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// The markers of a file `sqlgate audit` wrote (a finding line, or the Markdown section).
+const AUDIT_MARKERS: &[&str] = &["{\"index\":", crate::report::audit::HEADING];
+
+/// `sqlgate audit`: prints every finding and a count per kind, writes the requested outputs;
+/// exit 0 whatever it finds (findings are for review, not a verdict).
+pub fn audit(
+    config: &Path,
+    jsonl: Option<&Path>,
+    report: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
+    let config = Config::load(config)?;
+    for (key, path) in [("--jsonl", jsonl), ("--report", report)] {
+        if let Some(path) = path {
+            super::finish::check_output(&config, key, path, AUDIT_MARKERS)?;
+        }
+    }
+    let prepared = crate::score::evaluation::prepare(&config)?;
+    crate::util::memory::install_sqlite_allocator();
+    crate::util::memory::PROCESS.set_limit(config.execution.max_memory);
+    let dataset = &prepared.dataset;
+    let limits = Limits::of(&config.execution);
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let executor = crate::engine::server::executor(&config, dataset, limits, threads)?;
+    let profile = Profile::new(&config.compare);
+    let suite = open_suite(&config, dataset, &profile)?;
+    let dialects = dialects(&config, dataset, limits, threads)?;
+    let context = Context {
+        dataset,
+        executor: &executor,
+        profile: &profile,
+        suite: suite.as_ref(),
+        systems: &prepared.systems,
+        dialects: &dialects,
+    };
+    let findings = context.audit_all();
+    print!(
+        "{}",
+        crate::report::audit::console(&findings, dataset.items.len())
+    );
+    if let Some(path) = jsonl {
+        write(&config, ("--jsonl", path), |out| {
+            crate::report::audit::write_jsonl(&findings, out)
+        })?;
+    }
+    if let Some(path) = report {
+        let section = crate::report::audit::markdown(&findings, &prepared.overrides);
+        write(&config, ("--report", path), |out| {
+            out.write_all(section.as_bytes())
+        })?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write(
+    config: &Config,
+    (key, path): (&str, &Path),
+    fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
+    super::finish::write_output(config, (key, path, AUDIT_MARKERS), fill)
+        .with_context(|| format!("`{key}`"))
+}
+
+/// The configured test suite: a directory read as it is, a distilled one distilled or reused.
+fn open_suite(
+    config: &Config,
+    dataset: &Dataset,
+    profile: &Profile,
+) -> Result<Option<Suite>, InputError> {
+    match (config.suite.kind, &config.suite.path) {
+        (SuiteKind::Directory, Some(path)) => Ok(Some(Suite::directory(
+            path,
+            dataset.databases.keys().map(String::as_str),
+            config.dataset.skip_missing_databases,
+        )?)),
+        (SuiteKind::Distilled, Some(_)) => {
+            let source = crate::suites::distill::source::GeneratedNeighbors;
+            let (suite, ..) =
+                crate::suites::distill::open_configured(config, dataset, profile, &source)?;
+            Ok(Some(suite))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// The other dialects' golds of `audit.dialects`, each checked against the dataset (same
+/// number of items, same db_ids) and given its engine.
+fn dialects(
+    config: &Config,
+    dataset: &Dataset,
+    limits: Limits,
+    threads: usize,
+) -> Result<Vec<Dialect>, InputError> {
+    config
+        .audit
+        .dialects
+        .iter()
+        .map(|dialect| {
+            let items = read_gold(&dialect.gold)?;
+            check_alignment(&dialect.gold, &items, dataset)?;
+            let engine = dialect
+                .engine
+                .clone()
+                .unwrap_or_else(|| config.dataset.engine.clone());
+            let by_db_id = engine.is_server();
+            if !by_db_id && config.dataset.engine.is_server() {
+                return Err(InputError::Config {
+                    path: config.path.clone(),
+                    message: format!(
+                        "`audit.dialects` `{}`: a SQLite dialect needs `dataset.engine` on \
+                         SQLite files, the data it runs on",
+                        dialect.name
+                    ),
+                });
+            }
+            let mut own = config.clone();
+            own.dataset.engine = engine;
+            let executor: Executor =
+                crate::engine::server::executor(&own, dataset, limits, threads)?;
+            Ok(Dialect {
+                name: dialect.name.clone(),
+                golds: items.into_iter().map(|item| item.sql).collect(),
+                executor,
+                by_db_id,
+            })
+        })
+        .collect()
+}
+
+/// A dialect's gold file must list the dataset's items in order: the same count and db_ids.
+fn check_alignment(
+    path: &Path,
+    items: &[crate::input::dataset::GoldItem],
+    dataset: &Dataset,
+) -> Result<(), InputError> {
+    if items.len() != dataset.items.len() {
+        return Err(InputError::malformed(
+            path,
+            "file",
+            format!(
+                "{} gold items, the dataset has {}: a dialect's golds must list the same items",
+                items.len(),
+                dataset.items.len()
+            ),
+        ));
+    }
+    match items
+        .iter()
+        .zip(&dataset.items)
+        .find(|(theirs, ours)| theirs.db_id != ours.db_id)
+    {
+        Some((theirs, ours)) => Err(InputError::malformed(
+            path,
+            format!("item {}", ours.index),
+            format!(
+                "is on `{}`, the dataset's item on `{}`",
+                theirs.db_id, ours.db_id
+            ),
+        )),
+        None => Ok(()),
+    }
+}

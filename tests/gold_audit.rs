@@ -1,0 +1,259 @@
+//! The gold audit and reviewed gold overrides through the binary, on the bundled example (four
+//! Spider databases, two systems): `sqlgate audit` writes its findings, an alternative gold
+//! turns a prediction right, a pull request cannot bring its own overrides, an override naming
+//! an item the dataset lacks is an input error, and the comment of a pull request that
+//! regresses an item whose gold ties at its LIMIT cut says so.
+
+mod common;
+
+use common::git;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_tree(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
+}
+
+/// A copy of the example (with its baseline), its config reading `overrides.jsonl` (empty), in
+/// a git repository.
+fn example() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini"),
+        root,
+    );
+    let config = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
+    std::fs::write(
+        root.join("sqlgate.yml"),
+        config + "audit: { overrides: overrides.jsonl }\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("overrides.jsonl"), "").unwrap();
+    git(root, &["init", "-q", "-b", "main"]);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "example"]);
+    dir
+}
+
+fn sqlgate(dir: &Path, args: &[&str]) -> Output {
+    let mut command = common::sqlgate_command(args);
+    command.current_dir(dir).env_remove("GITHUB_SHA");
+    command.output().unwrap()
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "exit {:?}\n{}\n{}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// Per-item EX outcomes of `system` from an eval's `--jsonl` (`trusted_base`: the PR's base).
+fn ex_outcomes(root: &Path, system: &str, trusted_base: Option<&str>) -> Vec<String> {
+    let mut args = vec![
+        "eval",
+        "--config",
+        "sqlgate.yml",
+        "--comment",
+        "never",
+        "--jsonl",
+        "items.jsonl",
+    ];
+    if let Some(base) = trusted_base {
+        args.extend(["--trusted-base", base]);
+    }
+    let output = sqlgate(root, &args);
+    assert!(
+        output.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        text(&output)
+    );
+    std::fs::read_to_string(root.join("items.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["system"] == system)
+        .map(|v| v["outcome"]["ex"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn prediction(root: &Path, system: &str, index: usize) -> String {
+    let path = root.join(format!("predictions/{system}.txt"));
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .nth(index)
+        .unwrap()
+        .to_string()
+}
+
+/// The first item C3 gets wrong (a mismatch), with C3's prediction for it.
+fn first_wrong(root: &Path) -> (usize, String) {
+    let index = ex_outcomes(root, "C3", None)
+        .iter()
+        .position(|o| o == "mismatch")
+        .expect("C3 gets an item wrong");
+    (index, prediction(root, "C3", index))
+}
+
+fn alternative(index: usize, sql: &str) -> String {
+    serde_json::json!({"index": index, "alternatives": [sql], "reason": "reviewed: also right"})
+        .to_string()
+        + "\n"
+}
+
+#[test]
+fn an_alternative_gold_turns_a_matching_prediction_right() {
+    let dir = example();
+    let root = dir.path();
+    let (index, sql) = first_wrong(root);
+    std::fs::write(root.join("overrides.jsonl"), alternative(index, &sql)).unwrap();
+    let outcomes = ex_outcomes(root, "C3", None);
+    assert_eq!(outcomes[index], "match");
+    // An exclusion leaves the item unscored.
+    let excluded = serde_json::json!({"index": index, "exclude": true, "reason": "ambiguous"});
+    std::fs::write(root.join("overrides.jsonl"), format!("{excluded}\n")).unwrap();
+    assert_eq!(ex_outcomes(root, "C3", None)[index], "skipped");
+}
+
+/// Makes and commits the baseline on the current branch; the commit (a pull request's base).
+fn commit_baseline(root: &Path) -> String {
+    let made = sqlgate(root, &["baseline", "update", "--config", "sqlgate.yml"]);
+    assert!(made.status.success(), "{}", text(&made));
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "baseline"]);
+    git(root, &["rev-parse", "HEAD"])
+}
+
+#[test]
+fn a_pull_request_cannot_bring_its_own_overrides() {
+    let dir = example();
+    let root = dir.path();
+    let (index, sql) = first_wrong(root);
+    let base = commit_baseline(root);
+    git(root, &["checkout", "-qb", "pr"]);
+    std::fs::write(root.join("overrides.jsonl"), alternative(index, &sql)).unwrap();
+    git(root, &["commit", "-qam", "my prediction is a gold too"]);
+    assert_eq!(ex_outcomes(root, "C3", Some(&base))[index], "mismatch");
+    assert_eq!(ex_outcomes(root, "C3", None)[index], "match");
+}
+
+#[test]
+fn an_override_naming_an_item_the_dataset_lacks_is_an_input_error() {
+    let dir = example();
+    let root = dir.path();
+    let lines = alternative(0, "SELECT 1")
+        + &serde_json::json!({"index": 100000, "exclude": true, "reason": "x"}).to_string();
+    std::fs::write(root.join("overrides.jsonl"), lines).unwrap();
+    let output = sqlgate(
+        root,
+        &["eval", "--config", "sqlgate.yml", "--comment", "never"],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(
+        stderr.contains("overrides.jsonl") && stderr.contains("line 2"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("item 100000 is not in the dataset"),
+        "{stderr}"
+    );
+}
+
+/// `sqlgate audit --jsonl` of the example: (index, kind) per finding.
+fn audit(root: &Path) -> Vec<(usize, String)> {
+    let output = sqlgate(
+        root,
+        &[
+            "audit",
+            "--config",
+            "sqlgate.yml",
+            "--jsonl",
+            "audit.jsonl",
+            "--report",
+            "audit.md",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("gold audit: "));
+    assert!(std::fs::read_to_string(root.join("audit.md"))
+        .unwrap()
+        .starts_with("## Gold audit"));
+    std::fs::read_to_string(root.join("audit.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            assert!(v["db_id"].is_string() && v["evidence"].is_string(), "{l}");
+            (
+                v["index"].as_u64().unwrap() as usize,
+                v["kind"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_comment_of_a_pull_request_regressing_a_tied_gold_says_so() {
+    let dir = example();
+    let root = dir.path();
+    let findings = audit(root);
+    let outcomes = ex_outcomes(root, "C3", None);
+    let index = findings
+        .iter()
+        .find(|(i, kind)| kind == "limit-tie" && outcomes[*i] == "match")
+        .map(|(i, _)| *i)
+        .expect("the example has a gold tied at its LIMIT cut that C3 gets right");
+    let base = commit_baseline(root);
+    git(root, &["checkout", "-qb", "pr"]);
+    let path: PathBuf = root.join("predictions/C3.txt");
+    let lines: Vec<String> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == index {
+                "SELECT 'wrong'".into()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    git(root, &["commit", "-qam", "one item worse"]);
+    let output = sqlgate(
+        root,
+        &[
+            "eval",
+            "--config",
+            "sqlgate.yml",
+            "--comment",
+            "never",
+            "--trusted-base",
+            &base,
+        ],
+    );
+    assert!(
+        output.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        text(&output)
+    );
+    let report = std::fs::read_to_string(root.join("sqlgate-report.md")).unwrap();
+    let expected = format!(
+        "- item {index} regressed, but its gold is flagged `limit-tie` by the gold audit: on "
+    );
+    assert!(report.contains(&expected), "{report}");
+}
