@@ -5,6 +5,8 @@
 //! every stage before it; must not import ci or commands.
 
 pub mod escape;
+pub mod extraction;
+pub mod features;
 pub mod jsonl;
 pub mod junit;
 pub mod markdown;

@@ -385,10 +385,13 @@ fn score_all(
             let (system, index) = item_major(pair);
             let item = &env.dataset.items[index];
             let prediction = systems[system].predictions[index].as_deref();
+            let unextracted = systems[system].unextracted.get(&index);
             let scores = crate::util::memory::item_scope(|| {
                 metrics
                     .iter()
-                    .map(|metric| metric.score(env, item, prediction))
+                    .map(|metric| {
+                        extraction_outcome(metric.score(env, item, prediction), unextracted)
+                    })
                     .collect()
             });
             progress.tick();
@@ -402,4 +405,15 @@ fn score_all(
     progress.finish();
     results.sort_unstable_by_key(|r| (r.system, r.index));
     results
+}
+
+/// A missing prediction whose raw output held no SQL is an extraction failure, with its reason;
+/// an item the metric could not score (gold error, database absent) stays as it was.
+fn extraction_outcome(score: Score, unextracted: Option<&String>) -> Score {
+    match unextracted {
+        Some(why) if score.outcome == Outcome::Missing => {
+            Score::wrong(Outcome::ExtractionFailed, why)
+        }
+        _ => score,
+    }
 }
