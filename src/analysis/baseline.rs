@@ -150,7 +150,7 @@ impl Baseline {
         Baseline {
             sqlgate_version: env!("CARGO_PKG_VERSION").to_string(),
             commit: Some(commit),
-            created_unix: crate::analysis::freshness::now_unix(),
+            created_unix: now_unix(),
             dataset_sha256: evaluation.dataset.sha256.clone(),
             records_sha256: Some(records_digest(&systems)),
             metrics: evaluation.metrics.clone(),
@@ -355,6 +355,14 @@ fn records_digest(value: &impl Serialize) -> String {
 
 fn short(hash: &str) -> &str {
     &hash[..hash.len().min(12)]
+}
+
+/// Now, in seconds since 1970 (UTC); `None` on a clock set before 1970.
+pub fn now_unix() -> Option<i64> {
+    let elapsed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
+    i64::try_from(elapsed.as_secs()).ok()
 }
 
 /// The commit a baseline made now records: `GITHUB_SHA`, or `HEAD` of the repository holding

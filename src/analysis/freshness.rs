@@ -11,14 +11,6 @@ use std::path::Path;
 /// Seconds in a day.
 const DAY: f64 = 86_400.0;
 
-/// Now, in seconds since 1970 (UTC); `None` on a clock set before 1970.
-pub fn now_unix() -> Option<i64> {
-    let elapsed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()?;
-    i64::try_from(elapsed.as_secs()).ok()
-}
-
 /// When the baseline was made: its own timestamp, else the committer date of its commit in the
 /// repository holding `folder` (a shallow clone may not have it).
 pub fn made_unix(baseline: &Baseline, folder: &Path) -> Option<i64> {

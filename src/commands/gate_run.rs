@@ -133,7 +133,7 @@ pub fn gate_run(
         crate::analysis::drift::guard(config, &current, (&anchor, path), &mut gate);
     }
     note_ignored_changes(config, baseline_changed, template_changed, &mut gate);
-    let now = crate::analysis::freshness::now_unix();
+    let now = crate::analysis::baseline::now_unix();
     crate::analysis::freshness::apply(config, baseline.as_ref(), now, &mut gate);
     gate.notes
         .extend(crate::analysis::review::flagged_gains(config, &gate));

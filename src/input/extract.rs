@@ -29,19 +29,6 @@ impl ExtractMode {
     }
 }
 
-impl crate::input::config::PredictionFormat {
-    /// The name as written in the config.
-    pub fn as_str(self) -> &'static str {
-        use crate::input::config::PredictionFormat;
-        match self {
-            PredictionFormat::Lines => "lines",
-            PredictionFormat::Tsv => "tsv",
-            PredictionFormat::Jsonl => "jsonl",
-            PredictionFormat::BirdJson => "bird-json",
-        }
-    }
-}
-
 /// Code-fence languages read as SQL; a fence in any other language (python, json) is not a query.
 const SQL_LANGUAGES: [&str; 8] = [
     "sql",
