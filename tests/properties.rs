@@ -10,6 +10,7 @@ use sqlgate::input::config::{
     CompareConfig, Config, PredictionFormat, PredictionSpec, ProfileName,
 };
 use sqlgate::input::dataset::{Dataset, GoldItem};
+use sqlgate::input::extract::{extract, ExtractMode};
 use sqlgate::sql::schema::Schema;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -151,9 +152,15 @@ proptest! {
         (0usize..8, fragments()).prop_map(|(i, s)| format!("{{\"id\": {i}, \"sql\": {s:?}}}\n{i}\t{s}\n").into_bytes()),
     ], allow_missing in any::<bool>()) {
         for format in [PredictionFormat::Lines, PredictionFormat::Tsv, PredictionFormat::Jsonl, PredictionFormat::BirdJson] {
-            let spec = PredictionSpec { name: None, path: "p".into(), format, allow_missing };
+            let spec = PredictionSpec { name: None, path: "p".into(), format, allow_missing, extract: Default::default() };
             if let Ok(predictions) = sqlgate::input::predictions::parse_predictions(Path::new("p"), &bytes, &spec, &dataset(8)) {
                 prop_assert_eq!(predictions.len(), 8);
+            }
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        for mode in [ExtractMode::Auto, ExtractMode::Markdown, ExtractMode::None] {
+            if let Ok(sql) = extract(&text, mode) {
+                prop_assert!(!sql.is_empty() && sql.len() <= text.len());
             }
         }
     }

@@ -95,7 +95,7 @@ fn report_on_shared_data_gates_a_weaker_system() {
             .unwrap()
             > 0.3
     );
-    insta::assert_snapshot!("shared_data_report", report);
+    insta::assert_snapshot!("shared_data_report", undated(&report));
     let cells = summary["gate"]["cells"].as_array().unwrap();
     assert_eq!(cells.len(), 2);
     assert_eq!(cells[0]["cell"], "all");
@@ -498,9 +498,17 @@ fn the_headline_says_the_verdict_and_why_in_each_case() {
         let plain = headline(report);
         assert!(plain.ends_with(&line["gate ".len()..]), "{line} vs {plain}");
     }
-    let stable = |report: &str| report.replace(&dir.display().to_string(), "[dir]");
+    let stable = |report: &str| undated(&report.replace(&dir.display().to_string(), "[dir]"));
     insta::assert_snapshot!("first_run_comment", stable(&first_run));
     insta::assert_snapshot!("pass_comment", stable(&pass));
     insta::assert_snapshot!("fail_comment", stable(&fail));
     insta::assert_snapshot!("leaderboard_comment", stable(&board));
+}
+
+/// A report with the baseline's date and age (which move with the day the test runs) replaced.
+fn undated(report: &str) -> String {
+    let dated = regex::Regex::new(r"made \d{4}-\d{2}-\d{2} \(\d+\.\d days ago\)").unwrap();
+    dated
+        .replace_all(report, "made [date] ([age] days ago)")
+        .into_owned()
 }

@@ -131,6 +131,10 @@ pub struct Baseline {
     pub sqlgate_version: String,
     /// Commit it was made from, when known.
     pub commit: Option<String>,
+    /// When it was written (`sqlgate baseline update`), in seconds since 1970 (UTC); absent in
+    /// baselines of older versions, whose age is their commit's date when git knows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_unix: Option<i64>,
     /// Dataset fingerprint.
     pub dataset_sha256: String,
     /// SHA-256 of `systems` as compact JSON, checked on load so a
@@ -169,6 +173,7 @@ impl Baseline {
         Baseline {
             sqlgate_version: env!("CARGO_PKG_VERSION").to_string(),
             commit: Some(commit),
+            created_unix: now_unix(),
             dataset_sha256: evaluation.dataset.sha256.clone(),
             records_sha256: Some(records_digest(&systems)),
             metrics: evaluation.metrics.clone(),
@@ -377,6 +382,14 @@ fn records_digest(value: &impl Serialize) -> String {
 
 fn short(hash: &str) -> &str {
     &hash[..hash.len().min(12)]
+}
+
+/// Now, in seconds since 1970 (UTC); `None` on a clock set before 1970.
+pub fn now_unix() -> Option<i64> {
+    let elapsed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
+    i64::try_from(elapsed.as_secs()).ok()
 }
 
 /// The commit a baseline made now records: `GITHUB_SHA`, or `HEAD` of the repository holding

@@ -5,11 +5,15 @@
 
 use crate::analysis::agreement::SystemRecords;
 use crate::analysis::baseline::Baseline;
+use crate::analysis::features::ItemFeatures;
 use crate::analysis::records::ItemRecord;
 use crate::analysis::stats::{holm, mcnemar_exact, paired_bootstrap};
 use crate::input::config::{Config, SignificanceTest};
 use crate::input::predictions::could_name;
 use std::collections::BTreeMap;
+
+/// The prefix of a `gate.per_feature` cell's name (`feature:window`).
+pub const FEATURE_CELL: &str = "feature:";
 
 /// Bootstrap resamples for continuous metrics.
 const BOOTSTRAP_RESAMPLES: usize = 2000;
@@ -84,11 +88,23 @@ pub struct GateResult {
     pub comparisons: Vec<Comparison>,
 }
 
-/// Applies the configured gate to the current systems against the baseline.
+/// Applies the configured gate to the current systems against the baseline, without feature
+/// cells.
 pub fn evaluate(
     config: &Config,
     current: &[SystemRecords],
     baseline: Option<&Baseline>,
+) -> GateResult {
+    evaluate_with_features(config, current, baseline, &Vec::new())
+}
+
+/// Applies the configured gate, with the `gate.per_feature` cells over each gold item's
+/// features (`features[index]`).
+pub fn evaluate_with_features(
+    config: &Config,
+    current: &[SystemRecords],
+    baseline: Option<&Baseline>,
+    features: &ItemFeatures,
 ) -> GateResult {
     let metric = config.gate_metric().to_string();
     let mut result = GateResult {
@@ -122,7 +138,7 @@ pub fn evaluate(
             ));
             continue;
         };
-        let comparison = compare(config, &metric, system, &against, base_items);
+        let comparison = compare(config, (&metric, features), system, &against, base_items);
         result.reasons.extend(unmeasured(&comparison, system));
         for cell in comparison.cells.iter().filter(|c| c.failed) {
             result.reasons.push(describe_failure(&comparison, cell));
@@ -290,7 +306,7 @@ fn paired<'a>(
 
 fn compare(
     config: &Config,
-    metric: &str,
+    (metric, features): (&str, &ItemFeatures),
     system: &SystemRecords,
     against: &str,
     base: &[ItemRecord],
@@ -309,12 +325,24 @@ fn compare(
             .iter()
             .map(|(d, t)| (d.clone(), *t)),
     );
+    cell_specs
+        .extend((config.gate.per_feature.iter()).map(|(f, t)| (format!("{FEATURE_CELL}{f}"), *t)));
+    let has_feature = |index: usize, name: &str| {
+        features
+            .get(index)
+            .is_some_and(|set| set.iter().any(|f| f.as_str() == name))
+    };
     let mut cells: Vec<CellTest> = cell_specs
         .into_iter()
         .map(|(difficulty, threshold)| {
             let members: Vec<(f64, f64)> = pairs
                 .iter()
-                .filter(|(_, _, _, d)| difficulty == "all" || *d == Some(difficulty.as_str()))
+                .filter(
+                    |(index, _, _, d)| match difficulty.strip_prefix(FEATURE_CELL) {
+                        Some(feature) => has_feature(*index, feature),
+                        None => difficulty == "all" || *d == Some(difficulty.as_str()),
+                    },
+                )
                 .map(|&(_, b, c, _)| (b, c))
                 .collect();
             test_cell(config, difficulty, threshold, &members)
@@ -679,6 +707,7 @@ mod tests {
         Baseline {
             sqlgate_version: "test".into(),
             commit: None,
+            created_unix: None,
             dataset_sha256: String::new(),
             records_sha256: None,
             metrics: vec!["ex".into()],

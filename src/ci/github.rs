@@ -90,6 +90,17 @@ impl ActionsContext {
     /// token's own identity wrote is updated (see [`own_login`]): a person, or another bot, who
     /// copies the marker into a comment of their own cannot make sqlgate edit (or fail to edit) it.
     pub fn upsert_comment(&self, marker: &str, body: &str) -> CommentOutcome {
+        self.post(marker, body, true)
+    }
+
+    /// Updates the comment carrying `marker` when an earlier run posted one (same rule as
+    /// [`Self::upsert_comment`]); creates none. A comment policy that does not post this run
+    /// uses it, so the pull request never shows a stale verdict.
+    pub fn update_comment(&self, marker: &str, body: &str) -> CommentOutcome {
+        self.post(marker, body, false)
+    }
+
+    fn post(&self, marker: &str, body: &str, create: bool) -> CommentOutcome {
         let Some(token) = &self.token else {
             return CommentOutcome::NotPosted(
                 "no token (fork pull requests and `act` runs have none)".into(),
@@ -117,7 +128,13 @@ impl ActionsContext {
             author: self.comment_author.as_deref(),
         };
         runtime
-            .block_on(upsert(&self.api_url, token, &target, marker, body))
+            .block_on(upsert(
+                &self.api_url,
+                token,
+                &target,
+                (marker, body),
+                create,
+            ))
             .unwrap_or_else(|e| {
                 CommentOutcome::NotPosted(format!("the GitHub API refused: {}", describe(&e)))
             })
@@ -190,8 +207,8 @@ async fn upsert(
     api_url: &str,
     token: &str,
     target: &Target<'_>,
-    marker: &str,
-    body: &str,
+    (marker, body): (&str, &str),
+    create: bool,
 ) -> Result<CommentOutcome, octocrab::Error> {
     let client = octocrab::Octocrab::builder()
         .base_uri(api_url)?
@@ -224,6 +241,11 @@ async fn upsert(
             break;
         }
         page_number += 1;
+    }
+    if !create {
+        return Ok(CommentOutcome::NotPosted(
+            "the comment policy posts none this run and no earlier comment exists".into(),
+        ));
     }
     let created = issues.create_comment(target.number, body).await?;
     Ok(CommentOutcome::Created(created.id.into_inner()))

@@ -1,7 +1,8 @@
 //! Everything after scoring, shared by `eval`, `merge` and `action`: outputs, baseline
 //! comparison, report, gate verdict and publishing.
 
-use super::{CommentMode, Outputs};
+use super::comment_policy::Posting;
+use super::Outputs;
 use crate::ci::github::{ActionsContext, CommentOutcome};
 use crate::commands::gate_run::{self, GateRun};
 use crate::input::config::{Config, BASELINE_MARKER, REPORT_MARKER};
@@ -99,7 +100,7 @@ pub(super) fn finish(
     let named = named_outputs(config, &outputs);
     let report_path = named[0].path.clone();
     let gate_run = gate_run::gate_run(config, &evaluation, &report_path.display().to_string())?;
-    let written: Vec<(&str, String)> = [
+    let mut written: Vec<(&str, String)> = [
         ("summary", &outputs.summary),
         ("jsonl", &outputs.jsonl),
         ("junit", &outputs.junit),
@@ -123,6 +124,7 @@ pub(super) fn finish(
                 );
                 document["comparison_contract"] =
                     serde_json::to_value(crate::analysis::baseline::Settings::of(config))?;
+                document["features"] = crate::report::features::features_json(&gate_run.features);
                 let json = serde_json::to_string_pretty(&document)? + "\n";
                 write_output(config, target, text(json))?;
             }
@@ -162,13 +164,19 @@ pub(super) fn finish(
     );
     print_verdict(&gate_run);
     print_written(&named);
-    publish(
-        &gate_run,
-        &evaluation,
-        &report_path,
-        &written,
+    let flagged = crate::analysis::review::flagged_gains(config, &gate_run.gate);
+    written.push(("review", (!flagged.is_empty()).to_string()));
+    written.push((
+        "review_reason",
+        flagged.first().cloned().unwrap_or_default(),
+    ));
+    let posting = super::comment_policy::posting(
         outputs.comment,
-    )?;
+        config,
+        &gate_run.gate,
+        !flagged.is_empty(),
+    );
+    publish(&gate_run, &evaluation, &report_path, &written, posting)?;
     let failed = !gate_run.gate.passed && !outputs.no_fail_on_regression;
     Ok(if failed {
         ExitCode::from(1)
@@ -204,7 +212,7 @@ fn publish(
     evaluation: &Evaluation,
     report_path: &Path,
     written: &[(&str, String)],
-    mode: CommentMode,
+    posting: Posting,
 ) -> anyhow::Result<()> {
     let Some(actions) = ActionsContext::from_env() else {
         return Ok(());
@@ -246,14 +254,17 @@ fn publish(
     actions
         .write_outputs(&step_outputs)
         .context("cannot write $GITHUB_OUTPUT")?;
-    if mode == CommentMode::Never {
-        return Ok(());
+    let outcome = match posting {
+        Posting::Skip => return Ok(()),
+        Posting::Post => actions.upsert_comment(&run.marker, &run.comment),
+        Posting::UpdateOnly => actions.update_comment(&run.marker, &run.comment),
+    };
+    match outcome {
+        CommentOutcome::NotPosted(why) if posting == Posting::UpdateOnly => {
+            println!("sqlgate: PR comment not posted ({})", log_value(&why));
+        }
+        outcome => report_comment(outcome, &run.comment, report_path),
     }
-    report_comment(
-        actions.upsert_comment(&run.marker, &run.comment),
-        &run.comment,
-        report_path,
-    );
     Ok(())
 }
 

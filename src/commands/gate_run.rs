@@ -29,6 +29,8 @@ pub struct GateRun {
     pub marker: String,
     /// Commit the baseline was made from, when known.
     pub baseline_commit: Option<String>,
+    /// Per system, the cells of the gold's SQL features.
+    pub features: crate::analysis::features::FeatureTable,
 }
 
 /// The hidden marker of a config's comment: one sticky comment per config file, named by its
@@ -118,7 +120,9 @@ pub fn gate_run(
     let baseline_analysis = baseline
         .as_ref()
         .map(|b| Analysis::new(&baseline_systems, &b.metrics, reference, &difficulties));
-    let mut gate = gate::evaluate(config, &current, baseline.as_ref());
+    let item_features = crate::analysis::features::item_features(config, &evaluation.dataset);
+    let mut gate =
+        gate::evaluate_with_features(config, &current, baseline.as_ref(), &item_features);
     if let Some(stored) = &baseline {
         let measured: Vec<String> = current.iter().map(|s| s.name.clone()).collect();
         gate.reasons
@@ -127,6 +131,13 @@ pub fn gate_run(
             ));
         gate.passed = gate.reasons.is_empty();
     }
+    let features = crate::analysis::features::analyse(
+        config,
+        &current,
+        baseline.as_ref(),
+        &item_features,
+        &evaluation.metrics,
+    );
     if let Some((anchor, path)) = load_anchor(config, evaluation)? {
         crate::analysis::drift::guard(config, &current, (&anchor, path), &mut gate);
     }
@@ -135,6 +146,10 @@ pub fn gate_run(
         gate.notes.insert(0, note.clone());
     }
     gate.notes.extend(config.trust_notes.iter().cloned());
+    let now = crate::analysis::baseline::now_unix();
+    crate::analysis::freshness::apply(config, baseline.as_ref(), now, &mut gate);
+    gate.notes
+        .extend(crate::analysis::review::flagged_gains(config, &gate));
     gate.notes.extend(evaluation.notes.iter().cloned());
     if let (Some(b), Some(section)) = (&baseline, &config.baseline) {
         if b.records_sha256.is_none() {
@@ -182,6 +197,7 @@ pub fn gate_run(
         run_url: run_page.as_deref(),
         report_file,
         gold_findings: &gold_findings,
+        features: Some(&features),
     };
     let template_path = config
         .report
@@ -199,6 +215,7 @@ pub fn gate_run(
         comment,
         marker,
         baseline_commit: baseline.and_then(|b| b.commit),
+        features,
     })
 }
 

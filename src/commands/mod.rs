@@ -5,6 +5,7 @@
 //! output, an exit code (0 pass, 1 gate failed, 2 input error). May import every module.
 
 mod audit;
+mod comment_policy;
 mod failure;
 mod finish;
 pub mod gate_run;
@@ -68,10 +69,17 @@ pub struct Trust {
 /// Whether a run posts its report as the sticky PR comment.
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum CommentMode {
-    /// In GitHub Actions with a token: post; otherwise print the comment and say why.
+    /// In GitHub Actions with a token: post as the config's `comment` policy says; otherwise
+    /// print the comment and say why.
     Auto,
     /// Never post.
     Never,
+    /// Post on every run (overrides the config's `comment`).
+    Always,
+    /// Post when something changed against the baseline (overrides the config's `comment`).
+    OnChange,
+    /// Post when the gate fails (overrides the config's `comment`).
+    OnFailure,
 }
 
 /// `sqlgate eval`: score, compare with the baseline, report and gate; with `shard`, score one
@@ -127,8 +135,8 @@ pub fn action() -> anyhow::Result<ExitCode> {
         Ok(Err(error)) => error,
         Err(payload) => anyhow::anyhow!(failure::panic_message(payload.as_ref())),
     };
-    let mode = match action_flag("COMMENT") {
-        Ok(false) => CommentMode::Never,
+    let mode = match comment_policy::action_input_mode() {
+        Ok(CommentMode::Never) => CommentMode::Never,
         _ => CommentMode::Auto,
     };
     let report = action_input("REPORT").map(PathBuf::from);
@@ -148,11 +156,7 @@ fn run_action(config_path: &Path) -> anyhow::Result<ExitCode> {
         summary: action_input("SUMMARY").map(PathBuf::from),
         junit: action_input("JUNIT").map(PathBuf::from),
         report: action_input("REPORT").map(PathBuf::from),
-        comment: if action_flag("COMMENT")? {
-            CommentMode::Auto
-        } else {
-            CommentMode::Never
-        },
+        comment: comment_policy::action_input_mode()?,
         no_fail_on_regression: !action_flag("FAIL-ON-REGRESSION")?,
         leaderboard: None,
         scatter: None,

@@ -51,6 +51,9 @@ pub struct Config {
     /// The Markdown report.
     #[serde(default)]
     pub report: ReportConfig,
+    /// When the sticky PR comment is posted (the Action input `comment` overrides it).
+    #[serde(default)]
+    pub comment: crate::input::policy::CommentPolicy,
     /// QAS settings.
     #[serde(default)]
     pub qas: QasConfig,
@@ -249,7 +252,7 @@ impl SuiteKind {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[serde(
-    expecting = "a `predictions` entry: a map with `path` and optional `name`, `format`, `allow_missing`, e.g. `{ name: my-model, path: predictions/dev.sql }`"
+    expecting = "a `predictions` entry: a map with `path` and optional `name`, `format`, `allow_missing`, `extract`, e.g. `{ name: my-model, path: predictions/dev.sql }`"
 )]
 pub struct PredictionSpec {
     /// System name; defaults to the file stem. Not allowed when the glob matches several files.
@@ -263,6 +266,9 @@ pub struct PredictionSpec {
     /// Tolerate fewer predictions than gold items (the absent ones are scored wrong).
     #[serde(default)]
     pub allow_missing: bool,
+    /// How the SQL is pulled out of raw model output (`jsonl` and `bird-json` only).
+    #[serde(default)]
+    pub extract: crate::input::extract::ExtractMode,
 }
 
 /// Prediction file formats.
@@ -436,6 +442,15 @@ pub struct GateConfig {
     /// The drift guard: the largest cumulative drop, in points, against `baseline.anchor`.
     #[serde(default)]
     pub max_drift_points: Option<f64>,
+    /// The oldest baseline tolerated, with what an older one does (warn or fail).
+    #[serde(default)]
+    pub max_baseline_age_days: Option<crate::input::policy::BaselineAge>,
+    /// A gain above this many points passes but is flagged for review.
+    #[serde(default)]
+    pub review_gain_points: Option<f64>,
+    /// Largest tolerated drop per SQL feature of the gold, in points (`sql::features` names).
+    #[serde(default)]
+    pub per_feature: std::collections::BTreeMap<String, f64>,
 }
 
 /// A known regression accepted in the base config (`gate.accept`).

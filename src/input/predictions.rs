@@ -5,8 +5,9 @@
 
 use crate::input::config::{PredictionFormat, PredictionSpec};
 use crate::input::dataset::Dataset;
+use crate::input::extract::{extract, ExtractMode};
 use crate::util::error::{read_bounded, InputError, MAX_INPUT_BYTES};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// One system's predictions, indexed like the gold items.
@@ -21,6 +22,9 @@ pub struct System {
     /// `lines[i]`: the 1-based line of the file that answers gold item `i`, when the file has
     /// one (`bird-json` files and absent predictions have none).
     pub lines: Vec<Option<usize>>,
+    /// Items whose raw output held no SQL `extract` could find, with why: their prediction is
+    /// `None` and they are scored `extraction_failed`, apart from SQL errors.
+    pub unextracted: BTreeMap<usize, String>,
 }
 
 impl System {
@@ -38,17 +42,19 @@ pub fn load_systems(
     let mut systems = Vec::new();
     for spec in specs {
         for (name, path) in expand(spec)? {
-            let (predictions, lines) = parse_predictions_with_lines(
+            let (raw, lines) = parse_predictions_with_lines(
                 &path,
                 &read_bounded(&path, MAX_INPUT_BYTES)?,
                 spec,
                 dataset,
             )?;
+            let (predictions, unextracted) = extract_all(raw, spec.extract);
             systems.push(System {
                 name,
                 path,
                 predictions,
                 lines,
+                unextracted,
             });
         }
     }
@@ -63,6 +69,26 @@ pub fn load_systems(
         }
     }
     Ok(systems)
+}
+
+/// Each raw answer's SQL under `mode`, and the items where none was found with why.
+fn extract_all(
+    raw: Vec<Option<String>>,
+    mode: ExtractMode,
+) -> (Vec<Option<String>>, BTreeMap<usize, String>) {
+    let mut failures = BTreeMap::new();
+    let predictions = raw
+        .into_iter()
+        .enumerate()
+        .map(|(index, text)| match extract(text.as_deref()?, mode) {
+            Ok(sql) => Some(sql),
+            Err(why) => {
+                failures.insert(index, why);
+                None
+            }
+        })
+        .collect();
+    (predictions, failures)
 }
 
 /// Resolves a spec's path or glob to (system name, file) pairs.
@@ -493,6 +519,7 @@ mod tests {
             path: path.into(),
             format: PredictionFormat::Lines,
             allow_missing: false,
+            extract: ExtractMode::None,
         }
     }
 

@@ -151,6 +151,9 @@ pub enum Outcome {
     GoldTimeout,
     /// No prediction was given (scored wrong).
     Missing,
+    /// The raw model output held no SQL `extract` could find (scored wrong, counted apart from
+    /// SQL errors).
+    ExtractionFailed,
     /// The item's database is absent (excluded from denominators).
     Skipped,
     /// The metric cannot be computed here: the service it needs (an embedding or judge endpoint)
@@ -161,7 +164,7 @@ pub enum Outcome {
 
 impl Outcome {
     /// All outcomes, in report order.
-    pub const ALL: [Outcome; 9] = [
+    pub const ALL: [Outcome; 10] = [
         Outcome::Match,
         Outcome::Mismatch,
         Outcome::PredError,
@@ -169,6 +172,7 @@ impl Outcome {
         Outcome::GoldError,
         Outcome::GoldTimeout,
         Outcome::Missing,
+        Outcome::ExtractionFailed,
         Outcome::Skipped,
         Outcome::Unavailable,
     ];
@@ -183,6 +187,7 @@ impl Outcome {
             Outcome::GoldError => "gold_error",
             Outcome::GoldTimeout => "gold_timeout",
             Outcome::Missing => "missing",
+            Outcome::ExtractionFailed => "extraction_failed",
             Outcome::Skipped => "skipped",
             Outcome::Unavailable => "unavailable",
         }

@@ -52,6 +52,8 @@ pub struct ReportInput<'a> {
     pub report_file: &'a str,
     /// The gold audit's findings on the regressed items and the test suite's flips.
     pub gold_findings: &'a [crate::analysis::audit::Finding],
+    /// Per system, the cells of the gold's SQL features, when analysed.
+    pub features: Option<&'a crate::analysis::features::FeatureTable>,
 }
 
 /// Template instructions one rendering may execute (a template looping over `range(100000)`
@@ -408,7 +410,7 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         marker => input.marker,
         passed => input.gate.passed,
         reasons => input.gate.reasons,
-        notes => input.gate.notes.iter().cloned().chain(crate::report::summary::gold_failure_note(input.evaluation)).chain(crate::report::summary::timeout_note(input.evaluation)).collect::<Vec<_>>(),
+        notes => input.gate.notes.iter().cloned().chain(crate::report::summary::gold_failure_note(input.evaluation)).chain(crate::report::summary::timeout_note(input.evaluation)).chain(crate::report::extraction::extraction_notes(input.evaluation)).collect::<Vec<_>>(),
         gate_metric => input.gate_metric,
         headline => input.gate.headline(),
         unchanged_rows => unchanged_rows,
@@ -423,6 +425,7 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         failure_rows => failure_rows,
         histogram_bins => crate::analysis::failures::HISTOGRAM_BINS,
         gate_rows => gate_rows,
+        feature_rows => input.features.map(crate::report::features::feature_rows).unwrap_or_default(),
         fp_rows => fp_rows,
         spread_rows => spread_rows,
         tau_rows => tau_rows,
@@ -601,7 +604,10 @@ fn item_view(
         difficulty: item.difficulty.clone().unwrap_or_default(),
         question: item.question.clone(),
         gold: item.sql.clone(),
-        prediction: prediction.unwrap_or_else(|| "(no prediction)".into()),
+        prediction: position.map_or_else(
+            || "(no prediction)".into(),
+            |s| crate::report::extraction::shown_prediction(evaluation, s, index),
+        ),
         outcome: score.map(|s| s.outcome.as_str().to_string()),
         error: score.and_then(|s| s.error.clone()),
         baseline,

@@ -6,6 +6,8 @@
 
 pub mod audit;
 pub mod escape;
+pub mod extraction;
+pub mod features;
 pub mod jsonl;
 pub mod junit;
 pub mod markdown;

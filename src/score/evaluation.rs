@@ -474,10 +474,13 @@ fn score_all(
             let item = &env.dataset.items[index];
             let prediction = systems[system].predictions[index].as_deref();
             let faults_before = crate::engine::exec::faults_on_this_thread();
+            let unextracted = systems[system].unextracted.get(&index);
             let scores = crate::util::memory::item_scope(|| {
                 metrics
                     .iter()
-                    .map(|metric| golds.score(metric.as_ref(), item, prediction))
+                    .map(|metric| {
+                        extraction_outcome(golds.score(metric.as_ref(), item, prediction), unextracted)
+                    })
                     .collect()
             });
             progress.tick();
@@ -492,4 +495,15 @@ fn score_all(
     progress.finish();
     results.sort_unstable_by_key(|r| (r.system, r.index));
     results
+}
+
+/// A missing prediction whose raw output held no SQL is an extraction failure, with its reason;
+/// an item the metric could not score (gold error, database absent) stays as it was.
+fn extraction_outcome(score: Score, unextracted: Option<&String>) -> Score {
+    match unextracted {
+        Some(why) if score.outcome == Outcome::Missing => {
+            Score::wrong(Outcome::ExtractionFailed, why)
+        }
+        _ => score,
+    }
 }

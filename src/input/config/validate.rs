@@ -17,6 +17,9 @@ impl Config {
         if self.predictions.is_empty() {
             return fail("`predictions` must name at least one system".into());
         }
+        if let Err(message) = self.check_extract() {
+            return fail(message);
+        }
         if self.metrics.is_empty() {
             return fail("`metrics` must name at least one metric".into());
         }
@@ -57,7 +60,20 @@ impl Config {
             ));
         }
         let thresholds = std::iter::once(self.gate.max_drop_points)
-            .chain(self.gate.per_difficulty.values().copied());
+            .chain(self.gate.per_difficulty.values().copied())
+            .chain(self.gate.per_feature.values().copied());
+        if let Some(name) = (self.gate.per_feature.keys())
+            .find(|name| crate::sql::features::Feature::parse(name).is_none())
+        {
+            let known: Vec<&str> = crate::sql::features::Feature::ALL
+                .iter()
+                .map(|f| f.as_str())
+                .collect();
+            return fail(format!(
+                "`gate.per_feature`: unknown feature `{name}`; the features are {}",
+                known.join(", ")
+            ));
+        }
         if thresholds.into_iter().any(|t| !(t.is_finite() && t >= 0.0)) {
             return fail("`gate` drop thresholds must be non-negative numbers of points".into());
         }
@@ -77,6 +93,13 @@ impl Config {
                         .into(),
                 );
             }
+        }
+        let gate = &self.gate;
+        if let Err(message) = crate::input::policy::check(
+            gate.max_baseline_age_days.as_ref(),
+            gate.review_gain_points,
+        ) {
+            return fail(message);
         }
         if let Some(significance) = &self.gate.significance {
             if !(significance.alpha > 0.0 && significance.alpha < 1.0) {
@@ -115,6 +138,28 @@ impl Config {
             return fail(message);
         }
         Ok(())
+    }
+
+    /// `extract` reads raw model output, which only the formats holding free text carry: a
+    /// `lines` or `tsv` file has one query per line, so a fenced answer cannot be in it.
+    fn check_extract(&self) -> Result<(), String> {
+        use crate::input::extract::ExtractMode;
+        let raw_text = [PredictionFormat::Jsonl, PredictionFormat::BirdJson];
+        match self
+            .predictions
+            .iter()
+            .enumerate()
+            .find(|(_, spec)| spec.extract != ExtractMode::None && !raw_text.contains(&spec.format))
+        {
+            Some((index, spec)) => Err(format!(
+                "`predictions[{index}].extract: {}`: format `{}` has no raw model output (one \
+                 query per line); extraction reads `format: jsonl` (the `sql` field) or \
+                 `bird-json` values: convert the file, or drop `extract`",
+                spec.extract.as_str(),
+                format_name(spec.format)
+            )),
+            None => Ok(()),
+        }
     }
 
     /// SQLite needs its databases folder; a server engine needs none and runs only what does
@@ -220,5 +265,15 @@ impl Config {
             }),
             None => Ok(()),
         }
+    }
+}
+
+/// A prediction format's name as written in the config.
+fn format_name(format: PredictionFormat) -> &'static str {
+    match format {
+        PredictionFormat::Lines => "lines",
+        PredictionFormat::Tsv => "tsv",
+        PredictionFormat::Jsonl => "jsonl",
+        PredictionFormat::BirdJson => "bird-json",
     }
 }

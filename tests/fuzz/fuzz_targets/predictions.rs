@@ -42,6 +42,7 @@ fuzz_target!(|bytes: &[u8]| {
                 path: "p".into(),
                 format,
                 allow_missing,
+                extract: Default::default(),
             };
             let parsed =
                 sqlgate::input::predictions::parse_predictions(Path::new("p"), bytes, &spec, &dataset);
