@@ -260,9 +260,9 @@ fn list_sources(
         path: from.to_path_buf(),
         message,
     };
-    workspace.input_dir("--from", from).map_err(source_error)?;
     let entries = std::fs::read_dir(from)
         .map_err(|e| source_error(format!("cannot read the folder: {e}")))?;
+    workspace.input_dir("--from", from).map_err(source_error)?;
     let mut sources = BTreeMap::new();
     for entry in entries {
         let entry = entry.map_err(|e| source_error(e.to_string()))?;
