@@ -77,6 +77,7 @@ fn load_bird(dialect: &Dialect) -> &'static Server {
         &server.admin_url("bird"),
         sqlgate::engine::load::Layout::Shared,
         generated(),
+        &sqlgate::util::workspace::Workspace::detect(generated()).unwrap(),
     )
     .unwrap();
     server

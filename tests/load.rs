@@ -11,8 +11,19 @@ use common::servers::{self, Server};
 use mysql::prelude::Queryable;
 use rusqlite::Connection;
 use sqlgate::engine::load::types::{ColumnType, Server as Kind};
-use sqlgate::engine::load::{load, Layout, LoadError};
+use sqlgate::engine::load::{Layout, LoadError, LoadedDatabase};
 use std::path::Path;
+
+/// The loader with the source folder as the workspace (`sqlgate load` passes the config's).
+fn load(
+    kind: Kind,
+    url: &str,
+    layout: Layout,
+    from: &Path,
+) -> Result<Vec<LoadedDatabase>, LoadError> {
+    let workspace = sqlgate::util::workspace::Workspace::detect(from).unwrap();
+    sqlgate::engine::load::load(kind, url, layout, from, &workspace)
+}
 
 /// Values as both sides print them: integers and reals exactly, text as is, blobs as hex,
 /// dates and timestamps as `YYYY-MM-DD[ HH:MM:SS]`.

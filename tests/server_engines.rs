@@ -255,6 +255,8 @@ fn check_per_db_id(server: &Server, kind: &str) {
         servers::Kind::Postgres => "postgres",
         servers::Kind::Mariadb => "mysql",
     };
+    server.grant_reader("shop");
+    server.grant_reader("zoo");
     let (output, lines) = eval(&config, Some(&server.reader_url(base)));
     assert!(output.status.success(), "{}", text(&output));
     assert_eq!(

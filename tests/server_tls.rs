@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::servers::{self, Server, ADMIN, READER};
+use common::servers::{self, Server, ADMIN};
 use common::{read_jsonl, sqlgate_command};
 use std::path::Path;
 
@@ -172,7 +172,7 @@ fn check_tls(server: &Server) {
     assert_eq!(code, Some(0), "load over TLS: {text}");
     assert!(!text.contains(&server.admin_password), "{text}");
 
-    let reader = server.url(READER, &server.reader_password, "tls_shop");
+    let reader = server.reader_url("tls_shop");
     assert_eq!(
         ex_values(&config, &with(&reader, false, &verified)),
         [1.0, 1.0]
@@ -269,7 +269,7 @@ fn mariadb_kill_query_connects_over_the_same_tls() {
         &format!(
             "CREATE DATABASE tls_kill; CREATE TABLE tls_kill.items (id integer);\n\
              CREATE USER 'tls_only'@'%' IDENTIFIED BY '{password}' REQUIRE SSL;\n\
-             GRANT SELECT ON *.* TO 'tls_only'@'%';"
+             GRANT SELECT ON tls_kill.* TO 'tls_only'@'%';"
         ),
     );
     let dir = tempfile::tempdir().unwrap();

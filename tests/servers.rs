@@ -1,6 +1,7 @@
 //! The test server harness itself (tests/common/servers.rs): real PostgreSQL 15 and MariaDB
 //! 10.11 start as an unprivileged user, answer over TCP with the superuser's and the read-only
-//! role's passwords, refuse a wrong password, refuse the read-only role's writes, a server owned
+//! role's passwords, refuse a wrong password, refuse the read-only role's writes and its reads
+//! of the credential catalogs, a server owned
 //! by a test is stopped and its folder removed when it is dropped, and the shared server of a
 //! test process that panics is stopped and removed when the process ends.
 
@@ -50,6 +51,13 @@ fn postgres_answers_with_roles_and_passwords() {
         String::from_utf8_lossy(&write.stderr).contains("permission denied"),
         "{write:?}"
     );
+    let verifiers = server.tcp_sql(
+        READER,
+        &server.reader_password,
+        "harness_pg",
+        "SELECT rolpassword FROM pg_authid",
+    );
+    assert!(!verifiers.status.success(), "the reader reads pg_authid");
     let wrong = server.tcp_sql(ADMIN, "wrong-password", "harness_pg", "SELECT 1");
     assert!(!wrong.status.success());
     assert!(String::from_utf8_lossy(&wrong.stderr).contains("password authentication failed"));
@@ -71,6 +79,7 @@ fn mariadb_answers_with_roles_and_passwords() {
         "harness_my",
         "CREATE TABLE t (x integer); INSERT INTO t VALUES (1), (2);",
     );
+    server.grant_reader("harness_my");
 
     let admin = server.tcp_sql(
         ADMIN,
@@ -98,6 +107,13 @@ fn mariadb_answers_with_roles_and_passwords() {
         String::from_utf8_lossy(&write.stderr).contains("denied"),
         "{write:?}"
     );
+    let hashes = server.tcp_sql(
+        READER,
+        &server.reader_password,
+        "harness_my",
+        "SELECT Password FROM mysql.user",
+    );
+    assert!(!hashes.status.success(), "the reader reads mysql.user");
     let wrong = server.tcp_sql(ADMIN, "wrong-password", "harness_my", "SELECT 1");
     assert!(!wrong.status.success());
     assert!(String::from_utf8_lossy(&wrong.stderr).contains("Access denied"));

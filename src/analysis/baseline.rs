@@ -163,6 +163,11 @@ pub struct Baseline {
     /// manifest is one of these.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub suite_manifests: Vec<String>,
+    /// On a server engine, the digest of every table the role could read when the baseline was
+    /// made ([`crate::engine::server::data_digest`]): a later run, a pull request's above all,
+    /// is judged only when the server's data still have these digests ([`crate::score::data`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_digests: Option<crate::engine::server::data_digest::DataDigests>,
 }
 
 impl Baseline {
@@ -185,6 +190,7 @@ impl Baseline {
             systems,
             provider_cache: evaluation.provider_cache.clone(),
             suite_manifests: evaluation.suite_manifests.clone(),
+            data_digests: evaluation.data_digests.clone(),
         }
     }
 

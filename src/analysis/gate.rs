@@ -719,6 +719,7 @@ mod tests {
                 .collect(),
             provider_cache: Vec::new(),
             suite_manifests: Vec::new(),
+            data_digests: None,
         }
     }
 

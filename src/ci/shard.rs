@@ -268,6 +268,7 @@ pub fn merge(config: &Config, paths: &[PathBuf]) -> Result<Evaluation, InputErro
         results,
         executor: None,
         provider_cache: state.provider_cache,
+        data_digests: None,
         suite_manifests: state.suite_manifests,
         notes: state.notes,
         timing: Default::default(),

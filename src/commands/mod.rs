@@ -268,16 +268,15 @@ pub fn load(config: &Path, from: &Path) -> anyhow::Result<ExitCode> {
     let url = crate::engine::server::read_url(&name)
         .map_err(|e| anyhow::anyhow!("config {}: {}", config.path.display(), e.0))?;
     let scrub = crate::util::scrub::scrub;
-    let loaded = crate::engine::load::load(server, &url, engine.layout(), from).map_err(
-        |error| match error {
+    let loaded = crate::engine::load::load(server, &url, engine.layout(), from, &config.workspace)
+        .map_err(|error| match error {
             LoadError::Connect(message) => anyhow::anyhow!(
                 "config {}: `dataset.engine.url_env` (`{name}`): cannot connect to the server: {}",
                 config.path.display(),
                 scrub(&message)
             ),
             other => anyhow::anyhow!("{}", scrub(&other.to_string())),
-        },
-    )?;
+        })?;
     for database in &loaded {
         let rows: u64 = database.tables.iter().map(|t| t.rows).sum();
         println!(

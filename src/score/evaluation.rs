@@ -3,6 +3,7 @@
 
 use crate::engine::exec::{Executor, Limits, TimeoutTotals};
 use crate::engine::profile::Profile;
+use crate::engine::server::data_digest::DataDigests;
 use crate::input::config::{Config, SuiteKind, Threads};
 use crate::input::dataset::{Dataset, GoldItem};
 use crate::input::overrides::GoldOverrides;
@@ -79,6 +80,10 @@ pub struct Evaluation {
     /// Digests of the provider cache entries the run used or wrote, which a baseline records
     /// so that pull-request runs may use them ([`crate::providers::entry_digest`]).
     pub provider_cache: Vec<String>,
+    /// Digests of the server's tables at start-up, which a baseline records so that later runs
+    /// are judged on the same data ([`crate::score::data`]); `None` on SQLite and for merged
+    /// shards.
+    pub data_digests: Option<DataDigests>,
     /// Digests of the distilled suite's manifests ([`crate::suites::distill::store::manifest_digest`]),
     /// which a baseline records so that pull-request runs may reuse a suite the base branch
     /// cached outside git.
@@ -203,20 +208,30 @@ pub fn evaluate(config: &Config) -> Result<Evaluation, InputError> {
 /// Like [`evaluate`], but scores only the pairs `shard` owns (all pairs without a shard).
 pub fn evaluate_part(config: &Config, shard: Option<Shard>) -> Result<Evaluation, InputError> {
     let trust = crate::score::trust::cache_trust(config)?;
-    score_with(config, shard, &trust)
+    score_with(config, shard, &trust, DataUse::CheckAgainstBaseline)
 }
 
 /// Scores everything for `baseline update`: provider cache entries are used only when the
 /// baseline being replaced recorded them (see [`crate::score::trust::baseline_cache_trust`]).
 pub fn evaluate_for_baseline(config: &Config) -> Result<Evaluation, InputError> {
     let trust = crate::score::trust::baseline_cache_trust(config)?;
-    score_with(config, None, &trust)
+    score_with(config, None, &trust, DataUse::Record)
+}
+
+/// What a run does with the digests of the server's data it computes at start-up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DataUse {
+    /// Refuse to score when they differ from the trusted baseline's (every gated run).
+    CheckAgainstBaseline,
+    /// Only record them (`baseline update`, which vouches for the data it runs on).
+    Record,
 }
 
 fn score_with(
     config: &Config,
     shard: Option<Shard>,
     trust: &crate::providers::CacheTrust,
+    data_use: DataUse,
 ) -> Result<Evaluation, InputError> {
     let Prepared {
         metrics,
@@ -235,6 +250,11 @@ fn score_with(
         Limits::of(&config.execution),
         pool.current_num_threads(),
     )?;
+    let data_digests = crate::engine::server::data_digest::compute(config, &dataset)?;
+    let data_notes = match data_use {
+        DataUse::CheckAgainstBaseline => crate::score::data::check(config, data_digests.as_ref())?,
+        DataUse::Record => Vec::new(),
+    };
     let mut rebuilt = None;
     let mut suite_manifests = Vec::new();
     let (suite, gold_cache) = match (config.suite.kind, &config.suite.path) {
@@ -291,6 +311,7 @@ fn score_with(
     }
     let notes: Vec<String> = rebuilt
         .into_iter()
+        .chain(data_notes)
         .chain(crate::score::trust::state_notes(config, &providers)?)
         .chain(crate::score::trust::cache_failure_notes(&providers))
         .collect();
@@ -310,6 +331,7 @@ fn score_with(
         results,
         executor: Some(executor),
         provider_cache,
+        data_digests,
         suite_manifests,
         notes,
         timing,

@@ -5,5 +5,6 @@
 //! [`evaluation::Evaluation`] (per-item [`crate::metrics::Score`]s). May import every stage
 //! before it; must not import analysis, report, ci or commands.
 
+pub mod data;
 pub mod evaluation;
 pub mod trust;

@@ -11,9 +11,13 @@
 //! (the [`Server`] is dropped, or the test process ends in any way, panics and aborts included,
 //! since statics are never dropped) it stops the server and removes the folder.
 //!
-//! Each server has a superuser (`sqlgate_admin`) and a read-only role (`sqlgate_reader`, which
-//! can read every table of every database, now and later), both with random passwords, reached
-//! over TCP on 127.0.0.1.
+//! Each server has a superuser (`sqlgate_admin`) and a read-only role (`sqlgate_reader`), both
+//! with random passwords, reached over TCP on 127.0.0.1. The reader holds exactly what
+//! docs/SECURITY.md tells a deployer to grant, which sqlgate's start-up check accepts: on
+//! PostgreSQL `SELECT` on each table the superuser creates (default privileges set in
+//! `template1`, so every database created later inherits them), on MariaDB `SELECT` on each
+//! benchmark database ([`Server::reader_url`] grants it), never `pg_read_all_data` or
+//! `SELECT ON *.*`.
 //!
 //! [`postgres_tls`] and [`mariadb_tls`] start servers that also accept TLS, with a throwaway CA
 //! and a server certificate for `IP:127.0.0.1` only (made by the `openssl` command in the
@@ -134,9 +138,26 @@ impl Server {
         self.url(ADMIN, &self.admin_password, database)
     }
 
-    /// The read-only role's URL for `database`.
+    /// The read-only role's URL for `database`, which it may read (see [`Server::grant_reader`]).
     pub fn reader_url(&self, database: &str) -> String {
+        self.grant_reader(database);
         self.url(READER, &self.reader_password, database)
+    }
+
+    /// On MariaDB, grants the read-only role `SELECT` on `database` (which need not exist yet),
+    /// as SECURITY.md's deployment does; nothing for the server's own `mysql` schema (its
+    /// `user` table holds password hashes) nor on PostgreSQL, where default privileges grant it
+    /// table by table.
+    pub fn grant_reader(&self, database: &str) {
+        if self.kind == Kind::Mariadb && !database.is_empty() && database != "mysql" {
+            self.admin_sql(
+                "mysql",
+                &format!(
+                    "GRANT SELECT ON `{}`.* TO '{READER}'@'%';",
+                    database.replace('`', "``")
+                ),
+            );
+        }
     }
 
     /// A URL for `user` with `password` on `database` (for tests of wrong credentials).
@@ -301,11 +322,16 @@ impl Server {
                 self.admin_sql(
                     "postgres",
                     &format!(
-                        "CREATE ROLE {READER} LOGIN PASSWORD '{}';\n\
-                         GRANT pg_read_all_data TO {READER};",
+                        "CREATE ROLE {READER} LOGIN PASSWORD '{}';",
                         self.reader_password
                     ),
                 );
+                let default_select = format!(
+                    "ALTER DEFAULT PRIVILEGES FOR ROLE {ADMIN} GRANT SELECT ON TABLES TO {READER};"
+                );
+                for database in ["template1", "postgres"] {
+                    self.admin_sql(database, &default_select);
+                }
             }
             Kind::Mariadb => {
                 self.admin_sql(
@@ -313,8 +339,7 @@ impl Server {
                     &format!(
                         "CREATE USER '{ADMIN}'@'%' IDENTIFIED BY '{}';\n\
                          GRANT ALL PRIVILEGES ON *.* TO '{ADMIN}'@'%' WITH GRANT OPTION;\n\
-                         CREATE USER '{READER}'@'%' IDENTIFIED BY '{}';\n\
-                         GRANT SELECT ON *.* TO '{READER}'@'%';",
+                         CREATE USER '{READER}'@'%' IDENTIFIED BY '{}';",
                         self.admin_password, self.reader_password
                     ),
                 );

@@ -16,6 +16,7 @@ pub mod types;
 
 use crate::engine::value::Value;
 pub use crate::input::config::Layout;
+use crate::util::workspace::Workspace;
 use rusqlite::types::ValueRef;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -117,14 +118,16 @@ const MAX_PARAMETERS: usize = 30_000;
 const MAX_BATCH_BYTES: usize = 4 << 20;
 
 /// Copies every database below `from` into the server at `url` in `layout`, returning what
-/// was copied. The URL appears in no error.
+/// was copied. `from` and every database file must resolve inside `workspace` (a committed
+/// symlink must not load a file from elsewhere). The URL appears in no error.
 pub fn load(
     server: Server,
     url: &str,
     layout: Layout,
     from: &Path,
+    workspace: &Workspace,
 ) -> Result<Vec<LoadedDatabase>, LoadError> {
-    let sources = list_sources(from)?;
+    let sources = list_sources(from, workspace)?;
     let mut plans = Vec::with_capacity(sources.len());
     for (db_id, path) in &sources {
         plans.push((db_id.clone(), path.clone(), read_tables(path, server)?));
@@ -247,14 +250,19 @@ fn declare(
     }
 }
 
-/// The `<db_id>/<db_id>.sqlite` files below `from`, by db_id.
-fn list_sources(from: &Path) -> Result<BTreeMap<String, PathBuf>, LoadError> {
+/// The `<db_id>/<db_id>.sqlite` files below `from`, by db_id: each a regular file inside the
+/// workspace after following symlinks (any component), with no write-ahead log beside it.
+fn list_sources(
+    from: &Path,
+    workspace: &Workspace,
+) -> Result<BTreeMap<String, PathBuf>, LoadError> {
     let source_error = |message: String| LoadError::Source {
         path: from.to_path_buf(),
         message,
     };
     let entries = std::fs::read_dir(from)
         .map_err(|e| source_error(format!("cannot read the folder: {e}")))?;
+    workspace.input_dir("--from", from).map_err(source_error)?;
     let mut sources = BTreeMap::new();
     for entry in entries {
         let entry = entry.map_err(|e| source_error(e.to_string()))?;
@@ -262,9 +270,16 @@ fn list_sources(from: &Path) -> Result<BTreeMap<String, PathBuf>, LoadError> {
             continue;
         };
         let file = entry.path().join(format!("{db_id}.sqlite"));
-        if file.is_file() {
-            sources.insert(db_id, file);
+        if std::fs::symlink_metadata(&file).is_err() {
+            continue;
         }
+        let file_error = |message: String| LoadError::Source {
+            path: file.clone(),
+            message,
+        };
+        workspace.input_file("--from", &file).map_err(file_error)?;
+        crate::util::workspace::check_database(workspace.root(), &file).map_err(file_error)?;
+        sources.insert(db_id, file);
     }
     if sources.is_empty() {
         return Err(source_error(

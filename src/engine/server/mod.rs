@@ -15,10 +15,12 @@
 
 mod check;
 mod convert;
+pub mod data_digest;
 pub mod mysql;
 mod pg_session;
 mod pool;
 pub mod postgres;
+mod role;
 pub mod tls;
 mod watchdog;
 
@@ -281,7 +283,7 @@ pub fn enforce_role(
         return Ok(());
     }
     Err(StartError::new(format!(
-        "`dataset.engine`: the role in `{}` is privileged: {}. Predictions come from pull requests and run on this server, so sqlgate refuses a role that could change data or reach the server's files. Create a read-only role (docs/SECURITY.md), e.g.\n{how_to}\nor set `dataset.engine.allow_privileged_role: true` to run anyway",
+        "`dataset.engine`: the role in `{}` is privileged: {}. Predictions come from pull requests and run on this server, so sqlgate refuses a role that could signal other sessions, read credentials, write or create anything, or reach the server's files. Create a read-only role (docs/SECURITY.md), e.g.\n{how_to}\nor set `dataset.engine.allow_privileged_role: true` to run anyway",
         settings.url_env,
         report.reasons.join("; ")
     )))

@@ -14,7 +14,7 @@ use crate::engine::server::check::{mysql_functions_allowed, mysql_query_only};
 use crate::engine::server::convert::{convert, Kind};
 use crate::engine::server::{
     check_tables, enforce_role, retrying, single_statement, stopped_by_deadline, tls, Pool,
-    RoleReport, ServerSettings, StartError, Watchdog,
+    ServerSettings, StartError, Watchdog,
 };
 use crate::engine::value::{Row, Value};
 use crate::input::config::Layout;
@@ -56,9 +56,6 @@ const ABANDON_AFTER: Duration = Duration::from_millis(500);
 
 /// How to create the read-only user the start-up check asks for.
 pub const READ_ONLY_ROLE: &str = "  CREATE USER 'sqlgate_reader'@'%' IDENTIFIED BY '<password>';\n  GRANT SELECT ON <database>.* TO 'sqlgate_reader'@'%';";
-
-/// Privileges a read-only user may hold.
-const READ_ONLY_PRIVILEGES: [&str; 3] = ["USAGE", "SELECT", "SHOW VIEW"];
 
 /// A MySQL or MariaDB server holding the benchmark's databases.
 #[derive(Debug)]
@@ -206,8 +203,8 @@ impl MysqlEngine {
             )
             .map_err(query_error)?;
         check_tables(&self.settings, database, &present)?;
-        let grants: Vec<String> = conn.query("SHOW GRANTS").map_err(query_error)?;
-        enforce_role(&role_report(&grants), &self.settings, READ_ONLY_ROLE)
+        let report = super::role::mysql(conn).map_err(query_error)?;
+        enforce_role(&report, &self.settings, READ_ONLY_ROLE)
     }
 
     /// A pooled or (`fresh`, or none idle) new, set-up connection to the item's database; a
@@ -576,63 +573,5 @@ fn error_text(error: &mysql::Error) -> String {
     match error {
         mysql::Error::MySqlError(e) => e.message.clone(),
         other => other.to_string(),
-    }
-}
-
-/// The privileges `SHOW GRANTS` lists beyond reading, or a role whose privileges are unknown.
-fn role_report(grants: &[String]) -> RoleReport {
-    let mut reasons = Vec::new();
-    for grant in grants {
-        let Some(body) = grant.strip_prefix("GRANT ") else {
-            continue;
-        };
-        let Some((privileges, target)) = body.split_once(" ON ") else {
-            let role = body.split(" TO ").next().unwrap_or_default();
-            reasons.push(format!(
-                "the user is granted the role(s) {role}, whose privileges sqlgate does not inspect"
-            ));
-            continue;
-        };
-        let target = target.split(" TO ").next().unwrap_or_default();
-        let extra: Vec<String> = privileges
-            .split(',')
-            .map(|p| {
-                p.split('(')
-                    .next()
-                    .unwrap_or_default()
-                    .trim()
-                    .to_ascii_uppercase()
-            })
-            .filter(|p| !READ_ONLY_PRIVILEGES.contains(&p.as_str()))
-            .collect();
-        if !extra.is_empty() {
-            reasons.push(format!("the user holds {} ON {target}", extra.join(", ")));
-        }
-    }
-    RoleReport { reasons }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn grants_beyond_reading_are_reported_without_passwords() {
-        let grants = [
-            "GRANT USAGE ON *.* TO `reader`@`%` IDENTIFIED BY PASSWORD '*ABC'".to_string(),
-            "GRANT SELECT ON `bird`.* TO `reader`@`%`".to_string(),
-        ];
-        assert!(role_report(&grants).reasons.is_empty());
-        let grants = [
-            "GRANT ALL PRIVILEGES ON *.* TO `root`@`localhost` IDENTIFIED BY PASSWORD '*ABC' WITH GRANT OPTION".to_string(),
-            "GRANT FILE ON *.* TO `u`@`%`".to_string(),
-            "GRANT SELECT, INSERT (`a`) ON `bird`.`t` TO `u`@`%`".to_string(),
-            "GRANT `admin` TO `u`@`%`".to_string(),
-        ];
-        let reasons = role_report(&grants).reasons;
-        assert_eq!(reasons.len(), 4, "{reasons:?}");
-        assert!(reasons[0].contains("ALL PRIVILEGES ON *.*"));
-        assert!(reasons[2].contains("INSERT ON `bird`.`t`"));
-        assert!(reasons.iter().all(|r| !r.contains("*ABC")));
     }
 }

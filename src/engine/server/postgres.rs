@@ -13,7 +13,7 @@ use crate::engine::server::convert::{convert, Kind};
 use crate::engine::server::pg_session::{self, ConnectError, Session};
 use crate::engine::server::{
     check_tables, enforce_role, retrying, single_statement, stopped_by_deadline, tls, Pool,
-    RoleReport, ServerSettings, StartError, CONNECT_TIMEOUT,
+    ServerSettings, StartError, CONNECT_TIMEOUT,
 };
 use crate::engine::value::{Row, Value};
 use crate::input::config::Layout;
@@ -137,7 +137,7 @@ impl PostgresEngine {
             .map(|row| row.get(0))
             .collect();
         check_tables(&self.settings, database, &present)?;
-        let report = role_report(client).map_err(query_error)?;
+        let report = super::role::postgres(client).map_err(query_error)?;
         enforce_role(&report, &self.settings, READ_ONLY_ROLE)
     }
 }
@@ -442,51 +442,4 @@ fn error_text(error: &postgres::Error) -> String {
         Some(db) => db.message().to_string(),
         None => crate::engine::server::tls::with_causes(error),
     }
-}
-
-/// Superuser, membership of the server-file and server-program roles, and write access to any
-/// table the session sees.
-fn role_report(client: &mut postgres::Client) -> Result<RoleReport, postgres::Error> {
-    let row = client.query_one(
-        "SELECT r.rolsuper, \
-         pg_has_role(current_user, 'pg_execute_server_program', 'MEMBER'), \
-         pg_has_role(current_user, 'pg_read_server_files', 'MEMBER'), \
-         pg_has_role(current_user, 'pg_write_server_files', 'MEMBER'), \
-         current_user::text \
-         FROM pg_roles r WHERE r.rolname = current_user",
-        &[],
-    )?;
-    let user: String = row.get(4);
-    let mut reasons = Vec::new();
-    if row.get::<_, bool>(0) {
-        reasons.push(format!("`{user}` is a superuser"));
-    }
-    for (index, role) in [
-        (1, "pg_execute_server_program"),
-        (2, "pg_read_server_files"),
-        (3, "pg_write_server_files"),
-    ] {
-        if row.get::<_, bool>(index) {
-            reasons.push(format!("`{user}` is a member of `{role}`"));
-        }
-    }
-    let writable: Vec<String> = client
-        .query(
-            "SELECT c.relname::text FROM pg_class c WHERE c.relkind IN ('r','p','v','m','f') \
-             AND pg_table_is_visible(c.oid) \
-             AND c.relnamespace NOT IN ('pg_catalog'::regnamespace, 'information_schema'::regnamespace) \
-             AND (pg_has_role(c.relowner, 'MEMBER') \
-             OR has_table_privilege(c.oid, 'INSERT, UPDATE, DELETE, TRUNCATE')) ORDER BY 1 LIMIT 6",
-            &[],
-        )?
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
-    if !writable.is_empty() {
-        reasons.push(format!(
-            "`{user}` owns or can write to tables ({})",
-            writable.join(", ")
-        ));
-    }
-    Ok(RoleReport { reasons })
 }

@@ -1,0 +1,310 @@
+//! Content digests of the rows on a server: what a run on a server engine is judged on, made a
+//! trusted input. `sqlgate baseline update` records one digest per table the role can read; a
+//! later run recomputes them at start-up and refuses to score (exit 2, naming the table) when
+//! they differ from those of the trusted baseline (the base commit's in a pull-request run).
+//!
+//! Each table's digest is SHA-256 over its column names and types, its row count and the
+//! server-side aggregate of its rows: every row is hashed on the server (SHA-256 of an
+//! injective text of the row), the row hashes are sorted and concatenated, and the
+//! concatenation is hashed again, so the digest is independent of the physical row order and
+//! finding two tables with the same digest means finding a SHA-256 collision. A sum or XOR of
+//! per-row hashes would be cheaper but is not collision-resistant: a pull request that controls
+//! the rows can solve for a matching sum (Wagner's generalised birthday attack, linear algebra
+//! for XOR). Only 32 bytes per row stay on the server for the sort and one short row per table
+//! crosses the network.
+
+use crate::engine::server::tls;
+use crate::input::config::{Config, EngineKind, Layout};
+use crate::input::dataset::Dataset;
+use crate::util::error::InputError;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Each table's digest by its qualified name (`database.schema.table` on PostgreSQL,
+/// `schema.table` on MySQL).
+pub type DataDigests = BTreeMap<String, String>;
+
+/// How long the digest of one table may take on the server.
+const TABLE_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// How many differing tables an error lists before it only counts them.
+const LISTED: usize = 8;
+
+/// The digests of every table the configured server's role can read in the databases the run
+/// uses (the URL's in the shared layout, each db_id's with `per_db_id`), `None` on SQLite (whose
+/// database files the dataset fingerprint covers). Errors name the key and carry no secret.
+pub fn compute(config: &Config, dataset: &Dataset) -> Result<Option<DataDigests>, InputError> {
+    let engine = &config.dataset.engine;
+    let fail = |message: String| InputError::Config {
+        path: config.path.clone(),
+        message: crate::util::scrub::scrub_cut(
+            &format!("`dataset.engine`: cannot compute the data digests: {message}"),
+            1500,
+        ),
+    };
+    if !engine.is_server() {
+        return Ok(None);
+    }
+    let name = engine.url_env.clone().unwrap_or_default();
+    let url = crate::engine::server::read_url(&name).map_err(|e| InputError::Config {
+        path: config.path.clone(),
+        message: e.0,
+    })?;
+    let databases: Vec<String> = match engine.layout() {
+        Layout::Shared => vec![String::new()],
+        Layout::PerDbId => dataset.databases.keys().cloned().collect(),
+    };
+    let digests = match engine.kind {
+        EngineKind::Postgresql => postgres_digests(&url, &databases),
+        EngineKind::Mysql => mysql_digests(&url, &databases),
+        EngineKind::Sqlite => unreachable!("handled above"),
+    };
+    digests.map(Some).map_err(fail)
+}
+
+/// The tables whose digests differ between `recorded` (the trusted baseline's) and `now`, each
+/// with how: changed, missing now, or new. Empty when the data are the same.
+pub fn differences(recorded: &DataDigests, now: &DataDigests) -> Vec<String> {
+    let mut found = Vec::new();
+    for (table, digest) in recorded {
+        match now.get(table) {
+            None => found.push(format!("`{table}` is missing")),
+            Some(current) if current != digest => {
+                found.push(format!("`{table}` has other content"))
+            }
+            Some(_) => {}
+        }
+    }
+    for table in now.keys().filter(|t| !recorded.contains_key(*t)) {
+        found.push(format!("`{table}` is new"));
+    }
+    found
+}
+
+/// The differences as one line: the first [`LISTED`] and how many more.
+pub fn describe(differences: &[String]) -> String {
+    let shown: Vec<&str> = differences
+        .iter()
+        .take(LISTED)
+        .map(String::as_str)
+        .collect();
+    let more = differences.len() - shown.len();
+    match more {
+        0 => shown.join(", "),
+        _ => format!("{} and {more} more", shown.join(", ")),
+    }
+}
+
+/// One table's digest from what the server computed.
+fn table_digest(columns: &str, rows: i64, rows_digest: &str) -> String {
+    crate::util::digest::content_hash([
+        columns.as_bytes(),
+        rows.to_string().as_bytes(),
+        rows_digest.as_bytes(),
+    ])
+}
+
+/// Every readable table of each database (the URL's when the name is empty).
+fn postgres_digests(url: &str, databases: &[String]) -> Result<DataDigests, String> {
+    let target = tls::postgres_target(url)?;
+    let mut digests = DataDigests::new();
+    for database in databases {
+        let mut config = target.config.clone();
+        if !database.is_empty() {
+            config.dbname(database);
+        }
+        config.connect_timeout(crate::engine::server::CONNECT_TIMEOUT);
+        let mut client = config
+            .connect(target.connector.clone())
+            .map_err(|e| postgres_error(&e))?;
+        postgres_database(&mut client, &mut digests).map_err(|e| postgres_error(&e))?;
+    }
+    Ok(digests)
+}
+
+/// Adds the digest of every table of the session's database that the role can read, in any
+/// schema but the system's, under fixed output settings (dates, floats, time zone, bytea).
+fn postgres_database(
+    client: &mut postgres::Client,
+    digests: &mut DataDigests,
+) -> Result<(), postgres::Error> {
+    client.batch_execute(&format!(
+        "SET default_transaction_read_only = on; SET statement_timeout = {}; \
+         SET DateStyle = 'ISO, MDY'; SET IntervalStyle = 'postgres'; SET extra_float_digits = 1; \
+         SET TimeZone = 'UTC'; SET bytea_output = 'hex'; SET client_min_messages = error",
+        TABLE_TIMEOUT.as_millis()
+    ))?;
+    let tables = client.query(
+        "SELECT current_database()::text || '.' || n.nspname::text || '.' || c.relname::text, \
+         quote_ident(n.nspname) || '.' || quote_ident(c.relname), \
+         (SELECT string_agg(quote_ident(a.attname) || ' ' || format_type(a.atttypid, a.atttypmod), ', ' \
+          ORDER BY a.attnum) FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 \
+          AND NOT a.attisdropped) \
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+         WHERE c.relkind IN ('r','p','v','m','f') AND NOT c.relispartition \
+         AND n.nspname <> 'information_schema' AND n.nspname NOT LIKE 'pg\\_%' \
+         AND has_schema_privilege(n.oid, 'USAGE') AND has_table_privilege(c.oid, 'SELECT') \
+         ORDER BY 1",
+        &[],
+    )?;
+    for table in tables {
+        let (key, quoted): (String, String) = (table.get(0), table.get(1));
+        let columns: Option<String> = table.get(2);
+        let row = client.query_one(
+            &format!(
+                "SELECT count(*), encode(sha256(coalesce(string_agg(h, ''::bytea ORDER BY h), ''::bytea)), 'hex') \
+                 FROM (SELECT sha256(convert_to(t::text, 'UTF8')) h FROM {quoted} t) r"
+            ),
+            &[],
+        )?;
+        let digest = table_digest(&columns.unwrap_or_default(), row.get(0), row.get(1));
+        digests.insert(key, digest);
+    }
+    Ok(())
+}
+
+fn postgres_error(error: &postgres::Error) -> String {
+    match error.as_db_error() {
+        Some(db) => db.message().to_string(),
+        None => tls::with_causes(error),
+    }
+}
+
+/// Every table the user can read in each database (the URL's when the name is empty), on one
+/// connection.
+fn mysql_digests(url: &str, databases: &[String]) -> Result<DataDigests, String> {
+    use mysql::prelude::Queryable;
+    let target = tls::mysql_target(url)?;
+    let url_database = target.opts.get_db_name().unwrap_or_default().to_string();
+    let schemas: Vec<String> = databases
+        .iter()
+        .map(|d| match d.is_empty() {
+            true => url_database.clone(),
+            false => d.clone(),
+        })
+        .collect();
+    if schemas.iter().any(String::is_empty) {
+        return Err("the URL names no database, which the `shared` layout reads".into());
+    }
+    let opts = mysql::OptsBuilder::from_opts(target.opts).db_name(None::<String>);
+    let mut conn = tls::mysql_connect(opts.into(), target.mode).map_err(|e| mysql_error(&e))?;
+    for statement in [
+        "SET NAMES utf8mb4",
+        "SET SESSION TRANSACTION READ ONLY",
+        "SET SESSION time_zone = '+00:00'",
+        "SET SESSION group_concat_max_len = 18446744073709551615",
+    ] {
+        conn.query_drop(statement).map_err(|e| mysql_error(&e))?;
+    }
+    let seconds = TABLE_TIMEOUT.as_secs();
+    let timeout = conn
+        .query_drop(format!("SET SESSION max_statement_time = {seconds}"))
+        .or_else(|_| {
+            conn.query_drop(format!(
+                "SET SESSION max_execution_time = {}",
+                seconds * 1000
+            ))
+        });
+    timeout.map_err(|e| mysql_error(&e))?;
+    mysql_tables(&mut conn, &schemas).map_err(|e| match e {
+        MysqlFailure::Server(e) => mysql_error(&e),
+        MysqlFailure::Truncated(table) => format!(
+            "`{table}`: the server cut the row hashes short (`group_concat_max_len`); the digest would cover only part of the table"
+        ),
+    })
+}
+
+/// Why a MySQL digest failed.
+enum MysqlFailure {
+    Server(mysql::Error),
+    Truncated(String),
+}
+
+impl From<mysql::Error> for MysqlFailure {
+    fn from(error: mysql::Error) -> Self {
+        MysqlFailure::Server(error)
+    }
+}
+
+/// The digests of every table the session can read in `schemas`. A row's text is injective:
+/// each column is `n` (NULL) or `v` and the hex of its bytes, joined by commas.
+fn mysql_tables(conn: &mut mysql::Conn, schemas: &[String]) -> Result<DataDigests, MysqlFailure> {
+    use mysql::prelude::Queryable;
+    let mut tables: Vec<(String, String)> = Vec::new();
+    for schema in schemas {
+        tables.extend(conn.exec::<(String, String), _, _>(
+            "SELECT table_schema, table_name FROM information_schema.tables \
+             WHERE table_schema = ? ORDER BY table_name",
+            (schema,),
+        )?);
+    }
+    let mut digests = DataDigests::new();
+    for (schema, table) in tables {
+        let columns: Vec<(String, String)> = conn.exec(
+            "SELECT column_name, column_type FROM information_schema.columns \
+             WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position",
+            (&schema, &table),
+        )?;
+        let quote = |name: &str| format!("`{}`", name.replace('`', "``"));
+        let fields: Vec<String> = columns
+            .iter()
+            .map(|(name, _)| {
+                format!(
+                    "IFNULL(CONCAT('v', HEX(CAST({} AS BINARY))), 'n')",
+                    quote(name)
+                )
+            })
+            .collect();
+        let sql = format!(
+            "SELECT n, LENGTH(g), SHA2(IFNULL(g, ''), 256) FROM (SELECT COUNT(*) n, \
+             GROUP_CONCAT(h ORDER BY h SEPARATOR '') g FROM (SELECT SHA2(CONCAT_WS(',', {}), 256) h \
+             FROM {}.{}) r) s",
+            fields.join(", "),
+            quote(&schema),
+            quote(&table)
+        );
+        let (rows, length, rows_digest): (i64, Option<i64>, String) =
+            conn.query_first(sql)?.unwrap_or((0, None, String::new()));
+        let key = format!("{schema}.{table}");
+        if length.unwrap_or(0) != rows * 64 {
+            return Err(MysqlFailure::Truncated(key));
+        }
+        let described: Vec<String> = columns
+            .iter()
+            .map(|(name, kind)| format!("{} {kind}", quote(name)))
+            .collect();
+        digests.insert(key, table_digest(&described.join(", "), rows, &rows_digest));
+    }
+    Ok(digests)
+}
+
+fn mysql_error(error: &mysql::Error) -> String {
+    match error {
+        mysql::Error::MySqlError(e) => e.message.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn differences_name_changed_missing_and_new_tables() {
+        let recorded: DataDigests = [("a", "1"), ("b", "2"), ("c", "3")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let mut now = recorded.clone();
+        assert!(differences(&recorded, &now).is_empty());
+        now.insert("b".into(), "9".into());
+        now.remove("c");
+        now.insert("d".into(), "4".into());
+        assert_eq!(
+            differences(&recorded, &now),
+            vec!["`b` has other content", "`c` is missing", "`d` is new"]
+        );
+        let many: Vec<String> = (0..10).map(|i| i.to_string()).collect();
+        assert_eq!(describe(&many), "0, 1, 2, 3, 4, 5, 6, 7 and 2 more");
+    }
+}

@@ -1,0 +1,100 @@
+//! The server's data as a trusted input: before any query of a run on a server engine, the
+//! digests of the server's tables ([`crate::engine::server::data_digest`]) must equal those the
+//! trusted baseline recorded (the base commit's in a pull-request run), so a run is never judged
+//! on data a pull request loaded. SQLite database files are covered by the dataset fingerprint
+//! and by the refusal of dataset files a pull request changes.
+
+use crate::engine::server::data_digest::{describe, differences, DataDigests};
+use crate::input::config::Config;
+use crate::util::error::InputError;
+use serde::Deserialize;
+
+/// Checks the server's digests `now` against the trusted baseline's before scoring. A
+/// pull-request run on a server needs a baseline that records them; a run outside a pull
+/// request without them gets a note (returned) asking to regenerate the baseline. `now` is
+/// `None` on SQLite: nothing to check.
+pub fn check(config: &Config, now: Option<&DataDigests>) -> Result<Vec<String>, InputError> {
+    let Some(now) = now else {
+        return Ok(Vec::new());
+    };
+    let pull_request = config.trusted_base.is_some();
+    let (path, recorded) =
+        match recorded(config)? {
+            Some((path, Some(recorded))) => (path, recorded),
+            Some((path, None)) if pull_request => {
+                return Err(refusal(
+                    config,
+                    format!(
+                        "the base commit's baseline {} records no data digests (it was made by an \
+                     older sqlgate or on SQLite), so nothing vouches for the rows on the server",
+                        path.display()
+                    ),
+                ))
+            }
+            Some((path, None)) => {
+                return Ok(vec![format!(
+                    "the baseline {} records no digests of the server's data, so a change of the \
+                 data would go unnoticed; regenerate it with `sqlgate baseline update`",
+                    path.display()
+                )])
+            }
+            None if pull_request => return Err(refusal(
+                config,
+                "the base commit has no baseline, so nothing vouches for the rows on the server"
+                    .into(),
+            )),
+            None => return Ok(Vec::new()),
+        };
+    let found = differences(&recorded, now);
+    if found.is_empty() {
+        return Ok(Vec::new());
+    }
+    Err(InputError::Config {
+        path: config.path.clone(),
+        message: format!(
+            "`dataset.engine`: the data on the server are not those the {}baseline {} was made on: \
+             {}. A run is judged only on the data the baseline vouches for: load the base \
+             commit's data (docs/ACTION.md) or, on the default branch, record the new data with \
+             `sqlgate baseline update`",
+            if pull_request { "base commit's " } else { "" },
+            path.display(),
+            describe(&found)
+        ),
+    })
+}
+
+/// The refusal of a pull-request run whose data nothing vouches for.
+fn refusal(config: &Config, why: String) -> InputError {
+    InputError::Config {
+        path: config.path.clone(),
+        message: format!(
+            "`dataset.engine`: a pull request on a server engine is judged on the server's rows, \
+             and {why}; run `sqlgate baseline update` on the base branch (it records a digest of \
+             every table) and commit the baseline"
+        ),
+    }
+}
+
+/// The trusted baseline's path and its data digests (`None` inside when it records none);
+/// `None` when no baseline is configured or present.
+fn recorded(
+    config: &Config,
+) -> Result<Option<(std::path::PathBuf, Option<DataDigests>)>, InputError> {
+    #[derive(Deserialize)]
+    struct Recorded {
+        #[serde(default)]
+        data_digests: Option<DataDigests>,
+    }
+    let Some(section) = &config.baseline else {
+        return Ok(None);
+    };
+    let Some(bytes) = config.read_trusted(&section.path)?.0 else {
+        return Ok(None);
+    };
+    let recorded: Recorded = serde_json::from_slice(&bytes)
+        .map_err(|e| InputError::malformed(&section.path, "data_digests", e.to_string()))?;
+    Ok(Some((
+        section.path.clone(),
+        recorded.data_digests.filter(|d| !d.is_empty()),
+    )))
+}
