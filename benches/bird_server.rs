@@ -111,11 +111,13 @@ fn main() {
     bird_minidev::generate(&databases);
     let server = servers::postgres();
     server.admin_sql("postgres", "CREATE DATABASE bird");
+    let workspace = sqlgate::util::workspace::Workspace::detect(dir.path()).expect("workspace");
     sqlgate::engine::load::load(
         sqlgate::engine::load::types::Server::Postgres,
         &server.admin_url("bird"),
         sqlgate::engine::load::Layout::Shared,
         &databases,
+        &workspace,
     )
     .expect("the databases load");
     let url = server.url(servers::READER, &server.reader_password, "bird");

@@ -259,8 +259,8 @@ fn output(dir: &Path, key: &str) -> String {
     let text = fs::read_to_string(dir.join("outputs.txt")).unwrap();
     let prefix = format!("{key}=");
     text.lines()
-        .filter_map(|l| l.strip_prefix(&prefix))
-        .last()
+        .rev()
+        .find_map(|l| l.strip_prefix(&prefix))
         .unwrap_or_else(|| panic!("no output {key} in {text}"))
         .to_string()
 }

@@ -30,11 +30,13 @@ fn load(
     from: &Path,
 ) {
     server.admin_sql(system, "CREATE DATABASE bird");
+    let workspace = sqlgate::util::workspace::Workspace::detect(from).unwrap();
     sqlgate::engine::load::load(
         kind,
         &server.admin_url("bird"),
         sqlgate::engine::load::Layout::Shared,
         from,
+        &workspace,
     )
     .unwrap();
 }

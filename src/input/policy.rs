@@ -2,7 +2,7 @@
 //! the baseline may be (`gate.max_baseline_age_days`) and which gains are flagged for review
 //! (`gate.review_gain_points`). Each value is checked here, naming its key.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// When the sticky PR comment is posted. The step summary, the step outputs and the check are
 /// written on every run whatever the policy.
@@ -39,7 +39,7 @@ impl CommentPolicy {
 }
 
 /// What a baseline older than the limit does.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 #[serde(expecting = "`gate.max_baseline_age_days.action`: `warn` or `fail`")]
 pub enum AgeAction {
@@ -51,7 +51,8 @@ pub enum AgeAction {
 }
 
 /// `gate.max_baseline_age_days`: a number of days (warn), or `{ days: 30, action: fail }`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// A baseline records it in the full form (with the rest of the gate section).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct BaselineAge {
     /// The oldest tolerated baseline, in days.
     pub days: f64,

@@ -136,7 +136,8 @@ pub struct Prepared {
 /// Loads and validates everything a run reads.
 pub fn prepare(config: &Config) -> Result<Prepared, InputError> {
     let metrics = build_metrics(config)?;
-    let mut dataset = Dataset::load_with(&config.dataset, config.compare.version.unwrap_or_default())?;
+    let mut dataset =
+        Dataset::load_with(&config.dataset, config.compare.version.unwrap_or_default())?;
     config.check_items(dataset.items.len())?;
     let overrides = GoldOverrides::load(config, &dataset)?;
     overrides.apply(&mut dataset);
@@ -501,7 +502,10 @@ fn score_all(
                 metrics
                     .iter()
                     .map(|metric| {
-                        extraction_outcome(golds.score(metric.as_ref(), item, prediction), unextracted)
+                        extraction_outcome(
+                            golds.score(metric.as_ref(), item, prediction),
+                            unextracted,
+                        )
                     })
                     .collect()
             });

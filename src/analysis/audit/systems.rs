@@ -4,10 +4,11 @@
 
 use super::{rows_shown, shown_db, Context, SUSPECT_MIN_SYSTEMS};
 use crate::engine::profile::PreparedGold;
-use crate::engine::spider2::{tables_match, Frame, Semantics};
+use crate::engine::spider2::{tables_match, Frame, Rules, Semantics};
 use crate::engine::value::Row;
 use crate::input::dataset::GoldItem;
-use crate::input::spider2::{resolve_condition_cols, AnswerSource, Spider2Gold};
+use crate::input::spider2::{AnswerSource, Spider2Gold};
+use crate::input::spider2_select::{answer_conditions, select, Selection};
 use std::path::{Path, PathBuf};
 
 /// Evidence when most systems with a prediction (a strict majority, at least two, among at
@@ -83,26 +84,31 @@ pub(super) fn spider2_mismatch(
     gold: &Spider2Gold,
     db: &Path,
 ) -> Option<String> {
+    let rules = context.profile.spider2_rules().unwrap_or(Rules {
+        semantics: Semantics::Official,
+        version: Default::default(),
+    });
+    let conditions = answer_conditions(&gold.condition, gold.answers.len(), gold.multi);
     let tables: Vec<(&std::path::Path, Frame, Vec<usize>)> = gold
         .answers
         .iter()
-        .filter_map(|answer| match &answer.source {
+        .zip(conditions)
+        .filter_map(|(answer, condition)| match &answer.source {
             AnswerSource::Table(table) => {
-                let frame = Frame::from_csv(table.columns.len(), &table.rows);
+                let frame = Frame::from_csv(table.columns.len(), &table.rows, rules);
                 let selection =
-                    resolve_condition_cols(&answer.condition_cols, frame.width()).ok()?;
+                    match condition.and_then(|c| select(&c, frame.width(), rules.version)) {
+                        Ok(Selection::Columns(selection)) => selection,
+                        _ => return None,
+                    };
                 Some((answer.file.as_path(), frame, selection))
             }
-            AnswerSource::Sql(_) => None,
+            AnswerSource::Sql(_) | AnswerSource::Unreadable(_) => None,
         })
         .collect();
     if tables.is_empty() {
         return None;
     }
-    let semantics = context
-        .profile
-        .spider2_semantics()
-        .unwrap_or(Semantics::Official);
     let mut evidence = Vec::new();
     for answer in &gold.answers {
         let AnswerSource::Sql(sql) = &answer.source else {
@@ -116,9 +122,9 @@ pub(super) fn spider2_mismatch(
                 continue;
             }
         };
-        let frame = Frame::from_rows(result.columns.len(), &result.rows);
+        let frame = Frame::from_rows(result.columns.len(), &result.rows, rules);
         let matches = tables.iter().any(|(_, table, selection)| {
-            tables_match(&frame, table, selection, gold.ignore_order, semantics).unwrap_or(false)
+            tables_match(&frame, table, selection, gold.ignore_order, rules).unwrap_or(false)
         });
         if matches {
             return None;

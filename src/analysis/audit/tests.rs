@@ -221,6 +221,7 @@ fn system(name: &str, prediction: &str) -> System {
         path: PathBuf::from(format!("{name}.txt")),
         predictions: vec![Some(prediction.into())],
         lines: vec![Some(1)],
+        unextracted: Default::default(),
     }
 }
 
@@ -321,16 +322,19 @@ fn a_spider2_gold_query_matching_none_of_its_result_files_is_a_mismatch() {
                     source: AnswerSource::Table(CsvTable {
                         columns: vec!["n".into()],
                         rows: vec![vec!["4".into()]],
+                        irregular: Vec::new(),
                     }),
-                    condition_cols: Vec::new(),
                 },
                 GoldAnswer {
                     file: PathBuf::from("sql/local001.sql"),
                     source: AnswerSource::Sql(sql.into()),
-                    condition_cols: Vec::new(),
                 },
             ],
             ignore_order: true,
+            condition: serde_json::Value::Null,
+            absent_settings: Vec::new(),
+            multi: true,
+            notes: Vec::new(),
         }));
         gold
     };
