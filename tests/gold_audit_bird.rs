@@ -62,7 +62,7 @@ fn bird_minidev_audit_lists_findings_on_sqlite_and_both_servers() {
     );
     let data = common::bird_minidev::folder();
     let config = format!(
-        "dataset: {{ kind: bird, gold: {sqlite}, tables: {tables}, databases: {databases} }}\n\
+        "dataset: {{ kind: bird, gold: {sqlite}, tables: {tables}, databases: {databases}, difficulty: 'field:difficulty' }}\n\
          predictions:\n  - {{ name: gpt-4-turbo, path: {predictions}, format: bird-json }}\n\
          metrics: [ex]\ncompare: {{ profile: bird }}\nexecution: {{ timeout_ms: 30000 }}\n\
          audit:\n  dialects:\n\

@@ -315,9 +315,16 @@ mod tests {
             pairs.iter().map(|&(i, s)| vec![Int(i), t(s)]).collect()
         };
         let gold = rows(&[(1, "a"), (2, "b"), (3, "c")]);
+        // Rotated, no row meets its own gold row: 0. Reversed, the middle row still does.
+        let rotated = rows(&[(2, "b"), (3, "c"), (1, "a")]);
         let reversed = rows(&[(3, "c"), (2, "b"), (1, "a")]);
         let current = SoftF1Version::Ordered2025;
-        assert_eq!(soft_f1_official(&reversed, &gold, current), 0.0);
+        assert_eq!(soft_f1_official(&rotated, &gold, current), 0.0);
+        assert!((soft_f1_official(&reversed, &gold, current) - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(
+            soft_f1_official(&reversed, &gold, SoftF1Version::Set2024),
+            1.0
+        );
         assert_eq!(soft_f1_official(&gold, &gold, current), 1.0);
         let permuted: Vec<Row> = gold
             .iter()
