@@ -16,6 +16,7 @@
 FROM rust:1-slim-bookworm AS build
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
+COPY .cargo .cargo
 COPY src src
 COPY templates templates
 COPY benches benches

@@ -62,7 +62,7 @@ fn act() -> &'static Path {
 }
 
 /// The Action as a repository holds it, for `--local-repository`: `action.yml`, `.ci/` and what
-/// `install: source` keys its build on (`Cargo.toml`, `Cargo.lock`, `src/`, `templates/`), copied
+/// `install: source` keys its build on (`Cargo.toml`, `Cargo.lock`, `.cargo/`, `src/`, `templates/`), copied
 /// from this checkout (so act never archives its build output).
 fn action_checkout(dir: &Path) -> PathBuf {
     let action = dir.join("action");
@@ -72,6 +72,7 @@ fn action_checkout(dir: &Path) -> PathBuf {
         ".ci",
         "Cargo.toml",
         "Cargo.lock",
+        ".cargo",
         "src",
         "templates",
     ] {
