@@ -143,6 +143,9 @@ fn repository(kind: Kind) -> tempfile::TempDir {
     std::fs::write(root.join("sqlgate.yml"), config(reader)).unwrap();
     std::fs::write(root.join("sqlgate-load.yml"), config(admin)).unwrap();
     git(root, &["init", "-q", "-b", "main"]);
+    // No automatic gc: a detached `git gc --auto` repacking while sqlgate resolves the base
+    // commit made that look-up fail once ("Needed a single revision").
+    git(root, &["config", "gc.auto", "0"]);
     git(root, &["add", "-A"]);
     git(root, &["commit", "-qm", "benchmark"]);
     dir
