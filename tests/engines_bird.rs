@@ -1,20 +1,27 @@
 //! BIRD mini-dev's 500 items on live PostgreSQL 15 and MariaDB 10.11 servers: per item, sqlgate's
 //! `ex` (bird profile) and `soft_f1` of GPT-4-turbo's predictions equal the official functions'
-//! (evaluation_utils.py `execute_sql`, evaluation_ex.py, evaluation_f1.py, copied unchanged into
-//! tests/bird_official/ and run with psycopg2 / PyMySQL) on the same server, the same databases,
-//! through the same read-only role.
+//! (bird-bench/mini_dev evaluation/ at bee73fe: `execute_sql`, `calculate_ex`,
+//! `calculate_f1_score` and their loops, run with psycopg2 / PyMySQL) on the same server, the
+//! same databases, through the same read-only role. The official verdicts are the ones recorded
+//! in tests/data/bird/servers/minidev_*.jsonl, or, with `SQLGATE_BIRD_OFFICIAL` naming the
+//! upstream folder, computed live and checked against the recording (tests/common/official.rs).
 //!
 //! The databases are generated from `dev_tables.json` (tests/common/bird_minidev.rs), written as
-//! SQLite files and copied into each server with `sqlgate load` in BIRD's `shared` layout.
+//! SQLite files and copied into each server with `sqlgate load` in BIRD's `shared` layout; the
+//! recording holds a digest of their contents, of the gold and of the predictions.
 //!
-//! An item whose verdicts differ is left out only when its prediction or gold cuts a tie under
-//! `ORDER BY ... LIMIT` (found from the rows at the cut, tests/common/ties.rs): the server may
-//! then return different rows to the two scorers. Any other difference fails the test.
+//! On MariaDB, which breaks ties differently on different connections, an item whose verdicts
+//! differ is left out only when its prediction or gold cuts a tie under `ORDER BY ... LIMIT`
+//! (found from the rows at the cut, tests/common/ties.rs): the server may then return different
+//! rows to the two scorers. The recording names these tie items with the reason
+//! (`left_out_when_different`), and the test checks they are exactly the items that cut a tie
+//! now. Any other difference, or more than five left out, fails the test.
 
 mod common;
 
 use common::servers::{self, Server, READER};
 use serde_json::Value as Json;
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -46,6 +53,11 @@ struct Dialect {
     files: &'static str,
     server: fn() -> &'static Server,
     load_kind: sqlgate::engine::load::types::Server,
+    /// The recording of the official verdicts (tests/data/bird/servers/).
+    recording: &'static str,
+    /// Whether the server may break ties differently for each connection (then tie-cutting
+    /// items are left out).
+    ties_vary: bool,
 }
 
 const POSTGRES: Dialect = Dialect {
@@ -54,6 +66,8 @@ const POSTGRES: Dialect = Dialect {
     files: "postgresql",
     server: servers::postgres,
     load_kind: sqlgate::engine::load::types::Server::Postgres,
+    recording: "minidev_postgresql",
+    ties_vary: false,
 };
 
 const MARIADB: Dialect = Dialect {
@@ -62,6 +76,8 @@ const MARIADB: Dialect = Dialect {
     files: "mysql",
     server: servers::mariadb,
     load_kind: sqlgate::engine::load::types::Server::Mysql,
+    recording: "minidev_mysql",
+    ties_vary: true,
 };
 
 /// The database `bird` on the server, loaded with the generated databases (shared layout).
@@ -191,10 +207,13 @@ fn runner(dialect: &Dialect, server: &Server) -> Box<common::ties::Run<'static>>
     }
 }
 
-/// The items among `differing` whose prediction or gold cuts a tie under `ORDER BY ... LIMIT`
-/// (tests/common/ties.rs): the server may return other rows to each scorer, so their verdicts
-/// can differ run for run. Found from the rows at the cut, not by repeating executions.
-fn tie_items(dialect: &Dialect, server: &Server, differing: &[usize]) -> Vec<usize> {
+/// The items whose prediction or gold cuts a tie under `ORDER BY ... LIMIT` (tests/common/ties.rs)
+/// on a server that breaks ties per connection: it may return other rows to each scorer, so their
+/// verdicts can differ run for run. Found from the rows at the cut, not by repeating executions.
+fn tie_items(dialect: &Dialect, server: &Server) -> BTreeMap<usize, String> {
+    if !dialect.ties_vary {
+        return BTreeMap::new();
+    }
     let pairs = pairs(dialect);
     let mut run = runner(dialect, server);
     let parser: Box<dyn sqlparser::dialect::Dialect> = match dialect.load_kind {
@@ -205,16 +224,19 @@ fn tie_items(dialect: &Dialect, server: &Server, differing: &[usize]) -> Vec<usi
             Box::new(sqlparser::dialect::MySqlDialect {})
         }
     };
-    differing
-        .iter()
-        .copied()
+    (0..pairs.len())
         .filter(|index| {
             pairs[*index]
                 .iter()
                 .any(|sql| common::ties::cuts_a_tie(parser.as_ref(), run.as_mut(), sql))
         })
+        .map(|index| (index, TIE_REASON.to_string()))
         .collect()
 }
+
+/// Why a tie item is left out when its verdicts differ (in the recording).
+const TIE_REASON: &str = "its prediction or gold cuts a tie under ORDER BY ... LIMIT, which \
+     MariaDB breaks differently on different connections";
 
 /// sqlgate's per-item lines for GPT-4-turbo's predictions on the server.
 fn sqlgate_items(dialect: &Dialect, url: &str, dir: &Path) -> Vec<Json> {
@@ -242,36 +264,69 @@ fn sqlgate_items(dialect: &Dialect, url: &str, dir: &Path) -> Vec<Json> {
     common::eval_items_with_env(&path, "BIRD_TEST_URL", url)
 }
 
-/// The official loop's per-item EX and Soft-F1 on the server.
-fn official_items(dialect: &Dialect, url: &str, dir: &Path) -> Vec<Json> {
+/// The official loop's per-item EX and Soft-F1 on the server: live with `SQLGATE_BIRD_OFFICIAL`,
+/// else recorded (tests/common/official.rs).
+fn official_items(dialect: &Dialect, server: &Server, url: &str, dir: &Path) -> Vec<Json> {
     let data = common::bird_minidev::folder();
-    common::official::items(
+    let predicted = data.join(format!(
+        "predictions/predict_mini_dev_gpt-4-turbo_{}.json",
+        dialect.files
+    ));
+    let gold = data.join(format!("mini_dev_{}_gold.sql", dialect.files));
+    let inputs = [
+        dialect.official.as_bytes().to_vec(),
+        std::fs::read(&gold).unwrap(),
+        std::fs::read(&predicted).unwrap(),
+        common::bird_minidev::content_digest(generated()).into_bytes(),
+    ];
+    let comparison = common::official::Comparison {
+        name: dialect.recording,
+        inputs_sha256: sqlgate::util::digest::content_hash(inputs.iter().map(Vec::as_slice)),
+        server: server
+            .admin_sql("bird", "SELECT version()")
+            .trim()
+            .to_string(),
+        unstable: tie_items(dialect, server),
+    };
+    println!(
+        "{}: items that cut a tie: {:?}",
         dialect.official,
-        &data.join(format!(
-            "predictions/predict_mini_dev_gpt-4-turbo_{}.json",
-            dialect.files
-        )),
-        &data.join(format!("mini_dev_{}_gold.sql", dialect.files)),
-        url,
-        dir,
-    )
+        comparison.unstable.keys().collect::<Vec<_>>()
+    );
+    common::official::verdicts(&comparison, || {
+        common::official::items(dialect.official, &predicted, &gold, url, dir)
+    })
 }
 
-/// Compares every item but the tie-cutting ones; returns the differences (item, what) and the
-/// EX-correct items.
-fn compare(sqlgate: &[Json], official: &[Json], ties: &[usize]) -> (Vec<(usize, String)>, usize) {
+/// What comparing sqlgate's verdicts with the official ones found.
+struct Found {
+    /// "item i metric: ..." for every verdict that differs (tie items excepted).
+    differences: Vec<String>,
+    /// Tie items whose verdicts differ, left out.
+    left_out: Vec<usize>,
+    /// Items compared and equal.
+    equal: usize,
+    /// Equal items the official EX counts correct.
+    correct: usize,
+}
+
+/// Compares sqlgate's lines with the official verdicts, item by item; a tie item (recorded as
+/// `left_out_when_different`) whose verdicts differ is left out.
+fn compare(sqlgate: &[Json], official: &[Json]) -> Found {
     assert_eq!(sqlgate.len(), 500);
     assert_eq!(official.len(), 500);
-    let mut differences = Vec::new();
-    let mut correct = 0;
+    let mut found = Found {
+        differences: Vec::new(),
+        left_out: Vec::new(),
+        equal: 0,
+        correct: 0,
+    };
     for (line, reference) in sqlgate.iter().zip(official) {
         let index = line["index"].as_u64().unwrap();
         assert_eq!(reference["index"].as_u64(), Some(index));
-        if ties.contains(&(index as usize)) {
-            continue;
-        }
-        for (metric, official_metric) in [("ex", "ex"), ("soft_f1", "soft_f1")] {
-            let expected = reference[official_metric].as_f64().unwrap();
+        let mut differences = Vec::new();
+        for metric in ["ex", "soft_f1"] {
+            let expected = reference[metric].as_f64().unwrap();
             let actual = match line["outcome"][metric].as_str() {
                 // The official loop charges a failing gold to the prediction (score 0); sqlgate
                 // reports it apart.
@@ -279,18 +334,22 @@ fn compare(sqlgate: &[Json], official: &[Json], ties: &[usize]) -> (Vec<(usize, 
                 _ => line["metrics"][metric].as_f64(),
             };
             if actual != Some(expected) {
-                differences.push((
-                    index as usize,
-                    format!(
-                        "item {index} {metric}: sqlgate {actual:?} ({}), official {expected}",
-                        line["outcome"][metric]
-                    ),
+                differences.push(format!(
+                    "item {index} {metric}: sqlgate {actual:?} ({}), official {expected}",
+                    line["outcome"][metric]
                 ));
             }
         }
-        correct += usize::from(reference["ex"].as_f64() == Some(1.0));
+        if differences.is_empty() {
+            found.equal += 1;
+            found.correct += usize::from(reference["ex"].as_f64() == Some(1.0));
+        } else if reference.get(common::official::UNSTABLE).is_some() {
+            found.left_out.push(index as usize);
+        } else {
+            found.differences.extend(differences);
+        }
     }
-    (differences, correct)
+    found
 }
 
 fn check(dialect: &Dialect) {
@@ -307,35 +366,25 @@ fn check(dialect: &Dialect) {
     let url = server.url(READER, &server.reader_password, "bird");
     let dir = tempfile::tempdir().unwrap();
     let sqlgate = sqlgate_items(dialect, &url, dir.path());
-    let official = official_items(dialect, &url, dir.path());
-    let (differences, _) = compare(&sqlgate, &official, &[]);
-    let mut differing: Vec<usize> = differences.iter().map(|(index, _)| *index).collect();
-    differing.dedup();
-    let ties = tie_items(dialect, server, &differing);
-    println!(
-        "{}: items whose verdicts differ: {differing:?}, of which cut a tie under ORDER BY ... LIMIT: {ties:?}",
-        dialect.official
-    );
-    assert!(ties.len() <= 5, "{} items cut a tie", ties.len());
-    let (differences, correct) = compare(&sqlgate, &official, &ties);
+    let official = official_items(dialect, server, &url, dir.path());
+    let found = compare(&sqlgate, &official);
     assert!(
-        differences.is_empty(),
+        found.differences.is_empty(),
         "{} differences:\n{}",
-        differences.len(),
-        differences
-            .iter()
-            .take(30)
-            .map(|(_, what)| what.as_str())
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
-    let items = sqlgate.len() - ties.len();
-    println!(
-        "{}: {items} items equal; official EX {correct} / {items}",
-        dialect.official
+        found.differences.len(),
+        found.differences[..found.differences.len().min(30)].join("\n")
     );
     assert!(
-        correct > 0 && correct < items,
+        found.left_out.len() <= 5,
+        "{} tie items differ",
+        found.left_out.len()
+    );
+    println!(
+        "{}: {} items equal, tie items that differ left out: {:?}; official EX {} / {}",
+        dialect.official, found.equal, found.left_out, found.correct, found.equal
+    );
+    assert!(
+        found.correct > 0 && found.correct < found.equal,
         "a comparison that means something"
     );
 }

@@ -4,7 +4,9 @@
 //! inet, money, bit, enums; MySQL JSON, BIT, YEAR, ENUM / SET, TIME past 24 hours and negative,
 //! zero dates, unsigned BIGINT, FLOAT, BLOB, geometry) scored by sqlgate (`bird` profile) and by
 //! BIRD's official loop run with psycopg2 / PyMySQL on the same server: the same `ex` and
-//! `soft_f1` for every pair.
+//! `soft_f1` for every pair. The official verdicts are the ones recorded in
+//! tests/data/bird/servers/types_*.jsonl, or live with `SQLGATE_BIRD_OFFICIAL` (checked against
+//! the recording; tests/common/official.rs).
 
 mod common;
 
@@ -184,8 +186,8 @@ fn sqlgate_items(pairs: &[(&str, &str)], kind: &str, url: &str, dir: &Path) -> V
     common::eval_items_with_env(&path, "TYPED_URL", url)
 }
 
-/// The official loop's per-item lines for the pairs (BIRD's predictions JSON and gold lines).
-fn official_items(pairs: &[(&str, &str)], dialect: &str, url: &str, dir: &Path) -> Vec<Json> {
+/// Writes the pairs as BIRD's predictions JSON (`predictions.json`; the gold is `gold.sql`).
+fn write_official_predictions(pairs: &[(&str, &str)], dir: &Path) -> std::path::PathBuf {
     let predictions: serde_json::Map<String, Json> = pairs
         .iter()
         .enumerate()
@@ -198,7 +200,39 @@ fn official_items(pairs: &[(&str, &str)], dialect: &str, url: &str, dir: &Path) 
         .collect();
     let predicted = dir.join("predictions.json");
     std::fs::write(&predicted, Json::Object(predictions).to_string()).unwrap();
-    common::official::items(dialect, &predicted, &dir.join("gold.sql"), url, dir)
+    predicted
+}
+
+/// The official loop's per-item lines for the pairs: live with `SQLGATE_BIRD_OFFICIAL`, else
+/// recorded in tests/data/bird/servers/types_<kind>.jsonl (tests/common/official.rs).
+fn official_items(
+    server: &Server,
+    setup: &str,
+    pairs: &[(&str, &str)],
+    (kind, dialect): (&str, &str),
+    dir: &Path,
+) -> Vec<Json> {
+    let predicted = write_official_predictions(pairs, dir);
+    let gold = dir.join("gold.sql");
+    let inputs = [
+        dialect.as_bytes().to_vec(),
+        setup.as_bytes().to_vec(),
+        std::fs::read(&gold).unwrap(),
+        std::fs::read(&predicted).unwrap(),
+    ];
+    let comparison = common::official::Comparison {
+        name: &format!("types_{kind}"),
+        inputs_sha256: sqlgate::util::digest::content_hash(inputs.iter().map(Vec::as_slice)),
+        server: server
+            .admin_sql(DB_ID, "SELECT version()")
+            .trim()
+            .to_string(),
+        unstable: Default::default(),
+    };
+    let url = server.reader_url(DB_ID);
+    common::official::verdicts(&comparison, || {
+        common::official::items(dialect, &predicted, &gold, &url, dir)
+    })
 }
 
 /// Every pair's `ex` and `soft_f1` equal the official loop's; both verdicts occur.
@@ -207,7 +241,7 @@ fn check(server: &Server, setup: &str, pairs: &[(&str, &str)], kind: &str, diale
     let url = server.reader_url(DB_ID);
     let dir = tempfile::tempdir().unwrap();
     let ours = sqlgate_items(pairs, kind, &url, dir.path());
-    let official = official_items(pairs, dialect, &url, dir.path());
+    let official = official_items(server, setup, pairs, (kind, dialect), dir.path());
     assert_eq!(ours.len(), pairs.len());
     assert_eq!(official.len(), pairs.len());
     let mut differences = Vec::new();

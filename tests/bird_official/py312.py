@@ -6,7 +6,8 @@ Two things 3.12 changed decide the official Soft-F1 (sqlgate reproduces 3.12):
   holding a NULL in an order that changes from run to run; 3.12 made it the constant
   0xFCA86420. Here NoneType's `tp_hash` slot is set to a function returning that constant.
 - `sum()` of floats: Neumaier-compensated since 3.12. `calculate_f1_score` calls the built-in
-  `sum`; here the module official_f1 gets, as its global `sum`, 3.12's algorithm in Python.
+  `sum`; here the official module evaluation_f1 gets, as its global `sum`, 3.12's algorithm in
+  Python.
 The official text stays unchanged. Nothing else they use differs between 3.11 and 3.12: str and
 bytes hashes under PYTHONHASHSEED=0 (SipHash-1-3 since 3.11), tuple, int, float, Decimal and
 datetime hashes, and a set's iteration order."""
@@ -64,7 +65,7 @@ def sum_312(iterable, start=0):
     return result
 
 
-def behave_as_312(official_f1):
+def behave_as_312(evaluation_f1):
     """Applies both changes when the interpreter is older than 3.12."""
     if sys.version_info >= (3, 12):
         return
@@ -74,4 +75,4 @@ def behave_as_312(official_f1):
     ctypes.c_void_p.from_address(slot).value = ctypes.cast(_none_hash, ctypes.c_void_p).value
     if hash(None) != NONE_HASH_312 or hash((None, 1)) != -439879632793865346:
         raise SystemExit("bird_official: could not give None the hash CPython 3.12 gives it")
-    official_f1.sum = sum_312
+    evaluation_f1.sum = sum_312

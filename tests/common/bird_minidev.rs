@@ -64,3 +64,56 @@ pub fn generate(out: &Path) -> Coverage {
     }
     coverage
 }
+
+/// A digest of the generated databases below `out`: every schema entry and every table's rows
+/// in storage order. Recorded official verdicts on them (tests/data/bird/servers/) hold only
+/// while it is unchanged, so the generation must give the same databases on every run.
+pub fn content_digest(out: &Path) -> String {
+    let mut db_ids: Vec<String> = std::fs::read_dir(out)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .collect();
+    db_ids.sort();
+    let mut parts: Vec<Vec<u8>> = Vec::new();
+    for db_id in db_ids {
+        let conn = rusqlite::Connection::open_with_flags(
+            out.join(&db_id).join(format!("{db_id}.sqlite")),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .unwrap();
+        parts.push(db_id.into_bytes());
+        parts.extend(database_parts(&conn));
+    }
+    sqlgate::util::digest::content_hash(parts.iter().map(Vec::as_slice))
+}
+
+/// One SQLite database's schema entries and rows, as text.
+fn database_parts(conn: &rusqlite::Connection) -> Vec<Vec<u8>> {
+    let mut statement = conn
+        .prepare("SELECT type, name, coalesce(sql, '') FROM sqlite_master ORDER BY type, name")
+        .unwrap();
+    let entries: Vec<(String, String, String)> = statement
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let mut parts = Vec::new();
+    for (kind, name, sql) in entries {
+        parts.push(sql.into_bytes());
+        if kind != "table" {
+            continue;
+        }
+        let mut rows = conn
+            .prepare(&format!("SELECT * FROM \"{}\"", name.replace('"', "\"\"")))
+            .unwrap();
+        let columns = rows.column_count();
+        let mut cursor = rows.query([]).unwrap();
+        while let Some(row) = cursor.next().unwrap() {
+            let values: Vec<String> = (0..columns)
+                .map(|i| format!("{:?}", row.get_ref(i).unwrap()))
+                .collect();
+            parts.push(values.join("\u{1f}").into_bytes());
+        }
+    }
+    parts
+}
