@@ -86,6 +86,11 @@ pub fn gate_run(
     report_file: &str,
 ) -> Result<GateRun, InputError> {
     let (baseline, baseline_changed) = load_baseline(config, evaluation)?;
+    let now = crate::analysis::baseline::now_unix();
+    if let Some(stored) = &baseline {
+        let age = crate::analysis::freshness::age_days(config, stored, now);
+        super::finish::write_baseline_outputs(stored, age);
+    }
     let (template, template_changed) = load_template(config)?;
     let difficulties = Summary::of(evaluation).difficulties;
     let current: Vec<SystemRecords> = records(evaluation)
@@ -142,11 +147,12 @@ pub fn gate_run(
         crate::analysis::drift::guard(config, &current, (&anchor, path), &mut gate);
     }
     note_ignored_changes(config, baseline_changed, template_changed, &mut gate);
+    gate.notes
+        .extend(evaluation.overrides.ignored_change_note());
     if let Settled::Proposed { note } = &config.settled {
         gate.notes.insert(0, note.clone());
     }
     gate.notes.extend(config.trust_notes.iter().cloned());
-    let now = crate::analysis::baseline::now_unix();
     crate::analysis::freshness::apply(config, baseline.as_ref(), now, &mut gate);
     gate.notes
         .extend(crate::analysis::review::flagged_gains(config, &gate));
