@@ -148,6 +148,11 @@ fn a_pull_request_cannot_bring_its_own_overrides() {
     std::fs::write(root.join("overrides.jsonl"), alternative(index, &sql)).unwrap();
     git(root, &["commit", "-qam", "my prediction is a gold too"]);
     assert_eq!(ex_outcomes(root, "C3", Some(&base))[index], "mismatch");
+    let report = std::fs::read_to_string(root.join("sqlgate-report.md")).unwrap();
+    assert!(
+        report.contains("this pull request changes the gold overrides"),
+        "the comment says the pull request's overrides were not used: {report}"
+    );
     assert_eq!(ex_outcomes(root, "C3", None)[index], "match");
 }
 

@@ -268,33 +268,6 @@ fn publish(
     Ok(())
 }
 
-/// In GitHub Actions, the step outputs naming the baseline a run compares with:
-/// `baseline-commit` (empty when it records none) and `baseline-age-days` (one decimal, as the
-/// comment shows it; empty when unknown). Written as soon as the baseline is read, so every later
-/// exit (passed, failed, or stopped with exit 2) carries them; best effort, since `publish`
-/// writes the other outputs to the same file and fails the run when it cannot.
-pub(super) fn write_baseline_outputs(
-    baseline: &crate::analysis::baseline::Baseline,
-    age_days: Option<f64>,
-) {
-    let Some(actions) = ActionsContext::from_env() else {
-        return;
-    };
-    let outputs = [
-        (
-            "baseline-commit",
-            baseline.commit.clone().unwrap_or_default(),
-        ),
-        (
-            "baseline-age-days",
-            age_days.map_or(String::new(), |days| format!("{days:.1}")),
-        ),
-    ];
-    if let Err(error) = actions.write_outputs(&outputs) {
-        crate::util::log::note(&format!("cannot write $GITHUB_OUTPUT: {error}"));
-    }
-}
-
 /// Says where the comment went, or prints it when it could not be posted (in Actions inside a
 /// stop-commands block: its result rows and predictions came from the pull request).
 pub(super) fn report_comment(outcome: CommentOutcome, comment: &str, report_path: &Path) {

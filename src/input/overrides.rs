@@ -268,6 +268,8 @@ mod tests {
         .unwrap();
         assert_eq!(overrides.alternatives(0), ["SELECT 2".to_string()]);
         assert_eq!(overrides.items[&1].line, 3);
+        assert_eq!(overrides.items[&2].db_id, "concert_singer");
+        assert!(!overrides.changed && overrides.ignored_change_note().is_none());
         assert!(overrides.excluded(2));
         let mut dataset = dataset();
         overrides.apply(&mut dataset);
