@@ -48,6 +48,11 @@ enum Command {
         /// Write the findings as a Markdown section here.
         #[arg(long)]
         report: Option<PathBuf>,
+        /// Read the config and the gold overrides as this commit has them (a pull request's
+        /// base), as `eval` does; default in a `pull_request` run of GitHub Actions: the
+        /// event's base commit.
+        #[arg(long)]
+        trusted_base: Option<String>,
     },
     /// Copy SQLite databases (`<folder>/<db_id>/<db_id>.sqlite`, the Spider / BIRD layout) into
     /// the PostgreSQL or MySQL server `dataset.engine` names, in its layout.
@@ -150,7 +155,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             config,
             jsonl,
             report,
-        } => commands::audit(&config, jsonl.as_deref(), report.as_deref()),
+            trusted_base,
+        } => commands::audit(&config, (jsonl.as_deref(), report.as_deref()), trusted_base),
         Command::Load { config, from } => commands::load(&config, &from),
         Command::Merge {
             shards,

@@ -368,10 +368,21 @@ fn age_baseline(dir: &Path, days: Option<i64>) {
     fs::write(&path, serde_json::to_vec_pretty(&baseline).unwrap()).unwrap();
 }
 
+/// The step outputs naming the baseline: (`baseline-commit`, `baseline-age-days`).
+fn baseline_outputs(dir: &Path) -> (String, String) {
+    (
+        output(dir, "baseline-commit"),
+        output(dir, "baseline-age-days"),
+    )
+}
+
 #[test]
 fn a_stale_baseline_warns_or_fails_as_configured() {
+    let api = common::github::FakeGitHub::start();
+    let never = ["--comment", "never"];
+    let commit = "0123456789abcdef0123".to_string();
     let dir = with_baseline(&[], "gate: { max_baseline_age_days: 30 }\n");
-    let (code, stdout, _) = run(dir.path(), &["eval", "--config", "sqlgate.yml"]);
+    let (code, stdout) = eval_in_actions(dir.path(), &api, 8, &never);
     assert_eq!(code, Some(0), "{stdout}");
     let report = report_of(dir.path());
     assert!(
@@ -380,15 +391,20 @@ fn a_stale_baseline_warns_or_fails_as_configured() {
     );
     assert!(report.contains("(0.0 days ago)"), "{report}");
     assert!(!report.contains("older than"), "{report}");
+    assert_eq!(baseline_outputs(dir.path()), (commit.clone(), "0.0".into()));
 
     age_baseline(dir.path(), Some(40));
-    let (code, _, _) = run(dir.path(), &["eval", "--config", "sqlgate.yml"]);
+    let (code, _) = eval_in_actions(dir.path(), &api, 8, &never);
     assert_eq!(code, Some(0), "`warn` passes");
     let report = report_of(dir.path());
     assert!(report.contains("(40.0 days ago)"), "{report}");
     assert!(
         report.contains("- warning: the baseline is 40.0 days old, older than `gate.max_baseline_age_days` (30)"),
         "{report}"
+    );
+    assert_eq!(
+        baseline_outputs(dir.path()),
+        (commit.clone(), "40.0".into())
     );
 
     let yaml = fs::read_to_string(dir.path().join("sqlgate.yml"))
@@ -398,16 +414,22 @@ fn a_stale_baseline_warns_or_fails_as_configured() {
             "max_baseline_age_days: { days: 30, action: fail }",
         );
     fs::write(dir.path().join("sqlgate.yml"), yaml).unwrap();
-    let (code, stdout, _) = run(dir.path(), &["eval", "--config", "sqlgate.yml"]);
+    fs::remove_file(dir.path().join("outputs.txt")).unwrap();
+    let (code, stdout) = eval_in_actions(dir.path(), &api, 8, &never);
     assert_eq!(code, Some(1), "{stdout}");
     let report = report_of(dir.path());
     assert!(
         report.contains("## ❌ sqlgate failed: the baseline is 40.0 days old"),
         "{report}"
     );
+    assert_eq!(output(dir.path(), "passed"), "false");
+    assert_eq!(
+        baseline_outputs(dir.path()),
+        (commit.clone(), "40.0".into())
+    );
 
     age_baseline(dir.path(), None);
-    let (code, _, _) = run(dir.path(), &["eval", "--config", "sqlgate.yml"]);
+    let (code, _) = eval_in_actions(dir.path(), &api, 8, &never);
     assert_eq!(
         code,
         Some(1),
@@ -415,6 +437,48 @@ fn a_stale_baseline_warns_or_fails_as_configured() {
     );
     let report = report_of(dir.path());
     assert!(report.contains("of unknown age"), "{report}");
+    assert_eq!(baseline_outputs(dir.path()), (commit, String::new()));
+}
+
+#[test]
+fn baseline_outputs_are_written_on_every_exit_once_a_baseline_is_read() {
+    let api = common::github::FakeGitHub::start();
+    let never = ["--comment", "never"];
+    // No baseline configured: no baseline outputs.
+    let dir = setup("  - { name: m, path: preds.sql }", "");
+    fs::write(dir.path().join("preds.sql"), lines_with_wrong(&[])).unwrap();
+    let (code, stdout) = eval_in_actions(dir.path(), &api, 9, &never);
+    assert_eq!(code, Some(0), "{stdout}");
+    let outputs = fs::read_to_string(dir.path().join("outputs.txt")).unwrap();
+    assert!(outputs.contains("passed=true"), "{outputs}");
+    assert!(!outputs.contains("baseline-"), "{outputs}");
+
+    // A gate that fails on a regression (exit 1) names its baseline.
+    let dir = with_baseline(&[], "");
+    fs::write(dir.path().join("preds.sql"), lines_with_wrong(&[0, 1])).unwrap();
+    let (code, stdout) = eval_in_actions(dir.path(), &api, 9, &never);
+    assert_eq!(code, Some(1), "{stdout}");
+    assert_eq!(
+        baseline_outputs(dir.path()),
+        ("0123456789abcdef0123".into(), "0.0".into())
+    );
+
+    // A run that stops with exit 2 after reading the baseline (its report template does not
+    // render) still names it.
+    fs::remove_file(dir.path().join("outputs.txt")).unwrap();
+    fs::write(dir.path().join("bad.md.j2"), "{{ headline(").unwrap();
+    let yaml = fs::read_to_string(dir.path().join("sqlgate.yml")).unwrap();
+    fs::write(
+        dir.path().join("sqlgate.yml"),
+        yaml + "report: { template: bad.md.j2 }\n",
+    )
+    .unwrap();
+    let (code, stdout) = eval_in_actions(dir.path(), &api, 9, &never);
+    assert_eq!(code, Some(2), "{stdout}");
+    assert_eq!(
+        baseline_outputs(dir.path()),
+        ("0123456789abcdef0123".into(), "0.0".into())
+    );
 }
 
 #[test]

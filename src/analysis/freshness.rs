@@ -39,6 +39,16 @@ fn commit_time(commit: &str, folder: &Path) -> Option<i64> {
     output.status.success().then(|| text.trim().parse().ok())?
 }
 
+/// The baseline's age in days at `now` (`None` when either is unknown).
+pub fn age_days(config: &Config, baseline: &Baseline, now: Option<i64>) -> Option<f64> {
+    age_of(made_unix(baseline, &config.base_dir), now)
+}
+
+fn age_of(made: Option<i64>, now: Option<i64>) -> Option<f64> {
+    made.zip(now)
+        .map(|(made, now)| (now - made).max(0) as f64 / DAY)
+}
+
 /// Adds the baseline's commit and age to the notes, and the verdict of
 /// `gate.max_baseline_age_days` (a note when it warns, a reason when it fails).
 pub fn apply(
@@ -51,9 +61,7 @@ pub fn apply(
         return;
     };
     let made = made_unix(baseline, &config.base_dir);
-    let age_days = made
-        .zip(now)
-        .map(|(made, now)| (now - made).max(0) as f64 / DAY);
+    let age_days = age_of(made, now);
     let commit = baseline
         .commit
         .as_deref()

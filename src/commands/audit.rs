@@ -16,29 +16,32 @@ use std::process::ExitCode;
 /// The markers of a file `sqlgate audit` wrote (a finding line, or the Markdown section).
 const AUDIT_MARKERS: &[&str] = &["{\"index\":", crate::report::audit::HEADING];
 
-/// `sqlgate audit`: prints every finding and a count per kind, writes the requested outputs;
-/// exit 0 whatever it finds (findings are for review, not a verdict).
+/// `sqlgate audit` of a loaded config (in a pull-request run, the trusted base's: see
+/// [`super::load_config`]): prints what the pull request changed that the audit did not use,
+/// every finding and a count per kind, writes `--jsonl` and `--report`; exit 0 whatever it
+/// finds (findings are for review, not a verdict).
 pub fn audit(
-    config: &Path,
-    jsonl: Option<&Path>,
-    report: Option<&Path>,
+    config: &Config,
+    (jsonl, report): (Option<&Path>, Option<&Path>),
 ) -> anyhow::Result<ExitCode> {
-    let config = Config::load(config)?;
     for (key, path) in [("--jsonl", jsonl), ("--report", report)] {
         if let Some(path) = path {
-            super::finish::check_output(&config, key, path, AUDIT_MARKERS)?;
+            super::finish::check_output(config, key, path, AUDIT_MARKERS)?;
         }
     }
-    let prepared = crate::score::evaluation::prepare(&config)?;
+    let prepared = crate::score::evaluation::prepare(config)?;
+    for note in trust_notes(config, &prepared.overrides) {
+        println!("note: {}", crate::util::log::log_value(&note));
+    }
     crate::util::memory::install_sqlite_allocator();
     crate::util::memory::PROCESS.set_limit(config.execution.max_memory);
     let dataset = &prepared.dataset;
     let limits = Limits::of(&config.execution);
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    let executor = crate::engine::server::executor(&config, dataset, limits, threads)?;
+    let executor = crate::engine::server::executor(config, dataset, limits, threads)?;
     let profile = Profile::new(&config.compare);
-    let suite = open_suite(&config, dataset, &profile)?;
-    let dialects = dialects(&config, dataset, limits, threads)?;
+    let suite = open_suite(config, dataset, &profile)?;
+    let dialects = dialects(config, dataset, limits, threads)?;
     let context = Context {
         dataset,
         executor: &executor,
@@ -53,17 +56,37 @@ pub fn audit(
         crate::report::audit::console(&findings, dataset.items.len())
     );
     if let Some(path) = jsonl {
-        write(&config, ("--jsonl", path), |out| {
+        write(config, ("--jsonl", path), |out| {
             crate::report::audit::write_jsonl(&findings, out)
         })?;
     }
     if let Some(path) = report {
         let section = crate::report::audit::markdown(&findings, &prepared.overrides);
-        write(&config, ("--report", path), |out| {
+        write(config, ("--report", path), |out| {
             out.write_all(section.as_bytes())
         })?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a pull-request audit read from the base commit instead of the pull request's tree.
+fn trust_notes(config: &Config, overrides: &crate::input::overrides::GoldOverrides) -> Vec<String> {
+    let mut notes: Vec<String> = config
+        .ignored_changes
+        .iter()
+        .map(|what| {
+            format!(
+                "this pull request changes the {what}; the audit used the base commit's \
+                 version (merge the change first to use it)"
+            )
+        })
+        .collect();
+    notes.extend(overrides.ignored_change_note());
+    notes.extend(config.trust_notes.iter().cloned());
+    if let crate::input::trusted::Settled::Proposed { note } = &config.settled {
+        notes.push(note.clone());
+    }
+    notes
 }
 
 fn write(
@@ -110,6 +133,7 @@ fn dialects(
         .dialects
         .iter()
         .map(|dialect| {
+            refuse_changed_gold(config, &dialect.gold)?;
             let items = read_gold(&dialect.gold)?;
             check_alignment(&dialect.gold, &items, dataset)?;
             let engine = dialect
@@ -139,6 +163,23 @@ fn dialects(
             })
         })
         .collect()
+}
+
+/// In a pull-request run a dialect's gold file is refused when the pull request changes it, as
+/// the dataset's files are ([`Config::refuse_dataset_changes`]): it must be merged first.
+fn refuse_changed_gold(config: &Config, gold: &Path) -> Result<(), InputError> {
+    let Some(base) = &config.trusted_base else {
+        return Ok(());
+    };
+    if !base.changes(gold)? {
+        return Ok(());
+    }
+    Err(InputError::malformed(
+        gold,
+        "file",
+        "this pull request changes an `audit.dialects` gold file; a pull request is audited \
+         with the base commit's golds, so merge the change on the base branch first",
+    ))
 }
 
 /// A dialect's gold file must list the dataset's items in order: the same count and db_ids.

@@ -86,6 +86,11 @@ pub fn gate_run(
     report_file: &str,
 ) -> Result<GateRun, InputError> {
     let (baseline, baseline_changed) = load_baseline(config, evaluation)?;
+    let now = crate::analysis::baseline::now_unix();
+    if let Some(stored) = &baseline {
+        let age = crate::analysis::freshness::age_days(config, stored, now);
+        write_baseline_outputs(stored, age);
+    }
     let (template, template_changed) = load_template(config)?;
     let difficulties = Summary::of(evaluation).difficulties;
     let current: Vec<SystemRecords> = records(evaluation)
@@ -142,11 +147,12 @@ pub fn gate_run(
         crate::analysis::drift::guard(config, &current, (&anchor, path), &mut gate);
     }
     note_ignored_changes(config, baseline_changed, template_changed, &mut gate);
+    gate.notes
+        .extend(evaluation.overrides.ignored_change_note());
     if let Settled::Proposed { note } = &config.settled {
         gate.notes.insert(0, note.clone());
     }
     gate.notes.extend(config.trust_notes.iter().cloned());
-    let now = crate::analysis::baseline::now_unix();
     crate::analysis::freshness::apply(config, baseline.as_ref(), now, &mut gate);
     gate.notes
         .extend(crate::analysis::review::flagged_gains(config, &gate));
@@ -439,4 +445,28 @@ fn findings_on(
         dialects: &[],
     };
     context.audit(items)
+}
+
+/// In GitHub Actions, the step outputs naming the baseline a run compares with:
+/// `baseline-commit` (empty when it records none) and `baseline-age-days` (one decimal, as the
+/// comment shows it; empty when unknown). Written as soon as the baseline is read, so every later
+/// exit (passed, failed, or stopped with exit 2) carries them; best effort, since `publish`
+/// writes the other outputs to the same file and fails the run when it cannot.
+fn write_baseline_outputs(baseline: &crate::analysis::baseline::Baseline, age_days: Option<f64>) {
+    let Some(actions) = crate::ci::github::ActionsContext::from_env() else {
+        return;
+    };
+    let outputs = [
+        (
+            "baseline-commit",
+            baseline.commit.clone().unwrap_or_default(),
+        ),
+        (
+            "baseline-age-days",
+            age_days.map_or(String::new(), |days| format!("{days:.1}")),
+        ),
+    ];
+    if let Err(error) = actions.write_outputs(&outputs) {
+        crate::util::log::note(&format!("cannot write $GITHUB_OUTPUT: {error}"));
+    }
 }

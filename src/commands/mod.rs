@@ -102,13 +102,19 @@ pub fn eval(
     }
 }
 
-/// `sqlgate audit`: the gold audit of the configured dataset (see [`audit::audit`]).
+/// `sqlgate audit`: the gold audit of the configured dataset, its config and overrides read as
+/// the trusted base has them, like a gated run's (see [`audit::audit`]); `outputs` are
+/// `--jsonl` and `--report`.
 pub fn audit(
     config: &Path,
-    jsonl: Option<&Path>,
-    report: Option<&Path>,
+    outputs: (Option<&Path>, Option<&Path>),
+    trusted_base: Option<String>,
 ) -> anyhow::Result<ExitCode> {
-    audit::audit(config, jsonl, report)
+    let trust = Trust {
+        trusted_base,
+        baseline_ref: None,
+    };
+    audit::audit(&load_config(config, &trust)?, outputs)
 }
 
 /// `sqlgate merge`: join shard files, then report and gate as an unsharded run.

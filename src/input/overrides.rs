@@ -44,6 +44,8 @@ impl Action {
 pub struct Override {
     /// The item's index.
     pub index: usize,
+    /// The item's database (as the dataset has it).
+    pub db_id: String,
     /// What it does.
     pub action: Action,
     /// Why, as the reviewer wrote it (untrusted text: escaped wherever it is shown).
@@ -59,6 +61,8 @@ pub struct GoldOverrides {
     pub path: PathBuf,
     /// The overrides, by item index.
     pub items: BTreeMap<usize, Override>,
+    /// Whether the pull request changes the file (its version was ignored: the base's was read).
+    pub changed: bool,
 }
 
 /// One line as written.
@@ -85,7 +89,7 @@ impl GoldOverrides {
         let Some(path) = &config.audit.overrides else {
             return Ok(GoldOverrides::default());
         };
-        let (bytes, _) = config.read_trusted(path)?;
+        let (bytes, changed) = config.read_trusted(path)?;
         let bytes = bytes.ok_or_else(|| {
             InputError::malformed(
                 path,
@@ -95,7 +99,9 @@ impl GoldOverrides {
         })?;
         let text = std::str::from_utf8(&bytes)
             .map_err(|e| InputError::malformed(path, "file", format!("not UTF-8: {e}")))?;
-        GoldOverrides::parse(path, text, dataset)
+        let mut overrides = GoldOverrides::parse(path, text, dataset)?;
+        overrides.changed = changed;
+        Ok(overrides)
     }
 
     /// Parses override lines from `path` against the dataset's items.
@@ -133,6 +139,7 @@ impl GoldOverrides {
                 parsed.index,
                 Override {
                     index: parsed.index,
+                    db_id: item.db_id.clone(),
                     action,
                     reason: parsed.reason.trim().to_string(),
                     line,
@@ -142,6 +149,7 @@ impl GoldOverrides {
         Ok(GoldOverrides {
             path: path.to_path_buf(),
             items,
+            changed: false,
         })
     }
 
@@ -173,6 +181,18 @@ impl GoldOverrides {
             .map(|index| self.alternatives(*index).len())
             .max()
             .unwrap_or(0)
+    }
+
+    /// The note of a pull-request run whose pull request changes the overrides file: its
+    /// version was not read.
+    pub fn ignored_change_note(&self) -> Option<String> {
+        self.changed.then(|| {
+            format!(
+                "this pull request changes the gold overrides {}; the run used the base \
+                 commit's version (merge the change first to use it)",
+                self.path.display()
+            )
+        })
     }
 
     /// Whether the item is excluded.
@@ -248,6 +268,8 @@ mod tests {
         .unwrap();
         assert_eq!(overrides.alternatives(0), ["SELECT 2".to_string()]);
         assert_eq!(overrides.items[&1].line, 3);
+        assert_eq!(overrides.items[&2].db_id, "concert_singer");
+        assert!(!overrides.changed && overrides.ignored_change_note().is_none());
         assert!(overrides.excluded(2));
         let mut dataset = dataset();
         overrides.apply(&mut dataset);

@@ -95,19 +95,22 @@ pub fn markdown(findings: &[Finding], overrides: &GoldOverrides) -> String {
 pub struct OverrideView {
     /// The item.
     pub index: usize,
+    /// The item's database.
+    pub db_id: String,
     /// `alternatives`, `replaced` or `excluded`.
     pub action: &'static str,
     /// The reviewer's reason.
     pub reason: String,
 }
 
-/// The reviewed overrides of a run, by item.
+/// The reviewed overrides of a run, by item (also `summary.json`'s `gold_overrides`).
 pub fn override_views(overrides: &GoldOverrides) -> Vec<OverrideView> {
     overrides
         .items
         .values()
         .map(|o| OverrideView {
             index: o.index,
+            db_id: o.db_id.clone(),
             action: o.action.as_str(),
             reason: o.reason.clone(),
         })

@@ -298,6 +298,10 @@ pub fn summary_json(
             .map(|(instance, notes)| json!({"instance_id": instance, "notes": notes}))
             .collect();
     }
+    let overrides = crate::report::audit::override_views(&evaluation.overrides);
+    if !overrides.is_empty() {
+        document["gold_overrides"] = json!(overrides);
+    }
     let timing = &evaluation.timing;
     if timing.timeouts.queries > 0 {
         document["timeouts"] = json!({
