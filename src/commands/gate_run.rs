@@ -85,7 +85,7 @@ pub fn gate_run(
     evaluation: &Evaluation,
     report_file: &str,
 ) -> Result<GateRun, InputError> {
-    let (baseline, baseline_changed) = load_baseline(config, evaluation)?;
+    let (baseline, baseline_changed, not_in_baseline) = load_baseline(config, evaluation)?;
     let (template, template_changed) = load_template(config)?;
     let difficulties = Summary::of(evaluation).difficulties;
     let current: Vec<SystemRecords> = records(evaluation)
@@ -123,6 +123,9 @@ pub fn gate_run(
     let item_features = crate::analysis::features::item_features(config, &evaluation.dataset);
     let mut gate =
         gate::evaluate_with_features(config, &current, baseline.as_ref(), &item_features);
+    if let Some(note) = not_in_baseline {
+        gate.notes = vec![note];
+    }
     if let Some(stored) = &baseline {
         let measured: Vec<String> = current.iter().map(|s| s.name.clone()).collect();
         gate.reasons
@@ -220,14 +223,15 @@ pub fn gate_run(
 }
 
 /// The stored baseline, read as the trusted base has it in a pull-request run; `None` only when
-/// no baseline is configured or a first run is declared. The flag says whether the pull request
-/// changed the file (its version is ignored).
+/// no baseline is configured, a first run is declared or (the note says so) the baseline holds
+/// no section for this `datasets` entry. The flag says whether the pull request changed the
+/// file (its version is ignored).
 fn load_baseline(
     config: &Config,
     evaluation: &Evaluation,
-) -> Result<(Option<Baseline>, bool), InputError> {
+) -> Result<(Option<Baseline>, bool, Option<String>), InputError> {
     let Some(section) = &config.baseline else {
-        return Ok((None, false));
+        return Ok((None, false, None));
     };
     let (bytes, changed) = match &config.baseline_ref {
         Some(reference) => {
@@ -258,14 +262,30 @@ fn load_baseline(
                 ),
             });
         }
-        return Ok((None, changed));
+        return Ok((None, changed, None));
+    };
+    let bytes = match &config.dataset_name {
+        Some(name) => match crate::analysis::datasets::section(&section.path, &bytes, name)? {
+            Some(bytes) => bytes,
+            None => {
+                let note = format!(
+                    "dataset `{name}` is not in the baseline {}: nothing compared for it (a new                      dataset is compared once `sqlgate baseline update` has stored it)",
+                    section.path.display()
+                );
+                return Ok((None, changed, Some(note)));
+            }
+        },
+        None => {
+            crate::analysis::datasets::refuse_sections(&section.path, &bytes)?;
+            bytes
+        }
     };
     let baseline = Baseline::parse(&section.path, &bytes)?;
     baseline.check_compatible(&section.path, config, evaluation)?;
     if let Some(base) = &config.trusted_base {
         check_ancestry(&baseline, base, &section.path, &config.path)?;
     }
-    Ok((Some(baseline), changed))
+    Ok((Some(baseline), changed, None))
 }
 
 /// The anchored baseline of the drift guard (`baseline.anchor`, read as the trusted base has

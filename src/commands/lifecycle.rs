@@ -56,7 +56,9 @@ pub fn stored_bytes(
             continue;
         };
         count += 1;
-        let made_at = Baseline::parse(path, &bytes).ok().and_then(|b| b.commit);
+        let made_at = crate::analysis::datasets::recorded(path, &bytes)
+            .ok()
+            .and_then(|b| b.commit);
         if made_at.is_some_and(|commit| base.has_ancestor(&commit)) {
             return Ok(Some(bytes));
         }
@@ -237,7 +239,7 @@ fn stored_baseline(
         .map(|b| (b.path.clone(), b.anchor.clone()));
     for (path, anchor) in base_section.into_iter().chain(proposed) {
         if let Some(bytes) = stored_bytes(base, reference, &path)? {
-            let baseline = Baseline::parse(&path, &bytes)?;
+            let baseline = crate::analysis::datasets::recorded(&path, &bytes)?;
             let anchor = anchor.or_else(|| config.baseline.as_ref()?.anchor.clone());
             let section = BaselineConfig {
                 path,

@@ -119,6 +119,7 @@ pub fn merge(
     trust: &Trust,
 ) -> anyhow::Result<ExitCode> {
     let config = load_config(config, trust)?;
+    config.single("sqlgate merge")?;
     check_outputs(&config, &outputs)?;
     let evaluation = crate::ci::shard::merge(&config, shards)?;
     finish(&config, evaluation, outputs)
@@ -225,6 +226,7 @@ fn action_flag(name: &str) -> anyhow::Result<bool> {
 /// report, also written as `report.json` in `suite.path`.
 pub fn distill(config: &Path) -> anyhow::Result<ExitCode> {
     let config = Config::load(config)?;
+    config.single("sqlgate distill")?;
     let path = match (config.suite.kind, &config.suite.path) {
         (SuiteKind::Distilled, Some(path)) => path,
         _ => anyhow::bail!(
@@ -255,6 +257,7 @@ pub fn distill(config: &Path) -> anyhow::Result<ExitCode> {
 pub fn load(config: &Path, from: &Path) -> anyhow::Result<ExitCode> {
     use crate::engine::load::{types::Server, LoadError};
     let config = Config::load(config)?;
+    config.single("sqlgate load")?;
     let engine = &config.dataset.engine;
     let server = match engine.kind {
         crate::input::config::EngineKind::Postgresql => Server::Postgres,
@@ -309,6 +312,7 @@ pub fn load(config: &Path, from: &Path) -> anyhow::Result<ExitCode> {
 }
 
 fn eval_shard(config: &Config, shard: &str, jsonl: Option<&Path>) -> anyhow::Result<ExitCode> {
+    config.single("sqlgate eval --shard")?;
     let shard = crate::score::evaluation::Shard::parse(shard).map_err(anyhow::Error::msg)?;
     let path = jsonl.context("--shard needs --jsonl")?;
     let evaluation = crate::score::evaluation::evaluate_part(config, Some(shard))?;
