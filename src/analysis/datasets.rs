@@ -6,7 +6,8 @@
 //! one-dataset baseline file (records digest, records, compatibility, ancestry).
 //!
 //! The macro-average of a system is the mean of its gated accuracy (the `all` cell) over the
-//! datasets; it fails when it drops by more than `gate.max_drop_points` against the baseline's
+//! datasets; it fails when it drops by more than `gate.max_macro_drop_points` (default:
+//! `gate.max_drop_points`) against the baseline's
 //! macro-average and, with `gate.significance`, the drop is significant: some dataset whose
 //! accuracy dropped has its paired test (the `all` cell's McNemar or bootstrap p-value)
 //! significant after Holm's correction over the datasets.
@@ -109,7 +110,7 @@ pub struct MacroCell {
     pub candidate_accuracy: f64,
     /// Candidate minus baseline macro-average, in points.
     pub delta_points: f64,
-    /// Largest tolerated drop (`gate.max_drop_points`).
+    /// Largest tolerated drop (`gate.max_macro_drop_points`, else `gate.max_drop_points`).
     pub threshold: f64,
     /// The smallest Holm-adjusted p-value of a dataset whose accuracy dropped, when tested.
     pub p_adjusted: Option<f64>,
@@ -205,7 +206,7 @@ fn macro_cell(
     let baseline_accuracy = rows.iter().map(|r| r.1).sum::<f64>() / n;
     let candidate_accuracy = rows.iter().map(|r| r.2).sum::<f64>() / n;
     let delta_points = 100.0 * (candidate_accuracy - baseline_accuracy);
-    let threshold = config.gate.max_drop_points;
+    let threshold = (config.gate.max_macro_drop_points).unwrap_or(config.gate.max_drop_points);
     let tested: Option<Vec<f64>> = rows.iter().map(|r| r.3).collect();
     let p_adjusted = tested.and_then(|raw| {
         let adjusted = holm(&raw);

@@ -31,6 +31,8 @@ pub struct GateRun {
     pub baseline_commit: Option<String>,
     /// Per system, the cells of the gold's SQL features.
     pub features: crate::analysis::features::FeatureTable,
+    /// A `datasets` entry the baseline holds no section for: nothing was compared on it.
+    pub not_in_baseline: bool,
 }
 
 /// The hidden marker of a config's comment: one sticky comment per config file, named by its
@@ -123,6 +125,7 @@ pub fn gate_run(
     let item_features = crate::analysis::features::item_features(config, &evaluation.dataset);
     let mut gate =
         gate::evaluate_with_features(config, &current, baseline.as_ref(), &item_features);
+    let absent_dataset = not_in_baseline.is_some();
     if let Some(note) = not_in_baseline {
         gate.notes = vec![note];
     }
@@ -219,6 +222,7 @@ pub fn gate_run(
         marker,
         baseline_commit: baseline.and_then(|b| b.commit),
         features,
+        not_in_baseline: absent_dataset,
     })
 }
 

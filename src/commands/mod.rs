@@ -6,6 +6,7 @@
 
 mod audit;
 mod comment_policy;
+mod datasets;
 mod failure;
 mod finish;
 pub mod gate_run;
@@ -94,6 +95,7 @@ pub fn eval(
     check_outputs(&config, &outputs)?;
     match shard {
         Some(shard) => eval_shard(&config, shard, outputs.jsonl.as_deref()),
+        None if config.is_multi() => datasets::finish_datasets(&config, outputs),
         None => finish(
             &config,
             crate::score::evaluation::evaluate(&config)?,
@@ -163,6 +165,9 @@ fn run_action(config_path: &Path) -> anyhow::Result<ExitCode> {
         scatter: None,
     };
     check_outputs(&config, &outputs)?;
+    if config.is_multi() {
+        return datasets::finish_datasets(&config, outputs);
+    }
     finish(
         &config,
         crate::score::evaluation::evaluate(&config)?,
@@ -374,8 +379,10 @@ fn warn_uncommitted(config: &Config, commit: &str) {
         return;
     };
     let mut files = vec![config.path.clone()];
-    for spec in &config.predictions {
-        files.extend(glob::glob(&spec.path).into_iter().flatten().flatten());
+    for one in config.dataset_configs() {
+        for spec in &one.predictions {
+            files.extend(glob::glob(&spec.path).into_iter().flatten().flatten());
+        }
     }
     let changed: Vec<String> = files
         .iter()
@@ -395,6 +402,17 @@ fn warn_uncommitted(config: &Config, commit: &str) {
 /// Scores, then writes the baseline at `path` under its lock file, and says what it wrote.
 fn write_baseline(config: &Config, path: &Path, commit: String) -> anyhow::Result<ExitCode> {
     let lock = crate::util::fs::LockFile::acquire(path)?;
+    if config.is_multi() {
+        let systems = datasets::write_sectioned_baseline(config, path, &commit)?;
+        drop(lock);
+        println!(
+            "\nbaseline written to {} ({} datasets, {systems} systems, commit {})",
+            path.display(),
+            config.datasets.len(),
+            crate::input::config::short_commit(&commit)
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let evaluation = crate::score::evaluation::evaluate_for_baseline(config)?;
     let baseline = Baseline::from_evaluation(config, &evaluation, commit);
     check_output(config, "baseline.path", path, &[BASELINE_MARKER])?;

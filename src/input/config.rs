@@ -19,7 +19,7 @@ mod datasets;
 mod validate;
 
 pub use compare::{CompareConfig, ProfileName, Spider2Version};
-pub use datasets::{DatasetEntry, DEFAULT_DATASET_NAME};
+pub use datasets::{in_entry, DatasetEntry, DEFAULT_DATASET_NAME};
 
 /// The whole configuration file.
 #[derive(Debug, Clone, Deserialize)]
@@ -376,6 +376,10 @@ pub struct GateConfig {
     /// Largest tolerated drop per SQL feature of the gold, in points (`sql::features` names).
     #[serde(default)]
     pub per_feature: std::collections::BTreeMap<String, f64>,
+    /// With `datasets`: largest tolerated drop of the macro-average over the datasets, in
+    /// points (default: `max_drop_points`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_macro_drop_points: Option<f64>,
 }
 
 /// A known regression accepted in the base config (`gate.accept`).

@@ -77,6 +77,19 @@ impl Config {
     /// list of uniquely named entries, and no top-level `predictions` or item indexes beside
     /// `datasets` (each entry names its own systems, whose items are numbered per dataset).
     pub(super) fn settle_datasets(&mut self) -> Result<(), String> {
+        let macro_drop = self.gate.max_macro_drop_points;
+        if macro_drop.is_some_and(|t| !(t.is_finite() && t >= 0.0)) {
+            return Err(
+                "`gate.max_macro_drop_points` must be a non-negative number of points".into(),
+            );
+        }
+        if macro_drop.is_some() && self.given_datasets.is_none() {
+            return Err(
+                "`gate.max_macro_drop_points` gates the macro-average over `datasets`; a config \
+                 with one `dataset` has none"
+                    .into(),
+            );
+        }
         match (self.given_dataset.take(), self.given_datasets.take()) {
             (Some(_), Some(_)) => Err(
                 "`dataset` and `datasets` together: a config names one dataset (`dataset:`) or \
@@ -191,7 +204,7 @@ pub(super) fn resolve_dataset(base: &Path, dataset: &mut DatasetConfig) {
 }
 
 /// An error of one dataset's config, prefixed with the `datasets` entry it came from.
-pub(super) fn in_entry(one: &Config, error: InputError) -> InputError {
+pub fn in_entry(one: &Config, error: InputError) -> InputError {
     let Some(name) = &one.dataset_name else {
         return error;
     };
