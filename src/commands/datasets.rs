@@ -15,9 +15,10 @@ use crate::input::config::{in_entry, Config};
 use crate::report::datasets::Section;
 use crate::report::summary::{self, Summary};
 use crate::score::evaluation::Evaluation;
+use crate::util::error::InputError;
 use crate::util::log::{in_actions, log_block};
 use anyhow::Context;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// One dataset of the run: its config, scores, summary and gated report.
@@ -36,6 +37,9 @@ impl DatasetRun {
 
 /// Refuses, before any scoring, the outputs a run over several datasets does not write.
 pub(super) fn check_outputs(config: &Config, outputs: &Outputs) -> anyhow::Result<()> {
+    if !config.is_multi() {
+        return Ok(());
+    }
     for (option, given) in [
         ("--junit", outputs.junit.is_some()),
         ("--leaderboard", outputs.leaderboard.is_some()),
@@ -53,13 +57,17 @@ pub(super) fn check_outputs(config: &Config, outputs: &Outputs) -> anyhow::Resul
 
 /// Scores and gates every dataset, then writes, prints and publishes the run over all of them;
 /// exit code 1 when a dataset's gate or the macro-average gate fails.
-pub(super) fn finish_datasets(config: &Config, outputs: Outputs) -> anyhow::Result<ExitCode> {
+pub(super) fn finish_datasets(
+    config: &Config,
+    outputs: Outputs,
+    score: &dyn Fn(&Config) -> Result<Evaluation, InputError>,
+) -> anyhow::Result<ExitCode> {
     let named = named_outputs(config, &outputs);
     let report_path = named[0].path.clone();
     let report_file = report_path.display().to_string();
     let mut runs = Vec::new();
     for one in config.dataset_configs() {
-        let evaluation = crate::score::evaluation::evaluate(&one).map_err(|e| in_entry(&one, e))?;
+        let evaluation = score(&one).map_err(|e| in_entry(&one, e))?;
         let gate_run =
             gate_run::gate_run(&one, &evaluation, &report_file).map_err(|e| in_entry(&one, e))?;
         let summary = Summary::of(&evaluation);
@@ -269,6 +277,38 @@ fn publish(
         (publication.marker, publication.comment),
         report_path,
     );
+    Ok(())
+}
+
+/// The shards of `shards` that scored this config's dataset, merged (see
+/// [`crate::ci::shard::merge`]).
+pub(super) fn merged(one: &Config, shards: &[PathBuf]) -> Result<Evaluation, InputError> {
+    let mut own = Vec::new();
+    for path in shards {
+        if crate::ci::shard::shard_dataset(path)?.as_deref() == Some(one.dataset_name()) {
+            own.push(path.clone());
+        }
+    }
+    crate::ci::shard::merge(one, &own)
+}
+
+/// Refuses a shard file that scored none of the config's datasets (a one-dataset shard, or one
+/// of a dataset the config does not name), naming the file.
+pub(super) fn check_shards(config: &Config, shards: &[PathBuf]) -> Result<(), InputError> {
+    for path in shards {
+        let dataset = crate::ci::shard::shard_dataset(path)?;
+        if !(config.datasets.iter()).any(|e| Some(&e.name) == dataset.as_ref()) {
+            return Err(InputError::malformed(
+                path,
+                "line 1",
+                format!(
+                    "not a shard of a dataset of this config ({}): score it with \
+                     `sqlgate eval --shard` on this config",
+                    dataset.map_or("a one-dataset shard".into(), |n| format!("dataset `{n}`"))
+                ),
+            ));
+        }
+    }
     Ok(())
 }
 

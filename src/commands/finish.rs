@@ -59,9 +59,6 @@ pub(super) const JSONL_MARKERS: &[&str] = &["{\"system\":", "{\"sqlgate_shard\":
 /// Refuses, before any scoring, an output named on the command line (or by the config) that
 /// leaves the workspace, enters `.git` or would replace a file sqlgate did not write.
 pub(super) fn check_outputs(config: &Config, outputs: &Outputs) -> anyhow::Result<()> {
-    if config.is_multi() {
-        super::datasets::check_outputs(config, outputs)?;
-    }
     for output in named_outputs(config, outputs) {
         check_output(config, output.key, &output.path, output.markers)?;
     }

@@ -273,7 +273,8 @@ fn load_baseline(
             Some(bytes) => bytes,
             None => {
                 let note = format!(
-                    "dataset `{name}` is not in the baseline {}: nothing compared for it (a new                      dataset is compared once `sqlgate baseline update` has stored it)",
+                    "dataset `{name}` is not in the baseline {}: nothing compared for it (a new \
+                     dataset is compared once `sqlgate baseline update` has stored it)",
                     section.path.display()
                 );
                 return Ok((None, changed, Some(note)));

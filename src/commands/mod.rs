@@ -93,9 +93,12 @@ pub fn eval(
 ) -> anyhow::Result<ExitCode> {
     let config = load_config(config, trust)?;
     check_outputs(&config, &outputs)?;
+    datasets::check_outputs(&config, &outputs)?;
     match shard {
         Some(shard) => eval_shard(&config, shard, outputs.jsonl.as_deref()),
-        None if config.is_multi() => datasets::finish_datasets(&config, outputs),
+        None if config.is_multi() => {
+            datasets::finish_datasets(&config, outputs, &crate::score::evaluation::evaluate)
+        }
         None => finish(
             &config,
             crate::score::evaluation::evaluate(&config)?,
@@ -121,8 +124,13 @@ pub fn merge(
     trust: &Trust,
 ) -> anyhow::Result<ExitCode> {
     let config = load_config(config, trust)?;
-    config.single("sqlgate merge")?;
     check_outputs(&config, &outputs)?;
+    datasets::check_outputs(&config, &outputs)?;
+    if config.is_multi() {
+        datasets::check_shards(&config, shards)?;
+        let score = |one: &Config| datasets::merged(one, shards);
+        return datasets::finish_datasets(&config, outputs, &score);
+    }
     let evaluation = crate::ci::shard::merge(&config, shards)?;
     finish(&config, evaluation, outputs)
 }
@@ -165,8 +173,10 @@ fn run_action(config_path: &Path) -> anyhow::Result<ExitCode> {
         scatter: None,
     };
     check_outputs(&config, &outputs)?;
+    datasets::check_outputs(&config, &outputs)?;
     if config.is_multi() {
-        return datasets::finish_datasets(&config, outputs);
+        let score = &crate::score::evaluation::evaluate;
+        return datasets::finish_datasets(&config, outputs, score);
     }
     finish(
         &config,
@@ -316,23 +326,41 @@ pub fn load(config: &Path, from: &Path) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Scores one shard of every dataset into `--jsonl` (one dataset), or with `datasets:` into one
+/// file per dataset beside it, named `<stem>.<dataset>.<extension>`.
 fn eval_shard(config: &Config, shard: &str, jsonl: Option<&Path>) -> anyhow::Result<ExitCode> {
-    config.single("sqlgate eval --shard")?;
     let shard = crate::score::evaluation::Shard::parse(shard).map_err(anyhow::Error::msg)?;
     let path = jsonl.context("--shard needs --jsonl")?;
-    let evaluation = crate::score::evaluation::evaluate_part(config, Some(shard))?;
-    let header = crate::ci::shard::shard_header(config, &evaluation, shard)?;
-    write_output(config, ("--jsonl", path, finish::JSONL_MARKERS), |out| {
-        crate::ci::shard::write_shard(&header, &evaluation, out)
-    })?;
-    println!(
-        "shard {}/{}: {} (system, item) pairs written to {}",
-        shard.index + 1,
-        shard.count,
-        evaluation.results.len(),
-        path.display()
-    );
+    for one in config.dataset_configs() {
+        let path = match &one.dataset_name {
+            Some(name) => dataset_shard_path(path, name),
+            None => path.to_path_buf(),
+        };
+        let evaluation = crate::score::evaluation::evaluate_part(&one, Some(shard))
+            .map_err(|e| crate::input::config::in_entry(&one, e))?;
+        let header = crate::ci::shard::shard_header(&one, &evaluation, shard)?;
+        write_output(config, ("--jsonl", &path, finish::JSONL_MARKERS), |out| {
+            crate::ci::shard::write_shard(&header, &evaluation, out)
+        })?;
+        println!(
+            "shard {}/{}: {} (system, item) pairs written to {}",
+            shard.index + 1,
+            shard.count,
+            evaluation.results.len(),
+            path.display()
+        );
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The shard file of dataset `name` beside `path`: `shard1.jsonl` -> `shard1.spider.jsonl`.
+fn dataset_shard_path(path: &Path, name: &str) -> PathBuf {
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    let file = match path.extension() {
+        Some(extension) => format!("{stem}.{name}.{}", extension.to_string_lossy()),
+        None => format!("{stem}.{name}"),
+    };
+    path.with_file_name(file)
 }
 
 /// `sqlgate baseline update`: score every configured system and store the results as the
