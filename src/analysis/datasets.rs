@@ -15,46 +15,10 @@
 use crate::analysis::baseline::Baseline;
 use crate::analysis::gate::GateResult;
 use crate::analysis::stats::holm;
-use crate::input::config::Config;
+use crate::input::config::{Config, BASELINE_SECTIONS as SECTIONS};
 use crate::util::error::InputError;
 use serde_json::{json, Value as Json};
 use std::path::Path;
-
-/// The JSON key holding the per-dataset sections of a baseline file.
-const SECTIONS: &str = "datasets";
-
-/// The section of `name` in a baseline file of a config with `datasets:`; `None` when the file
-/// has no section of that name (the dataset is new). A one-dataset baseline file is an error.
-pub fn section(path: &Path, bytes: &[u8], name: &str) -> Result<Option<Vec<u8>>, InputError> {
-    let value = parse_json(path, bytes)?;
-    let Some(sections) = value.get(SECTIONS).and_then(Json::as_object) else {
-        return Err(InputError::malformed(
-            path,
-            "baseline",
-            "this baseline holds one dataset (made by a config with `dataset:`), but the config \
-             names several (`datasets:`); run `sqlgate baseline update`",
-        ));
-    };
-    Ok(sections
-        .get(name)
-        .map(|section| serde_json::to_vec(section).expect("JSON values serialize")))
-}
-
-/// Refuses a baseline file with per-dataset sections in a one-dataset run.
-pub fn refuse_sections(path: &Path, bytes: &[u8]) -> Result<(), InputError> {
-    let sectioned = serde_json::from_slice::<Json>(bytes)
-        .ok()
-        .is_some_and(|value| value.get(SECTIONS).is_some());
-    match sectioned {
-        false => Ok(()),
-        true => Err(InputError::malformed(
-            path,
-            SECTIONS,
-            "this baseline holds several datasets (made by a config with `datasets:`), but the \
-             config names one (`dataset:`); run `sqlgate baseline update`",
-        )),
-    }
-}
 
 /// The baseline a file holds for what a repairing pull request reads of it (its commit and
 /// recorded gate): a one-dataset file, or the first section of a file with several.

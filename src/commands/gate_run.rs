@@ -268,22 +268,14 @@ fn load_baseline(
         }
         return Ok((None, changed, None));
     };
-    let bytes = match &config.dataset_name {
-        Some(name) => match crate::analysis::datasets::section(&section.path, &bytes, name)? {
-            Some(bytes) => bytes,
-            None => {
-                let note = format!(
-                    "dataset `{name}` is not in the baseline {}: nothing compared for it (a new \
-                     dataset is compared once `sqlgate baseline update` has stored it)",
-                    section.path.display()
-                );
-                return Ok((None, changed, Some(note)));
-            }
-        },
-        None => {
-            crate::analysis::datasets::refuse_sections(&section.path, &bytes)?;
-            bytes
-        }
+    let Some(bytes) = config.baseline_section(&section.path, bytes)? else {
+        let note = format!(
+            "dataset `{}` is not in the baseline {}: nothing compared for it (a new dataset is \
+             compared once `sqlgate baseline update` has stored it)",
+            config.dataset_name(),
+            section.path.display()
+        );
+        return Ok((None, changed, Some(note)));
     };
     let baseline = Baseline::parse(&section.path, &bytes)?;
     baseline.check_compatible(&section.path, config, evaluation)?;

@@ -19,7 +19,7 @@ mod datasets;
 mod validate;
 
 pub use compare::{CompareConfig, ProfileName, Spider2Version};
-pub use datasets::{in_entry, DatasetEntry, DEFAULT_DATASET_NAME};
+pub use datasets::{in_entry, DatasetEntry, BASELINE_SECTIONS, DEFAULT_DATASET_NAME};
 
 /// The whole configuration file.
 #[derive(Debug, Clone, Deserialize)]

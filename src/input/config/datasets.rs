@@ -8,11 +8,15 @@ use super::*;
 /// The name a one-dataset config's dataset goes by.
 pub const DEFAULT_DATASET_NAME: &str = "default";
 
+/// The JSON key holding the per-dataset sections of the baseline file of a config with
+/// `datasets:` (its shape: `crate::analysis::datasets`).
+pub const BASELINE_SECTIONS: &str = "datasets";
+
 /// One entry of `datasets:`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[serde(
-    expecting = "a `datasets` entry: a map with `name`, `dataset`, `predictions` and optional `suite`, e.g. `{ name: spider, dataset: { gold: dev_gold.sql, databases: database }, predictions: [{ path: pred.txt }] }`"
+    expecting = "a `datasets` entry: a map with `name`, `dataset`, `predictions` and optional `suite`, `compare`, e.g. `{ name: spider, dataset: { gold: dev_gold.sql, databases: database }, predictions: [{ path: pred.txt }] }`"
 )]
 pub struct DatasetEntry {
     /// The dataset's name: its heading in the report, its key in `summary.json` and the baseline.
@@ -24,6 +28,10 @@ pub struct DatasetEntry {
     /// Its suite (default: the top-level `suite`).
     #[serde(default)]
     pub suite: Option<SuiteConfig>,
+    /// How its result tables are compared (default: the top-level `compare`), e.g. the `bird`
+    /// profile for BIRD beside `spider-ts` for Spider.
+    #[serde(default)]
+    pub compare: Option<CompareConfig>,
 }
 
 impl Config {
@@ -52,10 +60,45 @@ impl Config {
                 one.dataset = entry.dataset.clone();
                 one.predictions = entry.predictions.clone();
                 one.suite = entry.suite.clone().unwrap_or_else(|| self.suite.clone());
+                one.compare = (entry.compare.clone()).unwrap_or_else(|| self.compare.clone());
                 one.dataset_name = Some(entry.name.clone());
                 one
             })
             .collect()
+    }
+
+    /// The part of the baseline file `bytes` (from `path`) this config's dataset reads: the
+    /// whole file in a one-dataset config, else the section of its `datasets` entry (`None` when
+    /// the file has none: a new dataset). A file of the other shape is an error saying so.
+    pub fn baseline_section(
+        &self,
+        path: &Path,
+        bytes: Vec<u8>,
+    ) -> Result<Option<Vec<u8>>, InputError> {
+        let value: Option<serde_json::Value> = serde_json::from_slice(&bytes).ok();
+        let sections = value.as_ref().and_then(|v| v.get(BASELINE_SECTIONS));
+        let Some(name) = &self.dataset_name else {
+            return match sections {
+                None => Ok(Some(bytes)),
+                Some(_) => Err(InputError::malformed(
+                    path,
+                    BASELINE_SECTIONS,
+                    "this baseline holds several datasets (made by a config with `datasets:`), \
+                     but the config names one (`dataset:`); run `sqlgate baseline update`",
+                )),
+            };
+        };
+        match sections.and_then(|s| s.as_object()) {
+            Some(sections) => Ok(sections
+                .get(name)
+                .map(|s| serde_json::to_vec(s).expect("JSON values serialize"))),
+            None => Err(InputError::malformed(
+                path,
+                "baseline",
+                "this baseline holds one dataset (made by a config with `dataset:`), but the \
+                 config names several (`datasets:`); run `sqlgate baseline update`",
+            )),
+        }
     }
 
     /// Refuses a command that reads one dataset on a config with `datasets:`.
