@@ -9,6 +9,7 @@
 pub mod agreement;
 pub mod audit;
 pub mod baseline;
+pub mod datasets;
 pub mod drift;
 pub mod failures;
 pub mod features;

@@ -31,6 +31,9 @@ pub struct ShardHeader {
     /// scored with the pull request's own config, or for another base, is never merged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trusted_base: Option<String>,
+    /// The `datasets` entry the shard scored, in a config with several datasets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<String>,
     /// What the shard's run carries besides its records (cache digests, suite manifests, notes
     /// on sqlgate's state), so the merged evaluation records and reports what an unsharded run
     /// does.
@@ -88,6 +91,7 @@ pub fn shard_header(
             dataset_sha256: evaluation.dataset.sha256.clone(),
             sqlgate_version: env!("CARGO_PKG_VERSION").to_string(),
             trusted_base: config.trusted_base.as_ref().map(|b| b.commit.clone()),
+            dataset: config.dataset_name.clone(),
             state: ShardState {
                 provider_cache: evaluation.provider_cache.clone(),
                 suite_manifests: evaluation.suite_manifests.clone(),
@@ -169,6 +173,17 @@ fn verified_body<'t>(path: &Path, text: &'t str) -> Result<&'t str, InputError> 
     Ok(body)
 }
 
+/// The `datasets` entry a shard file names in its header (`None` for a one-dataset shard or a
+/// file that is not a shard, which [`merge`] then refuses with its reason).
+pub fn shard_dataset(path: &Path) -> Result<Option<String>, InputError> {
+    let text = read_utf8(path)?;
+    Ok(text
+        .lines()
+        .next()
+        .and_then(|line| serde_json::from_str::<HeaderLine>(line).ok())
+        .and_then(|header| header.sqlgate_shard.dataset))
+}
+
 /// Joins shard files into the evaluation an unsharded run of `config` produces.
 pub fn merge(config: &Config, paths: &[PathBuf]) -> Result<Evaluation, InputError> {
     let Prepared {
@@ -185,6 +200,7 @@ pub fn merge(config: &Config, paths: &[PathBuf]) -> Result<Evaluation, InputErro
         dataset_sha256: dataset.sha256.clone(),
         sqlgate_version: env!("CARGO_PKG_VERSION").to_string(),
         trusted_base: config.trusted_base.as_ref().map(|b| b.commit.clone()),
+        dataset: config.dataset_name.clone(),
         state: ShardState::default(),
     };
     let mut state = ShardState::default();
@@ -307,6 +323,17 @@ fn read_header(
         return Err(fail(format!(
             "written by sqlgate {}, this is {}",
             header.sqlgate_version, expected.sqlgate_version
+        )));
+    }
+    if header.dataset != expected.dataset {
+        let name = |d: &Option<String>| {
+            d.as_deref()
+                .map_or("(one dataset)".into(), |n| format!("`{n}`"))
+        };
+        return Err(fail(format!(
+            "scored the dataset {}, this merge is of {}",
+            name(&header.dataset),
+            name(&expected.dataset)
         )));
     }
     if header.dataset_sha256 != expected.dataset_sha256 {

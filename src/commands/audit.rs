@@ -24,6 +24,7 @@ pub fn audit(
     config: &Config,
     (jsonl, report): (Option<&Path>, Option<&Path>),
 ) -> anyhow::Result<ExitCode> {
+    config.single("sqlgate audit")?;
     for (key, path) in [("--jsonl", jsonl), ("--report", report)] {
         if let Some(path) = path {
             super::finish::check_output(config, key, path, AUDIT_MARKERS)?;

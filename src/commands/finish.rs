@@ -16,9 +16,9 @@ use std::process::ExitCode;
 /// A file a run writes: the option or key naming it, its path, and the markers one of which a
 /// file sqlgate wrote there holds near its start (any other existing file is never replaced).
 pub(super) struct NamedOutput {
-    key: &'static str,
-    path: PathBuf,
-    markers: &'static [&'static str],
+    pub(super) key: &'static str,
+    pub(super) path: PathBuf,
+    pub(super) markers: &'static [&'static str],
 }
 
 /// The files `outputs` names (the report always), each under the workspace rule.
@@ -117,14 +117,7 @@ pub(super) fn finish(
                 crate::report::jsonl::write_jsonl(&evaluation, out)
             })?,
             "--summary" => {
-                let mut document = summary::summary_json(
-                    &evaluation,
-                    &summary,
-                    Some((&gate_run.analysis, &gate_run.gate)),
-                );
-                document["comparison_contract"] =
-                    serde_json::to_value(crate::analysis::baseline::Settings::of(config))?;
-                document["features"] = crate::report::features::features_json(&gate_run.features);
+                let document = summary_document(config, &evaluation, &summary, &gate_run)?;
                 let json = serde_json::to_string_pretty(&document)? + "\n";
                 write_output(config, target, text(json))?;
             }
@@ -162,7 +155,7 @@ pub(super) fn finish(
         "{}",
         log_block(&summary::human(&evaluation, &summary), in_actions())
     );
-    print_verdict(&gate_run);
+    print_verdict(&gate_run.gate.headline(), &gate_run.gate);
     print_written(&named);
     let flagged = crate::analysis::review::flagged_gains(config, &gate_run.gate);
     written.push(("review", (!flagged.is_empty()).to_string()));
@@ -185,17 +178,35 @@ pub(super) fn finish(
     })
 }
 
+/// The `summary.json` document of one dataset's run.
+pub(super) fn summary_document(
+    config: &Config,
+    evaluation: &Evaluation,
+    summary: &Summary,
+    gate_run: &GateRun,
+) -> anyhow::Result<serde_json::Value> {
+    let mut document = summary::summary_json(
+        evaluation,
+        summary,
+        Some((&gate_run.analysis, &gate_run.gate)),
+    );
+    document["comparison_contract"] =
+        serde_json::to_value(crate::analysis::baseline::Settings::of(config))?;
+    document["features"] = crate::report::features::features_json(&gate_run.features);
+    Ok(document)
+}
+
 /// The verdict line and its reasons, which name systems (file names a pull request chose).
-fn print_verdict(run: &GateRun) {
-    let mut text = format!("\ngate {}\n", log_value(&run.gate.headline()));
-    for line in run.gate.reasons.iter().chain(&run.gate.notes) {
+pub(super) fn print_verdict(headline: &str, gate: &crate::analysis::gate::GateResult) {
+    let mut text = format!("\ngate {}\n", log_value(headline));
+    for line in gate.reasons.iter().chain(&gate.notes) {
         text.push_str(&format!("  {}\n", log_value(line)));
     }
     print!("{}", log_block(&text, in_actions()));
 }
 
 /// Says which files the run wrote, the report first: run outputs, to keep out of git.
-fn print_written(named: &[NamedOutput]) {
+pub(super) fn print_written(named: &[NamedOutput]) {
     let files: Vec<String> = named
         .iter()
         .map(|output| log_value(&output.path.display().to_string()))
@@ -254,18 +265,28 @@ fn publish(
     actions
         .write_outputs(&step_outputs)
         .context("cannot write $GITHUB_OUTPUT")?;
+    post(&actions, posting, (&run.marker, &run.comment), report_path);
+    Ok(())
+}
+
+/// Posts (or only updates) the sticky comment as `posting` says, and says what happened.
+pub(super) fn post(
+    actions: &ActionsContext,
+    posting: Posting,
+    (marker, comment): (&str, &str),
+    report_path: &Path,
+) {
     let outcome = match posting {
-        Posting::Skip => return Ok(()),
-        Posting::Post => actions.upsert_comment(&run.marker, &run.comment),
-        Posting::UpdateOnly => actions.update_comment(&run.marker, &run.comment),
+        Posting::Skip => return,
+        Posting::Post => actions.upsert_comment(marker, comment),
+        Posting::UpdateOnly => actions.update_comment(marker, comment),
     };
     match outcome {
         CommentOutcome::NotPosted(why) if posting == Posting::UpdateOnly => {
             println!("sqlgate: PR comment not posted ({})", log_value(&why));
         }
-        outcome => report_comment(outcome, &run.comment, report_path),
+        outcome => report_comment(outcome, comment, report_path),
     }
-    Ok(())
 }
 
 /// Says where the comment went, or prints it when it could not be posted (in Actions inside a

@@ -31,6 +31,8 @@ pub struct GateRun {
     pub baseline_commit: Option<String>,
     /// Per system, the cells of the gold's SQL features.
     pub features: crate::analysis::features::FeatureTable,
+    /// A `datasets` entry the baseline holds no section for: nothing was compared on it.
+    pub not_in_baseline: bool,
 }
 
 /// The hidden marker of a config's comment: one sticky comment per config file, named by its
@@ -85,7 +87,7 @@ pub fn gate_run(
     evaluation: &Evaluation,
     report_file: &str,
 ) -> Result<GateRun, InputError> {
-    let (baseline, baseline_changed) = load_baseline(config, evaluation)?;
+    let (baseline, baseline_changed, not_in_baseline) = load_baseline(config, evaluation)?;
     let now = crate::analysis::baseline::now_unix();
     if let Some(stored) = &baseline {
         let age = crate::analysis::freshness::age_days(config, stored, now);
@@ -128,6 +130,10 @@ pub fn gate_run(
     let item_features = crate::analysis::features::item_features(config, &evaluation.dataset);
     let mut gate =
         gate::evaluate_with_features(config, &current, baseline.as_ref(), &item_features);
+    let absent_dataset = not_in_baseline.is_some();
+    if let Some(note) = not_in_baseline {
+        gate.notes = vec![note];
+    }
     if let Some(stored) = &baseline {
         let measured: Vec<String> = current.iter().map(|s| s.name.clone()).collect();
         gate.reasons
@@ -222,18 +228,20 @@ pub fn gate_run(
         marker,
         baseline_commit: baseline.and_then(|b| b.commit),
         features,
+        not_in_baseline: absent_dataset,
     })
 }
 
 /// The stored baseline, read as the trusted base has it in a pull-request run; `None` only when
-/// no baseline is configured or a first run is declared. The flag says whether the pull request
-/// changed the file (its version is ignored).
+/// no baseline is configured, a first run is declared or (the note says so) the baseline holds
+/// no section for this `datasets` entry. The flag says whether the pull request changed the
+/// file (its version is ignored).
 fn load_baseline(
     config: &Config,
     evaluation: &Evaluation,
-) -> Result<(Option<Baseline>, bool), InputError> {
+) -> Result<(Option<Baseline>, bool, Option<String>), InputError> {
     let Some(section) = &config.baseline else {
-        return Ok((None, false));
+        return Ok((None, false, None));
     };
     let (bytes, changed) = match &config.baseline_ref {
         Some(reference) => {
@@ -264,14 +272,23 @@ fn load_baseline(
                 ),
             });
         }
-        return Ok((None, changed));
+        return Ok((None, changed, None));
+    };
+    let Some(bytes) = config.baseline_section(&section.path, bytes)? else {
+        let note = format!(
+            "dataset `{}` is not in the baseline {}: nothing compared for it (a new dataset is \
+             compared once `sqlgate baseline update` has stored it)",
+            config.dataset_name(),
+            section.path.display()
+        );
+        return Ok((None, changed, Some(note)));
     };
     let baseline = Baseline::parse(&section.path, &bytes)?;
     baseline.check_compatible(&section.path, config, evaluation)?;
     if let Some(base) = &config.trusted_base {
         check_ancestry(&baseline, base, &section.path, &config.path)?;
     }
-    Ok((Some(baseline), changed))
+    Ok((Some(baseline), changed, None))
 }
 
 /// The anchored baseline of the drift guard (`baseline.anchor`, read as the trusted base has

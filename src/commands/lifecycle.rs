@@ -56,7 +56,9 @@ pub fn stored_bytes(
             continue;
         };
         count += 1;
-        let made_at = Baseline::parse(path, &bytes).ok().and_then(|b| b.commit);
+        let made_at = crate::analysis::datasets::recorded(path, &bytes)
+            .ok()
+            .and_then(|b| b.commit);
         if made_at.is_some_and(|commit| base.has_ancestor(&commit)) {
             return Ok(Some(bytes));
         }
@@ -93,16 +95,31 @@ fn check_proposed_config(path: &Path, base: &TrustedBase) -> Result<Option<Confi
 /// request's config for every entry with the same name and path, so the file and its format
 /// change in one pull request. Noted for the reader.
 fn take_prediction_formats(config: &mut Config, proposed: &Config) {
-    for spec in &mut config.predictions {
+    let mut notes = Vec::new();
+    take_formats(&mut config.predictions, &proposed.predictions, &mut notes);
+    for entry in &mut config.datasets {
+        if let Some(theirs) = proposed.datasets.iter().find(|e| e.name == entry.name) {
+            take_formats(&mut entry.predictions, &theirs.predictions, &mut notes);
+        }
+    }
+    config.trust_notes.extend(notes);
+}
+
+/// [`take_prediction_formats`] for one list of systems (the config's, or a `datasets` entry's).
+fn take_formats(
+    specs: &mut [crate::input::config::PredictionSpec],
+    proposed: &[crate::input::config::PredictionSpec],
+    notes: &mut Vec<String>,
+) {
+    for spec in specs {
         let Some(theirs) = proposed
-            .predictions
             .iter()
             .find(|p| p.path == spec.path && p.name == spec.name)
         else {
             continue;
         };
         if theirs.format != spec.format {
-            config.trust_notes.push(format!(
+            notes.push(format!(
                 "{} is read as `format: {}`, as this pull request's config says (the rest of \
                  its config applies once merged)",
                 spec.path,
@@ -237,7 +254,7 @@ fn stored_baseline(
         .map(|b| (b.path.clone(), b.anchor.clone()));
     for (path, anchor) in base_section.into_iter().chain(proposed) {
         if let Some(bytes) = stored_bytes(base, reference, &path)? {
-            let baseline = Baseline::parse(&path, &bytes)?;
+            let baseline = crate::analysis::datasets::recorded(&path, &bytes)?;
             let anchor = anchor.or_else(|| config.baseline.as_ref()?.anchor.clone());
             let section = BaselineConfig {
                 path,

@@ -6,6 +6,7 @@
 
 mod audit;
 mod comment_policy;
+mod datasets;
 mod failure;
 mod finish;
 pub mod gate_run;
@@ -92,8 +93,12 @@ pub fn eval(
 ) -> anyhow::Result<ExitCode> {
     let config = load_config(config, trust)?;
     check_outputs(&config, &outputs)?;
+    datasets::check_outputs(&config, &outputs)?;
     match shard {
         Some(shard) => eval_shard(&config, shard, outputs.jsonl.as_deref()),
+        None if config.is_multi() => {
+            datasets::finish_datasets(&config, outputs, &crate::score::evaluation::evaluate)
+        }
         None => finish(
             &config,
             crate::score::evaluation::evaluate(&config)?,
@@ -126,6 +131,12 @@ pub fn merge(
 ) -> anyhow::Result<ExitCode> {
     let config = load_config(config, trust)?;
     check_outputs(&config, &outputs)?;
+    datasets::check_outputs(&config, &outputs)?;
+    if config.is_multi() {
+        datasets::check_shards(&config, shards)?;
+        let score = |one: &Config| datasets::merged(one, shards);
+        return datasets::finish_datasets(&config, outputs, &score);
+    }
     let evaluation = crate::ci::shard::merge(&config, shards)?;
     finish(&config, evaluation, outputs)
 }
@@ -168,6 +179,11 @@ fn run_action(config_path: &Path) -> anyhow::Result<ExitCode> {
         scatter: None,
     };
     check_outputs(&config, &outputs)?;
+    datasets::check_outputs(&config, &outputs)?;
+    if config.is_multi() {
+        let score = &crate::score::evaluation::evaluate;
+        return datasets::finish_datasets(&config, outputs, score);
+    }
     finish(
         &config,
         crate::score::evaluation::evaluate(&config)?,
@@ -231,6 +247,7 @@ fn action_flag(name: &str) -> anyhow::Result<bool> {
 /// report, also written as `report.json` in `suite.path`.
 pub fn distill(config: &Path) -> anyhow::Result<ExitCode> {
     let config = Config::load(config)?;
+    config.single("sqlgate distill")?;
     let path = match (config.suite.kind, &config.suite.path) {
         (SuiteKind::Distilled, Some(path)) => path,
         _ => anyhow::bail!(
@@ -261,6 +278,7 @@ pub fn distill(config: &Path) -> anyhow::Result<ExitCode> {
 pub fn load(config: &Path, from: &Path) -> anyhow::Result<ExitCode> {
     use crate::engine::load::{types::Server, LoadError};
     let config = Config::load(config)?;
+    config.single("sqlgate load")?;
     let engine = &config.dataset.engine;
     let server = match engine.kind {
         crate::input::config::EngineKind::Postgresql => Server::Postgres,
@@ -314,22 +332,41 @@ pub fn load(config: &Path, from: &Path) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Scores one shard of every dataset into `--jsonl` (one dataset), or with `datasets:` into one
+/// file per dataset beside it, named `<stem>.<dataset>.<extension>`.
 fn eval_shard(config: &Config, shard: &str, jsonl: Option<&Path>) -> anyhow::Result<ExitCode> {
     let shard = crate::score::evaluation::Shard::parse(shard).map_err(anyhow::Error::msg)?;
     let path = jsonl.context("--shard needs --jsonl")?;
-    let evaluation = crate::score::evaluation::evaluate_part(config, Some(shard))?;
-    let header = crate::ci::shard::shard_header(config, &evaluation, shard)?;
-    write_output(config, ("--jsonl", path, finish::JSONL_MARKERS), |out| {
-        crate::ci::shard::write_shard(&header, &evaluation, out)
-    })?;
-    println!(
-        "shard {}/{}: {} (system, item) pairs written to {}",
-        shard.index + 1,
-        shard.count,
-        evaluation.results.len(),
-        path.display()
-    );
+    for one in config.dataset_configs() {
+        let path = match &one.dataset_name {
+            Some(name) => dataset_shard_path(path, name),
+            None => path.to_path_buf(),
+        };
+        let evaluation = crate::score::evaluation::evaluate_part(&one, Some(shard))
+            .map_err(|e| crate::input::config::in_entry(&one, e))?;
+        let header = crate::ci::shard::shard_header(&one, &evaluation, shard)?;
+        write_output(config, ("--jsonl", &path, finish::JSONL_MARKERS), |out| {
+            crate::ci::shard::write_shard(&header, &evaluation, out)
+        })?;
+        println!(
+            "shard {}/{}: {} (system, item) pairs written to {}",
+            shard.index + 1,
+            shard.count,
+            evaluation.results.len(),
+            path.display()
+        );
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The shard file of dataset `name` beside `path`: `shard1.jsonl` -> `shard1.spider.jsonl`.
+fn dataset_shard_path(path: &Path, name: &str) -> PathBuf {
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    let file = match path.extension() {
+        Some(extension) => format!("{stem}.{name}.{}", extension.to_string_lossy()),
+        None => format!("{stem}.{name}"),
+    };
+    path.with_file_name(file)
 }
 
 /// `sqlgate baseline update`: score every configured system and store the results as the
@@ -376,8 +413,10 @@ fn warn_uncommitted(config: &Config, commit: &str) {
         return;
     };
     let mut files = vec![config.path.clone()];
-    for spec in &config.predictions {
-        files.extend(glob::glob(&spec.path).into_iter().flatten().flatten());
+    for one in config.dataset_configs() {
+        for spec in &one.predictions {
+            files.extend(glob::glob(&spec.path).into_iter().flatten().flatten());
+        }
     }
     let changed: Vec<String> = files
         .iter()
@@ -397,6 +436,17 @@ fn warn_uncommitted(config: &Config, commit: &str) {
 /// Scores, then writes the baseline at `path` under its lock file, and says what it wrote.
 fn write_baseline(config: &Config, path: &Path, commit: String) -> anyhow::Result<ExitCode> {
     let lock = crate::util::fs::LockFile::acquire(path)?;
+    if config.is_multi() {
+        let systems = datasets::write_sectioned_baseline(config, path, &commit)?;
+        drop(lock);
+        println!(
+            "\nbaseline written to {} ({} datasets, {systems} systems, commit {})",
+            path.display(),
+            config.datasets.len(),
+            crate::input::config::short_commit(&commit)
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let evaluation = crate::score::evaluation::evaluate_for_baseline(config)?;
     let baseline = Baseline::from_evaluation(config, &evaluation, commit);
     check_output(config, "baseline.path", path, &[BASELINE_MARKER])?;

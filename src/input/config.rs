@@ -15,23 +15,40 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 mod compare;
+mod datasets;
 mod validate;
 
 pub use compare::{CompareConfig, ProfileName, Spider2Version};
+pub use datasets::{in_entry, DatasetEntry, BASELINE_SECTIONS, DEFAULT_DATASET_NAME};
 
 /// The whole configuration file.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[serde(
-    expecting = "a sqlgate config: a map with `dataset`, `predictions`, `metrics` and the optional sections of docs/CONFIG.md"
+    expecting = "a sqlgate config: a map with `dataset` (or `datasets`), `predictions`, `metrics` and the optional sections of docs/CONFIG.md"
 )]
 pub struct Config {
-    /// The benchmark: gold queries, schemas, databases, difficulty labels.
+    /// `dataset:` as written; moved to `dataset` once parsed.
+    #[serde(default, rename = "dataset")]
+    given_dataset: Option<DatasetConfig>,
+    /// `datasets:` as written; moved to `datasets` once parsed.
+    #[serde(default, rename = "datasets")]
+    given_datasets: Option<Vec<DatasetEntry>>,
+    /// The benchmark: gold queries, schemas, databases, difficulty labels (empty in a config
+    /// with `datasets:`, whose [`Config::dataset_configs`] each hold one).
+    #[serde(skip)]
     pub dataset: DatasetConfig,
+    /// Several named datasets, each scored as a one-dataset config (empty with `dataset:`).
+    #[serde(skip)]
+    pub datasets: Vec<DatasetEntry>,
+    /// The name of the `datasets` entry this config was split from.
+    #[serde(skip)]
+    pub dataset_name: Option<String>,
     /// Which databases each item is executed on.
     #[serde(default)]
     pub suite: SuiteConfig,
-    /// The systems to score.
+    /// The systems to score (inside each entry with `datasets:`).
+    #[serde(default)]
     pub predictions: Vec<PredictionSpec>,
     /// Metric names, in report order.
     #[serde(default = "default_metrics")]
@@ -109,7 +126,7 @@ pub struct Config {
 }
 
 /// Dataset section.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[serde(
     expecting = "the `dataset` section: a map with `gold`, `databases` and optional keys such as `tables` (docs/CONFIG.md)"
@@ -359,6 +376,10 @@ pub struct GateConfig {
     /// Largest tolerated drop per SQL feature of the gold, in points (`sql::features` names).
     #[serde(default)]
     pub per_feature: std::collections::BTreeMap<String, f64>,
+    /// With `datasets`: largest tolerated drop of the macro-average over the datasets, in
+    /// points (default: `max_drop_points`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_macro_drop_points: Option<f64>,
 }
 
 /// A known regression accepted in the base config (`gate.accept`).
@@ -517,7 +538,13 @@ impl Config {
             message,
         };
         self.workspace = Workspace::detect(&self.base_dir).map_err(fail)?;
-        self.check_workspace().map_err(fail)?;
+        for one in self.dataset_configs() {
+            let named = |message: String| match &one.dataset_name {
+                Some(name) => format!("`datasets` entry `{name}`: {message}"),
+                None => message,
+            };
+            one.check_workspace().map_err(named).map_err(fail)?;
+        }
         Ok(self)
     }
 
@@ -615,6 +642,11 @@ impl Config {
     /// Dataset files decide every verdict, so a pull request may not change them: they must be
     /// merged on the base first.
     pub fn refuse_dataset_changes(&self, base: &TrustedBase) -> Result<(), InputError> {
+        (self.dataset_configs().iter()).try_for_each(|one| one.refuse_own_dataset_changes(base))
+    }
+
+    /// [`Config::refuse_dataset_changes`] for the one dataset of this config.
+    fn refuse_own_dataset_changes(&self, base: &TrustedBase) -> Result<(), InputError> {
         let mut paths = vec![&self.dataset.gold];
         paths.extend(self.dataset.databases.as_ref());
         paths.extend(self.dataset.tables.as_ref());
@@ -666,6 +698,12 @@ impl Config {
             message: e.to_string(),
         })?;
         config.path = path.to_path_buf();
+        config
+            .settle_datasets()
+            .map_err(|message| InputError::Config {
+                path: path.to_path_buf(),
+                message,
+            })?;
         config.source_sha256 = crate::util::digest::content_hash([text.as_bytes()]);
         config.base_dir = path
             .parent()
@@ -673,26 +711,19 @@ impl Config {
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("."));
         config.resolve_paths();
-        config.validate()?;
+        match config.is_multi() {
+            true => config.validate_entries()?,
+            false => config.validate()?,
+        }
         Ok(config)
     }
 
     fn resolve_paths(&mut self) {
         let base = self.base_dir.clone();
-        let dataset = &mut self.dataset;
-        dataset.gold = base.join(&dataset.gold);
-        for path in [
-            &mut dataset.databases,
-            &mut dataset.tables,
-            &mut dataset.gold_results,
-            &mut dataset.gold_sql,
-            &mut dataset.eval,
-        ]
-        .into_iter()
-        .flatten()
-        {
-            *path = base.join(&*path);
+        if !self.is_multi() {
+            datasets::resolve_dataset(&base, &mut self.dataset);
         }
+        self.resolve_entries();
         for spec in &mut self.predictions {
             spec.path = base.join(&spec.path).to_string_lossy().into_owned();
         }

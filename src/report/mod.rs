@@ -5,6 +5,7 @@
 //! every stage before it; must not import ci or commands.
 
 pub mod audit;
+pub mod datasets;
 pub mod escape;
 pub mod extraction;
 pub mod features;

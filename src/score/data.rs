@@ -91,6 +91,9 @@ fn recorded(
     let Some(bytes) = config.read_trusted(&section.path)?.0 else {
         return Ok(None);
     };
+    let Some(bytes) = config.baseline_section(&section.path, bytes)? else {
+        return Ok(None);
+    };
     let recorded: Recorded = serde_json::from_slice(&bytes)
         .map_err(|e| InputError::malformed(&section.path, "data_digests", e.to_string()))?;
     Ok(Some((

@@ -1,0 +1,340 @@
+//! `eval`, `action` and `baseline update` of a config with `datasets:`: each dataset is scored,
+//! compared and gated exactly as a one-dataset config, then one report, one `summary.json`, one
+//! set of per-item lines and one comment cover them all, with the macro-average gate
+//! ([`crate::analysis::datasets`]).
+
+use super::comment_policy::Posting;
+use super::finish::{self, named_outputs, write_output};
+use super::gate_run::{self, GateRun};
+use super::Outputs;
+use crate::analysis::baseline::Baseline;
+use crate::analysis::datasets::{macro_gate, sectioned_baseline, MacroGate};
+use crate::analysis::gate::GateResult;
+use crate::ci::github::ActionsContext;
+use crate::input::config::{in_entry, Config};
+use crate::report::datasets::Section;
+use crate::report::summary::{self, Summary};
+use crate::score::evaluation::Evaluation;
+use crate::util::error::InputError;
+use crate::util::log::{in_actions, log_block};
+use anyhow::Context;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// One dataset of the run: its config, scores, summary and gated report.
+struct DatasetRun {
+    config: Config,
+    evaluation: Evaluation,
+    summary: Summary,
+    gate_run: GateRun,
+}
+
+impl DatasetRun {
+    fn name(&self) -> &str {
+        self.config.dataset_name()
+    }
+}
+
+/// Refuses, before any scoring, the outputs a run over several datasets does not write.
+pub(super) fn check_outputs(config: &Config, outputs: &Outputs) -> anyhow::Result<()> {
+    if !config.is_multi() {
+        return Ok(());
+    }
+    for (option, given) in [
+        ("--junit", outputs.junit.is_some()),
+        ("--leaderboard", outputs.leaderboard.is_some()),
+        ("--scatter", outputs.scatter.is_some()),
+    ] {
+        anyhow::ensure!(
+            !given,
+            "config {}: `datasets`: `{option}` is written for one dataset only; drop it, or \
+             run a config with `dataset:`",
+            config.path.display()
+        );
+    }
+    Ok(())
+}
+
+/// Scores and gates every dataset, then writes, prints and publishes the run over all of them;
+/// exit code 1 when a dataset's gate or the macro-average gate fails.
+pub(super) fn finish_datasets(
+    config: &Config,
+    outputs: Outputs,
+    score: &dyn Fn(&Config) -> Result<Evaluation, InputError>,
+) -> anyhow::Result<ExitCode> {
+    let named = named_outputs(config, &outputs);
+    let report_path = named[0].path.clone();
+    let report_file = report_path.display().to_string();
+    let mut runs = Vec::new();
+    for one in config.dataset_configs() {
+        let evaluation = score(&one).map_err(|e| in_entry(&one, e))?;
+        let gate_run =
+            gate_run::gate_run(&one, &evaluation, &report_file).map_err(|e| in_entry(&one, e))?;
+        let summary = Summary::of(&evaluation);
+        runs.push(DatasetRun {
+            config: one,
+            evaluation,
+            summary,
+            gate_run,
+        });
+    }
+    let gates: Vec<(String, &GateResult)> = (runs.iter())
+        .map(|r| (r.name().to_string(), &r.gate_run.gate))
+        .collect();
+    let missing: Vec<String> = (runs.iter())
+        .filter(|r| r.gate_run.not_in_baseline)
+        .map(|r| r.name().to_string())
+        .collect();
+    let macro_average = macro_gate(config, &gates, &missing);
+    let gate = combined_gate(&runs, &macro_average);
+    let render = |comment: bool| {
+        let sections: Vec<Section<'_>> = (runs.iter())
+            .map(|r| Section {
+                name: r.name(),
+                text: if comment {
+                    &r.gate_run.comment
+                } else {
+                    &r.gate_run.report
+                },
+            })
+            .collect();
+        crate::report::datasets::render(&runs[0].gate_run.marker, &gate, &macro_average, &sections)
+    };
+    let report = render(false);
+    let comment = crate::report::markdown::fit_comment(&render(true));
+    for output in &named {
+        let target = (output.key, output.path.as_path(), output.markers);
+        let bytes = match output.key {
+            "--jsonl" => jsonl(&runs)?,
+            "--summary" => summary_json(&runs, &macro_average, &gate)?,
+            _ => report.clone().into_bytes(),
+        };
+        write_output(config, target, |out| out.write_all(&bytes))?;
+    }
+    for run in &runs {
+        let human = summary::human(&run.evaluation, &run.summary);
+        let text = format!("dataset `{}`:\n{human}", run.name());
+        print!("{}", log_block(&text, in_actions()));
+    }
+    let headline = crate::report::datasets::headline(&gate, runs.len());
+    finish::print_verdict(&headline, &gate);
+    finish::print_written(&named);
+    let flagged: Vec<String> = (runs.iter())
+        .flat_map(|r| {
+            crate::analysis::review::flagged_gains(&r.config, &r.gate_run.gate)
+                .into_iter()
+                .map(move |line| format!("dataset `{}`: {line}", r.name()))
+        })
+        .collect();
+    let posting =
+        super::comment_policy::posting(outputs.comment, config, &gate, !flagged.is_empty());
+    let written: Vec<(&str, String)> = [("summary", &outputs.summary), ("jsonl", &outputs.jsonl)]
+        .into_iter()
+        .filter_map(|(key, path)| Some((key, path.as_ref()?.display().to_string())))
+        .chain([
+            ("review", (!flagged.is_empty()).to_string()),
+            (
+                "review_reason",
+                flagged.first().cloned().unwrap_or_default(),
+            ),
+        ])
+        .collect();
+    let publication = Publication {
+        gate: &gate,
+        headline: &headline,
+        macro_average: &macro_average,
+        marker: &runs[0].gate_run.marker,
+        comment: &comment,
+    };
+    publish(&publication, &runs, &report_path, &written, posting)?;
+    let failed = !gate.passed && !outputs.no_fail_on_regression;
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The verdict over all datasets: each dataset's reasons (named by dataset), the macro-average's
+/// reasons and notes, and the datasets the baseline does not hold; every dataset's comparisons.
+fn combined_gate(runs: &[DatasetRun], macro_average: &MacroGate) -> GateResult {
+    let mut gate = GateResult {
+        passed: true,
+        reasons: Vec::new(),
+        notes: Vec::new(),
+        comparisons: Vec::new(),
+    };
+    for run in runs {
+        let own = &run.gate_run.gate;
+        let name = run.name();
+        (gate.reasons).extend(own.reasons.iter().map(|r| format!("dataset `{name}`: {r}")));
+        if run.gate_run.not_in_baseline {
+            gate.notes.extend(own.notes.iter().cloned());
+        }
+        gate.comparisons.extend(own.comparisons.iter().cloned());
+    }
+    gate.reasons.extend(macro_average.reasons.iter().cloned());
+    gate.notes.extend(macro_average.notes.iter().cloned());
+    gate.passed = gate.reasons.is_empty();
+    gate
+}
+
+/// Every dataset's per-item lines, each with its dataset's name.
+fn jsonl(runs: &[DatasetRun]) -> anyhow::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    for run in runs {
+        let mut lines = Vec::new();
+        crate::report::jsonl::write_jsonl(&run.evaluation, &mut lines)?;
+        out.extend(crate::report::datasets::tag_lines(run.name(), &lines));
+    }
+    Ok(out)
+}
+
+/// `summary.json` over all datasets, as pretty JSON.
+fn summary_json(
+    runs: &[DatasetRun],
+    macro_average: &MacroGate,
+    gate: &GateResult,
+) -> anyhow::Result<Vec<u8>> {
+    let mut sections = Vec::new();
+    for run in runs {
+        let document =
+            finish::summary_document(&run.config, &run.evaluation, &run.summary, &run.gate_run)?;
+        sections.push((run.name().to_string(), document));
+    }
+    let document = crate::report::datasets::summary_json(sections, macro_average, gate);
+    Ok((serde_json::to_string_pretty(&document)? + "\n").into_bytes())
+}
+
+/// What a run over several datasets publishes in Actions.
+struct Publication<'a> {
+    gate: &'a GateResult,
+    headline: &'a str,
+    macro_average: &'a MacroGate,
+    marker: &'a str,
+    comment: &'a str,
+}
+
+/// Step summary, annotations, step outputs and the PR comment in Actions. `score` and `delta`
+/// are the first system's macro-average and its change (empty when not compared).
+fn publish(
+    publication: &Publication<'_>,
+    runs: &[DatasetRun],
+    report_path: &Path,
+    written: &[(&str, String)],
+    posting: Posting,
+) -> anyhow::Result<()> {
+    let Some(actions) = ActionsContext::from_env() else {
+        return Ok(());
+    };
+    actions
+        .write_step_summary(publication.comment)
+        .context("cannot write $GITHUB_STEP_SUMMARY")?;
+    let workspace = std::env::var_os("GITHUB_WORKSPACE")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::current_dir().ok());
+    for run in runs {
+        let commands = crate::ci::annotations::workflow_commands(
+            &run.gate_run.gate,
+            &run.evaluation,
+            workspace.as_deref(),
+        );
+        for command in commands {
+            println!("{command}");
+        }
+    }
+    let first = publication.macro_average.cells.first();
+    let gate = publication.gate;
+    let mut step_outputs = vec![
+        ("passed", gate.passed.to_string()),
+        (
+            "score",
+            first.map_or(String::new(), |c| format!("{:.4}", c.candidate_accuracy)),
+        ),
+        (
+            "delta",
+            first.map_or(String::new(), |c| {
+                let shown = crate::analysis::stats::shown_delta;
+                format!("{:+.1}", shown(c.baseline_accuracy, c.candidate_accuracy))
+            }),
+        ),
+        ("report", report_path.display().to_string()),
+        (
+            "reason",
+            match gate.passed {
+                true => String::new(),
+                false => publication.headline.to_string(),
+            },
+        ),
+    ];
+    step_outputs.extend(written.iter().cloned());
+    actions
+        .write_outputs(&step_outputs)
+        .context("cannot write $GITHUB_OUTPUT")?;
+    finish::post(
+        &actions,
+        posting,
+        (publication.marker, publication.comment),
+        report_path,
+    );
+    Ok(())
+}
+
+/// The shards of `shards` that scored this config's dataset, merged (see
+/// [`crate::ci::shard::merge`]).
+pub(super) fn merged(one: &Config, shards: &[PathBuf]) -> Result<Evaluation, InputError> {
+    let mut own = Vec::new();
+    for path in shards {
+        if crate::ci::shard::shard_dataset(path)?.as_deref() == Some(one.dataset_name()) {
+            own.push(path.clone());
+        }
+    }
+    crate::ci::shard::merge(one, &own)
+}
+
+/// Refuses a shard file that scored none of the config's datasets (a one-dataset shard, or one
+/// of a dataset the config does not name), naming the file.
+pub(super) fn check_shards(config: &Config, shards: &[PathBuf]) -> Result<(), InputError> {
+    for path in shards {
+        let dataset = crate::ci::shard::shard_dataset(path)?;
+        if !(config.datasets.iter()).any(|e| Some(&e.name) == dataset.as_ref()) {
+            return Err(InputError::malformed(
+                path,
+                "line 1",
+                format!(
+                    "not a shard of a dataset of this config ({}): score it with \
+                     `sqlgate eval --shard` on this config",
+                    dataset.map_or("a one-dataset shard".into(), |n| format!("dataset `{n}`"))
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Scores every dataset and writes their baselines as one file at `path` (one section per
+/// dataset, see [`crate::analysis::datasets`]); prints each dataset's summary.
+pub(super) fn write_sectioned_baseline(
+    config: &Config,
+    path: &Path,
+    commit: &str,
+) -> anyhow::Result<usize> {
+    let mut sections = Vec::new();
+    for one in config.dataset_configs() {
+        let evaluation =
+            crate::score::evaluation::evaluate_for_baseline(&one).map_err(|e| in_entry(&one, e))?;
+        let baseline = Baseline::from_evaluation(&one, &evaluation, commit.to_string());
+        let summary = Summary::of(&evaluation);
+        let human = summary::human(&evaluation, &summary);
+        let text = format!("dataset `{}`:\n{human}", one.dataset_name());
+        print!("{}", log_block(&text, in_actions()));
+        sections.push((one.dataset_name().to_string(), baseline));
+    }
+    let systems = sections.iter().map(|(_, b)| b.systems.len()).sum();
+    let text = serde_json::to_string_pretty(&sectioned_baseline(&sections))? + "\n";
+    let markers = [crate::input::config::BASELINE_MARKER];
+    finish::check_output(config, "baseline.path", path, &markers)?;
+    crate::util::fs::write_atomically(path, text.as_bytes())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(systems)
+}

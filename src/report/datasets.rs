@@ -1,0 +1,162 @@
+//! The report, `summary.json` and per-item lines of a run over several datasets (`datasets:`):
+//! the verdict, the macro-average table, then each dataset's own report under its name.
+
+use crate::analysis::datasets::MacroGate;
+use crate::analysis::gate::GateResult;
+use crate::report::escape::markdown_inline;
+use serde_json::{json, Value as Json};
+
+/// One dataset's part of the report: its name and its own report (or comment) text.
+pub struct Section<'a> {
+    /// The `datasets` entry's name.
+    pub name: &'a str,
+    /// Its report as a one-dataset run renders it (marker line included).
+    pub text: &'a str,
+}
+
+/// The report of a run over several datasets: the marker, the verdict over all of them, the
+/// macro-average table and each dataset's report under a `Dataset` heading.
+pub fn render(
+    marker: &str,
+    gate: &GateResult,
+    macro_gate: &MacroGate,
+    sections: &[Section<'_>],
+) -> String {
+    let mut out = format!(
+        "{marker}\n## {} sqlgate {}\n\n",
+        if gate.passed { "✅" } else { "❌" },
+        markdown_inline(&headline(gate, sections.len()))
+    );
+    for line in gate.reasons.iter().chain(&gate.notes) {
+        out.push_str(&format!("- {}\n", markdown_inline(line)));
+    }
+    out.push_str(&macro_table(macro_gate, sections));
+    for section in sections {
+        let body = section
+            .text
+            .split_once('\n')
+            .map_or("", |(_, rest)| rest)
+            .trim_start_matches('\n');
+        let body = body
+            .strip_prefix("## ")
+            .map_or_else(|| body.to_string(), |b| format!("#### {b}"));
+        out.push_str(&format!(
+            "\n---\n\n### Dataset `{}`\n\n{body}",
+            section.name
+        ));
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The verdict line: passed over N datasets, or the first reason.
+pub fn headline(gate: &GateResult, datasets: usize) -> String {
+    match gate.reasons.first() {
+        None => format!("passed: {datasets} datasets"),
+        Some(first) => match gate.reasons.len() - 1 {
+            0 => format!("failed: {first}"),
+            more => format!("failed: {first} (and {more} more, listed below)"),
+        },
+    }
+}
+
+/// The macro-average table: per system its gated accuracy per dataset, the macro-average, the
+/// baseline's, the change and the paired tests' Holm-adjusted p-value.
+fn macro_table(macro_gate: &MacroGate, sections: &[Section<'_>]) -> String {
+    if macro_gate.cells.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "\n### Macro-average ({})\n\n| system |",
+        markdown_inline(&macro_gate.metric)
+    );
+    for section in sections {
+        out.push_str(&format!(" {} |", section.name));
+    }
+    out.push_str(" macro-average | baseline | Δ points | p (Holm) | |\n|---|");
+    out.push_str(&"---:|".repeat(sections.len() + 4));
+    out.push_str("---|\n");
+    for cell in &macro_gate.cells {
+        out.push_str(&format!("| {} |", markdown_inline(&cell.candidate)));
+        for (_, _, candidate, _) in &cell.datasets {
+            out.push_str(&format!(" {:.1} |", 100.0 * candidate));
+        }
+        out.push_str(&format!(
+            " {:.1} | {:.1} | {:+.1} | {} | {} |\n",
+            100.0 * cell.candidate_accuracy,
+            100.0 * cell.baseline_accuracy,
+            cell.delta_points,
+            cell.p_adjusted
+                .map_or_else(|| "–".to_string(), crate::analysis::stats::format_p),
+            if cell.failed { "❌" } else { "✅" }
+        ));
+    }
+    out
+}
+
+/// `summary.json` of a run over several datasets: each dataset's one-dataset summary under its
+/// name, the macro-average and the verdict over all of them.
+pub fn summary_json(
+    sections: Vec<(String, Json)>,
+    macro_gate: &MacroGate,
+    gate: &GateResult,
+) -> Json {
+    let names: Vec<&String> = sections.iter().map(|(name, _)| name).collect();
+    let cells: Vec<Json> = macro_gate
+        .cells
+        .iter()
+        .map(|cell| {
+            let per_dataset: serde_json::Map<String, Json> = cell
+                .datasets
+                .iter()
+                .map(|(name, baseline, candidate, p)| {
+                    let row = json!({"baseline": baseline, "candidate": candidate, "p_value": p});
+                    (name.clone(), row)
+                })
+                .collect();
+            json!({
+                "system": cell.candidate,
+                "candidate": cell.candidate_accuracy,
+                "baseline": cell.baseline_accuracy,
+                "delta_points": cell.delta_points,
+                "threshold": cell.threshold,
+                "p_adjusted": cell.p_adjusted,
+                "failed": cell.failed,
+                "datasets": per_dataset,
+            })
+        })
+        .collect();
+    let document = json!({
+        "sqlgate_version": env!("CARGO_PKG_VERSION"),
+        "dataset_names": names,
+        "gate": {"passed": gate.passed, "reasons": gate.reasons, "notes": gate.notes},
+        "macro_average": {
+            "metric": macro_gate.metric,
+            "systems": cells,
+            "reasons": macro_gate.reasons,
+            "notes": macro_gate.notes,
+        },
+    });
+    let mut document = document;
+    document["datasets"] = Json::Object(sections.into_iter().collect());
+    document
+}
+
+/// Per-item JSON lines of one dataset with its name added to each line (`"dataset"`, last).
+pub fn tag_lines(name: &str, lines: &[u8]) -> Vec<u8> {
+    let tag = format!(",\"dataset\":{}}}", Json::from(name));
+    let mut out = Vec::with_capacity(lines.len());
+    for line in lines.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        match line.strip_suffix(b"}") {
+            Some(head) => {
+                out.extend_from_slice(head);
+                out.extend_from_slice(tag.as_bytes());
+            }
+            None => out.extend_from_slice(line),
+        }
+        out.push(b'\n');
+    }
+    out
+}
