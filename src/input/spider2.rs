@@ -423,12 +423,36 @@ fn load_gold(
         multi,
         notes,
     };
-    Ok(check_conditions(gold))
+    Ok(check_conditions(gold, version))
 }
 
-/// Notes the condition lists the official script reads its own way (version 2025-01 raises on
-/// some of them, when a comparison reaches them: `metrics::ex`).
-fn check_conditions(mut gold: Spider2Gold) -> Spider2Gold {
+/// Notes the condition lists the official script reads its own way: more or fewer lists than
+/// answers, and a condition that does not fit an answer's columns (the official comparison of
+/// that answer raises, `metrics::ex`).
+fn check_conditions(mut gold: Spider2Gold, version: Spider2Version) -> Spider2Gold {
+    use crate::input::spider2_select::{answer_conditions, select, Selection};
+    let conditions = answer_conditions(&gold.condition, gold.answers.len(), gold.multi);
+    for (answer, condition) in gold.answers.iter().zip(conditions) {
+        let (AnswerSource::Table(table), Ok(condition)) = (&answer.source, condition) else {
+            continue;
+        };
+        let reason = match select(&condition, table.columns.len(), version) {
+            Ok(Selection::Series) if !table.rows.is_empty() => {
+                "TypeError: a single condition column gives a Series".to_string()
+            }
+            Err(reason) => reason,
+            Ok(_) => continue,
+        };
+        let outcome = match (version, gold.multi) {
+            (Spider2Version::Jan2025, true) => "compare.version 2025-01 stops the run",
+            _ => "the instance scores 0",
+        };
+        gold.notes.push(format!(
+            "{}: condition_cols {condition} does not fit its {} column(s) ({reason}): comparing this answer raises, so {outcome} unless an earlier answer matched",
+            file_name(&answer.file),
+            table.columns.len()
+        ));
+    }
     if let serde_json::Value::Array(list) = &gold.condition {
         let lists = list.iter().all(serde_json::Value::is_array) && !list.is_empty();
         let answers = gold.answers.len();
