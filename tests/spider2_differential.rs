@@ -261,11 +261,13 @@ fn the_unmodified_spider2_lite_gold_scores_as_evaluate_py() {
     let mut predictions = String::new();
     for task in &tasks {
         let id = task["instance_id"].as_str().unwrap();
-        let db = rusqlite::Connection::open(
+        let mut db = rusqlite::Connection::open(
             dir.path()
                 .join(format!("localdb/{}.sqlite", task["db"].as_str().unwrap())),
         )
         .unwrap();
+        // One transaction per table: row by row, every INSERT would wait for the disk.
+        let db = db.transaction().unwrap();
         let first = (files.iter()).find(|f| {
             f.strip_prefix(id).is_some_and(|rest| {
                 rest == ".csv"
@@ -287,11 +289,15 @@ fn the_unmodified_spider2_lite_gold_scores_as_evaluate_py() {
         .unwrap();
         let marks = vec!["?"; columns.len()].join(", ");
         let insert = format!("INSERT INTO \"t_{id}\" VALUES ({marks})");
+        let mut statement = db.prepare(&insert).unwrap();
         for row in rows {
             let values: Vec<rusqlite::types::Value> = row.iter().map(|c| typed_cell(c)).collect();
-            db.execute(&insert, rusqlite::params_from_iter(values))
+            statement
+                .execute(rusqlite::params_from_iter(values))
                 .unwrap();
         }
+        drop(statement);
+        db.commit().unwrap();
         predictions +=
             &format!("{{\"id\": \"{id}\", \"sql\": \"SELECT * FROM \\\"t_{id}\\\"\"}}\n");
     }
