@@ -334,3 +334,99 @@ fn a_regressed_item_shows_the_stored_gold_rows() {
         "{report}"
     );
 }
+
+/// Rewrites local030's per-answer `condition_cols` (`[[0], [0]]`: its second answer matches).
+fn conditions(lists: &'static str) -> impl FnOnce(&Path) {
+    move |d: &Path| {
+        let eval = d.join("gold/spider2lite_eval.jsonl");
+        rewrite(eval, "\"condition_cols\": [[0], [0]]", lists)
+    }
+}
+
+/// A condition list shorter than the answers: 0c85cc21 raises `IndexError` outside any `try`
+/// only when a comparison reaches the answer without one, and only once the prediction ran.
+#[test]
+fn version_2025_01_stops_where_a_comparison_reaches_a_missing_condition_list() {
+    let jan = "spider2, version: 2025-01";
+    // The first answer matches under [1]: the list of the second is never needed.
+    let (ex, _) = scored_after(jan, "local030", conditions("\"condition_cols\": [[1]]"));
+    assert_eq!(ex, 1.0);
+    // The first does not match under [0]: the second has no list.
+    refused_under(
+        jan,
+        conditions("\"condition_cols\": [[0]]"),
+        &[
+            "`local030`",
+            "IndexError",
+            "compare.version 2025-01 stops here",
+        ],
+    );
+    // The current evaluate.py raises inside its `try`: 0.
+    let (ex, error) = scored_after(
+        "spider2",
+        "local030",
+        conditions("\"condition_cols\": [[0]]"),
+    );
+    assert_eq!(ex, 0.0);
+    assert!(error.contains("IndexError"), "{error}");
+    // A prediction that fails to run reaches no comparison: 0, no stop.
+    let (ex, error) = scored_after(jan, "local030", |d: &Path| {
+        conditions("\"condition_cols\": [[0]]")(d);
+        let failing = r#"{"id": "local030", "sql": "SELECT nope FROM item"}"#;
+        let good = r#"{"id": "local030", "sql": "SELECT price FROM item ORDER BY id"}"#;
+        rewrite(d.join("predictions.jsonl"), good, failing);
+    });
+    assert_eq!(ex, 0.0);
+    assert!(error.contains("nope"), "{error}");
+}
+
+/// The summary and the Markdown report name every instance whose gold the official script reads
+/// its own way: a row with fewer fields than the header, a bare CR, a condition list shorter
+/// than the answers, a condition that does not fit the answer's columns.
+#[test]
+fn the_report_names_the_instances_whose_gold_needed_handling() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = layout(dir.path(), "spider2");
+    let gold = dir.path().join("gold/exec_result");
+    rewrite(gold.join("local004.csv"), "pear,2.25\n", "pear\n");
+    rewrite(gold.join("local001.csv"), "apple,1.5\n", "apple,1.5\r");
+    conditions("\"condition_cols\": [[0]]")(dir.path());
+    let eval = dir.path().join("gold/spider2lite_eval.jsonl");
+    rewrite(eval, "\"condition_cols\": [0]", "\"condition_cols\": [7]");
+    let summary = dir.path().join("summary.json");
+    let report = dir.path().join("report.md");
+    let (summary_arg, report_arg) = (summary.to_str().unwrap(), report.to_str().unwrap());
+    eval_items(&config, &["--summary", summary_arg, "--report", report_arg]);
+    let summary: Json = serde_json::from_str(&std::fs::read_to_string(summary).unwrap()).unwrap();
+    let notes: std::collections::BTreeMap<&str, String> = (summary["gold_notes"].as_array())
+        .unwrap()
+        .iter()
+        .map(|n| (n["instance_id"].as_str().unwrap(), n["notes"].to_string()))
+        .collect();
+    let expected = [
+        ("local001", "1 bare CR line end(s) outside quotes"),
+        (
+            "local004",
+            "1 row(s) with fewer fields than the header, padded with NaN",
+        ),
+        (
+            "local030",
+            "condition_cols gives 1 lists for 2 gold answers",
+        ),
+        (
+            "local010",
+            "local010.csv: condition_cols [7] does not fit its 2 column(s)",
+        ),
+    ];
+    let report = std::fs::read_to_string(&report).unwrap();
+    for (instance, note) in expected {
+        let noted = notes.get(instance).map_or("", String::as_str);
+        assert!(noted.contains(note), "{instance}: {notes:?}");
+        assert!(report.contains(&format!("| {instance} |")), "{report}");
+    }
+    assert!(!notes.contains_key("local002"), "{notes:?}");
+    assert!(
+        report.contains("Gold read as the official script reads it"),
+        "{report}"
+    );
+}

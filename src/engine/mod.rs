@@ -16,4 +16,5 @@ pub mod read_csv;
 pub mod server;
 pub mod spider2;
 pub mod sqlite;
+pub mod to_csv;
 pub mod value;

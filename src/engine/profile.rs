@@ -181,11 +181,16 @@ impl Profile {
                 let Some(rules) = self.spider2_rules() else {
                     return false;
                 };
-                let frame =
-                    |rows: &[Row]| Frame::from_rows(rows.first().map_or(1, Vec::len), rows, rules);
-                let gold = frame(gold);
+                let frame = |rows: &[Row]| {
+                    let width = rows.first().map_or(1, Vec::len);
+                    let names: Vec<String> = (0..width).map(|c| format!("c{c}")).collect();
+                    Frame::from_rows(&names, rows, rules)
+                };
+                let (Ok(gold), Ok(predicted)) = (frame(gold), frame(predicted)) else {
+                    return false;
+                };
                 let all: Vec<usize> = (0..gold.width()).collect();
-                return tables_match(&frame(predicted), &gold, &all, !order_matters, rules)
+                return tables_match(&predicted, &gold, &all, !order_matters, rules)
                     .unwrap_or(false);
             }
         };

@@ -24,8 +24,10 @@
 use crate::engine::denotation::{perfect_matching, python_str};
 pub use crate::engine::read_csv::Cell;
 use crate::engine::read_csv::{infer, Column, Dtype};
+use crate::engine::to_csv;
 use crate::engine::value::{Row, Value};
 use crate::input::config::Spider2Version;
+use crate::input::csv::parse_csv;
 use std::cmp::Ordering;
 
 /// Rows per chunk of the official `pd.read_sql_query(..., chunksize=500)` export.
@@ -86,20 +88,28 @@ impl Frame {
         Frame { columns }
     }
 
-    /// A query result (`columns` columns) after the official export to CSV (in chunks of 500
-    /// rows) and `pd.read_csv`.
-    pub fn from_rows(columns: usize, rows: &[Row], rules: Rules) -> Frame {
-        let columns = (0..columns)
-            .map(|c| {
-                let texts: Vec<String> = rows
-                    .chunks(EXPORT_CHUNK)
-                    .flat_map(|chunk| export_chunk(chunk.iter().map(|r| &r[c])))
-                    .collect();
-                let tokens: Vec<&str> = texts.iter().map(String::as_str).collect();
-                infer(&tokens, rules.big_integers_as_floats())
-            })
-            .collect();
-        Frame { columns }
+    /// A query result (columns `names`) after the official export to CSV (in chunks of 500
+    /// rows, `engine::to_csv`) and `pd.read_csv`; `Err` is why pandas cannot read the text back
+    /// (a column name split by a bare CR).
+    pub fn from_rows(names: &[String], rows: &[Row], rules: Rules) -> Result<Frame, String> {
+        let width = names.len();
+        let mut changed = to_csv::changed_by_round_trip(names, width);
+        let mut columns = Vec::with_capacity(width);
+        for c in 0..width {
+            if changed {
+                break;
+            }
+            let texts = export_column(rows, c);
+            changed = to_csv::changed_by_round_trip(&texts, width);
+            let tokens: Vec<&str> = texts.iter().map(String::as_str).collect();
+            columns.push(infer(&tokens, rules.big_integers_as_floats()));
+        }
+        if !changed {
+            return Ok(Frame { columns });
+        }
+        let texts: Vec<Vec<String>> = (0..width).map(|c| export_column(rows, c)).collect();
+        let table = parse_csv(&to_csv::write_csv(names, &texts))?;
+        Ok(Frame::from_csv(table.columns.len(), &table.rows, rules))
     }
 
     /// How many columns the table has.
@@ -137,6 +147,13 @@ impl Frame {
             })
             .collect()
     }
+}
+
+/// The texts `to_csv` writes for column `c` of `rows`, chunk by chunk.
+fn export_column(rows: &[Row], c: usize) -> Vec<String> {
+    rows.chunks(EXPORT_CHUNK)
+        .flat_map(|chunk| export_chunk(chunk.iter().map(|r| &r[c])))
+        .collect()
 }
 
 /// The texts `to_csv` writes for one column of one chunk, typed as `pd.read_sql_query` types
@@ -416,7 +433,10 @@ mod tests {
     };
 
     fn frame(rows: &[Row]) -> Frame {
-        Frame::from_rows(rows.first().map_or(1, Vec::len), rows, OFFICIAL)
+        let names: Vec<String> = (0..rows.first().map_or(1, Vec::len))
+            .map(|c| format!("c{c}"))
+            .collect();
+        Frame::from_rows(&names, rows, OFFICIAL).unwrap()
     }
 
     #[test]

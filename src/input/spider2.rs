@@ -393,14 +393,18 @@ fn load_gold(
                     );
                     AnswerSource::Table(table)
                 }
-                Err(reason) if version == Spider2Version::Current => {
+                Err(reason) => {
                     notes.push(format!(
-                        "{}: pandas cannot read it ({reason}): the instance scores 0",
-                        file_name(file)
+                        "{}: pandas cannot read it ({reason}): {}",
+                        file_name(file),
+                        match version {
+                            Spider2Version::Current => "the instance scores 0",
+                            Spider2Version::Jan2025 =>
+                                "compare.version 2025-01 stops the run once the prediction ran",
+                        }
                     ));
                     AnswerSource::Unreadable(reason)
                 }
-                Err(reason) => return Err(official_stop(file, &reason)),
             }
         } else {
             AnswerSource::Sql(read_utf8(file)?)
@@ -419,49 +423,35 @@ fn load_gold(
         multi,
         notes,
     };
-    check_conditions(gold, version)
+    Ok(check_conditions(gold, version))
 }
 
-/// Notes the condition lists the official script reads its own way; version 2025-01 refuses
-/// those its `compare_multi_pandas_table` raises on (outside any `try` there).
-fn check_conditions(
-    mut gold: Spider2Gold,
-    version: Spider2Version,
-) -> Result<Spider2Gold, InputError> {
+/// Notes the condition lists the official script reads its own way: more or fewer lists than
+/// answers, and a condition that does not fit an answer's columns (the official comparison of
+/// that answer raises, `metrics::ex`).
+fn check_conditions(mut gold: Spider2Gold, version: Spider2Version) -> Spider2Gold {
     use crate::input::spider2_select::{answer_conditions, select, Selection};
-    if version == Spider2Version::Jan2025 && gold.multi {
-        if let Some(key) = gold.absent_settings.first() {
-            let file = gold
-                .answers
-                .first()
-                .map_or(PathBuf::new(), |a| a.file.clone());
-            return Err(official_stop(
-                &file,
-                &format!("KeyError: the eval line has no `{key}`"),
-            ));
-        }
-        let conditions = answer_conditions(&gold.condition, gold.answers.len(), true);
-        for (answer, condition) in gold.answers.iter().zip(conditions) {
-            let refused = match (condition, &answer.source) {
-                (Err(e), _) => Some(e),
-                (Ok(condition), AnswerSource::Table(table)) => {
-                    match select(&condition, table.columns.len(), version) {
-                        Err(e) => Some(e),
-                        Ok(Selection::Series) if !table.rows.is_empty() => {
-                            Some("TypeError: a single condition column gives a Series".to_string())
-                        }
-                        Ok(_) => None,
-                    }
-                }
-                (Ok(_), _) => None,
-            };
-            if let Some(reason) = refused {
-                return Err(official_stop(
-                    &answer.file,
-                    &format!("condition_cols: {reason}"),
-                ));
+    let conditions = answer_conditions(&gold.condition, gold.answers.len(), gold.multi);
+    for (answer, condition) in gold.answers.iter().zip(conditions) {
+        let (AnswerSource::Table(table), Ok(condition)) = (&answer.source, condition) else {
+            continue;
+        };
+        let reason = match select(&condition, table.columns.len(), version) {
+            Ok(Selection::Series) if !table.rows.is_empty() => {
+                "TypeError: a single condition column gives a Series".to_string()
             }
-        }
+            Err(reason) => reason,
+            Ok(_) => continue,
+        };
+        let outcome = match (version, gold.multi) {
+            (Spider2Version::Jan2025, true) => "compare.version 2025-01 stops the run",
+            _ => "the instance scores 0",
+        };
+        gold.notes.push(format!(
+            "{}: condition_cols {condition} does not fit its {} column(s) ({reason}): comparing this answer raises, so {outcome} unless an earlier answer matched",
+            file_name(&answer.file),
+            table.columns.len()
+        ));
     }
     if let serde_json::Value::Array(list) = &gold.condition {
         let lists = list.iter().all(serde_json::Value::is_array) && !list.is_empty();
@@ -473,10 +463,10 @@ fn check_conditions(
                 if list.len() > answers {
                     "the extra ones are not read"
                 } else {
-                    "the answers without one score 0 (IndexError in evaluate.py)"
+                    "the answers without one score 0 (IndexError in evaluate.py; compare.version 2025-01 stops the run when a comparison reaches one)"
                 }
             ));
         }
     }
-    Ok(gold)
+    gold
 }

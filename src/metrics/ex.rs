@@ -58,9 +58,11 @@ impl Metric for ExecutionAccuracy {
 /// Spider 2.0: right when the prediction matches any of the item's gold answers under its
 /// `condition_cols` and `ignore_order`, as `evaluate.py` decides (`input::spider2_select`): a
 /// step where the official code raises (an unreadable gold file, a missing condition list, a
-/// column out of range) scores 0 there, answers after it unread. A gold query that fails
-/// leaves the item unscored unless another answer matches (or the prediction itself fails while
-/// some answer ran).
+/// column out of range) scores 0 there, answers after it unread; where the 2025-01 script
+/// raises outside its `try` (once the prediction ran: reading the predicted result or any gold
+/// file, and every step of `compare_multi_pandas_table`, answer by answer), the run stops
+/// ([`Env::stop_run`]). A gold query that fails leaves the item unscored unless another answer
+/// matches (or the prediction itself fails while some answer ran).
 fn score_spider2(
     env: &Env<'_>,
     item: &GoldItem,
@@ -90,24 +92,38 @@ fn score_spider2(
             .filter(|_| answers.iter().all(Option::is_none))
             .unwrap_or_else(Score::missing);
     };
-    let predicted = match env.executor.run_table(db, prediction) {
-        Ok(table) => Frame::from_rows(table.columns.len(), &table.rows, rules),
+    let table = match env.executor.run_table(db, prediction) {
+        Ok(table) => table,
         Err(e) if answers.iter().any(Option::is_some) || unscored.is_none() => {
             return prediction_failure(e)
         }
         Err(_) => return unscored.unwrap_or_else(Score::missing),
     };
+    // Where the official code raises: inside its `try` (0), or, for 2025-01, outside it.
+    let jan = rules.version == Spider2Version::Jan2025;
+    let raise = |outside_try: bool, reason: &str| match outside_try {
+        true => official_stop(env, gold, reason),
+        false => official_exception(reason),
+    };
+    let predicted = match Frame::from_rows(&table.columns, &table.rows, rules) {
+        Ok(frame) => frame,
+        Err(reason) => return raise(jan, &format!("the predicted result: {reason}")),
+    };
+    drop(table);
     if answers.is_empty() {
         return official_exception("No matching gold file found");
     }
-    if let (Spider2Version::Jan2025, Some(key)) = (rules.version, gold.absent_settings.first()) {
-        return official_exception(&format!("KeyError: the eval line has no `{key}`"));
-    }
     if let Some(Err(reason)) = answers.iter().flatten().find(|a| a.is_err()) {
-        return official_exception(reason);
+        return raise(jan, reason);
+    }
+    if let (true, Some(key)) = (jan, gold.absent_settings.first()) {
+        return raise(
+            gold.multi,
+            &format!("KeyError: the eval line has no `{key}`"),
+        );
     }
     let conditions = answer_conditions(&gold.condition, gold.answers.len(), gold.multi);
-    for (frame, condition) in answers.iter().zip(conditions) {
+    for ((frame, condition), answer) in answers.iter().zip(conditions).zip(&gold.answers) {
         let Some(Ok(frame)) = frame else {
             continue;
         };
@@ -115,9 +131,13 @@ fn score_spider2(
             Ok(Selection::Columns(selection)) => selection,
             Ok(Selection::Series) if frame.height() == 0 => return Score::binary(true),
             Ok(Selection::Series) => {
-                return official_exception("TypeError: a single condition column gives a Series")
+                let reason = "TypeError: a single condition column gives a Series";
+                return raise(jan && gold.multi, reason);
             }
-            Err(reason) => return official_exception(&reason),
+            Err(reason) => {
+                let reason = format!("{}: condition_cols: {reason}", answer.file.display());
+                return raise(jan && gold.multi, &reason);
+            }
         };
         match tables_match(&predicted, frame, &selection, gold.ignore_order, rules) {
             Ok(true) => return Score::binary(true),
@@ -128,6 +148,16 @@ fn score_spider2(
         }
     }
     unscored.unwrap_or_else(|| Score::binary(false))
+}
+
+/// Where the 2025-01 `evaluate.py` raises outside its `try` and so stops the whole run: the
+/// run is stopped ([`Env::stop_run`]), the item scored 0 meanwhile.
+fn official_stop(env: &Env<'_>, gold: &Spider2Gold, reason: &str) -> Score {
+    env.stop_run(format!(
+        "`{}`: {reason} (compare.version 2025-01 stops here, as that evaluate.py does)",
+        gold.instance_id
+    ));
+    official_exception(reason)
 }
 
 /// Where `evaluate.py` scores 0 without a comparison (an exception inside its `try`, no gold file).
@@ -156,7 +186,7 @@ fn gold_frame(
         AnswerSource::Sql(sql) => {
             let result = env.gold_answer(item, number, sql, db);
             match &result.rows {
-                Ok(rows) => Ok(Ok(Frame::from_rows(result.columns.len(), rows, rules))),
+                Ok(rows) => Ok(Frame::from_rows(&result.columns, rows, rules)),
                 Err(e) => Err(gold_failure(e)),
             }
         }

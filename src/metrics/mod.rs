@@ -516,6 +516,8 @@ pub struct Env<'a> {
     gold_cache: Option<&'a crate::suites::gold_cache::GoldCache>,
     /// Memory-budget bytes the shared gold results keep charged, given back with the `Env`.
     gold_bytes: AtomicUsize,
+    /// Where the official script being reproduced stops the whole run (`stop_run`).
+    stops: Mutex<Vec<String>>,
 }
 
 impl Drop for Env<'_> {
@@ -548,6 +550,7 @@ impl<'a> Env<'a> {
             gold: Mutex::new(HashMap::new()),
             gold_cache: None,
             gold_bytes: AtomicUsize::new(0),
+            stops: Mutex::new(Vec::new()),
         }
     }
 
@@ -579,6 +582,20 @@ impl<'a> Env<'a> {
     pub fn with_soft_f1_version(mut self, version: crate::input::soft_f1::SoftF1Version) -> Self {
         self.soft_f1_version = version;
         self
+    }
+
+    /// Records that the official script this run reproduces stops the whole run at an item
+    /// (`reason` names it): the run then gives no verdict ([`Env::stops`]).
+    pub fn stop_run(&self, reason: String) {
+        let mut stops = self.stops.lock().unwrap_or_else(|p| p.into_inner());
+        stops.push(reason);
+    }
+
+    /// The recorded run stops, sorted.
+    pub fn stops(&self) -> Vec<String> {
+        let mut stops = self.stops.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        stops.sort();
+        stops
     }
 
     /// The embedding provider as the semantic metrics use it, or why it is unavailable.

@@ -299,8 +299,15 @@ fn score_with(
             alternatives: (0..overrides.most_alternatives()).map(|_| env()).collect(),
             overrides: &overrides,
         };
-        score_all(&golds, &systems, &metrics, shard)
+        let results = score_all(&golds, &systems, &metrics, shard);
+        let stops: Vec<String> = std::iter::once(&golds.env)
+            .chain(&golds.alternatives)
+            .flat_map(Env::stops)
+            .collect();
+        (results, stops)
     });
+    let (results, stops) = results;
+    fail_on_official_stops(config, &stops)?;
     fail_on_faults(config, &executor, &systems, &results)?;
     let timing = RunTiming {
         wall_seconds: started.elapsed().as_secs_f64(),
@@ -403,6 +410,24 @@ fn thread_pool(
             path: config.to_path_buf(),
             message: format!("`execution.threads`: cannot start {count} worker threads: {e}"),
         })
+}
+
+/// Fails the run as the official script reproduced fails as a whole (`Env::stop_run`), naming
+/// where.
+fn fail_on_official_stops(config: &Config, stops: &[String]) -> Result<(), InputError> {
+    let Some(first) = stops.first() else {
+        return Ok(());
+    };
+    Err(InputError::Config {
+        path: config.path.clone(),
+        message: format!(
+            "{first}{}",
+            match stops.len() {
+                1 => String::new(),
+                n => format!(" (and {} more such stops)", n - 1),
+            }
+        ),
+    })
 }
 
 /// Fails the run closed when the engine failed on any query (after its retries on fresh

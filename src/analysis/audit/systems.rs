@@ -122,7 +122,13 @@ pub(super) fn spider2_mismatch(
                 continue;
             }
         };
-        let frame = Frame::from_rows(result.columns.len(), &result.rows, rules);
+        let frame = match Frame::from_rows(&result.columns, &result.rows, rules) {
+            Ok(frame) => frame,
+            Err(error) => {
+                evidence.push(format!("{name}'s result cannot be read back: {error}"));
+                continue;
+            }
+        };
         let matches = tables.iter().any(|(_, table, selection)| {
             tables_match(&frame, table, selection, gold.ignore_order, rules).unwrap_or(false)
         });
