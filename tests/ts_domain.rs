@@ -4,7 +4,8 @@
 //! (employee_hire_evaluation); a car model paired with another maker than in the original is
 //! data the domain never has (car_1); a functional dependency of the original (every country of
 //! a region is on one continent) holds on the data that decides, and a difference that survives
-//! restoring it still decides (world_1).
+//! restoring it still decides (world_1); a car under a model its make never has, whose own
+//! model the shrunk data lacks, is data the domain never has either (car_1).
 
 mod common;
 
@@ -145,4 +146,36 @@ fn a_difference_that_survives_restoring_the_continent_decides() {
     );
     assert_eq!(item["metrics"]["ex"], 1, "{item}");
     assert_eq!(item["metrics"]["ts"], 0, "{item}");
+}
+
+/// Spider dev #111's gold; the prediction also asks that the car's model be made by `amc`,
+/// which in the original data every car named `amc hornet sportabout (sw)` is.
+const HORNET_GOLD: &str = "SELECT T1.Accelerate FROM CARS_DATA AS T1 JOIN CAR_NAMES AS T2 ON \
+     T1.Id  =  T2.MakeId WHERE T2.Make  =  'amc hornet sportabout (sw)'";
+const HORNET_BY_MAKER: &str = "SELECT cars_data.accelerate FROM cars_data JOIN car_names ON \
+     cars_data.id = car_names.makeid JOIN model_list ON car_names.model = model_list.model JOIN \
+     car_makers ON model_list.maker = car_makers.id WHERE car_makers.maker = 'amc' AND \
+     car_names.make = 'amc hornet sportabout (sw)'";
+
+#[test]
+fn a_car_under_a_model_its_make_never_has_is_set_aside_even_without_that_model() {
+    // The car moves to the `fiat` model (C3 #111): restoring its model `amc` in place would
+    // name a model the shrunk data lacks, so the row is removed instead.
+    let item = judged_on_variant(
+        "car_1",
+        "UPDATE car_names SET Model = 'fiat' WHERE Make = 'amc hornet sportabout (sw)';",
+        HORNET_GOLD,
+        HORNET_BY_MAKER,
+    );
+    assert_eq!(item["metrics"]["ex"], 1, "{item}");
+    assert_eq!(item["metrics"]["ts"], 1, "{item}");
+    let reasons = set_aside(&item);
+    assert!(
+        reasons.contains(
+            "car_names has Make 'amc hornet sportabout (sw)' with Model 'fiat', but in the \
+             original data every Make 'amc hornet sportabout (sw)' has Model 'amc', a parent \
+             the data lacks"
+        ),
+        "{reasons}"
+    );
 }

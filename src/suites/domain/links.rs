@@ -189,7 +189,8 @@ const DEPENDENCY_SUPPORT: i64 = 5;
 /// (car_1's `car_names`: the make `amc hornet` is always the model `amc`), but for rare
 /// noise (see [`determines`]). A shrunk row whose
 /// `a` is an original value but whose `b` is not that value's `b` departs from the original;
-/// the repair gives it the original's `b`.
+/// the repair gives it the original's `b`, or removes it when that `b` is a reference to a
+/// parent row the shrunk data lacks ([`dependency_repair`]).
 pub(super) fn dependency_violations(
     tables: &[(String, Vec<String>, Vec<Row>)],
     original: &Connection,
@@ -224,22 +225,26 @@ pub(super) fn dependency_violations(
                     else {
                         continue;
                     };
+                    let orphaned = names_no_parent(tables, original, table, column_b, &partner);
                     found.push(Violation {
                         reason: format!(
                             "{table} has {column_a} {} with {column_b} {}, but in the original \
-                             data every {column_a} {} has {column_b} {}",
+                             data every {column_a} {} has {column_b} {}{}",
                             shown(key),
                             shown(held),
                             shown(key),
-                            shown(&partner)
+                            shown(&partner),
+                            if orphaned {
+                                ", a parent the data lacks"
+                            } else {
+                                ""
+                            }
                         ),
-                        repair: format!(
-                            "UPDATE {} SET {} = {} WHERE {} = {}",
-                            quoted(table),
-                            quoted(column_b),
-                            literal(&partner),
-                            quoted(column_a),
-                            literal(key)
+                        repair: dependency_repair(
+                            table,
+                            (column_a, column_b),
+                            (key, &partner),
+                            orphaned,
                         ),
                     });
                 }
@@ -247,6 +252,57 @@ pub(super) fn dependency_violations(
         }
     }
     found
+}
+
+/// The repair of a dependency: the row gets the original's partner; when that partner is a
+/// reference naming no parent row of the shrunk data (a car whose make says the model `amc`,
+/// where only the model `fiat` is listed), the row as the original has it cannot exist there,
+/// and is removed, as a row holding a NULL reference is.
+fn dependency_repair(
+    table: &str,
+    (a, b): (&str, &str),
+    (key, partner): (&Value, &Value),
+    orphaned: bool,
+) -> String {
+    let (t, ca, cb) = (quoted(table), quoted(a), quoted(b));
+    let (k, p) = (literal(key), literal(partner));
+    if orphaned {
+        format!("DELETE FROM {t} WHERE {ca} = {k} AND {cb} IS NOT {p}")
+    } else {
+        format!("UPDATE {t} SET {cb} = {p} WHERE {ca} = {k}")
+    }
+}
+
+/// Whether `table.column` is a declared single-column foreign key and no row of its parent
+/// table in the shrunk `tables` holds `value` in the referenced column.
+fn names_no_parent(
+    tables: &[(String, Vec<String>, Vec<Row>)],
+    original: &Connection,
+    table: &str,
+    column: &str,
+    value: &Value,
+) -> bool {
+    let Some(link) = links(original, table)
+        .into_iter()
+        .find(|l| l.column.eq_ignore_ascii_case(column))
+    else {
+        return false;
+    };
+    let Some((_, columns, rows)) = tables
+        .iter()
+        .find(|(name, ..)| name.eq_ignore_ascii_case(&link.parent))
+    else {
+        return true;
+    };
+    let Some(key) = columns
+        .iter()
+        .position(|c| c.eq_ignore_ascii_case(&link.key))
+    else {
+        return false;
+    };
+    !rows
+        .iter()
+        .any(|row| row.get(key).is_some_and(|k| same_value(k, value)))
 }
 
 /// Whether, in the original, `a` determines `b` (text columns): at least
@@ -364,6 +420,49 @@ mod tests {
                 "region has name 'g' with continent 'Europe', but in the original data every name \
               'g' has continent 'Africa'"
             ]
+        );
+    }
+
+    #[test]
+    fn a_dependency_whose_partner_names_no_parent_row_removes_the_row() {
+        // car_1: the make `amc hornet` is always the model `amc`, a reference to model_list.
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE model_list (id INTEGER PRIMARY KEY, model TEXT UNIQUE);
+             CREATE TABLE car_names (id INTEGER PRIMARY KEY,
+                                     model TEXT REFERENCES model_list(model), make TEXT);
+             INSERT INTO model_list VALUES (1, 'amc'), (2, 'fiat');
+             INSERT INTO car_names VALUES (1, 'amc', 'amc hornet'), (2, 'amc', 'amc hornet'),
+               (3, 'fiat', 'fiat 128'), (4, 'fiat', 'fiat 128'), (5, 'amc', 'amc gremlin'),
+               (6, 'amc', 'amc gremlin'), (7, 'fiat', 'fiat x1.9'), (8, 'fiat', 'fiat x1.9'),
+               (9, 'amc', 'amc matador'), (10, 'amc', 'amc matador');",
+        )
+        .unwrap();
+        let cars = table(
+            "car_names",
+            &["id", "model", "make"],
+            vec![vec![Value::Int(1), text("fiat"), text("amc hornet")]],
+        );
+        let models = |name: &str| {
+            table(
+                "model_list",
+                &["id", "model"],
+                vec![vec![Value::Int(2), text(name)]],
+            )
+        };
+        let repairs = |models| -> Vec<String> {
+            dependency_violations(&[cars.clone(), models], &conn)
+                .into_iter()
+                .map(|v| v.repair)
+                .collect()
+        };
+        assert_eq!(
+            repairs(models("fiat")),
+            ["DELETE FROM \"car_names\" WHERE \"make\" = 'amc hornet' AND \"model\" IS NOT 'amc'"]
+        );
+        assert_eq!(
+            repairs(models("amc")),
+            ["UPDATE \"car_names\" SET \"model\" = 'amc' WHERE \"make\" = 'amc hornet'"]
         );
     }
 }
