@@ -38,7 +38,7 @@ fn repository(protected: bool) -> (tempfile::TempDir, PathBuf, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let origin = dir.path().join("origin.git");
     let work = dir.path().join("work");
-    copy_tree(&root().join("examples/spider-mini"), &work);
+    common::copy_tree(&root().join("examples/spider-mini"), &work);
     std::fs::remove_file(work.join("baseline.json")).unwrap();
     git(
         dir.path(),
@@ -65,19 +65,6 @@ fn repository(protected: bool) -> (tempfile::TempDir, PathBuf, PathBuf) {
         std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     (dir, origin, work)
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let path = entry.unwrap().path();
-        let target = to.join(path.file_name().unwrap());
-        if path.is_dir() {
-            copy_tree(&path, &target);
-        } else {
-            std::fs::copy(&path, &target).unwrap();
-        }
-    }
 }
 
 /// The baseline job after a push to `main` of `work`'s HEAD: `sqlgate baseline update`, then the

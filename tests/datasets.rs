@@ -25,7 +25,7 @@ fn root() -> PathBuf {
 /// it in `dir/bird`.
 fn lay_out(dir: &Path) {
     let example = root().join("examples/spider-mini");
-    copy_dir(&example.join("database"), &dir.join("spider/database"));
+    common::copy_tree(&example.join("database"), &dir.join("spider/database"));
     for file in ["dev_gold.sql", "tables.json", "predictions/C3.txt"] {
         let target = dir.join("spider").join(file);
         std::fs::create_dir_all(target.parent().unwrap()).unwrap();
@@ -45,19 +45,6 @@ fn lay_out(dir: &Path) {
     }
     for file in ["dev.json", "predictions.json"] {
         std::fs::copy(bird.join(file), dir.join("bird").join(file)).unwrap();
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let path = entry.unwrap().path();
-        let target = to.join(path.file_name().unwrap());
-        if path.is_dir() {
-            copy_dir(&path, &target);
-        } else {
-            std::fs::copy(&path, &target).unwrap();
-        }
     }
 }
 

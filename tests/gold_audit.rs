@@ -11,25 +11,12 @@ use common::git;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let path = entry.unwrap().path();
-        let target = to.join(path.file_name().unwrap());
-        if path.is_dir() {
-            copy_tree(&path, &target);
-        } else {
-            std::fs::copy(&path, &target).unwrap();
-        }
-    }
-}
-
 /// A copy of the example (with its baseline), its config reading `overrides.jsonl` (empty), in
 /// a git repository.
 fn example() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    copy_tree(
+    common::copy_tree(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini"),
         root,
     );

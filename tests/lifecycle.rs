@@ -15,22 +15,9 @@ use std::process::Output;
 fn example_copy() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini");
-    copy_tree(&source, dir.path());
+    common::copy_tree(&source, dir.path());
     std::fs::remove_file(dir.path().join("baseline.json")).unwrap();
     dir
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let path = entry.unwrap().path();
-        let target = to.join(path.file_name().unwrap());
-        if path.is_dir() {
-            copy_tree(&path, &target);
-        } else {
-            std::fs::copy(&path, &target).unwrap();
-        }
-    }
 }
 
 /// `sqlgate ARGS` in `dir`, outside Actions.

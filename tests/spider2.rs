@@ -15,23 +15,10 @@ fn cases() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/spider2/cases")
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let path = entry.unwrap().path();
-        let target = to.join(path.file_name().unwrap());
-        if path.is_dir() {
-            copy_dir(&path, &target);
-        } else {
-            std::fs::copy(&path, &target).unwrap();
-        }
-    }
-}
-
 /// The cases laid out as Spider 2.0-lite ships them, with `profile` (a profile name, optionally
 /// followed by `, version: ...`); returns the config path.
 fn layout(dir: &Path, profile: &str) -> PathBuf {
-    copy_dir(&cases(), dir);
+    common::copy_tree(&cases(), dir);
     std::fs::create_dir_all(dir.join("localdb")).unwrap();
     for db in ["shop", "geo"] {
         let conn = rusqlite::Connection::open(dir.join(format!("localdb/{db}.sqlite"))).unwrap();

@@ -16,19 +16,6 @@ use std::process::Output;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let path = entry.unwrap().path();
-        let target = to.join(path.file_name().unwrap());
-        if path.is_dir() {
-            copy_tree(&path, &target);
-        } else {
-            std::fs::copy(&path, &target).unwrap();
-        }
-    }
-}
-
 fn text(output: &Output) -> String {
     format!(
         "exit {:?}\n{}\n{}",
@@ -72,7 +59,7 @@ fn history() -> &'static History {
     HISTORY.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
         let repo = dir.path().join("repo");
-        copy_tree(
+        common::copy_tree(
             &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini"),
             &repo,
         );
@@ -104,7 +91,7 @@ fn history() -> &'static History {
 fn checkout() -> (tempfile::TempDir, PathBuf, String) {
     let history = history();
     let dir = tempfile::tempdir().unwrap();
-    copy_tree(&history.dir.path().join("repo"), &dir.path().join("repo"));
+    common::copy_tree(&history.dir.path().join("repo"), &dir.path().join("repo"));
     std::fs::create_dir(dir.path().join("outside")).unwrap();
     std::fs::write(dir.path().join("outside/victim.sqlite"), "victim").unwrap();
     let repo = dir.path().join("repo");
@@ -453,7 +440,7 @@ fn a_suite_database_the_pull_request_deletes_is_distilled_again_and_said() {
 fn a_suite_cached_outside_git_is_reused_only_when_the_base_recorded_its_manifest() {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("repo");
-    copy_tree(
+    common::copy_tree(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini"),
         &repo,
     );

@@ -227,47 +227,27 @@ fn publish(
     let Some(actions) = ActionsContext::from_env() else {
         return Ok(());
     };
-    actions
-        .write_step_summary(publication.comment)
-        .context("cannot write $GITHUB_STEP_SUMMARY")?;
-    let workspace = std::env::var_os("GITHUB_WORKSPACE")
-        .map(std::path::PathBuf::from)
-        .or_else(|| std::env::current_dir().ok());
-    for run in runs {
-        let commands = crate::ci::annotations::workflow_commands(
-            &run.gate_run.gate,
-            &run.evaluation,
-            workspace.as_deref(),
-        );
-        for command in commands {
-            println!("{command}");
-        }
-    }
+    let gated: Vec<_> = (runs.iter())
+        .map(|run| (&run.gate_run.gate, &run.evaluation))
+        .collect();
+    finish::summarise_and_annotate(&actions, publication.comment, &gated)?;
     let first = publication.macro_average.cells.first();
     let gate = publication.gate;
-    let mut step_outputs = vec![
-        ("passed", gate.passed.to_string()),
-        (
-            "score",
-            first.map_or(String::new(), |c| format!("{:.4}", c.candidate_accuracy)),
-        ),
-        (
-            "delta",
-            first.map_or(String::new(), |c| {
-                let shown = crate::analysis::stats::shown_delta;
-                format!("{:+.1}", shown(c.baseline_accuracy, c.candidate_accuracy))
-            }),
-        ),
-        ("report", report_path.display().to_string()),
-        (
-            "reason",
-            match gate.passed {
-                true => String::new(),
-                false => publication.headline.to_string(),
-            },
-        ),
-    ];
-    step_outputs.extend(written.iter().cloned());
+    let shown = crate::analysis::stats::shown_delta;
+    let reason = match gate.passed {
+        true => String::new(),
+        false => publication.headline.to_string(),
+    };
+    let step_outputs = finish::gate_outputs(
+        gate.passed,
+        first.map(|c| {
+            let delta = shown(c.baseline_accuracy, c.candidate_accuracy);
+            (c.candidate_accuracy, delta)
+        }),
+        report_path,
+        reason,
+        written,
+    );
     actions
         .write_outputs(&step_outputs)
         .context("cannot write $GITHUB_OUTPUT")?;

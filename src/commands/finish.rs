@@ -228,45 +228,74 @@ fn publish(
     let Some(actions) = ActionsContext::from_env() else {
         return Ok(());
     };
-    actions
-        .write_step_summary(&run.comment)
-        .context("cannot write $GITHUB_STEP_SUMMARY")?;
-    let workspace = std::env::var_os("GITHUB_WORKSPACE")
-        .map(std::path::PathBuf::from)
-        .or_else(|| std::env::current_dir().ok());
-    for command in
-        crate::ci::annotations::workflow_commands(&run.gate, evaluation, workspace.as_deref())
-    {
-        println!("{command}");
-    }
+    summarise_and_annotate(&actions, &run.comment, &[(&run.gate, evaluation)])?;
     let first = run.gate.comparisons.first().and_then(|c| c.cells.first());
-    let mut step_outputs = vec![
-        ("passed", run.gate.passed.to_string()),
-        (
-            "score",
-            first.map_or(String::new(), |c| format!("{:.4}", c.candidate_accuracy)),
-        ),
-        (
-            "delta",
-            // As the comment shows it: the difference of the two accuracies as printed.
-            first.map_or(String::new(), |c| format!("{:+.1}", c.shown_delta())),
-        ),
-        ("report", report_path.display().to_string()),
-        (
-            "reason",
-            if run.gate.passed {
-                String::new()
-            } else {
-                run.gate.headline()
-            },
-        ),
-    ];
-    step_outputs.extend(written.iter().cloned());
+    let reason = match run.gate.passed {
+        true => String::new(),
+        false => run.gate.headline(),
+    };
+    let step_outputs = gate_outputs(
+        run.gate.passed,
+        first.map(|c| (c.candidate_accuracy, c.shown_delta())),
+        report_path,
+        reason,
+        written,
+    );
     actions
         .write_outputs(&step_outputs)
         .context("cannot write $GITHUB_OUTPUT")?;
     post(&actions, posting, (&run.marker, &run.comment), report_path);
     Ok(())
+}
+
+/// Writes the step summary (the comment) and one workflow annotation per regressed item of
+/// each gated evaluation, located in the workspace's files.
+pub(super) fn summarise_and_annotate(
+    actions: &ActionsContext,
+    comment: &str,
+    gated: &[(&crate::analysis::gate::GateResult, &Evaluation)],
+) -> anyhow::Result<()> {
+    actions
+        .write_step_summary(comment)
+        .context("cannot write $GITHUB_STEP_SUMMARY")?;
+    let workspace = std::env::var_os("GITHUB_WORKSPACE")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::current_dir().ok());
+    for (gate, evaluation) in gated {
+        for command in
+            crate::ci::annotations::workflow_commands(gate, evaluation, workspace.as_deref())
+        {
+            println!("{command}");
+        }
+    }
+    Ok(())
+}
+
+/// The gate's step outputs: `passed`, `score` and `delta` (the first gated cell's accuracy and
+/// its change as the comment shows it: the difference of the two accuracies as printed; empty
+/// when nothing was compared), `report`, `reason` (empty on a pass), then the files written.
+pub(super) fn gate_outputs<'a>(
+    passed: bool,
+    score_and_delta: Option<(f64, f64)>,
+    report_path: &Path,
+    reason: String,
+    written: &[(&'a str, String)],
+) -> Vec<(&'a str, String)> {
+    let mut step_outputs = vec![
+        ("passed", passed.to_string()),
+        (
+            "score",
+            score_and_delta.map_or(String::new(), |(score, _)| format!("{score:.4}")),
+        ),
+        (
+            "delta",
+            score_and_delta.map_or(String::new(), |(_, delta)| format!("{delta:+.1}")),
+        ),
+        ("report", report_path.display().to_string()),
+        ("reason", reason),
+    ];
+    step_outputs.extend(written.iter().cloned());
+    step_outputs
 }
 
 /// Posts (or only updates) the sticky comment as `posting` says, and says what happened.

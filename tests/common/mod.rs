@@ -15,6 +15,20 @@ pub fn shared_spider() -> PathBuf {
     path
 }
 
+/// Copies the folder `from` with everything below it to `to` (a test's own copy of a fixture).
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_tree(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
+}
+
 /// GitHub variables a test run must not inherit from a real Actions job.
 pub const GITHUB_VARIABLES: [&str; 10] = [
     "GITHUB_ACTIONS",
