@@ -143,9 +143,6 @@ fn repository(kind: Kind) -> tempfile::TempDir {
     std::fs::write(root.join("sqlgate.yml"), config(reader)).unwrap();
     std::fs::write(root.join("sqlgate-load.yml"), config(admin)).unwrap();
     git(root, &["init", "-q", "-b", "main"]);
-    // No automatic gc: a detached `git gc --auto` repacking while sqlgate resolves the base
-    // commit made that look-up fail once ("Needed a single revision").
-    git(root, &["config", "gc.auto", "0"]);
     git(root, &["add", "-A"]);
     git(root, &["commit", "-qm", "benchmark"]);
     dir
@@ -268,7 +265,10 @@ impl Run<'_> {
                     .env("GITHUB_SHA", git(root, &["rev-parse", "HEAD"]));
             }
             Event::PullRequest => {
-                let payload = root.join("../event.json");
+                // In the repository's own `.git` (outside its tree): beside the temporary folder
+                // it would be one file for every test of this binary, and a test running at the
+                // same time would give this one its base commit.
+                let payload = root.join(".git/sqlgate-event.json");
                 let event = serde_json::json!({"pull_request": {"base": {"sha": self.base}}});
                 std::fs::write(&payload, event.to_string()).unwrap();
                 command
