@@ -13,7 +13,7 @@ const DAY: f64 = 86_400.0;
 
 /// When the baseline was made: its own timestamp, else the committer date of its commit in the
 /// repository holding `folder` (a shallow clone may not have it).
-pub fn made_unix(baseline: &Baseline, folder: &Path) -> Option<i64> {
+fn made_unix(baseline: &Baseline, folder: &Path) -> Option<i64> {
     baseline
         .created_unix
         .or_else(|| commit_time(baseline.commit.as_deref()?, folder))
@@ -39,29 +39,33 @@ fn commit_time(commit: &str, folder: &Path) -> Option<i64> {
     output.status.success().then(|| text.trim().parse().ok())?
 }
 
-/// The baseline's age in days at `now` (`None` when either is unknown).
-pub fn age_days(config: &Config, baseline: &Baseline, now: Option<i64>) -> Option<f64> {
-    age_of(made_unix(baseline, &config.base_dir), now)
+/// When the baseline was made and how old it is: read once per run (its commit's date may take
+/// a git call) for the comment's note, `gate.max_baseline_age_days` and the step outputs.
+pub struct Age {
+    /// When it was made, when known.
+    made: Option<i64>,
+    /// Its age in days at the time of the run, when known.
+    pub days: Option<f64>,
 }
 
-fn age_of(made: Option<i64>, now: Option<i64>) -> Option<f64> {
-    made.zip(now)
-        .map(|(made, now)| (now - made).max(0) as f64 / DAY)
+impl Age {
+    /// The age of `baseline` now.
+    pub fn of(config: &Config, baseline: &Baseline) -> Age {
+        let made = made_unix(baseline, &config.base_dir);
+        let days = made
+            .zip(crate::analysis::baseline::now_unix())
+            .map(|(made, now)| (now - made).max(0) as f64 / DAY);
+        Age { made, days }
+    }
 }
 
 /// Adds the baseline's commit and age to the notes, and the verdict of
 /// `gate.max_baseline_age_days` (a note when it warns, a reason when it fails).
-pub fn apply(
-    config: &Config,
-    baseline: Option<&Baseline>,
-    now: Option<i64>,
-    gate: &mut GateResult,
-) {
-    let Some(baseline) = baseline else {
+pub fn apply(config: &Config, baseline: Option<(&Baseline, &Age)>, gate: &mut GateResult) {
+    let Some((baseline, age)) = baseline else {
         return;
     };
-    let made = made_unix(baseline, &config.base_dir);
-    let age_days = age_of(made, now);
+    let (made, age_days) = (age.made, age.days);
     let commit = baseline
         .commit
         .as_deref()

@@ -121,8 +121,7 @@ pub(super) fn finish_datasets(
     finish::print_written(&named);
     let flagged: Vec<String> = (runs.iter())
         .flat_map(|r| {
-            crate::analysis::review::flagged_gains(&r.config, &r.gate_run.gate)
-                .into_iter()
+            (r.gate_run.flagged_gains.iter())
                 .map(move |line| format!("dataset `{}`: {line}", r.name()))
         })
         .collect();
@@ -131,13 +130,7 @@ pub(super) fn finish_datasets(
     let written: Vec<(&str, String)> = [("summary", &outputs.summary), ("jsonl", &outputs.jsonl)]
         .into_iter()
         .filter_map(|(key, path)| Some((key, path.as_ref()?.display().to_string())))
-        .chain([
-            ("review", (!flagged.is_empty()).to_string()),
-            (
-                "review_reason",
-                flagged.first().cloned().unwrap_or_default(),
-            ),
-        ])
+        .chain(finish::review_outputs(&flagged))
         .collect();
     let publication = Publication {
         gate: &gate,

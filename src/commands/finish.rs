@@ -157,12 +157,8 @@ pub(super) fn finish(
     );
     print_verdict(&gate_run.gate.headline(), &gate_run.gate);
     print_written(&named);
-    let flagged = crate::analysis::review::flagged_gains(config, &gate_run.gate);
-    written.push(("review", (!flagged.is_empty()).to_string()));
-    written.push((
-        "review_reason",
-        flagged.first().cloned().unwrap_or_default(),
-    ));
+    let flagged = &gate_run.flagged_gains;
+    written.extend(review_outputs(flagged));
     let posting = super::comment_policy::posting(
         outputs.comment,
         config,
@@ -269,6 +265,18 @@ pub(super) fn summarise_and_annotate(
         }
     }
     Ok(())
+}
+
+/// The step outputs of the gains flagged for review: `review` (whether any) and
+/// `review_reason` (the first, empty when none).
+pub(super) fn review_outputs(flagged: &[String]) -> [(&'static str, String); 2] {
+    [
+        ("review", (!flagged.is_empty()).to_string()),
+        (
+            "review_reason",
+            flagged.first().cloned().unwrap_or_default(),
+        ),
+    ]
 }
 
 /// The gate's step outputs: `passed`, `score` and `delta` (the first gated cell's accuracy and

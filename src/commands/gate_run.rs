@@ -33,6 +33,9 @@ pub struct GateRun {
     pub features: crate::analysis::features::FeatureTable,
     /// A `datasets` entry the baseline holds no section for: nothing was compared on it.
     pub not_in_baseline: bool,
+    /// The gated cells whose gain exceeds `gate.review_gain_points` (also among the notes): the
+    /// `review` outputs and the comment policy read them.
+    pub flagged_gains: Vec<String>,
 }
 
 /// The hidden marker of a config's comment: one sticky comment per config file, named by its
@@ -88,10 +91,9 @@ pub fn gate_run(
     report_file: &str,
 ) -> Result<GateRun, InputError> {
     let (baseline, baseline_changed, not_in_baseline) = load_baseline(config, evaluation)?;
-    let now = crate::analysis::baseline::now_unix();
-    if let Some(stored) = &baseline {
-        let age = crate::analysis::freshness::age_days(config, stored, now);
-        write_baseline_outputs(stored, age);
+    let age = (baseline.as_ref()).map(|stored| crate::analysis::freshness::Age::of(config, stored));
+    if let Some((stored, age)) = baseline.as_ref().zip(age.as_ref()) {
+        write_baseline_outputs(stored, age.days);
     }
     let (template, template_changed) = load_template(config)?;
     let difficulties = Summary::of(evaluation).difficulties;
@@ -159,9 +161,9 @@ pub fn gate_run(
         gate.notes.insert(0, note.clone());
     }
     gate.notes.extend(config.trust_notes.iter().cloned());
-    crate::analysis::freshness::apply(config, baseline.as_ref(), now, &mut gate);
-    gate.notes
-        .extend(crate::analysis::review::flagged_gains(config, &gate));
+    crate::analysis::freshness::apply(config, baseline.as_ref().zip(age.as_ref()), &mut gate);
+    let flagged_gains = crate::analysis::review::flagged_gains(config, &gate);
+    gate.notes.extend(flagged_gains.iter().cloned());
     gate.notes.extend(evaluation.notes.iter().cloned());
     if let (Some(b), Some(section)) = (&baseline, &config.baseline) {
         if b.records_sha256.is_none() {
@@ -229,6 +231,7 @@ pub fn gate_run(
         baseline_commit: baseline.and_then(|b| b.commit),
         features,
         not_in_baseline: absent_dataset,
+        flagged_gains,
     })
 }
 
