@@ -4,13 +4,15 @@
 //! Each violation carries the repair that restores the original's partner.
 
 use super::{
-    column_facts, literal, pairing, quoted, same_value, shown, unique_value, ColumnFacts, Violation,
+    column_facts, literal, memo, pairing, quoted, same_value, shown, unique_value, ColumnFacts,
+    Violation,
 };
 use crate::engine::value::{Row, Value};
 use rusqlite::Connection;
 
 /// A declared single-column foreign key of the original: `child.column` references
 /// `parent.key`.
+#[derive(Clone)]
 struct Link {
     child: String,
     column: String,
@@ -21,6 +23,12 @@ struct Link {
 /// The declared single-column foreign keys of `table` in the original (composite ones and
 /// those naming no parent column are left out).
 fn links(original: &Connection, table: &str) -> Vec<Link> {
+    memo::remembered(original, format!("links\0{table}"), || {
+        declared_links(original, table)
+    })
+}
+
+fn declared_links(original: &Connection, table: &str) -> Vec<Link> {
     let sql = format!(
         "SELECT id, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list({})",
         literal(&Value::Text(table.to_string()))
@@ -310,6 +318,12 @@ fn names_no_parent(
 /// (NULL counted as one), but for at most one in a hundred (data-entry noise: car_1 lists one
 /// make under `volkswagen` and ` volkswagen`); such a value has no partner.
 fn determines(original: &Connection, table: &str, a: &str, b: &str) -> bool {
+    memo::remembered(original, format!("determines\0{table}\0{a}\0{b}"), || {
+        dependency_holds(original, table, a, b)
+    })
+}
+
+fn dependency_holds(original: &Connection, table: &str, a: &str, b: &str) -> bool {
     let (t, a, b) = (quoted(table), quoted(a), quoted(b));
     let sql = format!(
         "SELECT sum(values_of_b > 1), sum(rows > 1), count(*) FROM (SELECT \

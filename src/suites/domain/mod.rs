@@ -13,6 +13,7 @@ use crate::util::sqlite::quoted_identifier as quoted;
 use rusqlite::Connection;
 
 mod links;
+mod memo;
 mod shape;
 
 pub use shape::Shape;
@@ -123,6 +124,12 @@ pub fn all_distinct(original: &Connection, table: &str, column: &str) -> bool {
 }
 
 fn column_facts(original: &Connection, table: &str, column: &str) -> Option<ColumnFacts> {
+    memo::remembered(original, format!("facts\0{table}\0{column}"), || {
+        learned_facts(original, table, column)
+    })
+}
+
+fn learned_facts(original: &Connection, table: &str, column: &str) -> Option<ColumnFacts> {
     let (c, t) = (quoted(column), quoted(table));
     original
         .query_row(
@@ -310,7 +317,9 @@ fn occurrences(original: &Connection, table: &str, column: &str, value: &Value) 
         quoted(column),
         literal(value)
     );
-    original.query_row(&sql, [], |row| row.get(0)).ok()
+    memo::remembered(original, sql.clone(), || {
+        original.query_row(&sql, [], |row| row.get(0)).ok()
+    })
 }
 
 /// Rows that hold an original value of one all-distinct text column beside another all-distinct
@@ -406,6 +415,10 @@ fn pair_violation(
 
 /// The one value `sql` (`... LIMIT 2`) returns, or `None` when it returns no row or several.
 fn unique_value(original: &Connection, sql: &str) -> Option<Value> {
+    memo::remembered(original, sql.to_string(), || only_value(original, sql))
+}
+
+fn only_value(original: &Connection, sql: &str) -> Option<Value> {
     let mut statement = original.prepare(sql).ok()?;
     let mut rows = statement.query([]).ok()?;
     let first = rows
