@@ -4,7 +4,7 @@
 //! - distillation wall time (from scratch into a fresh folder) and its power (undistinguished
 //!   neighbors over the items with an original database, golds empty on every suite database);
 //! - EX and TS of the four shared systems and the mean EX - TS gap, with the warm TS time (gold
-//!   results cached);
+//!   results cached), and the gap split by golds the gold audit flags, as the report splits it;
 //! - on the 55 hand-judged EX-right / TS-wrong flips of `spider/ts-judged/`: the share of
 //!   `genuine` and `gold-wrong` flips still TS-wrong, and the share of artifact flips
 //!   (`unnatural-data`, `tie-only`, `empty-only`, `tool-bug`) now TS-right;
@@ -104,6 +104,53 @@ fn judged(evaluation: &Evaluation, file: &Path, verbose: bool) {
     );
 }
 
+/// The flips (EX-right, TS-wrong with a counterexample) of each system split as the report splits
+/// them: on golds the gold audit flags on the original database, and on the rest, in points.
+fn gap_by_flagged_golds(config: &Config, evaluation: &Evaluation) {
+    let limits = sqlgate::engine::exec::Limits::of(&config.execution);
+    let executor = sqlgate::engine::server::executor(config, &evaluation.dataset, limits, 1)
+        .expect("executor starts");
+    let profile = sqlgate::engine::profile::Profile::new(&config.compare);
+    let flipped: std::collections::BTreeSet<usize> =
+        sqlgate::report::audit::flipped_items(evaluation)
+            .into_iter()
+            .flatten()
+            .collect();
+    let context = sqlgate::analysis::audit::Context {
+        dataset: &evaluation.dataset,
+        executor: &executor,
+        profile: &profile,
+        suite: None,
+        systems: &[],
+        dialects: &[],
+    };
+    let findings = context.audit(&flipped.into_iter().collect::<Vec<_>>());
+    println!("the gap split by flagged golds (the report's split):");
+    for split in sqlgate::report::audit::flip_splits(evaluation, &findings) {
+        let system = evaluation
+            .systems
+            .iter()
+            .position(|x| x.name == split.system)
+            .expect("a split names a scored system");
+        let scored = evaluation
+            .system_results(system)
+            .iter()
+            .filter(|r| r.scores[1].value.is_some())
+            .count()
+            .max(1) as f64;
+        let points = |flips: usize| 100.0 * flips as f64 / scored;
+        println!(
+            "  {:<10} {} flips: {} on flagged golds ({:.1} points), {} on the rest ({:.1} points)",
+            split.system,
+            split.flips,
+            split.on_flagged,
+            points(split.on_flagged),
+            split.flips - split.on_flagged,
+            points(split.flips - split.on_flagged)
+        );
+    }
+}
+
 fn main() {
     let spider = spider_dir();
     let suite = std::env::var_os("SQLGATE_SUITE")
@@ -158,9 +205,10 @@ fn main() {
         );
     }
     println!(
-        "mean EX - TS gap: {:.2} points (target <= 2.0)",
+        "mean EX - TS gap: {:.2} points (reported, no target: nearly every flip is a real error)",
         gaps.iter().sum::<f64>() / gaps.len().max(1) as f64
     );
+    gap_by_flagged_golds(&config, &evaluation);
     println!("shared judged sample (spider/ts-judged/):");
     judged(
         &evaluation,
