@@ -291,7 +291,8 @@ fn a_pull_requests_own_overrides_do_not_change_its_audit() {
     assert_eq!(jsonl, base_jsonl);
     assert_eq!(report, base_report);
     assert!(
-        stdout.contains("note: this pull request changes the gold overrides"),
+        stdout.contains("note: this pull request changes the gold overrides")
+            && stdout.contains("trusted inputs (config, gold overrides) read from the base"),
         "{stdout}"
     );
 }

@@ -91,7 +91,7 @@ pub fn eval(
     shard: Option<&str>,
     trust: &Trust,
 ) -> anyhow::Result<ExitCode> {
-    let config = load_config(config, trust)?;
+    let config = load_config(config, trust, GATED_INPUTS)?;
     check_outputs(&config, &outputs)?;
     datasets::check_outputs(&config, &outputs)?;
     match shard {
@@ -119,7 +119,10 @@ pub fn audit(
         trusted_base,
         baseline_ref: None,
     };
-    audit::audit(&load_config(config, &trust)?, outputs)
+    audit::audit(
+        &load_config(config, &trust, "config, gold overrides")?,
+        outputs,
+    )
 }
 
 /// `sqlgate merge`: join shard files, then report and gate as an unsharded run.
@@ -129,7 +132,7 @@ pub fn merge(
     outputs: Outputs,
     trust: &Trust,
 ) -> anyhow::Result<ExitCode> {
-    let config = load_config(config, trust)?;
+    let config = load_config(config, trust, GATED_INPUTS)?;
     check_outputs(&config, &outputs)?;
     datasets::check_outputs(&config, &outputs)?;
     if config.is_multi() {
@@ -167,7 +170,7 @@ fn run_action(config_path: &Path) -> anyhow::Result<ExitCode> {
         trusted_base: None,
         baseline_ref: action_input("BASELINE-REF"),
     };
-    let config = load_config(config_path, &trust)?;
+    let config = load_config(config_path, &trust, GATED_INPUTS)?;
     let outputs = Outputs {
         jsonl: action_input("JSONL").map(PathBuf::from),
         summary: action_input("SUMMARY").map(PathBuf::from),
@@ -191,10 +194,14 @@ fn run_action(config_path: &Path) -> anyhow::Result<ExitCode> {
     )
 }
 
+/// The trusted inputs a gated run reads from the base commit, as its log names them.
+const GATED_INPUTS: &str = "config, template, baseline, gold overrides";
+
 /// The config of a gated run: as the trusted base commit has it when there is one (`--trusted-base`,
 /// or the base of the pull request GitHub Actions runs for; see [`lifecycle::settle`] for a base
-/// without a config that loads), else from the working tree.
-fn load_config(path: &Path, trust: &Trust) -> anyhow::Result<Config> {
+/// without a config that loads), else from the working tree. `inputs` names, for the log, the
+/// trusted inputs the command goes on to read from the base.
+fn load_config(path: &Path, trust: &Trust, inputs: &str) -> anyhow::Result<Config> {
     let base = match trust.trusted_base.as_deref() {
         Some(revision) => Some(TrustedBase::at(
             path.parent()
@@ -206,7 +213,7 @@ fn load_config(path: &Path, trust: &Trust) -> anyhow::Result<Config> {
     };
     if let Some(base) = &base {
         println!(
-            "sqlgate: trusted inputs (config, template, baseline) read from the base commit {}",
+            "sqlgate: trusted inputs ({inputs}) read from the base commit {}",
             crate::input::config::short_commit(&base.commit)
         );
     }

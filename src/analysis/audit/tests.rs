@@ -104,6 +104,35 @@ fn a_failing_gold_is_a_gold_error() {
 }
 
 #[test]
+fn a_gold_past_the_time_limit_is_a_gold_timeout() {
+    let folder = tempfile::tempdir().unwrap();
+    let db = database(folder.path(), "db.sqlite", DATA);
+    let endless = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) \
+                   SELECT count(*) FROM n";
+    let dataset = dataset(&db, vec![item(0, endless)]);
+    let executor = Executor::new(Limits {
+        timeout: Duration::from_millis(200),
+        ..executor().limits()
+    });
+    let profile = profile(ProfileName::Bird);
+    let context = Context {
+        dataset: &dataset,
+        executor: &executor,
+        profile: &profile,
+        suite: None,
+        systems: &[],
+        dialects: &[],
+    };
+    let findings = shown(context.audit_all());
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(findings[0].0, "gold-timeout");
+    assert!(
+        findings[0].1.starts_with("on db.sqlite: ") && findings[0].1.contains("200 ms"),
+        "{findings:?}"
+    );
+}
+
+#[test]
 fn a_limit_cut_on_tied_rows_is_a_limit_tie() {
     assert_eq!(
         audit_one(
