@@ -107,6 +107,8 @@ impl Frame {
         if !changed {
             return Ok(Frame { columns });
         }
+        // Exported again rather than kept: the common path above holds one column's texts at a
+        // time, and a large result would otherwise hold all of them for this rare case.
         let texts: Vec<Vec<String>> = (0..width).map(|c| export_column(rows, c)).collect();
         let table = parse_csv(&to_csv::write_csv(names, &texts))?;
         Ok(Frame::from_csv(table.columns.len(), &table.rows, rules))

@@ -75,12 +75,10 @@ impl Config {
         path: &Path,
         bytes: Vec<u8>,
     ) -> Result<Option<Vec<u8>>, InputError> {
-        let value: Option<serde_json::Value> = serde_json::from_slice(&bytes).ok();
-        let sections = value.as_ref().and_then(|v| v.get(BASELINE_SECTIONS));
         let Some(name) = &self.dataset_name else {
-            return match sections {
-                None => Ok(Some(bytes)),
-                Some(_) => Err(InputError::malformed(
+            return match has_sections(&bytes) {
+                false => Ok(Some(bytes)),
+                true => Err(InputError::malformed(
                     path,
                     BASELINE_SECTIONS,
                     "this baseline holds several datasets (made by a config with `datasets:`), \
@@ -88,7 +86,12 @@ impl Config {
                 )),
             };
         };
-        match sections.and_then(|s| s.as_object()) {
+        let value: Option<serde_json::Value> = serde_json::from_slice(&bytes).ok();
+        match value
+            .as_ref()
+            .and_then(|v| v.get(BASELINE_SECTIONS))
+            .and_then(|s| s.as_object())
+        {
             Some(sections) => Ok(sections
                 .get(name)
                 .map(|s| serde_json::to_vec(s).expect("JSON values serialize"))),
@@ -102,9 +105,9 @@ impl Config {
     }
 
     /// Refuses a command that reads one dataset on a config with `datasets:`.
-    pub fn single(&self, command: &str) -> Result<&Config, InputError> {
+    pub fn single(&self, command: &str) -> Result<(), InputError> {
         match self.is_multi() {
-            false => Ok(self),
+            false => Ok(()),
             true => Err(InputError::Config {
                 path: self.path.clone(),
                 message: format!(
@@ -258,4 +261,22 @@ pub fn in_entry(one: &Config, error: InputError) -> InputError {
         },
         other => other,
     }
+}
+
+/// Whether a baseline file is the sectioned shape (a top-level `datasets` key). The file is
+/// read without building it (the one-dataset case, the common one, then parses it once, in
+/// [`crate::analysis::baseline::Baseline::parse`]); a file that is not a JSON object is not
+/// sectioned, and the baseline's own parse says what is wrong with it.
+fn has_sections(bytes: &[u8]) -> bool {
+    /// The top-level keys that matter here: whether [`BASELINE_SECTIONS`] is present, whatever
+    /// it holds (`null` included).
+    #[derive(serde::Deserialize)]
+    struct TopLevel {
+        #[serde(default, deserialize_with = "present")]
+        datasets: bool,
+    }
+    fn present<'de, D: serde::Deserializer<'de>>(value: D) -> Result<bool, D::Error> {
+        serde::Deserialize::deserialize(value).map(|_: serde::de::IgnoredAny| true)
+    }
+    serde_json::from_slice::<TopLevel>(bytes).is_ok_and(|top| top.datasets)
 }
