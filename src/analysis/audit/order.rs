@@ -103,8 +103,11 @@ pub(super) fn sorted_rows(
             ));
         }
     }
-    if order_matters && sort.limit.is_none() {
-        if let Some(evidence) = order_tie(rows, keys) {
+    // Under a LIMIT only the rows it keeps are compared: a tie inside the cut leaves their order
+    // undetermined (a tie across the cut is a `limit-tie`).
+    let compared = &rows[..sort.limit.map_or(rows.len(), |limit| limit.min(rows.len()))];
+    if order_matters {
+        if let Some(evidence) = order_tie(compared, keys) {
             found.push((Kind::OrderTie, evidence));
         }
     }
