@@ -340,6 +340,11 @@ fn bad_datasets_input_names_the_key_and_exits_2() {
             "`gate.must_pass` and `gate.accept` name item indexes of one dataset",
         ),
         (
+            format!("datasets:\n{SPIDER_ENTRY}audit: {{ overrides: overrides.jsonl }}\n"),
+            "`audit.overrides` and `audit.dialects` name items of one dataset: with `datasets`, \
+             give them in that dataset's entry (`datasets[i].audit`)",
+        ),
+        (
             format!("datasets:\n{}", SPIDER_ENTRY.replace("spider/database", "nowhere")),
             "`datasets` entry `spider`: `dataset.databases`",
         ),
@@ -356,11 +361,6 @@ fn bad_datasets_input_names_the_key_and_exits_2() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
     let config = write_config(dir, SPIDER_ENTRY, "{ metric: ex }");
-    let stderr = run(&["audit", "--config", &config], 2);
-    assert!(
-        stderr.contains("`datasets`: `sqlgate audit` reads one dataset"),
-        "{stderr}"
-    );
     let junit = dir.join("junit.xml");
     let stderr = run(
         &[
@@ -375,6 +375,69 @@ fn bad_datasets_input_names_the_key_and_exits_2() {
     assert!(
         stderr.contains("`--junit` is written for one dataset only"),
         "{stderr}"
+    );
+}
+
+/// The outcome of item `index` of `dataset` in the per-item lines of an `eval`.
+fn ex_outcome<'a>(items: &'a [Json], dataset: &str, index: u64) -> &'a str {
+    let item = items
+        .iter()
+        .find(|i| i["dataset"] == dataset && i["index"] == index)
+        .unwrap_or_else(|| panic!("no item {index} of {dataset}"));
+    item["outcome"]["ex"].as_str().unwrap()
+}
+
+#[test]
+fn each_dataset_has_its_own_overrides_and_audit() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path();
+    lay_out(dir);
+    let excluded = serde_json::json!({"index": 0, "exclude": true, "reason": "spider's own"});
+    std::fs::write(dir.join("spider/overrides.jsonl"), format!("{excluded}\n")).unwrap();
+    let spider = format!("{SPIDER_ENTRY}    audit: {{ overrides: spider/overrides.jsonl }}\n");
+    let config = write_config(dir, &format!("{spider}{BIRD_ENTRY}"), "{ metric: ex }");
+    run(&["baseline", "update", "--config", &config], 0);
+    let (_, items) = eval(dir, &config, 0);
+    // The override names item 0 of Spider only: BIRD's item 0 is scored.
+    assert_eq!(ex_outcome(&items, "spider", 0), "skipped");
+    assert_ne!(ex_outcome(&items, "bird", 0), "skipped");
+
+    let (jsonl, report) = (dir.join("audit.jsonl"), dir.join("audit.md"));
+    let output = sqlgate(&[
+        "audit",
+        "--config",
+        &config,
+        "--jsonl",
+        jsonl.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    let spider_at = stdout.find("dataset `spider`:\n").expect("spider's part");
+    let bird_at = stdout.find("dataset `bird`:\n").expect("bird's part");
+    assert!(spider_at < bird_at, "{stdout}");
+    assert!(
+        stdout.contains("gold audit: ") && stdout.matches("gold audit: ").count() == 2,
+        "{stdout}"
+    );
+    let findings = common::read_jsonl(&jsonl);
+    for name in ["spider", "bird"] {
+        assert!(
+            findings.iter().any(|f| f["dataset"] == name),
+            "no finding names {name}"
+        );
+    }
+    assert!(findings
+        .iter()
+        .all(|f| f["index"].is_u64() && f["kind"].is_string()));
+    let section = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        section.starts_with("## Gold audit\n\n### Dataset `spider`\n")
+            && section.contains("\n### Dataset `bird`\n")
+            && section.contains("#### Reviewed gold overrides")
+            && section.contains("| 0 | excluded | spider's own |"),
+        "{section}"
     );
 }
 

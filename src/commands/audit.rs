@@ -19,23 +19,87 @@ const AUDIT_MARKERS: &[&str] = &["{\"index\":", crate::report::audit::HEADING];
 /// `sqlgate audit` of a loaded config (in a pull-request run, the trusted base's: see
 /// [`super::load_config`]): prints what the pull request changed that the audit did not use,
 /// every finding and a count per kind, writes `--jsonl` and `--report`; exit 0 whatever it
-/// finds (findings are for review, not a verdict).
+/// finds (findings are for review, not a verdict). With `datasets:` each dataset is audited on
+/// its own (its overrides and dialects are its entry's): the console and the Markdown section
+/// give one part per dataset, and each JSON line names its dataset.
 pub fn audit(
     config: &Config,
     (jsonl, report): (Option<&Path>, Option<&Path>),
 ) -> anyhow::Result<ExitCode> {
-    config.single("sqlgate audit")?;
     for (key, path) in [("--jsonl", jsonl), ("--report", report)] {
         if let Some(path) = path {
             super::finish::check_output(config, key, path, AUDIT_MARKERS)?;
         }
     }
-    let prepared = crate::score::evaluation::prepare(config)?;
-    for note in trust_notes(config, &prepared.overrides) {
-        println!("note: {}", crate::util::log::log_value(&note));
-    }
     crate::util::memory::install_sqlite_allocator();
     crate::util::memory::PROCESS.set_limit(config.execution.max_memory);
+    let audits = config
+        .dataset_configs()
+        .iter()
+        .map(audit_dataset)
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut notes: Vec<String> = Vec::new();
+    for note in audits.iter().flat_map(|a| &a.notes) {
+        if !notes.contains(note) {
+            notes.push(note.clone());
+        }
+    }
+    for note in &notes {
+        println!("note: {}", crate::util::log::log_value(note));
+    }
+    let multi = config.is_multi();
+    for one in &audits {
+        if multi {
+            println!("dataset `{}`:", crate::util::log::log_value(&one.name));
+        }
+        print!(
+            "{}",
+            crate::report::audit::console(&one.findings, one.items)
+        );
+    }
+    if let Some(path) = jsonl {
+        write(config, ("--jsonl", path), |out| {
+            audits.iter().try_for_each(|one| {
+                let dataset = multi.then_some(one.name.as_str());
+                crate::report::audit::write_jsonl(&one.findings, dataset, out)
+            })
+        })?;
+    }
+    if let Some(path) = report {
+        let section = match multi {
+            false => crate::report::audit::markdown(&audits[0].findings, &audits[0].overrides),
+            true => crate::report::audit::markdown_datasets(
+                &audits
+                    .iter()
+                    .map(|a| (a.name.as_str(), a.findings.as_slice(), &a.overrides))
+                    .collect::<Vec<_>>(),
+            ),
+        };
+        write(config, ("--report", path), |out| {
+            out.write_all(section.as_bytes())
+        })?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The audit of one dataset.
+struct DatasetAudit {
+    /// The dataset's name (`default` with `dataset:`).
+    name: String,
+    /// Its items.
+    items: usize,
+    /// What it finds.
+    findings: Vec<crate::analysis::audit::Finding>,
+    /// The reviewed overrides it read.
+    overrides: crate::input::overrides::GoldOverrides,
+    /// What the pull request changed that it did not use.
+    notes: Vec<String>,
+}
+
+/// Audits the dataset of a one-dataset config (one of [`Config::dataset_configs`]) on its
+/// databases, its suite, its other dialects' golds and its systems.
+fn audit_dataset(config: &Config) -> anyhow::Result<DatasetAudit> {
+    let prepared = crate::score::evaluation::prepare(config)?;
     let dataset = &prepared.dataset;
     let limits = Limits::of(&config.execution);
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
@@ -51,23 +115,13 @@ pub fn audit(
         systems: &prepared.systems,
         dialects: &dialects,
     };
-    let findings = context.audit_all();
-    print!(
-        "{}",
-        crate::report::audit::console(&findings, dataset.items.len())
-    );
-    if let Some(path) = jsonl {
-        write(config, ("--jsonl", path), |out| {
-            crate::report::audit::write_jsonl(&findings, out)
-        })?;
-    }
-    if let Some(path) = report {
-        let section = crate::report::audit::markdown(&findings, &prepared.overrides);
-        write(config, ("--report", path), |out| {
-            out.write_all(section.as_bytes())
-        })?;
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(DatasetAudit {
+        name: config.dataset_name().to_string(),
+        items: dataset.items.len(),
+        findings: context.audit_all(),
+        notes: trust_notes(config, &prepared.overrides),
+        overrides: prepared.overrides,
+    })
 }
 
 /// What a pull-request audit read from the base commit instead of the pull request's tree.

@@ -43,10 +43,22 @@ fn counts(findings: &[Finding]) -> BTreeMap<Kind, usize> {
     counts
 }
 
-/// One JSON object per finding: `{"index", "db_id", "kind", "evidence"}`.
-pub fn write_jsonl(findings: &[Finding], out: &mut dyn std::io::Write) -> std::io::Result<()> {
+/// One JSON object per finding: `{"index", "db_id", "kind", "evidence"}`, and `"dataset"` (its
+/// name) last when the config names several datasets.
+pub fn write_jsonl(
+    findings: &[Finding],
+    dataset: Option<&str>,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    #[derive(Serialize)]
+    struct Line<'a> {
+        #[serde(flatten)]
+        finding: &'a Finding,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        dataset: Option<&'a str>,
+    }
     for finding in findings {
-        serde_json::to_writer(&mut *out, finding)?;
+        serde_json::to_writer(&mut *out, &Line { finding, dataset })?;
         out.write_all(b"\n")?;
     }
     Ok(())
@@ -54,7 +66,26 @@ pub fn write_jsonl(findings: &[Finding], out: &mut dyn std::io::Write) -> std::i
 
 /// The Markdown section: counts per kind, the findings by item, and the reviewed overrides.
 pub fn markdown(findings: &[Finding], overrides: &GoldOverrides) -> String {
-    let mut text = format!("{HEADING}\n\n");
+    format!("{HEADING}\n\n{}", body(findings, overrides, "###"))
+}
+
+/// The Markdown section of a config with several datasets: one part per dataset (name,
+/// findings, overrides), each as [`markdown`] gives one dataset's.
+pub fn markdown_datasets(datasets: &[(&str, &[Finding], &GoldOverrides)]) -> String {
+    let mut text = format!("{HEADING}\n");
+    for (name, findings, overrides) in datasets {
+        text.push_str(&format!(
+            "\n### Dataset `{}`\n\n{}",
+            markdown_inline(name),
+            body(findings, overrides, "####")
+        ));
+    }
+    text
+}
+
+/// One dataset's part of the section; `heading` is the level of its overrides' heading.
+fn body(findings: &[Finding], overrides: &GoldOverrides, heading: &str) -> String {
+    let mut text = String::new();
     if findings.is_empty() {
         text.push_str("No findings.\n");
     } else {
@@ -75,9 +106,9 @@ pub fn markdown(findings: &[Finding], overrides: &GoldOverrides) -> String {
     }
     let reviewed = override_views(overrides);
     if !reviewed.is_empty() {
-        text.push_str(
-            "\n### Reviewed gold overrides\n\n| item | action | reason |\n|---:|---|---|\n",
-        );
+        text.push_str(&format!(
+            "\n{heading} Reviewed gold overrides\n\n| item | action | reason |\n|---:|---|---|\n"
+        ));
         for view in reviewed {
             text.push_str(&format!(
                 "| {} | {} | {} |\n",
@@ -229,10 +260,16 @@ mod tests {
             finding(9, Kind::GoldError, "e"),
         ];
         let mut jsonl = Vec::new();
-        write_jsonl(&findings, &mut jsonl).unwrap();
+        write_jsonl(&findings, None, &mut jsonl).unwrap();
         assert_eq!(
             String::from_utf8(jsonl).unwrap().lines().next().unwrap(),
             "{\"index\":3,\"db_id\":\"db\",\"kind\":\"limit-tie\",\"evidence\":\"on db.sqlite: rows 1 and 2 tie | x\"}"
+        );
+        let mut jsonl = Vec::new();
+        write_jsonl(&findings, Some("bird"), &mut jsonl).unwrap();
+        assert_eq!(
+            String::from_utf8(jsonl).unwrap().lines().nth(2).unwrap(),
+            "{\"index\":9,\"db_id\":\"db\",\"kind\":\"gold-error\",\"evidence\":\"e\",\"dataset\":\"bird\"}"
         );
         let text = console(&findings, 10);
         assert!(text.contains("#9 db gold-error: e\n"), "{text}");
@@ -245,6 +282,13 @@ mod tests {
         assert!(
             section.contains("| 3 | db | `limit-tie` | on db.sqlite: rows 1 and 2 tie &#124; x |"),
             "{section}"
+        );
+        let none = GoldOverrides::default();
+        let both = markdown_datasets(&[("spider", &findings, &none), ("bird", &[], &none)]);
+        assert!(
+            both.starts_with(&format!("{HEADING}\n\n### Dataset `spider`\n\n| kind |"))
+                && both.ends_with("### Dataset `bird`\n\nNo findings.\n"),
+            "{both}"
         );
         let flagged = flagged_views(&findings, &GoldOverrides::default());
         assert_eq!(flagged.len(), 2);

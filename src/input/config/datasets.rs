@@ -16,7 +16,7 @@ pub const BASELINE_SECTIONS: &str = "datasets";
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[serde(
-    expecting = "a `datasets` entry: a map with `name`, `dataset`, `predictions` and optional `suite`, `compare`, e.g. `{ name: spider, dataset: { gold: dev_gold.sql, databases: database }, predictions: [{ path: pred.txt }] }`"
+    expecting = "a `datasets` entry: a map with `name`, `dataset`, `predictions` and optional `suite`, `compare`, `audit`, e.g. `{ name: spider, dataset: { gold: dev_gold.sql, databases: database }, predictions: [{ path: pred.txt }] }`"
 )]
 pub struct DatasetEntry {
     /// The dataset's name: its heading in the report, its key in `summary.json` and the baseline.
@@ -32,6 +32,10 @@ pub struct DatasetEntry {
     /// profile for BIRD beside `spider-ts` for Spider.
     #[serde(default)]
     pub compare: Option<CompareConfig>,
+    /// Its gold audit settings: reviewed overrides and other dialects' golds name this
+    /// dataset's items, so they live in its entry, never at the top level.
+    #[serde(default)]
+    pub audit: Option<crate::input::audit::AuditConfig>,
 }
 
 impl Config {
@@ -62,6 +66,9 @@ impl Config {
                 one.suite = entry.suite.clone().unwrap_or_else(|| self.suite.clone());
                 one.compare = (entry.compare.clone()).unwrap_or_else(|| self.compare.clone());
                 one.dataset_name = Some(entry.name.clone());
+                if let Some(audit) = &entry.audit {
+                    one.audit = audit.clone();
+                }
                 one
             })
             .collect()
@@ -179,6 +186,13 @@ impl Config {
                     .into(),
             );
         }
+        if self.audit.overrides.is_some() || !self.audit.dialects.is_empty() {
+            return Err(
+                "`audit.overrides` and `audit.dialects` name items of one dataset: with \
+                 `datasets`, give them in that dataset's entry (`datasets[i].audit`)"
+                    .into(),
+            );
+        }
         if self.baseline.as_ref().is_some_and(|b| b.anchor.is_some()) {
             return Err(
                 "`baseline.anchor` (the drift guard) is for one dataset: it is not available \
@@ -219,6 +233,9 @@ impl Config {
             }
             if let Some(path) = entry.suite.as_mut().and_then(|s| s.path.as_mut()) {
                 *path = base.join(&*path);
+            }
+            if let Some(audit) = &mut entry.audit {
+                audit.resolve(&base);
             }
         }
     }
