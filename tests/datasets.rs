@@ -4,6 +4,7 @@
 //! baseline lacks, and the config errors of `datasets`.
 
 mod common;
+mod junit_schema;
 
 use common::sqlgate;
 use serde_json::Value as Json;
@@ -211,6 +212,38 @@ fn two_datasets_one_run_per_dataset_gates_and_the_macro_average() {
         report.contains("| model | 92.4 | 84.4 | 88.4 | 89.7 | -1.3 | – | ❌ |"),
         "{report}"
     );
+
+    // JUnit: a suite per dataset (its cells pass) and the macro-average's, which fails.
+    let junit = dir.join("junit.xml");
+    run(
+        &[
+            "eval",
+            "--config",
+            &config,
+            "--junit",
+            junit.to_str().unwrap(),
+        ],
+        1,
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let cases = junit_schema::validate(&xml);
+    assert!(
+        xml.contains("<testsuite name=\"sqlgate gate: spider\"")
+            && xml.contains("<testsuite name=\"sqlgate gate: bird\"")
+            && xml.contains("classname=\"sqlgate.gate.bird\""),
+        "{xml}"
+    );
+    let failed: Vec<&str> = (cases.iter())
+        .filter(|(_, failed)| *failed)
+        .map(|(name, _)| name.as_str())
+        .collect();
+    assert_eq!(failed, ["model: macro-average ex"], "{xml}");
+    assert!(
+        cases
+            .iter()
+            .any(|(name, _)| name == "model vs model: ex on all"),
+        "{xml}"
+    );
 }
 
 #[test]
@@ -361,19 +394,19 @@ fn bad_datasets_input_names_the_key_and_exits_2() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
     let config = write_config(dir, SPIDER_ENTRY, "{ metric: ex }");
-    let junit = dir.join("junit.xml");
+    let board = dir.join("board.json");
     let stderr = run(
         &[
             "eval",
             "--config",
             &config,
-            "--junit",
-            junit.to_str().unwrap(),
+            "--leaderboard",
+            board.to_str().unwrap(),
         ],
         2,
     );
     assert!(
-        stderr.contains("`--junit` is written for one dataset only"),
+        stderr.contains("`--leaderboard` is written for one dataset only"),
         "{stderr}"
     );
 }

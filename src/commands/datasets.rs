@@ -41,7 +41,6 @@ pub(super) fn check_outputs(config: &Config, outputs: &Outputs) -> anyhow::Resul
         return Ok(());
     }
     for (option, given) in [
-        ("--junit", outputs.junit.is_some()),
         ("--leaderboard", outputs.leaderboard.is_some()),
         ("--scatter", outputs.scatter.is_some()),
     ] {
@@ -107,6 +106,7 @@ pub(super) fn finish_datasets(
         let bytes = match output.key {
             "--jsonl" => jsonl(&runs)?,
             "--summary" => summary_json(&runs, &macro_average, &gate)?,
+            "--junit" => junit(&runs, &macro_average, &gate).into_bytes(),
             _ => report.clone().into_bytes(),
         };
         write_output(config, target, |out| out.write_all(&bytes))?;
@@ -127,11 +127,15 @@ pub(super) fn finish_datasets(
         .collect();
     let posting =
         super::comment_policy::posting(outputs.comment, config, &gate, !flagged.is_empty());
-    let written: Vec<(&str, String)> = [("summary", &outputs.summary), ("jsonl", &outputs.jsonl)]
-        .into_iter()
-        .filter_map(|(key, path)| Some((key, path.as_ref()?.display().to_string())))
-        .chain(finish::review_outputs(&flagged))
-        .collect();
+    let written: Vec<(&str, String)> = [
+        ("summary", &outputs.summary),
+        ("jsonl", &outputs.jsonl),
+        ("junit", &outputs.junit),
+    ]
+    .into_iter()
+    .filter_map(|(key, path)| Some((key, path.as_ref()?.display().to_string())))
+    .chain(finish::review_outputs(&flagged))
+    .collect();
     let publication = Publication {
         gate: &gate,
         headline: &headline,
@@ -181,6 +185,14 @@ fn jsonl(runs: &[DatasetRun]) -> anyhow::Result<Vec<u8>> {
         out.extend(crate::report::datasets::tag_lines(run.name(), &lines));
     }
     Ok(out)
+}
+
+/// JUnit XML over all datasets: a test suite per dataset, one for the macro-average.
+fn junit(runs: &[DatasetRun], macro_average: &MacroGate, gate: &GateResult) -> String {
+    let datasets: Vec<(&str, &GateResult, &Evaluation)> = (runs.iter())
+        .map(|r| (r.name(), &r.gate_run.gate, &r.evaluation))
+        .collect();
+    crate::report::junit::junit_xml_datasets(&datasets, macro_average, gate)
 }
 
 /// `summary.json` over all datasets, as pretty JSON.

@@ -1,7 +1,9 @@
 //! JUnit XML for CI tools: one test case per gated cell and per `must_pass` item of each
 //! compared system, a failure carrying the reason; a run that measured nothing fails one
-//! `gate` case, and a run without a baseline skips it.
+//! `gate` case, and a run without a baseline skips it. With several datasets, one test suite
+//! per dataset and one for the macro-average.
 
+use crate::analysis::datasets::MacroGate;
 use crate::analysis::gate::GateResult;
 use crate::score::evaluation::Evaluation;
 use std::fmt::Write as _;
@@ -31,8 +33,63 @@ struct Case {
     skipped: Option<String>,
 }
 
+/// One `<testsuite>`: its name, the classname of its cases, its properties and its cases.
+struct Suite {
+    name: String,
+    classname: String,
+    properties: Vec<(&'static str, String)>,
+    cases: Vec<Case>,
+}
+
 /// The JUnit XML document of a gate verdict; `must_pass` lists the configured item indexes.
 pub fn junit_xml(gate: &GateResult, evaluation: &Evaluation, must_pass: &[usize]) -> String {
+    document(&[Suite {
+        name: "sqlgate gate".into(),
+        classname: "sqlgate.gate".into(),
+        properties: properties(gate, evaluation),
+        cases: gate_cases(gate, evaluation, must_pass),
+    }])
+}
+
+/// The JUnit XML document of a run over several datasets (`datasets:`): one test suite per
+/// dataset (name, its gate, its scores) with its cells, as [`junit_xml`] gives one dataset's,
+/// then one for the macro-average gate, one case per system compared on every dataset;
+/// `overall` is the verdict over all of them.
+pub fn junit_xml_datasets(
+    datasets: &[(&str, &GateResult, &Evaluation)],
+    macro_average: &MacroGate,
+    overall: &GateResult,
+) -> String {
+    let mut suites: Vec<Suite> = datasets
+        .iter()
+        .map(|(name, gate, evaluation)| Suite {
+            name: format!("sqlgate gate: {name}"),
+            classname: format!("sqlgate.gate.{name}"),
+            properties: properties(gate, evaluation),
+            cases: gate_cases(gate, evaluation, &[]),
+        })
+        .collect();
+    suites.push(Suite {
+        name: "sqlgate macro-average".into(),
+        classname: "sqlgate.macro-average".into(),
+        properties: vec![("verdict", overall.headline())],
+        cases: macro_cases(macro_average),
+    });
+    document(&suites)
+}
+
+/// A suite's properties: the verdict and the dataset's digest.
+fn properties(gate: &GateResult, evaluation: &Evaluation) -> Vec<(&'static str, String)> {
+    vec![
+        ("verdict", gate.headline()),
+        ("dataset_sha256", evaluation.dataset.sha256.clone()),
+    ]
+}
+
+/// The cases of one gate: one per gated cell and per `must_pass` item of each compared system;
+/// a gate that failed with no case to blame fails a `gate` case, one that compared nothing
+/// skips it.
+fn gate_cases(gate: &GateResult, evaluation: &Evaluation, must_pass: &[usize]) -> Vec<Case> {
     let mut cases = Vec::new();
     for comparison in &gate.comparisons {
         let line = |index: usize| {
@@ -95,61 +152,125 @@ pub fn junit_xml(gate: &GateResult, evaluation: &Evaluation, must_pass: &[usize]
             skipped: Some(gate.headline()),
         });
     }
-    let failures = cases.iter().filter(|c| c.failure.is_some()).count();
-    let skipped = cases.iter().filter(|c| c.skipped.is_some()).count();
+    cases
+}
+
+/// The macro-average's cases: one per system compared on every dataset; a failure no cell
+/// explains fails a `macro-average` case, and a macro-average not compared skips it.
+fn macro_cases(macro_average: &MacroGate) -> Vec<Case> {
+    let mut cases: Vec<Case> = macro_average
+        .cells
+        .iter()
+        .map(|cell| Case {
+            name: format!("{}: macro-average {}", cell.candidate, macro_average.metric),
+            failure: cell.failed.then(|| {
+                format!(
+                    "{:.1} -> {:.1} ({:+.1} points) over {} datasets, p {}, allowed drop {:.1}",
+                    100.0 * cell.baseline_accuracy,
+                    100.0 * cell.candidate_accuracy,
+                    cell.delta_points,
+                    cell.datasets.len(),
+                    cell.p_adjusted
+                        .map_or("not tested".into(), crate::analysis::stats::format_p),
+                    cell.threshold
+                )
+            }),
+            skipped: None,
+        })
+        .collect();
+    let attributed = cases.iter().any(|c| c.failure.is_some());
+    if !macro_average.reasons.is_empty() && !attributed {
+        cases.push(Case {
+            name: "macro-average".into(),
+            failure: Some(macro_average.reasons.join("\n")),
+            skipped: None,
+        });
+    } else if cases.is_empty() {
+        let why = match macro_average.notes.is_empty() {
+            true => "macro-average not compared".to_string(),
+            false => macro_average.notes.join("; "),
+        };
+        cases.push(Case {
+            name: "macro-average".into(),
+            failure: None,
+            skipped: Some(why),
+        });
+    }
+    cases
+}
+
+/// The document of the given suites.
+fn document(suites: &[Suite]) -> String {
+    let count = |suite: &Suite, failed: bool| {
+        (suite.cases.iter())
+            .filter(|c| match failed {
+                true => c.failure.is_some(),
+                false => c.skipped.is_some(),
+            })
+            .count()
+    };
+    let tests: usize = suites.iter().map(|s| s.cases.len()).sum();
+    let failures: usize = suites.iter().map(|s| count(s, true)).sum();
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         out,
-        "<testsuites name=\"sqlgate\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" \
-         time=\"0\">",
-        cases.len()
+        "<testsuites name=\"sqlgate\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" \
+         time=\"0\">"
     );
-    let _ = writeln!(
-        out,
-        "  <testsuite name=\"sqlgate gate\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" \
-         skipped=\"{skipped}\" time=\"0\">",
-        cases.len()
-    );
-    let _ = writeln!(out, "    <properties>");
-    let _ = writeln!(
-        out,
-        "      <property name=\"verdict\" value=\"{}\"/>",
-        xml(&gate.headline())
-    );
-    let _ = writeln!(
-        out,
-        "      <property name=\"dataset_sha256\" value=\"{}\"/>",
-        xml(&evaluation.dataset.sha256)
-    );
-    let _ = writeln!(out, "    </properties>");
-    for case in &cases {
-        let _ = write!(
+    for suite in suites {
+        let _ = writeln!(
             out,
-            "    <testcase name=\"{}\" classname=\"sqlgate.gate\" time=\"0\"",
-            xml(&case.name)
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" \
+             skipped=\"{}\" time=\"0\">",
+            xml(&suite.name),
+            suite.cases.len(),
+            count(suite, true),
+            count(suite, false)
         );
-        match (&case.failure, &case.skipped) {
-            (Some(message), _) => {
-                let first = message.lines().next().unwrap_or_default();
-                let _ = writeln!(
-                    out,
-                    ">\n      <failure message=\"{}\" type=\"regression\">{}</failure>\n    </testcase>",
-                    xml(first),
-                    xml(message)
-                );
-            }
-            (None, Some(message)) => {
-                let _ = writeln!(
-                    out,
-                    ">\n      <skipped message=\"{}\"/>\n    </testcase>",
-                    xml(message)
-                );
-            }
-            (None, None) => {
-                let _ = writeln!(out, "/>");
-            }
+        let _ = writeln!(out, "    <properties>");
+        for (name, value) in &suite.properties {
+            let _ = writeln!(
+                out,
+                "      <property name=\"{name}\" value=\"{}\"/>",
+                xml(value)
+            );
+        }
+        let _ = writeln!(out, "    </properties>");
+        for case in &suite.cases {
+            write_case(&mut out, case, &suite.classname);
+        }
+        out.push_str("  </testsuite>\n");
+    }
+    out.push_str("</testsuites>\n");
+    out
+}
+
+fn write_case(out: &mut String, case: &Case, classname: &str) {
+    let _ = write!(
+        out,
+        "    <testcase name=\"{}\" classname=\"{}\" time=\"0\"",
+        xml(&case.name),
+        xml(classname)
+    );
+    match (&case.failure, &case.skipped) {
+        (Some(message), _) => {
+            let first = message.lines().next().unwrap_or_default();
+            let _ = writeln!(
+                out,
+                ">\n      <failure message=\"{}\" type=\"regression\">{}</failure>\n    </testcase>",
+                xml(first),
+                xml(message)
+            );
+        }
+        (None, Some(message)) => {
+            let _ = writeln!(
+                out,
+                ">\n      <skipped message=\"{}\"/>\n    </testcase>",
+                xml(message)
+            );
+        }
+        (None, None) => {
+            let _ = writeln!(out, "/>");
         }
     }
-    out.push_str("  </testsuite>\n</testsuites>\n");
-    out
 }
