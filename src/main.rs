@@ -36,8 +36,9 @@ enum Command {
         config: PathBuf,
     },
     /// Audit the gold queries: per item, mechanical findings with their evidence (ties at a
-    /// LIMIT, NULL or text-number sorts, empty everywhere, dialects or result files that
-    /// disagree, most systems agreeing against the gold). Exit 0 whatever it finds.
+    /// LIMIT, grouped columns whose value is any row's, NULL or text-number sorts, empty
+    /// everywhere, dialects or result files that disagree, most systems agreeing against the
+    /// gold). Exit 0 whatever it finds.
     Audit {
         /// The config file.
         #[arg(long, default_value = "sqlgate.yml")]

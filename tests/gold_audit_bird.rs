@@ -10,13 +10,14 @@ use common::servers;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-const KINDS: [&str; 10] = [
+const KINDS: [&str; 11] = [
     "gold-error",
     "gold-timeout",
     "limit-tie",
     "order-tie",
     "null-order",
     "text-number-sort",
+    "bare-column",
     "empty-everywhere",
     "dialect-disagreement",
     "gold-result-mismatch",

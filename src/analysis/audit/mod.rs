@@ -1,10 +1,12 @@
 //! The gold audit (`sqlgate audit`): mechanical findings about each gold query, with the
 //! evidence that shows them, on the item's database and its test suite. A finding says the
-//! gold's answer is wrong, undetermined or fragile (a LIMIT cut on a tie, NULLs sorted
-//! differently by engines, numbers stored as text sorted as text), that the dataset's own
+//! gold's answer is wrong, undetermined or fragile (a LIMIT cut on a tie, a grouped column
+//! whose value is any row's, NULLs sorted differently by engines, numbers stored as text sorted
+//! as text), that the dataset's own
 //! dialects or result files disagree with it, or that most scored systems agree with each other
 //! against it; it never decides which side is right (`suspect-gold` is for review).
 
+mod groups;
 mod order;
 mod systems;
 
@@ -36,6 +38,9 @@ pub enum Kind {
     NullOrder,
     /// Numbers stored as text sorted as text (`'10'` before `'9'`).
     TextNumberSort,
+    /// A selected column neither grouped nor aggregated holds several values in a group the
+    /// answer shows: the engine returns any of them.
+    BareColumn,
     /// No rows on the database and on every suite database.
     EmptyEverywhere,
     /// Another dialect's gold of the same item returns another result on the same data.
@@ -56,6 +61,7 @@ impl Kind {
             Kind::OrderTie => "order-tie",
             Kind::NullOrder => "null-order",
             Kind::TextNumberSort => "text-number-sort",
+            Kind::BareColumn => "bare-column",
             Kind::EmptyEverywhere => "empty-everywhere",
             Kind::DialectDisagreement => "dialect-disagreement",
             Kind::GoldResultMismatch => "gold-result-mismatch",
@@ -159,6 +165,9 @@ impl Context<'_> {
             .into_iter()
             .map(|(kind, evidence)| finding(kind, evidence))
             .collect();
+        if let Some(evidence) = groups::bare_column(self, &prepared, &databases) {
+            found.push(finding(Kind::BareColumn, evidence));
+        }
         if let Some(evidence) = self.empty_everywhere(&prepared, &rows, &databases) {
             found.push(finding(Kind::EmptyEverywhere, evidence));
         }

@@ -180,6 +180,30 @@ fn tied_rows_in_an_ordered_comparison_are_an_order_tie() {
 }
 
 #[test]
+fn a_grouped_column_holding_several_values_is_a_bare_column() {
+    // Score 2 groups 'b' and 'c': the name answered for it is either.
+    assert_eq!(
+        audit_one(
+            "SELECT name FROM t WHERE score IS NOT NULL GROUP BY score",
+            ProfileName::Bird
+        ),
+        [(
+            "bare-column",
+            "on db.sqlite: `name` is neither grouped nor aggregated and holds 2 values in one \
+             group of the answer, so the engine returns any of them: ('b')"
+                .to_string()
+        )]
+    );
+    // One name per group, or SQLite's one-MAX exception (the extreme row's name): determined.
+    for sql in [
+        "SELECT code, count(*) FROM t GROUP BY name",
+        "SELECT name, max(score) FROM t",
+    ] {
+        assert!(audit_one(sql, ProfileName::Bird).is_empty(), "{sql}");
+    }
+}
+
+#[test]
 fn a_null_sort_key_is_a_null_order() {
     assert_eq!(
         audit_one(
