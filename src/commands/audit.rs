@@ -165,11 +165,13 @@ fn open_suite(
             dataset.databases.keys().map(String::as_str),
             config.dataset.skip_missing_databases,
         )?)),
-        (SuiteKind::Distilled, Some(_)) => {
+        (SuiteKind::Distilled, Some(root)) => {
+            // Every schema's databases, those of items without a database of their own too
+            // (audited on their suite alone), which TS leaves out.
             let source = crate::suites::distill::source::GeneratedNeighbors;
-            let (suite, ..) =
+            let (_, _, report) =
                 crate::suites::distill::open_configured(config, dataset, profile, &source)?;
-            Ok(Some(suite))
+            Ok(Some(crate::suites::distill::every_schema(&report, root)))
         }
         _ => Ok(None),
     }

@@ -132,9 +132,14 @@ impl Context<'_> {
         self.audit(&items)
     }
 
-    /// The findings of one item (none when its database is absent).
+    /// The findings of one item, on its database then its suite's; on its suite alone when its
+    /// database is absent (Spider's wta_1 ships as a schema only), where the checks of other
+    /// dialects and of Spider 2.0 result files, which need the item's own data, are left out;
+    /// none when it has neither.
     pub fn audit_item(&self, item: &GoldItem) -> Vec<Finding> {
-        let Some(db) = self.dataset.database_path(item) else {
+        let original = self.dataset.database_path(item);
+        let databases = self.databases(item, original);
+        let Some(db) = databases.first().map(PathBuf::as_path) else {
             return Vec::new();
         };
         let finding = |kind: Kind, evidence: String| Finding {
@@ -144,7 +149,7 @@ impl Context<'_> {
             evidence,
         };
         if let Some(gold) = &item.spider2 {
-            return systems::spider2_mismatch(self, item, gold, db)
+            return (original.and_then(|db| systems::spider2_mismatch(self, item, gold, db)))
                 .map(|evidence| finding(Kind::GoldResultMismatch, evidence))
                 .into_iter()
                 .collect();
@@ -160,7 +165,6 @@ impl Context<'_> {
                 return vec![finding(kind, format!("on {}: {error}", shown_db(db)))];
             }
         };
-        let databases = self.databases(item, db);
         let mut found: Vec<Finding> = order::findings(self, &prepared, &databases)
             .into_iter()
             .map(|(kind, evidence)| finding(kind, evidence))
@@ -168,29 +172,33 @@ impl Context<'_> {
         if let Some(evidence) = groups::bare_column(self, &prepared, &databases) {
             found.push(finding(Kind::BareColumn, evidence));
         }
-        if let Some(evidence) = self.empty_everywhere(&prepared, &rows, &databases) {
+        if let Some(evidence) = self.empty_everywhere(&prepared, &rows, &databases, original) {
             found.push(finding(Kind::EmptyEverywhere, evidence));
         }
-        found.extend(
-            self.dialect_disagreements(item, db, &prepared, &rows)
-                .into_iter()
-                .map(|evidence| finding(Kind::DialectDisagreement, evidence)),
-        );
+        if let Some(db) = original {
+            found.extend(
+                self.dialect_disagreements(item, db, &prepared, &rows)
+                    .into_iter()
+                    .map(|evidence| finding(Kind::DialectDisagreement, evidence)),
+            );
+        }
         if let Some(evidence) = systems::suspect_gold(self, item, &prepared, &databases) {
             found.push(finding(Kind::SuspectGold, evidence));
         }
         found
     }
 
-    /// The item's database, then its suite databases.
-    fn databases(&self, item: &GoldItem, db: &Path) -> Vec<PathBuf> {
-        std::iter::once(db.to_path_buf())
+    /// The item's database (when present), then its suite databases.
+    fn databases(&self, item: &GoldItem, original: Option<&Path>) -> Vec<PathBuf> {
+        original
+            .map(Path::to_path_buf)
+            .into_iter()
             .chain(
                 self.suite
                     .map(|s| s.databases(&item.db_id).to_vec())
                     .unwrap_or_default()
                     .into_iter()
-                    .filter(|p| p != db),
+                    .filter(|p| Some(p.as_path()) != original),
             )
             .collect()
     }
@@ -202,6 +210,7 @@ impl Context<'_> {
         prepared: &PreparedGold,
         rows: &[Row],
         databases: &[PathBuf],
+        original: Option<&Path>,
     ) -> Option<String> {
         if !rows.is_empty() {
             return None;
@@ -214,14 +223,18 @@ impl Context<'_> {
                 Err(_) => {}
             }
         }
-        Some(if checked == 1 {
-            format!("no rows on {} (no suite database)", shown_db(&databases[0]))
-        } else {
-            format!(
+        Some(match original {
+            None => {
+                format!("no rows on any of its {checked} suite databases (no database of its own)")
+            }
+            Some(_) if checked == 1 => {
+                format!("no rows on {} (no suite database)", shown_db(&databases[0]))
+            }
+            Some(_) => format!(
                 "no rows on {} and on its {} suite databases",
                 shown_db(&databases[0]),
                 checked - 1
-            )
+            ),
         })
     }
 

@@ -275,6 +275,48 @@ fn a_gold_empty_on_the_database_and_every_suite_database_is_empty_everywhere() {
     assert!(audit(vec![empty, full]).is_empty());
 }
 
+#[test]
+fn an_item_without_its_own_database_is_audited_on_its_suite() {
+    let folder = tempfile::tempdir().unwrap();
+    let generated = database(folder.path(), "db_r1.sqlite", DATA);
+    let tie = "SELECT name FROM t WHERE score IS NOT NULL ORDER BY score DESC LIMIT 2";
+    let mut dataset = dataset(
+        &generated,
+        vec![item(0, tie), item(1, "SELECT nope FROM t")],
+    );
+    dataset.databases.get_mut("db").unwrap().path = None;
+    let (executor, profile) = (executor(), profile(ProfileName::Bird));
+    let audit = |files: Vec<PathBuf>| {
+        let suite = Suite::listed([("db".to_string(), files)]);
+        let context = Context {
+            dataset: &dataset,
+            executor: &executor,
+            profile: &profile,
+            suite: Some(&suite),
+            systems: &[],
+            dialects: &[],
+        };
+        shown(context.audit_all())
+    };
+    assert_eq!(
+        audit(vec![generated.clone()]),
+        [
+            (
+                "limit-tie",
+                "on db_r1.sqlite: rows 2 and 3 tie on the sort key (2) at the LIMIT 2 cut"
+                    .to_string()
+            ),
+            (
+                "gold-error",
+                "on db_r1.sqlite: no such column: nope in SELECT nope FROM t at offset 7"
+                    .to_string()
+            )
+        ]
+    );
+    // Neither a database of its own nor a suite: nothing to run on.
+    assert!(audit(Vec::new()).is_empty());
+}
+
 fn system(name: &str, prediction: &str) -> System {
     System {
         name: name.into(),

@@ -147,10 +147,30 @@ pub fn open_configured(
     // Items whose original database is absent are skipped by every metric, TS included, so
     // that a TS-correct prediction is always EX-correct; their suites are still distilled.
     // The suite is exactly the files the (checked) manifests list, with their digests.
-    let listed: Vec<(&str, Vec<(PathBuf, String)>)> = report
-        .schemas
-        .iter()
-        .filter(|s| dataset.databases[&s.db_id].path.is_some())
+    let listed = listed_files(&report, root, |db_id| {
+        dataset.databases[db_id].path.is_some()
+    });
+    let suite = suite_of(&listed);
+    let digests = listed.into_iter().flat_map(|(_, files)| files).collect();
+    let cache = GoldCache::open(root, digests, options.trust.base.as_ref());
+    Ok((suite, cache, report))
+}
+
+/// The suite of every schema a distillation `report` (below `root`) covers, those whose
+/// original database is absent included: what the gold audit reads, where TS leaves them out
+/// ([`open_configured`]).
+pub fn every_schema(report: &SuiteReport, root: &Path) -> Suite {
+    suite_of(&listed_files(report, root, |_| true))
+}
+
+/// The files of the suite databases of the schemas `keep` accepts, with their digests.
+fn listed_files<'a>(
+    report: &'a SuiteReport,
+    root: &Path,
+    keep: impl Fn(&str) -> bool,
+) -> Vec<(&'a str, Vec<(PathBuf, String)>)> {
+    (report.schemas.iter())
+        .filter(|s| keep(&s.db_id))
         .map(|s| {
             let files = s.manifest.files().map(|(file, _, sha256)| {
                 (
@@ -160,14 +180,14 @@ pub fn open_configured(
             });
             (s.db_id.as_str(), files.collect())
         })
-        .collect();
-    let suite = Suite::listed(listed.iter().map(|(db_id, files)| {
+        .collect()
+}
+
+fn suite_of(listed: &[(&str, Vec<(PathBuf, String)>)]) -> Suite {
+    Suite::listed(listed.iter().map(|(db_id, files)| {
         let paths = files.iter().map(|(path, _)| path.clone()).collect();
         (db_id.to_string(), paths)
-    }));
-    let digests = listed.into_iter().flat_map(|(_, files)| files).collect();
-    let cache = GoldCache::open(root, digests, options.trust.base.as_ref());
-    Ok((suite, cache, report))
+    }))
 }
 
 /// Distills (or reuses) the suite of every database of `dataset` below `root`.
