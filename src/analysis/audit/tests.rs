@@ -236,6 +236,21 @@ fn numbers_stored_as_text_sorted_as_text_are_a_text_number_sort() {
     .is_empty());
 }
 
+/// The findings of a dataset's items under the BIRD profile with the suite `files`.
+fn audit_on_suite(dataset: &Dataset, files: Vec<PathBuf>) -> Vec<(&'static str, String)> {
+    let suite = Suite::listed([("db".to_string(), files)]);
+    let (executor, profile) = (executor(), profile(ProfileName::Bird));
+    let context = Context {
+        dataset,
+        executor: &executor,
+        profile: &profile,
+        suite: Some(&suite),
+        systems: &[],
+        dialects: &[],
+    };
+    shown(context.audit_all())
+}
+
 #[test]
 fn a_gold_empty_on_the_database_and_every_suite_database_is_empty_everywhere() {
     let folder = tempfile::tempdir().unwrap();
@@ -252,19 +267,7 @@ fn a_gold_empty_on_the_database_and_every_suite_database_is_empty_everywhere() {
     );
     let sql = "SELECT name FROM t WHERE score > 100";
     let dataset = dataset(&db, vec![item(0, sql)]);
-    let (executor, profile) = (executor(), profile(ProfileName::Bird));
-    let audit = |files: Vec<PathBuf>| {
-        let suite = Suite::listed([("db".to_string(), files)]);
-        let context = Context {
-            dataset: &dataset,
-            executor: &executor,
-            profile: &profile,
-            suite: Some(&suite),
-            systems: &[],
-            dialects: &[],
-        };
-        shown(context.audit_all())
-    };
+    let audit = |files: Vec<PathBuf>| audit_on_suite(&dataset, files);
     assert_eq!(
         audit(vec![empty.clone()]),
         [(
@@ -285,19 +288,7 @@ fn an_item_without_its_own_database_is_audited_on_its_suite() {
         vec![item(0, tie), item(1, "SELECT nope FROM t")],
     );
     dataset.databases.get_mut("db").unwrap().path = None;
-    let (executor, profile) = (executor(), profile(ProfileName::Bird));
-    let audit = |files: Vec<PathBuf>| {
-        let suite = Suite::listed([("db".to_string(), files)]);
-        let context = Context {
-            dataset: &dataset,
-            executor: &executor,
-            profile: &profile,
-            suite: Some(&suite),
-            systems: &[],
-            dialects: &[],
-        };
-        shown(context.audit_all())
-    };
+    let audit = |files: Vec<PathBuf>| audit_on_suite(&dataset, files);
     assert_eq!(
         audit(vec![generated.clone()]),
         [
