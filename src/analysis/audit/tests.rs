@@ -70,13 +70,22 @@ fn profile(name: ProfileName) -> Profile {
 
 /// The findings of one gold on `DATA` under `profile`, as (kind, evidence).
 fn audit_one(sql: &str, name: ProfileName) -> Vec<(&'static str, String)> {
+    audit_one_with(sql, name, &executor())
+}
+
+/// Like [`audit_one`], the gold run by `executor`.
+fn audit_one_with(
+    sql: &str,
+    name: ProfileName,
+    executor: &Executor,
+) -> Vec<(&'static str, String)> {
     let folder = tempfile::tempdir().unwrap();
     let db = database(folder.path(), "db.sqlite", DATA);
     let dataset = dataset(&db, vec![item(0, sql)]);
-    let (executor, profile) = (executor(), profile(name));
+    let profile = profile(name);
     let context = Context {
         dataset: &dataset,
-        executor: &executor,
+        executor,
         profile: &profile,
         suite: None,
         systems: &[],
@@ -105,25 +114,13 @@ fn a_failing_gold_is_a_gold_error() {
 
 #[test]
 fn a_gold_past_the_time_limit_is_a_gold_timeout() {
-    let folder = tempfile::tempdir().unwrap();
-    let db = database(folder.path(), "db.sqlite", DATA);
     let endless = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) \
                    SELECT count(*) FROM n";
-    let dataset = dataset(&db, vec![item(0, endless)]);
     let executor = Executor::new(Limits {
         timeout: Duration::from_millis(200),
         ..executor().limits()
     });
-    let profile = profile(ProfileName::Bird);
-    let context = Context {
-        dataset: &dataset,
-        executor: &executor,
-        profile: &profile,
-        suite: None,
-        systems: &[],
-        dialects: &[],
-    };
-    let findings = shown(context.audit_all());
+    let findings = audit_one_with(endless, ProfileName::Bird, &executor);
     assert_eq!(findings.len(), 1, "{findings:?}");
     assert_eq!(findings[0].0, "gold-timeout");
     assert!(
