@@ -182,6 +182,43 @@ fn two_datasets_one_run_per_dataset_gates_and_the_macro_average() {
     assert!(report.contains("### Dataset `spider`") && report.contains("### Dataset `bird`"));
     assert_eq!(report.matches("<!-- sqlgate:").count(), 1, "one marker");
 
+    // The leaderboard: each dataset's, and the systems ranked by their macro-average.
+    let board = dir.join("board.json");
+    run(
+        &[
+            "eval",
+            "--config",
+            &config,
+            "--leaderboard",
+            board.to_str().unwrap(),
+        ],
+        0,
+    );
+    let board: Json = serde_json::from_slice(&std::fs::read(&board).unwrap()).unwrap();
+    assert_eq!(
+        board["dataset_names"],
+        serde_json::json!(["spider", "bird"])
+    );
+    assert_eq!(board["reference"], "ex");
+    let spider_board = &board["datasets"]["spider"]["systems"];
+    assert_eq!(spider_board[0]["system"], "model", "{board}");
+    let current: Vec<&Json> = (board["macro_average"].as_array().unwrap().iter())
+        .filter(|row| row["from_baseline"] == false)
+        .collect();
+    assert_eq!(current.len(), 1, "{board}");
+    assert_eq!(
+        (&current[0]["system"], &current[0]["rank"]),
+        (&"model".into(), &1.into())
+    );
+    assert!(close(
+        current[0]["accuracy"].as_f64().unwrap(),
+        (spider_ex + bird_ex) / 2.0
+    ));
+    assert!(close(
+        current[0]["datasets"]["bird"].as_f64().unwrap(),
+        bird_ex
+    ));
+
     // Four Spider items that matched now fail: Spider drops 4/157 = 2.5 points, within its 5.0,
     // but the macro-average drops 1.3 points, more than its 1.0.
     break_spider(dir, 4);
@@ -394,19 +431,19 @@ fn bad_datasets_input_names_the_key_and_exits_2() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
     let config = write_config(dir, SPIDER_ENTRY, "{ metric: ex }");
-    let board = dir.join("board.json");
+    let scatter = dir.join("scatter.svg");
     let stderr = run(
         &[
             "eval",
             "--config",
             &config,
-            "--leaderboard",
-            board.to_str().unwrap(),
+            "--scatter",
+            scatter.to_str().unwrap(),
         ],
         2,
     );
     assert!(
-        stderr.contains("`--leaderboard` is written for one dataset only"),
+        stderr.contains("`--scatter` is written for one dataset only"),
         "{stderr}"
     );
 }

@@ -40,17 +40,12 @@ pub(super) fn check_outputs(config: &Config, outputs: &Outputs) -> anyhow::Resul
     if !config.is_multi() {
         return Ok(());
     }
-    for (option, given) in [
-        ("--leaderboard", outputs.leaderboard.is_some()),
-        ("--scatter", outputs.scatter.is_some()),
-    ] {
-        anyhow::ensure!(
-            !given,
-            "config {}: `datasets`: `{option}` is written for one dataset only; drop it, or \
-             run a config with `dataset:`",
-            config.path.display()
-        );
-    }
+    anyhow::ensure!(
+        outputs.scatter.is_none(),
+        "config {}: `datasets`: `--scatter` is written for one dataset only; drop it, or run a \
+         config with `dataset:`",
+        config.path.display()
+    );
     Ok(())
 }
 
@@ -107,6 +102,7 @@ pub(super) fn finish_datasets(
             "--jsonl" => jsonl(&runs)?,
             "--summary" => summary_json(&runs, &macro_average, &gate)?,
             "--junit" => junit(&runs, &macro_average, &gate).into_bytes(),
+            "--leaderboard" => leaderboard(config, &runs)?,
             _ => report.clone().into_bytes(),
         };
         write_output(config, target, |out| out.write_all(&bytes))?;
@@ -193,6 +189,29 @@ fn junit(runs: &[DatasetRun], macro_average: &MacroGate, gate: &GateResult) -> S
         .map(|r| (r.name(), &r.gate_run.gate, &r.evaluation))
         .collect();
     crate::report::junit::junit_xml_datasets(&datasets, macro_average, gate)
+}
+
+/// The leaderboard over all datasets, as pretty JSON: each dataset's, and the macro-average
+/// ranking.
+fn leaderboard(config: &Config, runs: &[DatasetRun]) -> anyhow::Result<Vec<u8>> {
+    let datasets = (runs.iter())
+        .map(|run| {
+            let analysis = &run.gate_run.analysis;
+            let board = summary::leaderboard_json(
+                analysis,
+                &run.evaluation,
+                &run.config,
+                run.gate_run.baseline_commit.as_deref(),
+            );
+            crate::report::datasets::DatasetBoard {
+                name: run.name().to_string(),
+                board,
+                rows: analysis.leaderboard(),
+            }
+        })
+        .collect();
+    let document = crate::report::datasets::leaderboard_json(config.reference_metric(), datasets);
+    Ok((serde_json::to_string_pretty(&document)? + "\n").into_bytes())
 }
 
 /// `summary.json` over all datasets, as pretty JSON.

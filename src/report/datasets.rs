@@ -1,6 +1,7 @@
 //! The report, `summary.json` and per-item lines of a run over several datasets (`datasets:`):
 //! the verdict, the macro-average table, then each dataset's own report under its name.
 
+use crate::analysis::agreement::LeaderboardRow;
 use crate::analysis::datasets::MacroGate;
 use crate::analysis::gate::GateResult;
 use crate::report::escape::markdown_inline;
@@ -159,4 +160,81 @@ pub fn tag_lines(name: &str, lines: &[u8]) -> Vec<u8> {
         out.push(b'\n');
     }
     out
+}
+
+/// One system's standing across the datasets of a run: the reference metric's accuracy on each.
+struct MacroStanding {
+    system: String,
+    from_baseline: bool,
+    accuracies: Vec<f64>,
+}
+
+impl MacroStanding {
+    fn mean(&self) -> f64 {
+        self.accuracies.iter().sum::<f64>() / self.accuracies.len() as f64
+    }
+}
+
+/// One dataset's part of the leaderboard: its name, its leaderboard as a one-dataset run writes
+/// it, and the rows it was written from.
+pub struct DatasetBoard {
+    /// The `datasets` entry's name.
+    pub name: String,
+    /// Its leaderboard JSON.
+    pub board: Json,
+    /// Its rows.
+    pub rows: Vec<LeaderboardRow>,
+}
+
+/// The leaderboard of a run over several datasets (config order): each dataset's own under its
+/// name, and a `macro_average` ranking of the systems that have the reference metric on every
+/// dataset, by the mean of those accuracies (tied means share a rank).
+pub fn leaderboard_json(reference: &str, datasets: Vec<DatasetBoard>) -> Json {
+    let names: Vec<String> = datasets.iter().map(|d| d.name.clone()).collect();
+    let accuracy = |rows: &[LeaderboardRow], row: &LeaderboardRow| {
+        rows.iter()
+            .find(|r| r.system == row.system && r.from_baseline == row.from_baseline)
+            .and_then(|r| r.metrics.get(reference)?.accuracy)
+    };
+    let standings: Vec<MacroStanding> = (datasets.first().map_or(&[][..], |d| &d.rows))
+        .iter()
+        .filter_map(|row| {
+            let accuracies = (datasets.iter())
+                .map(|d| accuracy(&d.rows, row))
+                .collect::<Option<Vec<f64>>>()?;
+            Some(MacroStanding {
+                system: row.system.clone(),
+                from_baseline: row.from_baseline,
+                accuracies,
+            })
+        })
+        .collect();
+    let rank = |s: &MacroStanding| 1 + standings.iter().filter(|o| o.mean() > s.mean()).count();
+    let mut ranked: Vec<(usize, &MacroStanding)> = standings.iter().map(|s| (rank(s), s)).collect();
+    ranked.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.system.cmp(&b.1.system)));
+    let macro_rows: Vec<Json> = ranked
+        .into_iter()
+        .map(|(rank, standing)| {
+            let per_dataset: serde_json::Map<String, Json> = (names.iter())
+                .zip(&standing.accuracies)
+                .map(|(name, accuracy)| (name.clone(), json!(accuracy)))
+                .collect();
+            json!({
+                "rank": rank,
+                "system": standing.system,
+                "from_baseline": standing.from_baseline,
+                "accuracy": standing.mean(),
+                "datasets": per_dataset,
+            })
+        })
+        .collect();
+    let sections: serde_json::Map<String, Json> =
+        (datasets.into_iter()).map(|d| (d.name, d.board)).collect();
+    json!({
+        "sqlgate_version": env!("CARGO_PKG_VERSION"),
+        "dataset_names": names,
+        "reference": reference,
+        "macro_average": macro_rows,
+        "datasets": sections,
+    })
 }
