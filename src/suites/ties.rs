@@ -1,5 +1,6 @@
 //! Whether a gold query's own answer is determined on a database: an `ORDER BY ... LIMIT k`
-//! whose cut falls on tied sort keys (rows k and k+1 have the same keys), or a bare-column
+//! whose cut falls on tied sort keys (rows k and k+1 have the same keys), a `LIMIT k` without
+//! ORDER BY over more than k rows that are not all alike, or a bare-column
 //! `MIN` / `MAX` arg-row (`SELECT name, max(x) FROM t`) whose extreme value is held by several
 //! rows, leaves the answer to SQLite's scan order, or, when the tied rows project the same
 //! values, leaves to the question whether one of them or all are the answer (`LIMIT 1` returns
@@ -13,7 +14,7 @@
 
 use crate::engine::exec::Executor;
 use crate::engine::sqlite::Scratch;
-use crate::engine::value::Row;
+use crate::engine::value::{Row, Value};
 use sqlparser::ast::{
     BinaryOperator, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments, LimitClause,
     OrderByKind, Query, Select, SelectItem, SetExpr, Value as AstValue,
@@ -39,6 +40,15 @@ pub enum Probe {
     ArgRow {
         /// The probe SQL.
         sql: String,
+    },
+    /// `LIMIT k` without ORDER BY: every row ties on the (absent) sort key, so which k rows come
+    /// back is the engine's scan order when there are more than k and they are not all alike.
+    /// The probe answers one row, 1 when so.
+    Unordered {
+        /// The probe SQL.
+        sql: String,
+        /// The original LIMIT.
+        limit: usize,
     },
 }
 
@@ -69,6 +79,7 @@ pub fn tied(probe: &Probe, rows: &[Row]) -> bool {
             rows.get(*limit).is_some_and(|row| same_keys(&row))
         }
         Probe::ArgRow { .. } => rows.len() > 1,
+        Probe::Unordered { .. } => matches!(rows, [row] if row.first() == Some(&Value::Int(1))),
     }
 }
 
@@ -162,13 +173,13 @@ impl Probe {
     /// The probe's SQL.
     pub fn sql(&self) -> &str {
         match self {
-            Probe::Cut { sql, .. } | Probe::ArgRow { sql } => sql,
+            Probe::Cut { sql, .. } | Probe::ArgRow { sql } | Probe::Unordered { sql, .. } => sql,
         }
     }
 }
 
 fn collect(query: &Query, found: &mut Vec<Probe>) {
-    if let Some(probe) = cut_probe(query) {
+    if let Some(probe) = cut_probe(query).or_else(|| unordered_probe(query)) {
         found.push(probe);
     }
     if let SetExpr::Select(select) = query.body.as_ref() {
@@ -256,6 +267,31 @@ fn cut_probe(query: &Query) -> Option<Probe> {
         limit,
         keys: order.len(),
     })
+}
+
+/// `... LIMIT k` without ORDER BY (no OFFSET): whether the query without its LIMIT returns
+/// more than k rows, not all alike.
+fn unordered_probe(query: &Query) -> Option<Probe> {
+    let Some(LimitClause::LimitOffset {
+        limit: Some(limit),
+        offset: None,
+        ..
+    }) = &query.limit_clause
+    else {
+        return None;
+    };
+    let limit = number(limit)?;
+    if limit == 0 || query.order_by.is_some() {
+        return None;
+    }
+    let mut all = query.clone();
+    all.limit_clause = None;
+    let sql = format!(
+        "SELECT CASE WHEN count(*) > {limit} AND (SELECT count(*) FROM (SELECT DISTINCT * FROM \
+         ({all}) AS sqlgate_kept) AS sqlgate_distinct) > 1 THEN 1 ELSE 0 END FROM ({all}) AS \
+         sqlgate_rows"
+    );
+    Some(Probe::Unordered { sql, limit })
 }
 
 /// A sort key that names a projection alias or position stands for that projected expression.
@@ -439,6 +475,20 @@ mod tests {
         assert!(undetermined(
             "SELECT id FROM t WHERE id IN (SELECT id FROM t ORDER BY x DESC LIMIT 1)"
         ));
+    }
+
+    #[test]
+    fn a_limit_without_order_by_over_rows_that_differ_is_undetermined() {
+        let run = |sql: &str| rows_on("(1,'b',9),(2,'b',9),(3,'c',1)", sql);
+        let tied_on = |sql: &str| probes(sql).iter().any(|p| tied(p, &run(p.sql())));
+        assert!(tied_on("SELECT name FROM t LIMIT 2"));
+        assert!(tied_on(
+            "SELECT id FROM t WHERE x = (SELECT x FROM t LIMIT 1)"
+        ));
+        assert!(tied_on("SELECT id FROM t WHERE x = 9 LIMIT 1"));
+        // Every row kept or every row alike: determined.
+        assert!(!tied_on("SELECT name FROM t LIMIT 3"));
+        assert!(!tied_on("SELECT name FROM t WHERE id < 3 LIMIT 1"));
     }
 
     #[test]

@@ -55,6 +55,11 @@ fn tie_evidence(probe: &Probe, rows: &[Row], db: &std::path::Path) -> String {
                 key(&rows[limit - 1])
             )
         }
+        Probe::Unordered { limit, .. } => format!(
+            "on {}: LIMIT {limit} without ORDER BY keeps {limit} of more rows, not all alike: \
+             which ones is the engine's scan order",
+            shown_db(db)
+        ),
         Probe::ArgRow { .. } => format!(
             "on {}: {} rows share the MIN / MAX value beside a bare column: {}",
             shown_db(db),
