@@ -140,12 +140,7 @@ pub fn sort_probe(sql: &str) -> Option<SortProbe> {
     };
     let limit = match &query.limit_clause {
         None => None,
-        Some(LimitClause::LimitOffset {
-            limit: Some(limit),
-            offset: None,
-            ..
-        }) => Some(number(limit)?),
-        Some(_) => return None,
+        Some(_) => Some(plain_limit(query)?),
     };
     let OrderByKind::Expressions(order) = &query.order_by.as_ref()?.kind else {
         return None;
@@ -231,15 +226,7 @@ fn cut_probe(query: &Query) -> Option<Probe> {
     let SetExpr::Select(select) = query.body.as_ref() else {
         return None;
     };
-    let Some(LimitClause::LimitOffset {
-        limit: Some(limit),
-        offset: None,
-        ..
-    }) = &query.limit_clause
-    else {
-        return None;
-    };
-    let limit = number(limit)?;
+    let limit = plain_limit(query)?;
     let OrderByKind::Expressions(order) = &query.order_by.as_ref()?.kind else {
         return None;
     };
@@ -269,18 +256,22 @@ fn cut_probe(query: &Query) -> Option<Probe> {
     })
 }
 
+/// The `k` of a query's `LIMIT k` (a number, no OFFSET); `None` for any other LIMIT or none.
+fn plain_limit(query: &Query) -> Option<usize> {
+    match &query.limit_clause {
+        Some(LimitClause::LimitOffset {
+            limit: Some(limit),
+            offset: None,
+            ..
+        }) => number(limit),
+        _ => None,
+    }
+}
+
 /// `... LIMIT k` without ORDER BY (no OFFSET): whether the query without its LIMIT returns
 /// more than k rows, not all alike.
 fn unordered_probe(query: &Query) -> Option<Probe> {
-    let Some(LimitClause::LimitOffset {
-        limit: Some(limit),
-        offset: None,
-        ..
-    }) = &query.limit_clause
-    else {
-        return None;
-    };
-    let limit = number(limit)?;
+    let limit = plain_limit(query)?;
     if limit == 0 || query.order_by.is_some() {
         return None;
     }
