@@ -258,10 +258,6 @@ fn publish(
     let first = publication.macro_average.cells.first();
     let gate = publication.gate;
     let shown = crate::analysis::stats::shown_delta;
-    let reason = match gate.passed {
-        true => String::new(),
-        false => publication.headline.to_string(),
-    };
     let step_outputs = finish::gate_outputs(
         gate.passed,
         first.map(|c| {
@@ -269,7 +265,7 @@ fn publish(
             (c.candidate_accuracy, delta)
         }),
         report_path,
-        reason,
+        publication.headline,
         written,
     );
     actions

@@ -226,15 +226,11 @@ fn publish(
     };
     summarise_and_annotate(&actions, &run.comment, &[(&run.gate, evaluation)])?;
     let first = run.gate.comparisons.first().and_then(|c| c.cells.first());
-    let reason = match run.gate.passed {
-        true => String::new(),
-        false => run.gate.headline(),
-    };
     let step_outputs = gate_outputs(
         run.gate.passed,
         first.map(|c| (c.candidate_accuracy, c.shown_delta())),
         report_path,
-        reason,
+        &run.gate.headline(),
         written,
     );
     actions
@@ -281,14 +277,19 @@ pub(super) fn review_outputs(flagged: &[String]) -> [(&'static str, String); 2] 
 
 /// The gate's step outputs: `passed`, `score` and `delta` (the first gated cell's accuracy and
 /// its change as the comment shows it: the difference of the two accuracies as printed; empty
-/// when nothing was compared), `report`, `reason` (empty on a pass), then the files written.
+/// when nothing was compared), `report`, `reason` (the verdict's `headline` on a failure, empty
+/// on a pass), then the files written.
 pub(super) fn gate_outputs<'a>(
     passed: bool,
     score_and_delta: Option<(f64, f64)>,
     report_path: &Path,
-    reason: String,
+    headline: &str,
     written: &[(&'a str, String)],
 ) -> Vec<(&'a str, String)> {
+    let reason = match passed {
+        true => String::new(),
+        false => headline.to_string(),
+    };
     let mut step_outputs = vec![
         ("passed", passed.to_string()),
         (
