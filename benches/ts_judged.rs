@@ -116,14 +116,8 @@ fn gap_by_flagged_golds(config: &Config, evaluation: &Evaluation) {
             .into_iter()
             .flatten()
             .collect();
-    let context = sqlgate::analysis::audit::Context {
-        dataset: &evaluation.dataset,
-        executor: &executor,
-        profile: &profile,
-        suite: None,
-        systems: &[],
-        dialects: &[],
-    };
+    let context =
+        sqlgate::analysis::audit::Context::own_databases(&evaluation.dataset, &executor, &profile);
     let findings = context.audit(&flipped.into_iter().collect::<Vec<_>>());
     println!("the gap split by flagged golds (the report's split):");
     for split in sqlgate::report::audit::flip_splits(evaluation, &findings) {

@@ -456,15 +456,8 @@ fn findings_on(
     items: &[usize],
 ) -> Vec<crate::analysis::audit::Finding> {
     let profile = crate::engine::profile::Profile::new(&config.compare);
-    let context = crate::analysis::audit::Context {
-        dataset: &evaluation.dataset,
-        executor,
-        profile: &profile,
-        suite: None,
-        systems: &[],
-        dialects: &[],
-    };
-    context.audit(items)
+    crate::analysis::audit::Context::own_databases(&evaluation.dataset, executor, &profile)
+        .audit(items)
 }
 
 /// In GitHub Actions, the step outputs naming the baseline a run compares with:

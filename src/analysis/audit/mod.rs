@@ -115,7 +115,24 @@ pub struct Context<'a> {
 /// Systems needed before `suspect-gold` is considered: a majority of two says little.
 pub const SUSPECT_MIN_SYSTEMS: usize = 3;
 
-impl Context<'_> {
+impl<'a> Context<'a> {
+    /// An audit on the items' own databases only, without suite, systems or dialects: the quick
+    /// one a gated run shows beside regressed items and test-suite flips.
+    pub fn own_databases(
+        dataset: &'a Dataset,
+        executor: &'a Executor,
+        profile: &'a Profile,
+    ) -> Context<'a> {
+        Context {
+            dataset,
+            executor,
+            profile,
+            suite: None,
+            systems: &[],
+            dialects: &[],
+        }
+    }
+
     /// The findings of the given items, in item order, then kind order.
     pub fn audit(&self, items: &[usize]) -> Vec<Finding> {
         let mut found: Vec<Finding> = items
