@@ -201,16 +201,10 @@ fn macro_cases(macro_average: &MacroGate) -> Vec<Case> {
 
 /// The document of the given suites.
 fn document(suites: &[Suite]) -> String {
-    let count = |suite: &Suite, failed: bool| {
-        (suite.cases.iter())
-            .filter(|c| match failed {
-                true => c.failure.is_some(),
-                false => c.skipped.is_some(),
-            })
-            .count()
-    };
+    let failed = |suite: &Suite| suite.cases.iter().filter(|c| c.failure.is_some()).count();
+    let skipped = |suite: &Suite| suite.cases.iter().filter(|c| c.skipped.is_some()).count();
     let tests: usize = suites.iter().map(|s| s.cases.len()).sum();
-    let failures: usize = suites.iter().map(|s| count(s, true)).sum();
+    let failures: usize = suites.iter().map(failed).sum();
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         out,
@@ -224,8 +218,8 @@ fn document(suites: &[Suite]) -> String {
              skipped=\"{}\" time=\"0\">",
             xml(&suite.name),
             suite.cases.len(),
-            count(suite, true),
-            count(suite, false)
+            failed(suite),
+            skipped(suite)
         );
         let _ = writeln!(out, "    <properties>");
         for (name, value) in &suite.properties {
