@@ -1,5 +1,6 @@
 //! A 4-way sharded run of the shared systems merges to exactly what the unsharded run writes;
-//! missing, repeated or foreign shards are refused (edited ones: tests/stores.rs).
+//! missing, repeated or foreign shards are refused (edited ones: tests/stores.rs), and so are
+//! shards another Actions run wrote.
 
 mod common;
 
@@ -117,5 +118,62 @@ fn four_shards_merge_to_the_unsharded_run() {
     refused(
         vec!["merge", "--config", &config, &single],
         "not a sqlgate shard",
+    );
+}
+
+/// `sqlgate ARGS` as a job of the Actions run `run` of `owner/repo` (`None`: outside Actions).
+fn in_run(args: &[&str], run: Option<&str>) -> std::process::Output {
+    let mut command = common::sqlgate_command(args);
+    if let Some(run) = run {
+        command
+            .env("GITHUB_REPOSITORY", "owner/repo")
+            .env("GITHUB_RUN_ID", run);
+    }
+    command.output().unwrap()
+}
+
+#[test]
+fn a_merge_takes_only_the_shards_its_own_actions_run_wrote() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path();
+    common::copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini"),
+        dir,
+    );
+    let config = dir.join("sqlgate.yml");
+    let config = config.to_str().unwrap();
+    let shard = |i: usize| dir.join(format!("shard{i}.jsonl"));
+    for i in 1..=2 {
+        let path = shard(i);
+        let args = ["eval", "--config", config, "--shard", &format!("{i}/2")];
+        let mut args = args.to_vec();
+        args.extend(["--jsonl", path.to_str().unwrap()]);
+        let written = in_run(&args, Some("41"));
+        assert_eq!(written.status.code(), Some(0), "{written:?}");
+    }
+    let (one, two) = (shard(1), shard(2));
+    let merge = ["merge", "--config", config, one.to_str().unwrap()];
+    let mut merge = merge.to_vec();
+    merge.push(two.to_str().unwrap());
+    for (run, expected) in [
+        (
+            Some("42"),
+            "written by owner/repo/41, this merge runs in owner/repo/42",
+        ),
+        (
+            None,
+            "written by owner/repo/41, this merge runs in no Actions run",
+        ),
+    ] {
+        let refused = in_run(&merge, run);
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert_eq!(refused.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(expected), "`{expected}` not in {stderr}");
+    }
+    let merged = in_run(&merge, Some("41"));
+    assert_eq!(
+        merged.status.code(),
+        Some(0),
+        "its own run's shards merge: {merged:?}"
     );
 }

@@ -34,6 +34,11 @@ pub struct ShardHeader {
     /// The `datasets` entry the shard scored, in a config with several datasets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dataset: Option<String>,
+    /// The Actions run that wrote the shard ([`actions_run`]), so `merge` takes only its own
+    /// run's shards, never one cached, downloaded or left from another run; absent outside
+    /// Actions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
     /// What the shard's run carries besides its records (cache digests, suite manifests, notes
     /// on sqlgate's state), so the merged evaluation records and reports what an unsharded run
     /// does.
@@ -92,6 +97,7 @@ pub fn shard_header(
             sqlgate_version: env!("CARGO_PKG_VERSION").to_string(),
             trusted_base: config.trusted_base.as_ref().map(|b| b.commit.clone()),
             dataset: config.dataset_name.clone(),
+            run: actions_run(),
             state: ShardState {
                 provider_cache: evaluation.provider_cache.clone(),
                 suite_manifests: evaluation.suite_manifests.clone(),
@@ -101,6 +107,17 @@ pub fn shard_header(
     };
     let header = serde_json::to_string(&header).expect("the header serializes");
     Ok(header + "\n")
+}
+
+/// The Actions run this process belongs to, `<GITHUB_REPOSITORY>/<GITHUB_RUN_ID>` (the same
+/// for every job and re-run attempt of one workflow run); `None` outside Actions.
+pub fn actions_run() -> Option<String> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    Some(format!(
+        "{}/{}",
+        var("GITHUB_REPOSITORY")?,
+        var("GITHUB_RUN_ID")?
+    ))
 }
 
 /// The last line of a shard file: the SHA-256 of every byte before it.
@@ -201,6 +218,7 @@ pub fn merge(config: &Config, paths: &[PathBuf]) -> Result<Evaluation, InputErro
         sqlgate_version: env!("CARGO_PKG_VERSION").to_string(),
         trusted_base: config.trusted_base.as_ref().map(|b| b.commit.clone()),
         dataset: config.dataset_name.clone(),
+        run: actions_run(),
         state: ShardState::default(),
     };
     let mut state = ShardState::default();
@@ -348,6 +366,15 @@ fn read_header(
              the same `--trusted-base`",
             header.trusted_base.as_deref().unwrap_or("(none)"),
             expected.trusted_base.as_deref().unwrap_or("(none)")
+        )));
+    }
+    if header.run != expected.run {
+        let run = |r: &Option<String>| r.clone().unwrap_or_else(|| "no Actions run".into());
+        return Err(fail(format!(
+            "written by {}, this merge runs in {}: merge only the shards the `eval --shard` \
+             jobs of this run wrote",
+            run(&header.run),
+            run(&expected.run)
         )));
     }
     if header.of == 0 || !(1..=header.of).contains(&header.shard) {

@@ -30,7 +30,7 @@ pub fn copy_tree(from: &Path, to: &Path) {
 }
 
 /// GitHub variables a test run must not inherit from a real Actions job.
-pub const GITHUB_VARIABLES: [&str; 10] = [
+pub const GITHUB_VARIABLES: [&str; 11] = [
     "GITHUB_ACTIONS",
     "GITHUB_EVENT_NAME",
     "GITHUB_WORKSPACE",
@@ -41,6 +41,7 @@ pub const GITHUB_VARIABLES: [&str; 10] = [
     "GITHUB_STEP_SUMMARY",
     "GITHUB_API_URL",
     "GITHUB_REPOSITORY",
+    "GITHUB_RUN_ID",
 ];
 
 /// The `sqlgate` binary with `args`, isolated from any surrounding GitHub Actions job. Its
