@@ -351,3 +351,171 @@ fn a_repair_over_a_baseline_without_gate_settings_meets_the_strictest_gate() {
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("under the strictest gate"), "{out}");
 }
+
+/// Two copies of the example (`a/` and `b/`, each one system), gated by one `datasets:` config
+/// with `b` excluding its first 30 items through reviewed overrides; `main` holds them and a
+/// baseline made on them. Returns the base commit and the config text.
+fn two_datasets_main(root: &Path) -> (String, String) {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini");
+    for name in ["a", "b"] {
+        common::copy_tree(&source.join("database"), &root.join(name).join("database"));
+        for file in ["dev_gold.sql", "tables.json", "predictions/C3.txt"] {
+            let target = root.join(name).join(file);
+            std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+            std::fs::copy(source.join(file), target).unwrap();
+        }
+    }
+    let excluded: String = (0..30)
+        .map(|index| {
+            let line = serde_json::json!({"index": index, "exclude": true, "reason": "reviewed"});
+            format!("{line}\n")
+        })
+        .collect();
+    std::fs::write(root.join("b/overrides.jsonl"), excluded).unwrap();
+    let entry = |name: &str, audit: &str| {
+        format!(
+            "  - name: {name}\n    dataset: {{ gold: {name}/dev_gold.sql, tables: {name}/tables.json, databases: {name}/database }}\n    predictions: [{{ name: C3, path: {name}/predictions/C3.txt }}]\n{audit}"
+        )
+    };
+    let config = format!(
+        "datasets:\n{}{}metrics: [ex]\ncompare: {{ profile: spider-ts }}\nbaseline: {{ path: baseline.json }}\ngate: {{ metric: ex, max_drop_points: 0.0 }}\nreport: {{ output: sqlgate-report.md }}\n",
+        entry("a", ""),
+        entry("b", "    audit: { overrides: b/overrides.jsonl }\n")
+    );
+    std::fs::write(root.join("sqlgate.yml"), &config).unwrap();
+    let base = gated_main(root);
+    git(root, &["checkout", "-qb", "pr"]);
+    (base, config)
+}
+
+/// Rewrites the first `count` predictions of dataset `name` of [`two_datasets_main`] as wrong.
+fn break_dataset(root: &Path, name: &str, count: usize) {
+    break_predictions(&root.join(name), "C3", count);
+}
+
+#[test]
+fn deleting_a_folder_the_base_config_names_is_a_dataset_change_not_a_repair() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let (base, config) = two_datasets_main(root);
+    break_dataset(root, "a", 30);
+    // Dataset `a` regresses; its databases folder goes, and so does `a` from the config: the
+    // base's config (which names the folder) must still judge, not this pull request's.
+    git(root, &["rm", "-rq", "a/database"]);
+    let without_a = config.replacen(
+        "  - name: a\n    dataset: { gold: a/dev_gold.sql, tables: a/tables.json, databases: a/database }\n    predictions: [{ name: C3, path: a/predictions/C3.txt }]\n",
+        "",
+        1,
+    );
+    assert_ne!(without_a, config);
+    std::fs::write(root.join("sqlgate.yml"), without_a).unwrap();
+    git(root, &["commit", "-qam", "drop dataset a"]);
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(
+        out.contains("the pull request changes dataset files") && out.contains("a/database/"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_repair_must_run_every_dataset_of_the_base_baseline_under_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let (_, config) = two_datasets_main(root);
+    git(root, &["checkout", "-q", "main"]);
+    edit_config(root, |text| {
+        text.replace("max_drop_points", "max_drop_point")
+    });
+    git(
+        root,
+        &["commit", "-qam", "a direct push that breaks the config"],
+    );
+    let base = git(root, &["rev-parse", "HEAD"]);
+    git(root, &["checkout", "-qb", "repair"]);
+    break_dataset(root, "a", 30);
+    for (repair, missing) in [
+        (
+            config.replace("  - name: a\n", "  - name: a-renamed\n"),
+            "`a`",
+        ),
+        (config.replace("name: b\n", "name: b2\n"), "`b`"),
+    ] {
+        std::fs::write(root.join("sqlgate.yml"), &repair).unwrap();
+        let (code, out) = judge(root, &base);
+        assert_eq!(code, Some(2), "{out}");
+        assert!(
+            out.contains(&format!(
+                "holds dataset(s) {missing} that this pull request's config does not run"
+            )),
+            "{out}"
+        );
+    }
+    // Its own names: the regression of `a` is found.
+    std::fs::write(root.join("sqlgate.yml"), &config).unwrap();
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(1), "{out}");
+}
+
+#[test]
+fn a_repair_cannot_move_one_datasets_overrides_onto_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let (_, config) = two_datasets_main(root);
+    git(root, &["checkout", "-q", "main"]);
+    edit_config(root, |text| {
+        text.replace("max_drop_points", "max_drop_point")
+    });
+    git(
+        root,
+        &["commit", "-qam", "a direct push that breaks the config"],
+    );
+    let base = git(root, &["rev-parse", "HEAD"]);
+    git(root, &["checkout", "-qb", "repair"]);
+    // `a` regresses on exactly the items `b`'s reviewed overrides exclude, and the repair points
+    // `a` at them.
+    break_dataset(root, "a", 30);
+    let moved = config.replace(
+        "    predictions: [{ name: C3, path: a/predictions/C3.txt }]\n",
+        "    predictions: [{ name: C3, path: a/predictions/C3.txt }]\n    audit: { overrides: b/overrides.jsonl }\n",
+    );
+    assert_ne!(moved, config);
+    std::fs::write(root.join("sqlgate.yml"), moved).unwrap();
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("gold overrides none as the base's baseline recorded")
+            && out.contains("dataset `a`: C3: ex on all dropped 17.2 points"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_repair_of_a_config_that_is_not_yaml_cannot_move_the_baseline_away() {
+    let dir = example_copy();
+    let root = dir.path();
+    let good = {
+        gated_main(root);
+        std::fs::read_to_string(root.join("sqlgate.yml")).unwrap()
+    };
+    std::fs::write(root.join("sqlgate.yml"), format!("{good}\n: [ not yaml\n")).unwrap();
+    git(
+        root,
+        &["commit", "-qam", "a direct push that breaks the YAML"],
+    );
+    let base = git(root, &["rev-parse", "HEAD"]);
+    git(root, &["checkout", "-qb", "repair"]);
+    break_predictions(root, "C3", 30);
+    let moved = good.replace("path: baseline.json", "path: elsewhere.json");
+    std::fs::write(root.join("sqlgate.yml"), moved).unwrap();
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(
+        out.contains("names no baseline this run could read, but the base holds baseline.json"),
+        "{out}"
+    );
+    // Keeping the path, the regression is found.
+    std::fs::write(root.join("sqlgate.yml"), &good).unwrap();
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(1), "{out}");
+}

@@ -168,6 +168,42 @@ pub struct Baseline {
     /// is judged only when the server's data still have these digests ([`crate::score::data`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_digests: Option<crate::engine::server::data_digest::DataDigests>,
+    /// Which reviewed gold overrides file and directory suite its run read, named as the config
+    /// does: what a pull request that repairs a base config that does not load is scored with,
+    /// so its own config cannot point a dataset at another dataset's exclusions or at a weaker
+    /// suite. Absent in baselines of older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inputs: Option<RecordedInputs>,
+}
+
+/// The benchmark inputs a baseline's run read beside the dataset files, as paths relative to
+/// the config's folder (`/`-separated); `None` where the config named none.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordedInputs {
+    /// `audit.overrides` of the dataset.
+    pub overrides: Option<String>,
+    /// `suite.path` of a `suite.kind: directory` suite.
+    pub suite: Option<String>,
+}
+
+impl RecordedInputs {
+    /// What `config` (a one-dataset config) reads.
+    pub fn of(config: &Config) -> RecordedInputs {
+        let relative = |path: &Path| {
+            let inside = path.strip_prefix(&config.base_dir).unwrap_or(path);
+            (inside.components())
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/")
+        };
+        let directory = config.suite.kind == crate::input::config::SuiteKind::Directory;
+        RecordedInputs {
+            overrides: config.audit.overrides.as_deref().map(relative),
+            suite: (config.suite.path.as_deref())
+                .filter(|_| directory)
+                .map(relative),
+        }
+    }
 }
 
 impl Baseline {
@@ -191,6 +227,7 @@ impl Baseline {
             provider_cache: evaluation.provider_cache.clone(),
             suite_manifests: evaluation.suite_manifests.clone(),
             data_digests: evaluation.data_digests.clone(),
+            inputs: Some(RecordedInputs::of(config)),
         }
     }
 

@@ -38,6 +38,21 @@ pub fn recorded(path: &Path, bytes: &[u8]) -> Result<Baseline, InputError> {
     }
 }
 
+/// Every baseline a file holds with its dataset's name: one unnamed baseline in a one-dataset
+/// file, else one per section in file order.
+pub fn sections(path: &Path, bytes: &[u8]) -> Result<Vec<(Option<String>, Baseline)>, InputError> {
+    let value = parse_json(path, bytes)?;
+    let Some(sections) = value.get(SECTIONS).and_then(Json::as_object) else {
+        return Ok(vec![(None, Baseline::parse(path, bytes)?)]);
+    };
+    (sections.iter())
+        .map(|(name, section)| {
+            let bytes = serde_json::to_vec(section).expect("JSON values serialize");
+            Ok((Some(name.clone()), Baseline::parse(path, &bytes)?))
+        })
+        .collect()
+}
+
 /// The baseline file of a config with `datasets:`, from one baseline per dataset (config order).
 pub fn sectioned_baseline(sections: &[(String, Baseline)]) -> Json {
     let first = sections.first().map(|(_, b)| b);

@@ -720,6 +720,7 @@ mod tests {
             provider_cache: Vec::new(),
             suite_manifests: Vec::new(),
             data_digests: None,
+            inputs: None,
         }
     }
 

@@ -2,13 +2,17 @@
 //! can always reach green through a pull request, and no pull request can use that path to skip
 //! the gate.
 //!
-//! - The base commit's config loads: it judges the pull request, and a pull request that changes
-//!   the config must leave it loading (else no later pull request could be gated).
+//! - The base commit's config loads (judged by its text alone: a folder it names that the pull
+//!   request deleted is a change to the benchmark, refused, never a reason to run the pull
+//!   request's config): it judges the pull request, and a pull request that changes the config
+//!   must leave it loading (else no later pull request could be gated).
 //! - The base has no config there (the pull request introduces sqlgate) or one that does not load
 //!   (a direct push, a sqlgate upgrade): the pull request's own config runs, but the verdict is
 //!   still the base's to give: the baseline stored on the base is compared with the gate
-//!   settings that baseline recorded, whatever the pull request's `gate` section says. Only
-//!   when the base has no baseline either is nothing compared: the scores are shown with a note.
+//!   settings that baseline recorded, whatever the pull request's `gate` section says, on every
+//!   dataset that baseline holds, with the overrides and suites it recorded
+//!   ([`super::repair`]). Only when the base has no baseline either is nothing compared: the
+//!   scores are shown with a note.
 
 use crate::analysis::baseline::Baseline;
 use crate::input::config::{BaselineConfig, Config, GateConfig, PredictionFormat};
@@ -181,10 +185,20 @@ fn proposed_over_base(
     };
     let base_section = base_baseline_section(path, base)?;
     let stored = stored_baseline(&config, (base, reference), base_section)?;
-    let Some((section, baseline)) = stored else {
+    let Some((section, baseline, bytes)) = stored else {
+        if broken.is_some() {
+            let tip = match reference {
+                Some(reference) => base.commits_on(reference, 1)?.into_iter().next(),
+                None => Some(base.commit.clone()),
+            };
+            if let Some(commit) = tip {
+                super::repair::refuse_hidden_baseline(&config, base, &commit)?;
+            }
+        }
         introduce(&mut config, &base_state);
         return Ok(config);
     };
+    super::repair::govern(&mut config, &section.path, &bytes)?;
     config.refuse_dataset_changes(base)?;
     config.gate = recorded_gate(&baseline);
     let recorded = if baseline.gate.is_some() {
@@ -247,7 +261,7 @@ fn stored_baseline(
     config: &Config,
     (base, reference): (&TrustedBase, Option<&str>),
     base_section: Option<(PathBuf, Option<PathBuf>)>,
-) -> Result<Option<(BaselineConfig, Baseline)>, InputError> {
+) -> Result<Option<(BaselineConfig, Baseline, Vec<u8>)>, InputError> {
     let proposed = config
         .baseline
         .as_ref()
@@ -261,7 +275,7 @@ fn stored_baseline(
                 required: true,
                 anchor,
             };
-            return Ok(Some((section, baseline)));
+            return Ok(Some((section, baseline, bytes)));
         }
     }
     Ok(None)

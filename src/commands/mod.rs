@@ -11,6 +11,7 @@ mod failure;
 mod finish;
 pub mod gate_run;
 pub mod lifecycle;
+mod repair;
 pub mod store;
 
 use crate::analysis::baseline::Baseline;

@@ -612,8 +612,12 @@ impl Config {
 
     /// The base commit's config at `path` in a pull-request run: `Ok(None)` when the base has
     /// no file there, `Ok(Some(Err(_)))` when its text does not parse or validate (a pull request
-    /// may then repair it: `commands::lifecycle`), else the config checked against the working
-    /// tree, with dataset files the pull request changes refused and a changed config noted.
+    /// may then repair it: `commands::lifecycle`), else the config with dataset files the pull
+    /// request changes refused, then checked against the working tree, and a changed config
+    /// noted. The base's config is judged by its own text: a folder or file it names that the
+    /// pull request deleted, moved or replaced is a change to the benchmark (refused), and any
+    /// other working-tree error is an error of this run, never a reason to run the pull
+    /// request's config.
     pub fn load_base(
         path: &Path,
         base: &TrustedBase,
@@ -627,13 +631,13 @@ impl Config {
         let Ok(config) = parsed else {
             return Ok(Some(parsed));
         };
+        config.refuse_dataset_changes(base)?;
         let mut config = config.inside_workspace()?;
         if base.changes(path)? {
             config
                 .ignored_changes
                 .push(format!("config {}", path.display()));
         }
-        config.refuse_dataset_changes(base)?;
         config.trusted_base = Some(base.clone());
         config.settled = Settled::Base;
         Ok(Some(Ok(config)))

@@ -201,6 +201,26 @@ impl TrustedBase {
             .collect())
     }
 
+    /// The files at `commit` (repository paths) whose text holds `needle` (binary files
+    /// skipped).
+    pub fn files_holding(&self, commit: &str, needle: &str) -> Result<Vec<String>, InputError> {
+        let prefix = format!("{commit}:");
+        let found = git(
+            &self.root,
+            &["grep", "-l", "-I", "-F", "-e", needle, commit, "--"],
+        );
+        let listed = match found {
+            Ok(listed) => listed,
+            // git grep exits 1 when nothing matches, with nothing on its error stream.
+            Err(message) if message.is_empty() => return Ok(Vec::new()),
+            Err(message) => return Err(base_error(&self.root, message)),
+        };
+        Ok(String::from_utf8_lossy(&listed)
+            .lines()
+            .map(|line| line.strip_prefix(&prefix).unwrap_or(line).to_string())
+            .collect())
+    }
+
     /// Whether `commit` is the base commit or one of its ancestors.
     pub fn has_ancestor(&self, commit: &str) -> bool {
         git(

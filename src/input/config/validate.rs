@@ -6,7 +6,9 @@ use super::*;
 const SQLITE_ONLY_METRICS: [&str; 3] = ["ts", "esm", "esm_plus"];
 
 impl Config {
-    /// Refuses values that make no sense together or alone, naming the key.
+    /// Refuses values that make no sense together or alone, naming the key. It reads the text
+    /// alone, never the working tree (what the tree holds is [`Config::check_workspace`]'s), so a
+    /// pull request cannot make the base's config "not load" by deleting a folder it names.
     pub(super) fn validate(&self) -> Result<(), InputError> {
         let fail = |message: String| {
             Err(InputError::Config {
@@ -117,9 +119,7 @@ impl Config {
         if let Err(message) = self.check_engine() {
             return fail(message);
         }
-        if self.suite.kind == SuiteKind::Directory
-            && !self.suite.path.as_ref().is_some_and(|p| p.is_dir())
-        {
+        if self.suite.kind == SuiteKind::Directory && self.suite.path.is_none() {
             return fail("`suite.path` must name a folder when `suite.kind` is `directory`".into());
         }
         if self.suite.kind == SuiteKind::Distilled && self.suite.path.is_none() {
@@ -170,10 +170,6 @@ impl Config {
         if !dataset.engine.is_server() {
             return match &dataset.databases {
                 None => Err("`dataset.databases` is required with the SQLite engine: the folder holding `<db_id>/<db_id>.sqlite`".into()),
-                Some(folder) if !folder.is_dir() => Err(format!(
-                    "`dataset.databases`: {} is not a folder",
-                    folder.display()
-                )),
                 Some(_) => Ok(()),
             };
         }

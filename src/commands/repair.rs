@@ -1,0 +1,206 @@
+//! What a pull request that repairs a base config that does not load may choose, and what it
+//! may not: it may fix the config's text, but what is compared stays the base's. The base's
+//! baseline names the datasets that must run (each under its name), the reviewed gold overrides
+//! and the directory suite each dataset is scored with; where the base's config names no
+//! readable baseline, a baseline the base holds elsewhere still may not be moved out of reach.
+
+use crate::analysis::baseline::{Baseline, RecordedInputs};
+use crate::input::audit::AuditConfig;
+use crate::input::config::{Config, SuiteConfig, SuiteKind, BASELINE_MARKER};
+use crate::input::trusted::TrustedBase;
+use crate::util::error::InputError;
+use std::path::Path;
+
+/// Holds the repairing config `config` to the base's baseline file (`bytes`, from `path`):
+/// every dataset the baseline holds must be run under its name, and each dataset reads the
+/// overrides and directory suite its baseline section recorded. What the pull request's config
+/// said instead is noted in `config.trust_notes`.
+pub fn govern(config: &mut Config, path: &Path, bytes: &[u8]) -> Result<(), InputError> {
+    let sections = crate::analysis::datasets::sections(path, bytes)?;
+    refuse_missing_datasets(config, path, &sections)?;
+    for (name, recorded) in &sections {
+        apply_recorded(config, name.as_deref(), recorded.inputs.as_ref());
+    }
+    Ok(())
+}
+
+/// A dataset the base's baseline holds and the repairing config does not run (dropped or
+/// renamed) would leave its regressions compared with nothing: an error naming it.
+fn refuse_missing_datasets(
+    config: &Config,
+    path: &Path,
+    sections: &[(Option<String>, Baseline)],
+) -> Result<(), InputError> {
+    if !config.is_multi() {
+        return Ok(());
+    }
+    let missing: Vec<&str> = (sections.iter())
+        .filter_map(|(name, _)| name.as_deref())
+        .filter(|name| !config.datasets.iter().any(|entry| entry.name == *name))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(InputError::Config {
+        path: config.path.clone(),
+        message: format!(
+            "the base commit's config does not load, and its baseline {} holds dataset(s) {} \
+             that this pull request's config does not run; a pull request that repairs the \
+             config must run every dataset of the base's baseline under its name (drop or \
+             rename one once the repair is merged)",
+            path.display(),
+            missing
+                .iter()
+                .map(|name| format!("`{name}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    })
+}
+
+/// Sets the overrides and directory suite of dataset `name` (`None`: the one-dataset config) to
+/// those its baseline section recorded (`inputs`); a baseline of an older sqlgate records none,
+/// so no overrides apply.
+fn apply_recorded(config: &mut Config, name: Option<&str>, inputs: Option<&RecordedInputs>) {
+    let base_dir = config.base_dir.clone();
+    let shown = name.unwrap_or(crate::input::config::DEFAULT_DATASET_NAME);
+    let mut notes = Vec::new();
+    let Some((audit, suite)) = dataset_inputs(config, name) else {
+        return;
+    };
+    let wanted = inputs.cloned().unwrap_or_default();
+    let overrides = wanted.overrides.as_deref().map(|p| base_dir.join(p));
+    if audit.overrides != overrides {
+        notes.push(match inputs {
+            None => format!(
+                "dataset `{shown}`: no gold overrides applied (the base's baseline, from an \
+                 older sqlgate, does not record which it was made with); this pull request's \
+                 `audit.overrides` applies once merged"
+            ),
+            Some(_) => format!(
+                "dataset `{shown}`: gold overrides {} as the base's baseline recorded; this \
+                 pull request's `audit.overrides` applies once merged",
+                describe(overrides.as_deref())
+            ),
+        });
+        audit.overrides = overrides;
+    }
+    if let (Some(folder), SuiteKind::Directory) = (&wanted.suite, suite.kind) {
+        let folder = base_dir.join(folder);
+        if suite.path.as_deref() != Some(folder.as_path()) {
+            notes.push(format!(
+                "dataset `{shown}`: suite {} as the base's baseline recorded; this pull \
+                 request's `suite.path` applies once merged",
+                folder.display()
+            ));
+            suite.path = Some(folder);
+        }
+    }
+    config.trust_notes.extend(notes);
+}
+
+/// The audit and suite sections dataset `name` is scored with, made its own in a `datasets`
+/// entry; `None` when the config has no such entry.
+fn dataset_inputs<'a>(
+    config: &'a mut Config,
+    name: Option<&str>,
+) -> Option<(&'a mut AuditConfig, &'a mut SuiteConfig)> {
+    let Some(name) = name else {
+        return Some((&mut config.audit, &mut config.suite));
+    };
+    let shared_suite = config.suite.clone();
+    let entry = config
+        .datasets
+        .iter_mut()
+        .find(|entry| entry.name == name)?;
+    let audit = entry.audit.get_or_insert_with(AuditConfig::default);
+    let suite = entry.suite.get_or_insert(shared_suite);
+    Some((audit, suite))
+}
+
+/// A path for a note, or "none".
+fn describe(path: Option<&Path>) -> String {
+    path.map_or_else(|| "none".into(), |p| p.display().to_string())
+}
+
+/// How many files holding baselines an error lists.
+const LISTED: usize = 8;
+
+/// A repairing config that names no baseline the base holds (the base's config text names none
+/// that can be read), while the base does hold baselines: the pull request moved the gate's
+/// baseline out of its reach, so the run is refused naming them. `commit` is the base commit,
+/// or the tip of the baseline ref.
+pub fn refuse_hidden_baseline(
+    config: &Config,
+    base: &TrustedBase,
+    commit: &str,
+) -> Result<(), InputError> {
+    let held: Vec<String> = (base.files_holding(commit, BASELINE_MARKER)?.into_iter())
+        .filter(|file| is_baseline(base, commit, file))
+        .take(LISTED)
+        .collect();
+    if held.is_empty() {
+        return Ok(());
+    }
+    Err(InputError::Config {
+        path: config.path.clone(),
+        message: format!(
+            "the base commit's config does not load and names no baseline this run could read, \
+             but the base holds {}; a pull request that repairs the config must keep \
+             `baseline.path` naming its baseline (move it once the repair is merged)",
+            held.join(", ")
+        ),
+    })
+}
+
+/// Whether `file` at `commit` parses as a stored baseline (one dataset or several).
+fn is_baseline(base: &TrustedBase, commit: &str, file: &str) -> bool {
+    let path = base.root.join(file);
+    matches!(
+        base.read_at(commit, &path),
+        Ok(Some(bytes)) if crate::analysis::datasets::recorded(&path, &bytes).is_ok()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `datasets:` config whose entry `a` names a directory suite and `b`'s overrides.
+    fn repairing_config() -> Config {
+        let text = "datasets:\n  - name: a\n    dataset: { gold: a/gold.sql, databases: a/db }\n    \
+                    predictions: [{ path: a/p.txt }]\n    suite: { kind: directory, path: weak }\n    \
+                    audit: { overrides: b/overrides.jsonl }\nmetrics: [ex]\n";
+        Config::parse(text, Path::new("/repo/sqlgate.yml")).unwrap()
+    }
+
+    #[test]
+    fn a_dataset_is_scored_with_the_suite_and_overrides_its_baseline_recorded() {
+        let mut config = repairing_config();
+        let recorded = RecordedInputs {
+            overrides: None,
+            suite: Some("suites/full".into()),
+        };
+        apply_recorded(&mut config, Some("a"), Some(&recorded));
+        let entry = &config.datasets[0];
+        let audit = entry.audit.as_ref().unwrap();
+        assert_eq!(audit.overrides, None);
+        let suite = entry.suite.as_ref().unwrap();
+        assert_eq!(suite.path.as_deref(), Some(Path::new("/repo/suites/full")));
+        assert_eq!(config.trust_notes.len(), 2, "{:?}", config.trust_notes);
+    }
+
+    #[test]
+    fn an_older_baseline_applies_no_overrides() {
+        let mut config = repairing_config();
+        apply_recorded(&mut config, Some("a"), None);
+        let entry = &config.datasets[0];
+        assert_eq!(entry.audit.as_ref().unwrap().overrides, None);
+        assert_eq!(
+            entry.suite.as_ref().unwrap().path.as_deref(),
+            Some(Path::new("/repo/weak")),
+            "an older baseline names no suite: the pull request's stays"
+        );
+        assert!(config.trust_notes[0].contains("does not record which it was made with"));
+    }
+}
