@@ -53,7 +53,8 @@ fn time_sqlgate(config: &Config, runs: usize) -> (f64, f64) {
     let mut correct = 0.0;
     for _ in 0..runs {
         let started = Instant::now();
-        let evaluation = sqlgate::score::evaluation::evaluate(config).expect("the evaluation runs");
+        let evaluation = sqlgate::score::evaluation::evaluate(config, &Default::default())
+            .expect("the evaluation runs");
         seconds.push(started.elapsed().as_secs_f64());
         correct = evaluation
             .results

@@ -80,7 +80,8 @@ struct Figures {
 fn run_once(config: &Config) -> (f64, f64, usize) {
     let cpu_before = cpu_seconds();
     let started = Instant::now();
-    let evaluation = sqlgate::score::evaluation::evaluate(config).expect("the shared data loads");
+    let evaluation = sqlgate::score::evaluation::evaluate(config, &Default::default())
+        .expect("the shared data loads");
     let wall = started.elapsed().as_secs_f64();
     let cpu = cpu_seconds() - cpu_before;
     let scored = evaluation
@@ -237,7 +238,8 @@ fn main() {
     let loading: Vec<f64> = (0..REPETITIONS)
         .map(|_| {
             let before = cpu_seconds();
-            sqlgate::score::evaluation::prepare(&config).expect("the shared data loads");
+            sqlgate::score::evaluation::prepare(&config, &Default::default())
+                .expect("the shared data loads");
             cpu_seconds() - before
         })
         .collect();

@@ -105,7 +105,8 @@ fn main() {
     let config = workload(&spider_dir(), work.path(), &shape);
     let before = peak_rss_mib();
     let started = Instant::now();
-    let evaluation = sqlgate::score::evaluation::evaluate(&config).expect("the shared data loads");
+    let evaluation = sqlgate::score::evaluation::evaluate(&config, &Default::default())
+        .expect("the shared data loads");
     let summary = Summary::of(&evaluation);
     let jsonl_path = work.path().join("items.jsonl");
     sqlgate::util::fs::write_file_atomically(&jsonl_path, |out| {

@@ -51,7 +51,8 @@ fn config(spider: &Path, gold: &Path, repetitions: usize, order: &str) -> Config
 
 fn bench(label: &str, config: &Config) {
     let started = Instant::now();
-    let evaluation = sqlgate::score::evaluation::evaluate(config).expect("the shared data loads");
+    let evaluation = sqlgate::score::evaluation::evaluate(config, &Default::default())
+        .expect("the shared data loads");
     let seconds = started.elapsed().as_secs_f64();
     let scores: Vec<_> = evaluation.results.iter().map(|r| &r.scores[0]).collect();
     let values: Vec<f64> = scores.iter().filter_map(|s| s.value).collect();

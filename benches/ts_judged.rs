@@ -160,9 +160,13 @@ fn main() {
     let dataset = sqlgate::input::dataset::Dataset::load(&config.dataset).expect("dataset loads");
     let profile = sqlgate::engine::profile::Profile::new(&config.compare);
     let source = sqlgate::suites::distill::source::GeneratedNeighbors;
-    let (_, _, report) =
-        sqlgate::suites::distill::open_configured(&config, &dataset, &profile, &source)
-            .expect("distils");
+    let (_, _, report) = sqlgate::suites::distill::open_configured(
+        (&config, &Default::default()),
+        &dataset,
+        &profile,
+        &source,
+    )
+    .expect("distils");
     println!(
         "distillation: {:.1} s wall (target <= 30 s), suite in {}",
         started.elapsed().as_secs_f64(),
@@ -176,13 +180,13 @@ fn main() {
         report.empty_items().len()
     );
     let cold = Instant::now();
-    evaluate(&config).expect("evaluates");
+    evaluate(&config, &Default::default()).expect("evaluates");
     println!(
         "TS + EX, cold gold cache: {:.1} s",
         cold.elapsed().as_secs_f64()
     );
     let warm = Instant::now();
-    let evaluation = evaluate(&config).expect("evaluates");
+    let evaluation = evaluate(&config, &Default::default()).expect("evaluates");
     println!(
         "TS + EX of {} systems, warm: {:.1} s (target <= 5 s)",
         evaluation.systems.len(),

@@ -22,6 +22,8 @@ pub mod score;
 
 pub mod analysis;
 
+pub mod trust;
+
 pub mod report;
 
 pub mod ci;

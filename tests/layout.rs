@@ -258,3 +258,56 @@ fn architecture_page_names_every_stage_folder() {
         }
     }
 }
+
+#[test]
+fn git_runs_only_in_the_trust_stage() {
+    let spawning: Vec<String> = module_files()
+        .into_iter()
+        .filter(|(module, _)| module != "trust::git")
+        .filter(|(_, path)| {
+            let code = code(path);
+            code.contains("Command::new(\"git\")")
+        })
+        .map(|(module, _)| module)
+        .collect();
+    assert!(
+        spawning.is_empty(),
+        "git is spawned outside src/trust/git.rs: {spawning:?}"
+    );
+}
+
+/// The fields of `Config` outside its YAML: what parsing one text derives, never run state.
+const CONFIG_DERIVED_FIELDS: [&str; 7] = [
+    "dataset",
+    "datasets",
+    "dataset_name",
+    "base_dir",
+    "path",
+    "workspace",
+    "source_sha256",
+];
+
+#[test]
+fn config_holds_no_run_state() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/input/config.rs");
+    let text = std::fs::read_to_string(path).unwrap();
+    let start = text.find("pub struct Config {").expect("the Config struct");
+    let body = &text[start..start + text[start..].find("\n}\n").expect("its end")];
+    let lines: Vec<&str> = body.lines().map(str::trim).collect();
+    let skipped: Vec<String> = (lines.iter().enumerate())
+        .filter(|(_, line)| line.starts_with("#[serde(skip"))
+        .filter_map(|(at, _)| {
+            let field = lines[at + 1..].iter().find(|l| l.starts_with("pub "))?;
+            let name = field.trim_start_matches("pub ").split(':').next()?;
+            Some(name.trim().to_string())
+        })
+        .collect();
+    let run_state: Vec<&String> = (skipped.iter())
+        .filter(|name| !CONFIG_DERIVED_FIELDS.contains(&name.as_str()))
+        .collect();
+    assert!(
+        run_state.is_empty(),
+        "Config carries run state (it belongs in the trust stage's Snapshot): {run_state:?}"
+    );
+    assert_eq!(skipped.len(), CONFIG_DERIVED_FIELDS.len(), "{skipped:?}");
+}

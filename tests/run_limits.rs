@@ -50,7 +50,7 @@ fn run(work: &Path, predictions: &[&str], compare: &str, execution: &str) -> Eva
          execution: {execution}\n"
     );
     let config = Config::parse(&yaml, &work.join("sqlgate.yml")).expect("a valid config");
-    evaluate(&config).expect("the run loads")
+    evaluate(&config, &Default::default()).expect("the run loads")
 }
 
 fn world_1(work: &Path) {

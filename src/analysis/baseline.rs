@@ -208,7 +208,7 @@ impl RecordedInputs {
 
 impl Baseline {
     /// A baseline holding every system of `evaluation`, made at `commit` (see
-    /// [`current_commit`]).
+    /// `trust::current_commit`).
     pub fn from_evaluation(config: &Config, evaluation: &Evaluation, commit: String) -> Baseline {
         let systems = records(evaluation).into_iter().collect();
         Baseline {
@@ -433,24 +433,6 @@ pub fn now_unix() -> Option<i64> {
         .duration_since(std::time::UNIX_EPOCH)
         .ok()?;
     i64::try_from(elapsed.as_secs()).ok()
-}
-
-/// The commit a baseline made now records: `GITHUB_SHA`, or `HEAD` of the repository holding
-/// `folder`; `None` outside a repository or before its first commit.
-pub fn current_commit(folder: &Path) -> Option<String> {
-    if let Some(sha) = std::env::var("GITHUB_SHA").ok().filter(|s| !s.is_empty()) {
-        return Some(sha);
-    }
-    let output = std::process::Command::new("git")
-        .arg("-C")
-        .arg(folder)
-        .args(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
-        .output()
-        .ok()?;
-    output
-        .status
-        .success()
-        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
 }
 
 #[cfg(test)]

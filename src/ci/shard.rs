@@ -5,6 +5,7 @@
 //! shards, then rebuilds the exact evaluation an unsharded run makes.
 
 use crate::input::config::Config;
+use crate::input::trusted::Snapshot;
 use crate::metrics::{check_value, Details, Outcome, PartialCredit, Score, PARTIAL_CREDIT_KEYS};
 use crate::score::evaluation::{fingerprint, prepare, Evaluation, ItemResult, Prepared, Shard};
 use crate::util::error::{read_utf8, InputError};
@@ -84,7 +85,7 @@ struct HeaderLine {
 /// The first line of a shard file (the per-pair JSONL lines follow it), which `merge` checks
 /// against its own config, dataset and version.
 pub fn shard_header(
-    config: &Config,
+    (config, snapshot): (&Config, &Snapshot),
     evaluation: &Evaluation,
     shard: Shard,
 ) -> Result<String, InputError> {
@@ -95,7 +96,7 @@ pub fn shard_header(
             fingerprint: fingerprint(config, &evaluation.systems)?,
             dataset_sha256: evaluation.dataset.sha256.clone(),
             sqlgate_version: env!("CARGO_PKG_VERSION").to_string(),
-            trusted_base: config.trusted_base.as_ref().map(|b| b.commit.clone()),
+            trusted_base: snapshot.base_commit.clone(),
             dataset: config.dataset_name.clone(),
             run: actions_run(),
             state: ShardState {
@@ -202,13 +203,18 @@ pub fn shard_dataset(path: &Path) -> Result<Option<String>, InputError> {
 }
 
 /// Joins shard files into the evaluation an unsharded run of `config` produces.
-pub fn merge(config: &Config, paths: &[PathBuf]) -> Result<Evaluation, InputError> {
+/// The shards are the run's own: the trust stage refused committed ones
+/// (`trust::refuse_committed_shards`).
+pub fn merge(
+    (config, snapshot): (&Config, &Snapshot),
+    paths: &[PathBuf],
+) -> Result<Evaluation, InputError> {
     let Prepared {
         metrics,
         dataset,
         systems,
         overrides,
-    } = prepare(config)?;
+    } = prepare(config, snapshot)?;
     let metrics: Vec<String> = metrics.iter().map(|m| m.name().to_string()).collect();
     let expected = ShardHeader {
         shard: 0,
@@ -216,7 +222,7 @@ pub fn merge(config: &Config, paths: &[PathBuf]) -> Result<Evaluation, InputErro
         fingerprint: fingerprint(config, &systems)?,
         dataset_sha256: dataset.sha256.clone(),
         sqlgate_version: env!("CARGO_PKG_VERSION").to_string(),
-        trusted_base: config.trusted_base.as_ref().map(|b| b.commit.clone()),
+        trusted_base: snapshot.base_commit.clone(),
         dataset: config.dataset_name.clone(),
         run: actions_run(),
         state: ShardState::default(),
@@ -227,7 +233,6 @@ pub fn merge(config: &Config, paths: &[PathBuf]) -> Result<Evaluation, InputErro
     let mut seen_shards: Vec<usize> = Vec::new();
     let mut count = None;
     for path in paths {
-        refuse_committed(config, path)?;
         let text = read_utf8(path)?;
         let header = read_header(path, text.lines().next(), &expected)?;
         let lines = verified_body(path, &text)?.lines().skip(1);
@@ -308,23 +313,6 @@ pub fn merge(config: &Config, paths: &[PathBuf]) -> Result<Evaluation, InputErro
         timing: Default::default(),
         overrides,
     })
-}
-
-/// In a pull-request run a shard must come from the run's own jobs: a shard file that git
-/// tracks (the pull request committed it) is refused, whatever its digest says.
-fn refuse_committed(config: &Config, path: &Path) -> Result<(), InputError> {
-    let Some(base) = &config.trusted_base else {
-        return Ok(());
-    };
-    if base.tracks(path)? {
-        return Err(InputError::malformed(
-            path,
-            "shard",
-            "is a file of the pull request's tree; in a pull-request run shards must be written \
-             by the run's own `eval --shard` jobs (as artifacts), never committed",
-        ));
-    }
-    Ok(())
 }
 
 fn read_header(

@@ -7,6 +7,7 @@ use crate::engine::exec::{Executor, Limits};
 use crate::engine::profile::Profile;
 use crate::input::config::{Config, SuiteKind};
 use crate::input::dataset::{read_gold, Dataset};
+use crate::input::trusted::Snapshot;
 use crate::suites::suite::Suite;
 use crate::util::error::InputError;
 use anyhow::Context as _;
@@ -23,7 +24,7 @@ const AUDIT_MARKERS: &[&str] = &["{\"index\":", crate::report::audit::HEADING];
 /// its own (its overrides and dialects are its entry's): the console and the Markdown section
 /// give one part per dataset, and each JSON line names its dataset.
 pub fn audit(
-    config: &Config,
+    (config, snapshot): (&Config, &Snapshot),
     (jsonl, report): (Option<&Path>, Option<&Path>),
 ) -> anyhow::Result<ExitCode> {
     for (key, path) in [("--jsonl", jsonl), ("--report", report)] {
@@ -36,7 +37,7 @@ pub fn audit(
     let audits = config
         .dataset_configs()
         .iter()
-        .map(audit_dataset)
+        .map(|one| audit_dataset(one, snapshot))
         .collect::<Result<Vec<_>, _>>()?;
     let mut notes: Vec<String> = Vec::new();
     for note in audits.iter().flat_map(|a| &a.notes) {
@@ -98,15 +99,15 @@ struct DatasetAudit {
 
 /// Audits the dataset of a one-dataset config (one of [`Config::dataset_configs`]) on its
 /// databases, its suite, its other dialects' golds and its systems.
-fn audit_dataset(config: &Config) -> anyhow::Result<DatasetAudit> {
-    let prepared = crate::score::evaluation::prepare(config)?;
+fn audit_dataset(config: &Config, snapshot: &Snapshot) -> anyhow::Result<DatasetAudit> {
+    let prepared = crate::score::evaluation::prepare(config, snapshot)?;
     let dataset = &prepared.dataset;
     let limits = Limits::of(&config.execution);
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let executor = crate::engine::server::executor(config, dataset, limits, threads)?;
     let profile = Profile::new(&config.compare);
-    let suite = open_suite(config, dataset, &profile)?;
-    let dialects = dialects(config, dataset, limits, threads)?;
+    let suite = open_suite((config, snapshot), dataset, &profile)?;
+    let dialects = dialects((config, snapshot), dataset, limits, threads)?;
     let context = Context {
         dataset,
         executor: &executor,
@@ -119,14 +120,17 @@ fn audit_dataset(config: &Config) -> anyhow::Result<DatasetAudit> {
         name: config.dataset_name().to_string(),
         items: dataset.items.len(),
         findings: context.audit_all(),
-        notes: trust_notes(config, &prepared.overrides),
+        notes: trust_notes(snapshot, &prepared.overrides),
         overrides: prepared.overrides,
     })
 }
 
 /// What a pull-request audit read from the base commit instead of the pull request's tree.
-fn trust_notes(config: &Config, overrides: &crate::input::overrides::GoldOverrides) -> Vec<String> {
-    let mut notes: Vec<String> = config
+fn trust_notes(
+    snapshot: &Snapshot,
+    overrides: &crate::input::overrides::GoldOverrides,
+) -> Vec<String> {
+    let mut notes: Vec<String> = snapshot
         .ignored_changes
         .iter()
         .map(|what| {
@@ -137,8 +141,8 @@ fn trust_notes(config: &Config, overrides: &crate::input::overrides::GoldOverrid
         })
         .collect();
     notes.extend(overrides.ignored_change_note());
-    notes.extend(config.trust_notes.iter().cloned());
-    if let crate::input::trusted::Settled::Proposed { note } = &config.settled {
+    notes.extend(snapshot.notes.iter().cloned());
+    if let crate::input::trusted::Settled::Proposed { note } = &snapshot.settled {
         notes.push(note.clone());
     }
     notes
@@ -155,7 +159,7 @@ fn write(
 
 /// The configured test suite: a directory read as it is, a distilled one distilled or reused.
 fn open_suite(
-    config: &Config,
+    (config, snapshot): (&Config, &Snapshot),
     dataset: &Dataset,
     profile: &Profile,
 ) -> Result<Option<Suite>, InputError> {
@@ -169,8 +173,12 @@ fn open_suite(
             // Every schema's databases, those of items without a database of their own too
             // (audited on their suite alone), which TS leaves out.
             let source = crate::suites::distill::source::GeneratedNeighbors;
-            let (_, _, report) =
-                crate::suites::distill::open_configured(config, dataset, profile, &source)?;
+            let (_, _, report) = crate::suites::distill::open_configured(
+                (config, snapshot),
+                dataset,
+                profile,
+                &source,
+            )?;
             Ok(Some(crate::suites::distill::every_schema(&report, root)))
         }
         _ => Ok(None),
@@ -180,7 +188,7 @@ fn open_suite(
 /// The other dialects' golds of `audit.dialects`, each checked against the dataset (same
 /// number of items, same db_ids) and given its engine.
 fn dialects(
-    config: &Config,
+    (config, snapshot): (&Config, &Snapshot),
     dataset: &Dataset,
     limits: Limits,
     threads: usize,
@@ -190,7 +198,7 @@ fn dialects(
         .dialects
         .iter()
         .map(|dialect| {
-            refuse_changed_gold(config, &dialect.gold)?;
+            refuse_changed_gold(snapshot, &dialect.gold)?;
             let items = read_gold(&dialect.gold)?;
             check_alignment(&dialect.gold, &items, dataset)?;
             let engine = dialect
@@ -223,12 +231,9 @@ fn dialects(
 }
 
 /// In a pull-request run a dialect's gold file is refused when the pull request changes it, as
-/// the dataset's files are ([`Config::refuse_dataset_changes`]): it must be merged first.
-fn refuse_changed_gold(config: &Config, gold: &Path) -> Result<(), InputError> {
-    let Some(base) = &config.trusted_base else {
-        return Ok(());
-    };
-    if !base.changes(gold)? {
+/// the dataset's files are (`trust::dataset_changes`): it must be merged first.
+fn refuse_changed_gold(snapshot: &Snapshot, gold: &Path) -> Result<(), InputError> {
+    if !snapshot.changes(gold)? {
         return Ok(());
     }
     Err(InputError::malformed(

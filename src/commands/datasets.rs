@@ -12,6 +12,7 @@ use crate::analysis::datasets::{macro_gate, sectioned_baseline, MacroGate};
 use crate::analysis::gate::GateResult;
 use crate::ci::github::ActionsContext;
 use crate::input::config::{in_entry, Config};
+use crate::input::trusted::Snapshot;
 use crate::report::datasets::Section;
 use crate::report::summary::{self, Summary};
 use crate::score::evaluation::Evaluation;
@@ -52,18 +53,18 @@ pub(super) fn check_outputs(config: &Config, outputs: &Outputs) -> anyhow::Resul
 /// Scores and gates every dataset, then writes, prints and publishes the run over all of them;
 /// exit code 1 when a dataset's gate or the macro-average gate fails.
 pub(super) fn finish_datasets(
-    config: &Config,
+    (config, snapshot): (&Config, &Snapshot),
     outputs: Outputs,
-    score: &dyn Fn(&Config) -> Result<Evaluation, InputError>,
+    score: &dyn Fn(&Config, &Snapshot) -> Result<Evaluation, InputError>,
 ) -> anyhow::Result<ExitCode> {
     let named = named_outputs(config, &outputs);
     let report_path = named[0].path.clone();
     let report_file = report_path.display().to_string();
     let mut runs = Vec::new();
     for one in config.dataset_configs() {
-        let evaluation = score(&one).map_err(|e| in_entry(&one, e))?;
-        let gate_run =
-            gate_run::gate_run(&one, &evaluation, &report_file).map_err(|e| in_entry(&one, e))?;
+        let evaluation = score(&one, snapshot).map_err(|e| in_entry(&one, e))?;
+        let gate_run = gate_run::gate_run((&one, snapshot), &evaluation, &report_file)
+            .map_err(|e| in_entry(&one, e))?;
         let summary = Summary::of(&evaluation);
         runs.push(DatasetRun {
             config: one,
@@ -282,14 +283,17 @@ fn publish(
 
 /// The shards of `shards` that scored this config's dataset, merged (see
 /// [`crate::ci::shard::merge`]).
-pub(super) fn merged(one: &Config, shards: &[PathBuf]) -> Result<Evaluation, InputError> {
+pub(super) fn merged(
+    (one, snapshot): (&Config, &Snapshot),
+    shards: &[PathBuf],
+) -> Result<Evaluation, InputError> {
     let mut own = Vec::new();
     for path in shards {
         if crate::ci::shard::shard_dataset(path)?.as_deref() == Some(one.dataset_name()) {
             own.push(path.clone());
         }
     }
-    crate::ci::shard::merge(one, &own)
+    crate::ci::shard::merge((one, snapshot), &own)
 }
 
 /// Refuses a shard file that scored none of the config's datasets (a one-dataset shard, or one
@@ -315,14 +319,14 @@ pub(super) fn check_shards(config: &Config, shards: &[PathBuf]) -> Result<(), In
 /// Scores every dataset and writes their baselines as one file at `path` (one section per
 /// dataset, see [`crate::analysis::datasets`]); prints each dataset's summary.
 pub(super) fn write_sectioned_baseline(
-    config: &Config,
+    (config, snapshot): (&Config, &Snapshot),
     path: &Path,
     commit: &str,
 ) -> anyhow::Result<usize> {
     let mut sections = Vec::new();
     for one in config.dataset_configs() {
-        let evaluation =
-            crate::score::evaluation::evaluate_for_baseline(&one).map_err(|e| in_entry(&one, e))?;
+        let evaluation = crate::score::evaluation::evaluate_for_baseline(&one, snapshot)
+            .map_err(|e| in_entry(&one, e))?;
         let baseline = Baseline::from_evaluation(&one, &evaluation, commit.to_string());
         let summary = Summary::of(&evaluation);
         let human = summary::human(&evaluation, &summary);

@@ -6,6 +6,7 @@ use super::Outputs;
 use crate::ci::github::{ActionsContext, CommentOutcome};
 use crate::commands::gate_run::{self, GateRun};
 use crate::input::config::{Config, BASELINE_MARKER, REPORT_MARKER};
+use crate::input::trusted::Snapshot;
 use crate::report::summary::{self, Summary};
 use crate::score::evaluation::Evaluation;
 use crate::util::log::{in_actions, log_block, log_value};
@@ -92,14 +93,15 @@ pub(super) fn write_output(
 
 /// Outputs, baseline comparison, report, gate, GitHub; exit code 1 when the gate fails.
 pub(super) fn finish(
-    config: &Config,
+    (config, snapshot): (&Config, &Snapshot),
     evaluation: Evaluation,
     outputs: Outputs,
 ) -> anyhow::Result<ExitCode> {
     let summary = Summary::of(&evaluation);
     let named = named_outputs(config, &outputs);
     let report_path = named[0].path.clone();
-    let gate_run = gate_run::gate_run(config, &evaluation, &report_path.display().to_string())?;
+    let report_file = report_path.display().to_string();
+    let gate_run = gate_run::gate_run((config, snapshot), &evaluation, &report_file)?;
     let mut written: Vec<(&str, String)> = [
         ("summary", &outputs.summary),
         ("jsonl", &outputs.jsonl),

@@ -6,7 +6,7 @@ use crate::analysis::baseline::Baseline;
 use crate::analysis::gate::{self, GateResult};
 use crate::analysis::records::records;
 use crate::input::config::Config;
-use crate::input::trusted::Settled;
+use crate::input::trusted::{Settled, Snapshot};
 use crate::report::markdown::{self, ReportInput};
 use crate::report::summary::Summary;
 use crate::score::evaluation::Evaluation;
@@ -84,18 +84,21 @@ fn run_url() -> Option<String> {
     shape.is_match(&url).then_some(url)
 }
 
-/// Loads the baseline (if configured and present), analyses, gates and renders.
+/// Loads the baseline (if configured and present, from the trusted `snapshot`), analyses, gates
+/// and renders.
 pub fn gate_run(
-    config: &Config,
+    (config, snapshot): (&Config, &Snapshot),
     evaluation: &Evaluation,
     report_file: &str,
 ) -> Result<GateRun, InputError> {
-    let (baseline, baseline_changed, not_in_baseline) = load_baseline(config, evaluation)?;
-    let age = (baseline.as_ref()).map(|stored| crate::analysis::freshness::Age::of(config, stored));
+    let (baseline, baseline_changed, not_in_baseline) =
+        load_baseline((config, snapshot), evaluation)?;
+    let age =
+        (baseline.as_ref()).map(|stored| crate::analysis::freshness::Age::of(snapshot, stored));
     if let Some((stored, age)) = baseline.as_ref().zip(age.as_ref()) {
         write_baseline_outputs(stored, age.days);
     }
-    let (template, template_changed) = load_template(config)?;
+    let (template, template_changed) = load_template(config, snapshot)?;
     let difficulties = Summary::of(evaluation).difficulties;
     let current: Vec<SystemRecords> = records(evaluation)
         .into_iter()
@@ -139,8 +142,10 @@ pub fn gate_run(
     if let Some(stored) = &baseline {
         let measured: Vec<String> = current.iter().map(|s| s.name.clone()).collect();
         gate.reasons
-            .extend(crate::commands::lifecycle::unmeasured_baseline_systems(
-                config, stored, &measured,
+            .extend(crate::trust::lifecycle::unmeasured_baseline_systems(
+                &snapshot.settled,
+                stored,
+                &measured,
             ));
         gate.passed = gate.reasons.is_empty();
     }
@@ -151,16 +156,21 @@ pub fn gate_run(
         &item_features,
         &evaluation.metrics,
     );
-    if let Some((anchor, path)) = load_anchor(config, evaluation)? {
+    if let Some((anchor, path)) = load_anchor((config, snapshot), evaluation)? {
         crate::analysis::drift::guard(config, &current, (&anchor, path), &mut gate);
     }
-    note_ignored_changes(config, baseline_changed, template_changed, &mut gate);
+    note_ignored_changes(
+        (config, snapshot),
+        baseline_changed,
+        template_changed,
+        &mut gate,
+    );
     gate.notes
         .extend(evaluation.overrides.ignored_change_note());
-    if let Settled::Proposed { note } = &config.settled {
+    if let Settled::Proposed { note } = &snapshot.settled {
         gate.notes.insert(0, note.clone());
     }
-    gate.notes.extend(config.trust_notes.iter().cloned());
+    gate.notes.extend(snapshot.notes.iter().cloned());
     crate::analysis::freshness::apply(config, baseline.as_ref().zip(age.as_ref()), &mut gate);
     let flagged_gains = crate::analysis::review::flagged_gains(config, &gate);
     gate.notes.extend(flagged_gains.iter().cloned());
@@ -220,7 +230,7 @@ pub fn gate_run(
         .unwrap_or_else(|| "templates/comment.md.j2".into());
     let (report, comment) =
         markdown::render(&input, &template).map_err(|e| template_error(&template_path, &e))?;
-    check_proposed_template(config, &input)?;
+    check_proposed_template(config, snapshot, &input)?;
     Ok(GateRun {
         analysis,
         baseline_analysis,
@@ -240,24 +250,13 @@ pub fn gate_run(
 /// no section for this `datasets` entry. The flag says whether the pull request changed the
 /// file (its version is ignored).
 fn load_baseline(
-    config: &Config,
+    (config, snapshot): (&Config, &Snapshot),
     evaluation: &Evaluation,
 ) -> Result<(Option<Baseline>, bool, Option<String>), InputError> {
     let Some(section) = &config.baseline else {
         return Ok((None, false, None));
     };
-    let (bytes, changed) = match &config.baseline_ref {
-        Some(reference) => {
-            let base = match &config.trusted_base {
-                Some(base) => base.clone(),
-                None => crate::input::trusted::TrustedBase::at(&config.base_dir, "HEAD")?,
-            };
-            let stored =
-                crate::commands::lifecycle::stored_bytes(&base, Some(reference), &section.path);
-            (stored?, false)
-        }
-        None => config.read_trusted(&section.path)?,
-    };
+    let crate::input::trusted::TrustedFile { bytes, changed } = snapshot.read(&section.path)?;
     let Some(bytes) = bytes else {
         if section.required {
             return Err(InputError::Config {
@@ -267,7 +266,7 @@ fn load_baseline(
                      create it with `sqlgate baseline update` on the default branch, or declare \
                      a first run with `baseline: {{ required: false }}`",
                     section.path.display(),
-                    if config.trusted_base.is_some() {
+                    if snapshot.is_pull_request() {
                         " on the base commit"
                     } else {
                         ""
@@ -288,9 +287,7 @@ fn load_baseline(
     };
     let baseline = Baseline::parse(&section.path, &bytes)?;
     baseline.check_compatible(&section.path, config, evaluation)?;
-    if let Some(base) = &config.trusted_base {
-        check_ancestry(&baseline, base, &section.path, &config.path)?;
-    }
+    check_ancestry(&baseline, snapshot, &section.path, &config.path)?;
     Ok((Some(baseline), changed, None))
 }
 
@@ -298,14 +295,14 @@ fn load_baseline(
 /// it), when `gate.max_drift_points` is set; a configured anchor that does not exist is an
 /// input error naming how to make one.
 fn load_anchor<'a>(
-    config: &'a Config,
+    (config, snapshot): (&'a Config, &Snapshot),
     evaluation: &Evaluation,
 ) -> Result<Option<(Baseline, &'a std::path::Path)>, InputError> {
     let anchor = config.baseline.as_ref().and_then(|b| b.anchor.as_deref());
     let (Some(path), Some(_)) = (anchor, config.gate.max_drift_points) else {
         return Ok(None);
     };
-    let Some(bytes) = config.read_trusted(path)?.0 else {
+    let Some(bytes) = snapshot.read(path)?.bytes else {
         return Err(InputError::Config {
             path: config.path.clone(),
             message: format!(
@@ -319,22 +316,23 @@ fn load_anchor<'a>(
     };
     let anchor = Baseline::parse(path, &bytes)?;
     anchor.check_compatible(path, config, evaluation)?;
-    if let Some(base) = &config.trusted_base {
-        check_ancestry(&anchor, base, path, &config.path)?;
-    }
+    check_ancestry(&anchor, snapshot, path, &config.path)?;
     Ok(Some((anchor, path)))
 }
 
 /// In a pull-request run the baseline must have been made at the base commit or one of its
 /// ancestors: one made elsewhere (on the PR branch, say) measures nothing the base has agreed to.
 /// The message names the likely cause (a squash or rebase merge rewrites the commit the baseline
-/// records) and the command that fixes it.
+/// records) and the command that fixes it. Nothing to check outside a pull request.
 fn check_ancestry(
     baseline: &Baseline,
-    base: &crate::input::trusted::TrustedBase,
+    snapshot: &Snapshot,
     path: &std::path::Path,
     config_path: &std::path::Path,
 ) -> Result<(), InputError> {
+    let Some(base_commit) = &snapshot.base_commit else {
+        return Ok(());
+    };
     let short = crate::input::config::short_commit;
     let fix = format!(
         "fix: on the base branch run `sqlgate baseline update --config {}` and commit the \
@@ -342,7 +340,7 @@ fn check_ancestry(
         config_path.display()
     );
     match &baseline.commit {
-        Some(commit) if base.has_ancestor(commit) => Ok(()),
+        Some(commit) if snapshot.is_ancestor(commit) => Ok(()),
         Some(commit) => Err(InputError::malformed(
             path,
             "commit",
@@ -351,7 +349,7 @@ fn check_ancestry(
                  the branch it was made on was squash- or rebase-merged (which rewrites its \
                  commits), or it was made on another branch; {fix}",
                 short(commit),
-                short(&base.commit)
+                short(base_commit)
             ),
         )),
         None => Err(InputError::malformed(
@@ -368,12 +366,12 @@ fn check_ancestry(
 /// The report template (the trusted base's in a pull-request run), or the built-in one; the flag
 /// says whether the pull request changed it. A pull request judged with its own config uses the
 /// built-in template when the base has none at that path (its own renders once merged).
-fn load_template(config: &Config) -> Result<(String, bool), InputError> {
+fn load_template(config: &Config, snapshot: &Snapshot) -> Result<(String, bool), InputError> {
     let Some(path) = &config.report.template else {
         return Ok((markdown::DEFAULT_TEMPLATE.to_string(), false));
     };
-    let (bytes, changed) = config.read_trusted(path)?;
-    if bytes.is_none() && matches!(config.settled, Settled::Proposed { .. }) {
+    let crate::input::trusted::TrustedFile { bytes, changed } = snapshot.read(path)?;
+    if bytes.is_none() && matches!(snapshot.settled, Settled::Proposed { .. }) {
         return Ok((markdown::DEFAULT_TEMPLATE.to_string(), changed));
     }
     let bytes = bytes.ok_or_else(|| InputError::Config {
@@ -394,27 +392,19 @@ fn template_error(path: &std::path::Path, error: &minijinja::Error) -> InputErro
 }
 
 /// In a pull-request run judged with the base's config, the template the pull request proposes
-/// (its config's, as changed in its tree) must render this very report: once merged, a template
-/// that does not would stop every later pull request.
-fn check_proposed_template(config: &Config, input: &ReportInput<'_>) -> Result<(), InputError> {
-    let Some(base) = config
-        .trusted_base
-        .as_ref()
-        .filter(|_| config.settled == Settled::Base)
-    else {
+/// (its config's, as changed in its tree, which the trust stage read) must render this very
+/// report: once merged, a template that does not would stop every later pull request.
+fn check_proposed_template(
+    config: &Config,
+    snapshot: &Snapshot,
+    input: &ReportInput<'_>,
+) -> Result<(), InputError> {
+    let Some((path, text)) = &snapshot.proposed_template else {
         return Ok(());
     };
-    let proposed = match base.changes(&config.path)? {
-        true => Config::load(&config.path)?.report.template,
-        false => config.report.template.clone(),
-    };
-    let Some(path) = proposed.filter(|p| base.changes(p).unwrap_or(true)) else {
-        return Ok(());
-    };
-    let text = crate::util::error::read_utf8(&path)?;
-    markdown::render(input, &text)
+    markdown::render(input, text)
         .map(drop)
-        .map_err(|e| template_error(&path, &e))
+        .map_err(|e| template_error(path, &e))
         .map_err(|e| InputError::Config {
             path: config.path.clone(),
             message: format!(
@@ -427,12 +417,12 @@ fn check_proposed_template(config: &Config, input: &ReportInput<'_>) -> Result<(
 /// Tells the reader which trusted inputs the pull request changed: the run used the base
 /// commit's versions, so a maintainer who wants the new ones merges them first.
 fn note_ignored_changes(
-    config: &Config,
+    (config, snapshot): (&Config, &Snapshot),
     baseline_changed: bool,
     template_changed: bool,
     gate: &mut GateResult,
 ) {
-    let mut changed = config.ignored_changes.clone();
+    let mut changed = snapshot.ignored_changes.clone();
     if let (true, Some(section)) = (baseline_changed, &config.baseline) {
         changed.push(format!("baseline {}", section.path.display()));
     }

@@ -10,15 +10,14 @@ mod datasets;
 mod failure;
 mod finish;
 pub mod gate_run;
-pub mod lifecycle;
-mod repair;
 pub mod store;
 
 use crate::analysis::baseline::Baseline;
 use crate::ci::github::ActionsContext;
 use crate::input::config::{Config, SuiteKind, BASELINE_MARKER};
-use crate::input::trusted::TrustedBase;
+use crate::input::trusted::Snapshot;
 use crate::report::summary::{self, Summary};
+use crate::trust::TrustedBase;
 use anyhow::Context;
 use finish::{check_output, check_outputs, finish, report_comment, write_output};
 use std::path::{Path, PathBuf};
@@ -92,17 +91,20 @@ pub fn eval(
     shard: Option<&str>,
     trust: &Trust,
 ) -> anyhow::Result<ExitCode> {
-    let config = load_config(config, trust, GATED_INPUTS)?;
+    let Loaded {
+        config, snapshot, ..
+    } = load_config(config, trust, GATED_INPUTS)?;
     check_outputs(&config, &outputs)?;
     datasets::check_outputs(&config, &outputs)?;
+    let trusted = (&config, &snapshot);
     match shard {
-        Some(shard) => eval_shard(&config, shard, outputs.jsonl.as_deref()),
+        Some(shard) => eval_shard(trusted, shard, outputs.jsonl.as_deref()),
         None if config.is_multi() => {
-            datasets::finish_datasets(&config, outputs, &crate::score::evaluation::evaluate)
+            datasets::finish_datasets(trusted, outputs, &crate::score::evaluation::evaluate)
         }
         None => finish(
-            &config,
-            crate::score::evaluation::evaluate(&config)?,
+            trusted,
+            crate::score::evaluation::evaluate(&config, &snapshot)?,
             outputs,
         ),
     }
@@ -120,10 +122,8 @@ pub fn audit(
         trusted_base,
         baseline_ref: None,
     };
-    audit::audit(
-        &load_config(config, &trust, "config, gold overrides")?,
-        outputs,
-    )
+    let loaded = load_config(config, &trust, "config, gold overrides")?;
+    audit::audit((&loaded.config, &loaded.snapshot), outputs)
 }
 
 /// `sqlgate merge`: join shard files, then report and gate as an unsharded run.
@@ -133,16 +133,22 @@ pub fn merge(
     outputs: Outputs,
     trust: &Trust,
 ) -> anyhow::Result<ExitCode> {
-    let config = load_config(config, trust, GATED_INPUTS)?;
+    let Loaded {
+        config,
+        snapshot,
+        base,
+    } = load_config(config, trust, GATED_INPUTS)?;
     check_outputs(&config, &outputs)?;
     datasets::check_outputs(&config, &outputs)?;
+    crate::trust::refuse_committed_shards(base.as_ref(), shards)?;
+    let trusted = (&config, &snapshot);
     if config.is_multi() {
         datasets::check_shards(&config, shards)?;
-        let score = |one: &Config| datasets::merged(one, shards);
-        return datasets::finish_datasets(&config, outputs, &score);
+        let score = |one: &Config, snapshot: &Snapshot| datasets::merged((one, snapshot), shards);
+        return datasets::finish_datasets(trusted, outputs, &score);
     }
-    let evaluation = crate::ci::shard::merge(&config, shards)?;
-    finish(&config, evaluation, outputs)
+    let evaluation = crate::ci::shard::merge(trusted, shards)?;
+    finish(trusted, evaluation, outputs)
 }
 
 /// `sqlgate action`: the GitHub Action's entry point, configured by `INPUT_*` variables. A run
@@ -171,7 +177,9 @@ fn run_action(config_path: &Path) -> anyhow::Result<ExitCode> {
         trusted_base: None,
         baseline_ref: action_input("BASELINE-REF"),
     };
-    let config = load_config(config_path, &trust, GATED_INPUTS)?;
+    let Loaded {
+        config, snapshot, ..
+    } = load_config(config_path, &trust, GATED_INPUTS)?;
     let outputs = Outputs {
         jsonl: action_input("JSONL").map(PathBuf::from),
         summary: action_input("SUMMARY").map(PathBuf::from),
@@ -184,13 +192,14 @@ fn run_action(config_path: &Path) -> anyhow::Result<ExitCode> {
     };
     check_outputs(&config, &outputs)?;
     datasets::check_outputs(&config, &outputs)?;
+    let trusted = (&config, &snapshot);
     if config.is_multi() {
         let score = &crate::score::evaluation::evaluate;
-        return datasets::finish_datasets(&config, outputs, score);
+        return datasets::finish_datasets(trusted, outputs, score);
     }
     finish(
-        &config,
-        crate::score::evaluation::evaluate(&config)?,
+        trusted,
+        crate::score::evaluation::evaluate(&config, &snapshot)?,
         outputs,
     )
 }
@@ -198,20 +207,23 @@ fn run_action(config_path: &Path) -> anyhow::Result<ExitCode> {
 /// The trusted inputs a gated run reads from the base commit, as its log names them.
 const GATED_INPUTS: &str = "config, template, baseline, gold overrides";
 
-/// The config of a gated run: as the trusted base commit has it when there is one (`--trusted-base`,
-/// or the base of the pull request GitHub Actions runs for; see [`lifecycle::settle`] for a base
-/// without a config that loads), else from the working tree. `inputs` names, for the log, the
-/// trusted inputs the command goes on to read from the base.
-fn load_config(path: &Path, trust: &Trust, inputs: &str) -> anyhow::Result<Config> {
-    let base = match trust.trusted_base.as_deref() {
-        Some(revision) => Some(TrustedBase::at(
-            path.parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new(".")),
-            revision,
-        )?),
-        None => TrustedBase::from_actions_env()?,
-    };
+/// What the trust stage settled for a gated run.
+struct Loaded {
+    /// The config the run is judged with.
+    config: Config,
+    /// Every trusted input of the run.
+    snapshot: Snapshot,
+    /// The base commit of a pull-request run.
+    base: Option<TrustedBase>,
+}
+
+/// The config of a gated run and its trusted inputs ([`crate::trust`]): as the trusted base
+/// commit has them when there is one (`--trusted-base`, or the base of the pull request GitHub
+/// Actions runs for; see [`crate::trust::lifecycle`] for a base without a config that loads),
+/// else from the working tree. `inputs` names, for the log, the trusted inputs the command reads
+/// from the base.
+fn load_config(path: &Path, trust: &Trust, inputs: &str) -> anyhow::Result<Loaded> {
+    let base = crate::trust::base_of(path, trust.trusted_base.as_deref())?;
     if let Some(base) = &base {
         println!(
             "sqlgate: trusted inputs ({inputs}) read from the base commit {}",
@@ -219,12 +231,12 @@ fn load_config(path: &Path, trust: &Trust, inputs: &str) -> anyhow::Result<Confi
         );
     }
     let reference = trust.baseline_ref.as_deref();
-    let mut config = match &base {
-        Some(base) => lifecycle::settle(path, base, reference)?,
-        None => Config::load(path)?,
-    };
-    config.baseline_ref = trust.baseline_ref.clone();
-    Ok(config)
+    let (config, snapshot) = crate::trust::settle(path, base.as_ref(), reference)?;
+    Ok(Loaded {
+        config,
+        snapshot,
+        base,
+    })
 }
 
 /// The Action input `name` (`INPUT_<NAME>`), `None` when unset or blank.
@@ -268,8 +280,9 @@ pub fn distill(config: &Path) -> anyhow::Result<ExitCode> {
         config.compare.version.unwrap_or_default(),
     )?;
     let profile = crate::engine::profile::Profile::new(&config.compare);
+    let snapshot = crate::trust::tree(&config, None)?;
     let (_, _, report) = crate::suites::distill::open_configured(
-        &config,
+        (&config, &snapshot),
         &dataset,
         &profile,
         &crate::suites::distill::source::GeneratedNeighbors,
@@ -342,7 +355,11 @@ pub fn load(config: &Path, from: &Path) -> anyhow::Result<ExitCode> {
 
 /// Scores one shard of every dataset into `--jsonl` (one dataset), or with `datasets:` into one
 /// file per dataset beside it, named `<stem>.<dataset>.<extension>`.
-fn eval_shard(config: &Config, shard: &str, jsonl: Option<&Path>) -> anyhow::Result<ExitCode> {
+fn eval_shard(
+    (config, snapshot): (&Config, &Snapshot),
+    shard: &str,
+    jsonl: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
     let shard = crate::score::evaluation::Shard::parse(shard).map_err(anyhow::Error::msg)?;
     let path = jsonl.context("--shard needs --jsonl")?;
     for one in config.dataset_configs() {
@@ -350,9 +367,9 @@ fn eval_shard(config: &Config, shard: &str, jsonl: Option<&Path>) -> anyhow::Res
             Some(name) => dataset_shard_path(path, name),
             None => path.to_path_buf(),
         };
-        let evaluation = crate::score::evaluation::evaluate_part(&one, Some(shard))
+        let evaluation = crate::score::evaluation::evaluate_part(&one, snapshot, Some(shard))
             .map_err(|e| crate::input::config::in_entry(&one, e))?;
-        let header = crate::ci::shard::shard_header(&one, &evaluation, shard)?;
+        let header = crate::ci::shard::shard_header((&one, snapshot), &evaluation, shard)?;
         write_output(config, ("--jsonl", &path, finish::JSONL_MARKERS), |out| {
             crate::ci::shard::write_shard(&header, &evaluation, out)
         })?;
@@ -390,19 +407,18 @@ pub fn update_baseline(config_path: &Path) -> anyhow::Result<ExitCode> {
             config_path.display()
         );
     };
-    let commit =
-        crate::analysis::baseline::current_commit(&config.base_dir).with_context(|| {
-            format!(
-                "config {}: no commit to record in the baseline {}: {} is not in a git repository \
+    let commit = crate::trust::current_commit(&config.base_dir).with_context(|| {
+        format!(
+            "config {}: no commit to record in the baseline {}: {} is not in a git repository \
              with a commit (and GITHUB_SHA is not set). Pull requests are compared with a \
              baseline only when the commit it records is an ancestor of their base, so commit \
              first (`git add -A && git commit`), then run `sqlgate baseline update` again; \
              nothing was written",
-                config_path.display(),
-                section.path.display(),
-                config.base_dir.display()
-            )
-        })?;
+            config_path.display(),
+            section.path.display(),
+            config.base_dir.display()
+        )
+    })?;
     check_output(&config, "baseline.path", &section.path, &[BASELINE_MARKER])?;
     warn_uncommitted(&config, &commit);
     let created = crate::util::fs::create_parents(&section.path)?;
@@ -417,19 +433,13 @@ pub fn update_baseline(config_path: &Path) -> anyhow::Result<ExitCode> {
 /// records: pull requests are compared with the baseline as if it were made at that commit. A
 /// warning, not a refusal, so a local trial before the first commit of a change still works.
 fn warn_uncommitted(config: &Config, commit: &str) {
-    let Ok(repository) = TrustedBase::at(&config.base_dir, commit) else {
-        return;
-    };
     let mut files = vec![config.path.clone()];
     for one in config.dataset_configs() {
         for spec in &one.predictions {
             files.extend(glob::glob(&spec.path).into_iter().flatten().flatten());
         }
     }
-    let changed: Vec<String> = files
-        .iter()
-        .flat_map(|file| repository.changed_under(file).unwrap_or_default())
-        .collect();
+    let changed = crate::trust::uncommitted(&config.base_dir, commit, &files);
     if !changed.is_empty() {
         eprintln!(
             "sqlgate: warning: the baseline records commit {}, but {} differ from it in the \
@@ -444,8 +454,9 @@ fn warn_uncommitted(config: &Config, commit: &str) {
 /// Scores, then writes the baseline at `path` under its lock file, and says what it wrote.
 fn write_baseline(config: &Config, path: &Path, commit: String) -> anyhow::Result<ExitCode> {
     let lock = crate::util::fs::LockFile::acquire(path)?;
+    let snapshot = crate::trust::tree(config, None)?;
     if config.is_multi() {
-        let systems = datasets::write_sectioned_baseline(config, path, &commit)?;
+        let systems = datasets::write_sectioned_baseline((config, &snapshot), path, &commit)?;
         drop(lock);
         println!(
             "\nbaseline written to {} ({} datasets, {systems} systems, commit {})",
@@ -455,7 +466,7 @@ fn write_baseline(config: &Config, path: &Path, commit: String) -> anyhow::Resul
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let evaluation = crate::score::evaluation::evaluate_for_baseline(config)?;
+    let evaluation = crate::score::evaluation::evaluate_for_baseline(config, &snapshot)?;
     let baseline = Baseline::from_evaluation(config, &evaluation, commit);
     check_output(config, "baseline.path", path, &[BASELINE_MARKER])?;
     baseline

@@ -11,10 +11,10 @@
 //!   Action's `baseline-ref`), taking the newest baseline made at an ancestor of their base.
 
 use crate::input::config::Config;
-use crate::input::trusted::TrustedBase;
+use crate::trust::TrustedBase;
 use anyhow::{bail, Context};
 use std::path::Path;
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 
 /// The identity of the commits this command makes.
 const BOT: [(&str, &str); 4] = [
@@ -50,7 +50,7 @@ pub fn store_baseline(config_path: &Path, branch: Option<&str>) -> anyhow::Resul
     let name = repository
         .repo_path(&section.path)?
         .with_context(|| format!("{} lies outside the repository", section.path.display()))?;
-    let made_at = crate::analysis::baseline::current_commit(&config.base_dir)
+    let made_at = crate::trust::current_commit(&config.base_dir)
         .context("no commit to store the baseline for")?;
     let git = Git(&repository.root);
     match branch {
@@ -204,14 +204,10 @@ impl Git<'_> {
     }
 
     fn command(&self, args: &[&str], index: Option<&Path>) -> Result<String, String> {
-        let mut command = Command::new("git");
-        command.arg("-C").arg(self.0).args(args).envs(BOT);
-        if let Some(index) = index {
-            command.env("GIT_INDEX_FILE", index);
-        }
-        let output = command
-            .output()
-            .map_err(|e| format!("cannot run git: {e}"))?;
+        let index = index.map(|i| i.to_string_lossy().into_owned());
+        let mut env = BOT.to_vec();
+        env.extend(index.as_deref().map(|i| ("GIT_INDEX_FILE", i)));
+        let output = crate::trust::git::output(self.0, args, &env)?;
         let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).trim().to_string();
         if output.status.success() {
             Ok(text(&output.stdout))
@@ -229,12 +225,8 @@ impl Git<'_> {
     /// when origin cannot be read.
     fn remote_tip(&self, branch: &str) -> anyhow::Result<Option<String>> {
         let reference = format!("refs/heads/{branch}");
-        let mut command = Command::new("git");
-        command
-            .arg("-C")
-            .arg(self.0)
-            .args(["ls-remote", "--exit-code", "origin", &reference]);
-        let output = command.output().context("cannot run git")?;
+        let args = ["ls-remote", "--exit-code", "origin", &reference];
+        let output = crate::trust::git::output(self.0, &args, &[]).map_err(anyhow::Error::msg)?;
         match output.status.code() {
             Some(0) => {}
             Some(2) => return Ok(None),

@@ -8,7 +8,6 @@
 pub use crate::input::engine::{EngineConfig, EngineKind, Layout};
 pub use crate::input::limits::{DistillConfig, ExecutionConfig, Threads};
 use crate::input::provider_config::{ProviderConfig, ProviderKind};
-use crate::input::trusted::{Settled, TrustedBase};
 use crate::util::error::InputError;
 use crate::util::workspace::Workspace;
 use serde::{Deserialize, Serialize};
@@ -98,24 +97,6 @@ pub struct Config {
     /// The config file itself, for messages.
     #[serde(skip)]
     pub path: PathBuf,
-    /// In a pull-request run, the base commit this config (and the template and baseline it
-    /// names) was read from.
-    #[serde(skip)]
-    pub trusted_base: Option<TrustedBase>,
-    /// Trusted inputs the pull request changes (config, template, baseline), which the run
-    /// ignores in favour of the base's versions; the report says so.
-    #[serde(skip)]
-    pub ignored_changes: Vec<String>,
-    /// Whose config this is in a pull-request run: the base's, or the pull request's own.
-    #[serde(skip)]
-    pub settled: Settled,
-    /// What the report says about how a pull-request run read its inputs (a prediction format
-    /// taken from the pull request's config).
-    #[serde(skip)]
-    pub trust_notes: Vec<String>,
-    /// The ref holding the baseline's history (`--baseline-ref`), instead of the base's tree.
-    #[serde(skip)]
-    pub baseline_ref: Option<String>,
     /// The folder every configured path must stay inside (set by [`Config::load`]).
     #[serde(skip)]
     pub workspace: Workspace,
@@ -531,8 +512,9 @@ impl Config {
         Self::parse(&text, path)?.inside_workspace()
     }
 
-    /// Settles the workspace and checks every configured path against it.
-    fn inside_workspace(mut self) -> Result<Config, InputError> {
+    /// Settles the workspace and checks every configured path against it: what the working tree
+    /// holds, which [`Config::parse`] never reads.
+    pub fn inside_workspace(mut self) -> Result<Config, InputError> {
         let fail = |message: String| InputError::Config {
             path: self.path.clone(),
             message,
@@ -608,91 +590,6 @@ impl Config {
             }
         }
         Ok(())
-    }
-
-    /// The base commit's config at `path` in a pull-request run: `Ok(None)` when the base has
-    /// no file there, `Ok(Some(Err(_)))` when its text does not parse or validate (a pull request
-    /// may then repair it: `commands::lifecycle`), else the config with dataset files the pull
-    /// request changes refused, then checked against the working tree, and a changed config
-    /// noted. The base's config is judged by its own text: a folder or file it names that the
-    /// pull request deleted, moved or replaced is a change to the benchmark (refused), and any
-    /// other working-tree error is an error of this run, never a reason to run the pull
-    /// request's config.
-    pub fn load_base(
-        path: &Path,
-        base: &TrustedBase,
-    ) -> Result<Option<Result<Config, InputError>>, InputError> {
-        let Some(bytes) = base.read(path)? else {
-            return Ok(None);
-        };
-        let parsed = String::from_utf8(bytes)
-            .map_err(|e| InputError::malformed(path, "base commit", format!("not UTF-8: {e}")))
-            .and_then(|text| Self::parse(&text, path));
-        let Ok(config) = parsed else {
-            return Ok(Some(parsed));
-        };
-        config.refuse_dataset_changes(base)?;
-        let mut config = config.inside_workspace()?;
-        if base.changes(path)? {
-            config
-                .ignored_changes
-                .push(format!("config {}", path.display()));
-        }
-        config.trusted_base = Some(base.clone());
-        config.settled = Settled::Base;
-        Ok(Some(Ok(config)))
-    }
-
-    /// Dataset files decide every verdict, so a pull request may not change them: they must be
-    /// merged on the base first.
-    pub fn refuse_dataset_changes(&self, base: &TrustedBase) -> Result<(), InputError> {
-        (self.dataset_configs().iter()).try_for_each(|one| one.refuse_own_dataset_changes(base))
-    }
-
-    /// [`Config::refuse_dataset_changes`] for the one dataset of this config.
-    fn refuse_own_dataset_changes(&self, base: &TrustedBase) -> Result<(), InputError> {
-        let mut paths = vec![&self.dataset.gold];
-        paths.extend(self.dataset.databases.as_ref());
-        paths.extend(self.dataset.tables.as_ref());
-        let dataset = &self.dataset;
-        paths.extend(
-            [&dataset.gold_results, &dataset.gold_sql, &dataset.eval]
-                .into_iter()
-                .flatten(),
-        );
-        if self.suite.kind == SuiteKind::Directory {
-            paths.extend(self.suite.path.as_ref());
-        }
-        let mut changed = Vec::new();
-        for path in paths {
-            changed.extend(base.changed_under(path)?);
-        }
-        if changed.is_empty() {
-            return Ok(());
-        }
-        Err(InputError::Config {
-            path: self.path.clone(),
-            message: format!(
-                "the pull request changes dataset files ({}); a pull request is judged with the \
-                 base commit's dataset, so merge dataset changes on the base branch first",
-                changed.join(", ")
-            ),
-        })
-    }
-
-    /// Reads a trusted input the config names (template, baseline): from the base commit in a
-    /// pull-request run, else from the working tree. `None` when the file does not exist there;
-    /// the flag says whether the pull request changed it (its version is then ignored).
-    pub fn read_trusted(&self, path: &Path) -> Result<(Option<Vec<u8>>, bool), InputError> {
-        let Some(base) = &self.trusted_base else {
-            if std::fs::symlink_metadata(path).is_err() {
-                return Ok((None, false));
-            }
-            let bytes =
-                crate::util::error::read_bounded(path, crate::util::error::MAX_INPUT_BYTES)?;
-            return Ok((Some(bytes), false));
-        };
-        Ok((base.read(path)?, base.changes(path)?))
     }
 
     /// Parses config text that came from `path` (used for messages and relative paths).

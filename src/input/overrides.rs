@@ -7,11 +7,12 @@
 //! - `"exclude": true`: the item is not scored,
 //!
 //! and a non-empty `"reason"`. The file decides verdicts, so a pull-request run reads it as the
-//! base commit has it, like the config ([`crate::input::config::Config::read_trusted`]); an
+//! base commit has it, like the config ([`crate::input::trusted::Snapshot::read`]); an
 //! override naming an item the dataset lacks is an input error with the file and line.
 
 use crate::input::config::Config;
 use crate::input::dataset::Dataset;
+use crate::input::trusted::{Snapshot, TrustedFile};
 use crate::util::error::InputError;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -85,11 +86,15 @@ impl GoldOverrides {
     /// The configured overrides (the trusted base's file in a pull-request run), checked
     /// against the dataset; none when `audit.overrides` is not set. A configured file that
     /// does not exist is an error.
-    pub fn load(config: &Config, dataset: &Dataset) -> Result<GoldOverrides, InputError> {
+    pub fn load(
+        config: &Config,
+        snapshot: &Snapshot,
+        dataset: &Dataset,
+    ) -> Result<GoldOverrides, InputError> {
         let Some(path) = &config.audit.overrides else {
             return Ok(GoldOverrides::default());
         };
-        let (bytes, changed) = config.read_trusted(path)?;
+        let TrustedFile { bytes, changed } = snapshot.read(path)?;
         let bytes = bytes.ok_or_else(|| {
             InputError::malformed(
                 path,

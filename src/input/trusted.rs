@@ -1,12 +1,12 @@
-//! Trusted inputs of a pull-request run. A pull request can edit everything in its tree, so the
-//! files that decide the verdict (the config with its provider settings, the report template and
-//! the baseline) are read as they are on the PR's base commit (`git show <base>:<path>`); the PR
-//! contributes only the prediction files the base config names. Dataset files the PR changes
-//! are refused, and the baseline must have been made at an ancestor of the base.
+//! What the trust stage ([`crate::trust`]) read for a run, as plain data: whose config governs,
+//! the bytes of every trusted input (config, template, baseline, anchor, gold overrides, the
+//! distilled suites' manifests and gold cache), what the pull request changed and the facts of
+//! the base's history the later stages need. It is read once, at the start; no later stage asks
+//! git or reads a trusted input from the working tree of a pull request.
 
 use crate::util::error::InputError;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// Whose config a run is judged with.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -25,228 +25,211 @@ pub enum Settled {
     },
 }
 
-/// The base commit of a pull request, in the repository that holds the workspace.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TrustedBase {
-    /// The repository's top-level folder.
-    pub root: PathBuf,
-    /// The base commit (full SHA or any revision git resolves).
-    pub commit: String,
+/// One trusted input as the run reads it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TrustedFile {
+    /// Its bytes (the base commit's in a pull-request run); `None` when it does not exist there.
+    pub bytes: Option<Vec<u8>>,
+    /// Whether the pull request changed it (its own version is then ignored).
+    pub changed: bool,
 }
 
-impl TrustedBase {
-    /// The base of the pull request GitHub Actions is running for (`pull_request` and
-    /// `pull_request_target` events: `pull_request.base.sha` of the event payload); `None` for
-    /// any other event or outside Actions.
-    pub fn from_actions_env() -> Result<Option<TrustedBase>, InputError> {
-        let event = std::env::var("GITHUB_EVENT_NAME").unwrap_or_default();
-        if !matches!(event.as_str(), "pull_request" | "pull_request_target") {
-            return Ok(None);
+/// Everything the trust stage read, handed to every later stage that needs a trusted input.
+/// The default is a run outside a pull request that read nothing ahead (its trusted inputs are
+/// the working tree's files, read when asked).
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    /// Whose config governs the run.
+    pub settled: Settled,
+    /// The base commit of a pull-request run (full SHA); `None` outside one.
+    pub base_commit: Option<String>,
+    /// The repository holding the workspace (canonical), when there is one: what the changed
+    /// paths are relative to.
+    pub repository: Option<PathBuf>,
+    /// The trusted inputs read, by absolute path.
+    pub files: BTreeMap<PathBuf, TrustedFile>,
+    /// Folders whose trusted files were all read (a distilled suite's manifests and gold
+    /// cache, by absolute path): a file below one that [`Snapshot::files`] lacks is absent.
+    pub folders: BTreeSet<PathBuf>,
+    /// Files of the repository the pull request changes (added, changed, removed, replaced or
+    /// new and untracked), `/`-separated and sorted.
+    pub changed: Vec<String>,
+    /// The commits recorded by the trusted baselines that are the base commit or its ancestors.
+    pub ancestors: BTreeSet<String>,
+    /// The committer time (seconds since 1970) of each commit a trusted baseline records, where
+    /// git knows it.
+    pub commit_times: BTreeMap<String, i64>,
+    /// What the report says about how the run read its inputs (a prediction format taken from
+    /// the pull request's config, what a repair was scored with).
+    pub notes: Vec<String>,
+    /// Trusted inputs the pull request changes whose base versions the run used instead, named
+    /// for the report (`config sqlgate.yml`).
+    pub ignored_changes: Vec<String>,
+    /// The report template the pull request proposes (its config's, where its tree changes it),
+    /// which must render once merged: its path and text.
+    pub proposed_template: Option<(PathBuf, String)>,
+}
+
+impl Snapshot {
+    /// Whether this is a pull-request run (trusted inputs come from its base commit).
+    pub fn is_pull_request(&self) -> bool {
+        self.base_commit.is_some()
+    }
+
+    /// The trusted input at `path`: as the trust stage read it, or (outside a pull request, for
+    /// a path it did not read ahead) the working tree's file. In a pull-request run a path the
+    /// trust stage did not read is an error: nothing falls back to the pull request's tree.
+    pub fn read(&self, path: &Path) -> Result<TrustedFile, InputError> {
+        let key = absolute(path);
+        if let Some(file) = self.files.get(&key) {
+            return Ok(file.clone());
         }
-        let path = PathBuf::from(std::env::var("GITHUB_EVENT_PATH").unwrap_or_default());
-        let bytes = crate::util::error::read_bytes(&path)?;
-        let payload: serde_json::Value = serde_json::from_slice(&bytes)
-            .map_err(|e| InputError::malformed(&path, "event payload", e.to_string()))?;
-        let sha = payload
-            .pointer("/pull_request/base/sha")
-            .and_then(serde_json::Value::as_str)
-            .ok_or_else(|| {
-                InputError::malformed(
-                    &path,
-                    "pull_request.base.sha",
-                    "missing: cannot tell the base commit whose config and baseline are trusted",
-                )
-            })?;
-        let workspace = std::env::var("GITHUB_WORKSPACE")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| PathBuf::from("."));
-        TrustedBase::at(&workspace, sha).map(Some)
-    }
-
-    /// The revision `commit` of the repository holding `folder`.
-    pub fn at(folder: &Path, commit: &str) -> Result<TrustedBase, InputError> {
-        let root = git(folder, &["rev-parse", "--show-toplevel"])
-            .map_err(|e| base_error(folder, format!("not inside a git repository: {e}")))?;
-        let root = PathBuf::from(String::from_utf8_lossy(&root).trim());
-        let full = git(&root, &["rev-parse", "--verify", &format!("{commit}^{{commit}}")])
-            .map_err(|e| {
-                base_error(
-                    &root,
-                    format!("base commit `{commit}` is not in the checkout (fetch it: `fetch-depth: 0`): {e}"),
-                )
-            })?;
-        Ok(TrustedBase {
-            root,
-            commit: String::from_utf8_lossy(&full).trim().to_string(),
-        })
-    }
-
-    /// `path` relative to the repository root, `/`-separated, as git names it; `None` when it
-    /// lies outside the repository (then the pull request cannot have changed it).
-    pub fn repo_path(&self, path: &Path) -> Result<Option<String>, InputError> {
-        let absolute = std::path::absolute(path).map_err(|e| InputError::read(path, e))?;
-        let root = self
-            .root
-            .canonicalize()
-            .map_err(|e| InputError::read(&self.root, e))?;
-        let parent = absolute.parent().unwrap_or(&absolute);
-        let parent = parent
-            .canonicalize()
-            .unwrap_or_else(|_| parent.to_path_buf());
-        let absolute = match absolute.file_name() {
-            Some(name) => parent.join(name),
-            None => parent,
-        };
-        Ok(absolute.strip_prefix(&root).ok().map(|relative| {
-            relative
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .collect::<Vec<_>>()
-                .join("/")
-        }))
-    }
-
-    /// The file's content at the base commit; `None` when the base has no such file.
-    pub fn read(&self, path: &Path) -> Result<Option<Vec<u8>>, InputError> {
-        self.read_at(&self.commit, path)
-    }
-
-    /// The file's content at `commit` (a full SHA); `None` when that commit has no such file.
-    pub fn read_at(&self, commit: &str, path: &Path) -> Result<Option<Vec<u8>>, InputError> {
-        let name = self.repo_path(path)?.ok_or_else(|| {
-            base_error(
+        if self.folders.iter().any(|folder| key.starts_with(folder)) {
+            return Ok(TrustedFile::default());
+        }
+        if self.is_pull_request() {
+            return Err(InputError::malformed(
                 path,
-                "lies outside the repository, so it has no trusted version".into(),
-            )
-        })?;
-        let listed = git(&self.root, &["ls-tree", "--name-only", commit, "--", &name])
-            .map_err(|e| base_error(path, e))?;
-        if listed.is_empty() {
-            return Ok(None);
+                "trusted base",
+                "was not read from the base commit at the start of the run",
+            ));
         }
-        git(&self.root, &["show", &format!("{commit}:{name}")])
-            .map(Some)
-            .map_err(|e| base_error(path, e))
+        read_tree(path)
     }
 
-    /// Whether the working tree's `path` differs from the base's (added, changed, removed, or
-    /// replaced by a symlink). Git compares it: the file is never read into memory, so a
-    /// symlink to `/dev/zero` is seen as a changed link, not read forever.
+    /// Files under `path` (a file or a folder) that the pull request changes; none outside a
+    /// pull request or outside the repository.
+    pub fn changed_under(&self, path: &Path) -> Result<Vec<String>, InputError> {
+        let Some(root) = &self.repository else {
+            return Ok(Vec::new());
+        };
+        let Some(name) = repo_path(root, path)? else {
+            return Ok(Vec::new());
+        };
+        Ok((self.changed.iter())
+            .filter(|file| under(file, &name))
+            .cloned()
+            .collect())
+    }
+
+    /// Whether the pull request changes anything at or under `path`.
     pub fn changes(&self, path: &Path) -> Result<bool, InputError> {
         Ok(!self.changed_under(path)?.is_empty())
     }
 
-    /// Files under `path` (a file or a folder) that differ from the base: changed, added,
-    /// removed, or new and untracked; none when `path` lies outside the repository.
-    pub fn changed_under(&self, path: &Path) -> Result<Vec<String>, InputError> {
-        let Some(name) = self.repo_path(path)? else {
-            return Ok(Vec::new());
-        };
-        let diff = git(
-            &self.root,
-            &["diff", "--name-only", &self.commit, "--", &name],
-        )
-        .map_err(|e| base_error(path, e))?;
-        let untracked = git(
-            &self.root,
-            &["ls-files", "--others", "--exclude-standard", "--", &name],
-        )
-        .map_err(|e| base_error(path, e))?;
-        let mut files: Vec<String> = String::from_utf8_lossy(&diff)
-            .lines()
-            .chain(String::from_utf8_lossy(&untracked).lines())
-            .map(str::to_string)
+    /// Whether `commit` is the base commit or one of its ancestors (only the commits a trusted
+    /// baseline records are known: any other is not).
+    pub fn is_ancestor(&self, commit: &str) -> bool {
+        self.ancestors.contains(commit)
+    }
+
+    /// The trusted files below `folder` as the base commit has them (a distilled suite's
+    /// manifests and gold cache); `None` outside a pull request.
+    pub fn base_folder(&self, folder: &Path) -> Option<BaseFolder> {
+        let commit = self.base_commit.clone()?;
+        let root = absolute(folder);
+        let files = (self.files.iter())
+            .filter(|(path, _)| path.starts_with(&root))
+            .filter_map(|(path, file)| Some((path.clone(), file.bytes.clone()?)))
             .collect();
-        files.sort();
-        files.dedup();
-        Ok(files)
+        Some(BaseFolder { commit, files })
+    }
+}
+
+/// The trusted files of one folder as the base commit has them, for the stage that owns the
+/// folder (a distilled suite reads its manifests and gold cache from it).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BaseFolder {
+    /// The base commit, for messages.
+    pub commit: String,
+    /// The base's files below the folder, by absolute path.
+    pub files: BTreeMap<PathBuf, Vec<u8>>,
+}
+
+impl BaseFolder {
+    /// The base's version of `path`; `None` when the base has no such file.
+    pub fn read(&self, path: &Path) -> Option<Vec<u8>> {
+        self.files.get(&absolute(path)).cloned()
+    }
+}
+
+/// Whether the repository path `file` is `folder` or lies below it (`""` is the root).
+fn under(file: &str, folder: &str) -> bool {
+    folder.is_empty()
+        || file == folder
+        || file
+            .strip_prefix(folder)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// `path` made absolute against the working directory, without touching the file system: the
+/// key of [`Snapshot::files`].
+pub fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// A trusted input of a run outside a pull request: the working tree's file, bounded; absent
+/// when nothing is there.
+pub fn read_tree(path: &Path) -> Result<TrustedFile, InputError> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok(TrustedFile::default());
+    }
+    let bytes = crate::util::error::read_bounded(path, crate::util::error::MAX_INPUT_BYTES)?;
+    Ok(TrustedFile {
+        bytes: Some(bytes),
+        changed: false,
+    })
+}
+
+/// `path` relative to the repository `root` (canonical), `/`-separated, as git names it; `None`
+/// when it lies outside (then a pull request cannot have changed it). The parent folder is
+/// resolved, so a path through a symlinked folder is named as git names it.
+pub fn repo_path(root: &Path, path: &Path) -> Result<Option<String>, InputError> {
+    let absolute = std::path::absolute(path).map_err(|e| InputError::read(path, e))?;
+    let root = root.canonicalize().map_err(|e| InputError::read(root, e))?;
+    let parent = absolute.parent().unwrap_or(&absolute);
+    let parent = parent
+        .canonicalize()
+        .unwrap_or_else(|_| parent.to_path_buf());
+    let absolute = match absolute.file_name() {
+        Some(name) => parent.join(name),
+        None => parent,
+    };
+    Ok(absolute.strip_prefix(&root).ok().map(|relative| {
+        relative
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("/")
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folder_holds_its_files_and_not_its_namesakes() {
+        assert!(under("data/db/x.sqlite", "data/db"));
+        assert!(under("data/db", "data/db"));
+        assert!(!under("data/dbx/x.sqlite", "data/db"));
+        assert!(under("anything", ""));
     }
 
-    /// Whether git tracks `path` in the working tree's index (a committed file, as opposed to
-    /// one a job wrote during the run); false outside the repository.
-    pub fn tracks(&self, path: &Path) -> Result<bool, InputError> {
-        let Some(name) = self.repo_path(path)? else {
-            return Ok(false);
+    #[test]
+    fn a_pull_request_never_reads_an_input_the_trust_stage_did_not() {
+        let snapshot = Snapshot {
+            base_commit: Some("abc".into()),
+            ..Snapshot::default()
         };
-        let listed =
-            git(&self.root, &["ls-files", "--", &name]).map_err(|e| base_error(path, e))?;
-        Ok(!listed.is_empty())
-    }
-
-    /// The newest `limit` commits of `reference` (a branch that `sqlgate baseline store
-    /// --branch` appends to), newest first; an error naming the ref when it does not resolve.
-    pub fn commits_on(&self, reference: &str, limit: usize) -> Result<Vec<String>, InputError> {
-        let refuse = |message: String| base_error(&self.root, message);
-        if reference.starts_with('-') {
-            return Err(refuse(format!("`{reference}` is not a ref")));
-        }
-        let commits = git(
-            &self.root,
-            &[
-                "rev-list",
-                &format!("--max-count={limit}"),
-                &format!("{reference}^{{commit}}"),
-                "--",
-            ],
-        )
-        .map_err(|e| {
-            refuse(format!(
-                "the baseline ref `{reference}` is not in the checkout (fetch it: \
-                 `fetch-depth: 0` fetches every branch): {e}"
-            ))
-        })?;
-        Ok(String::from_utf8_lossy(&commits)
-            .lines()
-            .map(str::to_string)
-            .collect())
-    }
-
-    /// The files at `commit` (repository paths) whose text holds `needle` (binary files
-    /// skipped).
-    pub fn files_holding(&self, commit: &str, needle: &str) -> Result<Vec<String>, InputError> {
-        let prefix = format!("{commit}:");
-        let found = git(
-            &self.root,
-            &["grep", "-l", "-I", "-F", "-e", needle, commit, "--"],
+        let error = snapshot.read(Path::new("/nowhere/x.json")).unwrap_err();
+        assert!(error
+            .to_string()
+            .contains("was not read from the base commit"));
+        let tree = Snapshot::default();
+        assert_eq!(
+            tree.read(Path::new("/nowhere/x.json")).unwrap(),
+            TrustedFile::default()
         );
-        let listed = match found {
-            Ok(listed) => listed,
-            // git grep exits 1 when nothing matches, with nothing on its error stream.
-            Err(message) if message.is_empty() => return Ok(Vec::new()),
-            Err(message) => return Err(base_error(&self.root, message)),
-        };
-        Ok(String::from_utf8_lossy(&listed)
-            .lines()
-            .map(|line| line.strip_prefix(&prefix).unwrap_or(line).to_string())
-            .collect())
     }
-
-    /// Whether `commit` is the base commit or one of its ancestors.
-    pub fn has_ancestor(&self, commit: &str) -> bool {
-        git(
-            &self.root,
-            &["merge-base", "--is-ancestor", commit, &self.commit],
-        )
-        .is_ok()
-    }
-}
-
-/// Runs git in `folder`; its standard output, or its error message.
-fn git(folder: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
-    let output = Command::new("git")
-        .arg("--literal-pathspecs")
-        .arg("-C")
-        .arg(folder)
-        .args(args)
-        .output()
-        .map_err(|e| format!("cannot run git: {e}"))?;
-    if output.status.success() {
-        Ok(output.stdout)
-    } else {
-        Err(String::from_utf8_lossy(&output.stderr).trim().to_string())
-    }
-}
-
-fn base_error(path: &Path, message: String) -> InputError {
-    InputError::malformed(path, "trusted base", message)
 }

@@ -6,6 +6,7 @@
 
 use crate::engine::server::data_digest::{describe, differences, DataDigests};
 use crate::input::config::Config;
+use crate::input::trusted::Snapshot;
 use crate::util::error::InputError;
 use serde::Deserialize;
 
@@ -13,13 +14,16 @@ use serde::Deserialize;
 /// pull-request run on a server needs a baseline that records them; a run outside a pull
 /// request without them gets a note (returned) asking to regenerate the baseline. `now` is
 /// `None` on SQLite: nothing to check.
-pub fn check(config: &Config, now: Option<&DataDigests>) -> Result<Vec<String>, InputError> {
+pub fn check(
+    (config, snapshot): (&Config, &Snapshot),
+    now: Option<&DataDigests>,
+) -> Result<Vec<String>, InputError> {
     let Some(now) = now else {
         return Ok(Vec::new());
     };
-    let pull_request = config.trusted_base.is_some();
+    let pull_request = snapshot.is_pull_request();
     let (path, recorded) =
-        match recorded(config)? {
+        match recorded(config, snapshot)? {
             Some((path, Some(recorded))) => (path, recorded),
             Some((path, None)) if pull_request => {
                 return Err(refusal(
@@ -79,6 +83,7 @@ fn refusal(config: &Config, why: String) -> InputError {
 /// `None` when no baseline is configured or present.
 fn recorded(
     config: &Config,
+    snapshot: &Snapshot,
 ) -> Result<Option<(std::path::PathBuf, Option<DataDigests>)>, InputError> {
     #[derive(Deserialize)]
     struct Recorded {
@@ -88,7 +93,7 @@ fn recorded(
     let Some(section) = &config.baseline else {
         return Ok(None);
     };
-    let Some(bytes) = config.read_trusted(&section.path)?.0 else {
+    let Some(bytes) = snapshot.read(&section.path)?.bytes else {
         return Ok(None);
     };
     let Some(bytes) = config.baseline_section(&section.path, bytes)? else {

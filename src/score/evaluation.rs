@@ -8,6 +8,7 @@ use crate::input::config::{Config, SuiteKind, Threads};
 use crate::input::dataset::{Dataset, GoldItem};
 use crate::input::overrides::GoldOverrides;
 use crate::input::predictions::{load_systems, System};
+use crate::input::trusted::Snapshot;
 use crate::metrics::{self, Env, Metric, Outcome, Score};
 use crate::providers::Providers;
 use crate::suites::suite::Suite;
@@ -133,13 +134,14 @@ pub struct Prepared {
     pub overrides: GoldOverrides,
 }
 
-/// Loads and validates everything a run reads.
-pub fn prepare(config: &Config) -> Result<Prepared, InputError> {
+/// Loads and validates everything a run reads (the reviewed overrides from the trusted
+/// `snapshot`).
+pub fn prepare(config: &Config, snapshot: &Snapshot) -> Result<Prepared, InputError> {
     let metrics = build_metrics(config)?;
     let mut dataset =
         Dataset::load_with(&config.dataset, config.compare.version.unwrap_or_default())?;
     config.check_items(dataset.items.len())?;
-    let overrides = GoldOverrides::load(config, &dataset)?;
+    let overrides = GoldOverrides::load(config, snapshot, &dataset)?;
     overrides.apply(&mut dataset);
     let systems = load_systems(&config.predictions, &dataset)?;
     Ok(Prepared {
@@ -201,22 +203,35 @@ impl Evaluation {
     }
 }
 
-/// Loads the configured dataset and predictions and scores them.
-pub fn evaluate(config: &Config) -> Result<Evaluation, InputError> {
-    evaluate_part(config, None)
+/// Loads the configured dataset and predictions and scores them, with the trusted inputs the
+/// trust stage read (`snapshot`).
+pub fn evaluate(config: &Config, snapshot: &Snapshot) -> Result<Evaluation, InputError> {
+    evaluate_part(config, snapshot, None)
 }
 
 /// Like [`evaluate`], but scores only the pairs `shard` owns (all pairs without a shard).
-pub fn evaluate_part(config: &Config, shard: Option<Shard>) -> Result<Evaluation, InputError> {
-    let trust = crate::score::trust::cache_trust(config)?;
-    score_with(config, shard, &trust, DataUse::CheckAgainstBaseline)
+pub fn evaluate_part(
+    config: &Config,
+    snapshot: &Snapshot,
+    shard: Option<Shard>,
+) -> Result<Evaluation, InputError> {
+    let trust = crate::score::trust::cache_trust(config, snapshot)?;
+    score_with(
+        (config, snapshot),
+        shard,
+        &trust,
+        DataUse::CheckAgainstBaseline,
+    )
 }
 
 /// Scores everything for `baseline update`: provider cache entries are used only when the
 /// baseline being replaced recorded them (see [`crate::score::trust::baseline_cache_trust`]).
-pub fn evaluate_for_baseline(config: &Config) -> Result<Evaluation, InputError> {
-    let trust = crate::score::trust::baseline_cache_trust(config)?;
-    score_with(config, None, &trust, DataUse::Record)
+pub fn evaluate_for_baseline(
+    config: &Config,
+    snapshot: &Snapshot,
+) -> Result<Evaluation, InputError> {
+    let trust = crate::score::trust::baseline_cache_trust(config, snapshot)?;
+    score_with((config, snapshot), None, &trust, DataUse::Record)
 }
 
 /// What a run does with the digests of the server's data it computes at start-up.
@@ -229,7 +244,7 @@ enum DataUse {
 }
 
 fn score_with(
-    config: &Config,
+    (config, snapshot): (&Config, &Snapshot),
     shard: Option<Shard>,
     trust: &crate::providers::CacheTrust,
     data_use: DataUse,
@@ -239,7 +254,7 @@ fn score_with(
         dataset,
         systems,
         overrides,
-    } = prepare(config)?;
+    } = prepare(config, snapshot)?;
     crate::util::memory::install_sqlite_allocator();
     crate::util::memory::PROCESS.set_limit(config.execution.max_memory);
     let started = Instant::now();
@@ -253,7 +268,9 @@ fn score_with(
     )?;
     let data_digests = crate::engine::server::data_digest::compute(config, &dataset)?;
     let data_notes = match data_use {
-        DataUse::CheckAgainstBaseline => crate::score::data::check(config, data_digests.as_ref())?,
+        DataUse::CheckAgainstBaseline => {
+            crate::score::data::check((config, snapshot), data_digests.as_ref())?
+        }
         DataUse::Record => Vec::new(),
     };
     let mut rebuilt = None;
@@ -270,9 +287,10 @@ fn score_with(
         (SuiteKind::Distilled, Some(_)) => {
             let source = crate::suites::distill::source::GeneratedNeighbors;
             let (suite, cache, report) = pool.install(|| {
-                crate::suites::distill::open_configured(config, &dataset, &profile, &source)
+                let trusted = (config, snapshot);
+                crate::suites::distill::open_configured(trusted, &dataset, &profile, &source)
             })?;
-            rebuilt = crate::score::trust::rebuilt_suites(config, &report);
+            rebuilt = crate::score::trust::rebuilt_suites(snapshot, &report);
             suite_manifests = report
                 .schemas
                 .iter()
@@ -320,7 +338,10 @@ fn score_with(
     let notes: Vec<String> = rebuilt
         .into_iter()
         .chain(data_notes)
-        .chain(crate::score::trust::state_notes(config, &providers)?)
+        .chain(crate::score::trust::state_notes(
+            (config, snapshot),
+            &providers,
+        )?)
         .chain(crate::score::trust::cache_failure_notes(&providers))
         .collect();
     for note in &notes {

@@ -4,6 +4,7 @@
 
 use crate::input::config::Config;
 use crate::input::provider_config::ProviderKind;
+use crate::input::trusted::Snapshot;
 use crate::providers::{CacheTrust, Providers};
 use crate::util::error::InputError;
 use serde::Deserialize;
@@ -14,23 +15,28 @@ const LISTED_FILES: usize = 5;
 
 /// The provider cache entries a run may use: all of them outside a pull-request run; in one,
 /// only those whose digests the base commit's baseline recorded (none without a baseline).
-pub fn cache_trust(config: &Config) -> Result<CacheTrust, InputError> {
-    if config.trusted_base.is_none() {
+pub fn cache_trust(config: &Config, snapshot: &Snapshot) -> Result<CacheTrust, InputError> {
+    if !snapshot.is_pull_request() {
         return Ok(CacheTrust::All);
     }
-    Ok(CacheTrust::Recorded(recorded(config)?.unwrap_or_default()))
+    Ok(CacheTrust::Recorded(
+        recorded(config, snapshot)?.unwrap_or_default(),
+    ))
 }
 
 /// The provider cache entries `baseline update` may use: those the baseline it replaces
 /// recorded, so cache files a merged pull request brought are asked again before they enter a
 /// baseline; all of them for a first baseline.
-pub fn baseline_cache_trust(config: &Config) -> Result<CacheTrust, InputError> {
-    Ok(recorded(config)?.map_or(CacheTrust::All, CacheTrust::Recorded))
+pub fn baseline_cache_trust(
+    config: &Config,
+    snapshot: &Snapshot,
+) -> Result<CacheTrust, InputError> {
+    Ok(recorded(config, snapshot)?.map_or(CacheTrust::All, CacheTrust::Recorded))
 }
 
 /// The cache digests the run's baseline records (the base commit's in a pull-request run);
 /// `None` without a baseline.
-fn recorded(config: &Config) -> Result<Option<HashSet<String>>, InputError> {
+fn recorded(config: &Config, snapshot: &Snapshot) -> Result<Option<HashSet<String>>, InputError> {
     #[derive(Deserialize)]
     struct Recorded {
         #[serde(default)]
@@ -39,7 +45,7 @@ fn recorded(config: &Config) -> Result<Option<HashSet<String>>, InputError> {
     let Some(section) = &config.baseline else {
         return Ok(None);
     };
-    let Some(bytes) = config.read_trusted(&section.path)?.0 else {
+    let Some(bytes) = snapshot.read(&section.path)?.bytes else {
         return Ok(None);
     };
     let recorded: Recorded = serde_json::from_slice(&bytes)
@@ -49,14 +55,17 @@ fn recorded(config: &Config) -> Result<Option<HashSet<String>>, InputError> {
 
 /// Notes of a pull-request run on sqlgate's state: suite and cache files the pull request
 /// changes (never used), and provider cache entries that were not the base's (asked again).
-pub fn state_notes(config: &Config, providers: &Providers) -> Result<Vec<String>, InputError> {
-    let Some(base) = &config.trusted_base else {
+pub fn state_notes(
+    (config, snapshot): (&Config, &Snapshot),
+    providers: &Providers,
+) -> Result<Vec<String>, InputError> {
+    if !snapshot.is_pull_request() {
         return Ok(Vec::new());
-    };
+    }
     let mut notes = Vec::new();
     if let Some(root) = &config.suite.path {
         if config.suite.kind != crate::input::config::SuiteKind::Directory {
-            let changed = base.changed_under(root)?;
+            let changed = snapshot.changed_under(root)?;
             if !changed.is_empty() {
                 notes.push(format!(
                     "this pull request changes the distilled suite ({}); the run did not use \
@@ -70,7 +79,7 @@ pub fn state_notes(config: &Config, providers: &Providers) -> Result<Vec<String>
     for (kind, provider) in providers.configured() {
         let dir = provider_dir(config, kind);
         let changed = match &dir {
-            Some(dir) => base.changed_under(dir)?,
+            Some(dir) => snapshot.changed_under(dir)?,
             None => Vec::new(),
         };
         if !changed.is_empty() {
@@ -124,10 +133,10 @@ pub fn cache_failure_notes(providers: &Providers) -> Vec<String> {
 /// In a pull-request run, the note naming the schemas whose suite was distilled again because
 /// the base commit holds none for these inputs (or lacks one of its files).
 pub fn rebuilt_suites(
-    config: &Config,
+    snapshot: &Snapshot,
     report: &crate::suites::distill::report::SuiteReport,
 ) -> Option<String> {
-    config.trusted_base.as_ref()?;
+    snapshot.base_commit.as_ref()?;
     let rebuilt: Vec<String> = report
         .schemas
         .iter()

@@ -6,7 +6,7 @@
 //! never read, whatever keys it holds), so a forged or emptied cache changes nothing.
 
 use crate::engine::value::{Row, Value};
-use crate::input::trusted::TrustedBase;
+use crate::input::trusted::BaseFolder;
 use crate::util::error::InputError;
 use crate::util::state::StateDir;
 use std::collections::{BTreeMap, HashMap};
@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 /// File name of the cache inside the suite folder.
-const FILE: &str = "gold-results.json";
+pub const FILE: &str = "gold-results.json";
 
 /// Largest cache file read.
 const LIMIT: u64 = crate::util::error::MAX_INPUT_BYTES;
@@ -37,11 +37,11 @@ impl GoldCache {
     pub fn open(
         root: &Path,
         digests: HashMap<PathBuf, String>,
-        base: Option<&TrustedBase>,
+        base: Option<&BaseFolder>,
     ) -> GoldCache {
         let state = StateDir::new(root);
         let bytes = match base {
-            Some(base) => base.read(&state.path(Path::new(FILE))),
+            Some(base) => Ok(base.read(&state.path(Path::new(FILE)))),
             None => state.read(Path::new(FILE), LIMIT),
         };
         let entries = match bytes {

@@ -21,7 +21,7 @@ use crate::engine::profile::Profile;
 use crate::engine::value::Value;
 use crate::input::config::Config;
 use crate::input::dataset::{Database, Dataset};
-use crate::input::trusted::TrustedBase;
+use crate::input::trusted::{BaseFolder, Snapshot};
 use crate::sql::schema::Schema;
 use crate::suites::gold_cache::GoldCache;
 use crate::suites::neighbors::{normal_form, ColumnFacts, Conditions};
@@ -63,8 +63,9 @@ pub struct Options {
 /// digest the base commit's baseline recorded. Any other manifest is never read.
 #[derive(Debug, Clone, Default)]
 pub struct SuiteTrust {
-    /// The base commit of a pull-request run.
-    pub base: Option<TrustedBase>,
+    /// The suite folder's manifests and gold cache as the base commit of a pull-request run has
+    /// them.
+    pub base: Option<BaseFolder>,
     /// Digests of manifests the base commit's baseline recorded ([`store::manifest_digest`]).
     pub recorded: std::collections::HashSet<String>,
 }
@@ -88,15 +89,16 @@ pub trait NeighborSource: Sync {
 const QUERY_LIMIT: Duration = Duration::from_secs(2);
 
 /// The distillation options of a config (`suite.distill`, `execution.timeout_ms`), with the
-/// manifests it trusts (see [`SuiteTrust`]).
-pub fn options(config: &Config) -> Result<Options, InputError> {
+/// manifests it trusts (see [`SuiteTrust`]) from the run's trusted `snapshot`.
+pub fn options(config: &Config, snapshot: &Snapshot) -> Result<Options, InputError> {
     let distill = &config.suite.distill;
+    let base = (config.suite.path.as_deref()).and_then(|folder| snapshot.base_folder(folder));
     let trust = SuiteTrust {
-        base: config.trusted_base.clone(),
-        recorded: match &config.trusted_base {
-            Some(_) => recorded_manifests(config)?,
+        recorded: match &base {
+            Some(_) => recorded_manifests(config, snapshot)?,
             None => Default::default(),
         },
+        base,
     };
     Ok(Options {
         seed: distill.seed,
@@ -108,7 +110,10 @@ pub fn options(config: &Config) -> Result<Options, InputError> {
 }
 
 /// The manifest digests the run's baseline records (the base commit's in a pull-request run).
-fn recorded_manifests(config: &Config) -> Result<std::collections::HashSet<String>, InputError> {
+fn recorded_manifests(
+    config: &Config,
+    snapshot: &Snapshot,
+) -> Result<std::collections::HashSet<String>, InputError> {
     #[derive(serde::Deserialize)]
     struct Recorded {
         #[serde(default)]
@@ -117,7 +122,7 @@ fn recorded_manifests(config: &Config) -> Result<std::collections::HashSet<Strin
     let Some(section) = &config.baseline else {
         return Ok(Default::default());
     };
-    let Some(bytes) = config.read_trusted(&section.path)?.0 else {
+    let Some(bytes) = snapshot.read(&section.path)?.bytes else {
         return Ok(Default::default());
     };
     let recorded: Recorded = serde_json::from_slice(&bytes)
@@ -126,9 +131,9 @@ fn recorded_manifests(config: &Config) -> Result<std::collections::HashSet<Strin
 }
 
 /// Distills (or reuses) the configured suite (`suite.kind: distilled`) and opens it, with the
-/// cache of its gold results.
+/// cache of its gold results; `snapshot` holds the base's manifests in a pull-request run.
 pub fn open_configured(
-    config: &Config,
+    (config, snapshot): (&Config, &Snapshot),
     dataset: &Dataset,
     profile: &Profile,
     source: &dyn NeighborSource,
@@ -142,7 +147,7 @@ pub fn open_configured(
             message: "`suite.path` must name the cache folder when `suite.kind` is `distilled`"
                 .into(),
         })?;
-    let options = options(config)?;
+    let options = options(config, snapshot)?;
     let report = distill(dataset, profile, &options, root, source)?;
     // Items whose original database is absent are skipped by every metric, TS included, so
     // that a TS-correct prediction is always EX-correct; their suites are still distilled.

@@ -137,7 +137,7 @@ pub fn read_manifest(
         let manifest = state.read(&path, MANIFEST_LIMIT)?.and_then(parse);
         return Ok(manifest.map(|m| (m, format!("its manifest {shown}"))));
     };
-    if let Some(bytes) = base.read(&state.path(&path))? {
+    if let Some(bytes) = base.read(&state.path(&path)) {
         let source = format!(
             "the base commit's manifest ({})",
             crate::input::config::short_commit(&base.commit)

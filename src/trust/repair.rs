@@ -4,22 +4,28 @@
 //! and the directory suite each dataset is scored with; where the base's config names no
 //! readable baseline, a baseline the base holds elsewhere still may not be moved out of reach.
 
+use super::base::TrustedBase;
+use super::Settlement;
 use crate::analysis::baseline::{Baseline, RecordedInputs};
 use crate::input::audit::AuditConfig;
 use crate::input::config::{Config, SuiteConfig, SuiteKind, BASELINE_MARKER};
-use crate::input::trusted::TrustedBase;
 use crate::util::error::InputError;
 use std::path::Path;
 
-/// Holds the repairing config `config` to the base's baseline file (`bytes`, from `path`):
-/// every dataset the baseline holds must be run under its name, and each dataset reads the
-/// overrides and directory suite its baseline section recorded. What the pull request's config
-/// said instead is noted in `config.trust_notes`.
-pub fn govern(config: &mut Config, path: &Path, bytes: &[u8]) -> Result<(), InputError> {
+/// Holds the repairing config to the base's baseline file (`bytes`, from `path`): every dataset
+/// the baseline holds must be run under its name, and each dataset reads the overrides and
+/// directory suite its baseline section recorded. What the pull request's config said instead
+/// is noted for the report.
+pub fn govern(settlement: &mut Settlement, path: &Path, bytes: &[u8]) -> Result<(), InputError> {
     let sections = crate::analysis::datasets::sections(path, bytes)?;
-    refuse_missing_datasets(config, path, &sections)?;
+    refuse_missing_datasets(&settlement.config, path, &sections)?;
     for (name, recorded) in &sections {
-        apply_recorded(config, name.as_deref(), recorded.inputs.as_ref());
+        let notes = apply_recorded(
+            &mut settlement.config,
+            name.as_deref(),
+            recorded.inputs.as_ref(),
+        );
+        settlement.notes.extend(notes);
     }
     Ok(())
 }
@@ -60,13 +66,17 @@ fn refuse_missing_datasets(
 
 /// Sets the overrides and directory suite of dataset `name` (`None`: the one-dataset config) to
 /// those its baseline section recorded (`inputs`); a baseline of an older sqlgate records none,
-/// so no overrides apply.
-fn apply_recorded(config: &mut Config, name: Option<&str>, inputs: Option<&RecordedInputs>) {
+/// so no overrides apply. The notes say what the pull request's config named instead.
+fn apply_recorded(
+    config: &mut Config,
+    name: Option<&str>,
+    inputs: Option<&RecordedInputs>,
+) -> Vec<String> {
     let base_dir = config.base_dir.clone();
     let shown = name.unwrap_or(crate::input::config::DEFAULT_DATASET_NAME);
     let mut notes = Vec::new();
     let Some((audit, suite)) = dataset_inputs(config, name) else {
-        return;
+        return notes;
     };
     let wanted = inputs.cloned().unwrap_or_default();
     let overrides = wanted.overrides.as_deref().map(|p| base_dir.join(p));
@@ -96,7 +106,7 @@ fn apply_recorded(config: &mut Config, name: Option<&str>, inputs: Option<&Recor
             suite.path = Some(folder);
         }
     }
-    config.trust_notes.extend(notes);
+    notes
 }
 
 /// The audit and suite sections dataset `name` is scored with, made its own in a `datasets`
@@ -181,19 +191,19 @@ mod tests {
             overrides: None,
             suite: Some("suites/full".into()),
         };
-        apply_recorded(&mut config, Some("a"), Some(&recorded));
+        let notes = apply_recorded(&mut config, Some("a"), Some(&recorded));
         let entry = &config.datasets[0];
         let audit = entry.audit.as_ref().unwrap();
         assert_eq!(audit.overrides, None);
         let suite = entry.suite.as_ref().unwrap();
         assert_eq!(suite.path.as_deref(), Some(Path::new("/repo/suites/full")));
-        assert_eq!(config.trust_notes.len(), 2, "{:?}", config.trust_notes);
+        assert_eq!(notes.len(), 2, "{notes:?}");
     }
 
     #[test]
     fn an_older_baseline_applies_no_overrides() {
         let mut config = repairing_config();
-        apply_recorded(&mut config, Some("a"), None);
+        let notes = apply_recorded(&mut config, Some("a"), None);
         let entry = &config.datasets[0];
         assert_eq!(entry.audit.as_ref().unwrap().overrides, None);
         assert_eq!(
@@ -201,6 +211,6 @@ mod tests {
             Some(Path::new("/repo/weak")),
             "an older baseline names no suite: the pull request's stays"
         );
-        assert!(config.trust_notes[0].contains("does not record which it was made with"));
+        assert!(notes[0].contains("does not record which it was made with"));
     }
 }

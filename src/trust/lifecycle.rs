@@ -14,9 +14,12 @@
 //!   ([`super::repair`]). Only when the base has no baseline either is nothing compared: the
 //!   scores are shown with a note.
 
+use super::base::TrustedBase;
+use super::dataset_changes::refuse_dataset_changes;
+use super::Settlement;
 use crate::analysis::baseline::Baseline;
 use crate::input::config::{BaselineConfig, Config, GateConfig, PredictionFormat};
-use crate::input::trusted::{Settled, TrustedBase};
+use crate::input::trusted::Settled;
 use crate::util::error::InputError;
 use std::path::{Path, PathBuf};
 
@@ -26,17 +29,46 @@ pub fn settle(
     path: &Path,
     base: &TrustedBase,
     reference: Option<&str>,
-) -> Result<Config, InputError> {
-    match Config::load_base(path, base)? {
-        Some(Ok(mut config)) => {
+) -> Result<Settlement, InputError> {
+    match load_base(path, base)? {
+        Some(Ok(mut settlement)) => {
             if let Some(proposed) = check_proposed_config(path, base)? {
-                take_prediction_formats(&mut config, &proposed);
+                take_prediction_formats(&mut settlement, &proposed);
             }
-            Ok(config)
+            Ok(settlement)
         }
         Some(Err(broken)) => proposed_over_base(path, (base, reference), Some(&broken)),
         None => proposed_over_base(path, (base, reference), None),
     }
+}
+
+/// The base commit's config at `path`: `Ok(None)` when the base has no file there,
+/// `Ok(Some(Err(_)))` when its text does not parse or validate (a pull request may then repair
+/// it), else the config with dataset files the pull request changes refused, then checked
+/// against the working tree, and a changed config noted. The base's config is judged by its own
+/// text: a folder or file it names that the pull request deleted, moved or replaced is a change
+/// to the benchmark (refused), and any other working-tree error is an error of this run, never a
+/// reason to run the pull request's config.
+fn load_base(
+    path: &Path,
+    base: &TrustedBase,
+) -> Result<Option<Result<Settlement, InputError>>, InputError> {
+    let Some(bytes) = base.read(path)? else {
+        return Ok(None);
+    };
+    let parsed = String::from_utf8(bytes)
+        .map_err(|e| InputError::malformed(path, "base commit", format!("not UTF-8: {e}")))
+        .and_then(|text| Config::parse(&text, path));
+    let config = match parsed {
+        Ok(config) => config,
+        Err(broken) => return Ok(Some(Err(broken))),
+    };
+    refuse_dataset_changes(&config, base)?;
+    let mut settlement = Settlement::new(config.inside_workspace()?, Settled::Base);
+    if base.changes(path)? {
+        (settlement.ignored_changes).push(format!("config {}", path.display()));
+    }
+    Ok(Some(Ok(settlement)))
 }
 
 /// How many commits of a baseline ref are searched for a baseline made at an ancestor of the
@@ -98,15 +130,15 @@ fn check_proposed_config(path: &Path, base: &TrustedBase) -> Result<Option<Confi
 /// hold any predictions, so it decides nothing about the verdict): it is taken from the pull
 /// request's config for every entry with the same name and path, so the file and its format
 /// change in one pull request. Noted for the reader.
-fn take_prediction_formats(config: &mut Config, proposed: &Config) {
-    let mut notes = Vec::new();
-    take_formats(&mut config.predictions, &proposed.predictions, &mut notes);
+fn take_prediction_formats(settlement: &mut Settlement, proposed: &Config) {
+    let config = &mut settlement.config;
+    let notes = &mut settlement.notes;
+    take_formats(&mut config.predictions, &proposed.predictions, notes);
     for entry in &mut config.datasets {
         if let Some(theirs) = proposed.datasets.iter().find(|e| e.name == entry.name) {
-            take_formats(&mut entry.predictions, &theirs.predictions, &mut notes);
+            take_formats(&mut entry.predictions, &theirs.predictions, notes);
         }
     }
-    config.trust_notes.extend(notes);
 }
 
 /// [`take_prediction_formats`] for one list of systems (the config's, or a `datasets` entry's).
@@ -161,8 +193,8 @@ fn proposed_over_base(
     path: &Path,
     (base, reference): (&TrustedBase, Option<&str>),
     broken: Option<&InputError>,
-) -> Result<Config, InputError> {
-    let mut config = Config::load(path).map_err(|error| match base.changes(path) {
+) -> Result<Settlement, InputError> {
+    let config = Config::load(path).map_err(|error| match base.changes(path) {
         Ok(false) => InputError::Config {
             path: path.to_path_buf(),
             message: format!(
@@ -174,7 +206,6 @@ fn proposed_over_base(
         },
         _ => proposed_error(path, &error),
     })?;
-    config.trusted_base = Some(base.clone());
     let base_state = match broken {
         Some(error) => format!(
             "the base commit {}'s {} does not load ({error})",
@@ -185,47 +216,59 @@ fn proposed_over_base(
     };
     let base_section = base_baseline_section(path, base)?;
     let stored = stored_baseline(&config, (base, reference), base_section)?;
+    let mut settlement = Settlement::new(config, Settled::Tree);
     let Some((section, baseline, bytes)) = stored else {
         if broken.is_some() {
-            let tip = match reference {
-                Some(reference) => base.commits_on(reference, 1)?.into_iter().next(),
-                None => Some(base.commit.clone()),
-            };
-            if let Some(commit) = tip {
-                super::repair::refuse_hidden_baseline(&config, base, &commit)?;
-            }
+            refuse_hidden_baseline(&settlement.config, (base, reference))?;
         }
-        introduce(&mut config, &base_state);
-        return Ok(config);
+        introduce(&mut settlement, &base_state);
+        return Ok(settlement);
     };
-    super::repair::govern(&mut config, &section.path, &bytes)?;
-    config.refuse_dataset_changes(base)?;
-    config.gate = recorded_gate(&baseline);
+    super::repair::govern(&mut settlement, &section.path, &bytes)?;
+    refuse_dataset_changes(&settlement.config, base)?;
+    settlement.config.gate = recorded_gate(&baseline);
     let recorded = if baseline.gate.is_some() {
         "the gate settings that baseline recorded"
     } else {
         "the strictest gate (that baseline, from an older sqlgate, recorded no gate settings)"
     };
-    config.settled = Settled::Proposed {
+    settlement.settled = Settled::Proposed {
         note: format!(
             "{base_state}: this pull request's config ran, compared with the base's baseline {} \
              under {recorded}; its own `gate` section applies once merged",
             section.path.display()
         ),
     };
-    config.baseline = Some(section);
-    Ok(config)
+    settlement.config.baseline = Some(section);
+    Ok(settlement)
+}
+
+/// [`super::repair::refuse_hidden_baseline`] on the base commit, or on the tip of the baseline
+/// ref when the baseline is stored on one.
+fn refuse_hidden_baseline(
+    config: &Config,
+    (base, reference): (&TrustedBase, Option<&str>),
+) -> Result<(), InputError> {
+    let tip = match reference {
+        Some(reference) => base.commits_on(reference, 1)?.into_iter().next(),
+        None => Some(base.commit.clone()),
+    };
+    match tip {
+        Some(commit) => super::repair::refuse_hidden_baseline(config, base, &commit),
+        None => Ok(()),
+    }
 }
 
 /// A pull request that introduces the gate: nothing to compare with, so no baseline is required
 /// and the drift guard is off; the scores are shown with a note.
-fn introduce(config: &mut Config, base_state: &str) {
+fn introduce(settlement: &mut Settlement, base_state: &str) {
+    let config = &mut settlement.config;
     if let Some(section) = &mut config.baseline {
         section.required = false;
         section.anchor = None;
     }
     config.gate.max_drift_points = None;
-    config.settled = Settled::Proposed {
+    settlement.settled = Settled::Proposed {
         note: format!(
             "nothing was compared: {base_state} and no baseline, so this pull request introduces \
              the gate; its scores are shown, and once it is merged the baseline workflow stores \
@@ -294,11 +337,11 @@ fn recorded_gate(baseline: &Baseline) -> GateConfig {
 /// Every system of the baseline must be measured by a pull request judged with its own config
 /// (it could otherwise drop the system that regressed): the reasons for those it did not measure.
 pub fn unmeasured_baseline_systems(
-    config: &Config,
+    settled: &Settled,
     baseline: &Baseline,
     measured: &[String],
 ) -> Vec<String> {
-    if !matches!(config.settled, Settled::Proposed { .. }) {
+    if !matches!(settled, Settled::Proposed { .. }) {
         return Vec::new();
     }
     baseline

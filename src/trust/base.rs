@@ -1,0 +1,248 @@
+//! The base commit of a pull request and the questions the trust stage asks git about it. A pull
+//! request can edit everything in its tree, so the files that decide the verdict (the config with
+//! its provider settings, the report template and the baseline) are read as they are on the PR's
+//! base commit (`git show <base>:<path>`); the PR contributes only the prediction files the base
+//! config names. Dataset files the PR changes are refused, and the baseline must have been made
+//! at an ancestor of the base.
+
+use crate::util::error::InputError;
+use std::path::{Path, PathBuf};
+
+/// The base commit of a pull request, in the repository that holds the workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrustedBase {
+    /// The repository's top-level folder.
+    pub root: PathBuf,
+    /// The base commit (full SHA or any revision git resolves).
+    pub commit: String,
+}
+
+impl TrustedBase {
+    /// The base of the pull request GitHub Actions is running for (`pull_request` and
+    /// `pull_request_target` events: `pull_request.base.sha` of the event payload); `None` for
+    /// any other event or outside Actions.
+    pub fn from_actions_env() -> Result<Option<TrustedBase>, InputError> {
+        let event = std::env::var("GITHUB_EVENT_NAME").unwrap_or_default();
+        if !matches!(event.as_str(), "pull_request" | "pull_request_target") {
+            return Ok(None);
+        }
+        let path = PathBuf::from(std::env::var("GITHUB_EVENT_PATH").unwrap_or_default());
+        let bytes = crate::util::error::read_bytes(&path)?;
+        let payload: serde_json::Value = serde_json::from_slice(&bytes)
+            .map_err(|e| InputError::malformed(&path, "event payload", e.to_string()))?;
+        let sha = payload
+            .pointer("/pull_request/base/sha")
+            .and_then(serde_json::Value::as_str)
+            .ok_or_else(|| {
+                InputError::malformed(
+                    &path,
+                    "pull_request.base.sha",
+                    "missing: cannot tell the base commit whose config and baseline are trusted",
+                )
+            })?;
+        let workspace = std::env::var("GITHUB_WORKSPACE")
+            .map(PathBuf::from)
+            .unwrap_or_else(|_| PathBuf::from("."));
+        TrustedBase::at(&workspace, sha).map(Some)
+    }
+
+    /// The revision `commit` of the repository holding `folder`.
+    pub fn at(folder: &Path, commit: &str) -> Result<TrustedBase, InputError> {
+        let root = git(folder, &["rev-parse", "--show-toplevel"])
+            .map_err(|e| base_error(folder, format!("not inside a git repository: {e}")))?;
+        let root = PathBuf::from(String::from_utf8_lossy(&root).trim());
+        let full = git(&root, &["rev-parse", "--verify", &format!("{commit}^{{commit}}")])
+            .map_err(|e| {
+                base_error(
+                    &root,
+                    format!("base commit `{commit}` is not in the checkout (fetch it: `fetch-depth: 0`): {e}"),
+                )
+            })?;
+        Ok(TrustedBase {
+            root,
+            commit: String::from_utf8_lossy(&full).trim().to_string(),
+        })
+    }
+
+    /// `path` relative to the repository root, `/`-separated, as git names it; `None` when it
+    /// lies outside the repository (then the pull request cannot have changed it).
+    pub fn repo_path(&self, path: &Path) -> Result<Option<String>, InputError> {
+        crate::input::trusted::repo_path(&self.root, path)
+    }
+
+    /// The file's content at the base commit; `None` when the base has no such file.
+    pub fn read(&self, path: &Path) -> Result<Option<Vec<u8>>, InputError> {
+        self.read_at(&self.commit, path)
+    }
+
+    /// The file's content at `commit` (a full SHA); `None` when that commit has no such file.
+    pub fn read_at(&self, commit: &str, path: &Path) -> Result<Option<Vec<u8>>, InputError> {
+        let name = self.repo_path(path)?.ok_or_else(|| {
+            base_error(
+                path,
+                "lies outside the repository, so it has no trusted version".into(),
+            )
+        })?;
+        self.read_named(commit, &name)
+            .map_err(|e| base_error(path, e))
+    }
+
+    /// The content of the repository path `name` at `commit`; `None` when that commit has no
+    /// such file. The working tree is not consulted (a folder the pull request replaced by a
+    /// symlink does not change which file is read).
+    pub fn read_named(&self, commit: &str, name: &str) -> Result<Option<Vec<u8>>, String> {
+        let listed = git(&self.root, &["ls-tree", "--name-only", commit, "--", name])?;
+        if listed.is_empty() {
+            return Ok(None);
+        }
+        git(&self.root, &["show", &format!("{commit}:{name}")]).map(Some)
+    }
+
+    /// Whether the working tree's `path` differs from the base's (added, changed, removed, or
+    /// replaced by a symlink). Git compares it: the file is never read into memory, so a
+    /// symlink to `/dev/zero` is seen as a changed link, not read forever.
+    pub fn changes(&self, path: &Path) -> Result<bool, InputError> {
+        Ok(!self.changed_under(path)?.is_empty())
+    }
+
+    /// Files under `path` (a file or a folder) that differ from the base: changed, added,
+    /// removed, or new and untracked; none when `path` lies outside the repository.
+    pub fn changed_under(&self, path: &Path) -> Result<Vec<String>, InputError> {
+        match self.repo_path(path)? {
+            Some(name) => self.changed(&[&name]).map_err(|e| base_error(path, e)),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Every file of the repository that differs from the base (as [`Self::changed_under`]).
+    pub fn changed_files(&self) -> Result<Vec<String>, InputError> {
+        self.changed(&[]).map_err(|e| base_error(&self.root, e))
+    }
+
+    /// The files git lists as changed since the base or untracked, within `pathspec` (the whole
+    /// repository when empty), sorted.
+    fn changed(&self, pathspec: &[&str]) -> Result<Vec<String>, String> {
+        let mut diff = vec!["diff", "--name-only", &self.commit, "--"];
+        diff.extend_from_slice(pathspec);
+        let mut others = vec!["ls-files", "--others", "--exclude-standard", "--"];
+        others.extend_from_slice(pathspec);
+        let diff = git(&self.root, &diff)?;
+        let untracked = git(&self.root, &others)?;
+        let mut files: Vec<String> = String::from_utf8_lossy(&diff)
+            .lines()
+            .chain(String::from_utf8_lossy(&untracked).lines())
+            .map(str::to_string)
+            .collect();
+        files.sort();
+        files.dedup();
+        Ok(files)
+    }
+
+    /// The files below the repository path `folder` at `commit`, as repository paths.
+    pub fn files_below(&self, commit: &str, folder: &str) -> Result<Vec<String>, InputError> {
+        let listed = git(
+            &self.root,
+            &["ls-tree", "-r", "--name-only", commit, "--", folder],
+        )
+        .map_err(|e| base_error(&self.root, e))?;
+        Ok(String::from_utf8_lossy(&listed)
+            .lines()
+            .map(str::to_string)
+            .collect())
+    }
+
+    /// The committer time of `commit` (seconds since 1970), when it is a commit id git knows.
+    pub fn commit_time(&self, commit: &str) -> Option<i64> {
+        if commit.is_empty() || !commit.chars().all(|c| c.is_ascii_hexdigit()) {
+            return None;
+        }
+        let shown = git(
+            &self.root,
+            &[
+                "show",
+                "-s",
+                "--format=%ct",
+                &format!("{commit}^{{commit}}"),
+            ],
+        )
+        .ok()?;
+        String::from_utf8_lossy(&shown).trim().parse().ok()
+    }
+
+    /// Whether git tracks `path` in the working tree's index (a committed file, as opposed to
+    /// one a job wrote during the run); false outside the repository.
+    pub fn tracks(&self, path: &Path) -> Result<bool, InputError> {
+        let Some(name) = self.repo_path(path)? else {
+            return Ok(false);
+        };
+        let listed =
+            git(&self.root, &["ls-files", "--", &name]).map_err(|e| base_error(path, e))?;
+        Ok(!listed.is_empty())
+    }
+
+    /// The newest `limit` commits of `reference` (a branch that `sqlgate baseline store
+    /// --branch` appends to), newest first; an error naming the ref when it does not resolve.
+    pub fn commits_on(&self, reference: &str, limit: usize) -> Result<Vec<String>, InputError> {
+        let refuse = |message: String| base_error(&self.root, message);
+        if reference.starts_with('-') {
+            return Err(refuse(format!("`{reference}` is not a ref")));
+        }
+        let commits = git(
+            &self.root,
+            &[
+                "rev-list",
+                &format!("--max-count={limit}"),
+                &format!("{reference}^{{commit}}"),
+                "--",
+            ],
+        )
+        .map_err(|e| {
+            refuse(format!(
+                "the baseline ref `{reference}` is not in the checkout (fetch it: \
+                 `fetch-depth: 0` fetches every branch): {e}"
+            ))
+        })?;
+        Ok(String::from_utf8_lossy(&commits)
+            .lines()
+            .map(str::to_string)
+            .collect())
+    }
+
+    /// The files at `commit` (repository paths) whose text holds `needle` (binary files
+    /// skipped).
+    pub fn files_holding(&self, commit: &str, needle: &str) -> Result<Vec<String>, InputError> {
+        let prefix = format!("{commit}:");
+        let found = git(
+            &self.root,
+            &["grep", "-l", "-I", "-F", "-e", needle, commit, "--"],
+        );
+        let listed = match found {
+            Ok(listed) => listed,
+            // git grep exits 1 when nothing matches, with nothing on its error stream.
+            Err(message) if message.is_empty() => return Ok(Vec::new()),
+            Err(message) => return Err(base_error(&self.root, message)),
+        };
+        Ok(String::from_utf8_lossy(&listed)
+            .lines()
+            .map(|line| line.strip_prefix(&prefix).unwrap_or(line).to_string())
+            .collect())
+    }
+
+    /// Whether `commit` is the base commit or one of its ancestors.
+    pub fn has_ancestor(&self, commit: &str) -> bool {
+        git(
+            &self.root,
+            &["merge-base", "--is-ancestor", commit, &self.commit],
+        )
+        .is_ok()
+    }
+}
+
+/// Runs a read-only git query in `folder`.
+fn git(folder: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
+    super::git::query(folder, args)
+}
+
+fn base_error(path: &Path, message: String) -> InputError {
+    InputError::malformed(path, "trusted base", message)
+}

@@ -1,0 +1,37 @@
+//! The one place sqlgate runs git (`tests/layout.rs` refuses a `git` subprocess anywhere else):
+//! the trust stage reads the base commit, the baseline's history and what a pull request
+//! changed through it, and `sqlgate baseline store` commits and pushes through it.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Runs git in `folder` with `args` and the extra environment `env`; the whole output, or why
+/// git could not be started.
+pub fn output(folder: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<Output, String> {
+    Command::new("git")
+        .arg("-C")
+        .arg(folder)
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))
+}
+
+/// Runs a read-only git query in `folder`, pathspecs taken literally (a file named `*` is that
+/// file); its standard output, or its error message.
+pub fn query(folder: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
+    let mut literal = vec!["--literal-pathspecs"];
+    literal.extend_from_slice(args);
+    let output = Command::new("git")
+        .args(&literal[..1])
+        .arg("-C")
+        .arg(folder)
+        .args(&literal[1..])
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    if output.status.success() {
+        Ok(output.stdout)
+    } else {
+        Err(String::from_utf8_lossy(&output.stderr).trim().to_string())
+    }
+}
