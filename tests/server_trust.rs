@@ -119,9 +119,10 @@ fn mariadb_documented_workflow_judges_a_pull_request_on_the_base_data() {
     check_documented_workflow(servers::mariadb(), "trust_flow");
 }
 
-/// A pull-request run on a server whose base baseline records no digests is refused, saying
-/// why; outside a pull request the run goes on with a note.
-fn check_baseline_without_digests(server: &'static Server, database: &str) {
+/// A pull-request run on a server whose base baseline records no digests (`older: false`) or
+/// the digests of an older sqlgate, without settings entries (`older: true`), is refused,
+/// saying why; outside a pull request the run goes on with a note.
+fn check_baseline_without_digests(server: &'static Server, database: &str, older: bool) {
     fresh_database(server, database);
     let dir = repository(server.kind);
     let root = dir.path();
@@ -135,7 +136,17 @@ fn check_baseline_without_digests(server: &'static Server, database: &str) {
     let path = root.join("baseline.json");
     let mut baseline: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    baseline.as_object_mut().unwrap().remove("data_digests");
+    match older {
+        true => baseline["data_digests"]
+            .as_object_mut()
+            .unwrap()
+            .retain(|key, _| !key.ends_with(":settings")),
+        false => drop(baseline.as_object_mut().unwrap().remove("data_digests")),
+    }
+    let expected = match older {
+        true => "records data digests of an older sqlgate",
+        false => "records no data digests",
+    };
     std::fs::write(&path, serde_json::to_string_pretty(&baseline).unwrap()).unwrap();
     git(root, &["add", "baseline.json"]);
     git(root, &["commit", "-qm", "a baseline of an older sqlgate"]);
@@ -148,7 +159,7 @@ fn check_baseline_without_digests(server: &'static Server, database: &str) {
     let refused = run.workflow(root);
     let all = text(&refused);
     assert_eq!(refused.status.code(), Some(2), "{all}");
-    assert!(all.contains("records no data digests"), "{all}");
+    assert!(all.contains(expected), "{all}");
     let mut eval = run.command(root, Command::new(env!("CARGO_BIN_EXE_sqlgate")));
     eval.args(["eval", "--config", "sqlgate.yml", "--comment", "never"])
         .env_remove("GITHUB_EVENT_NAME");
@@ -156,19 +167,29 @@ fn check_baseline_without_digests(server: &'static Server, database: &str) {
     let all = text(&noted);
     assert_eq!(noted.status.code(), Some(0), "{all}");
     assert!(
-        all.contains("records no digests of the server's data"),
+        all.contains(expected) && all.contains("sqlgate baseline update"),
         "{all}"
     );
 }
 
 #[test]
 fn postgres_pull_request_needs_a_baseline_with_digests() {
-    check_baseline_without_digests(servers::postgres(), "trust_nodigest");
+    check_baseline_without_digests(servers::postgres(), "trust_nodigest", false);
 }
 
 #[test]
 fn mariadb_pull_request_needs_a_baseline_with_digests() {
-    check_baseline_without_digests(servers::mariadb(), "trust_nodigest");
+    check_baseline_without_digests(servers::mariadb(), "trust_nodigest", false);
+}
+
+#[test]
+fn postgres_pull_request_needs_digests_of_this_sqlgate() {
+    check_baseline_without_digests(servers::postgres(), "trust_olddigest", true);
+}
+
+#[test]
+fn mariadb_pull_request_needs_digests_of_this_sqlgate() {
+    check_baseline_without_digests(servers::mariadb(), "trust_olddigest", true);
 }
 
 /// `sqlgate load` refuses a `--from` folder or a database file that a symlink leads out of the
