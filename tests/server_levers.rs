@@ -5,8 +5,9 @@
 //! base commit recorded them yet makes the pull request's wrong prediction score as the gold
 //! does: a view or a row-level security policy that hides rows from sqlgate's scoring sessions
 //! only, a case-insensitive or case-sensitive collation, an always-true `=` operator or a
-//! function first on the reader's `search_path`, the server's `sql_mode` or time zone. The gate
-//! must not pass: exit 2 naming the lever, or exit 1 (the regression seen).
+//! function first on the reader's `search_path`, a role-level setting, the server's `sql_mode`,
+//! time zone or `init_connect`. The gate must not pass: exit 2 naming the lever, or exit 1 (the
+//! regression seen, the lever having no effect on sqlgate's sessions).
 
 mod common;
 
@@ -217,6 +218,22 @@ fn postgres_a_function_shadowing_a_built_in_one_is_refused() {
     );
 }
 
+/// A setting of the reader's role applies at every connection and after every `DISCARD ALL`;
+/// sqlgate pins `transform_null_equals` after both.
+#[test]
+fn postgres_a_role_level_setting_does_not_reach_the_scoring_session() {
+    check_lever(
+        servers::postgres(),
+        "lever_role_setting",
+        &Lever {
+            question: "SELECT count(*) FROM customers WHERE name IS NOT NULL",
+            wrong: "SELECT count(*) FROM customers WHERE NOT (name = NULL)",
+            names: "transform_null_equals",
+        },
+        "ALTER ROLE sqlgate_reader IN DATABASE {db} SET transform_null_equals = on;",
+    );
+}
+
 #[test]
 fn mariadb_a_view_that_hides_rows_from_the_scoring_session_is_refused() {
     check_lever(
@@ -267,4 +284,16 @@ fn mariadb_the_servers_time_zone_does_not_reach_the_scoring_session() {
         names: "time_zone=",
     };
     check_global("lever_time_zone", &lever, "time_zone", "'+05:00'");
+}
+
+/// `init_connect` runs when the reader connects, before sqlgate pins `sql_mode`.
+#[test]
+fn mariadb_init_connect_does_not_reach_the_scoring_session() {
+    let lever = Lever {
+        question: "SELECT count(*) FROM customers WHERE name IS NOT NULL",
+        wrong: "SELECT count(*) FROM customers WHERE name = \"name\"",
+        names: "sql_mode=",
+    };
+    let ansi_quotes = "'SET SESSION sql_mode = ''ANSI_QUOTES'''";
+    check_global("lever_init_connect", &lever, "init_connect", ansi_quotes);
 }
