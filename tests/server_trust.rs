@@ -15,332 +15,9 @@ mod common;
 
 use common::git;
 use common::servers::{self, Kind, Server};
-use std::path::{Path, PathBuf};
+use common::trust_flow::*;
 use std::process::{Command, Output};
 use std::sync::OnceLock;
-
-/// The tables of the test benchmark's one database, with their rows.
-const SHOP: &[(&str, &str, &[&str])] = &[
-    (
-        "items",
-        "id INTEGER, name TEXT, price REAL",
-        &["1, 'pen', 2.5", "2, 'lamp', 30.0", "3, 'desk', 120.0"],
-    ),
-    (
-        "customers",
-        "id INTEGER, name TEXT",
-        &["1, 'ada'", "2, 'bob'"],
-    ),
-    (
-        "orders",
-        "id INTEGER, customer_id INTEGER, item_id INTEGER",
-        &["1, 1, 2", "2, 2, 3", "3, 1, 1"],
-    ),
-    (
-        "stores",
-        "id INTEGER, city TEXT",
-        &["1, 'Oslo'", "2, 'Lima'"],
-    ),
-];
-
-/// The tables a hostile pull request empties.
-const EMPTIED: [&str; 3] = ["items", "customers", "orders"];
-
-/// Gold questions with the base commit's (correct) predictions.
-const GOLD: [&str; 6] = [
-    "SELECT count(*) FROM items",
-    "SELECT name FROM customers WHERE id = 1",
-    "SELECT count(*) FROM orders",
-    "SELECT city FROM stores WHERE id = 2",
-    "SELECT name FROM items WHERE price > 5",
-    "SELECT count(*) FROM customers",
-];
-
-/// The two predictions the pull request changes, and what it changes them to.
-const CHANGED: [(usize, &str); 2] = [
-    (1, "SELECT name FROM customers WHERE 1 = 0"),
-    (4, "SELECT name FROM items WHERE 1 = 0"),
-];
-
-const TABLES_JSON: &str = r#"[{"db_id": "shop",
- "table_names_original": ["items", "customers", "orders", "stores"],
- "table_names": ["items", "customers", "orders", "stores"],
- "column_names_original": [[-1, "*"], [0, "id"], [0, "name"], [0, "price"], [1, "id"], [1, "name"],
-   [2, "id"], [2, "customer_id"], [2, "item_id"], [3, "id"], [3, "city"]],
- "column_names": [[-1, "*"], [0, "id"], [0, "name"], [0, "price"], [1, "id"], [1, "name"],
-   [2, "id"], [2, "customer_id"], [2, "item_id"], [3, "id"], [3, "city"]],
- "column_types": ["text", "number", "text", "number", "number", "text", "number", "number",
-   "number", "number", "text"],
- "primary_keys": [], "foreign_keys": []}]"#;
-
-/// The URL variables of a server's configs: the reader's (the gate) and the admin's (`load`).
-fn url_variables(kind: Kind) -> (&'static str, &'static str) {
-    match kind {
-        Kind::Postgres => ("BIRD_PG_URL", "BIRD_PG_ADMIN_URL"),
-        Kind::Mariadb => ("BIRD_MYSQL_URL", "BIRD_MYSQL_ADMIN_URL"),
-    }
-}
-
-fn engine_kind(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Postgres => "postgresql",
-        Kind::Mariadb => "mysql",
-    }
-}
-
-/// A fresh database `name` on `server` (dropped first).
-fn fresh_database(server: &Server, name: &str) {
-    let system = match server.kind {
-        Kind::Postgres => "postgres",
-        Kind::Mariadb => "mysql",
-    };
-    server.admin_sql(
-        system,
-        &format!("DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name};"),
-    );
-}
-
-/// Writes the SQLite file of `shop` at `path`, with `emptied` tables left without rows.
-fn write_shop(path: &Path, emptied: &[&str]) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let _ = std::fs::remove_file(path);
-    let db = rusqlite::Connection::open(path).unwrap();
-    for (table, columns, rows) in SHOP {
-        db.execute_batch(&format!("CREATE TABLE {table} ({columns});"))
-            .unwrap();
-        if !emptied.contains(table) {
-            for row in *rows {
-                db.execute_batch(&format!("INSERT INTO {table} VALUES ({row});"))
-                    .unwrap();
-            }
-        }
-    }
-}
-
-/// A repository with the benchmark, its gate config and its load config on `main`.
-fn repository(kind: Kind) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
-    let (reader, admin) = url_variables(kind);
-    write_shop(&root.join("bird/dev_databases/shop/shop.sqlite"), &[]);
-    let gold: String = GOLD.iter().map(|sql| format!("{sql}\tshop\n")).collect();
-    std::fs::write(root.join("gold.sql"), gold).unwrap();
-    std::fs::write(root.join("tables.json"), TABLES_JSON).unwrap();
-    std::fs::create_dir(root.join("preds")).unwrap();
-    std::fs::write(root.join("preds/model.txt"), GOLD.join("\n") + "\n").unwrap();
-    let config = |variable: &str| {
-        format!(
-            "dataset: {{ gold: gold.sql, tables: tables.json, difficulty: none, \
-             engine: {{ kind: {}, url_env: {variable} }} }}\n\
-             predictions: [{{ name: model, path: preds/model.txt }}]\n\
-             metrics: [ex]\ncompare: {{ profile: bird }}\n\
-             execution: {{ timeout_ms: 5000, threads: 2 }}\n\
-             baseline: {{ path: baseline.json }}\n\
-             gate: {{ max_drop_points: 0 }}\n",
-            engine_kind(kind)
-        )
-    };
-    std::fs::write(root.join("sqlgate.yml"), config(reader)).unwrap();
-    std::fs::write(root.join("sqlgate-load.yml"), config(admin)).unwrap();
-    git(root, &["init", "-q", "-b", "main"]);
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-qm", "benchmark"]);
-    dir
-}
-
-/// One step of the documented workflow.
-#[derive(Debug)]
-enum Step {
-    /// The `sqlgate` and `git worktree` lines of a `run:` script.
-    Commands(Vec<String>),
-    /// The Action running the gate, with its `with:` inputs.
-    Gate(Vec<(String, String)>),
-}
-
-/// Which event a run of the workflow is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Event {
-    Push,
-    PullRequest,
-}
-
-/// docs/ACTION.md's server workflow: the YAML block after `<!-- sqlgate:server-workflow -->`,
-/// its one job's steps with the event each runs on (`None`: every event). Steps that only set
-/// up the runner (checkout, the role's SQL, which the test servers' harness grants) carry no
-/// sqlgate command and are left out.
-fn documented_workflow() -> Vec<(Option<Event>, Step)> {
-    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/ACTION.md"))
-        .unwrap();
-    let after = doc
-        .split_once("<!-- sqlgate:server-workflow -->")
-        .expect("ACTION.md marks its server workflow")
-        .1;
-    let block = after
-        .split_once("```yaml\n")
-        .unwrap()
-        .1
-        .split_once("```")
-        .unwrap()
-        .0;
-    let workflow: serde_norway::Value = serde_norway::from_str(block).unwrap();
-    let jobs = workflow["jobs"].as_mapping().unwrap();
-    assert_eq!(jobs.len(), 1, "one job serves pushes and pull requests");
-    let steps = jobs.values().next().unwrap()["steps"]
-        .as_sequence()
-        .unwrap();
-    let mut found = Vec::new();
-    for step in steps {
-        let event =
-            step["if"]
-                .as_str()
-                .map(|condition| match condition.contains("'pull_request'") {
-                    true => Event::PullRequest,
-                    false => Event::Push,
-                });
-        if let Some(script) = step["run"].as_str() {
-            let commands: Vec<String> = script
-                .lines()
-                .map(str::trim)
-                .filter(|l| l.starts_with("sqlgate ") || l.starts_with("git worktree "))
-                .map(str::to_string)
-                .collect();
-            if !commands.is_empty() {
-                found.push((event, Step::Commands(commands)));
-            }
-        }
-        let uses = step["uses"].as_str().unwrap_or_default();
-        let inputs = step["with"].as_mapping();
-        let install_only = inputs.is_some_and(|w| w.get("install-only").is_some());
-        if uses.contains("/sqlgate@") && !install_only {
-            let inputs = inputs
-                .unwrap()
-                .iter()
-                .map(|(k, v)| {
-                    (
-                        k.as_str().unwrap().to_string(),
-                        v.as_str().unwrap().to_string(),
-                    )
-                })
-                .collect();
-            found.push((event, Step::Gate(inputs)));
-        }
-    }
-    found
-}
-
-/// What a run of the workflow needs to know about the server and the commit.
-struct Run<'a> {
-    server: &'a Server,
-    database: &'a str,
-    event: Event,
-    base: String,
-}
-
-impl Run<'_> {
-    /// Every variable the workflow's `env:` sets, with this server's URLs and the base commit,
-    /// plus the GitHub variables the runner sets; sqlgate on PATH; the checkout as workspace.
-    fn command(&self, root: &Path, mut command: Command) -> Command {
-        let (reader, admin) = url_variables(self.server.kind);
-        let binary = PathBuf::from(env!("CARGO_BIN_EXE_sqlgate"));
-        let path = format!(
-            "{}:{}",
-            binary.parent().unwrap().display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
-        command
-            .current_dir(root)
-            .env_remove("SQLGATE_WORKSPACE")
-            .env("PATH", path)
-            .env("GITHUB_WORKSPACE", root)
-            .env("BASE_SHA", &self.base)
-            .env(reader, self.server.reader_url(self.database))
-            .env(admin, self.server.admin_url(self.database));
-        for variable in ["GITHUB_ACTIONS", "GITHUB_TOKEN", "SQLGATE_GITHUB_TOKEN"] {
-            command.env_remove(variable);
-        }
-        match self.event {
-            Event::Push => {
-                command
-                    .env("GITHUB_EVENT_NAME", "push")
-                    .env("GITHUB_SHA", git(root, &["rev-parse", "HEAD"]));
-            }
-            Event::PullRequest => {
-                // In the repository's own `.git` (outside its tree): beside the temporary folder
-                // it would be one file for every test of this binary, and a test running at the
-                // same time would give this one its base commit.
-                let payload = root.join(".git/sqlgate-event.json");
-                let event = serde_json::json!({"pull_request": {"base": {"sha": self.base}}});
-                std::fs::write(&payload, event.to_string()).unwrap();
-                command
-                    .env("GITHUB_EVENT_NAME", "pull_request")
-                    .env("GITHUB_EVENT_PATH", payload)
-                    .env_remove("GITHUB_SHA");
-            }
-        }
-        command
-    }
-
-    /// Runs the workflow's steps for this event in the checkout `root`: every command must
-    /// succeed but the last, whose output (the baseline update or the gate) is returned.
-    fn workflow(&self, root: &Path) -> Output {
-        let steps: Vec<Step> = documented_workflow()
-            .into_iter()
-            .filter(|(event, _)| event.is_none_or(|e| e == self.event))
-            .map(|(_, step)| step)
-            .collect();
-        let mut outputs = Vec::new();
-        for step in &steps {
-            match step {
-                Step::Commands(lines) => {
-                    for line in lines {
-                        let mut shell = Command::new("sh");
-                        shell.args(["-c", line]);
-                        outputs.push((line.clone(), self.command(root, shell).output().unwrap()));
-                    }
-                }
-                Step::Gate(inputs) => {
-                    let mut action =
-                        self.command(root, Command::new(env!("CARGO_BIN_EXE_sqlgate")));
-                    action.arg("action");
-                    for (key, value) in inputs {
-                        action.env(format!("INPUT_{}", key.to_uppercase()), value);
-                    }
-                    outputs.push(("sqlgate action".into(), action.output().unwrap()));
-                }
-            }
-        }
-        let (_, last) = outputs.pop().expect("the workflow runs sqlgate");
-        for (line, output) in &outputs {
-            assert!(output.status.success(), "`{line}`: {}", text(output));
-            assert_no_secret(self.server, output);
-        }
-        assert_no_secret(self.server, &last);
-        last
-    }
-}
-
-fn text(output: &Output) -> String {
-    format!(
-        "exit {:?}\n{}\n{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
-
-/// No password and no server URL in what sqlgate printed.
-fn assert_no_secret(server: &Server, output: &Output) {
-    let all = text(output);
-    for secret in [&server.admin_password, &server.reader_password] {
-        assert!(
-            !all.contains(secret.as_str()),
-            "a password was printed: {all}"
-        );
-    }
-    for scheme in ["postgresql://", "mysql://"] {
-        assert!(!all.contains(scheme), "a URL was printed: {all}");
-    }
-}
 
 /// The issue's scenario through the documented workflow on `server`.
 fn check_documented_workflow(server: &'static Server, database: &str) {
@@ -442,9 +119,10 @@ fn mariadb_documented_workflow_judges_a_pull_request_on_the_base_data() {
     check_documented_workflow(servers::mariadb(), "trust_flow");
 }
 
-/// A pull-request run on a server whose base baseline records no digests is refused, saying
-/// why; outside a pull request the run goes on with a note.
-fn check_baseline_without_digests(server: &'static Server, database: &str) {
+/// A pull-request run on a server whose base baseline records no digests (`older: false`) or
+/// the digests of an older sqlgate, without settings entries (`older: true`), is refused,
+/// saying why; outside a pull request the run goes on with a note.
+fn check_baseline_without_digests(server: &'static Server, database: &str, older: bool) {
     fresh_database(server, database);
     let dir = repository(server.kind);
     let root = dir.path();
@@ -458,7 +136,17 @@ fn check_baseline_without_digests(server: &'static Server, database: &str) {
     let path = root.join("baseline.json");
     let mut baseline: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    baseline.as_object_mut().unwrap().remove("data_digests");
+    match older {
+        true => baseline["data_digests"]
+            .as_object_mut()
+            .unwrap()
+            .retain(|key, _| !key.ends_with(":settings")),
+        false => drop(baseline.as_object_mut().unwrap().remove("data_digests")),
+    }
+    let expected = match older {
+        true => "records data digests of an older sqlgate",
+        false => "records no data digests",
+    };
     std::fs::write(&path, serde_json::to_string_pretty(&baseline).unwrap()).unwrap();
     git(root, &["add", "baseline.json"]);
     git(root, &["commit", "-qm", "a baseline of an older sqlgate"]);
@@ -471,7 +159,7 @@ fn check_baseline_without_digests(server: &'static Server, database: &str) {
     let refused = run.workflow(root);
     let all = text(&refused);
     assert_eq!(refused.status.code(), Some(2), "{all}");
-    assert!(all.contains("records no data digests"), "{all}");
+    assert!(all.contains(expected), "{all}");
     let mut eval = run.command(root, Command::new(env!("CARGO_BIN_EXE_sqlgate")));
     eval.args(["eval", "--config", "sqlgate.yml", "--comment", "never"])
         .env_remove("GITHUB_EVENT_NAME");
@@ -479,19 +167,29 @@ fn check_baseline_without_digests(server: &'static Server, database: &str) {
     let all = text(&noted);
     assert_eq!(noted.status.code(), Some(0), "{all}");
     assert!(
-        all.contains("records no digests of the server's data"),
+        all.contains(expected) && all.contains("sqlgate baseline update"),
         "{all}"
     );
 }
 
 #[test]
 fn postgres_pull_request_needs_a_baseline_with_digests() {
-    check_baseline_without_digests(servers::postgres(), "trust_nodigest");
+    check_baseline_without_digests(servers::postgres(), "trust_nodigest", false);
 }
 
 #[test]
 fn mariadb_pull_request_needs_a_baseline_with_digests() {
-    check_baseline_without_digests(servers::mariadb(), "trust_nodigest");
+    check_baseline_without_digests(servers::mariadb(), "trust_nodigest", false);
+}
+
+#[test]
+fn postgres_pull_request_needs_digests_of_this_sqlgate() {
+    check_baseline_without_digests(servers::postgres(), "trust_olddigest", true);
+}
+
+#[test]
+fn mariadb_pull_request_needs_digests_of_this_sqlgate() {
+    check_baseline_without_digests(servers::mariadb(), "trust_olddigest", true);
 }
 
 /// `sqlgate load` refuses a `--from` folder or a database file that a symlink leads out of the

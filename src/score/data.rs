@@ -4,7 +4,7 @@
 //! on data a pull request loaded. SQLite database files are covered by the dataset fingerprint
 //! and by the refusal of dataset files a pull request changes.
 
-use crate::engine::server::data_digest::{describe, differences, DataDigests};
+use crate::engine::server::data_digest::{covers_settings, describe, differences, DataDigests};
 use crate::input::config::Config;
 use crate::input::trusted::Snapshot;
 use crate::util::error::InputError;
@@ -22,33 +22,17 @@ pub fn check(
         return Ok(Vec::new());
     };
     let pull_request = snapshot.is_pull_request();
-    let (path, recorded) =
-        match recorded(config, snapshot)? {
-            Some((path, Some(recorded))) => (path, recorded),
-            Some((path, None)) if pull_request => {
-                return Err(refusal(
-                    config,
-                    format!(
-                        "the base commit's baseline {} records no data digests (it was made by an \
-                     older sqlgate or on SQLite), so nothing vouches for the rows on the server",
-                        path.display()
-                    ),
-                ))
-            }
-            Some((path, None)) => {
-                return Ok(vec![format!(
-                    "the baseline {} records no digests of the server's data, so a change of the \
-                 data would go unnoticed; regenerate it with `sqlgate baseline update`",
-                    path.display()
-                )])
-            }
-            None if pull_request => return Err(refusal(
-                config,
-                "the base commit has no baseline, so nothing vouches for the rows on the server"
-                    .into(),
-            )),
-            None => return Ok(Vec::new()),
+    let Some((path, recorded)) = recorded(config, snapshot)? else {
+        return match pull_request {
+            true => Err(refusal(config, "the base commit has no baseline".into())),
+            false => Ok(Vec::new()),
         };
+    };
+    let recorded = match recorded {
+        Some(recorded) if covers_settings(&recorded) => recorded,
+        Some(_) => return unvouched(config, older(&path), pull_request),
+        None => return unvouched(config, none_recorded(&path), pull_request),
+    };
     let found = differences(&recorded, now);
     if found.is_empty() {
         return Ok(Vec::new());
@@ -67,14 +51,44 @@ pub fn check(
     })
 }
 
+/// A baseline whose digests vouch for too little (`why`): a pull-request run is refused, any
+/// other gets a note asking to regenerate the baseline.
+fn unvouched(config: &Config, why: String, pull_request: bool) -> Result<Vec<String>, InputError> {
+    match pull_request {
+        true => Err(refusal(config, why)),
+        false => Ok(vec![format!(
+            "{why}, so a change of the data would go unnoticed; regenerate it with `sqlgate \
+             baseline update`"
+        )]),
+    }
+}
+
+/// Why a baseline without data digests vouches for nothing.
+fn none_recorded(path: &std::path::Path) -> String {
+    format!(
+        "the baseline {} records no data digests (it was made by an older sqlgate or on SQLite)",
+        path.display()
+    )
+}
+
+/// Why the data digests of a baseline made by an older sqlgate vouch for too little.
+fn older(path: &std::path::Path) -> String {
+    format!(
+        "the baseline {} records data digests of an older sqlgate, which do not cover the \
+         server's settings and collations",
+        path.display()
+    )
+}
+
 /// The refusal of a pull-request run whose data nothing vouches for.
 fn refusal(config: &Config, why: String) -> InputError {
     InputError::Config {
         path: config.path.clone(),
         message: format!(
             "`dataset.engine`: a pull request on a server engine is judged on the server's rows, \
-             and {why}; run `sqlgate baseline update` on the base branch (it records a digest of \
-             every table) and commit the baseline"
+             and {why}, so nothing vouches for the rows on the server; run `sqlgate baseline \
+             update` on the base branch (it records a digest of every table) and commit the \
+             baseline"
         ),
     }
 }

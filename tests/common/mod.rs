@@ -225,6 +225,7 @@ pub mod official;
 pub mod openai;
 pub mod servers;
 pub mod ties;
+pub mod trust_flow;
 
 /// Rewrites the first `count` predictions of `system` as a query that is wrong everywhere.
 pub fn break_predictions(dir: &Path, system: &str, count: usize) {

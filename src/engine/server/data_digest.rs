@@ -12,8 +12,14 @@
 //! the rows can solve for a matching sum (Wagner's generalised birthday attack, linear algebra
 //! for XOR). Only 32 bytes per row stay on the server for the sort and one short row per table
 //! crosses the network.
+//!
+//! Each database also has a settings entry (key `<database>:settings`, its value the line
+//! [`structure`] reads back: the database's collation and locale, the columns with another
+//! collation, `sql_mode`, the time zone, ...), so a change of what decides how the rows compare
+//! is a change of the data too. A baseline without settings entries was made by an older
+//! sqlgate.
 
-use crate::engine::server::tls;
+use crate::engine::server::{structure, tls};
 use crate::input::config::{Config, EngineKind, Layout};
 use crate::input::dataset::Dataset;
 use crate::util::error::InputError;
@@ -29,6 +35,15 @@ const TABLE_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// How many differing tables an error lists before it only counts them.
 const LISTED: usize = 8;
+
+/// The end of a settings entry's key.
+const SETTINGS: &str = ":settings";
+
+/// Whether `digests` were made by this sqlgate: they hold a settings entry per database (an
+/// older sqlgate recorded table digests only).
+pub fn covers_settings(digests: &DataDigests) -> bool {
+    digests.keys().any(|key| key.ends_with(SETTINGS))
+}
 
 /// The digests of every table the configured server's role can read in the databases the run
 /// uses (the URL's in the shared layout, each db_id's with `per_db_id`), `None` on SQLite (whose
@@ -69,6 +84,9 @@ pub fn differences(recorded: &DataDigests, now: &DataDigests) -> Vec<String> {
     for (table, digest) in recorded {
         match now.get(table) {
             None => found.push(format!("`{table}` is missing")),
+            Some(current) if current != digest && table.ends_with(SETTINGS) => {
+                found.push(settings_change(table, digest, current))
+            }
             Some(current) if current != digest => {
                 found.push(format!("`{table}` has other content"))
             }
@@ -79,6 +97,27 @@ pub fn differences(recorded: &DataDigests, now: &DataDigests) -> Vec<String> {
         found.push(format!("`{table}` is new"));
     }
     found
+}
+
+/// How a settings entry changed: each `name=value` that differs, with its recorded value.
+fn settings_change(key: &str, recorded: &str, now: &str) -> String {
+    let before: Vec<&str> = recorded.split("; ").collect();
+    let changed: Vec<String> = now
+        .split("; ")
+        .filter(|part| !before.contains(part))
+        .map(|part| {
+            let name = part.split('=').next().unwrap_or_default();
+            let was = before
+                .iter()
+                .find(|b| b.split('=').next() == Some(name))
+                .map_or("unset", |b| b.split_once('=').map_or("", |(_, v)| v));
+            format!("`{part}` (recorded: `{was}`)")
+        })
+        .collect();
+    match changed.is_empty() {
+        true => format!("`{key}` differ"),
+        false => format!("`{key}` differ: {}", changed.join(", ")),
+    }
 }
 
 /// The differences as one line: the first [`LISTED`] and how many more.
@@ -123,17 +162,23 @@ fn postgres_digests(url: &str, databases: &[String]) -> Result<DataDigests, Stri
 }
 
 /// Adds the digest of every table of the session's database that the role can read, in any
-/// schema but the system's, under fixed output settings (dates, floats, time zone, bytea).
+/// schema but the system's, and the database's settings entry, under the settings every
+/// sqlgate session pins ([`structure::POSTGRES_PINS`]).
 fn postgres_database(
     client: &mut postgres::Client,
     digests: &mut DataDigests,
 ) -> Result<(), postgres::Error> {
     client.batch_execute(&format!(
-        "SET default_transaction_read_only = on; SET statement_timeout = {}; \
-         SET DateStyle = 'ISO, MDY'; SET IntervalStyle = 'postgres'; SET extra_float_digits = 1; \
-         SET TimeZone = 'UTC'; SET bytea_output = 'hex'; SET client_min_messages = error",
-        TABLE_TIMEOUT.as_millis()
+        "SET default_transaction_read_only = on; SET statement_timeout = {}; {}; \
+         SET client_min_messages = error",
+        TABLE_TIMEOUT.as_millis(),
+        structure::POSTGRES_PINS
     ))?;
+    let database: String = client
+        .query_one("SELECT current_database()::text", &[])?
+        .get(0);
+    let settings = structure::postgres_settings(client)?;
+    digests.insert(format!("{database}{SETTINGS}"), settings);
     let tables = client.query(
         "SELECT current_database()::text || '.' || n.nspname::text || '.' || c.relname::text, \
          quote_ident(n.nspname) || '.' || quote_ident(c.relname), \
@@ -188,14 +233,17 @@ fn mysql_digests(url: &str, databases: &[String]) -> Result<DataDigests, String>
     }
     let opts = mysql::OptsBuilder::from_opts(target.opts).db_name(None::<String>);
     let mut conn = tls::mysql_connect(opts.into(), target.mode).map_err(|e| mysql_error(&e))?;
-    for statement in [
-        "SET NAMES utf8mb4",
-        "SET SESSION TRANSACTION READ ONLY",
-        "SET SESSION time_zone = '+00:00'",
-        "SET SESSION group_concat_max_len = 18446744073709551615",
-    ] {
+    for statement in ["SET NAMES utf8mb4", "SET SESSION TRANSACTION READ ONLY"] {
         conn.query_drop(statement).map_err(|e| mysql_error(&e))?;
     }
+    structure::mysql_pin(&mut conn).map_err(|e| mysql_error(&e))?;
+    let mut settings = Vec::new();
+    for schema in &schemas {
+        let line = structure::mysql_settings(&mut conn, schema).map_err(|e| mysql_error(&e))?;
+        settings.push((format!("{schema}{SETTINGS}"), line));
+    }
+    conn.query_drop("SET SESSION group_concat_max_len = 18446744073709551615")
+        .map_err(|e| mysql_error(&e))?;
     let seconds = TABLE_TIMEOUT.as_secs();
     let timeout = conn
         .query_drop(format!("SET SESSION max_statement_time = {seconds}"))
@@ -206,12 +254,14 @@ fn mysql_digests(url: &str, databases: &[String]) -> Result<DataDigests, String>
             ))
         });
     timeout.map_err(|e| mysql_error(&e))?;
-    mysql_tables(&mut conn, &schemas).map_err(|e| match e {
+    let mut digests = mysql_tables(&mut conn, &schemas).map_err(|e| match e {
         MysqlFailure::Server(e) => mysql_error(&e),
         MysqlFailure::Truncated(table) => format!(
             "`{table}`: the server cut the row hashes short (`group_concat_max_len`); the digest would cover only part of the table"
         ),
-    })
+    })?;
+    digests.extend(settings);
+    Ok(digests)
 }
 
 /// Why a MySQL digest failed.
@@ -305,6 +355,24 @@ mod tests {
             vec!["`b` has other content", "`c` is missing", "`d` is new"]
         );
         let many: Vec<String> = (0..10).map(|i| i.to_string()).collect();
+        assert!(!covers_settings(&recorded));
         assert_eq!(describe(&many), "0, 1, 2, 3, 4, 5, 6, 7 and 2 more");
+    }
+
+    #[test]
+    fn a_settings_entry_names_what_changed() {
+        let key = "bird:settings".to_string();
+        let recorded: DataDigests = [(key.clone(), "sql_mode=A; time_zone=+00:00".to_string())]
+            .into_iter()
+            .collect();
+        assert!(covers_settings(&recorded));
+        let mut now = recorded.clone();
+        now.insert(key.clone(), "sql_mode=A,B; time_zone=+00:00".into());
+        assert_eq!(
+            differences(&recorded, &now),
+            vec!["`bird:settings` differ: `sql_mode=A,B` (recorded: `A`)"]
+        );
+        now.insert(key, "sql_mode=A".into());
+        assert_eq!(differences(&recorded, &now), vec!["`bird:settings` differ"]);
     }
 }

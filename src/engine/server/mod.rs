@@ -21,6 +21,7 @@ mod pg_session;
 mod pool;
 pub mod postgres;
 mod role;
+mod structure;
 pub mod tls;
 mod watchdog;
 

@@ -12,6 +12,7 @@
 use crate::engine::exec::{Engine, ExecError, Limits, ResultTable, SizeGuard};
 use crate::engine::server::check::{mysql_functions_allowed, mysql_query_only};
 use crate::engine::server::convert::{convert, Kind};
+use crate::engine::server::structure;
 use crate::engine::server::{
     check_tables, enforce_role, retrying, single_statement, stopped_by_deadline, tls, Pool,
     ServerSettings, StartError, Watchdog,
@@ -189,7 +190,8 @@ impl MysqlEngine {
         })
     }
 
-    /// The tables of every db_id this database holds are there, and the user is not privileged.
+    /// The tables of every db_id this database holds are there, the user is not privileged, and
+    /// nothing but the rows decides a query's result ([`structure::mysql_levers`]).
     fn check_database(&self, conn: &mut Conn, database: &str) -> Result<(), StartError> {
         let query_error = |e: mysql::Error| {
             StartError::new(format!(
@@ -204,7 +206,9 @@ impl MysqlEngine {
             .map_err(query_error)?;
         check_tables(&self.settings, database, &present)?;
         let report = super::role::mysql(conn).map_err(query_error)?;
-        enforce_role(&report, &self.settings, READ_ONLY_ROLE)
+        enforce_role(&report, &self.settings, READ_ONLY_ROLE)?;
+        let levers = structure::mysql_levers(conn).map_err(query_error)?;
+        structure::refuse(&levers, database)
     }
 
     /// A pooled or (`fresh`, or none idle) new, set-up connection to the item's database; a
@@ -407,7 +411,8 @@ fn reset(conn: &mut Conn, mariadb: bool, limits: &Limits) -> bool {
         && set_up(conn, mariadb, limits).is_ok()
 }
 
-/// The session's read-only mode, timeout and character set.
+/// The session's read-only mode, timeout and character set, and the settings that change a
+/// result, pinned as the data digests' session pins them ([`structure::mysql_pin`]).
 fn set_up(conn: &mut Conn, mariadb: bool, limits: &Limits) -> Result<(), mysql::Error> {
     let timeout = match mariadb {
         true => format!(
@@ -426,7 +431,7 @@ fn set_up(conn: &mut Conn, mariadb: bool, limits: &Limits) -> Result<(), mysql::
     ] {
         conn.query_drop(statement)?;
     }
-    Ok(())
+    structure::mysql_pin(conn)
 }
 
 /// Prepares and runs one query in a read-only transaction and streams its rows; the result

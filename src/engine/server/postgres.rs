@@ -11,6 +11,7 @@ use crate::engine::exec::{Engine, ExecError, Limits, ResultTable, SizeGuard};
 use crate::engine::server::check::postgres_functions_allowed;
 use crate::engine::server::convert::{convert, Kind};
 use crate::engine::server::pg_session::{self, ConnectError, Session};
+use crate::engine::server::structure;
 use crate::engine::server::{
     check_tables, enforce_role, retrying, single_statement, stopped_by_deadline, tls, Pool,
     ServerSettings, StartError, CONNECT_TIMEOUT,
@@ -115,7 +116,8 @@ impl PostgresEngine {
         Ok(client)
     }
 
-    /// The tables of every db_id this database holds are there, and the role is not privileged.
+    /// The tables of every db_id this database holds are there, the role is not privileged, and
+    /// nothing but the rows decides a query's result ([`structure::postgres_levers`]).
     fn check_database(
         &self,
         client: &mut postgres::Client,
@@ -138,7 +140,9 @@ impl PostgresEngine {
             .collect();
         check_tables(&self.settings, database, &present)?;
         let report = super::role::postgres(client).map_err(query_error)?;
-        enforce_role(&report, &self.settings, READ_ONLY_ROLE)
+        enforce_role(&report, &self.settings, READ_ONLY_ROLE)?;
+        let levers = structure::postgres_levers(client).map_err(query_error)?;
+        structure::refuse(&levers, database)
     }
 }
 
@@ -227,15 +231,16 @@ fn reset(session: &Session, limits: &Limits, hard: Instant) -> bool {
     done && !session.is_closed()
 }
 
-/// The settings every session runs under (set again after each item's reset).
+/// The settings every session runs under (set again after each item's reset): the limits and
+/// the settings that change a result, pinned as the data digests' session pins them.
 fn session_setup(limits: &Limits) -> String {
     format!(
         "SET default_transaction_read_only = on; SET statement_timeout = {}; \
-         SET idle_in_transaction_session_timeout = {}; SET DateStyle = 'ISO, MDY'; \
-         SET IntervalStyle = 'postgres'; SET extra_float_digits = 1; \
+         SET idle_in_transaction_session_timeout = {}; {}; \
          SET client_min_messages = error; SET lock_timeout = {}",
         limits.timeout.as_millis().max(1),
         (limits.timeout + CONNECT_TIMEOUT).as_millis(),
+        structure::POSTGRES_PINS,
         limits.timeout.as_millis().max(1)
     )
 }

@@ -1,0 +1,228 @@
+//! What decides a query's result on a server besides its rows, made part of what a run is
+//! judged on. Three parts, the same on every session sqlgate opens (the scoring sessions, the
+//! start-up check, the data digests):
+//!
+//! - the settings that change a result are pinned by sqlgate after connecting and after every
+//!   session reset, so a role- or database-level default (`ALTER ROLE ... SET`, `init_connect`)
+//!   cannot change them: [`POSTGRES_PINS`], [`mysql_pin`];
+//! - the settings that are the server's or the database's to choose (collations, locale, the
+//!   server's `sql_mode`) are read back and recorded with the data digests
+//!   ([`postgres_settings`], [`mysql_settings`]), so a change of them is a change of the data;
+//! - what no digest could vouch for is refused at start-up (exit 2, naming it): relations that
+//!   are not plain tables (views compute their rows per session), row-level security, triggers
+//!   and rules, and user-defined functions, operators, casts, types, collations or conversions
+//!   ([`postgres_levers`], [`mysql_levers`]).
+//!
+//! A superuser can still change how the server itself computes (a catalog edit, a server
+//! program): the step that prepares the server must be the base commit's (docs/SECURITY.md).
+
+use crate::engine::server::StartError;
+
+/// The PostgreSQL settings every sqlgate session sets: output formats, the time zone, the
+/// `search_path` (`pg_catalog` first, then `public`: no other schema's operator, function or
+/// table is found by an unqualified name), and the switches that change what a query means.
+/// `row_security = off` makes a read that a policy would filter an error instead.
+pub const POSTGRES_PINS: &str = "SET DateStyle = 'ISO, MDY'; SET IntervalStyle = 'postgres'; \
+     SET extra_float_digits = 1; SET TimeZone = 'UTC'; SET bytea_output = 'hex'; \
+     SET search_path = pg_catalog, public; SET standard_conforming_strings = on; \
+     SET transform_null_equals = off; SET array_nulls = on; SET row_security = off";
+
+/// The first object id PostgreSQL gives after `initdb`: anything at or above it was created
+/// later, by someone.
+const FIRST_USER_OID: u32 = 16384;
+
+/// How many levers a refusal lists.
+const LISTED: i64 = 12;
+
+/// What in the session's PostgreSQL database can change a query's result beyond the rows, each
+/// described with its name: views, materialized views, foreign and partitioned tables, child
+/// tables, row-level security and policies, triggers, rules, and user-defined functions and
+/// operators in a schema the role can reach, casts, collations, conversions, and types (but
+/// enums, whose labels [`postgres_settings`] records) the role can reach or that a column uses.
+pub fn postgres_levers(client: &mut postgres::Client) -> Result<Vec<String>, postgres::Error> {
+    let sql = format!(
+        "SELECT lever FROM (\
+         SELECT CASE c.relkind WHEN 'v' THEN 'a view ' WHEN 'm' THEN 'a materialized view ' \
+           WHEN 'f' THEN 'a foreign table ' ELSE 'a partitioned table ' END || c.oid::regclass::text AS lever \
+           FROM pg_class c WHERE c.oid >= {FIRST_USER_OID} AND c.relkind IN ('v','m','f','p') \
+           AND has_schema_privilege(c.relnamespace, 'USAGE') \
+         UNION ALL SELECT 'a child table ' || i.inhrelid::regclass::text || ' of ' || \
+           i.inhparent::regclass::text FROM pg_inherits i \
+         UNION ALL SELECT 'row-level security on ' || c.oid::regclass::text FROM pg_class c \
+           WHERE c.relrowsecurity OR c.relforcerowsecurity \
+         UNION ALL SELECT 'a row-level security policy ' || quote_ident(p.polname) || ' on ' || \
+           p.polrelid::regclass::text FROM pg_policy p \
+         UNION ALL SELECT 'a trigger ' || quote_ident(t.tgname) || ' on ' || t.tgrelid::regclass::text \
+           FROM pg_trigger t WHERE NOT t.tgisinternal \
+         UNION ALL SELECT 'a rule ' || quote_ident(r.rulename) || ' on ' || r.ev_class::regclass::text \
+           FROM pg_rewrite r WHERE r.oid >= {FIRST_USER_OID} AND r.rulename <> '_RETURN' \
+         UNION ALL SELECT 'a user-defined function ' || p.oid::regprocedure::text FROM pg_proc p \
+           WHERE p.oid >= {FIRST_USER_OID} AND has_schema_privilege(p.pronamespace, 'USAGE') \
+         UNION ALL SELECT 'a user-defined operator ' || o.oid::regoperator::text FROM pg_operator o \
+           WHERE o.oid >= {FIRST_USER_OID} AND has_schema_privilege(o.oprnamespace, 'USAGE') \
+         UNION ALL SELECT 'a user-defined cast (' || format_type(k.castsource, NULL) || ' AS ' || \
+           format_type(k.casttarget, NULL) || ')' FROM pg_cast k WHERE k.oid >= {FIRST_USER_OID} \
+         UNION ALL SELECT 'a user-defined collation ' || l.oid::regcollation::text \
+           FROM pg_collation l WHERE l.oid >= {FIRST_USER_OID} \
+         UNION ALL SELECT 'a user-defined conversion ' || quote_ident(v.conname) \
+           FROM pg_conversion v WHERE v.oid >= {FIRST_USER_OID} \
+         UNION ALL SELECT 'a user-defined type ' || format_type(t.oid, NULL) FROM pg_type t \
+           WHERE t.oid >= {FIRST_USER_OID} AND t.typrelid = 0 AND t.typtype <> 'e' \
+           AND NOT EXISTS (SELECT 1 FROM pg_type e WHERE e.oid = t.typelem \
+             AND (e.typrelid <> 0 OR e.typtype = 'e')) \
+           AND (has_schema_privilege(t.typnamespace, 'USAGE') \
+             OR EXISTS (SELECT 1 FROM pg_attribute a WHERE a.atttypid = t.oid))\
+         ) levers ORDER BY 1 LIMIT $1"
+    );
+    // With `pg_catalog` alone on the path, every name is written with its schema.
+    let mut transaction = client.transaction()?;
+    transaction.batch_execute("SET LOCAL search_path = pg_catalog")?;
+    let rows = transaction.query(&sql, &[&LISTED])?;
+    transaction.rollback()?;
+    Ok(rows.iter().map(|row| row.get(0)).collect())
+}
+
+/// The PostgreSQL settings a run is judged under that the server or the database chooses, as
+/// one line (`name=value; ...`): the database's collation, character type and locale provider,
+/// the locale and text-search settings, the pinned settings as they took effect, each column
+/// whose collation is not the database's with its collation, and each enum type's labels in
+/// their order (which sorts its values).
+pub fn postgres_settings(client: &mut postgres::Client) -> Result<String, postgres::Error> {
+    let row = client.query_one(
+        "SELECT (SELECT string_agg(lower(name) || '=' || setting, '; ' ORDER BY lower(name)) \
+           FROM pg_settings WHERE lower(name) IN ('datestyle', 'intervalstyle', 'timezone', \
+           'extra_float_digits', 'search_path', 'standard_conforming_strings', \
+           'transform_null_equals', 'array_nulls', 'row_security', 'server_encoding', \
+           'lc_collate', 'lc_ctype', 'lc_monetary', 'lc_numeric', 'lc_time', \
+           'default_text_search_config', 'gin_fuzzy_search_limit')), \
+         (SELECT string_agg(k || '=' || coalesce(v, ''), '; ' ORDER BY k) \
+           FROM pg_database d, jsonb_each_text(to_jsonb(d)) AS e(k, v) \
+           WHERE d.datname = current_database() AND k IN ('encoding', 'datcollate', 'datctype', \
+           'datlocprovider', 'daticulocale', 'datlocale', 'daticurules')), \
+         (SELECT string_agg(format_type(enumtypid, NULL) || ':' || enumlabel, ',' \
+           ORDER BY format_type(enumtypid, NULL), enumsortorder) FROM pg_enum), \
+         (SELECT string_agg(col, ',' ORDER BY col) FROM (SELECT quote_ident(n.nspname) || '.' || \
+           quote_ident(c.relname) || '.' || quote_ident(a.attname) || ' ' || \
+           quote_ident(l.collname) AS col FROM pg_attribute a \
+           JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
+           JOIN pg_collation l ON l.oid = a.attcollation \
+           WHERE a.attnum > 0 AND NOT a.attisdropped AND l.collname <> 'default' \
+           AND c.relkind IN ('r','p','v','m','f') AND n.nspname <> 'information_schema' \
+           AND n.nspname NOT LIKE 'pg\\_%') cols)",
+        &[],
+    )?;
+    let part = |i: usize| row.get::<_, Option<String>>(i).unwrap_or_default();
+    Ok(format!(
+        "{}; {}; enums={}; collations={}",
+        part(0),
+        part(1),
+        part(2),
+        part(3)
+    ))
+}
+
+/// The MariaDB / MySQL session settings sqlgate sets to the server's own values (so that no
+/// `init_connect` or client default changes them); the time zone is pinned to UTC.
+const MYSQL_FROM_SERVER: [&str; 7] = [
+    "sql_mode",
+    "div_precision_increment",
+    "default_week_format",
+    "lc_time_names",
+    "group_concat_max_len",
+    "max_sort_length",
+    "sql_select_limit",
+];
+
+/// Pins the MariaDB / MySQL session's settings that change a result: the time zone (UTC) and
+/// each of [`MYSQL_FROM_SERVER`] to the server's global value.
+pub fn mysql_pin(conn: &mut mysql::Conn) -> Result<(), mysql::Error> {
+    use mysql::prelude::Queryable;
+    let from_server: Vec<String> = MYSQL_FROM_SERVER
+        .iter()
+        .map(|name| format!("SESSION {name} = @@GLOBAL.{name}"))
+        .collect();
+    conn.query_drop(format!(
+        "SET SESSION time_zone = '+00:00', {}",
+        from_server.join(", ")
+    ))
+}
+
+/// The MariaDB / MySQL settings a run on `schema` is judged under, as one line (`name=value;
+/// ...`): the session's pinned ones as they took effect, the connection's collation, the
+/// server's name folding, the schema's collation and each column whose collation is not it.
+pub fn mysql_settings(conn: &mut mysql::Conn, schema: &str) -> Result<String, mysql::Error> {
+    use mysql::prelude::Queryable;
+    let names: Vec<&str> = MYSQL_FROM_SERVER
+        .iter()
+        .copied()
+        .chain([
+            "time_zone",
+            "collation_connection",
+            "lower_case_table_names",
+        ])
+        .collect();
+    let fields: Vec<String> = names
+        .iter()
+        .map(|name| format!("'{name}=', IFNULL(CAST(@@{name} AS CHAR), '')"))
+        .collect();
+    let session: Option<String> = conn.query_first(format!(
+        "SELECT CONCAT_WS('; ', {})",
+        fields
+            .iter()
+            .map(|f| format!("CONCAT({f})"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))?;
+    let (collation, columns): (Option<String>, Option<String>) = conn
+        .exec_first(
+            "SELECT s.default_collation_name, (SELECT GROUP_CONCAT(CONCAT(c.table_name, '.', \
+             c.column_name, ' ', c.collation_name) ORDER BY c.table_name, c.column_name \
+             SEPARATOR ',') FROM information_schema.columns c WHERE c.table_schema = ? \
+             AND c.collation_name <> s.default_collation_name) \
+             FROM information_schema.schemata s WHERE s.schema_name = ?",
+            (schema, schema),
+        )?
+        .unwrap_or((None, None));
+    Ok(format!(
+        "{}; collation={}; collations={}",
+        session.unwrap_or_default(),
+        collation.unwrap_or_default(),
+        columns.unwrap_or_default()
+    ))
+}
+
+/// What in the session's MariaDB / MySQL database can change a query's result beyond the rows:
+/// relations that are not base tables (views, sequences, system-versioned tables), stored
+/// routines and the triggers the user can see.
+pub fn mysql_levers(conn: &mut mysql::Conn) -> Result<Vec<String>, mysql::Error> {
+    use mysql::prelude::Queryable;
+    conn.query(format!(
+        "SELECT lever FROM (\
+         SELECT CONCAT('a ', LOWER(table_type), ' `', table_name, '`') lever \
+           FROM information_schema.tables WHERE table_schema = DATABASE() \
+           AND table_type <> 'BASE TABLE' \
+         UNION ALL SELECT CONCAT('a stored ', LOWER(routine_type), ' `', routine_name, '`') \
+           FROM information_schema.routines WHERE routine_schema = DATABASE() \
+         UNION ALL SELECT CONCAT('a trigger `', trigger_name, '` on `', event_object_table, '`') \
+           FROM information_schema.triggers WHERE event_object_schema = DATABASE()\
+         ) levers ORDER BY 1 LIMIT {LISTED}"
+    ))
+}
+
+/// Refuses a database that holds `levers` (none: nothing to refuse), naming them.
+pub fn refuse(levers: &[String], database: &str) -> Result<(), StartError> {
+    if levers.is_empty() {
+        return Ok(());
+    }
+    let place = match database.is_empty() {
+        true => "the database of `dataset.engine.url_env`".to_string(),
+        false => format!("database `{database}`"),
+    };
+    Err(StartError::new(format!(
+        "`dataset.engine`: {place} holds what can change a query's result beyond the rows the \
+         data digests vouch for: {}. sqlgate judges a run only on plain tables read with \
+         built-in functions, operators and types, under its own session settings; remove these \
+         (or load the data into a fresh database with `sqlgate load`)",
+        levers.join(", ")
+    )))
+}
