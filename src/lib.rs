@@ -22,6 +22,8 @@ pub mod score;
 
 pub mod analysis;
 
+pub mod judge;
+
 pub mod report;
 
 pub mod ci;
