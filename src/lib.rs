@@ -24,6 +24,8 @@ pub mod analysis;
 
 pub mod trust;
 
+pub mod judge;
+
 pub mod report;
 
 pub mod ci;

@@ -1,6 +1,7 @@
 //! The source tree shows the pipeline: top-level modules import only modules declared before
 //! them in `src/lib.rs`, no two source files import each other through a cycle, no source file
-//! is longer than 800 lines, and `docs/ARCHITECTURE.md` names every stage folder that exists.
+//! is longer than 800 lines, `docs/ARCHITECTURE.md` names every stage folder that exists, and
+//! whether the gate passed is derived in one place, the judge's verdict.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -310,4 +311,44 @@ fn config_holds_no_run_state() {
         "Config carries run state (it belongs in the trust stage's Snapshot): {run_state:?}"
     );
     assert_eq!(skipped.len(), CONFIG_DERIVED_FIELDS.len(), "{skipped:?}");
+}
+
+/// The one file that derives whether the gate passed (`judge::verdict::Verdict::passed`).
+const VERDICT_FILE: &str = "src/judge/verdict.rs";
+
+/// Whether a line of code gives `passed` a value: `passed =` (not `==` or `=>`) or `passed:` (a
+/// field of a struct literal, not a path), `passed` being an identifier (not inside `"passed"`).
+fn assigns_passed(line: &str) -> bool {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '"';
+    line.match_indices("passed").any(|(at, name)| {
+        let before = line[..at].chars().next_back();
+        let after = &line[at + name.len()..];
+        let rest = after.trim_start();
+        let assigned = rest.starts_with('=') && !rest.starts_with("==") && !rest.starts_with("=>");
+        let field = rest.starts_with(':') && !rest.starts_with("::");
+        !before.is_some_and(word) && !after.starts_with(word) && (assigned || field)
+    })
+}
+
+#[test]
+fn passed_is_derived_only_by_the_verdict() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    for path in module_files().values() {
+        if path == &root.join(VERDICT_FILE) {
+            continue;
+        }
+        for line in code(path).lines().filter(|line| assigns_passed(line)) {
+            found.push(format!("{}: {}", path.display(), line.trim()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "`passed` is derived only in {VERDICT_FILE} (read `Verdict::passed`):\n{}",
+        found.join("\n")
+    );
+    assert!(assigns_passed("    passed: reasons.is_empty(),"));
+    assert!(assigns_passed("gate.passed = false;"));
+    assert!(!assigns_passed("\"passed\": verdict.passed(),"));
+    assert!(!assigns_passed("passed => input.verdict.passed(),"));
 }

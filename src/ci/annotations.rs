@@ -1,7 +1,7 @@
 //! GitHub workflow commands that put the verdict where a reviewer looks: each regressed item
 //! becomes a `::warning` on its line of the prediction file (capped), a failed gate an `::error`.
 
-use crate::analysis::gate::GateResult;
+use crate::judge::Verdict;
 use crate::score::evaluation::Evaluation;
 use crate::util::log::{workflow_message as message, workflow_property as property};
 use std::path::Path;
@@ -21,13 +21,13 @@ pub fn error_command(reason: &str) -> String {
 /// [`MAX_ANNOTATIONS`], then a `::notice` saying how many were left out) on the prediction file,
 /// relative to `workspace` when it lies inside, and an `::error` when the gate failed.
 pub fn workflow_commands(
-    gate: &GateResult,
+    verdict: &Verdict,
     evaluation: &Evaluation,
     workspace: Option<&Path>,
 ) -> Vec<String> {
     let mut commands = Vec::new();
     let mut left_out = 0;
-    for comparison in &gate.comparisons {
+    for comparison in verdict.comparisons() {
         let Some(system) = evaluation
             .systems
             .iter()
@@ -62,10 +62,10 @@ pub fn workflow_commands(
             "::notice title=sqlgate::{left_out} more regressed items are not annotated (see the report)"
         ));
     }
-    if !gate.passed {
+    if !verdict.passed() {
         commands.push(format!(
             "::error title=sqlgate::{}",
-            message(&gate.headline())
+            message(&verdict.headline())
         ));
     }
     commands

@@ -1,4 +1,4 @@
-//! Stage 7, publish: GitHub Actions (step summary, outputs, the sticky PR comment) and sharded
+//! Stage 8, publish: GitHub Actions (step summary, outputs, the sticky PR comment) and sharded
 //! runs (shard files and their merge).
 //!
 //! Enters: a rendered report and gate verdict, or shard files. Leaves: API calls, files. May

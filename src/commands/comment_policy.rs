@@ -3,9 +3,9 @@
 //! post still updates an existing comment, so an earlier verdict is never left standing.
 
 use super::CommentMode;
-use crate::analysis::gate::GateResult;
 use crate::input::config::Config;
 use crate::input::policy::CommentPolicy;
+use crate::judge::Verdict;
 
 /// What the publishing step does with the comment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,14 +53,15 @@ fn policy(mode: CommentMode, config: &Config) -> Option<CommentPolicy> {
     }
 }
 
-/// What to do with the comment of a run whose verdict is `gate`; `flagged` says whether a gain
-/// was flagged for review.
-pub fn posting(mode: CommentMode, config: &Config, gate: &GateResult, flagged: bool) -> Posting {
+/// What to do with the comment of a run whose verdict is `verdict` (a gain flagged for review
+/// counts as a change).
+pub fn posting(mode: CommentMode, config: &Config, verdict: &Verdict) -> Posting {
+    let flagged = !verdict.flagged_gains().is_empty();
     let post = match policy(mode, config) {
         None => return Posting::Skip,
         Some(CommentPolicy::Always) => true,
-        Some(CommentPolicy::OnFailure) => !gate.passed,
-        Some(CommentPolicy::OnChange) => !gate.passed || flagged || changed(gate),
+        Some(CommentPolicy::OnFailure) => !verdict.passed(),
+        Some(CommentPolicy::OnChange) => !verdict.passed() || flagged || changed(verdict),
     };
     if post {
         Posting::Post
@@ -71,9 +72,9 @@ pub fn posting(mode: CommentMode, config: &Config, gate: &GateResult, flagged: b
 
 /// Whether the run differs from the baseline: nothing was compared (no baseline, a first run),
 /// or some compared item regressed or was fixed, or some gated cell moved.
-fn changed(gate: &GateResult) -> bool {
-    gate.comparisons.is_empty()
-        || gate.comparisons.iter().any(|c| {
+fn changed(verdict: &Verdict) -> bool {
+    verdict.comparisons().is_empty()
+        || verdict.comparisons().iter().any(|c| {
             !c.regressed.is_empty()
                 || !c.fixed.is_empty()
                 || c.cells.iter().any(|cell| cell.shown_delta() != 0.0)

@@ -1,18 +1,18 @@
 //! `eval`, `action` and `baseline update` of a config with `datasets:`: each dataset is scored,
 //! compared and gated exactly as a one-dataset config, then one report, one `summary.json`, one
-//! set of per-item lines and one comment cover them all, with the macro-average gate
-//! ([`crate::analysis::datasets`]).
+//! set of per-item lines and one comment cover them all, judged once more over the datasets
+//! ([`crate::judge::judge_datasets`]: the macro-average gate).
 
 use super::comment_policy::Posting;
 use super::finish::{self, named_outputs, write_output};
 use super::gate_run::{self, GateRun};
 use super::Outputs;
 use crate::analysis::baseline::Baseline;
-use crate::analysis::datasets::{macro_gate, sectioned_baseline, MacroGate};
-use crate::analysis::gate::GateResult;
+use crate::analysis::datasets::sectioned_baseline;
 use crate::ci::github::ActionsContext;
 use crate::input::config::{in_entry, Config};
 use crate::input::trusted::Snapshot;
+use crate::judge::{DatasetContext, DatasetVerdict, Verdict};
 use crate::report::datasets::Section;
 use crate::report::summary::{self, Summary};
 use crate::score::evaluation::Evaluation;
@@ -73,15 +73,7 @@ pub(super) fn finish_datasets(
             gate_run,
         });
     }
-    let gates: Vec<(String, &GateResult)> = (runs.iter())
-        .map(|r| (r.name().to_string(), &r.gate_run.gate))
-        .collect();
-    let missing: Vec<String> = (runs.iter())
-        .filter(|r| r.gate_run.not_in_baseline)
-        .map(|r| r.name().to_string())
-        .collect();
-    let macro_average = macro_gate(config, &gates, &missing);
-    let gate = combined_gate(&runs, &macro_average);
+    let verdict = judge_datasets(config, &runs);
     let render = |comment: bool| {
         let sections: Vec<Section<'_>> = (runs.iter())
             .map(|r| Section {
@@ -93,7 +85,7 @@ pub(super) fn finish_datasets(
                 },
             })
             .collect();
-        crate::report::datasets::render(&runs[0].gate_run.marker, &gate, &macro_average, &sections)
+        crate::report::datasets::render(&runs[0].gate_run.marker, &verdict, &sections)
     };
     let report = render(false);
     let comment = crate::report::markdown::fit_comment(&render(true));
@@ -101,8 +93,8 @@ pub(super) fn finish_datasets(
         let target = (output.key, output.path.as_path(), output.markers);
         let bytes = match output.key {
             "--jsonl" => jsonl(&runs)?,
-            "--summary" => summary_json(&runs, &macro_average, &gate)?,
-            "--junit" => junit(&runs, &macro_average, &gate).into_bytes(),
+            "--summary" => summary_json(&runs, &verdict)?,
+            "--junit" => junit(&runs, &verdict).into_bytes(),
             "--leaderboard" => leaderboard(config, &runs)?,
             _ => report.clone().into_bytes(),
         };
@@ -113,17 +105,9 @@ pub(super) fn finish_datasets(
         let text = format!("dataset `{}`:\n{human}", run.name());
         print!("{}", log_block(&text, in_actions()));
     }
-    let headline = crate::report::datasets::headline(&gate, runs.len());
-    finish::print_verdict(&headline, &gate);
+    finish::print_verdict(&verdict);
     finish::print_written(&named);
-    let flagged: Vec<String> = (runs.iter())
-        .flat_map(|r| {
-            (r.gate_run.flagged_gains.iter())
-                .map(move |line| format!("dataset `{}`: {line}", r.name()))
-        })
-        .collect();
-    let posting =
-        super::comment_policy::posting(outputs.comment, config, &gate, !flagged.is_empty());
+    let posting = super::comment_policy::posting(outputs.comment, config, &verdict);
     let written: Vec<(&str, String)> = [
         ("summary", &outputs.summary),
         ("jsonl", &outputs.jsonl),
@@ -131,46 +115,32 @@ pub(super) fn finish_datasets(
     ]
     .into_iter()
     .filter_map(|(key, path)| Some((key, path.as_ref()?.display().to_string())))
-    .chain(finish::review_outputs(&flagged))
+    .chain(finish::review_outputs(verdict.flagged_gains()))
     .collect();
     let publication = Publication {
-        gate: &gate,
-        headline: &headline,
-        macro_average: &macro_average,
+        verdict: &verdict,
         marker: &runs[0].gate_run.marker,
         comment: &comment,
     };
     publish(&publication, &runs, &report_path, &written, posting)?;
-    let failed = !gate.passed && !outputs.no_fail_on_regression;
-    Ok(if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(verdict.exit_code(!outputs.no_fail_on_regression))
 }
 
-/// The verdict over all datasets: each dataset's reasons (named by dataset), the macro-average's
-/// reasons and notes, and the datasets the baseline does not hold; every dataset's comparisons.
-fn combined_gate(runs: &[DatasetRun], macro_average: &MacroGate) -> GateResult {
-    let mut gate = GateResult {
-        passed: true,
-        reasons: Vec::new(),
-        notes: Vec::new(),
-        comparisons: Vec::new(),
-    };
-    for run in runs {
-        let own = &run.gate_run.gate;
-        let name = run.name();
-        (gate.reasons).extend(own.reasons.iter().map(|r| format!("dataset `{name}`: {r}")));
-        if run.gate_run.not_in_baseline {
-            gate.notes.extend(own.notes.iter().cloned());
-        }
-        gate.comparisons.extend(own.comparisons.iter().cloned());
-    }
-    gate.reasons.extend(macro_average.reasons.iter().cloned());
-    gate.notes.extend(macro_average.notes.iter().cloned());
-    gate.passed = gate.reasons.is_empty();
-    gate
+/// The verdict over all datasets: each dataset's own, judged once more by the dataset rules
+/// (the macro-average) with the config's gate.
+fn judge_datasets(config: &Config, runs: &[DatasetRun]) -> Verdict {
+    let datasets: Vec<DatasetVerdict<'_>> = (runs.iter())
+        .map(|run| DatasetVerdict {
+            name: run.name(),
+            verdict: &run.gate_run.verdict,
+            in_baseline: !run.gate_run.not_in_baseline,
+        })
+        .collect();
+    crate::judge::judge_datasets(&DatasetContext {
+        gate: &config.gate,
+        metric: config.gate_metric(),
+        datasets: &datasets,
+    })
 }
 
 /// Every dataset's per-item lines, each with its dataset's name.
@@ -185,11 +155,11 @@ fn jsonl(runs: &[DatasetRun]) -> anyhow::Result<Vec<u8>> {
 }
 
 /// JUnit XML over all datasets: a test suite per dataset, one for the macro-average.
-fn junit(runs: &[DatasetRun], macro_average: &MacroGate, gate: &GateResult) -> String {
-    let datasets: Vec<(&str, &GateResult, &Evaluation)> = (runs.iter())
-        .map(|r| (r.name(), &r.gate_run.gate, &r.evaluation))
+fn junit(runs: &[DatasetRun], verdict: &Verdict) -> String {
+    let datasets: Vec<(&str, &Verdict, &Evaluation)> = (runs.iter())
+        .map(|r| (r.name(), &r.gate_run.verdict, &r.evaluation))
         .collect();
-    crate::report::junit::junit_xml_datasets(&datasets, macro_average, gate)
+    crate::report::junit::junit_xml_datasets(&datasets, verdict)
 }
 
 /// The leaderboard over all datasets, as pretty JSON: each dataset's, and the macro-average
@@ -216,26 +186,20 @@ fn leaderboard(config: &Config, runs: &[DatasetRun]) -> anyhow::Result<Vec<u8>> 
 }
 
 /// `summary.json` over all datasets, as pretty JSON.
-fn summary_json(
-    runs: &[DatasetRun],
-    macro_average: &MacroGate,
-    gate: &GateResult,
-) -> anyhow::Result<Vec<u8>> {
+fn summary_json(runs: &[DatasetRun], verdict: &Verdict) -> anyhow::Result<Vec<u8>> {
     let mut sections = Vec::new();
     for run in runs {
         let document =
             finish::summary_document(&run.config, &run.evaluation, &run.summary, &run.gate_run)?;
         sections.push((run.name().to_string(), document));
     }
-    let document = crate::report::datasets::summary_json(sections, macro_average, gate);
+    let document = crate::report::datasets::summary_json(sections, verdict);
     Ok((serde_json::to_string_pretty(&document)? + "\n").into_bytes())
 }
 
 /// What a run over several datasets publishes in Actions.
 struct Publication<'a> {
-    gate: &'a GateResult,
-    headline: &'a str,
-    macro_average: &'a MacroGate,
+    verdict: &'a Verdict,
     marker: &'a str,
     comment: &'a str,
 }
@@ -253,20 +217,19 @@ fn publish(
         return Ok(());
     };
     let gated: Vec<_> = (runs.iter())
-        .map(|run| (&run.gate_run.gate, &run.evaluation))
+        .map(|run| (&run.gate_run.verdict, &run.evaluation))
         .collect();
     finish::summarise_and_annotate(&actions, publication.comment, &gated)?;
-    let first = publication.macro_average.cells.first();
-    let gate = publication.gate;
+    let verdict = publication.verdict;
+    let first = verdict.macro_average().cells.first();
     let shown = crate::analysis::stats::shown_delta;
     let step_outputs = finish::gate_outputs(
-        gate.passed,
+        verdict,
         first.map(|c| {
             let delta = shown(c.baseline_accuracy, c.candidate_accuracy);
             (c.candidate_accuracy, delta)
         }),
         report_path,
-        publication.headline,
         written,
     );
     actions

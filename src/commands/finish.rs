@@ -7,6 +7,7 @@ use crate::ci::github::{ActionsContext, CommentOutcome};
 use crate::commands::gate_run::{self, GateRun};
 use crate::input::config::{Config, BASELINE_MARKER, REPORT_MARKER};
 use crate::input::trusted::Snapshot;
+use crate::judge::Verdict;
 use crate::report::summary::{self, Summary};
 use crate::score::evaluation::Evaluation;
 use crate::util::log::{in_actions, log_block, log_value};
@@ -125,7 +126,7 @@ pub(super) fn finish(
             }
             "--junit" => {
                 let xml = crate::report::junit::junit_xml(
-                    &gate_run.gate,
+                    &gate_run.verdict,
                     &evaluation,
                     &config.gate.must_pass,
                 );
@@ -157,23 +158,12 @@ pub(super) fn finish(
         "{}",
         log_block(&summary::human(&evaluation, &summary), in_actions())
     );
-    print_verdict(&gate_run.gate.headline(), &gate_run.gate);
+    print_verdict(&gate_run.verdict);
     print_written(&named);
-    let flagged = &gate_run.flagged_gains;
-    written.extend(review_outputs(flagged));
-    let posting = super::comment_policy::posting(
-        outputs.comment,
-        config,
-        &gate_run.gate,
-        !flagged.is_empty(),
-    );
+    written.extend(review_outputs(gate_run.verdict.flagged_gains()));
+    let posting = super::comment_policy::posting(outputs.comment, config, &gate_run.verdict);
     publish(&gate_run, &evaluation, &report_path, &written, posting)?;
-    let failed = !gate_run.gate.passed && !outputs.no_fail_on_regression;
-    Ok(if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(gate_run.verdict.exit_code(!outputs.no_fail_on_regression))
 }
 
 /// The `summary.json` document of one dataset's run.
@@ -186,7 +176,7 @@ pub(super) fn summary_document(
     let mut document = summary::summary_json(
         evaluation,
         summary,
-        Some((&gate_run.analysis, &gate_run.gate)),
+        Some((&gate_run.analysis, &gate_run.verdict)),
     );
     document["comparison_contract"] =
         serde_json::to_value(crate::analysis::baseline::Settings::of(config))?;
@@ -195,9 +185,9 @@ pub(super) fn summary_document(
 }
 
 /// The verdict line and its reasons, which name systems (file names a pull request chose).
-pub(super) fn print_verdict(headline: &str, gate: &crate::analysis::gate::GateResult) {
-    let mut text = format!("\ngate {}\n", log_value(headline));
-    for line in gate.reasons.iter().chain(&gate.notes) {
+pub(super) fn print_verdict(verdict: &Verdict) {
+    let mut text = format!("\ngate {}\n", log_value(&verdict.headline()));
+    for line in verdict.reasons().iter().chain(verdict.notes()) {
         text.push_str(&format!("  {}\n", log_value(line)));
     }
     print!("{}", log_block(&text, in_actions()));
@@ -226,13 +216,16 @@ fn publish(
     let Some(actions) = ActionsContext::from_env() else {
         return Ok(());
     };
-    summarise_and_annotate(&actions, &run.comment, &[(&run.gate, evaluation)])?;
-    let first = run.gate.comparisons.first().and_then(|c| c.cells.first());
+    summarise_and_annotate(&actions, &run.comment, &[(&run.verdict, evaluation)])?;
+    let first = run
+        .verdict
+        .comparisons()
+        .first()
+        .and_then(|c| c.cells.first());
     let step_outputs = gate_outputs(
-        run.gate.passed,
+        &run.verdict,
         first.map(|c| (c.candidate_accuracy, c.shown_delta())),
         report_path,
-        &run.gate.headline(),
         written,
     );
     actions
@@ -247,7 +240,7 @@ fn publish(
 pub(super) fn summarise_and_annotate(
     actions: &ActionsContext,
     comment: &str,
-    gated: &[(&crate::analysis::gate::GateResult, &Evaluation)],
+    gated: &[(&Verdict, &Evaluation)],
 ) -> anyhow::Result<()> {
     actions
         .write_step_summary(comment)
@@ -255,9 +248,9 @@ pub(super) fn summarise_and_annotate(
     let workspace = std::env::var_os("GITHUB_WORKSPACE")
         .map(std::path::PathBuf::from)
         .or_else(|| std::env::current_dir().ok());
-    for (gate, evaluation) in gated {
+    for (verdict, evaluation) in gated {
         for command in
-            crate::ci::annotations::workflow_commands(gate, evaluation, workspace.as_deref())
+            crate::ci::annotations::workflow_commands(verdict, evaluation, workspace.as_deref())
         {
             println!("{command}");
         }
@@ -279,21 +272,16 @@ pub(super) fn review_outputs(flagged: &[String]) -> [(&'static str, String); 2] 
 
 /// The gate's step outputs: `passed`, `score` and `delta` (the first gated cell's accuracy and
 /// its change as the comment shows it: the difference of the two accuracies as printed; empty
-/// when nothing was compared), `report`, `reason` (the verdict's `headline` on a failure, empty
-/// on a pass), then the files written.
+/// when nothing was compared), `report`, `reason` (the verdict's, see [`Verdict::reason`]),
+/// then the files written.
 pub(super) fn gate_outputs<'a>(
-    passed: bool,
+    verdict: &Verdict,
     score_and_delta: Option<(f64, f64)>,
     report_path: &Path,
-    headline: &str,
     written: &[(&'a str, String)],
 ) -> Vec<(&'a str, String)> {
-    let reason = match passed {
-        true => String::new(),
-        false => headline.to_string(),
-    };
     let mut step_outputs = vec![
-        ("passed", passed.to_string()),
+        ("passed", verdict.passed().to_string()),
         (
             "score",
             score_and_delta.map_or(String::new(), |(score, _)| format!("{score:.4}")),
@@ -303,7 +291,7 @@ pub(super) fn gate_outputs<'a>(
             score_and_delta.map_or(String::new(), |(_, delta)| format!("{delta:+.1}")),
         ),
         ("report", report_path.display().to_string()),
-        ("reason", reason),
+        ("reason", verdict.reason()),
     ];
     step_outputs.extend(written.iter().cloned());
     step_outputs

@@ -3,10 +3,11 @@
 
 use crate::analysis::agreement::{Analysis, SystemRecords};
 use crate::analysis::baseline::Baseline;
-use crate::analysis::gate::{self, GateResult};
+use crate::analysis::comparison::compare_all;
 use crate::analysis::records::records;
 use crate::input::config::Config;
 use crate::input::trusted::{Settled, Snapshot};
+use crate::judge::{Compared, Note, NoteSection, Verdict};
 use crate::report::markdown::{self, ReportInput};
 use crate::report::summary::Summary;
 use crate::score::evaluation::Evaluation;
@@ -20,7 +21,7 @@ pub struct GateRun {
     /// The baseline systems on their own (for deltas), when there is a baseline.
     pub baseline_analysis: Option<Analysis>,
     /// The verdict.
-    pub gate: GateResult,
+    pub verdict: Verdict,
     /// The full report.
     pub report: String,
     /// The report shortened to fit a GitHub comment.
@@ -33,9 +34,6 @@ pub struct GateRun {
     pub features: crate::analysis::features::FeatureTable,
     /// A `datasets` entry the baseline holds no section for: nothing was compared on it.
     pub not_in_baseline: bool,
-    /// The gated cells whose gain exceeds `gate.review_gain_points` (also among the notes): the
-    /// `review` outputs and the comment policy read them.
-    pub flagged_gains: Vec<String>,
 }
 
 /// The hidden marker of a config's comment: one sticky comment per config file, named by its
@@ -133,22 +131,10 @@ pub fn gate_run(
         .as_ref()
         .map(|b| Analysis::new(&baseline_systems, &b.metrics, reference, &difficulties));
     let item_features = crate::analysis::features::item_features(config, &evaluation.dataset);
-    let mut gate =
-        gate::evaluate_with_features(config, &current, baseline.as_ref(), &item_features);
-    let absent_dataset = not_in_baseline.is_some();
-    if let Some(note) = not_in_baseline {
-        gate.notes = vec![note];
-    }
-    if let Some(stored) = &baseline {
-        let measured: Vec<String> = current.iter().map(|s| s.name.clone()).collect();
-        gate.reasons
-            .extend(crate::trust::lifecycle::unmeasured_baseline_systems(
-                &snapshot.settled,
-                stored,
-                &measured,
-            ));
-        gate.passed = gate.reasons.is_empty();
-    }
+    let comparisons = (baseline.as_ref()).map_or_else(Vec::new, |stored| {
+        let metric = config.gate_metric();
+        compare_all(&config.gate, metric, &current, stored, &item_features)
+    });
     let features = crate::analysis::features::analyse(
         config,
         &current,
@@ -156,34 +142,21 @@ pub fn gate_run(
         &item_features,
         &evaluation.metrics,
     );
-    if let Some((anchor, path)) = load_anchor((config, snapshot), evaluation)? {
-        crate::analysis::drift::guard(config, &current, (&anchor, path), &mut gate);
-    }
-    note_ignored_changes(
-        (config, snapshot),
-        baseline_changed,
-        template_changed,
-        &mut gate,
-    );
-    gate.notes
-        .extend(evaluation.overrides.ignored_change_note());
-    if let Settled::Proposed { note } = &snapshot.settled {
-        gate.notes.insert(0, note.clone());
-    }
-    gate.notes.extend(snapshot.notes.iter().cloned());
-    crate::analysis::freshness::apply(config, baseline.as_ref().zip(age.as_ref()), &mut gate);
-    let flagged_gains = crate::analysis::review::flagged_gains(config, &gate);
-    gate.notes.extend(flagged_gains.iter().cloned());
-    gate.notes.extend(evaluation.notes.iter().cloned());
-    if let (Some(b), Some(section)) = (&baseline, &config.baseline) {
-        if b.records_sha256.is_none() {
-            gate.notes.push(format!(
-                "the baseline {} carries no records digest (written by an older sqlgate), so a \
-                 hand edit would go unnoticed; regenerate it with `sqlgate baseline update`",
-                section.path.display()
-            ));
-        }
-    }
+    let anchor = load_anchor((config, snapshot), evaluation)?;
+    let context = crate::judge::Context {
+        gate: &config.gate,
+        metric: config.gate_metric(),
+        predictions: &config.predictions,
+        current: &current,
+        baseline: compared(config, baseline.as_ref(), not_in_baseline.as_deref()),
+        comparisons: &comparisons,
+        anchor: anchor.as_ref().map(|(stored, path)| (stored, *path)),
+        age: age.as_ref(),
+        own_config: matches!(snapshot.settled, Settled::Proposed { .. }),
+    };
+    let changed = (baseline_changed, template_changed);
+    let notes = run_notes((config, snapshot), evaluation, changed, baseline.as_ref());
+    let verdict = crate::judge::judge(&context, notes);
     let marker = comment_marker(config);
     let run_page = run_url();
     let executor = match &evaluation.executor {
@@ -195,8 +168,8 @@ pub fn gate_run(
             1,
         )?,
     };
-    let regressed: std::collections::BTreeSet<usize> = gate
-        .comparisons
+    let regressed: std::collections::BTreeSet<usize> = verdict
+        .comparisons()
         .iter()
         .flat_map(|c| c.regressed.iter().copied())
         .collect();
@@ -212,7 +185,7 @@ pub fn gate_run(
         evaluation,
         analysis: &analysis,
         baseline_analysis: baseline_analysis.as_ref(),
-        gate: &gate,
+        verdict: &verdict,
         gate_metric: config.gate_metric(),
         marker: &marker,
         baseline: baseline.as_ref(),
@@ -234,14 +207,13 @@ pub fn gate_run(
     Ok(GateRun {
         analysis,
         baseline_analysis,
-        gate,
+        verdict,
         report,
         comment,
         marker,
         baseline_commit: baseline.and_then(|b| b.commit),
         features,
-        not_in_baseline: absent_dataset,
-        flagged_gains,
+        not_in_baseline: not_in_baseline.is_some(),
     })
 }
 
@@ -414,14 +386,49 @@ fn check_proposed_template(
         })
 }
 
-/// Tells the reader which trusted inputs the pull request changed: the run used the base
-/// commit's versions, so a maintainer who wants the new ones merges them first.
-fn note_ignored_changes(
+/// The baseline the judge compares with, or why there is none.
+fn compared<'a>(
+    config: &'a Config,
+    baseline: Option<&'a Baseline>,
+    not_in_baseline: Option<&'a str>,
+) -> Compared<'a> {
+    match (baseline, not_in_baseline, &config.baseline) {
+        (Some(stored), _, _) => Compared::Baseline(stored),
+        (None, Some(note), _) => Compared::NotInBaseline(note),
+        (None, None, Some(section)) => Compared::FirstRun(&section.path),
+        (None, None, None) => Compared::NotConfigured,
+    }
+}
+
+/// The run's own notes for the verdict: whose config governs, the trusted inputs the pull
+/// request changed (`changed`: the baseline, the template) and the run did not use, what the
+/// evaluation says, and a baseline without a records digest.
+fn run_notes(
     (config, snapshot): (&Config, &Snapshot),
-    baseline_changed: bool,
-    template_changed: bool,
-    gate: &mut GateResult,
-) {
+    evaluation: &Evaluation,
+    changed: (bool, bool),
+    baseline: Option<&Baseline>,
+) -> Vec<Note> {
+    let mut notes = Vec::new();
+    if let Settled::Proposed { note } = &snapshot.settled {
+        notes.push(Note::new(NoteSection::Governance, note.clone()));
+    }
+    let inputs = (ignored_changes((config, snapshot), changed).into_iter())
+        .chain(evaluation.overrides.ignored_change_note())
+        .chain(snapshot.notes.iter().cloned());
+    notes.extend(inputs.map(|text| Note::new(NoteSection::Inputs, text)));
+    let run = (evaluation.notes.iter().cloned()).chain(missing_digest_note(config, baseline));
+    notes.extend(run.map(|text| Note::new(NoteSection::Run, text)));
+    notes
+}
+
+/// Tells the reader which trusted inputs the pull request changed (`changed`: the baseline, the
+/// template, besides the config's own list): the run used the base commit's versions, so a
+/// maintainer who wants the new ones merges them first.
+fn ignored_changes(
+    (config, snapshot): (&Config, &Snapshot),
+    (baseline_changed, template_changed): (bool, bool),
+) -> Vec<String> {
     let mut changed = snapshot.ignored_changes.clone();
     if let (true, Some(section)) = (baseline_changed, &config.baseline) {
         changed.push(format!("baseline {}", section.path.display()));
@@ -429,12 +436,25 @@ fn note_ignored_changes(
     if let (true, Some(path)) = (template_changed, &config.report.template) {
         changed.push(format!("template {}", path.display()));
     }
-    for what in changed {
-        gate.notes.push(format!(
-            "this pull request changes the {what}; the gate used the base commit's version \
-             (merge the change first to use it)"
-        ));
-    }
+    (changed.into_iter())
+        .map(|what| {
+            format!(
+                "this pull request changes the {what}; the gate used the base commit's version \
+                 (merge the change first to use it)"
+            )
+        })
+        .collect()
+}
+
+/// The note on a baseline that carries no records digest (written by an older sqlgate).
+fn missing_digest_note(config: &Config, baseline: Option<&Baseline>) -> Option<String> {
+    let section = config.baseline.as_ref()?;
+    baseline.filter(|b| b.records_sha256.is_none())?;
+    Some(format!(
+        "the baseline {} carries no records digest (written by an older sqlgate), so a hand edit \
+         would go unnoticed; regenerate it with `sqlgate baseline update`",
+        section.path.display()
+    ))
 }
 
 /// The findings on the given items (regressed items of a gated run), for the comment: an

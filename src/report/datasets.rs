@@ -2,8 +2,8 @@
 //! the verdict, the macro-average table, then each dataset's own report under its name.
 
 use crate::analysis::agreement::LeaderboardRow;
-use crate::analysis::datasets::MacroGate;
-use crate::analysis::gate::GateResult;
+use crate::judge::rules::macro_average::MacroGate;
+use crate::judge::Verdict;
 use crate::report::escape::markdown_inline;
 use serde_json::{json, Value as Json};
 
@@ -17,21 +17,16 @@ pub struct Section<'a> {
 
 /// The report of a run over several datasets: the marker, the verdict over all of them, the
 /// macro-average table and each dataset's report under a `Dataset` heading.
-pub fn render(
-    marker: &str,
-    gate: &GateResult,
-    macro_gate: &MacroGate,
-    sections: &[Section<'_>],
-) -> String {
+pub fn render(marker: &str, verdict: &Verdict, sections: &[Section<'_>]) -> String {
     let mut out = format!(
         "{marker}\n## {} sqlgate {}\n\n",
-        if gate.passed { "✅" } else { "❌" },
-        markdown_inline(&headline(gate, sections.len()))
+        if verdict.passed() { "✅" } else { "❌" },
+        markdown_inline(&verdict.headline())
     );
-    for line in gate.reasons.iter().chain(&gate.notes) {
+    for line in verdict.reasons().iter().chain(verdict.notes()) {
         out.push_str(&format!("- {}\n", markdown_inline(line)));
     }
-    out.push_str(&macro_table(macro_gate, sections));
+    out.push_str(&macro_table(verdict.macro_average(), sections));
     for section in sections {
         let body = section
             .text
@@ -50,17 +45,6 @@ pub fn render(
         }
     }
     out
-}
-
-/// The verdict line: passed over N datasets, or the first reason.
-pub fn headline(gate: &GateResult, datasets: usize) -> String {
-    match gate.reasons.first() {
-        None => format!("passed: {datasets} datasets"),
-        Some(first) => match gate.reasons.len() - 1 {
-            0 => format!("failed: {first}"),
-            more => format!("failed: {first} (and {more} more, listed below)"),
-        },
-    }
 }
 
 /// The macro-average table: per system its gated accuracy per dataset, the macro-average, the
@@ -99,11 +83,8 @@ fn macro_table(macro_gate: &MacroGate, sections: &[Section<'_>]) -> String {
 
 /// `summary.json` of a run over several datasets: each dataset's one-dataset summary under its
 /// name, the macro-average and the verdict over all of them.
-pub fn summary_json(
-    sections: Vec<(String, Json)>,
-    macro_gate: &MacroGate,
-    gate: &GateResult,
-) -> Json {
+pub fn summary_json(sections: Vec<(String, Json)>, verdict: &Verdict) -> Json {
+    let macro_gate = verdict.macro_average();
     let names: Vec<&String> = sections.iter().map(|(name, _)| name).collect();
     let cells: Vec<Json> = macro_gate
         .cells
@@ -132,7 +113,11 @@ pub fn summary_json(
     let document = json!({
         "sqlgate_version": env!("CARGO_PKG_VERSION"),
         "dataset_names": names,
-        "gate": {"passed": gate.passed, "reasons": gate.reasons, "notes": gate.notes},
+        "gate": {
+            "passed": verdict.passed(),
+            "reasons": verdict.reasons(),
+            "notes": verdict.notes(),
+        },
         "macro_average": {
             "metric": macro_gate.metric,
             "systems": cells,

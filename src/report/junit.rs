@@ -3,8 +3,8 @@
 //! `gate` case, and a run without a baseline skips it. With several datasets, one test suite
 //! per dataset and one for the macro-average.
 
-use crate::analysis::datasets::MacroGate;
-use crate::analysis::gate::GateResult;
+use crate::judge::rules::macro_average::MacroGate;
+use crate::judge::Verdict;
 use crate::score::evaluation::Evaluation;
 use std::fmt::Write as _;
 
@@ -42,12 +42,12 @@ struct Suite {
 }
 
 /// The JUnit XML document of a gate verdict; `must_pass` lists the configured item indexes.
-pub fn junit_xml(gate: &GateResult, evaluation: &Evaluation, must_pass: &[usize]) -> String {
+pub fn junit_xml(verdict: &Verdict, evaluation: &Evaluation, must_pass: &[usize]) -> String {
     document(&[Suite {
         name: "sqlgate gate".into(),
         classname: "sqlgate.gate".into(),
-        properties: properties(gate, evaluation),
-        cases: gate_cases(gate, evaluation, must_pass),
+        properties: properties(verdict, evaluation),
+        cases: gate_cases(verdict, evaluation, must_pass),
     }])
 }
 
@@ -55,33 +55,29 @@ pub fn junit_xml(gate: &GateResult, evaluation: &Evaluation, must_pass: &[usize]
 /// dataset (name, its gate, its scores) with its cells, as [`junit_xml`] gives one dataset's,
 /// then one for the macro-average gate, one case per system compared on every dataset;
 /// `overall` is the verdict over all of them.
-pub fn junit_xml_datasets(
-    datasets: &[(&str, &GateResult, &Evaluation)],
-    macro_average: &MacroGate,
-    overall: &GateResult,
-) -> String {
+pub fn junit_xml_datasets(datasets: &[(&str, &Verdict, &Evaluation)], overall: &Verdict) -> String {
     let mut suites: Vec<Suite> = datasets
         .iter()
-        .map(|(name, gate, evaluation)| Suite {
+        .map(|(name, verdict, evaluation)| Suite {
             name: format!("sqlgate gate: {name}"),
             classname: format!("sqlgate.gate.{name}"),
-            properties: properties(gate, evaluation),
-            cases: gate_cases(gate, evaluation, &[]),
+            properties: properties(verdict, evaluation),
+            cases: gate_cases(verdict, evaluation, &[]),
         })
         .collect();
     suites.push(Suite {
         name: "sqlgate macro-average".into(),
         classname: "sqlgate.macro-average".into(),
-        properties: vec![("verdict", overall.headline())],
-        cases: macro_cases(macro_average),
+        properties: vec![("verdict", overall.cells_headline())],
+        cases: macro_cases(overall.macro_average()),
     });
     document(&suites)
 }
 
 /// A suite's properties: the verdict and the dataset's digest.
-fn properties(gate: &GateResult, evaluation: &Evaluation) -> Vec<(&'static str, String)> {
+fn properties(verdict: &Verdict, evaluation: &Evaluation) -> Vec<(&'static str, String)> {
     vec![
-        ("verdict", gate.headline()),
+        ("verdict", verdict.headline()),
         ("dataset_sha256", evaluation.dataset.sha256.clone()),
     ]
 }
@@ -89,9 +85,9 @@ fn properties(gate: &GateResult, evaluation: &Evaluation) -> Vec<(&'static str, 
 /// The cases of one gate: one per gated cell and per `must_pass` item of each compared system;
 /// a gate that failed with no case to blame fails a `gate` case, one that compared nothing
 /// skips it.
-fn gate_cases(gate: &GateResult, evaluation: &Evaluation, must_pass: &[usize]) -> Vec<Case> {
+fn gate_cases(verdict: &Verdict, evaluation: &Evaluation, must_pass: &[usize]) -> Vec<Case> {
     let mut cases = Vec::new();
-    for comparison in &gate.comparisons {
+    for comparison in verdict.comparisons() {
         let line = |index: usize| {
             evaluation
                 .systems
@@ -139,17 +135,17 @@ fn gate_cases(gate: &GateResult, evaluation: &Evaluation, must_pass: &[usize]) -
         }
     }
     let attributed = cases.iter().any(|c| c.failure.is_some());
-    if !gate.passed && !attributed {
+    if !verdict.passed() && !attributed {
         cases.push(Case {
             name: "gate".into(),
-            failure: Some(gate.reasons.join("\n")),
+            failure: Some(verdict.reasons().join("\n")),
             skipped: None,
         });
-    } else if gate.comparisons.is_empty() {
+    } else if verdict.comparisons().is_empty() {
         cases.push(Case {
             name: "gate".into(),
             failure: None,
-            skipped: Some(gate.headline()),
+            skipped: Some(verdict.headline()),
         });
     }
     cases

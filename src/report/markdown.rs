@@ -4,8 +4,8 @@
 
 use crate::analysis::agreement::{Analysis, Ratio};
 use crate::analysis::baseline::Baseline;
-use crate::analysis::gate::GateResult;
 use crate::engine::exec::Executor;
+use crate::judge::Verdict;
 use crate::report::escape;
 use crate::report::rows;
 use crate::score::evaluation::Evaluation;
@@ -34,7 +34,7 @@ pub struct ReportInput<'a> {
     /// Analyses of the baseline systems, for deltas.
     pub baseline_analysis: Option<&'a Analysis>,
     /// The gate's verdict.
-    pub gate: &'a GateResult,
+    pub verdict: &'a Verdict,
     /// Gated metric.
     pub gate_metric: &'a str,
     /// Hidden marker that identifies this config's comment.
@@ -304,8 +304,8 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         })
         .collect();
     let gate_rows: Vec<BTreeMap<&str, String>> = input
-        .gate
-        .comparisons
+        .verdict
+        .comparisons()
         .iter()
         .flat_map(|c| {
             c.cells.iter().map(move |cell| {
@@ -339,8 +339,8 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         })
         .collect();
     let mut item_groups: Vec<ItemGroup> = input
-        .gate
-        .comparisons
+        .verdict
+        .comparisons()
         .iter()
         .flat_map(|c| {
             [
@@ -408,11 +408,11 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
     let dataset_sha = &input.evaluation.dataset.sha256;
     context! {
         marker => input.marker,
-        passed => input.gate.passed,
-        reasons => input.gate.reasons,
-        notes => input.gate.notes.iter().cloned().chain(crate::report::summary::gold_failure_note(input.evaluation)).chain(crate::report::summary::timeout_note(input.evaluation)).chain(crate::report::extraction::extraction_notes(input.evaluation)).collect::<Vec<_>>(),
+        passed => input.verdict.passed(),
+        reasons => input.verdict.reasons(),
+        notes => input.verdict.notes().iter().cloned().chain(crate::report::summary::gold_failure_note(input.evaluation)).chain(crate::report::summary::timeout_note(input.evaluation)).chain(crate::report::extraction::extraction_notes(input.evaluation)).collect::<Vec<_>>(),
         gate_metric => input.gate_metric,
-        headline => input.gate.headline(),
+        headline => input.verdict.headline(),
         unchanged_rows => unchanged_rows,
         gold_notes => input.evaluation.dataset.gold_notes().iter().map(|(instance, notes)| context! { instance => instance, notes => notes.join("; ") }).collect::<Vec<_>>(),
         unscored_rows => crate::report::unscored::unscored_rows(input.evaluation, if truncated { RESULT_ITEM_LIMIT } else { usize::MAX }),
@@ -542,8 +542,8 @@ fn failure_rows(systems: &[&crate::analysis::agreement::SystemAnalysis]) -> Vec<
 
 fn baseline_name(input: &ReportInput<'_>, system: &str) -> String {
     input
-        .gate
-        .comparisons
+        .verdict
+        .comparisons()
         .iter()
         .find(|c| c.candidate == system)
         .map_or_else(|| system.to_string(), |c| c.baseline.clone())
@@ -637,8 +637,8 @@ fn counterexample_text(evaluation: &Evaluation, system: usize, index: usize) -> 
 fn regressed_findings(input: &ReportInput<'_>) -> Vec<crate::analysis::audit::Finding> {
     let regressed = |index: usize| {
         input
-            .gate
-            .comparisons
+            .verdict
+            .comparisons()
             .iter()
             .any(|c| c.regressed.contains(&index))
     };

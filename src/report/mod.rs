@@ -1,4 +1,4 @@
-//! Stage 6, report: the Markdown report and PR comment (minijinja templates), the console
+//! Stage 7, report: the Markdown report and PR comment (minijinja templates), the console
 //! summary, `summary.json`, the per-item JSONL and the leaderboard scatter.
 //!
 //! Enters: an evaluation, its analyses and the gate verdict. Leaves: text and files. May import

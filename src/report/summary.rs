@@ -4,7 +4,7 @@
 //! place, so a failed run leaves no partial output.
 
 use crate::analysis::agreement::Analysis;
-use crate::analysis::gate::GateResult;
+use crate::judge::Verdict;
 use crate::metrics::{
     ComponentScore, Details, JudgeTotals, Outcome, COMPONENTS, PARTIAL_CREDIT_KEYS,
 };
@@ -262,7 +262,7 @@ fn summarize_system(evaluation: &Evaluation, system: usize) -> SystemSummary {
 pub fn summary_json(
     evaluation: &Evaluation,
     summary: &Summary,
-    gated: Option<(&Analysis, &GateResult)>,
+    gated: Option<(&Analysis, &Verdict)>,
 ) -> Json {
     let dataset = &evaluation.dataset;
     let mut systems = Map::new();
@@ -312,7 +312,7 @@ pub fn summary_json(
             "share_of_worker_time": timing.timeout_share(),
         });
     }
-    if let Some((analysis, gate)) = gated {
+    if let Some((analysis, verdict)) = gated {
         document["reference"] = json!(analysis.reference);
         document["across_systems"] = json!({
             "systems": analysis.systems.len(),
@@ -320,18 +320,18 @@ pub fn summary_json(
             "fn": spread_json(&analysis.false_negative_spread),
             "kendall_tau_b": analysis.kendall_tau,
         });
-        document["gate"] = gate_json(gate, evaluation);
+        document["gate"] = gate_json(verdict, evaluation);
     }
     document
 }
 
 /// The verdict, its headline and every gated cell with the ids of the items that moved.
-fn gate_json(gate: &GateResult, evaluation: &Evaluation) -> Json {
+fn gate_json(verdict: &Verdict, evaluation: &Evaluation) -> Json {
     let in_cell = |index: &usize, cell: &str| {
         cell == "all" || evaluation.dataset.items[*index].difficulty.as_deref() == Some(cell)
     };
-    let cells: Vec<Json> = gate
-        .comparisons
+    let cells: Vec<Json> = verdict
+        .comparisons()
         .iter()
         .flat_map(|c| {
             c.cells.iter().map(move |cell| {
@@ -363,17 +363,17 @@ fn gate_json(gate: &GateResult, evaluation: &Evaluation) -> Json {
             })
         })
         .collect();
-    let must_pass: Vec<Json> = gate
-        .comparisons
+    let must_pass: Vec<Json> = verdict
+        .comparisons()
         .iter()
         .filter(|c| !c.must_pass_regressions.is_empty())
         .map(|c| json!({"system": c.candidate, "regressed": c.must_pass_regressions}))
         .collect();
     json!({
-        "passed": gate.passed,
-        "headline": gate.headline(),
-        "reasons": gate.reasons,
-        "notes": gate.notes,
+        "passed": verdict.passed(),
+        "headline": verdict.headline(),
+        "reasons": verdict.reasons(),
+        "notes": verdict.notes(),
         "cells": cells,
         "must_pass_regressions": must_pass,
     })

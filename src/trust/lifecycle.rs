@@ -334,29 +334,6 @@ fn recorded_gate(baseline: &Baseline) -> GateConfig {
     })
 }
 
-/// Every system of the baseline must be measured by a pull request judged with its own config
-/// (it could otherwise drop the system that regressed): the reasons for those it did not measure.
-pub fn unmeasured_baseline_systems(
-    settled: &Settled,
-    baseline: &Baseline,
-    measured: &[String],
-) -> Vec<String> {
-    if !matches!(settled, Settled::Proposed { .. }) {
-        return Vec::new();
-    }
-    baseline
-        .systems
-        .keys()
-        .filter(|name| !measured.contains(name))
-        .map(|name| {
-            format!(
-                "{name}: this baseline system was not measured; a pull request judged with its \
-                 own config must measure every system of the base's baseline"
-            )
-        })
-        .collect()
-}
-
 fn short(base: &TrustedBase) -> &str {
     crate::input::config::short_commit(&base.commit)
 }

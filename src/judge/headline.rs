@@ -2,62 +2,57 @@
 //! cell, its delta, regressed / fixed counts, the test and its p-value against alpha, and the
 //! allowed drop, so a reader sees why the gate passed or failed without opening a table.
 
-use crate::analysis::gate::{CellTest, Comparison, GateResult};
+use crate::analysis::comparison::{CellTest, Comparison};
 
-impl GateResult {
-    /// One line that says the verdict and why, e.g. `passed: ex 82.7 -> 81.9 (-0.8), 23
-    /// regressed / 15 fixed, McNemar p = 0.51 >= 0.05: not significant`. A failed-closed run
-    /// (nothing measured, a must-pass item) carries its first reason; a run without a baseline
-    /// says it was not gated and why.
-    pub fn headline(&self) -> String {
-        let several = self.comparisons.len() > 1;
-        let failing: Vec<(&Comparison, &CellTest)> = self
-            .comparisons
-            .iter()
-            .flat_map(|c| {
-                c.cells
-                    .iter()
-                    .filter(|cell| cell.failed)
-                    .map(move |cell| (c, cell))
-            })
-            .collect();
-        let more = match self.reasons.len().saturating_sub(1) {
-            0 => String::new(),
-            n => format!(" (and {n} more, listed below)"),
-        };
-        if let Some((comparison, cell)) = failing.first() {
-            return format!("failed: {}{more}", describe_cell(comparison, cell, several));
-        }
-        if let Some(reason) = self.reasons.first() {
-            return format!("failed: {reason}{more}");
-        }
-        match self
-            .comparisons
-            .iter()
-            .find_map(|c| Some((c, c.cells.first()?)))
-        {
-            Some((comparison, cell)) => {
-                format!("passed: {}", describe_cell(comparison, cell, several))
-            }
-            None => {
-                let why = self
-                    .notes
-                    .first()
-                    .map_or("nothing compared", String::as_str);
-                format!(
-                    "passed, not gated: {}",
-                    why.strip_prefix("not gated: ").unwrap_or(why)
-                )
-            }
+/// The headline the cells tell: the first failed cell (with how many more failures there are),
+/// else the first failure (a failed-closed run: nothing measured, a must-pass item), else the
+/// first cell that passed; a run that compared nothing says it was not gated and why (its first
+/// note).
+pub(super) fn of_cells(
+    failures: &[String],
+    notes: &[String],
+    comparisons: &[Comparison],
+) -> String {
+    let several = comparisons.len() > 1;
+    let failing: Vec<(&Comparison, &CellTest)> = comparisons
+        .iter()
+        .flat_map(|c| {
+            c.cells
+                .iter()
+                .filter(|cell| cell.failed)
+                .map(move |cell| (c, cell))
+        })
+        .collect();
+    let more = match failures.len().saturating_sub(1) {
+        0 => String::new(),
+        n => format!(" (and {n} more, listed below)"),
+    };
+    if let Some((comparison, cell)) = failing.first() {
+        return format!("failed: {}{more}", describe_cell(comparison, cell, several));
+    }
+    if let Some(failure) = failures.first() {
+        return format!("failed: {failure}{more}");
+    }
+    match comparisons.iter().find_map(|c| Some((c, c.cells.first()?))) {
+        Some((comparison, cell)) => format!("passed: {}", describe_cell(comparison, cell, several)),
+        None => {
+            let why = notes.first().map_or("nothing compared", String::as_str);
+            format!(
+                "passed, not gated: {}",
+                why.strip_prefix("not gated: ").unwrap_or(why)
+            )
         }
     }
 }
 
-impl CellTest {
-    /// The cell's change in points as its printed accuracies make it (see
-    /// [`crate::analysis::stats::shown_delta`]); the gate decides on the unrounded one.
-    pub fn shown_delta(&self) -> f64 {
-        crate::analysis::stats::shown_delta(self.baseline_accuracy, self.candidate_accuracy)
+/// The headline over several datasets: passed over N datasets, or the first failure.
+pub(super) fn over_datasets(failures: &[String], datasets: usize) -> String {
+    match failures.first() {
+        None => format!("passed: {datasets} datasets"),
+        Some(first) => match failures.len() - 1 {
+            0 => format!("failed: {first}"),
+            more => format!("failed: {first} (and {more} more, listed below)"),
+        },
     }
 }
 
@@ -174,10 +169,22 @@ mod tests {
         }
     }
 
-    fn result(cells: Vec<CellTest>, reasons: Vec<String>, notes: Vec<String>) -> GateResult {
-        GateResult {
-            passed: reasons.is_empty(),
-            reasons,
+    /// What the headline reads of a verdict.
+    struct Gate {
+        failures: Vec<String>,
+        notes: Vec<String>,
+        comparisons: Vec<Comparison>,
+    }
+
+    impl Gate {
+        fn headline(&self) -> String {
+            of_cells(&self.failures, &self.notes, &self.comparisons)
+        }
+    }
+
+    fn result(cells: Vec<CellTest>, failures: Vec<String>, notes: Vec<String>) -> Gate {
+        Gate {
+            failures,
             notes,
             comparisons: vec![Comparison {
                 candidate: "m".into(),
@@ -262,15 +269,24 @@ mod tests {
             closed.headline(),
             "failed: no system was compared: the gate measured nothing"
         );
-        let first_run = GateResult {
-            passed: true,
-            reasons: vec![],
+        let first_run = Gate {
+            failures: vec![],
             notes: vec!["first run: no baseline at b.json yet".into()],
             comparisons: vec![],
         };
         assert_eq!(
             first_run.headline(),
             "passed, not gated: first run: no baseline at b.json yet"
+        );
+    }
+
+    #[test]
+    fn over_datasets_the_first_failure_or_the_count() {
+        assert_eq!(over_datasets(&[], 2), "passed: 2 datasets");
+        let failures = ["dataset `a`: x".to_string(), "y".to_string()];
+        assert_eq!(
+            over_datasets(&failures, 2),
+            "failed: dataset `a`: x (and 1 more, listed below)"
         );
     }
 }

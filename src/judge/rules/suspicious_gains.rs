@@ -2,15 +2,32 @@
 //! passes, but is flagged for a reviewer to check (a leaked gold, a changed dataset split, a
 //! prediction file of another model), in the comment and the step output `review`.
 
-use crate::analysis::gate::GateResult;
-use crate::input::config::Config;
+use crate::analysis::comparison::Comparison;
+use crate::judge::{Context, Findings, GateRule, Note, NoteSection};
 
-/// One line per gated cell whose gain exceeds `gate.review_gain_points`; empty when unset.
-pub fn flagged_gains(config: &Config, gate: &GateResult) -> Vec<String> {
-    let Some(limit) = config.gate.review_gain_points else {
-        return Vec::new();
-    };
-    gate.comparisons
+/// Gains too large to trust without a look.
+pub struct SuspiciousGains;
+
+impl GateRule for SuspiciousGains {
+    fn judge(&self, context: &Context<'_>) -> Findings {
+        let Some(limit) = context.gate.review_gain_points else {
+            return Findings::default();
+        };
+        let flagged_gains = flagged(context.comparisons, limit);
+        let notes = (flagged_gains.iter())
+            .map(|line| Note::new(NoteSection::Review, line.clone()))
+            .collect();
+        Findings {
+            notes,
+            flagged_gains,
+            ..Findings::default()
+        }
+    }
+}
+
+/// One line per cell of `comparisons` whose gain exceeds `limit` points.
+fn flagged(comparisons: &[Comparison], limit: f64) -> Vec<String> {
+    comparisons
         .iter()
         .flat_map(|c| c.cells.iter().map(move |cell| (c, cell)))
         .filter(|(_, cell)| cell.delta_points > limit + 1e-9)

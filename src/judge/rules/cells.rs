@@ -1,0 +1,208 @@
+//! Cells against the baseline: each candidate system against its baseline system, cell by cell
+//! (all items, each difficulty of `gate.per_difficulty`, each feature of `gate.per_feature`). A
+//! cell fails when its drop exceeds the allowed points and, with `gate.significance`, the drop is
+//! significant after Holm's correction across the comparison's cells; or when more items
+//! regressed, net, than `gate.max_regressed_items` allows. A regressed `must_pass` item fails the
+//! gate; regressions `gate.accept` lists are left out of every cell, with a note. A comparison
+//! that could not measure (the gated metric unavailable, a gold query failed, a cell without
+//! items) fails closed. The cells of one comparison are judged together, so its failures are
+//! listed system by system, in cell order.
+
+use crate::analysis::agreement::SystemRecords;
+use crate::analysis::comparison::{against, CellTest, Comparison};
+use crate::input::config::GateConfig;
+use crate::judge::{Compared, Context, Findings, GateRule, Note, NoteSection};
+
+/// The cells of every comparison with the baseline.
+pub struct Cells;
+
+impl GateRule for Cells {
+    fn judge(&self, context: &Context<'_>) -> Findings {
+        let Some(baseline) = context.stored_baseline() else {
+            let note = Note::new(NoteSection::Comparison, not_compared(&context.baseline));
+            return Findings {
+                notes: vec![note],
+                ..Findings::default()
+            };
+        };
+        let mut findings = Findings::default();
+        let mut measured = context.comparisons.iter();
+        for system in context.candidates() {
+            let compared = baseline.systems.contains_key(against(context.gate, system));
+            match compared.then(|| measured.next()).flatten() {
+                Some(comparison) => {
+                    judge_comparison(context.gate, comparison, system, &mut findings)
+                }
+                None => findings
+                    .failures
+                    .push(no_baseline_system(context.gate, system)),
+            }
+        }
+        findings
+    }
+}
+
+/// Why nothing was compared: no baseline configured, a first run, or a dataset the baseline
+/// does not hold.
+fn not_compared(baseline: &Compared<'_>) -> String {
+    match baseline {
+        Compared::FirstRun(path) => format!(
+            "first run: no baseline at {} yet (`baseline.required: false`), nothing compared",
+            path.display()
+        ),
+        Compared::NotInBaseline(note) => note.to_string(),
+        Compared::NotConfigured | Compared::Baseline(_) => {
+            "not gated: no baseline configured (`baseline.path`), nothing compared".into()
+        }
+    }
+}
+
+/// The failure of a candidate the baseline holds no system to compare with.
+fn no_baseline_system(gate: &GateConfig, system: &SystemRecords) -> String {
+    format!(
+        "{}: the baseline has no system `{}` to compare it with, so it cannot be gated; name a \
+         baseline system in `gate.against`, or add this system to the baseline on the base \
+         branch first",
+        system.name,
+        against(gate, system)
+    )
+}
+
+/// Judges one measured comparison: what it could not measure, its failed cells, its accepted
+/// regressions and its must-pass items; the judged comparison goes to the report.
+fn judge_comparison(
+    gate: &GateConfig,
+    measured: &Comparison,
+    system: &SystemRecords,
+    findings: &mut Findings,
+) {
+    let mut comparison = measured.clone();
+    for cell in &mut comparison.cells {
+        cell.failed = fails(gate, cell);
+    }
+    findings.failures.extend(unmeasured(&comparison, system));
+    for cell in comparison.cells.iter().filter(|c| c.failed) {
+        findings.failures.push(describe_failure(&comparison, cell));
+    }
+    if let Some(note) = accepted_note(gate, &comparison) {
+        findings
+            .notes
+            .push(Note::new(NoteSection::Comparison, note));
+    }
+    if !comparison.must_pass_regressions.is_empty() {
+        findings.failures.push(format!(
+            "{}: must-pass items regressed: {:?}",
+            comparison.candidate, comparison.must_pass_regressions
+        ));
+    }
+    findings.comparisons.push(comparison);
+}
+
+/// Whether a cell fails: a drop past the allowed points that is significant (or untested), or
+/// more net regressed items than allowed, whatever the test says.
+fn fails(gate: &GateConfig, cell: &CellTest) -> bool {
+    let dropped_too_far = -cell.delta_points > cell.threshold + 1e-9;
+    let significant = match (&gate.significance, cell.p_adjusted) {
+        (None, _) => true,
+        (Some(s), Some(p)) => p < s.alpha,
+        (Some(_), None) => false,
+    };
+    let net_regressed = cell.regressed.saturating_sub(cell.fixed);
+    let too_many = cell
+        .max_net_regressed
+        .is_some_and(|most| net_regressed > most);
+    (dropped_too_far && significant) || too_many
+}
+
+/// Why a comparison measured nothing, or less than it must: the gated metric unavailable, a
+/// gated cell without any item scored in both runs, gated items whose gold query failed. Each is
+/// a failure: a check that could not measure never passes.
+fn unmeasured(comparison: &Comparison, system: &SystemRecords) -> Vec<String> {
+    let name = &comparison.candidate;
+    let metric = &comparison.metric;
+    let base_metric = metric.split('.').next().unwrap_or(metric);
+    let outcome_count = |outcome: &str| {
+        system
+            .items
+            .iter()
+            .filter(|r| r.outcome.get(base_metric).is_some_and(|o| o == outcome))
+            .count()
+    };
+    let mut reasons = Vec::new();
+    let unavailable = outcome_count("unavailable");
+    if unavailable > 0 {
+        reasons.push(format!(
+            "{name}: {metric} is unavailable on {unavailable} items, so the gate cannot measure it"
+        ));
+    }
+    let gold_errors = outcome_count("gold_error");
+    if gold_errors > 0 {
+        reasons.push(format!(
+            "{name}: the gold query of {gold_errors} gated items failed, so {metric} was not \
+             measured on them"
+        ));
+    }
+    let gold_timeouts = outcome_count("gold_timeout");
+    if gold_timeouts > 0 {
+        reasons.push(format!(
+            "{name}: the gold query of {gold_timeouts} gated items timed out, so {metric} was \
+             not measured on them"
+        ));
+    }
+    for cell in comparison.cells.iter().filter(|c| c.items == 0) {
+        reasons.push(format!(
+            "{name}: no item of cell `{}` was scored on {metric} in both the baseline and this \
+             run: the gate measured nothing there",
+            cell.difficulty
+        ));
+    }
+    reasons
+}
+
+/// The note naming the regressions `gate.accept` let through, with their reasons.
+fn accepted_note(gate: &GateConfig, comparison: &Comparison) -> Option<String> {
+    if comparison.accepted.is_empty() {
+        return None;
+    }
+    let reasons: Vec<&str> = (gate.accept.iter())
+        .filter(|a| a.items.iter().any(|i| comparison.accepted.contains(i)))
+        .map(|a| a.reason.as_str())
+        .collect();
+    Some(format!(
+        "{}: regressed items {:?} are accepted by `gate.accept` in the base config ({}) and left \
+         out of every cell",
+        comparison.candidate,
+        comparison.accepted,
+        reasons.join("; ")
+    ))
+}
+
+/// The failure of one cell: its drop, accuracies, counts, allowed drop, test and net cap.
+fn describe_failure(comparison: &Comparison, cell: &CellTest) -> String {
+    let significance = match (cell.p_value, cell.p_adjusted) {
+        (Some(p), Some(adjusted)) => format!(
+            ", p = {} (Holm {})",
+            crate::analysis::stats::format_p(p),
+            crate::analysis::stats::format_p(adjusted)
+        ),
+        _ => String::new(),
+    };
+    let net = cell.regressed.saturating_sub(cell.fixed);
+    let capped = match cell.max_net_regressed.filter(|&most| net > most) {
+        Some(most) => format!("; {net} net regressed items > {most} allowed (max_regressed_items)"),
+        None => String::new(),
+    };
+    format!(
+        "{}: {} on {} dropped {:.1} points ({:.1} -> {:.1} on {} items; {} regressed, {} fixed; allowed {:.1}{significance}{capped})",
+        comparison.candidate,
+        comparison.metric,
+        cell.difficulty,
+        -cell.shown_delta(),
+        100.0 * cell.baseline_accuracy,
+        100.0 * cell.candidate_accuracy,
+        cell.items,
+        cell.regressed,
+        cell.fixed,
+        cell.threshold
+    )
+}

@@ -1,0 +1,398 @@
+//! The judge over one dataset: the cells rule, coverage and the registry's example rule, as a
+//! run's verdict shows them.
+
+use super::rules::required_system::REQUIRED;
+use super::*;
+use crate::analysis::records::ItemRecord;
+use crate::input::config::{Config, GateConfig, SignificanceConfig, SignificanceTest};
+use std::collections::BTreeMap;
+
+fn records(values: &[f64]) -> Vec<ItemRecord> {
+    values
+        .iter()
+        .enumerate()
+        .map(|(index, &v)| ItemRecord {
+            index,
+            difficulty: Some(if index % 2 == 0 { "easy" } else { "hard" }.into()),
+            metrics: [("ex".to_string(), Some(v))].into(),
+            outcome: BTreeMap::new(),
+            prediction: None,
+        })
+        .collect()
+}
+
+fn config(gate: GateConfig) -> Config {
+    let dir = std::env::temp_dir();
+    let mut config = Config::parse(
+        "dataset: { gold: g.sql, databases: . }\npredictions: [{ path: p.txt }]\n",
+        &dir.join("sqlgate.yml"),
+    )
+    .unwrap();
+    config.gate = gate;
+    config
+}
+
+fn run(gate: GateConfig, base: &[f64], candidate: &[f64]) -> Verdict {
+    run_records(gate, ("m", records(base)), records(candidate))
+}
+
+/// The gate on system `m` against the baseline system `base.0`.
+fn run_records(
+    gate: GateConfig,
+    base: (&str, Vec<ItemRecord>),
+    candidate: Vec<ItemRecord>,
+) -> Verdict {
+    let baseline = baseline_of(&[base]);
+    let current = [SystemRecords {
+        name: "m".into(),
+        from_baseline: false,
+        items: candidate,
+    }];
+    evaluate(&config(gate), &current, Some(&baseline))
+}
+
+/// The verdict of every rule on `current` against `baseline`, with `config`'s gate.
+fn evaluate(config: &Config, current: &[SystemRecords], baseline: Option<&Baseline>) -> Verdict {
+    let metric = config.gate_metric();
+    let comparisons = baseline.map_or_else(Vec::new, |b| {
+        crate::analysis::comparison::compare_all(&config.gate, metric, current, b, &Vec::new())
+    });
+    let context = Context {
+        gate: &config.gate,
+        metric,
+        predictions: &config.predictions,
+        current,
+        baseline: baseline.map_or(Compared::NotConfigured, Compared::Baseline),
+        comparisons: &comparisons,
+        anchor: None,
+        age: None,
+        own_config: false,
+    };
+    judge(&context, Vec::new())
+}
+
+/// Records whose `ex` is not measured, with `outcome`.
+fn unmeasured_records(count: usize, outcome: &str) -> Vec<ItemRecord> {
+    records(&vec![0.0; count])
+        .into_iter()
+        .map(|mut r| {
+            r.metrics.insert("ex".into(), None);
+            r.outcome.insert("ex".into(), outcome.into());
+            r
+        })
+        .collect()
+}
+
+#[test]
+fn a_drop_beyond_the_threshold_fails_and_within_passes() {
+    let base = [1.0; 20];
+    let mut candidate = [1.0; 20];
+    candidate[0] = 0.0;
+    let strict = run(GateConfig::default(), &base, &candidate);
+    assert!(
+        !strict.passed() && strict.reasons()[0].contains("dropped 5.0 points"),
+        "{strict:?}"
+    );
+    let lenient = run(
+        GateConfig {
+            max_drop_points: 5.0,
+            ..GateConfig::default()
+        },
+        &base,
+        &candidate,
+    );
+    assert!(lenient.passed(), "{lenient:?}");
+    assert_eq!(lenient.comparisons()[0].regressed, vec![0]);
+}
+
+#[test]
+fn significance_spares_drops_that_could_be_noise() {
+    let base = [1.0; 20];
+    let mut candidate = [1.0; 20];
+    candidate[0] = 0.0;
+    let significance = Some(SignificanceConfig {
+        test: SignificanceTest::McnemarExact,
+        alpha: 0.05,
+    });
+    let strict = run(
+        GateConfig {
+            significance: significance.clone(),
+            ..GateConfig::default()
+        },
+        &base,
+        &candidate,
+    );
+    assert!(
+        !strict.passed(),
+        "max_drop_points 0 allows no net regressed item unless max_regressed_items says so"
+    );
+    let noisy = run(
+        GateConfig {
+            significance: significance.clone(),
+            max_regressed_items: Some(3),
+            ..GateConfig::default()
+        },
+        &base,
+        &candidate,
+    );
+    assert!(
+        noisy.passed(),
+        "one regression is not significant: {noisy:?}"
+    );
+    let cell = &noisy.comparisons()[0].cells[0];
+    assert_eq!(cell.regressed, 1);
+    assert!((cell.p_value.unwrap() - 1.0).abs() < 1e-9, "{cell:?}");
+    let bad = [0.0; 20];
+    let clear = run(
+        GateConfig {
+            significance,
+            max_regressed_items: Some(3),
+            ..GateConfig::default()
+        },
+        &base,
+        &bad,
+    );
+    assert!(!clear.passed(), "{clear:?}");
+}
+
+#[test]
+fn an_accepted_regression_counts_in_no_cell_and_is_noted() {
+    let base = [1.0; 20];
+    let mut candidate = [1.0; 20];
+    (candidate[3], candidate[4]) = (0.0, 0.0);
+    let accept = |items: Vec<usize>| crate::input::config::AcceptedRegression {
+        items,
+        reason: "gold is ambiguous".into(),
+    };
+    let gate = |accepted: Vec<usize>| GateConfig {
+        accept: vec![accept(accepted)],
+        ..GateConfig::default()
+    };
+    let both = run(gate(vec![3, 4]), &base, &candidate);
+    assert!(both.passed(), "{both:?}");
+    assert_eq!(both.comparisons()[0].accepted, [3, 4]);
+    assert_eq!(both.comparisons()[0].cells[0].items, 18);
+    assert_eq!(
+        both.notes(),
+        [
+            "m: regressed items [3, 4] are accepted by `gate.accept` in the base config (gold is \
+          ambiguous) and left out of every cell"
+        ]
+    );
+    let one = run(gate(vec![3]), &base, &candidate);
+    assert!(!one.passed(), "item 4 is not accepted: {one:?}");
+    assert_eq!(one.comparisons()[0].regressed, [4]);
+}
+
+#[test]
+fn per_difficulty_cells_and_must_pass_items() {
+    let base = [1.0; 10];
+    let mut candidate = [1.0; 10];
+    candidate[1] = 0.0;
+    let per_difficulty = [("hard".to_string(), 0.0)].into();
+    let gate = GateConfig {
+        max_drop_points: 50.0,
+        per_difficulty,
+        ..GateConfig::default()
+    };
+    let result = run(gate, &base, &candidate);
+    assert!(
+        !result.passed() && result.reasons()[0].contains("on hard dropped 20.0 points"),
+        "{result:?}"
+    );
+    let must_pass = GateConfig {
+        max_drop_points: 50.0,
+        must_pass: vec![1],
+        ..GateConfig::default()
+    };
+    let result = run(must_pass, &base, &candidate);
+    assert!(
+        !result.passed() && result.reasons()[0].contains("must-pass items regressed: [1]"),
+        "{result:?}"
+    );
+}
+
+#[test]
+fn no_baseline_passes_with_a_note() {
+    let result = evaluate(&config(GateConfig::default()), &[], None);
+    assert!(result.passed() && result.notes()[0].contains("no baseline"));
+}
+
+#[test]
+fn an_unavailable_gated_metric_fails_closed() {
+    let result = run_records(
+        GateConfig::default(),
+        ("m", records(&[1.0; 4])),
+        unmeasured_records(4, "unavailable"),
+    );
+    assert!(!result.passed(), "{result:?}");
+    assert!(
+        result
+            .reasons()
+            .iter()
+            .any(|r| r.contains("unavailable on 4 items")),
+        "{result:?}"
+    );
+    assert!(result
+        .reasons()
+        .iter()
+        .any(|r| r.contains("measured nothing")));
+}
+
+#[test]
+fn gated_items_whose_gold_fails_fail_closed() {
+    let mut candidate = records(&[1.0; 4]);
+    candidate.extend(
+        unmeasured_records(6, "gold_error")
+            .into_iter()
+            .map(|mut r| {
+                r.index += 4;
+                r
+            }),
+    );
+    let result = run_records(GateConfig::default(), ("m", records(&[1.0; 10])), candidate);
+    assert!(!result.passed());
+    assert!(
+        result.reasons()[0].contains("gold query of 6 gated items failed"),
+        "{result:?}"
+    );
+}
+
+#[test]
+fn a_gated_cell_without_items_fails_closed() {
+    let gate = GateConfig {
+        per_difficulty: [("extra".to_string(), 2.0)].into(),
+        ..GateConfig::default()
+    };
+    let result = run(gate, &[1.0; 6], &[1.0; 6]);
+    assert!(!result.passed());
+    assert_eq!(result.reasons().len(), 1, "{result:?}");
+    assert!(result.reasons()[0].contains("cell `extra`"), "{result:?}");
+}
+
+#[test]
+fn no_system_compared_fails_closed() {
+    let result = run_records(
+        GateConfig::default(),
+        ("another", records(&[1.0; 4])),
+        records(&[1.0; 4]),
+    );
+    assert!(!result.passed());
+    assert_eq!(result.reasons().len(), 1, "{result:?}");
+    assert!(
+        result.reasons()[0].starts_with("m: the baseline has no system `m` to compare it with"),
+        "{result:?}"
+    );
+    let nothing = evaluate(
+        &config(GateConfig::default()),
+        &[],
+        Some(&baseline_of(&[("another", records(&[1.0; 4]))])),
+    );
+    assert!(
+        nothing.reasons()[0].contains("no system was compared"),
+        "{nothing:?}"
+    );
+}
+
+/// A baseline holding `systems`.
+fn baseline_of(systems: &[(&str, Vec<ItemRecord>)]) -> Baseline {
+    Baseline {
+        sqlgate_version: "test".into(),
+        commit: None,
+        created_unix: None,
+        dataset_sha256: String::new(),
+        records_sha256: None,
+        metrics: vec!["ex".into()],
+        settings: crate::analysis::baseline::Settings::of(&config(GateConfig::default())),
+        gate: None,
+        systems: systems
+            .iter()
+            .map(|(name, items)| (name.to_string(), items.clone()))
+            .collect(),
+        provider_cache: Vec::new(),
+        suite_manifests: Vec::new(),
+        data_digests: None,
+        inputs: None,
+    }
+}
+
+#[test]
+fn a_baseline_system_a_glob_could_name_must_be_measured() {
+    let mut glob_config = config(GateConfig::default());
+    glob_config.predictions[0].path = "/work/preds/*.txt".into();
+    let baseline = baseline_of(&[("m", records(&[1.0; 4])), ("gone", records(&[1.0; 4]))]);
+    let current = [SystemRecords {
+        name: "m".into(),
+        from_baseline: false,
+        items: records(&[1.0; 4]),
+    }];
+    let result = evaluate(&glob_config, &current, Some(&baseline));
+    assert!(!result.passed());
+    assert_eq!(result.reasons().len(), 1, "{result:?}");
+    assert!(
+        result.reasons()[0].starts_with("gone: this baseline system was not measured"),
+        "{result:?}"
+    );
+    let explicit = evaluate(&config(GateConfig::default()), &current, Some(&baseline));
+    assert!(
+        explicit.passed(),
+        "a leaderboard entry the config cannot name is not required: {explicit:?}"
+    );
+}
+
+#[test]
+fn a_rule_added_to_the_registry_fails_the_verdict() {
+    let baseline = baseline_of(&[("m", records(&[1.0; 4])), (REQUIRED, records(&[1.0; 4]))]);
+    let only_m = [SystemRecords {
+        name: "m".into(),
+        from_baseline: false,
+        items: records(&[1.0; 4]),
+    }];
+    let verdict = evaluate(&config(GateConfig::default()), &only_m, Some(&baseline));
+    assert!(!verdict.passed(), "{verdict:?}");
+    assert_eq!(
+        verdict.reasons(),
+        ["toy-required: the example rule requires this system"]
+    );
+    assert_eq!(
+        verdict.headline(),
+        format!("failed: {}", verdict.reasons()[0])
+    );
+    assert_eq!(verdict.reason(), verdict.headline());
+    assert_eq!(verdict.exit_code(true), std::process::ExitCode::from(1));
+    assert_eq!(verdict.exit_code(false), std::process::ExitCode::SUCCESS);
+    let both = [
+        only_m[0].clone(),
+        SystemRecords {
+            name: REQUIRED.into(),
+            ..only_m[0].clone()
+        },
+    ];
+    let measured = evaluate(&config(GateConfig::default()), &both, Some(&baseline));
+    assert!(measured.passed(), "{measured:?}");
+    assert_eq!(measured.reason(), "");
+}
+
+#[test]
+fn notes_are_listed_section_by_section() {
+    let findings = |section: NoteSection, text: &str| Findings {
+        notes: vec![Note::new(section, text)],
+        ..Findings::default()
+    };
+    let verdict = Verdict::of_dataset(
+        vec![
+            findings(NoteSection::Review, "age"),
+            findings(NoteSection::Comparison, "drift"),
+        ],
+        vec![
+            Note::new(NoteSection::Run, "evaluation"),
+            Note::new(NoteSection::Inputs, "changed"),
+            Note::new(NoteSection::Governance, "own config"),
+        ],
+    );
+    assert_eq!(
+        verdict.notes(),
+        ["own config", "drift", "changed", "age", "evaluation"]
+    );
+    assert!(verdict.passed());
+}
