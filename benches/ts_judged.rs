@@ -112,10 +112,7 @@ fn gap_by_flagged_golds(config: &Config, evaluation: &Evaluation) {
         .expect("executor starts");
     let profile = sqlgate::engine::profile::Profile::new(&config.compare);
     let flipped: std::collections::BTreeSet<usize> =
-        sqlgate::report::audit::flipped_items(evaluation)
-            .into_iter()
-            .flatten()
-            .collect();
+        evaluation.flipped_items().into_iter().flatten().collect();
     let context =
         sqlgate::analysis::audit::Context::own_databases(&evaluation.dataset, &executor, &profile);
     let findings = context.audit(&flipped.into_iter().collect::<Vec<_>>());

@@ -26,6 +26,8 @@ pub mod trust;
 
 pub mod judge;
 
+pub mod evidence;
+
 pub mod report;
 
 pub mod ci;

@@ -352,3 +352,23 @@ fn passed_is_derived_only_by_the_verdict() {
     assert!(!assigns_passed("\"passed\": verdict.passed(),"));
     assert!(!assigns_passed("passed => input.verdict.passed(),"));
 }
+
+#[test]
+fn the_report_runs_no_query() {
+    let running: Vec<String> = module_files()
+        .into_iter()
+        .filter(|(module, _)| module == "report" || module.starts_with("report::"))
+        .filter(|(_, path)| {
+            let code = code(path);
+            ["engine::exec", "Executor", "rusqlite", "engine::server"]
+                .iter()
+                .any(|name| code.contains(name))
+        })
+        .map(|(module, _)| module)
+        .collect();
+    assert!(
+        running.is_empty(),
+        "the report renders what the evidence phase ran (src/evidence/); these modules reach an \
+         engine: {running:?}"
+    );
+}

@@ -168,19 +168,13 @@ pub fn gate_run(
             1,
         )?,
     };
-    let regressed: std::collections::BTreeSet<usize> = verdict
-        .comparisons()
-        .iter()
-        .flat_map(|c| c.regressed.iter().copied())
-        .collect();
-    let mut audited = regressed;
-    audited.extend(
-        crate::report::audit::flipped_items(evaluation)
-            .into_iter()
-            .flatten(),
+    let profile = crate::engine::profile::Profile::new(&config.compare);
+    let evidence = crate::evidence::gather(
+        evaluation,
+        &verdict,
+        baseline.as_ref(),
+        (&executor, &profile),
     );
-    let audited: Vec<usize> = audited.into_iter().collect();
-    let gold_findings = findings_on(evaluation, config, &executor, &audited);
     let input = ReportInput {
         evaluation,
         analysis: &analysis,
@@ -189,11 +183,9 @@ pub fn gate_run(
         gate_metric: config.gate_metric(),
         marker: &marker,
         baseline: baseline.as_ref(),
-        executor: Some(&executor),
-        profile: &crate::engine::profile::Profile::new(&config.compare),
         run_url: run_page.as_deref(),
         report_file,
-        gold_findings: &gold_findings,
+        evidence: &evidence,
         features: Some(&features),
     };
     let template_path = config
@@ -455,19 +447,6 @@ fn missing_digest_note(config: &Config, baseline: Option<&Baseline>) -> Option<S
          would go unnoticed; regenerate it with `sqlgate baseline update`",
         section.path.display()
     ))
-}
-
-/// The findings on the given items (regressed items of a gated run), for the comment: an
-/// audit of those items alone on their own databases, without suite, systems or dialects.
-fn findings_on(
-    evaluation: &crate::score::evaluation::Evaluation,
-    config: &Config,
-    executor: &crate::engine::exec::Executor,
-    items: &[usize],
-) -> Vec<crate::analysis::audit::Finding> {
-    let profile = crate::engine::profile::Profile::new(&config.compare);
-    crate::analysis::audit::Context::own_databases(&evaluation.dataset, executor, &profile)
-        .audit(items)
 }
 
 /// In GitHub Actions, the step outputs naming the baseline a run compares with:

@@ -198,33 +198,13 @@ pub struct FlipSplit {
     pub on_flagged: usize,
 }
 
-/// The items with a test-suite counterexample under any metric, per system and over all.
-pub fn flipped_items(evaluation: &crate::score::evaluation::Evaluation) -> Vec<Vec<usize>> {
-    (0..evaluation.systems.len())
-        .map(|system| {
-            evaluation
-                .system_results(system)
-                .iter()
-                .filter(|r| {
-                    r.scores.iter().any(|s| {
-                        s.details
-                            .as_ref()
-                            .and_then(|d| d.counterexample())
-                            .is_some()
-                    })
-                })
-                .map(|r| r.index)
-                .collect()
-        })
-        .collect()
-}
-
 /// Each system's flips split by flagged golds (systems without flips left out).
 pub fn flip_splits(
     evaluation: &crate::score::evaluation::Evaluation,
     findings: &[Finding],
 ) -> Vec<FlipSplit> {
-    flipped_items(evaluation)
+    evaluation
+        .flipped_items()
         .into_iter()
         .enumerate()
         .filter(|(_, items)| !items.is_empty())

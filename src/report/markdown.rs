@@ -4,10 +4,9 @@
 
 use crate::analysis::agreement::{Analysis, Ratio};
 use crate::analysis::baseline::Baseline;
-use crate::engine::exec::Executor;
+use crate::evidence::{Evidence, RESULT_ITEM_LIMIT};
 use crate::judge::Verdict;
 use crate::report::escape;
-use crate::report::rows;
 use crate::score::evaluation::Evaluation;
 use crate::suites::counterexample::{Category, Counterexample};
 use minijinja::{context, Environment};
@@ -20,8 +19,6 @@ pub const DEFAULT_TEMPLATE: &str = include_str!("../../templates/comment.md.j2")
 pub const GITHUB_COMMENT_LIMIT: usize = 65_536;
 /// Items listed per group in a full report that would pass [`MAX_REPORT_BYTES`] listing all.
 const FULL_ITEM_LIMIT: usize = 200;
-/// Items per group whose gold, old and new results are run and shown.
-const RESULT_ITEM_LIMIT: usize = 20;
 /// Fewest systems a Kendall tau table is shown for: over two systems tau is only ±1.
 const MIN_TAU_SYSTEMS: usize = 3;
 
@@ -41,17 +38,13 @@ pub struct ReportInput<'a> {
     pub marker: &'a str,
     /// The stored baseline: its commit, and the old predictions and outcomes of changed items.
     pub baseline: Option<&'a Baseline>,
-    /// Runs gold, old and new queries to show the first rows of changed items; `None` shows
-    /// no results.
-    pub executor: Option<&'a Executor>,
-    /// The comparison profile: changed items show rows as it runs the queries.
-    pub profile: &'a crate::engine::profile::Profile,
     /// The Actions run page whose `sqlgate-report` artifact holds the full report, if any.
     pub run_url: Option<&'a str>,
     /// Where the full report is written.
     pub report_file: &'a str,
-    /// The gold audit's findings on the regressed items and the test suite's flips.
-    pub gold_findings: &'a [crate::analysis::audit::Finding],
+    /// What the evidence phase ran: the first result rows of changed items, the gold audit of
+    /// the regressed items and the test suite's flips.
+    pub evidence: &'a Evidence,
     /// Per system, the cells of the gold's SQL features, when analysed.
     pub features: Option<&'a crate::analysis::features::FeatureTable>,
 }
@@ -363,7 +356,7 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
             .filter(|(_, items)| !items.is_empty())
             .map(|(title, items)| ItemGroup {
                 title,
-                with_results: input.executor.is_some(),
+                with_results: true,
                 total: items.len(),
                 hidden: items.len().saturating_sub(item_limit),
                 items: items
@@ -446,7 +439,7 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         result_item_limit => RESULT_ITEM_LIMIT,
         gold_overrides => crate::report::audit::override_views(&input.evaluation.overrides),
         flagged_regressions => crate::report::audit::flagged_views(&regressed_findings(input), &input.evaluation.overrides),
-        ts_flip_splits => crate::report::audit::flip_splits(input.evaluation, input.gold_findings),
+        ts_flip_splits => crate::report::audit::flip_splits(input.evaluation, &input.evidence.gold_findings),
     }
 }
 
@@ -561,7 +554,6 @@ fn item_view(
     let evaluation = input.evaluation;
     let item = &evaluation.dataset.items[index];
     let position = evaluation.systems.iter().position(|s| s.name == system);
-    let prediction = position.and_then(|s| evaluation.systems[s].predictions[index].clone());
     let metric_index = evaluation
         .metrics
         .iter()
@@ -581,21 +573,12 @@ fn item_view(
                 .and_then(|r| r.outcome.get(gate_base_metric(input.gate_metric)).cloned()),
         }
     });
-    let results = input
-        .executor
-        .filter(|_| with_results)
-        .zip(evaluation.dataset.database_path(item))
-        .map(|(executor, db)| {
-            let old = baseline.as_ref().map(|b| b.prediction.as_deref());
-            let stored = rows::stored_gold_rows(item);
-            let gold = stored.as_deref().ok_or(item.sql.as_str());
-            let queries = rows::Queries {
-                gold,
-                old,
-                new: prediction.as_deref(),
-            };
-            rows::result_rows(executor, input.profile, db, &queries)
-        });
+    let results = (against.filter(|_| with_results))
+        .and_then(|against| {
+            let key = (system.to_string(), against.to_string(), index);
+            input.evidence.rows.get(&key)
+        })
+        .cloned();
     ItemView {
         system: system.to_string(),
         index,
@@ -642,9 +625,7 @@ fn regressed_findings(input: &ReportInput<'_>) -> Vec<crate::analysis::audit::Fi
             .iter()
             .any(|c| c.regressed.contains(&index))
     };
-    input
-        .gold_findings
-        .iter()
+    (input.evidence.gold_findings.iter())
         .filter(|f| regressed(f.index))
         .cloned()
         .collect()

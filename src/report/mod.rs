@@ -12,7 +12,6 @@ pub mod features;
 pub mod jsonl;
 pub mod junit;
 pub mod markdown;
-pub mod rows;
 pub mod scatter;
 pub mod summary;
 pub mod unscored;

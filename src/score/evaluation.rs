@@ -191,6 +191,24 @@ impl Evaluation {
         self.items_with(|o| o == Outcome::GoldTimeout)
     }
 
+    /// The items with a test-suite counterexample under any metric, per system.
+    pub fn flipped_items(&self) -> Vec<Vec<usize>> {
+        (0..self.systems.len())
+            .map(|system| {
+                (self.system_results(system).iter())
+                    .filter(|r| {
+                        (r.scores.iter()).any(|s| {
+                            (s.details.as_ref())
+                                .and_then(|d| d.counterexample())
+                                .is_some()
+                        })
+                    })
+                    .map(|r| r.index)
+                    .collect()
+            })
+            .collect()
+    }
+
     fn items_with(&self, outcome: impl Fn(Outcome) -> bool) -> Vec<usize> {
         let Some(first) = self.systems.first().map(|_| self.system_results(0)) else {
             return Vec::new();

@@ -1,5 +1,5 @@
 //! The first result rows of a changed item's gold, baseline and new queries, as the comparison
-//! saw them: each query runs as the comparison profile prepares it (`spider-ts` drops DISTINCT
+//! saw them (run by the evidence phase, shown by the report): each query runs as the comparison profile prepares it (`spider-ts` drops DISTINCT
 //! unless `keep_distinct`), and a query the profile stripped of DISTINCT is labelled so, with its
 //! row count as written, so a 223-row gold beside a matching 924-row prediction explains itself.
 
