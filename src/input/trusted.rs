@@ -181,32 +181,67 @@ pub fn read_tree(path: &Path) -> Result<TrustedFile, InputError> {
     })
 }
 
-/// `path` relative to the repository `root` (canonical), `/`-separated, as git names it; `None`
-/// when it lies outside (then a pull request cannot have changed it). The parent folder is
-/// resolved, so a path through a symlinked folder is named as git names it.
+/// `path` relative to the repository `root`, `/`-separated, as git names it; `None` when it lies
+/// outside (then a pull request cannot have changed it). The path is named as written: the
+/// repository's own folders are the pull request's to replace by symlinks, so none inside it is
+/// followed (a folder replaced by a link to another folder must not make the base's file of
+/// that other folder stand in). Only the folders above the repository may be links: the
+/// outermost ancestor of `path` that resolves to `root` is the repository.
 pub fn repo_path(root: &Path, path: &Path) -> Result<Option<String>, InputError> {
-    let absolute = std::path::absolute(path).map_err(|e| InputError::read(path, e))?;
+    let absolute = lexical(&std::path::absolute(path).map_err(|e| InputError::read(path, e))?);
     let root = root.canonicalize().map_err(|e| InputError::read(root, e))?;
-    let parent = absolute.parent().unwrap_or(&absolute);
-    let parent = parent
-        .canonicalize()
-        .unwrap_or_else(|_| parent.to_path_buf());
-    let absolute = match absolute.file_name() {
-        Some(name) => parent.join(name),
-        None => parent,
+    let ancestors: Vec<&Path> = absolute.ancestors().collect();
+    let Some(top) = (ancestors.into_iter().rev())
+        .find(|ancestor| ancestor.canonicalize().is_ok_and(|real| real == root))
+    else {
+        return Ok(None);
     };
-    Ok(absolute.strip_prefix(&root).ok().map(|relative| {
-        relative
-            .components()
+    let relative = absolute.strip_prefix(top).unwrap_or(&absolute);
+    Ok(Some(
+        (relative.components())
             .map(|c| c.as_os_str().to_string_lossy().into_owned())
             .collect::<Vec<_>>()
-            .join("/")
-    }))
+            .join("/"),
+    ))
+}
+
+/// `path` with `.` dropped and each `..` taking off the name before it, without asking the file
+/// system (an absolute path stays absolute).
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_folder_inside_the_repository_replaced_by_a_link_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        std::fs::create_dir_all(root.join("reviews/b")).unwrap();
+        std::os::unix::fs::symlink("b", root.join("reviews/a")).unwrap();
+        std::os::unix::fs::symlink(&root, dir.path().join("outer-link")).unwrap();
+        let name = |path: &Path| repo_path(&root, path).unwrap();
+        let through_inner = root.join("reviews/a/overrides.jsonl");
+        assert_eq!(
+            name(&through_inner).as_deref(),
+            Some("reviews/a/overrides.jsonl")
+        );
+        let through_outer = dir.path().join("outer-link/reviews/./b/../a/x.json");
+        assert_eq!(name(&through_outer).as_deref(), Some("reviews/a/x.json"));
+        assert_eq!(name(&dir.path().join("elsewhere.json")), None);
+    }
 
     #[test]
     fn a_folder_holds_its_files_and_not_its_namesakes() {
