@@ -11,10 +11,10 @@
 //! tests/bird_official/run); without the variable only sqlgate is timed.
 
 #[allow(dead_code)]
-#[path = "../tests/common/bird_minidev.rs"]
+#[path = "../tests/it/common/bird_minidev.rs"]
 mod bird_minidev;
 #[allow(dead_code)]
-#[path = "../tests/common/servers.rs"]
+#[path = "../tests/it/common/servers.rs"]
 mod servers;
 
 use sqlgate::input::config::Config;
