@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 /// EX matches of the one system on each dataset: C3 on the Spider slice (spider-ts profile), the
 /// GPT-4-turbo predictions on the BIRD slice (bird profile: 103 as the official mini-dev script
-/// counts them, tests/data/bird/minidev/reference.jsonl, which tests/bird.rs checks per item).
+/// counts them, tests/data/bird/minidev/reference.jsonl, which tests/it/bird.rs checks per item).
 const SPIDER_MATCHES: f64 = 149.0;
 const SPIDER_ITEMS: f64 = 157.0;
 const BIRD_MATCHES: f64 = 103.0;

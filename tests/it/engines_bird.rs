@@ -4,15 +4,15 @@
 //! `calculate_f1_score` and their loops, run with psycopg2 / PyMySQL) on the same server, the
 //! same databases, through the same read-only role. The official verdicts are the ones recorded
 //! in tests/data/bird/servers/minidev_*.jsonl, or, with `SQLGATE_BIRD_OFFICIAL` naming the
-//! upstream folder, computed live and checked against the recording (tests/common/official.rs).
+//! upstream folder, computed live and checked against the recording (tests/it/common/official.rs).
 //!
-//! The databases are generated from `dev_tables.json` (tests/common/bird_minidev.rs), written as
+//! The databases are generated from `dev_tables.json` (tests/it/common/bird_minidev.rs), written as
 //! SQLite files and copied into each server with `sqlgate load` in BIRD's `shared` layout; the
 //! recording holds a digest of their contents, of the gold and of the predictions.
 //!
 //! On MariaDB, which breaks ties differently on different connections, an item whose verdicts
 //! differ is left out only when its prediction or gold cuts a tie under `ORDER BY ... LIMIT`
-//! (found from the rows at the cut, tests/common/ties.rs): the server may then return different
+//! (found from the rows at the cut, tests/it/common/ties.rs): the server may then return different
 //! rows to the two scorers. The recording names these tie items with the reason
 //! (`left_out_when_different`), and the test checks they are exactly the items that cut a tie
 //! now. Any other difference, or more than five left out, fails the test.
@@ -207,7 +207,7 @@ fn runner(dialect: &Dialect, server: &Server) -> Box<common::ties::Run<'static>>
     }
 }
 
-/// The items whose prediction or gold cuts a tie under `ORDER BY ... LIMIT` (tests/common/ties.rs)
+/// The items whose prediction or gold cuts a tie under `ORDER BY ... LIMIT` (tests/it/common/ties.rs)
 /// on a server that breaks ties per connection: it may return other rows to each scorer, so their
 /// verdicts can differ run for run. Found from the rows at the cut, not by repeating executions.
 fn tie_items(dialect: &Dialect, server: &Server) -> BTreeMap<usize, String> {
@@ -265,7 +265,7 @@ fn sqlgate_items(dialect: &Dialect, url: &str, dir: &Path) -> Vec<Json> {
 }
 
 /// The official loop's per-item EX and Soft-F1 on the server: live with `SQLGATE_BIRD_OFFICIAL`,
-/// else recorded (tests/common/official.rs).
+/// else recorded (tests/it/common/official.rs).
 fn official_items(dialect: &Dialect, server: &Server, url: &str, dir: &Path) -> Vec<Json> {
     let data = common::bird_minidev::folder();
     let predicted = data.join(format!(

@@ -6,7 +6,7 @@
 //! BIRD's official loop run with psycopg2 / PyMySQL on the same server: the same `ex` and
 //! `soft_f1` for every pair. The official verdicts are the ones recorded in
 //! tests/data/bird/servers/types_*.jsonl, or live with `SQLGATE_BIRD_OFFICIAL` (checked against
-//! the recording; tests/common/official.rs).
+//! the recording; tests/it/common/official.rs).
 
 use crate::common;
 
@@ -204,7 +204,7 @@ fn write_official_predictions(pairs: &[(&str, &str)], dir: &Path) -> std::path::
 }
 
 /// The official loop's per-item lines for the pairs: live with `SQLGATE_BIRD_OFFICIAL`, else
-/// recorded in tests/data/bird/servers/types_<kind>.jsonl (tests/common/official.rs).
+/// recorded in tests/data/bird/servers/types_<kind>.jsonl (tests/it/common/official.rs).
 fn official_items(
     server: &Server,
     setup: &str,

@@ -1,4 +1,4 @@
-//! `sqlgate audit` on BIRD mini-dev's 500 items, on generated data (tests/common/bird_minidev.rs):
+//! `sqlgate audit` on BIRD mini-dev's 500 items, on generated data (tests/it/common/bird_minidev.rs):
 //! the SQLite golds on the generated SQLite files, compared with the PostgreSQL and MySQL golds
 //! of the same items on the same data loaded into live PostgreSQL 15 and MariaDB 10.11 servers
 //! (`audit.dialects`). Every finding is a known kind with evidence; the dialects disagree on

@@ -1,4 +1,4 @@
-//! `sqlgate load` on real PostgreSQL 15 and MariaDB 10.11 servers (tests/common/servers.rs):
+//! `sqlgate load` on real PostgreSQL 15 and MariaDB 10.11 servers (tests/it/common/servers.rs):
 //! SQLite databases in the Spider / BIRD layout are copied in both layouts, every value read
 //! back equal to the SQLite file's, types mapped from the declared types and widened when the
 //! values do not fit, names quoted (PostgreSQL folds plain names to lower case), row counts

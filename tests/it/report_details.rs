@@ -2,7 +2,7 @@
 //! as the comparison ran the queries (spider-ts drops DISTINCT), labelled; skipped items counted
 //! and named; every changed item in the full report (not the first 200); deltas that add up as
 //! printed; the single-system note folded; the full report uploaded by the PR workflow
-//! (tests/adoption.rs checks the comment links to it).
+//! (tests/it/adoption.rs checks the comment links to it).
 
 use crate::common;
 

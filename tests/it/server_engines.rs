@@ -1,4 +1,4 @@
-//! The PostgreSQL and MySQL engines on real servers (tests/common/servers.rs): Python's value
+//! The PostgreSQL and MySQL engines on real servers (tests/it/common/servers.rs): Python's value
 //! semantics under the `bird` profile (`Decimal('0.1') != 0.1`, `Decimal('0.5') == 0.5`,
 //! `True == 1`, a date is not a datetime), both layouts, the role check, fetched rows charged to
 //! the run's memory budget, and every start-up error (variable unset, URL in the config, server

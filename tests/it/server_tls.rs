@@ -1,5 +1,5 @@
 //! TLS to real PostgreSQL and MariaDB servers started with a throwaway CA
-//! (tests/common/servers.rs): `sqlgate load` and an `ex` run over verified TLS, the session
+//! (tests/it/common/servers.rs): `sqlgate load` and an `ex` run over verified TLS, the session
 //! really encrypted (the server's own view: `pg_stat_ssl`, `Ssl_cipher`), chain-only
 //! verification accepting another host name, and the failures (wrong CA, wrong host name, a
 //! malformed mode, a missing CA file) exiting 2 with the URL's option named and no secret.

@@ -1,4 +1,4 @@
-//! What a pull request is judged on, on a real server (tests/common/servers.rs): the server's
+//! What a pull request is judged on, on a real server (tests/it/common/servers.rs): the server's
 //! data are a trusted input and the role is contained by its privileges.
 //!
 //! - docs/ACTION.md's server workflow, read from the document and run command for command:

@@ -1,4 +1,4 @@
-//! The test server harness itself (tests/common/servers.rs): real PostgreSQL 15 and MariaDB
+//! The test server harness itself (tests/it/common/servers.rs): real PostgreSQL 15 and MariaDB
 //! 10.11 start as an unprivileged user, answer over TCP with the superuser's and the read-only
 //! role's passwords, refuse a wrong password, refuse the read-only role's writes and its reads
 //! of the credential catalogs, a server owned

@@ -1,5 +1,5 @@
 //! A 4-way sharded run of the shared systems merges to exactly what the unsharded run writes;
-//! missing, repeated or foreign shards are refused (edited ones: tests/stores.rs), and so are
+//! missing, repeated or foreign shards are refused (edited ones: tests/it/stores.rs), and so are
 //! shards another Actions run wrote.
 
 use crate::common;
