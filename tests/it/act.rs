@@ -157,11 +157,7 @@ fn model_repository(dir: &Path) -> PathBuf {
         .env_remove("GITHUB_SHA")
         .output()
         .unwrap();
-    assert!(
-        update.status.success(),
-        "{}",
-        String::from_utf8_lossy(&update.stderr)
-    );
+    common::assert_exit(&update, 0);
     common::git(&model, &["commit", "--quiet", "-am", "sqlgate baseline"]);
     model
 }
@@ -217,11 +213,11 @@ impl Run {
 fn run_pull_request(number: u64, change: impl FnOnce(&Path)) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let model = model_repository(dir.path());
-    let base = common::git(&model, &["rev-parse", "HEAD"]);
+    let base = common::repo::head(&model);
     common::git(&model, &["checkout", "--quiet", "-b", "change"]);
     change(&model.join("examples/spider-mini"));
     common::git(&model, &["commit", "--quiet", "-am", "the change"]);
-    let head = common::git(&model, &["rev-parse", "HEAD"]);
+    let head = common::repo::head(&model);
     let event = dir.path().join("event.json");
     let payload = serde_json::json!({
         "number": number,

@@ -7,6 +7,7 @@
 //! earlier ✅ with the reason.
 
 use crate::common;
+use common::repo;
 
 use common::comment_html::{comment_html, keep_for_screenshot, tags, COMMENT_ELEMENTS};
 use common::github::{FakeGitHub, TOKEN};
@@ -26,24 +27,6 @@ fn five_minute_page() -> String {
         .unwrap();
     let end = start + readme[start..].find("\n## Commands").unwrap();
     readme[start..end].to_string()
-}
-
-/// The fenced blocks of `markdown` as (language, body), in order.
-fn fenced_blocks(markdown: &str) -> Vec<(String, String)> {
-    let mut blocks = Vec::new();
-    let mut open: Option<(String, String)> = None;
-    for line in markdown.lines() {
-        match (&mut open, line.strip_prefix("```")) {
-            (None, Some(language)) => open = Some((language.trim().to_string(), String::new())),
-            (Some(_), Some("")) => blocks.extend(open.take()),
-            (Some((_, body)), _) => {
-                body.push_str(line);
-                body.push('\n');
-            }
-            (None, None) => {}
-        }
-    }
-    blocks
 }
 
 /// A fresh model repository (`git init`, nothing committed) holding the bundled example's
@@ -79,7 +62,7 @@ fn fresh_repository(dir: &Path) {
 /// line runs (`cargo install` aside: the test build of sqlgate stands for it).
 fn follow_the_readme(dir: &Path) {
     let mut ran = Vec::new();
-    for (language, body) in fenced_blocks(&five_minute_page()) {
+    for (language, body) in common::markdown::fenced_blocks(&five_minute_page()) {
         match language.as_str() {
             "yaml" if body.starts_with("dataset:") => {
                 std::fs::write(dir.join("sqlgate.yml"), &body).unwrap();
@@ -149,7 +132,7 @@ fn gate_step(repo: &Path, api: &FakeGitHub, number: u64) -> Run {
     let output = sqlgate_command(&["action"])
         .current_dir(repo)
         .env_remove("SQLGATE_WORKSPACE")
-        .env("GITHUB_SHA", git(repo, &["rev-parse", "HEAD"]))
+        .env("GITHUB_SHA", repo::head(repo))
         .env("GITHUB_ACTIONS", "true")
         .env("GITHUB_EVENT_NAME", "pull_request")
         .env("GITHUB_EVENT_PATH", &event)
@@ -242,7 +225,7 @@ fn check_rendering(name: &str, comment: &str, heading: &str, elements: &[&str]) 
         .collect();
     assert!(foreign.is_empty(), "{foreign:?} in\n{html}");
     assert!(!html.contains("raw HTML omitted"), "{html}");
-    assert!(html.contains(&format!("<h2>{heading}")), "{html}");
+    common::assert_contains(&html, &[&format!("<h2>{heading}")]);
     for element in elements {
         assert!(rendered.contains(*element), "no <{element}> in\n{html}");
     }
@@ -449,7 +432,7 @@ fn baseline_update_before_the_first_commit_says_commit_first_and_writes_nothing(
     let work = tempfile::tempdir().unwrap();
     let repo = work.path();
     fresh_repository(repo);
-    let config = fenced_blocks(&five_minute_page())
+    let config = common::markdown::fenced_blocks(&five_minute_page())
         .into_iter()
         .find(|(language, body)| language == "yaml" && body.starts_with("dataset:"))
         .unwrap()
@@ -462,12 +445,14 @@ fn baseline_update_before_the_first_commit_says_commit_first_and_writes_nothing(
             .unwrap()
     };
     let refused = update();
-    assert_eq!(refused.status.code(), Some(2));
+    common::assert_exit(&refused, 2);
     let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert!(
-        stderr.contains("no commit to record in the baseline ./.sqlgate/baseline.json")
-            && stderr.contains("commit first (`git add -A && git commit`)"),
-        "{stderr}"
+    common::assert_contains(
+        &stderr,
+        &[
+            "no commit to record in the baseline ./.sqlgate/baseline.json",
+            "commit first (`git add -A && git commit`)",
+        ],
     );
     assert!(!repo.join(".sqlgate").exists(), "nothing is left behind");
 
@@ -480,12 +465,7 @@ fn baseline_update_before_the_first_commit_says_commit_first_and_writes_nothing(
     let (head, _) = text.trim_end().rsplit_once('\n').unwrap();
     std::fs::write(&predictions, format!("{head}\n")).unwrap();
     let refused = update();
-    assert_eq!(
-        refused.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&refused.stderr)
-    );
+    common::assert_exit(&refused, 2);
     assert!(!repo.join(".sqlgate").exists(), "nothing is left behind");
     std::fs::write(&predictions, text).unwrap();
     let made = update();
@@ -523,7 +503,7 @@ fn small_regressions_merged_one_at_a_time_meet_the_drift_guard_and_accepting_one
             + &String::from_utf8_lossy(&output.stderr);
         (output.status.code(), text)
     };
-    let eval = || sqlgate(&["eval", "--config", "sqlgate.yml", "--comment", "never"]);
+    let eval = || sqlgate(&repo::EVAL);
     let merge = || {
         assert_eq!(
             sqlgate(&["baseline", "update", "--config", "sqlgate.yml"]).0,
@@ -556,15 +536,15 @@ fn small_regressions_merged_one_at_a_time_meet_the_drift_guard_and_accepting_one
     regress(&right[..2]);
     let (code, out) = eval();
     assert_eq!(code, Some(0), "{out}");
-    assert!(
-        out.contains("my-model: ex 94.9 -> 93.6 (-1.3) on 157 items against the anchored baseline"),
-        "{out}"
+    common::assert_contains(
+        &out,
+        &["my-model: ex 94.9 -> 93.6 (-1.3) on 157 items against the anchored baseline"],
     );
     merge();
     regress(&right[2..4]);
     let (code, out) = eval();
     assert_eq!(code, Some(1), "{out}");
-    assert!(out.contains("gate failed: my-model: ex 94.9 -> 92.4 (-2.5) on 157 items against the anchored baseline"), "{out}");
+    common::assert_contains(&out, &["gate failed: my-model: ex 94.9 -> 92.4 (-2.5) on 157 items against the anchored baseline"]);
     assert!(out.contains("a cumulative drop past the 2.0 points `gate.max_drift_points` allows"));
     assert!(
         !out.contains("on all dropped"),
@@ -578,10 +558,7 @@ fn small_regressions_merged_one_at_a_time_meet_the_drift_guard_and_accepting_one
     regress(&right[..1]);
     let (code, out) = eval();
     assert_eq!(code, Some(1), "{out}");
-    assert!(
-        out.contains("1 regressed / 0 fixed, drop 0.6 > allowed 0.0"),
-        "{out}"
-    );
+    common::assert_contains(&out, &["1 regressed / 0 fixed, drop 0.6 > allowed 0.0"]);
     write_config(&format!(
         "{{ metric: ex, max_drop_points: 0.0, accept: [{{ items: [{}], reason: \"gold is ambiguous, see #41\" }}] }}",
         right[0]

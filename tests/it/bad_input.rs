@@ -38,13 +38,10 @@ impl Setup {
 
     /// Runs `eval` with a JSONL output; returns (exit code, stderr).
     fn eval(&self) -> (Option<i32>, String) {
-        let output = sqlgate(&[
-            "eval",
-            "--config",
-            self.path("sqlgate.yml").to_str().unwrap(),
-            "--jsonl",
-            self.path("out.jsonl").to_str().unwrap(),
-        ]);
+        let output = common::eval(
+            &self.path("sqlgate.yml"),
+            &["--jsonl", common::arg(&self.path("out.jsonl"))],
+        );
         (
             output.status.code(),
             String::from_utf8_lossy(&output.stderr).into_owned(),
@@ -96,8 +93,8 @@ fn missing_config_and_prediction_files_are_named() {
     let glob = Setup::new("  - { path: 'preds/*.txt' }", "");
     glob.assert_input_error(&["preds/*.txt", "no prediction file matches this glob"]);
     let output = sqlgate(&["eval", "--config", "/nonexistent/sqlgate.yml"]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("/nonexistent/sqlgate.yml"));
+    common::assert_exit(&output, 2);
+    common::assert_contains(&common::stderr(&output), &["/nonexistent/sqlgate.yml"]);
 }
 
 #[test]
@@ -182,13 +179,10 @@ fn missing_database_is_named_unless_skipped() {
         format!("{base} }}\npredictions: [{{ path: p.txt }}]\n"),
     )
     .unwrap();
-    let output = sqlgate(&["eval", "--config", config.to_str().unwrap()]);
-    assert_eq!(output.status.code(), Some(2));
+    let output = common::eval(&config, &[]);
+    common::assert_exit(&output, 2);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains("absent_db") && stderr.contains("1 items"),
-        "{stderr}"
-    );
+    common::assert_contains(&stderr, &["absent_db", "1 items"]);
 
     fs::write(
         &config,
@@ -196,14 +190,8 @@ fn missing_database_is_named_unless_skipped() {
     )
     .unwrap();
     let jsonl = dir.path().join("out.jsonl");
-    let output = sqlgate(&[
-        "eval",
-        "--config",
-        config.to_str().unwrap(),
-        "--jsonl",
-        jsonl.to_str().unwrap(),
-    ]);
-    assert_eq!(output.status.code(), Some(0));
+    let output = common::eval(&config, &["--jsonl", common::arg(&jsonl)]);
+    common::assert_exit(&output, 0);
     assert_eq!(read_jsonl(&jsonl)[0]["outcome"]["ex"], "skipped");
 }
 
@@ -316,7 +304,7 @@ fn a_yaml_type_error_names_the_section_not_an_internal_type() {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("sqlgate.yml");
         fs::write(&config, yaml).unwrap();
-        let output = sqlgate(&["eval", "--config", config.to_str().unwrap()]);
+        let output = common::eval(&config, &[]);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{stderr}");
         assert!(stderr.contains(expected), "`{expected}` not in {stderr}");

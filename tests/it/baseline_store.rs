@@ -6,6 +6,8 @@
 //! baseline, keeps its history, and pull requests read it back with `--baseline-ref`.
 
 use crate::common;
+use common::repo;
+use common::text;
 
 use common::{break_predictions, git};
 use std::path::{Path, PathBuf};
@@ -44,9 +46,7 @@ fn repository(protected: bool) -> (tempfile::TempDir, PathBuf, PathBuf) {
         dir.path(),
         &["init", "-q", "--bare", "-b", "main", "origin.git"],
     );
-    git(&work, &["init", "-q", "-b", "main"]);
-    git(&work, &["add", "-A"]);
-    git(&work, &["commit", "-qm", "example"]);
+    repo::init_main(&work, "example");
     git(
         &work,
         &["remote", "add", "origin", origin.to_str().unwrap()],
@@ -70,7 +70,7 @@ fn repository(protected: bool) -> (tempfile::TempDir, PathBuf, PathBuf) {
 /// The baseline job after a push to `main` of `work`'s HEAD: `sqlgate baseline update`, then the
 /// storing step with the workflow's variables (`SQLGATE_BASELINE_BRANCH` as given).
 fn baseline_job(work: &Path, branch: &str) -> Output {
-    let sha = git(work, &["rev-parse", "HEAD"]);
+    let sha = repo::head(work);
     let update = common::sqlgate_command(&["baseline", "update", "--config", "sqlgate.yml"])
         .current_dir(work)
         .env("GITHUB_SHA", &sha)
@@ -96,15 +96,6 @@ fn baseline_job(work: &Path, branch: &str) -> Output {
         .unwrap()
 }
 
-fn text(output: &Output) -> String {
-    format!(
-        "exit {:?}\n{}\n{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
-
 #[test]
 fn committing_the_baseline_to_a_protected_branch_fails_the_job() {
     let (_dir, origin, work) = repository(true);
@@ -112,11 +103,13 @@ fn committing_the_baseline_to_a_protected_branch_fails_the_job() {
     let job = baseline_job(&work, "");
     let out = text(&job);
     assert_ne!(job.status.code(), Some(0), "{out}");
-    assert!(
-        out.contains("the push of the baseline to main was refused")
-            && out.contains("main is protected")
-            && out.contains("nothing was stored"),
-        "{out}"
+    common::assert_contains(
+        &out,
+        &[
+            "the push of the baseline to main was refused",
+            "main is protected",
+            "nothing was stored",
+        ],
     );
     assert_eq!(git(&origin, &["rev-parse", "main"]), before);
 }
@@ -125,7 +118,7 @@ fn committing_the_baseline_to_a_protected_branch_fails_the_job() {
 fn an_unreachable_origin_fails_the_job_in_both_modes() {
     let (_dir, origin, work) = repository(false);
     std::fs::remove_dir_all(&origin).unwrap();
-    let start = git(&work, &["rev-parse", "HEAD"]);
+    let start = repo::head(&work);
     for branch in ["", "sqlgate-baseline"] {
         let job = baseline_job(&work, branch);
         let out = text(&job);
@@ -139,17 +132,17 @@ fn an_unreachable_origin_fails_the_job_in_both_modes() {
 fn an_unprotected_branch_gets_the_baseline_commit() {
     let (_dir, origin, work) = repository(false);
     let job = baseline_job(&work, "");
-    assert_eq!(job.status.code(), Some(0), "{}", text(&job));
+    common::assert_exit(&job, 0);
     let stored = git(&origin, &["show", "main:baseline.json"]);
-    assert!(stored.contains("\"sqlgate_version\""), "{stored}");
+    common::assert_contains(&stored, &["\"sqlgate_version\""]);
 }
 
 #[test]
 fn the_baseline_branch_stores_under_protection_and_pull_requests_read_it_back() {
     let (_dir, origin, work) = repository(true);
-    let original = git(&work, &["rev-parse", "HEAD"]);
+    let original = repo::head(&work);
     let job = baseline_job(&work, "sqlgate-baseline");
-    assert_eq!(job.status.code(), Some(0), "{}", text(&job));
+    common::assert_exit(&job, 0);
     let first = git(&origin, &["rev-parse", "sqlgate-baseline"]);
     let files = git(
         &origin,
@@ -162,42 +155,43 @@ fn the_baseline_branch_stores_under_protection_and_pull_requests_read_it_back() 
         &work,
         &["commit", "-q", "--allow-empty", "-m", "merged a PR"],
     );
-    let merged = git(&work, &["rev-parse", "HEAD"]);
+    let merged = repo::head(&work);
     let job = baseline_job(&work, "sqlgate-baseline");
-    assert_eq!(job.status.code(), Some(0), "{}", text(&job));
+    common::assert_exit(&job, 0);
     assert_eq!(
         git(&origin, &["rev-parse", "sqlgate-baseline~1"]),
         first,
         "the branch keeps its history"
     );
     let newest = git(&origin, &["show", "sqlgate-baseline:baseline.json"]);
-    assert!(newest.contains(&merged), "{newest}");
+    common::assert_contains(&newest, &[&merged]);
     // A pull request (its base: the merge) is compared with that baseline.
     std::fs::remove_file(work.join("baseline.json")).unwrap();
     git(&work, &["fetch", "-q", "origin"]);
     git(&work, &["checkout", "-qb", "pr"]);
     let judge_on = |base: &str| {
-        common::sqlgate_command(&[
-            "eval",
-            "--config",
-            "sqlgate.yml",
-            "--comment",
-            "never",
-            "--trusted-base",
-            base,
-            "--baseline-ref",
-            "origin/sqlgate-baseline",
-        ])
+        common::sqlgate_command(
+            &[
+                &repo::EVAL[..],
+                &[
+                    "--trusted-base",
+                    base,
+                    "--baseline-ref",
+                    "origin/sqlgate-baseline",
+                ],
+            ]
+            .concat(),
+        )
         .current_dir(&work)
         .env_remove("GITHUB_SHA")
         .output()
         .unwrap()
     };
     let unchanged = judge_on(&merged);
-    assert_eq!(unchanged.status.code(), Some(0), "{}", text(&unchanged));
+    common::assert_exit(&unchanged, 0);
     // A pull request on the older base gets the baseline made there, not the newest.
     let stale = judge_on(&original);
-    assert_eq!(stale.status.code(), Some(0), "{}", text(&stale));
+    common::assert_exit(&stale, 0);
     git(&work, &["branch", "-q", "-f", "elsewhere", "HEAD"]);
     git(&work, &["checkout", "-q", "--orphan", "unrelated"]);
     git(
@@ -210,10 +204,10 @@ fn the_baseline_branch_stores_under_protection_and_pull_requests_read_it_back() 
             "no baseline was made here",
         ],
     );
-    let unrelated = git(&work, &["rev-parse", "HEAD"]);
+    let unrelated = repo::head(&work);
     git(&work, &["checkout", "-q", "-f", "elsewhere"]);
     let none = judge_on(&unrelated);
-    assert_eq!(none.status.code(), Some(2), "{}", text(&none));
+    common::assert_exit(&none, 2);
     assert!(
         text(&none).contains("none of the 2 newest baselines on `origin/sqlgate-baseline`"),
         "{}",
@@ -221,9 +215,8 @@ fn the_baseline_branch_stores_under_protection_and_pull_requests_read_it_back() 
     );
     break_predictions(&work, "C3", 30);
     let worse = judge_on(&merged);
-    let out = text(&worse);
-    assert_eq!(worse.status.code(), Some(1), "{out}");
-    assert!(out.contains("gate failed: C3 ex 94.9 -> 77.7"), "{out}");
+    let out = common::exited(&worse, 1);
+    common::assert_contains(&out, &["gate failed: C3 ex 94.9 -> 77.7"]);
 }
 
 /// The branch moved on while the baseline was made: that newer push's run stores it, so this
@@ -247,9 +240,8 @@ fn a_branch_that_moved_on_passes_only_when_it_descends_from_the_measured_commit(
     );
     git(&other, &["push", "-q", "origin", "main"]);
     let job = baseline_job(&work, "");
-    let out = text(&job);
-    assert_eq!(job.status.code(), Some(0), "{out}");
-    assert!(out.contains("moved on to"), "{out}");
+    let out = common::exited(&job, 0);
+    common::assert_contains(&out, &["moved on to"]);
     git(&other, &["checkout", "-q", "--orphan", "rewritten"]);
     git(
         &other,
@@ -262,5 +254,5 @@ fn a_branch_that_moved_on_passes_only_when_it_descends_from_the_measured_commit(
     let job = baseline_job(&work, "");
     let out = text(&job);
     assert_ne!(job.status.code(), Some(0), "{out}");
-    assert!(out.contains("nothing was stored"), "{out}");
+    common::assert_contains(&out, &["nothing was stored"]);
 }

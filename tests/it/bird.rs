@@ -40,17 +40,7 @@ fn bird_layout(
     extra: &str,
 ) -> PathBuf {
     let source = data().join(dataset);
-    for entry in std::fs::read_dir(&source).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "sql") {
-            let db = path.file_stem().unwrap().to_str().unwrap().to_string();
-            let folder = dir.join("dev_databases").join(&db);
-            std::fs::create_dir_all(&folder).unwrap();
-            let conn = rusqlite::Connection::open(folder.join(format!("{db}.sqlite"))).unwrap();
-            conn.execute_batch(&std::fs::read_to_string(&path).unwrap())
-                .unwrap();
-        }
-    }
+    common::databases_from_scripts(&source, &dir.join("dev_databases"));
     let (items, own_predictions) = items_and_predictions(dataset);
     std::fs::copy(items, dir.join("dev.json")).unwrap();
     let predictions = match predictions {
@@ -313,11 +303,11 @@ fn rves_repetitions_must_be_positive() {
         "ex, rves",
         "rves: { repetitions: 0 }\n",
     );
-    let output = common::sqlgate(&["eval", "--config", config.to_str().unwrap()]);
-    assert_eq!(output.status.code(), Some(2));
+    let output = common::eval(&config, &[]);
+    common::assert_exit(&output, 2);
     let text = String::from_utf8_lossy(&output.stderr).to_string()
         + &String::from_utf8_lossy(&output.stdout);
-    assert!(text.contains("rves.repetitions"), "{text}");
+    common::assert_contains(&text, &["rves.repetitions"]);
 }
 
 #[test]
@@ -330,11 +320,11 @@ fn rves_order_is_abba_or_official() {
         "ex, rves",
         "rves: { repetitions: 2, order: first }\n",
     );
-    let output = common::sqlgate(&["eval", "--config", config.to_str().unwrap()]);
-    assert_eq!(output.status.code(), Some(2));
+    let output = common::eval(&config, &[]);
+    common::assert_exit(&output, 2);
     let text = String::from_utf8_lossy(&output.stderr).to_string();
-    assert!(text.contains("rves") && text.contains("order"), "{text}");
-    assert!(text.contains("abba") && text.contains("official"), "{text}");
+    common::assert_contains(&text, &["rves", "order"]);
+    common::assert_contains(&text, &["abba", "official"]);
     let other = tempfile::tempdir().unwrap();
     let official = bird_layout(
         other.path(),
@@ -361,7 +351,7 @@ fn the_comparison_contract_is_stored_and_a_baseline_under_another_is_refused() {
     );
     let config_arg = config.to_str().unwrap();
     let update = common::sqlgate(&["baseline", "update", "--config", config_arg]);
-    assert_eq!(update.status.code(), Some(0));
+    common::assert_exit(&update, 0);
     let baseline: Json =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("baseline.json")).unwrap())
             .unwrap();
@@ -386,15 +376,12 @@ fn the_comparison_contract_is_stored_and_a_baseline_under_another_is_refused() {
     )
     .unwrap();
     let refused = common::sqlgate(&["eval", "--config", config_arg]);
-    assert_eq!(refused.status.code(), Some(2));
+    common::assert_exit(&refused, 2);
     let message = String::from_utf8_lossy(&refused.stderr).to_string()
         + &String::from_utf8_lossy(&refused.stdout);
-    assert!(
-        message.contains("profile: \"Bird\" (baseline) vs profile: \"Strict\" (now)"),
-        "{message}"
+    common::assert_contains(
+        &message,
+        &["profile: \"Bird\" (baseline) vs profile: \"Strict\" (now)"],
     );
-    assert!(
-        message.contains("contract: \"bird: sets of rows"),
-        "{message}"
-    );
+    common::assert_contains(&message, &["contract: \"bird: sets of rows"]);
 }

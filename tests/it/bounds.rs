@@ -2,23 +2,11 @@
 
 use crate::common;
 
-use common::{shared_spider, sqlgate};
 use std::path::Path;
 use std::process::Output;
 
 fn run(dir: &Path, rest: &str) -> Output {
-    std::fs::create_dir_all(dir.join("database/singer")).unwrap();
-    std::fs::copy(
-        shared_spider().join("database/singer/singer.sqlite"),
-        dir.join("database/singer/singer.sqlite"),
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("gold.sql"),
-        "SELECT count(*) FROM singer\tsinger\n",
-    )
-    .unwrap();
-    std::fs::write(dir.join("pred.txt"), "SELECT count(*) FROM singer\n").unwrap();
+    common::singer_item(dir);
     let config = dir.join("sqlgate.yml");
     std::fs::write(
         &config,
@@ -28,7 +16,7 @@ fn run(dir: &Path, rest: &str) -> Output {
         ),
     )
     .unwrap();
-    sqlgate(&["eval", "--config", config.to_str().unwrap()])
+    common::eval(&config, &[])
 }
 
 #[test]
@@ -37,9 +25,9 @@ fn threads_are_clamped_to_the_fixed_maximum_and_honoured_below_it() {
     let output = run(dir.path(), "execution: { threads: 1000000 }\n");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
-    assert!(
-        stderr.contains("`execution.threads: 1000000` clamped to 256 worker threads"),
-        "{stderr}"
+    common::assert_contains(
+        &stderr,
+        &["`execution.threads: 1000000` clamped to 256 worker threads"],
     );
     let output = run(dir.path(), "execution: { threads: 16 }\n");
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -57,7 +45,7 @@ fn timeouts_outside_one_ms_to_one_hour_are_refused() {
         );
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{value}: {stderr}");
-        assert!(stderr.contains("`execution.timeout_ms`"), "{stderr}");
+        common::assert_contains(&stderr, &["`execution.timeout_ms`"]);
     }
 }
 
@@ -123,10 +111,5 @@ fn degenerate_execution_and_distill_limits_are_refused() {
         assert!(!stderr.contains("panicked"), "{rest}: {stderr}");
     }
     let output = run(dir.path(), "execution: { max_rows: 1 }\n");
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    common::assert_exit(&output, 0);
 }

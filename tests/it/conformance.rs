@@ -17,19 +17,8 @@ fn official_verdicts(system: &str) -> Vec<Value> {
 
 #[test]
 fn ex_esm_and_hardness_match_the_official_evaluator_item_for_item() {
-    let spider = shared_spider();
     let work = tempfile::tempdir().unwrap();
-    let config = work.path().join("sqlgate.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "dataset:\n  gold: {spider}/dev_gold.sql\n  tables: {spider}/tables.json\n  databases: {spider}/database\n  skip_missing_databases: true\n\
-             metrics: [ex, esm]\n\
-             predictions:\n  - {{ path: '{spider}/predictions/*.txt' }}\n  - {{ name: gold, path: {spider}/dev_gold.sql }}\n",
-            spider = spider.display()
-        ),
-    )
-    .unwrap();
+    let config = common::config::shared_systems(work.path(), "ex, esm");
     let ours: HashMap<(String, u64), Value> = eval_items(&config, &[])
         .into_iter()
         .map(|r| {

@@ -33,17 +33,7 @@ fn lay_out(dir: &Path) {
         std::fs::copy(example.join(file), target).unwrap();
     }
     let bird = root().join("tests/data/bird/minidev");
-    for entry in std::fs::read_dir(&bird).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "sql") {
-            let db = path.file_stem().unwrap().to_str().unwrap().to_string();
-            let folder = dir.join("bird/dev_databases").join(&db);
-            std::fs::create_dir_all(&folder).unwrap();
-            let conn = rusqlite::Connection::open(folder.join(format!("{db}.sqlite"))).unwrap();
-            conn.execute_batch(&std::fs::read_to_string(&path).unwrap())
-                .unwrap();
-        }
-    }
+    common::databases_from_scripts(&bird, &dir.join("bird/dev_databases"));
     for file in ["dev.json", "predictions.json"] {
         std::fs::copy(bird.join(file), dir.join("bird").join(file)).unwrap();
     }
@@ -171,13 +161,10 @@ fn two_datasets_one_run_per_dataset_gates_and_the_macro_average() {
         .all(|l| l.as_object().unwrap().keys().next().unwrap() == "system"));
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(report.starts_with("<!-- sqlgate:"), "{report}");
-    assert!(
-        report.contains("## ✅ sqlgate passed: 2 datasets"),
-        "{report}"
-    );
-    assert!(
-        report.contains("| model | 94.9 | 84.4 | 89.7 | 89.7 | +0.0 | – | ✅ |"),
-        "{report}"
+    common::assert_contains(&report, &["## ✅ sqlgate passed: 2 datasets"]);
+    common::assert_contains(
+        &report,
+        &["| model | 94.9 | 84.4 | 89.7 | 89.7 | +0.0 | – | ✅ |"],
     );
     assert!(report.contains("### Dataset `spider`") && report.contains("### Dataset `bird`"));
     assert_eq!(report.matches("<!-- sqlgate:").count(), 1, "one marker");
@@ -245,9 +232,9 @@ fn two_datasets_one_run_per_dataset_gates_and_the_macro_average() {
     );
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(report.contains("## ❌ sqlgate failed: model: macro-average ex dropped 1.3 points"));
-    assert!(
-        report.contains("| model | 92.4 | 84.4 | 88.4 | 89.7 | -1.3 | – | ❌ |"),
-        "{report}"
+    common::assert_contains(
+        &report,
+        &["| model | 92.4 | 84.4 | 88.4 | 89.7 | -1.3 | – | ❌ |"],
     );
 
     // JUnit: a suite per dataset (its cells pass) and the macro-average's, which fails.
@@ -264,11 +251,13 @@ fn two_datasets_one_run_per_dataset_gates_and_the_macro_average() {
     );
     let xml = std::fs::read_to_string(&junit).unwrap();
     let cases = junit_schema::validate(&xml);
-    assert!(
-        xml.contains("<testsuite name=\"sqlgate gate: spider\"")
-            && xml.contains("<testsuite name=\"sqlgate gate: bird\"")
-            && xml.contains("classname=\"sqlgate.gate.bird\""),
-        "{xml}"
+    common::assert_contains(
+        &xml,
+        &[
+            "<testsuite name=\"sqlgate gate: spider\"",
+            "<testsuite name=\"sqlgate gate: bird\"",
+            "classname=\"sqlgate.gate.bird\"",
+        ],
     );
     let failed: Vec<&str> = (cases.iter())
         .filter(|(_, failed)| *failed)
@@ -355,9 +344,9 @@ fn a_dataset_the_baseline_lacks_is_reported_as_not_compared() {
     assert_eq!(summary["macro_average"]["systems"], serde_json::json!([]));
     assert_eq!(summary["datasets"]["spider"]["gate"]["passed"], true);
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
-    assert!(
-        report.contains("- dataset &#96;bird&#96; is not in the baseline"),
-        "{report}"
+    common::assert_contains(
+        &report,
+        &["- dataset &#96;bird&#96; is not in the baseline"],
     );
 }
 
@@ -373,10 +362,7 @@ fn a_one_dataset_baseline_is_refused_by_a_config_with_datasets() {
     .unwrap();
     let config = write_config(dir, SPIDER_ENTRY, "{ metric: ex }");
     let stderr = run(&["eval", "--config", &config], 2);
-    assert!(
-        stderr.contains("this baseline holds one dataset (made by a config with `dataset:`), but the config names several (`datasets:`)"),
-        "{stderr}"
-    );
+    common::assert_contains(&stderr, &["this baseline holds one dataset (made by a config with `dataset:`), but the config names several (`datasets:`)"]);
 }
 
 #[test]
@@ -442,10 +428,7 @@ fn bad_datasets_input_names_the_key_and_exits_2() {
         ],
         2,
     );
-    assert!(
-        stderr.contains("`--scatter` is written for one dataset only"),
-        "{stderr}"
-    );
+    common::assert_contains(&stderr, &["`--scatter` is written for one dataset only"]);
 }
 
 /// The outcome of item `index` of `dataset` in the per-item lines of an `eval`.
@@ -567,10 +550,7 @@ fn shards_are_keyed_by_dataset_and_merge_to_the_unsharded_run() {
     let mut args = vec!["merge", "--config", &config, "--summary", &summary];
     args.extend(shards[..3].iter().map(String::as_str));
     let stderr = run(&args, 2);
-    assert!(
-        stderr.contains("merge: shards [2] of 2 are missing"),
-        "{stderr}"
-    );
+    common::assert_contains(&stderr, &["merge: shards [2] of 2 are missing"]);
     // A one-dataset shard is not a shard of this config.
     let one = dir.join("one.yml");
     std::fs::write(
@@ -592,9 +572,9 @@ fn shards_are_keyed_by_dataset_and_merge_to_the_unsharded_run() {
         0,
     );
     let stderr = run(&["merge", "--config", &config, &lone], 2);
-    assert!(
-        stderr.contains("not a shard of a dataset of this config (a one-dataset shard)"),
-        "{stderr}"
+    common::assert_contains(
+        &stderr,
+        &["not a shard of a dataset of this config (a one-dataset shard)"],
     );
 }
 
@@ -612,12 +592,7 @@ fn a_pull_request_is_judged_with_the_base_commits_datasets_config_and_baseline()
         .env_remove("GITHUB_SHA")
         .output()
         .unwrap();
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    common::assert_exit(&output, 0);
     common::git(dir, &["add", "-A"]);
     common::git(dir, &["commit", "-qm", "baseline"]);
     let base = common::git(dir, &["rev-parse", "HEAD"]);
@@ -651,8 +626,8 @@ fn a_pull_request_is_judged_with_the_base_commits_datasets_config_and_baseline()
         "{reasons:?}"
     );
     let notes = summary["datasets"]["spider"]["gate"]["notes"].to_string();
-    assert!(notes.contains("changes the config"), "{notes}");
-    assert!(notes.contains("changes the baseline"), "{notes}");
+    common::assert_contains(&notes, &["changes the config"]);
+    common::assert_contains(&notes, &["changes the baseline"]);
 }
 
 #[test]

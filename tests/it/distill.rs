@@ -449,24 +449,21 @@ fn eval_with_a_distilled_suite_distills_first_and_says_so() {
     .unwrap();
     let jsonl = work.path().join("out.jsonl");
     let run = || {
-        common::sqlgate(&[
-            "eval",
-            "--config",
-            config.to_str().unwrap(),
-            "--jsonl",
-            jsonl.to_str().unwrap(),
-            "--comment",
-            "never",
-            "--no-fail-on-regression",
-        ])
+        common::eval(
+            &config,
+            &[
+                "--jsonl",
+                common::arg(&jsonl),
+                "--comment",
+                "never",
+                "--no-fail-on-regression",
+            ],
+        )
     };
     let first = run();
     let stderr = String::from_utf8_lossy(&first.stderr);
     assert_eq!(first.status.code(), Some(0), "{stderr}");
-    assert!(
-        stderr.contains("distilling the test suite of `company`"),
-        "{stderr}"
-    );
+    common::assert_contains(&stderr, &["distilling the test suite of `company`"]);
     let results = common::read_jsonl(&jsonl);
     assert_eq!(results[0]["metrics"]["ex"], 1);
     assert_eq!(results[0]["metrics"]["ts"], 0);
@@ -500,9 +497,9 @@ fn bad_distill_settings_are_named() {
         )
         .unwrap();
         let output = common::sqlgate(&["distill", "--config", config.to_str().unwrap()]);
-        assert_eq!(output.status.code(), Some(2));
+        common::assert_exit(&output, 2);
         let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(stderr.contains(expected), "{stderr}");
+        common::assert_contains(&stderr, &[expected]);
     }
     std::fs::write(
         &config,
@@ -510,8 +507,8 @@ fn bad_distill_settings_are_named() {
     )
     .unwrap();
     let output = common::sqlgate(&["distill", "--config", config.to_str().unwrap()]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("needs `suite.kind: distilled`"));
+    common::assert_exit(&output, 2);
+    common::assert_contains(&common::stderr(&output), &["needs `suite.kind: distilled`"]);
 }
 
 #[test]

@@ -153,15 +153,7 @@ const MARIADB_PAIRS: &[(&str, &str)] = &[
 
 /// Recreates the database `typed` on the server with `setup`.
 fn create_typed(server: &Server, setup: &str) {
-    let system = match server.kind {
-        servers::Kind::Postgres => "postgres",
-        servers::Kind::Mariadb => "mysql",
-    };
-    server.admin_sql(
-        system,
-        &format!("DROP DATABASE IF EXISTS {DB_ID}; CREATE DATABASE {DB_ID};"),
-    );
-    server.admin_sql(DB_ID, setup);
+    server.recreate_database(DB_ID, setup);
 }
 
 /// sqlgate's per-item lines for the pairs (Spider-style gold, one prediction a line).
@@ -248,10 +240,7 @@ fn check(server: &Server, setup: &str, pairs: &[(&str, &str)], kind: &str, diale
     for ((line, reference), (gold, prediction)) in ours.iter().zip(&official).zip(pairs) {
         for metric in ["ex", "soft_f1"] {
             let expected = reference[metric].as_f64().unwrap();
-            let actual = match line["outcome"][metric].as_str() {
-                Some("gold_error") => Some(0.0),
-                _ => line["metrics"][metric].as_f64(),
-            };
+            let actual = common::official::as_official(line, metric);
             if actual != Some(expected) {
                 differences.push(format!(
                     "{metric} of {prediction:?} against {gold:?}: sqlgate {actual:?} ({}, {}), official {expected}",

@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::{read_jsonl, shared_spider, sqlgate};
+use common::{read_jsonl, shared_spider};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -79,33 +79,12 @@ fn exceptions(path: &Path) -> HashMap<(String, u64), Exception> {
 fn esm_plus_on_the_shared_systems_against_the_authors_script() {
     let spider = shared_spider();
     let work = tempfile::tempdir().unwrap();
-    let config = work.path().join("sqlgate.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "dataset:\n  gold: {spider}/dev_gold.sql\n  tables: {spider}/tables.json\n  databases: {spider}/database\n  skip_missing_databases: true\n\
-             metrics: [esm_plus]\n\
-             predictions:\n  - {{ path: '{spider}/predictions/*.txt' }}\n  - {{ name: gold, path: {spider}/dev_gold.sql }}\n",
-            spider = spider.display()
-        ),
-    )
-    .unwrap();
+    let config = common::config::shared_systems(work.path(), "esm_plus");
     let jsonl = work.path().join("items.jsonl");
-    let output = sqlgate(&[
-        "eval",
-        "--config",
-        config.to_str().unwrap(),
-        "--jsonl",
-        jsonl.to_str().unwrap(),
-    ]);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let output = common::eval(&config, &["--jsonl", common::arg(&jsonl)]);
+    common::assert_exit(&output, 0);
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains("esm_plus"), "{stdout}");
+    common::assert_contains(&stdout, &["esm_plus"]);
     let ours: HashMap<(String, u64), Value> = read_jsonl(&jsonl)
         .into_iter()
         .map(|r| {

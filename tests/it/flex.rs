@@ -128,18 +128,18 @@ fn write_inputs(dir: &Path, judge_block: &str) -> std::path::PathBuf {
 fn eval(config: &Path, key: Option<&str>) -> (String, Vec<Json>, Json) {
     let dir = config.parent().unwrap();
     let (jsonl, summary) = (dir.join("items.jsonl"), dir.join("summary.json"));
-    let mut command = sqlgate_command(&[
-        "eval",
-        "--config",
-        config.to_str().unwrap(),
-        "--jsonl",
-        jsonl.to_str().unwrap(),
-        "--summary",
-        summary.to_str().unwrap(),
-        "--comment",
-        "never",
-        "--no-fail-on-regression",
-    ]);
+    let mut command = common::eval_command(
+        config,
+        &[
+            "--jsonl",
+            common::arg(&jsonl),
+            "--summary",
+            common::arg(&summary),
+            "--comment",
+            "never",
+            "--no-fail-on-regression",
+        ],
+    );
     match key {
         Some(key) => command.env(KEY_VARIABLE, key),
         None => command.env_remove(KEY_VARIABLE),
@@ -269,7 +269,7 @@ fn the_judge_decides_records_categories_and_costs_and_a_rerun_costs_nothing() {
         reason.starts_with("the judge gave no valid verdict in two replies"),
         "{reason}"
     );
-    assert!(reason.contains("`category` must be null"), "{reason}");
+    common::assert_contains(reason, &["`category` must be null"]);
     assert!(a[4].get("flex_components").is_none() && a[6].get("flex_components").is_none());
 
     let requests = server.requests();
@@ -331,7 +331,7 @@ fn the_judge_decides_records_categories_and_costs_and_a_rerun_costs_nothing() {
         json!({"different_output_structure": 1, "incorrect_filtering_condition": 2})
     );
     assert_eq!(summary["systems"]["B"]["flex_judge"]["prompt_tokens"], 70);
-    assert!(stdout.contains("flex judge: 5 items judged, 9 HTTP requests, 0 cached replies, 660 prompt + 73 completion tokens, cost 0.0024"), "{stdout}");
+    common::assert_contains(&stdout, &["flex judge: 5 items judged, 9 HTTP requests, 0 cached replies, 660 prompt + 73 completion tokens, cost 0.0024"]);
 
     // reference: flex. Over A's items with both verdicts (all but item 5): ex says right and
     // flex wrong on item 0 (FP), the reverse on item 1 (FN).
@@ -386,10 +386,7 @@ fn the_judge_decides_records_categories_and_costs_and_a_rerun_costs_nothing() {
         (judge_a["prompt_tokens"].clone(), judge_a["cost"].clone()),
         (json!(0), json!(0.0))
     );
-    assert!(
-        stdout.contains("0 HTTP requests, 7 cached replies"),
-        "{stdout}"
-    );
+    common::assert_contains(&stdout, &["0 HTTP requests, 7 cached replies"]);
     assert!(dir.path().join(".sqlgate/cache/judge").is_dir());
 }
 
@@ -402,9 +399,9 @@ fn without_a_judge_or_its_key_flex_is_unavailable_with_the_reason() {
         l["outcome"]["flex"] == "unavailable"
             && l["error"]["flex"] == "no `judge:` provider is configured"
     }));
-    assert!(
-        stdout.contains("flex unavailable: no `judge:` provider is configured"),
-        "{stdout}"
+    common::assert_contains(
+        &stdout,
+        &["flex unavailable: no `judge:` provider is configured"],
     );
 
     let block = format!(
@@ -568,10 +565,7 @@ fn a_judge_that_keeps_failing_makes_items_unavailable_with_the_status() {
     // A: items 0-3 and 5 are asked (4 does not run, 6 is missing); B: all 7.
     assert_eq!(server.count(), 2 * (5 + 7));
     assert_eq!(summary["systems"]["A"]["flex_judge"]["requests"], 10);
-    assert!(
-        stdout.contains("flex unavailable: judge request failed"),
-        "{stdout}"
-    );
+    common::assert_contains(&stdout, &["flex unavailable: judge request failed"]);
 }
 
 #[test]

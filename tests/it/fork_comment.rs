@@ -6,30 +6,16 @@
 
 use crate::common;
 
+use common::github::{body_of, comment_json, respond, serve, user_json};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 const HEAD: &str = "1111111111111111111111111111111111111111";
 
 fn pull(number: u64, sha: &str, head_repo: &str) -> Value {
     json!({"number": number, "head": {"sha": sha, "repo": {"full_name": head_repo}},
            "base": {"repo": {"full_name": "acme/model"}}})
-}
-
-fn comment_json(id: u64, body: &str) -> Value {
-    let url = "http://127.0.0.1/x";
-    json!({
-        "id": id, "node_id": "n", "url": url, "html_url": url, "issue_url": url, "body": body,
-        "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
-        "user": {
-            "login": "github-actions[bot]", "id": 1, "node_id": "u", "avatar_url": url, "gravatar_id": "", "url": url,
-            "html_url": url, "followers_url": url, "following_url": url, "gists_url": url,
-            "starred_url": url, "subscriptions_url": url, "organizations_url": url, "repos_url": url,
-            "events_url": url, "received_events_url": url, "type": "Bot", "site_admin": false
-        }
-    })
 }
 
 /// Posted comments as (issue, body), and every request line.
@@ -60,34 +46,20 @@ fn handle(state: &Mutex<Fake>, mut request: tiny_http::Request) {
         ("GET", "/repos/acme/model/issues/7/comments") => (200, json!([])),
         ("POST", p) if p.starts_with("/repos/acme/model/issues/") => {
             let issue: u64 = p.split('/').nth(5).unwrap().parse().unwrap();
-            let text = serde_json::from_str::<Value>(&body).unwrap()["body"]
-                .as_str()
-                .unwrap()
-                .to_string();
+            let text = body_of(&body);
             state.posted.push((issue, text.clone()));
-            (201, comment_json(100, &text))
+            (
+                201,
+                comment_json(100, &text, user_json("github-actions[bot]", 1)),
+            )
         }
         _ => (404, json!({"message": "Not Found"})),
     };
-    let header = tiny_http::Header::from_bytes("Content-Type", "application/json").unwrap();
-    let _ = request.respond(
-        tiny_http::Response::from_string(reply.to_string())
-            .with_status_code(status)
-            .with_header(header),
-    );
+    respond(request, status, &reply);
 }
 
 fn start(state: Arc<Mutex<Fake>>, stop: Arc<AtomicBool>) -> String {
-    let server = tiny_http::Server::http("127.0.0.1:0").unwrap();
-    let address = format!("http://{}", server.server_addr().to_ip().unwrap());
-    std::thread::spawn(move || {
-        while !stop.load(Ordering::Relaxed) {
-            if let Ok(Some(request)) = server.recv_timeout(Duration::from_millis(50)) {
-                handle(&state, request);
-            }
-        }
-    });
-    address
+    serve(stop, move |request| handle(&state, request))
 }
 
 fn event(conclusion: &str, trigger: &str) -> Value {
@@ -250,10 +222,7 @@ fn the_header_states_each_conclusion_and_a_missing_report() {
         let body = &stopped.comments[0].1;
         assert_header_then_verbatim(body, "⚠️ sqlgate could not run", None);
         let shown = common::markdown::shown_texts(&common::markdown::nodes(body)).join(" ");
-        assert!(
-            shown.contains(&format!(" {conclusion}: the run did not finish")),
-            "{shown}"
-        );
+        common::assert_contains(&shown, &[&format!(" {conclusion}: the run did not finish")]);
         assert!(body.ends_with("The run uploaded no report.\n"), "{body}");
     }
     let failed = post(None, &event("failure", "pull_request"));
@@ -329,10 +298,7 @@ fn a_fork_run_that_could_not_evaluate_uploads_its_reason_and_the_comment_shows_i
     let out = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{out}");
     let report = std::fs::read_to_string(repo.join("sqlgate-report.md")).unwrap();
-    assert!(
-        report.contains("## ⚠️ sqlgate could not evaluate: ") && report.contains("C3.txt"),
-        "{report}"
-    );
+    common::assert_contains(&report, &["## ⚠️ sqlgate could not evaluate: ", "C3.txt"]);
     let posted = post(Some(&report), &event("failure", "pull_request"));
     assert_eq!(posted.code, Some(0), "{}", posted.out);
     let body = &posted.comments[0].1;

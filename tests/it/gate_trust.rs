@@ -4,82 +4,22 @@
 //! regressions.
 
 use crate::common;
+use common::text;
 
+use common::repo::{self, judged, sqlgate_in, EVAL};
 use common::{break_predictions, git};
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
-
-/// A copy of the bundled example (four Spider databases, two systems) in a fresh folder.
-fn example_copy() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini");
-    common::copy_tree(&source, dir.path());
-    dir
-}
-
-/// `sqlgate ARGS` in `dir`, with no GitHub variables but those given.
-fn sqlgate_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut command = common::sqlgate_command(args);
-    command.current_dir(dir).env_remove("GITHUB_SHA");
-    for (key, value) in env {
-        command.env(key, value);
-    }
-    command.output().unwrap()
-}
-
-/// `sqlgate eval` of the example in `root`, trusting the config, template and baseline of `base`.
-fn eval_with_base(root: &Path, base: &str) -> Output {
-    sqlgate_in(
-        root,
-        &[
-            "eval",
-            "--config",
-            "sqlgate.yml",
-            "--comment",
-            "never",
-            "--trusted-base",
-            base,
-        ],
-        &[],
-    )
-}
-
-fn text(output: &Output) -> String {
-    format!(
-        "exit {:?}\n{}\n{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
 
 /// A repository whose base commit holds a baseline made on it, and whose head commit (the pull
 /// request) makes C3 worse and overwrites the baseline with one made on the PR branch.
 fn repository_with_forged_baseline() -> (tempfile::TempDir, String) {
-    let dir = example_copy();
+    let dir = repo::example(false);
     let root = dir.path();
-    std::fs::remove_file(root.join("baseline.json")).unwrap();
-    git(root, &["init", "-q", "-b", "main"]);
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-qm", "example"]);
-    let made = sqlgate_in(
-        root,
-        &["baseline", "update", "--config", "sqlgate.yml"],
-        &[],
-    );
-    assert!(made.status.success(), "{}", text(&made));
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-qm", "baseline"]);
-    let base = git(root, &["rev-parse", "HEAD"]);
+    let base = repo::gated_main(root);
     git(root, &["checkout", "-qb", "pr"]);
     break_predictions(root, "C3", 30);
-    let forged = sqlgate_in(
-        root,
-        &["baseline", "update", "--config", "sqlgate.yml"],
-        &[],
-    );
-    assert!(forged.status.success(), "{}", text(&forged));
+    repo::update_baseline(root);
     git(
         root,
         &[
@@ -95,28 +35,25 @@ fn repository_with_forged_baseline() -> (tempfile::TempDir, String) {
 fn a_pull_request_cannot_bring_its_own_baseline() {
     let (dir, base) = repository_with_forged_baseline();
     let root = dir.path();
-    let untrusted = sqlgate_in(
-        root,
-        &["eval", "--config", "sqlgate.yml", "--comment", "never"],
-        &[],
-    );
+    let untrusted = sqlgate_in(root, &EVAL, &[]);
     assert_eq!(
         untrusted.status.code(),
         Some(0),
         "without a trusted base the forged baseline hides the regression: {}",
         text(&untrusted)
     );
-    let trusted = eval_with_base(root, &base);
-    let out = text(&trusted);
-    assert_eq!(trusted.status.code(), Some(1), "{out}");
-    assert!(
-        out.contains("gate failed: C3 ex 94.9 -> 77.7") && out.contains("C3: ex on all dropped"),
-        "{out}"
+    let trusted = judged(root, &base, &[]);
+    let out = common::exited(&trusted, 1);
+    common::assert_contains(
+        &out,
+        &["gate failed: C3 ex 94.9 -> 77.7", "C3: ex on all dropped"],
     );
-    assert!(
-        out.contains("this pull request changes the baseline")
-            && out.contains("baseline.json; the gate used the base commit's version"),
-        "{out}"
+    common::assert_contains(
+        &out,
+        &[
+            "this pull request changes the baseline",
+            "baseline.json; the gate used the base commit's version",
+        ],
     );
 }
 
@@ -140,9 +77,8 @@ fn the_base_of_a_pull_request_event_is_trusted_in_actions() {
             ("INPUT_COMMENT", "false"),
         ],
     );
-    let out = text(&action);
-    assert_eq!(action.status.code(), Some(1), "{out}");
-    assert!(out.contains("read from the base commit"), "{out}");
+    let out = common::exited(&action, 1);
+    common::assert_contains(&out, &["read from the base commit"]);
 }
 
 #[test]
@@ -154,13 +90,9 @@ fn dataset_changes_in_a_pull_request_are_refused() {
         .unwrap()
         .replacen("SELECT", "select", 1);
     std::fs::write(&gold, changed).unwrap();
-    let run = eval_with_base(root, &base);
-    let out = text(&run);
-    assert_eq!(run.status.code(), Some(2), "{out}");
-    assert!(
-        out.contains("changes dataset files (dev_gold.sql)"),
-        "{out}"
-    );
+    let run = judged(root, &base, &[]);
+    let out = common::exited(&run, 2);
+    common::assert_contains(&out, &["changes dataset files (dev_gold.sql)"]);
 }
 
 #[test]
@@ -172,7 +104,7 @@ fn a_baseline_made_off_the_base_branch_is_refused() {
         root,
         &["commit", "-q", "--allow-empty", "-m", "never merged"],
     );
-    let elsewhere = git(root, &["rev-parse", "HEAD"]);
+    let elsewhere = repo::head(root);
     git(root, &["checkout", "-q", "main"]);
     let baseline = root.join("baseline.json");
     let mut document: serde_json::Value =
@@ -187,15 +119,11 @@ fn a_baseline_made_off_the_base_branch_is_refused() {
             "a baseline made on a branch main never merged",
         ],
     );
-    let base = git(root, &["rev-parse", "HEAD"]);
+    let base = repo::head(root);
     git(root, &["checkout", "-qb", "pr2"]);
-    let run = eval_with_base(root, &base);
-    let out = text(&run);
-    assert_eq!(run.status.code(), Some(2), "{out}");
-    assert!(
-        out.contains("is not an ancestor of the base commit"),
-        "{out}"
-    );
+    let run = judged(root, &base, &[]);
+    let out = common::exited(&run, 2);
+    common::assert_contains(&out, &["is not an ancestor of the base commit"]);
 }
 
 /// The example's config with `replace` swapped for `with`.
@@ -209,42 +137,28 @@ fn edit_config(dir: &Path, replace: &str, with: &str) -> PathBuf {
 
 #[test]
 fn a_missing_baseline_fails_unless_a_first_run_is_declared() {
-    let dir = example_copy();
+    let dir = repo::example(true);
     edit_config(
         dir.path(),
         "baseline: { path: baseline.json }",
         "baseline: { path: basline.json }",
     );
-    let typo = sqlgate_in(
-        dir.path(),
-        &["eval", "--config", "sqlgate.yml", "--comment", "never"],
-        &[],
-    );
-    let out = text(&typo);
-    assert_eq!(typo.status.code(), Some(2), "{out}");
-    assert!(
-        out.contains("`baseline.path`") && out.contains("basline.json does not exist"),
-        "{out}"
-    );
+    let typo = sqlgate_in(dir.path(), &EVAL, &[]);
+    let out = common::exited(&typo, 2);
+    common::assert_contains(&out, &["`baseline.path`", "basline.json does not exist"]);
     edit_config(
         dir.path(),
         "baseline: { path: basline.json }",
         "baseline: { path: basline.json, required: false }",
     );
-    let first = sqlgate_in(
-        dir.path(),
-        &["eval", "--config", "sqlgate.yml", "--comment", "never"],
-        &[],
-    );
-    let out = text(&first);
-    assert_eq!(first.status.code(), Some(0), "{out}");
-    assert!(out.contains("first run: no baseline at"), "{out}");
+    let first = sqlgate_in(dir.path(), &EVAL, &[]);
+    let out = common::exited(&first, 0);
+    common::assert_contains(&out, &["first run: no baseline at"]);
 }
 
 #[test]
 fn an_unavailable_gated_metric_fails_the_gate() {
-    let dir = example_copy();
-    std::fs::remove_file(dir.path().join("baseline.json")).unwrap();
+    let dir = repo::example(false);
     edit_config(dir.path(), "metrics: [ex, esm]", "metrics: [ex, esm, qas]");
     edit_config(dir.path(), "  metric: ex\n", "  metric: qas\n");
     let made = sqlgate_in(
@@ -252,20 +166,15 @@ fn an_unavailable_gated_metric_fails_the_gate() {
         &["baseline", "update", "--config", "sqlgate.yml"],
         &[("GITHUB_SHA", "0123456789abcdef0123")],
     );
-    assert!(made.status.success(), "{}", text(&made));
-    let run = sqlgate_in(
-        dir.path(),
-        &["eval", "--config", "sqlgate.yml", "--comment", "never"],
-        &[],
-    );
-    let out = text(&run);
-    assert_eq!(run.status.code(), Some(1), "{out}");
-    assert!(out.contains("qas is unavailable on 157 items"), "{out}");
+    common::assert_exit(&made, 0);
+    let run = sqlgate_in(dir.path(), &EVAL, &[]);
+    let out = common::exited(&run, 1);
+    common::assert_contains(&out, &["qas is unavailable on 157 items"]);
 }
 
 #[test]
 fn action_booleans_are_true_or_false_only() {
-    let dir = example_copy();
+    let dir = repo::example(true);
     for value in ["yes", "1", "ture"] {
         let run = sqlgate_in(
             dir.path(),
@@ -277,10 +186,7 @@ fn action_booleans_are_true_or_false_only() {
         );
         let out = text(&run);
         assert_eq!(run.status.code(), Some(2), "{value}: {out}");
-        assert!(
-            out.contains("`fail-on-regression` must be `true` or `false`"),
-            "{out}"
-        );
+        common::assert_contains(&out, &["`fail-on-regression` must be `true` or `false`"]);
     }
     let run = sqlgate_in(
         dir.path(),
@@ -290,33 +196,25 @@ fn action_booleans_are_true_or_false_only() {
             ("INPUT_COMMENT", "FALSE"),
         ],
     );
-    assert_eq!(run.status.code(), Some(0), "{}", text(&run));
+    common::assert_exit(&run, 0);
 }
 
 #[test]
 fn a_gated_cell_without_scored_items_fails_the_gate() {
-    let dir = example_copy();
+    let dir = repo::example(true);
     edit_config(
         dir.path(),
         "per_difficulty: { extra: 2.0 }",
         "per_difficulty: { hardest: 2.0 }",
     );
-    let run = sqlgate_in(
-        dir.path(),
-        &["eval", "--config", "sqlgate.yml", "--comment", "never"],
-        &[],
-    );
-    let out = text(&run);
-    assert_eq!(run.status.code(), Some(1), "{out}");
-    assert!(
-        out.contains("no item of cell `hardest` was scored"),
-        "{out}"
-    );
+    let run = sqlgate_in(dir.path(), &EVAL, &[]);
+    let out = common::exited(&run, 1);
+    common::assert_contains(&out, &["no item of cell `hardest` was scored"]);
 }
 
 #[test]
 fn the_action_fails_closed_too() {
-    let dir = example_copy();
+    let dir = repo::example(true);
     edit_config(
         dir.path(),
         "baseline: { path: baseline.json }",
@@ -327,34 +225,22 @@ fn the_action_fails_closed_too() {
         &["action"],
         &[("INPUT_CONFIG", "sqlgate.yml"), ("INPUT_COMMENT", "false")],
     );
-    let out = text(&run);
-    assert_eq!(run.status.code(), Some(2), "{out}");
-    assert!(out.contains("basline.json does not exist"), "{out}");
+    let out = common::exited(&run, 2);
+    common::assert_contains(&out, &["basline.json does not exist"]);
 }
 
 /// A repository whose base commit reads every file of `predictions/` through a glob and holds a
 /// baseline made on it, checked out on a fresh pull-request branch; returns it and the base.
 fn repository_with_a_glob() -> (tempfile::TempDir, String) {
-    let dir = example_copy();
+    let dir = repo::example(false);
     let root = dir.path();
-    std::fs::remove_file(root.join("baseline.json")).unwrap();
     edit_config(
         root,
         "  - { name: C3, path: predictions/C3.txt }\n  - { name: RESDSQL, path: predictions/RESDSQL.txt }\n",
         "  - { path: \"predictions/*.txt\" }\n",
     );
-    git(root, &["init", "-q", "-b", "main"]);
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-qm", "example with a glob"]);
-    let made = sqlgate_in(
-        root,
-        &["baseline", "update", "--config", "sqlgate.yml"],
-        &[],
-    );
-    assert!(made.status.success(), "{}", text(&made));
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-qm", "its baseline"]);
-    let base = git(root, &["rev-parse", "HEAD"]);
+    repo::init_main(root, "example with a glob");
+    let base = repo::commit_baseline(root, "its baseline");
     git(root, &["checkout", "-qb", "pr"]);
     (dir, base)
 }
@@ -376,27 +262,22 @@ fn renaming_a_regressed_system_under_a_glob_fails_the_gate() {
         root,
         &["commit", "-qam", "worse predictions under a new name"],
     );
-    let run = eval_with_base(root, &base);
-    let out = text(&run);
-    assert_eq!(run.status.code(), Some(1), "{out}");
-    assert!(
-        out.contains("RESDSQL-v2: the baseline has no system `RESDSQL-v2` to compare it with"),
-        "{out}"
+    let run = judged(root, &base, &[]);
+    let out = common::exited(&run, 1);
+    common::assert_contains(
+        &out,
+        &["RESDSQL-v2: the baseline has no system `RESDSQL-v2` to compare it with"],
     );
-    assert!(
-        out.contains("RESDSQL: this baseline system was not measured"),
-        "{out}"
-    );
+    common::assert_contains(&out, &["RESDSQL: this baseline system was not measured"]);
     assert!(!out.contains("not gated"), "{out}");
     edit_config(root, "  metric: ex\n", "  metric: ex\n  against: RESDSQL\n");
     git(
         root,
         &["commit", "-qam", "base: compare every system with RESDSQL"],
     );
-    let against_base = git(root, &["rev-parse", "HEAD"]);
-    let run = eval_with_base(root, &against_base);
-    let out = text(&run);
-    assert_eq!(run.status.code(), Some(1), "{out}");
+    let against_base = repo::head(root);
+    let run = judged(root, &against_base, &[]);
+    let out = common::exited(&run, 1);
     assert!(
         out.contains("RESDSQL-v2: ex on all dropped 18.5 points (94.9 -> 76.4"),
         "the new name is compared with `gate.against`: {out}"
@@ -409,15 +290,11 @@ fn deleting_a_gated_system_under_a_glob_fails_the_gate() {
     let root = dir.path();
     git(root, &["rm", "-q", "predictions/C3.txt"]);
     git(root, &["commit", "-qm", "drop C3"]);
-    let run = eval_with_base(root, &base);
-    let out = text(&run);
-    assert_eq!(run.status.code(), Some(1), "{out}");
-    assert!(
-        out.contains("C3: this baseline system was not measured"),
-        "{out}"
-    );
+    let run = judged(root, &base, &[]);
+    let out = common::exited(&run, 1);
+    common::assert_contains(&out, &["C3: this baseline system was not measured"]);
     let untouched = git(root, &["checkout", "-q", &base]);
     assert!(untouched.is_empty());
-    let honest = eval_with_base(root, &base);
-    assert_eq!(honest.status.code(), Some(0), "{}", text(&honest));
+    let honest = judged(root, &base, &[]);
+    common::assert_exit(&honest, 0);
 }

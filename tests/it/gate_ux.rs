@@ -162,14 +162,11 @@ fn the_report_shows_the_extracted_sql_of_a_changed_item() {
     let (code, _, _) = run(dir.path(), &["eval", "--config", "sqlgate.yml"]);
     assert_eq!(code, Some(1), "items 2, 3 and 4 regressed");
     let report = report_of(dir.path());
-    assert!(
-        report.contains("```sql\nSELECT avg(agee) FROM singer WHERE country = 'France'\n```"),
-        "{report}"
+    common::assert_contains(
+        &report,
+        &["```sql\nSELECT avg(agee) FROM singer WHERE country = 'France'\n```"],
     );
-    assert!(
-        report.contains("(no SQL extracted from the model output)"),
-        "{report}"
-    );
+    common::assert_contains(&report, &["(no SQL extracted from the model output)"]);
     assert!(
         !report.contains("I cannot answer") && !report.contains("The query orders by age"),
         "the report shows extracted SQL, not raw output: {report}"
@@ -182,9 +179,9 @@ fn extract_on_a_format_without_raw_text_names_the_key() {
     fs::write(dir.path().join("preds.sql"), gold(5).join("\n")).unwrap();
     let (code, _, stderr) = run(dir.path(), &["eval", "--config", "sqlgate.yml"]);
     assert_eq!(code, Some(2), "{stderr}");
-    assert!(
-        stderr.contains("`predictions[0].extract: auto`: format `lines` has no raw model output"),
-        "{stderr}"
+    common::assert_contains(
+        &stderr,
+        &["`predictions[0].extract: auto`: format `lines` has no raw model output"],
     );
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
 }
@@ -229,19 +226,10 @@ fn eval_in_actions(
     pr: u64,
     args: &[&str],
 ) -> (Option<i32>, String) {
-    let event = dir.join("event.json");
-    fs::write(
-        &event,
-        serde_json::json!({"pull_request": {"number": pr}}).to_string(),
-    )
-    .unwrap();
-    let mut all = vec!["eval", "--config", "sqlgate.yml"];
-    all.extend_from_slice(args);
-    let output = common::sqlgate_command(&all)
-        .current_dir(dir)
-        .env("GITHUB_ACTIONS", "true")
-        .env("GITHUB_EVENT_PATH", &event)
-        .env("GITHUB_REPOSITORY", "acme/model")
+    let payload = serde_json::json!({"pull_request": {"number": pr}});
+    let event = common::repo::event(dir.join("event.json"), payload);
+    let mut eval = common::eval_command(Path::new("sqlgate.yml"), args);
+    let output = common::repo::in_pull_request_job(eval.current_dir(dir), &event)
         .env("GITHUB_API_URL", &api.url)
         .env("GITHUB_TOKEN", common::github::TOKEN)
         .env("GITHUB_OUTPUT", dir.join("outputs.txt"))
@@ -272,9 +260,9 @@ fn on_failure_posts_only_failing_runs_then_keeps_the_comment_current() {
     let (code, stdout) = eval_in_actions(dir.path(), &api, 1, &[]);
     assert_eq!(code, Some(0), "{stdout}");
     assert!(api.comments(1).is_empty(), "a passing run posts nothing");
-    assert!(
-        stdout.contains("PR comment not posted (the comment policy posts none"),
-        "{stdout}"
+    common::assert_contains(
+        &stdout,
+        &["PR comment not posted (the comment policy posts none"],
     );
     assert_eq!(output(dir.path(), "passed"), "true");
     let summary = fs::read_to_string(dir.path().join("summary.md")).unwrap();
@@ -385,11 +373,8 @@ fn a_stale_baseline_warns_or_fails_as_configured() {
     let (code, stdout) = eval_in_actions(dir.path(), &api, 8, &never);
     assert_eq!(code, Some(0), "{stdout}");
     let report = report_of(dir.path());
-    assert!(
-        report.contains("- baseline: commit 0123456789ab, made "),
-        "{report}"
-    );
-    assert!(report.contains("(0.0 days ago)"), "{report}");
+    common::assert_contains(&report, &["- baseline: commit 0123456789ab, made "]);
+    common::assert_contains(&report, &["(0.0 days ago)"]);
     assert!(!report.contains("older than"), "{report}");
     assert_eq!(baseline_outputs(dir.path()), (commit.clone(), "0.0".into()));
 
@@ -397,11 +382,8 @@ fn a_stale_baseline_warns_or_fails_as_configured() {
     let (code, _) = eval_in_actions(dir.path(), &api, 8, &never);
     assert_eq!(code, Some(0), "`warn` passes");
     let report = report_of(dir.path());
-    assert!(report.contains("(40.0 days ago)"), "{report}");
-    assert!(
-        report.contains("- warning: the baseline is 40.0 days old, older than `gate.max_baseline_age_days` (30)"),
-        "{report}"
-    );
+    common::assert_contains(&report, &["(40.0 days ago)"]);
+    common::assert_contains(&report, &["- warning: the baseline is 40.0 days old, older than `gate.max_baseline_age_days` (30)"]);
     assert_eq!(
         baseline_outputs(dir.path()),
         (commit.clone(), "40.0".into())
@@ -418,9 +400,9 @@ fn a_stale_baseline_warns_or_fails_as_configured() {
     let (code, stdout) = eval_in_actions(dir.path(), &api, 8, &never);
     assert_eq!(code, Some(1), "{stdout}");
     let report = report_of(dir.path());
-    assert!(
-        report.contains("## ❌ sqlgate failed: the baseline is 40.0 days old"),
-        "{report}"
+    common::assert_contains(
+        &report,
+        &["## ❌ sqlgate failed: the baseline is 40.0 days old"],
     );
     assert_eq!(output(dir.path(), "passed"), "false");
     assert_eq!(
@@ -436,7 +418,7 @@ fn a_stale_baseline_warns_or_fails_as_configured() {
         "an unknown age fails closed under `action: fail`"
     );
     let report = report_of(dir.path());
-    assert!(report.contains("of unknown age"), "{report}");
+    common::assert_contains(&report, &["of unknown age"]);
     assert_eq!(baseline_outputs(dir.path()), (commit, String::new()));
 }
 
@@ -450,7 +432,7 @@ fn baseline_outputs_are_written_on_every_exit_once_a_baseline_is_read() {
     let (code, stdout) = eval_in_actions(dir.path(), &api, 9, &never);
     assert_eq!(code, Some(0), "{stdout}");
     let outputs = fs::read_to_string(dir.path().join("outputs.txt")).unwrap();
-    assert!(outputs.contains("passed=true"), "{outputs}");
+    common::assert_contains(&outputs, &["passed=true"]);
     assert!(!outputs.contains("baseline-"), "{outputs}");
 
     // A gate that fails on a regression (exit 1) names its baseline.

@@ -6,6 +6,7 @@
 
 use crate::common;
 
+use common::github::{body_of, comment_json, respond, serve, user_json};
 use common::openai::{Reply, Server};
 use common::sqlgate_command;
 use serde_json::{json, Value};
@@ -27,26 +28,6 @@ struct FakeGitHub {
     /// The login `GET /user` answers with; `None` refuses it with a 403, as GitHub does for an
     /// installation token (the Actions `GITHUB_TOKEN`).
     user: Option<String>,
-}
-
-fn user_json(login: &str) -> Value {
-    let url = "http://127.0.0.1/x";
-    json!({
-        "login": login, "id": 1, "node_id": "u", "avatar_url": url, "gravatar_id": "", "url": url,
-        "html_url": url, "followers_url": url, "following_url": url, "gists_url": url,
-        "starred_url": url, "subscriptions_url": url, "organizations_url": url, "repos_url": url,
-        "events_url": url, "received_events_url": url,
-        "type": if login.ends_with("[bot]") { "Bot" } else { "User" }, "site_admin": false
-    })
-}
-
-fn comment_json(id: u64, body: &str, author: &str) -> Value {
-    let url = "http://127.0.0.1/x";
-    json!({
-        "id": id, "node_id": "n", "url": url, "html_url": url, "issue_url": url, "body": body,
-        "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
-        "user": user_json(author)
-    })
 }
 
 fn handle(state: &Mutex<FakeGitHub>, mut request: tiny_http::Request) {
@@ -73,7 +54,7 @@ fn handle(state: &Mutex<FakeGitHub>, mut request: tiny_http::Request) {
         ),
         _ if !authorized => (401, json!({"message": "Bad credentials"})),
         ("GET", "/user") => match &state.user {
-            Some(login) => (200, user_json(login)),
+            Some(login) => (200, user_json(login, 1)),
             None => (
                 403,
                 json!({"message": "Resource not accessible by integration"}),
@@ -85,26 +66,20 @@ fn handle(state: &Mutex<FakeGitHub>, mut request: tiny_http::Request) {
                 state
                     .comments
                     .iter()
-                    .map(|(id, b, author)| comment_json(*id, b, author))
+                    .map(|(id, b, author)| comment_json(*id, b, user_json(author, 1)))
                     .collect(),
             ),
         ),
         ("POST", "/repos/acme/model/issues/7/comments") => {
-            let text = serde_json::from_str::<Value>(&body).unwrap()["body"]
-                .as_str()
-                .unwrap()
-                .to_string();
+            let text = body_of(&body);
             let id = 100 + state.comments.len() as u64;
             let author = state.user.clone().unwrap_or(ACTIONS_BOT.into());
             state.comments.push((id, text.clone(), author.clone()));
-            (201, comment_json(id, &text, &author))
+            (201, comment_json(id, &text, user_json(&author, 1)))
         }
         ("PATCH", p) if p.starts_with("/repos/acme/model/issues/comments/") => {
             let id: u64 = p.rsplit('/').next().unwrap().parse().unwrap();
-            let text = serde_json::from_str::<Value>(&body).unwrap()["body"]
-                .as_str()
-                .unwrap()
-                .to_string();
+            let text = body_of(&body);
             let slot = state
                 .comments
                 .iter_mut()
@@ -112,29 +87,16 @@ fn handle(state: &Mutex<FakeGitHub>, mut request: tiny_http::Request) {
                 .unwrap();
             slot.1 = text.clone();
             let author = slot.2.clone();
-            (200, comment_json(id, &text, &author))
+            (200, comment_json(id, &text, user_json(&author, 1)))
         }
         _ => (404, json!({"message": "Not Found"})),
     };
-    let header = tiny_http::Header::from_bytes("Content-Type", "application/json").unwrap();
-    let response = tiny_http::Response::from_string(reply.to_string())
-        .with_status_code(status)
-        .with_header(header);
-    let _ = request.respond(response);
+    respond(request, status, &reply);
 }
 
 /// Serves on an ephemeral loopback port until `stop` is set (bounded by the test's lifetime).
 fn start_server(state: Arc<Mutex<FakeGitHub>>, stop: Arc<AtomicBool>) -> String {
-    let server = tiny_http::Server::http("127.0.0.1:0").unwrap();
-    let address = format!("http://{}", server.server_addr().to_ip().unwrap());
-    std::thread::spawn(move || {
-        while !stop.load(Ordering::Relaxed) {
-            if let Ok(Some(request)) = server.recv_timeout(Duration::from_millis(50)) {
-                handle(&state, request);
-            }
-        }
-    });
-    address
+    serve(stop, move |request| handle(&state, request))
 }
 
 fn example() -> std::path::PathBuf {
@@ -143,21 +105,9 @@ fn example() -> std::path::PathBuf {
 
 fn write_config(dir: &Path, predictions: &str) -> std::path::PathBuf {
     let ex = example();
-    let config = dir.join(format!("{}.yml", predictions.replace(['/', '.'], "_")));
-    std::fs::write(
-        &config,
-        format!(
-            "dataset: {{ gold: {ex}/dev_gold.sql, tables: {ex}/tables.json, databases: {ex}/database }}\n\
-             predictions: [{{ name: model, path: {ex}/{predictions} }}]\n\
-             metrics: [ex, esm]\n\
-             baseline: {{ path: {dir}/baseline.json }}\n\
-             report: {{ output: {dir}/report.md }}\n",
-            ex = ex.display(),
-            dir = dir.display()
-        ),
-    )
-    .unwrap();
-    config
+    let name = predictions.replace(['/', '.'], "_");
+    let entry = format!("{{ name: model, path: {}/{predictions} }}", ex.display());
+    common::config::example_gate(dir, &name, &ex.join("dev_gold.sql"), &entry, "ex, esm")
 }
 
 #[test]
@@ -176,30 +126,19 @@ fn comment_is_created_then_updated_and_never_posted_without_token() {
     ])
     .output()
     .unwrap();
-    assert!(
-        update.status.success(),
-        "{}",
-        String::from_utf8_lossy(&update.stderr)
-    );
+    common::assert_exit(&update, 0);
     let config = write_config(dir, "predictions/RESDSQL.txt");
-    let event = dir.join("event.json");
-    std::fs::write(&event, json!({"pull_request": {"number": 7}}).to_string()).unwrap();
+    let event = common::repo::event(
+        dir.join("event.json"),
+        json!({"pull_request": {"number": 7}}),
+    );
     let (outputs, summary) = (dir.join("outputs.txt"), dir.join("summary.md"));
     let junit = dir.join("junit.xml");
 
     let run = |token: Option<&str>| {
-        let mut command = sqlgate_command(&[
-            "eval",
-            "--config",
-            config.to_str().unwrap(),
-            "--junit",
-            junit.to_str().unwrap(),
-        ]);
-        command
-            .env("GITHUB_ACTIONS", "true")
+        let mut command = common::eval_command(&config, &["--junit", common::arg(&junit)]);
+        common::repo::in_pull_request_job(&mut command, &event)
             .env("GITHUB_WORKSPACE", example())
-            .env("GITHUB_EVENT_PATH", &event)
-            .env("GITHUB_REPOSITORY", "acme/model")
             .env("GITHUB_API_URL", &api)
             .env("GITHUB_OUTPUT", &outputs)
             .env("GITHUB_STEP_SUMMARY", &summary);
@@ -216,10 +155,10 @@ fn comment_is_created_then_updated_and_never_posted_without_token() {
     };
 
     let first = run(Some("t0ken"));
-    assert!(first.contains("created PR comment 100"), "{first}");
+    common::assert_contains(&first, &["created PR comment 100"]);
     assert_regressions_are_annotated(&first, dir);
     let second = run(Some("t0ken"));
-    assert!(second.contains("updated PR comment 100"), "{second}");
+    common::assert_contains(&second, &["updated PR comment 100"]);
     {
         let state = state.lock().unwrap();
         assert_eq!(state.comments.len(), 1, "one sticky comment");
@@ -241,7 +180,7 @@ fn comment_is_created_then_updated_and_never_posted_without_token() {
     std::fs::remove_file(dir.join("report.md")).unwrap();
     let requests_before = state.lock().unwrap().requests.len();
     let third = run(None);
-    assert!(third.contains("PR comment not posted (no token"), "{third}");
+    common::assert_contains(&third, &["PR comment not posted (no token"]);
     assert!(
         third.contains("<!-- sqlgate:"),
         "the comment is printed instead"
@@ -290,8 +229,10 @@ fn a_planted_token_never_appears_in_any_output() {
         delay: Duration::ZERO,
     });
     let ex = example();
-    let event = dir.join("event.json");
-    std::fs::write(&event, json!({"pull_request": {"number": 7}}).to_string()).unwrap();
+    let event = common::repo::event(
+        dir.join("event.json"),
+        json!({"pull_request": {"number": 7}}),
+    );
     let gold = json!([
         {"db_id": "concert_singer", "question": "How many singers are there?", "query": "SELECT count(*) FROM singer"},
         {"db_id": "concert_singer", "question": "List the singer names.", "query": "SELECT name FROM singer"},
@@ -322,25 +263,21 @@ fn a_planted_token_never_appears_in_any_output() {
     };
     let (outputs, summary) = (dir.join("outputs.txt"), dir.join("step-summary.md"));
     let run = |config: &Path| {
-        sqlgate_command(&[
-            "eval",
-            "--config",
-            config.to_str().unwrap(),
+        let (items, summary_json) = (dir.join("items.jsonl"), dir.join("summary.json"));
+        let args = [
             "--jsonl",
-            dir.join("items.jsonl").to_str().unwrap(),
+            common::arg(&items),
             "--summary",
-            dir.join("summary.json").to_str().unwrap(),
-        ])
-        .env("GITHUB_ACTIONS", "true")
-        .env("GITHUB_EVENT_PATH", &event)
-        .env("GITHUB_REPOSITORY", "acme/model")
-        .env("GITHUB_API_URL", &api)
-        .env("GITHUB_OUTPUT", &outputs)
-        .env("GITHUB_STEP_SUMMARY", &summary)
-        .env("SQLGATE_GITHUB_TOKEN", PLANTED)
-        .env("JUDGE_API_KEY", "judge-key-0123456789")
-        .output()
-        .unwrap()
+            common::arg(&summary_json),
+        ];
+        common::repo::in_pull_request_job(&mut common::eval_command(config, &args), &event)
+            .env("GITHUB_API_URL", &api)
+            .env("GITHUB_OUTPUT", &outputs)
+            .env("GITHUB_STEP_SUMMARY", &summary)
+            .env("SQLGATE_GITHUB_TOKEN", PLANTED)
+            .env("JUDGE_API_KEY", "judge-key-0123456789")
+            .output()
+            .unwrap()
     };
     let assert_clean = |what: &str, text: &str| {
         assert!(!text.contains(PLANTED), "the token is in {what}: {text}");
@@ -355,9 +292,9 @@ fn a_planted_token_never_appears_in_any_output() {
     };
 
     let refused = run(&write("SQLGATE_GITHUB_TOKEN"));
-    assert_eq!(refused.status.code(), Some(2));
+    common::assert_exit(&refused, 2);
     let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert!(stderr.contains("`judge.api_key_env`"), "{stderr}");
+    common::assert_contains(&stderr, &["`judge.api_key_env`"]);
     assert_clean("stderr", &stderr);
     assert_eq!(judge.count(), 0, "nothing was sent to the judge");
     for name in [
@@ -381,7 +318,7 @@ fn a_planted_token_never_appears_in_any_output() {
     state.lock().unwrap().echo_refusal = true;
     let refused = run(&config);
     let stdout = String::from_utf8_lossy(&refused.stdout);
-    assert!(stdout.contains("the GitHub API refused: 403"), "{stdout}");
+    common::assert_contains(&stdout, &["the GitHub API refused: 403"]);
     assert!(stdout.len() < 200_000);
     stop.store(true, Ordering::Relaxed);
 
@@ -417,15 +354,15 @@ fn a_planted_token_never_appears_in_any_output() {
 fn assert_regressions_are_annotated(stdout: &str, dir: &Path) {
     let summary_path = dir.join("check-summary.json");
     let config = dir.join("predictions_RESDSQL_txt.yml");
-    let output = sqlgate_command(&[
-        "eval",
-        "--config",
-        config.to_str().unwrap(),
-        "--summary",
-        summary_path.to_str().unwrap(),
-        "--comment",
-        "never",
-    ])
+    let output = common::eval_command(
+        &config,
+        &[
+            "--summary",
+            common::arg(&summary_path),
+            "--comment",
+            "never",
+        ],
+    )
     .output()
     .unwrap();
     assert!(matches!(output.status.code(), Some(0 | 1)));
@@ -506,18 +443,18 @@ fn only_comments_of_the_tokens_own_identity_are_updated() {
         String::from_utf8_lossy(&output.stdout).into_owned()
     };
     let first = run(None);
-    assert!(first.contains("created PR comment 105"), "{first}");
+    common::assert_contains(&first, &["created PR comment 105"]);
     let second = run(None);
-    assert!(second.contains("updated PR comment 105"), "{second}");
+    common::assert_contains(&second, &["updated PR comment 105"]);
     state.lock().unwrap().user = Some("sqlgate-user".into());
     let personal = run(Some("my-app[bot]"));
-    assert!(personal.contains("updated PR comment 4"), "{personal}");
+    common::assert_contains(&personal, &["updated PR comment 4"]);
     state.lock().unwrap().user = None;
     let app = run(Some("my-app[bot]"));
-    assert!(app.contains("updated PR comment 5"), "{app}");
+    common::assert_contains(&app, &["updated PR comment 5"]);
     // The input `comment-author` left empty (its default) is no author: github-actions[bot].
     let unset = run(Some(""));
-    assert!(unset.contains("updated PR comment 105"), "{unset}");
+    common::assert_contains(&unset, &["updated PR comment 105"]);
     stop.store(true, Ordering::Relaxed);
     let state = state.lock().unwrap();
     for (id, author) in &planted[..3] {
@@ -548,15 +485,9 @@ fn only_comments_of_the_tokens_own_identity_are_updated() {
 /// (empty by default: no author, as above).
 #[test]
 fn action_yml_hands_the_comment_author_input_to_the_gate() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("action.yml");
-    let action: Value = serde_norway::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let action = common::action_yml();
     assert_eq!(action["inputs"]["comment-author"]["default"], "");
-    let gate = action["runs"]["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|step| step["id"] == "gate")
-        .unwrap();
+    let gate = common::action_step(&action, "gate");
     assert_eq!(
         gate["env"]["SQLGATE_COMMENT_AUTHOR"],
         "${{ inputs.comment-author }}"

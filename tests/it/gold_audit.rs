@@ -6,20 +6,17 @@
 //! pull request that regresses an item whose gold ties at its LIMIT cut says so.
 
 use crate::common;
+use common::text;
 
 use common::git;
-use std::path::{Path, PathBuf};
-use std::process::Output;
+use common::repo::{self, judged, sqlgate_in};
+use std::path::Path;
 
 /// A copy of the example (with its baseline), its config reading `overrides.jsonl` (empty), in
 /// a git repository.
 fn example() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = repo::example(true);
     let root = dir.path();
-    common::copy_tree(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini"),
-        root,
-    );
     let config = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
     std::fs::write(
         root.join("sqlgate.yml"),
@@ -27,42 +24,28 @@ fn example() -> tempfile::TempDir {
     )
     .unwrap();
     std::fs::write(root.join("overrides.jsonl"), "").unwrap();
-    git(root, &["init", "-q", "-b", "main"]);
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-qm", "example"]);
+    repo::init_main(root, "example");
     dir
 }
 
-fn sqlgate(dir: &Path, args: &[&str]) -> Output {
-    let mut command = common::sqlgate_command(args);
-    command.current_dir(dir).env_remove("GITHUB_SHA");
-    command.output().unwrap()
-}
-
-fn text(output: &Output) -> String {
-    format!(
-        "exit {:?}\n{}\n{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
+/// An item whose gold the audit finds tied at its LIMIT cut (`limit-tie`) and C3 gets right.
+fn tied_match(root: &Path) -> usize {
+    let findings = audit(root);
+    let outcomes = ex_outcomes(root, "C3", None);
+    findings
+        .iter()
+        .find(|(i, kind)| kind == "limit-tie" && outcomes[*i] == "match")
+        .map(|(i, _)| *i)
+        .expect("the example has a gold tied at its LIMIT cut that C3 gets right")
 }
 
 /// Per-item EX outcomes of `system` from an eval's `--jsonl` (`trusted_base`: the PR's base).
 fn ex_outcomes(root: &Path, system: &str, trusted_base: Option<&str>) -> Vec<String> {
-    let mut args = vec![
-        "eval",
-        "--config",
-        "sqlgate.yml",
-        "--comment",
-        "never",
-        "--jsonl",
-        "items.jsonl",
-    ];
+    let mut args = [&repo::EVAL[..], &["--jsonl", "items.jsonl"]].concat();
     if let Some(base) = trusted_base {
         args.extend(["--trusted-base", base]);
     }
-    let output = sqlgate(root, &args);
+    let output = sqlgate_in(root, &args, &[]);
     assert!(
         output.status.code().is_some_and(|c| c <= 1),
         "{}",
@@ -116,21 +99,12 @@ fn an_alternative_gold_turns_a_matching_prediction_right() {
     assert_eq!(ex_outcomes(root, "C3", None)[index], "skipped");
 }
 
-/// Makes and commits the baseline on the current branch; the commit (a pull request's base).
-fn commit_baseline(root: &Path) -> String {
-    let made = sqlgate(root, &["baseline", "update", "--config", "sqlgate.yml"]);
-    assert!(made.status.success(), "{}", text(&made));
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-qm", "baseline"]);
-    git(root, &["rev-parse", "HEAD"])
-}
-
 #[test]
 fn a_pull_request_cannot_bring_its_own_overrides() {
     let dir = example();
     let root = dir.path();
     let (index, sql) = first_wrong(root);
-    let base = commit_baseline(root);
+    let base = repo::commit_baseline(root, "baseline");
     git(root, &["checkout", "-qb", "pr"]);
     std::fs::write(root.join("overrides.jsonl"), alternative(index, &sql)).unwrap();
     git(root, &["commit", "-qam", "my prediction is a gold too"]);
@@ -150,20 +124,11 @@ fn an_override_naming_an_item_the_dataset_lacks_is_an_input_error() {
     let lines = alternative(0, "SELECT 1")
         + &serde_json::json!({"index": 100000, "exclude": true, "reason": "x"}).to_string();
     std::fs::write(root.join("overrides.jsonl"), lines).unwrap();
-    let output = sqlgate(
-        root,
-        &["eval", "--config", "sqlgate.yml", "--comment", "never"],
-    );
+    let output = sqlgate_in(root, &repo::EVAL, &[]);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
-    assert!(
-        stderr.contains("overrides.jsonl") && stderr.contains("line 2"),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("item 100000 is not in the dataset"),
-        "{stderr}"
-    );
+    common::assert_exit(&output, 2);
+    common::assert_contains(&stderr, &["overrides.jsonl", "line 2"]);
+    common::assert_contains(&stderr, &["item 100000 is not in the dataset"]);
 }
 
 /// Runs `sqlgate audit --jsonl audit.jsonl --report audit.md` (`trusted_base`: the pull
@@ -181,10 +146,10 @@ fn audit_run(root: &Path, trusted_base: Option<&str>) -> (String, String, String
     if let Some(base) = trusted_base {
         args.extend(["--trusted-base", base]);
     }
-    let output = sqlgate(root, &args);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let output = sqlgate_in(root, &args, &[]);
+    common::assert_exit(&output, 0);
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(stdout.contains("gold audit: "), "{stdout}");
+    common::assert_contains(&stdout, &["gold audit: "]);
     let read = |name: &str| std::fs::read_to_string(root.join(name)).unwrap();
     (stdout, read("audit.jsonl"), read("audit.md"))
 }
@@ -210,42 +175,12 @@ fn audit(root: &Path) -> Vec<(usize, String)> {
 fn the_comment_of_a_pull_request_regressing_a_tied_gold_says_so() {
     let dir = example();
     let root = dir.path();
-    let findings = audit(root);
-    let outcomes = ex_outcomes(root, "C3", None);
-    let index = findings
-        .iter()
-        .find(|(i, kind)| kind == "limit-tie" && outcomes[*i] == "match")
-        .map(|(i, _)| *i)
-        .expect("the example has a gold tied at its LIMIT cut that C3 gets right");
-    let base = commit_baseline(root);
+    let index = tied_match(root);
+    let base = repo::commit_baseline(root, "baseline");
     git(root, &["checkout", "-qb", "pr"]);
-    let path: PathBuf = root.join("predictions/C3.txt");
-    let lines: Vec<String> = std::fs::read_to_string(&path)
-        .unwrap()
-        .lines()
-        .enumerate()
-        .map(|(i, l)| {
-            if i == index {
-                "SELECT 'wrong'".into()
-            } else {
-                l.to_string()
-            }
-        })
-        .collect();
-    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    common::break_prediction(root, "C3", index);
     git(root, &["commit", "-qam", "one item worse"]);
-    let output = sqlgate(
-        root,
-        &[
-            "eval",
-            "--config",
-            "sqlgate.yml",
-            "--comment",
-            "never",
-            "--trusted-base",
-            &base,
-        ],
-    );
+    let output = judged(root, &base, &[]);
     assert!(
         output.status.code().is_some_and(|c| c <= 1),
         "{}",
@@ -255,14 +190,14 @@ fn the_comment_of_a_pull_request_regressing_a_tied_gold_says_so() {
     let expected = format!(
         "- item {index} regressed, but its gold is flagged `limit-tie` by the gold audit: on "
     );
-    assert!(report.contains(&expected), "{report}");
+    common::assert_contains(&report, &[&expected]);
 }
 
 #[test]
 fn a_pull_requests_own_overrides_do_not_change_its_audit() {
     let dir = example();
     let root = dir.path();
-    let base = git(root, &["rev-parse", "HEAD"]);
+    let base = repo::head(root);
     let (_, base_jsonl, base_report) = audit_run(root, Some(&base));
     assert!(
         !base_report.contains("Reviewed gold overrides"),
@@ -281,78 +216,43 @@ fn a_pull_requests_own_overrides_do_not_change_its_audit() {
         jsonl.starts_with("{\"index\":0,\"db_id\":\"concert_singer\",\"kind\":\"gold-error\""),
         "{jsonl}"
     );
-    assert!(
-        report.contains("### Reviewed gold overrides")
-            && report.contains("| 0 | replaced | my gold now |"),
-        "{report}"
+    common::assert_contains(
+        &report,
+        &[
+            "### Reviewed gold overrides",
+            "| 0 | replaced | my gold now |",
+        ],
     );
     // ...read from the base commit, it does not, and the audit says it was not used.
     let (stdout, jsonl, report) = audit_run(root, Some(&base));
     assert_eq!(jsonl, base_jsonl);
     assert_eq!(report, base_report);
-    assert!(
-        stdout.contains("note: this pull request changes the gold overrides")
-            && stdout.contains("trusted inputs (config, gold overrides) read from the base"),
-        "{stdout}"
+    common::assert_contains(
+        &stdout,
+        &[
+            "note: this pull request changes the gold overrides",
+            "trusted inputs (config, gold overrides) read from the base",
+        ],
     );
-}
-
-/// Replaces C3's prediction of item `index` with a wrong one.
-fn break_prediction(root: &Path, index: usize) {
-    let path: PathBuf = root.join("predictions/C3.txt");
-    let lines: Vec<String> = std::fs::read_to_string(&path)
-        .unwrap()
-        .lines()
-        .enumerate()
-        .map(|(i, l)| {
-            if i == index {
-                "SELECT 'wrong'".into()
-            } else {
-                l.to_string()
-            }
-        })
-        .collect();
-    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
 }
 
 #[test]
 fn overrides_are_listed_in_the_summary_and_an_excluded_item_never_regresses() {
     let dir = example();
     let root = dir.path();
-    let findings = audit(root);
-    let outcomes = ex_outcomes(root, "C3", None);
-    let tied = findings
-        .iter()
-        .find(|(i, kind)| kind == "limit-tie" && outcomes[*i] == "match")
-        .map(|(i, _)| *i)
-        .expect("the example has a gold tied at its LIMIT cut that C3 gets right");
+    let tied = tied_match(root);
     let (wrong, sql) = first_wrong(root);
-    commit_baseline(root);
+    repo::commit_baseline(root, "baseline");
     // The base reviews two golds after its baseline was made: one excluded, one given an
     // alternative.
     let excluded = serde_json::json!({"index": tied, "exclude": true, "reason": "tied at the cut"});
     let lines = [excluded.to_string(), alternative(wrong, &sql)];
     std::fs::write(root.join("overrides.jsonl"), lines.join("\n")).unwrap();
-    git(root, &["commit", "-qam", "reviewed golds"]);
-    let base = git(root, &["rev-parse", "HEAD"]);
-    git(root, &["checkout", "-qb", "pr"]);
-    break_prediction(root, tied);
+    let base = repo::commit_base(root, "reviewed golds", "pr");
+    common::break_prediction(root, "C3", tied);
     git(root, &["commit", "-qam", "the excluded item worse"]);
-    let output = sqlgate(
-        root,
-        &[
-            "eval",
-            "--config",
-            "sqlgate.yml",
-            "--comment",
-            "never",
-            "--trusted-base",
-            &base,
-            "--summary",
-            "summary.json",
-        ],
-    );
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let output = judged(root, &base, &["--summary", "summary.json"]);
+    common::assert_exit(&output, 0);
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(root.join("summary.json")).unwrap()).unwrap();
     let db_id = |index: usize| {
@@ -380,8 +280,8 @@ fn overrides_are_listed_in_the_summary_and_an_excluded_item_never_regresses() {
         !report.contains(&format!("item {tied} regressed")),
         "{report}"
     );
-    assert!(
-        report.contains(&format!("| {tied} | excluded | tied at the cut |")),
-        "{report}"
+    common::assert_contains(
+        &report,
+        &[&format!("| {tied} | excluded | tied at the cut |")],
     );
 }

@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use common::{read_jsonl, sqlgate};
+use common::read_jsonl;
 use std::path::{Path, PathBuf};
 
 /// Counts to 10^9: far beyond the test's 300 ms limit.
@@ -52,17 +52,17 @@ fn eval(config: &Path) -> Run {
         dir.join("summary.json"),
         dir.join("report.md"),
     );
-    let output = sqlgate(&[
-        "eval",
-        "--config",
-        config.to_str().unwrap(),
-        "--jsonl",
-        jsonl.to_str().unwrap(),
-        "--summary",
-        summary.to_str().unwrap(),
-        "--report",
-        report.to_str().unwrap(),
-    ]);
+    let output = common::eval(
+        config,
+        &[
+            "--jsonl",
+            common::arg(&jsonl),
+            "--summary",
+            common::arg(&summary),
+            "--report",
+            common::arg(&report),
+        ],
+    );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     Run {

@@ -8,7 +8,7 @@
 
 use crate::common;
 
-use common::{read_jsonl, shared_spider, snapshot, sqlgate};
+use common::{read_jsonl, shared_spider, snapshot};
 use std::fs;
 
 const GOLD: &str = "SELECT count(*) FROM singer";
@@ -98,13 +98,10 @@ fn run_hostile(compare: &str, two_statements: &str) {
     let databases_before = snapshot(&databases);
 
     let jsonl = work.path().join("out.jsonl");
-    let output = sqlgate(&[
-        "eval",
-        "--config",
-        work.path().join("sqlgate.yml").to_str().unwrap(),
-        "--jsonl",
-        jsonl.to_str().unwrap(),
-    ]);
+    let output = common::eval(
+        &work.path().join("sqlgate.yml"),
+        &["--jsonl", common::arg(&jsonl)],
+    );
     assert!(
         matches!(output.status.code(), Some(0 | 1)),
         "run failed under {compare}: {}",

@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use common::{read_jsonl, snapshot, sqlgate_command};
+use common::{read_jsonl, snapshot};
 use rusqlite::Connection;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -137,13 +137,7 @@ fn hostile_databases_finish_within_limits_and_bounded_memory() {
     .unwrap();
     let before = snapshot(&databases);
     let jsonl = work.path().join("items.jsonl");
-    let mut command = sqlgate_command(&[
-        "eval",
-        "--config",
-        config.to_str().unwrap(),
-        "--jsonl",
-        jsonl.to_str().unwrap(),
-    ]);
+    let mut command = common::eval_command(&config, &["--jsonl", common::arg(&jsonl)]);
     command.env_remove("SQLGATE_WORKSPACE");
     let (output, peak_kib, elapsed) = run_measured(command);
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -212,16 +206,13 @@ fn a_database_with_a_wal_beside_it_is_refused() {
          predictions: [{ path: pred.txt }]\nmetrics: [ex, esm_plus]\n",
     )
     .unwrap();
-    let output = sqlgate_command(&["eval", "--config", config.to_str().unwrap()])
+    let output = common::eval_command(&config, &[])
         .env_remove("SQLGATE_WORKSPACE")
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("database `walled`") && stderr.contains("-wal"),
-        "{stderr}"
-    );
+    common::assert_contains(&stderr, &["database `walled`", "-wal"]);
     assert!(
         !path.with_extension("sqlite-shm").exists(),
         "no -shm was created"

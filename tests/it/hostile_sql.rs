@@ -7,7 +7,7 @@
 
 use crate::common;
 
-use common::{read_jsonl, shared_spider, sqlgate_command};
+use common::{read_jsonl, shared_spider};
 use rusqlite::types::Value;
 use rusqlite::Connection;
 use sqlgate::engine::exec::{ExecError, Executor, Limits};
@@ -125,13 +125,7 @@ fn the_hostile_corpus_ends_in_time_with_bounded_memory_through_the_binary() {
     )
     .unwrap();
     let jsonl = work.path().join("items.jsonl");
-    let mut command = sqlgate_command(&[
-        "eval",
-        "--config",
-        config.to_str().unwrap(),
-        "--jsonl",
-        jsonl.to_str().unwrap(),
-    ]);
+    let mut command = common::eval_command(&config, &["--jsonl", common::arg(&jsonl)]);
     command.env_remove("SQLGATE_WORKSPACE");
     let started = Instant::now();
     let output = command.output().unwrap();

@@ -9,6 +9,8 @@
 //! - `install: url` runs only a file whose SHA-256 matches, served by a local HTTP server;
 //! - `install: release` without a pinned release names the other two.
 
+use crate::common;
+use common::text;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -87,10 +89,6 @@ fn install(dir: &Path, env: &[(&str, &str)]) -> (Output, String) {
     (output, std::fs::read_to_string(outputs).unwrap_or_default())
 }
 
-fn text(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr)
-}
-
 fn sha256(path: &Path) -> String {
     let output = Command::new("sha256sum").arg(path).output().unwrap();
     String::from_utf8_lossy(&output.stdout)[..64].to_string()
@@ -110,7 +108,7 @@ fn install_source_builds_the_actions_checkout_and_reuses_a_cached_build() {
         ("CARGO_TARGET_DIR", target.to_str().unwrap()),
     ];
     let (built, outputs) = install(dir, &env);
-    assert!(built.status.success(), "{}", text(&built));
+    common::assert_exit(&built, 0);
     assert!(
         text(&built).contains(&format!("Finished `{}` profile", test_profile())),
         "cargo built: {}",
@@ -143,7 +141,7 @@ fn install_source_builds_the_actions_checkout_and_reuses_a_cached_build() {
         ("CARGO_TARGET_DIR", "/nonexistent/unwritable"),
     ];
     let (reused, outputs) = install(dir, &cached);
-    assert!(reused.status.success(), "{}", text(&reused));
+    common::assert_exit(&reused, 0);
     assert!(text(&reused).contains("(cache hit): not rebuilt"));
     assert!(outputs.starts_with(&format!("path={}\n", binary.display())));
 }
@@ -156,7 +154,7 @@ fn resolved(edges: &str) -> BTreeSet<String> {
         .args(["-e", edges, "-f", "{p} {f}"])
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", text(&output));
+    common::assert_exit(&output, 0);
     String::from_utf8_lossy(&output.stdout)
         .lines()
         .map(|line| line.trim_end_matches(" (*)").to_string())
@@ -194,7 +192,7 @@ fn source_key(path: &Path, action_ref: &str) -> (String, String) {
         .env("GITHUB_OUTPUT", &outputs)
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", text(&output));
+    common::assert_exit(&output, 0);
     let written = std::fs::read_to_string(outputs).unwrap();
     let value = |name: &str| {
         written
@@ -320,7 +318,7 @@ fn install_url_runs_only_the_file_whose_checksum_matches() {
             ("BINARY_SHA256", &right),
         ],
     );
-    assert!(installed.status.success(), "{}", text(&installed));
+    common::assert_exit(&installed, 0);
     let binary = dir.join(format!("sqlgate-url-{}/sqlgate", &right[..16]));
     assert_eq!(
         outputs,
@@ -342,7 +340,7 @@ fn install_url_runs_only_the_file_whose_checksum_matches() {
             ("BINARY_SHA256", &bare),
         ],
     );
-    assert!(installed.status.success(), "{}", text(&installed));
+    common::assert_exit(&installed, 0);
     assert!(outputs.ends_with(&format!("version={}\n", env!("CARGO_PKG_VERSION"))));
 
     let wrong = "0".repeat(64);
@@ -354,7 +352,7 @@ fn install_url_runs_only_the_file_whose_checksum_matches() {
             ("BINARY_SHA256", &wrong),
         ],
     );
-    assert_eq!(refused.status.code(), Some(2));
+    common::assert_exit(&refused, 2);
     assert!(
         text(&refused).contains(&format!(
             "{url} has SHA-256 {right}, binary-sha256 says {wrong}: refusing to run it"
@@ -378,13 +376,13 @@ fn install_url_runs_only_the_file_whose_checksum_matches() {
             ("BINARY_SHA256", &right),
         ],
     );
-    assert_eq!(missing.status.code(), Some(2));
+    common::assert_exit(&missing, 2);
     assert!(text(&missing).contains(&format!("cannot download {base}/absent.tar.gz")));
     assert_eq!(outputs, "");
     stop.store(true, Ordering::Relaxed);
 
     let (unpinned, _) = install(dir, &[("INSTALL", "url"), ("BINARY_URL", &url)]);
-    assert_eq!(unpinned.status.code(), Some(2));
+    common::assert_exit(&unpinned, 2);
     assert!(text(&unpinned).contains("install: url needs binary-sha256"));
     for remote in [
         "http://example.com/sqlgate",
@@ -398,7 +396,7 @@ fn install_url_runs_only_the_file_whose_checksum_matches() {
                 ("BINARY_SHA256", &right),
             ],
         );
-        assert_eq!(plain.status.code(), Some(2));
+        common::assert_exit(&plain, 2);
         assert!(
             text(&plain).contains("http:// only to the runner itself"),
             "{remote}: {}",
@@ -419,7 +417,7 @@ fn an_unpinned_release_names_the_install_paths_that_work_today() {
             ("SQLGATE_VERSION", "0.1.0"),
         ],
     );
-    assert_eq!(refused.status.code(), Some(2));
+    common::assert_exit(&refused, 2);
     assert!(
         text(&refused).contains("use the input install: source (builds this commit, cached)"),
         "{}",
@@ -427,12 +425,12 @@ fn an_unpinned_release_names_the_install_paths_that_work_today() {
     );
     assert_eq!(outputs, "");
     let (typo, _) = install(work.path(), &[("INSTALL", "sources")]);
-    assert_eq!(typo.status.code(), Some(2));
+    common::assert_exit(&typo, 2);
     let (mac, _) = install(
         work.path(),
         &[("RUNNER_OS", "macOS"), ("RUNNER_ARCH", "ARM64")],
     );
-    assert_eq!(mac.status.code(), Some(2));
+    common::assert_exit(&mac, 2);
     assert!(
         text(&mac).contains(
             "this runner is macOS: use a Linux runner, or the input install: source (builds this \
@@ -481,15 +479,7 @@ fn action_yml_caches_the_source_build_under_the_commit_and_cargo_lock_key() {
 /// workflow that uses the Action builds it from source (README's five-minute page copies them).
 #[test]
 fn every_shipped_workflow_installs_a_way_that_works_before_a_release() {
-    let action: serde_json::Value =
-        serde_norway::from_str(&std::fs::read_to_string(root().join("action.yml")).unwrap())
-            .unwrap();
-    let install = action["runs"]["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|step| step["id"] == "install")
-        .unwrap();
+    let install = common::action_step(&common::action_yml(), "install");
     let pinned = install["env"]["SQLGATE_SHA256_X86_64"] != "";
     let mut uses = 0;
     for entry in std::fs::read_dir(root().join(".github/workflows")).unwrap() {

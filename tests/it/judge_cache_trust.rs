@@ -6,6 +6,8 @@
 //! either. Symlinked cache folders put nothing outside.
 
 use crate::common;
+use common::repo::{self, sqlgate_in};
+use common::text;
 
 use common::git;
 
@@ -21,15 +23,6 @@ use std::sync::Arc;
 const ITEMS: usize = 20;
 const BROKEN: usize = 10;
 const WRONG: &str = "SELECT 'wrong' FROM singer";
-
-fn text(output: &Output) -> String {
-    format!(
-        "exit {:?}\n{}\n{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
 
 fn verdict(correct: bool, category: Option<&str>) -> String {
     let object = json!({"correct": correct, "category": category, "explanation": "scripted"});
@@ -97,43 +90,25 @@ fn repository(server: &Server) -> (tempfile::TempDir, String) {
         server.base_url
     );
     std::fs::write(repo.join("sqlgate.yml"), config).unwrap();
-    git(&repo, &["init", "-q", "-b", "main"]);
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-qm", "dataset and config"]);
-    let made = sqlgate_in(&repo, &["baseline", "update", "--config", "sqlgate.yml"]);
-    assert!(made.status.success(), "{}", text(&made));
+    repo::init_main(&repo, "dataset and config");
+    repo::update_baseline(&repo);
     assert_eq!(server.count(), ITEMS);
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-qm", "baseline and judge cache"]);
-    let base = git(&repo, &["rev-parse", "HEAD"]);
+    repo::commit_all(&repo, "baseline and judge cache");
+    let base = repo::head(&repo);
     git(&repo, &["checkout", "-qb", "pr"]);
     std::fs::write(repo.join("a.jsonl"), predictions(BROKEN)).unwrap();
     git(&repo, &["commit", "-qam", "worse predictions"]);
     (dir, base)
 }
 
-fn sqlgate_in(dir: &Path, args: &[&str]) -> Output {
-    let mut command = common::sqlgate_command(args);
-    command.current_dir(dir).env_remove("GITHUB_SHA");
-    command.output().unwrap()
-}
-
 /// `eval` of the pull request (trusting `base` when given) with its per-item verdicts.
 fn eval(repo: &Path, base: Option<&str>) -> (Output, Vec<Json>) {
     let jsonl = repo.parent().unwrap().join("items.jsonl");
-    let mut args = vec![
-        "eval",
-        "--config",
-        "sqlgate.yml",
-        "--comment",
-        "never",
-        "--jsonl",
-        jsonl.to_str().unwrap(),
-    ];
+    let mut args = [&repo::EVAL[..], &["--jsonl", jsonl.to_str().unwrap()]].concat();
     if let Some(base) = base {
         args.extend(["--trusted-base", base]);
     }
-    let run = sqlgate_in(repo, &args);
+    let run = sqlgate_in(repo, &args, &[]);
     let verdicts = common::read_jsonl(&jsonl)
         .into_iter()
         .map(|l| json!([l["index"], l["metrics"], l["outcome"]]))
@@ -145,7 +120,7 @@ fn eval(repo: &Path, base: Option<&str>) -> (Output, Vec<Json>) {
 fn assert_real_verdicts(run: &Output, verdicts: &[Json]) -> String {
     let out = text(run);
     assert_eq!(run.status.code(), Some(1), "{out}");
-    assert!(out.contains("gate failed: flex 100.0 -> 50.0"), "{out}");
+    common::assert_contains(&out, &["gate failed: flex 100.0 -> 50.0"]);
     let wrong = verdicts.iter().filter(|v| v[1]["flex"] == 0).count();
     assert_eq!(wrong, BROKEN, "{out}");
     out
@@ -172,7 +147,7 @@ fn forged_judge_replies_committed_by_a_pull_request_are_asked_again() {
     // commits the replies.
     lying.store(true, Ordering::SeqCst);
     let (forging, _) = eval(&repo, None);
-    assert_eq!(forging.status.code(), Some(0), "{}", text(&forging));
+    common::assert_exit(&forging, 0);
     lying.store(false, Ordering::SeqCst);
     git(&repo, &["add", "-A"]);
     git(
@@ -210,7 +185,11 @@ fn forged_judge_replies_committed_by_a_pull_request_are_asked_again() {
     git(&repo, &["checkout", "-q", "main"]);
     git(&repo, &["merge", "-q", "pr"]);
     let before = server.count();
-    let update = sqlgate_in(&repo, &["baseline", "update", "--config", "sqlgate.yml"]);
+    let update = sqlgate_in(
+        &repo,
+        &["baseline", "update", "--config", "sqlgate.yml"],
+        &[],
+    );
     let out = text(&update);
     assert!(update.status.success(), "{out}");
     assert_eq!(server.count() - before, BROKEN, "{out}");
@@ -237,8 +216,7 @@ fn symlinked_judge_cache_folders_put_nothing_outside() {
         std::fs::create_dir_all(outside.join(&name)).unwrap();
         symlink(format!("../../../../outside/{name}"), cache.join(&name)).unwrap();
     }
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-qm", "cache folders pointing outside"]);
+    repo::commit_all(&repo, "cache folders pointing outside");
     let before = server.count();
     let (run, verdicts) = eval(&repo, Some(&base));
     let out = assert_real_verdicts(&run, &verdicts);
@@ -251,8 +229,7 @@ fn symlinked_judge_cache_folders_put_nothing_outside() {
     assert!(common::snapshot(&outside).is_empty(), "{out}");
     assert_one_counted_line(&out);
     let (run, _) = eval(&repo, None);
-    let out = text(&run);
-    assert_eq!(run.status.code(), Some(1), "{out}");
+    let out = common::exited(&run, 1);
     assert!(common::snapshot(&outside).is_empty());
     assert_one_counted_line(&out);
 }

@@ -7,42 +7,13 @@
 
 use crate::common;
 
+use common::repo::{self, gated_main, judged, sqlgate_in};
 use common::{break_predictions, git};
 use std::path::Path;
-use std::process::Output;
-
-/// A copy of the bundled example (four Spider databases, two systems), without its baseline.
-fn example_copy() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini");
-    common::copy_tree(&source, dir.path());
-    std::fs::remove_file(dir.path().join("baseline.json")).unwrap();
-    dir
-}
-
-/// `sqlgate ARGS` in `dir`, outside Actions.
-fn sqlgate_in(dir: &Path, args: &[&str]) -> Output {
-    common::sqlgate_command(args)
-        .current_dir(dir)
-        .env_remove("GITHUB_SHA")
-        .output()
-        .unwrap()
-}
 
 /// The pull request in `root` (its working tree) judged against the base commit `base`.
 fn judge(root: &Path, base: &str) -> (Option<i32>, String) {
-    let run = sqlgate_in(
-        root,
-        &[
-            "eval",
-            "--config",
-            "sqlgate.yml",
-            "--comment",
-            "never",
-            "--trusted-base",
-            base,
-        ],
-    );
+    let run = judged(root, base, &[]);
     let report = std::fs::read_to_string(root.join("sqlgate-report.md")).unwrap_or_default();
     let out = format!(
         "exit {:?}\n{}\n{}\n--- report\n{report}",
@@ -52,18 +23,6 @@ fn judge(root: &Path, base: &str) -> (Option<i32>, String) {
     );
     std::fs::remove_file(root.join("sqlgate-report.md")).ok();
     (run.status.code(), out)
-}
-
-/// `main` holding the example, its config and a baseline made on it; returns the base commit.
-fn gated_main(root: &Path) -> String {
-    git(root, &["init", "-q", "-b", "main"]);
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-qm", "example"]);
-    let made = sqlgate_in(root, &["baseline", "update", "--config", "sqlgate.yml"]);
-    assert!(made.status.success(), "{made:?}");
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-qm", "baseline"]);
-    git(root, &["rev-parse", "HEAD"])
 }
 
 /// Rewrites `sqlgate.yml` in `root` with `edit`.
@@ -92,33 +51,29 @@ fn broken_main(root: &Path) -> (String, String) {
     gated_main(root);
     let good = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
     edit_config(root, misspelt);
-    git(
-        root,
-        &["commit", "-qam", "a direct push that breaks the config"],
-    );
-    let base = git(root, &["rev-parse", "HEAD"]);
-    git(root, &["checkout", "-qb", "pr"]);
+    let base = repo::commit_base(root, "a direct push that breaks the config", "pr");
     (base, good)
 }
 
 #[test]
 fn the_pull_request_that_introduces_sqlgate_passes_with_its_scores_and_compares_nothing() {
-    let dir = example_copy();
+    let dir = repo::example(false);
     let root = dir.path();
     git(root, &["init", "-q", "-b", "main"]);
     std::fs::write(root.join("README.md"), "a model repository\n").unwrap();
     git(root, &["add", "README.md"]);
     git(root, &["commit", "-qm", "before sqlgate"]);
-    let base = git(root, &["rev-parse", "HEAD"]);
+    let base = repo::head(root);
     git(root, &["checkout", "-qb", "introduce-sqlgate"]);
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-qm", "gate the model with sqlgate"]);
+    repo::commit_all(root, "gate the model with sqlgate");
     let (code, out) = judge(root, &base);
     assert_eq!(code, Some(0), "{out}");
-    assert!(
-        out.contains("nothing was compared: the base commit")
-            && out.contains("has no sqlgate.yml and no baseline"),
-        "{out}"
+    common::assert_contains(
+        &out,
+        &[
+            "nothing was compared: the base commit",
+            "has no sqlgate.yml and no baseline",
+        ],
     );
     assert!(
         out.contains("C3") && out.contains("RESDSQL") && out.contains("94.9"),
@@ -128,28 +83,30 @@ fn the_pull_request_that_introduces_sqlgate_passes_with_its_scores_and_compares_
 
 #[test]
 fn a_pull_request_that_breaks_the_config_fails_naming_the_file_and_line() {
-    let dir = example_copy();
+    let dir = repo::example(false);
     let root = dir.path();
     let base = gated_main(root);
     git(root, &["checkout", "-qb", "pr"]);
     edit_config(root, misspelt);
     let (code, out) = judge(root, &base);
     assert_eq!(code, Some(2), "{out}");
-    assert!(
-        out.contains("config sqlgate.yml: this pull request's version of the config does not load")
-            && out.contains("unknown field `max_drop_point`")
-            && out.contains("line 18"),
-        "{out}"
+    common::assert_contains(
+        &out,
+        &[
+            "config sqlgate.yml: this pull request's version of the config does not load",
+            "unknown field `max_drop_point`",
+            "line 18",
+        ],
     );
     std::fs::remove_file(root.join("sqlgate.yml")).unwrap();
     let (code, out) = judge(root, &base);
     assert_eq!(code, Some(2), "deleting the config stops the gate: {out}");
-    assert!(out.contains("cannot read sqlgate.yml"), "{out}");
+    common::assert_contains(&out, &["cannot read sqlgate.yml"]);
 }
 
 #[test]
 fn a_pull_request_that_breaks_the_template_fails_naming_the_file_and_line() {
-    let dir = example_copy();
+    let dir = repo::example(false);
     let root = dir.path();
     let base = gated_main(root);
     git(root, &["checkout", "-qb", "pr"]);
@@ -166,15 +123,15 @@ fn a_pull_request_that_breaks_the_template_fails_naming_the_file_and_line() {
     .unwrap();
     let (code, out) = judge(root, &base);
     assert_eq!(code, Some(2), "{out}");
-    assert!(
-        out.contains("report template does not render") && out.contains("comment.md.j2: line 3"),
-        "{out}"
+    common::assert_contains(
+        &out,
+        &["report template does not render", "comment.md.j2: line 3"],
     );
 }
 
 #[test]
 fn a_pull_request_that_repairs_a_broken_base_config_passes() {
-    let dir = example_copy();
+    let dir = repo::example(false);
     let root = dir.path();
     let (base, good) = broken_main(root);
     let (code, out) = judge(root, &base);
@@ -183,31 +140,33 @@ fn a_pull_request_that_repairs_a_broken_base_config_passes() {
         Some(2),
         "the base config does not load, nor does the PR's: {out}"
     );
-    assert!(
-        out.contains("the config does not load, on the base commit") && out.contains("line 18"),
-        "{out}"
+    common::assert_contains(
+        &out,
+        &["the config does not load, on the base commit", "line 18"],
     );
     std::fs::write(root.join("sqlgate.yml"), &good).unwrap();
     let (code, out) = judge(root, &base);
     assert_eq!(code, Some(0), "{out}");
-    assert!(
-        out.contains("sqlgate.yml does not load")
-            && out.contains("unknown field `max_drop_point`")
-            && out.contains("under the gate settings that baseline recorded"),
-        "{out}"
+    common::assert_contains(
+        &out,
+        &[
+            "sqlgate.yml does not load",
+            "unknown field `max_drop_point`",
+            "under the gate settings that baseline recorded",
+        ],
     );
 }
 
 #[test]
 fn a_loose_repair_of_a_broken_base_that_regresses_fails() {
-    let dir = example_copy();
+    let dir = repo::example(false);
     let root = dir.path();
     let (base, good) = broken_main(root);
     std::fs::write(root.join("sqlgate.yml"), loosened(&good)).unwrap();
     break_predictions(root, "C3", 30);
     let (code, out) = judge(root, &base);
     assert_eq!(code, Some(1), "{out}");
-    assert!(out.contains("gate failed: C3 ex 94.9 -> 77.7"), "{out}");
+    common::assert_contains(&out, &["gate failed: C3 ex 94.9 -> 77.7"]);
     // Moving the baseline out of the way does not make the base's baseline go away.
     std::fs::write(
         root.join("sqlgate.yml"),
@@ -224,10 +183,7 @@ fn a_loose_repair_of_a_broken_base_that_regresses_fails() {
     .unwrap();
     let (code, out) = judge(root, &base);
     assert_eq!(code, Some(1), "{out}");
-    assert!(
-        out.contains("C3: this baseline system was not measured"),
-        "{out}"
-    );
+    common::assert_contains(&out, &["C3: this baseline system was not measured"]);
     // Nor comparing more loosely: the baseline's settings must match.
     std::fs::write(
         root.join("sqlgate.yml"),
@@ -236,12 +192,12 @@ fn a_loose_repair_of_a_broken_base_that_regresses_fails() {
     .unwrap();
     let (code, out) = judge(root, &base);
     assert_eq!(code, Some(2), "{out}");
-    assert!(out.contains("made with other data or settings"), "{out}");
+    common::assert_contains(&out, &["made with other data or settings"]);
 }
 
 #[test]
 fn loosening_the_gate_of_a_working_base_and_regressing_fails() {
-    let dir = example_copy();
+    let dir = repo::example(false);
     let root = dir.path();
     let base = gated_main(root);
     git(root, &["checkout", "-qb", "pr"]);
@@ -250,16 +206,18 @@ fn loosening_the_gate_of_a_working_base_and_regressing_fails() {
     git(root, &["commit", "-qam", "looser gate, worse model"]);
     let (code, out) = judge(root, &base);
     assert_eq!(code, Some(1), "{out}");
-    assert!(
-        out.contains("gate failed: C3 ex 94.9 -> 77.7")
-            && out.contains("this pull request changes the config sqlgate.yml"),
-        "{out}"
+    common::assert_contains(
+        &out,
+        &[
+            "gate failed: C3 ex 94.9 -> 77.7",
+            "this pull request changes the config sqlgate.yml",
+        ],
     );
 }
 
 #[test]
 fn a_pull_request_changes_a_prediction_format_and_its_file_together() {
-    let dir = example_copy();
+    let dir = repo::example(false);
     let root = dir.path();
     let base = gated_main(root);
     git(root, &["checkout", "-qb", "pr"]);
@@ -273,7 +231,7 @@ fn a_pull_request_changes_a_prediction_format_and_its_file_together() {
     std::fs::write(&file, jsonl).unwrap();
     let (code, out) = judge(root, &base);
     assert_eq!(code, Some(2), "the base config reads it as lines: {out}");
-    assert!(out.contains("set `format: jsonl` on this entry"), "{out}");
+    common::assert_contains(&out, &["set `format: jsonl` on this entry"]);
     edit_config(root, |c| {
         c.replace(
             "{ name: C3, path: predictions/C3.txt }",
@@ -297,20 +255,30 @@ fn a_pull_request_changes_a_prediction_format_and_its_file_together() {
 
 #[test]
 fn a_baseline_made_from_an_uncommitted_config_says_so() {
-    let dir = example_copy();
+    let dir = repo::example(false);
     let root = dir.path();
     gated_main(root);
     edit_config(root, loosened);
-    let made = sqlgate_in(root, &["baseline", "update", "--config", "sqlgate.yml"]);
+    let made = sqlgate_in(
+        root,
+        &["baseline", "update", "--config", "sqlgate.yml"],
+        &[],
+    );
     let stderr = String::from_utf8_lossy(&made.stderr);
     assert!(made.status.success(), "{stderr}");
-    assert!(
-        stderr.contains("warning: the baseline records commit")
-            && stderr.contains("sqlgate.yml differ from it in the working tree"),
-        "{stderr}"
+    common::assert_contains(
+        &stderr,
+        &[
+            "warning: the baseline records commit",
+            "sqlgate.yml differ from it in the working tree",
+        ],
     );
     git(root, &["checkout", "--", "sqlgate.yml"]);
-    let clean = sqlgate_in(root, &["baseline", "update", "--config", "sqlgate.yml"]);
+    let clean = sqlgate_in(
+        root,
+        &["baseline", "update", "--config", "sqlgate.yml"],
+        &[],
+    );
     assert!(
         !String::from_utf8_lossy(&clean.stderr).contains("warning"),
         "{clean:?}"
@@ -321,7 +289,7 @@ fn a_baseline_made_from_an_uncommitted_config_says_so() {
 /// strictest gate (no drop, no net regressed item), not with its own.
 #[test]
 fn a_repair_over_a_baseline_without_gate_settings_meets_the_strictest_gate() {
-    let dir = example_copy();
+    let dir = repo::example(false);
     let root = dir.path();
     gated_main(root);
     let path = root.join("baseline.json");
@@ -339,24 +307,19 @@ fn a_repair_over_a_baseline_without_gate_settings_meets_the_strictest_gate() {
     );
     let good = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
     edit_config(root, misspelt);
-    git(
-        root,
-        &["commit", "-qam", "a direct push that breaks the config"],
-    );
-    let base = git(root, &["rev-parse", "HEAD"]);
-    git(root, &["checkout", "-qb", "pr"]);
+    let base = repo::commit_base(root, "a direct push that breaks the config", "pr");
     std::fs::write(root.join("sqlgate.yml"), loosened(&good)).unwrap();
     break_predictions(root, "C3", 1);
     let (code, out) = judge(root, &base);
     assert_eq!(code, Some(1), "{out}");
-    assert!(out.contains("under the strictest gate"), "{out}");
+    common::assert_contains(&out, &["under the strictest gate"]);
 }
 
 /// Two copies of the example (`a/` and `b/`, each one system), gated by one `datasets:` config
 /// with `b` excluding its first 30 items through reviewed overrides; `main` holds them and a
 /// baseline made on them. Returns the base commit and the config text.
 fn two_datasets_main(root: &Path) -> (String, String) {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini");
+    let source = repo::example_folder();
     for name in ["a", "b"] {
         common::copy_tree(&source.join("database"), &root.join(name).join("database"));
         for file in ["dev_gold.sql", "tables.json", "predictions/C3.txt"] {
@@ -388,6 +351,18 @@ fn two_datasets_main(root: &Path) -> (String, String) {
     (base, config)
 }
 
+/// [`two_datasets_main`] whose last commit on `main` (a direct push) broke the config, with the
+/// branch `repair` checked out; returns that commit and the working config text.
+fn broken_two_datasets_main(root: &Path) -> (String, String) {
+    let (_, config) = two_datasets_main(root);
+    git(root, &["checkout", "-q", "main"]);
+    edit_config(root, |text| {
+        text.replace("max_drop_points", "max_drop_point")
+    });
+    let base = repo::commit_base(root, "a direct push that breaks the config", "repair");
+    (base, config)
+}
+
 /// Rewrites the first `count` predictions of dataset `name` of [`two_datasets_main`] as wrong.
 fn break_dataset(root: &Path, name: &str, count: usize) {
     break_predictions(&root.join(name), "C3", count);
@@ -412,9 +387,9 @@ fn deleting_a_folder_the_base_config_names_is_a_dataset_change_not_a_repair() {
     git(root, &["commit", "-qam", "drop dataset a"]);
     let (code, out) = judge(root, &base);
     assert_eq!(code, Some(2), "{out}");
-    assert!(
-        out.contains("the pull request changes dataset files") && out.contains("a/database/"),
-        "{out}"
+    common::assert_contains(
+        &out,
+        &["the pull request changes dataset files", "a/database/"],
     );
 }
 
@@ -422,17 +397,7 @@ fn deleting_a_folder_the_base_config_names_is_a_dataset_change_not_a_repair() {
 fn a_repair_must_run_every_dataset_of_the_base_baseline_under_its_name() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let (_, config) = two_datasets_main(root);
-    git(root, &["checkout", "-q", "main"]);
-    edit_config(root, |text| {
-        text.replace("max_drop_points", "max_drop_point")
-    });
-    git(
-        root,
-        &["commit", "-qam", "a direct push that breaks the config"],
-    );
-    let base = git(root, &["rev-parse", "HEAD"]);
-    git(root, &["checkout", "-qb", "repair"]);
+    let (base, config) = broken_two_datasets_main(root);
     break_dataset(root, "a", 30);
     for (repair, missing) in [
         (
@@ -461,17 +426,7 @@ fn a_repair_must_run_every_dataset_of_the_base_baseline_under_its_name() {
 fn a_repair_cannot_move_one_datasets_overrides_onto_another() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let (_, config) = two_datasets_main(root);
-    git(root, &["checkout", "-q", "main"]);
-    edit_config(root, |text| {
-        text.replace("max_drop_points", "max_drop_point")
-    });
-    git(
-        root,
-        &["commit", "-qam", "a direct push that breaks the config"],
-    );
-    let base = git(root, &["rev-parse", "HEAD"]);
-    git(root, &["checkout", "-qb", "repair"]);
+    let (base, config) = broken_two_datasets_main(root);
     // `a` regresses on exactly the items `b`'s reviewed overrides exclude, and the repair points
     // `a` at them.
     break_dataset(root, "a", 30);
@@ -483,36 +438,33 @@ fn a_repair_cannot_move_one_datasets_overrides_onto_another() {
     std::fs::write(root.join("sqlgate.yml"), moved).unwrap();
     let (code, out) = judge(root, &base);
     assert_eq!(code, Some(1), "{out}");
-    assert!(
-        out.contains("gold overrides none as the base's baseline recorded")
-            && out.contains("dataset `a`: C3: ex on all dropped 17.2 points"),
-        "{out}"
+    common::assert_contains(
+        &out,
+        &[
+            "gold overrides none as the base's baseline recorded",
+            "dataset `a`: C3: ex on all dropped 17.2 points",
+        ],
     );
 }
 
 #[test]
 fn a_repair_of_a_config_that_is_not_yaml_cannot_move_the_baseline_away() {
-    let dir = example_copy();
+    let dir = repo::example(false);
     let root = dir.path();
     let good = {
         gated_main(root);
         std::fs::read_to_string(root.join("sqlgate.yml")).unwrap()
     };
     std::fs::write(root.join("sqlgate.yml"), format!("{good}\n: [ not yaml\n")).unwrap();
-    git(
-        root,
-        &["commit", "-qam", "a direct push that breaks the YAML"],
-    );
-    let base = git(root, &["rev-parse", "HEAD"]);
-    git(root, &["checkout", "-qb", "repair"]);
+    let base = repo::commit_base(root, "a direct push that breaks the YAML", "repair");
     break_predictions(root, "C3", 30);
     let moved = good.replace("path: baseline.json", "path: elsewhere.json");
     std::fs::write(root.join("sqlgate.yml"), moved).unwrap();
     let (code, out) = judge(root, &base);
     assert_eq!(code, Some(2), "{out}");
-    assert!(
-        out.contains("names no baseline this run could read, but the base holds baseline.json"),
-        "{out}"
+    common::assert_contains(
+        &out,
+        &["names no baseline this run could read, but the base holds baseline.json"],
     );
     // Keeping the path, the regression is found.
     std::fs::write(root.join("sqlgate.yml"), &good).unwrap();

@@ -313,10 +313,7 @@ fn shared_layout_refuses_a_table_name_two_db_ids_share() {
     .unwrap_err();
     assert!(matches!(error, LoadError::Source { .. }), "{error}");
     let message = error.to_string();
-    assert!(
-        message.contains("`club`") && message.contains("`other`") && message.contains("per_db_id"),
-        "{message}"
-    );
+    common::assert_contains(&message, &["`club`", "`other`", "per_db_id"]);
 }
 
 #[test]
@@ -327,7 +324,7 @@ fn connection_failures_say_why_without_the_url() {
     let error = load(Kind::Postgres, &wrong, Layout::Shared, folder.path())
         .unwrap_err()
         .to_string();
-    assert!(error.contains("password authentication failed"), "{error}");
+    common::assert_contains(&error, &["password authentication failed"]);
     assert!(!error.contains("not-the-password"), "{error}");
 
     let mariadb = servers::mariadb();
@@ -335,7 +332,7 @@ fn connection_failures_say_why_without_the_url() {
     let error = load(Kind::Mysql, &wrong, Layout::Shared, folder.path())
         .unwrap_err()
         .to_string();
-    assert!(error.contains("Access denied"), "{error}");
+    common::assert_contains(&error, &["Access denied"]);
     assert!(!error.contains("not-the-password"), "{error}");
 
     let closed = std::net::TcpListener::bind("127.0.0.1:0")
@@ -400,13 +397,13 @@ fn the_load_command_copies_and_reports_bad_settings_by_key() {
 
     let (code, text) = run_load(&config, folder.path(), Some(&url));
     assert_eq!(code, Some(0), "{text}");
-    assert!(
-        text.contains("club -> database `load_cli`: 1 tables, 12000 rows"),
-        "{text}"
+    common::assert_contains(
+        &text,
+        &["club -> database `load_cli`: 1 tables, 12000 rows"],
     );
-    assert!(
-        text.contains("  members: 12000 rows (id BIGINT, name LONGTEXT, score DOUBLE, joined DATE"),
-        "{text}"
+    common::assert_contains(
+        &text,
+        &["  members: 12000 rows (id BIGINT, name LONGTEXT, score DOUBLE, joined DATE"],
     );
     assert!(!text.contains(&server.admin_password), "{text}");
     assert_eq!(
@@ -416,19 +413,17 @@ fn the_load_command_copies_and_reports_bad_settings_by_key() {
 
     let (code, text) = run_load(&config, folder.path(), None);
     assert_eq!(code, Some(2), "{text}");
-    assert!(
-        text.contains("`dataset.engine.url_env`")
-            && text.contains("LOAD_TEST_URL")
-            && text.contains("not set"),
-        "{text}"
+    common::assert_contains(
+        &text,
+        &["`dataset.engine.url_env`", "LOAD_TEST_URL", "not set"],
     );
 
     let wrong = server.url(servers::ADMIN, "wrong-pass-1234", "load_cli");
     let (code, text) = run_load(&config, folder.path(), Some(&wrong));
     assert_eq!(code, Some(2), "{text}");
-    assert!(
-        text.contains("`dataset.engine.url_env` (`LOAD_TEST_URL`): cannot connect"),
-        "{text}"
+    common::assert_contains(
+        &text,
+        &["`dataset.engine.url_env` (`LOAD_TEST_URL`): cannot connect"],
     );
     assert!(
         !text.contains("wrong-pass-1234") && !text.contains("127.0.0.1:"),
@@ -450,10 +445,7 @@ fn the_load_command_copies_and_reports_bad_settings_by_key() {
 
     let (code, text) = run_load(&config, &dir.path().join("absent"), Some(&url));
     assert_eq!(code, Some(2), "{text}");
-    assert!(
-        text.contains("absent") && text.contains("cannot read the folder"),
-        "{text}"
-    );
+    common::assert_contains(&text, &["absent", "cannot read the folder"]);
 
     let sqlite = config_with(dir.path(), "{ kind: sqlite }");
     let text_of = std::fs::read_to_string(&sqlite).unwrap();
@@ -461,7 +453,7 @@ fn the_load_command_copies_and_reports_bad_settings_by_key() {
     std::fs::write(&sqlite, text_of.replacen("dataset: { ", &databases, 1)).unwrap();
     let (code, text) = run_load(&sqlite, folder.path(), Some(&url));
     assert_eq!(code, Some(2), "{text}");
-    assert!(text.contains("`dataset.engine.kind`"), "{text}");
+    common::assert_contains(&text, &["`dataset.engine.kind`"]);
 }
 
 /// A database whose keys the copy declares: an INTEGER PRIMARY KEY, a UNIQUE column, a plain

@@ -47,36 +47,21 @@ const HOSTILE_SQL: &str = "SELECT 'x' || char(10) || '::error title=sqlgate::all
 const HOSTILE_NAME: &str = "m ##[error]glob\n::notice title=sqlgate::injected";
 
 fn write_config(dir: &Path) -> std::path::PathBuf {
-    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini");
     std::fs::write(
         dir.join("gold.sql"),
         "SELECT name FROM singer\tconcert_singer\nSELECT count(*) FROM singer\tconcert_singer\n",
     )
     .unwrap();
-    let config = dir.join("sqlgate.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "dataset: {{ gold: {dir}/gold.sql, tables: {ex}/tables.json, databases: {ex}/database }}\n\
-             predictions: [{{ path: \"{dir}/preds/*.txt\" }}]\n\
-             metrics: [ex]\n\
-             baseline: {{ path: {dir}/baseline.json }}\n\
-             report: {{ output: {dir}/report.md }}\n",
-            ex = example.display(),
-            dir = dir.display()
-        ),
-    )
-    .unwrap();
-    config
+    let predictions = format!("{{ path: \"{}/preds/*.txt\" }}", dir.display());
+    common::config::example_gate(dir, "sqlgate", &dir.join("gold.sql"), &predictions, "ex")
 }
 
 fn in_actions(args: &[&str], dir: &Path) -> std::process::Output {
-    let event = dir.join("event.json");
-    std::fs::write(&event, json!({"pull_request": {"number": 7}}).to_string()).unwrap();
-    sqlgate_command(args)
-        .env("GITHUB_ACTIONS", "true")
-        .env("GITHUB_EVENT_PATH", &event)
-        .env("GITHUB_REPOSITORY", "acme/model")
+    let event = common::repo::event(
+        dir.join("event.json"),
+        json!({"pull_request": {"number": 7}}),
+    );
+    common::repo::in_pull_request_job(&mut sqlgate_command(args), &event)
         .env("GITHUB_STEP_SUMMARY", dir.join("step-summary.md"))
         .output()
         .unwrap()
@@ -118,11 +103,7 @@ fn result_rows_and_glob_names_print_inside_stopped_blocks() {
     let update = sqlgate_command(&["baseline", "update", "--config", config.to_str().unwrap()])
         .output()
         .unwrap();
-    assert!(
-        update.status.success(),
-        "{}",
-        String::from_utf8_lossy(&update.stderr)
-    );
+    common::assert_exit(&update, 0);
     std::fs::write(
         &file,
         format!("{HOSTILE_SQL}\nSELECT count(*) FROM singer\n"),
@@ -133,10 +114,7 @@ fn result_rows_and_glob_names_print_inside_stopped_blocks() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stdout}\n{stderr}");
-    assert!(
-        stdout.contains("PR comment not posted (no token"),
-        "{stdout}"
-    );
+    common::assert_contains(&stdout, &["PR comment not posted (no token"]);
     assert!(
         stdout.contains("::error title=sqlgate::all green"),
         "the rows are printed: {stdout}"

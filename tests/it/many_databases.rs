@@ -65,23 +65,12 @@ fn ten_thousand_databases_under_the_default_budget() {
     let count = 10_000;
     let config = many_databases(dir.path(), count, "{ threads: 2 }");
     let jsonl = dir.path().join("items.jsonl");
-    let mut command = common::sqlgate_command(&[
-        "eval",
-        "--config",
-        config.to_str().unwrap(),
-        "--jsonl",
-        jsonl.to_str().unwrap(),
-    ]);
+    let mut command = common::eval_command(&config, &["--jsonl", common::arg(&jsonl)]);
     command.current_dir(dir.path());
     let started = std::time::Instant::now();
     let (output, peak_kib) =
         common::measure::run_measured(command, std::time::Duration::from_secs(1800));
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    common::assert_exit(&output, 0);
     assert_all_match(&common::read_jsonl(&jsonl), count);
     println!(
         "{count} databases: {:.1} s, peak RSS {} MiB",

@@ -5,7 +5,7 @@
 use crate::common;
 
 use common::openai::{Recorded, Reply, Server};
-use common::{read_jsonl, shared_spider, sqlgate, sqlgate_command};
+use common::{read_jsonl, shared_spider, sqlgate};
 use serde_json::{json, Value as Json};
 use std::path::{Path, PathBuf};
 
@@ -147,22 +147,22 @@ fn write_inputs(dir: &Path, extra: &str) -> PathBuf {
 fn eval(config: &Path) -> (String, Vec<Json>, Json, String) {
     let dir = config.parent().unwrap();
     let out = |name: &str| dir.join(name).to_str().unwrap().to_string();
-    let output = sqlgate_command(&[
-        "eval",
-        "--config",
-        config.to_str().unwrap(),
-        "--jsonl",
-        &out("items.jsonl"),
-        "--summary",
-        &out("summary.json"),
-        "--report",
-        &out("report.md"),
-        "--leaderboard",
-        &out("board.json"),
-        "--comment",
-        "never",
-        "--no-fail-on-regression",
-    ])
+    let output = common::eval_command(
+        config,
+        &[
+            "--jsonl",
+            &out("items.jsonl"),
+            "--summary",
+            &out("summary.json"),
+            "--report",
+            &out("report.md"),
+            "--leaderboard",
+            &out("board.json"),
+            "--comment",
+            "never",
+            "--no-fail-on-regression",
+        ],
+    )
     .output()
     .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
@@ -293,11 +293,13 @@ fn every_technique_and_qas_match_hand_computed_values() {
         summary["systems"]["A"]["accuracy"]["exact_column_and_partial_cell"]["all"],
         0.2
     );
-    assert!(stdout.contains(".f1"), "{stdout}");
-    assert!(
-        report.contains("Partial credit (SQLMorph)")
-            && report.contains("| A | semantic_column_and_partial_cell | F1 |"),
-        "{report}"
+    common::assert_contains(&stdout, &[".f1"]);
+    common::assert_contains(
+        &report,
+        &[
+            "Partial credit (SQLMorph)",
+            "| A | semantic_column_and_partial_cell | F1 |",
+        ],
     );
 
     assert_failure_scores(&summary, &report, &work.path().join("board.json"));
@@ -335,7 +337,7 @@ fn without_an_embedding_provider_the_semantic_metrics_are_unavailable() {
         [0.0, 0.75, 1.0, F1_3_4],
         "column-free technique without a provider",
     );
-    assert!(stdout.contains("qas unavailable"), "{stdout}");
+    common::assert_contains(&stdout, &["qas unavailable"]);
 }
 
 #[test]
@@ -360,11 +362,7 @@ fn a_sub_score_gates_against_the_baseline_and_bad_settings_are_refused() {
     // system: mean F1 (0 + 6/7 + 2/3 + 0 + 0) / 5 = 30.5 %, a drop of 69.5 points.
     let base = config("base.yml", "b.jsonl");
     let update = sqlgate(&["baseline", "update", "--config", base.to_str().unwrap()]);
-    assert!(
-        update.status.success(),
-        "{}",
-        String::from_utf8_lossy(&update.stderr)
-    );
+    common::assert_exit(&update, 0);
     let stored = std::fs::read_to_string(dir.join("baseline.json")).unwrap();
     assert!(
         stored.contains("exact_column_and_partial_cell.f1"),
@@ -372,33 +370,20 @@ fn a_sub_score_gates_against_the_baseline_and_bad_settings_are_refused() {
     );
     let candidate = config("cand.yml", "a.jsonl");
     let report = dir.join("report.md");
-    let output = sqlgate(&[
-        "eval",
-        "--config",
-        candidate.to_str().unwrap(),
-        "--report",
-        report.to_str().unwrap(),
-        "--comment",
-        "never",
-    ]);
-    assert_eq!(
-        output.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let output = common::eval(
+        &candidate,
+        &["--report", common::arg(&report), "--comment", "never"],
     );
+    common::assert_exit(&output, 1);
     let report = std::fs::read_to_string(report).unwrap();
-    assert!(
-        report.contains("sqlgate failed") && report.contains("-69.5"),
-        "{report}"
-    );
+    common::assert_contains(&report, &["sqlgate failed", "-69.5"]);
     for (setting, complaint) in [
         ("gate: { metric: execution_accuracy.f1 }", "gate.metric"),
         ("gate: { metric: ex.f1 }", "gate.metric"),
         ("qas: { weight: 1.5 }", "qas.weight"),
     ] {
         let bad = write_inputs(dir, setting);
-        let output = sqlgate(&["eval", "--config", bad.to_str().unwrap()]);
+        let output = common::eval(&bad, &[]);
         assert_eq!(output.status.code(), Some(2), "{setting}");
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(stderr.contains(complaint), "{setting}: {stderr}");

@@ -16,25 +16,6 @@ fn readme() -> String {
     std::fs::read_to_string(root().join("README.md")).unwrap()
 }
 
-/// Every fenced block of `markdown` as (language, body).
-fn fenced_blocks(markdown: &str) -> Vec<(String, String)> {
-    let mut blocks = Vec::new();
-    let mut open: Option<(String, String)> = None;
-    for line in markdown.lines() {
-        match (&mut open, line.strip_prefix("```")) {
-            (None, Some(language)) => open = Some((language.trim().to_string(), String::new())),
-            (Some(_), Some("")) => blocks.extend(open.take()),
-            (Some((_, body)), _) => {
-                body.push_str(line);
-                body.push('\n');
-            }
-            (None, None) => {}
-        }
-    }
-    assert!(open.is_none(), "a fenced block is left open");
-    blocks
-}
-
 /// Copies `examples/spider-mini` to `<dir>/examples/spider-mini`.
 fn copy_example(dir: &Path) -> PathBuf {
     let from = root().join("examples/spider-mini");
@@ -57,7 +38,7 @@ fn copy_example(dir: &Path) -> PathBuf {
 
 /// The README's config block.
 fn readme_config() -> String {
-    fenced_blocks(&readme())
+    common::markdown::fenced_blocks(&readme())
         .into_iter()
         .find(|(language, body)| language == "yaml" && body.starts_with("dataset:"))
         .expect("a config block")
@@ -134,7 +115,7 @@ const NOT_RUN: [(&str, &str); 4] = [
 
 #[test]
 fn the_readme_commands_run_on_the_bundled_example() {
-    let blocks = fenced_blocks(&readme());
+    let blocks = common::markdown::fenced_blocks(&readme());
     let commands: Vec<String> = blocks
         .iter()
         .filter(|(language, _)| language == "sh")
@@ -216,7 +197,7 @@ fn every_yaml_block_is_a_valid_config_or_the_pr_workflow() {
     let workflow =
         std::fs::read_to_string(root().join(".github/workflows/sqlgate-pr.yml")).unwrap();
     let (mut configs, mut workflows) = (0, 0);
-    for (language, body) in fenced_blocks(&readme()) {
+    for (language, body) in common::markdown::fenced_blocks(&readme()) {
         if language != "yaml" {
             continue;
         }

@@ -35,23 +35,19 @@ fn gate(
     ])
     .output()
     .unwrap();
-    assert!(
-        update.status.success(),
-        "{}",
-        String::from_utf8_lossy(&update.stderr)
-    );
+    common::assert_exit(&update, 0);
     let summary = dir.join("summary.json");
-    let eval = sqlgate_command(&[
-        "eval",
-        "--config",
-        dir.join("cand.yml").to_str().unwrap(),
-        "--summary",
-        summary.to_str().unwrap(),
-        "--scatter",
-        dir.join("scatter.svg").to_str().unwrap(),
-        "--junit",
-        dir.join("junit.xml").to_str().unwrap(),
-    ])
+    let eval = common::eval_command(
+        &dir.join("cand.yml"),
+        &[
+            "--summary",
+            common::arg(&summary),
+            "--scatter",
+            common::arg(&dir.join("scatter.svg")),
+            "--junit",
+            common::arg(&dir.join("junit.xml")),
+        ],
+    )
     .output()
     .unwrap();
     assert!(
@@ -126,10 +122,7 @@ fn assert_scatter_shows_the_leaderboard(svg: &Path, summary: &serde_json::Value)
     let tau = summary["across_systems"]["kendall_tau_b"]["esm"]["all"]
         .as_f64()
         .unwrap();
-    assert!(
-        svg.contains(&format!("esm vs ex (Kendall tau-b {tau:.3})")),
-        "{svg}"
-    );
+    common::assert_contains(&svg, &[&format!("esm vs ex (Kendall tau-b {tau:.3})")]);
     for system in ["C3", "RESDSQL", "GPT4Turbo"] {
         assert!(svg.contains(&format!(">\n{system}\n</text>")), "{system}");
     }
@@ -242,13 +235,9 @@ fn a_baseline_made_with_other_settings_is_refused() {
         ),
     ] {
         write(&work.path().join("now.yml"), &config(&changed));
-        let eval = sqlgate_command(&[
-            "eval",
-            "--config",
-            work.path().join("now.yml").to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
+        let eval = common::eval_command(&work.path().join("now.yml"), &[])
+            .output()
+            .unwrap();
         assert_eq!(eval.status.code(), Some(2), "{changed}");
         let stderr = String::from_utf8_lossy(&eval.stderr);
         assert!(
@@ -308,21 +297,13 @@ fn cross_metric_analyses_equal_the_official_verdicts_on_common_items() {
         ),
     );
     let summary_path = work.path().join("summary.json");
-    let eval = sqlgate_command(&[
-        "eval",
-        "--config",
-        work.path().join("all.yml").to_str().unwrap(),
-        "--summary",
-        summary_path.to_str().unwrap(),
-    ])
+    let eval = common::eval_command(
+        &work.path().join("all.yml"),
+        &["--summary", common::arg(&summary_path)],
+    )
     .output()
     .unwrap();
-    assert_eq!(
-        eval.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&eval.stderr)
-    );
+    common::assert_exit(&eval, 0);
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&summary_path).unwrap()).unwrap();
     // Per system and difficulty: (exact accuracy, exec accuracy, FP rate, FN rate) on the items
@@ -407,15 +388,9 @@ fn eval_mini(dir: &Path, name: &str, config: &str) -> (i32, String, String) {
         ),
     );
     let junit = dir.join(format!("{name}.junit.xml"));
-    let output = sqlgate_command(&[
-        "eval",
-        "--config",
-        path.to_str().unwrap(),
-        "--junit",
-        junit.to_str().unwrap(),
-    ])
-    .output()
-    .unwrap();
+    let output = common::eval_command(&path, &["--junit", common::arg(&junit)])
+        .output()
+        .unwrap();
     let report = std::fs::read_to_string(dir.join(format!("{name}.md"))).unwrap();
     junit_schema::validate(&std::fs::read_to_string(junit).unwrap());
     (

@@ -33,11 +33,7 @@ fn gate(dir: &Path, setup: &str, base: &Path, candidate: &Path) -> (Option<i32>,
         "--config",
         base_config.to_str().unwrap(),
     ]);
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
+    common::assert_exit(&made, 0);
     let candidate_config = dir.join("cand.yml");
     let eval = run(&[
         "eval",
@@ -88,10 +84,7 @@ fn rows_are_shown_as_the_comparison_ran_them_and_the_lone_system_note_is_folded(
         ),
         "{report}"
     );
-    assert!(
-        report.contains("-- prediction: 6 row(s), first 5\n"),
-        "{report}"
-    );
+    common::assert_contains(&report, &["-- prediction: 6 row(s), first 5\n"]);
     assert!(
         report.contains(
             "<details><summary>Notes</summary>\n\nKendall tau-b is left out: it ranks 1 system(s)"
@@ -127,7 +120,7 @@ fn skipped_items_are_counted_and_named_and_every_changed_item_is_in_the_full_rep
         "| model | ex | skipped | 62 | {} | database absent |",
         skipped.join(", ")
     );
-    assert!(report.contains(&row), "{report}");
+    common::assert_contains(&report, &[&row]);
     assert!(report.contains(
         "<details><summary>Items not scored: 62 (system, metric) results left out of the \
          accuracies</summary>"
@@ -192,11 +185,11 @@ fn deltas_add_up_as_printed() {
         &dir.join("candidate.txt"),
     );
     assert_eq!(code, Some(1), "{report}");
-    assert!(
-        report.contains("ex 94.3 -&gt; 93.6 (-0.7), 1 regressed / 0 fixed"),
-        "{report}"
+    common::assert_contains(
+        &report,
+        &["ex 94.3 -&gt; 93.6 (-0.7), 1 regressed / 0 fixed"],
     );
-    assert!(report.contains("(94.3 -&gt; 93.6 on 157 items"), "{report}");
-    assert!(report.contains("93.6 (-0.7) n=157"), "{report}");
+    common::assert_contains(&report, &["(94.3 -&gt; 93.6 on 157 items"]);
+    common::assert_contains(&report, &["93.6 (-0.7) n=157"]);
     assert!(!report.contains("(-0.6)"), "{report}");
 }

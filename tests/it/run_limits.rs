@@ -94,10 +94,9 @@ fn the_budget_stops_results_that_would_exceed_it(work: &Path) {
         let score = &result.scores[0];
         assert_eq!(score.outcome, Outcome::PredError, "{score:?}");
         let error = score.error.as_deref().unwrap_or_default();
-        assert!(
-            error.contains("result too large")
-                && error.contains("`execution.max_memory`, 67108864 bytes"),
-            "{error}"
+        common::assert_contains(
+            error,
+            &["result too large", "`execution.max_memory`, 67108864 bytes"],
         );
     }
     let growth = peak_rss_mib() - before;

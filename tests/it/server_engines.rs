@@ -7,8 +7,8 @@
 
 use crate::common;
 
+use common::read_jsonl;
 use common::servers::{self, Server, READER};
-use common::{read_jsonl, sqlgate_command};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -43,13 +43,7 @@ fn write_case(dir: &Path, case: &Case<'_>, engine: &str, extra: &str) -> PathBuf
 /// `sqlgate eval` with the URL in the variable `TEST_DB_URL` (unset when `url` is `None`).
 fn eval(config: &Path, url: Option<&str>) -> (Output, Vec<serde_json::Value>) {
     let jsonl = config.with_extension("items.jsonl");
-    let mut command = sqlgate_command(&[
-        "eval",
-        "--config",
-        config.to_str().unwrap(),
-        "--jsonl",
-        jsonl.to_str().unwrap(),
-    ]);
+    let mut command = common::eval_command(config, &["--jsonl", common::arg(&jsonl)]);
     match url {
         Some(url) => command.env("TEST_DB_URL", url),
         None => command.env_remove("TEST_DB_URL"),
@@ -170,21 +164,7 @@ CREATE TABLE animals (name text);
 INSERT INTO animals VALUES ('cat'), ('dog'), ('cat');";
 
 fn create_database(server: &Server, name: &str, ddl: &str) {
-    match server.kind {
-        servers::Kind::Postgres => {
-            server.admin_sql(
-                "postgres",
-                &format!("DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name};"),
-            );
-        }
-        servers::Kind::Mariadb => {
-            server.admin_sql(
-                "mysql",
-                &format!("DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name};"),
-            );
-        }
-    }
-    server.admin_sql(name, ddl);
+    server.recreate_database(name, ddl);
 }
 
 fn check_python_semantics(server: &Server, kind: &str, database: &str, ddl: &str) {
@@ -203,7 +183,7 @@ fn check_python_semantics(server: &Server, kind: &str, database: &str, ddl: &str
         "",
     );
     let (output, lines) = eval(&config, Some(&server.reader_url(database)));
-    assert!(output.status.success(), "{}", text(&output));
+    common::assert_exit(&output, 0);
     let got: Vec<f64> = verdicts(&lines).into_iter().map(|(ex, _)| ex).collect();
     assert_eq!(got, expected, "{lines:#?}");
     assert_eq!(lines[6]["outcome"]["ex"], "pred_error");
@@ -259,7 +239,7 @@ fn check_per_db_id(server: &Server, kind: &str) {
     server.grant_reader("shop");
     server.grant_reader("zoo");
     let (output, lines) = eval(&config, Some(&server.reader_url(base)));
-    assert!(output.status.success(), "{}", text(&output));
+    common::assert_exit(&output, 0);
     assert_eq!(
         verdicts(&lines),
         vec![(1.0, "match".to_string()), (0.0, "mismatch".to_string())]
@@ -333,12 +313,8 @@ fn check_bad_input(server: &Server, kind: &str, database: &str, ddl: &str) {
     let missing = TABLES.replace("\"items\"]", "\"items\", \"ghost\"]");
     std::fs::write(dir.path().join("tables.json"), missing).unwrap();
     let (output, _) = eval(&config, Some(&reader));
-    let all = text(&output);
-    assert_eq!(output.status.code(), Some(2), "{all}");
-    assert!(
-        all.contains("db_id `shop`") && all.contains("ghost"),
-        "{all}"
-    );
+    let all = common::exited(&output, 2);
+    common::assert_contains(&all, &["db_id `shop`", "ghost"]);
     assert!(!all.contains(&server.reader_password), "{all}");
 }
 
@@ -434,7 +410,7 @@ fn a_privileged_role_runs_only_when_allowed() {
         "",
     );
     let (output, lines) = eval(&config, Some(&server.admin_url("engines_allowed")));
-    assert!(output.status.success(), "{}", text(&output));
+    common::assert_exit(&output, 0);
     assert!(text(&output).contains("superuser"), "{}", text(&output));
     assert_eq!(verdicts(&lines), vec![(1.0, "match".to_string())]);
     assert!(!text(&output).contains(&server.admin_password));
@@ -467,17 +443,16 @@ fn check_memory_budget(server: &Server, kind: &str, database: &str, ddl: &str, h
     );
     std::fs::write(&config, yaml).unwrap();
     let (output, lines) = eval(&config, Some(&server.reader_url(database)));
-    assert!(output.status.success(), "{}", text(&output));
+    common::assert_exit(&output, 0);
     assert_eq!(
         verdicts(&lines),
         vec![(0.0, "pred_error".to_string()), (1.0, "match".to_string())],
         "{lines:#?}"
     );
     let error = lines[0]["error"]["ex"].as_str().unwrap_or_default();
-    assert!(
-        error.contains("result too large")
-            && error.contains("`execution.max_memory`, 67108864 bytes"),
-        "{error}"
+    common::assert_contains(
+        error,
+        &["result too large", "`execution.max_memory`, 67108864 bytes"],
     );
 }
 

@@ -142,21 +142,12 @@ fn run_corpus(server: &Server, kind: &str, corpus: &[&str]) -> (Vec<serde_json::
     let started = Instant::now();
     let output = command.output().unwrap();
     let elapsed = started.elapsed();
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    common::assert_exit(&output, 0);
     (read_jsonl(&jsonl), elapsed)
 }
 
-fn check_corpus(server: &Server, kind: &str, corpus: &[&str], create: &str, admin_db: &str) {
-    server.admin_sql(
-        admin_db,
-        "DROP DATABASE IF EXISTS hostile; CREATE DATABASE hostile;",
-    );
-    server.admin_sql("hostile", create);
+fn check_corpus(server: &Server, kind: &str, corpus: &[&str], create: &str) {
+    server.recreate_database("hostile", create);
     let (lines, elapsed) = run_corpus(server, kind, corpus);
     assert_eq!(lines.len(), corpus.len());
     for (line, sql) in lines.iter().zip(corpus) {
@@ -201,7 +192,6 @@ fn postgres_superuser_changes_nothing_and_every_query_ends() {
         "postgresql",
         POSTGRES_CORPUS,
         "CREATE TABLE victims (v integer); INSERT INTO victims VALUES (1), (2), (3); CREATE SEQUENCE victims_seq; SELECT lo_from_bytea(4242, 'x');",
-        "postgres",
     );
 }
 
@@ -212,6 +202,5 @@ fn mariadb_superuser_changes_nothing_and_every_query_ends() {
         "mysql",
         MARIADB_CORPUS,
         "CREATE TABLE victims (v integer); INSERT INTO victims VALUES (1), (2), (3);",
-        "mysql",
     );
 }

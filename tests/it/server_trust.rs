@@ -12,6 +12,8 @@
 //! - no password or URL in any output.
 
 use crate::common;
+use common::repo;
+use common::text;
 
 use common::git;
 use common::servers::{self, Kind, Server};
@@ -90,14 +92,7 @@ fn engine_kind(kind: Kind) -> &'static str {
 
 /// A fresh database `name` on `server` (dropped first).
 fn fresh_database(server: &Server, name: &str) {
-    let system = match server.kind {
-        Kind::Postgres => "postgres",
-        Kind::Mariadb => "mysql",
-    };
-    server.admin_sql(
-        system,
-        &format!("DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name};"),
-    );
+    server.recreate_database(name, "");
 }
 
 /// Writes the SQLite file of `shop` at `path`, with `emptied` tables left without rows.
@@ -142,9 +137,7 @@ fn repository(kind: Kind) -> tempfile::TempDir {
     };
     std::fs::write(root.join("sqlgate.yml"), config(reader)).unwrap();
     std::fs::write(root.join("sqlgate-load.yml"), config(admin)).unwrap();
-    git(root, &["init", "-q", "-b", "main"]);
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-qm", "benchmark"]);
+    repo::init_main(root, "benchmark");
     dir
 }
 
@@ -262,7 +255,7 @@ impl Run<'_> {
             Event::Push => {
                 command
                     .env("GITHUB_EVENT_NAME", "push")
-                    .env("GITHUB_SHA", git(root, &["rev-parse", "HEAD"]));
+                    .env("GITHUB_SHA", repo::head(root));
             }
             Event::PullRequest => {
                 // In the repository's own `.git` (outside its tree): beside the temporary folder
@@ -319,15 +312,6 @@ impl Run<'_> {
     }
 }
 
-fn text(output: &Output) -> String {
-    format!(
-        "exit {:?}\n{}\n{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
-
 /// No password and no server URL in what sqlgate printed.
 fn assert_no_secret(server: &Server, output: &Output) {
     let all = text(output);
@@ -347,7 +331,7 @@ fn check_documented_workflow(server: &'static Server, database: &str) {
     fresh_database(server, database);
     let dir = repository(server.kind);
     let root = dir.path();
-    let main = git(root, &["rev-parse", "HEAD"]);
+    let main = repo::head(root);
     let push = Run {
         server,
         database,
@@ -355,7 +339,7 @@ fn check_documented_workflow(server: &'static Server, database: &str) {
         base: main.clone(),
     };
     let recorded = push.workflow(root);
-    assert!(recorded.status.success(), "{}", text(&recorded));
+    common::assert_exit(&recorded, 0);
     let baseline: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(root.join("baseline.json")).unwrap())
             .unwrap();
@@ -370,7 +354,7 @@ fn check_documented_workflow(server: &'static Server, database: &str) {
     }
     git(root, &["add", "baseline.json"]);
     git(root, &["commit", "-qm", "baseline"]);
-    let base = git(root, &["rev-parse", "HEAD"]);
+    let base = repo::head(root);
 
     git(root, &["checkout", "-qb", "hostile"]);
     write_shop(&root.join("bird/dev_databases/shop/shop.sqlite"), &EMPTIED);
@@ -395,7 +379,7 @@ fn check_documented_workflow(server: &'static Server, database: &str) {
         base,
     };
     let judged = pull_request.workflow(root);
-    assert_eq!(judged.status.code(), Some(1), "{}", text(&judged));
+    common::assert_exit(&judged, 1);
 
     // Had the pull request's own file reached the server (the old documented step, loading
     // from the checkout), the gate would refuse to judge, naming the emptied tables.
@@ -405,7 +389,7 @@ fn check_documented_workflow(server: &'static Server, database: &str) {
         "sqlgate load --config sqlgate-load.yml --from bird/dev_databases",
     ]);
     let loaded = own_load.output().unwrap();
-    assert!(loaded.status.success(), "{}", text(&loaded));
+    common::assert_exit(&loaded, 0);
     let steps = documented_workflow();
     let gate = steps
         .iter()
@@ -420,8 +404,7 @@ fn check_documented_workflow(server: &'static Server, database: &str) {
         action.env(format!("INPUT_{}", key.to_uppercase()), value);
     }
     let refused = action.output().unwrap();
-    let all = text(&refused);
-    assert_eq!(refused.status.code(), Some(2), "{all}");
+    let all = common::exited(&refused, 2);
     for table in EMPTIED {
         assert!(
             all.contains(&format!(".{table}` has other content")),
@@ -452,7 +435,7 @@ fn check_baseline_without_digests(server: &'static Server, database: &str) {
         server,
         database,
         event: Event::Push,
-        base: git(root, &["rev-parse", "HEAD"]),
+        base: repo::head(root),
     };
     assert!(push.workflow(root).status.success());
     let path = root.join("baseline.json");
@@ -466,22 +449,17 @@ fn check_baseline_without_digests(server: &'static Server, database: &str) {
         server,
         database,
         event: Event::PullRequest,
-        base: git(root, &["rev-parse", "HEAD"]),
+        base: repo::head(root),
     };
     let refused = run.workflow(root);
-    let all = text(&refused);
-    assert_eq!(refused.status.code(), Some(2), "{all}");
-    assert!(all.contains("records no data digests"), "{all}");
+    let all = common::exited(&refused, 2);
+    common::assert_contains(&all, &["records no data digests"]);
     let mut eval = run.command(root, Command::new(env!("CARGO_BIN_EXE_sqlgate")));
     eval.args(["eval", "--config", "sqlgate.yml", "--comment", "never"])
         .env_remove("GITHUB_EVENT_NAME");
     let noted = eval.output().unwrap();
-    let all = text(&noted);
-    assert_eq!(noted.status.code(), Some(0), "{all}");
-    assert!(
-        all.contains("records no digests of the server's data"),
-        "{all}"
-    );
+    let all = common::exited(&noted, 0);
+    common::assert_contains(&all, &["records no digests of the server's data"]);
 }
 
 #[test]
@@ -618,7 +596,7 @@ fn eval_as(server: &Server, url: &str, allow: bool) -> Output {
         ),
     )
     .unwrap();
-    common::sqlgate_command(&["eval", "--config", "sqlgate.yml", "--comment", "never"])
+    common::sqlgate_command(&repo::EVAL)
         .current_dir(root)
         .env("ROLE_URL", url)
         .output()

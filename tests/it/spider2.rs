@@ -147,9 +147,9 @@ fn the_contract_names_the_spider2_profile_in_the_summary() {
     let summary = dir.path().join("summary.json");
     eval_items(&config, &["--summary", summary.to_str().unwrap()]);
     let text = std::fs::read_to_string(&summary).unwrap();
-    assert!(
-        text.contains("spider2-sound (evaluate.py version 2025-11): every gold column"),
-        "{text}"
+    common::assert_contains(
+        &text,
+        &["spider2-sound (evaluate.py version 2025-11): every gold column"],
     );
 }
 
@@ -163,7 +163,7 @@ fn refused_under(profile: &str, edit: impl FnOnce(&Path), needles: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let config = layout(dir.path(), profile);
     edit(dir.path());
-    let output = sqlgate(&["eval", "--config", config.to_str().unwrap()]);
+    let output = common::eval(&config, &[]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     for needle in needles {
@@ -203,16 +203,13 @@ fn gold_files_pandas_refuses_score_zero_or_stop_version_2025_01() {
     };
     let (ex, error) = scored_after("spider2", "local001", open_quote);
     assert_eq!(ex, 0.0);
-    assert!(error.contains("EOF inside string"), "{error}");
+    common::assert_contains(&error, &["EOF inside string"]);
     let (_, error) = scored_after("spider2", "local004", extra_field);
-    assert!(
-        error.contains("Expected 2 fields in line 7, saw 3"),
-        "{error}"
-    );
+    common::assert_contains(&error, &["Expected 2 fields in line 7, saw 3"]);
     for profile in ["spider2", "spider2, version: 2025-01"] {
         let (ex, error) = scored_after(profile, "local010", out_of_range);
         assert_eq!(ex, 0.0, "{profile}");
-        assert!(error.contains("out of range"), "{error}");
+        common::assert_contains(&error, &["out of range"]);
     }
     refused_under(
         "spider2, version: 2025-01",
@@ -289,12 +286,7 @@ fn a_regressed_item_shows_the_stored_gold_rows() {
     let text = std::fs::read_to_string(&config).unwrap() + "baseline: { path: base.json }\n";
     std::fs::write(&config, text).unwrap();
     let update = sqlgate(&["baseline", "update", "--config", config.to_str().unwrap()]);
-    assert_eq!(
-        update.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&update.stderr)
-    );
+    common::assert_exit(&update, 0);
     let good = r#""id": "local001", "sql": "SELECT name, price FROM item ORDER BY id""#;
     rewrite(
         dir.path().join("predictions.jsonl"),
@@ -302,23 +294,17 @@ fn a_regressed_item_shows_the_stored_gold_rows() {
         r#""id": "local001", "sql": "SELECT 1""#,
     );
     let report = dir.path().join("report.md");
-    let output = sqlgate(&[
-        "eval",
-        "--config",
-        config.to_str().unwrap(),
-        "--report",
-        report.to_str().unwrap(),
-    ]);
+    let output = common::eval(&config, &["--report", common::arg(&report)]);
     assert_eq!(
         output.status.code(),
         Some(1),
         "the regression fails the gate"
     );
     let report = std::fs::read_to_string(&report).unwrap();
-    assert!(report.contains("-- gold result: local001.csv"), "{report}");
-    assert!(
-        report.contains("-- gold (local001.csv): 5 row(s)\n--   apple | 1.5\n"),
-        "{report}"
+    common::assert_contains(&report, &["-- gold result: local001.csv"]);
+    common::assert_contains(
+        &report,
+        &["-- gold (local001.csv): 5 row(s)\n--   apple | 1.5\n"],
     );
 }
 
@@ -355,7 +341,7 @@ fn version_2025_01_stops_where_a_comparison_reaches_a_missing_condition_list() {
         conditions("\"condition_cols\": [[0]]"),
     );
     assert_eq!(ex, 0.0);
-    assert!(error.contains("IndexError"), "{error}");
+    common::assert_contains(&error, &["IndexError"]);
     // A prediction that fails to run reaches no comparison: 0, no stop.
     let (ex, error) = scored_after(jan, "local030", |d: &Path| {
         conditions("\"condition_cols\": [[0]]")(d);
@@ -364,7 +350,7 @@ fn version_2025_01_stops_where_a_comparison_reaches_a_missing_condition_list() {
         rewrite(d.join("predictions.jsonl"), good, failing);
     });
     assert_eq!(ex, 0.0);
-    assert!(error.contains("nope"), "{error}");
+    common::assert_contains(&error, &["nope"]);
 }
 
 /// The summary and the Markdown report name every instance whose gold the official script reads
@@ -409,11 +395,8 @@ fn the_report_names_the_instances_whose_gold_needed_handling() {
     for (instance, note) in expected {
         let noted = notes.get(instance).map_or("", String::as_str);
         assert!(noted.contains(note), "{instance}: {notes:?}");
-        assert!(report.contains(&format!("| {instance} |")), "{report}");
+        common::assert_contains(&report, &[&format!("| {instance} |")]);
     }
     assert!(!notes.contains_key("local002"), "{notes:?}");
-    assert!(
-        report.contains("Gold read as the official script reads it"),
-        "{report}"
-    );
+    common::assert_contains(&report, &["Gold read as the official script reads it"]);
 }

@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::{eval_items, read_jsonl, sqlgate};
+use common::{eval_items, read_jsonl};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -174,7 +174,7 @@ fn version_2025_01_stops_the_run_where_0c85cc21_stops() {
             &[case],
             "{ profile: spider2, version: 2025-01 }",
         );
-        let output = sqlgate(&["eval", "--config", config.to_str().unwrap()]);
+        let output = common::eval(&config, &[]);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(
             output.status.code(),
@@ -182,10 +182,7 @@ fn version_2025_01_stops_the_run_where_0c85cc21_stops() {
             "{}: {stderr}",
             case["instance_id"]
         );
-        assert!(
-            stderr.contains("compare.version 2025-01 stops here"),
-            "{stderr}"
-        );
+        common::assert_contains(&stderr, &["compare.version 2025-01 stops here"]);
     }
 }
 
@@ -321,11 +318,7 @@ fn the_unmodified_spider2_lite_gold_scores_as_evaluate_py() {
         .env("OFFICIAL_DIR", official)
         .output()
         .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    common::assert_exit(&output, 0);
     let expected: Vec<Json> = String::from_utf8(output.stdout)
         .unwrap()
         .lines()

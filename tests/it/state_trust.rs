@@ -6,6 +6,8 @@
 //! read.
 
 use crate::common;
+use common::repo::{self, sqlgate_in};
+use common::text;
 
 use common::{break_predictions, git};
 
@@ -15,22 +17,6 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::sync::OnceLock;
 use std::time::Duration;
-
-fn text(output: &Output) -> String {
-    format!(
-        "exit {:?}\n{}\n{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
-
-/// `sqlgate ARGS` in `dir`.
-fn sqlgate_in(dir: &Path, args: &[&str]) -> Output {
-    let mut command = common::sqlgate_command(args);
-    command.current_dir(dir).env_remove("GITHUB_SHA");
-    command.output().unwrap()
-}
 
 /// The example's config scored on TS over a distilled suite kept in the repository.
 fn use_distilled_suite(repo: &Path) {
@@ -65,23 +51,16 @@ fn history() -> &'static History {
         );
         std::fs::remove_file(repo.join("baseline.json")).unwrap();
         use_distilled_suite(&repo);
-        git(&repo, &["init", "-q", "-b", "main"]);
-        git(&repo, &["add", "-A"]);
-        git(&repo, &["commit", "-qm", "example"]);
-        let made = sqlgate_in(&repo, &["baseline", "update", "--config", "sqlgate.yml"]);
-        assert!(made.status.success(), "{}", text(&made));
+        repo::init_main(&repo, "example");
+        repo::update_baseline(&repo);
         assert!(repo.join(".sqlgate/suite/gold-results.json").is_file());
-        git(&repo, &["add", "-A"]);
-        git(
-            &repo,
-            &["commit", "-qm", "baseline, suite and gold results"],
-        );
-        let base = git(&repo, &["rev-parse", "HEAD"]);
+        repo::commit_all(&repo, "baseline, suite and gold results");
+        let base = repo::head(&repo);
         git(&repo, &["checkout", "-qb", "pr"]);
         break_predictions(&repo, "C3", 30);
         git(&repo, &["commit", "-qam", "worse predictions"]);
         let (run, honest) = pr_run(&repo, &base);
-        assert_eq!(run.status.code(), Some(1), "{}", text(&run));
+        common::assert_exit(&run, 1);
         History { dir, base, honest }
     })
 }
@@ -110,7 +89,7 @@ fn merge_trusting(repo: &Path, base: &str, shards: &[&str]) -> Output {
         base,
     ];
     args.extend(shards);
-    sqlgate_in(repo, &args)
+    sqlgate_in(repo, &args, &[])
 }
 
 /// Commits every change of the pull request's tree.
@@ -127,16 +106,11 @@ fn pr_run(repo: &Path, base: &str) -> (Output, Vec<Json>) {
     let run = sqlgate_in(
         repo,
         &[
-            "eval",
-            "--config",
-            "sqlgate.yml",
-            "--comment",
-            "never",
-            "--jsonl",
-            jsonl.to_str().unwrap(),
-            "--trusted-base",
-            base,
-        ],
+            &repo::EVAL[..],
+            &["--jsonl", jsonl.to_str().unwrap(), "--trusted-base", base],
+        ]
+        .concat(),
+        &[],
     );
     (run, verdicts(&jsonl))
 }
@@ -155,9 +129,8 @@ fn verdicts(jsonl: &Path) -> Vec<Json> {
 /// the output.
 fn assert_honest(repo: &Path, base: &str) -> String {
     let (run, verdicts) = pr_run(repo, base);
-    let out = text(&run);
-    assert_eq!(run.status.code(), Some(1), "{out}");
-    assert!(out.contains("gate failed: C3 ts"), "{out}");
+    let out = common::exited(&run, 1);
+    common::assert_contains(&out, &["gate failed: C3 ts"]);
     assert!(verdicts == history().honest, "verdicts differ: {out}");
     out
 }
@@ -192,23 +165,18 @@ fn suite_databases_rewritten_at_the_same_size_stop_the_run_naming_the_file() {
     commit(&repo, "rewritten suite databases");
     let name = kept[0].file_name().unwrap().to_string_lossy().into_owned();
     let (run, _) = pr_run(&repo, &base);
-    let out = text(&run);
-    assert_eq!(run.status.code(), Some(2), "{out}");
+    let out = common::exited(&run, 2);
     assert!(
         out.contains(&format!(
             "singer/{name}: suite: does not match the base commit's manifest"
         )),
         "{out}"
     );
-    let local = sqlgate_in(
-        &repo,
-        &["eval", "--config", "sqlgate.yml", "--comment", "never"],
-    );
-    let out = text(&local);
-    assert_eq!(local.status.code(), Some(2), "{out}");
-    assert!(
-        out.contains(&format!("{name}: suite: does not match its manifest")),
-        "{out}"
+    let local = sqlgate_in(&repo, &repo::EVAL, &[]);
+    let out = common::exited(&local, 2);
+    common::assert_contains(
+        &out,
+        &[&format!("{name}: suite: does not match its manifest")],
     );
 }
 
@@ -270,11 +238,13 @@ fn a_trimmed_manifest_and_an_added_database_are_not_used() {
     drop(conn);
     commit(&repo, "a trimmed manifest and one more suite database");
     let out = assert_honest(&repo, &base);
-    assert!(
-        out.contains(".sqlgate/suite/concert_singer/manifest.json")
-            && out.contains(".sqlgate/suite/singer/singer_r999999.sqlite")
-            && out.contains("the run did not use them"),
-        "{out}"
+    common::assert_contains(
+        &out,
+        &[
+            ".sqlgate/suite/concert_singer/manifest.json",
+            ".sqlgate/suite/singer/singer_r999999.sqlite",
+            "the run did not use them",
+        ],
     );
 }
 
@@ -286,18 +256,11 @@ fn a_symlinked_schema_folder_stops_the_run_and_nothing_outside_changes() {
     symlink("../../../outside", &folder).unwrap();
     commit(&repo, "suite folder pointing outside");
     let (run, _) = pr_run(&repo, &base);
-    let out = text(&run);
-    assert_eq!(run.status.code(), Some(2), "{out}");
-    assert!(
-        out.contains(".sqlgate/suite/singer: state: is a symlink"),
-        "{out}"
-    );
+    let out = common::exited(&run, 2);
+    common::assert_contains(&out, &[".sqlgate/suite/singer: state: is a symlink"]);
     assert_outside_untouched(dir.path());
-    let local = sqlgate_in(
-        &repo,
-        &["eval", "--config", "sqlgate.yml", "--comment", "never"],
-    );
-    assert_eq!(local.status.code(), Some(2), "{}", text(&local));
+    let local = sqlgate_in(&repo, &repo::EVAL, &[]);
+    common::assert_exit(&local, 2);
     assert_outside_untouched(dir.path());
 }
 
@@ -313,16 +276,9 @@ fn a_rebuilt_suite_deletes_only_its_own_regular_files() {
     .unwrap();
     std::fs::write(folder.join("stale.sqlite"), "stale").unwrap();
     // Without a trusted base the folder's own (now absent) manifest is what counts: rebuilt.
-    let local = sqlgate_in(
-        &repo,
-        &["eval", "--config", "sqlgate.yml", "--comment", "never"],
-    );
-    let out = text(&local);
-    assert_eq!(local.status.code(), Some(1), "{out}");
-    assert!(
-        out.contains("distilling the test suite of `singer`"),
-        "{out}"
-    );
+    let local = sqlgate_in(&repo, &repo::EVAL, &[]);
+    let out = common::exited(&local, 1);
+    common::assert_contains(&out, &["distilling the test suite of `singer`"]);
     assert_outside_untouched(dir.path());
     assert!(!folder.join("stale.sqlite").exists());
     assert!(std::fs::symlink_metadata(folder.join("singer_r123456.sqlite")).is_ok());
@@ -338,27 +294,25 @@ fn a_config_pointing_at_dev_zero_is_never_read() {
     symlink("/dev/zero", repo.join("sqlgate.yml")).unwrap();
     commit(&repo, "config replaced by /dev/zero");
     let jsonl = repo.parent().unwrap().join("items.jsonl");
-    let mut command = common::sqlgate_command(&[
-        "eval",
-        "--config",
-        "sqlgate.yml",
-        "--comment",
-        "never",
-        "--jsonl",
-        jsonl.to_str().unwrap(),
-        "--trusted-base",
-        &base,
-    ]);
+    let mut command = common::sqlgate_command(
+        &[
+            &repo::EVAL[..],
+            &["--jsonl", jsonl.to_str().unwrap(), "--trusted-base", &base],
+        ]
+        .concat(),
+    );
     command.current_dir(&repo).env_remove("GITHUB_SHA");
     let (run, peak) = common::measure::run_measured(command, Duration::from_secs(120));
     let out = text(&run);
     // Once merged, that config would stop every later pull request, so this one fails, naming
     // the file, without reading the device.
     assert_eq!(run.status.code(), Some(2), "{out}");
-    assert!(
-        out.contains("this pull request's version of the config does not load")
-            && out.contains("sqlgate.yml: file: not a regular file"),
-        "{out}"
+    common::assert_contains(
+        &out,
+        &[
+            "this pull request's version of the config does not load",
+            "sqlgate.yml: file: not a regular file",
+        ],
     );
     assert!(peak < 400 * 1024, "peak RSS {peak} KiB: {out}");
 }
@@ -382,29 +336,24 @@ fn a_committed_shard_or_one_scored_without_the_base_is_not_merged() {
         if trusted {
             args.extend(["--trusted-base", base.as_str()]);
         }
-        let run = sqlgate_in(&repo, &args);
-        assert!(run.status.success(), "{}", text(&run));
+        let run = sqlgate_in(&repo, &args, &[]);
+        common::assert_exit(&run, 0);
     };
     let merge = |name: &str| merge_trusting(&repo, &base, &[name]);
     shard(artifact, true);
     let merged = merge(artifact);
-    assert_eq!(merged.status.code(), Some(1), "{}", text(&merged));
+    common::assert_exit(&merged, 1);
     shard(untrusted, false);
     let refused = merge(untrusted);
-    let out = text(&refused);
-    assert_eq!(refused.status.code(), Some(2), "{out}");
-    assert!(
-        out.contains("scored against the trusted base (none)"),
-        "{out}"
-    );
+    let out = common::exited(&refused, 2);
+    common::assert_contains(&out, &["scored against the trusted base (none)"]);
     shard("committed.jsonl", true);
     commit(&repo, "a shard of our own");
     let refused = merge("committed.jsonl");
-    let out = text(&refused);
-    assert_eq!(refused.status.code(), Some(2), "{out}");
-    assert!(
-        out.contains("committed.jsonl: shard: is a file of the pull request's tree"),
-        "{out}"
+    let out = common::exited(&refused, 2);
+    common::assert_contains(
+        &out,
+        &["committed.jsonl: shard: is a file of the pull request's tree"],
     );
 }
 
@@ -429,9 +378,9 @@ fn a_suite_database_the_pull_request_deletes_is_distilled_again_and_said() {
     std::fs::remove_file(deleted).unwrap();
     commit(&repo, "one suite database fewer");
     let out = assert_honest(&repo, &base);
-    assert!(
-        out.contains("the base commit holds no complete distilled suite for `poker_player`"),
-        "{out}"
+    common::assert_contains(
+        &out,
+        &["the base commit holds no complete distilled suite for `poker_player`"],
     );
     assert!(deleted.is_file());
 }
@@ -449,10 +398,9 @@ fn a_suite_cached_outside_git_is_reused_only_when_the_base_recorded_its_manifest
     std::fs::write(repo.join(".gitignore"), ".sqlgate/\n").unwrap();
     git(&repo, &["init", "-q", "-b", "main"]);
     commit(&repo, "example, suite kept out of git (actions/cache)");
-    let made = sqlgate_in(&repo, &["baseline", "update", "--config", "sqlgate.yml"]);
-    assert!(made.status.success(), "{}", text(&made));
+    repo::update_baseline(&repo);
     commit(&repo, "baseline");
-    let base = git(&repo, &["rev-parse", "HEAD"]);
+    let base = repo::head(&repo);
     git(&repo, &["checkout", "-qb", "pr"]);
     break_predictions(&repo, "C3", 30);
     commit(&repo, "worse predictions");
@@ -498,15 +446,15 @@ fn a_merged_sharded_run_reports_the_shards_state_notes() {
                     "--trusted-base",
                     &base,
                 ],
+                &[],
             );
-            assert!(run.status.success(), "{}", text(&run));
+            common::assert_exit(&run, 0);
             path
         })
         .collect();
     let shards: Vec<&str> = shards.iter().map(String::as_str).collect();
     let merged = merge_trusting(&repo, &base, &shards);
-    let out = text(&merged);
-    assert_eq!(merged.status.code(), Some(1), "{out}");
+    let out = common::exited(&merged, 1);
     let note = "this pull request changes the distilled suite (.sqlgate/suite/gold-results.json)";
     assert_eq!(out.matches(note).count(), 1, "{out}");
 }

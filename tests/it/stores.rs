@@ -39,7 +39,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn eval(config: &Path) -> Output {
-    sqlgate(&["eval", "--config", config.to_str().unwrap()])
+    common::eval(config, &[])
 }
 
 fn assert_refused(output: &Output, needles: &[&str]) {
@@ -74,12 +74,7 @@ fn baselines_are_validated_on_load() {
     let path = dir.path().join("baseline.json");
     let shipped = std::fs::read_to_string(&path).unwrap();
     let output = eval(&config);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    common::assert_exit(&output, 0);
 
     let hand_edited = shipped.replacen("\"ex\": 0.0", "\"ex\": 1.0", 1);
     assert_ne!(hand_edited, shipped);
@@ -150,7 +145,7 @@ fn baselines_are_validated_on_load() {
     let output = eval(&config);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(0), "{stdout}");
-    assert!(stdout.contains("carries no records digest"), "{stdout}");
+    common::assert_contains(&stdout, &["carries no records digest"]);
 }
 
 /// Rewrites line `line` of a shard through `edit` and recomputes its digest trailer.
@@ -181,12 +176,7 @@ fn shards_are_validated_on_merge() {
             "--jsonl",
             shard(i).to_str().unwrap(),
         ]);
-        assert_eq!(
-            output.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        common::assert_exit(&output, 0);
     }
     let (first, second) = (shard(1), shard(2));
     let merge = || {
@@ -199,12 +189,7 @@ fn shards_are_validated_on_merge() {
         ])
     };
     let output = merge();
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    common::assert_exit(&output, 0);
 
     let original = std::fs::read_to_string(&first).unwrap();
     let mismatch = original
@@ -306,7 +291,7 @@ fn concurrent_baseline_updates_never_report_success_over_another_writers_content
                 Some(0) => {}
                 Some(2) => {
                     refused += 1;
-                    assert!(stderr.contains("another sqlgate"), "{stderr}");
+                    common::assert_contains(&stderr, &["another sqlgate"]);
                     assert!(other.status.success(), "one of the two writers succeeds");
                 }
                 code => panic!("round {round}: exit {code:?}: {stderr}"),

@@ -18,22 +18,12 @@ const BAR: &str = " pairs  ";
 
 /// A config in `dir` scoring the example's `system` against the baseline in `dir`.
 fn write_config(dir: &Path, system: &str) -> PathBuf {
-    let ex = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini");
-    let config = dir.join(format!("{system}.yml"));
-    std::fs::write(
-        &config,
-        format!(
-            "dataset: {{ gold: {ex}/dev_gold.sql, tables: {ex}/tables.json, databases: {ex}/database }}\n\
-             predictions: [{{ name: model, path: {ex}/predictions/{system}.txt }}]\n\
-             metrics: [ex]\n\
-             baseline: {{ path: {dir}/baseline.json }}\n\
-             report: {{ output: {dir}/report.md }}\n",
-            ex = ex.display(),
-            dir = dir.display()
-        ),
-    )
-    .unwrap();
-    config
+    let ex = common::repo::example_folder();
+    let predictions = format!(
+        "{{ name: model, path: {}/predictions/{system}.txt }}",
+        ex.display()
+    );
+    common::config::example_gate(dir, system, &ex.join("dev_gold.sql"), &predictions, "ex")
 }
 
 /// A directory whose baseline is C3's scores, and a config scoring RESDSQL against it (which
@@ -43,12 +33,22 @@ fn regressing_run(dir: &Path) -> PathBuf {
     let update = sqlgate_command(&["baseline", "update", "--config", base.to_str().unwrap()])
         .output()
         .unwrap();
-    assert!(
-        update.status.success(),
-        "{}",
-        String::from_utf8_lossy(&update.stderr)
-    );
+    common::assert_exit(&update, 0);
     write_config(dir, "RESDSQL")
+}
+
+/// The eval of [`regressing_run`] in `dir` for pull request 7 (its event payload and step
+/// summary in `dir`), outside Actions until a test says otherwise.
+fn regressing_eval(dir: &Path) -> Command {
+    let config = regressing_run(dir);
+    let event = common::repo::event(
+        dir.join("event.json"),
+        json!({"pull_request": {"number": 7}}),
+    );
+    let mut eval = common::eval_command(&config, &[]);
+    eval.env("GITHUB_EVENT_PATH", event)
+        .env("GITHUB_STEP_SUMMARY", dir.join("summary.md"));
+    eval
 }
 
 /// `command` run on a pseudo-terminal (stdin, stdout and stderr) of type `xterm`, with the CI
@@ -126,14 +126,14 @@ fn assert_bar_lines_hold_only_the_bar(output: &str) {
 fn a_bar_is_drawn_on_a_terminal_outside_ci_only() {
     let work = tempfile::tempdir().unwrap();
     let config = regressing_run(work.path());
-    let eval = sqlgate_command(&["eval", "--config", config.to_str().unwrap()]);
+    let eval = common::eval_command(&config, &[]);
     let outside_ci = on_a_terminal(&eval, &[]);
     assert!(outside_ci.contains(BAR), "no bar outside CI:\n{outside_ci}");
     assert_bar_lines_hold_only_the_bar(&outside_ci);
     for marker in CI_MARKERS {
         let in_ci = on_a_terminal(&eval, &[(marker, "true")]);
         assert!(!in_ci.contains(BAR), "a bar with {marker}=true:\n{in_ci}");
-        assert!(in_ci.contains("gate "), "{in_ci}");
+        common::assert_contains(&in_ci, &["gate "]);
     }
     let told_not_ci = on_a_terminal(&eval, &[("CI", "false")]);
     assert!(
@@ -145,12 +145,7 @@ fn a_bar_is_drawn_on_a_terminal_outside_ci_only() {
 #[test]
 fn workflow_commands_start_a_line_after_a_bar() {
     let work = tempfile::tempdir().unwrap();
-    let config = regressing_run(work.path());
-    let event = work.path().join("event.json");
-    std::fs::write(&event, json!({"pull_request": {"number": 7}}).to_string()).unwrap();
-    let mut eval = sqlgate_command(&["eval", "--config", config.to_str().unwrap()]);
-    eval.env("GITHUB_EVENT_PATH", &event)
-        .env("GITHUB_STEP_SUMMARY", work.path().join("summary.md"));
+    let eval = regressing_eval(work.path());
     let output = on_a_terminal(&eval, &[]);
     assert!(output.contains(BAR), "no bar was drawn:\n{output}");
     assert_bar_lines_hold_only_the_bar(&output);
@@ -163,15 +158,10 @@ fn workflow_commands_start_a_line_after_a_bar() {
 #[test]
 fn in_actions_on_a_terminal_no_bar_and_every_command_starts_a_line() {
     let work = tempfile::tempdir().unwrap();
-    let config = regressing_run(work.path());
-    let event = work.path().join("event.json");
-    std::fs::write(&event, json!({"pull_request": {"number": 7}}).to_string()).unwrap();
-    let mut eval = sqlgate_command(&["eval", "--config", config.to_str().unwrap()]);
-    eval.env("GITHUB_EVENT_PATH", &event)
-        .env("GITHUB_STEP_SUMMARY", work.path().join("summary.md"));
+    let eval = regressing_eval(work.path());
     let output = on_a_terminal(&eval, &[("GITHUB_ACTIONS", "true"), ("CI", "true")]);
     assert!(!output.contains(BAR), "a bar in Actions:\n{output}");
-    assert!(output.contains("::stop-commands::"), "{output}");
+    common::assert_contains(&output, &["::stop-commands::"]);
     assert!(
         assert_commands_start_lines(&output) >= 3,
         "no stop-commands, ::warning, ::error:\n{output}"

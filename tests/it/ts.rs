@@ -11,7 +11,7 @@
 
 use crate::common;
 
-use common::{eval_items, sqlgate};
+use common::eval_items;
 use std::path::Path;
 
 /// The example's `singer` database copied under `work/database`, with a ninth singer whose net
@@ -111,14 +111,8 @@ fn a_natural_tie_separates_limit_1_from_max() {
         (1.into(), 1.into())
     );
     let report = std::fs::read_to_string(report).unwrap();
-    assert!(
-        report.contains("| m | 1 | 1 | 0 | 0 | 0 | 0 | 0 | 0 |"),
-        "{report}"
-    );
-    assert!(
-        report.contains("#### m: item 0, line 1 (singer)\n"),
-        "{report}"
-    );
+    common::assert_contains(&report, &["| m | 1 | 1 | 0 | 0 | 0 | 0 | 0 | 0 |"]);
+    common::assert_contains(&report, &["#### m: item 0, line 1 (singer)\n"]);
     assert!(
         report.contains(
             "-- counterexample (tie at the cut), shrunk from singer_1.sqlite\n-- natural: "
@@ -134,11 +128,13 @@ fn a_natural_tie_separates_limit_1_from_max() {
         &["--report", report.to_str().unwrap()],
     );
     let report = std::fs::read_to_string(report).unwrap();
-    assert!(
-        report.contains("False positives / negatives against ts")
-            && report.contains("| m | ex | FP | 33.3 |")
-            && report.contains("| m | ex | FN | 0.0 |"),
-        "{report}"
+    common::assert_contains(
+        &report,
+        &[
+            "False positives / negatives against ts",
+            "| m | ex | FP | 33.3 |",
+            "| m | ex | FN | 0.0 |",
+        ],
     );
 }
 
@@ -178,13 +174,12 @@ fn ts_without_a_suite_is_a_config_error() {
         ),
     )
     .unwrap();
-    let output = sqlgate(&[
-        "eval",
-        "--config",
-        work.path().join("sqlgate.yml").to_str().unwrap(),
-    ]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("metric `ts` needs a test suite"));
+    let output = common::eval(&work.path().join("sqlgate.yml"), &[]);
+    common::assert_exit(&output, 2);
+    common::assert_contains(
+        &common::stderr(&output),
+        &["metric `ts` needs a test suite"],
+    );
 }
 
 #[test]
@@ -216,15 +211,15 @@ fn counterexample_rows_are_scrubbed_before_they_are_written() {
     );
     let report = work.path().join("report.md");
     let jsonl = work.path().join("items.jsonl");
-    let output = sqlgate(&[
-        "eval",
-        "--config",
-        work.path().join("sqlgate.yml").to_str().unwrap(),
-        "--report",
-        report.to_str().unwrap(),
-        "--jsonl",
-        jsonl.to_str().unwrap(),
-    ]);
+    let output = common::eval(
+        &work.path().join("sqlgate.yml"),
+        &[
+            "--report",
+            common::arg(&report),
+            "--jsonl",
+            common::arg(&jsonl),
+        ],
+    );
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_ne!(output.status.code(), Some(2), "{stderr}");
@@ -245,7 +240,7 @@ fn counterexample_rows_are_scrubbed_before_they_are_written() {
             "the planted token is in the {name}"
         );
     }
-    assert!(jsonl.contains("[redacted]"), "{jsonl}");
+    common::assert_contains(&jsonl, &["[redacted]"]);
 }
 
 /// The item's JSONL record for `gold` and `prediction` on the example's `singer` database and

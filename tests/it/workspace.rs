@@ -4,26 +4,15 @@
 
 use crate::common;
 
-use common::{shared_spider, sqlgate_command};
+use common::sqlgate_command;
 use std::path::Path;
 use std::process::Output;
 
 /// A workspace with one database, a gold file and a prediction file, inside `root/repo`.
 fn workspace(root: &Path) -> std::path::PathBuf {
     let repo = root.join("repo");
-    std::fs::create_dir_all(repo.join("database/singer")).unwrap();
     std::fs::create_dir_all(repo.join(".git")).unwrap();
-    std::fs::copy(
-        shared_spider().join("database/singer/singer.sqlite"),
-        repo.join("database/singer/singer.sqlite"),
-    )
-    .unwrap();
-    std::fs::write(
-        repo.join("gold.sql"),
-        "SELECT count(*) FROM singer\tsinger\n",
-    )
-    .unwrap();
-    std::fs::write(repo.join("pred.txt"), "SELECT count(*) FROM singer\n").unwrap();
+    common::singer_item(&repo);
     repo
 }
 
@@ -36,7 +25,7 @@ fn eval(repo: &Path, rest: &str) -> Output {
         format!("dataset: {{ gold: gold.sql, databases: database, difficulty: none }}\n{rest}"),
     )
     .unwrap();
-    sqlgate_command(&["eval", "--config", config.to_str().unwrap()])
+    common::eval_command(&config, &[])
         .env_remove("SQLGATE_WORKSPACE")
         .env("SECRET_PLANTED", "s3cr3t-value")
         .output()
@@ -125,12 +114,7 @@ fn outputs_stay_out_of_git_and_inside_the_workspace() {
         &repo,
         "predictions: [{ path: pred.txt }]\nreport: { output: report.md }\n",
     );
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    common::assert_exit(&output, 0);
     let again = eval(
         &repo,
         "predictions: [{ path: pred.txt }]\nreport: { output: report.md }\n",
@@ -289,10 +273,5 @@ fn suite_databases_must_be_regular_files_of_their_folder_without_a_wal() {
     assert!(!suite.join("singer_1.sqlite-shm").exists());
     std::fs::remove_file(suite.join("singer_1.sqlite-wal")).unwrap();
     let output = eval(&repo, config);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    common::assert_exit(&output, 0);
 }

@@ -39,16 +39,8 @@ impl FakeGitHub {
             ..State::default()
         }));
         let stop = Arc::new(AtomicBool::new(false));
-        let server = tiny_http::Server::http("127.0.0.1:0").unwrap();
-        let url = format!("http://{}", server.server_addr().to_ip().unwrap());
-        let (shared, stopped) = (Arc::clone(&state), Arc::clone(&stop));
-        std::thread::spawn(move || {
-            while !stopped.load(Ordering::Relaxed) {
-                if let Ok(Some(request)) = server.recv_timeout(Duration::from_millis(50)) {
-                    handle(&shared, request);
-                }
-            }
-        });
+        let shared = Arc::clone(&state);
+        let url = serve(Arc::clone(&stop), move |request| handle(&shared, request));
         FakeGitHub { state, url, stop }
     }
 
@@ -69,19 +61,58 @@ impl Drop for FakeGitHub {
     }
 }
 
-fn comment_json(id: u64, body: &str) -> Value {
+/// Serves requests with `handle` on an ephemeral loopback port until `stop` is set; returns the
+/// server's base URL.
+pub fn serve(
+    stop: Arc<AtomicBool>,
+    handle: impl Fn(tiny_http::Request) + Send + 'static,
+) -> String {
+    let server = tiny_http::Server::http("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", server.server_addr().to_ip().unwrap());
+    std::thread::spawn(move || {
+        while !stop.load(Ordering::Relaxed) {
+            if let Ok(Some(request)) = server.recv_timeout(Duration::from_millis(50)) {
+                handle(request);
+            }
+        }
+    });
+    url
+}
+
+/// Answers `request` with `status` and the JSON `reply`.
+pub fn respond(request: tiny_http::Request, status: u16, reply: &Value) {
+    let header = tiny_http::Header::from_bytes("Content-Type", "application/json").unwrap();
+    let response = tiny_http::Response::from_string(reply.to_string())
+        .with_status_code(status)
+        .with_header(header);
+    let _ = request.respond(response);
+}
+
+/// A user as GitHub's REST API returns one: `login` (a bot when it ends in `[bot]`) and `id`.
+pub fn user_json(login: &str, id: u64) -> Value {
+    let url = "http://127.0.0.1/x";
+    json!({
+        "login": login, "id": id, "node_id": "u", "avatar_url": url, "gravatar_id": "", "url": url,
+        "html_url": url, "followers_url": url, "following_url": url, "gists_url": url,
+        "starred_url": url, "subscriptions_url": url, "organizations_url": url, "repos_url": url,
+        "events_url": url, "received_events_url": url,
+        "type": if login.ends_with("[bot]") { "Bot" } else { "User" }, "site_admin": false
+    })
+}
+
+/// A comment as GitHub's REST API returns one: `id` and `body`, written by `user` ([`user_json`]).
+pub fn comment_json(id: u64, body: &str, user: Value) -> Value {
     let url = "http://127.0.0.1/x";
     json!({
         "id": id, "node_id": "n", "url": url, "html_url": url, "issue_url": url, "body": body,
         "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
-        "user": {
-            "login": "github-actions[bot]", "id": 41898282, "node_id": "u", "avatar_url": url,
-            "gravatar_id": "", "url": url, "html_url": url, "followers_url": url,
-            "following_url": url, "gists_url": url, "starred_url": url,
-            "subscriptions_url": url, "organizations_url": url, "repos_url": url,
-            "events_url": url, "received_events_url": url, "type": "Bot", "site_admin": false
-        }
+        "user": user
     })
+}
+
+/// The Actions bot, author of the fake's comments.
+fn actions_bot() -> Value {
+    user_json("github-actions[bot]", 41898282)
 }
 
 /// The pull request number of `/repos/acme/model/issues/N/comments`.
@@ -92,7 +123,8 @@ fn issue_number(path: &str) -> Option<u64> {
         .ok()
 }
 
-fn body_of(request_body: &str) -> String {
+/// The `body` field of a JSON request body (a comment's text).
+pub fn body_of(request_body: &str) -> String {
     serde_json::from_str::<Value>(request_body).unwrap()["body"]
         .as_str()
         .unwrap()
@@ -114,7 +146,9 @@ fn handle(state: &Mutex<State>, mut request: tiny_http::Request) {
         _ if !authorized => (401, json!({"message": "Bad credentials"})),
         ("GET", Some(number)) => {
             let listed = state.comments.get(&number).cloned().unwrap_or_default();
-            let listed = listed.iter().map(|(id, b)| comment_json(*id, b));
+            let listed = listed
+                .iter()
+                .map(|(id, b)| comment_json(*id, b, actions_bot()));
             (200, Value::Array(listed.collect()))
         }
         ("POST", Some(number)) => {
@@ -125,7 +159,7 @@ fn handle(state: &Mutex<State>, mut request: tiny_http::Request) {
                 .entry(number)
                 .or_default()
                 .push((id, text.clone()));
-            (201, comment_json(id, &text))
+            (201, comment_json(id, &text, actions_bot()))
         }
         ("PATCH", None) if path.starts_with("/repos/acme/model/issues/comments/") => {
             let id: u64 = path.rsplit('/').next().unwrap().parse().unwrap();
@@ -137,13 +171,9 @@ fn handle(state: &Mutex<State>, mut request: tiny_http::Request) {
                 .find(|(i, _)| *i == id)
                 .unwrap();
             slot.1 = text.clone();
-            (200, comment_json(id, &text))
+            (200, comment_json(id, &text, actions_bot()))
         }
         _ => (404, json!({"message": "Not Found"})),
     };
-    let header = tiny_http::Header::from_bytes("Content-Type", "application/json").unwrap();
-    let response = tiny_http::Response::from_string(reply.to_string())
-        .with_status_code(status)
-        .with_header(header);
-    let _ = request.respond(response);
+    respond(request, status, &reply);
 }

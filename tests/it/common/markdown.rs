@@ -5,6 +5,25 @@
 use comrak::nodes::NodeValue;
 use comrak::{parse_document, Arena, Options};
 
+/// Every fenced block of `markdown` as (language, body), in order; none may be left open.
+pub fn fenced_blocks(markdown: &str) -> Vec<(String, String)> {
+    let mut blocks = Vec::new();
+    let mut open: Option<(String, String)> = None;
+    for line in markdown.lines() {
+        match (&mut open, line.strip_prefix("```")) {
+            (None, Some(language)) => open = Some((language.trim().to_string(), String::new())),
+            (Some(_), Some("")) => blocks.extend(open.take()),
+            (Some((_, body)), _) => {
+                body.push_str(line);
+                body.push('\n');
+            }
+            (None, None) => {}
+        }
+    }
+    assert!(open.is_none(), "a fenced block is left open");
+    blocks
+}
+
 /// One node of a parsed document, in document order.
 #[derive(Debug, Clone)]
 pub struct Node {

@@ -4,15 +4,70 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The shared benchmark data (real Spider dev files), beside the repository.
-pub fn shared_spider() -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/spider");
+/// The folder `relative` of the shared benchmark data beside the repository
+/// (`../shared/data/RELATIVE`), asserting it holds the file `marker`.
+pub fn shared_data(relative: &str, marker: &str) -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/data")
+        .join(relative);
     assert!(
-        path.join("dev_gold.sql").is_file(),
-        "the shared Spider data must be at {}",
+        path.join(marker).is_file(),
+        "the shared {relative} data must be at {}",
         path.display()
     );
     path
+}
+
+/// The shared benchmark data (real Spider dev files), beside the repository.
+pub fn shared_spider() -> PathBuf {
+    shared_data("spider", "dev_gold.sql")
+}
+
+/// The Action's definition, `action.yml`, as a JSON value.
+pub fn action_yml() -> serde_json::Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("action.yml");
+    serde_norway::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The step of `action.yml` ([`action_yml`]) whose `id` is `id`.
+pub fn action_step(action: &serde_json::Value, id: &str) -> serde_json::Value {
+    let steps = action["runs"]["steps"].as_array().unwrap();
+    let step = steps.iter().find(|step| step["id"] == id);
+    step.unwrap_or_else(|| panic!("action.yml has no step `{id}`"))
+        .clone()
+}
+
+/// A one-item dataset in `dir`: the shared `singer` database (`database/singer/`), `gold.sql`
+/// counting its singers and `pred.txt` predicting the gold.
+pub fn singer_item(dir: &Path) {
+    std::fs::create_dir_all(dir.join("database/singer")).unwrap();
+    std::fs::copy(
+        shared_spider().join("database/singer/singer.sqlite"),
+        dir.join("database/singer/singer.sqlite"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("gold.sql"),
+        "SELECT count(*) FROM singer\tsinger\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("pred.txt"), "SELECT count(*) FROM singer\n").unwrap();
+}
+
+/// BIRD's database layout in `target` (`DB/DB.sqlite`) built from the SQL scripts `DB.sql` of
+/// the folder `scripts` (the constructed BIRD datasets of `tests/data/bird/`).
+pub fn databases_from_scripts(scripts: &Path, target: &Path) {
+    for entry in std::fs::read_dir(scripts).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "sql") {
+            let db = path.file_stem().unwrap().to_str().unwrap().to_string();
+            let folder = target.join(&db);
+            std::fs::create_dir_all(&folder).unwrap();
+            let conn = rusqlite::Connection::open(folder.join(format!("{db}.sqlite"))).unwrap();
+            conn.execute_batch(&std::fs::read_to_string(&path).unwrap())
+                .unwrap();
+        }
+    }
 }
 
 /// Copies the folder `from` with everything below it to `to` (a test's own copy of a fixture).
@@ -67,25 +122,69 @@ pub fn sqlgate(args: &[&str]) -> Output {
         .expect("the sqlgate binary runs")
 }
 
+/// A path as a command-line argument (the tests' paths are UTF-8).
+pub fn arg(path: &Path) -> &str {
+    path.to_str().expect("UTF-8 path")
+}
+
+/// All a finished command said, for `contains` checks and assertion messages: its exit code,
+/// its standard output, then its standard error.
+pub fn text(output: &Output) -> String {
+    format!(
+        "exit {:?}\n{}\n{}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// Asserts that the command exited with `code`, showing all it said when it did not.
+#[track_caller]
+pub fn assert_exit(output: &Output, code: i32) {
+    assert_eq!(output.status.code(), Some(code), "{}", text(output));
+}
+
+/// Asserts that the command exited with `code` and returns all it said ([`text`]).
+#[track_caller]
+pub fn exited(output: &Output, code: i32) -> String {
+    let all = text(output);
+    assert_eq!(output.status.code(), Some(code), "{all}");
+    all
+}
+
+/// What a finished command wrote to its standard error.
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Asserts that `text` contains every one of `needles`, showing `text` when it does not.
+#[track_caller]
+pub fn assert_contains(text: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(text.contains(needle), "no {needle:?} in:\n{text}");
+    }
+}
+
+/// `sqlgate eval --config CONFIG EXTRA...`, isolated as [`sqlgate_command`], to run.
+pub fn eval_command(config: &Path, extra: &[&str]) -> Command {
+    let mut command = sqlgate_command(&["eval", "--config", arg(config)]);
+    command.args(extra);
+    command
+}
+
+/// Runs `sqlgate eval --config CONFIG EXTRA...` (see [`eval_command`]).
+pub fn eval(config: &Path, extra: &[&str]) -> Output {
+    eval_command(config, extra)
+        .output()
+        .expect("the sqlgate binary runs")
+}
+
 /// Runs `sqlgate eval --config CONFIG --jsonl <beside it> EXTRA...`, asserts it exits 0 and
 /// returns the per-item lines.
 pub fn eval_items(config: &Path, extra: &[&str]) -> Vec<serde_json::Value> {
     let jsonl = config.with_extension("items.jsonl");
-    let mut args = vec![
-        "eval",
-        "--config",
-        config.to_str().expect("UTF-8 path"),
-        "--jsonl",
-        jsonl.to_str().expect("UTF-8 path"),
-    ];
-    args.extend_from_slice(extra);
-    let output = sqlgate(&args);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let output = eval(config, &[&["--jsonl", arg(&jsonl)], extra].concat());
+    assert_exit(&output, 0);
     read_jsonl(&jsonl)
 }
 
@@ -142,20 +241,14 @@ pub fn write_suite_config(
 /// returns the per-item lines.
 pub fn eval_items_with_env(config: &Path, name: &str, value: &str) -> Vec<serde_json::Value> {
     let jsonl = config.with_extension("items.jsonl");
-    let output = sqlgate_command(&[
-        "eval",
-        "--config",
-        config.to_str().expect("UTF-8 path"),
-        "--jsonl",
-        jsonl.to_str().expect("UTF-8 path"),
-    ])
-    .env(name, value)
-    .output()
-    .expect("sqlgate runs");
+    let output = eval_command(config, &["--jsonl", arg(&jsonl)])
+        .env(name, value)
+        .output()
+        .expect("sqlgate runs");
     assert!(
         matches!(output.status.code(), Some(0 | 1)),
         "{}",
-        String::from_utf8_lossy(&output.stderr)
+        text(&output)
     );
     read_jsonl(&jsonl)
 }
@@ -247,23 +340,36 @@ pub fn in_own_process(test: &str, env: &[(&str, &str)]) -> bool {
 
 pub mod bird_minidev;
 pub mod comment_html;
+pub mod config;
 pub mod github;
 pub mod markdown;
 pub mod measure;
 pub mod official;
 pub mod openai;
+pub mod repo;
 pub mod servers;
 pub mod ties;
 
 /// Rewrites the first `count` predictions of `system` as a query that is wrong everywhere.
 pub fn break_predictions(dir: &Path, system: &str, count: usize) {
+    break_prediction_lines(dir, system, |i| i < count);
+}
+
+/// Rewrites the prediction of item `index` of `system` as a query that is wrong everywhere.
+pub fn break_prediction(dir: &Path, system: &str, index: usize) {
+    break_prediction_lines(dir, system, |i| i == index);
+}
+
+/// Rewrites the predictions of `system` (`predictions/SYSTEM.txt` in `dir`) whose 0-based line
+/// `broken` selects as a query that is wrong everywhere.
+fn break_prediction_lines(dir: &Path, system: &str, broken: impl Fn(usize) -> bool) {
     let path = dir.join(format!("predictions/{system}.txt"));
     let lines: Vec<String> = std::fs::read_to_string(&path)
         .unwrap()
         .lines()
         .enumerate()
         .map(|(i, l)| {
-            if i < count {
+            if broken(i) {
                 "SELECT 'wrong'".into()
             } else {
                 l.to_string()

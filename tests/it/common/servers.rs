@@ -143,6 +143,25 @@ impl Server {
         self.folder.join("tls/wrong-ca.pem")
     }
 
+    /// The server's own database, which the superuser reaches when no other exists yet.
+    pub fn system_database(&self) -> &'static str {
+        match self.kind {
+            Kind::Postgres => "postgres",
+            Kind::Mariadb => "mysql",
+        }
+    }
+
+    /// Drops `database` if it exists and creates it afresh as the superuser, then runs `ddl` in it.
+    pub fn recreate_database(&self, database: &str, ddl: &str) {
+        self.admin_sql(
+            self.system_database(),
+            &format!("DROP DATABASE IF EXISTS {database}; CREATE DATABASE {database};"),
+        );
+        if !ddl.is_empty() {
+            self.admin_sql(database, ddl);
+        }
+    }
+
     /// The superuser's URL for `database`.
     pub fn admin_url(&self, database: &str) -> String {
         self.url(ADMIN, &self.admin_password, database)
