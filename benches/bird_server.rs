@@ -2,7 +2,7 @@
 //! sqlgate against BIRD's official loop (`run_sqls_parallel` of evaluation_ex.py with the
 //! official `num_cpus=16` and `meta_time_out=30`, run by tests/bird_official/ from the upstream
 //! folder `SQLGATE_BIRD_OFFICIAL` names) on the same server, the
-//! same databases (generated from `dev_tables.json`, tests/common/bird_minidev.rs) and the same
+//! same databases (generated from `dev_tables.json`, tests/it/common/bird_minidev.rs) and the same
 //! read-only role. Also 4 systems (the same predictions under four names; the official loop runs
 //! once per system). Prints wall times, medians of 3 for sqlgate, and the ratios.
 //!
@@ -11,10 +11,10 @@
 //! tests/bird_official/run); without the variable only sqlgate is timed.
 
 #[allow(dead_code)]
-#[path = "../tests/common/bird_minidev.rs"]
+#[path = "../tests/it/common/bird_minidev.rs"]
 mod bird_minidev;
 #[allow(dead_code)]
-#[path = "../tests/common/servers.rs"]
+#[path = "../tests/it/common/servers.rs"]
 mod servers;
 
 use sqlgate::input::config::Config;

@@ -2,7 +2,7 @@
 //! them with a stored baseline, and gate pull requests on regressions.
 //!
 //! The modules follow the pipeline, in order; a module imports only modules listed above it
-//! (`tests/layout.rs` enforces it, `docs/ARCHITECTURE.md` describes the boundaries).
+//! (`tests/it/layout.rs` enforces it, `docs/ARCHITECTURE.md` describes the boundaries).
 
 pub mod util;
 

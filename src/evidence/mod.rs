@@ -3,7 +3,7 @@
 //! report shows (gold, baseline prediction and new prediction, as the comparison profile ran
 //! them, in `rows.rs`), and the gold audit of the regressed items and of the test suite's flips.
 //! The report then renders from the evaluation, the analyses, the verdict and this evidence; it
-//! runs nothing (`tests/layout.rs`).
+//! runs nothing (`tests/it/layout.rs`).
 
 pub mod rows;
 

@@ -1,4 +1,4 @@
-//! The one place sqlgate runs git (`tests/layout.rs` refuses a `git` subprocess anywhere else):
+//! The one place sqlgate runs git (`tests/it/layout.rs` refuses a `git` subprocess anywhere else):
 //! the trust stage reads the base commit, the baseline's history and what a pull request
 //! changed through it, and `sqlgate baseline store` commits and pushes through it.
 

@@ -1,5 +1,5 @@
 """Official verdicts for the opt-in test on the unmodified spider2-lite gold folder
-(tests/spider2_differential.rs, `SQLGATE_SPIDER2_LITE`).
+(tests/it/spider2_differential.rs, `SQLGATE_SPIDER2_LITE`).
 
     OFFICIAL_DIR=... python real_gold.py <spider2-lite folder> <layout folder>
 

@@ -1,0 +1,473 @@
+//! The life of a model repository around the gate, through the binary and real git histories: the
+//! pull request that introduces sqlgate passes with its scores and a note that nothing was
+//! compared; one that breaks the config or the template fails naming the file and line; one that
+//! repairs a base config that does not load is judged with the gate settings the base's baseline
+//! recorded, so its own config cannot loosen the gate; on a base whose config loads, loosening it
+//! changes nothing.
+
+use crate::common;
+
+use common::repo::{self, gated_main, judged, sqlgate_in};
+use common::{break_predictions, git};
+use std::path::Path;
+
+/// The pull request in `root` (its working tree) judged against the base commit `base`.
+fn judge(root: &Path, base: &str) -> (Option<i32>, String) {
+    let run = judged(root, base, &[]);
+    let report = std::fs::read_to_string(root.join("sqlgate-report.md")).unwrap_or_default();
+    let out = format!(
+        "exit {:?}\n{}\n{}\n--- report\n{report}",
+        run.status.code(),
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    std::fs::remove_file(root.join("sqlgate-report.md")).ok();
+    (run.status.code(), out)
+}
+
+/// Rewrites `sqlgate.yml` in `root` with `edit`.
+fn edit_config(root: &Path, edit: impl Fn(&str) -> String) {
+    let path = root.join("sqlgate.yml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, edit(&text)).unwrap();
+}
+
+/// The example's gate loosened until nothing could fail it.
+fn loosened(config: &str) -> String {
+    config
+        .replace("max_drop_points: 0.0", "max_drop_points: 100.0")
+        .replace("  significance: { test: mcnemar-exact, alpha: 0.05 }\n", "")
+}
+
+/// A config that does not load: a misspelt key on line 18 (as a direct push or a sqlgate upgrade
+/// can leave one).
+fn misspelt(config: &str) -> String {
+    config.replace("max_drop_points: 0.0", "max_drop_point: 0.0")
+}
+
+/// `main` whose last commit (pushed directly, around the gate) broke the config; its baseline
+/// was made before. Returns the base commit and the working config text.
+fn broken_main(root: &Path) -> (String, String) {
+    gated_main(root);
+    let good = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
+    edit_config(root, misspelt);
+    let base = repo::commit_base(root, "a direct push that breaks the config", "pr");
+    (base, good)
+}
+
+#[test]
+fn the_pull_request_that_introduces_sqlgate_passes_with_its_scores_and_compares_nothing() {
+    let dir = repo::example(false);
+    let root = dir.path();
+    git(root, &["init", "-q", "-b", "main"]);
+    std::fs::write(root.join("README.md"), "a model repository\n").unwrap();
+    git(root, &["add", "README.md"]);
+    git(root, &["commit", "-qm", "before sqlgate"]);
+    let base = repo::head(root);
+    git(root, &["checkout", "-qb", "introduce-sqlgate"]);
+    repo::commit_all(root, "gate the model with sqlgate");
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(0), "{out}");
+    common::assert_contains(
+        &out,
+        &[
+            "nothing was compared: the base commit",
+            "has no sqlgate.yml and no baseline",
+        ],
+    );
+    assert!(
+        out.contains("C3") && out.contains("RESDSQL") && out.contains("94.9"),
+        "the scores are shown: {out}"
+    );
+}
+
+#[test]
+fn a_pull_request_that_breaks_the_config_fails_naming_the_file_and_line() {
+    let dir = repo::example(false);
+    let root = dir.path();
+    let base = gated_main(root);
+    git(root, &["checkout", "-qb", "pr"]);
+    edit_config(root, misspelt);
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(2), "{out}");
+    common::assert_contains(
+        &out,
+        &[
+            "config sqlgate.yml: this pull request's version of the config does not load",
+            "unknown field `max_drop_point`",
+            "line 18",
+        ],
+    );
+    std::fs::remove_file(root.join("sqlgate.yml")).unwrap();
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(2), "deleting the config stops the gate: {out}");
+    common::assert_contains(&out, &["cannot read sqlgate.yml"]);
+}
+
+#[test]
+fn a_pull_request_that_breaks_the_template_fails_naming_the_file_and_line() {
+    let dir = repo::example(false);
+    let root = dir.path();
+    let base = gated_main(root);
+    git(root, &["checkout", "-qb", "pr"]);
+    edit_config(root, |c| {
+        c.replace(
+            "report: { output: sqlgate-report.md }",
+            "report: { output: sqlgate-report.md, template: comment.md.j2 }",
+        )
+    });
+    std::fs::write(
+        root.join("comment.md.j2"),
+        "{{ marker }}\n## Results\n{% for x in %}\n",
+    )
+    .unwrap();
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(2), "{out}");
+    common::assert_contains(
+        &out,
+        &["report template does not render", "comment.md.j2: line 3"],
+    );
+}
+
+#[test]
+fn a_pull_request_that_repairs_a_broken_base_config_passes() {
+    let dir = repo::example(false);
+    let root = dir.path();
+    let (base, good) = broken_main(root);
+    let (code, out) = judge(root, &base);
+    assert_eq!(
+        code,
+        Some(2),
+        "the base config does not load, nor does the PR's: {out}"
+    );
+    common::assert_contains(
+        &out,
+        &["the config does not load, on the base commit", "line 18"],
+    );
+    std::fs::write(root.join("sqlgate.yml"), &good).unwrap();
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(0), "{out}");
+    common::assert_contains(
+        &out,
+        &[
+            "sqlgate.yml does not load",
+            "unknown field `max_drop_point`",
+            "under the gate settings that baseline recorded",
+        ],
+    );
+}
+
+#[test]
+fn a_loose_repair_of_a_broken_base_that_regresses_fails() {
+    let dir = repo::example(false);
+    let root = dir.path();
+    let (base, good) = broken_main(root);
+    std::fs::write(root.join("sqlgate.yml"), loosened(&good)).unwrap();
+    break_predictions(root, "C3", 30);
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(1), "{out}");
+    common::assert_contains(&out, &["gate failed: C3 ex 94.9 -> 77.7"]);
+    // Moving the baseline out of the way does not make the base's baseline go away.
+    std::fs::write(
+        root.join("sqlgate.yml"),
+        loosened(&good).replace("path: baseline.json", "path: elsewhere.json"),
+    )
+    .unwrap();
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(1), "{out}");
+    // Nor does dropping the system that regressed.
+    std::fs::write(
+        root.join("sqlgate.yml"),
+        loosened(&good).replace("  - { name: C3, path: predictions/C3.txt }\n", ""),
+    )
+    .unwrap();
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(1), "{out}");
+    common::assert_contains(&out, &["C3: this baseline system was not measured"]);
+    // Nor comparing more loosely: the baseline's settings must match.
+    std::fs::write(
+        root.join("sqlgate.yml"),
+        good.replace("profile: spider-ts", "profile: bird"),
+    )
+    .unwrap();
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(2), "{out}");
+    common::assert_contains(&out, &["made with other data or settings"]);
+}
+
+#[test]
+fn loosening_the_gate_of_a_working_base_and_regressing_fails() {
+    let dir = repo::example(false);
+    let root = dir.path();
+    let base = gated_main(root);
+    git(root, &["checkout", "-qb", "pr"]);
+    edit_config(root, loosened);
+    break_predictions(root, "C3", 30);
+    git(root, &["commit", "-qam", "looser gate, worse model"]);
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(1), "{out}");
+    common::assert_contains(
+        &out,
+        &[
+            "gate failed: C3 ex 94.9 -> 77.7",
+            "this pull request changes the config sqlgate.yml",
+        ],
+    );
+}
+
+#[test]
+fn a_pull_request_changes_a_prediction_format_and_its_file_together() {
+    let dir = repo::example(false);
+    let root = dir.path();
+    let base = gated_main(root);
+    git(root, &["checkout", "-qb", "pr"]);
+    let file = root.join("predictions/C3.txt");
+    let jsonl: String = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .enumerate()
+        .map(|(id, sql)| serde_json::json!({"id": id, "sql": sql}).to_string() + "\n")
+        .collect();
+    std::fs::write(&file, jsonl).unwrap();
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(2), "the base config reads it as lines: {out}");
+    common::assert_contains(&out, &["set `format: jsonl` on this entry"]);
+    edit_config(root, |c| {
+        c.replace(
+            "{ name: C3, path: predictions/C3.txt }",
+            "{ name: C3, path: predictions/C3.txt, format: jsonl }",
+        )
+    });
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains(
+            "predictions/C3.txt is read as `format: jsonl`, as this pull request's config says"
+        ),
+        "{out}"
+    );
+    // The format is all it takes from the pull request's config: the gate stays the base's.
+    edit_config(root, loosened);
+    break_predictions(root, "RESDSQL", 30);
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(1), "{out}");
+}
+
+#[test]
+fn a_baseline_made_from_an_uncommitted_config_says_so() {
+    let dir = repo::example(false);
+    let root = dir.path();
+    gated_main(root);
+    edit_config(root, loosened);
+    let made = sqlgate_in(
+        root,
+        &["baseline", "update", "--config", "sqlgate.yml"],
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&made.stderr);
+    assert!(made.status.success(), "{stderr}");
+    common::assert_contains(
+        &stderr,
+        &[
+            "warning: the baseline records commit",
+            "sqlgate.yml differ from it in the working tree",
+        ],
+    );
+    git(root, &["checkout", "--", "sqlgate.yml"]);
+    let clean = sqlgate_in(
+        root,
+        &["baseline", "update", "--config", "sqlgate.yml"],
+        &[],
+    );
+    assert!(
+        !String::from_utf8_lossy(&clean.stderr).contains("warning"),
+        "{clean:?}"
+    );
+}
+
+/// A baseline from an older sqlgate recorded no gate settings: a repair is judged with the
+/// strictest gate (no drop, no net regressed item), not with its own.
+#[test]
+fn a_repair_over_a_baseline_without_gate_settings_meets_the_strictest_gate() {
+    let dir = repo::example(false);
+    let root = dir.path();
+    gated_main(root);
+    let path = root.join("baseline.json");
+    let mut baseline: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert!(
+        baseline["gate"]["max_drop_points"].is_number(),
+        "{baseline}"
+    );
+    baseline.as_object_mut().unwrap().remove("gate");
+    std::fs::write(&path, serde_json::to_string_pretty(&baseline).unwrap()).unwrap();
+    git(
+        root,
+        &["commit", "-qam", "a baseline as an older sqlgate wrote it"],
+    );
+    let good = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
+    edit_config(root, misspelt);
+    let base = repo::commit_base(root, "a direct push that breaks the config", "pr");
+    std::fs::write(root.join("sqlgate.yml"), loosened(&good)).unwrap();
+    break_predictions(root, "C3", 1);
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(1), "{out}");
+    common::assert_contains(&out, &["under the strictest gate"]);
+}
+
+/// Two copies of the example (`a/` and `b/`, each one system), gated by one `datasets:` config
+/// with `b` excluding its first 30 items through reviewed overrides; `main` holds them and a
+/// baseline made on them. Returns the base commit and the config text.
+fn two_datasets_main(root: &Path) -> (String, String) {
+    let source = repo::example_folder();
+    for name in ["a", "b"] {
+        common::copy_tree(&source.join("database"), &root.join(name).join("database"));
+        for file in ["dev_gold.sql", "tables.json", "predictions/C3.txt"] {
+            let target = root.join(name).join(file);
+            std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+            std::fs::copy(source.join(file), target).unwrap();
+        }
+    }
+    let excluded: String = (0..30)
+        .map(|index| {
+            let line = serde_json::json!({"index": index, "exclude": true, "reason": "reviewed"});
+            format!("{line}\n")
+        })
+        .collect();
+    std::fs::write(root.join("b/overrides.jsonl"), excluded).unwrap();
+    let entry = |name: &str, audit: &str| {
+        format!(
+            "  - name: {name}\n    dataset: {{ gold: {name}/dev_gold.sql, tables: {name}/tables.json, databases: {name}/database }}\n    predictions: [{{ name: C3, path: {name}/predictions/C3.txt }}]\n{audit}"
+        )
+    };
+    let config = format!(
+        "datasets:\n{}{}metrics: [ex]\ncompare: {{ profile: spider-ts }}\nbaseline: {{ path: baseline.json }}\ngate: {{ metric: ex, max_drop_points: 0.0 }}\nreport: {{ output: sqlgate-report.md }}\n",
+        entry("a", ""),
+        entry("b", "    audit: { overrides: b/overrides.jsonl }\n")
+    );
+    std::fs::write(root.join("sqlgate.yml"), &config).unwrap();
+    let base = gated_main(root);
+    git(root, &["checkout", "-qb", "pr"]);
+    (base, config)
+}
+
+/// [`two_datasets_main`] whose last commit on `main` (a direct push) broke the config, with the
+/// branch `repair` checked out; returns that commit and the working config text.
+fn broken_two_datasets_main(root: &Path) -> (String, String) {
+    let (_, config) = two_datasets_main(root);
+    git(root, &["checkout", "-q", "main"]);
+    edit_config(root, |text| {
+        text.replace("max_drop_points", "max_drop_point")
+    });
+    let base = repo::commit_base(root, "a direct push that breaks the config", "repair");
+    (base, config)
+}
+
+/// Rewrites the first `count` predictions of dataset `name` of [`two_datasets_main`] as wrong.
+fn break_dataset(root: &Path, name: &str, count: usize) {
+    break_predictions(&root.join(name), "C3", count);
+}
+
+#[test]
+fn deleting_a_folder_the_base_config_names_is_a_dataset_change_not_a_repair() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let (base, config) = two_datasets_main(root);
+    break_dataset(root, "a", 30);
+    // Dataset `a` regresses; its databases folder goes, and so does `a` from the config: the
+    // base's config (which names the folder) must still judge, not this pull request's.
+    git(root, &["rm", "-rq", "a/database"]);
+    let without_a = config.replacen(
+        "  - name: a\n    dataset: { gold: a/dev_gold.sql, tables: a/tables.json, databases: a/database }\n    predictions: [{ name: C3, path: a/predictions/C3.txt }]\n",
+        "",
+        1,
+    );
+    assert_ne!(without_a, config);
+    std::fs::write(root.join("sqlgate.yml"), without_a).unwrap();
+    git(root, &["commit", "-qam", "drop dataset a"]);
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(2), "{out}");
+    common::assert_contains(
+        &out,
+        &["the pull request changes dataset files", "a/database/"],
+    );
+}
+
+#[test]
+fn a_repair_must_run_every_dataset_of_the_base_baseline_under_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let (base, config) = broken_two_datasets_main(root);
+    break_dataset(root, "a", 30);
+    for (repair, missing) in [
+        (
+            config.replace("  - name: a\n", "  - name: a-renamed\n"),
+            "`a`",
+        ),
+        (config.replace("name: b\n", "name: b2\n"), "`b`"),
+    ] {
+        std::fs::write(root.join("sqlgate.yml"), &repair).unwrap();
+        let (code, out) = judge(root, &base);
+        assert_eq!(code, Some(2), "{out}");
+        assert!(
+            out.contains(&format!(
+                "holds dataset(s) {missing} that this pull request's config does not run"
+            )),
+            "{out}"
+        );
+    }
+    // Its own names: the regression of `a` is found.
+    std::fs::write(root.join("sqlgate.yml"), &config).unwrap();
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(1), "{out}");
+}
+
+#[test]
+fn a_repair_cannot_move_one_datasets_overrides_onto_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let (base, config) = broken_two_datasets_main(root);
+    // `a` regresses on exactly the items `b`'s reviewed overrides exclude, and the repair points
+    // `a` at them.
+    break_dataset(root, "a", 30);
+    let moved = config.replace(
+        "    predictions: [{ name: C3, path: a/predictions/C3.txt }]\n",
+        "    predictions: [{ name: C3, path: a/predictions/C3.txt }]\n    audit: { overrides: b/overrides.jsonl }\n",
+    );
+    assert_ne!(moved, config);
+    std::fs::write(root.join("sqlgate.yml"), moved).unwrap();
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(1), "{out}");
+    common::assert_contains(
+        &out,
+        &[
+            "gold overrides none as the base's baseline recorded",
+            "dataset `a`: C3: ex on all dropped 17.2 points",
+        ],
+    );
+}
+
+#[test]
+fn a_repair_of_a_config_that_is_not_yaml_cannot_move_the_baseline_away() {
+    let dir = repo::example(false);
+    let root = dir.path();
+    let good = {
+        gated_main(root);
+        std::fs::read_to_string(root.join("sqlgate.yml")).unwrap()
+    };
+    std::fs::write(root.join("sqlgate.yml"), format!("{good}\n: [ not yaml\n")).unwrap();
+    let base = repo::commit_base(root, "a direct push that breaks the YAML", "repair");
+    break_predictions(root, "C3", 30);
+    let moved = good.replace("path: baseline.json", "path: elsewhere.json");
+    std::fs::write(root.join("sqlgate.yml"), moved).unwrap();
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(2), "{out}");
+    common::assert_contains(
+        &out,
+        &["names no baseline this run could read, but the base holds baseline.json"],
+    );
+    // Keeping the path, the regression is found.
+    std::fs::write(root.join("sqlgate.yml"), &good).unwrap();
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(1), "{out}");
+}

@@ -1,0 +1,299 @@
+//! What decides a query's result on a server besides its rows, on real servers
+//! (tests/common/servers.rs): each test is a regressing pull request run through docs/ACTION.md's
+//! server workflow (tests/common/trust_flow.rs) whose server preparation, run as the superuser
+//! just before the gate, pulls one lever that keeps every table's rows (so their digests) as the
+//! base commit recorded them yet makes the pull request's wrong prediction score as the gold
+//! does: a view or a row-level security policy that hides rows from sqlgate's scoring sessions
+//! only, a case-insensitive or case-sensitive collation, an always-true `=` operator or a
+//! function first on the reader's `search_path`, a role-level setting, the server's `sql_mode`,
+//! time zone or `init_connect`. The gate must not pass: exit 2 naming the lever, or exit 1 (the
+//! regression seen, the lever having no effect on sqlgate's sessions).
+
+use crate::common;
+
+use common::git;
+use common::servers::{self, Server};
+use common::trust_flow::*;
+use std::sync::RwLock;
+
+/// One lever: the question it bends (asked on the base commit with a right prediction), the
+/// pull request's wrong prediction for it, and what the refusal names.
+struct Lever {
+    question: &'static str,
+    wrong: &'static str,
+    names: &'static str,
+}
+
+/// Tests that change a MariaDB server's global settings take this for writing, the others for
+/// reading: a global setting reaches every session of the server this binary shares.
+static GLOBALS: RwLock<()> = RwLock::new(());
+
+/// Records the base commit's baseline, then runs a pull request that predicts the lever's
+/// question wrongly, with `pull` (the lever) run before the gate; returns the gate's output.
+fn pull_request_with(
+    server: &'static Server,
+    database: &str,
+    lever: &Lever,
+    pull: impl FnOnce(),
+) -> std::process::Output {
+    fresh_database(server, database);
+    let mut gold: Vec<&str> = GOLD.to_vec();
+    gold.push(lever.question);
+    let dir = repository_with(server.kind, &gold);
+    let root = dir.path();
+    let push = Run {
+        server,
+        database,
+        event: Event::Push,
+        base: git(root, &["rev-parse", "HEAD"]),
+    };
+    let recorded = push.workflow(root);
+    assert!(recorded.status.success(), "{}", text(&recorded));
+    git(root, &["add", "baseline.json"]);
+    git(root, &["commit", "-qm", "baseline"]);
+    let base = git(root, &["rev-parse", "HEAD"]);
+    git(root, &["checkout", "-qb", "hostile"]);
+    let mut predictions = gold.clone();
+    *predictions.last_mut().unwrap() = lever.wrong;
+    std::fs::write(root.join("preds/model.txt"), predictions.join("\n") + "\n").unwrap();
+    git(root, &["commit", "-qam", "a wrong prediction"]);
+    let pull_request = Run {
+        server,
+        database,
+        event: Event::PullRequest,
+        base,
+    };
+    pull_request.workflow_with(root, pull)
+}
+
+/// The pull request with the lever `prepare` (SQL the server's preparation runs as the superuser
+/// on the benchmark's database, `{db}` standing for its name) does not pass.
+fn check_lever(server: &'static Server, database: &str, lever: &Lever, prepare: &str) {
+    let _shared = GLOBALS.read().unwrap_or_else(|e| e.into_inner());
+    let judged = pull_request_with(server, database, lever, || {
+        server.admin_sql(database, &prepare.replace("{db}", database));
+    });
+    check_outcome(server, &judged, lever);
+}
+
+/// The gate did not pass: exit 2 naming the lever, or exit 1 (the regression seen).
+fn check_outcome(server: &Server, judged: &std::process::Output, lever: &Lever) {
+    let all = text(judged);
+    match judged.status.code() {
+        Some(2) => assert!(
+            all.contains(lever.names),
+            "expected `{}`: {all}",
+            lever.names
+        ),
+        Some(1) => {}
+        _ => panic!("the regressing pull request was not stopped: {all}"),
+    }
+    assert_no_secret(server, judged);
+}
+
+/// The pull request with the MariaDB global `name` set to `value` before the gate (restored
+/// after) does not pass.
+fn check_global(database: &str, lever: &Lever, name: &str, value: &str) {
+    let server = servers::mariadb();
+    let _alone = GLOBALS.write().unwrap_or_else(|e| e.into_inner());
+    let mut set = None;
+    let judged = pull_request_with(server, database, lever, || {
+        set = Some(Global::set(server, name, value));
+    });
+    drop(set);
+    check_outcome(server, &judged, lever);
+}
+
+/// Sets a MariaDB global for the time of a test and restores it, panic or not.
+struct Global {
+    server: &'static Server,
+    restore: String,
+}
+
+impl Global {
+    fn set(server: &'static Server, name: &str, value: &str) -> Global {
+        let old = server.admin_sql("mysql", &format!("SELECT @@GLOBAL.{name}"));
+        server.admin_sql("mysql", &format!("SET GLOBAL {name} = {value}"));
+        Global {
+            server,
+            restore: format!("SET GLOBAL {name} = '{}'", old.trim()),
+        }
+    }
+}
+
+impl Drop for Global {
+    fn drop(&mut self) {
+        self.server.admin_sql("mysql", &self.restore);
+    }
+}
+
+/// A question about customer 2 that a view or a policy empties for sqlgate's sessions, with a
+/// wrong prediction (customer 3 does not exist) that is empty too.
+const HIDDEN_QUESTION: &str = "SELECT name FROM customers WHERE id = 2";
+const HIDDEN_WRONG: &str = "SELECT name FROM customers WHERE id = 3";
+
+#[test]
+fn postgres_a_view_that_hides_rows_from_the_scoring_session_is_refused() {
+    check_lever(
+        servers::postgres(),
+        "lever_view",
+        &Lever {
+            question: HIDDEN_QUESTION,
+            wrong: HIDDEN_WRONG,
+            names: "a view public.customers",
+        },
+        "CREATE SCHEMA hidden; ALTER TABLE customers SET SCHEMA hidden; \
+                      CREATE VIEW public.customers AS SELECT * FROM hidden.customers \
+                      WHERE current_setting('application_name') <> 'sqlgate';",
+    );
+}
+
+#[test]
+fn postgres_a_row_level_security_policy_is_refused() {
+    check_lever(
+        servers::postgres(),
+        "lever_rls",
+        &Lever {
+            question: HIDDEN_QUESTION,
+            wrong: HIDDEN_WRONG,
+            names: "row-level security",
+        },
+        "ALTER TABLE customers ENABLE ROW LEVEL SECURITY; \
+                      CREATE POLICY hide ON customers \
+                      USING (current_setting('application_name') <> 'sqlgate');",
+    );
+}
+
+#[test]
+fn postgres_a_case_insensitive_collation_is_refused() {
+    check_lever(
+        servers::postgres(),
+        "lever_collation",
+        &Lever {
+            question: "SELECT id FROM customers WHERE name = 'bob'",
+            wrong: "SELECT id FROM customers WHERE name = 'BOB'",
+            names: "collation",
+        },
+        "CREATE COLLATION nocase (provider = icu, locale = 'und-u-ks-level2', \
+                      deterministic = false); \
+                      ALTER TABLE customers ALTER COLUMN name TYPE text COLLATE nocase;",
+    );
+}
+
+#[test]
+fn postgres_an_always_true_operator_on_the_search_path_is_refused() {
+    check_lever(
+        servers::postgres(),
+        "lever_operator",
+        &Lever {
+            question: HIDDEN_QUESTION,
+            wrong: HIDDEN_WRONG,
+            names: "a user-defined operator evil.=",
+        },
+        "CREATE SCHEMA evil; GRANT USAGE ON SCHEMA evil TO sqlgate_reader; \
+                      CREATE FUNCTION evil.yes(bigint, integer) RETURNS boolean \
+                      LANGUAGE sql IMMUTABLE AS 'SELECT true'; \
+                      CREATE OPERATOR evil.= (LEFTARG = bigint, RIGHTARG = integer, \
+                      FUNCTION = evil.yes); \
+                      ALTER ROLE sqlgate_reader IN DATABASE {db} \
+                      SET search_path = evil, pg_catalog, public;",
+    );
+}
+
+#[test]
+fn postgres_a_function_shadowing_a_built_in_one_is_refused() {
+    check_lever(
+        servers::postgres(),
+        "lever_function",
+        &Lever {
+            question: "SELECT id FROM customers WHERE lower(name) = 'bob'",
+            wrong: "SELECT id FROM customers WHERE lower(name) = 'ada'",
+            names: "a user-defined function evil.lower(text)",
+        },
+        "CREATE SCHEMA evil; GRANT USAGE ON SCHEMA evil TO sqlgate_reader; \
+                      CREATE FUNCTION evil.lower(text) RETURNS text \
+                      LANGUAGE sql IMMUTABLE AS 'SELECT ''x''::text'; \
+                      ALTER ROLE sqlgate_reader IN DATABASE {db} \
+                      SET search_path = evil, pg_catalog, public;",
+    );
+}
+
+/// A setting of the reader's role applies at every connection and after every `DISCARD ALL`;
+/// sqlgate pins `transform_null_equals` after both.
+#[test]
+fn postgres_a_role_level_setting_does_not_reach_the_scoring_session() {
+    check_lever(
+        servers::postgres(),
+        "lever_role_setting",
+        &Lever {
+            question: "SELECT count(*) FROM customers WHERE name IS NOT NULL",
+            wrong: "SELECT count(*) FROM customers WHERE NOT (name = NULL)",
+            names: "transform_null_equals",
+        },
+        "ALTER ROLE sqlgate_reader IN DATABASE {db} SET transform_null_equals = on;",
+    );
+}
+
+#[test]
+fn mariadb_a_view_that_hides_rows_from_the_scoring_session_is_refused() {
+    check_lever(
+        servers::mariadb(),
+        "lever_view",
+        &Lever {
+            question: HIDDEN_QUESTION,
+            wrong: HIDDEN_WRONG,
+            names: "a view `customers`",
+        },
+        "DROP DATABASE IF EXISTS {db}_hidden; CREATE DATABASE {db}_hidden; \
+                      RENAME TABLE {db}.customers TO {db}_hidden.customers; \
+                      CREATE SQL SECURITY DEFINER VIEW {db}.customers AS \
+                      SELECT * FROM {db}_hidden.customers WHERE DATABASE() IS NULL;",
+    );
+}
+
+#[test]
+fn mariadb_a_case_sensitive_collation_is_recorded() {
+    check_lever(
+        servers::mariadb(),
+        "lever_collation",
+        &Lever {
+            question: "SELECT id FROM customers WHERE name = 'BOB'",
+            wrong: "SELECT id FROM customers WHERE 1 = 0",
+            names: "collations=customers.name utf8mb4_bin",
+        },
+        "ALTER TABLE customers MODIFY name LONGTEXT COLLATE utf8mb4_bin;",
+    );
+}
+
+#[test]
+fn mariadb_the_servers_sql_mode_is_recorded() {
+    let lever = Lever {
+        question: "SELECT count(*) FROM customers WHERE name IS NOT NULL",
+        wrong: "SELECT count(*) FROM customers WHERE name = \"name\"",
+        names: "sql_mode=",
+    };
+    let ansi_quotes = "CONCAT(@@GLOBAL.sql_mode, ',ANSI_QUOTES')";
+    check_global("lever_sql_mode", &lever, "sql_mode", ansi_quotes);
+}
+
+#[test]
+fn mariadb_the_servers_time_zone_does_not_reach_the_scoring_session() {
+    let lever = Lever {
+        question: "SELECT TIMESTAMPDIFF(HOUR, UTC_TIMESTAMP(), NOW())",
+        wrong: "SELECT 5",
+        names: "time_zone=",
+    };
+    check_global("lever_time_zone", &lever, "time_zone", "'+05:00'");
+}
+
+/// `init_connect` runs when the reader connects, before sqlgate pins `sql_mode`.
+#[test]
+fn mariadb_init_connect_does_not_reach_the_scoring_session() {
+    let lever = Lever {
+        question: "SELECT count(*) FROM customers WHERE name IS NOT NULL",
+        wrong: "SELECT count(*) FROM customers WHERE name = \"name\"",
+        names: "sql_mode=",
+    };
+    let ansi_quotes = "'SET SESSION sql_mode = ''ANSI_QUOTES'''";
+    check_global("lever_init_connect", &lever, "init_connect", ansi_quotes);
+}
