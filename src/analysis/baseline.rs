@@ -184,6 +184,10 @@ pub struct RecordedInputs {
     pub overrides: Option<String>,
     /// `suite.path` of a `suite.kind: directory` suite.
     pub suite: Option<String>,
+    /// The `predictions` entries of the dataset (which file is which system); absent in
+    /// baselines written before they were recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predictions: Option<Vec<crate::input::config::PredictionSpec>>,
 }
 
 impl RecordedInputs {
@@ -197,11 +201,18 @@ impl RecordedInputs {
                 .join("/")
         };
         let directory = config.suite.kind == crate::input::config::SuiteKind::Directory;
+        let predictions = (config.predictions.iter())
+            .map(|spec| crate::input::config::PredictionSpec {
+                path: relative(Path::new(&spec.path)),
+                ..spec.clone()
+            })
+            .collect();
         RecordedInputs {
             overrides: config.audit.overrides.as_deref().map(relative),
             suite: (config.suite.path.as_deref())
                 .filter(|_| directory)
                 .map(relative),
+            predictions: Some(predictions),
         }
     }
 }

@@ -250,7 +250,7 @@ impl SuiteKind {
 }
 
 /// One entry of `predictions:`; its path may be a glob naming several systems.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[serde(
     expecting = "a `predictions` entry: a map with `path` and optional `name`, `format`, `allow_missing`, `extract`, e.g. `{ name: my-model, path: predictions/dev.sql }`"
@@ -273,7 +273,7 @@ pub struct PredictionSpec {
 }
 
 /// Prediction file formats.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[serde(expecting = "a prediction `format`: `lines`, `tsv`, `jsonl` or `bird-json`")]
 pub enum PredictionFormat {

@@ -2,10 +2,10 @@
 //! inside prose, Markdown fences or a `SQL:` line, and every harness writes its own regex. An
 //! answer that holds text but no SQL is an extraction failure, told apart from a SQL error.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// How a prediction's text becomes its SQL.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 #[serde(expecting = "`extract`: `auto`, `markdown` or `none`")]
 pub enum ExtractMode {

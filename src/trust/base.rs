@@ -230,9 +230,14 @@ impl TrustedBase {
 
     /// Whether `commit` is the base commit or one of its ancestors.
     pub fn has_ancestor(&self, commit: &str) -> bool {
+        self.descends(&self.commit, commit)
+    }
+
+    /// Whether `commit` is `ancestor` or one of its descendants.
+    pub fn descends(&self, commit: &str, ancestor: &str) -> bool {
         git(
             &self.root,
-            &["merge-base", "--is-ancestor", commit, &self.commit],
+            &["merge-base", "--is-ancestor", ancestor, commit],
         )
         .is_ok()
     }

@@ -215,6 +215,7 @@ fn proposed_over_base(
         None => format!("the base commit {} has no {}", short(base), path.display()),
     };
     let base_section = base_baseline_section(path, base)?;
+    let named_by_base = base_section.is_some();
     let stored = stored_baseline(&config, (base, reference), base_section)?;
     let mut settlement = Settlement::new(config, Settled::Tree);
     let Some((section, baseline, bytes)) = stored else {
@@ -224,6 +225,9 @@ fn proposed_over_base(
         introduce(&mut settlement, &base_state);
         return Ok(settlement);
     };
+    if broken.is_some() && !named_by_base {
+        refuse_older_baseline(&settlement.config, (base, reference), &section.path)?;
+    }
     super::repair::govern(&mut settlement, &section.path, &bytes)?;
     refuse_dataset_changes(&settlement.config, base)?;
     settlement.config.gate = recorded_gate(&baseline);
@@ -249,14 +253,31 @@ fn refuse_hidden_baseline(
     config: &Config,
     (base, reference): (&TrustedBase, Option<&str>),
 ) -> Result<(), InputError> {
-    let tip = match reference {
-        Some(reference) => base.commits_on(reference, 1)?.into_iter().next(),
-        None => Some(base.commit.clone()),
-    };
-    match tip {
+    match history_tip(base, reference)? {
         Some(commit) => super::repair::refuse_hidden_baseline(config, base, &commit),
         None => Ok(()),
     }
+}
+
+/// [`super::repair::refuse_older_baseline`] on the base commit, or on the tip of the baseline
+/// ref when the baseline is stored on one.
+fn refuse_older_baseline(
+    config: &Config,
+    (base, reference): (&TrustedBase, Option<&str>),
+    chosen: &Path,
+) -> Result<(), InputError> {
+    match history_tip(base, reference)? {
+        Some(commit) => super::repair::refuse_older_baseline(config, (base, &commit), chosen),
+        None => Ok(()),
+    }
+}
+
+/// The commit whose tree holds the baselines: the base's, or the baseline ref's newest.
+fn history_tip(base: &TrustedBase, reference: Option<&str>) -> Result<Option<String>, InputError> {
+    Ok(match reference {
+        Some(reference) => base.commits_on(reference, 1)?.into_iter().next(),
+        None => Some(base.commit.clone()),
+    })
 }
 
 /// A pull request that introduces the gate: nothing to compare with, so no baseline is required

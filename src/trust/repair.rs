@@ -8,7 +8,7 @@ use super::base::TrustedBase;
 use super::Settlement;
 use crate::analysis::baseline::{Baseline, RecordedInputs};
 use crate::input::audit::AuditConfig;
-use crate::input::config::{Config, SuiteConfig, SuiteKind, BASELINE_MARKER};
+use crate::input::config::{Config, PredictionSpec, SuiteConfig, SuiteKind, BASELINE_MARKER};
 use crate::util::error::InputError;
 use std::path::Path;
 
@@ -75,7 +75,7 @@ fn apply_recorded(
     let base_dir = config.base_dir.clone();
     let shown = name.unwrap_or(crate::input::config::DEFAULT_DATASET_NAME);
     let mut notes = Vec::new();
-    let Some((audit, suite)) = dataset_inputs(config, name) else {
+    let Some((audit, suite, predictions)) = dataset_inputs(config, name) else {
         return notes;
     };
     let wanted = inputs.cloned().unwrap_or_default();
@@ -106,17 +106,50 @@ fn apply_recorded(
             suite.path = Some(folder);
         }
     }
+    if let Some(recorded) = &wanted.predictions {
+        let governed = recorded_predictions(recorded, predictions, &base_dir);
+        if governed != *predictions {
+            notes.push(format!(
+                "dataset `{shown}`: its systems read from the prediction files the base's \
+                 baseline recorded; this pull request's `predictions` apply once merged"
+            ));
+            *predictions = governed;
+        }
+    }
     notes
 }
 
-/// The audit and suite sections dataset `name` is scored with, made its own in a `datasets`
-/// entry; `None` when the config has no such entry.
-fn dataset_inputs<'a>(
-    config: &'a mut Config,
-    name: Option<&str>,
-) -> Option<(&'a mut AuditConfig, &'a mut SuiteConfig)> {
+/// The `predictions` entries a baseline recorded (paths relative to `base_dir`), each read in
+/// the `format` and `extract` mode of the pull request's entry with the same name and path (how
+/// its own file is read decides nothing, as for a base config that loads).
+fn recorded_predictions(
+    recorded: &[PredictionSpec],
+    proposed: &[PredictionSpec],
+    base_dir: &Path,
+) -> Vec<PredictionSpec> {
+    (recorded.iter())
+        .map(|spec| {
+            let path = base_dir.join(&spec.path).to_string_lossy().into_owned();
+            let theirs = (proposed.iter()).find(|p| p.path == path && p.name == spec.name);
+            PredictionSpec {
+                format: theirs.map_or(spec.format, |t| t.format),
+                extract: theirs.map_or(spec.extract, |t| t.extract),
+                path,
+                ..spec.clone()
+            }
+        })
+        .collect()
+}
+
+/// The audit and suite sections and the systems dataset `name` is scored with, made its own in
+/// a `datasets` entry; `None` when the config has no such entry.
+fn dataset_inputs<'a>(config: &'a mut Config, name: Option<&str>) -> Option<DatasetInputs<'a>> {
     let Some(name) = name else {
-        return Some((&mut config.audit, &mut config.suite));
+        return Some((
+            &mut config.audit,
+            &mut config.suite,
+            &mut config.predictions,
+        ));
     };
     let shared_suite = config.suite.clone();
     let entry = config
@@ -125,8 +158,15 @@ fn dataset_inputs<'a>(
         .find(|entry| entry.name == name)?;
     let audit = entry.audit.get_or_insert_with(AuditConfig::default);
     let suite = entry.suite.get_or_insert(shared_suite);
-    Some((audit, suite))
+    Some((audit, suite, &mut entry.predictions))
 }
+
+/// What [`dataset_inputs`] hands out: one dataset's audit, suite and prediction entries.
+type DatasetInputs<'a> = (
+    &'a mut AuditConfig,
+    &'a mut SuiteConfig,
+    &'a mut Vec<PredictionSpec>,
+);
 
 /// A path for a note, or "none".
 fn describe(path: Option<&Path>) -> String {
@@ -145,8 +185,8 @@ pub fn refuse_hidden_baseline(
     base: &TrustedBase,
     commit: &str,
 ) -> Result<(), InputError> {
-    let held: Vec<String> = (base.files_holding(commit, BASELINE_MARKER)?.into_iter())
-        .filter(|file| is_baseline(base, commit, file))
+    let held: Vec<String> = (held_baselines(base, commit)?.into_iter())
+        .map(|held| held.name)
         .take(LISTED)
         .collect();
     if held.is_empty() {
@@ -163,13 +203,77 @@ pub fn refuse_hidden_baseline(
     })
 }
 
-/// Whether `file` at `commit` parses as a stored baseline (one dataset or several).
-fn is_baseline(base: &TrustedBase, commit: &str, file: &str) -> bool {
-    let path = base.root.join(file);
-    matches!(
-        base.read_at(commit, &path),
-        Ok(Some(bytes)) if crate::analysis::datasets::recorded(&path, &bytes).is_ok()
-    )
+/// A repairing config whose base config text names no baseline must compare with the newest
+/// baseline the base holds (the one the baseline workflow refreshes; an anchor is an older one
+/// pinned on purpose, and any other is older still): `chosen`, the one it names, otherwise the
+/// run is refused naming the newest.
+pub fn refuse_older_baseline(
+    config: &Config,
+    (base, commit): (&TrustedBase, &str),
+    chosen: &Path,
+) -> Result<(), InputError> {
+    let held = held_baselines(base, commit)?;
+    let newest = (held.iter())
+        .reduce(|newest, other| match newer(base, other, newest) {
+            true => other,
+            false => newest,
+        })
+        .map(|held| &held.name);
+    match (newest, base.repo_path(chosen)?) {
+        (Some(newest), Some(chosen_name)) if *newest != chosen_name => Err(InputError::Config {
+            path: config.path.clone(),
+            message: format!(
+                "the base commit's config does not load and names no baseline this run could \
+                 read; this pull request's config names {chosen_name}, but the newest baseline \
+                 the base holds is {newest}: a pull request that repairs the config must \
+                 compare with it (keep `baseline.path: {newest}`)"
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// A stored baseline the base holds.
+struct Held {
+    /// Its repository path.
+    name: String,
+    /// When it was made: its `created_unix`, else its commit's date; `None` when neither is known.
+    made: Option<i64>,
+    /// The commit it was made at, when it records one.
+    commit: Option<String>,
+}
+
+/// Whether `one` was made after `other`: later, or in the same second at a commit descending
+/// from `other`'s.
+fn newer(base: &TrustedBase, one: &Held, other: &Held) -> bool {
+    match (one.made, other.made) {
+        (Some(a), Some(b)) if a != b => a > b,
+        (Some(_), None) => true,
+        (None, Some(_)) => false,
+        _ => match (&one.commit, &other.commit) {
+            (Some(a), Some(b)) => a != b && base.descends(a, b),
+            _ => false,
+        },
+    }
+}
+
+/// The files at `commit` that are stored baselines.
+fn held_baselines(base: &TrustedBase, commit: &str) -> Result<Vec<Held>, InputError> {
+    let files = base.files_holding(commit, BASELINE_MARKER)?;
+    Ok((files.into_iter())
+        .filter_map(|name| {
+            let bytes = base.read_named(commit, &name).ok()??;
+            let stored =
+                crate::analysis::datasets::recorded(&base.root.join(&name), &bytes).ok()?;
+            let made =
+                (stored.created_unix).or_else(|| base.commit_time(stored.commit.as_deref()?));
+            Some(Held {
+                name,
+                made,
+                commit: stored.commit,
+            })
+        })
+        .collect())
 }
 
 #[cfg(test)]
@@ -190,6 +294,7 @@ mod tests {
         let recorded = RecordedInputs {
             overrides: None,
             suite: Some("suites/full".into()),
+            predictions: None,
         };
         let notes = apply_recorded(&mut config, Some("a"), Some(&recorded));
         let entry = &config.datasets[0];

@@ -175,7 +175,7 @@ fn a_loose_repair_of_a_broken_base_that_regresses_fails() {
     .unwrap();
     let (code, out) = judge(root, &base);
     assert_eq!(code, Some(1), "{out}");
-    // Nor does dropping the system that regressed.
+    // Nor does dropping the system that regressed: it is read as the baseline recorded it.
     std::fs::write(
         root.join("sqlgate.yml"),
         loosened(&good).replace("  - { name: C3, path: predictions/C3.txt }\n", ""),
@@ -183,7 +183,13 @@ fn a_loose_repair_of_a_broken_base_that_regresses_fails() {
     .unwrap();
     let (code, out) = judge(root, &base);
     assert_eq!(code, Some(1), "{out}");
-    common::assert_contains(&out, &["C3: this baseline system was not measured"]);
+    common::assert_contains(
+        &out,
+        &[
+            "gate failed: C3 ex 94.9 -> 77.7",
+            "read from the prediction files the base's baseline recorded",
+        ],
+    );
     // Nor comparing more loosely: the baseline's settings must match.
     std::fs::write(
         root.join("sqlgate.yml"),
@@ -470,4 +476,133 @@ fn a_repair_of_a_config_that_is_not_yaml_cannot_move_the_baseline_away() {
     std::fs::write(root.join("sqlgate.yml"), &good).unwrap();
     let (code, out) = judge(root, &base);
     assert_eq!(code, Some(1), "{out}");
+}
+
+/// Replaces the folder `folder` of `root` by a symlink to `target` (relative to its parent) and
+/// commits it: a pull request's way to make one base path stand for another.
+fn link_folder(root: &Path, folder: &str, target: &str) {
+    git(root, &["rm", "-rq", folder]);
+    std::os::unix::fs::symlink(target, root.join(folder)).unwrap();
+    git(root, &["add", folder]);
+    git(root, &["commit", "-qm", "a folder replaced by a link"]);
+}
+
+#[test]
+fn a_folder_replaced_by_a_link_does_not_lend_another_datasets_overrides() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let (_, config) = two_datasets_main(root);
+    git(root, &["checkout", "-q", "main"]);
+    // Each dataset's reviewed overrides in a folder of its own (`a` excludes its last item).
+    std::fs::create_dir_all(root.join("reviews/a")).unwrap();
+    let last = serde_json::json!({"index": 156, "exclude": true, "reason": "reviewed"});
+    std::fs::write(root.join("reviews/a/overrides.jsonl"), format!("{last}\n")).unwrap();
+    std::fs::create_dir_all(root.join("reviews/b")).unwrap();
+    git(
+        root,
+        &["mv", "b/overrides.jsonl", "reviews/b/overrides.jsonl"],
+    );
+    let reviewed = config
+        .replace("b/overrides.jsonl", "reviews/b/overrides.jsonl")
+        .replace(
+            "    predictions: [{ name: C3, path: a/predictions/C3.txt }]\n",
+            "    predictions: [{ name: C3, path: a/predictions/C3.txt }]\n    audit: { overrides: reviews/a/overrides.jsonl }\n",
+        );
+    std::fs::write(root.join("sqlgate.yml"), reviewed).unwrap();
+    repo::commit_all(root, "each dataset's reviews in its own folder");
+    let base = repo::commit_baseline(root, "baseline");
+    git(root, &["checkout", "-qb", "hostile"]);
+    // `a` regresses on exactly the items `b`'s reviews exclude, and `reviews/a` becomes `b`.
+    break_dataset(root, "a", 30);
+    git(root, &["commit", "-qam", "a worse model"]);
+    link_folder(root, "reviews/a", "b");
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(1), "{out}");
+    common::assert_contains(&out, &["dataset `a`: C3: ex on all dropped"]);
+}
+
+/// The example gated with its baseline under `bl/main/` and an anchor pinned under
+/// `bl/release/` from a model 30 items worse; returns the base commit and the config text.
+fn anchored_main(root: &Path) -> (String, String) {
+    edit_config(root, |text| {
+        text.replace(
+            "baseline: { path: baseline.json }",
+            "baseline: { path: bl/main/baseline.json, anchor: bl/release/baseline.json }",
+        )
+    });
+    let config = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
+    let good = std::fs::read_to_string(root.join("predictions/C3.txt")).unwrap();
+    repo::init_main(root, "example");
+    break_predictions(root, "C3", 30);
+    repo::update_baseline(root);
+    std::fs::create_dir_all(root.join("bl/release")).unwrap();
+    std::fs::rename(
+        root.join("bl/main/baseline.json"),
+        root.join("bl/release/baseline.json"),
+    )
+    .unwrap();
+    std::fs::write(root.join("predictions/C3.txt"), good).unwrap();
+    repo::commit_all(root, "the anchor, pinned at a release");
+    (repo::commit_baseline(root, "baseline"), config)
+}
+
+#[test]
+fn a_baseline_folder_replaced_by_a_link_to_the_anchors_is_not_compared_with() {
+    let dir = repo::example(false);
+    let root = dir.path();
+    let (base, _) = anchored_main(root);
+    git(root, &["checkout", "-qb", "hostile"]);
+    break_predictions(root, "C3", 30);
+    git(root, &["commit", "-qam", "back to the release's model"]);
+    link_folder(root, "bl/main", "release");
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(1), "{out}");
+    common::assert_contains(&out, &["ex 94.9 -> 77.7"]);
+}
+
+#[test]
+fn a_repair_of_a_config_that_is_not_yaml_compares_with_the_newest_baseline() {
+    let dir = repo::example(false);
+    let root = dir.path();
+    let (_, good) = anchored_main(root);
+    std::fs::write(root.join("sqlgate.yml"), format!("{good}\n: [ not yaml\n")).unwrap();
+    let base = repo::commit_base(root, "a direct push that breaks the YAML", "repair");
+    break_predictions(root, "C3", 30);
+    let anchored = good.replace(
+        "path: bl/main/baseline.json, anchor: bl/release/baseline.json",
+        "path: bl/release/baseline.json",
+    );
+    std::fs::write(root.join("sqlgate.yml"), anchored).unwrap();
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(2), "{out}");
+    common::assert_contains(
+        &out,
+        &["the newest baseline the base holds is bl/main/baseline.json"],
+    );
+    std::fs::write(root.join("sqlgate.yml"), &good).unwrap();
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(1), "{out}");
+}
+
+#[test]
+fn a_repair_cannot_swap_which_prediction_file_is_which_datasets() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let (base, config) = broken_two_datasets_main(root);
+    // `a` regresses on the items `b`'s reviews exclude; the repair reads `a`'s file as `b`'s.
+    break_dataset(root, "a", 30);
+    let swapped = config
+        .replace("path: a/predictions/C3.txt", "path: SWAP")
+        .replace("path: b/predictions/C3.txt", "path: a/predictions/C3.txt")
+        .replace("path: SWAP", "path: b/predictions/C3.txt");
+    std::fs::write(root.join("sqlgate.yml"), swapped).unwrap();
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(1), "{out}");
+    common::assert_contains(
+        &out,
+        &[
+            "dataset `a`: C3: ex on all dropped",
+            "read from the prediction files the base's baseline recorded",
+        ],
+    );
 }
