@@ -5,8 +5,8 @@
 //! base commit recorded them yet makes the pull request's wrong prediction score as the gold
 //! does: a view or a row-level security policy that hides rows from sqlgate's scoring sessions
 //! only, a case-insensitive or case-sensitive collation, an always-true `=` operator or a
-//! function first on the reader's `search_path`, a role-level setting, the server's `sql_mode`,
-//! time zone or `init_connect`. The gate must not pass: exit 2 naming the lever, or exit 1 (the
+//! function first on the reader's `search_path`, a role-level setting, an invisible or a
+//! virtual generated column, the server's `sql_mode`, time zone or `init_connect`. The gate must not pass: exit 2 naming the lever, or exit 1 (the
 //! regression seen, the lever having no effect on sqlgate's sessions).
 
 mod common;
@@ -69,11 +69,28 @@ fn pull_request_with(
 /// The pull request with the lever `prepare` (SQL the server's preparation runs as the superuser
 /// on the benchmark's database, `{db}` standing for its name) does not pass.
 fn check_lever(server: &'static Server, database: &str, lever: &Lever, prepare: &str) {
-    let _shared = GLOBALS.read().unwrap_or_else(|e| e.into_inner());
-    let judged = pull_request_with(server, database, lever, || {
-        server.admin_sql(database, &prepare.replace("{db}", database));
-    });
+    let judged = judge_lever(server, database, lever, prepare);
     check_outcome(server, &judged, lever);
+}
+
+/// As [`check_lever`], but the gate must refuse the lever at start-up (exit 2 naming it).
+fn check_refused(server: &'static Server, database: &str, lever: &Lever, prepare: &str) {
+    let judged = judge_lever(server, database, lever, prepare);
+    assert_eq!(judged.status.code(), Some(2), "{}", text(&judged));
+    check_outcome(server, &judged, lever);
+}
+
+/// The gate's output on the pull request with the lever `prepare`.
+fn judge_lever(
+    server: &'static Server,
+    database: &str,
+    lever: &Lever,
+    prepare: &str,
+) -> std::process::Output {
+    let _shared = GLOBALS.read().unwrap_or_else(|e| e.into_inner());
+    pull_request_with(server, database, lever, || {
+        server.admin_sql(database, &prepare.replace("{db}", database));
+    })
 }
 
 /// The gate did not pass: exit 2 naming the lever, or exit 1 (the regression seen).
@@ -296,4 +313,35 @@ fn mariadb_init_connect_does_not_reach_the_scoring_session() {
     };
     let ansi_quotes = "'SET SESSION sql_mode = ''ANSI_QUOTES'''";
     check_global("lever_init_connect", &lever, "init_connect", ansi_quotes);
+}
+
+/// stay the same (red team round 5).
+#[test]
+fn mariadb_an_invisible_column_is_refused() {
+    check_refused(
+        servers::mariadb(),
+        "lever_invisible",
+        &Lever {
+            question: "SELECT * FROM customers WHERE id = 2",
+            wrong: "SELECT id FROM customers WHERE id = 2",
+            names: "an invisible column `customers`.`name`",
+        },
+        "ALTER TABLE customers MODIFY name LONGTEXT INVISIBLE;",
+    );
+}
+
+/// digest and NULL for the predictions.
+#[test]
+fn mariadb_a_virtual_generated_column_is_refused() {
+    check_refused(
+        servers::mariadb(),
+        "lever_virtual",
+        &Lever {
+            question: "SELECT id FROM customers WHERE name = 'bob'",
+            wrong: "SELECT id FROM customers WHERE 1 = 0",
+            names: "a virtual generated column `customers`.`name`",
+        },
+        "ALTER TABLE customers DROP COLUMN name, ADD COLUMN name LONGTEXT \
+         AS (IF(@@group_concat_max_len < 100000000, NULL, ELT(id, 'ada', 'bob'))) VIRTUAL;",
+    );
 }

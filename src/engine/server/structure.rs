@@ -193,7 +193,11 @@ pub fn mysql_settings(conn: &mut mysql::Conn, schema: &str) -> Result<String, my
 
 /// What in the session's MariaDB / MySQL database can change a query's result beyond the rows:
 /// relations that are not base tables (views, sequences, system-versioned tables), stored
-/// routines and the triggers the user can see.
+/// routines, the triggers the user can see, invisible columns (`SELECT *` leaves them out, so a
+/// column made invisible changes a query's result while its rows, and so the table's digest,
+/// stay the same) and virtual generated columns (computed at each read, on MariaDB from
+/// session variables or `CONNECTION_ID()` too, so the digest's session and a scoring session
+/// can read different values; stored ones are computed when written and digested as read).
 pub fn mysql_levers(conn: &mut mysql::Conn) -> Result<Vec<String>, mysql::Error> {
     use mysql::prelude::Queryable;
     conn.query(format!(
@@ -204,7 +208,13 @@ pub fn mysql_levers(conn: &mut mysql::Conn) -> Result<Vec<String>, mysql::Error>
          UNION ALL SELECT CONCAT('a stored ', LOWER(routine_type), ' `', routine_name, '`') \
            FROM information_schema.routines WHERE routine_schema = DATABASE() \
          UNION ALL SELECT CONCAT('a trigger `', trigger_name, '` on `', event_object_table, '`') \
-           FROM information_schema.triggers WHERE event_object_schema = DATABASE()\
+           FROM information_schema.triggers WHERE event_object_schema = DATABASE() \
+         UNION ALL SELECT CONCAT('an invisible column `', table_name, '`.`', column_name, '`') \
+           FROM information_schema.columns WHERE table_schema = DATABASE() \
+           AND UPPER(extra) LIKE '%INVISIBLE%' \
+         UNION ALL SELECT CONCAT('a virtual generated column `', table_name, '`.`', column_name, \
+           '`') FROM information_schema.columns WHERE table_schema = DATABASE() \
+           AND UPPER(extra) LIKE '%VIRTUAL%'\
          ) levers ORDER BY 1 LIMIT {LISTED}"
     ))
 }
