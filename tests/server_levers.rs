@@ -5,8 +5,9 @@
 //! base commit recorded them yet makes the pull request's wrong prediction score as the gold
 //! does: a view or a row-level security policy that hides rows from sqlgate's scoring sessions
 //! only, a case-insensitive or case-sensitive collation, an always-true `=` operator or a
-//! function first on the reader's `search_path`, a role-level setting, an invisible or a
-//! virtual generated column, the server's `sql_mode`, time zone or `init_connect`. The gate must not pass: exit 2 naming the lever, or exit 1 (the
+//! function first on the reader's `search_path`, a role- or database-level setting, a table in
+//! `pg_catalog` shadowing `public`'s, an invisible or a virtual generated column, the server's
+//! `sql_mode`, time zone or `init_connect`. The gate must not pass: exit 2 naming the lever, or exit 1 (the
 //! regression seen, the lever having no effect on sqlgate's sessions).
 
 mod common;
@@ -236,10 +237,10 @@ fn postgres_a_function_shadowing_a_built_in_one_is_refused() {
 }
 
 /// A setting of the reader's role applies at every connection and after every `DISCARD ALL`;
-/// sqlgate pins `transform_null_equals` after both.
+/// sqlgate pins `transform_null_equals` after both, and refuses the setting at start-up.
 #[test]
-fn postgres_a_role_level_setting_does_not_reach_the_scoring_session() {
-    check_lever(
+fn postgres_a_role_level_setting_of_a_pinned_name_is_refused() {
+    check_refused(
         servers::postgres(),
         "lever_role_setting",
         &Lever {
@@ -315,6 +316,63 @@ fn mariadb_init_connect_does_not_reach_the_scoring_session() {
     check_global("lever_init_connect", &lever, "init_connect", ansi_quotes);
 }
 
+/// A role-level setting sqlgate does not pin (red team round 5): `IST` read as India's time
+/// zone instead of Israel's moves the gold's hour to the wrong prediction's.
+#[test]
+fn postgres_a_role_level_setting_sqlgate_does_not_pin_is_refused() {
+    check_refused(
+        servers::postgres(),
+        "lever_role_unpinned",
+        &Lever {
+            question: "SELECT extract(hour from timestamptz '2020-01-01 12:00 IST')::int AS h \
+                       FROM customers WHERE id = 1",
+            wrong: "SELECT 6 AS h FROM customers WHERE id = 1",
+            names: "a setting timezone_abbreviations=India of role sqlgate_reader in this \
+                    database (remove it: ALTER ROLE sqlgate_reader IN DATABASE \
+                    lever_role_unpinned RESET timezone_abbreviations)",
+        },
+        "ALTER ROLE sqlgate_reader IN DATABASE {db} SET timezone_abbreviations = 'India';",
+    );
+}
+
+/// The same through a database-level default, which applies to every role.
+#[test]
+fn postgres_a_database_level_setting_is_refused() {
+    check_refused(
+        servers::postgres(),
+        "lever_database_setting",
+        &Lever {
+            question: "SELECT extract(hour from timestamptz '2020-01-01 12:00 IST')::int AS h \
+                       FROM customers WHERE id = 1",
+            wrong: "SELECT 6 AS h FROM customers WHERE id = 1",
+            names: "a setting timezone_abbreviations=India of every role in this database \
+                    (remove it: ALTER DATABASE lever_database_setting RESET \
+                    timezone_abbreviations)",
+        },
+        "ALTER DATABASE {db} SET timezone_abbreviations = 'India';",
+    );
+}
+
+/// A table in `pg_catalog` (a superuser with `allow_system_table_mods`) comes before `public`'s
+/// on the pinned `search_path`, and the digests skip system schemas (red team round 5).
+#[test]
+fn postgres_a_table_shadowing_from_pg_catalog_is_refused() {
+    check_refused(
+        servers::postgres(),
+        "lever_catalog_table",
+        &Lever {
+            question: HIDDEN_QUESTION,
+            wrong: HIDDEN_WRONG,
+            names: "a relation pg_catalog.customers in a system schema",
+        },
+        "SET allow_system_table_mods = on; \
+         CREATE TABLE pg_catalog.customers (id bigint, name text); \
+         INSERT INTO pg_catalog.customers VALUES (1, 'ada'); \
+         GRANT SELECT ON pg_catalog.customers TO PUBLIC;",
+    );
+}
+
+/// An invisible column is left out of `SELECT *` while the table's rows, and so its digest,
 /// stay the same (red team round 5).
 #[test]
 fn mariadb_an_invisible_column_is_refused() {
@@ -330,6 +388,8 @@ fn mariadb_an_invisible_column_is_refused() {
     );
 }
 
+/// A virtual generated column is computed at each read: from `group_concat_max_len`, which
+/// sqlgate's digest session raises and its scoring sessions do not, it reads `bob` for the
 /// digest and NULL for the predictions.
 #[test]
 fn mariadb_a_virtual_generated_column_is_refused() {
