@@ -7,8 +7,9 @@
 //! only, a case-insensitive or case-sensitive collation, an always-true `=` operator or a
 //! function first on the reader's `search_path`, a role- or database-level setting, a table in
 //! `pg_catalog` shadowing `public`'s, an invisible or a virtual generated column, the server's
-//! `sql_mode`, time zone or `init_connect`. The gate must not pass: exit 2 naming the lever, or exit 1 (the
-//! regression seen, the lever having no effect on sqlgate's sessions).
+//! `sql_mode`, time zone, regular-expression flags or `init_connect`. The gate must not pass:
+//! exit 2 naming the lever, or exit 1 (the regression seen, the lever having no effect on
+//! sqlgate's sessions).
 
 mod common;
 
@@ -403,5 +404,22 @@ fn mariadb_a_virtual_generated_column_is_refused() {
         },
         "ALTER TABLE customers DROP COLUMN name, ADD COLUMN name LONGTEXT \
          AS (IF(@@group_concat_max_len < 100000000, NULL, ELT(id, 'ada', 'bob'))) VIRTUAL;",
+    );
+}
+
+/// MariaDB's global `default_regex_flags` (red team round 5): `EXTENDED` ignores the space in the
+/// wrong prediction's pattern. sqlgate's scoring sessions pin the flags to none.
+#[test]
+fn mariadb_the_servers_regex_flags_do_not_reach_the_scoring_session() {
+    let lever = Lever {
+        question: "SELECT id FROM customers WHERE name REGEXP '^bob$'",
+        wrong: "SELECT id FROM customers WHERE name REGEXP '^b ob$'",
+        names: "default_regex_flags",
+    };
+    check_global(
+        "lever_regex_flags",
+        &lever,
+        "default_regex_flags",
+        "'EXTENDED'",
     );
 }

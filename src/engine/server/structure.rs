@@ -5,7 +5,7 @@
 //! - the settings that change a result are pinned by sqlgate after connecting and after every
 //!   session reset, so `init_connect` or a role- or database-level default (`ALTER ROLE ...
 //!   SET`, which PostgreSQL's check refuses anyway, pinned or not) cannot change them:
-//!   [`POSTGRES_PINS`], [`mysql_pin`];
+//!   [`POSTGRES_PINS`], [`mysql_pin`], [`MARIADB_PINS`];
 //! - the settings that are the server's or the database's to choose (collations, locale, the
 //!   server's `sql_mode`) are read back and recorded with the data digests
 //!   ([`postgres_settings`], [`mysql_settings`]), so a change of them is a change of the data;
@@ -62,7 +62,7 @@ const ROLE_SETTINGS: &str = "SELECT 'a setting ' || cfg || ' of ' || CASE WHEN s
 /// enums, whose labels [`postgres_settings`] records) the role can reach or that a column uses,
 /// relations created in a system schema (`pg_catalog` comes first on the pinned `search_path`,
 /// so a table there would shadow `public`'s; the digests skip those schemas), and every role-
-/// or database-level setting that applies to the session ([`ROLE_SETTINGS`]).
+/// or database-level setting that applies to the session (`ROLE_SETTINGS`).
 pub fn postgres_levers(client: &mut postgres::Client) -> Result<Vec<String>, postgres::Error> {
     let sql = format!(
         "SELECT lever FROM (\
@@ -150,6 +150,12 @@ pub fn postgres_settings(client: &mut postgres::Client) -> Result<String, postgr
         part(3)
     ))
 }
+
+/// The MariaDB-only session settings sqlgate's scoring sessions pin to fixed values, as an
+/// assignment list for `SET SESSION`: the regular-expression flags (`default_regex_flags`, whose
+/// global value, `EXTENDED` say, would otherwise change what `REGEXP` matches) to none. MySQL
+/// has no such setting; the digest and start-up sessions evaluate no regular expression.
+pub const MARIADB_PINS: &str = "default_regex_flags = ''";
 
 /// The MariaDB / MySQL session settings sqlgate sets to the server's own values (so that no
 /// `init_connect` or client default changes them); the time zone is pinned to UTC.
