@@ -5,9 +5,11 @@
 //! base commit recorded them yet makes the pull request's wrong prediction score as the gold
 //! does: a view or a row-level security policy that hides rows from sqlgate's scoring sessions
 //! only, a case-insensitive or case-sensitive collation, an always-true `=` operator or a
-//! function first on the reader's `search_path`, a role-level setting, the server's `sql_mode`,
-//! time zone or `init_connect`. The gate must not pass: exit 2 naming the lever, or exit 1 (the
-//! regression seen, the lever having no effect on sqlgate's sessions).
+//! function first on the reader's `search_path`, a role- or database-level setting, a table in
+//! `pg_catalog` shadowing `public`'s, an invisible or a virtual generated column, the server's
+//! `sql_mode`, time zone, regular-expression flags or `init_connect`. The gate must not pass:
+//! exit 2 naming the lever, or exit 1 (the regression seen, the lever having no effect on
+//! sqlgate's sessions).
 
 use crate::common;
 
@@ -69,11 +71,28 @@ fn pull_request_with(
 /// The pull request with the lever `prepare` (SQL the server's preparation runs as the superuser
 /// on the benchmark's database, `{db}` standing for its name) does not pass.
 fn check_lever(server: &'static Server, database: &str, lever: &Lever, prepare: &str) {
-    let _shared = GLOBALS.read().unwrap_or_else(|e| e.into_inner());
-    let judged = pull_request_with(server, database, lever, || {
-        server.admin_sql(database, &prepare.replace("{db}", database));
-    });
+    let judged = judge_lever(server, database, lever, prepare);
     check_outcome(server, &judged, lever);
+}
+
+/// As [`check_lever`], but the gate must refuse the lever at start-up (exit 2 naming it).
+fn check_refused(server: &'static Server, database: &str, lever: &Lever, prepare: &str) {
+    let judged = judge_lever(server, database, lever, prepare);
+    assert_eq!(judged.status.code(), Some(2), "{}", text(&judged));
+    check_outcome(server, &judged, lever);
+}
+
+/// The gate's output on the pull request with the lever `prepare`.
+fn judge_lever(
+    server: &'static Server,
+    database: &str,
+    lever: &Lever,
+    prepare: &str,
+) -> std::process::Output {
+    let _shared = GLOBALS.read().unwrap_or_else(|e| e.into_inner());
+    pull_request_with(server, database, lever, || {
+        server.admin_sql(database, &prepare.replace("{db}", database));
+    })
 }
 
 /// The gate did not pass: exit 2 naming the lever, or exit 1 (the regression seen).
@@ -219,10 +238,10 @@ fn postgres_a_function_shadowing_a_built_in_one_is_refused() {
 }
 
 /// A setting of the reader's role applies at every connection and after every `DISCARD ALL`;
-/// sqlgate pins `transform_null_equals` after both.
+/// sqlgate pins `transform_null_equals` after both, and refuses the setting at start-up.
 #[test]
-fn postgres_a_role_level_setting_does_not_reach_the_scoring_session() {
-    check_lever(
+fn postgres_a_role_level_setting_of_a_pinned_name_is_refused() {
+    check_refused(
         servers::postgres(),
         "lever_role_setting",
         &Lever {
@@ -296,4 +315,111 @@ fn mariadb_init_connect_does_not_reach_the_scoring_session() {
     };
     let ansi_quotes = "'SET SESSION sql_mode = ''ANSI_QUOTES'''";
     check_global("lever_init_connect", &lever, "init_connect", ansi_quotes);
+}
+
+/// A role-level setting sqlgate does not pin (red team round 5): `IST` read as India's time
+/// zone instead of Israel's moves the gold's hour to the wrong prediction's.
+#[test]
+fn postgres_a_role_level_setting_sqlgate_does_not_pin_is_refused() {
+    check_refused(
+        servers::postgres(),
+        "lever_role_unpinned",
+        &Lever {
+            question: "SELECT extract(hour from timestamptz '2020-01-01 12:00 IST')::int AS h \
+                       FROM customers WHERE id = 1",
+            wrong: "SELECT 6 AS h FROM customers WHERE id = 1",
+            names: "a setting timezone_abbreviations=India of role sqlgate_reader in this \
+                    database (remove it: ALTER ROLE sqlgate_reader IN DATABASE \
+                    lever_role_unpinned RESET timezone_abbreviations)",
+        },
+        "ALTER ROLE sqlgate_reader IN DATABASE {db} SET timezone_abbreviations = 'India';",
+    );
+}
+
+/// The same through a database-level default, which applies to every role.
+#[test]
+fn postgres_a_database_level_setting_is_refused() {
+    check_refused(
+        servers::postgres(),
+        "lever_database_setting",
+        &Lever {
+            question: "SELECT extract(hour from timestamptz '2020-01-01 12:00 IST')::int AS h \
+                       FROM customers WHERE id = 1",
+            wrong: "SELECT 6 AS h FROM customers WHERE id = 1",
+            names: "a setting timezone_abbreviations=India of every role in this database \
+                    (remove it: ALTER DATABASE lever_database_setting RESET \
+                    timezone_abbreviations)",
+        },
+        "ALTER DATABASE {db} SET timezone_abbreviations = 'India';",
+    );
+}
+
+/// A table in `pg_catalog` (a superuser with `allow_system_table_mods`) comes before `public`'s
+/// on the pinned `search_path`, and the digests skip system schemas (red team round 5).
+#[test]
+fn postgres_a_table_shadowing_from_pg_catalog_is_refused() {
+    check_refused(
+        servers::postgres(),
+        "lever_catalog_table",
+        &Lever {
+            question: HIDDEN_QUESTION,
+            wrong: HIDDEN_WRONG,
+            names: "a relation pg_catalog.customers in a system schema",
+        },
+        "SET allow_system_table_mods = on; \
+         CREATE TABLE pg_catalog.customers (id bigint, name text); \
+         INSERT INTO pg_catalog.customers VALUES (1, 'ada'); \
+         GRANT SELECT ON pg_catalog.customers TO PUBLIC;",
+    );
+}
+
+/// An invisible column is left out of `SELECT *` while the table's rows, and so its digest,
+/// stay the same (red team round 5).
+#[test]
+fn mariadb_an_invisible_column_is_refused() {
+    check_refused(
+        servers::mariadb(),
+        "lever_invisible",
+        &Lever {
+            question: "SELECT * FROM customers WHERE id = 2",
+            wrong: "SELECT id FROM customers WHERE id = 2",
+            names: "an invisible column `customers`.`name`",
+        },
+        "ALTER TABLE customers MODIFY name LONGTEXT INVISIBLE;",
+    );
+}
+
+/// A virtual generated column is computed at each read: from `group_concat_max_len`, which
+/// sqlgate's digest session raises and its scoring sessions do not, it reads `bob` for the
+/// digest and NULL for the predictions.
+#[test]
+fn mariadb_a_virtual_generated_column_is_refused() {
+    check_refused(
+        servers::mariadb(),
+        "lever_virtual",
+        &Lever {
+            question: "SELECT id FROM customers WHERE name = 'bob'",
+            wrong: "SELECT id FROM customers WHERE 1 = 0",
+            names: "a virtual generated column `customers`.`name`",
+        },
+        "ALTER TABLE customers DROP COLUMN name, ADD COLUMN name LONGTEXT \
+         AS (IF(@@group_concat_max_len < 100000000, NULL, ELT(id, 'ada', 'bob'))) VIRTUAL;",
+    );
+}
+
+/// MariaDB's global `default_regex_flags` (red team round 5): `EXTENDED` ignores the space in the
+/// wrong prediction's pattern. sqlgate's scoring sessions pin the flags to none.
+#[test]
+fn mariadb_the_servers_regex_flags_do_not_reach_the_scoring_session() {
+    let lever = Lever {
+        question: "SELECT id FROM customers WHERE name REGEXP '^bob$'",
+        wrong: "SELECT id FROM customers WHERE name REGEXP '^b ob$'",
+        names: "default_regex_flags",
+    };
+    check_global(
+        "lever_regex_flags",
+        &lever,
+        "default_regex_flags",
+        "'EXTENDED'",
+    );
 }

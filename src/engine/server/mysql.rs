@@ -412,12 +412,14 @@ fn reset(conn: &mut Conn, mariadb: bool, limits: &Limits) -> bool {
 }
 
 /// The session's read-only mode, timeout and character set, and the settings that change a
-/// result, pinned as the data digests' session pins them ([`structure::mysql_pin`]).
+/// result, pinned as the data digests' session pins them ([`structure::mysql_pin`]), and on
+/// MariaDB [`structure::MARIADB_PINS`].
 fn set_up(conn: &mut Conn, mariadb: bool, limits: &Limits) -> Result<(), mysql::Error> {
     let timeout = match mariadb {
         true => format!(
-            "SET SESSION max_statement_time = {}",
-            limits.timeout.as_secs_f64().max(0.001)
+            "SET SESSION max_statement_time = {}, {}",
+            limits.timeout.as_secs_f64().max(0.001),
+            structure::MARIADB_PINS
         ),
         false => format!(
             "SET SESSION max_execution_time = {}",

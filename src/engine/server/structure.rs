@@ -3,15 +3,17 @@
 //! start-up check, the data digests):
 //!
 //! - the settings that change a result are pinned by sqlgate after connecting and after every
-//!   session reset, so a role- or database-level default (`ALTER ROLE ... SET`, `init_connect`)
-//!   cannot change them: [`POSTGRES_PINS`], [`mysql_pin`];
+//!   session reset, so `init_connect` or a role- or database-level default (`ALTER ROLE ...
+//!   SET`, which PostgreSQL's check refuses anyway, pinned or not) cannot change them:
+//!   [`POSTGRES_PINS`], [`mysql_pin`], [`MARIADB_PINS`];
 //! - the settings that are the server's or the database's to choose (collations, locale, the
 //!   server's `sql_mode`) are read back and recorded with the data digests
 //!   ([`postgres_settings`], [`mysql_settings`]), so a change of them is a change of the data;
 //! - what no digest could vouch for is refused at start-up (exit 2, naming it): relations that
 //!   are not plain tables (views compute their rows per session), row-level security, triggers
-//!   and rules, and user-defined functions, operators, casts, types, collations or conversions
-//!   ([`postgres_levers`], [`mysql_levers`]).
+//!   and rules, user-defined functions, operators, casts, types, collations or conversions,
+//!   relations added to a system schema, role- and database-level settings, and invisible or
+//!   virtual generated columns ([`postgres_levers`], [`mysql_levers`]).
 //!
 //! A superuser can still change how the server itself computes (a catalog edit, a server
 //! program): the step that prepares the server must be the base commit's (docs/SECURITY.md).
@@ -34,11 +36,33 @@ const FIRST_USER_OID: u32 = 16384;
 /// How many levers a refusal lists.
 const LISTED: i64 = 12;
 
+/// The per-role and per-database defaults (`ALTER ROLE / DATABASE ... SET`) that apply to the
+/// session's role in its database, each as a lever naming `name=value` and the statement that
+/// removes it. They apply at every connection and every `DISCARD ALL`, and no list of pinned
+/// settings can be complete (`timezone_abbreviations`, `enable_*`, a custom `search_path`...),
+/// so all of them are refused, the pinned ones too. A role's settings apply to its sessions
+/// only, but those of every role the session's role is a member of are refused as well.
+const ROLE_SETTINGS: &str = "SELECT 'a setting ' || cfg || ' of ' || CASE WHEN s.setrole = 0 \
+       THEN 'every role' ELSE 'role ' || quote_ident(r.rolname) END || CASE WHEN \
+       s.setdatabase = 0 THEN ' in every database' ELSE ' in this database' END || \
+       ' (remove it: ' || CASE WHEN s.setrole = 0 AND s.setdatabase = 0 THEN 'ALTER ROLE ALL' \
+       WHEN s.setrole = 0 THEN 'ALTER DATABASE ' || quote_ident(current_database()) \
+       ELSE 'ALTER ROLE ' || quote_ident(r.rolname) END || CASE WHEN s.setrole <> 0 AND \
+       s.setdatabase <> 0 THEN ' IN DATABASE ' || quote_ident(current_database()) ELSE '' END \
+       || ' RESET ' || split_part(cfg, '=', 1) || ')' FROM pg_db_role_setting s \
+       LEFT JOIN pg_roles r ON r.oid = s.setrole CROSS JOIN LATERAL unnest(s.setconfig) AS cfg \
+       WHERE s.setdatabase IN (0, (SELECT d.oid FROM pg_database d \
+         WHERE d.datname = current_database())) \
+       AND (s.setrole = 0 OR pg_has_role(session_user, s.setrole, 'MEMBER'))";
+
 /// What in the session's PostgreSQL database can change a query's result beyond the rows, each
 /// described with its name: views, materialized views, foreign and partitioned tables, child
 /// tables, row-level security and policies, triggers, rules, and user-defined functions and
 /// operators in a schema the role can reach, casts, collations, conversions, and types (but
-/// enums, whose labels [`postgres_settings`] records) the role can reach or that a column uses.
+/// enums, whose labels [`postgres_settings`] records) the role can reach or that a column uses,
+/// relations created in a system schema (`pg_catalog` comes first on the pinned `search_path`,
+/// so a table there would shadow `public`'s; the digests skip those schemas), and every role-
+/// or database-level setting that applies to the session (`ROLE_SETTINGS`).
 pub fn postgres_levers(client: &mut postgres::Client) -> Result<Vec<String>, postgres::Error> {
     let sql = format!(
         "SELECT lever FROM (\
@@ -72,6 +96,12 @@ pub fn postgres_levers(client: &mut postgres::Client) -> Result<Vec<String>, pos
              AND (e.typrelid <> 0 OR e.typtype = 'e')) \
            AND (has_schema_privilege(t.typnamespace, 'USAGE') \
              OR EXISTS (SELECT 1 FROM pg_attribute a WHERE a.atttypid = t.oid))\
+         UNION ALL SELECT 'a relation ' || quote_ident(n.nspname) || '.' || quote_ident(c.relname) \
+           || ' in a system schema' FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+           WHERE c.oid >= {FIRST_USER_OID} AND c.relpersistence <> 't' \
+           AND (n.nspname = 'information_schema' OR n.nspname LIKE 'pg\\_%') \
+           AND NOT (n.nspname = 'pg_toast' AND c.relkind IN ('t', 'i')) \
+         UNION ALL {ROLE_SETTINGS}\
          ) levers ORDER BY 1 LIMIT $1"
     );
     // With `pg_catalog` alone on the path, every name is written with its schema.
@@ -120,6 +150,12 @@ pub fn postgres_settings(client: &mut postgres::Client) -> Result<String, postgr
         part(3)
     ))
 }
+
+/// The MariaDB-only session settings sqlgate's scoring sessions pin to fixed values, as an
+/// assignment list for `SET SESSION`: the regular-expression flags (`default_regex_flags`, whose
+/// global value, `EXTENDED` say, would otherwise change what `REGEXP` matches) to none. MySQL
+/// has no such setting; the digest and start-up sessions evaluate no regular expression.
+pub const MARIADB_PINS: &str = "default_regex_flags = ''";
 
 /// The MariaDB / MySQL session settings sqlgate sets to the server's own values (so that no
 /// `init_connect` or client default changes them); the time zone is pinned to UTC.
@@ -193,7 +229,11 @@ pub fn mysql_settings(conn: &mut mysql::Conn, schema: &str) -> Result<String, my
 
 /// What in the session's MariaDB / MySQL database can change a query's result beyond the rows:
 /// relations that are not base tables (views, sequences, system-versioned tables), stored
-/// routines and the triggers the user can see.
+/// routines, the triggers the user can see, invisible columns (`SELECT *` leaves them out, so a
+/// column made invisible changes a query's result while its rows, and so the table's digest,
+/// stay the same) and virtual generated columns (computed at each read, on MariaDB from
+/// session variables or `CONNECTION_ID()` too, so the digest's session and a scoring session
+/// can read different values; stored ones are computed when written and digested as read).
 pub fn mysql_levers(conn: &mut mysql::Conn) -> Result<Vec<String>, mysql::Error> {
     use mysql::prelude::Queryable;
     conn.query(format!(
@@ -204,7 +244,13 @@ pub fn mysql_levers(conn: &mut mysql::Conn) -> Result<Vec<String>, mysql::Error>
          UNION ALL SELECT CONCAT('a stored ', LOWER(routine_type), ' `', routine_name, '`') \
            FROM information_schema.routines WHERE routine_schema = DATABASE() \
          UNION ALL SELECT CONCAT('a trigger `', trigger_name, '` on `', event_object_table, '`') \
-           FROM information_schema.triggers WHERE event_object_schema = DATABASE()\
+           FROM information_schema.triggers WHERE event_object_schema = DATABASE() \
+         UNION ALL SELECT CONCAT('an invisible column `', table_name, '`.`', column_name, '`') \
+           FROM information_schema.columns WHERE table_schema = DATABASE() \
+           AND UPPER(extra) LIKE '%INVISIBLE%' \
+         UNION ALL SELECT CONCAT('a virtual generated column `', table_name, '`.`', column_name, \
+           '`') FROM information_schema.columns WHERE table_schema = DATABASE() \
+           AND UPPER(extra) LIKE '%VIRTUAL%'\
          ) levers ORDER BY 1 LIMIT {LISTED}"
     ))
 }
