@@ -288,6 +288,18 @@ pub enum PredictionFormat {
     BirdJson,
 }
 
+impl PredictionFormat {
+    /// The format's name as the config spells it, for messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PredictionFormat::Lines => "lines",
+            PredictionFormat::Tsv => "tsv",
+            PredictionFormat::Jsonl => "jsonl",
+            PredictionFormat::BirdJson => "bird-json",
+        }
+    }
+}
+
 /// Baseline section.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -18,7 +18,7 @@ use super::base::TrustedBase;
 use super::dataset_changes::refuse_dataset_changes;
 use super::Settlement;
 use crate::analysis::baseline::Baseline;
-use crate::input::config::{BaselineConfig, Config, GateConfig, PredictionFormat};
+use crate::input::config::{BaselineConfig, Config, GateConfig};
 use crate::input::trusted::Settled;
 use crate::util::error::InputError;
 use std::path::{Path, PathBuf};
@@ -159,20 +159,10 @@ fn take_formats(
                 "{} is read as `format: {}`, as this pull request's config says (the rest of \
                  its config applies once merged)",
                 spec.path,
-                format_name(theirs.format)
+                theirs.format.as_str()
             ));
             spec.format = theirs.format;
         }
-    }
-}
-
-/// A prediction format as the config spells it.
-fn format_name(format: PredictionFormat) -> &'static str {
-    match format {
-        PredictionFormat::Lines => "lines",
-        PredictionFormat::Tsv => "tsv",
-        PredictionFormat::Jsonl => "jsonl",
-        PredictionFormat::BirdJson => "bird-json",
     }
 }
 

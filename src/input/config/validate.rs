@@ -156,7 +156,7 @@ impl Config {
                  query per line); extraction reads `format: jsonl` (the `sql` field) or \
                  `bird-json` values: convert the file, or drop `extract`",
                 spec.extract.as_str(),
-                format_name(spec.format)
+                spec.format.as_str()
             )),
             None => Ok(()),
         }
@@ -261,15 +261,5 @@ impl Config {
             }),
             None => Ok(()),
         }
-    }
-}
-
-/// A prediction format's name as written in the config.
-fn format_name(format: PredictionFormat) -> &'static str {
-    match format {
-        PredictionFormat::Lines => "lines",
-        PredictionFormat::Tsv => "tsv",
-        PredictionFormat::Jsonl => "jsonl",
-        PredictionFormat::BirdJson => "bird-json",
     }
 }
