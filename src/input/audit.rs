@@ -36,10 +36,10 @@ impl AuditConfig {
     /// Resolves relative paths against the config's folder.
     pub fn resolve(&mut self, base: &Path) {
         for dialect in &mut self.dialects {
-            dialect.gold = base.join(&dialect.gold);
+            dialect.gold = crate::util::workspace::resolve(base, &dialect.gold);
         }
         if let Some(path) = &mut self.overrides {
-            *path = base.join(&*path);
+            *path = crate::util::workspace::resolve(base, &*path);
         }
     }
 

@@ -638,21 +638,26 @@ impl Config {
         }
         self.resolve_entries();
         for spec in &mut self.predictions {
-            spec.path = base.join(&spec.path).to_string_lossy().into_owned();
+            spec.path = crate::util::workspace::resolve(&base, &spec.path)
+                .to_string_lossy()
+                .into_owned();
         }
         if let Some(path) = &mut self.suite.path {
-            *path = base.join(&*path);
+            *path = crate::util::workspace::resolve(&base, &*path);
         }
         self.audit.resolve(&base);
         if let Some(baseline) = &mut self.baseline {
-            baseline.path = base.join(&baseline.path);
-            baseline.anchor = baseline.anchor.as_ref().map(|anchor| base.join(anchor));
+            baseline.path = crate::util::workspace::resolve(&base, &baseline.path);
+            baseline.anchor = baseline
+                .anchor
+                .as_ref()
+                .map(|anchor| crate::util::workspace::resolve(&base, anchor));
         }
         for path in [&mut self.report.template, &mut self.report.output]
             .into_iter()
             .flatten()
         {
-            *path = base.join(&*path);
+            *path = crate::util::workspace::resolve(&base, &*path);
         }
         for (kind, provider) in [
             (ProviderKind::Judge, &mut self.judge),
@@ -661,7 +666,7 @@ impl Config {
             if let Some(provider) = provider {
                 let default = Path::new(".sqlgate/cache").join(kind.key());
                 let dir = provider.cache_dir.take().unwrap_or(default);
-                provider.cache_dir = Some(base.join(dir));
+                provider.cache_dir = Some(crate::util::workspace::resolve(&base, dir));
             }
         }
     }

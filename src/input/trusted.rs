@@ -188,7 +188,9 @@ pub fn read_tree(path: &Path) -> Result<TrustedFile, InputError> {
 /// that other folder stand in). Only the folders above the repository may be links: the
 /// outermost ancestor of `path` that resolves to `root` is the repository.
 pub fn repo_path(root: &Path, path: &Path) -> Result<Option<String>, InputError> {
-    let absolute = lexical(&std::path::absolute(path).map_err(|e| InputError::read(path, e))?);
+    let absolute = crate::util::workspace::lexical(
+        &std::path::absolute(path).map_err(|e| InputError::read(path, e))?,
+    );
     let root = root.canonicalize().map_err(|e| InputError::read(root, e))?;
     let ancestors: Vec<&Path> = absolute.ancestors().collect();
     let Some(top) = (ancestors.into_iter().rev())
@@ -203,22 +205,6 @@ pub fn repo_path(root: &Path, path: &Path) -> Result<Option<String>, InputError>
             .collect::<Vec<_>>()
             .join("/"),
     ))
-}
-
-/// `path` with `.` dropped and each `..` taking off the name before it, without asking the file
-/// system (an absolute path stays absolute).
-fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

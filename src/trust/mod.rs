@@ -111,7 +111,12 @@ pub fn refuse_committed_shards(
         return Ok(());
     };
     for path in paths {
-        if base.tracks(path)? {
+        // As written and as the file system resolves it: a committed shard reached through a
+        // committed symlink is still committed.
+        let resolved = path.canonicalize().ok();
+        let tracked =
+            base.tracks(path)? || resolved.is_some_and(|real| base.tracks(&real).unwrap_or(true));
+        if tracked {
             return Err(InputError::malformed(
                 path,
                 "shard",

@@ -247,9 +247,55 @@ pub fn check_database(folder: &Path, path: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// `path` with `.` dropped and each `..` taking off the name before it, without asking the file
+/// system: how git names a path, so a run reads the file the trust stage checked (a `..` after a
+/// folder a pull request replaced by a symlink would otherwise leave the repository's tree). A
+/// leading `..` of a relative path stays; an absolute path stays absolute.
+pub fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => match out.components().next_back() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
+                }
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                _ => out.push(".."),
+            },
+            other => out.push(other),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
+}
+
+/// A path the config names, resolved against the config's folder `base`, lexically (see
+/// [`lexical`]).
+pub fn resolve(base: &Path, path: impl AsRef<Path>) -> PathBuf {
+    lexical(&base.join(path))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dots_are_resolved_by_name_alone() {
+        let cases = [
+            ("./../x", "../x"),
+            ("a/../../b", "../b"),
+            ("/a/../..", "/"),
+            ("eval/../suites/ts", "suites/ts"),
+            ("a/./b/", "a/b"),
+            ("a/..", "."),
+        ];
+        for (path, expected) in cases {
+            assert_eq!(lexical(Path::new(path)), Path::new(expected), "{path}");
+        }
+    }
 
     fn workspace(dir: &Path) -> Workspace {
         Workspace {

@@ -606,3 +606,97 @@ fn a_repair_cannot_swap_which_prediction_file_is_which_datasets() {
         ],
     );
 }
+
+/// `main` with the example's data in `data/`, a directory test suite in `suites/ts/` (one more
+/// `concert_singer` database holding a seventh singer) and the config in `eval/`, naming both
+/// through `..`; returns the base commit.
+fn dotted_main(root: &Path) -> String {
+    let source = repo::example_folder();
+    common::copy_tree(&source.join("database"), &root.join("data/database"));
+    for file in ["dev_gold.sql", "tables.json"] {
+        std::fs::copy(source.join(file), root.join("data").join(file)).unwrap();
+    }
+    common::copy_tree(&source.join("predictions"), &root.join("eval/predictions"));
+    for db in ["concert_singer", "pets_1", "poker_player", "singer"] {
+        let folder = root.join("suites/ts").join(db);
+        std::fs::create_dir_all(&folder).unwrap();
+        let original = root.join(format!("data/database/{db}/{db}.sqlite"));
+        std::fs::copy(&original, folder.join(format!("{db}.sqlite"))).unwrap();
+    }
+    let more = root.join("suites/ts/concert_singer/concert_singer_1.sqlite");
+    std::fs::copy(
+        root.join("data/database/concert_singer/concert_singer.sqlite"),
+        &more,
+    )
+    .unwrap();
+    let conn = rusqlite::Connection::open(&more).unwrap();
+    conn.execute(
+        "INSERT INTO singer VALUES (99, 'Zed', 'France', 's', '2000', 30, 'T')",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    std::fs::write(
+        root.join("eval/sqlgate.yml"),
+        "dataset: { gold: ../data/dev_gold.sql, tables: ../data/tables.json, databases: ../data/database, difficulty: none }\n\
+         suite: { kind: directory, path: ../suites/ts }\n\
+         predictions: [{ name: C3, path: predictions/C3.txt }]\n\
+         metrics: [ex, ts]\nbaseline: { path: baseline.json }\n\
+         gate: { metric: ts, max_drop_points: 0.0 }\nreport: { output: sqlgate-report.md }\n",
+    )
+    .unwrap();
+    repo::init_main(root, "example");
+    let made = sqlgate_in(
+        root,
+        &["baseline", "update", "--config", "eval/sqlgate.yml"],
+        &[],
+    );
+    common::assert_exit(&made, 0);
+    repo::commit_all(root, "baseline");
+    repo::head(root)
+}
+
+#[test]
+fn a_dotted_path_through_a_config_folder_replaced_by_a_link_reads_the_base_suite() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let base = dotted_main(root);
+    git(root, &["checkout", "-qb", "hostile"]);
+    // Two singer counts hard-coded: right on the original database, wrong on the suite's
+    // seventh singer. The config's folder moves under `fake/`, beside a copy of the data and a
+    // suite of the originals only, and `eval` becomes a link to it.
+    let predictions = root.join("eval/predictions/C3.txt");
+    let text = std::fs::read_to_string(&predictions).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[0] = "SELECT 6;";
+    lines[1] = "SELECT 6;";
+    std::fs::write(&predictions, lines.join("\n") + "\n").unwrap();
+    std::fs::create_dir_all(root.join("fake")).unwrap();
+    git(root, &["mv", "eval", "fake/eval"]);
+    std::os::unix::fs::symlink("fake/eval", root.join("eval")).unwrap();
+    common::copy_tree(&root.join("data"), &root.join("fake/data"));
+    for db in ["concert_singer", "pets_1", "poker_player", "singer"] {
+        let folder = root.join("fake/suites/ts").join(db);
+        std::fs::create_dir_all(&folder).unwrap();
+        let original = root.join(format!("data/database/{db}/{db}.sqlite"));
+        std::fs::copy(&original, folder.join(format!("{db}.sqlite"))).unwrap();
+    }
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "the config's folder elsewhere"]);
+    let run = sqlgate_in(
+        root,
+        &[
+            "eval",
+            "--config",
+            "eval/sqlgate.yml",
+            "--comment",
+            "never",
+            "--trusted-base",
+            &base,
+        ],
+        &[],
+    );
+    let out = common::text(&run);
+    assert_eq!(run.status.code(), Some(1), "{out}");
+    common::assert_contains(&out, &["ts 94.9 -> 93.6"]);
+}

@@ -229,10 +229,12 @@ impl Config {
         for entry in &mut self.datasets {
             resolve_dataset(&base, &mut entry.dataset);
             for spec in &mut entry.predictions {
-                spec.path = base.join(&spec.path).to_string_lossy().into_owned();
+                spec.path = crate::util::workspace::resolve(&base, &spec.path)
+                    .to_string_lossy()
+                    .into_owned();
             }
             if let Some(path) = entry.suite.as_mut().and_then(|s| s.path.as_mut()) {
-                *path = base.join(&*path);
+                *path = crate::util::workspace::resolve(&base, &*path);
             }
             if let Some(audit) = &mut entry.audit {
                 audit.resolve(&base);
@@ -251,7 +253,7 @@ impl Config {
 
 /// Resolves a dataset section's paths against `base`.
 pub(super) fn resolve_dataset(base: &Path, dataset: &mut DatasetConfig) {
-    dataset.gold = base.join(&dataset.gold);
+    dataset.gold = crate::util::workspace::resolve(base, &dataset.gold);
     for path in [
         &mut dataset.databases,
         &mut dataset.tables,
@@ -262,7 +264,7 @@ pub(super) fn resolve_dataset(base: &Path, dataset: &mut DatasetConfig) {
     .into_iter()
     .flatten()
     {
-        *path = base.join(&*path);
+        *path = crate::util::workspace::resolve(base, &*path);
     }
 }
 
