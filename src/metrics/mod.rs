@@ -14,6 +14,8 @@ mod rves;
 mod soft_f1;
 mod sqlmorph;
 #[cfg(test)]
+mod tests;
+#[cfg(test)]
 mod toy;
 mod ts;
 
@@ -134,6 +136,14 @@ pub trait Metric: Send + Sync {
     /// the baseline's settings field and its value; none unless the metric has knobs.
     fn settings(&self, _config: &Config) -> Vec<(&'static str, serde_json::Value)> {
         Vec::new()
+    }
+    /// Whether the metric needs the benchmark's SQLite files (so no server engine).
+    fn needs_sqlite_files(&self) -> bool {
+        false
+    }
+    /// Whether the metric needs a test suite (`suite.kind` other than `original`).
+    fn needs_suite(&self) -> bool {
+        false
     }
 }
 
