@@ -65,28 +65,31 @@ impl Settings {
             plug_value: config.compare.plug_value,
             judge: config.judge.as_ref().map(provider_identity),
             embeddings: config.embeddings.as_ref().map(provider_identity),
-            qas_weight: config
-                .metrics
-                .iter()
-                .any(|m| m == "qas")
-                .then_some(config.qas.weight),
-            rves_repetitions: config
-                .metrics
-                .iter()
-                .any(|m| m == "rves")
-                .then_some(config.rves.repetitions),
-            rves_order: config
-                .metrics
-                .iter()
-                .any(|m| m == "rves")
-                .then(|| format!("{:?}", config.rves.order)),
-            soft_f1_version: config
-                .metrics
-                .iter()
-                .any(|m| m == "soft_f1")
-                .then(|| config.soft_f1.version.name().to_string()),
+            qas_weight: None,
+            rves_repetitions: None,
+            rves_order: None,
+            soft_f1_version: None,
             contract: crate::engine::profile::Profile::new(&config.compare).contract(),
         }
+        .with_metric_settings(config)
+    }
+
+    /// These settings with those of each metric `config` scores ([`crate::metrics::Metric::settings`]).
+    fn with_metric_settings(self, config: &Config) -> Settings {
+        let metric_settings: Vec<(&str, serde_json::Value)> = config
+            .metrics
+            .iter()
+            .filter_map(|name| crate::metrics::build(name).ok())
+            .flat_map(|metric| metric.settings(config))
+            .collect();
+        if metric_settings.is_empty() {
+            return self;
+        }
+        let mut json = serde_json::to_value(&self).expect("settings serialise to JSON");
+        for (field, value) in metric_settings {
+            json[field] = value;
+        }
+        serde_json::from_value(json).expect("every metric setting is a field of `Settings`")
     }
 
     /// The settings that differ from `now`, each as `name: baseline vs now`.
@@ -458,6 +461,31 @@ mod settings_tests {
              predictions:\n  - {{ name: a, path: a.sql }}\n{rves}"
         );
         Settings::of(&Config::parse(&yaml, &dir.path().join("sqlgate.yml")).unwrap())
+    }
+
+    #[test]
+    fn each_metric_with_knobs_sets_its_own_settings_fields() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("db")).unwrap();
+        let of = |metrics: &str| {
+            let yaml = format!(
+                "dataset: {{ gold: gold.sql, databases: db }}\nmetrics: [{metrics}]\n\
+                 predictions:\n  - {{ name: a, path: a.sql }}\nqas: {{ weight: 0.25 }}\n"
+            );
+            Settings::of(&Config::parse(&yaml, &dir.path().join("sqlgate.yml")).unwrap())
+        };
+        let all = of("ex, qas, rves, soft_f1");
+        assert_eq!(all.qas_weight, Some(0.25));
+        assert_eq!(
+            all.rves_repetitions,
+            Some(crate::input::config::RvesConfig::default().repetitions)
+        );
+        assert_eq!(all.rves_order.as_deref(), Some("Abba"));
+        assert_eq!(all.soft_f1_version.as_deref(), Some("2025-06"));
+        let none = of("ex, soft_f1_aligned, esm");
+        let knobs = (none.qas_weight, none.rves_repetitions);
+        assert_eq!(knobs, (None, None));
+        assert_eq!((none.rves_order, none.soft_f1_version), (None, None));
     }
 
     #[test]

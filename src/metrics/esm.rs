@@ -67,6 +67,10 @@ impl Metric for ExactSetMatch {
         "esm"
     }
 
+    fn needs_sqlite_files(&self) -> bool {
+        true
+    }
+
     fn score(&self, env: &Env<'_>, item: &GoldItem, prediction: Option<&str>) -> Score {
         let database = &env.dataset.databases[&item.db_id];
         let (Some(schema), Some(entry)) = (&database.schema, &database.tables_entry) else {

@@ -56,6 +56,10 @@ impl Metric for EsmPlus {
         "esm_plus"
     }
 
+    fn needs_sqlite_files(&self) -> bool {
+        true
+    }
+
     fn score(&self, env: &Env<'_>, item: &GoldItem, prediction: Option<&str>) -> Score {
         let Some(facts) = self.facts(env, item) else {
             return Score::unscored(Outcome::Skipped, "no schema for this database");

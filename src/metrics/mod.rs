@@ -13,11 +13,16 @@ mod resultset;
 mod rves;
 mod soft_f1;
 mod sqlmorph;
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod toy;
 mod ts;
 
 use crate::engine::exec::{ExecError, Executor};
 use crate::engine::profile::{PreparedGold, Profile};
 use crate::engine::value::Row;
+use crate::input::config::Config;
 use crate::input::dataset::{Dataset, GoldItem};
 pub use flex::{markdown_table, JudgeTotals, Judgement};
 pub use resultset::table_similarity;
@@ -66,6 +71,8 @@ const REGISTRY: &[(&str, Constructor)] = &[
     ("soft_f1_aligned", || {
         Box::new(soft_f1::SoftF1 { aligned: true })
     }),
+    #[cfg(test)]
+    ("toy", || Box::new(toy::Toy)),
 ];
 
 /// Builds the metric called `name`, or says which names exist.
@@ -80,32 +87,17 @@ pub fn build(name: &str) -> Result<Box<dyn Metric>, String> {
         })
 }
 
-/// The values metric `name` (or any of its sub-scores) can take, `None` for an unknown name:
-/// QAS mixes in a cosine similarity, which may be negative; every other value is a share in
-/// [0, 1]. Stored results (baselines, shards) are checked against it on load.
+/// The values metric `name` (or any of its sub-scores) can take ([`Metric::value_range`]),
+/// `None` for an unknown name. Stored results (baselines, shards) are checked against it on load.
 pub fn value_range(name: &str) -> Option<std::ops::RangeInclusive<f64>> {
-    let known = REGISTRY.iter().any(|(known, _)| *known == name);
-    match name {
-        "qas" => Some(-1.0..=1.0),
-        _ if known => Some(0.0..=1.0),
-        _ => None,
-    }
+    let (low, high) = build(name).ok()?.value_range();
+    Some(low..=high)
 }
 
-/// The continuous per-item scores metric `name` gives, as record keys (`<name>` or
-/// `<name>.<sub>`): QAS and both Soft-F1 variants by their value, a SQLMorph technique with cell
-/// scores by its EXP, EXR and F1. Empty for the binary verdicts (ex, ts, esm, esm_plus, flex,
-/// a technique's EX) and for R-VES, whose reward is 0 on every prediction its own comparison
-/// rejects: it measures speed, not partial correctness.
+/// The continuous per-item scores metric `name` gives, as record keys
+/// ([`Metric::continuous_scores`]); empty for an unknown name.
 pub fn continuous_scores(name: &str) -> Vec<String> {
-    match name {
-        "qas" | "soft_f1" | "soft_f1_aligned" => vec![name.to_string()],
-        _ => ["exp", "exr", "f1"]
-            .into_iter()
-            .filter(|sub| gives_sub_score(name, sub))
-            .map(|sub| format!("{name}.{sub}"))
-            .collect(),
-    }
+    build(name).map_or_else(|_| Vec::new(), |metric| metric.continuous_scores())
 }
 
 /// Checks one stored value of metric `name` (headline or sub-score): finite and inside
@@ -130,6 +122,29 @@ pub trait Metric: Send + Sync {
     /// Scores one prediction (`None`: missing). A metric that needs the database file reports
     /// [`Outcome::Skipped`] when it is absent.
     fn score(&self, env: &Env<'_>, item: &GoldItem, prediction: Option<&str>) -> Score;
+    /// The values the metric (and each of its sub-scores) can take, as (lowest, highest):
+    /// a share in [0, 1] unless the metric says otherwise.
+    fn value_range(&self) -> (f64, f64) {
+        (0.0, 1.0)
+    }
+    /// The continuous per-item scores the metric gives, as record keys (`<name>` or
+    /// `<name>.<sub>`); none for a binary verdict.
+    fn continuous_scores(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// The metric's settings in `config` that a baseline must share to be comparable, each as
+    /// the baseline's settings field and its value; none unless the metric has knobs.
+    fn settings(&self, _config: &Config) -> Vec<(&'static str, serde_json::Value)> {
+        Vec::new()
+    }
+    /// Whether the metric needs the benchmark's SQLite files (so no server engine).
+    fn needs_sqlite_files(&self) -> bool {
+        false
+    }
+    /// Whether the metric needs a test suite (`suite.kind` other than `original`).
+    fn needs_suite(&self) -> bool {
+        false
+    }
 }
 
 /// How an item ended for one metric.

@@ -7,6 +7,7 @@ use super::resultset::{cosine, table_similarity};
 use super::{
     gold_and_prediction, prediction_failure, Details, Embedder, Env, Metric, Outcome, Score,
 };
+use crate::input::config::Config;
 use crate::input::dataset::GoldItem;
 
 /// The `qas` metric.
@@ -31,6 +32,19 @@ pub fn code_similarity(
 impl Metric for QueryAccuracyScore {
     fn name(&self) -> &'static str {
         "qas"
+    }
+
+    /// S_C is a cosine similarity, which may be negative.
+    fn value_range(&self) -> (f64, f64) {
+        (-1.0, 1.0)
+    }
+
+    fn continuous_scores(&self) -> Vec<String> {
+        vec![self.name().to_string()]
+    }
+
+    fn settings(&self, config: &Config) -> Vec<(&'static str, serde_json::Value)> {
+        vec![("qas_weight", config.qas.weight.into())]
     }
 
     fn score(&self, env: &Env<'_>, item: &GoldItem, prediction: Option<&str>) -> Score {

@@ -33,7 +33,7 @@ use super::{
     gold_and_prediction, gold_failure, prediction_failure, Details, Env, Metric, Outcome, Score,
 };
 use crate::engine::exec::ExecError;
-use crate::input::config::RvesOrder;
+use crate::input::config::{Config, RvesOrder};
 use crate::input::dataset::GoldItem;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 use std::time::Instant;
@@ -215,6 +215,17 @@ pub fn estimate(order: RvesOrder, ratios: &[f64]) -> Timing {
 impl Metric for RewardVes {
     fn name(&self) -> &'static str {
         "rves"
+    }
+
+    // No continuous score: the reward is 0 on every prediction its own comparison rejects; it
+    // measures speed, not partial correctness.
+
+    /// Timed runs per item, and the order and estimator that read them.
+    fn settings(&self, config: &Config) -> Vec<(&'static str, serde_json::Value)> {
+        vec![
+            ("rves_repetitions", config.rves.repetitions.into()),
+            ("rves_order", format!("{:?}", config.rves.order).into()),
+        ]
     }
 
     fn score(&self, env: &Env<'_>, item: &GoldItem, prediction: Option<&str>) -> Score {

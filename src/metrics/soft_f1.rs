@@ -25,6 +25,7 @@ use super::resultset::best_assignment;
 use super::{gold_and_prediction, prediction_failure, Env, Metric, Outcome, Score};
 use crate::engine::pyset::set_order;
 use crate::engine::value::{Key, Row, Value};
+use crate::input::config::Config;
 use crate::input::dataset::GoldItem;
 use crate::input::soft_f1::SoftF1Version;
 use std::collections::HashSet;
@@ -44,6 +45,18 @@ impl Metric for SoftF1 {
             "soft_f1_aligned"
         } else {
             "soft_f1"
+        }
+    }
+
+    fn continuous_scores(&self) -> Vec<String> {
+        vec![self.name().to_string()]
+    }
+
+    /// The official script's version, for `soft_f1` (the aligned variant pairs rows its own way).
+    fn settings(&self, config: &Config) -> Vec<(&'static str, serde_json::Value)> {
+        match self.aligned {
+            true => Vec::new(),
+            false => vec![("soft_f1_version", config.soft_f1.version.name().into())],
         }
     }
 

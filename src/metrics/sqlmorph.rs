@@ -221,6 +221,15 @@ impl Metric for Technique {
         }
     }
 
+    /// EXP, EXR and F1 of a technique with cell scores (a technique's EX is a binary verdict).
+    fn continuous_scores(&self) -> Vec<String> {
+        ["exp", "exr", "f1"]
+            .into_iter()
+            .filter(|sub| gives_sub_score(self.name(), sub))
+            .map(|sub| format!("{}.{sub}", self.name()))
+            .collect()
+    }
+
     fn score(&self, env: &Env<'_>, item: &GoldItem, prediction: Option<&str>) -> Score {
         if self.needs_embeddings() {
             if let Err(reason) = env.embedder() {

@@ -23,6 +23,14 @@ impl Metric for TestSuiteAccuracy {
         "ts"
     }
 
+    fn needs_sqlite_files(&self) -> bool {
+        true
+    }
+
+    fn needs_suite(&self) -> bool {
+        true
+    }
+
     fn score(&self, env: &Env<'_>, item: &GoldItem, prediction: Option<&str>) -> Score {
         let Some(suite) = env.suite else {
             return Score::unscored(Outcome::Skipped, "no test suite configured (`suite.kind`)");

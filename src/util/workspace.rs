@@ -272,10 +272,16 @@ pub fn lexical(path: &Path) -> PathBuf {
     out
 }
 
-/// A path the config names, resolved against the config's folder `base`, lexically (see
-/// [`lexical`]).
+/// A path the config names, resolved against the config's folder `base`: joined as written,
+/// and when it climbs with `..`, resolved by name ([`lexical`]), so a `..` never passes through a
+/// folder the file system would follow somewhere else.
 pub fn resolve(base: &Path, path: impl AsRef<Path>) -> PathBuf {
-    lexical(&base.join(path))
+    let path = path.as_ref();
+    let joined = base.join(path);
+    match path.components().any(|c| c == Component::ParentDir) {
+        true => lexical(&joined),
+        false => joined,
+    }
 }
 
 #[cfg(test)]

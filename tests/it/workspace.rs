@@ -86,7 +86,10 @@ fn outputs_stay_out_of_git_and_inside_the_workspace() {
         &repo,
         "predictions: [{ path: pred.txt }]\nreport: { output: ../../outside/x }\n",
     );
-    assert_refused(&output, &["report.output", "../../outside/x"]);
+    assert_refused(
+        &output,
+        &["report.output", "outside/x", "outside the workspace"],
+    );
     let output = eval(
         &repo,
         "predictions: [{ path: pred.txt }]\nreport: { output: ../outside/x }\n",

@@ -3,7 +3,14 @@
 use super::*;
 
 /// Metrics that need the benchmark's SQLite files (test suites, schemas read from the file).
-const SQLITE_ONLY_METRICS: [&str; 3] = ["ts", "esm", "esm_plus"];
+/// Config validation runs before (and below) the metrics module, so it keeps this copy of what
+/// each metric says ([`crate::metrics::Metric::needs_sqlite_files`]); a test there checks the two
+/// agree.
+pub(crate) const SQLITE_ONLY_METRICS: [&str; 3] = ["ts", "esm", "esm_plus"];
+
+/// Metrics that need a test suite (`suite.kind` other than `original`); a copy of what each metric
+/// says ([`crate::metrics::Metric::needs_suite`]), checked as [`SQLITE_ONLY_METRICS`] is.
+pub(crate) const SUITE_METRICS: [&str; 1] = ["ts"];
 
 impl Config {
     /// Refuses values that make no sense together or alone, naming the key. It reads the text
@@ -127,12 +134,16 @@ impl Config {
                 "`suite.path` must name the cache folder when `suite.kind` is `distilled`".into(),
             );
         }
-        if self.metrics.iter().any(|m| m == "ts") && self.suite.kind == SuiteKind::Original {
-            return fail(
-                "metric `ts` needs a test suite: set `suite.kind: directory` or `distilled`, \
-                 and `suite.path`"
-                    .into(),
-            );
+        if let Some(metric) = self
+            .metrics
+            .iter()
+            .find(|m| SUITE_METRICS.contains(&m.as_str()))
+            .filter(|_| self.suite.kind == SuiteKind::Original)
+        {
+            return fail(format!(
+                "metric `{metric}` needs a test suite: set `suite.kind: directory` or \
+                 `distilled`, and `suite.path`"
+            ));
         }
         if let Err(message) = self.check_spider2() {
             return fail(message);
@@ -187,7 +198,7 @@ impl Config {
             return Err(format!("`suite.kind: {}` (test suites) is SQLite-only: not available with `dataset.engine.kind: {kind}`", self.suite.kind.as_str()));
         }
         match self.metrics.iter().find(|m| SQLITE_ONLY_METRICS.contains(&m.as_str())) {
-            Some(metric) => Err(format!("`metrics`: `{metric}` is SQLite-only (`ts`, `esm` and `esm_plus` need SQLite files); it is not available with `dataset.engine.kind: {kind}`")),
+            Some(metric) => Err(format!("`metrics`: `{metric}` is SQLite-only ({} need SQLite files); it is not available with `dataset.engine.kind: {kind}`", quoted_list(&SQLITE_ONLY_METRICS))),
             None => Ok(()),
         }
     }
@@ -261,5 +272,29 @@ impl Config {
             }),
             None => Ok(()),
         }
+    }
+}
+
+/// `names` quoted and joined as prose: "`a`, `b` and `c`".
+fn quoted_list(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    match quoted.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sqlite_only_message_names_the_metrics_as_prose() {
+        assert_eq!(
+            quoted_list(&SQLITE_ONLY_METRICS),
+            "`ts`, `esm` and `esm_plus`"
+        );
+        assert_eq!(quoted_list(&SUITE_METRICS), "`ts`");
     }
 }
