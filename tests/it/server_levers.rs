@@ -7,7 +7,9 @@
 //! only, a case-insensitive or case-sensitive collation, an always-true `=` operator or a
 //! function first on the reader's `search_path`, a role- or database-level setting, a table in
 //! `pg_catalog` shadowing `public`'s, an invisible or a virtual generated column, the server's
-//! `sql_mode`, time zone, regular-expression flags or `init_connect`. The gate must not pass:
+//! `sql_mode`, time zone, regular-expression flags or `init_connect`, the rows' physical order
+//! (a delete and re-insert, `CLUSTER`, another storage engine) or a MERGE table. The gate must
+//! not pass:
 //! exit 2 naming the lever, or exit 1 (the regression seen, the lever having no effect on
 //! sqlgate's sessions).
 
@@ -480,4 +482,19 @@ fn mariadb_a_table_moved_to_another_storage_engine_is_refused() {
     let rebuild = "CREATE TABLE lever_copy ENGINE=MyISAM AS SELECT * FROM customers \
                    ORDER BY id DESC; DROP TABLE customers; RENAME TABLE lever_copy TO customers;";
     check_refused(servers::mariadb(), "lever_order_engine", &lever, rebuild);
+}
+
+/// A MERGE table reads its rows from other tables, which a digest of its own rows cannot vouch
+/// for: refused at start-up, as are FEDERATED, CONNECT, SPIDER and BLACKHOLE tables.
+#[test]
+fn mariadb_a_merge_table_is_refused() {
+    let lever = Lever {
+        question: ORDER_QUESTION,
+        wrong: ORDER_WRONG,
+        names: "a table `customers` on the MRG_MyISAM storage engine",
+    };
+    let merge = "CREATE TABLE lever_part ENGINE=MyISAM AS SELECT * FROM customers; \
+                 DROP TABLE customers; CREATE TABLE customers LIKE lever_part; \
+                 ALTER TABLE customers ENGINE=MERGE UNION=(lever_part);";
+    check_refused(servers::mariadb(), "lever_merge", &lever, merge);
 }
