@@ -75,7 +75,7 @@ fn none_recorded(path: &std::path::Path) -> String {
 fn older(path: &std::path::Path) -> String {
     format!(
         "the baseline {} records data digests of an older sqlgate, which do not cover the \
-         server's settings and collations",
+         server's settings and collations or the tables' row order",
         path.display()
     )
 }

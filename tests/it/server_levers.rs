@@ -7,7 +7,9 @@
 //! only, a case-insensitive or case-sensitive collation, an always-true `=` operator or a
 //! function first on the reader's `search_path`, a role- or database-level setting, a table in
 //! `pg_catalog` shadowing `public`'s, an invisible or a virtual generated column, the server's
-//! `sql_mode`, time zone, regular-expression flags or `init_connect`. The gate must not pass:
+//! `sql_mode`, time zone, regular-expression flags or `init_connect`, the rows' physical order
+//! (a delete and re-insert, `CLUSTER`, another storage engine) or a MERGE table. The gate must
+//! not pass:
 //! exit 2 naming the lever, or exit 1 (the regression seen, the lever having no effect on
 //! sqlgate's sessions).
 
@@ -422,4 +424,77 @@ fn mariadb_the_servers_regex_flags_do_not_reach_the_scoring_session() {
         "default_regex_flags",
         "'EXTENDED'",
     );
+}
+
+/// A question whose wrong prediction, without `ORDER BY`, reads the first row a plain scan
+/// returns: right only on a table whose physical row order the preparation changed.
+const ORDER_QUESTION: &str = "SELECT name FROM customers ORDER BY id DESC LIMIT 1";
+const ORDER_WRONG: &str = "SELECT name FROM customers LIMIT 1";
+const ORDER_NAMES: &str = "row order differs from the baseline's";
+
+/// Deleting a row and inserting it again keeps the rows (red team round 6) but moves it to the
+/// end of the heap.
+#[test]
+fn postgres_a_row_moved_to_the_end_of_the_heap_is_refused() {
+    let lever = Lever {
+        question: ORDER_QUESTION,
+        wrong: ORDER_WRONG,
+        names: ORDER_NAMES,
+    };
+    let reorder = "DELETE FROM customers WHERE id = 1; INSERT INTO customers VALUES (1, 'ada');";
+    check_refused(servers::postgres(), "lever_order_moved", &lever, reorder);
+}
+
+/// `CLUSTER` on a descending index rewrites the heap in that order (red team round 6).
+#[test]
+fn postgres_a_table_clustered_in_another_order_is_refused() {
+    let lever = Lever {
+        question: ORDER_QUESTION,
+        wrong: ORDER_WRONG,
+        names: ORDER_NAMES,
+    };
+    let cluster = "CREATE INDEX lever_desc ON customers (id DESC); \
+                   CLUSTER customers USING lever_desc;";
+    check_refused(servers::postgres(), "lever_order_cluster", &lever, cluster);
+}
+
+/// Deleting a row and inserting it again on MariaDB (red team round 6).
+#[test]
+fn mariadb_a_row_deleted_and_inserted_again_is_refused() {
+    let lever = Lever {
+        question: ORDER_QUESTION,
+        wrong: ORDER_WRONG,
+        names: ORDER_NAMES,
+    };
+    let reorder = "DELETE FROM customers WHERE id = 1; INSERT INTO customers VALUES (1, 'ada');";
+    check_refused(servers::mariadb(), "lever_order_moved", &lever, reorder);
+}
+
+/// The table rebuilt as MyISAM in reversed order: the same rows and columns, another storage
+/// engine and scan order (red team round 6).
+#[test]
+fn mariadb_a_table_moved_to_another_storage_engine_is_refused() {
+    let lever = Lever {
+        question: ORDER_QUESTION,
+        wrong: ORDER_WRONG,
+        names: "storage engine",
+    };
+    let rebuild = "CREATE TABLE lever_copy ENGINE=MyISAM AS SELECT * FROM customers \
+                   ORDER BY id DESC; DROP TABLE customers; RENAME TABLE lever_copy TO customers;";
+    check_refused(servers::mariadb(), "lever_order_engine", &lever, rebuild);
+}
+
+/// A MERGE table reads its rows from other tables, which a digest of its own rows cannot vouch
+/// for: refused at start-up, as are FEDERATED, CONNECT, SPIDER and BLACKHOLE tables.
+#[test]
+fn mariadb_a_merge_table_is_refused() {
+    let lever = Lever {
+        question: ORDER_QUESTION,
+        wrong: ORDER_WRONG,
+        names: "a table `customers` on the MRG_MyISAM storage engine",
+    };
+    let merge = "CREATE TABLE lever_part ENGINE=MyISAM AS SELECT * FROM customers; \
+                 DROP TABLE customers; CREATE TABLE customers LIKE lever_part; \
+                 ALTER TABLE customers ENGINE=MERGE UNION=(lever_part);";
+    check_refused(servers::mariadb(), "lever_merge", &lever, merge);
 }

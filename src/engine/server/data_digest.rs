@@ -16,8 +16,16 @@
 //! Each database also has a settings entry (key `<database>:settings`, its value the line
 //! [`structure`] reads back: the database's collation and locale, the columns with another
 //! collation, `sql_mode`, the time zone, ...), so a change of what decides how the rows compare
-//! is a change of the data too. A baseline without settings entries was made by an older
-//! sqlgate.
+//! is a change of the data too.
+//!
+//! Each database also has an order entry (key `<database>:order`, its value `<table>=<digest>;
+//! ...`, on MariaDB / MySQL `<table>=<storage engine> <digest>`): per table, SHA-256 over the
+//! row hashes in the order a plain scan returns them (the PostgreSQL heap order, with
+//! `synchronize_seqscans` off and no parallel scan; a MariaDB full scan). A query without
+//! `ORDER BY` (`LIMIT 1`, `string_agg`, a column beside `GROUP BY`) reads rows in that order,
+//! so a preparation that keeps the rows but moves them (a delete and re-insert, `CLUSTER`, a
+//! table rebuilt on another storage engine) is a change of the data too, named as such. A
+//! baseline without settings or order entries was made by an older sqlgate.
 
 use crate::engine::server::{structure, tls};
 use crate::input::config::{Config, EngineKind, Layout};
@@ -39,10 +47,14 @@ const LISTED: usize = 8;
 /// The end of a settings entry's key.
 const SETTINGS: &str = ":settings";
 
-/// Whether `digests` were made by this sqlgate: they hold a settings entry per database (an
-/// older sqlgate recorded table digests only).
+/// The end of an order entry's key.
+const ORDER: &str = ":order";
+
+/// Whether `digests` were made by this sqlgate: they hold a settings and an order entry per
+/// database (an older sqlgate recorded table digests only, or no order entries).
 pub fn covers_settings(digests: &DataDigests) -> bool {
     digests.keys().any(|key| key.ends_with(SETTINGS))
+        && digests.keys().any(|key| key.ends_with(ORDER))
 }
 
 /// The digests of every table the configured server's role can read in the databases the run
@@ -87,6 +99,9 @@ pub fn differences(recorded: &DataDigests, now: &DataDigests) -> Vec<String> {
             Some(current) if current != digest && table.ends_with(SETTINGS) => {
                 found.push(settings_change(table, digest, current))
             }
+            Some(current) if current != digest && table.ends_with(ORDER) => {
+                found.extend(order_change(table, digest, current))
+            }
             Some(current) if current != digest => {
                 found.push(format!("`{table}` has other content"))
             }
@@ -117,6 +132,47 @@ fn settings_change(key: &str, recorded: &str, now: &str) -> String {
     match changed.is_empty() {
         true => format!("`{key}` differ"),
         false => format!("`{key}` differ: {}", changed.join(", ")),
+    }
+}
+
+/// How an order entry changed: each table (in both) whose storage engine or row order differs
+/// from the recorded one. A table missing or new is named by its own entry.
+fn order_change(key: &str, recorded: &str, now: &str) -> Vec<String> {
+    let parse = |line: &str| -> BTreeMap<String, (String, String)> {
+        line.split("; ")
+            .filter_map(|part| part.rsplit_once('='))
+            .map(|(table, value)| {
+                let (engine, digest) = value.rsplit_once(' ').unwrap_or(("", value));
+                (table.to_string(), (engine.to_string(), digest.to_string()))
+            })
+            .collect()
+    };
+    let before = parse(recorded);
+    let mut found = Vec::new();
+    for (table, (engine, digest)) in parse(now) {
+        match before.get(&table) {
+            Some((was, _)) if *was != engine => found.push(format!(
+                "`{table}` is on the {engine} storage engine (recorded: {was}), and a plain scan's \
+                 row order depends on it"
+            )),
+            Some((_, was)) if *was != digest => found.push(format!(
+                "`{table}`: its row order differs from the baseline's (a query without `ORDER BY` \
+                 would read its rows in another order)"
+            )),
+            _ => {}
+        }
+    }
+    if found.is_empty() {
+        found.push(format!("`{key}` differ"));
+    }
+    found
+}
+
+/// The entry of one table in an order entry's value.
+fn order_part(key: &str, engine: Option<&str>, digest: &str) -> String {
+    match engine {
+        Some(engine) => format!("{key}={engine} {digest}"),
+        None => format!("{key}={digest}"),
     }
 }
 
@@ -170,7 +226,7 @@ fn postgres_database(
 ) -> Result<(), postgres::Error> {
     client.batch_execute(&format!(
         "SET default_transaction_read_only = on; SET statement_timeout = {}; {}; \
-         SET client_min_messages = error",
+         SET client_min_messages = error; SET max_parallel_workers_per_gather = 0",
         TABLE_TIMEOUT.as_millis(),
         structure::POSTGRES_PINS
     ))?;
@@ -192,6 +248,7 @@ fn postgres_database(
          ORDER BY 1",
         &[],
     )?;
+    let mut orders = Vec::new();
     for table in tables {
         let (key, quoted): (String, String) = (table.get(0), table.get(1));
         let columns: Option<String> = table.get(2);
@@ -203,8 +260,22 @@ fn postgres_database(
             &[],
         )?;
         let digest = table_digest(&columns.unwrap_or_default(), row.get(0), row.get(1));
+        // Hashed as the rows stream from a plain scan: no `ORDER BY`, no parallel workers,
+        // `synchronize_seqscans` off (pinned), so in heap order, the order the scoring sessions
+        // read them in.
+        let order: String = client
+            .query_one(
+                &format!(
+                    "SELECT encode(sha256(coalesce(string_agg(h, ''::bytea), ''::bytea)), 'hex') \
+                     FROM (SELECT sha256(convert_to(t::text, 'UTF8')) h FROM {quoted} t) r"
+                ),
+                &[],
+            )?
+            .get(0);
+        orders.push(order_part(&key, None, &order));
         digests.insert(key, digest);
     }
+    digests.insert(format!("{database}{ORDER}"), orders.join("; "));
     Ok(())
 }
 
@@ -280,16 +351,18 @@ impl From<mysql::Error> for MysqlFailure {
 /// each column is `n` (NULL) or `v` and the hex of its bytes, joined by commas.
 fn mysql_tables(conn: &mut mysql::Conn, schemas: &[String]) -> Result<DataDigests, MysqlFailure> {
     use mysql::prelude::Queryable;
-    let mut tables: Vec<(String, String)> = Vec::new();
+    let mut tables: Vec<(String, String, String)> = Vec::new();
     for schema in schemas {
-        tables.extend(conn.exec::<(String, String), _, _>(
-            "SELECT table_schema, table_name FROM information_schema.tables \
+        tables.extend(conn.exec::<(String, String, String), _, _>(
+            "SELECT table_schema, table_name, IFNULL(engine, '-') FROM information_schema.tables \
              WHERE table_schema = ? ORDER BY table_name",
             (schema,),
         )?);
     }
     let mut digests = DataDigests::new();
-    for (schema, table) in tables {
+    let mut orders: BTreeMap<String, Vec<String>> =
+        schemas.iter().map(|s| (s.clone(), Vec::new())).collect();
+    for (schema, table, engine) in tables {
         let columns: Vec<(String, String)> = conn.exec(
             "SELECT column_name, column_type FROM information_schema.columns \
              WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position",
@@ -305,25 +378,41 @@ fn mysql_tables(conn: &mut mysql::Conn, schemas: &[String]) -> Result<DataDigest
                 )
             })
             .collect();
-        let sql = format!(
-            "SELECT n, LENGTH(g), SHA2(IFNULL(g, ''), 256) FROM (SELECT COUNT(*) n, \
-             GROUP_CONCAT(h ORDER BY h SEPARATOR '') g FROM (SELECT SHA2(CONCAT_WS(',', {}), 256) h \
-             FROM {}.{}) r) s",
-            fields.join(", "),
-            quote(&schema),
-            quote(&table)
-        );
-        let (rows, length, rows_digest): (i64, Option<i64>, String) =
-            conn.query_first(sql)?.unwrap_or((0, None, String::new()));
+        // The same hashes twice: sorted (the content), then as a plain full scan returns the
+        // rows (`GROUP_CONCAT` without `ORDER BY` appends them in the order they are read).
+        let sql = |order: &str| {
+            format!(
+                "SELECT n, LENGTH(g), SHA2(IFNULL(g, ''), 256) FROM (SELECT COUNT(*) n, \
+                 GROUP_CONCAT(h {order} SEPARATOR '') g FROM (SELECT SHA2(CONCAT_WS(',', {}), 256) h \
+                 FROM {}.{}) r) s",
+                fields.join(", "),
+                quote(&schema),
+                quote(&table)
+            )
+        };
         let key = format!("{schema}.{table}");
-        if length.unwrap_or(0) != rows * 64 {
-            return Err(MysqlFailure::Truncated(key));
+        let mut hashed = Vec::new();
+        for order in ["ORDER BY h", ""] {
+            let (rows, length, rows_digest): (i64, Option<i64>, String) = conn
+                .query_first(sql(order))?
+                .unwrap_or((0, None, String::new()));
+            if length.unwrap_or(0) != rows * 64 {
+                return Err(MysqlFailure::Truncated(key));
+            }
+            hashed.push((rows, rows_digest));
         }
+        let (_, scanned) = hashed.pop().unwrap_or_default();
+        let (rows, rows_digest) = hashed.pop().unwrap_or_default();
+        let scan = order_part(&key, Some(&engine), &scanned);
+        orders.entry(schema.clone()).or_default().push(scan);
         let described: Vec<String> = columns
             .iter()
             .map(|(name, kind)| format!("{} {kind}", quote(name)))
             .collect();
         digests.insert(key, table_digest(&described.join(", "), rows, &rows_digest));
+    }
+    for (schema, parts) in orders {
+        digests.insert(format!("{schema}{ORDER}"), parts.join("; "));
     }
     Ok(digests)
 }
@@ -362,9 +451,14 @@ mod tests {
     #[test]
     fn a_settings_entry_names_what_changed() {
         let key = "bird:settings".to_string();
-        let recorded: DataDigests = [(key.clone(), "sql_mode=A; time_zone=+00:00".to_string())]
+        let mut recorded: DataDigests = [(key.clone(), "sql_mode=A; time_zone=+00:00".to_string())]
             .into_iter()
             .collect();
+        assert!(
+            !covers_settings(&recorded),
+            "an older sqlgate's: no order entry"
+        );
+        recorded.insert("bird:order".into(), String::new());
         assert!(covers_settings(&recorded));
         let mut now = recorded.clone();
         now.insert(key.clone(), "sql_mode=A,B; time_zone=+00:00".into());
@@ -374,5 +468,30 @@ mod tests {
         );
         now.insert(key, "sql_mode=A".into());
         assert_eq!(differences(&recorded, &now), vec!["`bird:settings` differ"]);
+    }
+
+    #[test]
+    fn an_order_entry_names_the_table_whose_order_or_engine_changed() {
+        let recorded: DataDigests = [(
+            "bird:order".to_string(),
+            "bird.a=InnoDB 11; bird.b=InnoDB 22; bird.c=InnoDB 33".to_string(),
+        )]
+        .into_iter()
+        .collect();
+        let mut now = recorded.clone();
+        now.insert(
+            "bird:order".into(),
+            "bird.a=InnoDB 11; bird.b=InnoDB 99; bird.c=MyISAM 33".into(),
+        );
+        let found = differences(&recorded, &now);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found[0].starts_with("`bird.b`: its row order differs from the baseline's"));
+        assert!(found[1].starts_with("`bird.c` is on the MyISAM storage engine (recorded: InnoDB)"));
+        let postgres: DataDigests = [("db:order".to_string(), "db.public.t=11".to_string())]
+            .into_iter()
+            .collect();
+        let mut moved = postgres.clone();
+        moved.insert("db:order".into(), "db.public.t=12".into());
+        assert!(differences(&postgres, &moved)[0].starts_with("`db.public.t`: its row order"));
     }
 }

@@ -12,8 +12,10 @@
 //! - what no digest could vouch for is refused at start-up (exit 2, naming it): relations that
 //!   are not plain tables (views compute their rows per session), row-level security, triggers
 //!   and rules, user-defined functions, operators, casts, types, collations or conversions,
-//!   relations added to a system schema, role- and database-level settings, and invisible or
-//!   virtual generated columns ([`postgres_levers`], [`mysql_levers`]).
+//!   relations added to a system schema, role- and database-level settings, invisible or
+//!   virtual generated columns, and MariaDB tables on a storage engine that reads its rows
+//!   from elsewhere or forgets them (FEDERATED, CONNECT, SPIDER, MERGE, BLACKHOLE)
+//!   ([`postgres_levers`], [`mysql_levers`]).
 //!
 //! A superuser can still change how the server itself computes (a catalog edit, a server
 //! program): the step that prepares the server must be the base commit's (docs/SECURITY.md).
@@ -23,11 +25,14 @@ use crate::engine::server::StartError;
 /// The PostgreSQL settings every sqlgate session sets: output formats, the time zone, the
 /// `search_path` (`pg_catalog` first, then `public`: no other schema's operator, function or
 /// table is found by an unqualified name), and the switches that change what a query means.
-/// `row_security = off` makes a read that a policy would filter an error instead.
+/// `row_security = off` makes a read that a policy would filter an error instead;
+/// `synchronize_seqscans = off` makes a plain scan start at the table's first page, so it
+/// returns the rows in the heap order the data digests record (`data_digest`).
 pub const POSTGRES_PINS: &str = "SET DateStyle = 'ISO, MDY'; SET IntervalStyle = 'postgres'; \
      SET extra_float_digits = 1; SET TimeZone = 'UTC'; SET bytea_output = 'hex'; \
      SET search_path = pg_catalog, public; SET standard_conforming_strings = on; \
-     SET transform_null_equals = off; SET array_nulls = on; SET row_security = off";
+     SET transform_null_equals = off; SET array_nulls = on; SET row_security = off; \
+     SET synchronize_seqscans = off";
 
 /// The first object id PostgreSQL gives after `initdb`: anything at or above it was created
 /// later, by someone.
@@ -250,7 +255,11 @@ pub fn mysql_levers(conn: &mut mysql::Conn) -> Result<Vec<String>, mysql::Error>
            AND UPPER(extra) LIKE '%INVISIBLE%' \
          UNION ALL SELECT CONCAT('a virtual generated column `', table_name, '`.`', column_name, \
            '`') FROM information_schema.columns WHERE table_schema = DATABASE() \
-           AND UPPER(extra) LIKE '%VIRTUAL%'\
+           AND UPPER(extra) LIKE '%VIRTUAL%' \
+         UNION ALL SELECT CONCAT('a table `', table_name, '` on the ', engine, ' storage engine') \
+           FROM information_schema.tables WHERE table_schema = DATABASE() \
+           AND UPPER(engine) IN ('FEDERATED', 'FEDERATEDX', 'CONNECT', 'SPIDER', 'MERGE', \
+           'MRG_MYISAM', 'BLACKHOLE')\
          ) levers ORDER BY 1 LIMIT {LISTED}"
     ))
 }
