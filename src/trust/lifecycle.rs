@@ -218,7 +218,12 @@ fn proposed_over_base(
     if broken.is_some() && !named_by_base {
         refuse_older_baseline(&settlement.config, (base, reference), &section.path)?;
     }
-    super::repair::govern(&mut settlement, &section.path, &bytes)?;
+    let base_text = base.read(path)?;
+    super::repair::govern(
+        &mut settlement,
+        (&section.path, &bytes),
+        base_text.as_deref(),
+    )?;
     refuse_dataset_changes(&settlement.config, base)?;
     settlement.config.gate = recorded_gate(&baseline);
     let recorded = if baseline.gate.is_some() {

@@ -5,12 +5,14 @@
 //! listed for the notes; nothing after this stage asks git or reads a trusted input from the
 //! pull request's tree.
 //!
-//! `base.rs` asks git about the base commit, `git.rs` is the one place git runs,
+//! `base.rs` asks git about the base commit, `base_text.rs` what the base's config text names,
+//! `git.rs` is the one place git runs,
 //! `lifecycle.rs` settles whose config governs, `repair.rs` what the base's baseline still
 //! decides when the pull request's config runs, `dataset_changes.rs` refuses changed dataset
 //! files, `read.rs` reads the trusted inputs into the snapshot.
 
 pub mod base;
+mod base_text;
 mod dataset_changes;
 pub mod git;
 pub mod lifecycle;

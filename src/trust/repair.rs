@@ -10,24 +10,49 @@ use crate::analysis::baseline::{Baseline, RecordedInputs};
 use crate::input::audit::AuditConfig;
 use crate::input::config::{Config, PredictionSpec, SuiteConfig, SuiteKind, BASELINE_MARKER};
 use crate::util::error::InputError;
+use crate::util::workspace::resolve;
 use std::path::Path;
 
 /// Holds the repairing config to the base's baseline file (`bytes`, from `path`): every dataset
-/// the baseline holds must be run under its name, and each dataset reads the overrides and
-/// directory suite its baseline section recorded. What the pull request's config said instead
-/// is noted for the report.
-pub fn govern(settlement: &mut Settlement, path: &Path, bytes: &[u8]) -> Result<(), InputError> {
+/// the baseline holds must be run under its name, and each dataset reads the overrides,
+/// directory suite and prediction files its baseline section recorded, or (a baseline of an
+/// older sqlgate records none) those the base's config text (`base_text`) names; with neither,
+/// the repair is refused. What the pull request's config said instead is noted for the report.
+pub fn govern(
+    settlement: &mut Settlement,
+    (path, bytes): (&Path, &[u8]),
+    base_text: Option<&[u8]>,
+) -> Result<(), InputError> {
     let sections = crate::analysis::datasets::sections(path, bytes)?;
     refuse_missing_datasets(&settlement.config, path, &sections)?;
+    let named = base_text.and_then(super::base_text::inputs_by_dataset);
     for (name, recorded) in &sections {
-        let notes = apply_recorded(
-            &mut settlement.config,
-            name.as_deref(),
-            recorded.inputs.as_ref(),
-        );
+        let recorded_inputs = (recorded.inputs.as_ref()).filter(|i| i.predictions.is_some());
+        let inputs = match (recorded_inputs, named.as_ref().and_then(|n| n.get(name))) {
+            (Some(inputs), _) => (inputs, "the base's baseline recorded"),
+            (None, Some(inputs)) => (inputs, "the base's config names"),
+            (None, None) => return Err(unrecorded(&settlement.config, path, name.as_deref())),
+        };
+        let notes = apply_recorded(&mut settlement.config, name.as_deref(), inputs);
         settlement.notes.extend(notes);
     }
     Ok(())
+}
+
+/// The refusal of a repair over a baseline of an older sqlgate whose base config text does not
+/// name what dataset `name` read either: nothing says which files it was scored with.
+fn unrecorded(config: &Config, path: &Path, name: Option<&str>) -> InputError {
+    let shown = name.unwrap_or(crate::input::config::DEFAULT_DATASET_NAME);
+    InputError::Config {
+        path: config.path.clone(),
+        message: format!(
+            "the base commit's config does not load, its baseline {} (from an older sqlgate) \
+             does not record which overrides, suite and prediction files dataset `{shown}` was \
+             scored with, and the base's config text does not name them either; a pull request \
+             cannot choose them: repair the config on the base branch",
+            path.display()
+        ),
+    }
 }
 
 /// A dataset the base's baseline holds and the repairing config does not run (dropped or
@@ -64,13 +89,13 @@ fn refuse_missing_datasets(
     })
 }
 
-/// Sets the overrides and directory suite of dataset `name` (`None`: the one-dataset config) to
-/// those its baseline section recorded (`inputs`); a baseline of an older sqlgate records none,
-/// so no overrides apply. The notes say what the pull request's config named instead.
+/// Sets the overrides, directory suite and prediction entries of dataset `name` (`None`: the
+/// one-dataset config) to `inputs`, which `source` names for the notes (the base's baseline, or
+/// the base's config text). The notes say what the pull request's config named instead.
 fn apply_recorded(
     config: &mut Config,
     name: Option<&str>,
-    inputs: Option<&RecordedInputs>,
+    (inputs, source): (&RecordedInputs, &str),
 ) -> Vec<String> {
     let base_dir = config.base_dir.clone();
     let shown = name.unwrap_or(crate::input::config::DEFAULT_DATASET_NAME);
@@ -78,40 +103,32 @@ fn apply_recorded(
     let Some((audit, suite, predictions)) = dataset_inputs(config, name) else {
         return notes;
     };
-    let wanted = inputs.cloned().unwrap_or_default();
-    let overrides = wanted.overrides.as_deref().map(|p| base_dir.join(p));
+    let overrides = (inputs.overrides.as_deref()).map(|p| resolve(&base_dir, p));
     if audit.overrides != overrides {
-        notes.push(match inputs {
-            None => format!(
-                "dataset `{shown}`: no gold overrides applied (the base's baseline, from an \
-                 older sqlgate, does not record which it was made with); this pull request's \
-                 `audit.overrides` applies once merged"
-            ),
-            Some(_) => format!(
-                "dataset `{shown}`: gold overrides {} as the base's baseline recorded; this \
-                 pull request's `audit.overrides` applies once merged",
-                describe(overrides.as_deref())
-            ),
-        });
+        notes.push(format!(
+            "dataset `{shown}`: gold overrides {} as {source}; this pull request's \
+             `audit.overrides` applies once merged",
+            describe(overrides.as_deref())
+        ));
         audit.overrides = overrides;
     }
-    if let (Some(folder), SuiteKind::Directory) = (&wanted.suite, suite.kind) {
-        let folder = base_dir.join(folder);
+    if let (Some(folder), SuiteKind::Directory) = (&inputs.suite, suite.kind) {
+        let folder = resolve(&base_dir, folder);
         if suite.path.as_deref() != Some(folder.as_path()) {
             notes.push(format!(
-                "dataset `{shown}`: suite {} as the base's baseline recorded; this pull \
-                 request's `suite.path` applies once merged",
+                "dataset `{shown}`: suite {} as {source}; this pull request's `suite.path` \
+                 applies once merged",
                 folder.display()
             ));
             suite.path = Some(folder);
         }
     }
-    if let Some(recorded) = &wanted.predictions {
+    if let Some(recorded) = &inputs.predictions {
         let governed = recorded_predictions(recorded, predictions, &base_dir);
         if governed != *predictions {
             notes.push(format!(
-                "dataset `{shown}`: its systems read from the prediction files the base's \
-                 baseline recorded; this pull request's `predictions` apply once merged"
+                "dataset `{shown}`: its systems read from the prediction files as {source}; \
+                 this pull request's `predictions` apply once merged"
             ));
             *predictions = governed;
         }
@@ -129,7 +146,7 @@ fn recorded_predictions(
 ) -> Vec<PredictionSpec> {
     (recorded.iter())
         .map(|spec| {
-            let path = base_dir.join(&spec.path).to_string_lossy().into_owned();
+            let path = resolve(base_dir, &spec.path).to_string_lossy().into_owned();
             let theirs = (proposed.iter()).find(|p| p.path == path && p.name == spec.name);
             PredictionSpec {
                 format: theirs.map_or(spec.format, |t| t.format),
@@ -296,26 +313,12 @@ mod tests {
             suite: Some("suites/full".into()),
             predictions: None,
         };
-        let notes = apply_recorded(&mut config, Some("a"), Some(&recorded));
+        let notes = apply_recorded(&mut config, Some("a"), (&recorded, "recorded"));
         let entry = &config.datasets[0];
         let audit = entry.audit.as_ref().unwrap();
         assert_eq!(audit.overrides, None);
         let suite = entry.suite.as_ref().unwrap();
         assert_eq!(suite.path.as_deref(), Some(Path::new("/repo/suites/full")));
         assert_eq!(notes.len(), 2, "{notes:?}");
-    }
-
-    #[test]
-    fn an_older_baseline_applies_no_overrides() {
-        let mut config = repairing_config();
-        let notes = apply_recorded(&mut config, Some("a"), None);
-        let entry = &config.datasets[0];
-        assert_eq!(entry.audit.as_ref().unwrap().overrides, None);
-        assert_eq!(
-            entry.suite.as_ref().unwrap().path.as_deref(),
-            Some(Path::new("/repo/weak")),
-            "an older baseline names no suite: the pull request's stays"
-        );
-        assert!(notes[0].contains("does not record which it was made with"));
     }
 }

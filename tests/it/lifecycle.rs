@@ -187,7 +187,7 @@ fn a_loose_repair_of_a_broken_base_that_regresses_fails() {
         &out,
         &[
             "gate failed: C3 ex 94.9 -> 77.7",
-            "read from the prediction files the base's baseline recorded",
+            "read from the prediction files as the base's baseline recorded",
         ],
     );
     // Nor comparing more loosely: the baseline's settings must match.
@@ -602,7 +602,7 @@ fn a_repair_cannot_swap_which_prediction_file_is_which_datasets() {
         &out,
         &[
             "dataset `a`: C3: ex on all dropped",
-            "read from the prediction files the base's baseline recorded",
+            "read from the prediction files as the base's baseline recorded",
         ],
     );
 }
@@ -699,4 +699,63 @@ fn a_dotted_path_through_a_config_folder_replaced_by_a_link_reads_the_base_suite
     let out = common::text(&run);
     assert_eq!(run.status.code(), Some(1), "{out}");
     common::assert_contains(&out, &["ts 94.9 -> 93.6"]);
+}
+
+/// [`two_datasets_main`] whose baseline was written by an older sqlgate (no `inputs`) and whose
+/// config a direct push broke with `break_config`, with the branch `repair` checked out; returns
+/// that commit and the working config text.
+fn older_broken_two_datasets_main(
+    root: &Path,
+    break_config: impl Fn(&str) -> String,
+) -> (String, String) {
+    let (_, config) = two_datasets_main(root);
+    git(root, &["checkout", "-q", "main"]);
+    let path = root.join("baseline.json");
+    let mut baseline: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    for section in baseline["datasets"].as_object_mut().unwrap().values_mut() {
+        section.as_object_mut().unwrap().remove("inputs");
+    }
+    std::fs::write(&path, serde_json::to_string_pretty(&baseline).unwrap()).unwrap();
+    edit_config(root, break_config);
+    let base = repo::commit_base(root, "an older baseline, then a broken config", "repair");
+    (base, config)
+}
+
+#[test]
+fn a_repair_over_an_older_baseline_is_held_to_what_the_base_config_names() {
+    let swap = |config: &str| {
+        config
+            .replace("path: a/predictions/C3.txt", "path: SWAP")
+            .replace("path: b/predictions/C3.txt", "path: a/predictions/C3.txt")
+            .replace("path: SWAP", "path: b/predictions/C3.txt")
+    };
+    // The base's text still names each dataset's files: they govern.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let misspelt = |text: &str| text.replace("max_drop_points", "max_drop_point");
+    let (base, config) = older_broken_two_datasets_main(root, misspelt);
+    break_dataset(root, "a", 30);
+    std::fs::write(root.join("sqlgate.yml"), swap(&config)).unwrap();
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(1), "{out}");
+    common::assert_contains(
+        &out,
+        &[
+            "dataset `a`: C3: ex on all dropped",
+            "read from the prediction files as the base's config names",
+        ],
+    );
+    // Nothing names them: the repair is refused.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let not_yaml = |text: &str| format!("{text}\n: [ not yaml\n");
+    let (base, config) = older_broken_two_datasets_main(root, not_yaml);
+    std::fs::write(root.join("sqlgate.yml"), swap(&config)).unwrap();
+    let (code, out) = judge(root, &base);
+    assert_eq!(code, Some(2), "{out}");
+    common::assert_contains(
+        &out,
+        &["does not record which overrides, suite and prediction files dataset `a`"],
+    );
 }
