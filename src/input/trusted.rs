@@ -106,10 +106,7 @@ impl Snapshot {
         let Some(name) = repo_path(root, path)? else {
             return Ok(Vec::new());
         };
-        Ok((self.changed.iter())
-            .filter(|file| under(file, &name))
-            .cloned()
-            .collect())
+        Ok(files_under(&self.changed, &name))
     }
 
     /// Whether the pull request changes anything at or under `path`.
@@ -151,6 +148,15 @@ impl BaseFolder {
     pub fn read(&self, path: &Path) -> Option<Vec<u8>> {
         self.files.get(&absolute(path)).cloned()
     }
+}
+
+/// The repository paths among `files` that are `folder` or lie below it, as a pathspec of
+/// `folder` would match them.
+pub fn files_under(files: &[String], folder: &str) -> Vec<String> {
+    (files.iter())
+        .filter(|file| under(file, folder))
+        .cloned()
+        .collect()
 }
 
 /// Whether the repository path `file` is `folder` or lies below it (`""` is the root).

@@ -7,14 +7,18 @@
 
 use crate::util::error::InputError;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// The base commit of a pull request, in the repository that holds the workspace.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct TrustedBase {
     /// The repository's top-level folder.
     pub root: PathBuf,
     /// The base commit (full SHA or any revision git resolves).
     pub commit: String,
+    /// The repository's files that differ from the base, asked of git once (see
+    /// [`TrustedBase::changed_files`]).
+    changed: OnceLock<Result<Vec<String>, String>>,
 }
 
 impl TrustedBase {
@@ -61,6 +65,7 @@ impl TrustedBase {
         Ok(TrustedBase {
             root,
             commit: String::from_utf8_lossy(&full).trim().to_string(),
+            changed: OnceLock::new(),
         })
     }
 
@@ -108,26 +113,28 @@ impl TrustedBase {
     /// Files under `path` (a file or a folder) that differ from the base: changed, added,
     /// removed, or new and untracked; none when `path` lies outside the repository.
     pub fn changed_under(&self, path: &Path) -> Result<Vec<String>, InputError> {
-        match self.repo_path(path)? {
-            Some(name) => self.changed(&[&name]).map_err(|e| base_error(path, e)),
-            None => Ok(Vec::new()),
-        }
+        let Some(name) = self.repo_path(path)? else {
+            return Ok(Vec::new());
+        };
+        let changed = self.changed_files()?;
+        Ok(crate::input::trusted::files_under(&changed, &name))
     }
 
-    /// Every file of the repository that differs from the base (as [`Self::changed_under`]).
+    /// Every file of the repository that differs from the base: changed, added, removed (or
+    /// replaced by a symlink), or new and untracked, sorted. Git is asked once per base; later
+    /// calls reuse the answer.
     pub fn changed_files(&self) -> Result<Vec<String>, InputError> {
-        self.changed(&[]).map_err(|e| base_error(&self.root, e))
+        let listed = self.changed.get_or_init(|| self.list_changed());
+        listed.clone().map_err(|e| base_error(&self.root, e))
     }
 
-    /// The files git lists as changed since the base or untracked, within `pathspec` (the whole
-    /// repository when empty), sorted.
-    fn changed(&self, pathspec: &[&str]) -> Result<Vec<String>, String> {
-        let mut diff = vec!["diff", "--name-only", &self.commit, "--"];
-        diff.extend_from_slice(pathspec);
-        let mut others = vec!["ls-files", "--others", "--exclude-standard", "--"];
-        others.extend_from_slice(pathspec);
-        let diff = git(&self.root, &diff)?;
-        let untracked = git(&self.root, &others)?;
+    /// What git lists as changed since the base, and untracked, in the whole repository.
+    fn list_changed(&self) -> Result<Vec<String>, String> {
+        let diff = git(&self.root, &["diff", "--name-only", &self.commit, "--"])?;
+        let untracked = git(
+            &self.root,
+            &["ls-files", "--others", "--exclude-standard", "--"],
+        )?;
         let mut files: Vec<String> = String::from_utf8_lossy(&diff)
             .lines()
             .chain(String::from_utf8_lossy(&untracked).lines())
