@@ -620,11 +620,7 @@ impl Config {
                 message,
             })?;
         config.source_sha256 = crate::util::digest::content_hash([text.as_bytes()]);
-        config.base_dir = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from("."));
+        config.base_dir = folder_of(path).to_path_buf();
         config.resolve_paths();
         match config.is_multi() {
             true => config.validate_entries()?,
@@ -681,6 +677,14 @@ impl Config {
             None => self.metrics.iter().any(|m| m == name),
         }
     }
+}
+
+/// The folder of the config file at `path`, which its relative paths are resolved against
+/// (`.` for a bare file name).
+pub fn folder_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
 }
 
 /// The first 12 characters of a commit, for messages.

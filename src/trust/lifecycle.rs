@@ -30,45 +30,41 @@ pub fn settle(
     base: &TrustedBase,
     reference: Option<&str>,
 ) -> Result<Settlement, InputError> {
-    match load_base(path, base)? {
-        Some(Ok(mut settlement)) => {
+    let Some(text) = base.read(path)? else {
+        return proposed_over_base(path, (base, reference), None);
+    };
+    match parse_base(path, &text) {
+        Ok(config) => {
+            let mut settlement = settle_base(path, base, config)?;
             if let Some(proposed) = check_proposed_config(path, base)? {
                 take_prediction_formats(&mut settlement, &proposed);
             }
             Ok(settlement)
         }
-        Some(Err(broken)) => proposed_over_base(path, (base, reference), Some(&broken)),
-        None => proposed_over_base(path, (base, reference), None),
+        Err(broken) => proposed_over_base(path, (base, reference), Some((&broken, &text))),
     }
 }
 
-/// The base commit's config at `path`: `Ok(None)` when the base has no file there,
-/// `Ok(Some(Err(_)))` when its text does not parse or validate (a pull request may then repair
-/// it), else the config with dataset files the pull request changes refused, then checked
-/// against the working tree, and a changed config noted. The base's config is judged by its own
-/// text: a folder or file it names that the pull request deleted, moved or replaced is a change
-/// to the benchmark (refused), and any other working-tree error is an error of this run, never a
-/// reason to run the pull request's config.
-fn load_base(
-    path: &Path,
-    base: &TrustedBase,
-) -> Result<Option<Result<Settlement, InputError>>, InputError> {
-    let Some(bytes) = base.read(path)? else {
-        return Ok(None);
-    };
-    let parsed = String::from_utf8(bytes)
-        .map_err(|e| InputError::malformed(path, "base commit", format!("not UTF-8: {e}")))
-        .and_then(|text| Config::parse(&text, path));
-    let config = match parsed {
-        Ok(config) => config,
-        Err(broken) => return Ok(Some(Err(broken))),
-    };
+/// The base commit's config text at `path`, parsed: an error when it does not parse or
+/// validate (a pull request may then repair it). The text alone decides, never the working tree.
+fn parse_base(path: &Path, text: &[u8]) -> Result<Config, InputError> {
+    let text = std::str::from_utf8(text)
+        .map_err(|e| InputError::malformed(path, "base commit", format!("not UTF-8: {e}")))?;
+    Config::parse(text, path)
+}
+
+/// The base's config (`config`, parsed from its text) governing the run: dataset files the pull
+/// request changes are refused, then the config is checked against the working tree, and a
+/// changed config noted. A folder or file it names that the pull request deleted, moved or
+/// replaced is a change to the benchmark (refused), and any other working-tree error is an error
+/// of this run, never a reason to run the pull request's config.
+fn settle_base(path: &Path, base: &TrustedBase, config: Config) -> Result<Settlement, InputError> {
     refuse_dataset_changes(&config, base)?;
     let mut settlement = Settlement::new(config.inside_workspace()?, Settled::Base);
     if base.changes(path)? {
         (settlement.ignored_changes).push(format!("config {}", path.display()));
     }
-    Ok(Some(Ok(settlement)))
+    Ok(settlement)
 }
 
 /// How many commits of a baseline ref are searched for a baseline made at an ancestor of the
@@ -178,11 +174,12 @@ fn proposed_error(path: &Path, error: &InputError) -> InputError {
 }
 
 /// The pull request's own config, for a base without one (`broken` is `None`) or with one that
-/// does not load: judged against the base's baseline with the gate settings it recorded.
+/// does not load (`broken`: why, and the base's text): judged against the base's baseline with
+/// the gate settings it recorded.
 fn proposed_over_base(
     path: &Path,
     (base, reference): (&TrustedBase, Option<&str>),
-    broken: Option<&InputError>,
+    broken: Option<(&InputError, &[u8])>,
 ) -> Result<Settlement, InputError> {
     let config = Config::load(path).map_err(|error| match base.changes(path) {
         Ok(false) => InputError::Config {
@@ -196,15 +193,16 @@ fn proposed_over_base(
         },
         _ => proposed_error(path, &error),
     })?;
+    let base_text = broken.map(|(_, text)| text);
     let base_state = match broken {
-        Some(error) => format!(
+        Some((error, _)) => format!(
             "the base commit {}'s {} does not load ({error})",
             short(base),
             path.display()
         ),
         None => format!("the base commit {} has no {}", short(base), path.display()),
     };
-    let base_section = base_baseline_section(path, base)?;
+    let base_section = base_text.and_then(|text| base_baseline_section(path, text));
     let named_by_base = base_section.is_some();
     let stored = stored_baseline(&config, (base, reference), base_section)?;
     let mut settlement = Settlement::new(config, Settled::Tree);
@@ -218,12 +216,7 @@ fn proposed_over_base(
     if broken.is_some() && !named_by_base {
         refuse_older_baseline(&settlement.config, (base, reference), &section.path)?;
     }
-    let base_text = base.read(path)?;
-    super::repair::govern(
-        &mut settlement,
-        (&section.path, &bytes),
-        base_text.as_deref(),
-    )?;
+    super::repair::govern(&mut settlement, (&section.path, &bytes), base_text)?;
     refuse_dataset_changes(&settlement.config, base)?;
     settlement.config.gate = recorded_gate(&baseline);
     let recorded = if baseline.gate.is_some() {
@@ -293,24 +286,16 @@ fn introduce(settlement: &mut Settlement, base_state: &str) {
     };
 }
 
-/// The `baseline` section of the base's config text, read as plain YAML (its text may fail the
-/// config's checks and still name the baseline): paths resolved against the config's folder.
-fn base_baseline_section(
-    path: &Path,
-    base: &TrustedBase,
-) -> Result<Option<(PathBuf, Option<PathBuf>)>, InputError> {
-    let Some(bytes) = base.read(path)? else {
-        return Ok(None);
+/// The `baseline` section of the base's config `text` at `path`, read as plain YAML (its text
+/// may fail the config's checks and still name the baseline): paths resolved against the
+/// config's folder as the config resolves them.
+fn base_baseline_section(path: &Path, text: &[u8]) -> Option<(PathBuf, Option<PathBuf>)> {
+    let yaml = serde_norway::from_slice::<serde_norway::Value>(text).ok()?;
+    let folder = crate::input::config::folder_of(path);
+    let named = |key: &str| {
+        (yaml["baseline"][key].as_str()).map(|p| crate::util::workspace::resolve(folder, p))
     };
-    let Ok(yaml) = serde_norway::from_slice::<serde_norway::Value>(&bytes) else {
-        return Ok(None);
-    };
-    let folder = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let named = |key: &str| yaml["baseline"][key].as_str().map(|p| folder.join(p));
-    Ok(named("path").map(|file| (file, named("anchor"))))
+    named("path").map(|file| (file, named("anchor")))
 }
 
 /// The baseline stored on the base commit: at the path the base's config names when it names

@@ -55,7 +55,9 @@ impl Settlement {
 /// `config` names the repository.
 pub fn base_of(config: &Path, revision: Option<&str>) -> Result<Option<TrustedBase>, InputError> {
     match revision {
-        Some(revision) => TrustedBase::at(folder_of(config), revision).map(Some),
+        Some(revision) => {
+            TrustedBase::at(crate::input::config::folder_of(config), revision).map(Some)
+        }
         None => TrustedBase::from_actions_env(),
     }
 }
@@ -128,12 +130,4 @@ pub fn refuse_committed_shards(
         }
     }
     Ok(())
-}
-
-/// The folder of a config file (`.` for a bare file name).
-fn folder_of(config: &Path) -> &Path {
-    config
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
 }

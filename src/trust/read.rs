@@ -32,9 +32,14 @@ pub fn snapshot(
     }
     let history = match (base, reference) {
         (Some(base), _) => Some(base.clone()),
+        // A baseline read from a ref needs the repository: its error stops the run.
+        (None, Some(_)) if config.baseline.is_some() => {
+            Some(TrustedBase::at(&config.base_dir, "HEAD")?)
+        }
         (None, _) => TrustedBase::at(&config.base_dir, "HEAD").ok(),
     };
-    read_baseline(config, (base, history.as_ref(), reference), &mut snapshot)?;
+    let stored_on = reference.zip(history.as_ref());
+    read_baseline(config, (base, stored_on), &mut snapshot)?;
     for path in trusted_paths(config) {
         let file = trusted(base, &snapshot, &path)?;
         snapshot.files.insert(absolute(&path), file);
@@ -53,26 +58,22 @@ pub fn snapshot(
     Ok(snapshot)
 }
 
-/// The baseline file (from the ref when given) and its anchor.
+/// The baseline file and its anchor; the baseline from the ref in the repository of
+/// `stored_on` when the baseline is stored on one.
 fn read_baseline(
     config: &Config,
-    (base, history, reference): (Option<&TrustedBase>, Option<&TrustedBase>, Option<&str>),
+    (base, stored_on): (Option<&TrustedBase>, Option<(&str, &TrustedBase)>),
     snapshot: &mut Snapshot,
 ) -> Result<(), InputError> {
     let Some(section) = &config.baseline else {
         return Ok(());
     };
-    let file = match (reference, history) {
-        (Some(reference), Some(history)) => TrustedFile {
+    let file = match stored_on {
+        Some((reference, history)) => TrustedFile {
             bytes: stored_bytes(history, Some(reference), &section.path)?,
             changed: false,
         },
-        (Some(_), None) => {
-            // The ref needs a repository: the same error `TrustedBase::at` gives.
-            TrustedBase::at(&config.base_dir, "HEAD")?;
-            TrustedFile::default()
-        }
-        (None, _) => trusted(base, snapshot, &section.path)?,
+        None => trusted(base, snapshot, &section.path)?,
     };
     snapshot.files.insert(absolute(&section.path), file);
     if let Some(anchor) = &section.anchor {
