@@ -412,7 +412,7 @@ fn read_record(
                     for sub in PARTIAL_CREDIT_KEYS {
                         credit.get(sub).map(in_range).transpose()?;
                     }
-                    (credit.get("ex"), Some(Details::PartialCredit(credit)))
+                    (credit.get("ex"), Some(Details::new(credit)))
                 }
                 Json::Number(number) => {
                     let value = number.as_f64().ok_or("unreadable number")?;
@@ -438,12 +438,14 @@ fn read_record(
     Ok((system * items + index, scores))
 }
 
-/// A record's `<metric>_components`, when it has them.
+/// A record's `<metric>_components`, when it has them, read by the metric that wrote them.
 fn components(record: &Json, metric: &str) -> Result<Option<Details>, String> {
-    match record.get(format!("{metric}_components")) {
-        Some(json) => Details::from_json(json)
-            .map(Some)
-            .ok_or_else(|| format!("unreadable `{metric}_components`")),
-        None => Ok(None),
+    let Some(json) = record.get(format!("{metric}_components")) else {
+        return Ok(None);
+    };
+    let reader = crate::metrics::build(metric)?;
+    match reader.read_details(json) {
+        Some(details) => Ok(Some(details)),
+        None => Err(format!("unreadable `{metric}_components`")),
     }
 }

@@ -24,6 +24,7 @@ use crate::engine::profile::{PreparedGold, Profile};
 use crate::engine::value::Row;
 use crate::input::config::Config;
 use crate::input::dataset::{Dataset, GoldItem};
+pub use esm::{ComponentScore, Components, COMPONENTS};
 pub use flex::{markdown_table, JudgeTotals, Judgement};
 pub use resultset::table_similarity;
 pub use rves::{official_reward, Timing};
@@ -145,6 +146,12 @@ pub trait Metric: Send + Sync {
     fn needs_suite(&self) -> bool {
         false
     }
+    /// Reads back the per-item detail this metric wrote as `<name>_components` (or as its
+    /// value object); `None` when the JSON is not this metric's detail. A metric without detail
+    /// reads none.
+    fn read_details(&self, _json: &serde_json::Value) -> Option<Details> {
+        None
+    }
 }
 
 /// How an item ended for one metric.
@@ -240,208 +247,71 @@ pub struct Score {
     pub details: Option<Details>,
 }
 
-/// One component's official partial-match scores (ESM).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ComponentScore {
-    /// Precision (official "acc").
-    pub acc: f64,
-    /// Recall.
-    pub rec: f64,
-    /// F1.
-    pub f1: f64,
-    /// Items of this component in the gold.
-    pub label_total: usize,
-    /// Items of this component in the prediction.
-    pub pred_total: usize,
-}
+/// Metric-specific detail of one verdict: a value of the metric's own type (declared in its
+/// file, implementing [`Detail`]), written as JSON by that type and read back by the metric
+/// ([`Metric::read_details`]), so a metric with detail of its own touches no shared type.
+#[derive(Debug, Clone)]
+pub struct Details(Arc<dyn Detail>);
 
-/// Component names of [`Details::Components`], in the official report order.
-pub const COMPONENTS: [&str; 10] = [
-    "select",
-    "select(no AGG)",
-    "where",
-    "where(no OP)",
-    "group(no Having)",
-    "group",
-    "order",
-    "and/or",
-    "IUEN",
-    "keywords",
-];
-
-/// Metric-specific detail of one verdict, kept compact in memory and written as JSON.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Details {
-    /// ESM's official partial-match scores, in [`COMPONENTS`] order.
-    Components(Box<[ComponentScore; 10]>),
-    /// TS: the first suite database on which gold and prediction differ, and, when the
-    /// prediction is right on the original database, a shrunk counterexample.
-    Distinguishing {
-        /// File name of the suite database.
-        database: String,
-        /// The minimal distinguishing database with both results.
-        counterexample: Option<Box<crate::suites::counterexample::Counterexample>>,
-    },
-    /// TS, a right verdict: the suite databases that differed but did not decide, each as
-    /// `file: why` (the difference needs data the original would not allow, see
-    /// [`crate::suites::domain`]).
-    SetAside(Vec<String>),
-    /// FLEX: the judge's verdict, category and what it cost.
-    Judged(Box<Judgement>),
-    /// ESM+: the equivalence rules that fired, and those a match needed.
-    Rules {
-        /// Rules that changed the gold or the prediction.
-        fired: crate::sql::plus::RuleSet,
-        /// Rules without which the match would fail (empty for a mismatch).
-        needed: crate::sql::plus::RuleSet,
-    },
-    /// SQLMorph's EX, EXP, EXR and F1; written as the metric's value object, not as
-    /// `<metric>_components`.
-    PartialCredit(PartialCredit),
-    /// R-VES: the reward, the official time ratio, and how noisy the timings were.
-    Timing(Timing),
-    /// QAS's two components and the weight that combined them.
-    Qas {
-        /// S_T: table similarity.
-        table: f64,
-        /// S_C: SQL embedding cosine similarity.
-        code: f64,
-        /// w.
-        weight: f64,
-    },
-}
-
-impl Details {
-    /// The TS counterexample this detail carries, if any.
-    pub fn counterexample(&self) -> Option<&crate::suites::counterexample::Counterexample> {
-        match self {
-            Details::Distinguishing {
-                counterexample: Some(counterexample),
-                ..
-            } => Some(counterexample),
-            _ => None,
-        }
-    }
-
-    /// The JSON written to `<metric>_components`.
-    pub fn to_json(&self) -> serde_json::Value {
-        match self {
-            Details::Components(components) => {
-                let map: serde_json::Map<String, serde_json::Value> = COMPONENTS
-                    .iter()
-                    .zip(components.iter())
-                    .map(|(name, c)| {
-                        let value = serde_json::json!({"acc": c.acc, "rec": c.rec, "f1": c.f1, "label_total": c.label_total, "pred_total": c.pred_total});
-                        (name.to_string(), value)
-                    })
-                    .collect();
-                serde_json::Value::Object(map)
-            }
-            Details::Distinguishing {
-                database,
-                counterexample,
-            } => {
-                let mut json = serde_json::json!({ "distinguishing_database": database });
-                if let Some(counterexample) = counterexample {
-                    json["counterexample"] = counterexample.to_json();
-                }
-                json
-            }
-            Details::SetAside(databases) => serde_json::json!({ "set_aside": databases }),
-            Details::Judged(judgement) => judgement.to_json(),
-            Details::PartialCredit(scores) => scores.to_json(),
-            Details::Timing(timing) => timing.to_json(),
-            Details::Qas {
-                table,
-                code,
-                weight,
-            } => serde_json::json!({"s_t": table, "s_c": code, "w": weight}),
-            Details::Rules { fired, needed } => {
-                let names = |set: &crate::sql::plus::RuleSet| -> Vec<&str> {
-                    set.rules().map(|r| r.name()).collect()
-                };
-                serde_json::json!({"rules_fired": names(fired), "rules_needed": names(needed)})
-            }
-        }
-    }
+/// What a metric's per-item detail must do: write itself as JSON (`<metric>_components` in the
+/// per-item lines, or the metric's value object there).
+pub trait Detail: AsAny + std::fmt::Debug + Send + Sync {
+    /// The JSON written to `<metric>_components` (or as the value, see
+    /// [`Detail::is_value_object`]).
+    fn to_json(&self) -> serde_json::Value;
 
     /// Whether this detail is the metric's value object in the JSONL (SQLMorph) rather than a
     /// `<metric>_components` entry.
-    pub fn is_value_object(&self) -> bool {
-        matches!(self, Details::PartialCredit(_))
+    fn is_value_object(&self) -> bool {
+        false
+    }
+}
+
+/// A detail as [`std::any::Any`], so a reader that knows a metric's detail type can find it
+/// ([`Details::get`]); implemented for every type.
+pub trait AsAny {
+    /// `self` as `Any`.
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+impl<T: std::any::Any> AsAny for T {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl Details {
+    /// Wraps a metric's detail.
+    pub fn new(detail: impl Detail + 'static) -> Details {
+        Details(Arc::new(detail))
     }
 
-    /// Reads what [`Details::to_json`] wrote.
-    pub fn from_json(json: &serde_json::Value) -> Option<Details> {
-        if let Some(scores) = PartialCredit::from_json(json) {
-            return Some(Details::PartialCredit(scores));
-        }
-        if let (Some(table), Some(code), Some(weight)) = (
-            json.get("s_t").and_then(serde_json::Value::as_f64),
-            json.get("s_c").and_then(serde_json::Value::as_f64),
-            json.get("w").and_then(serde_json::Value::as_f64),
-        ) {
-            return Some(Details::Qas {
-                table,
-                code,
-                weight,
-            });
-        }
-        if let Some(timing) = Timing::from_json(json) {
-            return Some(Details::Timing(timing));
-        }
-        if json.get("same_result").is_some() {
-            return Judgement::from_json(json).map(|j| Details::Judged(Box::new(j)));
-        }
-        if let Some(database) = json.get("distinguishing_database").and_then(|d| d.as_str()) {
-            let counterexample = match json.get("counterexample") {
-                Some(c) => Some(Box::new(
-                    crate::suites::counterexample::Counterexample::from_json(c)?,
-                )),
-                None => None,
-            };
-            return Some(Details::Distinguishing {
-                database: database.to_string(),
-                counterexample,
-            });
-        }
-        if let Some(set_aside) = json.get("set_aside") {
-            let databases = set_aside
-                .as_array()?
-                .iter()
-                .map(|d| d.as_str().map(str::to_string))
-                .collect::<Option<Vec<String>>>()?;
-            return Some(Details::SetAside(databases));
-        }
-        if let Some(fired) = json.get("rules_fired") {
-            let set = |list: &serde_json::Value| -> Option<crate::sql::plus::RuleSet> {
-                list.as_array()?
-                    .iter()
-                    .try_fold(crate::sql::plus::RuleSet::none(), |set, name| {
-                        Some(set.with(crate::sql::plus::Rule::parse(name.as_str()?)?))
-                    })
-            };
-            return Some(Details::Rules {
-                fired: set(fired)?,
-                needed: set(json.get("rules_needed")?)?,
-            });
-        }
-        let component = |name: &str| -> Option<ComponentScore> {
-            let c = json.get(name)?;
-            let number = |key: &str| c.get(key).and_then(serde_json::Value::as_f64);
-            Some(ComponentScore {
-                acc: number("acc")?,
-                rec: number("rec")?,
-                f1: number("f1")?,
-                label_total: number("label_total")? as usize,
-                pred_total: number("pred_total")? as usize,
-            })
-        };
-        let scores: Vec<ComponentScore> = COMPONENTS
-            .iter()
-            .map(|n| component(n))
-            .collect::<Option<_>>()?;
-        Some(Details::Components(Box::new(scores.try_into().ok()?)))
+    /// The detail, when it is of type `T`.
+    pub fn get<T: 'static>(&self) -> Option<&T> {
+        let detail: &dyn Detail = self.0.as_ref();
+        detail.as_any().downcast_ref::<T>()
+    }
+
+    /// The JSON the detail writes.
+    pub fn to_json(&self) -> serde_json::Value {
+        self.0.to_json()
+    }
+
+    /// Whether the detail is the metric's value object in the JSONL.
+    pub fn is_value_object(&self) -> bool {
+        self.0.is_value_object()
+    }
+
+    /// The TS counterexample this detail carries, if any.
+    pub fn counterexample(&self) -> Option<&crate::suites::counterexample::Counterexample> {
+        self.get::<ts::Distinguishing>()?.counterexample.as_deref()
+    }
+}
+
+/// Two details are equal when they write the same JSON (what a baseline or a shard keeps).
+impl PartialEq for Details {
+    fn eq(&self, other: &Details) -> bool {
+        self.to_json() == other.to_json()
     }
 }
 
@@ -479,7 +349,7 @@ impl Score {
     /// reports and the gate.
     pub fn sub_score(&self, name: &str) -> Option<f64> {
         match (&self.details, self.outcome.is_scored()) {
-            (Some(Details::PartialCredit(scores)), true) => scores.get(name),
+            (Some(details), true) => details.get::<PartialCredit>()?.get(name),
             _ => None,
         }
     }

@@ -5,8 +5,10 @@
 
 use crate::analysis::agreement::Analysis;
 use crate::judge::Verdict;
+use crate::metrics::esm_plus::Rules;
 use crate::metrics::{
-    ComponentScore, Details, JudgeTotals, Outcome, COMPONENTS, PARTIAL_CREDIT_KEYS,
+    ComponentScore, Components, Details, JudgeTotals, Judgement, Outcome, COMPONENTS,
+    PARTIAL_CREDIT_KEYS,
 };
 use crate::score::evaluation::Evaluation;
 use crate::suites::counterexample::Category;
@@ -189,14 +191,13 @@ fn summarize_system(evaluation: &Evaluation, system: usize) -> SystemSummary {
                     .entry(metric.clone())
                     .or_insert_with(|| reason.clone());
             }
-            if let Some(Details::Judged(judgement)) = &score.details {
+            if let Some(judgement) = (score.details.as_ref()).and_then(Details::get::<Judgement>) {
                 judge
                     .get_or_insert_with(JudgeTotals::default)
                     .add(judgement);
             }
-            if let (Some(Details::Components(scores)), true) =
-                (&score.details, score.outcome.is_scored())
-            {
+            let components_of = (score.details.as_ref()).and_then(Details::get::<Components>);
+            if let (Some(Components(scores)), true) = (components_of, score.outcome.is_scored()) {
                 for key in &keys {
                     let cells = components
                         .entry(metric.clone())
@@ -208,8 +209,8 @@ fn summarize_system(evaluation: &Evaluation, system: usize) -> SystemSummary {
                     }
                 }
             }
-            if let Some(Details::Rules { needed, .. }) = &score.details {
-                for rule in needed.rules() {
+            if let Some(rules) = (score.details.as_ref()).and_then(Details::get::<Rules>) {
+                for rule in rules.needed.rules() {
                     *rule_credits.entry(rule).or_default() += 1;
                 }
             }
