@@ -57,8 +57,8 @@ pub(super) fn named_outputs(config: &Config, outputs: &Outputs) -> Vec<NamedOutp
 /// The markers of a JSONL file sqlgate wrote: per-item lines, or a shard's header.
 pub(super) const JSONL_MARKERS: &[&str] = &["{\"system\":", "{\"sqlgate_shard\":"];
 
-/// Refuses, before any scoring, an output named on the command line (or by the config) that
-/// leaves the workspace, enters `.git` or would replace a file sqlgate did not write.
+/// Refuses, before any scoring, an output that enters `.git` or would replace a file sqlgate
+/// did not write, or, when the config names it, leaves the workspace.
 pub(super) fn check_outputs(config: &Config, outputs: &Outputs) -> anyhow::Result<()> {
     for output in named_outputs(config, outputs) {
         check_output(config, output.key, &output.path, output.markers)?;
@@ -66,17 +66,21 @@ pub(super) fn check_outputs(config: &Config, outputs: &Outputs) -> anyhow::Resul
     Ok(())
 }
 
-/// The workspace rule for one output file, as an error naming the key and the path.
+/// The workspace rule for one output file, as an error naming the key and the path. A path
+/// given as an option (`--jsonl`, `--report`, ...; the Action's inputs arrive as the same
+/// options) is the user's and may lie outside the workspace; one the config names may not.
 pub(super) fn check_output(
     config: &Config,
     key: &str,
     path: &Path,
     markers: &[&str],
 ) -> anyhow::Result<()> {
-    config
-        .workspace
-        .output_file(key, path, markers)
-        .map_err(|message| anyhow::anyhow!("config {}: {message}", config.path.display()))
+    let workspace = &config.workspace;
+    let checked = match key.starts_with("--") {
+        true => workspace.user_output_file(key, path, markers),
+        false => workspace.output_file(key, path, markers),
+    };
+    checked.map_err(|message| anyhow::anyhow!("config {}: {message}", config.path.display()))
 }
 
 /// Writes the output named `key` at `path` atomically from what `fill` writes, after checking
