@@ -53,6 +53,53 @@ pub struct Dataset {
     pub databases: BTreeMap<String, Database>,
     /// SHA-256 over the gold file, tables.json and every database file used.
     pub sha256: String,
+    /// The SHA-256 of each of those files, so a difference can be named.
+    pub digests: DatasetDigests,
+}
+
+/// The content digest of each file of a benchmark: which data a score was computed on, kept in
+/// the baseline and `summary.json`, so a run on other data names the file that differs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DatasetDigests {
+    /// The gold file (a Spider 2.0 layout: its task and answer files together).
+    pub gold: String,
+    /// `dataset.tables`, when the config names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tables: Option<String>,
+    /// Each db_id's SQLite file (none on a server engine, whose tables the data digests cover).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub databases: BTreeMap<String, String>,
+}
+
+impl DatasetDigests {
+    /// What differs from `now`, each as a phrase naming the file (`the gold file`, `database
+    /// `x``, `database `y` (only in the baseline)`); empty when nothing does.
+    pub fn differences(&self, now: &DatasetDigests) -> Vec<String> {
+        let mut differences = Vec::new();
+        if self.gold != now.gold {
+            differences.push("the gold file".to_string());
+        }
+        if self.tables != now.tables {
+            differences.push("the tables file".to_string());
+        }
+        let db_ids: std::collections::BTreeSet<&String> =
+            self.databases.keys().chain(now.databases.keys()).collect();
+        for db_id in db_ids {
+            match (self.databases.get(db_id), now.databases.get(db_id)) {
+                (Some(before), Some(after)) if before != after => {
+                    differences.push(format!("database `{db_id}`"));
+                }
+                (Some(_), None) => {
+                    differences.push(format!("database `{db_id}` (only in the baseline)"))
+                }
+                (None, Some(_)) => {
+                    differences.push(format!("database `{db_id}` (not in the baseline)"))
+                }
+                _ => {}
+            }
+        }
+        differences
+    }
 }
 
 impl Dataset {
@@ -92,11 +139,13 @@ impl Dataset {
         }
         assign_difficulty(config, &mut items, &databases)?;
         let files = (!config.engine.is_server()).then_some(&databases);
-        let sha256 = fingerprint(&gold_bytes, tables.as_ref().map(|t| &t.1[..]), files)?;
+        let (digests, sha256) =
+            file_digests(&gold_bytes, tables.as_ref().map(|t| &t.1[..]), files)?;
         Ok(Dataset {
             items,
             databases,
             sha256,
+            digests,
         })
     }
 
@@ -424,30 +473,41 @@ fn assign_field_difficulty(
     Ok(())
 }
 
-/// SHA-256 over the gold file, tables.json and the SQLite files (`None` on a server engine,
-/// whose contents sqlgate cannot hash).
-fn fingerprint(
+/// The SHA-256 of the gold file, tables.json and each SQLite file (none on a server engine,
+/// whose contents sqlgate cannot hash), and the dataset's fingerprint: one SHA-256 over them all
+/// (as baselines have stored it since before the per-file digests).
+fn file_digests(
     gold: &[u8],
     tables: Option<&[u8]>,
     databases: Option<&BTreeMap<String, Database>>,
-) -> Result<String, InputError> {
-    let mut hasher = Sha256::new();
-    hasher.update(b"gold\0");
-    hasher.update(Sha256::digest(gold));
-    if let Some(tables) = tables {
-        hasher.update(b"tables\0");
-        hasher.update(Sha256::digest(tables));
+) -> Result<(DatasetDigests, String), InputError> {
+    let hex = crate::util::digest::hex;
+    let mut fingerprint = Sha256::new();
+    let gold = Sha256::digest(gold);
+    fingerprint.update(b"gold\0");
+    fingerprint.update(gold);
+    let tables = tables.map(Sha256::digest);
+    if let Some(tables) = &tables {
+        fingerprint.update(b"tables\0");
+        fingerprint.update(tables);
     }
+    let mut digests = DatasetDigests {
+        gold: hex(&gold),
+        tables: tables.map(|t| hex(&t)),
+        databases: BTreeMap::new(),
+    };
     for (db_id, db) in databases.into_iter().flatten() {
         if let Some(path) = &db.path {
-            hasher.update(db_id.as_bytes());
-            hasher.update(b"\0");
             let mut file_hasher = Sha256::new();
             std::fs::File::open(path)
                 .and_then(|mut file| std::io::copy(&mut file, &mut file_hasher))
                 .map_err(|e| InputError::read(path, e))?;
-            hasher.update(file_hasher.finalize());
+            let file = file_hasher.finalize();
+            fingerprint.update(db_id.as_bytes());
+            fingerprint.update(b"\0");
+            fingerprint.update(file);
+            digests.databases.insert(db_id.clone(), hex(&file));
         }
     }
-    Ok(crate::util::digest::hex(&hasher.finalize()))
+    Ok((digests, hex(&fingerprint.finalize())))
 }

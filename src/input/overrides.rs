@@ -255,6 +255,7 @@ mod tests {
             items: vec![item(0), item(1), item(2)],
             databases: BTreeMap::new(),
             sha256: String::new(),
+            digests: Default::default(),
         }
     }
 

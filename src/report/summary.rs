@@ -289,6 +289,7 @@ pub fn summary_json(
             "gold_errors": evaluation.gold_errors(),
             "gold_timeouts": evaluation.gold_timeouts(),
             "sha256": dataset.sha256,
+            "digests": dataset.digests,
         },
         "metrics": evaluation.metrics,
         "systems": systems,

@@ -58,6 +58,7 @@ fn dataset(db: &Path, items: Vec<GoldItem>) -> Dataset {
         items,
         databases,
         sha256: String::new(),
+        digests: Default::default(),
     }
 }
 
