@@ -52,6 +52,10 @@ const POSTGRES_WORDS: &[&str] = &[
     "inet_server_port",
 ];
 
+/// `pg_`-prefixed PostgreSQL functions that read no state: they wait (under the query's
+/// deadline, which ends them as a timeout) or name an expression's type.
+const POSTGRES_STATELESS: &[&str] = &["pg_sleep", "pg_sleep_for", "pg_sleep_until", "pg_typeof"];
+
 /// PostgreSQL system columns: where and when a row was written, not what it holds.
 const POSTGRES_SYSTEM_COLUMNS: &[&str] = &["xmin", "xmax", "cmin", "cmax", "ctid", "tableoid"];
 
@@ -82,7 +86,7 @@ pub fn postgres_reads_rows_only(sql: &str, schema: &BTreeSet<String>) -> Result<
 /// Why a lower-cased PostgreSQL word reaches beyond the rows, if it does.
 fn postgres_reason(name: &str) -> Option<&'static str> {
     let catalog = POSTGRES_SCHEMAS.contains(&name)
-        || name.starts_with("pg_")
+        || (name.starts_with("pg_") && !POSTGRES_STATELESS.contains(&name))
         || POSTGRES_WORDS.contains(&name)
         || name.starts_with("to_reg")
         || name.starts_with("txid_")
@@ -321,6 +325,7 @@ mod tests {
             "SELECT $$to_regclass$$, E'nextval\\'', 'xmin'",
             "SELECT \"user\", id FROM public.customers /* obj_description */",
             "SELECT count(*) AS n FROM customers ORDER BY 1 LIMIT 1",
+            "SELECT pg_sleep(60), pg_typeof(1)",
         ] {
             assert_eq!(postgres_refused(sql), None, "{sql}");
         }
