@@ -207,7 +207,7 @@ impl MysqlEngine {
             )
             .map_err(query_error)?;
         check_tables(&self.settings, database, &present)?;
-        let report = super::role::mysql(conn).map_err(query_error)?;
+        let report = super::role::mysql(conn, &self.run_databases()).map_err(query_error)?;
         enforce_role(&report, &self.settings, READ_ONLY_ROLE)?;
         let levers = structure::mysql_levers(conn).map_err(query_error)?;
         structure::refuse(&levers, database)
@@ -231,6 +231,19 @@ impl MysqlEngine {
         match self.settings.layout {
             Layout::Shared => String::new(),
             Layout::PerDbId => db.to_string_lossy().into_owned(),
+        }
+    }
+
+    /// The databases the run uses: the URL's, or each db_id's.
+    fn run_databases(&self) -> BTreeSet<String> {
+        match self.settings.layout {
+            Layout::Shared => self
+                .opts
+                .get_db_name()
+                .into_iter()
+                .map(String::from)
+                .collect(),
+            Layout::PerDbId => self.settings.tables.keys().cloned().collect(),
         }
     }
 
