@@ -65,6 +65,10 @@ const MYSQL_SCHEMAS: &[&str] = &["information_schema", "mysql", "performance_sch
 /// MariaDB / MySQL functions that read sequences or the session's last generated value.
 const MYSQL_WORDS: &[&str] = &["last_insert_id", "nextval", "lastval", "setval"];
 
+/// MariaDB / MySQL functions of the session's state, refused when called (their names alone
+/// may be an alias): its database, and what the session's previous statement found.
+const MYSQL_FUNCTIONS: &[&str] = &["database", "schema", "found_rows", "row_count"];
+
 /// The reason every refusal gives.
 const CATALOG: &str = "reads the server's catalog, not the benchmark's rows";
 
@@ -130,7 +134,7 @@ pub fn mysql_reads_rows_only(
         let function = next(1).as_deref() == Some("(");
         let catalog = name.starts_with("@@")
             || MYSQL_WORDS.contains(&name.as_str())
-            || (function && (name == "database" || name == "schema"));
+            || (function && MYSQL_FUNCTIONS.contains(&name.as_str()));
         if catalog {
             return Err(refusal(&word.name, CATALOG));
         }
@@ -348,6 +352,8 @@ mod tests {
             ("SELECT DATABASE()", "DATABASE"),
             ("SELECT schema ()", "schema"),
             ("SELECT LAST_INSERT_ID()", "LAST_INSERT_ID"),
+            ("SELECT FOUND_ROWS()", "FOUND_ROWS"),
+            ("SELECT row_count ()", "row_count"),
             ("SELECT NEXT VALUE FOR s", "NEXT VALUE FOR"),
             ("SELECT previous value for s", "PREVIOUS VALUE FOR"),
             ("SELECT nextval(s)", "nextval"),
@@ -380,6 +386,7 @@ mod tests {
             "SELECT bird.customers.id FROM bird.customers",
             "SELECT t.id FROM customers t JOIN customers u ON t.id = u.id",
             "SELECT `database`, `index` FROM customers",
+            "SELECT COUNT(*) AS row_count, id AS found_rows FROM customers",
         ] {
             assert_eq!(mysql_refused(sql), None, "{sql}");
         }
