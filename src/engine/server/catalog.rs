@@ -69,7 +69,11 @@ const MYSQL_WORDS: &[&str] = &["last_insert_id", "nextval", "lastval", "setval"]
 /// may be an alias): its database, and what the session's previous statement found.
 const MYSQL_FUNCTIONS: &[&str] = &["database", "schema", "found_rows", "row_count"];
 
-/// The reason every refusal gives.
+/// The reason an index hint is refused.
+const HINT: &str = "chooses the server's plan by an index, which is the server's structure, not \
+                    the benchmark's rows";
+
+/// The reason every other refusal gives.
 const CATALOG: &str = "reads the server's catalog, not the benchmark's rows";
 
 /// Refuses a PostgreSQL text that reaches the server's catalogs or state beyond the tables'
@@ -121,7 +125,7 @@ pub fn mysql_reads_rows_only(
         let name = word.name.to_lowercase();
         let next = |n: usize| words.get(at + n).map(|w| w.name.to_lowercase());
         if let Some(reason) = mysql_hint(&name, next(1).as_deref()) {
-            return Err(refusal(&reason, "chooses the server's plan by an index the digests do not record, not by the benchmark's rows"));
+            return Err(refusal(&reason, HINT));
         }
         if word.starts_chain {
             if let Some(refused) = mysql_qualifier(&words[at..], schema, database, others) {
