@@ -9,7 +9,7 @@
 //! the prediction is refused as it runs ("reads the server's catalog, not the benchmark's
 //! rows") and so scores as an error. Also: two fresh loads give the same digests, and what
 //! changes plans on PostgreSQL (an index's definition, storage and column options, extended
-//! statistics) is named when it changes.
+//! statistics, a planner setting changed by `ALTER SYSTEM`) is named when it changes.
 
 use crate::common;
 use crate::server_levers::{check_refused, pull_request_with, Lever, GLOBALS};
@@ -240,5 +240,50 @@ fn postgres_what_changes_plans_is_named_when_it_changes() {
     ] {
         assert!(all.contains(part), "expected {part}: {all}");
     }
+    assert_no_secret(server, &judged);
+}
+
+/// Restores the PostgreSQL server's `geqo_threshold` when dropped, panic or not.
+struct GeqoRestored(&'static Server);
+
+impl Drop for GeqoRestored {
+    fn drop(&mut self) {
+        self.0
+            .admin_sql("postgres", "ALTER SYSTEM RESET geqo_threshold");
+        self.0.admin_sql("postgres", "SELECT pg_reload_conf()");
+    }
+}
+
+/// A planner setting changed for the whole server (`ALTER SYSTEM`, then a reload) is named: the
+/// structure entry records the value a scoring session starts with. The setting is
+/// `geqo_threshold`, which no query of these tests reaches (it takes 12 `FROM` items), so the
+/// other tests sharing the server plan as before.
+#[test]
+fn postgres_a_planner_setting_changed_by_alter_system_is_named() {
+    let server = servers::postgres();
+    let lever = Lever {
+        question: QUESTION,
+        wrong: "SELECT name FROM customers WHERE id = 1 + 1",
+        names: "`setting geqo_threshold=13` (recorded: `12`)",
+    };
+    let mut restore = None;
+    let judged = pull_request_with(server, "state_alter_system", &lever, || {
+        server.admin_sql("postgres", "ALTER SYSTEM SET geqo_threshold = 13");
+        restore = Some(GeqoRestored(server));
+        server.admin_sql("postgres", "SELECT pg_reload_conf()");
+        let reloaded = (0..50).any(|_| {
+            let value = server.admin_sql(
+                "postgres",
+                "SELECT reset_val FROM pg_settings WHERE name = 'geqo_threshold'",
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            value.trim() == "13"
+        });
+        assert!(reloaded, "the server did not reload its configuration");
+    });
+    drop(restore);
+    let all = text(&judged);
+    assert_eq!(judged.status.code(), Some(2), "{all}");
+    assert!(all.contains(lever.names), "expected {}: {all}", lever.names);
     assert_no_secret(server, &judged);
 }
