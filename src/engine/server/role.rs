@@ -269,6 +269,12 @@ pub fn mysql(conn: &mut mysql::Conn, run: &BTreeSet<String>) -> Result<RoleRepor
     Ok(RoleReport { reasons })
 }
 
+/// Databases the server lists to every user: `information_schema` (each user sees its own
+/// privileges' part) and, on MySQL 8, `performance_schema` (a few world-readable tables). A
+/// grant reaching `performance_schema`'s other tables is refused by the grant check above, and
+/// a prediction naming either is refused as it runs (`catalog.rs`).
+const MYSQL_LISTED_TO_ALL: [&str; 2] = ["information_schema", "performance_schema"];
+
 /// Adds to `reasons` each database outside `run` that the session's privileges reach (the
 /// server lists a database in `information_schema.SCHEMATA` to a user holding any privilege in
 /// it: database, table or column level, by name or wildcard pattern, its own or its active
@@ -285,7 +291,7 @@ fn mysql_other_databases(
         conn.query("SELECT schema_name FROM information_schema.schemata ORDER BY 1")?;
     let others: Vec<String> = visible
         .into_iter()
-        .filter(|name| !run.contains(name) && !name.eq_ignore_ascii_case("information_schema"))
+        .filter(|name| !run.contains(name) && !MYSQL_LISTED_TO_ALL.contains(&name.as_str()))
         .map(|name| format!("`{name}`"))
         .collect();
     if !others.is_empty() {
