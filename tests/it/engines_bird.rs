@@ -19,7 +19,7 @@
 
 use crate::common;
 
-use common::servers::{self, Server, READER};
+use common::servers::{self, Server};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -358,7 +358,7 @@ fn check(dialect: &Dialect) {
         with_rows * 2 > golds,
         "{with_rows} of {golds} golds return rows"
     );
-    let url = server.url(READER, &server.reader_password, "bird");
+    let url = server.reader_url("bird");
     let dir = tempfile::tempdir().unwrap();
     let sqlgate = sqlgate_items(dialect, &url, dir.path());
     let official = official_items(dialect, server, &url, dir.path());

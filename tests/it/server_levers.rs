@@ -22,19 +22,19 @@ use std::sync::RwLock;
 
 /// One lever: the question it bends (asked on the base commit with a right prediction), the
 /// pull request's wrong prediction for it, and what the refusal names.
-struct Lever {
-    question: &'static str,
-    wrong: &'static str,
-    names: &'static str,
+pub(crate) struct Lever {
+    pub(crate) question: &'static str,
+    pub(crate) wrong: &'static str,
+    pub(crate) names: &'static str,
 }
 
 /// Tests that change a MariaDB server's global settings take this for writing, the others for
 /// reading: a global setting reaches every session of the server this binary shares.
-static GLOBALS: RwLock<()> = RwLock::new(());
+pub(crate) static GLOBALS: RwLock<()> = RwLock::new(());
 
 /// Records the base commit's baseline, then runs a pull request that predicts the lever's
 /// question wrongly, with `pull` (the lever) run before the gate; returns the gate's output.
-fn pull_request_with(
+pub(crate) fn pull_request_with(
     server: &'static Server,
     database: &str,
     lever: &Lever,
@@ -72,13 +72,13 @@ fn pull_request_with(
 
 /// The pull request with the lever `prepare` (SQL the server's preparation runs as the superuser
 /// on the benchmark's database, `{db}` standing for its name) does not pass.
-fn check_lever(server: &'static Server, database: &str, lever: &Lever, prepare: &str) {
+pub(crate) fn check_lever(server: &'static Server, database: &str, lever: &Lever, prepare: &str) {
     let judged = judge_lever(server, database, lever, prepare);
     check_outcome(server, &judged, lever);
 }
 
 /// As [`check_lever`], but the gate must refuse the lever at start-up (exit 2 naming it).
-fn check_refused(server: &'static Server, database: &str, lever: &Lever, prepare: &str) {
+pub(crate) fn check_refused(server: &'static Server, database: &str, lever: &Lever, prepare: &str) {
     let judged = judge_lever(server, database, lever, prepare);
     assert_eq!(judged.status.code(), Some(2), "{}", text(&judged));
     check_outcome(server, &judged, lever);
@@ -98,7 +98,7 @@ fn judge_lever(
 }
 
 /// The gate did not pass: exit 2 naming the lever, or exit 1 (the regression seen).
-fn check_outcome(server: &Server, judged: &std::process::Output, lever: &Lever) {
+pub(crate) fn check_outcome(server: &Server, judged: &std::process::Output, lever: &Lever) {
     let all = text(judged);
     match judged.status.code() {
         Some(2) => assert!(
