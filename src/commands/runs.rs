@@ -5,7 +5,6 @@
 //! from that list, so both shapes go through one finish path ([`super::finish::finish`]).
 
 use super::gate_run::{self, GateRun};
-use crate::analysis::stats::shown_delta;
 use crate::input::config::{in_entry, Config};
 use crate::input::trusted::Snapshot;
 use crate::judge::{DatasetContext, DatasetVerdict, Verdict};
@@ -231,8 +230,7 @@ impl Runs {
             return Some((cell.candidate_accuracy, cell.shown_delta()));
         }
         let cell = verdict.macro_average().cells.first()?;
-        let delta = shown_delta(cell.baseline_accuracy, cell.candidate_accuracy);
-        Some((cell.candidate_accuracy, delta))
+        Some((cell.candidate_accuracy, cell.shown_delta()))
     }
 }
 

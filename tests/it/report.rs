@@ -101,6 +101,20 @@ fn report_on_shared_data_gates_a_weaker_system() {
     assert_eq!(cells[0]["verdict"], "fail");
     assert!(cells[0]["p_adjusted"].as_f64().unwrap() < 0.05);
     let junit = std::fs::read_to_string(work.path().join("junit.xml")).unwrap();
+    // JUnit says the change as the report prints it (84.2 -> 72.4 is -11.8, not the unrounded
+    // -11.7): one rounding rule for every text a person reads.
+    let shown = |key: &str| (1000.0 * cells[0][key].as_f64().unwrap()).round() / 10.0;
+    let change = format!(
+        "{:.1} -&gt; {:.1} ({:+.1} points)",
+        shown("baseline"),
+        shown("candidate"),
+        shown("candidate") - shown("baseline")
+    );
+    assert!(junit.contains(&change), "`{change}` not in {junit}");
+    assert!(report.contains(&format!(
+        "| {:+.1} |",
+        shown("candidate") - shown("baseline")
+    )));
     let cases = junit_schema::validate(&junit);
     assert_eq!(
         cases,
