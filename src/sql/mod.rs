@@ -11,6 +11,7 @@
 //! `util` only; must not import input, engine or any later stage.
 
 pub mod facts;
+pub mod cuts;
 pub mod features;
 pub mod hardness;
 pub mod ir;
