@@ -504,6 +504,8 @@ pub struct GoldResult {
     pub rows: Result<Vec<Row>, ExecError>,
     /// Its column names (empty when it failed).
     pub columns: Vec<String>,
+    /// How long it ran; `None` when read from the on-disk gold cache.
+    pub elapsed: Option<std::time::Duration>,
 }
 
 /// What metrics may use: the dataset, the executor, the comparison profile, the test suites and
@@ -630,6 +632,7 @@ impl<'a> Env<'a> {
     /// A gold query prepared otherwise than the profile's own way (a test suite's texts,
     /// [`crate::engine::profile::Profile::suite_texts`]) run on `db`, not cached.
     pub fn run_gold(&self, prepared: &PreparedGold, db: &Path) -> GoldResult {
+        let started = std::time::Instant::now();
         let (rows, columns) = match self.executor.run_table(db, &prepared.sql) {
             Ok(table) => (Ok(table.rows), table.columns),
             Err(e) => (Err(e), Vec::new()),
@@ -638,7 +641,19 @@ impl<'a> Env<'a> {
             prepared: prepared.clone(),
             rows,
             columns,
+            elapsed: Some(started.elapsed()),
         }
+    }
+
+    /// The item's gold result on database `db` when a metric already ran it (nothing runs here):
+    /// the stability check probes only the golds the run executed.
+    pub fn executed_gold(&self, item: &GoldItem, db: &Path) -> Option<Arc<GoldResult>> {
+        let slots = self
+            .gold
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let slot = slots.get(&(item.index, 0, db.to_path_buf()))?;
+        slot.get().cloned()
     }
 
     /// The item's gold result on database `db`, run once however many systems ask.
@@ -688,8 +703,10 @@ impl<'a> Env<'a> {
                 prepared,
                 rows: Ok(rows),
                 columns,
+                elapsed: None,
             });
         }
+        let started = std::time::Instant::now();
         let (rows, columns) = match self.executor.run_table(db, &prepared.sql) {
             Ok(table) => (Ok(table.rows), table.columns),
             Err(e) => (Err(e), Vec::new()),
@@ -701,6 +718,7 @@ impl<'a> Env<'a> {
             prepared,
             rows,
             columns,
+            elapsed: Some(started.elapsed()),
         })
     }
 }

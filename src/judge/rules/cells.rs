@@ -89,6 +89,11 @@ fn judge_comparison(
             .notes
             .push(Note::new(NoteSection::Comparison, note));
     }
+    for note in unstable_notes(&comparison) {
+        findings
+            .notes
+            .push(Note::new(NoteSection::Comparison, note));
+    }
     if !comparison.must_pass_regressions.is_empty() {
         findings.failures.push(format!(
             "{}: must-pass items regressed: {:?}",
@@ -175,6 +180,42 @@ fn accepted_note(gate: &GateConfig, comparison: &Comparison) -> Option<String> {
         comparison.accepted,
         reasons.join("; ")
     ))
+}
+
+/// Unstable items listed in a note, at most.
+const UNSTABLE_LISTED: usize = 20;
+
+/// What the comparison did with unstable verdicts (issues 44, 45): the unchanged predictions'
+/// changed verdicts it did not count, the changed predictions' right verdicts it did not
+/// credit, each item with its reason.
+fn unstable_notes(comparison: &Comparison) -> Vec<String> {
+    let listed = |items: &[(usize, crate::score::stability::Unstable)]| {
+        let mut shown: Vec<String> = (items.iter().take(UNSTABLE_LISTED))
+            .map(|(index, reason)| format!("item {index} ({})", reason.as_str()))
+            .collect();
+        if items.len() > UNSTABLE_LISTED {
+            shown.push(format!("{} more", items.len() - UNSTABLE_LISTED));
+        }
+        shown.join(", ")
+    };
+    let mut notes = Vec::new();
+    if !comparison.unstable_not_counted.is_empty() {
+        notes.push(format!(
+            "{}: unstable, not counted: {}: the prediction is unchanged and its verdict changed, \
+             as an undetermined order or the time limit allows, so the baseline's verdict stands",
+            comparison.candidate,
+            listed(&comparison.unstable_not_counted)
+        ));
+    }
+    if !comparison.unstable_not_credited.is_empty() {
+        notes.push(format!(
+            "{}: unstable, not credited: {}: the changed prediction is right only as an \
+             undetermined order or the time limit allows, so it counts as wrong",
+            comparison.candidate,
+            listed(&comparison.unstable_not_credited)
+        ));
+    }
+    notes
 }
 
 /// The failure of one cell: its drop, accuracies, counts, allowed drop, test and net cap.
