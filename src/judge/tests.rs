@@ -426,15 +426,23 @@ fn an_unchanged_unstable_prediction_whose_verdict_flips_is_neither_regressed_nor
     let verdict = run_records(GateConfig::default(), ("m", base), candidate);
     assert!(verdict.passed(), "{verdict:?}");
     let comparison = &verdict.comparisons()[0];
-    assert_eq!((comparison.regressed.clone(), comparison.fixed.clone()), (vec![], vec![]));
+    assert_eq!(
+        (comparison.regressed.clone(), comparison.fixed.clone()),
+        (vec![], vec![])
+    );
     assert_eq!(
         comparison.unstable_not_counted,
         vec![(0, PredictionOrder), (1, GoldOrder)]
     );
     assert_eq!(comparison.cells[0].candidate_accuracy, 0.75);
-    assert_eq!(verdict.notes(), ["m: unstable, not counted: item 0 (prediction-order), item 1 (gold-order): the \
+    assert_eq!(
+        verdict.notes(),
+        [
+            "m: unstable, not counted: item 0 (prediction-order), item 1 (gold-order): the \
             prediction is unchanged and its verdict changed, as an undetermined order or the \
-            time limit allows, so the baseline's verdict stands"]);
+            time limit allows, so the baseline's verdict stands"
+        ]
+    );
 }
 
 #[test]
@@ -450,7 +458,10 @@ fn a_changed_prediction_right_only_unstably_is_not_credited() {
     assert!(!verdict.passed(), "{verdict:?}");
     let comparison = &verdict.comparisons()[0];
     // Item 0 was right and is now right only by chance: a regression; item 1 is no fix.
-    assert_eq!((comparison.regressed.clone(), comparison.fixed.clone()), (vec![0], vec![]));
+    assert_eq!(
+        (comparison.regressed.clone(), comparison.fixed.clone()),
+        (vec![0], vec![])
+    );
     assert_eq!(
         comparison.unstable_not_credited,
         vec![(0, PredictionOrder), (1, PredictionOrder)]

@@ -31,7 +31,8 @@ pub struct UnstableRow {
 pub const NOT_COUNTED: &str =
     "not counted: the prediction is unchanged, the verdict changed (the baseline's stands)";
 /// What the gate does with a changed prediction's unstable right verdict.
-pub const NOT_CREDITED: &str = "not credited: a changed prediction right only by chance counts as wrong";
+pub const NOT_CREDITED: &str =
+    "not credited: a changed prediction right only by chance counts as wrong";
 
 /// The first `limit` items of every comparison the gate did not count or credit, comparison by
 /// comparison, not-counted first; and how many there are in all.
@@ -105,15 +106,17 @@ pub fn gate_unstable_json(comparisons: &[Comparison]) -> Vec<Json> {
         .flat_map(|c| {
             let not_counted = c.unstable_not_counted.iter().map(|i| (i, "not_counted"));
             let not_credited = c.unstable_not_credited.iter().map(|i| (i, "not_credited"));
-            not_counted.chain(not_credited).map(|(&(index, reason), counted)| {
-                json!({
-                    "system": c.candidate,
-                    "baseline_system": c.baseline,
-                    "index": index,
-                    "reason": reason.as_str(),
-                    "counted": counted,
+            not_counted
+                .chain(not_credited)
+                .map(|(&(index, reason), counted)| {
+                    json!({
+                        "system": c.candidate,
+                        "baseline_system": c.baseline,
+                        "index": index,
+                        "reason": reason.as_str(),
+                        "counted": counted,
+                    })
                 })
-            })
         })
         .collect()
 }

@@ -338,11 +338,8 @@ fn score_with(
             alternatives: (0..overrides.most_alternatives()).map(|_| env()).collect(),
             overrides: &overrides,
         };
-        let stability = StabilityCheck::new(
-            &executor,
-            config.dataset.engine.kind,
-            dataset.items.len(),
-        );
+        let stability =
+            StabilityCheck::new(&executor, config.dataset.engine.kind, dataset.items.len());
         let results = score_all(&golds, &stability, (&systems, &metrics), shard);
         let stops: Vec<String> = std::iter::once(&golds.env)
             .chain(&golds.alternatives)

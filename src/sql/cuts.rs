@@ -15,8 +15,8 @@
 
 use crate::sql::features::FeatureDialect;
 use sqlparser::ast::{
-    Expr, Fetch, LimitClause, OrderByKind, Query, Select, SelectItem, SetExpr,
-    Statement, TableFactor, TableWithJoins, UnaryOperator, Value as AstValue, With,
+    Expr, Fetch, LimitClause, OrderByKind, Query, Select, SelectItem, SetExpr, Statement,
+    TableFactor, TableWithJoins, UnaryOperator, Value as AstValue, With,
 };
 use sqlparser::dialect::{Dialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
 use sqlparser::parser::Parser;
@@ -80,10 +80,9 @@ pub fn probes(sql: &str, dialect: FeatureDialect) -> Option<Vec<CutProbe>> {
 /// all have the same output.
 pub fn undetermined<R: AsRef<[T]>, T: PartialEq>(probe: &CutProbe, rows: &[R]) -> bool {
     probe.cuts.iter().any(|&cut| {
-        let (Some(inside), Some(outside)) = (
-            cut.checked_sub(1).and_then(|i| rows.get(i)),
-            rows.get(cut),
-        ) else {
+        let (Some(inside), Some(outside)) =
+            (cut.checked_sub(1).and_then(|i| rows.get(i)), rows.get(cut))
+        else {
             return false;
         };
         let cut_key = sort_key(probe, outside.as_ref());
@@ -303,9 +302,12 @@ fn sort_keys<'q>(body: &SetExpr, exprs: &[&'q Expr]) -> Option<(Vec<KeyColumn>, 
         SetExpr::SetOperation { .. } => (leftmost_projection(body)?, false),
         _ => return None,
     };
-    let starred = projection
-        .iter()
-        .any(|item| !matches!(item, SelectItem::UnnamedExpr(_) | SelectItem::ExprWithAlias { .. }));
+    let starred = projection.iter().any(|item| {
+        !matches!(
+            item,
+            SelectItem::UnnamedExpr(_) | SelectItem::ExprWithAlias { .. }
+        )
+    });
     let set_operation = matches!(body, SetExpr::SetOperation { .. });
     let mut keys = Vec::new();
     let mut extra = Vec::new();

@@ -61,4 +61,5 @@ mod stores;
 mod terminal;
 mod ts;
 mod ts_domain;
+mod unstable;
 mod workspace;

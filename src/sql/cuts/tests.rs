@@ -59,7 +59,9 @@ fn an_order_by_tie_across_the_cut_with_different_outputs_is_undetermined() {
     // A tie whose rows project the same value is no choice.
     assert!(!unstable("SELECT x FROM t ORDER BY x DESC LIMIT 1"));
     // A second key breaks the tie.
-    assert!(!unstable("SELECT name FROM t ORDER BY x DESC, name LIMIT 1"));
+    assert!(!unstable(
+        "SELECT name FROM t ORDER BY x DESC, name LIMIT 1"
+    ));
 }
 
 #[test]
@@ -87,7 +89,9 @@ fn an_offset_is_a_cut_too() {
     // Rows 2 and 3 (a, b) tie at x = 3: the second row is either.
     assert!(unstable(sql));
     // Skipping the two tied rows at the top leaves only c.
-    assert!(!unstable("SELECT name FROM t ORDER BY x DESC LIMIT 1 OFFSET 2"));
+    assert!(!unstable(
+        "SELECT name FROM t ORDER BY x DESC LIMIT 1 OFFSET 2"
+    ));
     // MySQL's LIMIT offset, count.
     let mysql = "SELECT name FROM t ORDER BY x LIMIT 1, 1";
     let probe = &probes(mysql, FeatureDialect::Mysql).unwrap()[0];
@@ -140,12 +144,21 @@ fn a_scalar_sub_query_cut_is_probed_on_its_own() {
 
 #[test]
 fn what_is_not_checked() {
-    assert_eq!(probes("SELECT name FROM t LIMIT", FeatureDialect::Sqlite), None);
-    assert_eq!(probes("SELECT name FROM t", FeatureDialect::Sqlite), Some(Vec::new()));
+    assert_eq!(
+        probes("SELECT name FROM t LIMIT", FeatureDialect::Sqlite),
+        None
+    );
+    assert_eq!(
+        probes("SELECT name FROM t", FeatureDialect::Sqlite),
+        Some(Vec::new())
+    );
     let counted = "SELECT name FROM t LIMIT (SELECT 1)";
     assert_eq!(probes(counted, FeatureDialect::Sqlite), Some(Vec::new()));
     let percent = "SELECT name FROM t ORDER BY x FETCH FIRST 10 PERCENT ROWS ONLY";
-    assert_eq!(probes(percent, FeatureDialect::Postgresql), Some(Vec::new()));
+    assert_eq!(
+        probes(percent, FeatureDialect::Postgresql),
+        Some(Vec::new())
+    );
 }
 
 #[test]
