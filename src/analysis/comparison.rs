@@ -131,40 +131,49 @@ pub fn compare_all(
         .collect()
 }
 
-/// The items scored in both runs with their vouched values, and how each unstable one entered.
+/// The items scored in both runs with their vouched values, and how each unstable one entered
+/// (a metric that only compares SQL texts, ESM, is not changed by an order or the clock).
 fn paired<'a>(
     metric: &str,
     base: &'a [ItemRecord],
     candidate: &'a [ItemRecord],
 ) -> Vec<(Pair<'a>, Option<Vouching>)> {
     let base_by_index: BTreeMap<usize, &ItemRecord> = base.iter().map(|r| (r.index, r)).collect();
+    let reads_results = crate::metrics::reads_results(metric);
     candidate
         .iter()
         .filter_map(|c| {
             let b = base_by_index.get(&c.index)?;
             let bv = b.metrics.get(metric).copied().flatten()?;
             let cv = c.metrics.get(metric).copied().flatten()?;
-            let (cv, vouching) = vouched(b, c, bv, cv);
+            let (cv, vouching) = match reads_results {
+                true => vouched(b, c, bv, cv),
+                false => (cv, None),
+            };
             Some(((c.index, bv, cv, c.difficulty.as_deref()), vouching))
         })
         .collect()
 }
 
-/// The candidate's value the gate compares (issues 44, 45): on an unstable item (either run's
+/// The candidate's value the gate compares (issues 44, 45). On an unstable item (either run's
 /// verdict depends on an undetermined order or on timing) whose prediction text is the
 /// baseline's, a changed verdict is the plan's or the clock's doing, so the baseline's value
-/// stands; on one whose prediction changed (or whose baseline did not record it), a right (or
-/// partly right) value that the candidate run found unstable is not credited: nothing vouches
-/// for it, so it counts as 0, failing closed (a wrong verdict, unstable or not, is kept).
+/// stands. On one whose prediction changed, a right (or partly right) value that the candidate
+/// run found unstable is not credited: nothing vouches for it, so it counts as 0, failing closed
+/// (a wrong verdict, unstable or not, is kept). Where the baseline did not record the
+/// prediction's text (an older sqlgate wrote it), whether it changed is unknown: an unstable
+/// value is credited no higher than the baseline's (no fix by chance; a drop still counts).
 fn vouched(base: &ItemRecord, candidate: &ItemRecord, bv: f64, cv: f64) -> (f64, Option<Vouching>) {
-    let unchanged = base.prediction.is_some() && base.prediction == candidate.prediction;
-    match (unchanged, base.unstable.or(candidate.unstable)) {
-        (true, Some(reason)) if cv != bv => (bv, Some(Vouching::NotCounted(reason))),
-        (false, _) => match candidate.unstable {
-            Some(reason) if cv > 0.0 => (0.0, Some(Vouching::NotCredited(reason))),
+    let unstable = base.unstable.or(candidate.unstable);
+    match (&base.prediction, candidate.unstable) {
+        (None, Some(reason)) if cv > bv => (bv, Some(Vouching::NotCredited(reason))),
+        (None, _) => (cv, None),
+        (Some(text), _) if candidate.prediction.as_ref() == Some(text) => match unstable {
+            Some(reason) if cv != bv => (bv, Some(Vouching::NotCounted(reason))),
             _ => (cv, None),
         },
-        _ => (cv, None),
+        (Some(_), Some(reason)) if cv > 0.0 => (0.0, Some(Vouching::NotCredited(reason))),
+        (Some(_), _) => (cv, None),
     }
 }
 

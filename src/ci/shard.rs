@@ -230,7 +230,7 @@ pub fn merge(
     };
     let mut state = ShardState::default();
     let items = dataset.items.len();
-    let mut slots: Vec<Option<(Vec<Score>, Option<Unstable>)>> = vec![None; systems.len() * items];
+    let mut slots: Vec<Option<PairScores>> = vec![None; systems.len() * items];
     let mut seen_shards: Vec<usize> = Vec::new();
     let mut count = None;
     for path in paths {
@@ -377,12 +377,15 @@ fn read_header(
 }
 
 /// A JSONL record back into its slot (system * items + index) and scores.
+/// One (system, item)'s scores as a shard line holds them, and why its verdict is unstable.
+type PairScores = (Vec<Score>, Option<Unstable>);
+
 fn read_record(
     record: &Json,
     systems: &[crate::input::predictions::System],
     items: usize,
     metrics: &[String],
-) -> Result<(usize, (Vec<Score>, Option<Unstable>)), String> {
+) -> Result<(usize, PairScores), String> {
     let name = record["system"].as_str().ok_or("no `system`")?;
     let system = systems
         .iter()

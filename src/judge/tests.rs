@@ -491,3 +491,26 @@ fn a_must_pass_item_right_only_unstably_regresses() {
     assert_eq!(verdict.comparisons()[0].must_pass_regressions, vec![3]);
     assert!(!verdict.passed());
 }
+
+#[test]
+fn against_a_baseline_without_prediction_texts_an_unstable_verdict_earns_no_fix() {
+    use crate::score::stability::Unstable::GoldOrder;
+    let base = records(&[1.0, 0.0, 1.0, 1.0]);
+    let candidate = unstable_records(
+        &[1.0, 1.0, 0.0, 1.0],
+        &["a", "b", "c", "d"],
+        &[Some(GoldOrder), Some(GoldOrder), Some(GoldOrder), None],
+    );
+    let verdict = run_records(GateConfig::default(), ("m", base), candidate);
+    let comparison = &verdict.comparisons()[0];
+    // Item 0 stays right, item 1's fix is not credited, item 2's drop counts.
+    assert_eq!(
+        (comparison.regressed.clone(), comparison.fixed.clone()),
+        (vec![2], vec![])
+    );
+    assert_eq!(comparison.unstable_not_credited, vec![(1, GoldOrder)]);
+    assert!(!verdict.passed());
+    assert!(verdict.notes().iter().any(|n| n.starts_with(
+        "m: the baseline does not record the predictions' texts (an older sqlgate wrote it)"
+    )));
+}

@@ -100,6 +100,14 @@ pub fn continuous_scores(name: &str) -> Vec<String> {
     build(name).map_or_else(|_| Vec::new(), |metric| metric.continuous_scores())
 }
 
+/// Whether metric `name` (a headline or `<metric>.<sub-score>`) reads query results
+/// ([`Metric::reads_results`]); an unknown name is presumed to, so its unstable verdicts are
+/// never trusted.
+pub fn reads_results(name: &str) -> bool {
+    let metric = name.split('.').next().unwrap_or(name);
+    build(metric).map_or(true, |metric| metric.reads_results())
+}
+
 /// Checks one stored value of metric `name` (headline or sub-score): finite and inside
 /// [`value_range`], allowing for rounding (1e-9); the error says what is wrong.
 pub fn check_value(name: &str, value: f64) -> Result<(), String> {
@@ -144,6 +152,12 @@ pub trait Metric: Send + Sync {
     /// Whether the metric needs a test suite (`suite.kind` other than `original`).
     fn needs_suite(&self) -> bool {
         false
+    }
+    /// Whether the metric's verdict reads query results, so an undetermined order or a query
+    /// near the time limit can change it ([`crate::score::stability`]); true unless the metric
+    /// only compares SQL texts.
+    fn reads_results(&self) -> bool {
+        true
     }
 }
 

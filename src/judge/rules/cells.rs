@@ -10,6 +10,7 @@
 
 use crate::analysis::agreement::SystemRecords;
 use crate::analysis::comparison::{against, CellTest, Comparison};
+use crate::analysis::records::ItemRecord;
 use crate::input::config::GateConfig;
 use crate::judge::{Compared, Context, Findings, GateRule, Note, NoteSection};
 
@@ -31,7 +32,10 @@ impl GateRule for Cells {
             let compared = baseline.systems.contains_key(against(context.gate, system));
             match compared.then(|| measured.next()).flatten() {
                 Some(comparison) => {
-                    judge_comparison(context.gate, comparison, system, &mut findings)
+                    judge_comparison(context.gate, comparison, system, &mut findings);
+                    let base = baseline.systems.get(against(context.gate, system));
+                    let untold = base.and_then(|base| untold_predictions(comparison, base));
+                    findings.notes.extend(untold);
                 }
                 None => findings
                     .failures
@@ -180,6 +184,27 @@ fn accepted_note(gate: &GateConfig, comparison: &Comparison) -> Option<String> {
         comparison.accepted,
         reasons.join("; ")
     ))
+}
+
+/// The note of a comparison with unstable items against a baseline that does not record its
+/// predictions' texts: which predictions changed is unknown there, so the gate credits no
+/// unstable verdict above the baseline's and says how to let it tell them apart.
+fn untold_predictions(comparison: &Comparison, base: &[ItemRecord]) -> Option<Note> {
+    let unstable =
+        !comparison.unstable_not_counted.is_empty() || !comparison.unstable_not_credited.is_empty();
+    let untold = base.iter().any(|record| record.prediction.is_none());
+    (unstable && untold).then(|| {
+        Note::new(
+            NoteSection::Comparison,
+            format!(
+                "{}: the baseline does not record the predictions' texts (an older sqlgate wrote \
+                 it), so the gate cannot tell which changed: an unstable verdict is credited no \
+                 higher than the baseline's; `sqlgate baseline update` on the base branch \
+                 records them",
+                comparison.candidate
+            ),
+        )
+    })
 }
 
 /// Unstable items listed in a note, at most.
