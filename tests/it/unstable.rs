@@ -153,3 +153,24 @@ fn an_unchanged_prediction_whose_tie_broke_the_other_way_is_not_counted() {
     );
     assert!(all.contains("0 regressed / 0 fixed"), "{all}");
 }
+
+#[test]
+fn a_prediction_that_reaches_the_time_limit_is_unstable_by_timing() {
+    let slow = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c \
+                WHERE x < 1000000000) SELECT count(*) FROM c";
+    let mut predictions = GOLD.to_vec();
+    predictions[1] = slow;
+    let dir = repository(&predictions);
+    let root = dir.path();
+    let config = common::config::write(
+        root.join("timed.yml"),
+        "dataset: { gold: gold.sql, databases: db, difficulty: none }\n\
+         predictions: [{ name: model, path: preds.sql }]\n\
+         metrics: [ex]\nexecution: { timeout_ms: 300 }\n",
+    );
+    let items = common::eval_items(&config, &[]);
+    let second = items.iter().find(|i| i["index"] == 1).unwrap();
+    assert_eq!(second["outcome"]["ex"], "pred_timeout");
+    let reasons: Vec<Option<&str>> = (0..4).map(|i| reason(&items, i)).collect();
+    assert_eq!(reasons, [None, Some("prediction-timing"), None, None]);
+}
