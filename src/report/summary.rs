@@ -646,11 +646,7 @@ pub fn human(evaluation: &Evaluation, summary: &Summary) -> String {
         let _ = writeln!(out, "{note}");
     }
     for line in crate::report::unstable::unstable_counts(evaluation) {
-        let _ = writeln!(
-            out,
-            "unstable (not counted by the gate when they change): {}",
-            log_value(&line)
-        );
+        let _ = writeln!(out, "{}", log_value(&line));
     }
     for system in &summary.systems {
         let _ = writeln!(

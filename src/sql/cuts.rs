@@ -251,12 +251,17 @@ fn count(expr: &Expr) -> Option<Option<usize>> {
 /// The probe of `query`'s own cut (with the statement's `with` when it has none of its own).
 fn cut_probe(query: &Query, with: Option<&With>) -> Option<CutProbe> {
     let cut = cut_of(query)?;
-    let cuts: Vec<usize> = [Some(cut.offset), cut.limit.map(|l| cut.offset + l)]
+    // A cut past any result a run may read (a hostile `LIMIT 2^64 - 1`) is not checked.
+    let end = match cut.limit {
+        Some(limit) => Some(cut.offset.checked_add(limit)?),
+        None => None,
+    };
+    let cuts: Vec<usize> = [Some(cut.offset), end]
         .into_iter()
         .flatten()
         .filter(|&p| p > 0)
         .collect();
-    let last = *cuts.iter().max()?;
+    let last = cuts.iter().max()?.checked_add(1)?;
     let mut probe = query.clone();
     if probe.with.is_none() {
         probe.with = with.cloned();
@@ -282,7 +287,7 @@ fn cut_probe(query: &Query, with: Option<&With>) -> Option<CutProbe> {
     };
     probe.fetch = None;
     probe.limit_clause = Some(LimitClause::LimitOffset {
-        limit: Some(Expr::value(AstValue::Number((last + 1).to_string(), false))),
+        limit: Some(Expr::value(AstValue::Number(last.to_string(), false))),
         offset: None,
         limit_by: Vec::new(),
     });

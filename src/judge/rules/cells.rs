@@ -6,7 +6,9 @@
 //! gate; regressions `gate.accept` lists are left out of every cell, with a note. A comparison
 //! that could not measure (the gated metric unavailable, a gold query failed, a cell without
 //! items) fails closed. The cells of one comparison are judged together, so its failures are
-//! listed system by system, in cell order.
+//! listed system by system, in cell order. The comparison holds vouched verdicts (an unstable
+//! item's flip on an unchanged prediction is not counted, a changed prediction's unstable right
+//! verdict not credited): notes name those items with their reasons.
 
 use crate::analysis::agreement::SystemRecords;
 use crate::analysis::comparison::{against, CellTest, Comparison};

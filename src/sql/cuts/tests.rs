@@ -154,6 +154,14 @@ fn what_is_not_checked() {
     );
     let counted = "SELECT name FROM t LIMIT (SELECT 1)";
     assert_eq!(probes(counted, FeatureDialect::Sqlite), Some(Vec::new()));
+    let huge = format!(
+        "SELECT name FROM t LIMIT {} OFFSET {}",
+        usize::MAX,
+        usize::MAX
+    );
+    assert_eq!(probes(&huge, FeatureDialect::Sqlite), Some(Vec::new()));
+    let last = format!("SELECT name FROM t LIMIT {}", usize::MAX);
+    assert_eq!(probes(&last, FeatureDialect::Sqlite), Some(Vec::new()));
     let percent = "SELECT name FROM t ORDER BY x FETCH FIRST 10 PERCENT ROWS ONLY";
     assert_eq!(
         probes(percent, FeatureDialect::Postgresql),
