@@ -109,7 +109,7 @@ fn main() {
             100.0 * checked.as_secs_f64() / plain.as_secs_f64()
         );
         println!(
-            "  slowest check: {:.3} s, on the query of data line {}",
+            "  slowest check: {:.3} s, on its query {} (of those with a database)",
             slowest.0.as_secs_f64(),
             slowest.1 + 1
         );

@@ -138,15 +138,49 @@ impl<'e> StabilityCheck<'e> {
 
     /// Whether `sql`'s result on `db` depends on an undetermined order at one of its cuts: some
     /// probe shows it (a probe that fails decides nothing, nor does a query that does not
-    /// parse).
+    /// parse), or it has more cuts than [`cuts::MOST_PROBES`] (held undetermined, unprobed).
     pub fn order_undetermined(&self, db: &Path, sql: &str) -> bool {
         let Some(probes) = cuts::probes(sql, self.dialect) else {
             return false;
         };
+        if probes.len() > cuts::MOST_PROBES {
+            return true;
+        }
         probes.iter().any(|probe| {
             self.executor
                 .run(db, &probe.sql)
                 .is_ok_and(|rows| cuts::undetermined(probe, &rows))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::exec::Limits;
+
+    /// `count` scalar sub-queries, each cut after one row of a one-row result (determined).
+    fn sub_queries(count: usize) -> String {
+        let nested: Vec<&str> = vec!["(SELECT 1 LIMIT 1)"; count];
+        format!("SELECT {}", nested.join(" + "))
+    }
+
+    #[test]
+    fn a_query_with_more_cuts_than_are_probed_is_held_undetermined() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("empty.sqlite");
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .execute_batch("CREATE TABLE t(x INTEGER)")
+            .unwrap();
+        let limits = Limits {
+            timeout: Duration::from_secs(10),
+            max_rows: 1000,
+            max_bytes: 1 << 20,
+        };
+        let executor = Executor::new(limits);
+        let check = StabilityCheck::new(&executor, EngineKind::Sqlite, 0);
+        assert!(!check.order_undetermined(&db, &sub_queries(cuts::MOST_PROBES)));
+        assert!(check.order_undetermined(&db, &sub_queries(cuts::MOST_PROBES + 1)));
     }
 }

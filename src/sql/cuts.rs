@@ -6,20 +6,23 @@
 //! A cut is undetermined when the rows on either side of it tie on every sort key (without
 //! ORDER BY every row ties) while their outputs differ: which of them the engine returns is its
 //! plan's choice, not the query's (issues 44 and 45; docs/METRICS.md, "Unstable verdicts").
-//! Every query with a cut gets a probe: the statement's own, and each nested query's (a scalar
-//! or IN sub-query, a derived table, a CTE body), run on its own with the statement's WITH
-//! clause (a correlated one fails to run and decides nothing). A cut whose count is not a
+//! Every query with a cut gets a probe: the statement's own, and each nested query's (any
+//! parenthesis opening with SELECT or WITH: a scalar or IN sub-query, a function's argument, a
+//! derived table, a CTE body), run on its own with the statement's WITH clause (a correlated one
+//! fails to run and decides nothing). A cut whose count is not a
 //! number, FETCH ... PERCENT, ORDER BY ALL, and an ORDER BY whose keys cannot be fetched
 //! without changing the rows (a key that is not an output column of a DISTINCT or a set
 //! operation, or any key beside a `*`) are not checked; neither is a query that does not parse.
 
 use crate::sql::features::FeatureDialect;
 use sqlparser::ast::{
-    Expr, Fetch, LimitClause, OrderByKind, Query, Select, SelectItem, SetExpr, Statement,
-    TableFactor, TableWithJoins, UnaryOperator, Value as AstValue, With,
+    Expr, Fetch, LimitClause, OrderByKind, Query, SelectItem, SetExpr, Statement, UnaryOperator,
+    Value as AstValue, With,
 };
 use sqlparser::dialect::{Dialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
+use sqlparser::keywords::Keyword;
 use sqlparser::parser::Parser;
+use sqlparser::tokenizer::{Token, Tokenizer};
 
 /// Where a probe's rows hold one sort key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +47,10 @@ pub struct CutProbe {
     pub appended: usize,
 }
 
+/// The most probes a query is checked with: a query with more cuts (a hostile one nesting
+/// hundreds of sub-queries) is held undetermined without running any, so no cut goes unchecked.
+pub const MOST_PROBES: usize = 32;
+
 /// Whether `sql` may have a cut (LIMIT, OFFSET, FETCH) in the words of its text: only such
 /// queries are parsed and probed, so the others cost nothing. (TOP is SQL Server's, which no
 /// engine of sqlgate speaks.)
@@ -66,13 +73,17 @@ pub fn probes(sql: &str, dialect: FeatureDialect) -> Option<Vec<CutProbe>> {
         FeatureDialect::Mysql => Box::new(MySqlDialect {}),
     };
     let statements = Parser::parse_sql(dialect.as_ref(), sql).ok()?;
-    let mut found = Vec::new();
-    for statement in &statements {
-        if let Statement::Query(query) = statement {
-            walk_query(query, query.with.as_ref(), &mut found);
-        }
-    }
-    Some(found)
+    let with = statements.iter().find_map(|statement| match statement {
+        Statement::Query(query) => query.with.as_ref(),
+        _ => None,
+    });
+    let own = statements.iter().filter_map(|statement| match statement {
+        Statement::Query(query) => cut_probe(query, None),
+        _ => None,
+    });
+    let nested = nested_queries(sql, dialect.as_ref());
+    let nested = nested.iter().filter_map(|query| cut_probe(query, with));
+    Some(own.chain(nested).collect())
 }
 
 /// Whether a probe's `rows` show an undetermined cut: at some cut, the row just inside and the
@@ -116,81 +127,54 @@ fn sort_key<'r, T>(probe: &CutProbe, row: &'r [T]) -> Option<Vec<&'r T>> {
         .collect()
 }
 
-/// The probe of `query`'s own cut, then those of the queries nested in it.
-fn walk_query(query: &Query, with: Option<&With>, found: &mut Vec<CutProbe>) {
-    found.extend(cut_probe(query, with));
-    let with = query.with.as_ref().or(with);
-    for cte in query.with.iter().flat_map(|w| &w.cte_tables) {
-        walk_query(&cte.query, with, found);
-    }
-    walk_set(&query.body, with, found);
-}
-
-fn walk_set(body: &SetExpr, with: Option<&With>, found: &mut Vec<CutProbe>) {
-    match body {
-        SetExpr::Select(select) => walk_select(select, with, found),
-        SetExpr::Query(query) => walk_query(query, with, found),
-        SetExpr::SetOperation { left, right, .. } => {
-            walk_set(left, with, found);
-            walk_set(right, with, found);
+/// Every query nested in `sql` (tokens in `dialect`): the text inside each parenthesis that
+/// opens with SELECT or WITH, wherever it stands (a sub-query in WHERE, a function's argument, a
+/// CASE, a join condition, a derived table, a CTE body), parsed on its own. A parse of the whole
+/// statement succeeded first, so the nesting is within sqlparser's recursion limit.
+fn nested_queries(sql: &str, dialect: &dyn Dialect) -> Vec<Query> {
+    let Ok(tokens) = Tokenizer::new(dialect, sql).tokenize() else {
+        return Vec::new();
+    };
+    let opens_query = |i: usize| {
+        let next = tokens[i + 1..]
+            .iter()
+            .find(|t| !matches!(t, Token::Whitespace(_)));
+        matches!(next, Some(Token::Word(w)) if matches!(w.keyword, Keyword::SELECT | Keyword::WITH))
+    };
+    let mut found = Vec::new();
+    for open in (0..tokens.len()).filter(|&i| tokens[i] == Token::LParen && opens_query(i)) {
+        let Some(close) = matching_paren(&tokens, open) else {
+            continue;
+        };
+        let text: String = tokens[open + 1..close]
+            .iter()
+            .map(Token::to_string)
+            .collect();
+        if let Ok(statements) = Parser::parse_sql(dialect, &text) {
+            if let [Statement::Query(query)] = statements.as_slice() {
+                found.push(query.as_ref().clone());
+            }
         }
-        _ => {}
     }
+    found
 }
 
-fn walk_select(select: &Select, with: Option<&With>, found: &mut Vec<CutProbe>) {
-    for item in &select.projection {
-        if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } = item {
-            walk_expr(e, with, found);
-        }
-    }
-    for table in &select.from {
-        walk_table(table, with, found);
-    }
-    for expr in select.selection.iter().chain(select.having.iter()) {
-        walk_expr(expr, with, found);
-    }
-}
-
-fn walk_table(table: &TableWithJoins, with: Option<&With>, found: &mut Vec<CutProbe>) {
-    let relations = std::iter::once(&table.relation).chain(table.joins.iter().map(|j| &j.relation));
-    for relation in relations {
-        match relation {
-            TableFactor::Derived { subquery, .. } => walk_query(subquery, with, found),
-            TableFactor::NestedJoin {
-                table_with_joins, ..
-            } => walk_table(table_with_joins, with, found),
+/// The position of the parenthesis that closes the one at `open`.
+fn matching_paren(tokens: &[Token], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (position, token) in tokens.iter().enumerate().skip(open) {
+        match token {
+            Token::LParen => depth += 1,
+            Token::RParen => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(position);
+                }
+            }
             _ => {}
         }
     }
-}
-
-fn walk_expr(expr: &Expr, with: Option<&With>, found: &mut Vec<CutProbe>) {
-    match expr {
-        Expr::Subquery(query)
-        | Expr::Exists {
-            subquery: query, ..
-        } => walk_query(query, with, found),
-        Expr::InSubquery { expr, subquery, .. } => {
-            walk_expr(expr, with, found);
-            walk_query(subquery, with, found);
-        }
-        Expr::BinaryOp { left, right, .. } => {
-            walk_expr(left, with, found);
-            walk_expr(right, with, found);
-        }
-        Expr::UnaryOp { expr, .. } | Expr::Nested(expr) | Expr::Cast { expr, .. } => {
-            walk_expr(expr, with, found)
-        }
-        Expr::Between {
-            expr, low, high, ..
-        } => {
-            for e in [expr, low, high] {
-                walk_expr(e, with, found);
-            }
-        }
-        _ => {}
-    }
+    None
 }
 
 /// The rows a cut keeps: OFFSET `offset` (0 without), then at most `limit` (`None`: all).

@@ -137,9 +137,32 @@ fn a_scalar_sub_query_cut_is_probed_on_its_own() {
     assert!(!unstable(
         "SELECT count(*) FROM t WHERE name = (SELECT name FROM t ORDER BY x LIMIT 1)"
     ));
+    // Wherever it stands: a function's argument, a CASE, a join condition.
+    assert!(unstable(
+        "SELECT upper((SELECT DISTINCT name FROM t LIMIT 1))"
+    ));
+    assert!(unstable(
+        "SELECT CASE WHEN 1 = 1 THEN (SELECT name FROM t ORDER BY x DESC LIMIT 1) END"
+    ));
+    assert!(unstable(
+        "SELECT u.name FROM u JOIN t ON t.name = (SELECT name FROM t WHERE x = 3 LIMIT 1)"
+    ));
+    assert!(!unstable(
+        "SELECT upper((SELECT name FROM t ORDER BY name LIMIT 1))"
+    ));
     // A CTE body is probed with its WITH clause.
     let cte = "WITH top AS (SELECT name FROM t ORDER BY x DESC LIMIT 1) SELECT * FROM top";
     assert!(unstable(cte));
+}
+
+#[test]
+fn every_nested_cut_has_its_probe() {
+    let nested: Vec<String> = (0..40)
+        .map(|i| format!("(SELECT x FROM t LIMIT {i})"))
+        .collect();
+    let sql = format!("SELECT {}", nested.join(" + "));
+    // LIMIT 0 keeps nothing: no cut.
+    assert_eq!(probes(&sql, FeatureDialect::Sqlite).unwrap().len(), 39);
 }
 
 #[test]
