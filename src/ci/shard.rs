@@ -8,6 +8,7 @@ use crate::input::config::Config;
 use crate::input::trusted::Snapshot;
 use crate::metrics::{check_value, Details, Outcome, PartialCredit, Score, PARTIAL_CREDIT_KEYS};
 use crate::score::evaluation::{fingerprint, prepare, Evaluation, ItemResult, Prepared, Shard};
+use crate::score::stability::Unstable;
 use crate::util::error::{read_utf8, InputError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -229,7 +230,7 @@ pub fn merge(
     };
     let mut state = ShardState::default();
     let items = dataset.items.len();
-    let mut slots: Vec<Option<Vec<Score>>> = vec![None; systems.len() * items];
+    let mut slots: Vec<Option<PairScores>> = vec![None; systems.len() * items];
     let mut seen_shards: Vec<usize> = Vec::new();
     let mut count = None;
     for path in paths {
@@ -285,7 +286,7 @@ pub fn merge(
         .enumerate()
         .map(|(pair, scores)| {
             let (system, index) = (pair / items, pair % items);
-            let scores = scores.ok_or_else(|| InputError::Config {
+            let (scores, unstable) = scores.ok_or_else(|| InputError::Config {
                 path: config.path.clone(),
                 message: format!(
                     "merge: no shard scored system `{}` on item {index}",
@@ -297,6 +298,7 @@ pub fn merge(
                 index,
                 scores,
                 faulted: false,
+                unstable,
             })
         })
         .collect::<Result<_, InputError>>()?;
@@ -375,12 +377,15 @@ fn read_header(
 }
 
 /// A JSONL record back into its slot (system * items + index) and scores.
+/// One (system, item)'s scores as a shard line holds them, and why its verdict is unstable.
+type PairScores = (Vec<Score>, Option<Unstable>);
+
 fn read_record(
     record: &Json,
     systems: &[crate::input::predictions::System],
     items: usize,
     metrics: &[String],
-) -> Result<(usize, Vec<Score>), String> {
+) -> Result<(usize, PairScores), String> {
     let name = record["system"].as_str().ok_or("no `system`")?;
     let system = systems
         .iter()
@@ -435,7 +440,14 @@ fn read_record(
             })
         })
         .collect::<Result<Vec<Score>, String>>()?;
-    Ok((system * items + index, scores))
+    let unstable = match &record["unstable"] {
+        Json::Null => None,
+        Json::String(name) => Some(
+            Unstable::parse(name).ok_or_else(|| format!("unknown `unstable` reason `{name}`"))?,
+        ),
+        other => return Err(format!("`unstable` is {other}, not a reason's name")),
+    };
+    Ok((system * items + index, (scores, unstable)))
 }
 
 /// A record's `<metric>_components`, when it has them, read by the metric that wrote them.

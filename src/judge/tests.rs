@@ -17,6 +17,7 @@ fn records(values: &[f64]) -> Vec<ItemRecord> {
             metrics: [("ex".to_string(), Some(v))].into(),
             outcome: BTreeMap::new(),
             prediction: None,
+            unstable: None,
         })
         .collect()
 }
@@ -396,4 +397,121 @@ fn notes_are_listed_section_by_section() {
         ["own config", "drift", "changed", "age", "evaluation"]
     );
     assert!(verdict.passed());
+}
+
+/// Records of `values` with prediction texts `texts` and the unstable reasons `unstable`.
+fn unstable_records(
+    values: &[f64],
+    texts: &[&str],
+    unstable: &[Option<crate::score::stability::Unstable>],
+) -> Vec<ItemRecord> {
+    (records(values).into_iter().zip(texts).zip(unstable))
+        .map(|((mut record, text), reason)| {
+            record.prediction = Some(text.to_string());
+            record.unstable = *reason;
+            record
+        })
+        .collect()
+}
+
+#[test]
+fn an_unchanged_unstable_prediction_whose_verdict_flips_is_neither_regressed_nor_fixed() {
+    use crate::score::stability::Unstable::{GoldOrder, PredictionOrder};
+    let texts = ["a", "b", "c", "d"];
+    let base = unstable_records(&[1.0, 0.0, 1.0, 1.0], &texts, &[None, None, None, None]);
+    let candidate = unstable_records(
+        &[0.0, 1.0, 1.0, 1.0],
+        &texts,
+        &[Some(PredictionOrder), Some(GoldOrder), None, None],
+    );
+    let verdict = run_records(GateConfig::default(), ("m", base), candidate);
+    assert!(verdict.passed(), "{verdict:?}");
+    let comparison = &verdict.comparisons()[0];
+    assert_eq!(
+        (comparison.regressed.clone(), comparison.fixed.clone()),
+        (vec![], vec![])
+    );
+    assert_eq!(
+        comparison.unstable_not_counted,
+        vec![(0, PredictionOrder), (1, GoldOrder)]
+    );
+    assert_eq!(comparison.cells[0].candidate_accuracy, 0.75);
+    assert_eq!(
+        verdict.notes(),
+        [
+            "m: unstable, not counted: item 0 (prediction-order), item 1 (gold-order): the \
+            prediction is unchanged and its verdict changed, as an undetermined order or the \
+            time limit allows, so the baseline's verdict stands"
+        ]
+    );
+}
+
+#[test]
+fn a_changed_prediction_right_only_unstably_is_not_credited() {
+    use crate::score::stability::Unstable::PredictionOrder;
+    let base = unstable_records(&[1.0, 0.0, 1.0], &["a", "b", "c"], &[None, None, None]);
+    let candidate = unstable_records(
+        &[1.0, 1.0, 1.0],
+        &["a2", "b2", "c"],
+        &[Some(PredictionOrder), Some(PredictionOrder), None],
+    );
+    let verdict = run_records(GateConfig::default(), ("m", base), candidate);
+    assert!(!verdict.passed(), "{verdict:?}");
+    let comparison = &verdict.comparisons()[0];
+    // Item 0 was right and is now right only by chance: a regression; item 1 is no fix.
+    assert_eq!(
+        (comparison.regressed.clone(), comparison.fixed.clone()),
+        (vec![0], vec![])
+    );
+    assert_eq!(
+        comparison.unstable_not_credited,
+        vec![(0, PredictionOrder), (1, PredictionOrder)]
+    );
+    // A stable right verdict of a changed prediction counts as always.
+    let stable = unstable_records(&[1.0, 1.0, 1.0], &["a2", "b2", "c"], &[None, None, None]);
+    let base = unstable_records(&[1.0, 0.0, 1.0], &["a", "b", "c"], &[None, None, None]);
+    let verdict = run_records(GateConfig::default(), ("m", base), stable);
+    assert_eq!(verdict.comparisons()[0].fixed, vec![1]);
+}
+
+#[test]
+fn a_must_pass_item_right_only_unstably_regresses() {
+    use crate::score::stability::Unstable::PredictionTiming;
+    let base = unstable_records(&[1.0; 20], &["a"; 20], &[None; 20]);
+    let mut texts = ["a"; 20];
+    texts[3] = "slow";
+    let mut reasons = [None; 20];
+    reasons[3] = Some(PredictionTiming);
+    let candidate = unstable_records(&[1.0; 20], &texts, &reasons);
+    let gate = GateConfig {
+        max_drop_points: 10.0,
+        must_pass: vec![3],
+        ..GateConfig::default()
+    };
+    let verdict = run_records(gate, ("m", base), candidate);
+    assert_eq!(verdict.comparisons()[0].must_pass_regressions, vec![3]);
+    assert!(!verdict.passed());
+}
+
+#[test]
+fn against_a_baseline_without_prediction_texts_an_unstable_verdict_earns_no_fix() {
+    use crate::score::stability::Unstable::GoldOrder;
+    let base = records(&[1.0, 0.0, 1.0, 1.0]);
+    let candidate = unstable_records(
+        &[1.0, 1.0, 0.0, 1.0],
+        &["a", "b", "c", "d"],
+        &[Some(GoldOrder), Some(GoldOrder), Some(GoldOrder), None],
+    );
+    let verdict = run_records(GateConfig::default(), ("m", base), candidate);
+    let comparison = &verdict.comparisons()[0];
+    // Item 0 stays right, item 1's fix is not credited, item 2's drop counts.
+    assert_eq!(
+        (comparison.regressed.clone(), comparison.fixed.clone()),
+        (vec![2], vec![])
+    );
+    assert_eq!(comparison.unstable_not_credited, vec![(1, GoldOrder)]);
+    assert!(!verdict.passed());
+    assert!(verdict.notes().iter().any(|n| n.starts_with(
+        "m: the baseline does not record the predictions' texts (an older sqlgate wrote it)"
+    )));
 }

@@ -138,6 +138,10 @@ impl Metric for ExactSetMatch {
         "esm"
     }
 
+    fn reads_results(&self) -> bool {
+        false
+    }
+
     fn needs_sqlite_files(&self) -> bool {
         true
     }

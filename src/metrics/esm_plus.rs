@@ -60,6 +60,10 @@ impl Metric for EsmPlus {
         "esm_plus"
     }
 
+    fn reads_results(&self) -> bool {
+        false
+    }
+
     fn needs_sqlite_files(&self) -> bool {
         true
     }

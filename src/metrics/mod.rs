@@ -8,6 +8,7 @@ mod esm;
 pub mod esm_plus;
 mod ex;
 mod flex;
+mod outcome;
 mod qas;
 mod resultset;
 mod rves;
@@ -26,9 +27,9 @@ use crate::input::config::Config;
 use crate::input::dataset::{Dataset, GoldItem};
 pub use esm::{ComponentScore, Components, COMPONENTS};
 pub use flex::{markdown_table, JudgeTotals, Judgement};
+pub use outcome::Outcome;
 pub use resultset::table_similarity;
 pub use rves::{official_reward, Timing};
-use serde::Serialize;
 pub use sqlmorph::{gives_sub_score, CellScores, PartialCredit, Technique, PARTIAL_CREDIT_KEYS};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -101,6 +102,14 @@ pub fn continuous_scores(name: &str) -> Vec<String> {
     build(name).map_or_else(|_| Vec::new(), |metric| metric.continuous_scores())
 }
 
+/// Whether metric `name` (a headline or `<metric>.<sub-score>`) reads query results
+/// ([`Metric::reads_results`]); an unknown name is presumed to, so its unstable verdicts are
+/// never trusted.
+pub fn reads_results(name: &str) -> bool {
+    let metric = name.split('.').next().unwrap_or(name);
+    build(metric).map_or(true, |metric| metric.reads_results())
+}
+
 /// Checks one stored value of metric `name` (headline or sub-score): finite and inside
 /// [`value_range`], allowing for rounding (1e-9); the error says what is wrong.
 pub fn check_value(name: &str, value: f64) -> Result<(), String> {
@@ -152,85 +161,11 @@ pub trait Metric: Send + Sync {
     fn read_details(&self, _json: &serde_json::Value) -> Option<Details> {
         None
     }
-}
-
-/// How an item ended for one metric.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// The prediction is correct.
-    Match,
-    /// The prediction ran (or parsed) and is wrong.
-    Mismatch,
-    /// The prediction failed (SQL error, refused, result too large).
-    PredError,
-    /// The prediction hit the time limit.
-    PredTimeout,
-    /// The gold query failed: a dataset defect, excluded from denominators.
-    GoldError,
-    /// The gold query hit the time limit: not charged to the prediction, excluded from
-    /// denominators.
-    GoldTimeout,
-    /// No prediction was given (scored wrong).
-    Missing,
-    /// The raw model output held no SQL `extract` could find (scored wrong, counted apart from
-    /// SQL errors).
-    ExtractionFailed,
-    /// The item's database is absent (excluded from denominators).
-    Skipped,
-    /// The metric cannot be computed here: the service it needs (an embedding or judge endpoint)
-    /// is not configured or did not answer. Excluded from denominators and reported with the
-    /// reason, never approximated.
-    Unavailable,
-}
-
-impl Outcome {
-    /// All outcomes, in report order.
-    pub const ALL: [Outcome; 10] = [
-        Outcome::Match,
-        Outcome::Mismatch,
-        Outcome::PredError,
-        Outcome::PredTimeout,
-        Outcome::GoldError,
-        Outcome::GoldTimeout,
-        Outcome::Missing,
-        Outcome::ExtractionFailed,
-        Outcome::Skipped,
-        Outcome::Unavailable,
-    ];
-
-    /// The outcome's name as written in JSONL.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Match => "match",
-            Outcome::Mismatch => "mismatch",
-            Outcome::PredError => "pred_error",
-            Outcome::PredTimeout => "pred_timeout",
-            Outcome::GoldError => "gold_error",
-            Outcome::GoldTimeout => "gold_timeout",
-            Outcome::Missing => "missing",
-            Outcome::ExtractionFailed => "extraction_failed",
-            Outcome::Skipped => "skipped",
-            Outcome::Unavailable => "unavailable",
-        }
-    }
-
-    /// The outcome a JSONL name stands for.
-    pub fn parse(name: &str) -> Option<Outcome> {
-        Outcome::ALL.into_iter().find(|o| o.as_str() == name)
-    }
-
-    /// Whether the item counts in this metric's denominator.
-    pub fn is_scored(self) -> bool {
-        !matches!(
-            self,
-            Outcome::GoldError | Outcome::GoldTimeout | Outcome::Skipped | Outcome::Unavailable
-        )
-    }
-
-    /// Whether the gold query failed or timed out.
-    pub fn is_gold_failure(self) -> bool {
-        matches!(self, Outcome::GoldError | Outcome::GoldTimeout)
+    /// Whether the metric's verdict reads query results, so an undetermined order or a query
+    /// near the time limit can change it ([`crate::score::stability`]); true unless the metric
+    /// only compares SQL texts.
+    fn reads_results(&self) -> bool {
+        true
     }
 }
 
@@ -374,6 +309,8 @@ pub struct GoldResult {
     pub rows: Result<Vec<Row>, ExecError>,
     /// Its column names (empty when it failed).
     pub columns: Vec<String>,
+    /// How long it ran; `None` when read from the on-disk gold cache.
+    pub elapsed: Option<std::time::Duration>,
 }
 
 /// What metrics may use: the dataset, the executor, the comparison profile, the test suites and
@@ -500,6 +437,7 @@ impl<'a> Env<'a> {
     /// A gold query prepared otherwise than the profile's own way (a test suite's texts,
     /// [`crate::engine::profile::Profile::suite_texts`]) run on `db`, not cached.
     pub fn run_gold(&self, prepared: &PreparedGold, db: &Path) -> GoldResult {
+        let started = std::time::Instant::now();
         let (rows, columns) = match self.executor.run_table(db, &prepared.sql) {
             Ok(table) => (Ok(table.rows), table.columns),
             Err(e) => (Err(e), Vec::new()),
@@ -508,7 +446,19 @@ impl<'a> Env<'a> {
             prepared: prepared.clone(),
             rows,
             columns,
+            elapsed: Some(started.elapsed()),
         }
+    }
+
+    /// The item's gold result on database `db` when a metric already ran it (nothing runs here):
+    /// the stability check probes only the golds the run executed.
+    pub fn executed_gold(&self, item: &GoldItem, db: &Path) -> Option<Arc<GoldResult>> {
+        let slots = self
+            .gold
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let slot = slots.get(&(item.index, 0, db.to_path_buf()))?;
+        slot.get().cloned()
     }
 
     /// The item's gold result on database `db`, run once however many systems ask.
@@ -558,8 +508,10 @@ impl<'a> Env<'a> {
                 prepared,
                 rows: Ok(rows),
                 columns,
+                elapsed: None,
             });
         }
+        let started = std::time::Instant::now();
         let (rows, columns) = match self.executor.run_table(db, &prepared.sql) {
             Ok(table) => (Ok(table.rows), table.columns),
             Err(e) => (Err(e), Vec::new()),
@@ -571,6 +523,7 @@ impl<'a> Env<'a> {
             prepared,
             rows,
             columns,
+            elapsed: Some(started.elapsed()),
         })
     }
 }

@@ -314,6 +314,9 @@ pub fn summary_json(
             "share_of_worker_time": timing.timeout_share(),
         });
     }
+    if let Some(unstable) = crate::report::unstable::unstable_json(evaluation) {
+        document["unstable"] = unstable;
+    }
     if let Some((analysis, verdict)) = gated {
         document["reference"] = json!(analysis.reference);
         document["across_systems"] = json!({
@@ -371,14 +374,19 @@ fn gate_json(verdict: &Verdict, evaluation: &Evaluation) -> Json {
         .filter(|c| !c.must_pass_regressions.is_empty())
         .map(|c| json!({"system": c.candidate, "regressed": c.must_pass_regressions}))
         .collect();
-    json!({
+    let mut gate = json!({
         "passed": verdict.passed(),
         "headline": verdict.headline(),
         "reasons": verdict.reasons(),
         "notes": verdict.notes(),
         "cells": cells,
         "must_pass_regressions": must_pass,
-    })
+    });
+    let unstable = crate::report::unstable::gate_unstable_json(verdict.comparisons());
+    if !unstable.is_empty() {
+        gate["unstable"] = Json::Array(unstable);
+    }
+    gate
 }
 
 /// The leaderboard document: the ranked rows with what identifies them: the dataset's
@@ -638,6 +646,9 @@ pub fn human(evaluation: &Evaluation, summary: &Summary) -> String {
     }
     if let Some(note) = timeout_note(evaluation) {
         let _ = writeln!(out, "{note}");
+    }
+    for line in crate::report::unstable::unstable_counts(evaluation) {
+        let _ = writeln!(out, "{}", log_value(&line));
     }
     for system in &summary.systems {
         let _ = writeln!(

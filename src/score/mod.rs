@@ -7,4 +7,5 @@
 
 pub mod data;
 pub mod evaluation;
+pub mod stability;
 pub mod trust;

@@ -62,4 +62,5 @@ mod stores;
 mod terminal;
 mod ts;
 mod ts_domain;
+mod unstable;
 mod workspace;

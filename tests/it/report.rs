@@ -96,8 +96,11 @@ fn report_on_shared_data_gates_a_weaker_system() {
     assert_eq!(cells.len(), 2);
     assert_eq!(cells[0]["cell"], "all");
     assert_eq!(cells[0]["baseline_system"], "RESDSQL");
-    assert_eq!(cells[0]["regressed"].as_array().unwrap().len(), 176);
-    assert_eq!(cells[1]["fixed"].as_array().unwrap().len(), 14);
+    // 176 items regress as measured; 7 more, and 4 fewer fixes overall (2 in extra), are items
+    // whose gold's rows at its LIMIT tie: another system's right verdict there is not credited.
+    assert_eq!(cells[0]["regressed"].as_array().unwrap().len(), 183);
+    assert_eq!(cells[1]["fixed"].as_array().unwrap().len(), 12);
+    assert_eq!(summary["gate"]["unstable"].as_array().unwrap().len(), 11);
     assert_eq!(cells[0]["verdict"], "fail");
     assert!(cells[0]["p_adjusted"].as_f64().unwrap() < 0.05);
     let junit = std::fs::read_to_string(work.path().join("junit.xml")).unwrap();

@@ -498,3 +498,60 @@ fn mariadb_a_merge_table_is_refused() {
                  ALTER TABLE customers ENGINE=MERGE UNION=(lever_part);";
     check_refused(servers::mariadb(), "lever_merge", &lever, merge);
 }
+
+/// Issue 44: statistics the preparation makes decide the plan of a prediction whose rows at its
+/// LIMIT the query leaves open. Loading analyzes `customers` (two rows), so `DISTINCT name ...
+/// LIMIT 1` sorts and returns `ada`; statistics of 200 rows (inserted, analyzed, deleted: the
+/// rows and their order are the base's again) make it hash and return `bob`, the gold's answer.
+/// Planner statistics cannot be digested, so the gate credits no right verdict the query's own
+/// order does not decide: the regression is seen (exit 1), the item named unstable.
+#[test]
+fn postgres_statistics_that_pick_a_plan_make_no_undetermined_prediction_right() {
+    let lever = Lever {
+        question: "SELECT name FROM customers WHERE id = 2",
+        wrong: "SELECT DISTINCT name FROM customers LIMIT 1",
+        names: "unstable",
+    };
+    let statistics = "INSERT INTO customers SELECT g, 'x' || g FROM generate_series(3, 200) g; \
+                      ANALYZE customers; DELETE FROM customers WHERE id > 2;";
+    let judged = judge_lever(servers::postgres(), "lever_statistics", &lever, statistics);
+    let all = text(&judged);
+    assert_eq!(judged.status.code(), Some(1), "{all}");
+    assert!(
+        all.contains("model: unstable, not credited: item 6 (prediction-order)"),
+        "{all}"
+    );
+}
+
+/// Issue 45: on MariaDB, `ORDER BY MAX(x) DESC LIMIT 1` over groups tied at the top returns
+/// whichever group the plan meets first: the baseline records the gold's verdict as unstable.
+#[test]
+fn mariadb_a_tie_at_order_by_max_limit_1_is_recorded_unstable() {
+    let server = servers::mariadb();
+    let database = "unstable_max_tie";
+    fresh_database(server, database);
+    let mut gold: Vec<&str> = GOLD.to_vec();
+    gold.push("SELECT name FROM items GROUP BY name ORDER BY MAX(price > 5) DESC LIMIT 1");
+    let dir = repository_with(server.kind, &gold);
+    let root = dir.path();
+    let push = Run {
+        server,
+        database,
+        event: Event::Push,
+        base: git(root, &["rev-parse", "HEAD"]),
+    };
+    let recorded = push.workflow(root);
+    assert!(recorded.status.success(), "{}", text(&recorded));
+    let baseline: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join("baseline.json")).unwrap()).unwrap();
+    let reasons: Vec<&serde_json::Value> = baseline["systems"]["model"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|record| &record["unstable"])
+        .collect();
+    let mut expected = vec![&serde_json::Value::Null; GOLD.len()];
+    let tied = serde_json::json!("gold-order");
+    expected.push(&tied);
+    assert_eq!(reasons, expected);
+}
