@@ -14,7 +14,7 @@ use crate::analysis::features::ItemFeatures;
 use crate::analysis::records::ItemRecord;
 use crate::analysis::stats::{holm, mcnemar_exact, paired_bootstrap};
 use crate::input::config::{GateConfig, SignificanceTest};
-use crate::score::stability::Unstable;
+use crate::score::stability::{TieBreaker, Unstable};
 use std::collections::BTreeMap;
 
 /// The prefix of a `gate.per_feature` cell's name (`feature:window`).
@@ -109,7 +109,7 @@ pub fn against<'a>(gate: &'a GateConfig, system: &'a SystemRecords) -> &'a str {
 /// features (`features[index]`).
 pub fn compare_all(
     gate: &GateConfig,
-    metric: &str,
+    (metric, tie_breaker): (&str, TieBreaker),
     current: &[SystemRecords],
     baseline: &Baseline,
     features: &ItemFeatures,
@@ -122,7 +122,7 @@ pub fn compare_all(
             let base_items = baseline.systems.get(against)?;
             Some(compare(
                 gate,
-                (metric, features),
+                (metric, tie_breaker, features),
                 system,
                 against,
                 base_items,
@@ -134,7 +134,7 @@ pub fn compare_all(
 /// The items scored in both runs with their vouched values, and how each unstable one entered
 /// (a metric that only compares SQL texts, ESM, is not changed by an order or the clock).
 fn paired<'a>(
-    metric: &str,
+    (metric, tie_breaker): (&str, TieBreaker),
     base: &'a [ItemRecord],
     candidate: &'a [ItemRecord],
 ) -> Vec<(Pair<'a>, Option<Vouching>)> {
@@ -147,7 +147,7 @@ fn paired<'a>(
             let bv = b.metrics.get(metric).copied().flatten()?;
             let cv = c.metrics.get(metric).copied().flatten()?;
             let (cv, vouching) = match reads_results {
-                true => vouched(b, c, bv, cv),
+                true => vouched((b, bv), (c, cv), tie_breaker),
                 false => (cv, None),
             };
             Some(((c.index, bv, cv, c.difficulty.as_deref()), vouching))
@@ -158,29 +158,37 @@ fn paired<'a>(
 /// The candidate's value the gate compares (issues 44, 45). On an unstable item (either run's
 /// verdict depends on an undetermined order or on timing) whose prediction text is the
 /// baseline's, a changed verdict is the plan's or the clock's doing, so the baseline's value
-/// stands. On one whose prediction changed, a right (or partly right) value that the candidate
-/// run found unstable is not credited: nothing vouches for it, so it counts as 0, failing closed
-/// (a wrong verdict, unstable or not, is kept). Where the baseline did not record the
-/// prediction's text (an older sqlgate wrote it), whether it changed is unknown: an unstable
-/// value is credited no higher than the baseline's (no fix by chance; a drop still counts).
-fn vouched(base: &ItemRecord, candidate: &ItemRecord, bv: f64, cv: f64) -> (f64, Option<Vouching>) {
+/// stands: an instability on its own is never a regression or a fix. On one whose prediction
+/// changed, the value is as measured (the clock cannot make a wrong answer right, and slowness
+/// hides no drop), except where a planner breaks ties ([`TieBreaker::Planner`]): there a right
+/// (or partly right) value that the candidate run found order-unstable is not credited, since a
+/// pull request that prepares the server could have steered the tie, so it counts as 0, failing
+/// closed (a wrong verdict is kept). Where the baseline did not record the prediction's text (an
+/// older sqlgate wrote it), whether it changed is unknown: such a value is credited no higher
+/// than the baseline's (no fix by a steered tie; a drop still counts).
+fn vouched(
+    (base, bv): (&ItemRecord, f64),
+    (candidate, cv): (&ItemRecord, f64),
+    tie_breaker: TieBreaker,
+) -> (f64, Option<Vouching>) {
     let unstable = base.unstable.or(candidate.unstable);
-    match (&base.prediction, candidate.unstable) {
-        (None, Some(reason)) if cv > bv => (bv, Some(Vouching::NotCredited(reason))),
-        (None, _) => (cv, None),
+    let steerable = (candidate.unstable)
+        .filter(|reason| reason.is_order() && tie_breaker == TieBreaker::Planner);
+    match (&base.prediction, steerable) {
         (Some(text), _) if candidate.prediction.as_ref() == Some(text) => match unstable {
             Some(reason) if cv != bv => (bv, Some(Vouching::NotCounted(reason))),
             _ => (cv, None),
         },
+        (None, Some(reason)) if cv > bv => (bv, Some(Vouching::NotCredited(reason))),
         (Some(_), Some(reason)) if cv > 0.0 => (0.0, Some(Vouching::NotCredited(reason))),
-        (Some(_), _) => (cv, None),
+        _ => (cv, None),
     }
 }
 
 /// `system` against the baseline's records `base` of the system `against`.
 fn compare(
     gate: &GateConfig,
-    (metric, features): (&str, &ItemFeatures),
+    (metric, tie_breaker, features): (&str, TieBreaker, &ItemFeatures),
     system: &SystemRecords,
     against: &str,
     base: &[ItemRecord],
@@ -188,7 +196,7 @@ fn compare(
     let accepting = |&(index, b, c, _): &Pair<'_>| {
         c < b && gate.accept.iter().any(|a| a.items.contains(&index))
     };
-    let measured = paired(metric, base, &system.items);
+    let measured = paired((metric, tie_breaker), base, &system.items);
     let vouching = |pick: fn(Vouching) -> Option<Unstable>| {
         (measured.iter())
             .filter_map(|(pair, v)| Some((pair.0, pick((*v)?)?)))

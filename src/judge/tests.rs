@@ -4,7 +4,7 @@
 use super::rules::required_system::REQUIRED;
 use super::*;
 use crate::analysis::records::ItemRecord;
-use crate::input::config::{Config, GateConfig, SignificanceConfig, SignificanceTest};
+use crate::input::config::{Config, EngineKind, GateConfig, SignificanceConfig, SignificanceTest};
 use std::collections::BTreeMap;
 
 fn records(values: &[f64]) -> Vec<ItemRecord> {
@@ -43,20 +43,39 @@ fn run_records(
     base: (&str, Vec<ItemRecord>),
     candidate: Vec<ItemRecord>,
 ) -> Verdict {
+    run_records_on(EngineKind::Sqlite, gate, base, candidate)
+}
+
+/// [`run_records`] with a dataset on `engine`.
+fn run_records_on(
+    engine: EngineKind,
+    gate: GateConfig,
+    base: (&str, Vec<ItemRecord>),
+    candidate: Vec<ItemRecord>,
+) -> Verdict {
     let baseline = baseline_of(&[base]);
     let current = [SystemRecords {
         name: "m".into(),
         from_baseline: false,
         items: candidate,
     }];
-    evaluate(&config(gate), &current, Some(&baseline))
+    let mut config = config(gate);
+    config.dataset.engine.kind = engine;
+    evaluate(&config, &current, Some(&baseline))
 }
 
 /// The verdict of every rule on `current` against `baseline`, with `config`'s gate.
 fn evaluate(config: &Config, current: &[SystemRecords], baseline: Option<&Baseline>) -> Verdict {
     let metric = config.gate_metric();
     let comparisons = baseline.map_or_else(Vec::new, |b| {
-        crate::analysis::comparison::compare_all(&config.gate, metric, current, b, &Vec::new())
+        let tie_breaker = crate::score::stability::TieBreaker::of(config.dataset.engine.kind);
+        crate::analysis::comparison::compare_all(
+            &config.gate,
+            (metric, tie_breaker),
+            current,
+            b,
+            &Vec::new(),
+        )
     });
     let context = Context {
         gate: &config.gate,
@@ -447,15 +466,28 @@ fn an_unchanged_unstable_prediction_whose_verdict_flips_is_neither_regressed_nor
 }
 
 #[test]
-fn a_changed_prediction_right_only_unstably_is_not_credited() {
-    use crate::score::stability::Unstable::PredictionOrder;
-    let base = unstable_records(&[1.0, 0.0, 1.0], &["a", "b", "c"], &[None, None, None]);
-    let candidate = unstable_records(
-        &[1.0, 1.0, 1.0],
-        &["a2", "b2", "c"],
-        &[Some(PredictionOrder), Some(PredictionOrder), None],
-    );
-    let verdict = run_records(GateConfig::default(), ("m", base), candidate);
+fn on_a_server_a_changed_prediction_right_only_by_a_tie_is_not_credited() {
+    use crate::score::stability::Unstable::{GoldOrder, PredictionOrder};
+    let base = || unstable_records(&[1.0, 0.0, 1.0], &["a", "b", "c"], &[None, None, None]);
+    let candidate = |reason| {
+        unstable_records(
+            &[1.0, 1.0, 1.0],
+            &["a2", "b2", "c"],
+            &[Some(reason), Some(reason), None],
+        )
+    };
+    // On SQLite the trusted file and the bundled engine break the tie the same way every run:
+    // the verdicts count as measured (item 1 is a fix).
+    for reason in [PredictionOrder, GoldOrder] {
+        let verdict = run_records(GateConfig::default(), ("m", base()), candidate(reason));
+        assert!(verdict.passed(), "{verdict:?}");
+        assert_eq!(verdict.comparisons()[0].fixed, vec![1]);
+        assert!(verdict.comparisons()[0].unstable_not_credited.is_empty());
+    }
+    let base = base();
+    let candidate = candidate(PredictionOrder);
+    let gate = GateConfig::default();
+    let verdict = run_records_on(EngineKind::Postgresql, gate, ("m", base), candidate);
     assert!(!verdict.passed(), "{verdict:?}");
     let comparison = &verdict.comparisons()[0];
     // Item 0 was right and is now right only by chance: a regression; item 1 is no fix.
@@ -470,27 +502,35 @@ fn a_changed_prediction_right_only_unstably_is_not_credited() {
     // A stable right verdict of a changed prediction counts as always.
     let stable = unstable_records(&[1.0, 1.0, 1.0], &["a2", "b2", "c"], &[None, None, None]);
     let base = unstable_records(&[1.0, 0.0, 1.0], &["a", "b", "c"], &[None, None, None]);
-    let verdict = run_records(GateConfig::default(), ("m", base), stable);
+    let gate = GateConfig::default();
+    let verdict = run_records_on(EngineKind::Mysql, gate, ("m", base), stable);
     assert_eq!(verdict.comparisons()[0].fixed, vec![1]);
 }
 
 #[test]
-fn a_must_pass_item_right_only_unstably_regresses() {
+fn a_changed_prediction_near_the_time_limit_counts_as_measured() {
     use crate::score::stability::Unstable::PredictionTiming;
-    let base = unstable_records(&[1.0; 20], &["a"; 20], &[None; 20]);
+    let base = || unstable_records(&[1.0; 20], &["a"; 20], &[None; 20]);
     let mut texts = ["a"; 20];
     texts[3] = "slow";
     let mut reasons = [None; 20];
     reasons[3] = Some(PredictionTiming);
-    let candidate = unstable_records(&[1.0; 20], &texts, &reasons);
-    let gate = GateConfig {
+    let gate = || GateConfig {
         max_drop_points: 10.0,
         must_pass: vec![3],
         ..GateConfig::default()
     };
-    let verdict = run_records(gate, ("m", base), candidate);
+    // Slowness hides no drop: a must-pass item that a slow new prediction gets wrong regresses.
+    let mut values = [1.0; 20];
+    values[3] = 0.0;
+    let wrong = unstable_records(&values, &texts, &reasons);
+    let verdict = run_records_on(EngineKind::Postgresql, gate(), ("m", base()), wrong);
     assert_eq!(verdict.comparisons()[0].must_pass_regressions, vec![3]);
     assert!(!verdict.passed());
+    // And the clock cannot make a wrong answer right: a right slow one counts as right.
+    let right = unstable_records(&[1.0; 20], &texts, &reasons);
+    let verdict = run_records_on(EngineKind::Postgresql, gate(), ("m", base()), right);
+    assert!(verdict.passed(), "{verdict:?}");
 }
 
 #[test]
@@ -502,7 +542,8 @@ fn against_a_baseline_without_prediction_texts_an_unstable_verdict_earns_no_fix(
         &["a", "b", "c", "d"],
         &[Some(GoldOrder), Some(GoldOrder), Some(GoldOrder), None],
     );
-    let verdict = run_records(GateConfig::default(), ("m", base), candidate);
+    let gate = GateConfig::default();
+    let verdict = run_records_on(EngineKind::Postgresql, gate, ("m", base), candidate);
     let comparison = &verdict.comparisons()[0];
     // Item 0 stays right, item 1's fix is not credited, item 2's drop counts.
     assert_eq!(

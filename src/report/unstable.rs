@@ -32,7 +32,7 @@ pub const NOT_COUNTED: &str =
     "not counted: the prediction is unchanged, the verdict changed (the baseline's stands)";
 /// What the gate does with a changed prediction's unstable right verdict.
 pub const NOT_CREDITED: &str =
-    "not credited: a changed prediction right only by chance counts as wrong";
+    "not credited: a changed prediction right only by a tie the server's plan broke counts as wrong";
 
 /// The first `limit` items of every comparison the gate did not count or credit, comparison by
 /// comparison, not-counted first; and how many there are in all.

@@ -63,6 +63,11 @@ impl Unstable {
         }
     }
 
+    /// Whether the reason is an undetermined order (not the clock).
+    pub fn is_order(self) -> bool {
+        matches!(self, Unstable::GoldOrder | Unstable::PredictionOrder)
+    }
+
     /// Parses a name written by [`Unstable::as_str`].
     pub fn parse(name: &str) -> Option<Unstable> {
         [
@@ -73,6 +78,28 @@ impl Unstable {
         ]
         .into_iter()
         .find(|reason| reason.as_str() == name)
+    }
+}
+
+/// Who breaks a tie at a cut when the same query runs again: whether an undetermined order can
+/// come out otherwise, or be steered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TieBreaker {
+    /// SQLite reading the benchmark's own file (trusted: a pull request cannot change it) with
+    /// the engine built into sqlgate: the same rows in the same order on every run.
+    Fixed,
+    /// A server's planner: statistics, settings and parallel workers pick among tied rows, and
+    /// a pull request that prepares the server can steer them.
+    Planner,
+}
+
+impl TieBreaker {
+    /// The tie-breaker of `kind`'s engine.
+    pub fn of(kind: EngineKind) -> TieBreaker {
+        match kind {
+            EngineKind::Sqlite => TieBreaker::Fixed,
+            EngineKind::Postgresql | EngineKind::Mysql => TieBreaker::Planner,
+        }
     }
 }
 

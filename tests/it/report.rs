@@ -96,11 +96,14 @@ fn report_on_shared_data_gates_a_weaker_system() {
     assert_eq!(cells.len(), 2);
     assert_eq!(cells[0]["cell"], "all");
     assert_eq!(cells[0]["baseline_system"], "RESDSQL");
-    // 176 items regress as measured; 7 more, and 4 fewer fixes overall (2 in extra), are items
-    // whose gold's rows at its LIMIT tie: another system's right verdict there is not credited.
-    assert_eq!(cells[0]["regressed"].as_array().unwrap().len(), 183);
-    assert_eq!(cells[1]["fixed"].as_array().unwrap().len(), 12);
-    assert_eq!(summary["gate"]["unstable"].as_array().unwrap().len(), 11);
+    // As measured: on SQLite the 46 golds whose rows at their LIMIT tie break the same way on
+    // every run, so another system's right verdict there counts (the verdicts are shown as
+    // unstable, and nothing is withheld).
+    assert_eq!(cells[0]["regressed"].as_array().unwrap().len(), 176);
+    assert_eq!(cells[1]["fixed"].as_array().unwrap().len(), 14);
+    assert!(summary["gate"]["unstable"]
+        .as_array()
+        .is_none_or(Vec::is_empty));
     assert_eq!(cells[0]["verdict"], "fail");
     assert!(cells[0]["p_adjusted"].as_f64().unwrap() < 0.05);
     let junit = std::fs::read_to_string(work.path().join("junit.xml")).unwrap();

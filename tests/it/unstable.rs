@@ -1,7 +1,8 @@
 //! Unstable verdicts end to end on SQLite (issues 44, 45): a pull request's prediction whose
-//! rows at its LIMIT are a tie the scan order breaks is not credited when it happens to be right,
-//! and an unchanged prediction of that kind whose verdict flips is not counted; the report, the
-//! JSONL and the verdict's notes name the items.
+//! rows at its LIMIT are a tie the scan order breaks is shown as unstable and counts as measured
+//! (SQLite breaks the tie the same way every run), and an unchanged prediction of that kind
+//! whose verdict flips is not counted; the report, the JSONL and the verdict's notes name the
+//! items.
 
 use crate::common;
 
@@ -67,7 +68,7 @@ fn reason(items: &[serde_json::Value], index: u64) -> Option<&str> {
 }
 
 #[test]
-fn a_changed_prediction_right_only_by_the_scan_order_is_not_credited() {
+fn on_sqlite_a_changed_prediction_right_by_the_scan_order_is_shown_and_counts() {
     let dir = repository(&GOLD);
     let root = dir.path();
     update_baseline(root);
@@ -84,25 +85,17 @@ fn a_changed_prediction_right_only_by_the_scan_order_is_not_credited() {
     assert_eq!(first["metrics"]["ex"], 1);
     assert_eq!(reason(&items, 0), Some("prediction-order"));
     assert_eq!(reason(&items, 1), None);
-    let all = exited(&output, 1);
-    assert!(
-        all.contains(
-            "model: unstable, not credited: item 0 (prediction-order): the changed prediction \
-             is right only as an undetermined order or the time limit allows, so it counts as \
-             wrong"
-        ),
-        "{all}"
-    );
-    assert!(all.contains("1 regressed / 0 fixed"), "{all}");
+    // SQLite reads the benchmark's own file with the engine built into sqlgate: the tie breaks
+    // the same way on every run and no pull request steers it, so the verdict counts as measured
+    // (on a server it is not credited: server_levers.rs); the report still shows it.
+    let all = exited(&output, 0);
+    assert!(all.contains("0 regressed / 0 fixed"), "{all}");
+    assert!(!all.contains("not credited"), "{all}");
     let report = std::fs::read_to_string(root.join("report.md")).unwrap();
     assert!(
-        report.contains(
-            "| model | model | 0 | the prediction's rows at its LIMIT are an undetermined \
-             order's | not credited: a changed prediction right only by chance counts as wrong |"
-        ),
+        report.contains("- model: 1 unstable verdicts (1 prediction-order)"),
         "{report}"
     );
-    assert!(report.contains("- model: 1 unstable verdicts (1 prediction-order)"));
 }
 
 /// Rewrites item `index` of system `system` in `root`'s baseline as a run that judged it right

@@ -236,8 +236,9 @@ fn unstable_notes(comparison: &Comparison) -> Vec<String> {
     }
     if !comparison.unstable_not_credited.is_empty() {
         notes.push(format!(
-            "{}: unstable, not credited: {}: the changed prediction is right only as an \
-             undetermined order or the time limit allows, so it counts as wrong",
+            "{}: unstable, not credited: {}: the changed prediction is right only as the \
+             server's plan breaks a tie, which the server's preparation can steer, so it counts \
+             as wrong",
             comparison.candidate,
             listed(&comparison.unstable_not_credited)
         ));
