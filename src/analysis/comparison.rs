@@ -84,6 +84,10 @@ pub struct Comparison {
     /// Changed predictions whose right verdict is unstable: nothing vouches for it, so they
     /// count as not right in every cell, with the reason.
     pub unstable_not_credited: Vec<(usize, Unstable)>,
+    /// Items the baseline measured that this run could not (the gold failed or timed out, the
+    /// database was absent, the metric was unavailable), with this run's outcome: they count as
+    /// not right in every cell (fail closed), so making an item unmeasurable hides no drop.
+    pub unmeasured: Vec<(usize, String)>,
 }
 
 /// One item scored in both runs, as the gate compares it: the baseline's and the candidate's
@@ -97,6 +101,8 @@ enum Vouching {
     NotCounted(Unstable),
     /// Its prediction changed and is right only unstably: counted as not right.
     NotCredited(Unstable),
+    /// The baseline measured it and this run could not: counted as not right.
+    Unmeasured,
 }
 
 /// The baseline system `system` is compared with: `gate.against`, else its own name.
@@ -131,8 +137,9 @@ pub fn compare_all(
         .collect()
 }
 
-/// The items scored in both runs with their vouched values, and how each unstable one entered
-/// (a metric that only compares SQL texts, ESM, is not changed by an order or the clock).
+/// The items the baseline scored with their vouched values, and how each unstable or
+/// unmeasured one entered (a metric that only compares SQL texts, ESM, is not changed by an
+/// order or the clock).
 fn paired<'a>(
     (metric, tie_breaker): (&str, TieBreaker),
     base: &'a [ItemRecord],
@@ -145,7 +152,14 @@ fn paired<'a>(
         .filter_map(|c| {
             let b = base_by_index.get(&c.index)?;
             let bv = b.metrics.get(metric).copied().flatten()?;
-            let cv = c.metrics.get(metric).copied().flatten()?;
+            let Some(cv) = c.metrics.get(metric).copied().flatten() else {
+                let vouching = unmeasured(b, c, metric)?;
+                let cv = match vouching {
+                    Vouching::NotCounted(_) => bv,
+                    _ => 0.0,
+                };
+                return Some(((c.index, bv, cv, c.difficulty.as_deref()), Some(vouching)));
+            };
             let (cv, vouching) = match reads_results {
                 true => vouched((b, bv), (c, cv), tie_breaker),
                 false => (cv, None),
@@ -185,6 +199,22 @@ fn vouched(
     }
 }
 
+/// How an item the baseline measured and this run did not enters the comparison: a gold that
+/// ran near the time limit in the baseline and timed out now is the clock's doing (the
+/// baseline's value stands); an unavailable metric is left to its own rule (`None`, the item
+/// left out); anything else counts as not right (fail closed).
+fn unmeasured(base: &ItemRecord, candidate: &ItemRecord, metric: &str) -> Option<Vouching> {
+    let outcome = candidate.outcome.get(metric).map(String::as_str);
+    match (base.unstable, outcome) {
+        // An unavailable metric fails the gate by its own rule, naming the service.
+        (_, Some("unavailable")) => None,
+        (Some(Unstable::GoldTiming), Some("gold_timeout")) => {
+            Some(Vouching::NotCounted(Unstable::GoldTiming))
+        }
+        _ => Some(Vouching::Unmeasured),
+    }
+}
+
 /// `system` against the baseline's records `base` of the system `against`.
 fn compare(
     gate: &GateConfig,
@@ -204,12 +234,20 @@ fn compare(
     };
     let unstable_not_counted = vouching(|v| match v {
         Vouching::NotCounted(reason) => Some(reason),
-        Vouching::NotCredited(_) => None,
+        _ => None,
     });
     let unstable_not_credited = vouching(|v| match v {
         Vouching::NotCredited(reason) => Some(reason),
-        Vouching::NotCounted(_) => None,
+        _ => None,
     });
+    let outcome_of = |index: usize| {
+        let record = system.items.iter().find(|r| r.index == index);
+        (record.and_then(|r| r.outcome.get(metric)).cloned()).unwrap_or_default()
+    };
+    let unmeasured = (measured.iter())
+        .filter(|(_, v)| *v == Some(Vouching::Unmeasured))
+        .map(|(pair, _)| (pair.0, outcome_of(pair.0)))
+        .collect();
     let (accepted, pairs): (Vec<_>, Vec<_>) = (measured.into_iter())
         .map(|(pair, _)| pair)
         .partition(accepting);
@@ -260,6 +298,7 @@ fn compare(
         accepted: accepted.iter().map(|p| p.0).collect(),
         unstable_not_counted,
         unstable_not_credited,
+        unmeasured,
     }
 }
 

@@ -197,6 +197,7 @@ mod tests {
                 accepted: Vec::new(),
                 unstable_not_counted: Vec::new(),
                 unstable_not_credited: Vec::new(),
+                unmeasured: Vec::new(),
             }],
         }
     }

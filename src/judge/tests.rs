@@ -556,3 +556,35 @@ fn against_a_baseline_without_prediction_texts_an_unstable_verdict_earns_no_fix(
         "m: the baseline does not record the predictions' texts (an older sqlgate wrote it)"
     )));
 }
+
+#[test]
+fn an_item_the_baseline_measured_and_this_run_could_not_counts_as_not_right() {
+    use crate::score::stability::Unstable::GoldTiming;
+    let base = || records(&[1.0, 1.0, 0.0, 1.0]);
+    let mut candidate = records(&[1.0, 1.0, 0.0, 1.0]);
+    for (index, outcome) in [(1, "gold_timeout"), (2, "gold_error"), (3, "skipped")] {
+        candidate[index].metrics.insert("ex".into(), None);
+        candidate[index].outcome.insert("ex".into(), outcome.into());
+    }
+    let verdict = run_records(GateConfig::default(), ("m", base()), candidate.clone());
+    assert!(!verdict.passed(), "{verdict:?}");
+    let comparison = &verdict.comparisons()[0];
+    assert_eq!(comparison.regressed, vec![1, 3]);
+    assert_eq!(comparison.cells[0].items, 4);
+    assert_eq!(
+        comparison.unmeasured,
+        [(1, "gold_timeout"), (2, "gold_error"), (3, "skipped")].map(|(i, o)| (i, o.to_string()))
+    );
+    assert!(verdict.notes().contains(
+        &"m: not measured in this run: item 1 (gold_timeout), item 2 (gold_error), item 3 \
+          (skipped): the baseline measured them, so each counts as not right (fail closed)"
+            .to_string()
+    ));
+    // A gold that ran near the time limit in the baseline and timed out now: the clock's doing.
+    let mut flaky = base();
+    flaky[1].unstable = Some(GoldTiming);
+    let verdict = run_records(GateConfig::default(), ("m", flaky), candidate);
+    let comparison = &verdict.comparisons()[0];
+    assert_eq!(comparison.regressed, vec![3]);
+    assert_eq!(comparison.unstable_not_counted, vec![(1, GoldTiming)]);
+}

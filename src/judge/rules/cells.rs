@@ -243,6 +243,21 @@ fn unstable_notes(comparison: &Comparison) -> Vec<String> {
             listed(&comparison.unstable_not_credited)
         ));
     }
+    if !comparison.unmeasured.is_empty() {
+        let items: Vec<String> = (comparison.unmeasured.iter().take(UNSTABLE_LISTED))
+            .map(|(index, outcome)| format!("item {index} ({outcome})"))
+            .chain(
+                (comparison.unmeasured.len() > UNSTABLE_LISTED)
+                    .then(|| format!("{} more", comparison.unmeasured.len() - UNSTABLE_LISTED)),
+            )
+            .collect();
+        notes.push(format!(
+            "{}: not measured in this run: {}: the baseline measured them, so each counts as \
+             not right (fail closed)",
+            comparison.candidate,
+            items.join(", ")
+        ));
+    }
     notes
 }
 
