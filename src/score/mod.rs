@@ -7,4 +7,5 @@
 
 pub mod data;
 pub mod evaluation;
+pub mod gold_check;
 pub mod trust;
