@@ -63,7 +63,7 @@ fn unparsed(gold_path: &Path, item: &GoldItem, error: &str, replaced: bool) -> I
     )
 }
 
-/// Where an item is, in the gold file.
+/// Where an item is in the gold file.
 fn location(item: &GoldItem) -> String {
     format!("item {} (db `{}`)", item.index, item.db_id)
 }
@@ -128,10 +128,33 @@ fn one_line(sql: &str) -> String {
 }
 
 /// What a gold error's text says happened, without the `gold query` the message already says
-/// (`failed: no such column: x`, `does not parse: ...`).
+/// (`failed: no such column: x`, `does not parse: ...`, on a test-suite database `on
+/// db_3.sqlite: failed: ...`).
 fn what_failed(error: &str) -> String {
-    match error.strip_prefix("gold query ") {
-        Some(rest) if !rest.is_empty() => rest.to_string(),
-        _ => format!("failed: {error}"),
+    match error.contains("gold query ") {
+        true => error.replacen("gold query ", "", 1),
+        false => format!("failed: {error}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_error_says_what_failed_once() {
+        assert_eq!(
+            what_failed("gold query failed: no such column: x"),
+            "failed: no such column: x"
+        );
+        assert_eq!(
+            what_failed("gold query does not parse: unknown table"),
+            "does not parse: unknown table"
+        );
+        assert_eq!(
+            what_failed("on db_3.sqlite: gold query failed: no such table: t"),
+            "on db_3.sqlite: failed: no such table: t"
+        );
+        assert_eq!(what_failed("result too large"), "failed: result too large");
     }
 }
