@@ -58,9 +58,10 @@ fn identify(head: &[u8], size: u64) -> Result<(), String> {
     check_pages(head, size)
 }
 
-/// A file with SQLite's header whose size is not a whole number of pages, or shorter than the
-/// pages its header declares (when that count is valid: SQLite's rule, the change counter at
-/// offset 24 equals the version-valid-for number at offset 92), is truncated.
+/// A file with SQLite's header shorter than the pages its header declares (when that count is
+/// valid: SQLite's rule, the change counter at offset 24 equals the version-valid-for number at
+/// offset 92) is truncated; without a valid count, so is one that is not a whole number of
+/// pages (a longer file is what SQLite reads: the pages past the count are ignored).
 fn check_pages(head: &[u8], size: u64) -> Result<(), String> {
     let be32 = |at: usize| u32::from_be_bytes(head[at..at + 4].try_into().expect("4 bytes"));
     let page_size = match u16::from_be_bytes([head[16], head[17]]) {
@@ -72,11 +73,6 @@ fn check_pages(head: &[u8], size: u64) -> Result<(), String> {
             "is not a valid SQLite database (its header declares a page size of {page_size} bytes)"
         ));
     }
-    if size % page_size != 0 {
-        return Err(format!(
-            "is truncated: {size} bytes, not a whole number of its {page_size}-byte pages"
-        ));
-    }
     let declared_pages = u64::from(be32(28));
     let count_valid = declared_pages > 0 && be32(24) == be32(92);
     if count_valid && declared_pages * page_size > size {
@@ -84,6 +80,11 @@ fn check_pages(head: &[u8], size: u64) -> Result<(), String> {
             "is truncated: {size} bytes, but its header declares {declared_pages} pages of \
              {page_size} bytes ({} bytes)",
             declared_pages * page_size
+        ));
+    }
+    if !count_valid && size % page_size != 0 {
+        return Err(format!(
+            "is truncated: {size} bytes, not a whole number of its {page_size}-byte pages"
         ));
     }
     Ok(())
@@ -121,6 +122,8 @@ mod tests {
         assert_eq!(identify(&header(1, 1, 7, 7), 65_536), Ok(()));
         // A stale page count (counters differ) is not trusted, as SQLite does not trust it.
         assert_eq!(identify(&header(4096, 9, 7, 6), 4096), Ok(()));
+        // Bytes past the declared pages are ignored, as SQLite ignores them.
+        assert_eq!(identify(&header(4096, 3, 7, 7), 3 * 4096 + 10), Ok(()));
     }
 
     #[test]
@@ -144,8 +147,12 @@ mod tests {
             "is not a SQLite database (it does not start with SQLite's header `SQLite format 3`)"
         );
         assert_eq!(
-            identify(&header(4096, 3, 7, 7), 5000).unwrap_err(),
+            identify(&header(4096, 3, 7, 6), 5000).unwrap_err(),
             "is truncated: 5000 bytes, not a whole number of its 4096-byte pages"
+        );
+        assert_eq!(
+            identify(&header(4096, 3, 7, 7), 5000).unwrap_err(),
+            "is truncated: 5000 bytes, but its header declares 3 pages of 4096 bytes (12288 bytes)"
         );
         assert_eq!(
             identify(&header(4096, 3, 7, 7), 8192).unwrap_err(),

@@ -120,6 +120,13 @@ fn a_database_cut_short_is_truncated() {
     );
     assert_eq!(
         database_refusal(&bytes[..5000]),
+        "is truncated: 5000 bytes, but its header declares 4 pages of 4096 bytes (16384 bytes)"
+    );
+    // An old writer's file, whose page count SQLite does not trust, cut inside a page.
+    let mut stale = bytes[..5000].to_vec();
+    stale[92] ^= 1;
+    assert_eq!(
+        database_refusal(&stale),
         "is truncated: 5000 bytes, not a whole number of its 4096-byte pages"
     );
 }
