@@ -160,6 +160,7 @@ pub fn gate_run(
         anchor: anchor.as_ref().map(|(stored, path)| (stored, *path)),
         age: age.as_ref(),
         own_config: matches!(snapshot.settled, Settled::Proposed { .. }),
+        allowed_gold_errors: &config.dataset.allow_failing_golds,
     };
     let changed = (baseline_changed, template_changed);
     let notes = run_notes((config, snapshot), evaluation, changed, baseline.as_ref());

@@ -325,7 +325,7 @@ fn locate_databases(
         };
         let tables_entry = tables.and_then(|t| t.get(db_id)).cloned().map(Arc::new);
         let file = path.as_deref().filter(|_| folder.is_some());
-        let schema = load_schema(db_id, file, tables_entry.as_deref());
+        let schema = load_schema(db_id, file, tables_entry.as_deref())?;
         databases.insert(
             db_id.to_string(),
             Database {
@@ -349,9 +349,11 @@ fn sqlite_file(
 ) -> Result<Option<PathBuf>, InputError> {
     let file = database_file(config.kind, folder, db_id);
     if std::fs::symlink_metadata(&file).is_ok() {
-        crate::util::workspace::check_database(folder, &file).map_err(|message| {
-            InputError::malformed(&file, format!("database `{db_id}`"), message)
-        })?;
+        crate::util::workspace::check_database(folder, &file)
+            .and_then(|()| crate::input::database_file::check(&file))
+            .map_err(|message| {
+                InputError::malformed(&file, format!("database `{db_id}`"), message)
+            })?;
         return Ok(Some(file));
     }
     if config.skip_missing_databases {
@@ -374,30 +376,51 @@ fn database_file(kind: DatasetKind, folder: &Path, db_id: &str) -> PathBuf {
     }
 }
 
+/// The schema of `db_id`: read from its SQLite file, which must open and hold every table its
+/// tables.json entry declares (else an input error naming the file and the missing tables); from
+/// the tables.json entry when the file is absent (or the engine is a server).
 fn load_schema(
     db_id: &str,
     path: Option<&Path>,
     entry: Option<&TableEntry>,
-) -> Option<Arc<Schema>> {
-    if let Some(path) = path {
-        match Schema::from_sqlite(path) {
-            Ok(schema) => return Some(Arc::new(schema)),
-            Err(error) => crate::util::log::note(&format!(
-                "warning: database `{db_id}` ({}): {}; its items are scored without \
-                 the file's schema{}",
-                path.display(),
-                crate::util::scrub::scrub_cut(&error.to_string(), 300),
-                if entry.is_some() {
-                    " (tables.json's is used)"
-                } else {
-                    ""
-                }
-            )),
-        }
+) -> Result<Option<Arc<Schema>>, InputError> {
+    let Some(path) = path else {
+        return Ok(entry.map(|e| Arc::new(Schema::from_tables_json(e))));
+    };
+    let location = || format!("database `{db_id}`");
+    let schema = Schema::from_sqlite(path).map_err(|error| {
+        InputError::malformed(
+            path,
+            location(),
+            format!(
+                "does not open as a SQLite database: {}",
+                crate::util::scrub::scrub_cut(&error.to_string(), 300)
+            ),
+        )
+    })?;
+    let missing = entry.map_or_else(Vec::new, |e| {
+        crate::input::database_file::missing_tables(&schema, e)
+    });
+    if !missing.is_empty() {
+        return Err(InputError::malformed(
+            path,
+            location(),
+            format!(
+                "lacks tables that `dataset.tables` declares for it: {}",
+                missing
+                    .iter()
+                    .map(|t| format!("`{t}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
     }
-    entry.map(|e| Arc::new(Schema::from_tables_json(e)))
+    Ok(Some(Arc::new(schema)))
 }
 
+/// Labels every item as `dataset.difficulty` says (a gold Spider's parser cannot read is left
+/// unlabelled, see
+/// [`crate::score::gold_check::settle_difficulty`]).
 fn assign_difficulty(
     config: &DatasetConfig,
     items: &mut [GoldItem],
@@ -407,39 +430,35 @@ fn assign_difficulty(
         DifficultySource::None => Ok(()),
         DifficultySource::Field(name) => assign_field_difficulty(&config.gold, name, items),
         DifficultySource::SpiderHardness => {
-            let labels: Vec<Result<String, InputError>> = items
+            let labels: Vec<Result<Result<String, String>, InputError>> = items
                 .par_iter()
                 .map(|item| spider_hardness(&config.gold, item, databases))
                 .collect();
             for (item, label) in items.iter_mut().zip(labels) {
-                item.difficulty = Some(label?);
+                item.difficulty = label?.ok();
             }
             Ok(())
         }
     }
 }
 
-fn spider_hardness(
+/// The item's Spider hardness (`difficulty: spider-hardness`), or why its gold does not parse; an input error when there is no
+/// schema to parse it with.
+pub fn spider_hardness(
     gold_path: &Path,
     item: &GoldItem,
     databases: &BTreeMap<String, Database>,
-) -> Result<String, InputError> {
-    let location = format!("item {} (db `{}`)", item.index, item.db_id);
+) -> Result<Result<String, String>, InputError> {
     let schema = databases[&item.db_id].schema.as_ref().ok_or_else(|| {
         InputError::malformed(
             gold_path,
-            &location,
+            format!("item {} (db `{}`)", item.index, item.db_id),
             "spider-hardness needs the schema: the database is absent and `dataset.tables` does not describe it",
         )
     })?;
-    let parsed = crate::sql::parse::parse_spider(&item.sql, schema).map_err(|e| {
-        InputError::malformed(
-            gold_path,
-            &location,
-            format!("spider-hardness cannot parse the gold query ({e}); use `difficulty: none` or `field:NAME`"),
-        )
-    })?;
-    Ok(crate::sql::hardness::hardness(&parsed).as_str().to_string())
+    Ok(crate::sql::parse::parse_spider(&item.sql, schema)
+        .map(|parsed| crate::sql::hardness::hardness(&parsed).as_str().to_string())
+        .map_err(|e| e.to_string()))
 }
 
 fn assign_field_difficulty(
@@ -447,7 +466,7 @@ fn assign_field_difficulty(
     field: &str,
     items: &mut [GoldItem],
 ) -> Result<(), InputError> {
-    let bytes = read_bytes(gold_path)?;
+    let bytes = crate::util::error::read_bytes(gold_path)?;
     let records: Vec<HashMap<String, serde_json::Value>> =
         serde_json::from_slice(&bytes).map_err(|_| {
             InputError::malformed(

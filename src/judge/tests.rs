@@ -87,6 +87,7 @@ fn evaluate(config: &Config, current: &[SystemRecords], baseline: Option<&Baseli
         anchor: None,
         age: None,
         own_config: false,
+        allowed_gold_errors: &[],
     };
     judge(&context, Vec::new())
 }

@@ -272,10 +272,11 @@ fn score_with(
 ) -> Result<Evaluation, InputError> {
     let Prepared {
         metrics,
-        dataset,
+        mut dataset,
         systems,
         overrides,
     } = prepare(config, snapshot)?;
+    crate::score::gold_check::settle_difficulty(&config.dataset, &mut dataset, &overrides)?;
     crate::util::memory::install_sqlite_allocator();
     crate::util::memory::PROCESS.set_limit(config.execution.max_memory);
     let started = Instant::now();
@@ -350,6 +351,8 @@ fn score_with(
     let (results, stops) = results;
     fail_on_official_stops(config, &stops)?;
     fail_on_faults(config, &executor, &systems, &results)?;
+    let scored = results.iter().map(|r| (r.index, r.scores.as_slice()));
+    crate::score::gold_check::fail_on_gold_errors(config, &dataset, scored)?;
     let timing = RunTiming {
         wall_seconds: started.elapsed().as_secs_f64(),
         threads: pool.current_num_threads(),

@@ -8,6 +8,7 @@ mod act;
 mod adoption;
 mod bad_input;
 mod baseline_store;
+mod benchmark_checks;
 mod bird;
 mod bounded_reads;
 mod bounds;

@@ -34,7 +34,8 @@ impl GateRule for Cells {
             let compared = baseline.systems.contains_key(against(context.gate, system));
             match compared.then(|| measured.next()).flatten() {
                 Some(comparison) => {
-                    judge_comparison(context.gate, comparison, system, &mut findings);
+                    let judged = (context.gate, context.allowed_gold_errors);
+                    judge_comparison(judged, comparison, system, &mut findings);
                     let base = baseline.systems.get(against(context.gate, system));
                     let untold = base.and_then(|base| untold_predictions(comparison, base));
                     findings.notes.extend(untold);
@@ -77,7 +78,7 @@ fn no_baseline_system(gate: &GateConfig, system: &SystemRecords) -> String {
 /// Judges one measured comparison: what it could not measure, its failed cells, its accepted
 /// regressions and its must-pass items; the judged comparison goes to the report.
 fn judge_comparison(
-    gate: &GateConfig,
+    (gate, allowed_gold_errors): (&GateConfig, &[usize]),
     measured: &Comparison,
     system: &SystemRecords,
     findings: &mut Findings,
@@ -86,7 +87,9 @@ fn judge_comparison(
     for cell in &mut comparison.cells {
         cell.failed = fails(gate, cell);
     }
-    findings.failures.extend(unmeasured(&comparison, system));
+    findings
+        .failures
+        .extend(unmeasured(&comparison, system, allowed_gold_errors));
     for cell in comparison.cells.iter().filter(|c| c.failed) {
         findings.failures.push(describe_failure(&comparison, cell));
     }
@@ -126,16 +129,20 @@ fn fails(gate: &GateConfig, cell: &CellTest) -> bool {
 }
 
 /// Why a comparison measured nothing, or less than it must: the gated metric unavailable, a
-/// gated cell without any item scored in both runs, gated items whose gold query failed. Each is
-/// a failure: a check that could not measure never passes.
-fn unmeasured(comparison: &Comparison, system: &SystemRecords) -> Vec<String> {
+/// gated cell without any item scored in both runs, gated items whose gold query failed (but for
+/// those `dataset.allow_failing_golds` lists, `allowed_gold_errors`). Each is a failure: a check
+/// that could not measure never passes.
+fn unmeasured(
+    comparison: &Comparison,
+    system: &SystemRecords,
+    allowed_gold_errors: &[usize],
+) -> Vec<String> {
     let name = &comparison.candidate;
     let metric = &comparison.metric;
     let base_metric = metric.split('.').next().unwrap_or(metric);
     let outcome_count = |outcome: &str| {
-        system
-            .items
-            .iter()
+        (system.items.iter())
+            .filter(|r| outcome != "gold_error" || !allowed_gold_errors.contains(&r.index))
             .filter(|r| r.outcome.get(base_metric).is_some_and(|o| o == outcome))
             .count()
     };
