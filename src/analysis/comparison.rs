@@ -84,9 +84,9 @@ pub struct Comparison {
     /// Changed predictions whose right verdict is unstable: nothing vouches for it, so they
     /// count as not right in every cell, with the reason.
     pub unstable_not_credited: Vec<(usize, Unstable)>,
-    /// Items the baseline measured that this run could not (the gold failed or timed out, the
-    /// database was absent, the metric was unavailable), with this run's outcome: they count as
-    /// not right in every cell (fail closed), so making an item unmeasurable hides no drop.
+    /// Items the baseline measured whose gold failed or timed out in this run, with this run's
+    /// outcome: they count as not right in every cell (fail closed), so making an item
+    /// unmeasurable hides no drop.
     pub unmeasured: Vec<(usize, String)>,
 }
 
@@ -201,13 +201,16 @@ fn vouched(
 
 /// How an item the baseline measured and this run did not enters the comparison: a gold that
 /// ran near the time limit in the baseline and timed out now is the clock's doing (the
-/// baseline's value stands); an unavailable metric is left to its own rule (`None`, the item
-/// left out); anything else counts as not right (fail closed).
+/// baseline's value stands); an unavailable metric (its own rule fails the gate) and a skipped
+/// item (the trusted benchmark excluded it) are left out (`None`); anything else, a gold that
+/// fails or times out now, counts as not right (fail closed).
 fn unmeasured(base: &ItemRecord, candidate: &ItemRecord, metric: &str) -> Option<Vouching> {
     let outcome = candidate.outcome.get(metric).map(String::as_str);
     match (base.unstable, outcome) {
-        // An unavailable metric fails the gate by its own rule, naming the service.
-        (_, Some("unavailable")) => None,
+        // An unavailable metric fails the gate by its own rule, naming the service; a skipped
+        // item was excluded by a reviewed gold override or its database is absent, both the
+        // trusted benchmark's doing.
+        (_, Some("unavailable" | "skipped")) => None,
         (Some(Unstable::GoldTiming), Some("gold_timeout")) => {
             Some(Vouching::NotCounted(Unstable::GoldTiming))
         }
