@@ -22,6 +22,11 @@ pub struct Settings {
     pub keep_distinct: bool,
     /// Suite kind.
     pub suite: String,
+    /// A distilled suite's knobs (`suite.distill`: seed, random databases, rows), which decide
+    /// what the suite can tell apart; absent for other suites and in baselines written before
+    /// they were stored (those are judged by the kind alone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite_distill: Option<serde_json::Value>,
     /// Difficulty source.
     pub difficulty: String,
     /// Gold values plugged into predictions (the official `--plug_value`).
@@ -61,6 +66,7 @@ impl Settings {
             float_tolerance: config.compare.float_tolerance,
             keep_distinct: config.compare.keep_distinct,
             suite: format!("{:?}", config.suite.kind),
+            suite_distill: distill_settings(config),
             difficulty: format!("{:?}", config.dataset.difficulty),
             plug_value: config.compare.plug_value,
             judge: config.judge.as_ref().map(provider_identity),
@@ -117,6 +123,19 @@ impl Settings {
             })
             .collect()
     }
+}
+
+/// The knobs of a distilled suite, as the baseline records them.
+fn distill_settings(config: &Config) -> Option<serde_json::Value> {
+    let distilled = config.suite.kind == crate::input::config::SuiteKind::Distilled;
+    let distill = &config.suite.distill;
+    distilled.then(|| {
+        serde_json::json!({
+            "seed": distill.seed,
+            "max_random_dbs": distill.max_random_dbs,
+            "rows": distill.rows,
+        })
+    })
 }
 
 /// The Soft-F1 version of baselines written before the version was stored.

@@ -95,11 +95,13 @@ impl Report {
     }
 }
 
-/// The config's `report.output` when its text still parses, else `sqlgate-report.md` beside
-/// it.
+/// The config's `report.output` when its file is a regular file (never a link, which could
+/// lead out of the workspace or to an endless device) whose bounded text still parses, else
+/// `sqlgate-report.md` beside it.
 fn report_path(config_path: &Path) -> PathBuf {
-    let parsed = std::fs::read_to_string(config_path)
-        .ok()
+    let regular = std::fs::symlink_metadata(config_path).is_ok_and(|m| m.is_file());
+    let parsed = (regular.then(|| crate::util::error::read_utf8(config_path).ok()))
+        .flatten()
         .and_then(|text| crate::input::config::Config::parse(&text, config_path).ok());
     match parsed {
         Some(config) => config.report_path(),

@@ -100,7 +100,11 @@ impl TrustedBase {
         if listed.is_empty() {
             return Ok(None);
         }
-        git(&self.root, &["show", &format!("{commit}:{name}")]).map(Some)
+        git(
+            &self.root,
+            &["cat-file", "blob", &format!("{commit}:{name}")],
+        )
+        .map(Some)
     }
 
     /// Whether the working tree's `path` differs from the base's (added, changed, removed, or
@@ -215,13 +219,13 @@ impl TrustedBase {
             .collect())
     }
 
-    /// The files at `commit` (repository paths) whose text holds `needle` (binary files
-    /// skipped).
+    /// The files at `commit` (repository paths) whose bytes hold `needle`: every file is
+    /// searched as text, so no attribute or content can make git skip one as binary.
     pub fn files_holding(&self, commit: &str, needle: &str) -> Result<Vec<String>, InputError> {
         let prefix = format!("{commit}:");
         let found = git(
             &self.root,
-            &["grep", "-l", "-I", "-F", "-e", needle, commit, "--"],
+            &["grep", "-l", "-a", "-F", "-e", needle, commit, "--"],
         );
         let listed = match found {
             Ok(listed) => listed,

@@ -17,8 +17,14 @@ pub fn output(folder: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<Outp
         .map_err(|e| format!("cannot run git: {e}"))
 }
 
+/// git's empty tree: attributes read from it are none.
+const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
 /// Runs a read-only git query in `folder`, pathspecs taken literally (a file named `*` is that
-/// file); its standard output, or its error message.
+/// file), with no attributes from the working tree (`GIT_ATTR_SOURCE`, git 2.40 and later: a
+/// pull request's `.gitattributes` could otherwise mark files binary, or change how they are
+/// converted, in what the trust stage reads of the base); its standard output, or its error
+/// message.
 pub fn query(folder: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
     let mut literal = vec!["--literal-pathspecs"];
     literal.extend_from_slice(args);
@@ -27,6 +33,7 @@ pub fn query(folder: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
         .arg("-C")
         .arg(folder)
         .args(&literal[1..])
+        .env("GIT_ATTR_SOURCE", EMPTY_TREE)
         .output()
         .map_err(|e| format!("cannot run git: {e}"))?;
     if output.status.success() {

@@ -117,9 +117,39 @@ fn check_proposed_config(path: &Path, base: &TrustedBase) -> Result<Option<Confi
     if !base.changes(path)? {
         return Ok(None);
     }
-    Config::load(path)
+    load_proposed(path, base)
         .map(Some)
         .map_err(|error| proposed_error(path, &error))
+}
+
+/// The pull request's own config file, parsed: a regular file of the repository, never read
+/// through a link (a committed symlink could point at a secret outside the workspace, whose
+/// text a YAML error would quote, or at an endless device).
+pub(super) fn load_proposed(path: &Path, base: &TrustedBase) -> Result<Config, InputError> {
+    let refuse = |why: &str| InputError::Config {
+        path: path.to_path_buf(),
+        message: format!(
+            "{why}: a pull request's config is read only as a regular file of the repository"
+        ),
+    };
+    let metadata = std::fs::symlink_metadata(path).map_err(|e| InputError::read(path, e))?;
+    if metadata.file_type().is_symlink() {
+        return Err(refuse("the config is a symbolic link"));
+    }
+    if !metadata.is_file() {
+        return Err(refuse("the config is not a regular file"));
+    }
+    let real = path.canonicalize().map_err(|e| InputError::read(path, e))?;
+    let root = base
+        .root
+        .canonicalize()
+        .map_err(|e| InputError::read(&base.root, e))?;
+    if !real.starts_with(&root) {
+        return Err(refuse(
+            "the config lies outside the repository (a folder on its path is a link)",
+        ));
+    }
+    Config::load(path)
 }
 
 /// The `format` of a prediction file is how the pull request's own file is read (any format can
@@ -181,7 +211,7 @@ fn proposed_over_base(
     (base, reference): (&TrustedBase, Option<&str>),
     broken: Option<(&InputError, &[u8])>,
 ) -> Result<Settlement, InputError> {
-    let config = Config::load(path).map_err(|error| match base.changes(path) {
+    let config = load_proposed(path, base).map_err(|error| match base.changes(path) {
         Ok(false) => InputError::Config {
             path: path.to_path_buf(),
             message: format!(
@@ -206,14 +236,14 @@ fn proposed_over_base(
     let named_by_base = base_section.is_some();
     let stored = stored_baseline(&config, (base, reference), base_section)?;
     let mut settlement = Settlement::new(config, Settled::Tree);
+    // A base without a config that loads but with baselines (its config deleted or broken by
+    // a direct push) is still gated: the pull request must compare with the newest of them.
     let Some((section, baseline, bytes)) = stored else {
-        if broken.is_some() {
-            refuse_hidden_baseline(&settlement.config, (base, reference))?;
-        }
+        refuse_hidden_baseline(&settlement.config, (base, reference))?;
         introduce(&mut settlement, &base_state);
         return Ok(settlement);
     };
-    if broken.is_some() && !named_by_base {
+    if !named_by_base {
         refuse_older_baseline(&settlement.config, (base, reference), &section.path)?;
     }
     super::repair::govern(&mut settlement, (&section.path, &bytes), base_text)?;

@@ -212,9 +212,9 @@ pub fn refuse_hidden_baseline(
     Err(InputError::Config {
         path: config.path.clone(),
         message: format!(
-            "the base commit's config does not load and names no baseline this run could read, \
-             but the base holds {}; a pull request that repairs the config must keep \
-             `baseline.path` naming its baseline (move it once the repair is merged)",
+            "the base commit has no config that loads and names a baseline this run could read, \
+             but the base holds {}; a pull request that repairs or restores the config must \
+             keep `baseline.path` naming its baseline (move it once the pull request is merged)",
             held.join(", ")
         ),
     })

@@ -298,3 +298,96 @@ fn deleting_a_gated_system_under_a_glob_fails_the_gate() {
     let honest = judged(root, &base, &[]);
     common::assert_exit(&honest, 0);
 }
+
+/// A pull request whose `sqlgate.yml` is a committed symlink to `target`, on the gated example;
+/// returns the checkout and the base commit.
+fn config_linked_to(target: &Path) -> (tempfile::TempDir, String) {
+    let dir = repo::example(false);
+    let root = dir.path();
+    let base = repo::gated_main(root);
+    git(root, &["checkout", "-qb", "hostile"]);
+    std::fs::remove_file(root.join("sqlgate.yml")).unwrap();
+    std::os::unix::fs::symlink(target, root.join("sqlgate.yml")).unwrap();
+    repo::commit_all(root, "the config is a link");
+    (dir, base)
+}
+
+/// `sqlgate action` in `root` as a pull-request job of `base` runs it, the Action's `report`
+/// input empty, capped at 2 GiB of address space and killed after 60 s.
+fn action_in_pull_request(root: &Path, base: &str) -> std::process::Output {
+    let event = repo::event(
+        root.join(".git/event.json"),
+        serde_json::json!({"pull_request": {"number": 1, "base": {"sha": base}}}),
+    );
+    let mut command = std::process::Command::new("prlimit");
+    command.args([
+        "--as=2147483648",
+        "--",
+        "/usr/bin/time",
+        "-f",
+        "max_rss_kib=%M",
+    ]);
+    command.args(["timeout", "-s", "KILL", "60"]);
+    command.arg(env!("CARGO_BIN_EXE_sqlgate")).arg("action");
+    repo::in_pull_request_job(&mut command, &event)
+        .current_dir(root)
+        .env("GITHUB_EVENT_NAME", "pull_request")
+        .env("GITHUB_WORKSPACE", root)
+        .env("INPUT_CONFIG", "sqlgate.yml")
+        .env("INPUT_COMMENT", "false")
+        .env("GITHUB_STEP_SUMMARY", root.join(".git/summary.md"))
+        .env("GITHUB_OUTPUT", root.join(".git/outputs"))
+        .env_remove("SQLGATE_WORKSPACE")
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("SQLGATE_GITHUB_TOKEN")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_config_linked_out_of_the_workspace_is_refused_unread() {
+    let outside = tempfile::tempdir().unwrap();
+    let secret = "s3cr3t-runner-password-4417";
+    std::fs::write(outside.path().join("vault-token"), format!("{secret}\n")).unwrap();
+    let (dir, base) = config_linked_to(&outside.path().join("vault-token"));
+    let root = dir.path();
+    let output = action_in_pull_request(root, &base);
+    let all = text(&output);
+    assert_eq!(output.status.code(), Some(2), "{all}");
+    let summary = std::fs::read_to_string(root.join(".git/summary.md")).unwrap_or_default();
+    assert!(
+        !all.contains(secret) && !summary.contains(secret),
+        "{all}\n{summary}"
+    );
+    assert!(all.contains("sqlgate.yml") && all.contains("link"), "{all}");
+    // The same through `eval`.
+    let judged = judged(root, &base, &[]);
+    let all = text(&judged);
+    assert_eq!(judged.status.code(), Some(2), "{all}");
+    assert!(!all.contains(secret), "{all}");
+}
+
+#[test]
+fn a_config_linked_to_an_endless_file_stops_the_run_without_reading_it() {
+    let (dir, base) = config_linked_to(Path::new("/dev/zero"));
+    let started = std::time::Instant::now();
+    let output = action_in_pull_request(dir.path(), &base);
+    let all = text(&output);
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "after {:?}: {all}",
+        started.elapsed()
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "{all}"
+    );
+    let peak_kib: u64 = (all.split("max_rss_kib=").nth(1))
+        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+        .expect("/usr/bin/time prints the peak");
+    assert!(
+        peak_kib < 256 * 1024,
+        "the run held {peak_kib} KiB: it read the device"
+    );
+}

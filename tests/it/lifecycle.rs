@@ -470,7 +470,7 @@ fn a_repair_of_a_config_that_is_not_yaml_cannot_move_the_baseline_away() {
     assert_eq!(code, Some(2), "{out}");
     common::assert_contains(
         &out,
-        &["names no baseline this run could read, but the base holds baseline.json"],
+        &["names a baseline this run could read, but the base holds baseline.json"],
     );
     // Keeping the path, the regression is found.
     std::fs::write(root.join("sqlgate.yml"), &good).unwrap();
