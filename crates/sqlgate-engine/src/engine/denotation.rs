@@ -291,7 +291,7 @@ impl Equality {
 }
 
 /// Whether every left vertex can be matched to a distinct right vertex (Kuhn's algorithm).
-pub fn perfect_matching(neighbours: &[Vec<usize>], right_count: usize) -> bool {
+pub(crate) fn perfect_matching(neighbours: &[Vec<usize>], right_count: usize) -> bool {
     fn augment(
         left: usize,
         neighbours: &[Vec<usize>],
