@@ -10,7 +10,7 @@
 //! `SQLGATE_RVES_ITEMS` to time another number of items.
 
 use sqlgate::input::config::{Config, RvesOrder, OFFICIAL_RVES_REPETITIONS};
-use sqlgate::metrics::Details;
+use sqlgate::metrics::Timing;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -58,10 +58,7 @@ fn bench(label: &str, config: &Config) {
     let values: Vec<f64> = scores.iter().filter_map(|s| s.value).collect();
     let mut spreads: Vec<f64> = scores
         .iter()
-        .filter_map(|s| match &s.details {
-            Some(Details::Timing(timing)) => Some(timing.spread),
-            _ => None,
-        })
+        .filter_map(|s| Some(s.details.as_ref()?.get::<Timing>()?.spread))
         .collect();
     spreads.sort_by(f64::total_cmp);
     let median = spreads.get(spreads.len() / 2).copied().unwrap_or(f64::NAN);

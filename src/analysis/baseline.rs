@@ -140,6 +140,10 @@ pub struct Baseline {
     pub created_unix: Option<i64>,
     /// Dataset fingerprint.
     pub dataset_sha256: String,
+    /// Each file's digest behind the fingerprint, so a run on other data names the file;
+    /// absent in baselines of older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset_digests: Option<crate::input::dataset::DatasetDigests>,
     /// SHA-256 of `systems` as compact JSON, checked on load so a
     /// hand-edited or truncated record is refused; absent in baselines of older versions
     /// (accepted, with a note asking to regenerate).
@@ -230,6 +234,7 @@ impl Baseline {
             commit: Some(commit),
             created_unix: now_unix(),
             dataset_sha256: evaluation.dataset.sha256.clone(),
+            dataset_digests: Some(evaluation.dataset.digests.clone()),
             records_sha256: Some(records_digest(&systems)),
             metrics: evaluation.metrics.clone(),
             settings: Settings::of(config),
@@ -398,8 +403,16 @@ impl Baseline {
     ) -> Result<(), InputError> {
         let mut differences = Vec::new();
         if self.dataset_sha256 != evaluation.dataset.sha256 {
+            let files = match &self.dataset_digests {
+                Some(stored) => stored.differences(&evaluation.dataset.digests),
+                None => Vec::new(),
+            };
+            let named = match files.is_empty() {
+                true => String::new(),
+                false => format!("; the files that differ: {}", files.join(", ")),
+            };
             differences.push(format!(
-                "dataset sha256 {} (baseline) vs {} (now)",
+                "dataset sha256 {} (baseline) vs {} (now){named}",
                 short(&self.dataset_sha256),
                 short(&evaluation.dataset.sha256)
             ));

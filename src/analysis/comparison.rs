@@ -2,7 +2,10 @@
 //! items, in cells (all items, each difficulty of `gate.per_difficulty`, each feature of
 //! `gate.per_feature`), each with its accuracies, regressed / fixed counts and, when
 //! `gate.significance` is set, its paired test's p-value and Holm's adjustment across the
-//! comparison's cells. Regressions `gate.accept` lists are left out of every cell. Whether a cell
+//! comparison's cells. Regressions `gate.accept` lists are left out of every cell. Every cell,
+//! list and test sees the vouched values ([`vouched`]): an unstable item's changed verdict on an
+//! unchanged prediction is not counted, and a changed prediction's unstable right verdict is not
+//! credited. Whether a cell
 //! fails is the judge's to say ([`crate::judge`]): a measured cell is not failed.
 
 use crate::analysis::agreement::SystemRecords;
@@ -11,6 +14,7 @@ use crate::analysis::features::ItemFeatures;
 use crate::analysis::records::ItemRecord;
 use crate::analysis::stats::{holm, mcnemar_exact, paired_bootstrap};
 use crate::input::config::{GateConfig, SignificanceTest};
+use crate::score::stability::{TieBreaker, Unstable};
 use std::collections::BTreeMap;
 
 /// The prefix of a `gate.per_feature` cell's name (`feature:window`).
@@ -74,6 +78,31 @@ pub struct Comparison {
     pub must_pass_regressions: Vec<usize>,
     /// Items that got worse but are accepted by `gate.accept`: left out of every cell.
     pub accepted: Vec<usize>,
+    /// Unstable items whose verdict changed while their prediction did not: neither regressed
+    /// nor fixed (the baseline's verdict stands in every cell), with the reason.
+    pub unstable_not_counted: Vec<(usize, Unstable)>,
+    /// Changed predictions whose right verdict is unstable: nothing vouches for it, so they
+    /// count as not right in every cell, with the reason.
+    pub unstable_not_credited: Vec<(usize, Unstable)>,
+    /// Items the baseline measured whose gold failed or timed out in this run, with this run's
+    /// outcome: they count as not right in every cell (fail closed), so making an item
+    /// unmeasurable hides no drop.
+    pub unmeasured: Vec<(usize, String)>,
+}
+
+/// One item scored in both runs, as the gate compares it: the baseline's and the candidate's
+/// vouched values (see [`vouched`]) and the item's difficulty.
+type Pair<'a> = (usize, f64, f64, Option<&'a str>);
+
+/// How an unstable item entered the comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Vouching {
+    /// Its prediction is unchanged and its verdict changed: the baseline's verdict stands.
+    NotCounted(Unstable),
+    /// Its prediction changed and is right only unstably: counted as not right.
+    NotCredited(Unstable),
+    /// The baseline measured it and this run could not: counted as not right.
+    Unmeasured,
 }
 
 /// The baseline system `system` is compared with: `gate.against`, else its own name.
@@ -86,7 +115,7 @@ pub fn against<'a>(gate: &'a GateConfig, system: &'a SystemRecords) -> &'a str {
 /// features (`features[index]`).
 pub fn compare_all(
     gate: &GateConfig,
-    metric: &str,
+    (metric, tie_breaker): (&str, TieBreaker),
     current: &[SystemRecords],
     baseline: &Baseline,
     features: &ItemFeatures,
@@ -99,7 +128,7 @@ pub fn compare_all(
             let base_items = baseline.systems.get(against)?;
             Some(compare(
                 gate,
-                (metric, features),
+                (metric, tie_breaker, features),
                 system,
                 against,
                 base_items,
@@ -108,37 +137,122 @@ pub fn compare_all(
         .collect()
 }
 
-/// (baseline value, candidate value, difficulty) for items scored in both runs.
+/// The items the baseline scored with their vouched values, and how each unstable or
+/// unmeasured one entered (a metric that only compares SQL texts, ESM, is not changed by an
+/// order or the clock).
 fn paired<'a>(
-    metric: &str,
+    (metric, tie_breaker): (&str, TieBreaker),
     base: &'a [ItemRecord],
     candidate: &'a [ItemRecord],
-) -> Vec<(usize, f64, f64, Option<&'a str>)> {
+) -> Vec<(Pair<'a>, Option<Vouching>)> {
     let base_by_index: BTreeMap<usize, &ItemRecord> = base.iter().map(|r| (r.index, r)).collect();
+    let reads_results = crate::metrics::reads_results(metric);
     candidate
         .iter()
         .filter_map(|c| {
             let b = base_by_index.get(&c.index)?;
             let bv = b.metrics.get(metric).copied().flatten()?;
-            let cv = c.metrics.get(metric).copied().flatten()?;
-            Some((c.index, bv, cv, c.difficulty.as_deref()))
+            let Some(cv) = c.metrics.get(metric).copied().flatten() else {
+                let vouching = unmeasured(b, c, metric)?;
+                let cv = match vouching {
+                    Vouching::NotCounted(_) => bv,
+                    _ => 0.0,
+                };
+                return Some(((c.index, bv, cv, c.difficulty.as_deref()), Some(vouching)));
+            };
+            let (cv, vouching) = match reads_results {
+                true => vouched((b, bv), (c, cv), tie_breaker),
+                false => (cv, None),
+            };
+            Some(((c.index, bv, cv, c.difficulty.as_deref()), vouching))
         })
         .collect()
+}
+
+/// The candidate's value the gate compares (issues 44, 45). On an unstable item (either run's
+/// verdict depends on an undetermined order or on timing) whose prediction text is the
+/// baseline's, a changed verdict is the plan's or the clock's doing, so the baseline's value
+/// stands: an instability on its own is never a regression or a fix. On one whose prediction
+/// changed, the value is as measured (the clock cannot make a wrong answer right, and slowness
+/// hides no drop), except where a planner breaks ties ([`TieBreaker::Planner`]): there a right
+/// (or partly right) value that the candidate run found order-unstable is not credited, since a
+/// pull request that prepares the server could have steered the tie, so it counts as 0, failing
+/// closed (a wrong verdict is kept). Where the baseline did not record the prediction's text (an
+/// older sqlgate wrote it), whether it changed is unknown: such a value is credited no higher
+/// than the baseline's (no fix by a steered tie; a drop still counts).
+fn vouched(
+    (base, bv): (&ItemRecord, f64),
+    (candidate, cv): (&ItemRecord, f64),
+    tie_breaker: TieBreaker,
+) -> (f64, Option<Vouching>) {
+    let unstable = base.unstable.or(candidate.unstable);
+    let steerable = (candidate.unstable)
+        .filter(|reason| reason.is_order() && tie_breaker == TieBreaker::Planner);
+    match (&base.prediction, steerable) {
+        (Some(text), _) if candidate.prediction.as_ref() == Some(text) => match unstable {
+            Some(reason) if cv != bv => (bv, Some(Vouching::NotCounted(reason))),
+            _ => (cv, None),
+        },
+        (None, Some(reason)) if cv > bv => (bv, Some(Vouching::NotCredited(reason))),
+        (Some(_), Some(reason)) if cv > 0.0 => (0.0, Some(Vouching::NotCredited(reason))),
+        _ => (cv, None),
+    }
+}
+
+/// How an item the baseline measured and this run did not enters the comparison: a gold that
+/// ran near the time limit in the baseline and timed out now is the clock's doing (the
+/// baseline's value stands); an unavailable metric (its own rule fails the gate) and a skipped
+/// item (the trusted benchmark excluded it) are left out (`None`); anything else, a gold that
+/// fails or times out now, counts as not right (fail closed).
+fn unmeasured(base: &ItemRecord, candidate: &ItemRecord, metric: &str) -> Option<Vouching> {
+    let outcome = candidate.outcome.get(metric).map(String::as_str);
+    match (base.unstable, outcome) {
+        // An unavailable metric fails the gate by its own rule, naming the service; a skipped
+        // item was excluded by a reviewed gold override or its database is absent, both the
+        // trusted benchmark's doing.
+        (_, Some("unavailable" | "skipped")) => None,
+        (Some(Unstable::GoldTiming), Some("gold_timeout")) => {
+            Some(Vouching::NotCounted(Unstable::GoldTiming))
+        }
+        _ => Some(Vouching::Unmeasured),
+    }
 }
 
 /// `system` against the baseline's records `base` of the system `against`.
 fn compare(
     gate: &GateConfig,
-    (metric, features): (&str, &ItemFeatures),
+    (metric, tie_breaker, features): (&str, TieBreaker, &ItemFeatures),
     system: &SystemRecords,
     against: &str,
     base: &[ItemRecord],
 ) -> Comparison {
-    let accepting = |&(index, b, c, _): &(usize, f64, f64, Option<&str>)| {
+    let accepting = |&(index, b, c, _): &Pair<'_>| {
         c < b && gate.accept.iter().any(|a| a.items.contains(&index))
     };
-    let (accepted, pairs): (Vec<_>, Vec<_>) = paired(metric, base, &system.items)
-        .into_iter()
+    let measured = paired((metric, tie_breaker), base, &system.items);
+    let vouching = |pick: fn(Vouching) -> Option<Unstable>| {
+        (measured.iter())
+            .filter_map(|(pair, v)| Some((pair.0, pick((*v)?)?)))
+            .collect::<Vec<_>>()
+    };
+    let unstable_not_counted = vouching(|v| match v {
+        Vouching::NotCounted(reason) => Some(reason),
+        _ => None,
+    });
+    let unstable_not_credited = vouching(|v| match v {
+        Vouching::NotCredited(reason) => Some(reason),
+        _ => None,
+    });
+    let outcome_of = |index: usize| {
+        let record = system.items.iter().find(|r| r.index == index);
+        (record.and_then(|r| r.outcome.get(metric)).cloned()).unwrap_or_default()
+    };
+    let unmeasured = (measured.iter())
+        .filter(|(_, v)| *v == Some(Vouching::Unmeasured))
+        .map(|(pair, _)| (pair.0, outcome_of(pair.0)))
+        .collect();
+    let (accepted, pairs): (Vec<_>, Vec<_>) = (measured.into_iter())
+        .map(|(pair, _)| pair)
         .partition(accepting);
     let mut cell_specs = vec![("all".to_string(), gate.max_drop_points)];
     cell_specs.extend(gate.per_difficulty.iter().map(|(d, t)| (d.clone(), *t)));
@@ -185,6 +299,9 @@ fn compare(
         fixed,
         must_pass_regressions,
         accepted: accepted.iter().map(|p| p.0).collect(),
+        unstable_not_counted,
+        unstable_not_credited,
+        unmeasured,
     }
 }
 

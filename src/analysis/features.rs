@@ -17,11 +17,7 @@ pub type ItemFeatures = Vec<BTreeSet<Feature>>;
 
 /// The dialect the gold queries of `kind`'s engine are written in.
 pub fn dialect_of(kind: EngineKind) -> FeatureDialect {
-    match kind {
-        EngineKind::Sqlite => FeatureDialect::Sqlite,
-        EngineKind::Postgresql => FeatureDialect::Postgresql,
-        EngineKind::Mysql => FeatureDialect::Mysql,
-    }
+    crate::score::stability::dialect_of(kind)
 }
 
 /// The features of every gold item of `dataset`, read in the configured engine's dialect.

@@ -3,6 +3,7 @@
 
 use crate::metrics::{Score, PARTIAL_CREDIT_KEYS};
 use crate::score::evaluation::Evaluation;
+use crate::score::stability::Unstable;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -21,6 +22,11 @@ pub struct ItemRecord {
     /// written before sqlgate stored it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prediction: Option<String>,
+    /// Why the verdict could change in another run of the same prediction (an undetermined
+    /// order at a LIMIT, a query near the time limit), when it could; absent in baselines
+    /// written before sqlgate checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unstable: Option<Unstable>,
 }
 
 /// Per-item records of every system of an evaluation, in item order.
@@ -46,6 +52,7 @@ pub fn records(evaluation: &Evaluation) -> Vec<(String, Vec<ItemRecord>)> {
                         .map(|(m, score)| (m.clone(), score.outcome.as_str().to_string()))
                         .collect(),
                     prediction: evaluation.systems[s].predictions[result.index].clone(),
+                    unstable: result.unstable,
                 })
                 .collect();
             (evaluation.systems[s].name.clone(), items)

@@ -8,6 +8,7 @@ use crate::input::config::Config;
 use crate::input::trusted::Snapshot;
 use crate::metrics::{check_value, Details, Outcome, PartialCredit, Score, PARTIAL_CREDIT_KEYS};
 use crate::score::evaluation::{fingerprint, prepare, Evaluation, ItemResult, Prepared, Shard};
+use crate::score::stability::Unstable;
 use crate::util::error::{read_utf8, InputError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -229,7 +230,7 @@ pub fn merge(
     };
     let mut state = ShardState::default();
     let items = dataset.items.len();
-    let mut slots: Vec<Option<Vec<Score>>> = vec![None; systems.len() * items];
+    let mut slots: Vec<Option<PairScores>> = vec![None; systems.len() * items];
     let mut seen_shards: Vec<usize> = Vec::new();
     let mut count = None;
     for path in paths {
@@ -285,7 +286,7 @@ pub fn merge(
         .enumerate()
         .map(|(pair, scores)| {
             let (system, index) = (pair / items, pair % items);
-            let scores = scores.ok_or_else(|| InputError::Config {
+            let (scores, unstable) = scores.ok_or_else(|| InputError::Config {
                 path: config.path.clone(),
                 message: format!(
                     "merge: no shard scored system `{}` on item {index}",
@@ -297,6 +298,7 @@ pub fn merge(
                 index,
                 scores,
                 faulted: false,
+                unstable,
             })
         })
         .collect::<Result<_, InputError>>()?;
@@ -375,12 +377,15 @@ fn read_header(
 }
 
 /// A JSONL record back into its slot (system * items + index) and scores.
+/// One (system, item)'s scores as a shard line holds them, and why its verdict is unstable.
+type PairScores = (Vec<Score>, Option<Unstable>);
+
 fn read_record(
     record: &Json,
     systems: &[crate::input::predictions::System],
     items: usize,
     metrics: &[String],
-) -> Result<(usize, Vec<Score>), String> {
+) -> Result<(usize, PairScores), String> {
     let name = record["system"].as_str().ok_or("no `system`")?;
     let system = systems
         .iter()
@@ -412,7 +417,7 @@ fn read_record(
                     for sub in PARTIAL_CREDIT_KEYS {
                         credit.get(sub).map(in_range).transpose()?;
                     }
-                    (credit.get("ex"), Some(Details::PartialCredit(credit)))
+                    (credit.get("ex"), Some(Details::new(credit)))
                 }
                 Json::Number(number) => {
                     let value = number.as_f64().ok_or("unreadable number")?;
@@ -435,15 +440,24 @@ fn read_record(
             })
         })
         .collect::<Result<Vec<Score>, String>>()?;
-    Ok((system * items + index, scores))
+    let unstable = match &record["unstable"] {
+        Json::Null => None,
+        Json::String(name) => Some(
+            Unstable::parse(name).ok_or_else(|| format!("unknown `unstable` reason `{name}`"))?,
+        ),
+        other => return Err(format!("`unstable` is {other}, not a reason's name")),
+    };
+    Ok((system * items + index, (scores, unstable)))
 }
 
-/// A record's `<metric>_components`, when it has them.
+/// A record's `<metric>_components`, when it has them, read by the metric that wrote them.
 fn components(record: &Json, metric: &str) -> Result<Option<Details>, String> {
-    match record.get(format!("{metric}_components")) {
-        Some(json) => Details::from_json(json)
-            .map(Some)
-            .ok_or_else(|| format!("unreadable `{metric}_components`")),
-        None => Ok(None),
+    let Some(json) = record.get(format!("{metric}_components")) else {
+        return Ok(None);
+    };
+    let reader = crate::metrics::build(metric)?;
+    match reader.read_details(json) {
+        Some(details) => Ok(Some(details)),
+        None => Err(format!("unreadable `{metric}_components`")),
     }
 }

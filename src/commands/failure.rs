@@ -8,7 +8,7 @@ use super::finish::report_comment;
 use super::CommentMode;
 use crate::ci::github::ActionsContext;
 use crate::report::escape::markdown_message;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The exit code of a run that could not evaluate.
 pub const EXIT_CANNOT_EVALUATE: u8 = 2;
@@ -28,7 +28,8 @@ pub fn failure_comment(marker: &str, reason: &str) -> String {
 }
 
 /// Publishes the reason a run of `sqlgate action` on `config_path` stopped: `::error` line on
-/// stdout, step summary, step outputs, the file `report` names (the `report` input), and (unless
+/// stdout, step summary, step outputs, the report file at `report` (the `report` input, or
+/// [`report_path`]), and (unless
 /// `mode` is `Never`) the sticky comment. Outside GitHub Actions it does nothing (the reason is
 /// on stderr already). Every part is best effort: one that fails is said on stderr and the others
 /// are still attempted.
@@ -42,21 +43,28 @@ pub fn publish_failure(config_path: &Path, reason: &str, mode: CommentMode, repo
     if let Err(error) = actions.write_step_summary(&comment) {
         crate::util::log::note(&format!("cannot write $GITHUB_STEP_SUMMARY: {error}"));
     }
-    let outputs = [
+    let report = match report {
+        Some(given) => Report::Given(given.to_path_buf()),
+        None => Report::Configured(report_path(config_path)),
+    };
+    let written = write_failure_report(config_path, &report, &comment);
+    let report = report.path();
+    if let Err(error) = &written {
+        crate::util::log::note(&format!(
+            "cannot write the report {}: {error}",
+            report.display()
+        ));
+    }
+    let mut outputs = vec![
         ("exit-code", EXIT_CANNOT_EVALUATE.to_string()),
         ("passed", "false".to_string()),
         ("reason", reason.clone()),
     ];
+    if written.is_ok() {
+        outputs.push(("report", report.display().to_string()));
+    }
     if let Err(error) = actions.write_outputs(&outputs) {
         crate::util::log::note(&format!("cannot write $GITHUB_OUTPUT: {error}"));
-    }
-    if let Some(report) = report {
-        if let Err(error) = write_failure_report(config_path, report, &comment) {
-            crate::util::log::note(&format!(
-                "cannot write the report {}: {error}",
-                report.display()
-            ));
-        }
     }
     if mode == CommentMode::Never {
         return;
@@ -68,19 +76,50 @@ pub fn publish_failure(config_path: &Path, reason: &str, mode: CommentMode, repo
     );
 }
 
-/// Writes `comment` to `report` under the workspace rule that every output obeys (inside the
-/// workspace of the config's folder, never over a file sqlgate did not write).
-fn write_failure_report(config_path: &Path, report: &Path, comment: &str) -> anyhow::Result<()> {
-    let config_dir = config_path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+/// Where a run that could not evaluate writes its report.
+enum Report {
+    /// The Action's `report` input: the workflow's path, which may lie outside the workspace.
+    Given(PathBuf),
+    /// The config's `report.output` (its text may still parse) or the default
+    /// `sqlgate-report.md` beside the config, under the workspace rule, so the report a workflow
+    /// uploads always exists.
+    Configured(PathBuf),
+}
+
+impl Report {
+    /// The file's path.
+    fn path(&self) -> &Path {
+        match self {
+            Report::Given(path) | Report::Configured(path) => path,
+        }
+    }
+}
+
+/// The config's `report.output` when its text still parses, else `sqlgate-report.md` beside
+/// it.
+fn report_path(config_path: &Path) -> PathBuf {
+    let parsed = std::fs::read_to_string(config_path)
+        .ok()
+        .and_then(|text| crate::input::config::Config::parse(&text, config_path).ok());
+    match parsed {
+        Some(config) => config.report_path(),
+        None => crate::input::config::folder_of(config_path).join("sqlgate-report.md"),
+    }
+}
+
+/// Writes `comment` to `report`: never in `.git`, never over a file sqlgate did not write, and
+/// inside the workspace of the config's folder unless the workflow gave the path.
+fn write_failure_report(config_path: &Path, report: &Report, comment: &str) -> anyhow::Result<()> {
     let workspace =
-        crate::util::workspace::Workspace::detect(config_dir).map_err(anyhow::Error::msg)?;
-    workspace
-        .output_file("report", report, &[crate::input::config::REPORT_MARKER])
-        .map_err(anyhow::Error::msg)?;
-    crate::util::fs::write_file_atomically(report, |out| {
+        crate::util::workspace::Workspace::detect(crate::input::config::folder_of(config_path))
+            .map_err(anyhow::Error::msg)?;
+    let markers = [crate::input::config::REPORT_MARKER];
+    let checked = match report {
+        Report::Given(path) => workspace.user_output_file("report", path, &markers),
+        Report::Configured(path) => workspace.output_file("report.output", path, &markers),
+    };
+    checked.map_err(anyhow::Error::msg)?;
+    crate::util::fs::write_file_atomically(report.path(), |out| {
         std::io::Write::write_all(out, comment.as_bytes())
     })?;
     Ok(())

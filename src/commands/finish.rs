@@ -2,13 +2,12 @@
 //! comparison, report, gate verdict and publishing.
 
 use super::comment_policy::Posting;
+use super::runs::{Runs, Score};
 use super::Outputs;
 use crate::ci::github::{ActionsContext, CommentOutcome};
-use crate::commands::gate_run::{self, GateRun};
 use crate::input::config::{Config, BASELINE_MARKER, REPORT_MARKER};
 use crate::input::trusted::Snapshot;
 use crate::judge::Verdict;
-use crate::report::summary::{self, Summary};
 use crate::score::evaluation::Evaluation;
 use crate::util::log::{in_actions, log_block, log_value};
 use anyhow::Context;
@@ -58,8 +57,8 @@ pub(super) fn named_outputs(config: &Config, outputs: &Outputs) -> Vec<NamedOutp
 /// The markers of a JSONL file sqlgate wrote: per-item lines, or a shard's header.
 pub(super) const JSONL_MARKERS: &[&str] = &["{\"system\":", "{\"sqlgate_shard\":"];
 
-/// Refuses, before any scoring, an output named on the command line (or by the config) that
-/// leaves the workspace, enters `.git` or would replace a file sqlgate did not write.
+/// Refuses, before any scoring, an output that enters `.git` or would replace a file sqlgate
+/// did not write, or, when the config names it, leaves the workspace.
 pub(super) fn check_outputs(config: &Config, outputs: &Outputs) -> anyhow::Result<()> {
     for output in named_outputs(config, outputs) {
         check_output(config, output.key, &output.path, output.markers)?;
@@ -67,17 +66,21 @@ pub(super) fn check_outputs(config: &Config, outputs: &Outputs) -> anyhow::Resul
     Ok(())
 }
 
-/// The workspace rule for one output file, as an error naming the key and the path.
+/// The workspace rule for one output file, as an error naming the key and the path. A path
+/// given as an option (`--jsonl`, `--report`, ...; the Action's inputs arrive as the same
+/// options) is the user's and may lie outside the workspace; one the config names may not.
 pub(super) fn check_output(
     config: &Config,
     key: &str,
     path: &Path,
     markers: &[&str],
 ) -> anyhow::Result<()> {
-    config
-        .workspace
-        .output_file(key, path, markers)
-        .map_err(|message| anyhow::anyhow!("config {}: {message}", config.path.display()))
+    let workspace = &config.workspace;
+    let checked = match key.starts_with("--") {
+        true => workspace.user_output_file(key, path, markers),
+        false => workspace.output_file(key, path, markers),
+    };
+    checked.map_err(|message| anyhow::anyhow!("config {}: {message}", config.path.display()))
 }
 
 /// Writes the output named `key` at `path` atomically from what `fill` writes, after checking
@@ -92,96 +95,56 @@ pub(super) fn write_output(
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// Outputs, baseline comparison, report, gate, GitHub; exit code 1 when the gate fails.
+/// Scores and gates every dataset of the run (one for a `dataset:` config), then writes,
+/// prints and publishes its outputs; exit code 1 when a dataset's gate or the macro-average
+/// gate fails.
 pub(super) fn finish(
     (config, snapshot): (&Config, &Snapshot),
-    evaluation: Evaluation,
     outputs: Outputs,
+    score: Score<'_>,
 ) -> anyhow::Result<ExitCode> {
-    let summary = Summary::of(&evaluation);
     let named = named_outputs(config, &outputs);
     let report_path = named[0].path.clone();
     let report_file = report_path.display().to_string();
-    let gate_run = gate_run::gate_run((config, snapshot), &evaluation, &report_file)?;
-    let mut written: Vec<(&str, String)> = [
+    let runs = Runs::score((config, snapshot), &report_file, score)?;
+    for output in &named {
+        let target = (output.key, output.path.as_path(), output.markers);
+        let bytes = match output.key {
+            "--jsonl" => runs.jsonl()?,
+            "--summary" => runs.summary_json()?,
+            "--junit" => runs.junit().into_bytes(),
+            "--leaderboard" => runs.leaderboard(config)?,
+            "--scatter" => match runs.scatter()? {
+                Some(svg) => svg.into_bytes(),
+                None => {
+                    println!(
+                        "no scatter written to {}: no metric besides the reference has an \
+                         accuracy",
+                        output.path.display()
+                    );
+                    continue;
+                }
+            },
+            _ => runs.report().into_bytes(),
+        };
+        write_output(config, target, |out| out.write_all(&bytes))?;
+    }
+    runs.print_summaries();
+    let verdict = runs.verdict();
+    print_verdict(verdict);
+    print_written(&named);
+    let written: Vec<(&str, String)> = [
         ("summary", &outputs.summary),
         ("jsonl", &outputs.jsonl),
         ("junit", &outputs.junit),
     ]
     .into_iter()
     .filter_map(|(key, path)| Some((key, path.as_ref()?.display().to_string())))
+    .chain(review_outputs(verdict.flagged_gains()))
     .collect();
-    for output in &named {
-        let target = (output.key, output.path.as_path(), output.markers);
-        let text =
-            |text: String| move |out: &mut dyn std::io::Write| out.write_all(text.as_bytes());
-        match output.key {
-            "--jsonl" => write_output(config, target, |out| {
-                crate::report::jsonl::write_jsonl(&evaluation, out)
-            })?,
-            "--summary" => {
-                let document = summary_document(config, &evaluation, &summary, &gate_run)?;
-                let json = serde_json::to_string_pretty(&document)? + "\n";
-                write_output(config, target, text(json))?;
-            }
-            "--junit" => {
-                let xml = crate::report::junit::junit_xml(
-                    &gate_run.verdict,
-                    &evaluation,
-                    &config.gate.must_pass,
-                );
-                write_output(config, target, text(xml))?;
-            }
-            "--leaderboard" => {
-                let board = summary::leaderboard_json(
-                    &gate_run.analysis,
-                    &evaluation,
-                    config,
-                    gate_run.baseline_commit.as_deref(),
-                );
-                let json = serde_json::to_string_pretty(&board)? + "\n";
-                write_output(config, target, text(json))?;
-            }
-            "--scatter" => match crate::report::scatter::leaderboard_svg(&gate_run.analysis)
-                .map_err(anyhow::Error::msg)?
-            {
-                Some(svg) => write_output(config, target, text(svg))?,
-                None => println!(
-                    "no scatter written to {}: no metric besides the reference has an accuracy",
-                    output.path.display()
-                ),
-            },
-            _ => write_output(config, target, text(gate_run.report.clone()))?,
-        }
-    }
-    print!(
-        "{}",
-        log_block(&summary::human(&evaluation, &summary), in_actions())
-    );
-    print_verdict(&gate_run.verdict);
-    print_written(&named);
-    written.extend(review_outputs(gate_run.verdict.flagged_gains()));
-    let posting = super::comment_policy::posting(outputs.comment, config, &gate_run.verdict);
-    publish(&gate_run, &evaluation, &report_path, &written, posting)?;
-    Ok(gate_run.verdict.exit_code(!outputs.no_fail_on_regression))
-}
-
-/// The `summary.json` document of one dataset's run.
-pub(super) fn summary_document(
-    config: &Config,
-    evaluation: &Evaluation,
-    summary: &Summary,
-    gate_run: &GateRun,
-) -> anyhow::Result<serde_json::Value> {
-    let mut document = summary::summary_json(
-        evaluation,
-        summary,
-        Some((&gate_run.analysis, &gate_run.verdict)),
-    );
-    document["comparison_contract"] =
-        serde_json::to_value(crate::analysis::baseline::Settings::of(config))?;
-    document["features"] = crate::report::features::features_json(&gate_run.features);
-    Ok(document)
+    let posting = super::comment_policy::posting(outputs.comment, config, verdict);
+    publish(&runs, &report_path, &written, posting)?;
+    Ok(verdict.exit_code(!outputs.no_fail_on_regression))
 }
 
 /// The verdict line and its reasons, which name systems (file names a pull request chose).
@@ -205,10 +168,10 @@ pub(super) fn print_written(named: &[NamedOutput]) {
     );
 }
 
-/// Step summary, step outputs and the PR comment in Actions; the comment on stdout elsewhere.
+/// Step summary, annotations, step outputs and the PR comment in Actions; the comment on
+/// stdout elsewhere.
 fn publish(
-    run: &GateRun,
-    evaluation: &Evaluation,
+    runs: &Runs,
     report_path: &Path,
     written: &[(&str, String)],
     posting: Posting,
@@ -216,22 +179,13 @@ fn publish(
     let Some(actions) = ActionsContext::from_env() else {
         return Ok(());
     };
-    summarise_and_annotate(&actions, &run.comment, &[(&run.verdict, evaluation)])?;
-    let first = run
-        .verdict
-        .comparisons()
-        .first()
-        .and_then(|c| c.cells.first());
-    let step_outputs = gate_outputs(
-        &run.verdict,
-        first.map(|c| (c.candidate_accuracy, c.shown_delta())),
-        report_path,
-        written,
-    );
+    let comment = runs.comment();
+    summarise_and_annotate(&actions, &comment, &runs.gated())?;
+    let step_outputs = gate_outputs(runs.verdict(), runs.score_and_delta(), report_path, written);
     actions
         .write_outputs(&step_outputs)
         .context("cannot write $GITHUB_OUTPUT")?;
-    post(&actions, posting, (&run.marker, &run.comment), report_path);
+    post(&actions, posting, (runs.marker(), &comment), report_path);
     Ok(())
 }
 

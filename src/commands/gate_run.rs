@@ -133,7 +133,14 @@ pub fn gate_run(
     let item_features = crate::analysis::features::item_features(config, &evaluation.dataset);
     let comparisons = (baseline.as_ref()).map_or_else(Vec::new, |stored| {
         let metric = config.gate_metric();
-        compare_all(&config.gate, metric, &current, stored, &item_features)
+        let tie_breaker = crate::score::stability::TieBreaker::of(config.dataset.engine.kind);
+        compare_all(
+            &config.gate,
+            (metric, tie_breaker),
+            &current,
+            stored,
+            &item_features,
+        )
     });
     let features = crate::analysis::features::analyse(
         config,
@@ -153,6 +160,7 @@ pub fn gate_run(
         anchor: anchor.as_ref().map(|(stored, path)| (stored, *path)),
         age: age.as_ref(),
         own_config: matches!(snapshot.settled, Settled::Proposed { .. }),
+        allowed_gold_errors: &config.dataset.allow_failing_golds,
     };
     let changed = (baseline_changed, template_changed);
     let notes = run_notes((config, snapshot), evaluation, changed, baseline.as_ref());

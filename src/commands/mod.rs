@@ -10,6 +10,7 @@ mod datasets;
 mod failure;
 mod finish;
 pub mod gate_run;
+mod runs;
 pub mod store;
 
 use crate::analysis::baseline::Baseline;
@@ -99,14 +100,7 @@ pub fn eval(
     let trusted = (&config, &snapshot);
     match shard {
         Some(shard) => eval_shard(trusted, shard, outputs.jsonl.as_deref()),
-        None if config.is_multi() => {
-            datasets::finish_datasets(trusted, outputs, &crate::score::evaluation::evaluate)
-        }
-        None => finish(
-            trusted,
-            crate::score::evaluation::evaluate(&config, &snapshot)?,
-            outputs,
-        ),
+        None => finish(trusted, outputs, &crate::score::evaluation::evaluate),
     }
 }
 
@@ -144,11 +138,12 @@ pub fn merge(
     let trusted = (&config, &snapshot);
     if config.is_multi() {
         datasets::check_shards(&config, shards)?;
-        let score = |one: &Config, snapshot: &Snapshot| datasets::merged((one, snapshot), shards);
-        return datasets::finish_datasets(trusted, outputs, &score);
     }
-    let evaluation = crate::ci::shard::merge(trusted, shards)?;
-    finish(trusted, evaluation, outputs)
+    let score = |one: &Config, snapshot: &Snapshot| match config.is_multi() {
+        true => datasets::merged((one, snapshot), shards),
+        false => crate::ci::shard::merge((one, snapshot), shards),
+    };
+    finish(trusted, outputs, &score)
 }
 
 /// `sqlgate action`: the GitHub Action's entry point, configured by `INPUT_*` variables. A run
@@ -193,15 +188,7 @@ fn run_action(config_path: &Path) -> anyhow::Result<ExitCode> {
     check_outputs(&config, &outputs)?;
     datasets::check_outputs(&config, &outputs)?;
     let trusted = (&config, &snapshot);
-    if config.is_multi() {
-        let score = &crate::score::evaluation::evaluate;
-        return datasets::finish_datasets(trusted, outputs, score);
-    }
-    finish(
-        trusted,
-        crate::score::evaluation::evaluate(&config, &snapshot)?,
-        outputs,
-    )
+    finish(trusted, outputs, &crate::score::evaluation::evaluate)
 }
 
 /// The trusted inputs a gated run reads from the base commit, as its log names them.

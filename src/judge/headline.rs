@@ -195,6 +195,9 @@ mod tests {
                 fixed: Vec::new(),
                 must_pass_regressions: Vec::new(),
                 accepted: Vec::new(),
+                unstable_not_counted: Vec::new(),
+                unstable_not_credited: Vec::new(),
+                unmeasured: Vec::new(),
             }],
         }
     }

@@ -62,6 +62,9 @@ pub struct Context<'a> {
     pub age: Option<&'a Age>,
     /// Whether the pull request's own config governs the run (the base has none that loads).
     pub own_config: bool,
+    /// Items whose gold query is known to fail (`dataset.allow_failing_golds`): their gold
+    /// errors are reported, and the gate does not fail on them.
+    pub allowed_gold_errors: &'a [usize],
 }
 
 /// The stored baseline a run is compared with, or why it is compared with none.

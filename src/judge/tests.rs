@@ -4,7 +4,7 @@
 use super::rules::required_system::REQUIRED;
 use super::*;
 use crate::analysis::records::ItemRecord;
-use crate::input::config::{Config, GateConfig, SignificanceConfig, SignificanceTest};
+use crate::input::config::{Config, EngineKind, GateConfig, SignificanceConfig, SignificanceTest};
 use std::collections::BTreeMap;
 
 fn records(values: &[f64]) -> Vec<ItemRecord> {
@@ -17,6 +17,7 @@ fn records(values: &[f64]) -> Vec<ItemRecord> {
             metrics: [("ex".to_string(), Some(v))].into(),
             outcome: BTreeMap::new(),
             prediction: None,
+            unstable: None,
         })
         .collect()
 }
@@ -42,20 +43,39 @@ fn run_records(
     base: (&str, Vec<ItemRecord>),
     candidate: Vec<ItemRecord>,
 ) -> Verdict {
+    run_records_on(EngineKind::Sqlite, gate, base, candidate)
+}
+
+/// [`run_records`] with a dataset on `engine`.
+fn run_records_on(
+    engine: EngineKind,
+    gate: GateConfig,
+    base: (&str, Vec<ItemRecord>),
+    candidate: Vec<ItemRecord>,
+) -> Verdict {
     let baseline = baseline_of(&[base]);
     let current = [SystemRecords {
         name: "m".into(),
         from_baseline: false,
         items: candidate,
     }];
-    evaluate(&config(gate), &current, Some(&baseline))
+    let mut config = config(gate);
+    config.dataset.engine.kind = engine;
+    evaluate(&config, &current, Some(&baseline))
 }
 
 /// The verdict of every rule on `current` against `baseline`, with `config`'s gate.
 fn evaluate(config: &Config, current: &[SystemRecords], baseline: Option<&Baseline>) -> Verdict {
     let metric = config.gate_metric();
     let comparisons = baseline.map_or_else(Vec::new, |b| {
-        crate::analysis::comparison::compare_all(&config.gate, metric, current, b, &Vec::new())
+        let tie_breaker = crate::score::stability::TieBreaker::of(config.dataset.engine.kind);
+        crate::analysis::comparison::compare_all(
+            &config.gate,
+            (metric, tie_breaker),
+            current,
+            b,
+            &Vec::new(),
+        )
     });
     let context = Context {
         gate: &config.gate,
@@ -67,6 +87,7 @@ fn evaluate(config: &Config, current: &[SystemRecords], baseline: Option<&Baseli
         anchor: None,
         age: None,
         own_config: false,
+        allowed_gold_errors: &[],
     };
     judge(&context, Vec::new())
 }
@@ -301,6 +322,7 @@ fn baseline_of(systems: &[(&str, Vec<ItemRecord>)]) -> Baseline {
         commit: None,
         created_unix: None,
         dataset_sha256: String::new(),
+        dataset_digests: None,
         records_sha256: None,
         metrics: vec!["ex".into()],
         settings: crate::analysis::baseline::Settings::of(&config(GateConfig::default())),
@@ -395,4 +417,176 @@ fn notes_are_listed_section_by_section() {
         ["own config", "drift", "changed", "age", "evaluation"]
     );
     assert!(verdict.passed());
+}
+
+/// Records of `values` with prediction texts `texts` and the unstable reasons `unstable`.
+fn unstable_records(
+    values: &[f64],
+    texts: &[&str],
+    unstable: &[Option<crate::score::stability::Unstable>],
+) -> Vec<ItemRecord> {
+    (records(values).into_iter().zip(texts).zip(unstable))
+        .map(|((mut record, text), reason)| {
+            record.prediction = Some(text.to_string());
+            record.unstable = *reason;
+            record
+        })
+        .collect()
+}
+
+#[test]
+fn an_unchanged_unstable_prediction_whose_verdict_flips_is_neither_regressed_nor_fixed() {
+    use crate::score::stability::Unstable::{GoldOrder, PredictionOrder};
+    let texts = ["a", "b", "c", "d"];
+    let base = unstable_records(&[1.0, 0.0, 1.0, 1.0], &texts, &[None, None, None, None]);
+    let candidate = unstable_records(
+        &[0.0, 1.0, 1.0, 1.0],
+        &texts,
+        &[Some(PredictionOrder), Some(GoldOrder), None, None],
+    );
+    let verdict = run_records(GateConfig::default(), ("m", base), candidate);
+    assert!(verdict.passed(), "{verdict:?}");
+    let comparison = &verdict.comparisons()[0];
+    assert_eq!(
+        (comparison.regressed.clone(), comparison.fixed.clone()),
+        (vec![], vec![])
+    );
+    assert_eq!(
+        comparison.unstable_not_counted,
+        vec![(0, PredictionOrder), (1, GoldOrder)]
+    );
+    assert_eq!(comparison.cells[0].candidate_accuracy, 0.75);
+    assert_eq!(
+        verdict.notes(),
+        [
+            "m: unstable, not counted: item 0 (prediction-order), item 1 (gold-order): the \
+            prediction is unchanged and its verdict changed, as an undetermined order or the \
+            time limit allows, so the baseline's verdict stands"
+        ]
+    );
+}
+
+#[test]
+fn on_a_server_a_changed_prediction_right_only_by_a_tie_is_not_credited() {
+    use crate::score::stability::Unstable::{GoldOrder, PredictionOrder};
+    let base = || unstable_records(&[1.0, 0.0, 1.0], &["a", "b", "c"], &[None, None, None]);
+    let candidate = |reason| {
+        unstable_records(
+            &[1.0, 1.0, 1.0],
+            &["a2", "b2", "c"],
+            &[Some(reason), Some(reason), None],
+        )
+    };
+    // On SQLite the trusted file and the bundled engine break the tie the same way every run:
+    // the verdicts count as measured (item 1 is a fix).
+    for reason in [PredictionOrder, GoldOrder] {
+        let verdict = run_records(GateConfig::default(), ("m", base()), candidate(reason));
+        assert!(verdict.passed(), "{verdict:?}");
+        assert_eq!(verdict.comparisons()[0].fixed, vec![1]);
+        assert!(verdict.comparisons()[0].unstable_not_credited.is_empty());
+    }
+    let base = base();
+    let candidate = candidate(PredictionOrder);
+    let gate = GateConfig::default();
+    let verdict = run_records_on(EngineKind::Postgresql, gate, ("m", base), candidate);
+    assert!(!verdict.passed(), "{verdict:?}");
+    let comparison = &verdict.comparisons()[0];
+    // Item 0 was right and is now right only by chance: a regression; item 1 is no fix.
+    assert_eq!(
+        (comparison.regressed.clone(), comparison.fixed.clone()),
+        (vec![0], vec![])
+    );
+    assert_eq!(
+        comparison.unstable_not_credited,
+        vec![(0, PredictionOrder), (1, PredictionOrder)]
+    );
+    // A stable right verdict of a changed prediction counts as always.
+    let stable = unstable_records(&[1.0, 1.0, 1.0], &["a2", "b2", "c"], &[None, None, None]);
+    let base = unstable_records(&[1.0, 0.0, 1.0], &["a", "b", "c"], &[None, None, None]);
+    let gate = GateConfig::default();
+    let verdict = run_records_on(EngineKind::Mysql, gate, ("m", base), stable);
+    assert_eq!(verdict.comparisons()[0].fixed, vec![1]);
+}
+
+#[test]
+fn a_changed_prediction_near_the_time_limit_counts_as_measured() {
+    use crate::score::stability::Unstable::PredictionTiming;
+    let base = || unstable_records(&[1.0; 20], &["a"; 20], &[None; 20]);
+    let mut texts = ["a"; 20];
+    texts[3] = "slow";
+    let mut reasons = [None; 20];
+    reasons[3] = Some(PredictionTiming);
+    let gate = || GateConfig {
+        max_drop_points: 10.0,
+        must_pass: vec![3],
+        ..GateConfig::default()
+    };
+    // Slowness hides no drop: a must-pass item that a slow new prediction gets wrong regresses.
+    let mut values = [1.0; 20];
+    values[3] = 0.0;
+    let wrong = unstable_records(&values, &texts, &reasons);
+    let verdict = run_records_on(EngineKind::Postgresql, gate(), ("m", base()), wrong);
+    assert_eq!(verdict.comparisons()[0].must_pass_regressions, vec![3]);
+    assert!(!verdict.passed());
+    // And the clock cannot make a wrong answer right: a right slow one counts as right.
+    let right = unstable_records(&[1.0; 20], &texts, &reasons);
+    let verdict = run_records_on(EngineKind::Postgresql, gate(), ("m", base()), right);
+    assert!(verdict.passed(), "{verdict:?}");
+}
+
+#[test]
+fn against_a_baseline_without_prediction_texts_an_unstable_verdict_earns_no_fix() {
+    use crate::score::stability::Unstable::GoldOrder;
+    let base = records(&[1.0, 0.0, 1.0, 1.0]);
+    let candidate = unstable_records(
+        &[1.0, 1.0, 0.0, 1.0],
+        &["a", "b", "c", "d"],
+        &[Some(GoldOrder), Some(GoldOrder), Some(GoldOrder), None],
+    );
+    let gate = GateConfig::default();
+    let verdict = run_records_on(EngineKind::Postgresql, gate, ("m", base), candidate);
+    let comparison = &verdict.comparisons()[0];
+    // Item 0 stays right, item 1's fix is not credited, item 2's drop counts.
+    assert_eq!(
+        (comparison.regressed.clone(), comparison.fixed.clone()),
+        (vec![2], vec![])
+    );
+    assert_eq!(comparison.unstable_not_credited, vec![(1, GoldOrder)]);
+    assert!(!verdict.passed());
+    assert!(verdict.notes().iter().any(|n| n.starts_with(
+        "m: the baseline does not record the predictions' texts (an older sqlgate wrote it)"
+    )));
+}
+
+#[test]
+fn an_item_the_baseline_measured_and_this_run_could_not_counts_as_not_right() {
+    use crate::score::stability::Unstable::GoldTiming;
+    let base = || records(&[1.0, 1.0, 0.0, 1.0]);
+    let mut candidate = records(&[1.0, 1.0, 0.0, 1.0]);
+    for (index, outcome) in [(1, "gold_timeout"), (2, "gold_error"), (3, "skipped")] {
+        candidate[index].metrics.insert("ex".into(), None);
+        candidate[index].outcome.insert("ex".into(), outcome.into());
+    }
+    let verdict = run_records(GateConfig::default(), ("m", base()), candidate.clone());
+    assert!(!verdict.passed(), "{verdict:?}");
+    let comparison = &verdict.comparisons()[0];
+    // A skipped item (excluded by a reviewed override of the trusted base) is left out.
+    assert_eq!(comparison.regressed, vec![1]);
+    assert_eq!(comparison.cells[0].items, 3);
+    assert_eq!(
+        comparison.unmeasured,
+        [(1, "gold_timeout"), (2, "gold_error")].map(|(i, o)| (i, o.to_string()))
+    );
+    assert!(verdict.notes().contains(
+        &"m: not measured in this run: item 1 (gold_timeout), item 2 (gold_error): the \
+          baseline measured them, so each counts as not right (fail closed)"
+            .to_string()
+    ));
+    // A gold that ran near the time limit in the baseline and timed out now: the clock's doing.
+    let mut flaky = base();
+    flaky[1].unstable = Some(GoldTiming);
+    let verdict = run_records(GateConfig::default(), ("m", flaky), candidate);
+    let comparison = &verdict.comparisons()[0];
+    assert!(comparison.regressed.is_empty(), "{comparison:?}");
+    assert_eq!(comparison.unstable_not_counted, vec![(1, GoldTiming)]);
 }

@@ -6,7 +6,7 @@
 //! (join conditions, LIMIT values, DISTINCT outside aggregates) stay, on purpose: `esm` says what
 //! the official evaluator says. A prediction the official parser rejects is wrong.
 
-use super::{ComponentScore, Details, Env, Metric, Outcome, Score};
+use super::{Detail, Details, Env, Metric, Outcome, Score};
 use crate::input::dataset::GoldItem;
 use crate::sql::ir::*;
 use crate::sql::parse::parse_spider;
@@ -14,6 +14,73 @@ use crate::sql::schema::Schema;
 use crate::sql::text::replace_value_placeholder;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
+
+/// One component's official partial-match scores (ESM).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ComponentScore {
+    /// Precision (official "acc").
+    pub acc: f64,
+    /// Recall.
+    pub rec: f64,
+    /// F1.
+    pub f1: f64,
+    /// Items of this component in the gold.
+    pub label_total: usize,
+    /// Items of this component in the prediction.
+    pub pred_total: usize,
+}
+
+/// Component names of [`Components`], in the official report order.
+pub const COMPONENTS: [&str; 10] = [
+    "select",
+    "select(no AGG)",
+    "where",
+    "where(no OP)",
+    "group(no Having)",
+    "group",
+    "order",
+    "and/or",
+    "IUEN",
+    "keywords",
+];
+
+/// ESM's per-item detail: the official partial-match scores, in [`COMPONENTS`] order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Components(pub [ComponentScore; 10]);
+
+impl Detail for Components {
+    fn to_json(&self) -> serde_json::Value {
+        let map: serde_json::Map<String, serde_json::Value> = (COMPONENTS.iter())
+            .zip(&self.0)
+            .map(|(name, c)| {
+                let value = serde_json::json!({"acc": c.acc, "rec": c.rec, "f1": c.f1, "label_total": c.label_total, "pred_total": c.pred_total});
+                (name.to_string(), value)
+            })
+            .collect();
+        serde_json::Value::Object(map)
+    }
+}
+
+impl Components {
+    /// Reads what [`Detail::to_json`] wrote.
+    fn from_json(json: &serde_json::Value) -> Option<Components> {
+        let component = |name: &str| -> Option<ComponentScore> {
+            let c = json.get(name)?;
+            let number = |key: &str| c.get(key).and_then(serde_json::Value::as_f64);
+            Some(ComponentScore {
+                acc: number("acc")?,
+                rec: number("rec")?,
+                f1: number("f1")?,
+                label_total: number("label_total")? as usize,
+                pred_total: number("pred_total")? as usize,
+            })
+        };
+        let scores: Vec<ComponentScore> = (COMPONENTS.iter())
+            .map(|n| component(n))
+            .collect::<Option<_>>()?;
+        Some(Components(scores.try_into().ok()?))
+    }
+}
 
 /// The `esm` metric, with each item's gold parsed once however many systems are scored.
 #[derive(Default)]
@@ -63,8 +130,16 @@ impl ExactSetMatch {
 }
 
 impl Metric for ExactSetMatch {
+    fn read_details(&self, json: &serde_json::Value) -> Option<Details> {
+        Components::from_json(json).map(Details::new)
+    }
+
     fn name(&self) -> &'static str {
         "esm"
+    }
+
+    fn reads_results(&self) -> bool {
+        false
     }
 
     fn needs_sqlite_files(&self) -> bool {
@@ -108,7 +183,7 @@ impl Metric for ExactSetMatch {
             ),
             None => Score::binary(exact),
         };
-        score.details = Some(Details::Components(Box::new(partial)));
+        score.details = Some(Details::new(Components(partial)));
         score
     }
 }

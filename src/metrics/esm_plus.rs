@@ -6,7 +6,7 @@
 //! Details record the rules that fired and, for a match, the rules it needed: those without
 //! which gold and prediction would differ (the "wrong to right" count of seed 001 section 5.4).
 
-use super::{Details, Env, Metric, Outcome, Score};
+use super::{Detail, Details, Env, Metric, Outcome, Score};
 use crate::input::dataset::GoldItem;
 use crate::sql::facts::DbFacts;
 use crate::sql::plus::{canonical, RuleSet};
@@ -52,8 +52,16 @@ impl EsmPlus {
 }
 
 impl Metric for EsmPlus {
+    fn read_details(&self, json: &serde_json::Value) -> Option<Details> {
+        Rules::from_json(json).map(Details::new)
+    }
+
     fn name(&self) -> &'static str {
         "esm_plus"
+    }
+
+    fn reads_results(&self) -> bool {
+        false
     }
 
     fn needs_sqlite_files(&self) -> bool {
@@ -73,14 +81,45 @@ impl Metric for EsmPlus {
         match compare(&item.sql, prediction, &facts) {
             Ok(verdict) => {
                 let mut score = Score::binary(verdict.matches);
-                score.details = Some(Details::Rules {
+                score.details = Some(Details::new(Rules {
                     fired: verdict.fired,
                     needed: verdict.needed,
-                });
+                }));
                 score
             }
             Err(reason) => Score::wrong(Outcome::PredError, reason),
         }
+    }
+}
+
+/// ESM+'s per-item detail: the equivalence rules that fired, and those a match needed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rules {
+    /// Rules that changed the gold or the prediction.
+    pub fired: RuleSet,
+    /// Rules without which the match would fail (empty for a mismatch).
+    pub needed: RuleSet,
+}
+
+impl Detail for Rules {
+    fn to_json(&self) -> serde_json::Value {
+        let names = |set: &RuleSet| -> Vec<&str> { set.rules().map(|r| r.name()).collect() };
+        serde_json::json!({"rules_fired": names(&self.fired), "rules_needed": names(&self.needed)})
+    }
+}
+
+impl Rules {
+    /// Reads what [`Detail::to_json`] wrote.
+    fn from_json(json: &serde_json::Value) -> Option<Rules> {
+        let set = |list: &serde_json::Value| -> Option<RuleSet> {
+            (list.as_array()?.iter()).try_fold(RuleSet::none(), |set, name| {
+                Some(set.with(crate::sql::plus::Rule::parse(name.as_str()?)?))
+            })
+        };
+        Some(Rules {
+            fired: set(json.get("rules_fired")?)?,
+            needed: set(json.get("rules_needed")?)?,
+        })
     }
 }
 

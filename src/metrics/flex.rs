@@ -10,7 +10,7 @@
 //! The error category (seed 002, Appendix D) and the tokens spent are kept in the item's
 //! details.
 
-use super::{Details, Env, Metric, Outcome, Score};
+use super::{Detail, Details, Env, Metric, Outcome, Score};
 use crate::engine::value::{Row, Value};
 use crate::input::dataset::GoldItem;
 use crate::input::provider_config::ProviderConfig;
@@ -122,6 +122,12 @@ pub struct Judgement {
     pub cost: Option<f64>,
 }
 
+impl Detail for Judgement {
+    fn to_json(&self) -> Json {
+        Judgement::to_json(self)
+    }
+}
+
 impl Judgement {
     /// The JSON written to `flex_components`.
     pub fn to_json(&self) -> Json {
@@ -221,6 +227,10 @@ impl JudgeTotals {
 }
 
 impl Metric for Flex {
+    fn read_details(&self, json: &Json) -> Option<Details> {
+        Judgement::from_json(json).map(Details::new)
+    }
+
     fn name(&self) -> &'static str {
         "flex"
     }
@@ -351,7 +361,7 @@ fn judge_case(judge: &Provider, case: &Case<'_>) -> Score {
                     Some(truncate_chars(&verdict.explanation, EXPLANATION_CHARS));
                 judgement.cost = providers::cost(judge.config(), judgement.usage);
                 let mut score = Score::binary(verdict.correct);
-                score.details = Some(Details::Judged(Box::new(judgement)));
+                score.details = Some(Details::new(judgement));
                 return score;
             }
             Err(problem) => {
@@ -373,7 +383,7 @@ fn judge_case(judge: &Provider, case: &Case<'_>) -> Score {
 fn unavailable(config: &ProviderConfig, mut judgement: Judgement, reason: String) -> Score {
     judgement.cost = providers::cost(config, judgement.usage);
     let mut score = Score::unscored(Outcome::Unavailable, reason);
-    score.details = Some(Details::Judged(Box::new(judgement)));
+    score.details = Some(Details::new(judgement));
     score
 }
 

@@ -8,6 +8,7 @@ mod esm;
 pub mod esm_plus;
 mod ex;
 mod flex;
+mod outcome;
 mod qas;
 mod resultset;
 mod rves;
@@ -24,10 +25,11 @@ use crate::engine::profile::{PreparedGold, Profile};
 use crate::engine::value::Row;
 use crate::input::config::Config;
 use crate::input::dataset::{Dataset, GoldItem};
+pub use esm::{ComponentScore, Components, COMPONENTS};
 pub use flex::{markdown_table, JudgeTotals, Judgement};
+pub use outcome::Outcome;
 pub use resultset::table_similarity;
 pub use rves::{official_reward, Timing};
-use serde::Serialize;
 pub use sqlmorph::{gives_sub_score, CellScores, PartialCredit, Technique, PARTIAL_CREDIT_KEYS};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -100,6 +102,14 @@ pub fn continuous_scores(name: &str) -> Vec<String> {
     build(name).map_or_else(|_| Vec::new(), |metric| metric.continuous_scores())
 }
 
+/// Whether metric `name` (a headline or `<metric>.<sub-score>`) reads query results
+/// ([`Metric::reads_results`]); an unknown name is presumed to, so its unstable verdicts are
+/// never trusted.
+pub fn reads_results(name: &str) -> bool {
+    let metric = name.split('.').next().unwrap_or(name);
+    build(metric).map_or(true, |metric| metric.reads_results())
+}
+
 /// Checks one stored value of metric `name` (headline or sub-score): finite and inside
 /// [`value_range`], allowing for rounding (1e-9); the error says what is wrong.
 pub fn check_value(name: &str, value: f64) -> Result<(), String> {
@@ -145,85 +155,17 @@ pub trait Metric: Send + Sync {
     fn needs_suite(&self) -> bool {
         false
     }
-}
-
-/// How an item ended for one metric.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// The prediction is correct.
-    Match,
-    /// The prediction ran (or parsed) and is wrong.
-    Mismatch,
-    /// The prediction failed (SQL error, refused, result too large).
-    PredError,
-    /// The prediction hit the time limit.
-    PredTimeout,
-    /// The gold query failed: a dataset defect, excluded from denominators.
-    GoldError,
-    /// The gold query hit the time limit: not charged to the prediction, excluded from
-    /// denominators.
-    GoldTimeout,
-    /// No prediction was given (scored wrong).
-    Missing,
-    /// The raw model output held no SQL `extract` could find (scored wrong, counted apart from
-    /// SQL errors).
-    ExtractionFailed,
-    /// The item's database is absent (excluded from denominators).
-    Skipped,
-    /// The metric cannot be computed here: the service it needs (an embedding or judge endpoint)
-    /// is not configured or did not answer. Excluded from denominators and reported with the
-    /// reason, never approximated.
-    Unavailable,
-}
-
-impl Outcome {
-    /// All outcomes, in report order.
-    pub const ALL: [Outcome; 10] = [
-        Outcome::Match,
-        Outcome::Mismatch,
-        Outcome::PredError,
-        Outcome::PredTimeout,
-        Outcome::GoldError,
-        Outcome::GoldTimeout,
-        Outcome::Missing,
-        Outcome::ExtractionFailed,
-        Outcome::Skipped,
-        Outcome::Unavailable,
-    ];
-
-    /// The outcome's name as written in JSONL.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Match => "match",
-            Outcome::Mismatch => "mismatch",
-            Outcome::PredError => "pred_error",
-            Outcome::PredTimeout => "pred_timeout",
-            Outcome::GoldError => "gold_error",
-            Outcome::GoldTimeout => "gold_timeout",
-            Outcome::Missing => "missing",
-            Outcome::ExtractionFailed => "extraction_failed",
-            Outcome::Skipped => "skipped",
-            Outcome::Unavailable => "unavailable",
-        }
+    /// Reads back the per-item detail this metric wrote as `<name>_components` (or as its
+    /// value object); `None` when the JSON is not this metric's detail. A metric without detail
+    /// reads none.
+    fn read_details(&self, _json: &serde_json::Value) -> Option<Details> {
+        None
     }
-
-    /// The outcome a JSONL name stands for.
-    pub fn parse(name: &str) -> Option<Outcome> {
-        Outcome::ALL.into_iter().find(|o| o.as_str() == name)
-    }
-
-    /// Whether the item counts in this metric's denominator.
-    pub fn is_scored(self) -> bool {
-        !matches!(
-            self,
-            Outcome::GoldError | Outcome::GoldTimeout | Outcome::Skipped | Outcome::Unavailable
-        )
-    }
-
-    /// Whether the gold query failed or timed out.
-    pub fn is_gold_failure(self) -> bool {
-        matches!(self, Outcome::GoldError | Outcome::GoldTimeout)
+    /// Whether the metric's verdict reads query results, so an undetermined order or a query
+    /// near the time limit can change it ([`crate::score::stability`]); true unless the metric
+    /// only compares SQL texts.
+    fn reads_results(&self) -> bool {
+        true
     }
 }
 
@@ -240,208 +182,71 @@ pub struct Score {
     pub details: Option<Details>,
 }
 
-/// One component's official partial-match scores (ESM).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ComponentScore {
-    /// Precision (official "acc").
-    pub acc: f64,
-    /// Recall.
-    pub rec: f64,
-    /// F1.
-    pub f1: f64,
-    /// Items of this component in the gold.
-    pub label_total: usize,
-    /// Items of this component in the prediction.
-    pub pred_total: usize,
-}
+/// Metric-specific detail of one verdict: a value of the metric's own type (declared in its
+/// file, implementing [`Detail`]), written as JSON by that type and read back by the metric
+/// ([`Metric::read_details`]), so a metric with detail of its own touches no shared type.
+#[derive(Debug, Clone)]
+pub struct Details(Arc<dyn Detail>);
 
-/// Component names of [`Details::Components`], in the official report order.
-pub const COMPONENTS: [&str; 10] = [
-    "select",
-    "select(no AGG)",
-    "where",
-    "where(no OP)",
-    "group(no Having)",
-    "group",
-    "order",
-    "and/or",
-    "IUEN",
-    "keywords",
-];
-
-/// Metric-specific detail of one verdict, kept compact in memory and written as JSON.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Details {
-    /// ESM's official partial-match scores, in [`COMPONENTS`] order.
-    Components(Box<[ComponentScore; 10]>),
-    /// TS: the first suite database on which gold and prediction differ, and, when the
-    /// prediction is right on the original database, a shrunk counterexample.
-    Distinguishing {
-        /// File name of the suite database.
-        database: String,
-        /// The minimal distinguishing database with both results.
-        counterexample: Option<Box<crate::suites::counterexample::Counterexample>>,
-    },
-    /// TS, a right verdict: the suite databases that differed but did not decide, each as
-    /// `file: why` (the difference needs data the original would not allow, see
-    /// [`crate::suites::domain`]).
-    SetAside(Vec<String>),
-    /// FLEX: the judge's verdict, category and what it cost.
-    Judged(Box<Judgement>),
-    /// ESM+: the equivalence rules that fired, and those a match needed.
-    Rules {
-        /// Rules that changed the gold or the prediction.
-        fired: crate::sql::plus::RuleSet,
-        /// Rules without which the match would fail (empty for a mismatch).
-        needed: crate::sql::plus::RuleSet,
-    },
-    /// SQLMorph's EX, EXP, EXR and F1; written as the metric's value object, not as
-    /// `<metric>_components`.
-    PartialCredit(PartialCredit),
-    /// R-VES: the reward, the official time ratio, and how noisy the timings were.
-    Timing(Timing),
-    /// QAS's two components and the weight that combined them.
-    Qas {
-        /// S_T: table similarity.
-        table: f64,
-        /// S_C: SQL embedding cosine similarity.
-        code: f64,
-        /// w.
-        weight: f64,
-    },
-}
-
-impl Details {
-    /// The TS counterexample this detail carries, if any.
-    pub fn counterexample(&self) -> Option<&crate::suites::counterexample::Counterexample> {
-        match self {
-            Details::Distinguishing {
-                counterexample: Some(counterexample),
-                ..
-            } => Some(counterexample),
-            _ => None,
-        }
-    }
-
-    /// The JSON written to `<metric>_components`.
-    pub fn to_json(&self) -> serde_json::Value {
-        match self {
-            Details::Components(components) => {
-                let map: serde_json::Map<String, serde_json::Value> = COMPONENTS
-                    .iter()
-                    .zip(components.iter())
-                    .map(|(name, c)| {
-                        let value = serde_json::json!({"acc": c.acc, "rec": c.rec, "f1": c.f1, "label_total": c.label_total, "pred_total": c.pred_total});
-                        (name.to_string(), value)
-                    })
-                    .collect();
-                serde_json::Value::Object(map)
-            }
-            Details::Distinguishing {
-                database,
-                counterexample,
-            } => {
-                let mut json = serde_json::json!({ "distinguishing_database": database });
-                if let Some(counterexample) = counterexample {
-                    json["counterexample"] = counterexample.to_json();
-                }
-                json
-            }
-            Details::SetAside(databases) => serde_json::json!({ "set_aside": databases }),
-            Details::Judged(judgement) => judgement.to_json(),
-            Details::PartialCredit(scores) => scores.to_json(),
-            Details::Timing(timing) => timing.to_json(),
-            Details::Qas {
-                table,
-                code,
-                weight,
-            } => serde_json::json!({"s_t": table, "s_c": code, "w": weight}),
-            Details::Rules { fired, needed } => {
-                let names = |set: &crate::sql::plus::RuleSet| -> Vec<&str> {
-                    set.rules().map(|r| r.name()).collect()
-                };
-                serde_json::json!({"rules_fired": names(fired), "rules_needed": names(needed)})
-            }
-        }
-    }
+/// What a metric's per-item detail must do: write itself as JSON (`<metric>_components` in the
+/// per-item lines, or the metric's value object there).
+pub trait Detail: AsAny + std::fmt::Debug + Send + Sync {
+    /// The JSON written to `<metric>_components` (or as the value, see
+    /// [`Detail::is_value_object`]).
+    fn to_json(&self) -> serde_json::Value;
 
     /// Whether this detail is the metric's value object in the JSONL (SQLMorph) rather than a
     /// `<metric>_components` entry.
-    pub fn is_value_object(&self) -> bool {
-        matches!(self, Details::PartialCredit(_))
+    fn is_value_object(&self) -> bool {
+        false
+    }
+}
+
+/// A detail as [`std::any::Any`], so a reader that knows a metric's detail type can find it
+/// ([`Details::get`]); implemented for every type.
+pub trait AsAny {
+    /// `self` as `Any`.
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+impl<T: std::any::Any> AsAny for T {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl Details {
+    /// Wraps a metric's detail.
+    pub fn new(detail: impl Detail + 'static) -> Details {
+        Details(Arc::new(detail))
     }
 
-    /// Reads what [`Details::to_json`] wrote.
-    pub fn from_json(json: &serde_json::Value) -> Option<Details> {
-        if let Some(scores) = PartialCredit::from_json(json) {
-            return Some(Details::PartialCredit(scores));
-        }
-        if let (Some(table), Some(code), Some(weight)) = (
-            json.get("s_t").and_then(serde_json::Value::as_f64),
-            json.get("s_c").and_then(serde_json::Value::as_f64),
-            json.get("w").and_then(serde_json::Value::as_f64),
-        ) {
-            return Some(Details::Qas {
-                table,
-                code,
-                weight,
-            });
-        }
-        if let Some(timing) = Timing::from_json(json) {
-            return Some(Details::Timing(timing));
-        }
-        if json.get("same_result").is_some() {
-            return Judgement::from_json(json).map(|j| Details::Judged(Box::new(j)));
-        }
-        if let Some(database) = json.get("distinguishing_database").and_then(|d| d.as_str()) {
-            let counterexample = match json.get("counterexample") {
-                Some(c) => Some(Box::new(
-                    crate::suites::counterexample::Counterexample::from_json(c)?,
-                )),
-                None => None,
-            };
-            return Some(Details::Distinguishing {
-                database: database.to_string(),
-                counterexample,
-            });
-        }
-        if let Some(set_aside) = json.get("set_aside") {
-            let databases = set_aside
-                .as_array()?
-                .iter()
-                .map(|d| d.as_str().map(str::to_string))
-                .collect::<Option<Vec<String>>>()?;
-            return Some(Details::SetAside(databases));
-        }
-        if let Some(fired) = json.get("rules_fired") {
-            let set = |list: &serde_json::Value| -> Option<crate::sql::plus::RuleSet> {
-                list.as_array()?
-                    .iter()
-                    .try_fold(crate::sql::plus::RuleSet::none(), |set, name| {
-                        Some(set.with(crate::sql::plus::Rule::parse(name.as_str()?)?))
-                    })
-            };
-            return Some(Details::Rules {
-                fired: set(fired)?,
-                needed: set(json.get("rules_needed")?)?,
-            });
-        }
-        let component = |name: &str| -> Option<ComponentScore> {
-            let c = json.get(name)?;
-            let number = |key: &str| c.get(key).and_then(serde_json::Value::as_f64);
-            Some(ComponentScore {
-                acc: number("acc")?,
-                rec: number("rec")?,
-                f1: number("f1")?,
-                label_total: number("label_total")? as usize,
-                pred_total: number("pred_total")? as usize,
-            })
-        };
-        let scores: Vec<ComponentScore> = COMPONENTS
-            .iter()
-            .map(|n| component(n))
-            .collect::<Option<_>>()?;
-        Some(Details::Components(Box::new(scores.try_into().ok()?)))
+    /// The detail, when it is of type `T`.
+    pub fn get<T: 'static>(&self) -> Option<&T> {
+        let detail: &dyn Detail = self.0.as_ref();
+        detail.as_any().downcast_ref::<T>()
+    }
+
+    /// The JSON the detail writes.
+    pub fn to_json(&self) -> serde_json::Value {
+        self.0.to_json()
+    }
+
+    /// Whether the detail is the metric's value object in the JSONL.
+    pub fn is_value_object(&self) -> bool {
+        self.0.is_value_object()
+    }
+
+    /// The TS counterexample this detail carries, if any.
+    pub fn counterexample(&self) -> Option<&crate::suites::counterexample::Counterexample> {
+        self.get::<ts::Distinguishing>()?.counterexample.as_deref()
+    }
+}
+
+/// Two details are equal when they write the same JSON (what a baseline or a shard keeps).
+impl PartialEq for Details {
+    fn eq(&self, other: &Details) -> bool {
+        self.to_json() == other.to_json()
     }
 }
 
@@ -479,7 +284,7 @@ impl Score {
     /// reports and the gate.
     pub fn sub_score(&self, name: &str) -> Option<f64> {
         match (&self.details, self.outcome.is_scored()) {
-            (Some(Details::PartialCredit(scores)), true) => scores.get(name),
+            (Some(details), true) => details.get::<PartialCredit>()?.get(name),
             _ => None,
         }
     }
@@ -504,6 +309,8 @@ pub struct GoldResult {
     pub rows: Result<Vec<Row>, ExecError>,
     /// Its column names (empty when it failed).
     pub columns: Vec<String>,
+    /// How long it ran; `None` when read from the on-disk gold cache.
+    pub elapsed: Option<std::time::Duration>,
 }
 
 /// What metrics may use: the dataset, the executor, the comparison profile, the test suites and
@@ -630,6 +437,7 @@ impl<'a> Env<'a> {
     /// A gold query prepared otherwise than the profile's own way (a test suite's texts,
     /// [`crate::engine::profile::Profile::suite_texts`]) run on `db`, not cached.
     pub fn run_gold(&self, prepared: &PreparedGold, db: &Path) -> GoldResult {
+        let started = std::time::Instant::now();
         let (rows, columns) = match self.executor.run_table(db, &prepared.sql) {
             Ok(table) => (Ok(table.rows), table.columns),
             Err(e) => (Err(e), Vec::new()),
@@ -638,7 +446,19 @@ impl<'a> Env<'a> {
             prepared: prepared.clone(),
             rows,
             columns,
+            elapsed: Some(started.elapsed()),
         }
+    }
+
+    /// The item's gold result on database `db` when a metric already ran it (nothing runs here):
+    /// the stability check probes only the golds the run executed.
+    pub fn executed_gold(&self, item: &GoldItem, db: &Path) -> Option<Arc<GoldResult>> {
+        let slots = self
+            .gold
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let slot = slots.get(&(item.index, 0, db.to_path_buf()))?;
+        slot.get().cloned()
     }
 
     /// The item's gold result on database `db`, run once however many systems ask.
@@ -688,8 +508,10 @@ impl<'a> Env<'a> {
                 prepared,
                 rows: Ok(rows),
                 columns,
+                elapsed: None,
             });
         }
+        let started = std::time::Instant::now();
         let (rows, columns) = match self.executor.run_table(db, &prepared.sql) {
             Ok(table) => (Ok(table.rows), table.columns),
             Err(e) => (Err(e), Vec::new()),
@@ -701,6 +523,7 @@ impl<'a> Env<'a> {
             prepared,
             rows,
             columns,
+            elapsed: Some(started.elapsed()),
         })
     }
 }

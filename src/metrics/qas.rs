@@ -5,7 +5,7 @@
 
 use super::resultset::{cosine, table_similarity};
 use super::{
-    gold_and_prediction, prediction_failure, Details, Embedder, Env, Metric, Outcome, Score,
+    gold_and_prediction, prediction_failure, Detail, Details, Embedder, Env, Metric, Outcome, Score,
 };
 use crate::input::config::Config;
 use crate::input::dataset::GoldItem;
@@ -29,7 +29,40 @@ pub fn code_similarity(
     }
 }
 
+/// QAS's per-item detail: its two components and the weight that combined them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QasParts {
+    /// S_T: table similarity.
+    pub table: f64,
+    /// S_C: SQL embedding cosine similarity.
+    pub code: f64,
+    /// w.
+    pub weight: f64,
+}
+
+impl Detail for QasParts {
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({"s_t": self.table, "s_c": self.code, "w": self.weight})
+    }
+}
+
+impl QasParts {
+    /// Reads what [`Detail::to_json`] wrote.
+    fn from_json(json: &serde_json::Value) -> Option<QasParts> {
+        let number = |key: &str| json.get(key).and_then(serde_json::Value::as_f64);
+        Some(QasParts {
+            table: number("s_t")?,
+            code: number("s_c")?,
+            weight: number("w")?,
+        })
+    }
+}
+
 impl Metric for QueryAccuracyScore {
+    fn read_details(&self, json: &serde_json::Value) -> Option<Details> {
+        QasParts::from_json(json).map(Details::new)
+    }
+
     fn name(&self) -> &'static str {
         "qas"
     }
@@ -82,11 +115,11 @@ impl Metric for QueryAccuracyScore {
                 Outcome::Mismatch
             },
             error: None,
-            details: Some(Details::Qas {
+            details: Some(Details::new(QasParts {
                 table,
                 code,
                 weight,
-            }),
+            })),
         }
     }
 }

@@ -30,7 +30,8 @@
 
 use super::soft_f1::python_sum;
 use super::{
-    gold_and_prediction, gold_failure, prediction_failure, Details, Env, Metric, Outcome, Score,
+    gold_and_prediction, gold_failure, prediction_failure, Detail, Details, Env, Metric, Outcome,
+    Score,
 };
 use crate::engine::exec::ExecError;
 use crate::input::config::{Config, RvesOrder};
@@ -52,6 +53,12 @@ pub struct Timing {
     pub repetitions: usize,
     /// Coefficient of variation of the measured ratios: the run-to-run noise.
     pub spread: f64,
+}
+
+impl Detail for Timing {
+    fn to_json(&self) -> serde_json::Value {
+        Timing::to_json(self)
+    }
 }
 
 impl Timing {
@@ -213,6 +220,10 @@ pub fn estimate(order: RvesOrder, ratios: &[f64]) -> Timing {
 }
 
 impl Metric for RewardVes {
+    fn read_details(&self, json: &serde_json::Value) -> Option<Details> {
+        Timing::from_json(json).map(Details::new)
+    }
+
     fn name(&self) -> &'static str {
         "rves"
     }
@@ -268,7 +279,7 @@ impl Metric for RewardVes {
             value: Some(timing.reward.sqrt()),
             outcome: Outcome::Match,
             error: None,
-            details: Some(Details::Timing(timing)),
+            details: Some(Details::new(timing)),
         }
     }
 }

@@ -4,7 +4,7 @@
 //!
 //! The metric's headline value ([`Score::value`], used for accuracy, FP / FN, Kendall tau and the
 //! default gate) is EX: binary, so it fits the FP / FN analysis and McNemar's test. The
-//! continuous sub-scores are kept in [`Details::PartialCredit`], written as the metric's value
+//! continuous sub-scores are kept in a [`PartialCredit`] detail, written as the metric's value
 //! object in the JSONL and gateable as `<technique>.f1` (or `.exp`, `.exr`) through the paired
 //! bootstrap.
 
@@ -12,7 +12,7 @@ use super::resultset::{
     align_by_name, align_semantically, cell_set_match, partial_cell_match, same_row_set,
     semantic_row_match, CellMatch,
 };
-use super::{gold_run, prediction_failure, Details, Embedder, Env, Metric, Outcome, Score};
+use super::{gold_run, prediction_failure, Detail, Details, Embedder, Env, Metric, Outcome, Score};
 use crate::engine::value::Row;
 use crate::input::dataset::GoldItem;
 
@@ -202,13 +202,27 @@ impl Technique {
     /// A wrong verdict with this technique's all-zero scores attached.
     fn failed(self, wrong: Score) -> Score {
         Score {
-            details: Some(Details::PartialCredit(PartialCredit::failed(self))),
+            details: Some(Details::new(PartialCredit::failed(self))),
             ..wrong
         }
     }
 }
 
+impl Detail for PartialCredit {
+    fn to_json(&self) -> serde_json::Value {
+        PartialCredit::to_json(self)
+    }
+
+    fn is_value_object(&self) -> bool {
+        true
+    }
+}
+
 impl Metric for Technique {
+    fn read_details(&self, json: &serde_json::Value) -> Option<Details> {
+        PartialCredit::from_json(json).map(Details::new)
+    }
+
     fn name(&self) -> &'static str {
         match self {
             Technique::ExecutionAccuracy => "execution_accuracy",
@@ -252,7 +266,7 @@ impl Metric for Technique {
         let predicted_table = (predicted.columns.as_slice(), predicted.rows.as_slice());
         match self.compare(env.embedder(), gold_table, predicted_table) {
             Ok(credit) => Score {
-                details: Some(Details::PartialCredit(credit)),
+                details: Some(Details::new(credit)),
                 ..Score::binary(credit.ex)
             },
             Err(reason) => Score::unscored(

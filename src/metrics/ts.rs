@@ -6,7 +6,7 @@
 //! difference exists only on data the original would not allow ([`crate::suites::domain`]) or
 //! only because the profile removes DISTINCT (see [`decides`] and the README).
 
-use super::{Details, Env, Metric, Outcome, Score};
+use super::{Detail, Details, Env, Metric, Outcome, Score};
 use crate::engine::exec::ExecError;
 use crate::engine::profile::PreparedGold;
 use crate::engine::value::{Row, Value};
@@ -19,6 +19,10 @@ use std::sync::Arc;
 pub struct TestSuiteAccuracy;
 
 impl Metric for TestSuiteAccuracy {
+    fn read_details(&self, json: &serde_json::Value) -> Option<Details> {
+        read_details(json)
+    }
+
     fn name(&self) -> &'static str {
         "ts"
     }
@@ -131,18 +135,70 @@ fn score_on_suite(
     }
     let mut score = Score::binary(true);
     if !set_aside.is_empty() {
-        score.details = Some(Details::SetAside(set_aside));
+        score.details = Some(Details::new(SetAside(set_aside)));
     }
     score
+}
+
+/// TS's detail of a wrong verdict: the first suite database on which gold and prediction
+/// differ, and, when the prediction is right on the original database, a shrunk
+/// counterexample.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Distinguishing {
+    /// File name of the suite database.
+    pub database: String,
+    /// The minimal distinguishing database with both results.
+    pub counterexample: Option<Box<Counterexample>>,
+}
+
+impl Detail for Distinguishing {
+    fn to_json(&self) -> serde_json::Value {
+        let mut json = serde_json::json!({ "distinguishing_database": self.database });
+        if let Some(counterexample) = &self.counterexample {
+            json["counterexample"] = counterexample.to_json();
+        }
+        json
+    }
+}
+
+/// TS's detail of a right verdict: the suite databases that differed but did not decide, each
+/// as `file: why` (the difference needs data the original would not allow, see
+/// [`crate::suites::domain`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetAside(pub Vec<String>);
+
+impl Detail for SetAside {
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({ "set_aside": self.0 })
+    }
+}
+
+/// Reads what [`Distinguishing`] or [`SetAside`] wrote.
+fn read_details(json: &serde_json::Value) -> Option<Details> {
+    if let Some(database) = json.get("distinguishing_database") {
+        let counterexample = match json.get("counterexample") {
+            Some(c) => Some(Box::new(Counterexample::from_json(c)?)),
+            None => None,
+        };
+        let database = database.as_str()?.to_string();
+        return Some(Details::new(Distinguishing {
+            database,
+            counterexample,
+        }));
+    }
+    let databases = (json.get("set_aside")?.as_array()?.iter())
+        .map(|d| d.as_str().map(str::to_string))
+        .collect::<Option<Vec<String>>>()?;
+    Some(Details::new(SetAside(databases)))
 }
 
 /// A wrong verdict decided on database `name`, with its counterexample when one was shrunk.
 fn distinguished(database: String, counterexample: Option<Box<Counterexample>>) -> Score {
     let mut score = Score::binary(false);
-    score.details = Some(Details::Distinguishing {
+    score.details = Some(Details::new(Distinguishing {
         database,
         counterexample,
-    });
+    }));
     score
 }
 

@@ -72,7 +72,7 @@ fn macro_table(macro_gate: &MacroGate, sections: &[Section<'_>]) -> String {
             " {:.1} | {:.1} | {:+.1} | {} | {} |\n",
             100.0 * cell.candidate_accuracy,
             100.0 * cell.baseline_accuracy,
-            cell.delta_points,
+            cell.shown_delta(),
             cell.p_adjusted
                 .map_or_else(|| "–".to_string(), crate::analysis::stats::format_p),
             if cell.failed { "❌" } else { "✅" }

@@ -1,5 +1,5 @@
 //! The per-item JSONL output: one line per (system, item) with every metric's value, outcome,
-//! error and details, streamed so a large leaderboard never sits in memory twice.
+//! error and details (and, when its verdict is unstable, why), streamed so a large leaderboard never sits in memory twice.
 
 use crate::score::evaluation::Evaluation;
 use serde_json::{json, Map, Value as Json};
@@ -42,6 +42,9 @@ pub fn write_jsonl(evaluation: &Evaluation, out: &mut dyn std::io::Write) -> std
         line.insert("outcome".into(), Json::Object(outcomes));
         if !errors.is_empty() {
             line.insert("error".into(), Json::Object(errors));
+        }
+        if let Some(reason) = result.unstable {
+            line.insert("unstable".into(), json!(reason.as_str()));
         }
         line.extend(details);
         serde_json::to_writer(&mut *out, &Json::Object(line))?;

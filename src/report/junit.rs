@@ -107,7 +107,7 @@ fn gate_cases(verdict: &Verdict, evaluation: &Evaluation, must_pass: &[usize]) -
                          {}, allowed drop {:.1}",
                         100.0 * cell.baseline_accuracy,
                         100.0 * cell.candidate_accuracy,
-                        cell.delta_points,
+                        cell.shown_delta(),
                         cell.items,
                         cell.regressed,
                         cell.fixed,
@@ -164,7 +164,7 @@ fn macro_cases(macro_average: &MacroGate) -> Vec<Case> {
                     "{:.1} -> {:.1} ({:+.1} points) over {} datasets, p {}, allowed drop {:.1}",
                     100.0 * cell.baseline_accuracy,
                     100.0 * cell.candidate_accuracy,
-                    cell.delta_points,
+                    cell.shown_delta(),
                     cell.datasets.len(),
                     cell.p_adjusted
                         .map_or("not tested".into(), crate::analysis::stats::format_p),

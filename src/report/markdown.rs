@@ -398,6 +398,8 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         })
         .collect();
     let common_items = common_items(analysis);
+    let (unstable_rows, unstable_total) =
+        crate::report::unstable::unstable_rows(input.verdict.comparisons(), item_limit);
     let dataset_sha = &input.evaluation.dataset.sha256;
     context! {
         marker => input.marker,
@@ -418,6 +420,11 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         failure_rows => failure_rows,
         histogram_bins => crate::analysis::failures::HISTOGRAM_BINS,
         gate_rows => gate_rows,
+        unstable_counts => crate::report::unstable::unstable_counts(input.evaluation),
+        unstable_rows => unstable_rows,
+        unstable_total => unstable_total,
+        unstable_verdicts => input.evaluation.results.iter().filter(|r| r.unstable.is_some()).count(),
+        unstable_share => format!("{:.0}", 100.0 * crate::score::stability::TIMING_SHARE),
         feature_rows => input.features.map(crate::report::features::feature_rows).unwrap_or_default(),
         fp_rows => fp_rows,
         spread_rows => spread_rows,

@@ -15,3 +15,4 @@ pub mod markdown;
 pub mod scatter;
 pub mod summary;
 pub mod unscored;
+pub mod unstable;

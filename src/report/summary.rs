@@ -5,8 +5,10 @@
 
 use crate::analysis::agreement::Analysis;
 use crate::judge::Verdict;
+use crate::metrics::esm_plus::Rules;
 use crate::metrics::{
-    ComponentScore, Details, JudgeTotals, Outcome, COMPONENTS, PARTIAL_CREDIT_KEYS,
+    ComponentScore, Components, Details, JudgeTotals, Judgement, Outcome, COMPONENTS,
+    PARTIAL_CREDIT_KEYS,
 };
 use crate::score::evaluation::Evaluation;
 use crate::suites::counterexample::Category;
@@ -189,14 +191,13 @@ fn summarize_system(evaluation: &Evaluation, system: usize) -> SystemSummary {
                     .entry(metric.clone())
                     .or_insert_with(|| reason.clone());
             }
-            if let Some(Details::Judged(judgement)) = &score.details {
+            if let Some(judgement) = (score.details.as_ref()).and_then(Details::get::<Judgement>) {
                 judge
                     .get_or_insert_with(JudgeTotals::default)
                     .add(judgement);
             }
-            if let (Some(Details::Components(scores)), true) =
-                (&score.details, score.outcome.is_scored())
-            {
+            let components_of = (score.details.as_ref()).and_then(Details::get::<Components>);
+            if let (Some(Components(scores)), true) = (components_of, score.outcome.is_scored()) {
                 for key in &keys {
                     let cells = components
                         .entry(metric.clone())
@@ -208,8 +209,8 @@ fn summarize_system(evaluation: &Evaluation, system: usize) -> SystemSummary {
                     }
                 }
             }
-            if let Some(Details::Rules { needed, .. }) = &score.details {
-                for rule in needed.rules() {
+            if let Some(rules) = (score.details.as_ref()).and_then(Details::get::<Rules>) {
+                for rule in rules.needed.rules() {
                     *rule_credits.entry(rule).or_default() += 1;
                 }
             }
@@ -288,6 +289,7 @@ pub fn summary_json(
             "gold_errors": evaluation.gold_errors(),
             "gold_timeouts": evaluation.gold_timeouts(),
             "sha256": dataset.sha256,
+            "digests": dataset.digests,
         },
         "metrics": evaluation.metrics,
         "systems": systems,
@@ -311,6 +313,9 @@ pub fn summary_json(
             "threads": timing.threads,
             "share_of_worker_time": timing.timeout_share(),
         });
+    }
+    if let Some(unstable) = crate::report::unstable::unstable_json(evaluation) {
+        document["unstable"] = unstable;
     }
     if let Some((analysis, verdict)) = gated {
         document["reference"] = json!(analysis.reference);
@@ -369,14 +374,19 @@ fn gate_json(verdict: &Verdict, evaluation: &Evaluation) -> Json {
         .filter(|c| !c.must_pass_regressions.is_empty())
         .map(|c| json!({"system": c.candidate, "regressed": c.must_pass_regressions}))
         .collect();
-    json!({
+    let mut gate = json!({
         "passed": verdict.passed(),
         "headline": verdict.headline(),
         "reasons": verdict.reasons(),
         "notes": verdict.notes(),
         "cells": cells,
         "must_pass_regressions": must_pass,
-    })
+    });
+    let unstable = crate::report::unstable::gate_unstable_json(verdict.comparisons());
+    if !unstable.is_empty() {
+        gate["unstable"] = Json::Array(unstable);
+    }
+    gate
 }
 
 /// The leaderboard document: the ranked rows with what identifies them: the dataset's
@@ -636,6 +646,9 @@ pub fn human(evaluation: &Evaluation, summary: &Summary) -> String {
     }
     if let Some(note) = timeout_note(evaluation) {
         let _ = writeln!(out, "{note}");
+    }
+    for line in crate::report::unstable::unstable_counts(evaluation) {
+        let _ = writeln!(out, "{}", log_value(&line));
     }
     for system in &summary.systems {
         let _ = writeln!(

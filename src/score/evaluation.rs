@@ -11,6 +11,7 @@ use crate::input::predictions::{load_systems, System};
 use crate::input::trusted::Snapshot;
 use crate::metrics::{self, Env, Metric, Outcome, Score};
 use crate::providers::Providers;
+use crate::score::stability::{StabilityCheck, Unstable};
 use crate::suites::suite::Suite;
 use crate::util::error::InputError;
 use rayon::prelude::*;
@@ -28,6 +29,8 @@ pub struct ItemResult {
     pub scores: Vec<Score>,
     /// Whether a query of this pair met an engine fault (the run then fails closed).
     pub faulted: bool,
+    /// Why the pair's verdict could change in another run of the same prediction, when it could.
+    pub unstable: Option<Unstable>,
 }
 
 /// A deterministic slice of the (system, item) work, for spreading a run over several runners.
@@ -269,10 +272,11 @@ fn score_with(
 ) -> Result<Evaluation, InputError> {
     let Prepared {
         metrics,
-        dataset,
+        mut dataset,
         systems,
         overrides,
     } = prepare(config, snapshot)?;
+    crate::score::gold_check::settle_difficulty(&config.dataset, &mut dataset, &overrides)?;
     crate::util::memory::install_sqlite_allocator();
     crate::util::memory::PROCESS.set_limit(config.execution.max_memory);
     let started = Instant::now();
@@ -335,7 +339,9 @@ fn score_with(
             alternatives: (0..overrides.most_alternatives()).map(|_| env()).collect(),
             overrides: &overrides,
         };
-        let results = score_all(&golds, &systems, &metrics, shard);
+        let stability =
+            StabilityCheck::new(&executor, config.dataset.engine.kind, dataset.items.len());
+        let results = score_all(&golds, &stability, (&systems, &metrics), shard);
         let stops: Vec<String> = std::iter::once(&golds.env)
             .chain(&golds.alternatives)
             .flat_map(Env::stops)
@@ -345,6 +351,8 @@ fn score_with(
     let (results, stops) = results;
     fail_on_official_stops(config, &stops)?;
     fail_on_faults(config, &executor, &systems, &results)?;
+    let scored = results.iter().map(|r| (r.index, r.scores.as_slice()));
+    crate::score::gold_check::fail_on_gold_errors(config, &dataset, scored)?;
     let timing = RunTiming {
         wall_seconds: started.elapsed().as_secs_f64(),
         threads: pool.current_num_threads(),
@@ -540,8 +548,8 @@ impl Golds<'_, '_> {
 /// results come back ordered by system, then item.
 fn score_all(
     golds: &Golds<'_, '_>,
-    systems: &[System],
-    metrics: &[Box<dyn Metric>],
+    stability: &StabilityCheck<'_>,
+    (systems, metrics): (&[System], &[Box<dyn Metric>]),
     shard: Option<Shard>,
 ) -> Vec<ItemResult> {
     let env = &golds.env;
@@ -561,6 +569,7 @@ fn score_all(
             let item = &env.dataset.items[index];
             let prediction = systems[system].predictions[index].as_deref();
             let faults_before = crate::engine::exec::faults_on_this_thread();
+            crate::engine::exec::take_slowest_on_this_thread();
             let unextracted = systems[system].unextracted.get(&index);
             let scores = crate::util::memory::item_scope(|| {
                 metrics
@@ -573,12 +582,15 @@ fn score_all(
                     })
                     .collect()
             });
+            let slowest = crate::engine::exec::take_slowest_on_this_thread();
+            let unstable = stability.of_pair(env, item, prediction, slowest);
             progress.tick();
             ItemResult {
                 system,
                 index,
                 scores,
                 faulted: crate::engine::exec::faults_on_this_thread() != faults_before,
+                unstable,
             }
         })
         .collect();

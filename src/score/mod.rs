@@ -7,4 +7,6 @@
 
 pub mod data;
 pub mod evaluation;
+pub mod gold_check;
+pub mod stability;
 pub mod trust;

@@ -353,6 +353,18 @@ fn a_newcomer_adopts_sqlgate_and_every_pull_request_gets_the_right_comment() {
         "{}",
         run.outputs
     );
+    // The report file the workflow uploads is the reason too (it held the last pass before),
+    // written where the config puts it although the Action's `report` input is empty.
+    let report = std::fs::read_to_string(repo.join("sqlgate-report.md")).unwrap();
+    assert!(
+        report.contains("## ⚠️ sqlgate could not evaluate: ") && !report.contains("✅"),
+        "{report}"
+    );
+    assert!(
+        (run.outputs.lines()).any(|l| l.starts_with("report=") && l.ends_with("sqlgate-report.md")),
+        "{}",
+        run.outputs
+    );
 
     // 5. A pull request that edits the baseline (to hide a regression): the gate uses the base
     // commit's baseline, fails, and says the edit was ignored.

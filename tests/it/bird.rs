@@ -48,8 +48,10 @@ fn bird_layout(
         None => std::fs::read_to_string(own_predictions).unwrap(),
     };
     std::fs::write(dir.join("predictions.json"), predictions).unwrap();
+    // The constructed `cases` hold one broken gold on purpose (item 32, `SELECT nope FROM t`).
+    let allowed = if dataset == "cases" { "[32]" } else { "[]" };
     let config = format!(
-        "dataset: {{ kind: bird, gold: dev.json, databases: dev_databases, difficulty: 'field:difficulty' }}\n\
+        "dataset: {{ kind: bird, gold: dev.json, databases: dev_databases, difficulty: 'field:difficulty', allow_failing_golds: {allowed} }}\n\
          predictions:\n  - {{ name: gpt-4-turbo, path: predictions.json, format: bird-json, allow_missing: true }}\n\
          metrics: [{metrics}]\nreference: ex\ncompare: {{ profile: bird }}\n{extra}"
     );
@@ -365,8 +367,8 @@ fn the_comparison_contract_is_stored_and_a_baseline_under_another_is_refused() {
         "--summary",
         summary.to_str().unwrap(),
     ]);
-    // The gate fails closed on the gold error of item 32: exit 1, summary written.
-    assert_eq!(eval.status.code(), Some(1), "{eval:?}");
+    // The gold error of item 32 is allowed (`dataset.allow_failing_golds`): reported, not gated.
+    assert_eq!(eval.status.code(), Some(0), "{eval:?}");
     let summary: Json = serde_json::from_str(&std::fs::read_to_string(summary).unwrap()).unwrap();
     assert_eq!(summary["comparison_contract"]["contract"], contract);
     let text = std::fs::read_to_string(&config).unwrap();

@@ -166,8 +166,12 @@ fn sqlgate_items(pairs: &[(&str, &str)], kind: &str, url: &str, dir: &Path) -> V
     let predictions: String = pairs.iter().map(|(_, p)| format!("{p}\n")).collect();
     std::fs::write(dir.join("predictions.txt"), predictions).unwrap();
     std::fs::write(dir.join("tables.json"), TABLES).unwrap();
+    // Some golds return what the official comparison cannot hash (a gold error there too): the
+    // test pins every verdict against the official loop, so each item may be a gold error.
+    let allowed: Vec<usize> = (0..pairs.len()).collect();
     let config = format!(
         "dataset: {{ gold: gold.sql, tables: tables.json, difficulty: none, \
+         allow_failing_golds: {allowed:?}, \
          engine: {{ kind: {kind}, url_env: TYPED_URL, layout: shared }} }}\n\
          predictions: [{{ name: model, path: predictions.txt }}]\n\
          metrics: [ex, soft_f1]\ncompare: {{ profile: bird }}\n\

@@ -61,6 +61,7 @@ fn shared() -> Shared {
         engine: Default::default(),
         difficulty: Default::default(),
         skip_missing_databases: true,
+        allow_failing_golds: Vec::new(),
         gold_results: None,
         gold_sql: None,
         eval: None,

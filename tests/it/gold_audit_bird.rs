@@ -2,7 +2,8 @@
 //! the SQLite golds on the generated SQLite files, compared with the PostgreSQL and MySQL golds
 //! of the same items on the same data loaded into live PostgreSQL 15 and MariaDB 10.11 servers
 //! (`audit.dialects`). Every finding is a known kind with evidence; the dialects disagree on
-//! some items (BIRD's three golds are not the same query); the findings are printed.
+//! some items (BIRD's three golds are not the same query), but not where they return the same
+//! date or number in another type; the findings are printed.
 
 use crate::common;
 
@@ -118,6 +119,13 @@ fn bird_minidev_audit_lists_findings_on_sqlite_and_both_servers() {
                 assert!(evidence.starts_with("the mysql gold"), "{line}");
                 "mysql"
             };
+            let index = finding["index"].as_u64().unwrap();
+            // The golds of these items return a date (or a decimal) the server types and SQLite
+            // keeps as text (or a float): the same answer by meaning, no disagreement.
+            assert!(
+                ![82, 103, 126, 235].contains(&index) && (index, name) != (413, "postgresql"),
+                "{line}"
+            );
             *dialects.entry(name.to_string()).or_default() += 1;
         }
         *counts.entry(kind).or_default() += 1;

@@ -1,7 +1,8 @@
 //! Hostile databases committed by a pull request: generated columns, views and triggers calling
 //! functions, a header claiming billions of pages, corrupted pages, a write-ahead log beside the
 //! file. Every connection sqlgate opens (executor, schema, ESM+ facts) is guarded, so the run
-//! finishes within its limits, with bounded memory, and the files are untouched.
+//! finishes within its limits, with bounded memory, and the files are untouched; a file whose
+//! header lies about its pages, or whose gold fails on garbage pages, is refused by name.
 
 use crate::common;
 
@@ -112,11 +113,57 @@ fn run_measured(mut command: std::process::Command) -> (std::process::Output, u6
     )
 }
 
+/// The databases of the corpus refused at load: the header of `pages` claims more pages than
+/// the file holds, and `corrupt`'s table pages are garbage, so its gold query fails.
+const REFUSED: [&str; 2] = ["pages", "corrupt"];
+
+#[test]
+fn a_database_whose_header_lies_or_whose_pages_are_garbage_is_refused_by_name() {
+    let work = tempfile::tempdir().unwrap();
+    let databases = work.path().join("database");
+    corpus(&databases);
+    let config = work.path().join("sqlgate.yml");
+    std::fs::write(
+        &config,
+        "dataset: { gold: gold.sql, databases: database, difficulty: none }\n\
+         predictions: [{ name: hostile, path: pred.txt }]\nmetrics: [ex]\n",
+    )
+    .unwrap();
+    std::fs::write(work.path().join("pred.txt"), "SELECT count(*) FROM t\n").unwrap();
+    let refusal = |db: &str| {
+        let gold = format!("SELECT count(*) FROM t\t{db}\n");
+        std::fs::write(work.path().join("gold.sql"), gold).unwrap();
+        let output = common::eval(&config, &[]);
+        common::assert_exit(&output, 2);
+        common::stderr(&output)
+    };
+    let pages = databases.join("pages/pages.sqlite");
+    let size = std::fs::metadata(&pages).unwrap().len();
+    assert_eq!(
+        refusal("pages"),
+        format!(
+            "sqlgate: error: {}: database `pages`: is truncated: {size} bytes, but its header \
+             declares 2147483632 pages of 4096 bytes (8796092956672 bytes)\n",
+            pages.display()
+        )
+    );
+    common::assert_contains(
+        &refusal("corrupt"),
+        &[
+            "gold.sql: item 0 (db `corrupt`): the gold query `SELECT count(*) FROM t` failed: ",
+            "malformed",
+            "list the item in `dataset.allow_failing_golds`",
+        ],
+    );
+}
+
 #[test]
 fn hostile_databases_finish_within_limits_and_bounded_memory() {
     let work = tempfile::tempdir().unwrap();
     let databases = work.path().join("database");
-    let cases = corpus(&databases);
+    let cases: Vec<_> = (corpus(&databases).into_iter())
+        .filter(|(db, _)| !REFUSED.contains(db))
+        .collect();
     let gold: String = cases
         .iter()
         .map(|(db, _)| format!("SELECT count(*) FROM t\t{db}\n"))
@@ -155,7 +202,7 @@ fn hostile_databases_finish_within_limits_and_bounded_memory() {
     let items = read_jsonl(&jsonl);
     assert_eq!(items.len(), cases.len());
     for (item, (db, sql)) in items.iter().zip(&cases) {
-        if *sql != "SELECT count(*) FROM t" || matches!(*db, "corrupt" | "pages") {
+        if *sql != "SELECT count(*) FROM t" {
             continue;
         }
         assert_eq!(item["outcome"]["ex"], "match", "{db}: {sql}: {item}");

@@ -186,7 +186,7 @@ fn copy_databases(from: &Path, to: &Path) {
 }
 
 #[test]
-fn a_stage_note_quoting_a_path_prints_inside_a_stopped_block() {
+fn an_error_quoting_a_path_prints_inside_a_stopped_block() {
     let work = tempfile::tempdir().unwrap();
     let dir = work.path();
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini");
@@ -213,9 +213,10 @@ fn a_stage_note_quoting_a_path_prints_inside_a_stopped_block() {
     let output = in_actions(&["eval", "--config", config.to_str().unwrap()], dir);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("sqlgate: warning: database `concert_singer` (")
-            && stderr.contains("db\\n::error title=sqlgate::all green\\n##\\[warning]fake warning"),
-        "the note names the database on one line: {stderr}"
+        stderr.contains("sqlgate: error: ")
+            && stderr.contains("db\\n::error title=sqlgate::all green\\n##\\[warning]fake warning")
+            && stderr.contains(": database `concert_singer`: is not a SQLite database"),
+        "the error names the database on one line: {stderr}"
     );
     assert_eq!(assert_only_sqlgate_commands(&stderr), Vec::<String>::new());
     assert_only_sqlgate_commands(&String::from_utf8_lossy(&output.stdout));

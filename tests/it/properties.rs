@@ -134,6 +134,7 @@ fn dataset(items: usize) -> Dataset {
             .collect(),
         databases: Default::default(),
         sha256: String::new(),
+        digests: Default::default(),
     }
 }
 

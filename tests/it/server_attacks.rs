@@ -195,13 +195,14 @@ fn mariadb_deadline_holds_when_the_query_ignores_kill_query() {
 }
 
 /// The sessions of sqlgate's runs on `server` in database `faults` (the other tests, running
-/// in parallel, use other databases): their backend pids / connection ids.
+/// in parallel, use other databases; on MariaDB the reader of `faults` is a user of its own,
+/// `Server::grant_reader`): their backend pids / connection ids.
 fn sqlgate_sessions(server: &Server, active_only: bool) -> Vec<String> {
     let sql = match (server.kind, active_only) {
         (Kind::Postgres, true) => "SELECT pid FROM pg_stat_activity WHERE application_name = 'sqlgate' AND datname = 'faults' AND state = 'active'",
         (Kind::Postgres, false) => "SELECT pid FROM pg_stat_activity WHERE application_name = 'sqlgate' AND datname = 'faults'",
-        (Kind::Mariadb, true) => "SELECT id FROM information_schema.processlist WHERE user = 'sqlgate_reader' AND db = 'faults' AND command = 'Query' AND info LIKE '%SLEEP%'",
-        (Kind::Mariadb, false) => "SELECT id FROM information_schema.processlist WHERE user = 'sqlgate_reader' AND db = 'faults'",
+        (Kind::Mariadb, true) => "SELECT id FROM information_schema.processlist WHERE user = 'sqlgate_reader_faults' AND db = 'faults' AND command = 'Query' AND info LIKE '%SLEEP%'",
+        (Kind::Mariadb, false) => "SELECT id FROM information_schema.processlist WHERE user = 'sqlgate_reader_faults' AND db = 'faults'",
     };
     let database = match server.kind {
         Kind::Postgres => "postgres",

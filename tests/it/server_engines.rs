@@ -8,7 +8,7 @@
 use crate::common;
 
 use common::read_jsonl;
-use common::servers::{self, Server, READER};
+use common::servers::{self, Server};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -236,9 +236,8 @@ fn check_per_db_id(server: &Server, kind: &str) {
         servers::Kind::Postgres => "postgres",
         servers::Kind::Mariadb => "mysql",
     };
-    server.grant_reader("shop");
-    server.grant_reader("zoo");
-    let (output, lines) = eval(&config, Some(&server.reader_url(base)));
+    let url = server.reader_url_for(base, &["shop", "zoo"]);
+    let (output, lines) = eval(&config, Some(&url));
     common::assert_exit(&output, 0);
     assert_eq!(
         verdicts(&lines),
@@ -282,7 +281,7 @@ fn check_bad_input(server: &Server, kind: &str, database: &str, ddl: &str) {
         ),
         (
             "wrong password",
-            Some(server.url(READER, wrong_password, database)),
+            Some(server.url(&server.grant_reader(&[database]), wrong_password, database)),
             "cannot connect",
         ),
         ("privileged", Some(server.admin_url(database)), "CREATE"),

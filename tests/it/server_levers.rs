@@ -22,19 +22,19 @@ use std::sync::RwLock;
 
 /// One lever: the question it bends (asked on the base commit with a right prediction), the
 /// pull request's wrong prediction for it, and what the refusal names.
-struct Lever {
-    question: &'static str,
-    wrong: &'static str,
-    names: &'static str,
+pub(crate) struct Lever {
+    pub(crate) question: &'static str,
+    pub(crate) wrong: &'static str,
+    pub(crate) names: &'static str,
 }
 
 /// Tests that change a MariaDB server's global settings take this for writing, the others for
 /// reading: a global setting reaches every session of the server this binary shares.
-static GLOBALS: RwLock<()> = RwLock::new(());
+pub(crate) static GLOBALS: RwLock<()> = RwLock::new(());
 
 /// Records the base commit's baseline, then runs a pull request that predicts the lever's
 /// question wrongly, with `pull` (the lever) run before the gate; returns the gate's output.
-fn pull_request_with(
+pub(crate) fn pull_request_with(
     server: &'static Server,
     database: &str,
     lever: &Lever,
@@ -72,13 +72,13 @@ fn pull_request_with(
 
 /// The pull request with the lever `prepare` (SQL the server's preparation runs as the superuser
 /// on the benchmark's database, `{db}` standing for its name) does not pass.
-fn check_lever(server: &'static Server, database: &str, lever: &Lever, prepare: &str) {
+pub(crate) fn check_lever(server: &'static Server, database: &str, lever: &Lever, prepare: &str) {
     let judged = judge_lever(server, database, lever, prepare);
     check_outcome(server, &judged, lever);
 }
 
 /// As [`check_lever`], but the gate must refuse the lever at start-up (exit 2 naming it).
-fn check_refused(server: &'static Server, database: &str, lever: &Lever, prepare: &str) {
+pub(crate) fn check_refused(server: &'static Server, database: &str, lever: &Lever, prepare: &str) {
     let judged = judge_lever(server, database, lever, prepare);
     assert_eq!(judged.status.code(), Some(2), "{}", text(&judged));
     check_outcome(server, &judged, lever);
@@ -98,7 +98,7 @@ fn judge_lever(
 }
 
 /// The gate did not pass: exit 2 naming the lever, or exit 1 (the regression seen).
-fn check_outcome(server: &Server, judged: &std::process::Output, lever: &Lever) {
+pub(crate) fn check_outcome(server: &Server, judged: &std::process::Output, lever: &Lever) {
     let all = text(judged);
     match judged.status.code() {
         Some(2) => assert!(
@@ -497,4 +497,61 @@ fn mariadb_a_merge_table_is_refused() {
                  DROP TABLE customers; CREATE TABLE customers LIKE lever_part; \
                  ALTER TABLE customers ENGINE=MERGE UNION=(lever_part);";
     check_refused(servers::mariadb(), "lever_merge", &lever, merge);
+}
+
+/// Issue 44: statistics the preparation makes decide the plan of a prediction whose rows at its
+/// LIMIT the query leaves open. Loading analyzes `customers` (two rows), so `DISTINCT name ...
+/// LIMIT 1` sorts and returns `ada`; statistics of 200 rows (inserted, analyzed, deleted: the
+/// rows and their order are the base's again) make it hash and return `bob`, the gold's answer.
+/// Planner statistics cannot be digested, so the gate credits no right verdict the query's own
+/// order does not decide: the regression is seen (exit 1), the item named unstable.
+#[test]
+fn postgres_statistics_that_pick_a_plan_make_no_undetermined_prediction_right() {
+    let lever = Lever {
+        question: "SELECT name FROM customers WHERE id = 2",
+        wrong: "SELECT DISTINCT name FROM customers LIMIT 1",
+        names: "unstable",
+    };
+    let statistics = "INSERT INTO customers SELECT g, 'x' || g FROM generate_series(3, 200) g; \
+                      ANALYZE customers; DELETE FROM customers WHERE id > 2;";
+    let judged = judge_lever(servers::postgres(), "lever_statistics", &lever, statistics);
+    let all = text(&judged);
+    assert_eq!(judged.status.code(), Some(1), "{all}");
+    assert!(
+        all.contains("model: unstable, not credited: item 6 (prediction-order)"),
+        "{all}"
+    );
+}
+
+/// Issue 45: on MariaDB, `ORDER BY MAX(x) DESC LIMIT 1` over groups tied at the top returns
+/// whichever group the plan meets first: the baseline records the gold's verdict as unstable.
+#[test]
+fn mariadb_a_tie_at_order_by_max_limit_1_is_recorded_unstable() {
+    let server = servers::mariadb();
+    let database = "unstable_max_tie";
+    fresh_database(server, database);
+    let mut gold: Vec<&str> = GOLD.to_vec();
+    gold.push("SELECT name FROM items GROUP BY name ORDER BY MAX(price > 5) DESC LIMIT 1");
+    let dir = repository_with(server.kind, &gold);
+    let root = dir.path();
+    let push = Run {
+        server,
+        database,
+        event: Event::Push,
+        base: git(root, &["rev-parse", "HEAD"]),
+    };
+    let recorded = push.workflow(root);
+    assert!(recorded.status.success(), "{}", text(&recorded));
+    let baseline: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join("baseline.json")).unwrap()).unwrap();
+    let reasons: Vec<&serde_json::Value> = baseline["systems"]["model"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|record| &record["unstable"])
+        .collect();
+    let mut expected = vec![&serde_json::Value::Null; GOLD.len()];
+    let tied = serde_json::json!("gold-order");
+    expected.push(&tied);
+    assert_eq!(reasons, expected);
 }

@@ -1,6 +1,9 @@
 //! TLS to real PostgreSQL and MariaDB servers started with a throwaway CA
 //! (tests/it/common/servers.rs): `sqlgate load` and an `ex` run over verified TLS, the session
-//! really encrypted (the server's own view: `pg_stat_ssl`, `Ssl_cipher`), chain-only
+//! really encrypted (the run's reader is one the server admits over TLS only: a `hostnossl ...
+//! reject` line in `pg_hba.conf`, MariaDB's `REQUIRE SSL`; a prediction may not read the
+//! server's own view, `pg_stat_ssl` or `Ssl_cipher`, since it reads only the benchmark's
+//! rows), chain-only
 //! verification accepting another host name, and the failures (wrong CA, wrong host name, a
 //! malformed mode, a missing CA file) exiting 2 with the URL's option named and no secret.
 //! `KILL QUERY` reaches a TLS-only user. A server without TLS refusing `require` is tested in
@@ -18,14 +21,41 @@ const TABLES: &str = r#"[
   "column_types": ["number"], "primary_keys": [], "foreign_keys": []}
 ]"#;
 
-/// The server's own view of whether the session is encrypted: true (1) only over TLS.
-fn encrypted_query(server: &Server) -> &'static str {
+/// The password of [`TLS_READER`].
+const TLS_READER_PASSWORD: &str = "Tls-Reader-9x";
+
+/// A read-only user of `tls_shop` that the server admits over TLS only.
+const TLS_READER: &str = "tls_reader";
+
+/// Creates [`TLS_READER`] once the tables are loaded (reading them, nothing else) and makes the
+/// server refuse it any session without TLS; its URL.
+fn tls_only_reader(server: &Server) -> String {
     match server.kind {
-        servers::Kind::Postgres => "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+        servers::Kind::Postgres => {
+            server.admin_sql(
+                "tls_shop",
+                &format!(
+                    "CREATE ROLE {TLS_READER} LOGIN PASSWORD '{TLS_READER_PASSWORD}'; \
+                     GRANT SELECT ON ALL TABLES IN SCHEMA public TO {TLS_READER};"
+                ),
+            );
+            let hba = server.folder().join("data/pg_hba.conf");
+            let rules = std::fs::read_to_string(&hba).unwrap();
+            let reject = format!("hostnossl all {TLS_READER} all reject\n");
+            std::fs::write(&hba, reject + &rules).unwrap();
+            server.admin_sql("postgres", "SELECT pg_reload_conf();");
+        }
         servers::Kind::Mariadb => {
-            "SELECT VARIABLE_VALUE <> '' FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME = 'SSL_CIPHER'"
+            server.admin_sql(
+                "mysql",
+                &format!(
+                    "CREATE USER '{TLS_READER}'@'%' IDENTIFIED BY '{TLS_READER_PASSWORD}' \
+                     REQUIRE SSL; GRANT SELECT ON tls_shop.* TO '{TLS_READER}'@'%';"
+                ),
+            );
         }
     }
+    server.url(TLS_READER, TLS_READER_PASSWORD, "tls_shop")
 }
 
 fn engine_kind(server: &Server) -> &'static str {
@@ -35,8 +65,8 @@ fn engine_kind(server: &Server) -> &'static str {
     }
 }
 
-/// Writes a config whose gold is `SELECT id FROM items` and `SELECT true`, and whose
-/// predictions are the same count and the encryption query.
+/// Writes a config whose gold is `SELECT count(*) FROM items` and `SELECT true`, and whose
+/// predictions are the same count and the same truth.
 fn write_case(dir: &Path, server: &Server) -> std::path::PathBuf {
     let truth = match server.kind {
         servers::Kind::Postgres => "SELECT true",
@@ -47,11 +77,7 @@ fn write_case(dir: &Path, server: &Server) -> std::path::PathBuf {
         format!("SELECT count(*) FROM items\tshop\n{truth}\tshop\n"),
     )
     .unwrap();
-    std::fs::write(
-        dir.join("preds.txt"),
-        format!("SELECT 3\n{}\n", encrypted_query(server)),
-    )
-    .unwrap();
+    std::fs::write(dir.join("preds.txt"), format!("SELECT 3\n{truth}\n")).unwrap();
     std::fs::write(dir.join("tables.json"), TABLES).unwrap();
     let config = format!(
         "dataset: {{ gold: gold.sql, tables: tables.json, difficulty: none, engine: {{ kind: {}, url_env: TLS_TEST_URL }} }}\n\
@@ -138,7 +164,8 @@ fn check_failures(server: &Server, config: &Path, cases: &[(&str, String, &str)]
             "{name}: expected {expected:?} in {text}"
         );
         assert!(text.contains("TLS_TEST_URL"), "{name}: {text}");
-        assert!(!text.contains(&server.reader_password), "{name}: {text}");
+        assert!(!text.contains(TLS_READER_PASSWORD), "{name}: {text}");
+        assert!(!text.contains(&server.admin_password), "{name}: {text}");
         assert!(!text.contains("://"), "{name} printed a URL: {text}");
     }
 }
@@ -172,7 +199,7 @@ fn check_tls(server: &Server) {
     assert_eq!(code, Some(0), "load over TLS: {text}");
     assert!(!text.contains(&server.admin_password), "{text}");
 
-    let reader = server.reader_url("tls_shop");
+    let reader = tls_only_reader(server);
     assert_eq!(
         ex_values(&config, &with(&reader, false, &verified)),
         [1.0, 1.0]
@@ -197,7 +224,8 @@ fn check_tls(server: &Server) {
         true => "sslmode=disable",
         false => "ssl-mode=DISABLED",
     };
-    assert_eq!(ex_values(&config, &with(&reader, false, clear)), [1.0, 0.0]);
+    let refused = ex_values_or_error(&config, &with(&reader, false, clear));
+    common::assert_contains(&refused, &["cannot connect", TLS_READER]);
 
     let (mode, root, bad_mode) = match postgres {
         true => ("sslmode=verify-full", "sslrootcert", "sslmode=verify"),

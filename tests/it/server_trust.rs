@@ -121,8 +121,8 @@ fn mariadb_documented_workflow_judges_a_pull_request_on_the_base_data() {
 }
 
 /// A pull-request run on a server whose base baseline records no digests (`older: false`) or
-/// the digests of an older sqlgate, without order entries (`older: true`; one without settings
-/// entries is as old, see the unit tests of `data_digest`), is refused,
+/// the digests of an older sqlgate, without structure entries (`older: true`; one without
+/// settings or order entries is as old, see the unit tests of `data_digest`), is refused,
 /// saying why; outside a pull request the run goes on with a note.
 fn check_baseline_without_digests(server: &'static Server, database: &str, older: bool) {
     fresh_database(server, database);
@@ -142,7 +142,7 @@ fn check_baseline_without_digests(server: &'static Server, database: &str, older
         true => baseline["data_digests"]
             .as_object_mut()
             .unwrap()
-            .retain(|key, _| !key.ends_with(":order")),
+            .retain(|key, _| !key.ends_with(":structure")),
         false => drop(baseline.as_object_mut().unwrap().remove("data_digests")),
     }
     let expected = match older {
@@ -256,12 +256,20 @@ fn roles_database(server: &'static Server) -> &'static str {
             })
             .collect();
         server.admin_sql("trust_roles", &ddl);
-        if server.kind == Kind::Postgres {
-            server.admin_sql(
-                "trust_roles",
-                "CREATE SCHEMA elsewhere; CREATE TABLE elsewhere.notes (x integer);",
-            );
-        }
+        // A serial column's sequence, which the documented grant (`SELECT ON ALL TABLES`)
+        // does not cover, and one in another schema; on MariaDB another database.
+        let more = match server.kind {
+            Kind::Postgres => {
+                "CREATE SCHEMA elsewhere; CREATE TABLE elsewhere.notes (x integer); \
+                 CREATE TABLE tickets (id serial PRIMARY KEY, note text); \
+                 CREATE SEQUENCE elsewhere.answers;"
+            }
+            Kind::Mariadb => {
+                "DROP DATABASE IF EXISTS trust_answers; CREATE DATABASE trust_answers; \
+                 CREATE TABLE trust_answers.t (x integer);"
+            }
+        };
+        server.admin_sql("trust_roles", more);
     });
     "trust_roles"
 }
@@ -400,6 +408,12 @@ refused! {
     mariadb_super_is_refused: mariadb, "trust_superm", "GRANT SUPER ON *.* TO 'trust_superm'@'%';", "SUPER";
     mariadb_connection_admin_is_refused: mariadb, "trust_conn", "GRANT CONNECTION ADMIN ON *.* TO 'trust_conn'@'%';", "CONNECTION ADMIN";
     mariadb_shutdown_and_reload_are_refused: mariadb, "trust_shutdown", "GRANT SHUTDOWN, RELOAD ON *.* TO 'trust_shutdown'@'%';", "RELOAD, SHUTDOWN";
+    postgres_reading_a_sequence_is_refused: postgres, "trust_seq", "GRANT SELECT ON SEQUENCE tickets_id_seq TO trust_seq;", "may read or use these sequences (SELECT, USAGE, UPDATE), whose values are the server's state, not the benchmark's rows: public.tickets_id_seq";
+    postgres_using_a_sequence_in_another_schema_is_refused: postgres, "trust_sequse", "GRANT USAGE ON SCHEMA elsewhere TO trust_sequse; GRANT USAGE ON SEQUENCE elsewhere.answers TO trust_sequse;", "elsewhere.answers";
+    mariadb_reading_another_database_is_refused: mariadb, "trust_otherdb", "GRANT SELECT ON trust_answers.* TO 'trust_otherdb'@'%';", "holds privileges on databases the run does not use: `trust_answers`";
+    mariadb_reading_another_databases_column_is_refused: mariadb, "trust_othercol", "GRANT SELECT (x) ON trust_answers.t TO 'trust_othercol'@'%';", "`trust_answers`";
+    mariadb_a_pattern_reaching_another_database_is_refused: mariadb, "trust_otherpat", "GRANT SELECT ON `trust\\_answer%`.* TO 'trust_otherpat'@'%';", "`trust_answers`";
+    mariadb_a_role_reading_another_database_is_refused: mariadb, "trust_otherrole", "DROP ROLE IF EXISTS trust_answers_role; CREATE ROLE trust_answers_role; GRANT SELECT ON trust_answers.t TO trust_answers_role; GRANT trust_answers_role TO 'trust_otherrole'@'%';", "the user's role `trust_answers_role` holds privileges on databases the run does not use: `trust_answers`";
     mariadb_create_user_is_refused: mariadb, "trust_cuser", "GRANT CREATE USER ON *.* TO 'trust_cuser'@'%';", "CREATE USER";
     mariadb_grant_option_is_refused: mariadb, "trust_grantopt", "GRANT SELECT ON trust_roles.* TO 'trust_grantopt'@'%' WITH GRANT OPTION;", "GRANT OPTION";
     mariadb_role_grants_are_checked_transitively: mariadb, "trust_rolem", "DROP ROLE IF EXISTS trust_inner; DROP ROLE IF EXISTS trust_outer; CREATE ROLE trust_inner; GRANT UPDATE ON trust_roles.* TO trust_inner; CREATE ROLE trust_outer; GRANT trust_inner TO trust_outer; GRANT trust_outer TO 'trust_rolem'@'%';", "UPDATE ON `trust_roles`.*";

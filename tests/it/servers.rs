@@ -79,7 +79,7 @@ fn mariadb_answers_with_roles_and_passwords() {
         "harness_my",
         "CREATE TABLE t (x integer); INSERT INTO t VALUES (1), (2);",
     );
-    server.grant_reader("harness_my");
+    let reader_user = server.grant_reader(&["harness_my"]);
 
     let admin = server.tcp_sql(
         ADMIN,
@@ -89,7 +89,7 @@ fn mariadb_answers_with_roles_and_passwords() {
     );
     assert_eq!(stdout(&admin), "2", "{admin:?}");
     let reader = server.tcp_sql(
-        READER,
+        &reader_user,
         &server.reader_password,
         "harness_my",
         "SELECT sum(x) FROM t",
@@ -97,7 +97,7 @@ fn mariadb_answers_with_roles_and_passwords() {
     assert_eq!(stdout(&reader), "3", "{reader:?}");
 
     let write = server.tcp_sql(
-        READER,
+        &reader_user,
         &server.reader_password,
         "harness_my",
         "INSERT INTO t VALUES (3)",
@@ -108,7 +108,7 @@ fn mariadb_answers_with_roles_and_passwords() {
         "{write:?}"
     );
     let hashes = server.tcp_sql(
-        READER,
+        &reader_user,
         &server.reader_password,
         "harness_my",
         "SELECT Password FROM mysql.user",

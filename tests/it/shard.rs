@@ -79,6 +79,12 @@ fn four_shards_merge_to_the_unsharded_run() {
         "per-item results differ"
     );
     assert_eq!(read("report.md"), read("single.md"), "report differs");
+    // Unstable verdicts (Spider dev's 46 tied golds) travel through the shards too.
+    let single = String::from_utf8(read("single.jsonl")).unwrap();
+    assert_eq!(
+        single.matches("\"unstable\":\"gold-order\"").count(),
+        4 * 46
+    );
     let sizes: Vec<usize> = shards
         .iter()
         .map(|s| std::fs::read_to_string(s).unwrap().lines().count() - 2)

@@ -314,3 +314,38 @@ fn concurrent_baseline_updates_never_report_success_over_another_writers_content
     }
     assert!(refused > 0, "the writers never overlapped in 4 rounds");
 }
+
+#[test]
+fn a_baseline_of_other_data_names_the_file_that_differs() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = example(dir.path());
+    let update = sqlgate(&["baseline", "update", "--config", config.to_str().unwrap()]);
+    assert!(update.status.success(), "{update:?}");
+    let baseline: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("baseline.json")).unwrap()).unwrap();
+    let digests = &baseline["dataset_digests"];
+    let singer = dir.path().join("database/singer/singer.sqlite");
+    assert_eq!(
+        digests["databases"]["singer"],
+        hex(&Sha256::digest(std::fs::read(&singer).unwrap()))
+    );
+    let gold = std::fs::read(dir.path().join("dev_gold.sql")).unwrap();
+    assert_eq!(digests["gold"], hex(&Sha256::digest(gold)));
+    assert_eq!(digests["databases"].as_object().unwrap().len(), 4);
+
+    let summary = dir.path().join("summary.json");
+    let output = common::eval(&config, &["--summary", summary.to_str().unwrap()]);
+    assert!(output.status.success(), "{output:?}");
+    let written: Value = serde_json::from_slice(&std::fs::read(&summary).unwrap()).unwrap();
+    assert_eq!(written["dataset"]["digests"], *digests);
+
+    let connection = rusqlite::Connection::open(&singer).unwrap();
+    connection
+        .execute_batch("UPDATE singer SET Net_Worth_Millions = Net_Worth_Millions + 1")
+        .unwrap();
+    drop(connection);
+    assert_refused(
+        &eval(&config),
+        &["dataset sha256", "the files that differ: database `singer`"],
+    );
+}

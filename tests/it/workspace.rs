@@ -172,23 +172,30 @@ fn eval_with(repo: &Path, args: &[&str]) -> Output {
 }
 
 #[test]
-fn a_local_output_outside_the_config_folder_says_how_to_widen_the_workspace() {
+fn an_output_named_on_the_command_line_is_written_where_the_user_said() {
     let dir = tempfile::tempdir().unwrap();
     let repo = workspace(dir.path());
-    let output = eval_with(&repo, &["--jsonl", "../items.jsonl"]);
-    assert_refused(
-        &output,
-        &[
-            "`--jsonl`: ../items.jsonl",
-            "outside the workspace",
-            "(the config's folder): keep the file under it, or set SQLGATE_WORKSPACE",
-        ],
+    let elsewhere = tempfile::tempdir().unwrap();
+    let items = elsewhere.path().join("items.jsonl");
+    let output = eval_with(&repo, &["--jsonl", items.to_str().unwrap()]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
     );
-    assert!(!dir.path().join("items.jsonl").exists());
+    let written = std::fs::read_to_string(&items).unwrap();
+    assert!(written.starts_with("{\"system\":"), "{written}");
+    let output = eval_with(&repo, &["--jsonl", "../items.jsonl"]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(dir.path().join("items.jsonl").exists());
 }
 
 #[test]
-fn outputs_named_on_the_command_line_follow_the_workspace_rule() {
+fn outputs_named_on_the_command_line_never_replace_a_file_sqlgate_did_not_write() {
     let dir = tempfile::tempdir().unwrap();
     let repo = workspace(dir.path());
     std::fs::write(repo.join("README.md"), "mine").unwrap();
@@ -206,7 +213,7 @@ fn outputs_named_on_the_command_line_follow_the_workspace_rule() {
         for (path, reason) in [
             ("README.md", "not written by sqlgate"),
             (".git/config", "`.git`"),
-            ("../outside/x", "outside the workspace"),
+            ("../outside/x", "not written by sqlgate"),
         ] {
             let output = eval_with(&repo, &[option, path]);
             assert_refused(&output, &[option, path, reason]);

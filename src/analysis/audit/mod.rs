@@ -7,6 +7,7 @@
 //! against it; it never decides which side is right (`suspect-gold` is for review).
 
 mod groups;
+mod meaning;
 mod order;
 mod systems;
 
@@ -256,7 +257,8 @@ impl<'a> Context<'a> {
     }
 
     /// Evidence per dialect whose gold of this item returns another result than the item's
-    /// gold on the same data (or fails where it runs).
+    /// gold on the same data (or fails where it runs), the values compared by meaning
+    /// ([`meaning`]: a server's date equals SQLite's text of it).
     fn dialect_disagreements(
         &self,
         item: &GoldItem,
@@ -265,6 +267,10 @@ impl<'a> Context<'a> {
         rows: &[Row],
     ) -> Vec<String> {
         let mut found = Vec::new();
+        let meant = match self.dialects.is_empty() {
+            true => return found,
+            false => meaning::rows(rows),
+        };
         for dialect in self.dialects {
             let Some(sql) = dialect.golds.get(item.index) else {
                 continue;
@@ -276,9 +282,11 @@ impl<'a> Context<'a> {
             };
             match dialect.executor.run(&own_db, sql) {
                 Ok(theirs)
-                    if self
-                        .profile
-                        .same_result(rows, &theirs, prepared.order_matters) => {}
+                    if self.profile.same_result(
+                        &meant,
+                        &meaning::rows(&theirs),
+                        prepared.order_matters,
+                    ) => {}
                 Ok(theirs) => found.push(format!(
                     "the {} gold returns {} on the same data, this gold {}",
                     dialect.name,

@@ -98,14 +98,8 @@ pub(super) fn sorted_rows(
                 ),
             ));
         }
-        if let Some((before, after)) = text_number_inversion(&values) {
-            found.push((
-                Kind::TextNumberSort,
-                format!(
-                    "sort key `{name}` holds numbers stored as text: '{before}' sorts before \
-                     '{after}' as text, after it as a number"
-                ),
-            ));
+        if let Some(inversion) = text_number_inversion(&values) {
+            found.push((Kind::TextNumberSort, inversion.evidence(name)));
         }
     }
     // Under a LIMIT only the rows it keeps are compared: a tie inside the cut leaves their order
@@ -119,23 +113,70 @@ pub(super) fn sorted_rows(
     found
 }
 
-/// Two values of a column of numbers stored as text (every non-NULL value a text that parses
-/// as a number) whose text order and numeric order disagree.
-fn text_number_inversion(values: &[&Value]) -> Option<(String, String)> {
-    let mut numbers: Vec<(&str, f64)> = Vec::new();
-    for value in values {
-        match value {
-            Value::Null => {}
-            Value::Text(text) => numbers.push((text, text.trim().parse::<f64>().ok()?)),
-            _ => return None,
-        }
+/// The share of a sort key's non-NULL values that must be texts parsing as numbers for the key
+/// to count as numbers stored as text: nearly all, so a few other strings (`'null'`, `'-'`) do
+/// not hide it, while a column of words with a few numbers is not one.
+pub(super) const TEXT_NUMBER_SHARE: f64 = 0.9;
+
+/// Two texts of a sort key of numbers stored as text whose text order and numeric order
+/// disagree, and how many of the key's non-NULL values are such numbers.
+struct Inversion {
+    before: String,
+    after: String,
+    numbers: usize,
+    values: usize,
+}
+
+impl Inversion {
+    /// The evidence of the finding on the sort key `name`.
+    fn evidence(&self, name: &str) -> String {
+        let share = match self.numbers == self.values {
+            true => String::new(),
+            false => format!(
+                " ({} of its {} non-NULL values are numbers)",
+                self.numbers, self.values
+            ),
+        };
+        format!(
+            "sort key `{name}` holds numbers stored as text{share}: '{}' sorts before '{}' as \
+             text, after it as a number",
+            self.before, self.after
+        )
+    }
+}
+
+/// Two values of a column of numbers stored as text (at least [`TEXT_NUMBER_SHARE`] of the
+/// non-NULL values texts that parse as numbers) whose text order and numeric order disagree.
+fn text_number_inversion(values: &[&Value]) -> Option<Inversion> {
+    let present: Vec<&&Value> = values
+        .iter()
+        .filter(|v| !matches!(v, Value::Null))
+        .collect();
+    let mut numbers: Vec<(&str, f64)> = present
+        .iter()
+        .filter_map(|value| match value {
+            Value::Text(text) => Some((text.as_str(), number(text)?)),
+            _ => None,
+        })
+        .collect();
+    let counted = numbers.len();
+    if counted < 2 || (counted as f64) < TEXT_NUMBER_SHARE * present.len() as f64 {
+        return None;
     }
     numbers.sort_by(|a, b| a.0.cmp(b.0));
     numbers.dedup_by(|a, b| a.0 == b.0);
-    numbers
-        .windows(2)
-        .find(|pair| pair[0].1 > pair[1].1)
-        .map(|pair| (pair[0].0.to_string(), pair[1].0.to_string()))
+    let pair = numbers.windows(2).find(|pair| pair[0].1 > pair[1].1)?;
+    Some(Inversion {
+        before: pair[0].0.to_string(),
+        after: pair[1].0.to_string(),
+        numbers: counted,
+        values: present.len(),
+    })
+}
+
+/// The number a text holds, when it is one (finite: `'inf'` and `'NaN'` are words here).
+fn number(text: &str) -> Option<f64> {
+    text.trim().parse::<f64>().ok().filter(|n| n.is_finite())
 }
 
 /// Adjacent rows with the same sort keys that project different values.

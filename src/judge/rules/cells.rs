@@ -6,10 +6,13 @@
 //! gate; regressions `gate.accept` lists are left out of every cell, with a note. A comparison
 //! that could not measure (the gated metric unavailable, a gold query failed, a cell without
 //! items) fails closed. The cells of one comparison are judged together, so its failures are
-//! listed system by system, in cell order.
+//! listed system by system, in cell order. The comparison holds vouched verdicts (an unstable
+//! item's flip on an unchanged prediction is not counted, a changed prediction's unstable right
+//! verdict not credited): notes name those items with their reasons.
 
 use crate::analysis::agreement::SystemRecords;
 use crate::analysis::comparison::{against, CellTest, Comparison};
+use crate::analysis::records::ItemRecord;
 use crate::input::config::GateConfig;
 use crate::judge::{Compared, Context, Findings, GateRule, Note, NoteSection};
 
@@ -31,7 +34,11 @@ impl GateRule for Cells {
             let compared = baseline.systems.contains_key(against(context.gate, system));
             match compared.then(|| measured.next()).flatten() {
                 Some(comparison) => {
-                    judge_comparison(context.gate, comparison, system, &mut findings)
+                    let judged = (context.gate, context.allowed_gold_errors);
+                    judge_comparison(judged, comparison, system, &mut findings);
+                    let base = baseline.systems.get(against(context.gate, system));
+                    let untold = base.and_then(|base| untold_predictions(comparison, base));
+                    findings.notes.extend(untold);
                 }
                 None => findings
                     .failures
@@ -71,7 +78,7 @@ fn no_baseline_system(gate: &GateConfig, system: &SystemRecords) -> String {
 /// Judges one measured comparison: what it could not measure, its failed cells, its accepted
 /// regressions and its must-pass items; the judged comparison goes to the report.
 fn judge_comparison(
-    gate: &GateConfig,
+    (gate, allowed_gold_errors): (&GateConfig, &[usize]),
     measured: &Comparison,
     system: &SystemRecords,
     findings: &mut Findings,
@@ -80,11 +87,18 @@ fn judge_comparison(
     for cell in &mut comparison.cells {
         cell.failed = fails(gate, cell);
     }
-    findings.failures.extend(unmeasured(&comparison, system));
+    findings
+        .failures
+        .extend(unmeasured(&comparison, system, allowed_gold_errors));
     for cell in comparison.cells.iter().filter(|c| c.failed) {
         findings.failures.push(describe_failure(&comparison, cell));
     }
     if let Some(note) = accepted_note(gate, &comparison) {
+        findings
+            .notes
+            .push(Note::new(NoteSection::Comparison, note));
+    }
+    for note in unstable_notes(&comparison) {
         findings
             .notes
             .push(Note::new(NoteSection::Comparison, note));
@@ -115,16 +129,20 @@ fn fails(gate: &GateConfig, cell: &CellTest) -> bool {
 }
 
 /// Why a comparison measured nothing, or less than it must: the gated metric unavailable, a
-/// gated cell without any item scored in both runs, gated items whose gold query failed. Each is
-/// a failure: a check that could not measure never passes.
-fn unmeasured(comparison: &Comparison, system: &SystemRecords) -> Vec<String> {
+/// gated cell without any item scored in both runs, gated items whose gold query failed (but for
+/// those `dataset.allow_failing_golds` lists, `allowed_gold_errors`). Each is a failure: a check
+/// that could not measure never passes.
+fn unmeasured(
+    comparison: &Comparison,
+    system: &SystemRecords,
+    allowed_gold_errors: &[usize],
+) -> Vec<String> {
     let name = &comparison.candidate;
     let metric = &comparison.metric;
     let base_metric = metric.split('.').next().unwrap_or(metric);
     let outcome_count = |outcome: &str| {
-        system
-            .items
-            .iter()
+        (system.items.iter())
+            .filter(|r| outcome != "gold_error" || !allowed_gold_errors.contains(&r.index))
             .filter(|r| r.outcome.get(base_metric).is_some_and(|o| o == outcome))
             .count()
     };
@@ -175,6 +193,79 @@ fn accepted_note(gate: &GateConfig, comparison: &Comparison) -> Option<String> {
         comparison.accepted,
         reasons.join("; ")
     ))
+}
+
+/// The note of a comparison with unstable items against a baseline that does not record its
+/// predictions' texts: which predictions changed is unknown there, so the gate credits no
+/// unstable verdict above the baseline's and says how to let it tell them apart.
+fn untold_predictions(comparison: &Comparison, base: &[ItemRecord]) -> Option<Note> {
+    let unstable =
+        !comparison.unstable_not_counted.is_empty() || !comparison.unstable_not_credited.is_empty();
+    let untold = base.iter().any(|record| record.prediction.is_none());
+    (unstable && untold).then(|| {
+        Note::new(
+            NoteSection::Comparison,
+            format!(
+                "{}: the baseline does not record the predictions' texts (an older sqlgate wrote \
+                 it), so the gate cannot tell which changed: an unstable verdict is credited no \
+                 higher than the baseline's; `sqlgate baseline update` on the base branch \
+                 records them",
+                comparison.candidate
+            ),
+        )
+    })
+}
+
+/// Unstable items listed in a note, at most.
+const UNSTABLE_LISTED: usize = 20;
+
+/// What the comparison did with unstable verdicts (issues 44, 45): the unchanged predictions'
+/// changed verdicts it did not count, the changed predictions' right verdicts it did not
+/// credit, each item with its reason.
+fn unstable_notes(comparison: &Comparison) -> Vec<String> {
+    let listed = |items: &[(usize, crate::score::stability::Unstable)]| {
+        let mut shown: Vec<String> = (items.iter().take(UNSTABLE_LISTED))
+            .map(|(index, reason)| format!("item {index} ({})", reason.as_str()))
+            .collect();
+        if items.len() > UNSTABLE_LISTED {
+            shown.push(format!("{} more", items.len() - UNSTABLE_LISTED));
+        }
+        shown.join(", ")
+    };
+    let mut notes = Vec::new();
+    if !comparison.unstable_not_counted.is_empty() {
+        notes.push(format!(
+            "{}: unstable, not counted: {}: the prediction is unchanged and its verdict changed, \
+             as an undetermined order or the time limit allows, so the baseline's verdict stands",
+            comparison.candidate,
+            listed(&comparison.unstable_not_counted)
+        ));
+    }
+    if !comparison.unstable_not_credited.is_empty() {
+        notes.push(format!(
+            "{}: unstable, not credited: {}: the changed prediction is right only as the \
+             server's plan breaks a tie, which the server's preparation can steer, so it counts \
+             as wrong",
+            comparison.candidate,
+            listed(&comparison.unstable_not_credited)
+        ));
+    }
+    if !comparison.unmeasured.is_empty() {
+        let items: Vec<String> = (comparison.unmeasured.iter().take(UNSTABLE_LISTED))
+            .map(|(index, outcome)| format!("item {index} ({outcome})"))
+            .chain(
+                (comparison.unmeasured.len() > UNSTABLE_LISTED)
+                    .then(|| format!("{} more", comparison.unmeasured.len() - UNSTABLE_LISTED)),
+            )
+            .collect();
+        notes.push(format!(
+            "{}: not measured in this run: {}: the baseline measured them, so each counts as \
+             not right (fail closed)",
+            comparison.candidate,
+            items.join(", ")
+        ));
+    }
+    notes
 }
 
 /// The failure of one cell: its drop, accuracies, counts, allowed drop, test and net cap.

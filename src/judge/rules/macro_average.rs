@@ -48,6 +48,14 @@ pub struct MacroCell {
     pub failed: bool,
 }
 
+impl MacroCell {
+    /// The change in points as the printed macro-averages make it (see
+    /// [`crate::analysis::stats::shown_delta`]); the gate decides on the unrounded one.
+    pub fn shown_delta(&self) -> f64 {
+        crate::analysis::stats::shown_delta(self.baseline_accuracy, self.candidate_accuracy)
+    }
+}
+
 /// The macro-average gate of a run over several datasets: its cells, failures and notes, which
 /// the report shows in its own table and `summary.json` section.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -117,7 +125,7 @@ fn macro_gate(context: &DatasetContext<'_>) -> MacroGate {
              more than the allowed {:.1}",
             cell.candidate,
             result.metric,
-            -cell.delta_points,
+            -cell.shown_delta(),
             100.0 * cell.baseline_accuracy,
             100.0 * cell.candidate_accuracy,
             cell.datasets.len(),

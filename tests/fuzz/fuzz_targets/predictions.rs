@@ -25,6 +25,7 @@ fn dataset() -> Dataset {
             .collect(),
         databases: Default::default(),
         sha256: String::new(),
+        digests: Default::default(),
     }
 }
 

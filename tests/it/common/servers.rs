@@ -17,9 +17,9 @@
 //! with random passwords, reached over TCP on 127.0.0.1. The reader holds exactly what
 //! docs/SECURITY.md tells a deployer to grant, which sqlgate's start-up check accepts: on
 //! PostgreSQL `SELECT` on each table the superuser creates (default privileges set in
-//! `template1`, so every database created later inherits them), on MariaDB `SELECT` on each
-//! benchmark database ([`Server::reader_url`] grants it), never `pg_read_all_data` or
-//! `SELECT ON *.*`.
+//! `template1`, so every database created later inherits them), on MariaDB `SELECT` on the
+//! run's benchmark databases only, as a user of their own ([`Server::grant_reader`]), never
+//! `pg_read_all_data` or `SELECT ON *.*`.
 //!
 //! [`postgres_tls`] and [`mariadb_tls`] start servers that also accept TLS, with a throwaway CA
 //! and a server certificate for `IP:127.0.0.1` only (made by the `openssl` command in the
@@ -169,24 +169,49 @@ impl Server {
 
     /// The read-only role's URL for `database`, which it may read (see [`Server::grant_reader`]).
     pub fn reader_url(&self, database: &str) -> String {
-        self.grant_reader(database);
-        self.url(READER, &self.reader_password, database)
+        self.reader_url_for(database, &[database])
     }
 
-    /// On MariaDB, grants the read-only role `SELECT` on `database` (which need not exist yet),
-    /// as SECURITY.md's deployment does; nothing for the server's own `mysql` schema (its
-    /// `user` table holds password hashes) nor on PostgreSQL, where default privileges grant it
-    /// table by table.
-    pub fn grant_reader(&self, database: &str) {
-        if self.kind == Kind::Mariadb && !database.is_empty() && database != "mysql" {
-            self.admin_sql(
-                "mysql",
-                &format!(
-                    "GRANT SELECT ON `{}`.* TO '{READER}'@'%';",
-                    database.replace('`', "``")
-                ),
-            );
+    /// The read-only role's URL on `url_database` for a run that reads `databases`.
+    pub fn reader_url_for(&self, url_database: &str, databases: &[&str]) -> String {
+        let reader = self.grant_reader(databases);
+        self.url(&reader, &self.reader_password, url_database)
+    }
+
+    /// The read-only role for a run that reads `databases`, as SECURITY.md's deployment makes
+    /// it. On PostgreSQL the one reader, to which default privileges grant `SELECT` table by
+    /// table. On MariaDB a user of its own for these databases (`sqlgate_reader_<names>`,
+    /// created on first use with the reader's password) holding `SELECT` on each of them
+    /// (which need not exist yet) and nothing else: sqlgate refuses a user holding privileges on
+    /// a database its run does not use, and the tests share one server. Never on the server's
+    /// own `mysql` schema (its `user` table holds password hashes).
+    pub fn grant_reader(&self, databases: &[&str]) -> String {
+        let databases: Vec<&str> = databases
+            .iter()
+            .copied()
+            .filter(|d| !d.is_empty() && *d != "mysql")
+            .collect();
+        if self.kind == Kind::Postgres || databases.is_empty() {
+            return READER.to_string();
         }
+        let name = format!("{READER}_{}", databases.join("_"));
+        let grants: String = databases
+            .iter()
+            .map(|d| {
+                format!(
+                    "GRANT SELECT ON `{}`.* TO '{name}'@'%';",
+                    d.replace('`', "``")
+                )
+            })
+            .collect();
+        self.admin_sql(
+            "mysql",
+            &format!(
+                "CREATE USER IF NOT EXISTS '{name}'@'%' IDENTIFIED BY '{}'; {grants}",
+                self.reader_password
+            ),
+        );
+        name
     }
 
     /// A URL for `user` with `password` on `database` (for tests of wrong credentials).

@@ -109,6 +109,15 @@ const KEPT_FAULTS: usize = 5;
 thread_local! {
     /// Engine faults met on this thread, so that the scoring loop can name the items they hit.
     static THREAD_FAULTS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// The longest query run on this thread since the scoring loop last took it.
+    static THREAD_SLOWEST: std::cell::Cell<Duration> = const { std::cell::Cell::new(Duration::ZERO) };
+}
+
+/// The longest query run on the calling thread since the last call (which it resets): the
+/// scoring loop takes it before and after an item, to know whether one of the item's queries
+/// came near the time limit (its verdict then depends on timing).
+pub fn take_slowest_on_this_thread() -> Duration {
+    THREAD_SLOWEST.replace(Duration::ZERO)
 }
 
 /// Engine faults met on the calling thread so far ([`ExecError::Fault`]): the scoring loop reads
@@ -182,13 +191,15 @@ impl Executor {
     }
 
     /// Runs `query` (one query of this executor's, on any connection) and, when it times out,
-    /// logs the time it took; an engine fault is recorded ([`Executor::faults`]).
+    /// logs the time it took; an engine fault is recorded ([`Executor::faults`]); the thread's
+    /// slowest query is kept ([`take_slowest_on_this_thread`]).
     pub fn logging_timeouts<T>(
         &self,
         query: impl FnOnce() -> Result<T, ExecError>,
     ) -> Result<T, ExecError> {
         let started = Instant::now();
         let result = query();
+        THREAD_SLOWEST.set(THREAD_SLOWEST.get().max(started.elapsed()));
         match &result {
             Err(ExecError::Timeout(_)) => {
                 let nanos = started.elapsed().as_nanos().min(u64::MAX as u128) as u64;

@@ -134,6 +134,10 @@ pub struct DatasetConfig {
     /// Score items whose database is absent as "skipped" instead of failing.
     #[serde(default)]
     pub skip_missing_databases: bool,
+    /// Items (0-based gold indexes) whose gold query is known to fail on the benchmark's data:
+    /// reported as gold errors and left unscored, where any other failing gold stops the run.
+    #[serde(default)]
+    pub allow_failing_golds: Vec<usize>,
     /// Spider 2.0: the folder of gold results (`<instance_id>.csv`, `<instance_id>_a.csv`, ...).
     #[serde(default)]
     pub gold_results: Option<PathBuf>,

@@ -53,6 +53,53 @@ pub struct Dataset {
     pub databases: BTreeMap<String, Database>,
     /// SHA-256 over the gold file, tables.json and every database file used.
     pub sha256: String,
+    /// The SHA-256 of each of those files, so a difference can be named.
+    pub digests: DatasetDigests,
+}
+
+/// The content digest of each file of a benchmark: which data a score was computed on, kept in
+/// the baseline and `summary.json`, so a run on other data names the file that differs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DatasetDigests {
+    /// The gold file (a Spider 2.0 layout: its task and answer files together).
+    pub gold: String,
+    /// `dataset.tables`, when the config names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tables: Option<String>,
+    /// Each db_id's SQLite file (none on a server engine, whose tables the data digests cover).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub databases: BTreeMap<String, String>,
+}
+
+impl DatasetDigests {
+    /// What differs from `now`, each as a phrase naming the file (`the gold file`, `database
+    /// `x``, `database `y` (only in the baseline)`); empty when nothing does.
+    pub fn differences(&self, now: &DatasetDigests) -> Vec<String> {
+        let mut differences = Vec::new();
+        if self.gold != now.gold {
+            differences.push("the gold file".to_string());
+        }
+        if self.tables != now.tables {
+            differences.push("the tables file".to_string());
+        }
+        let db_ids: std::collections::BTreeSet<&String> =
+            self.databases.keys().chain(now.databases.keys()).collect();
+        for db_id in db_ids {
+            match (self.databases.get(db_id), now.databases.get(db_id)) {
+                (Some(before), Some(after)) if before != after => {
+                    differences.push(format!("database `{db_id}`"));
+                }
+                (Some(_), None) => {
+                    differences.push(format!("database `{db_id}` (only in the baseline)"))
+                }
+                (None, Some(_)) => {
+                    differences.push(format!("database `{db_id}` (not in the baseline)"))
+                }
+                _ => {}
+            }
+        }
+        differences
+    }
 }
 
 impl Dataset {
@@ -92,11 +139,13 @@ impl Dataset {
         }
         assign_difficulty(config, &mut items, &databases)?;
         let files = (!config.engine.is_server()).then_some(&databases);
-        let sha256 = fingerprint(&gold_bytes, tables.as_ref().map(|t| &t.1[..]), files)?;
+        let (digests, sha256) =
+            file_digests(&gold_bytes, tables.as_ref().map(|t| &t.1[..]), files)?;
         Ok(Dataset {
             items,
             databases,
             sha256,
+            digests,
         })
     }
 
@@ -276,7 +325,7 @@ fn locate_databases(
         };
         let tables_entry = tables.and_then(|t| t.get(db_id)).cloned().map(Arc::new);
         let file = path.as_deref().filter(|_| folder.is_some());
-        let schema = load_schema(db_id, file, tables_entry.as_deref());
+        let schema = load_schema(db_id, file, tables_entry.as_deref())?;
         databases.insert(
             db_id.to_string(),
             Database {
@@ -300,9 +349,11 @@ fn sqlite_file(
 ) -> Result<Option<PathBuf>, InputError> {
     let file = database_file(config.kind, folder, db_id);
     if std::fs::symlink_metadata(&file).is_ok() {
-        crate::util::workspace::check_database(folder, &file).map_err(|message| {
-            InputError::malformed(&file, format!("database `{db_id}`"), message)
-        })?;
+        crate::util::workspace::check_database(folder, &file)
+            .and_then(|()| crate::input::database_file::check(&file))
+            .map_err(|message| {
+                InputError::malformed(&file, format!("database `{db_id}`"), message)
+            })?;
         return Ok(Some(file));
     }
     if config.skip_missing_databases {
@@ -325,30 +376,51 @@ fn database_file(kind: DatasetKind, folder: &Path, db_id: &str) -> PathBuf {
     }
 }
 
+/// The schema of `db_id`: read from its SQLite file, which must open and hold every table its
+/// tables.json entry declares (else an input error naming the file and the missing tables); from
+/// the tables.json entry when the file is absent (or the engine is a server).
 fn load_schema(
     db_id: &str,
     path: Option<&Path>,
     entry: Option<&TableEntry>,
-) -> Option<Arc<Schema>> {
-    if let Some(path) = path {
-        match Schema::from_sqlite(path) {
-            Ok(schema) => return Some(Arc::new(schema)),
-            Err(error) => crate::util::log::note(&format!(
-                "warning: database `{db_id}` ({}): {}; its items are scored without \
-                 the file's schema{}",
-                path.display(),
-                crate::util::scrub::scrub_cut(&error.to_string(), 300),
-                if entry.is_some() {
-                    " (tables.json's is used)"
-                } else {
-                    ""
-                }
-            )),
-        }
+) -> Result<Option<Arc<Schema>>, InputError> {
+    let Some(path) = path else {
+        return Ok(entry.map(|e| Arc::new(Schema::from_tables_json(e))));
+    };
+    let location = || format!("database `{db_id}`");
+    let schema = Schema::from_sqlite(path).map_err(|error| {
+        InputError::malformed(
+            path,
+            location(),
+            format!(
+                "does not open as a SQLite database: {}",
+                crate::util::scrub::scrub_cut(&error.to_string(), 300)
+            ),
+        )
+    })?;
+    let missing = entry.map_or_else(Vec::new, |e| {
+        crate::input::database_file::missing_tables(&schema, e)
+    });
+    if !missing.is_empty() {
+        return Err(InputError::malformed(
+            path,
+            location(),
+            format!(
+                "lacks tables that `dataset.tables` declares for it: {}",
+                missing
+                    .iter()
+                    .map(|t| format!("`{t}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
     }
-    entry.map(|e| Arc::new(Schema::from_tables_json(e)))
+    Ok(Some(Arc::new(schema)))
 }
 
+/// Labels every item as `dataset.difficulty` says (a gold Spider's parser cannot read is left
+/// unlabelled, see
+/// [`crate::score::gold_check::settle_difficulty`]).
 fn assign_difficulty(
     config: &DatasetConfig,
     items: &mut [GoldItem],
@@ -358,39 +430,35 @@ fn assign_difficulty(
         DifficultySource::None => Ok(()),
         DifficultySource::Field(name) => assign_field_difficulty(&config.gold, name, items),
         DifficultySource::SpiderHardness => {
-            let labels: Vec<Result<String, InputError>> = items
+            let labels: Vec<Result<Result<String, String>, InputError>> = items
                 .par_iter()
                 .map(|item| spider_hardness(&config.gold, item, databases))
                 .collect();
             for (item, label) in items.iter_mut().zip(labels) {
-                item.difficulty = Some(label?);
+                item.difficulty = label?.ok();
             }
             Ok(())
         }
     }
 }
 
-fn spider_hardness(
+/// The item's Spider hardness (`difficulty: spider-hardness`), or why its gold does not parse; an input error when there is no
+/// schema to parse it with.
+pub fn spider_hardness(
     gold_path: &Path,
     item: &GoldItem,
     databases: &BTreeMap<String, Database>,
-) -> Result<String, InputError> {
-    let location = format!("item {} (db `{}`)", item.index, item.db_id);
+) -> Result<Result<String, String>, InputError> {
     let schema = databases[&item.db_id].schema.as_ref().ok_or_else(|| {
         InputError::malformed(
             gold_path,
-            &location,
+            format!("item {} (db `{}`)", item.index, item.db_id),
             "spider-hardness needs the schema: the database is absent and `dataset.tables` does not describe it",
         )
     })?;
-    let parsed = crate::sql::parse::parse_spider(&item.sql, schema).map_err(|e| {
-        InputError::malformed(
-            gold_path,
-            &location,
-            format!("spider-hardness cannot parse the gold query ({e}); use `difficulty: none` or `field:NAME`"),
-        )
-    })?;
-    Ok(crate::sql::hardness::hardness(&parsed).as_str().to_string())
+    Ok(crate::sql::parse::parse_spider(&item.sql, schema)
+        .map(|parsed| crate::sql::hardness::hardness(&parsed).as_str().to_string())
+        .map_err(|e| e.to_string()))
 }
 
 fn assign_field_difficulty(
@@ -398,7 +466,7 @@ fn assign_field_difficulty(
     field: &str,
     items: &mut [GoldItem],
 ) -> Result<(), InputError> {
-    let bytes = read_bytes(gold_path)?;
+    let bytes = crate::util::error::read_bytes(gold_path)?;
     let records: Vec<HashMap<String, serde_json::Value>> =
         serde_json::from_slice(&bytes).map_err(|_| {
             InputError::malformed(
@@ -424,30 +492,41 @@ fn assign_field_difficulty(
     Ok(())
 }
 
-/// SHA-256 over the gold file, tables.json and the SQLite files (`None` on a server engine,
-/// whose contents sqlgate cannot hash).
-fn fingerprint(
+/// The SHA-256 of the gold file, tables.json and each SQLite file (none on a server engine,
+/// whose contents sqlgate cannot hash), and the dataset's fingerprint: one SHA-256 over them all
+/// (as baselines have stored it since before the per-file digests).
+fn file_digests(
     gold: &[u8],
     tables: Option<&[u8]>,
     databases: Option<&BTreeMap<String, Database>>,
-) -> Result<String, InputError> {
-    let mut hasher = Sha256::new();
-    hasher.update(b"gold\0");
-    hasher.update(Sha256::digest(gold));
-    if let Some(tables) = tables {
-        hasher.update(b"tables\0");
-        hasher.update(Sha256::digest(tables));
+) -> Result<(DatasetDigests, String), InputError> {
+    let hex = crate::util::digest::hex;
+    let mut fingerprint = Sha256::new();
+    let gold = Sha256::digest(gold);
+    fingerprint.update(b"gold\0");
+    fingerprint.update(gold);
+    let tables = tables.map(Sha256::digest);
+    if let Some(tables) = &tables {
+        fingerprint.update(b"tables\0");
+        fingerprint.update(tables);
     }
+    let mut digests = DatasetDigests {
+        gold: hex(&gold),
+        tables: tables.map(|t| hex(&t)),
+        databases: BTreeMap::new(),
+    };
     for (db_id, db) in databases.into_iter().flatten() {
         if let Some(path) = &db.path {
-            hasher.update(db_id.as_bytes());
-            hasher.update(b"\0");
             let mut file_hasher = Sha256::new();
             std::fs::File::open(path)
                 .and_then(|mut file| std::io::copy(&mut file, &mut file_hasher))
                 .map_err(|e| InputError::read(path, e))?;
-            hasher.update(file_hasher.finalize());
+            let file = file_hasher.finalize();
+            fingerprint.update(db_id.as_bytes());
+            fingerprint.update(b"\0");
+            fingerprint.update(file);
+            digests.databases.insert(db_id.clone(), hex(&file));
         }
     }
-    Ok(crate::util::digest::hex(&hasher.finalize()))
+    Ok((digests, hex(&fingerprint.finalize())))
 }

@@ -9,6 +9,7 @@
 pub mod audit;
 pub mod config;
 pub mod csv;
+pub mod database_file;
 pub mod dataset;
 pub mod engine;
 pub mod extract;

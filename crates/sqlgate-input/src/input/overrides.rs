@@ -206,6 +206,11 @@ impl GoldOverrides {
             .get(&index)
             .is_some_and(|o| o.action == Action::Exclude)
     }
+
+    /// Whether a reviewed override replaces the item's gold.
+    pub fn replaced(&self, index: usize) -> bool {
+        (self.items.get(&index)).is_some_and(|o| matches!(o.action, Action::Replace(_)))
+    }
 }
 
 /// The one action a line asks for.
@@ -255,6 +260,7 @@ mod tests {
             items: vec![item(0), item(1), item(2)],
             databases: BTreeMap::new(),
             sha256: String::new(),
+            digests: Default::default(),
         }
     }
 

@@ -10,6 +10,7 @@
 //! Enters: SQL text and schemas. Leaves: [`ir::Sql`], hardness, [`plus::Query`]. May import
 //! `util` only; must not import input, engine or any later stage.
 
+pub mod cuts;
 pub mod facts;
 pub mod features;
 pub mod hardness;

@@ -12,6 +12,33 @@ use std::path::{Component, Path, PathBuf};
 /// Pseudo file systems whose "regular files" are views of the running system.
 const SYSTEM_TREES: [&str; 3] = ["/proc", "/sys", "/dev"];
 
+/// Where a file sqlgate writes may lie.
+#[derive(Clone, Copy)]
+enum Placement {
+    /// Inside the workspace (a path from the config, which a pull request may propose).
+    Workspace,
+    /// Anywhere but `.git` and the system trees (a path the person running sqlgate gave).
+    Anywhere,
+}
+
+/// Refuses a resolved path in a system tree or inside any `.git` folder.
+fn check_not_system_or_git(key: &str, shown: &Path, resolved: &Path) -> Result<(), String> {
+    if SYSTEM_TREES.iter().any(|tree| resolved.starts_with(tree)) {
+        return Err(format!(
+            "`{key}`: {} is a system file ({}), not an output file",
+            shown.display(),
+            resolved.display()
+        ));
+    }
+    if resolved.components().any(|c| c.as_os_str() == ".git") {
+        return Err(format!(
+            "`{key}`: {} is inside `.git`, which sqlgate never reads or writes",
+            shown.display()
+        ));
+    }
+    Ok(())
+}
+
 /// How many leading bytes of an existing output are read to recognise sqlgate's own file.
 const MARKER_WINDOW: u64 = 256;
 
@@ -117,18 +144,38 @@ impl Workspace {
 
     /// A folder sqlgate writes into (a cache or a suite), which may not exist yet.
     pub fn output_dir(&self, key: &str, path: &Path) -> Result<(), String> {
-        let resolved = self.resolve_new(key, path)?;
+        let resolved = self.resolve_new(key, path, Placement::Workspace)?;
         if resolved.exists() && !resolved.is_dir() {
             return Err(format!("`{key}`: {} is not a folder", path.display()));
         }
         Ok(())
     }
 
-    /// A file sqlgate writes: inside the workspace and outside `.git`; an existing file there
-    /// must be a regular file (not a symlink) whose first bytes hold one of `markers`, i.e. a
-    /// file sqlgate wrote. Checked when the config is loaded and again just before writing.
+    /// A file sqlgate writes where the config names it: inside the workspace and outside
+    /// `.git`; an existing file there must be a regular file (not a symlink) whose first bytes
+    /// hold one of `markers`, i.e. a file sqlgate wrote. Checked when the config is loaded and
+    /// again just before writing.
     pub fn output_file(&self, key: &str, path: &Path, markers: &[&str]) -> Result<(), String> {
-        let resolved = self.resolve_new(key, path)?;
+        self.output_file_at(key, path, markers, Placement::Workspace)
+    }
+
+    /// A file sqlgate writes where the command line (or the Action's inputs) names it: the
+    /// person running sqlgate chose the path, so it may lie outside the workspace (`--jsonl
+    /// /tmp/items.jsonl`), but never in `.git` or a system tree, and an existing file must be
+    /// one sqlgate wrote, as for [`Workspace::output_file`].
+    pub fn user_output_file(&self, key: &str, path: &Path, markers: &[&str]) -> Result<(), String> {
+        self.output_file_at(key, path, markers, Placement::Anywhere)
+    }
+
+    /// [`Workspace::output_file`] and [`Workspace::user_output_file`], by where the file may be.
+    fn output_file_at(
+        &self,
+        key: &str,
+        path: &Path,
+        markers: &[&str],
+        placement: Placement,
+    ) -> Result<(), String> {
+        let resolved = self.resolve_new(key, path, placement)?;
         let Ok(metadata) = std::fs::symlink_metadata(path) else {
             return Ok(());
         };
@@ -155,7 +202,7 @@ impl Workspace {
 
     /// Resolves a path that may not exist yet: its deepest existing ancestor is resolved and
     /// checked, and the rest may not climb (`..`) or enter `.git`.
-    fn resolve_new(&self, key: &str, path: &Path) -> Result<PathBuf, String> {
+    fn resolve_new(&self, key: &str, path: &Path, placement: Placement) -> Result<PathBuf, String> {
         let mut existing = path;
         let mut rest = Vec::new();
         while std::fs::symlink_metadata(existing).is_err() {
@@ -182,7 +229,10 @@ impl Workspace {
         for name in rest.into_iter().rev() {
             resolved.push(name);
         }
-        self.check_inside(key, path, &resolved)?;
+        match placement {
+            Placement::Workspace => self.check_inside(key, path, &resolved)?,
+            Placement::Anywhere => check_not_system_or_git(key, path, &resolved)?,
+        }
         Ok(resolved)
     }
 

@@ -25,7 +25,13 @@
 //! `ORDER BY` (`LIMIT 1`, `string_agg`, a column beside `GROUP BY`) reads rows in that order,
 //! so a preparation that keeps the rows but moves them (a delete and re-insert, `CLUSTER`, a
 //! table rebuilt on another storage engine) is a change of the data too, named as such. A
-//! baseline without settings or order entries was made by an older sqlgate.
+//!
+//! Each database also has a structure entry (key `<database>:structure`, its value the line
+//! [`structure`] reads back: every index by its definition, the tables' storage options, the
+//! columns' statistics targets and options, extended statistics, the planner settings and
+//! MariaDB's optimizer variables): what a preparation can set that changes the plans, and so
+//! the order of rows a query does not fully order. A baseline without settings, order or
+//! structure entries was made by an older sqlgate.
 
 use crate::engine::server::{structure, tls};
 use crate::input::config::{Config, EngineKind, Layout};
@@ -50,11 +56,15 @@ const SETTINGS: &str = ":settings";
 /// The end of an order entry's key.
 const ORDER: &str = ":order";
 
-/// Whether `digests` were made by this sqlgate: they hold a settings and an order entry per
-/// database (an older sqlgate recorded table digests only, or no order entries).
+/// The end of a structure entry's key.
+const STRUCTURE: &str = ":structure";
+
+/// Whether `digests` were made by this sqlgate: they hold a settings, an order and a structure
+/// entry per database (an older sqlgate recorded table digests only, or not all three).
 pub fn covers_settings(digests: &DataDigests) -> bool {
-    digests.keys().any(|key| key.ends_with(SETTINGS))
-        && digests.keys().any(|key| key.ends_with(ORDER))
+    [SETTINGS, ORDER, STRUCTURE]
+        .iter()
+        .all(|end| digests.keys().any(|key| key.ends_with(end)))
 }
 
 /// The digests of every table the configured server's role can read in the databases the run
@@ -96,7 +106,10 @@ pub fn differences(recorded: &DataDigests, now: &DataDigests) -> Vec<String> {
     for (table, digest) in recorded {
         match now.get(table) {
             None => found.push(format!("`{table}` is missing")),
-            Some(current) if current != digest && table.ends_with(SETTINGS) => {
+            Some(current)
+                if current != digest
+                    && (table.ends_with(SETTINGS) || table.ends_with(STRUCTURE)) =>
+            {
                 found.push(settings_change(table, digest, current))
             }
             Some(current) if current != digest && table.ends_with(ORDER) => {
@@ -235,6 +248,8 @@ fn postgres_database(
         .get(0);
     let settings = structure::postgres_settings(client)?;
     digests.insert(format!("{database}{SETTINGS}"), settings);
+    let plans = structure::postgres_structure(client)?;
+    digests.insert(format!("{database}{STRUCTURE}"), plans);
     let tables = client.query(
         "SELECT current_database()::text || '.' || n.nspname::text || '.' || c.relname::text, \
          quote_ident(n.nspname) || '.' || quote_ident(c.relname), \
@@ -325,6 +340,10 @@ fn mysql_digests(url: &str, databases: &[String]) -> Result<DataDigests, String>
             ))
         });
     timeout.map_err(|e| mysql_error(&e))?;
+    for schema in &schemas {
+        let line = structure::mysql_structure(&mut conn, schema).map_err(|e| mysql_error(&e))?;
+        settings.push((format!("{schema}{STRUCTURE}"), line));
+    }
     let mut digests = mysql_tables(&mut conn, &schemas).map_err(|e| match e {
         MysqlFailure::Server(e) => mysql_error(&e),
         MysqlFailure::Truncated(table) => format!(
@@ -459,6 +478,11 @@ mod tests {
             "an older sqlgate's: no order entry"
         );
         recorded.insert("bird:order".into(), String::new());
+        assert!(
+            !covers_settings(&recorded),
+            "an older sqlgate's: no structure entry"
+        );
+        recorded.insert("bird:structure".into(), "setting work_mem=4MB".into());
         assert!(covers_settings(&recorded));
         let mut now = recorded.clone();
         now.insert(key.clone(), "sql_mode=A,B; time_zone=+00:00".into());
@@ -468,6 +492,15 @@ mod tests {
         );
         now.insert(key, "sql_mode=A".into());
         assert_eq!(differences(&recorded, &now), vec!["`bird:settings` differ"]);
+        let mut planned = recorded.clone();
+        planned.insert(
+            "bird:structure".into(),
+            "index t.i=BTREE (id D); setting work_mem=4MB".into(),
+        );
+        assert_eq!(
+            differences(&recorded, &planned),
+            vec!["`bird:structure` differ: `index t.i=BTREE (id D)` (recorded: `unset`)"]
+        );
     }
 
     #[test]

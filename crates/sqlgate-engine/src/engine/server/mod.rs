@@ -13,6 +13,7 @@
 //! batches (a cursor on PostgreSQL, the streamed text protocol on MySQL) under `max_rows` and
 //! `max_result_bytes`.
 
+mod catalog;
 mod check;
 mod convert;
 pub mod data_digest;
@@ -33,7 +34,7 @@ use crate::engine::exec::{Engine, ExecError, Executor, Limits};
 use crate::input::config::{Config, EngineKind};
 use crate::input::dataset::Dataset;
 use crate::util::error::InputError;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -75,10 +76,24 @@ pub struct ServerSettings {
     pub layout: crate::input::config::Layout,
     /// db_id -> its table names, from `dataset.tables` (empty when it has no entry).
     pub tables: BTreeMap<String, Vec<String>>,
+    /// db_id -> its table and column names from `dataset.tables`, lower-cased: the words a
+    /// prediction may use that would otherwise name the server's catalogs or state
+    /// (`catalog.rs`).
+    pub schema_words: BTreeMap<String, BTreeSet<String>>,
     /// Run even when the role is privileged.
     pub allow_privileged_role: bool,
     /// Connections the pool keeps at most (`execution.threads`).
     pub connections: usize,
+}
+
+impl ServerSettings {
+    /// The lower-cased table and column names of the item's database `db` (a db_id).
+    pub fn schema_words_of(&self, db: &std::path::Path) -> &BTreeSet<String> {
+        static NONE: BTreeSet<String> = BTreeSet::new();
+        self.schema_words
+            .get(db.to_string_lossy().as_ref())
+            .unwrap_or(&NONE)
+    }
 }
 
 /// A start-up failure of a server engine: a message naming the key, with no secret in it.
@@ -115,6 +130,7 @@ pub fn executor(
         url_env: name,
         layout: engine_config.layout(),
         tables: dataset_tables(dataset),
+        schema_words: dataset_schema_words(dataset),
         allow_privileged_role: engine_config.allows_privileged_role(),
         connections: threads.max(1),
     };
@@ -211,6 +227,26 @@ fn dataset_tables(dataset: &Dataset) -> BTreeMap<String, Vec<String>> {
                 .map(|entry| entry.table_names_original.clone())
                 .unwrap_or_default();
             (db_id.clone(), tables)
+        })
+        .collect()
+}
+
+/// Each db_id of the dataset with its table and column names in `dataset.tables`, lower-cased.
+fn dataset_schema_words(dataset: &Dataset) -> BTreeMap<String, BTreeSet<String>> {
+    dataset
+        .databases
+        .iter()
+        .map(|(db_id, database)| {
+            let words = database
+                .tables_entry
+                .iter()
+                .flat_map(|entry| {
+                    let columns = entry.column_names_original.iter().map(|(_, c)| c);
+                    entry.table_names_original.iter().chain(columns)
+                })
+                .map(|name| name.to_lowercase())
+                .collect();
+            (db_id.clone(), words)
         })
         .collect()
 }

@@ -10,6 +10,7 @@
 //! caps, a second connection (with the same TLS) sends `KILL QUERY`.
 
 use crate::engine::exec::{Engine, ExecError, Limits, ResultTable, SizeGuard};
+use crate::engine::server::catalog::mysql_reads_rows_only;
 use crate::engine::server::check::{mysql_functions_allowed, mysql_query_only};
 use crate::engine::server::convert::{convert, Kind};
 use crate::engine::server::structure;
@@ -22,6 +23,7 @@ use crate::input::config::Layout;
 use mysql::consts::ColumnType;
 use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder};
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -205,7 +207,7 @@ impl MysqlEngine {
             )
             .map_err(query_error)?;
         check_tables(&self.settings, database, &present)?;
-        let report = super::role::mysql(conn).map_err(query_error)?;
+        let report = super::role::mysql(conn, &self.run_databases()).map_err(query_error)?;
         enforce_role(&report, &self.settings, READ_ONLY_ROLE)?;
         let levers = structure::mysql_levers(conn).map_err(query_error)?;
         structure::refuse(&levers, database)
@@ -231,6 +233,38 @@ impl MysqlEngine {
             Layout::PerDbId => db.to_string_lossy().into_owned(),
         }
     }
+
+    /// The databases the run uses: the URL's, or each db_id's.
+    fn run_databases(&self) -> BTreeSet<String> {
+        match self.settings.layout {
+            Layout::Shared => self
+                .opts
+                .get_db_name()
+                .into_iter()
+                .map(String::from)
+                .collect(),
+            Layout::PerDbId => self.settings.tables.keys().cloned().collect(),
+        }
+    }
+
+    /// Refuses a text that reads beyond the item's rows ([`mysql_reads_rows_only`]): the item
+    /// runs in its db_id's database, or the URL's, and the run's other databases are not its.
+    fn reads_rows_only(&self, db: &Path, statement: &str) -> Result<(), ExecError> {
+        let item = db.to_string_lossy();
+        let (database, others) = match self.settings.layout {
+            Layout::Shared => (
+                self.opts.get_db_name().unwrap_or_default().to_string(),
+                BTreeSet::new(),
+            ),
+            Layout::PerDbId => {
+                let others = self.settings.tables.keys();
+                let others = others.filter(|d| **d != *item).map(|d| d.to_lowercase());
+                (item.to_string(), others.collect())
+            }
+        };
+        let schema = self.settings.schema_words_of(db);
+        mysql_reads_rows_only(statement, schema, &database, &others)
+    }
 }
 
 impl Engine for MysqlEngine {
@@ -245,6 +279,7 @@ impl Engine for MysqlEngine {
         let statement = single_statement(sql)?;
         mysql_query_only(statement)?;
         mysql_functions_allowed(statement)?;
+        self.reads_rows_only(db, statement)?;
         let database = self.database_of(db);
         retrying(|fresh| self.attempt(&database, statement, limits, with_columns, fresh))
     }
@@ -257,6 +292,8 @@ impl Engine for MysqlEngine {
     ) -> Result<Vec<String>, ExecError> {
         let statement = single_statement(sql)?;
         mysql_query_only(statement)?;
+        mysql_functions_allowed(statement)?;
+        self.reads_rows_only(db, statement)?;
         let database = self.database_of(db);
         retrying(|fresh| {
             let mut conn = self.session(&database, limits, fresh)?;

@@ -8,6 +8,7 @@
 //! The watchdog sends a cancel request at the client deadline, over the sessions' TLS.
 
 use crate::engine::exec::{Engine, ExecError, Limits, ResultTable, SizeGuard};
+use crate::engine::server::catalog::postgres_reads_rows_only;
 use crate::engine::server::check::postgres_functions_allowed;
 use crate::engine::server::convert::{convert, Kind};
 use crate::engine::server::pg_session::{self, ConnectError, Session};
@@ -256,6 +257,7 @@ impl Engine for PostgresEngine {
     ) -> Result<ResultTable, ExecError> {
         let statement = single_statement(sql)?;
         postgres_functions_allowed(statement)?;
+        postgres_reads_rows_only(statement, self.settings.schema_words_of(db))?;
         let database = self.database_of(db);
         retrying(|fresh| {
             self.attempt(
@@ -277,6 +279,8 @@ impl Engine for PostgresEngine {
         limits: &Limits,
     ) -> Result<Vec<String>, ExecError> {
         let statement = single_statement(sql)?;
+        postgres_functions_allowed(statement)?;
+        postgres_reads_rows_only(statement, self.settings.schema_words_of(db))?;
         let database = self.database_of(db);
         retrying(|fresh| {
             self.attempt(&database, limits, fresh, |client, _, fired| async move {

@@ -11,6 +11,10 @@
 //!   the database or a schema; any MariaDB privilege beyond `SELECT` / `SHOW VIEW`, anywhere);
 //! - creating roles or databases (`CREATEROLE`, `CREATEDB`; MariaDB `CREATE USER`, `GRANT
 //!   OPTION`);
+//! - reading or using a sequence (`SELECT`, `USAGE`, `UPDATE` on it, in any schema: its value
+//!   is state the server's preparation sets, which no digest records); on MariaDB, any
+//!   privilege on a database the run does not use (answers stored there would be read as
+//!   `otherdb.t`), by grant, pattern or role;
 //! - reaching the server's files or programs (`pg_read_server_files`,
 //!   `pg_execute_server_program`, `EXECUTE` granted on `pg_read_file` and its kin; MariaDB
 //!   `FILE`);
@@ -77,7 +81,7 @@ const LISTED: i64 = 6;
 pub fn postgres(client: &mut postgres::Client) -> Result<RoleReport, postgres::Error> {
     let user: String = client.query_one("SELECT current_user::text", &[])?.get(0);
     let mut reasons = postgres_role_reasons(client, &user)?;
-    let checks: [(&str, &str); 5] = [
+    let checks: [(&str, &str); 6] = [
         (
             "can read credential catalogs",
             "SELECT c FROM unnest($1::text[]) c \
@@ -94,6 +98,16 @@ pub fn postgres(client: &mut postgres::Client) -> Result<RoleReport, postgres::E
              OR (c.relkind <> 'S' AND (has_table_privilege(c.oid, 'INSERT, UPDATE, DELETE, TRUNCATE, TRIGGER') \
                  OR has_any_column_privilege(c.oid, 'INSERT, UPDATE'))) \
              OR (c.relkind = 'S' AND has_sequence_privilege(c.oid, 'UPDATE'))) \
+             ORDER BY 1 LIMIT $2",
+        ),
+        // A sequence's value is state a preparation sets and no digest records (`SELECT
+        // last_value FROM s`); `GRANT SELECT ON ALL TABLES` does not grant sequences.
+        (
+            "may read or use these sequences (SELECT, USAGE, UPDATE), whose values are the \
+             server's state, not the benchmark's rows",
+            "SELECT n.nspname::text || '.' || c.relname::text FROM pg_class c \
+             JOIN pg_namespace n ON n.oid = c.relnamespace WHERE CASE WHEN c.relkind = 'S' \
+             THEN has_sequence_privilege(c.oid, 'SELECT, USAGE, UPDATE') ELSE false END \
              ORDER BY 1 LIMIT $2",
         ),
         (
@@ -214,8 +228,10 @@ const MYSQL_PRIVATE_SCHEMAS: [&str; 2] = ["mysql", "performance_schema"];
 /// What the MySQL / MariaDB user of `conn` can do beyond reading, from `SHOW GRANTS` (its own
 /// grants and those to `PUBLIC`) and, for each role granted to it, the role's grants with those
 /// of the roles it holds in turn (`SET ROLE` it, `SHOW GRANTS FOR CURRENT_ROLE`: a user may not
-/// list a role's grants otherwise). The session's role is restored afterwards.
-pub fn mysql(conn: &mut mysql::Conn) -> Result<RoleReport, mysql::Error> {
+/// list a role's grants otherwise). The session's role is restored afterwards. Any database
+/// outside `run` (the databases the run uses) that the user, or a role of it, holds a privilege
+/// on is a reason too.
+pub fn mysql(conn: &mut mysql::Conn, run: &BTreeSet<String>) -> Result<RoleReport, mysql::Error> {
     use mysql::prelude::Queryable;
     let grants: Vec<String> = conn.query("SHOW GRANTS")?;
     let mut reasons = Vec::new();
@@ -223,6 +239,7 @@ pub fn mysql(conn: &mut mysql::Conn) -> Result<RoleReport, mysql::Error> {
     for grant in &grants {
         roles.extend(mysql_grant_reasons(grant, &mut reasons));
     }
+    mysql_other_databases(conn, run, "the user", &mut reasons)?;
     if roles.is_empty() {
         return Ok(RoleReport { reasons });
     }
@@ -236,6 +253,8 @@ pub fn mysql(conn: &mut mysql::Conn) -> Result<RoleReport, mysql::Error> {
                 for grant in role_grants {
                     mysql_grant_reasons(&grant, &mut reasons);
                 }
+                let holder = format!("the user's role {role}");
+                mysql_other_databases(conn, run, &holder, &mut reasons)?;
             }
             Err(_) => reasons.push(format!(
                 "the user is granted the role {role}, whose grants it cannot list"
@@ -248,6 +267,41 @@ pub fn mysql(conn: &mut mysql::Conn) -> Result<RoleReport, mysql::Error> {
     };
     conn.query_drop(restore)?;
     Ok(RoleReport { reasons })
+}
+
+/// Databases the server lists to every user: `information_schema` (each user sees its own
+/// privileges' part) and, on MySQL 8, `performance_schema` (a few world-readable tables). A
+/// grant reaching `performance_schema`'s other tables is refused by the grant check above, and
+/// a prediction naming either is refused as it runs (`catalog.rs`).
+const MYSQL_LISTED_TO_ALL: [&str; 2] = ["information_schema", "performance_schema"];
+
+/// Adds to `reasons` each database outside `run` that the session's privileges reach (the
+/// server lists a database in `information_schema.SCHEMATA` to a user holding any privilege in
+/// it: database, table or column level, by name or wildcard pattern, its own or its active
+/// role's). Answers stored in such a database would be read as `otherdb.t`, which no digest of
+/// the run covers.
+fn mysql_other_databases(
+    conn: &mut mysql::Conn,
+    run: &BTreeSet<String>,
+    holder: &str,
+    reasons: &mut Vec<String>,
+) -> Result<(), mysql::Error> {
+    use mysql::prelude::Queryable;
+    let visible: Vec<String> =
+        conn.query("SELECT schema_name FROM information_schema.schemata ORDER BY 1")?;
+    let others: Vec<String> = visible
+        .into_iter()
+        .filter(|name| !run.contains(name) && !MYSQL_LISTED_TO_ALL.contains(&name.as_str()))
+        .map(|name| format!("`{name}`"))
+        .collect();
+    if !others.is_empty() {
+        reasons.push(format!(
+            "{holder} holds privileges on databases the run does not use: {} (a prediction \
+             could read answers stored there; grant SELECT on the run's databases only)",
+            others.join(", ")
+        ));
+    }
+    Ok(())
 }
 
 /// Adds to `reasons` what one `SHOW GRANTS` line allows beyond reading; returns the roles it

@@ -156,6 +156,112 @@ pub fn postgres_settings(client: &mut postgres::Client) -> Result<String, postgr
     ))
 }
 
+/// What a PostgreSQL preparation can set that changes the plans of the session's database, so
+/// the order a query without a full `ORDER BY` returns its rows, as one line (`kind name=value;
+/// ...`, sorted): every index of a table outside the system schemas by its definition
+/// (`pg_get_indexdef`: columns, `DESC`, operator class, `INCLUDE`, partial `WHERE`) and whether
+/// it is valid, each table's storage options (`reloptions`), each column's statistics target
+/// and options (an `n_distinct` override) where not the default, every extended statistics
+/// object, and the planner settings a scoring session starts with (`reset_val`: the server's
+/// configuration, `ALTER SYSTEM` included) of every `Query Tuning` category, memory for sorts
+/// and hashes, JIT and parallel workers. One query; the statistics' contents (what `ANALYZE`
+/// gathers) are not recorded.
+pub fn postgres_structure(client: &mut postgres::Client) -> Result<String, postgres::Error> {
+    let user_relation = "n.nspname <> 'information_schema' AND n.nspname NOT LIKE 'pg\\_%'";
+    let sql = format!(
+        "SELECT coalesce(string_agg(part, '; ' ORDER BY part), '') FROM (\
+         SELECT 'index ' || i.indexrelid::regclass::text || '=' || pg_get_indexdef(i.indexrelid) \
+           || CASE WHEN i.indisvalid THEN '' ELSE ' (invalid)' END AS part FROM pg_index i \
+           JOIN pg_class c ON c.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
+           WHERE {user_relation} \
+         UNION ALL SELECT 'options ' || c.oid::regclass::text || '=' || \
+           array_to_string(c.reloptions, ',') FROM pg_class c \
+           JOIN pg_namespace n ON n.oid = c.relnamespace \
+           WHERE c.reloptions IS NOT NULL AND c.relkind IN ('r', 'p', 'm') AND {user_relation} \
+         UNION ALL SELECT 'column ' || c.oid::regclass::text || '.' || quote_ident(a.attname) || \
+           '=statistics ' || coalesce(a.attstattarget::int, -1) || ' options ' || \
+           coalesce(array_to_string(a.attoptions, ','), '') FROM pg_attribute a \
+           JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
+           WHERE a.attnum > 0 AND NOT a.attisdropped AND {user_relation} \
+           AND (coalesce(a.attstattarget::int, -1) <> -1 OR a.attoptions IS NOT NULL) \
+         UNION ALL SELECT 'statistics ' || quote_ident(n.nspname) || '.' || \
+           quote_ident(s.stxname) || '=' || pg_get_statisticsobjdef(s.oid) || ' target ' || \
+           coalesce(s.stxstattarget::int, -1) FROM pg_statistic_ext s \
+           JOIN pg_namespace n ON n.oid = s.stxnamespace \
+         UNION ALL SELECT 'setting ' || name || '=' || coalesce(reset_val, '') FROM pg_settings \
+           WHERE category LIKE 'Query Tuning%' OR name LIKE 'jit%' OR name IN ('work_mem', \
+           'hash_mem_multiplier', 'max_parallel_workers_per_gather', \
+           'default_statistics_target')\
+         ) parts"
+    );
+    Ok(client.query_one(&sql, &[])?.get(0))
+}
+
+/// The MariaDB / MySQL optimizer variables recorded with a schema's structure (those the
+/// server has): they choose plans, so the order of rows a query does not fully order.
+const MYSQL_OPTIMIZER: &[&str] = &[
+    "optimizer_switch",
+    "use_stat_tables",
+    "optimizer_use_condition_selectivity",
+    "optimizer_search_depth",
+    "optimizer_prune_level",
+    "join_cache_level",
+    "histogram_size",
+    "histogram_type",
+    "eq_range_index_dive_limit",
+    "sort_buffer_size",
+    "join_buffer_size",
+    "max_length_for_sort_data",
+];
+
+/// What a MariaDB / MySQL preparation can set that changes the plans on `schema`, as one line
+/// (`kind name=value; ...`, sorted): every index of its tables (`information_schema.STATISTICS`:
+/// name, uniqueness, type, columns in order with their `A` / `D` collation and prefix length,
+/// and whether the optimizer ignores it, where the server says), each table's
+/// `CREATE_OPTIONS`, and the session's [`MYSQL_OPTIMIZER`] variables (the server's, or what
+/// `init_connect` set: a scoring session starts the same way). Needs a
+/// `group_concat_max_len` that holds the line.
+pub fn mysql_structure(conn: &mut mysql::Conn, schema: &str) -> Result<String, mysql::Error> {
+    use mysql::prelude::Queryable;
+    let flags: Vec<String> = conn.query(
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = \
+         'information_schema' AND table_name = 'STATISTICS' \
+         AND column_name IN ('IGNORED', 'IS_VISIBLE') ORDER BY 1",
+    )?;
+    let flag: String = flags
+        .iter()
+        .map(|name| format!(", ' {}=', MAX({name})", name.to_lowercase()))
+        .collect();
+    let structure: Option<Option<String>> = conn.exec_first(
+        format!(
+            "SELECT GROUP_CONCAT(part ORDER BY part SEPARATOR '; ') FROM (\
+             SELECT CONCAT('index ', table_name, '.', index_name, '=', \
+               IF(MAX(non_unique) = 0, 'UNIQUE ', ''), MAX(index_type), ' (', \
+               GROUP_CONCAT(CONCAT(column_name, IFNULL(CONCAT('(', sub_part, ')'), ''), ' ', \
+               IFNULL(collation, '-')) ORDER BY seq_in_index SEPARATOR ', '), ')'{flag}) part \
+               FROM information_schema.statistics WHERE table_schema = ? \
+               GROUP BY table_name, index_name \
+             UNION ALL SELECT CONCAT('options ', table_name, '=', create_options) \
+               FROM information_schema.tables WHERE table_schema = ? \
+               AND IFNULL(create_options, '') <> ''\
+             ) parts"
+        ),
+        (schema, schema),
+    )?;
+    let names: Vec<String> = MYSQL_OPTIMIZER.iter().map(|n| format!("'{n}'")).collect();
+    let variables: Vec<(String, String)> = conn.query(format!(
+        "SHOW SESSION VARIABLES WHERE Variable_name IN ({})",
+        names.join(", ")
+    ))?;
+    let mut parts: Vec<String> = variables
+        .iter()
+        .map(|(name, value)| format!("setting {}={value}", name.to_lowercase()))
+        .collect();
+    parts.extend(structure.flatten().filter(|s| !s.is_empty()));
+    parts.sort();
+    Ok(parts.join("; "))
+}
+
 /// The MariaDB-only session settings sqlgate's scoring sessions pin to fixed values, as an
 /// assignment list for `SET SESSION`: the regular-expression flags (`default_regex_flags`, whose
 /// global value, `EXTENDED` say, would otherwise change what `REGEXP` matches) to none. MySQL

@@ -251,15 +251,18 @@ impl Config {
         }
     }
 
-    /// Refuses a `gate.must_pass` or `gate.accept` index the dataset does not have (the gold
-    /// items are numbered from 0 in gold order): one out of range would never be checked, yet
-    /// read as protected (or accepted).
+    /// Refuses a `gate.must_pass`, `gate.accept` or `dataset.allow_failing_golds` index the
+    /// dataset does not have (the gold items are numbered from 0 in gold order): one out of range
+    /// would never be checked, yet read as protected (or accepted, or allowed).
     pub fn check_items(&self, item_count: usize) -> Result<(), InputError> {
         let must_pass = self.gate.must_pass.iter().map(|i| ("gate.must_pass", *i));
         let accepted =
             (self.gate.accept.iter()).flat_map(|a| a.items.iter().map(|i| ("gate.accept", *i)));
+        let allowed =
+            (self.dataset.allow_failing_golds.iter()).map(|i| ("dataset.allow_failing_golds", *i));
         match must_pass
             .chain(accepted)
+            .chain(allowed)
             .find(|(_, index)| *index >= item_count)
         {
             Some((key, index)) => Err(InputError::Config {

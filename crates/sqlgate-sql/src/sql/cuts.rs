@@ -1,0 +1,366 @@
+//! Where a query's result is cut by a LIMIT / OFFSET / FETCH, and how to see whether that cut
+//! is determined by the query's own ORDER BY: the probe queries that fetch one row past each cut
+//! (with the sort keys that are not output columns appended to the projection), and the reading
+//! of their rows ([`undetermined`]).
+//!
+//! A cut is undetermined when the rows on either side of it tie on every sort key (without
+//! ORDER BY every row ties) while their outputs differ: which of them the engine returns is its
+//! plan's choice, not the query's (issues 44 and 45; docs/METRICS.md, "Unstable verdicts").
+//! Every query with a cut gets a probe: the statement's own, and each nested query's (any
+//! parenthesis opening with SELECT or WITH: a scalar or IN sub-query, a function's argument, a
+//! derived table, a CTE body), run on its own with the statement's WITH clause (a correlated one
+//! fails to run and decides nothing). A cut whose count is not a
+//! number, FETCH ... PERCENT, ORDER BY ALL, and an ORDER BY whose keys cannot be fetched
+//! without changing the rows (a key that is not an output column of a DISTINCT or a set
+//! operation, or any key beside a `*`) are not checked; neither is a query that does not parse.
+
+use crate::sql::features::FeatureDialect;
+use sqlparser::ast::{
+    Expr, Fetch, LimitClause, OrderByKind, Query, SelectItem, SetExpr, Statement, UnaryOperator,
+    Value as AstValue, With,
+};
+use sqlparser::dialect::{Dialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
+use sqlparser::keywords::Keyword;
+use sqlparser::parser::Parser;
+use sqlparser::tokenizer::{Token, Tokenizer};
+
+/// Where a probe's rows hold one sort key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyColumn {
+    /// The query's own output column at this position.
+    Output(usize),
+    /// The n-th column appended after the output columns.
+    Appended(usize),
+}
+
+/// One probe: a query fetching one row past each of its cuts, and how to read its rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CutProbe {
+    /// The probe SQL: the query without OFFSET / FETCH, limited to one row past the last cut,
+    /// its appended sort keys last in every row.
+    pub sql: String,
+    /// The cuts, as row positions: a cut at `p` lies between rows `p - 1` and `p` (never 0).
+    pub cuts: Vec<usize>,
+    /// The sort keys' columns; `None` when the query has no ORDER BY (every row ties).
+    pub keys: Option<Vec<KeyColumn>>,
+    /// How many sort-key columns the probe appends after the output columns.
+    pub appended: usize,
+}
+
+/// The most probes a query is checked with: a query with more cuts (a hostile one nesting
+/// hundreds of sub-queries) is held undetermined without running any, so no cut goes unchecked.
+pub const MOST_PROBES: usize = 32;
+
+/// Whether `sql` may have a cut (LIMIT, OFFSET, FETCH) in the words of its text: only such
+/// queries are parsed and probed, so the others cost nothing. (TOP is SQL Server's, which no
+/// engine of sqlgate speaks.)
+pub fn may_cut(sql: &str) -> bool {
+    let lower = sql.to_ascii_lowercase();
+    ["limit", "offset", "fetch"]
+        .iter()
+        .any(|word| lower.contains(word))
+}
+
+/// The probes of every cut of `sql` read in `dialect`; `None` when it does not parse (not
+/// checked), empty when it has no cut that can be checked.
+pub fn probes(sql: &str, dialect: FeatureDialect) -> Option<Vec<CutProbe>> {
+    if !may_cut(sql) {
+        return Some(Vec::new());
+    }
+    let dialect: Box<dyn Dialect> = match dialect {
+        FeatureDialect::Sqlite => Box::new(SQLiteDialect {}),
+        FeatureDialect::Postgresql => Box::new(PostgreSqlDialect {}),
+        FeatureDialect::Mysql => Box::new(MySqlDialect {}),
+    };
+    let statements = Parser::parse_sql(dialect.as_ref(), sql).ok()?;
+    let with = statements.iter().find_map(|statement| match statement {
+        Statement::Query(query) => query.with.as_ref(),
+        _ => None,
+    });
+    let own = statements.iter().filter_map(|statement| match statement {
+        Statement::Query(query) => cut_probe(query, None),
+        _ => None,
+    });
+    let nested = nested_queries(sql, dialect.as_ref());
+    let nested = nested.iter().filter_map(|query| cut_probe(query, with));
+    Some(own.chain(nested).collect())
+}
+
+/// Whether a probe's `rows` show an undetermined cut: at some cut, the row just inside and the
+/// row just outside tie on the sort keys, and the rows of that tie (as far as fetched) do not
+/// all have the same output.
+pub fn undetermined<R: AsRef<[T]>, T: PartialEq>(probe: &CutProbe, rows: &[R]) -> bool {
+    probe.cuts.iter().any(|&cut| {
+        let (Some(inside), Some(outside)) =
+            (cut.checked_sub(1).and_then(|i| rows.get(i)), rows.get(cut))
+        else {
+            return false;
+        };
+        let cut_key = sort_key(probe, outside.as_ref());
+        if cut_key.is_none() || sort_key(probe, inside.as_ref()) != cut_key {
+            return false;
+        }
+        let mut tied = rows
+            .iter()
+            .map(AsRef::as_ref)
+            .filter(|row| sort_key(probe, row) == cut_key);
+        let first = tied.next().map(|row| output(probe, row));
+        tied.any(|row| Some(output(probe, row)) != first)
+    })
+}
+
+/// A probe row's output columns (without the appended sort keys).
+fn output<'r, T>(probe: &CutProbe, row: &'r [T]) -> &'r [T] {
+    &row[..row.len().saturating_sub(probe.appended)]
+}
+
+/// A probe row's sort key (empty without ORDER BY: every row ties); `None` for a row too short.
+fn sort_key<'r, T>(probe: &CutProbe, row: &'r [T]) -> Option<Vec<&'r T>> {
+    let width = row.len().checked_sub(probe.appended)?;
+    let keys = probe.keys.as_deref().unwrap_or_default();
+    keys.iter()
+        .map(|k| match *k {
+            KeyColumn::Output(i) if i < width => row.get(i),
+            KeyColumn::Appended(j) => row.get(width + j),
+            KeyColumn::Output(_) => None,
+        })
+        .collect()
+}
+
+/// Every query nested in `sql` (tokens in `dialect`): the text inside each parenthesis that
+/// opens with SELECT or WITH, wherever it stands (a sub-query in WHERE, a function's argument, a
+/// CASE, a join condition, a derived table, a CTE body), parsed on its own. A parse of the whole
+/// statement succeeded first, so the nesting is within sqlparser's recursion limit.
+fn nested_queries(sql: &str, dialect: &dyn Dialect) -> Vec<Query> {
+    let Ok(tokens) = Tokenizer::new(dialect, sql).tokenize() else {
+        return Vec::new();
+    };
+    let opens_query = |i: usize| {
+        let next = tokens[i + 1..]
+            .iter()
+            .find(|t| !matches!(t, Token::Whitespace(_)));
+        matches!(next, Some(Token::Word(w)) if matches!(w.keyword, Keyword::SELECT | Keyword::WITH))
+    };
+    let mut found = Vec::new();
+    for open in (0..tokens.len()).filter(|&i| tokens[i] == Token::LParen && opens_query(i)) {
+        let Some(close) = matching_paren(&tokens, open) else {
+            continue;
+        };
+        let text: String = tokens[open + 1..close]
+            .iter()
+            .map(Token::to_string)
+            .collect();
+        if let Ok(statements) = Parser::parse_sql(dialect, &text) {
+            if let [Statement::Query(query)] = statements.as_slice() {
+                found.push(query.as_ref().clone());
+            }
+        }
+    }
+    found
+}
+
+/// The position of the parenthesis that closes the one at `open`.
+fn matching_paren(tokens: &[Token], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (position, token) in tokens.iter().enumerate().skip(open) {
+        match token {
+            Token::LParen => depth += 1,
+            Token::RParen => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(position);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The rows a cut keeps: OFFSET `offset` (0 without), then at most `limit` (`None`: all).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Cut {
+    offset: usize,
+    limit: Option<usize>,
+}
+
+/// The cut of `query` itself, when it has one that can be checked.
+fn cut_of(query: &Query) -> Option<Cut> {
+    let (limit, offset) = match &query.limit_clause {
+        None => (None, None),
+        Some(LimitClause::LimitOffset {
+            limit,
+            offset,
+            limit_by,
+        }) if limit_by.is_empty() => (limit.as_ref(), offset.as_ref().map(|o| &o.value)),
+        Some(LimitClause::OffsetCommaLimit { offset, limit }) => (Some(limit), Some(offset)),
+        Some(_) => return None,
+    };
+    let fetched = match &query.fetch {
+        None => None,
+        Some(Fetch { percent: true, .. }) => return None,
+        Some(Fetch {
+            with_ties: true, ..
+        }) => Some(None),
+        Some(Fetch { quantity, .. }) => Some(quantity.as_ref().map_or(Some(Some(1)), count)?),
+    };
+    let limit = match (limit, fetched) {
+        (Some(_), Some(_)) => return None,
+        (Some(limit), None) => count(limit)?,
+        (None, Some(fetched)) => fetched,
+        (None, None) => None,
+    };
+    let offset = offset.map_or(Some(Some(0)), count)?.unwrap_or(0);
+    Some(Cut { offset, limit })
+}
+
+/// A cut's count: `Some(Some(n))` for a number, `Some(None)` for no bound (`ALL`, a negative
+/// SQLite LIMIT), `None` for anything else (not checked).
+fn count(expr: &Expr) -> Option<Option<usize>> {
+    match expr {
+        Expr::Value(v) => match &v.value {
+            AstValue::Number(n, _) => Some(Some(n.parse().ok()?)),
+            AstValue::Null => Some(None),
+            _ => None,
+        },
+        Expr::UnaryOp {
+            op: UnaryOperator::Minus,
+            expr,
+        } => matches!(count(expr), Some(Some(_))).then_some(None),
+        Expr::Nested(inner) => count(inner),
+        _ => None,
+    }
+}
+
+/// The probe of `query`'s own cut (with the statement's `with` when it has none of its own).
+fn cut_probe(query: &Query, with: Option<&With>) -> Option<CutProbe> {
+    let cut = cut_of(query)?;
+    // A cut past any result a run may read (a hostile `LIMIT 2^64 - 1`) is not checked.
+    let end = match cut.limit {
+        Some(limit) => Some(cut.offset.checked_add(limit)?),
+        None => None,
+    };
+    let cuts: Vec<usize> = [Some(cut.offset), end]
+        .into_iter()
+        .flatten()
+        .filter(|&p| p > 0)
+        .collect();
+    let last = cuts.iter().max()?.checked_add(1)?;
+    let mut probe = query.clone();
+    if probe.with.is_none() {
+        probe.with = with.cloned();
+    }
+    let (keys, appended) = match &query.order_by {
+        None => (None, 0),
+        Some(order) => {
+            let OrderByKind::Expressions(order) = &order.kind else {
+                return None;
+            };
+            let exprs: Vec<&Expr> = order.iter().map(|k| &k.expr).collect();
+            let (keys, extra) = sort_keys(&query.body, &exprs)?;
+            if !extra.is_empty() {
+                let SetExpr::Select(select) = probe.body.as_mut() else {
+                    return None;
+                };
+                select
+                    .projection
+                    .extend(extra.iter().map(|e| SelectItem::UnnamedExpr((*e).clone())));
+            }
+            (Some(keys), extra.len())
+        }
+    };
+    probe.fetch = None;
+    probe.limit_clause = Some(LimitClause::LimitOffset {
+        limit: Some(Expr::value(AstValue::Number(last.to_string(), false))),
+        offset: None,
+        limit_by: Vec::new(),
+    });
+    Some(CutProbe {
+        sql: probe.to_string(),
+        cuts,
+        keys,
+        appended,
+    })
+}
+
+/// Each sort key's column, and the keys to append to the projection (those that are not output
+/// columns); `None` when a key can be neither read nor appended without changing the rows.
+fn sort_keys<'q>(body: &SetExpr, exprs: &[&'q Expr]) -> Option<(Vec<KeyColumn>, Vec<&'q Expr>)> {
+    let (projection, appendable) = match body {
+        SetExpr::Select(select) => (&select.projection, select.distinct.is_none()),
+        SetExpr::SetOperation { .. } => (leftmost_projection(body)?, false),
+        _ => return None,
+    };
+    let starred = projection.iter().any(|item| {
+        !matches!(
+            item,
+            SelectItem::UnnamedExpr(_) | SelectItem::ExprWithAlias { .. }
+        )
+    });
+    let set_operation = matches!(body, SetExpr::SetOperation { .. });
+    let mut keys = Vec::new();
+    let mut extra = Vec::new();
+    for expr in exprs {
+        let output = (!starred)
+            .then(|| output_column(projection, expr, set_operation))
+            .flatten();
+        match output {
+            Some(position) => keys.push(KeyColumn::Output(position)),
+            None if appendable && !is_ordinal(expr) => {
+                keys.push(KeyColumn::Appended(extra.len()));
+                extra.push(*expr);
+            }
+            None => return None,
+        }
+    }
+    Some((keys, extra))
+}
+
+fn leftmost_projection(body: &SetExpr) -> Option<&Vec<SelectItem>> {
+    match body {
+        SetExpr::Select(select) => Some(&select.projection),
+        SetExpr::SetOperation { left, .. } => leftmost_projection(left),
+        SetExpr::Query(query) => leftmost_projection(&query.body),
+        _ => None,
+    }
+}
+
+fn is_ordinal(expr: &Expr) -> bool {
+    matches!(expr, Expr::Value(v) if matches!(v.value, AstValue::Number(..)))
+}
+
+/// The output column a sort key names: by position (`ORDER BY 2`), by alias, as the same
+/// expression, or (over a set operation, whose keys are output names) by a column's name.
+fn output_column(projection: &[SelectItem], key: &Expr, by_name: bool) -> Option<usize> {
+    if let Expr::Value(v) = key {
+        if let AstValue::Number(n, _) = &v.value {
+            let position = n.parse::<usize>().ok()?.checked_sub(1)?;
+            return (position < projection.len()).then_some(position);
+        }
+    }
+    let text = key.to_string().to_lowercase();
+    let name = match key {
+        Expr::Identifier(ident) => Some(ident.value.to_lowercase()),
+        _ => None,
+    };
+    projection.iter().position(|item| match item {
+        SelectItem::ExprWithAlias { expr, alias } => {
+            name.as_deref() == Some(alias.value.to_lowercase().as_str())
+                || expr.to_string().to_lowercase() == text
+        }
+        SelectItem::UnnamedExpr(expr) => {
+            expr.to_string().to_lowercase() == text
+                || by_name
+                    && match (expr, &name) {
+                        (Expr::CompoundIdentifier(parts), Some(name)) => parts
+                            .last()
+                            .is_some_and(|last| last.value.to_lowercase() == *name),
+                        _ => false,
+                    }
+        }
+        _ => false,
+    })
+}
+
+#[cfg(test)]
+mod tests;

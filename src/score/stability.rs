@@ -1,0 +1,213 @@
+//! Whether an item's verdict is stable: the same prediction, run again on the same data, could
+//! be judged otherwise when the gold's or the prediction's result depends on an order the query
+//! does not determine (a tie at a LIMIT / OFFSET / FETCH cut, [`crate::sql::cuts`]: which of
+//! the tied rows comes back is the engine's plan's choice, and statistics, `ANALYZE` or a
+//! server's version change it), or when one of its queries ran near the time limit (issues 44
+//! and 45). The gate never counts such a verdict's change, and never credits a changed
+//! prediction that is right only by that chance ([`crate::analysis::comparison`]).
+//!
+//! Only the queries a metric executed are checked, and only those with a cut pay for probes (one
+//! query per cut, [`crate::sql::cuts::probes`]); timing is read from the queries the item ran.
+
+use crate::engine::exec::Executor;
+use crate::input::config::EngineKind;
+use crate::input::dataset::GoldItem;
+use crate::metrics::Env;
+use crate::sql::cuts;
+use crate::sql::features::FeatureDialect;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// The share of the time limit above which a query's verdict depends on timing: a query that
+/// took more than half of `execution.timeout_ms` may time out in the next run, or one that timed
+/// out may finish.
+pub const TIMING_SHARE: f64 = 0.5;
+
+/// Why an item's verdict may change between two runs of the same prediction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Unstable {
+    /// The gold query took more than [`TIMING_SHARE`] of the time limit.
+    GoldTiming,
+    /// A query the item's scoring ran (the prediction's, a test suite's) took more than
+    /// [`TIMING_SHARE`] of the time limit, or timed out.
+    PredictionTiming,
+    /// The gold's result depends on an undetermined order at a cut.
+    GoldOrder,
+    /// The prediction's result depends on an undetermined order at a cut.
+    PredictionOrder,
+}
+
+impl Unstable {
+    /// The reason's name as written in JSONL, summary.json and baselines.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unstable::GoldTiming => "gold-timing",
+            Unstable::PredictionTiming => "prediction-timing",
+            Unstable::GoldOrder => "gold-order",
+            Unstable::PredictionOrder => "prediction-order",
+        }
+    }
+
+    /// The reason in words, for the report.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Unstable::GoldTiming => "the gold ran near the time limit",
+            Unstable::PredictionTiming => "the prediction ran near the time limit",
+            Unstable::GoldOrder => "the gold's rows at its LIMIT are an undetermined order's",
+            Unstable::PredictionOrder => {
+                "the prediction's rows at its LIMIT are an undetermined order's"
+            }
+        }
+    }
+
+    /// Whether the reason is an undetermined order (not the clock).
+    pub fn is_order(self) -> bool {
+        matches!(self, Unstable::GoldOrder | Unstable::PredictionOrder)
+    }
+
+    /// Parses a name written by [`Unstable::as_str`].
+    pub fn parse(name: &str) -> Option<Unstable> {
+        [
+            Unstable::GoldTiming,
+            Unstable::PredictionTiming,
+            Unstable::GoldOrder,
+            Unstable::PredictionOrder,
+        ]
+        .into_iter()
+        .find(|reason| reason.as_str() == name)
+    }
+}
+
+/// Who breaks a tie at a cut when the same query runs again: whether an undetermined order can
+/// come out otherwise, or be steered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TieBreaker {
+    /// SQLite reading the benchmark's own file (trusted: a pull request cannot change it) with
+    /// the engine built into sqlgate: the same rows in the same order on every run.
+    Fixed,
+    /// A server's planner: statistics, settings and parallel workers pick among tied rows, and
+    /// a pull request that prepares the server can steer them.
+    Planner,
+}
+
+impl TieBreaker {
+    /// The tie-breaker of `kind`'s engine.
+    pub fn of(kind: EngineKind) -> TieBreaker {
+        match kind {
+            EngineKind::Sqlite => TieBreaker::Fixed,
+            EngineKind::Postgresql | EngineKind::Mysql => TieBreaker::Planner,
+        }
+    }
+}
+
+/// The dialect the queries of `kind`'s engine are written in.
+pub fn dialect_of(kind: EngineKind) -> FeatureDialect {
+    match kind {
+        EngineKind::Sqlite => FeatureDialect::Sqlite,
+        EngineKind::Postgresql => FeatureDialect::Postgresql,
+        EngineKind::Mysql => FeatureDialect::Mysql,
+    }
+}
+
+/// The stability check of a run: its executor, its engine's dialect, and each item's gold
+/// verdict, probed once however many systems share it.
+pub struct StabilityCheck<'e> {
+    executor: &'e Executor,
+    dialect: FeatureDialect,
+    gold_order: Vec<OnceLock<bool>>,
+}
+
+impl<'e> StabilityCheck<'e> {
+    /// The check of a run over `items` gold items on `executor`'s engine of `kind`.
+    pub fn new(executor: &'e Executor, kind: EngineKind, items: usize) -> Self {
+        StabilityCheck {
+            executor,
+            dialect: dialect_of(kind),
+            gold_order: (0..items).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    /// Why the verdict on `item` with `prediction` is unstable, once its metrics ran in `env`
+    /// and its slowest query took `slowest`; `None` when it is stable or was not executed (its
+    /// gold did not run: no execution metric, the database is absent, the gold failed).
+    pub fn of_pair(
+        &self,
+        env: &Env<'_>,
+        item: &GoldItem,
+        prediction: Option<&str>,
+        slowest: Duration,
+    ) -> Option<Unstable> {
+        if item.spider2.is_some() {
+            return None;
+        }
+        let db = env.dataset.database_path(item)?;
+        let gold = env.executed_gold(item, db)?;
+        gold.rows.as_ref().ok()?;
+        let near = self.executor.limits().timeout.mul_f64(TIMING_SHARE);
+        if gold.elapsed.is_some_and(|elapsed| elapsed > near) {
+            return Some(Unstable::GoldTiming);
+        }
+        if slowest > near {
+            return Some(Unstable::PredictionTiming);
+        }
+        let gold_order = self.gold_order[item.index]
+            .get_or_init(|| self.order_undetermined(db, &gold.prepared.sql));
+        if *gold_order {
+            return Some(Unstable::GoldOrder);
+        }
+        prediction
+            .is_some_and(|sql| self.order_undetermined(db, sql))
+            .then_some(Unstable::PredictionOrder)
+    }
+
+    /// Whether `sql`'s result on `db` depends on an undetermined order at one of its cuts: some
+    /// probe shows it (a probe that fails decides nothing, nor does a query that does not
+    /// parse), or it has more cuts than [`cuts::MOST_PROBES`] (held undetermined, unprobed).
+    pub fn order_undetermined(&self, db: &Path, sql: &str) -> bool {
+        let Some(probes) = cuts::probes(sql, self.dialect) else {
+            return false;
+        };
+        if probes.len() > cuts::MOST_PROBES {
+            return true;
+        }
+        probes.iter().any(|probe| {
+            self.executor
+                .run(db, &probe.sql)
+                .is_ok_and(|rows| cuts::undetermined(probe, &rows))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::exec::Limits;
+
+    /// `count` scalar sub-queries, each cut after one row of a one-row result (determined).
+    fn sub_queries(count: usize) -> String {
+        let nested: Vec<&str> = vec!["(SELECT 1 LIMIT 1)"; count];
+        format!("SELECT {}", nested.join(" + "))
+    }
+
+    #[test]
+    fn a_query_with_more_cuts_than_are_probed_is_held_undetermined() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("empty.sqlite");
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .execute_batch("CREATE TABLE t(x INTEGER)")
+            .unwrap();
+        let limits = Limits {
+            timeout: Duration::from_secs(10),
+            max_rows: 1000,
+            max_bytes: 1 << 20,
+        };
+        let executor = Executor::new(limits);
+        let check = StabilityCheck::new(&executor, EngineKind::Sqlite, 0);
+        assert!(!check.order_undetermined(&db, &sub_queries(cuts::MOST_PROBES)));
+        assert!(check.order_undetermined(&db, &sub_queries(cuts::MOST_PROBES + 1)));
+    }
+}
