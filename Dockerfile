@@ -18,6 +18,7 @@ WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 COPY .cargo .cargo
 COPY src src
+COPY crates crates
 COPY templates templates
 COPY benches benches
 RUN cargo build --release --locked --bin sqlgate

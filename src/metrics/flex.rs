@@ -14,7 +14,7 @@ use super::{Detail, Details, Env, Metric, Outcome, Score};
 use crate::engine::value::{Row, Value};
 use crate::input::dataset::GoldItem;
 use crate::input::provider_config::ProviderConfig;
-use crate::providers::{Message, Provider, Usage};
+use crate::providers::{self, Message, Provider, Usage};
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
 use std::collections::{BTreeMap, HashMap};
@@ -359,7 +359,7 @@ fn judge_case(judge: &Provider, case: &Case<'_>) -> Score {
                 judgement.category = verdict.category;
                 judgement.explanation =
                     Some(truncate_chars(&verdict.explanation, EXPLANATION_CHARS));
-                judgement.cost = judge.config().cost(judgement.usage);
+                judgement.cost = providers::cost(judge.config(), judgement.usage);
                 let mut score = Score::binary(verdict.correct);
                 score.details = Some(Details::new(judgement));
                 return score;
@@ -381,7 +381,7 @@ fn judge_case(judge: &Provider, case: &Case<'_>) -> Score {
 }
 
 fn unavailable(config: &ProviderConfig, mut judgement: Judgement, reason: String) -> Score {
-    judgement.cost = config.cost(judgement.usage);
+    judgement.cost = providers::cost(config, judgement.usage);
     let mut score = Score::unscored(Outcome::Unavailable, reason);
     score.details = Some(Details::new(judgement));
     score

@@ -33,21 +33,20 @@ const MAX_RESPONSE_BYTES: u64 = 64 << 20;
 /// How much of an error response is quoted in messages.
 const ERROR_EXCERPT_CHARS: usize = 300;
 
-impl ProviderConfig {
-    /// The cost of `usage` at the configured prices; `None` when no price is configured.
-    pub fn cost(&self, usage: Usage) -> Option<f64> {
-        if self.price_per_million_prompt_tokens.is_none()
-            && self.price_per_million_completion_tokens.is_none()
-        {
-            return None;
-        }
-        let per_token = |price: Option<f64>| price.unwrap_or(0.0) / 1e6;
-        Some(
-            usage.prompt_tokens as f64 * per_token(self.price_per_million_prompt_tokens)
-                + usage.completion_tokens as f64
-                    * per_token(self.price_per_million_completion_tokens),
-        )
+/// The cost of `usage` at the prices `config` sets; `None` when it sets no price. (A function,
+/// not a method: `ProviderConfig` is the input crate's, and the prices mean something here.)
+pub fn cost(config: &ProviderConfig, usage: Usage) -> Option<f64> {
+    if config.price_per_million_prompt_tokens.is_none()
+        && config.price_per_million_completion_tokens.is_none()
+    {
+        return None;
     }
+    let per_token = |price: Option<f64>| price.unwrap_or(0.0) / 1e6;
+    Some(
+        usage.prompt_tokens as f64 * per_token(config.price_per_million_prompt_tokens)
+            + usage.completion_tokens as f64
+                * per_token(config.price_per_million_completion_tokens),
+    )
 }
 
 /// Token counts as the provider reported them.
@@ -706,10 +705,10 @@ mod tests {
             prompt_tokens: 2_000_000,
             completion_tokens: 1_000_000,
         };
-        assert_eq!(config.cost(usage), None);
+        assert_eq!(cost(&config, usage), None);
         config.price_per_million_prompt_tokens = Some(2.5);
         config.price_per_million_completion_tokens = Some(10.0);
-        assert_eq!(config.cost(usage), Some(15.0));
+        assert_eq!(cost(&config, usage), Some(15.0));
         assert!(config.validate("judge").is_ok());
         config.base_url = "localhost:1234".into();
         assert!(config

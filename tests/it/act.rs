@@ -62,8 +62,8 @@ fn act() -> &'static Path {
 }
 
 /// The Action as a repository holds it, for `--local-repository`: `action.yml`, `.ci/` and what
-/// `install: source` keys its build on (`Cargo.toml`, `Cargo.lock`, `.cargo/`, `src/`, `templates/`), copied
-/// from this checkout (so act never archives its build output).
+/// `install: source` keys its build on (`Cargo.toml`, `Cargo.lock`, `.cargo/`, `src/`,
+/// `crates/`, `templates/`), copied from this checkout (so act never archives its build output).
 fn action_checkout(dir: &Path) -> PathBuf {
     let action = dir.join("action");
     std::fs::create_dir_all(&action).unwrap();
@@ -74,6 +74,7 @@ fn action_checkout(dir: &Path) -> PathBuf {
         "Cargo.lock",
         ".cargo",
         "src",
+        "crates",
         "templates",
     ] {
         copy(&root().join(entry), &action);

@@ -207,12 +207,14 @@ fn source_key(path: &Path, action_ref: &str) -> (String, String) {
 /// A checkout holding the files the key digests, with `main_rs` as src/main.rs.
 fn fake_checkout(path: &Path, main_rs: &str, lock: &str) {
     std::fs::create_dir_all(path.join("src/report")).unwrap();
+    std::fs::create_dir_all(path.join("crates/sqlgate-sql/src")).unwrap();
     std::fs::create_dir_all(path.join("templates")).unwrap();
     std::fs::create_dir_all(path.join("docs")).unwrap();
     std::fs::write(path.join("Cargo.toml"), "[package]\nname = \"sqlgate\"\n").unwrap();
     std::fs::write(path.join("Cargo.lock"), lock).unwrap();
     std::fs::write(path.join("src/main.rs"), main_rs).unwrap();
     std::fs::write(path.join("src/report/mod.rs"), "//! report\n").unwrap();
+    std::fs::write(path.join("crates/sqlgate-sql/src/lib.rs"), "//! sql\n").unwrap();
     std::fs::write(path.join("templates/comment.md.j2"), "{{ x }}\n").unwrap();
     std::fs::write(path.join("docs/README.md"), "docs\n").unwrap();
 }
@@ -245,6 +247,13 @@ fn the_source_cache_key_follows_sources_lock_file_and_ref_not_the_checkouts_fold
         changed_source[..changed_source.len() - 16],
         key[..key.len() - 16]
     );
+    std::fs::write(two.join("crates/sqlgate-sql/src/lib.rs"), "//! changed\n").unwrap();
+    let changed_crate = source_key(&two, "v1").0;
+    assert_ne!(
+        changed_crate, changed_source,
+        "a crate's source is built too"
+    );
+    assert_eq!(changed_crate[..key.len() - 16], key[..key.len() - 16]);
     fake_checkout(&two, "fn main() {}\n", "version = 4\n# other\n");
     let changed_lock = source_key(&two, "v1").0;
     assert_ne!(changed_lock.split('-').nth(5), key.split('-').nth(5));

@@ -403,7 +403,9 @@ mod tests {
     /// the model or quoting `'Women's Soccer'`).
     #[test]
     fn bird_mini_dev_predictions_and_golds_are_not_refused() {
-        let dir = std::path::Path::new("../shared/data/bird/mini_dev");
+        // A unit test runs in its crate's folder (crates/sqlgate-engine), two below the root.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/data/bird/mini_dev");
         let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
         let tables: Vec<serde_json::Value> =
             serde_json::from_str(&read("dev_tables.json")).unwrap();

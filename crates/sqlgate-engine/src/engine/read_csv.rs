@@ -437,5 +437,6 @@ mod tests {
     }
 
     /// (text, bits of the value pandas 2.2.3 read), from tests/data/spider2/floats.py.
-    const PANDAS_READS: &[(&str, u64)] = &include!("../../tests/data/spider2/pandas_floats.in");
+    const PANDAS_READS: &[(&str, u64)] =
+        &include!("../../../../tests/data/spider2/pandas_floats.in");
 }

@@ -16,8 +16,7 @@ use std::path::{Path, PathBuf};
 mod compare;
 mod datasets;
 mod validate;
-#[cfg(test)]
-pub(crate) use validate::{SQLITE_ONLY_METRICS, SUITE_METRICS};
+pub use validate::{SQLITE_ONLY_METRICS, SUITE_METRICS};
 
 pub use compare::{CompareConfig, ProfileName, Spider2Version};
 pub use datasets::{in_entry, DatasetEntry, BASELINE_SECTIONS, DEFAULT_DATASET_NAME};

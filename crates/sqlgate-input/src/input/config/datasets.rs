@@ -284,7 +284,7 @@ pub fn in_entry(one: &Config, error: InputError) -> InputError {
 
 /// Whether a baseline file is the sectioned shape (a top-level `datasets` key). The file is
 /// read without building it (the one-dataset case, the common one, then parses it once, in
-/// [`crate::analysis::baseline::Baseline::parse`]); a file that is not a JSON object is not
+/// `sqlgate::analysis::baseline::Baseline::parse`); a file that is not a JSON object is not
 /// sectioned, and the baseline's own parse says what is wrong with it.
 fn has_sections(bytes: &[u8]) -> bool {
     /// The top-level keys that matter here: whether [`BASELINE_SECTIONS`] is present, whatever

@@ -4,13 +4,13 @@ use super::*;
 
 /// Metrics that need the benchmark's SQLite files (test suites, schemas read from the file).
 /// Config validation runs before (and below) the metrics module, so it keeps this copy of what
-/// each metric says ([`crate::metrics::Metric::needs_sqlite_files`]); a test there checks the two
-/// agree.
-pub(crate) const SQLITE_ONLY_METRICS: [&str; 3] = ["ts", "esm", "esm_plus"];
+/// each metric says (`sqlgate::metrics::Metric::needs_sqlite_files`, in the gate); a test
+/// there checks the two agree.
+pub const SQLITE_ONLY_METRICS: [&str; 3] = ["ts", "esm", "esm_plus"];
 
 /// Metrics that need a test suite (`suite.kind` other than `original`); a copy of what each metric
-/// says ([`crate::metrics::Metric::needs_suite`]), checked as [`SQLITE_ONLY_METRICS`] is.
-pub(crate) const SUITE_METRICS: [&str; 1] = ["ts"];
+/// says (`sqlgate::metrics::Metric::needs_suite`), checked as [`SQLITE_ONLY_METRICS`] is.
+pub const SUITE_METRICS: [&str; 1] = ["ts"];
 
 impl Config {
     /// Refuses values that make no sense together or alone, naming the key. It reads the text

@@ -1,5 +1,5 @@
 //! Settings of the model providers (`judge:` and `embeddings:` blocks): what the config says,
-//! validated; the HTTP clients that use them live in [`crate::providers`].
+//! validated; the HTTP clients that use them live in `sqlgate::providers` (the gate).
 
 use serde::Deserialize;
 use std::path::PathBuf;

@@ -1,4 +1,4 @@
-//! What the trust stage ([`crate::trust`]) read for a run, as plain data: whose config governs,
+//! What the trust stage (`sqlgate::trust`) read for a run, as plain data: whose config governs,
 //! the bytes of every trusted input (config, template, baseline, anchor, gold overrides, the
 //! distilled suites' manifests and gold cache), what the pull request changed and the facts of
 //! the base's history the later stages need. It is read once, at the start; no later stage asks
