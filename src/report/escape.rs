@@ -23,7 +23,7 @@ const MAX_HEX_RUN: usize = 6;
 /// - blanks at either end dropped (HTML shows none; leading ones would make a code block,
 ///   trailing ones a hard break), line endings and tabs spaces, controls U+FFFD;
 /// - `\\`, `` ` ``, `*`, `~`, `[`, `]`, `<`, `>`, `&`, `|`, `$` and `_` (unless between two
-///   letters or digits, as in `snake_case`) as references (`&#42;`, `&lt;` ...), so no HTML,
+///   ASCII letters or digits, as in `snake_case`) as references (`&#42;`, `&lt;` ...), so no HTML,
 ///   entity, emphasis, code span, link, image, footnote, table cell or math can form; `-`, `+`, `=` and `#` at the start, and `.` or `)` after
 ///   leading digits, too, so no list, heading or setext underline starts;
 /// - a [`WORD_JOINER`] after `@`, `#` or `:` followed by anything but a blank, after `GH-` and
@@ -177,14 +177,16 @@ fn code_span(text: &str) -> String {
     format!("{fence}{pad}{text}{pad}{fence}")
 }
 
-/// Whether the run of `_` at `chars[at]` stands between two letters or digits (`snake_case`),
-/// where CommonMark lets it neither open nor close emphasis.
+/// Whether the run of `_` at `chars[at]` stands between two ASCII letters or digits
+/// (`snake_case`), where CommonMark lets it neither open nor close emphasis.
 fn inside_word(chars: &[char], at: usize) -> bool {
     let start = chars[..at].iter().rposition(|&c| c != '_').map(|i| i + 1);
     let end = chars[at..].iter().position(|&c| c != '_').map(|i| at + i);
     match (start, end) {
+        // ASCII only: CommonMark counts Unicode symbols (`🄰`) as punctuation, next to which a
+        // `_` opens emphasis, while Rust's `is_alphanumeric` may call them letters.
         (Some(start), Some(end)) => {
-            chars[start - 1].is_alphanumeric() && chars[end].is_alphanumeric()
+            chars[start - 1].is_ascii_alphanumeric() && chars[end].is_ascii_alphanumeric()
         }
         _ => false,
     }
