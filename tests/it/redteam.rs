@@ -6,7 +6,8 @@ use crate::common;
 use crate::server_levers::{check_lever, check_outcome, pull_request_with, Lever, GLOBALS};
 
 use common::servers;
-use common::trust_flow::text;
+use common::git;
+use common::trust_flow::{repository_with, text, Event, Run, GOLD};
 
 /// A CHECK constraint is not recorded anywhere (neither the data digests nor the structure
 /// entry), and a function in a schema the reader cannot reach is not refused at start-up. With
@@ -123,4 +124,53 @@ fn postgres_alter_system_timezone_abbreviations() {
     });
     drop(reset);
     check_outcome(server, &judged, &lever);
+}
+
+/// A pull request whose `sqlgate.yml` is a committed symlink to `/dev/zero`: the trust stage
+/// refuses it (not a regular file, exit 2), then the failure path (`commands::failure`,
+/// `report_path`) reads the same path with `std::fs::read_to_string` to find `report.output`,
+/// unbounded, when the Action's `report` input is empty (docs/ACTION.md's workflow gives
+/// none). Run here under a 2 GiB address-space cap and a 60 s kill so the machine survives:
+/// the gate should exit 2 within seconds.
+#[test]
+fn failure_report_reads_a_config_symlinked_to_dev_zero() {
+    let server = servers::postgres();
+    let dir = repository_with(server.kind, &GOLD);
+    let root = dir.path();
+    let base = git(root, &["rev-parse", "HEAD"]);
+    git(root, &["checkout", "-qb", "hostile"]);
+    std::fs::remove_file(root.join("sqlgate.yml")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", root.join("sqlgate.yml")).unwrap();
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "config is /dev/zero"]);
+    let run = Run {
+        server,
+        database: "rt_dev_zero",
+        event: Event::PullRequest,
+        base,
+    };
+    let mut capped = std::process::Command::new("prlimit");
+    capped.args(["--as=2147483648", "--", "/usr/bin/time", "-f", "max_rss_kib=%M"]);
+    capped.args(["timeout", "-s", "KILL", "60"]);
+    capped.arg(env!("CARGO_BIN_EXE_sqlgate")).arg("action");
+    let mut command = run.command(root, capped);
+    command
+        .env("INPUT_CONFIG", "sqlgate.yml")
+        .env("GITHUB_STEP_SUMMARY", root.join(".git/summary.md"))
+        .env("GITHUB_OUTPUT", root.join(".git/outputs"));
+    let started = std::time::Instant::now();
+    let judged = command.output().unwrap();
+    let all = text(&judged);
+    eprintln!("{all}");
+    let rss: u64 = (all.split("max_rss_kib=").nth(1))
+        .and_then(|t| t.split_whitespace().next()?.parse().ok())
+        .unwrap();
+    assert!(rss < 256 * 1024, "the failure path held {rss} KiB: it read /dev/zero");
+    assert_eq!(
+        judged.status.code(),
+        Some(2),
+        "after {:?} (signal {:?}): {all}",
+        started.elapsed(),
+        std::os::unix::process::ExitStatusExt::signal(&judged.status)
+    );
 }
