@@ -174,3 +174,77 @@ fn failure_report_reads_a_config_symlinked_to_dev_zero() {
         std::os::unix::process::ExitStatusExt::signal(&judged.status)
     );
 }
+
+/// `ALTER TEXT SEARCH CONFIGURATION english DROP MAPPING FOR asciiword` edits the built-in
+/// `english` configuration in place (its OID stays below 16384; `pg_ts_config_map` is read by no
+/// check, and `default_text_search_config` alone is recorded): `to_tsvector('english', 'ada')`
+/// becomes empty, so the wrong prediction's extra row disappears.
+#[test]
+fn postgres_a_built_in_text_search_configuration_edited_in_place() {
+    check_lever(
+        servers::postgres(),
+        "rt_ts_config",
+        &Lever {
+            question: "SELECT id FROM customers WHERE id = 2",
+            wrong: "SELECT id FROM customers WHERE to_tsvector('english', name) @@ \
+                    to_tsquery('simple', 'ada') OR id = 2",
+            names: "english",
+        },
+        "ALTER TEXT SEARCH CONFIGURATION english DROP MAPPING FOR asciiword;",
+    );
+}
+
+#[test]
+fn control_text_search_prediction_is_a_regression() {
+    control(
+        servers::postgres(),
+        "rt_control_ts",
+        &Lever {
+            question: "SELECT id FROM customers WHERE id = 2",
+            wrong: "SELECT id FROM customers WHERE to_tsvector('english', name) @@ \
+                    to_tsquery('simple', 'ada') OR id = 2",
+            names: "",
+        },
+    );
+}
+
+const TZ_QUESTION: &str =
+    "SELECT CONVERT_TZ('2020-01-01 12:00:00', '+00:00', '+05:00') FROM customers WHERE id = 1";
+const TZ_WRONG: &str =
+    "SELECT CONVERT_TZ('2020-01-01 12:00:00', '+00:00', 'Evil') FROM customers WHERE id = 1";
+
+/// MariaDB's named time zones live in `mysql.time_zone*`, tables of the `mysql` database that
+/// no digest covers: the admin defines a zone `Evil` at +05:00 and the wrong prediction (a zone
+/// that does not exist: NULL) converts to the gold's answer.
+#[test]
+fn mariadb_a_named_time_zone_defined_in_the_mysql_tables() {
+    check_lever(
+        servers::mariadb(),
+        "rt_named_zone",
+        &Lever {
+            question: TZ_QUESTION,
+            wrong: TZ_WRONG,
+            names: "time_zone",
+        },
+        "DELETE FROM mysql.time_zone_name WHERE Name = 'Evil'; \
+         INSERT INTO mysql.time_zone (Use_leap_seconds) VALUES ('N'); \
+         SET @z = LAST_INSERT_ID(); \
+         INSERT INTO mysql.time_zone_name (Name, Time_zone_id) VALUES ('Evil', @z); \
+         INSERT INTO mysql.time_zone_transition_type \
+           (Time_zone_id, Transition_type_id, `Offset`, Is_DST, Abbreviation) \
+           VALUES (@z, 0, 18000, 0, 'EVL');",
+    );
+}
+
+#[test]
+fn control_named_time_zone_prediction_is_a_regression() {
+    control(
+        servers::mariadb(),
+        "rt_control_zone",
+        &Lever {
+            question: TZ_QUESTION,
+            wrong: TZ_WRONG,
+            names: "",
+        },
+    );
+}
