@@ -248,3 +248,80 @@ fn control_named_time_zone_prediction_is_a_regression() {
         },
     );
 }
+
+/// The example's config gated on `ts` over a distilled suite (`distill`: the suite's knobs),
+/// with no significance test (one regressed item fails the gate).
+fn ts_config(good: &str, suite: &str) -> String {
+    good.replace("metrics: [ex, esm]", "metrics: [ex, ts]")
+        .replace("reference: ex", &format!("reference: ex\nsuite: {suite}"))
+        .replace("  metric: ex\n", "  metric: ts\n")
+        .replace("  per_difficulty: { extra: 2.0 }\n", "")
+        .replace("  significance: { test: mcnemar-exact, alpha: 0.05 }\n", "")
+}
+
+const BASE_SUITE: &str = "{ kind: distilled, path: .sqlgate/suite, distill: { max_random_dbs: 20 } }";
+
+/// `main` gated on `ts` over [`BASE_SUITE`], then a direct push that breaks the config (a
+/// misspelt key); C3's first prediction replaced by the constant the original database gives
+/// (`SELECT 6` for `SELECT count(*) FROM singer`): right there, wrong on a random database.
+/// Returns the base commit and the good config text.
+fn ts_repair_repository(root: &std::path::Path) -> (String, String) {
+    use common::repo;
+    let example = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
+    let good = ts_config(&example, BASE_SUITE);
+    std::fs::write(root.join("sqlgate.yml"), &good).unwrap();
+    repo::gated_main(root);
+    std::fs::write(
+        root.join("sqlgate.yml"),
+        good.replace("max_drop_points: 0.0", "max_drop_point: 0.0"),
+    )
+    .unwrap();
+    let base = repo::commit_base(root, "a direct push that breaks the config", "pr");
+    let predictions = root.join("predictions/C3.txt");
+    let text = std::fs::read_to_string(&predictions).unwrap();
+    let (_, rest) = text.split_once('\n').unwrap();
+    std::fs::write(&predictions, format!("SELECT 6\n{rest}")).unwrap();
+    (base, good)
+}
+
+fn judge_pr(root: &std::path::Path, base: &str) -> (Option<i32>, String) {
+    let run = common::repo::judged(root, base, &[]);
+    let out = format!(
+        "exit {:?}\n{}\n{}",
+        run.status.code(),
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    (run.status.code(), out)
+}
+
+/// A repair of a broken base config is held to the base baseline's gate, datasets, overrides,
+/// directory suite and prediction files, but a *distilled* suite's folder and knobs
+/// (`suite.path`, `suite.distill`) are the pull request's: a new folder (no manifest on the
+/// base) is distilled afresh with one random database whose every table has exactly 6 rows,
+/// so `SELECT 6` for `SELECT count(*) FROM singer` is right on every database of the suite and
+/// the regression is not seen.
+#[test]
+fn repair_weakens_the_distilled_suite() {
+    let dir = common::repo::example(false);
+    let root = dir.path();
+    let (base, good) = ts_repair_repository(root);
+    let weak = "{ kind: distilled, path: .sqlgate/weak, \
+                distill: { max_random_dbs: 1, rows: [6, 6] } }";
+    let example_good = good.replace(BASE_SUITE, weak);
+    std::fs::write(root.join("sqlgate.yml"), example_good).unwrap();
+    let (code, out) = judge_pr(root, &base);
+    eprintln!("{out}");
+    assert_ne!(code, Some(0), "the regressing repair passed: {out}");
+}
+
+/// The control: the same repair with the base's suite exits 1.
+#[test]
+fn control_repair_with_the_base_suite_is_a_regression() {
+    let dir = common::repo::example(false);
+    let root = dir.path();
+    let (base, good) = ts_repair_repository(root);
+    std::fs::write(root.join("sqlgate.yml"), good).unwrap();
+    let (code, out) = judge_pr(root, &base);
+    assert_eq!(code, Some(1), "{out}");
+}
