@@ -325,3 +325,61 @@ fn control_repair_with_the_base_suite_is_a_regression() {
     let (code, out) = judge_pr(root, &base);
     assert_eq!(code, Some(1), "{out}");
 }
+
+const LOCK_QUESTION: &str = "SELECT name FROM customers WHERE id = 2";
+const LOCK_WRONG: &str = "SELECT name FROM customers WHERE id = 2 - IS_FREE_LOCK('rt_answer')";
+
+/// MariaDB's user-level locks are server state any session sees: `GET_LOCK` is refused in a
+/// prediction, but `IS_FREE_LOCK` / `IS_USED_LOCK` are not. A preparation that leaves one admin
+/// session holding the lock `rt_answer` (a background client) makes `IS_FREE_LOCK` 0 during the
+/// gate, and the wrong prediction (customer 1 when the lock is free) reads customer 2.
+#[test]
+fn mariadb_a_user_lock_held_by_a_background_session() {
+    let server = servers::mariadb();
+    let _shared = GLOBALS.read().unwrap_or_else(|e| e.into_inner());
+    let lever = Lever {
+        question: LOCK_QUESTION,
+        wrong: LOCK_WRONG,
+        names: "lock",
+    };
+    let mut holder = None;
+    let judged = pull_request_with(server, "rt_user_lock", &lever, || {
+        let socket = server.folder().join("socket/mysql.sock");
+        let child = std::process::Command::new("mariadb")
+            .arg("--no-defaults")
+            .arg(format!("--socket={}", socket.display()))
+            .args(["-u", "root", "--batch", "-e"])
+            .arg("SELECT GET_LOCK('rt_answer', 10); SELECT SLEEP(120);")
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        holder = Some(child);
+        let held = std::time::Instant::now();
+        while server
+            .admin_sql("mysql", "SELECT IS_USED_LOCK('rt_answer') IS NOT NULL")
+            .trim()
+            != "1"
+        {
+            assert!(held.elapsed().as_secs() < 20, "the lock was not taken");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    });
+    if let Some(mut child) = holder {
+        child.kill().ok();
+        child.wait().ok();
+    }
+    check_outcome(server, &judged, &lever);
+}
+
+#[test]
+fn control_user_lock_prediction_is_a_regression() {
+    control(
+        servers::mariadb(),
+        "rt_control_lock",
+        &Lever {
+            question: LOCK_QUESTION,
+            wrong: LOCK_WRONG,
+            names: "",
+        },
+    );
+}
