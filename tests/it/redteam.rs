@@ -383,3 +383,33 @@ fn control_user_lock_prediction_is_a_regression() {
         },
     );
 }
+
+/// `CREATE OR REPLACE AGGREGATE pg_catalog.max(bigint)` with `int8smaller` keeps the built-in
+/// aggregate's OID and makes `max` compute the minimum in every session of the database.
+#[test]
+fn postgres_a_built_in_aggregate_replaced_in_place() {
+    check_lever(
+        servers::postgres(),
+        "rt_replace_aggregate",
+        &Lever {
+            question: "SELECT min(id) FROM customers",
+            wrong: "SELECT max(id) FROM customers",
+            names: "max",
+        },
+        "CREATE OR REPLACE AGGREGATE pg_catalog.max(bigint) \
+         (sfunc = int8smaller, stype = bigint, combinefunc = int8smaller);",
+    );
+}
+
+#[test]
+fn control_max_prediction_is_a_regression() {
+    control(
+        servers::postgres(),
+        "rt_control_max",
+        &Lever {
+            question: "SELECT min(id) FROM customers",
+            wrong: "SELECT max(id) FROM customers",
+            names: "",
+        },
+    );
+}
