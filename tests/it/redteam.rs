@@ -413,3 +413,36 @@ fn control_max_prediction_is_a_regression() {
         },
     );
 }
+
+/// The data digests list the tables the reader holds table-level `SELECT` on
+/// (`has_table_privilege(c.oid, 'SELECT')`), and the role check refuses writes, not reads: a
+/// table the reader may read through a column-level grant only is in no digest, and the wrong
+/// prediction reads the gold's answer from it.
+#[test]
+fn postgres_a_table_readable_through_a_column_grant_only() {
+    check_lever(
+        servers::postgres(),
+        "rt_column_grant",
+        &Lever {
+            question: "SELECT name FROM customers WHERE id = 2",
+            wrong: "SELECT v FROM answers",
+            names: "answers",
+        },
+        "CREATE TABLE answers (v text); INSERT INTO answers VALUES ('bob'); \
+         REVOKE ALL ON answers FROM sqlgate_reader; \
+         GRANT SELECT (v) ON answers TO sqlgate_reader;",
+    );
+}
+
+#[test]
+fn control_answers_table_prediction_is_a_regression() {
+    control(
+        servers::postgres(),
+        "rt_control_column_grant",
+        &Lever {
+            question: "SELECT name FROM customers WHERE id = 2",
+            wrong: "SELECT v FROM answers",
+            names: "",
+        },
+    );
+}
