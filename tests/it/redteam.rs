@@ -446,3 +446,74 @@ fn control_answers_table_prediction_is_a_regression() {
         },
     );
 }
+
+/// A MariaDB role with no privileges passes the role check (USAGE only), and
+/// `SET DEFAULT ROLE` makes it the reader's current role at every connection: `CURRENT_ROLE()`
+/// (not a catalog word) then returns a name the preparation chose, here the gold's answer.
+#[test]
+fn mariadb_a_default_role_named_for_the_answer() {
+    let server = servers::mariadb();
+    let _alone = GLOBALS.write().unwrap_or_else(|e| e.into_inner());
+    let lever = Lever {
+        question: "SELECT name FROM customers WHERE id = 2",
+        wrong: "SELECT CURRENT_ROLE()",
+        names: "bob",
+    };
+    let reader = server.grant_reader(&["rt_default_role"]);
+    let judged = pull_request_with(server, "rt_default_role", &lever, || {
+        server.admin_sql(
+            "mysql",
+            &format!(
+                "CREATE ROLE IF NOT EXISTS bob; GRANT bob TO '{reader}'@'%'; \
+                 SET DEFAULT ROLE bob FOR '{reader}'@'%';"
+            ),
+        );
+    });
+    server.admin_sql("mysql", "DROP ROLE IF EXISTS bob;");
+    check_outcome(server, &judged, &lever);
+}
+
+#[test]
+fn control_current_role_prediction_is_a_regression() {
+    control(
+        servers::mariadb(),
+        "rt_control_role",
+        &Lever {
+            question: "SELECT name FROM customers WHERE id = 2",
+            wrong: "SELECT CURRENT_ROLE()",
+            names: "",
+        },
+    );
+}
+
+const DEFAULT_QUESTION: &str = "SELECT name FROM customers WHERE id = 2";
+const DEFAULT_WRONG: &str = "SELECT DEFAULT(name) FROM customers WHERE id = 1";
+
+/// A column's default value is in no digest (the columns are recorded by name and type, the
+/// structure entry holds indexes and table options), and MariaDB's `DEFAULT(col)` reads it.
+#[test]
+fn mariadb_a_column_default_holding_the_answer() {
+    check_lever(
+        servers::mariadb(),
+        "rt_column_default",
+        &Lever {
+            question: DEFAULT_QUESTION,
+            wrong: DEFAULT_WRONG,
+            names: "default",
+        },
+        "ALTER TABLE customers ALTER name SET DEFAULT 'bob';",
+    );
+}
+
+#[test]
+fn control_column_default_prediction_is_a_regression() {
+    control(
+        servers::mariadb(),
+        "rt_control_default",
+        &Lever {
+            question: DEFAULT_QUESTION,
+            wrong: DEFAULT_WRONG,
+            names: "",
+        },
+    );
+}
