@@ -517,3 +517,85 @@ fn control_column_default_prediction_is_a_regression() {
         },
     );
 }
+
+/// `init_connect` runs at each login of a user without SUPER, before sqlgate pins anything,
+/// and a fresh session is used without a reset: a user variable it sets (`@answer`; `@x` is
+/// not a `@@` system variable, so no refusal) is read by the wrong prediction.
+#[test]
+fn mariadb_init_connect_sets_a_user_variable() {
+    let server = servers::mariadb();
+    let _alone = GLOBALS.write().unwrap_or_else(|e| e.into_inner());
+    let lever = Lever {
+        question: "SELECT name FROM customers WHERE id = 2",
+        wrong: "SELECT @answer",
+        names: "init_connect",
+    };
+    let old = server.admin_sql("mysql", "SELECT @@GLOBAL.init_connect");
+    let judged = pull_request_with(server, "rt_init_variable", &lever, || {
+        server.admin_sql("mysql", "SET GLOBAL init_connect = 'SET @answer = ''bob'''");
+    });
+    server.admin_sql(
+        "mysql",
+        &format!("SET GLOBAL init_connect = '{}'", old.trim().replace('\'', "''")),
+    );
+    check_outcome(server, &judged, &lever);
+}
+
+/// [`pull_request_with`] with the lever's question first in the gold (so on a fresh session).
+fn pull_request_first(
+    server: &'static servers::Server,
+    database: &str,
+    lever: &Lever,
+    pull: impl FnOnce(),
+) -> std::process::Output {
+    common::trust_flow::fresh_database(server, database);
+    let mut gold: Vec<&str> = vec![lever.question];
+    gold.extend(GOLD);
+    let dir = repository_with(server.kind, &gold);
+    let root = dir.path();
+    let push = Run {
+        server,
+        database,
+        event: Event::Push,
+        base: git(root, &["rev-parse", "HEAD"]),
+    };
+    let recorded = push.workflow(root);
+    assert!(recorded.status.success(), "{}", text(&recorded));
+    git(root, &["add", "baseline.json"]);
+    git(root, &["commit", "-qm", "baseline"]);
+    let base = git(root, &["rev-parse", "HEAD"]);
+    git(root, &["checkout", "-qb", "hostile"]);
+    let mut predictions = gold.clone();
+    predictions[0] = lever.wrong;
+    std::fs::write(root.join("preds/model.txt"), predictions.join("\n") + "\n").unwrap();
+    git(root, &["commit", "-qam", "a wrong prediction"]);
+    let pull_request = Run {
+        server,
+        database,
+        event: Event::PullRequest,
+        base,
+    };
+    pull_request.workflow_with(root, pull)
+}
+
+/// As [`mariadb_init_connect_sets_a_user_variable`], with the question first (so scored on a
+/// session that was never reset).
+#[test]
+fn mariadb_init_connect_sets_a_user_variable_first_item() {
+    let server = servers::mariadb();
+    let _alone = GLOBALS.write().unwrap_or_else(|e| e.into_inner());
+    let lever = Lever {
+        question: "SELECT name FROM customers WHERE id = 2",
+        wrong: "SELECT @answer",
+        names: "init_connect",
+    };
+    let old = server.admin_sql("mysql", "SELECT @@GLOBAL.init_connect");
+    let judged = pull_request_first(server, "rt_init_first", &lever, || {
+        server.admin_sql("mysql", "SET GLOBAL init_connect = 'SET @answer = ''bob'''");
+    });
+    server.admin_sql(
+        "mysql",
+        &format!("SET GLOBAL init_connect = '{}'", old.trim().replace('\'', "''")),
+    );
+    check_outcome(server, &judged, &lever);
+}
