@@ -5,8 +5,8 @@
 use crate::common;
 use crate::server_levers::{check_lever, check_outcome, pull_request_with, Lever, GLOBALS};
 
-use common::servers;
 use common::git;
+use common::servers;
 use common::trust_flow::{repository_with, text, Event, Run, GOLD};
 
 /// A CHECK constraint is not recorded anywhere (neither the data digests nor the structure
@@ -150,7 +150,13 @@ fn failure_report_reads_a_config_symlinked_to_dev_zero() {
         base,
     };
     let mut capped = std::process::Command::new("prlimit");
-    capped.args(["--as=2147483648", "--", "/usr/bin/time", "-f", "max_rss_kib=%M"]);
+    capped.args([
+        "--as=2147483648",
+        "--",
+        "/usr/bin/time",
+        "-f",
+        "max_rss_kib=%M",
+    ]);
     capped.args(["timeout", "-s", "KILL", "60"]);
     capped.arg(env!("CARGO_BIN_EXE_sqlgate")).arg("action");
     let mut command = run.command(root, capped);
@@ -165,7 +171,10 @@ fn failure_report_reads_a_config_symlinked_to_dev_zero() {
     let rss: u64 = (all.split("max_rss_kib=").nth(1))
         .and_then(|t| t.split_whitespace().next()?.parse().ok())
         .unwrap();
-    assert!(rss < 256 * 1024, "the failure path held {rss} KiB: it read /dev/zero");
+    assert!(
+        rss < 256 * 1024,
+        "the failure path held {rss} KiB: it read /dev/zero"
+    );
     assert_eq!(
         judged.status.code(),
         Some(2),
@@ -259,7 +268,8 @@ fn ts_config(good: &str, suite: &str) -> String {
         .replace("  significance: { test: mcnemar-exact, alpha: 0.05 }\n", "")
 }
 
-const BASE_SUITE: &str = "{ kind: distilled, path: .sqlgate/suite, distill: { max_random_dbs: 20 } }";
+const BASE_SUITE: &str =
+    "{ kind: distilled, path: .sqlgate/suite, distill: { max_random_dbs: 20 } }";
 
 /// `main` gated on `ts` over [`BASE_SUITE`], then a direct push that breaks the config (a
 /// misspelt key); C3's first prediction replaced by the constant the original database gives
@@ -536,7 +546,10 @@ fn mariadb_init_connect_sets_a_user_variable() {
     });
     server.admin_sql(
         "mysql",
-        &format!("SET GLOBAL init_connect = '{}'", old.trim().replace('\'', "''")),
+        &format!(
+            "SET GLOBAL init_connect = '{}'",
+            old.trim().replace('\'', "''")
+        ),
     );
     check_outcome(server, &judged, &lever);
 }
@@ -595,7 +608,10 @@ fn mariadb_init_connect_sets_a_user_variable_first_item() {
     });
     server.admin_sql(
         "mysql",
-        &format!("SET GLOBAL init_connect = '{}'", old.trim().replace('\'', "''")),
+        &format!(
+            "SET GLOBAL init_connect = '{}'",
+            old.trim().replace('\'', "''")
+        ),
     );
     check_outcome(server, &judged, &lever);
 }
