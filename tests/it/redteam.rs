@@ -615,3 +615,55 @@ fn mariadb_init_connect_sets_a_user_variable_first_item() {
     );
     check_outcome(server, &judged, &lever);
 }
+
+/// A MariaDB table repartitioned (same rows) so that one partition holds only the gold's row:
+/// the wrong prediction reads `PARTITION (p2)`, an error on the unpartitioned table.
+#[test]
+fn mariadb_a_partition_holding_the_answer() {
+    check_lever(
+        servers::mariadb(),
+        "rt_partition",
+        &Lever {
+            question: "SELECT name FROM customers WHERE id = 2",
+            wrong: "SELECT name FROM customers PARTITION (p2)",
+            names: "partition",
+        },
+        "ALTER TABLE customers PARTITION BY LIST (id) \
+         (PARTITION p1 VALUES IN (1), PARTITION p2 VALUES IN (2));",
+    );
+}
+
+const SAMPLE_QUESTION: &str = "SELECT name FROM customers WHERE id = 2";
+const SAMPLE_WRONG: &str = "SELECT name FROM customers TABLESAMPLE BERNOULLI (50) REPEATABLE (7)";
+
+/// `TABLESAMPLE BERNOULLI ... REPEATABLE (seed)` keeps a row by a hash of its physical position
+/// (block, line pointer), which neither digest records: the order entry hashes the scan order
+/// only. `UPDATE customers SET name = name` writes every row again in scan order (line pointers
+/// 3 and 4 instead of 1 and 2): same rows, same order, and seed 7 now keeps `bob` instead of
+/// `ada`.
+#[test]
+fn postgres_tablesample_reads_the_rows_physical_positions() {
+    check_lever(
+        servers::postgres(),
+        "rt_tablesample",
+        &Lever {
+            question: SAMPLE_QUESTION,
+            wrong: SAMPLE_WRONG,
+            names: "order",
+        },
+        "UPDATE customers SET name = name;",
+    );
+}
+
+#[test]
+fn control_tablesample_prediction_is_a_regression() {
+    control(
+        servers::postgres(),
+        "rt_control_tablesample",
+        &Lever {
+            question: SAMPLE_QUESTION,
+            wrong: SAMPLE_WRONG,
+            names: "",
+        },
+    );
+}
