@@ -667,3 +667,42 @@ fn control_tablesample_prediction_is_a_regression() {
         },
     );
 }
+
+/// A base whose config was deleted (a direct push) but which still holds its baseline: the pull
+/// request's config runs, and `refuse_hidden_baseline` runs only when the base *has* a config
+/// that does not load (`broken.is_some()` in `trust::lifecycle::proposed_over_base`). A config
+/// naming `baseline.path: elsewhere.json` is "introducing the gate": nothing is compared.
+#[test]
+fn a_base_without_config_but_with_a_baseline_compares_nothing() {
+    use common::repo;
+    let dir = repo::example(false);
+    let root = dir.path();
+    repo::gated_main(root);
+    let good = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
+    git(root, &["rm", "-q", "sqlgate.yml"]);
+    let base = repo::commit_base(root, "a direct push that deletes the config", "pr");
+    std::fs::write(
+        root.join("sqlgate.yml"),
+        good.replace("path: baseline.json", "path: elsewhere.json"),
+    )
+    .unwrap();
+    common::break_predictions(root, "C3", 30);
+    let (code, out) = judge_pr(root, &base);
+    assert_ne!(code, Some(0), "the regressing pull request passed: {out}");
+}
+
+/// The control: the same pull request naming the base's baseline exits 1.
+#[test]
+fn control_a_base_without_config_compares_with_the_named_baseline() {
+    use common::repo;
+    let dir = repo::example(false);
+    let root = dir.path();
+    repo::gated_main(root);
+    let good = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
+    git(root, &["rm", "-q", "sqlgate.yml"]);
+    let base = repo::commit_base(root, "a direct push that deletes the config", "pr");
+    std::fs::write(root.join("sqlgate.yml"), good).unwrap();
+    common::break_predictions(root, "C3", 30);
+    let (code, out) = judge_pr(root, &base);
+    assert_eq!(code, Some(1), "{out}");
+}
