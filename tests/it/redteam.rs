@@ -706,3 +706,29 @@ fn control_a_base_without_config_compares_with_the_named_baseline() {
     let (code, out) = judge_pr(root, &base);
     assert_eq!(code, Some(1), "{out}");
 }
+
+/// The repair of a base config that is not YAML may not move the baseline away: the base's
+/// baselines are found with `git grep -I` at the base commit. `git grep` reads attributes from
+/// the working tree, so a pull request that commits `.gitattributes` with `*.json binary` makes
+/// every baseline a binary file `-I` skips: the base "holds no baseline", the repair names
+/// `elsewhere.json` and introduces the gate (nothing compared).
+#[test]
+fn a_repair_hides_the_base_baseline_from_git_grep_with_gitattributes() {
+    use common::repo;
+    let dir = repo::example(false);
+    let root = dir.path();
+    repo::gated_main(root);
+    let good = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
+    std::fs::write(root.join("sqlgate.yml"), format!("{good}\n: [ not yaml\n")).unwrap();
+    let base = repo::commit_base(root, "a direct push that breaks the YAML", "repair");
+    common::break_predictions(root, "C3", 30);
+    std::fs::write(
+        root.join("sqlgate.yml"),
+        good.replace("path: baseline.json", "path: elsewhere.json"),
+    )
+    .unwrap();
+    std::fs::write(root.join(".gitattributes"), "*.json binary\n").unwrap();
+    repo::commit_all(root, "a repair, and json is binary");
+    let (code, out) = judge_pr(root, &base);
+    assert_ne!(code, Some(0), "the regressing repair passed: {out}");
+}
