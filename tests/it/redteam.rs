@@ -732,3 +732,51 @@ fn a_repair_hides_the_base_baseline_from_git_grep_with_gitattributes() {
     let (code, out) = judge_pr(root, &base);
     assert_ne!(code, Some(0), "the regressing repair passed: {out}");
 }
+
+/// A pull request whose `sqlgate.yml` is a committed symlink to a file outside the workspace
+/// (here a one-line secret, as `~/.vault-token`, a mounted `/run/secrets/...` file or any file
+/// the runner's user can read): the base config loads, the pull request changed the config, so
+/// `check_proposed_config` loads it through the link (`read_bounded` follows it; no workspace
+/// rule for the config itself), and the YAML error quotes the file's text ("invalid type:
+/// string ..."), which goes to stderr, the `::error` line, the step summary and the PR comment.
+#[test]
+fn a_config_symlinked_outside_the_workspace_is_quoted_in_the_error() {
+    let server = servers::postgres();
+    let outside = tempfile::tempdir().unwrap();
+    let secret = "s3cr3t-runner-password-4417";
+    std::fs::write(outside.path().join("vault-token"), format!("{secret}\n")).unwrap();
+    let dir = repository_with(server.kind, &GOLD);
+    let root = dir.path();
+    let base = git(root, &["rev-parse", "HEAD"]);
+    git(root, &["checkout", "-qb", "hostile"]);
+    std::fs::remove_file(root.join("sqlgate.yml")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("vault-token"), root.join("sqlgate.yml"))
+        .unwrap();
+    git(root, &["add", "-A"]);
+    git(
+        root,
+        &["commit", "-qm", "config is a link out of the workspace"],
+    );
+    let run = Run {
+        server,
+        database: "rt_config_link",
+        event: Event::PullRequest,
+        base,
+    };
+    let mut command = run.command(
+        root,
+        std::process::Command::new(env!("CARGO_BIN_EXE_sqlgate")),
+    );
+    command
+        .arg("action")
+        .env("INPUT_CONFIG", "sqlgate.yml")
+        .env("GITHUB_STEP_SUMMARY", root.join(".git/summary.md"))
+        .env("GITHUB_OUTPUT", root.join(".git/outputs"));
+    let judged = command.output().unwrap();
+    let all = text(&judged);
+    let summary = std::fs::read_to_string(root.join(".git/summary.md")).unwrap_or_default();
+    assert!(
+        !all.contains(secret) && !summary.contains(secret),
+        "the file behind the link was quoted: {all}\n--- step summary\n{summary}"
+    );
+}
