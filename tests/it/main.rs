@@ -44,6 +44,7 @@ mod plug_value;
 mod properties;
 mod providers;
 mod readme;
+mod redteam;
 mod report;
 mod report_details;
 mod run_limits;
