@@ -9,7 +9,13 @@
 //! the prediction is refused as it runs ("reads the server's catalog, not the benchmark's
 //! rows") and so scores as an error. Also: two fresh loads give the same digests, and what
 //! changes plans on PostgreSQL (an index's definition, storage and column options, extended
-//! statistics, a planner setting changed by `ALTER SYSTEM`) is named when it changes.
+//! statistics, a planner setting changed by `ALTER SYSTEM`) is named when it changes. Red team
+//! round of issue 44 (class 3): a function in a schema the reader cannot reach behind a `CHECK`
+//! constraint, a constraint or column default, a built-in replaced in place, a text search
+//! configuration of the preparation's, a table readable through a column grant only, a
+//! client default changed by `ALTER SYSTEM` are refused at start-up; `TABLESAMPLE`,
+//! `CONVERT_TZ`, `CURRENT_ROLE()` and the user-lock functions as the prediction runs. Each
+//! keeps a control: the same pull request without the lever exits 1.
 
 use crate::common;
 use crate::server_levers::{check_refused, pull_request_with, Lever, GLOBALS};
@@ -426,6 +432,24 @@ fn control_built_in_predictions_are_regressions() {
         "SELECT id FROM customers WHERE id = 2",
         "SELECT id FROM customers WHERE to_tsvector('english', name) @@ \
          to_tsquery('simple', 'ada') OR id = 2",
+    );
+}
+
+/// A text search configuration of the preparation's own (a copy of `english` without its word
+/// mapping) is created after `initdb`: refused at start-up, as user-defined functions are.
+#[test]
+fn postgres_a_user_defined_text_search_configuration_is_refused() {
+    check_refused(
+        servers::postgres(),
+        "state_ts_copy",
+        &Lever {
+            question: "SELECT id FROM customers WHERE id = 2",
+            wrong: "SELECT id FROM customers WHERE to_tsvector('mine', name) @@ \
+                    to_tsquery('simple', 'ada') OR id = 2",
+            names: "a user-defined text search configuration public.mine",
+        },
+        "CREATE TEXT SEARCH CONFIGURATION public.mine (COPY = english); \
+         ALTER TEXT SEARCH CONFIGURATION public.mine DROP MAPPING FOR asciiword;",
     );
 }
 

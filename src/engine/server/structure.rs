@@ -64,7 +64,8 @@ const ROLE_SETTINGS: &str = "SELECT 'a setting ' || cfg || ' of ' || CASE WHEN s
 /// described with its name: views, materialized views, foreign and partitioned tables, child
 /// tables, row-level security and policies, triggers, rules, and user-defined functions and
 /// operators in any schema (one the role cannot reach is still called by a constraint, a
-/// default or an index the planner reads), casts, collations, conversions, and types (but
+/// default or an index the planner reads), casts, collations, conversions, text search
+/// configurations and dictionaries, operator classes and families, and types (but
 /// enums, whose labels [`postgres_settings`] records) the role can reach or that a column uses,
 /// relations created in a system schema (`pg_catalog` comes first on the pinned `search_path`,
 /// so a table there would shadow `public`'s; the digests skip those schemas), and every role-
@@ -96,6 +97,14 @@ pub fn postgres_levers(client: &mut postgres::Client) -> Result<Vec<String>, pos
            FROM pg_collation l WHERE l.oid >= {FIRST_USER_OID} \
          UNION ALL SELECT 'a user-defined conversion ' || quote_ident(v.conname) \
            FROM pg_conversion v WHERE v.oid >= {FIRST_USER_OID} \
+         UNION ALL SELECT 'a user-defined text search configuration ' || f.oid::regconfig::text \
+           FROM pg_ts_config f WHERE f.oid >= {FIRST_USER_OID} \
+         UNION ALL SELECT 'a user-defined text search dictionary ' || \
+           t.oid::regdictionary::text FROM pg_ts_dict t WHERE t.oid >= {FIRST_USER_OID} \
+         UNION ALL SELECT 'a user-defined operator class ' || quote_ident(o.opcname) \
+           FROM pg_opclass o WHERE o.oid >= {FIRST_USER_OID} \
+         UNION ALL SELECT 'a user-defined operator family ' || quote_ident(o.opfname) \
+           FROM pg_opfamily o WHERE o.oid >= {FIRST_USER_OID} \
          UNION ALL SELECT 'a user-defined type ' || format_type(t.oid, NULL) FROM pg_type t \
            WHERE t.oid >= {FIRST_USER_OID} AND t.typrelid = 0 AND t.typtype <> 'e' \
            AND NOT EXISTS (SELECT 1 FROM pg_type e WHERE e.oid = t.typelem \
