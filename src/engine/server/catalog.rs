@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 /// PostgreSQL schemas that hold the server's catalogs.
 const POSTGRES_SCHEMAS: &[&str] = &["pg_catalog", "information_schema", "pg_toast"];
 
-/// PostgreSQL functions and types (not `pg_`-prefixed) that read the catalogs, sequences,
+/// PostgreSQL functions and types (not `pg_`-prefixed) that read the catalogs, role names, sequences,
 /// settings, grants or transaction state.
 const POSTGRES_WORDS: &[&str] = &[
     "regclass",
@@ -54,6 +54,7 @@ const POSTGRES_WORDS: &[&str] = &[
     "current_role",
     "session_user",
     "system_user",
+    "user",
 ];
 
 /// `pg_`-prefixed PostgreSQL functions that read no state: they wait (under the query's
@@ -360,6 +361,7 @@ mod tests {
             let refused = postgres_refused(sql).unwrap_or_else(|| panic!("{sql}"));
             assert!(refused.contains(&format!("`{word}`")), "{sql}: {refused}");
         }
+        assert!(postgres_reads_rows_only("SELECT user", &schema(&["customers"])).is_err());
         assert!(postgres_refused("SELECT pg_class FROM t")
             .unwrap()
             .contains(CATALOG));
