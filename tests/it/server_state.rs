@@ -267,6 +267,7 @@ impl Drop for GeqoRestored {
 #[test]
 fn postgres_a_planner_setting_changed_by_alter_system_is_named() {
     let server = servers::postgres();
+    let _alone = GLOBALS.write().unwrap_or_else(|e| e.into_inner());
     let lever = Lever {
         question: QUESTION,
         wrong: "SELECT name FROM customers WHERE id = 1 + 1",
