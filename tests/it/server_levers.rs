@@ -555,3 +555,109 @@ fn mariadb_a_tie_at_order_by_max_limit_1_is_recorded_unstable() {
     expected.push(&tied);
     assert_eq!(reasons, expected);
 }
+
+/// `init_connect` runs at each login of a user without SUPER, before sqlgate pins anything: a
+/// user variable it sets (`@answer`; `@x` is not a `@@` system variable, so no refusal) would be
+/// read by the wrong prediction. Every session is reset before its first query (a new one too),
+/// so the variable is gone and the regression is seen (exit 1).
+#[test]
+fn mariadb_a_user_variable_set_by_init_connect_does_not_reach_the_prediction() {
+    let server = servers::mariadb();
+    let _alone = GLOBALS.write().unwrap_or_else(|e| e.into_inner());
+    let lever = Lever {
+        question: "SELECT name FROM customers WHERE id = 2",
+        wrong: "SELECT @answer",
+        names: "init_connect",
+    };
+    let old = server.admin_sql("mysql", "SELECT @@GLOBAL.init_connect");
+    let judged = pull_request_with(server, "lever_init_variable", &lever, || {
+        server.admin_sql("mysql", "SET GLOBAL init_connect = 'SET @answer = ''bob'''");
+    });
+    server.admin_sql(
+        "mysql",
+        &format!(
+            "SET GLOBAL init_connect = '{}'",
+            old.trim().replace('\'', "''")
+        ),
+    );
+    assert_eq!(judged.status.code(), Some(1), "{}", text(&judged));
+}
+
+/// [`pull_request_with`] with the lever's question first in the gold (so on a fresh session).
+fn pull_request_first(
+    server: &'static Server,
+    database: &str,
+    lever: &Lever,
+    pull: impl FnOnce(),
+) -> std::process::Output {
+    fresh_database(server, database);
+    let mut gold: Vec<&str> = vec![lever.question];
+    gold.extend(GOLD);
+    let dir = repository_with(server.kind, &gold);
+    let root = dir.path();
+    let push = Run {
+        server,
+        database,
+        event: Event::Push,
+        base: git(root, &["rev-parse", "HEAD"]),
+    };
+    let recorded = push.workflow(root);
+    assert!(recorded.status.success(), "{}", text(&recorded));
+    git(root, &["add", "baseline.json"]);
+    git(root, &["commit", "-qm", "baseline"]);
+    let base = git(root, &["rev-parse", "HEAD"]);
+    git(root, &["checkout", "-qb", "hostile"]);
+    let mut predictions = gold.clone();
+    predictions[0] = lever.wrong;
+    std::fs::write(root.join("preds/model.txt"), predictions.join("\n") + "\n").unwrap();
+    git(root, &["commit", "-qam", "a wrong prediction"]);
+    let pull_request = Run {
+        server,
+        database,
+        event: Event::PullRequest,
+        base,
+    };
+    pull_request.workflow_with(root, pull)
+}
+
+/// As [`mariadb_a_user_variable_set_by_init_connect_does_not_reach_the_prediction`], with the question
+/// first (so scored on a new session, which a prediction could reach before any item's reset).
+#[test]
+fn mariadb_a_user_variable_set_by_init_connect_does_not_reach_a_new_session() {
+    let server = servers::mariadb();
+    let _alone = GLOBALS.write().unwrap_or_else(|e| e.into_inner());
+    let lever = Lever {
+        question: "SELECT name FROM customers WHERE id = 2",
+        wrong: "SELECT @answer",
+        names: "init_connect",
+    };
+    let old = server.admin_sql("mysql", "SELECT @@GLOBAL.init_connect");
+    let judged = pull_request_first(server, "lever_init_first", &lever, || {
+        server.admin_sql("mysql", "SET GLOBAL init_connect = 'SET @answer = ''bob'''");
+    });
+    server.admin_sql(
+        "mysql",
+        &format!(
+            "SET GLOBAL init_connect = '{}'",
+            old.trim().replace('\'', "''")
+        ),
+    );
+    assert_eq!(judged.status.code(), Some(1), "{}", text(&judged));
+}
+
+/// A MariaDB table repartitioned (same rows) so that one partition holds only the gold's row:
+/// the wrong prediction reads `PARTITION (p2)`, an error on the unpartitioned table.
+#[test]
+fn mariadb_a_partition_holding_the_answer_is_refused() {
+    check_lever(
+        servers::mariadb(),
+        "lever_partition",
+        &Lever {
+            question: "SELECT name FROM customers WHERE id = 2",
+            wrong: "SELECT name FROM customers PARTITION (p2)",
+            names: "partition",
+        },
+        "ALTER TABLE customers PARTITION BY LIST (id) \
+         (PARTITION p1 VALUES IN (1), PARTITION p2 VALUES IN (2));",
+    );
+}

@@ -9,7 +9,13 @@
 //! the prediction is refused as it runs ("reads the server's catalog, not the benchmark's
 //! rows") and so scores as an error. Also: two fresh loads give the same digests, and what
 //! changes plans on PostgreSQL (an index's definition, storage and column options, extended
-//! statistics, a planner setting changed by `ALTER SYSTEM`) is named when it changes.
+//! statistics, a planner setting changed by `ALTER SYSTEM`) is named when it changes. Red team
+//! round of issue 44 (class 3): a function in a schema the reader cannot reach behind a `CHECK`
+//! constraint, a constraint or column default, a built-in replaced in place, a text search
+//! configuration of the preparation's, a table readable through a column grant only, a
+//! client default changed by `ALTER SYSTEM` are refused at start-up; `TABLESAMPLE`,
+//! `CONVERT_TZ`, `CURRENT_ROLE()` and the user-lock functions as the prediction runs. Each
+//! keeps a control: the same pull request without the lever exits 1.
 
 use crate::common;
 use crate::server_levers::{check_refused, pull_request_with, Lever, GLOBALS};
@@ -261,6 +267,7 @@ impl Drop for GeqoRestored {
 #[test]
 fn postgres_a_planner_setting_changed_by_alter_system_is_named() {
     let server = servers::postgres();
+    let _alone = GLOBALS.write().unwrap_or_else(|e| e.into_inner());
     let lever = Lever {
         question: QUESTION,
         wrong: "SELECT name FROM customers WHERE id = 1 + 1",
@@ -286,4 +293,408 @@ fn postgres_a_planner_setting_changed_by_alter_system_is_named() {
     assert_eq!(judged.status.code(), Some(2), "{all}");
     assert!(all.contains(lever.names), "expected {}: {all}", lever.names);
     assert_no_secret(server, &judged);
+}
+
+/// The control of a lever: the same pull request without it exits 1 (the wrong prediction
+/// really is a regression).
+fn control(server: &'static Server, database: &str, question: &'static str, wrong: &'static str) {
+    let _shared = GLOBALS.read().unwrap_or_else(|e| e.into_inner());
+    let lever = Lever {
+        question,
+        wrong,
+        names: "",
+    };
+    let judged = pull_request_with(server, database, &lever, || ());
+    assert_eq!(judged.status.code(), Some(1), "{}", text(&judged));
+}
+
+/// A prediction reading customer 2 through a `UNION ALL` with `items` (whose row 2 is another
+/// name): a regression unless the planner drops the `items` member.
+const UNION_WRONG: &str = "SELECT name FROM (SELECT id, name FROM customers UNION ALL \
+                           SELECT id, name FROM items) s WHERE id = 2";
+
+/// A function in a schema the reader cannot reach still runs where the planner evaluates it:
+/// in a `CHECK` constraint, constraint exclusion folds it and drops a `UNION ALL` member (`id
+/// <> 2 OR evil.f()` held when added, then `f()` returns false). A user-defined function in any
+/// schema is refused at start-up.
+#[test]
+fn postgres_a_function_in_a_schema_the_reader_cannot_reach_is_refused() {
+    check_refused(
+        servers::postgres(),
+        "state_hidden_function",
+        &Lever {
+            question: QUESTION,
+            wrong: UNION_WRONG,
+            names: "a user-defined function evil.f()",
+        },
+        "CREATE SCHEMA evil; \
+         CREATE FUNCTION evil.f() RETURNS boolean LANGUAGE sql IMMUTABLE AS 'SELECT true'; \
+         ALTER TABLE items ADD CONSTRAINT rt CHECK (id <> 2 OR evil.f()); \
+         CREATE OR REPLACE FUNCTION evil.f() RETURNS boolean LANGUAGE sql IMMUTABLE \
+         AS 'SELECT false';",
+    );
+}
+
+#[test]
+fn control_union_prediction_is_a_regression() {
+    control(
+        servers::postgres(),
+        "state_control_union",
+        QUESTION,
+        UNION_WRONG,
+    );
+}
+
+/// Every constraint (the planner excludes by `CHECK` constraints) and every column default is
+/// recorded in the structure entry by its definition, and named when it changes.
+#[test]
+fn postgres_a_constraint_or_a_column_default_is_named_when_it_changes() {
+    check_refused(
+        servers::postgres(),
+        "state_constraint",
+        &Lever {
+            question: QUESTION,
+            wrong: UNION_WRONG,
+            names: "`constraint items.rt=CHECK ((id > 0))`",
+        },
+        "ALTER TABLE items ADD CONSTRAINT rt CHECK (id > 0);",
+    );
+    check_refused(
+        servers::postgres(),
+        "state_default",
+        &Lever {
+            question: QUESTION,
+            wrong: UNION_WRONG,
+            names: "`default customers.name='bob'::text`",
+        },
+        "ALTER TABLE customers ALTER name SET DEFAULT 'bob';",
+    );
+}
+
+/// A built-in replaced in place keeps its OID (no "user-defined" check sees it) and changes how
+/// every session of the database computes: `upper` made `lower` (inlined as SQL), `max` made
+/// the minimum, the `english` text search configuration without its word mapping. The settings
+/// entry's digest of the catalog's built-in rows differs, and names the catalog.
+#[test]
+fn postgres_a_built_in_changed_in_place_is_named() {
+    for (database, question, wrong, catalog, prepare) in [
+        (
+            "state_replace_upper",
+            "SELECT id FROM customers WHERE lower(name) = 'bob'",
+            "SELECT id FROM customers WHERE upper(name) = 'bob'",
+            "`builtins pg_proc`: the server's built-in rows of `pg_proc` were changed in place",
+            "CREATE OR REPLACE FUNCTION pg_catalog.upper(text) RETURNS text LANGUAGE sql \
+             IMMUTABLE STRICT PARALLEL SAFE AS 'SELECT lower($1)';",
+        ),
+        (
+            "state_replace_max",
+            "SELECT min(id) FROM customers",
+            "SELECT max(id) FROM customers",
+            "`builtins pg_aggregate`",
+            "CREATE OR REPLACE AGGREGATE pg_catalog.max(bigint) \
+             (sfunc = int8smaller, stype = bigint, combinefunc = int8smaller);",
+        ),
+        (
+            "state_ts_config",
+            "SELECT id FROM customers WHERE id = 2",
+            "SELECT id FROM customers WHERE to_tsvector('english', name) @@ \
+             to_tsquery('simple', 'ada') OR id = 2",
+            "`builtins pg_ts_config_map`",
+            "ALTER TEXT SEARCH CONFIGURATION english DROP MAPPING FOR asciiword;",
+        ),
+    ] {
+        let lever = Lever {
+            question,
+            wrong,
+            names: catalog,
+        };
+        check_refused(servers::postgres(), database, &lever, prepare);
+    }
+}
+
+#[test]
+fn control_built_in_predictions_are_regressions() {
+    let server = servers::postgres();
+    control(
+        server,
+        "state_control_upper",
+        "SELECT id FROM customers WHERE lower(name) = 'bob'",
+        "SELECT id FROM customers WHERE upper(name) = 'bob'",
+    );
+    control(
+        server,
+        "state_control_max",
+        "SELECT min(id) FROM customers",
+        "SELECT max(id) FROM customers",
+    );
+    control(
+        server,
+        "state_control_ts",
+        "SELECT id FROM customers WHERE id = 2",
+        "SELECT id FROM customers WHERE to_tsvector('english', name) @@ \
+         to_tsquery('simple', 'ada') OR id = 2",
+    );
+}
+
+/// A text search configuration of the preparation's own (a copy of `english` without its word
+/// mapping) is created after `initdb`: refused at start-up, as user-defined functions are.
+#[test]
+fn postgres_a_user_defined_text_search_configuration_is_refused() {
+    check_refused(
+        servers::postgres(),
+        "state_ts_copy",
+        &Lever {
+            question: "SELECT id FROM customers WHERE id = 2",
+            wrong: "SELECT id FROM customers WHERE to_tsvector('mine', name) @@ \
+                    to_tsquery('simple', 'ada') OR id = 2",
+            names: "a user-defined text search configuration public.mine",
+        },
+        "CREATE TEXT SEARCH CONFIGURATION public.mine (COPY = english); \
+         ALTER TEXT SEARCH CONFIGURATION public.mine DROP MAPPING FOR asciiword;",
+    );
+}
+
+/// A table the reader may read through a column-level grant only is digested like any other,
+/// so a new one is named.
+#[test]
+fn postgres_a_table_readable_through_a_column_grant_only_is_named() {
+    check_refused(
+        servers::postgres(),
+        "state_column_grant",
+        &Lever {
+            question: QUESTION,
+            wrong: "SELECT v FROM answers",
+            names: "`state_column_grant.public.answers` is new",
+        },
+        "CREATE TABLE answers (v text); INSERT INTO answers VALUES ('bob'); \
+         REVOKE ALL ON answers FROM sqlgate_reader; \
+         GRANT SELECT (v) ON answers TO sqlgate_reader;",
+    );
+}
+
+#[test]
+fn control_answers_table_prediction_is_a_regression() {
+    control(
+        servers::postgres(),
+        "state_control_column_grant",
+        QUESTION,
+        "SELECT v FROM answers",
+    );
+}
+
+/// `TABLESAMPLE BERNOULLI ... REPEATABLE (seed)` keeps a row by a hash of its physical
+/// position, which no digest records: `UPDATE customers SET name = name` writes every row again
+/// in the same order at other line pointers, and seed 7 then keeps `bob`. The prediction is
+/// refused as it runs.
+#[test]
+fn postgres_tablesample_is_refused() {
+    check_denied(
+        servers::postgres(),
+        "state_tablesample",
+        &Lever {
+            question: QUESTION,
+            wrong: "SELECT name FROM customers TABLESAMPLE BERNOULLI (50) REPEATABLE (7)",
+            names: "`TABLESAMPLE` samples rows by their physical positions",
+        },
+        "UPDATE customers SET name = name;",
+    );
+}
+
+/// Restores the PostgreSQL server's `timezone_abbreviations` when dropped, panic or not.
+struct AbbreviationsRestored(&'static Server);
+
+impl Drop for AbbreviationsRestored {
+    fn drop(&mut self) {
+        self.0.admin_sql(
+            "postgres",
+            "ALTER SYSTEM RESET timezone_abbreviations; SELECT pg_reload_conf();",
+        );
+    }
+}
+
+/// A setting of the `Client Connection Defaults` categories changed for the whole server
+/// (`ALTER SYSTEM SET timezone_abbreviations = 'India'`: `IST` read as +05:30, not Israel's
+/// +02:00) is named: the structure entry records the value a scoring session starts with.
+#[test]
+fn postgres_a_client_default_changed_by_alter_system_is_named() {
+    let server = servers::postgres();
+    let _alone = GLOBALS.write().unwrap_or_else(|e| e.into_inner());
+    let lever = Lever {
+        question: "SELECT extract(hour from timestamptz '2020-01-01 12:00 IST')::int AS h \
+                   FROM customers WHERE id = 1",
+        wrong: "SELECT 6 AS h FROM customers WHERE id = 1",
+        names: "`setting timezone_abbreviations=India` (recorded: `Default`)",
+    };
+    let mut restore = None;
+    let judged = pull_request_with(server, "state_abbreviations", &lever, || {
+        server.admin_sql(
+            "postgres",
+            "ALTER SYSTEM SET timezone_abbreviations = 'India'; SELECT pg_reload_conf(); \
+             SELECT pg_sleep(0.5);",
+        );
+        restore = Some(AbbreviationsRestored(server));
+    });
+    drop(restore);
+    let all = text(&judged);
+    assert_eq!(judged.status.code(), Some(2), "{all}");
+    assert!(all.contains(lever.names), "expected {}: {all}", lever.names);
+    assert_no_secret(server, &judged);
+}
+
+const ZONE_QUESTION: &str =
+    "SELECT TIMESTAMP '2020-01-01 12:00:00' + INTERVAL 5 HOUR FROM customers WHERE id = 1";
+const ZONE_WRONG: &str =
+    "SELECT CONVERT_TZ('2020-01-01 12:00:00', '+00:00', 'Evil') FROM customers WHERE id = 1";
+
+/// MariaDB's named time zones live in the `mysql.time_zone*` tables, which no digest covers:
+/// the preparation defines a zone `Evil` at +05:00 that the wrong prediction converts to.
+/// `CONVERT_TZ` is refused as the prediction runs.
+#[test]
+fn mariadb_convert_tz_is_refused() {
+    check_denied(
+        servers::mariadb(),
+        "state_named_zone",
+        &Lever {
+            question: ZONE_QUESTION,
+            wrong: ZONE_WRONG,
+            names: "`CONVERT_TZ` reads the server's catalog",
+        },
+        "DELETE FROM mysql.time_zone_name WHERE Name = 'Evil'; \
+         INSERT INTO mysql.time_zone (Use_leap_seconds) VALUES ('N'); \
+         SET @z = LAST_INSERT_ID(); \
+         INSERT INTO mysql.time_zone_name (Name, Time_zone_id) VALUES ('Evil', @z); \
+         INSERT INTO mysql.time_zone_transition_type \
+           (Time_zone_id, Transition_type_id, `Offset`, Is_DST, Abbreviation) \
+           VALUES (@z, 0, 18000, 0, 'EVL');",
+    );
+}
+
+#[test]
+fn control_named_time_zone_prediction_is_a_regression() {
+    control(
+        servers::mariadb(),
+        "state_control_zone",
+        ZONE_QUESTION,
+        ZONE_WRONG,
+    );
+}
+
+/// A column default is recorded in the structure entry (MariaDB's `DEFAULT(col)` reads it),
+/// and named when it changes.
+#[test]
+fn mariadb_a_column_default_is_named_when_it_changes() {
+    check_refused(
+        servers::mariadb(),
+        "state_mariadb_default",
+        &Lever {
+            question: QUESTION,
+            wrong: "SELECT DEFAULT(name) FROM customers WHERE id = 1",
+            names: "`default customers.name='bob'`",
+        },
+        "ALTER TABLE customers ALTER name SET DEFAULT 'bob';",
+    );
+}
+
+#[test]
+fn control_column_default_prediction_is_a_regression() {
+    control(
+        servers::mariadb(),
+        "state_control_default",
+        QUESTION,
+        "SELECT DEFAULT(name) FROM customers WHERE id = 1",
+    );
+}
+
+/// A MariaDB role with no privileges passes the role check, and `SET DEFAULT ROLE` makes it
+/// the reader's current role at every connection: `CURRENT_ROLE()` would return a name the
+/// preparation chose. It is refused as the prediction runs.
+#[test]
+fn mariadb_current_role_is_refused() {
+    let server = servers::mariadb();
+    let _alone = GLOBALS.write().unwrap_or_else(|e| e.into_inner());
+    let lever = Lever {
+        question: QUESTION,
+        wrong: "SELECT CURRENT_ROLE()",
+        names: "`CURRENT_ROLE` reads the server's catalog",
+    };
+    let reader = server.grant_reader(&["state_default_role"]);
+    let judged = pull_request_with(server, "state_default_role", &lever, || {
+        server.admin_sql(
+            "mysql",
+            &format!(
+                "CREATE ROLE IF NOT EXISTS bob; GRANT bob TO '{reader}'@'%'; \
+                 SET DEFAULT ROLE bob FOR '{reader}'@'%';"
+            ),
+        );
+    });
+    server.admin_sql("mysql", "DROP ROLE IF EXISTS bob;");
+    let all = text(&judged);
+    assert_eq!(judged.status.code(), Some(1), "{all}");
+    assert!(all.contains(lever.names), "expected {}: {all}", lever.names);
+}
+
+#[test]
+fn control_current_role_prediction_is_a_regression() {
+    control(
+        servers::mariadb(),
+        "state_control_role",
+        QUESTION,
+        "SELECT CURRENT_ROLE()",
+    );
+}
+
+const LOCK_WRONG: &str = "SELECT name FROM customers WHERE id = 2 - IS_FREE_LOCK('state_answer')";
+
+/// MariaDB's user-level locks are server state any session sees: a preparation that leaves a
+/// background session holding the lock `state_answer` makes `IS_FREE_LOCK` 0 during the gate,
+/// and the wrong prediction (customer 1 when the lock is free) would read customer 2. Every
+/// user-lock function is refused as the prediction runs.
+#[test]
+fn mariadb_user_lock_functions_are_refused() {
+    let server = servers::mariadb();
+    let _shared = GLOBALS.read().unwrap_or_else(|e| e.into_inner());
+    let lever = Lever {
+        question: QUESTION,
+        wrong: LOCK_WRONG,
+        names: "`is_free_lock` reaches beyond the query's read-only transaction",
+    };
+    let mut holder = None;
+    let judged = pull_request_with(server, "state_user_lock", &lever, || {
+        let socket = server.folder().join("socket/mysql.sock");
+        let child = std::process::Command::new("mariadb")
+            .arg("--no-defaults")
+            .arg(format!("--socket={}", socket.display()))
+            .args(["-u", "root", "--batch", "-e"])
+            .arg("SELECT GET_LOCK('state_answer', 10); SELECT SLEEP(120);")
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        holder = Some(child);
+        let held = std::time::Instant::now();
+        while server
+            .admin_sql("mysql", "SELECT IS_USED_LOCK('state_answer') IS NOT NULL")
+            .trim()
+            != "1"
+        {
+            assert!(held.elapsed().as_secs() < 20, "the lock was not taken");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    });
+    if let Some(mut child) = holder {
+        child.kill().ok();
+        child.wait().ok();
+    }
+    let all = text(&judged);
+    assert_eq!(judged.status.code(), Some(1), "{all}");
+    assert!(all.contains(lever.names), "expected {}: {all}", lever.names);
+}
+
+#[test]
+fn control_user_lock_prediction_is_a_regression() {
+    control(
+        servers::mariadb(),
+        "state_control_lock",
+        QUESTION,
+        LOCK_WRONG,
+    );
 }

@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 /// PostgreSQL schemas that hold the server's catalogs.
 const POSTGRES_SCHEMAS: &[&str] = &["pg_catalog", "information_schema", "pg_toast"];
 
-/// PostgreSQL functions and types (not `pg_`-prefixed) that read the catalogs, sequences,
+/// PostgreSQL functions and types (not `pg_`-prefixed) that read the catalogs, role names, sequences,
 /// settings, grants or transaction state.
 const POSTGRES_WORDS: &[&str] = &[
     "regclass",
@@ -50,6 +50,11 @@ const POSTGRES_WORDS: &[&str] = &[
     "current_schemas",
     "inet_server_addr",
     "inet_server_port",
+    "current_user",
+    "current_role",
+    "session_user",
+    "system_user",
+    "user",
 ];
 
 /// `pg_`-prefixed PostgreSQL functions that read no state: they wait (under the query's
@@ -62,12 +67,35 @@ const POSTGRES_SYSTEM_COLUMNS: &[&str] = &["xmin", "xmax", "cmin", "cmax", "ctid
 /// MariaDB / MySQL databases that hold the server's catalogs, grants and statistics.
 const MYSQL_SCHEMAS: &[&str] = &["information_schema", "mysql", "performance_schema", "sys"];
 
-/// MariaDB / MySQL functions that read sequences or the session's last generated value.
-const MYSQL_WORDS: &[&str] = &["last_insert_id", "nextval", "lastval", "setval"];
+/// MariaDB / MySQL functions that read sequences, the session's last generated value, or the
+/// names of its user and role (`SET DEFAULT ROLE` makes a role the preparation named current at
+/// every connection).
+const MYSQL_WORDS: &[&str] = &[
+    "last_insert_id",
+    "nextval",
+    "lastval",
+    "setval",
+    "current_user",
+    "current_role",
+    "session_user",
+    "system_user",
+];
 
 /// MariaDB / MySQL functions of the session's state, refused when called (their names alone
-/// may be an alias): its database, and what the session's previous statement found.
-const MYSQL_FUNCTIONS: &[&str] = &["database", "schema", "found_rows", "row_count"];
+/// may be an alias): its database and user, what the session's previous statement found,
+/// server-wide counters a preparation advances by connecting or calling (`CONNECTION_ID`,
+/// `UUID_SHORT`), and `CONVERT_TZ`, which reads a named time zone from the `mysql.time_zone*`
+/// tables the preparation can fill (a query that needs a fixed offset adds an `INTERVAL`).
+const MYSQL_FUNCTIONS: &[&str] = &[
+    "database",
+    "schema",
+    "found_rows",
+    "row_count",
+    "user",
+    "connection_id",
+    "uuid_short",
+    "convert_tz",
+];
 
 /// The reason an index hint is refused.
 const HINT: &str = "chooses the server's plan by an index, which is the server's structure, not \
@@ -102,6 +130,12 @@ fn postgres_reason(name: &str) -> Option<&'static str> {
         || (name.starts_with("has_") && name.ends_with("_privilege"));
     if catalog {
         return Some(CATALOG);
+    }
+    if name == "tablesample" {
+        return Some(
+            "samples rows by their physical positions (block and line pointer), which no digest \
+             vouches for: the preparation moves rows without changing them or their order",
+        );
     }
     POSTGRES_SYSTEM_COLUMNS.contains(&name).then_some(
         "is a system column: where and when a row was written, which the server's preparation \
@@ -317,10 +351,17 @@ mod tests {
             ("SELECT txid_current()", "txid_current"),
             ("SELECT xmin FROM customers", "xmin"),
             ("SELECT c.CTID FROM customers c", "CTID"),
+            ("SELECT current_user", "current_user"),
+            ("SELECT SESSION_USER", "SESSION_USER"),
+            (
+                "SELECT name FROM customers TABLESAMPLE BERNOULLI (50) REPEATABLE (7)",
+                "TABLESAMPLE",
+            ),
         ] {
             let refused = postgres_refused(sql).unwrap_or_else(|| panic!("{sql}"));
             assert!(refused.contains(&format!("`{word}`")), "{sql}: {refused}");
         }
+        assert!(postgres_reads_rows_only("SELECT user", &schema(&["customers"])).is_err());
         assert!(postgres_refused("SELECT pg_class FROM t")
             .unwrap()
             .contains(CATALOG));
@@ -361,6 +402,14 @@ mod tests {
             ("SELECT NEXT VALUE FOR s", "NEXT VALUE FOR"),
             ("SELECT previous value for s", "PREVIOUS VALUE FOR"),
             ("SELECT nextval(s)", "nextval"),
+            ("SELECT CURRENT_ROLE()", "CURRENT_ROLE"),
+            ("SELECT current_user", "current_user"),
+            ("SELECT user ()", "user"),
+            ("SELECT CONNECTION_ID()", "CONNECTION_ID"),
+            (
+                "SELECT CONVERT_TZ(d, '+00:00', 'Europe/Paris') FROM t",
+                "CONVERT_TZ",
+            ),
             ("SELECT id FROM customers FORCE INDEX (i)", "FORCE INDEX"),
             ("SELECT id FROM customers USE KEY (i)", "USE KEY"),
             (
@@ -391,6 +440,7 @@ mod tests {
             "SELECT t.id FROM customers t JOIN customers u ON t.id = u.id",
             "SELECT `database`, `index` FROM customers",
             "SELECT COUNT(*) AS row_count, id AS found_rows FROM customers",
+            "SELECT id AS user, name AS convert_tz FROM customers",
         ] {
             assert_eq!(mysql_refused(sql), None, "{sql}");
         }

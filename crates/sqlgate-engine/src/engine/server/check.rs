@@ -153,12 +153,16 @@ const POSTGRES_DENIED: &[&str] = &[
 ];
 
 /// MySQL functions a read-only transaction does not stop: reading the server's files (whose
-/// content would reach the report), and locks held across sessions.
+/// content would reach the report), and user-level locks, which any session takes, holds or
+/// reads (`IS_FREE_LOCK`: a lock a background session of the preparation holds is server state
+/// no digest covers).
 const MYSQL_DENIED: &[&str] = &[
     "load_file",
     "get_lock",
     "release_lock",
     "release_all_locks",
+    "is_free_lock",
+    "is_used_lock",
     "master_pos_wait",
     "master_gtid_wait",
     "source_pos_wait",
@@ -232,6 +236,13 @@ mod tests {
         assert!(postgres_functions_allowed("SELECT set_name, lo_price FROM t").is_ok());
         assert!(mysql_functions_allowed("SELECT `LOAD_FILE`('/etc/passwd')").is_err());
         assert!(mysql_functions_allowed("SELECT file_name FROM t").is_ok());
+        for sql in [
+            "SELECT IS_FREE_LOCK('a')",
+            "SELECT is_used_lock ('a')",
+            "SELECT RELEASE_ALL_LOCKS()",
+        ] {
+            assert!(mysql_functions_allowed(sql).is_err(), "{sql}");
+        }
     }
 
     #[test]

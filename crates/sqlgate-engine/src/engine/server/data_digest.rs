@@ -16,7 +16,9 @@
 //! Each database also has a settings entry (key `<database>:settings`, its value the line
 //! [`structure`] reads back: the database's collation and locale, the columns with another
 //! collation, `sql_mode`, the time zone, ...), so a change of what decides how the rows compare
-//! is a change of the data too.
+//! is a change of the data too. On PostgreSQL it also holds a digest per catalog of how the
+//! server computes (`builtins`: the built-in functions, aggregates, operators, casts, text
+//! search configurations, ... as `initdb` made them), so a built-in replaced in place is too.
 //!
 //! Each database also has an order entry (key `<database>:order`, its value `<table>=<digest>;
 //! ...`, on MariaDB / MySQL `<table>=<storage engine> <digest>`): per table, SHA-256 over the
@@ -33,7 +35,7 @@
 //! the order of rows a query does not fully order. A baseline without settings, order or
 //! structure entries was made by an older sqlgate.
 
-use crate::engine::server::{structure, tls};
+use crate::engine::server::{builtins, structure, tls};
 use crate::input::config::{Config, EngineKind, Layout};
 use crate::input::dataset::Dataset;
 use crate::util::error::InputError;
@@ -52,6 +54,9 @@ const LISTED: usize = 8;
 
 /// The end of a settings entry's key.
 const SETTINGS: &str = ":settings";
+
+/// The start of a settings-entry part holding a digest of built-in catalog rows.
+const BUILTINS: &str = "builtins ";
 
 /// The end of an order entry's key.
 const ORDER: &str = ":order";
@@ -135,6 +140,12 @@ fn settings_change(key: &str, recorded: &str, now: &str) -> String {
         .filter(|part| !before.contains(part))
         .map(|part| {
             let name = part.split('=').next().unwrap_or_default();
+            if let Some(catalog) = name.strip_prefix(BUILTINS) {
+                return format!(
+                    "`{name}`: the server's built-in rows of `{catalog}` were changed in place (a \
+                     built-in replaced, altered or dropped), so the server computes differently"
+                );
+            }
             let was = before
                 .iter()
                 .find(|b| b.split('=').next() == Some(name))
@@ -246,8 +257,9 @@ fn postgres_database(
     let database: String = client
         .query_one("SELECT current_database()::text", &[])?
         .get(0);
-    let settings = structure::postgres_settings(client)?;
-    digests.insert(format!("{database}{SETTINGS}"), settings);
+    let mut settings = vec![structure::postgres_settings(client)?];
+    settings.extend(builtins::postgres_parts(client)?);
+    digests.insert(format!("{database}{SETTINGS}"), settings.join("; "));
     let plans = structure::postgres_structure(client)?;
     digests.insert(format!("{database}{STRUCTURE}"), plans);
     let tables = client.query(
@@ -259,7 +271,7 @@ fn postgres_database(
          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
          WHERE c.relkind IN ('r','p','v','m','f') AND NOT c.relispartition \
          AND n.nspname <> 'information_schema' AND n.nspname NOT LIKE 'pg\\_%' \
-         AND has_schema_privilege(n.oid, 'USAGE') AND has_table_privilege(c.oid, 'SELECT') \
+         AND has_schema_privilege(n.oid, 'USAGE') AND has_any_column_privilege(c.oid, 'SELECT') \
          ORDER BY 1",
         &[],
     )?;

@@ -13,6 +13,7 @@
 //! batches (a cursor on PostgreSQL, the streamed text protocol on MySQL) under `max_rows` and
 //! `max_result_bytes`.
 
+mod builtins;
 mod catalog;
 mod check;
 mod convert;

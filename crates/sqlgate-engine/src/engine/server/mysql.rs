@@ -223,6 +223,11 @@ impl MysqlEngine {
         }
         let fault = |e: StartError| ExecError::Fault(e.0);
         let mut conn = self.open(database).map_err(fault)?;
+        // The server's `init_connect` ran at login, before any pin: what it left (a user
+        // variable) is cleared as a pooled session's is, before the first query.
+        conn.reset().map_err(|e| {
+            ExecError::Fault(format!("cannot reset a new session: {}", error_text(&e)))
+        })?;
         self.set_up(&mut conn, limits).map_err(fault)?;
         Ok(conn)
     }

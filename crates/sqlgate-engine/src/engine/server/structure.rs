@@ -63,7 +63,9 @@ const ROLE_SETTINGS: &str = "SELECT 'a setting ' || cfg || ' of ' || CASE WHEN s
 /// What in the session's PostgreSQL database can change a query's result beyond the rows, each
 /// described with its name: views, materialized views, foreign and partitioned tables, child
 /// tables, row-level security and policies, triggers, rules, and user-defined functions and
-/// operators in a schema the role can reach, casts, collations, conversions, and types (but
+/// operators in any schema (one the role cannot reach is still called by a constraint, a
+/// default or an index the planner reads), casts, collations, conversions, text search
+/// configurations and dictionaries, operator classes and families, and types (but
 /// enums, whose labels [`postgres_settings`] records) the role can reach or that a column uses,
 /// relations created in a system schema (`pg_catalog` comes first on the pinned `search_path`,
 /// so a table there would shadow `public`'s; the digests skip those schemas), and every role-
@@ -86,15 +88,23 @@ pub fn postgres_levers(client: &mut postgres::Client) -> Result<Vec<String>, pos
          UNION ALL SELECT 'a rule ' || quote_ident(r.rulename) || ' on ' || r.ev_class::regclass::text \
            FROM pg_rewrite r WHERE r.oid >= {FIRST_USER_OID} AND r.rulename <> '_RETURN' \
          UNION ALL SELECT 'a user-defined function ' || p.oid::regprocedure::text FROM pg_proc p \
-           WHERE p.oid >= {FIRST_USER_OID} AND has_schema_privilege(p.pronamespace, 'USAGE') \
+           WHERE p.oid >= {FIRST_USER_OID} \
          UNION ALL SELECT 'a user-defined operator ' || o.oid::regoperator::text FROM pg_operator o \
-           WHERE o.oid >= {FIRST_USER_OID} AND has_schema_privilege(o.oprnamespace, 'USAGE') \
+           WHERE o.oid >= {FIRST_USER_OID} \
          UNION ALL SELECT 'a user-defined cast (' || format_type(k.castsource, NULL) || ' AS ' || \
            format_type(k.casttarget, NULL) || ')' FROM pg_cast k WHERE k.oid >= {FIRST_USER_OID} \
          UNION ALL SELECT 'a user-defined collation ' || l.oid::regcollation::text \
            FROM pg_collation l WHERE l.oid >= {FIRST_USER_OID} \
          UNION ALL SELECT 'a user-defined conversion ' || quote_ident(v.conname) \
            FROM pg_conversion v WHERE v.oid >= {FIRST_USER_OID} \
+         UNION ALL SELECT 'a user-defined text search configuration ' || f.oid::regconfig::text \
+           FROM pg_ts_config f WHERE f.oid >= {FIRST_USER_OID} \
+         UNION ALL SELECT 'a user-defined text search dictionary ' || \
+           t.oid::regdictionary::text FROM pg_ts_dict t WHERE t.oid >= {FIRST_USER_OID} \
+         UNION ALL SELECT 'a user-defined operator class ' || quote_ident(o.opcname) \
+           FROM pg_opclass o WHERE o.oid >= {FIRST_USER_OID} \
+         UNION ALL SELECT 'a user-defined operator family ' || quote_ident(o.opfname) \
+           FROM pg_opfamily o WHERE o.oid >= {FIRST_USER_OID} \
          UNION ALL SELECT 'a user-defined type ' || format_type(t.oid, NULL) FROM pg_type t \
            WHERE t.oid >= {FIRST_USER_OID} AND t.typrelid = 0 AND t.typtype <> 'e' \
            AND NOT EXISTS (SELECT 1 FROM pg_type e WHERE e.oid = t.typelem \
@@ -162,10 +172,13 @@ pub fn postgres_settings(client: &mut postgres::Client) -> Result<String, postgr
 /// (`pg_get_indexdef`: columns, `DESC`, operator class, `INCLUDE`, partial `WHERE`) and whether
 /// it is valid, each table's storage options (`reloptions`), each column's statistics target
 /// and options (an `n_distinct` override) where not the default, every extended statistics
-/// object, and the planner settings a scoring session starts with (`reset_val`: the server's
-/// configuration, `ALTER SYSTEM` included) of every `Query Tuning` category, memory for sorts
-/// and hashes, JIT and parallel workers. One query; the statistics' contents (what `ANALYZE`
-/// gathers) are not recorded.
+/// object, every constraint by its definition (`pg_get_constraintdef`: a `CHECK` the planner
+/// uses to exclude a `UNION ALL` member) and every column default and generation expression
+/// (`pg_get_expr`), and the settings a scoring session starts with (`reset_val`: the server's
+/// configuration, `ALTER SYSTEM` included) of every `Query Tuning`, `Client Connection
+/// Defaults` (`timezone_abbreviations`, `default_text_search_config`, ...) and `Version and
+/// Platform Compatibility` category, memory for sorts and hashes, JIT and parallel workers.
+/// One query; the statistics' contents (what `ANALYZE` gathers) are not recorded.
 pub fn postgres_structure(client: &mut postgres::Client) -> Result<String, postgres::Error> {
     let user_relation = "n.nspname <> 'information_schema' AND n.nspname NOT LIKE 'pg\\_%'";
     let sql = format!(
@@ -188,8 +201,21 @@ pub fn postgres_structure(client: &mut postgres::Client) -> Result<String, postg
            quote_ident(s.stxname) || '=' || pg_get_statisticsobjdef(s.oid) || ' target ' || \
            coalesce(s.stxstattarget::int, -1) FROM pg_statistic_ext s \
            JOIN pg_namespace n ON n.oid = s.stxnamespace \
+         UNION ALL SELECT 'constraint ' || k.conrelid::regclass::text || '.' || \
+           quote_ident(k.conname) || '=' || pg_get_constraintdef(k.oid) || CASE WHEN \
+           k.convalidated THEN '' ELSE ' (not validated)' END FROM pg_constraint k \
+           JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
+           WHERE {user_relation} \
+         UNION ALL SELECT 'default ' || c.oid::regclass::text || '.' || quote_ident(a.attname) || \
+           '=' || pg_get_expr(d.adbin, d.adrelid) || CASE a.attgenerated WHEN '' THEN '' \
+           ELSE ' (generated)' END FROM pg_attrdef d \
+           JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum \
+           JOIN pg_class c ON c.oid = d.adrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
+           WHERE NOT a.attisdropped AND {user_relation} \
          UNION ALL SELECT 'setting ' || name || '=' || coalesce(reset_val, '') FROM pg_settings \
-           WHERE category LIKE 'Query Tuning%' OR name LIKE 'jit%' OR name IN ('work_mem', \
+           WHERE category LIKE 'Query Tuning%' OR category LIKE 'Client Connection Defaults%' \
+           OR category LIKE 'Version and Platform Compatibility%' OR name LIKE 'jit%' \
+           OR name IN ('work_mem', \
            'hash_mem_multiplier', 'max_parallel_workers_per_gather', \
            'default_statistics_target')\
          ) parts"
@@ -218,7 +244,8 @@ const MYSQL_OPTIMIZER: &[&str] = &[
 /// (`kind name=value; ...`, sorted): every index of its tables (`information_schema.STATISTICS`:
 /// name, uniqueness, type, columns in order with their `A` / `D` collation and prefix length,
 /// and whether the optimizer ignores it, where the server says), each table's
-/// `CREATE_OPTIONS`, and the session's [`MYSQL_OPTIMIZER`] variables (the server's, or what
+/// `CREATE_OPTIONS`, each column's default and generation expression (`DEFAULT(col)` reads
+/// the default), each `CHECK` constraint, and the session's [`MYSQL_OPTIMIZER`] variables (the server's, or what
 /// `init_connect` set: a scoring session starts the same way). Needs a
 /// `group_concat_max_len` that holds the line.
 pub fn mysql_structure(conn: &mut mysql::Conn, schema: &str) -> Result<String, mysql::Error> {
@@ -243,10 +270,18 @@ pub fn mysql_structure(conn: &mut mysql::Conn, schema: &str) -> Result<String, m
                GROUP BY table_name, index_name \
              UNION ALL SELECT CONCAT('options ', table_name, '=', create_options) \
                FROM information_schema.tables WHERE table_schema = ? \
-               AND IFNULL(create_options, '') <> ''\
+               AND IFNULL(create_options, '') <> '' \
+             UNION ALL SELECT CONCAT('default ', table_name, '.', column_name, '=', \
+               IFNULL(column_default, 'none'), IF(IFNULL(generation_expression, '') = '', '', \
+               CONCAT(' generated ', generation_expression))) \
+               FROM information_schema.columns WHERE table_schema = ? \
+               AND (column_default IS NOT NULL OR IFNULL(generation_expression, '') <> '') \
+             UNION ALL SELECT CONCAT('constraint ', table_name, '.', constraint_name, '=', \
+               check_clause) FROM information_schema.check_constraints \
+               WHERE constraint_schema = ?\
              ) parts"
         ),
-        (schema, schema),
+        (schema, schema, schema, schema),
     )?;
     let names: Vec<String> = MYSQL_OPTIMIZER.iter().map(|n| format!("'{n}'")).collect();
     let variables: Vec<(String, String)> = conn.query(format!(
