@@ -83,11 +83,10 @@ fn control_repair_with_the_base_suite_is_a_regression() {
     assert_eq!(code, Some(1), "{out}");
 }
 
-/// A base whose config was deleted (a direct push) but which still holds its baseline: the pull
-/// request's config may not name another baseline path and be "introducing the gate" (exit 2,
-/// naming the base's baseline).
-#[test]
-fn a_base_without_a_config_still_holds_the_pull_request_to_its_baseline() {
+/// The gated example whose config a direct push then deleted, and a pull request restoring it
+/// with `config` (its text given the example's) and C3 regressing on 30 items: the exit code and
+/// the output.
+fn restored_config(config: impl Fn(&str) -> String) -> (Option<i32>, String) {
     use common::repo;
     let dir = repo::example(false);
     let root = dir.path();
@@ -95,13 +94,18 @@ fn a_base_without_a_config_still_holds_the_pull_request_to_its_baseline() {
     let good = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
     git(root, &["rm", "-q", "sqlgate.yml"]);
     let base = repo::commit_base(root, "a direct push that deletes the config", "pr");
-    std::fs::write(
-        root.join("sqlgate.yml"),
-        good.replace("path: baseline.json", "path: elsewhere.json"),
-    )
-    .unwrap();
+    std::fs::write(root.join("sqlgate.yml"), config(&good)).unwrap();
     common::break_predictions(root, "C3", 30);
-    let (code, out) = judge_pr(root, &base);
+    judge_pr(root, &base)
+}
+
+/// A base whose config was deleted (a direct push) but which still holds its baseline: the pull
+/// request's config may not name another baseline path and be "introducing the gate" (exit 2,
+/// naming the base's baseline).
+#[test]
+fn a_base_without_a_config_still_holds_the_pull_request_to_its_baseline() {
+    let (code, out) =
+        restored_config(|good| good.replace("path: baseline.json", "path: elsewhere.json"));
     assert_eq!(code, Some(2), "the regressing pull request passed: {out}");
     common::assert_contains(&out, &["but the base holds baseline.json"]);
 }
@@ -109,16 +113,7 @@ fn a_base_without_a_config_still_holds_the_pull_request_to_its_baseline() {
 /// The control: the same pull request naming the base's baseline exits 1.
 #[test]
 fn control_a_base_without_config_compares_with_the_named_baseline() {
-    use common::repo;
-    let dir = repo::example(false);
-    let root = dir.path();
-    repo::gated_main(root);
-    let good = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
-    git(root, &["rm", "-q", "sqlgate.yml"]);
-    let base = repo::commit_base(root, "a direct push that deletes the config", "pr");
-    std::fs::write(root.join("sqlgate.yml"), good).unwrap();
-    common::break_predictions(root, "C3", 30);
-    let (code, out) = judge_pr(root, &base);
+    let (code, out) = restored_config(str::to_string);
     assert_eq!(code, Some(1), "{out}");
 }
 
