@@ -108,7 +108,7 @@ fn judged(evaluation: &Evaluation, file: &Path, verbose: bool) {
 /// them: on golds the gold audit flags on the original database, and on the rest, in points.
 fn gap_by_flagged_golds(config: &Config, evaluation: &Evaluation) {
     let limits = sqlgate::engine::exec::Limits::of(&config.execution);
-    let executor = sqlgate::engine::server::executor(config, &evaluation.dataset, limits, 1)
+    let executor = sqlgate::engine::registry::executor(config, &evaluation.dataset, limits, 1)
         .expect("executor starts");
     let profile = sqlgate::engine::profile::Profile::new(&config.compare);
     let flipped: std::collections::BTreeSet<usize> =

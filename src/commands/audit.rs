@@ -104,7 +104,7 @@ fn audit_dataset(config: &Config, snapshot: &Snapshot) -> anyhow::Result<Dataset
     let dataset = &prepared.dataset;
     let limits = Limits::of(&config.execution);
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    let executor = crate::engine::server::executor(config, dataset, limits, threads)?;
+    let executor = crate::engine::registry::executor(config, dataset, limits, threads)?;
     let profile = Profile::new(&config.compare);
     let suite = open_suite((config, snapshot), dataset, &profile)?;
     let dialects = dialects((config, snapshot), dataset, limits, threads)?;
@@ -219,7 +219,7 @@ fn dialects(
             let mut own = config.clone();
             own.dataset.engine = engine;
             let executor: Executor =
-                crate::engine::server::executor(&own, dataset, limits, threads)?;
+                crate::engine::registry::executor(&own, dataset, limits, threads)?;
             Ok(Dialect {
                 name: dialect.name.clone(),
                 golds: items.into_iter().map(|item| item.sql).collect(),

@@ -169,7 +169,7 @@ pub fn gate_run(
     let run_page = run_url();
     let executor = match &evaluation.executor {
         Some(executor) => executor.clone(),
-        None => crate::engine::server::executor(
+        None => crate::engine::registry::executor(
             config,
             &evaluation.dataset,
             crate::engine::exec::Limits::of(&config.execution),

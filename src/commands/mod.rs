@@ -284,17 +284,15 @@ pub fn distill(config: &Path) -> anyhow::Result<ExitCode> {
 /// server `dataset.engine` names, in its layout, and prints what was copied. Every error names
 /// the key or file at fault and carries no part of the URL.
 pub fn load(config: &Path, from: &Path) -> anyhow::Result<ExitCode> {
-    use crate::engine::load::{types::Server, LoadError};
+    use crate::engine::load::LoadError;
     let config = Config::load(config)?;
     config.single("sqlgate load")?;
     let engine = &config.dataset.engine;
-    let server = match engine.kind {
-        crate::input::config::EngineKind::Postgresql => Server::Postgres,
-        crate::input::config::EngineKind::Mysql => Server::Mysql,
-        crate::input::config::EngineKind::Sqlite => anyhow::bail!(
+    let Some(server) = crate::engine::registry::factory(engine.kind).load_target() else {
+        anyhow::bail!(
             "config {}: `sqlgate load` copies into a server: set `dataset.engine.kind` to `postgresql` or `mysql` (and `dataset.engine.url_env`)",
             config.path.display()
-        ),
+        )
     };
     let name = engine.url_env.clone().unwrap_or_default();
     let url = crate::engine::server::read_url(&name)

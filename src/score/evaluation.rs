@@ -282,13 +282,13 @@ fn score_with(
     let started = Instant::now();
     let profile = Profile::new(&config.compare);
     let pool = thread_pool(config.execution.threads, &config.path)?;
-    let executor = crate::engine::server::executor(
+    let executor = crate::engine::registry::executor(
         config,
         &dataset,
         Limits::of(&config.execution),
         pool.current_num_threads(),
     )?;
-    let data_digests = crate::engine::server::data_digest::compute(config, &dataset)?;
+    let data_digests = crate::engine::registry::data_digests(config, &dataset)?;
     let data_notes = match data_use {
         DataUse::CheckAgainstBaseline => {
             crate::score::data::check((config, snapshot), data_digests.as_ref())?

@@ -96,20 +96,16 @@ pub enum TieBreaker {
 impl TieBreaker {
     /// The tie-breaker of `kind`'s engine.
     pub fn of(kind: EngineKind) -> TieBreaker {
-        match kind {
-            EngineKind::Sqlite => TieBreaker::Fixed,
-            EngineKind::Postgresql | EngineKind::Mysql => TieBreaker::Planner,
+        match crate::engine::registry::factory(kind).planner_breaks_ties() {
+            true => TieBreaker::Planner,
+            false => TieBreaker::Fixed,
         }
     }
 }
 
 /// The dialect the queries of `kind`'s engine are written in.
 pub fn dialect_of(kind: EngineKind) -> FeatureDialect {
-    match kind {
-        EngineKind::Sqlite => FeatureDialect::Sqlite,
-        EngineKind::Postgresql => FeatureDialect::Postgresql,
-        EngineKind::Mysql => FeatureDialect::Mysql,
-    }
+    crate::engine::registry::factory(kind).dialect()
 }
 
 /// The stability check of a run: its executor, its engine's dialect, and each item's gold

@@ -8,11 +8,14 @@
 
 pub mod denotation;
 pub mod exec;
+pub mod kinds;
 pub mod load;
+pub mod plugin;
 pub mod profile;
 pub mod pyset;
 pub mod pyvalue;
 pub mod read_csv;
+pub mod registry;
 pub mod server;
 pub mod spider2;
 pub mod sqlite;

@@ -36,7 +36,7 @@
 //! structure entries was made by an older sqlgate.
 
 use crate::engine::server::{builtins, structure, tls};
-use crate::input::config::{Config, EngineKind, Layout};
+use crate::input::config::{Config, Layout};
 use crate::input::dataset::Dataset;
 use crate::util::error::InputError;
 use std::collections::BTreeMap;
@@ -72,18 +72,15 @@ pub fn covers_settings(digests: &DataDigests) -> bool {
         .all(|end| digests.keys().any(|key| key.ends_with(end)))
 }
 
-/// The digests of every table the configured server's role can read in the databases the run
+/// Where the configured server's data digests are computed: its URL and the databases the run
 /// uses (the URL's in the shared layout, each db_id's with `per_db_id`), `None` on SQLite (whose
-/// database files the dataset fingerprint covers). Errors name the key and carry no secret.
-pub fn compute(config: &Config, dataset: &Dataset) -> Result<Option<DataDigests>, InputError> {
+/// database files the dataset fingerprint covers); and how a failure to compute them is said.
+/// Errors name the key and carry no secret.
+pub fn targets(
+    config: &Config,
+    dataset: &Dataset,
+) -> Result<Option<(String, Vec<String>)>, InputError> {
     let engine = &config.dataset.engine;
-    let fail = |message: String| InputError::Config {
-        path: config.path.clone(),
-        message: crate::util::scrub::scrub_cut(
-            &format!("`dataset.engine`: cannot compute the data digests: {message}"),
-            1500,
-        ),
-    };
     if !engine.is_server() {
         return Ok(None);
     }
@@ -96,12 +93,19 @@ pub fn compute(config: &Config, dataset: &Dataset) -> Result<Option<DataDigests>
         Layout::Shared => vec![String::new()],
         Layout::PerDbId => dataset.databases.keys().cloned().collect(),
     };
-    let digests = match engine.kind {
-        EngineKind::Postgresql => postgres_digests(&url, &databases),
-        EngineKind::Mysql => mysql_digests(&url, &databases),
-        EngineKind::Sqlite => unreachable!("handled above"),
-    };
-    digests.map(Some).map_err(fail)
+    Ok(Some((url, databases)))
+}
+
+/// The error of data digests that could not be computed (`message`), naming the key and
+/// carrying no secret.
+pub fn failure(config: &Config, message: &str) -> InputError {
+    InputError::Config {
+        path: config.path.clone(),
+        message: crate::util::scrub::scrub_cut(
+            &format!("`dataset.engine`: cannot compute the data digests: {message}"),
+            1500,
+        ),
+    }
 }
 
 /// The tables whose digests differ between `recorded` (the trusted baseline's) and `now`, each
@@ -224,7 +228,7 @@ fn table_digest(columns: &str, rows: i64, rows_digest: &str) -> String {
 }
 
 /// Every readable table of each database (the URL's when the name is empty).
-fn postgres_digests(url: &str, databases: &[String]) -> Result<DataDigests, String> {
+pub(crate) fn postgres_digests(url: &str, databases: &[String]) -> Result<DataDigests, String> {
     let target = tls::postgres_target(url)?;
     let mut digests = DataDigests::new();
     for database in databases {
@@ -315,7 +319,7 @@ fn postgres_error(error: &postgres::Error) -> String {
 
 /// Every table the user can read in each database (the URL's when the name is empty), on one
 /// connection.
-fn mysql_digests(url: &str, databases: &[String]) -> Result<DataDigests, String> {
+pub(crate) fn mysql_digests(url: &str, databases: &[String]) -> Result<DataDigests, String> {
     use mysql::prelude::Queryable;
     let target = tls::mysql_target(url)?;
     let url_database = target.opts.get_db_name().unwrap_or_default().to_string();

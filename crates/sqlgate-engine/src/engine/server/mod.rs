@@ -31,12 +31,11 @@ pub use check::{single_statement, RoleReport};
 pub use pool::Pool;
 pub use watchdog::Watchdog;
 
-use crate::engine::exec::{Engine, ExecError, Executor, Limits};
-use crate::input::config::{Config, EngineKind};
+use crate::engine::exec::{ExecError, Limits};
+use crate::input::config::Config;
 use crate::input::dataset::Dataset;
 use crate::util::error::InputError;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// How long connecting to the server may take before the run gives up.
@@ -108,17 +107,17 @@ impl StartError {
     }
 }
 
-/// The executor a run uses: on SQLite files, or on the configured server after its start-up
-/// checks. Errors name the key (`dataset.engine.*`) and carry no secret.
-pub fn executor(
+/// What the configured server engine needs to start (`None` for the SQLite files): its URL
+/// from the variable `dataset.engine.url_env` names, its layout, the tables and schema words of
+/// every db_id. Errors name the key (`dataset.engine.*`) and carry no secret.
+pub fn settings(
     config: &Config,
     dataset: &Dataset,
-    limits: Limits,
     threads: usize,
-) -> Result<Executor, InputError> {
+) -> Result<Option<ServerSettings>, InputError> {
     let engine_config = &config.dataset.engine;
     if !engine_config.is_server() {
-        return Ok(Executor::new(limits));
+        return Ok(None);
     }
     let fail = |error: StartError| InputError::Config {
         path: config.path.clone(),
@@ -135,14 +134,7 @@ pub fn executor(
         allow_privileged_role: engine_config.allows_privileged_role(),
         connections: threads.max(1),
     };
-    let engine: Arc<dyn Engine> = match engine_config.kind {
-        EngineKind::Postgresql => {
-            Arc::new(postgres::PostgresEngine::start(settings, &limits).map_err(fail)?)
-        }
-        EngineKind::Mysql => Arc::new(mysql::MysqlEngine::start(settings, &limits).map_err(fail)?),
-        EngineKind::Sqlite => unreachable!("handled above"),
-    };
-    Ok(Executor::on(engine, limits))
+    Ok(Some(settings))
 }
 
 /// A query sqlgate cancelled is a timeout whatever error the server then gave (a cursor gone,

@@ -1,0 +1,6 @@
+//! Each engine kind's factory ([`crate::engine::plugin::EngineFactory`]), one file each, listed
+//! in [`crate::engine::registry::ENGINES`].
+
+pub mod mysql;
+pub mod postgres;
+pub mod sqlite;
