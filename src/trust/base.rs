@@ -134,15 +134,25 @@ impl TrustedBase {
 
     /// What git lists as changed since the base, and untracked, in the whole repository.
     fn list_changed(&self) -> Result<Vec<String>, String> {
-        let diff = git(&self.root, &["diff", "--name-only", &self.commit, "--"])?;
+        // `-z`: names as they are (no quoting of a non-ASCII or odd name); `--no-renames`: a
+        // file moved away is a deletion at its old path, not only an addition at its new one.
+        let diff = git(
+            &self.root,
+            &[
+                "diff",
+                "--no-renames",
+                "--name-only",
+                "-z",
+                &self.commit,
+                "--",
+            ],
+        )?;
         let untracked = git(
             &self.root,
-            &["ls-files", "--others", "--exclude-standard", "--"],
+            &["ls-files", "--others", "--exclude-standard", "-z", "--"],
         )?;
-        let mut files: Vec<String> = String::from_utf8_lossy(&diff)
-            .lines()
-            .chain(String::from_utf8_lossy(&untracked).lines())
-            .map(str::to_string)
+        let mut files: Vec<String> = (nul_separated(&diff).into_iter())
+            .chain(nul_separated(&untracked))
             .collect();
         files.sort();
         files.dedup();
@@ -153,13 +163,10 @@ impl TrustedBase {
     pub fn files_below(&self, commit: &str, folder: &str) -> Result<Vec<String>, InputError> {
         let listed = git(
             &self.root,
-            &["ls-tree", "-r", "--name-only", commit, "--", folder],
+            &["ls-tree", "-r", "--name-only", "-z", commit, "--", folder],
         )
         .map_err(|e| base_error(&self.root, e))?;
-        Ok(String::from_utf8_lossy(&listed)
-            .lines()
-            .map(str::to_string)
-            .collect())
+        Ok(nul_separated(&listed))
     }
 
     /// The committer time of `commit` (seconds since 1970), when it is a commit id git knows.
@@ -225,7 +232,7 @@ impl TrustedBase {
         let prefix = format!("{commit}:");
         let found = git(
             &self.root,
-            &["grep", "-l", "-a", "-F", "-e", needle, commit, "--"],
+            &["grep", "-l", "-z", "-a", "-F", "-e", needle, commit, "--"],
         );
         let listed = match found {
             Ok(listed) => listed,
@@ -233,9 +240,11 @@ impl TrustedBase {
             Err(message) if message.is_empty() => return Ok(Vec::new()),
             Err(message) => return Err(base_error(&self.root, message)),
         };
-        Ok(String::from_utf8_lossy(&listed)
-            .lines()
-            .map(|line| line.strip_prefix(&prefix).unwrap_or(line).to_string())
+        Ok((nul_separated(&listed).into_iter())
+            .map(|name| {
+                name.strip_prefix(&prefix)
+                    .map_or(name.clone(), str::to_string)
+            })
             .collect())
     }
 
@@ -261,4 +270,12 @@ fn git(folder: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
 
 fn base_error(path: &Path, message: String) -> InputError {
     InputError::malformed(path, "trusted base", message)
+}
+
+/// The names of a git listing written with `-z`: NUL-separated, unquoted.
+fn nul_separated(listed: &[u8]) -> Vec<String> {
+    (listed.split(|&byte| byte == 0))
+        .filter(|name| !name.is_empty())
+        .map(|name| String::from_utf8_lossy(name).into_owned())
+        .collect()
 }

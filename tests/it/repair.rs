@@ -9,7 +9,7 @@ use common::git;
 
 /// The example's config gated on `ts` over a distilled suite (`distill`: the suite's knobs),
 /// with no significance test (one regressed item fails the gate).
-fn ts_config(good: &str, suite: &str) -> String {
+pub(crate) fn ts_config(good: &str, suite: &str) -> String {
     good.replace("metrics: [ex, esm]", "metrics: [ex, ts]")
         .replace("reference: ex", &format!("reference: ex\nsuite: {suite}"))
         .replace("  metric: ex\n", "  metric: ts\n")
@@ -43,7 +43,7 @@ fn ts_repair_repository(root: &std::path::Path) -> (String, String) {
     (base, good)
 }
 
-fn judge_pr(root: &std::path::Path, base: &str) -> (Option<i32>, String) {
+pub(crate) fn judge_pr(root: &std::path::Path, base: &str) -> (Option<i32>, String) {
     let run = common::repo::judged(root, base, &[]);
     let out = format!(
         "exit {:?}\n{}\n{}",
