@@ -698,3 +698,71 @@ fn control_user_lock_prediction_is_a_regression() {
         LOCK_WRONG,
     );
 }
+
+/// A session of the server's preparation that holds `ACCESS EXCLUSIVE` on `customers` for
+/// `seconds` (spawned; the caller kills it), returned once the lock is held.
+fn hold_customers_lock(
+    server: &servers::Server,
+    database: &str,
+    seconds: u32,
+) -> std::process::Child {
+    let sql = format!(
+        "BEGIN; LOCK TABLE customers IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep({seconds}); COMMIT;"
+    );
+    let child = std::process::Command::new("/usr/lib/postgresql/15/bin/psql")
+        .args(["--no-psqlrc", "-X", "-q", "-h"])
+        .arg(server.folder().join("socket"))
+        .args([
+            "-p",
+            &server.port.to_string(),
+            "-U",
+            servers::ADMIN,
+            "-d",
+            database,
+        ])
+        .args(["-c", &sql])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let held = "SELECT count(*) FROM pg_locks WHERE mode = 'AccessExclusiveLock' \
+                AND relation = 'customers'::regclass";
+    let started = std::time::Instant::now();
+    while server.admin_sql(database, held).trim() != "1" {
+        assert!(started.elapsed().as_secs() < 20, "the lock was not taken");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child
+}
+
+/// A preparation that leaves a session holding `ACCESS EXCLUSIVE` on a benchmark table (rows
+/// untouched) does not stall the gate's start-up reads (red team re-run #5): the digest session
+/// waits at most its lock timeout, then the run stops (exit 2), long before the lock ends (90 s;
+/// before, the gate waited for it, up to 10 minutes a table).
+#[test]
+fn a_lock_held_by_the_preparation_stops_the_run_without_waiting_for_it() {
+    let server = servers::postgres();
+    let database = "rt_lock_hang";
+    let lever = Lever {
+        question: "SELECT name FROM customers WHERE id = 2",
+        wrong: "SELECT name FROM customers WHERE id = 1",
+        names: "",
+    };
+    let mut holder = None;
+    let started = std::cell::Cell::new(None);
+    let judged = pull_request_with(server, database, &lever, || {
+        holder = Some(hold_customers_lock(server, database, 90));
+        started.set(Some(std::time::Instant::now()));
+    });
+    let waited = started.get().unwrap().elapsed();
+    if let Some(mut child) = holder {
+        child.kill().ok();
+        child.wait().ok();
+    }
+    let all = text(&judged);
+    assert_eq!(judged.status.code(), Some(2), "{all}");
+    assert!(all.contains("lock"), "{all}");
+    assert!(
+        waited < std::time::Duration::from_secs(60),
+        "the gate waited {waited:?} for the preparation's lock: {all}"
+    );
+}

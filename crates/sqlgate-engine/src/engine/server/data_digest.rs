@@ -49,6 +49,12 @@ pub type DataDigests = BTreeMap<String, String>;
 /// How long the digest of one table may take on the server.
 const TABLE_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// How long the digest session waits for a lock another session holds: the data are loaded
+/// before the run and read by nobody else, so a lock held at start-up is a preparation's, which
+/// must not stall the run table after table (each under [`TABLE_TIMEOUT`]); past it the run stops,
+/// naming the error.
+const LOCK_WAIT: Duration = Duration::from_secs(10);
+
 /// How many differing tables an error lists before it only counts them.
 const LISTED: usize = 8;
 
@@ -254,9 +260,11 @@ fn postgres_database(
 ) -> Result<(), postgres::Error> {
     client.batch_execute(&format!(
         "SET default_transaction_read_only = on; SET statement_timeout = {}; {}; \
-         SET client_min_messages = error; SET max_parallel_workers_per_gather = 0",
+         SET client_min_messages = error; SET max_parallel_workers_per_gather = 0; \
+         SET lock_timeout = {}",
         TABLE_TIMEOUT.as_millis(),
-        structure::POSTGRES_PINS
+        structure::POSTGRES_PINS,
+        LOCK_WAIT.as_millis()
     ))?;
     let database: String = client
         .query_one("SELECT current_database()::text", &[])?
@@ -335,7 +343,15 @@ pub(crate) fn mysql_digests(url: &str, databases: &[String]) -> Result<DataDiges
     }
     let opts = mysql::OptsBuilder::from_opts(target.opts).db_name(None::<String>);
     let mut conn = tls::mysql_connect(opts.into(), target.mode).map_err(|e| mysql_error(&e))?;
-    for statement in ["SET NAMES utf8mb4", "SET SESSION TRANSACTION READ ONLY"] {
+    let lock_wait = format!(
+        "SET SESSION lock_wait_timeout = {0}, innodb_lock_wait_timeout = {0}",
+        LOCK_WAIT.as_secs()
+    );
+    for statement in [
+        "SET NAMES utf8mb4",
+        "SET SESSION TRANSACTION READ ONLY",
+        &lock_wait,
+    ] {
         conn.query_drop(statement).map_err(|e| mysql_error(&e))?;
     }
     structure::mysql_pin(&mut conn).map_err(|e| mysql_error(&e))?;
