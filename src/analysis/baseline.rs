@@ -163,6 +163,11 @@ pub struct Baseline {
     /// absent in baselines of older versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dataset_digests: Option<crate::input::dataset::DatasetDigests>,
+    /// The SHA-256 of every file of a `suite.kind: directory` suite, by its path in the suite
+    /// folder: the suite is part of the benchmark, so a run on another one names the files that
+    /// differ; absent for other suites and in baselines of older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite_digests: Option<BTreeMap<String, String>>,
     /// SHA-256 of `systems` as compact JSON, checked on load so a
     /// hand-edited or truncated record is refused; absent in baselines of older versions
     /// (accepted, with a note asking to regenerate).
@@ -246,14 +251,19 @@ impl RecordedInputs {
 impl Baseline {
     /// A baseline holding every system of `evaluation`, made at `commit` (see
     /// `trust::current_commit`).
-    pub fn from_evaluation(config: &Config, evaluation: &Evaluation, commit: String) -> Baseline {
+    pub fn from_evaluation(
+        config: &Config,
+        evaluation: &Evaluation,
+        commit: String,
+    ) -> Result<Baseline, InputError> {
         let systems = records(evaluation).into_iter().collect();
-        Baseline {
+        Ok(Baseline {
             sqlgate_version: env!("CARGO_PKG_VERSION").to_string(),
             commit: Some(commit),
             created_unix: now_unix(),
             dataset_sha256: evaluation.dataset.sha256.clone(),
             dataset_digests: Some(evaluation.dataset.digests.clone()),
+            suite_digests: crate::analysis::suite_digest::of(config)?,
             records_sha256: Some(records_digest(&systems)),
             metrics: evaluation.metrics.clone(),
             settings: Settings::of(config),
@@ -266,7 +276,7 @@ impl Baseline {
             suite_manifests: evaluation.suite_manifests.clone(),
             data_digests: evaluation.data_digests.clone(),
             inputs: Some(RecordedInputs::of(config)),
-        }
+        })
     }
 
     /// Reads a baseline file.
@@ -435,6 +445,16 @@ impl Baseline {
                 short(&self.dataset_sha256),
                 short(&evaluation.dataset.sha256)
             ));
+        }
+        if let Some(stored) = &self.suite_digests {
+            let now = crate::analysis::suite_digest::of(config)?.unwrap_or_default();
+            let files = crate::analysis::suite_digest::differences(stored, &now);
+            if !files.is_empty() {
+                differences.push(format!(
+                    "the directory suite's files differ: {}",
+                    files.join(", ")
+                ));
+            }
         }
         let now = Settings::of(config);
         differences.extend(self.settings.differences(&now));

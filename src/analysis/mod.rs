@@ -16,3 +16,4 @@ pub mod features;
 pub mod freshness;
 pub mod records;
 pub mod stats;
+pub mod suite_digest;

@@ -75,7 +75,8 @@ pub(super) fn write_sectioned_baseline(
     for one in config.dataset_configs() {
         let evaluation = crate::score::evaluation::evaluate_for_baseline(&one, snapshot)
             .map_err(|e| in_entry(&one, e))?;
-        let baseline = Baseline::from_evaluation(&one, &evaluation, commit.to_string());
+        let baseline = Baseline::from_evaluation(&one, &evaluation, commit.to_string())
+            .map_err(|e| in_entry(&one, e))?;
         let summary = Summary::of(&evaluation);
         let human = summary::human(&evaluation, &summary);
         let text = format!("dataset `{}`:\n{human}", one.dataset_name());

@@ -452,7 +452,7 @@ fn write_baseline(config: &Config, path: &Path, commit: String) -> anyhow::Resul
         return Ok(ExitCode::SUCCESS);
     }
     let evaluation = crate::score::evaluation::evaluate_for_baseline(config, &snapshot)?;
-    let baseline = Baseline::from_evaluation(config, &evaluation, commit);
+    let baseline = Baseline::from_evaluation(config, &evaluation, commit)?;
     check_output(config, "baseline.path", path, &[BASELINE_MARKER])?;
     baseline
         .save(path)

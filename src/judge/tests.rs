@@ -323,6 +323,7 @@ fn baseline_of(systems: &[(&str, Vec<ItemRecord>)]) -> Baseline {
         created_unix: None,
         dataset_sha256: String::new(),
         dataset_digests: None,
+        suite_digests: None,
         records_sha256: None,
         metrics: vec!["ex".into()],
         settings: crate::analysis::baseline::Settings::of(&config(GateConfig::default())),

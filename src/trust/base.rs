@@ -135,12 +135,15 @@ impl TrustedBase {
     /// What git lists as changed since the base, and untracked, in the whole repository.
     fn list_changed(&self) -> Result<Vec<String>, String> {
         // `-z`: names as they are (no quoting of a non-ASCII or odd name); `--no-renames`: a
-        // file moved away is a deletion at its old path, not only an addition at its new one.
+        // file moved away is a deletion at its old path, not only an addition at its new one;
+        // `--ignore-submodules=none`: a moved submodule is listed whatever the pull request's
+        // `.gitmodules` says.
         let diff = git(
             &self.root,
             &[
                 "diff",
                 "--no-renames",
+                "--ignore-submodules=none",
                 "--name-only",
                 "-z",
                 &self.commit,

@@ -61,6 +61,7 @@ mod spider2;
 mod spider2_differential;
 mod state_trust;
 mod stores;
+mod suite_links;
 mod suite_trust;
 mod terminal;
 mod ts;

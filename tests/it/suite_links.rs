@@ -1,0 +1,229 @@
+//! A directory suite reached in ways git's list of changed files does not name (red team re-run
+//! #6): through a link the base itself commits, or in a submodule the pull request moves under
+//! `.gitmodules` `ignore = all`; also a suite file rewritten by checkout attributes. The baseline
+//! keeps the SHA-256 of every suite file (`suite_digests`), so a run on another suite stops (exit
+//! 2, naming the files), and git lists moved submodules whatever `.gitmodules` says. Each test
+//! has its control (the same pull request without the lever exits 1).
+
+use crate::common;
+use crate::repair::{judge_pr, ts_config};
+
+use common::git;
+use std::path::Path;
+
+/// `main` gated on `ts` over a *directory* suite that the base's config names through a
+/// symlink the base itself commits (`suitelink -> suite`, a layout the maintainers chose): each
+/// database's original, and for `concert_singer` a variant with one singer fewer. Then a pull
+/// request whose C3 answers `SELECT count(*) FROM singer` (item 0) with the constant `SELECT 6`
+/// (right on the original, wrong on the variant), and `change` made before it commits. Returns
+/// the base commit.
+fn linked_suite_pull_request(root: &Path, change: impl FnOnce(&Path)) -> String {
+    suite_pull_request(root, "suitelink", change)
+}
+
+/// [`linked_suite_pull_request`] with the base's config naming the suite as `named`
+/// (`suitelink`: through the symlink, `suite`: the folder itself).
+fn suite_pull_request(root: &Path, named: &str, change: impl FnOnce(&Path)) -> String {
+    use common::repo;
+    let example = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
+    let config = ts_config(&example, &format!("{{ kind: directory, path: {named} }}"));
+    std::fs::write(root.join("sqlgate.yml"), config).unwrap();
+    for db_id in ["concert_singer", "pets_1", "poker_player", "singer"] {
+        let suite = root.join("suite").join(db_id);
+        std::fs::create_dir_all(&suite).unwrap();
+        let original = root.join(format!("database/{db_id}/{db_id}.sqlite"));
+        std::fs::copy(&original, suite.join(format!("{db_id}.sqlite"))).unwrap();
+    }
+    let singers = root.join("suite/concert_singer");
+    let variant = singers.join("concert_singer_1.sqlite");
+    std::fs::copy(singers.join("concert_singer.sqlite"), &variant).unwrap();
+    rusqlite::Connection::open(&variant)
+        .unwrap()
+        .execute_batch(
+            "PRAGMA foreign_keys = OFF; \
+             DELETE FROM singer WHERE rowid = (SELECT max(rowid) FROM singer)",
+        )
+        .unwrap();
+    std::os::unix::fs::symlink("suite", root.join("suitelink")).unwrap();
+    let base = repo::gated_main(root);
+    git(root, &["checkout", "-qb", "pr"]);
+    let predictions = root.join("predictions/C3.txt");
+    let text = std::fs::read_to_string(&predictions).unwrap();
+    let (first, rest) = text.split_once('\n').unwrap();
+    assert_eq!(first.trim(), "SELECT COUNT(*) FROM singer;");
+    std::fs::write(&predictions, format!("SELECT 6\n{rest}")).unwrap();
+    change(root);
+    repo::commit_all(root, "a constant for a count");
+    base
+}
+
+/// The pull request overwrites the suite's variant through its real folder `suite/`: git lists
+/// `suite/concert_singer/concert_singer_1.sqlite`, which is not under `suitelink`, the path the
+/// base's config names (`trust::dataset_changes` matches names, not files), and no digest of a
+/// directory suite is kept in the baseline.
+#[test]
+fn a_suite_changed_behind_the_bases_own_link_is_refused() {
+    let dir = common::repo::example(false);
+    let root = dir.path();
+    let base = linked_suite_pull_request(root, |root| {
+        let singers = root.join("suite/concert_singer");
+        std::fs::copy(
+            singers.join("concert_singer.sqlite"),
+            singers.join("concert_singer_1.sqlite"),
+        )
+        .unwrap();
+    });
+    let (code, out) = judge_pr(root, &base);
+    assert_eq!(code, Some(2), "the regressing pull request passed: {out}");
+}
+
+/// The control: the same pull request with the suite untouched exits 1.
+#[test]
+fn control_a_suite_behind_the_bases_symlink_left_untouched() {
+    let dir = common::repo::example(false);
+    let root = dir.path();
+    let base = linked_suite_pull_request(root, |_| ());
+    let (code, out) = judge_pr(root, &base);
+    assert_eq!(code, Some(1), "{out}");
+}
+
+/// The pull request commits a `.gitattributes` (`text eol=crlf` on the suite's variant) and
+/// changes no suite byte in git: a fresh checkout (as `actions/checkout` makes) writes the
+/// variant with every LF byte turned into CRLF. git's listing of changes (`git diff <base>`,
+/// run with no working-tree attributes) trusts the index's fresh stat and does not list it.
+#[test]
+fn a_suite_database_rewritten_by_checkout_attributes() {
+    let dir = common::repo::example(false);
+    let root = dir.path();
+    let variant = "suite/concert_singer/concert_singer_1.sqlite";
+    let base = suite_pull_request(root, "suite", |root| {
+        std::fs::write(
+            root.join(".gitattributes"),
+            format!("{variant} text eol=crlf\n"),
+        )
+        .unwrap();
+    });
+    std::fs::remove_file(root.join(variant)).unwrap();
+    git(root, &["checkout", "--", variant]);
+    let before = std::fs::metadata(root.join(variant)).unwrap().len();
+    let (code, out) = judge_pr(root, &base);
+    assert_ne!(
+        code,
+        Some(0),
+        "the regressing pull request passed ({before} bytes): {out}"
+    );
+}
+
+/// The control: the same pull request without the attributes exits 1.
+#[test]
+fn control_a_suite_database_checked_out_as_committed() {
+    let dir = common::repo::example(false);
+    let root = dir.path();
+    let base = suite_pull_request(root, "suite", |_| ());
+    let (code, out) = judge_pr(root, &base);
+    assert_eq!(code, Some(1), "{out}");
+}
+
+/// `main` gated on `ts` over a directory suite kept in a git submodule at `suite` (its own
+/// repository `suite-src`, beside the checkout): each database's original, and for
+/// `concert_singer` a variant with one singer fewer. Then a pull request whose C3 answers item 0
+/// with `SELECT 6`, and, when `lever`, moves the submodule to a commit whose variant is the
+/// original and commits a `.gitmodules` with `ignore = all` for it. Returns the base commit.
+fn submodule_suite_pull_request(root: &Path, source: &Path, lever: bool) -> String {
+    use common::repo;
+    let example = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
+    let config = ts_config(&example, "{ kind: directory, path: suite }");
+    std::fs::write(root.join("sqlgate.yml"), config).unwrap();
+    for db_id in ["concert_singer", "pets_1", "poker_player", "singer"] {
+        let suite = source.join(db_id);
+        std::fs::create_dir_all(&suite).unwrap();
+        let original = root.join(format!("database/{db_id}/{db_id}.sqlite"));
+        std::fs::copy(&original, suite.join(format!("{db_id}.sqlite"))).unwrap();
+    }
+    let variant = source.join("concert_singer/concert_singer_1.sqlite");
+    std::fs::copy(
+        source.join("concert_singer/concert_singer.sqlite"),
+        &variant,
+    )
+    .unwrap();
+    rusqlite::Connection::open(&variant)
+        .unwrap()
+        .execute_batch(
+            "PRAGMA foreign_keys = OFF; \
+             DELETE FROM singer WHERE rowid = (SELECT max(rowid) FROM singer)",
+        )
+        .unwrap();
+    repo::init_main(source, "the suite");
+    git(root, &["init", "-q", "-b", "main"]);
+    let url = source.to_str().unwrap();
+    git(
+        root,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            url,
+            "suite",
+        ],
+    );
+    repo::commit_all(root, "example");
+    let base = repo::commit_baseline(root, "baseline");
+    git(root, &["checkout", "-qb", "pr"]);
+    let predictions = root.join("predictions/C3.txt");
+    let text = std::fs::read_to_string(&predictions).unwrap();
+    let (first, rest) = text.split_once('\n').unwrap();
+    assert_eq!(first.trim(), "SELECT COUNT(*) FROM singer;");
+    std::fs::write(&predictions, format!("SELECT 6\n{rest}")).unwrap();
+    if lever {
+        let singers = root.join("suite/concert_singer");
+        std::fs::copy(
+            singers.join("concert_singer.sqlite"),
+            singers.join("concert_singer_1.sqlite"),
+        )
+        .unwrap();
+        git(
+            &root.join("suite"),
+            &["commit", "-qam", "one variant fewer"],
+        );
+        git(
+            root,
+            &[
+                "config",
+                "-f",
+                ".gitmodules",
+                "submodule.suite.ignore",
+                "all",
+            ],
+        );
+        git(root, &["add", ".gitmodules", "suite"]);
+    }
+    repo::commit_all(root, "a constant for a count");
+    base
+}
+
+/// A submodule the pull request's `.gitmodules` marks `ignore = all` is never listed by `git
+/// diff <base> --` (`TrustedBase::list_changed`), even when the pull request moved its recorded
+/// commit: the suite's variant is replaced by the original unseen, and no digest of a directory
+/// suite is kept in the baseline.
+#[test]
+fn a_suite_submodule_moved_under_gitmodules_ignore_all_is_refused() {
+    let dir = common::repo::example(false);
+    let source = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let base = submodule_suite_pull_request(root, source.path(), true);
+    let (code, out) = judge_pr(root, &base);
+    assert_eq!(code, Some(2), "the regressing pull request passed: {out}");
+}
+
+/// The control: the same pull request with the submodule left at the base's commit exits 1.
+#[test]
+fn control_a_suite_submodule_left_in_place() {
+    let dir = common::repo::example(false);
+    let source = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let base = submodule_suite_pull_request(root, source.path(), false);
+    let (code, out) = judge_pr(root, &base);
+    assert_eq!(code, Some(1), "{out}");
+}
