@@ -7,22 +7,17 @@ use crate::analysis::agreement::{Analysis, SystemRecords};
 use crate::analysis::baseline::Baseline;
 use crate::analysis::records::ItemRecord;
 use crate::analysis::stats::{holm, mcnemar_exact, paired_bootstrap};
-use crate::input::config::{Config, EngineKind};
+use crate::input::config::Config;
 use crate::input::dataset::Dataset;
-use crate::sql::features::{features, Feature, FeatureDialect};
+use crate::sql::features::{features, Feature};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Each gold item's features, by gold index (an item whose SQL cannot be read has none).
 pub type ItemFeatures = Vec<BTreeSet<Feature>>;
 
-/// The dialect the gold queries of `kind`'s engine are written in.
-pub fn dialect_of(kind: EngineKind) -> FeatureDialect {
-    crate::score::stability::dialect_of(kind)
-}
-
 /// The features of every gold item of `dataset`, read in the configured engine's dialect.
 pub fn item_features(config: &Config, dataset: &Dataset) -> ItemFeatures {
-    let dialect = dialect_of(config.dataset.engine.kind);
+    let dialect = crate::engine::registry::factory(config.dataset.engine.kind).dialect();
     dataset
         .items
         .iter()

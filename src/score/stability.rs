@@ -103,11 +103,6 @@ impl TieBreaker {
     }
 }
 
-/// The dialect the queries of `kind`'s engine are written in.
-pub fn dialect_of(kind: EngineKind) -> FeatureDialect {
-    crate::engine::registry::factory(kind).dialect()
-}
-
 /// The stability check of a run: its executor, its engine's dialect, and each item's gold
 /// verdict, probed once however many systems share it.
 pub struct StabilityCheck<'e> {
@@ -121,7 +116,7 @@ impl<'e> StabilityCheck<'e> {
     pub fn new(executor: &'e Executor, kind: EngineKind, items: usize) -> Self {
         StabilityCheck {
             executor,
-            dialect: dialect_of(kind),
+            dialect: crate::engine::registry::factory(kind).dialect(),
             gold_order: (0..items).map(|_| OnceLock::new()).collect(),
         }
     }
