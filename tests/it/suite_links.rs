@@ -7,6 +7,7 @@
 
 use crate::common;
 use crate::repair::{judge_pr, ts_config};
+use crate::suite_trust::{answer_the_count_with_a_constant, lay_out_suite};
 
 use common::git;
 use std::path::Path;
@@ -28,30 +29,11 @@ fn suite_pull_request(root: &Path, named: &str, change: impl FnOnce(&Path)) -> S
     let example = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
     let config = ts_config(&example, &format!("{{ kind: directory, path: {named} }}"));
     std::fs::write(root.join("sqlgate.yml"), config).unwrap();
-    for db_id in ["concert_singer", "pets_1", "poker_player", "singer"] {
-        let suite = root.join("suite").join(db_id);
-        std::fs::create_dir_all(&suite).unwrap();
-        let original = root.join(format!("database/{db_id}/{db_id}.sqlite"));
-        std::fs::copy(&original, suite.join(format!("{db_id}.sqlite"))).unwrap();
-    }
-    let singers = root.join("suite/concert_singer");
-    let variant = singers.join("concert_singer_1.sqlite");
-    std::fs::copy(singers.join("concert_singer.sqlite"), &variant).unwrap();
-    rusqlite::Connection::open(&variant)
-        .unwrap()
-        .execute_batch(
-            "PRAGMA foreign_keys = OFF; \
-             DELETE FROM singer WHERE rowid = (SELECT max(rowid) FROM singer)",
-        )
-        .unwrap();
+    lay_out_suite(root, &root.join("suite"));
     std::os::unix::fs::symlink("suite", root.join("suitelink")).unwrap();
     let base = repo::gated_main(root);
     git(root, &["checkout", "-qb", "pr"]);
-    let predictions = root.join("predictions/C3.txt");
-    let text = std::fs::read_to_string(&predictions).unwrap();
-    let (first, rest) = text.split_once('\n').unwrap();
-    assert_eq!(first.trim(), "SELECT COUNT(*) FROM singer;");
-    std::fs::write(&predictions, format!("SELECT 6\n{rest}")).unwrap();
+    answer_the_count_with_a_constant(root);
     change(root);
     repo::commit_all(root, "a constant for a count");
     base
@@ -59,8 +41,7 @@ fn suite_pull_request(root: &Path, named: &str, change: impl FnOnce(&Path)) -> S
 
 /// The pull request overwrites the suite's variant through its real folder `suite/`: git lists
 /// `suite/concert_singer/concert_singer_1.sqlite`, which is not under `suitelink`, the path the
-/// base's config names (`trust::dataset_changes` matches names, not files), and no digest of a
-/// directory suite is kept in the baseline.
+/// base's config names, but the suite's file digests differ from the baseline's.
 #[test]
 fn a_suite_changed_behind_the_bases_own_link_is_refused() {
     let dir = common::repo::example(false);
@@ -134,25 +115,7 @@ fn submodule_suite_pull_request(root: &Path, source: &Path, lever: bool) -> Stri
     let example = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
     let config = ts_config(&example, "{ kind: directory, path: suite }");
     std::fs::write(root.join("sqlgate.yml"), config).unwrap();
-    for db_id in ["concert_singer", "pets_1", "poker_player", "singer"] {
-        let suite = source.join(db_id);
-        std::fs::create_dir_all(&suite).unwrap();
-        let original = root.join(format!("database/{db_id}/{db_id}.sqlite"));
-        std::fs::copy(&original, suite.join(format!("{db_id}.sqlite"))).unwrap();
-    }
-    let variant = source.join("concert_singer/concert_singer_1.sqlite");
-    std::fs::copy(
-        source.join("concert_singer/concert_singer.sqlite"),
-        &variant,
-    )
-    .unwrap();
-    rusqlite::Connection::open(&variant)
-        .unwrap()
-        .execute_batch(
-            "PRAGMA foreign_keys = OFF; \
-             DELETE FROM singer WHERE rowid = (SELECT max(rowid) FROM singer)",
-        )
-        .unwrap();
+    lay_out_suite(root, source);
     repo::init_main(source, "the suite");
     git(root, &["init", "-q", "-b", "main"]);
     let url = source.to_str().unwrap();
@@ -171,11 +134,7 @@ fn submodule_suite_pull_request(root: &Path, source: &Path, lever: bool) -> Stri
     repo::commit_all(root, "example");
     let base = repo::commit_baseline(root, "baseline");
     git(root, &["checkout", "-qb", "pr"]);
-    let predictions = root.join("predictions/C3.txt");
-    let text = std::fs::read_to_string(&predictions).unwrap();
-    let (first, rest) = text.split_once('\n').unwrap();
-    assert_eq!(first.trim(), "SELECT COUNT(*) FROM singer;");
-    std::fs::write(&predictions, format!("SELECT 6\n{rest}")).unwrap();
+    answer_the_count_with_a_constant(root);
     if lever {
         let singers = root.join("suite/concert_singer");
         std::fs::copy(
@@ -203,10 +162,9 @@ fn submodule_suite_pull_request(root: &Path, source: &Path, lever: bool) -> Stri
     base
 }
 
-/// A submodule the pull request's `.gitmodules` marks `ignore = all` is never listed by `git
-/// diff <base> --` (`TrustedBase::list_changed`), even when the pull request moved its recorded
-/// commit: the suite's variant is replaced by the original unseen, and no digest of a directory
-/// suite is kept in the baseline.
+/// A submodule the pull request's `.gitmodules` marks `ignore = all` and whose recorded commit it
+/// moved (the suite's variant replaced by the original): git lists it anyway
+/// (`--ignore-submodules=none`), and the suite's file digests differ from the baseline's.
 #[test]
 fn a_suite_submodule_moved_under_gitmodules_ignore_all_is_refused() {
     let dir = common::repo::example(false);

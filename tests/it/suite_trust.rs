@@ -49,13 +49,26 @@ fn suite_pull_request(
         );
     }
     std::fs::write(root.join("sqlgate.yml"), config).unwrap();
+    lay_out_suite(root, &root.join(folder));
+    let base = repo::gated_main(root);
+    git(root, &["checkout", "-qb", "pr"]);
+    answer_the_count_with_a_constant(root);
+    change(root);
+    repo::commit_all(root, "a constant for a count");
+    base
+}
+
+/// The example's four databases copied into `suite` (`<suite>/<db_id>/<db_id>.sqlite`), and for
+/// `concert_singer` a variant with one singer fewer (`concert_singer_1.sqlite`): 6 singers on
+/// the original, 5 on the variant.
+pub(crate) fn lay_out_suite(root: &std::path::Path, suite: &std::path::Path) {
     for db_id in ["concert_singer", "pets_1", "poker_player", "singer"] {
-        let suite = root.join(folder).join(db_id);
-        std::fs::create_dir_all(&suite).unwrap();
+        let folder = suite.join(db_id);
+        std::fs::create_dir_all(&folder).unwrap();
         let original = root.join(format!("database/{db_id}/{db_id}.sqlite"));
-        std::fs::copy(&original, suite.join(format!("{db_id}.sqlite"))).unwrap();
+        std::fs::copy(&original, folder.join(format!("{db_id}.sqlite"))).unwrap();
     }
-    let singers = root.join(folder).join("concert_singer");
+    let singers = suite.join("concert_singer");
     let variant = singers.join("concert_singer_1.sqlite");
     std::fs::copy(singers.join("concert_singer.sqlite"), &variant).unwrap();
     rusqlite::Connection::open(&variant)
@@ -65,24 +78,20 @@ fn suite_pull_request(
              DELETE FROM singer WHERE rowid = (SELECT max(rowid) FROM singer)",
         )
         .unwrap();
-    let base = repo::gated_main(root);
-    git(root, &["checkout", "-qb", "pr"]);
+}
+
+/// C3 answers item 0 (`SELECT COUNT(*) FROM singer`) with the constant `SELECT 6`: right on the
+/// original database, wrong on the suite's variant.
+pub(crate) fn answer_the_count_with_a_constant(root: &std::path::Path) {
     let predictions = root.join("predictions/C3.txt");
     let text = std::fs::read_to_string(&predictions).unwrap();
     let (first, rest) = text.split_once('\n').unwrap();
     assert_eq!(first.trim(), "SELECT COUNT(*) FROM singer;");
     std::fs::write(&predictions, format!("SELECT 6\n{rest}")).unwrap();
-    change(root);
-    repo::commit_all(root, "a constant for a count");
-    base
 }
 
-/// A directory suite is a dataset file a pull request may not change
-/// (`trust::dataset_changes`), and no digest of it is kept in the baseline (the dataset digest
-/// covers the gold, tables.json and the databases only). The change list is `git diff
-/// --name-only <base> --`, which detects renames and prints only the *new* path: a suite
-/// database moved out of the suite folder is not listed under it. Item 0 is then tested on the
-/// original database alone, where the constant is right: the regression is not seen.
+/// A suite database moved out of the suite folder is a dataset change: git lists it at its old
+/// path (`--no-renames`), where the base's suite is.
 #[test]
 fn a_suite_database_moved_out_of_the_suite_is_a_dataset_change() {
     let dir = common::repo::example(false);
@@ -103,10 +112,9 @@ fn control_the_whole_directory_suite_shows_the_regression() {
     assert_eq!(code, Some(1), "{out}");
 }
 
-/// The same rename, of a whole db_id folder of the suite, under a base config with
-/// `dataset.skip_missing_databases`: `Suite` finds no folder for `concert_singer`, which that
-/// setting allows, so every `concert_singer` item's `ts` is "skipped" and left out of the
-/// comparison (`comparison::unmeasured`), whatever its prediction.
+/// The same move, of a whole db_id folder of the suite, under a base config with
+/// `dataset.skip_missing_databases` (which would let the suite lack the folder and leave its
+/// items out): a dataset change, listed at the folder's old path.
 #[test]
 fn a_suite_folder_moved_out_is_a_dataset_change() {
     let dir = common::repo::example(false);
@@ -129,11 +137,9 @@ fn control_a_suite_folder_left_in_place_shows_the_regression() {
     assert_eq!(code, Some(1), "{out}");
 }
 
-/// The base's suite folder has a non-ASCII name (`suite-été`). git prints such paths quoted
-/// (`"suite-\\303\\251t\\303\\251/..."`, `core.quotePath`) in the `git diff --name-only` that
-/// `TrustedBase::list_changed` reads, so `files_under` never matches them to the folder: the pull
-/// request *overwrites* the suite's variant database with the original (no rename needed), and
-/// the constant is right on every database of the suite.
+/// A suite under a folder with a non-ASCII name (`suite-été`), whose paths git would quote
+/// (`core.quotePath`), is watched as any other: git lists changes with `-z`, names as they are,
+/// so overwriting the suite's variant with the original is a dataset change.
 #[test]
 fn a_suite_under_a_non_ascii_folder_is_watched_like_any_other() {
     let dir = common::repo::example(false);
