@@ -34,6 +34,8 @@ pub struct GateRun {
     pub features: crate::analysis::features::FeatureTable,
     /// A `datasets` entry the baseline holds no section for: nothing was compared on it.
     pub not_in_baseline: bool,
+    /// What the benchmark the pull request proposes would change, when it changes it.
+    pub benchmark_change: Option<crate::evidence::proposed::BenchmarkChange>,
 }
 
 /// The hidden marker of a config's comment: one sticky comment per config file, named by its
@@ -177,12 +179,13 @@ pub fn gate_run(
         )?,
     };
     let profile = crate::engine::profile::Profile::new(&config.compare);
-    let evidence = crate::evidence::gather(
+    let mut evidence = crate::evidence::gather(
         evaluation,
         &verdict,
         baseline.as_ref(),
         (&executor, &profile),
     );
+    evidence.benchmark_change = crate::evidence::proposed::gather(config, snapshot)?;
     let input = ReportInput {
         evaluation,
         analysis: &analysis,
@@ -214,6 +217,7 @@ pub fn gate_run(
         baseline_commit: baseline.and_then(|b| b.commit),
         features,
         not_in_baseline: not_in_baseline.is_some(),
+        benchmark_change: evidence.benchmark_change.clone(),
     })
 }
 

@@ -262,5 +262,8 @@ fn summary_document(run: &DatasetRun) -> anyhow::Result<serde_json::Value> {
     document["comparison_contract"] =
         serde_json::to_value(crate::analysis::baseline::Settings::of(&run.config))?;
     document["features"] = crate::report::features::features_json(&gate_run.features);
+    if let Some(change) = &gate_run.benchmark_change {
+        document["proposed_benchmark"] = serde_json::to_value(change)?;
+    }
     Ok(document)
 }

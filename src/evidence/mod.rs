@@ -2,9 +2,11 @@
 //! anything is rendered, and leaves plain data: the first result rows of the changed items the
 //! report shows (gold, baseline prediction and new prediction, as the comparison profile ran
 //! them, in `rows.rs`), and the gold audit of the regressed items and of the test suite's flips.
+//! What a pull request's benchmark change would do is scored here too (`proposed.rs`).
 //! The report then renders from the evaluation, the analyses, the verdict and this evidence; it
 //! runs nothing (`tests/it/layout.rs`).
 
+pub mod proposed;
 pub mod rows;
 
 use crate::analysis::audit::Finding;
@@ -29,6 +31,9 @@ pub struct Evidence {
     pub rows: BTreeMap<ChangedItem, String>,
     /// The gold audit's findings on the regressed items and the test suite's flips.
     pub gold_findings: Vec<Finding>,
+    /// What the benchmark a pull request proposes would change for the base's own systems,
+    /// when it changes the benchmark ([`proposed`]).
+    pub benchmark_change: Option<proposed::BenchmarkChange>,
 }
 
 /// The queries the run's outputs need, on `executor` as `profile` compares: result rows of the
@@ -60,6 +65,7 @@ pub fn gather(
     Evidence {
         rows,
         gold_findings: audit_changed(evaluation, verdict, (executor, profile)),
+        benchmark_change: None,
     }
 }
 

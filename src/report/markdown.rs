@@ -445,6 +445,7 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         baseline_commit => input.baseline.and_then(|b| b.commit.as_deref()).map(|s| s.chars().take(12).collect::<String>()),
         result_item_limit => RESULT_ITEM_LIMIT,
         gold_overrides => crate::report::audit::override_views(&input.evaluation.overrides),
+        proposed_benchmark => input.evidence.benchmark_change.as_ref().map(crate::report::proposed::view),
         flagged_regressions => crate::report::audit::flagged_views(&regressed_findings(input), &input.evaluation.overrides),
         ts_flip_splits => crate::report::audit::flip_splits(input.evaluation, &input.evidence.gold_findings),
     }

@@ -12,6 +12,7 @@ pub mod features;
 pub mod jsonl;
 pub mod junit;
 pub mod markdown;
+pub mod proposed;
 pub mod scatter;
 pub mod summary;
 pub mod unscored;

@@ -172,6 +172,12 @@ impl TrustedBase {
         Ok(nul_separated(&listed))
     }
 
+    /// Writes the base commit's file `name` (a repository path) into the new file `file`.
+    pub fn write_blob(&self, name: &str, file: &Path) -> Result<(), InputError> {
+        let object = format!("{}:{name}", self.commit);
+        super::git::blob_to_file(&self.root, &object, file).map_err(|e| base_error(file, e))
+    }
+
     /// The committer time of `commit` (seconds since 1970), when it is a commit id git knows.
     pub fn commit_time(&self, commit: &str) -> Option<i64> {
         if commit.is_empty() || !commit.chars().all(|c| c.is_ascii_hexdigit()) {

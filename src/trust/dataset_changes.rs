@@ -1,20 +1,17 @@
-//! Dataset files decide every verdict, so a pull request may not change them: the gold, the
-//! tables file, the databases, Spider 2.0's answers and a directory suite must be merged on the
-//! base first. Deleting, moving or replacing one is a change like any other.
+//! Dataset files decide every verdict, so a pull request's own versions never do: the gold, the
+//! tables file, the databases and Spider 2.0's answers it changes are read as the base commit
+//! has them ([`super::base_benchmark`]), and a directory suite must be merged on the base first.
+//! In a repair (the pull request's own config runs) every such change is refused. Deleting,
+//! moving or replacing one is a change like any other.
 
 use super::base::TrustedBase;
-use crate::input::config::{Config, SuiteKind};
+use crate::input::config::{Config, DatasetConfig, SuiteKind};
 use crate::util::error::InputError;
 use std::path::Path;
 
-/// Refuses a pull request that changes a dataset file of any dataset of `config`, naming them.
-pub fn refuse_dataset_changes(config: &Config, base: &TrustedBase) -> Result<(), InputError> {
-    (config.dataset_configs().iter()).try_for_each(|one| refuse_own(one, base))
-}
-
-/// [`refuse_dataset_changes`] for the one dataset of `config`.
-fn refuse_own(config: &Config, base: &TrustedBase) -> Result<(), InputError> {
-    let dataset = &config.dataset;
+/// The files of a dataset that decide its verdicts: the gold, the tables file, the databases
+/// and Spider 2.0's answers, as the config names them.
+pub(super) fn dataset_paths(dataset: &DatasetConfig) -> Vec<&Path> {
     let mut paths: Vec<&Path> = vec![&dataset.gold];
     let optional = [
         &dataset.databases,
@@ -24,9 +21,42 @@ fn refuse_own(config: &Config, base: &TrustedBase) -> Result<(), InputError> {
         &dataset.eval,
     ];
     paths.extend(optional.into_iter().flatten().map(|p| p.as_path()));
-    if config.suite.kind == SuiteKind::Directory {
-        paths.extend(config.suite.path.as_deref());
-    }
+    paths
+}
+
+/// Refuses a pull request that changes a dataset file or a directory suite of any dataset of
+/// `config`, naming them (a repair: the pull request's own config runs).
+pub fn refuse_dataset_changes(config: &Config, base: &TrustedBase) -> Result<(), InputError> {
+    (config.dataset_configs().iter()).try_for_each(|one| {
+        let mut paths = dataset_paths(&one.dataset);
+        paths.extend(directory_suite(one));
+        refuse(one, base, &paths, "the base commit's dataset")
+    })
+}
+
+/// Refuses a pull request that changes a directory suite of any dataset of `config`: the suite
+/// is merged on the base first.
+pub(super) fn refuse_suite_changes(config: &Config, base: &TrustedBase) -> Result<(), InputError> {
+    (config.dataset_configs().iter()).try_for_each(|one| {
+        let suite: Vec<&Path> = directory_suite(one).into_iter().collect();
+        refuse(one, base, &suite, "the base commit's suite")
+    })
+}
+
+/// A directory suite's folder, when the dataset has one.
+fn directory_suite(config: &Config) -> Option<&Path> {
+    (config.suite.kind == SuiteKind::Directory)
+        .then_some(config.suite.path.as_deref())
+        .flatten()
+}
+
+/// The error naming the files under `paths` the pull request changes, if any.
+fn refuse(
+    config: &Config,
+    base: &TrustedBase,
+    paths: &[&Path],
+    judged_with: &str,
+) -> Result<(), InputError> {
     let mut changed = Vec::new();
     for path in paths {
         changed.extend(base.changed_under(path)?);
@@ -37,8 +67,8 @@ fn refuse_own(config: &Config, base: &TrustedBase) -> Result<(), InputError> {
     Err(InputError::Config {
         path: config.path.clone(),
         message: format!(
-            "the pull request changes dataset files ({}); a pull request is judged with the \
-             base commit's dataset, so merge dataset changes on the base branch first",
+            "the pull request changes dataset files ({}); a pull request is judged with \
+             {judged_with}, so merge dataset changes on the base branch first",
             changed.join(", ")
         ),
     })

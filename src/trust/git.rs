@@ -42,3 +42,27 @@ pub fn query(folder: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
         Err(String::from_utf8_lossy(&output.stderr).trim().to_string())
     }
 }
+
+/// Writes the blob `object` (`<commit>:<path>`) of the repository at `folder` into the new file
+/// `file`, streamed (a database of the base commit can be larger than memory should hold); the
+/// error message when git fails.
+pub fn blob_to_file(folder: &Path, object: &str, file: &Path) -> Result<(), String> {
+    let out = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(file)
+        .map_err(|e| format!("{}: {e}", file.display()))?;
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(folder)
+        .args(["cat-file", "blob", object])
+        .env("GIT_ATTR_SOURCE", EMPTY_TREE)
+        .stdout(out)
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&output.stderr).trim().to_string())
+    }
+}

@@ -15,7 +15,8 @@
 //!   scores are shown with a note.
 
 use super::base::TrustedBase;
-use super::dataset_changes::refuse_dataset_changes;
+use super::base_benchmark::judge_on_base_benchmark;
+use super::dataset_changes::{refuse_dataset_changes, refuse_suite_changes};
 use super::Settlement;
 use crate::analysis::baseline::Baseline;
 use crate::input::config::{BaselineConfig, Config, GateConfig};
@@ -53,18 +54,38 @@ fn parse_base(path: &Path, text: &[u8]) -> Result<Config, InputError> {
     Config::parse(text, path)
 }
 
-/// The base's config (`config`, parsed from its text) governing the run: dataset files the pull
-/// request changes are refused, then the config is checked against the working tree, and a
+/// The base's config (`config`, parsed from its text) governing the run: a directory suite the
+/// pull request changes is refused, dataset files it changes are read as the base has them
+/// (the proposed ones must load), then the config is checked against the working tree, and a
 /// changed config noted. A folder or file it names that the pull request deleted, moved or
-/// replaced is a change to the benchmark (refused), and any other working-tree error is an error
-/// of this run, never a reason to run the pull request's config.
+/// replaced is a change to the benchmark, and any other working-tree error is an error of this
+/// run, never a reason to run the pull request's config.
 fn settle_base(path: &Path, base: &TrustedBase, config: Config) -> Result<Settlement, InputError> {
-    refuse_dataset_changes(&config, base)?;
-    let mut settlement = Settlement::new(config.inside_workspace()?, Settled::Base);
+    refuse_suite_changes(&config, base)?;
+    let (config, base_benchmark) = judge_on_base_benchmark(config, base)?;
+    let mut settlement = Settlement::new(config, Settled::Base);
     if base.changes(path)? {
         (settlement.ignored_changes).push(format!("config {}", path.display()));
     }
+    for proposed in &base_benchmark.proposed {
+        settlement.notes.push(benchmark_note(proposed));
+    }
+    settlement.base_benchmark = base_benchmark;
     Ok(settlement)
+}
+
+/// What the report says of a dataset whose benchmark the pull request changes.
+fn benchmark_note(proposed: &crate::input::trusted::ProposedBenchmark) -> String {
+    let dataset = match &proposed.dataset {
+        Some(name) => format!("dataset `{name}`'s benchmark"),
+        None => "the benchmark".to_string(),
+    };
+    format!(
+        "this pull request changes {dataset} ({}): its predictions are scored on the base \
+         commit's benchmark, and \"Proposed benchmark\" shows what the change would do to the \
+         base's own predictions",
+        proposed.changed.join(", ")
+    )
 }
 
 /// How many commits of a baseline ref are searched for a baseline made at an ancestor of the

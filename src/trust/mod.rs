@@ -9,9 +9,11 @@
 //! `git.rs` is the one place git runs,
 //! `lifecycle.rs` settles whose config governs, `repair.rs` what the base's baseline still
 //! decides when the pull request's config runs, `dataset_changes.rs` refuses changed dataset
-//! files, `read.rs` reads the trusted inputs into the snapshot.
+//! files (a repair) and suites, `base_benchmark.rs` copies the base's benchmark a pull request
+//! changes, `read.rs` reads the trusted inputs into the snapshot.
 
 pub mod base;
+pub mod base_benchmark;
 mod base_text;
 mod dataset_changes;
 pub mod git;
@@ -36,6 +38,8 @@ pub struct Settlement {
     pub notes: Vec<String>,
     /// Trusted inputs the pull request changes whose base versions are used (`config x.yml`).
     pub ignored_changes: Vec<String>,
+    /// The base commit's copies of the benchmark files the pull request changes.
+    pub base_benchmark: base_benchmark::BaseBenchmark,
 }
 
 impl Settlement {
@@ -46,6 +50,7 @@ impl Settlement {
             settled,
             notes: Vec::new(),
             ignored_changes: Vec::new(),
+            base_benchmark: base_benchmark::BaseBenchmark::default(),
         }
     }
 }

@@ -25,6 +25,8 @@ pub fn snapshot(
         repository: base.map(|b| b.root.clone()),
         notes: settlement.notes.clone(),
         ignored_changes: settlement.ignored_changes.clone(),
+        proposed_benchmarks: settlement.base_benchmark.proposed.clone(),
+        base_copies: settlement.base_benchmark.copies.clone(),
         ..Snapshot::default()
     };
     if let Some(base) = base {

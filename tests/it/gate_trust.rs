@@ -82,7 +82,7 @@ fn the_base_of_a_pull_request_event_is_trusted_in_actions() {
 }
 
 #[test]
-fn dataset_changes_in_a_pull_request_are_refused() {
+fn dataset_changes_in_a_pull_request_are_scored_on_the_base_dataset() {
     let (dir, base) = repository_with_forged_baseline();
     let root = dir.path();
     let gold = root.join("dev_gold.sql");
@@ -91,8 +91,14 @@ fn dataset_changes_in_a_pull_request_are_refused() {
         .replacen("SELECT", "select", 1);
     std::fs::write(&gold, changed).unwrap();
     let run = judged(root, &base, &[]);
-    let out = common::exited(&run, 2);
-    common::assert_contains(&out, &["changes dataset files (dev_gold.sql)"]);
+    let out = common::exited(&run, 1);
+    common::assert_contains(
+        &out,
+        &[
+            "gate failed: C3 ex 94.9 -> 77.7",
+            "this pull request changes the benchmark (dev_gold.sql)",
+        ],
+    );
 }
 
 #[test]

@@ -9,6 +9,7 @@ mod adoption;
 mod bad_input;
 mod baseline_store;
 mod benchmark_checks;
+mod benchmark_pr;
 mod bird;
 mod bounded_reads;
 mod bounds;

@@ -68,6 +68,60 @@ pub struct Snapshot {
     /// The report template the pull request proposes (its config's, where its tree changes it),
     /// which must render once merged: its path and text.
     pub proposed_template: Option<(PathBuf, String)>,
+    /// The benchmarks this pull request changes, one per dataset: the run scores its
+    /// predictions on the base commit's copies, and shows what the proposed files would change.
+    pub proposed_benchmarks: Vec<ProposedBenchmark>,
+    /// The folder of the base commit's benchmark copies (and predictions) the run reads in place
+    /// of the files the pull request changes; removed when the last holder is dropped.
+    pub base_copies: Option<std::sync::Arc<BaseCopies>>,
+}
+
+/// A dataset whose benchmark files a pull request changes: the governing config reads the base
+/// commit's copies instead, and this keeps what the pull request proposes, so the report can
+/// show what merging it would change for the base's own predictions.
+#[derive(Debug, Clone)]
+pub struct ProposedBenchmark {
+    /// The `datasets` entry's name; `None` in a one-dataset config.
+    pub dataset: Option<String>,
+    /// The repository files the pull request changes, `/`-separated.
+    pub changed: Vec<String>,
+    /// The dataset section with the pull request's files (the working tree's paths).
+    pub proposed: crate::input::config::DatasetConfig,
+    /// The base commit's prediction files of the dataset's systems (copies), re-scored on both
+    /// benchmarks.
+    pub base_predictions: Vec<crate::input::config::PredictionSpec>,
+    /// Systems not re-scored, each with why (`x (a glob)`, `y (not on the base commit)`).
+    pub skipped: Vec<String>,
+}
+
+/// A folder sqlgate made for one run (outside the workspace, created new, so nothing a pull
+/// request committed is inside it), removed with everything in it when dropped.
+#[derive(Debug)]
+pub struct BaseCopies {
+    /// The folder.
+    pub folder: PathBuf,
+}
+
+impl BaseCopies {
+    /// A new, empty folder under the system's temporary folder; an error when it exists
+    /// (`create_dir` does not follow or reuse what is there).
+    pub fn create() -> Result<BaseCopies, InputError> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let folder = std::env::temp_dir().join(format!(
+            "sqlgate-base-benchmark-{}-{nanos}",
+            std::process::id()
+        ));
+        std::fs::create_dir(&folder).map_err(|e| InputError::read(&folder, e))?;
+        Ok(BaseCopies { folder })
+    }
+}
+
+impl Drop for BaseCopies {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.folder);
+    }
 }
 
 impl Snapshot {

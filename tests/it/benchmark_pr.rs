@@ -1,0 +1,191 @@
+//! Pull requests that change the benchmark (issue 45): they are scored on the base commit's
+//! benchmark and pass or fail on their predictions as usual, the comment shows what the proposed
+//! benchmark would do to the base's own predictions, and a proposed benchmark that does not load
+//! is an input error (once merged, no pull request could be gated).
+
+use crate::common;
+use common::git;
+use common::repo::{self, judged};
+use std::path::Path;
+
+/// The bundled example on `main` with its baseline, checked out on a pull-request branch;
+/// returns the folder and the base commit.
+fn pull_request() -> (tempfile::TempDir, String) {
+    let dir = repo::example(false);
+    let base = repo::gated_main(dir.path());
+    git(dir.path(), &["checkout", "-qb", "pr"]);
+    (dir, base)
+}
+
+/// Rewrites the gold query of the 0-based items `items` of the example's gold file as `sql`.
+fn rewrite_golds(root: &Path, items: impl Fn(usize) -> bool, sql: &str) {
+    let path = root.join("dev_gold.sql");
+    let lines: Vec<String> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .enumerate()
+        .map(|(i, line)| match (items(i), line.split_once('\t')) {
+            (true, Some((_, db_id))) => format!("{sql}\t{db_id}"),
+            _ => line.to_string(),
+        })
+        .collect();
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+}
+
+/// Rewrites the predictions of `system` whose 0-based line `items` selects as `sql`.
+fn rewrite_predictions(root: &Path, system: &str, items: impl Fn(usize) -> bool, sql: &str) {
+    let path = root.join(format!("predictions/{system}.txt"));
+    let lines: Vec<String> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .enumerate()
+        .map(|(i, line)| {
+            if items(i) {
+                sql.to_string()
+            } else {
+                line.to_string()
+            }
+        })
+        .collect();
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+}
+
+/// The `summary.json` the run wrote in `root`.
+fn summary(root: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(root.join("summary.json")).unwrap()).unwrap()
+}
+
+/// Runs the pull request against `base`, writing `summary.json`.
+fn judge(root: &Path, base: &str) -> std::process::Output {
+    judged(root, base, &["--summary", "summary.json"])
+}
+
+/// Whether `system`'s item `index` is right (`ex`) in the example's stored baseline.
+fn right_in_baseline(root: &Path, system: &str, index: usize) -> bool {
+    let baseline: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join("baseline.json")).unwrap()).unwrap();
+    let items = baseline["systems"][system].as_array().unwrap();
+    let item = items.iter().find(|i| i["index"] == index).unwrap();
+    item["metrics"]["ex"] == 1.0
+}
+
+#[test]
+fn a_gold_fix_is_scored_on_the_base_benchmark_and_shows_what_it_changes() {
+    let (dir, base) = pull_request();
+    let root = dir.path();
+    // Items 0 and 1 count singers; a gold that counts none of them makes every system wrong.
+    rewrite_golds(
+        root,
+        |i| i < 2,
+        "SELECT count(*) FROM singer WHERE age > 1000",
+    );
+    repo::commit_all(root, "a stricter gold");
+    let run = judge(root, &base);
+    let out = common::exited(&run, 0);
+    common::assert_contains(
+        &out,
+        &[
+            "this pull request changes the benchmark (dev_gold.sql)",
+            "Proposed benchmark",
+        ],
+    );
+    let change = &summary(root)["proposed_benchmark"];
+    assert_eq!(change["changed"], serde_json::json!(["dev_gold.sql"]));
+    assert_eq!(change["metric"], "ex");
+    assert_eq!(change["paired_by"], "position");
+    for system in change["systems"].as_array().unwrap() {
+        let name = system["name"].as_str().unwrap();
+        let was_right: Vec<usize> = (0..2)
+            .filter(|&i| right_in_baseline(root, name, i))
+            .collect();
+        assert!(!was_right.is_empty(), "{name} gets item 0 or 1 right");
+        assert_eq!(system["turn_wrong"], serde_json::json!(was_right), "{name}");
+        assert_eq!(system["turn_right"], serde_json::json!([]), "{name}");
+        let (before, after) = (&system["right_on_base"], &system["right_on_proposed"]);
+        assert_eq!(
+            before.as_u64().unwrap() - after.as_u64().unwrap(),
+            was_right.len() as u64,
+            "{name}"
+        );
+    }
+    assert_eq!(change["systems"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn a_gold_rewritten_to_fit_worse_predictions_does_not_hide_the_regression() {
+    let (dir, base) = pull_request();
+    let root = dir.path();
+    // Items 0-29 ask about concert_singer. The pull request makes its wrong answers the gold's:
+    // on its own benchmark C3 would lose nothing, so only a run on the base's benchmark sees
+    // the drop.
+    let wrong = "SELECT name FROM singer WHERE singer_id < 0";
+    rewrite_predictions(root, "C3", |i| i < 30, wrong);
+    rewrite_golds(root, |i| i < 30, wrong);
+    repo::commit_all(root, "worse predictions, and golds that agree");
+    let run = judge(root, &base);
+    let out = common::exited(&run, 1);
+    common::assert_contains(
+        &out,
+        &[
+            "gate failed: C3 ex 94.9 -> ",
+            "this pull request changes the benchmark (dev_gold.sql)",
+        ],
+    );
+    let change = &summary(root)["proposed_benchmark"];
+    let c3 = (change["systems"].as_array().unwrap().iter())
+        .find(|s| s["name"] == "C3")
+        .unwrap();
+    assert!(
+        c3["turn_wrong"].as_array().unwrap().len() >= 25,
+        "the base's C3 was right on most of those items: {c3}"
+    );
+}
+
+#[test]
+fn a_changed_database_is_scored_as_the_base_has_it() {
+    let (dir, base) = pull_request();
+    let root = dir.path();
+    let database = root.join("database/concert_singer/concert_singer.sqlite");
+    let connection = rusqlite::Connection::open(&database).unwrap();
+    connection
+        .execute("UPDATE singer SET name = 'someone', age = 1", [])
+        .unwrap();
+    drop(connection);
+    repo::commit_all(root, "a changed database");
+    let run = judge(root, &base);
+    common::exited(&run, 0);
+    let change = &summary(root)["proposed_benchmark"];
+    assert_eq!(
+        change["changed"],
+        serde_json::json!(["database/concert_singer/concert_singer.sqlite"])
+    );
+    let c3 = (change["systems"].as_array().unwrap().iter())
+        .find(|s| s["name"] == "C3")
+        .unwrap();
+    let right = |key: &str| c3[key].as_u64().unwrap();
+    assert!(
+        right("right_on_proposed") < right("right_on_base"),
+        "the singers' names and ages changed under the golds: {c3}"
+    );
+}
+
+#[test]
+fn a_proposed_benchmark_that_does_not_score_is_an_input_error() {
+    let (dir, base) = pull_request();
+    let root = dir.path();
+    let path = root.join("dev_gold.sql");
+    let gold = std::fs::read_to_string(&path).unwrap();
+    let broken = gold.replacen("\tconcert_singer", "\tno_such_database", 1);
+    std::fs::write(&path, broken).unwrap();
+    repo::commit_all(root, "a gold naming a database that does not exist");
+    let run = judge(root, &base);
+    let out = common::exited(&run, 2);
+    common::assert_contains(
+        &out,
+        &[
+            "the pull request changes dataset files (dev_gold.sql)",
+            "the benchmark it proposes does not score",
+            "no_such_database",
+        ],
+    );
+}
