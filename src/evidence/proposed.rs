@@ -1,6 +1,6 @@
 //! What a pull request's benchmark change would do once merged: the base commit's own
-//! predictions scored with the gate metric on the base's benchmark and on the one the pull
-//! request proposes, item by item. The pull request itself is judged on the base's benchmark
+//! predictions scored with the gate metric on the base's benchmark and overrides and on the ones
+//! the pull request proposes, item by item. The pull request itself is judged on the base's benchmark
 //! (see `trust::base_benchmark`); this only informs the reviewer, and decides nothing.
 
 use crate::analysis::records::{records, ItemRecord};
@@ -56,10 +56,16 @@ pub fn gather(config: &Config, snapshot: &Snapshot) -> Result<Option<BenchmarkCh
     let metric = config.gate_metric().to_string();
     let on_base = base_systems(config, proposed, &metric);
     let mut on_proposed = on_base.clone();
-    on_proposed.dataset = proposed.proposed.clone();
+    if let Some(dataset) = &proposed.proposed {
+        on_proposed.dataset = dataset.clone();
+    }
+    let mut with_proposed = snapshot.clone();
+    if let Some((path, file)) = &proposed.overrides {
+        with_proposed.files.insert(path.clone(), file.clone());
+    }
     let before = evaluate(&on_base, snapshot)?;
     let after =
-        evaluate(&on_proposed, snapshot).map_err(|e| proposed_error(config, proposed, &e))?;
+        evaluate(&on_proposed, &with_proposed).map_err(|e| proposed_error(config, proposed, &e))?;
     Ok(Some(compare(proposed, &metric, (&before, &after))))
 }
 

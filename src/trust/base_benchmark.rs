@@ -1,17 +1,18 @@
 //! A pull request that changes the benchmark (a gold, the tables file, a database, Spider 2.0's
-//! answers) has a path to merge: its predictions are scored on the base commit's benchmark, as
-//! they would be without the change, and the pull request passes or fails on them as usual. The
-//! base's versions of the dataset's files are copied into a folder of the run's own (files the
-//! pull request left alone from the working tree, the rest from git), the governing config reads
-//! them there, and what the pull request proposes is kept, so the evidence phase can score the
-//! base's own predictions on both benchmarks and the report can show what merging it would
-//! change. The proposed benchmark must load (once merged, every later pull request is judged
-//! with it).
+//! answers) or its reviewed gold overrides has a path to merge: its predictions are scored on the
+//! base commit's benchmark and overrides, as they would be without the change, and the pull
+//! request passes or fails on them as usual. The base's versions of the dataset's files are
+//! copied into a folder of the run's own (files the pull request left alone from the working
+//! tree, the rest from git), the governing config reads them there (the overrides are read from
+//! the base by the trust stage anyway), and what the pull request proposes is kept, so the
+//! evidence phase can score the base's own predictions both ways and the report can show what
+//! merging it would change. The proposed benchmark must load (once merged, every later pull
+//! request is judged with it).
 
 use super::base::TrustedBase;
 use super::dataset_changes::dataset_paths;
 use crate::input::config::{Config, DatasetConfig, PredictionSpec};
-use crate::input::trusted::{BaseCopies, ProposedBenchmark};
+use crate::input::trusted::{BaseCopies, ProposedBenchmark, TrustedFile};
 use crate::util::error::InputError;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -36,11 +37,18 @@ pub(super) fn judge_on_base_benchmark(
     let mut found = BaseBenchmark::default();
     let mut on_base = Vec::new();
     for one in config.dataset_configs() {
-        let changed = changed_files(&one.dataset, base)?;
-        if changed.is_empty() {
+        let benchmark = changed_files(&one.dataset, base)?;
+        let overrides = proposed_overrides(&one, base)?;
+        if benchmark.is_empty() && overrides.is_none() {
             continue;
         }
-        check_proposed_loads(&one, &changed)?;
+        if !benchmark.is_empty() {
+            check_proposed_loads(&one, &benchmark)?;
+        }
+        let mut changed = benchmark.clone();
+        if let Some((path, _)) = &overrides {
+            changed.extend(base.repo_path(path)?);
+        }
         let copies = match &found.copies {
             Some(copies) => Arc::clone(copies),
             None => Arc::new(BaseCopies::create()?),
@@ -48,13 +56,16 @@ pub(super) fn judge_on_base_benchmark(
         found.copies = Some(Arc::clone(&copies));
         let into = copies.folder.join(format!("{}", found.proposed.len()));
         let (base_predictions, skipped) = copy_predictions(&one.predictions, base, &into)?;
-        let mut copied = one.dataset.clone();
-        copy_dataset(&mut copied, base, (&into, &changed))?;
-        on_base.push((one.dataset_name.clone(), copied));
+        if !benchmark.is_empty() {
+            let mut copied = one.dataset.clone();
+            copy_dataset(&mut copied, base, (&into, &benchmark))?;
+            on_base.push((one.dataset_name.clone(), copied));
+        }
         found.proposed.push(ProposedBenchmark {
             dataset: one.dataset_name.clone(),
             changed,
-            proposed: one.dataset.clone(),
+            proposed: (!benchmark.is_empty()).then(|| one.dataset.clone()),
+            overrides,
             base_predictions,
             skipped,
         });
@@ -64,6 +75,41 @@ pub(super) fn judge_on_base_benchmark(
         *dataset_mut(&mut config, name.as_deref()) = copied;
     }
     Ok((config, found))
+}
+
+/// The pull request's version of the dataset's reviewed gold overrides, when it changes them:
+/// read bounded, as a regular file of the repository (never through a link), `bytes: None` when
+/// it deletes them.
+fn proposed_overrides(
+    one: &Config,
+    base: &TrustedBase,
+) -> Result<Option<(PathBuf, TrustedFile)>, InputError> {
+    let Some(path) = &one.audit.overrides else {
+        return Ok(None);
+    };
+    if !base.changes(path)? {
+        return Ok(None);
+    }
+    let key = crate::input::trusted::absolute(path);
+    let Ok(metadata) = std::fs::symlink_metadata(path) else {
+        return Ok(Some((key, TrustedFile::default())));
+    };
+    if metadata.file_type().is_symlink() {
+        return Err(InputError::Config {
+            path: one.path.clone(),
+            message: format!(
+                "`audit.overrides`: this pull request's {} is a symbolic link; a pull request's \
+                 overrides are read only as a regular file of the repository",
+                path.display()
+            ),
+        });
+    }
+    let bytes = crate::util::error::read_bounded(path, crate::util::error::MAX_INPUT_BYTES)?;
+    let file = TrustedFile {
+        bytes: Some(bytes),
+        changed: false,
+    };
+    Ok(Some((key, file)))
 }
 
 /// The files of `dataset` the pull request changes, sorted.

@@ -67,7 +67,11 @@ fn settle_base(path: &Path, base: &TrustedBase, config: Config) -> Result<Settle
     if base.changes(path)? {
         (settlement.ignored_changes).push(format!("config {}", path.display()));
     }
-    for proposed in &base_benchmark.proposed {
+    let changes_benchmark = base_benchmark
+        .proposed
+        .iter()
+        .filter(|p| p.proposed.is_some());
+    for proposed in changes_benchmark {
         settlement.notes.push(benchmark_note(proposed));
     }
     settlement.base_benchmark = base_benchmark;

@@ -118,6 +118,34 @@ fn a_pull_request_cannot_bring_its_own_overrides() {
 }
 
 #[test]
+fn a_pull_requests_own_overrides_show_what_they_would_change_once_merged() {
+    let dir = example();
+    let root = dir.path();
+    let (index, sql) = first_wrong(root);
+    let base = repo::commit_baseline(root, "baseline");
+    git(root, &["checkout", "-qb", "pr"]);
+    std::fs::write(root.join("overrides.jsonl"), alternative(index, &sql)).unwrap();
+    git(root, &["commit", "-qam", "my prediction is a gold too"]);
+    let args = [
+        &repo::EVAL[..],
+        &["--trusted-base", &base, "--summary", "s.json"],
+    ]
+    .concat();
+    common::exited(&sqlgate_in(root, &args, &[]), 0);
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join("s.json")).unwrap()).unwrap();
+    let change = &summary["proposed_benchmark"];
+    assert_eq!(change["changed"], serde_json::json!(["overrides.jsonl"]));
+    let c3 = (change["systems"].as_array().unwrap().iter())
+        .find(|s| s["name"] == "C3")
+        .unwrap();
+    assert_eq!(c3["turn_right"], serde_json::json!([index]), "{change}");
+    assert_eq!(c3["turn_wrong"], serde_json::json!([]), "{change}");
+    let report = std::fs::read_to_string(root.join("sqlgate-report.md")).unwrap();
+    common::assert_contains(&report, &["Proposed benchmark", "changes overrides.jsonl"]);
+}
+
+#[test]
 fn an_override_naming_an_item_the_dataset_lacks_is_an_input_error() {
     let dir = example();
     let root = dir.path();

@@ -37,7 +37,7 @@ pub struct TrustedFile {
 /// Everything the trust stage read, handed to every later stage that needs a trusted input.
 /// The default is a run outside a pull request that read nothing ahead (its trusted inputs are
 /// the working tree's files, read when asked).
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     /// Whose config governs the run.
     pub settled: Settled,
@@ -76,17 +76,21 @@ pub struct Snapshot {
     pub base_copies: Option<std::sync::Arc<BaseCopies>>,
 }
 
-/// A dataset whose benchmark files a pull request changes: the governing config reads the base
-/// commit's copies instead, and this keeps what the pull request proposes, so the report can
-/// show what merging it would change for the base's own predictions.
+/// A dataset whose benchmark files or reviewed gold overrides a pull request changes: the
+/// governing config reads the base commit's versions, and this keeps what the pull request
+/// proposes, so the report can show what merging it would change for the base's own predictions.
 #[derive(Debug, Clone)]
 pub struct ProposedBenchmark {
     /// The `datasets` entry's name; `None` in a one-dataset config.
     pub dataset: Option<String>,
     /// The repository files the pull request changes, `/`-separated.
     pub changed: Vec<String>,
-    /// The dataset section with the pull request's files (the working tree's paths).
-    pub proposed: crate::input::config::DatasetConfig,
+    /// The dataset section with the pull request's files (the working tree's paths), when it
+    /// changes benchmark files.
+    pub proposed: Option<crate::input::config::DatasetConfig>,
+    /// The pull request's version of the reviewed gold overrides (`audit.overrides`, by
+    /// absolute path; `bytes: None` when it deletes them), when it changes them.
+    pub overrides: Option<(PathBuf, TrustedFile)>,
     /// The base commit's prediction files of the dataset's systems (copies), re-scored on both
     /// benchmarks.
     pub base_predictions: Vec<crate::input::config::PredictionSpec>,
