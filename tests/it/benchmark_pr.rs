@@ -4,8 +4,8 @@
 //! is an input error (once merged, no pull request could be gated).
 
 use crate::common;
-use common::git;
 use common::repo::{self, judged};
+use common::{git, rewrite_predictions};
 use std::path::Path;
 
 /// The bundled example on `main` with its baseline, checked out on a pull-request branch;
@@ -32,27 +32,16 @@ fn rewrite_golds(root: &Path, items: impl Fn(usize) -> bool, sql: &str) {
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
 }
 
-/// Rewrites the predictions of `system` whose 0-based line `items` selects as `sql`.
-fn rewrite_predictions(root: &Path, system: &str, items: impl Fn(usize) -> bool, sql: &str) {
-    let path = root.join(format!("predictions/{system}.txt"));
-    let lines: Vec<String> = std::fs::read_to_string(&path)
-        .unwrap()
-        .lines()
-        .enumerate()
-        .map(|(i, line)| {
-            if items(i) {
-                sql.to_string()
-            } else {
-                line.to_string()
-            }
-        })
-        .collect();
-    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-}
-
 /// The `summary.json` the run wrote in `root`.
 fn summary(root: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(root.join("summary.json")).unwrap()).unwrap()
+}
+
+/// The proposed-benchmark entry of `system` in `summary.json`'s `proposed_benchmark`.
+fn system<'a>(change: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    (change["systems"].as_array().unwrap().iter())
+        .find(|s| s["name"] == name)
+        .unwrap()
 }
 
 /// Runs the pull request against `base`, writing `summary.json`.
@@ -132,9 +121,7 @@ fn a_gold_rewritten_to_fit_worse_predictions_does_not_hide_the_regression() {
         ],
     );
     let change = &summary(root)["proposed_benchmark"];
-    let c3 = (change["systems"].as_array().unwrap().iter())
-        .find(|s| s["name"] == "C3")
-        .unwrap();
+    let c3 = system(change, "C3");
     assert!(
         c3["turn_wrong"].as_array().unwrap().len() >= 25,
         "the base's C3 was right on most of those items: {c3}"
@@ -159,9 +146,7 @@ fn a_changed_database_is_scored_as_the_base_has_it() {
         change["changed"],
         serde_json::json!(["database/concert_singer/concert_singer.sqlite"])
     );
-    let c3 = (change["systems"].as_array().unwrap().iter())
-        .find(|s| s["name"] == "C3")
-        .unwrap();
+    let c3 = system(change, "C3");
     let right = |key: &str| c3[key].as_u64().unwrap();
     assert!(
         right("right_on_proposed") < right("right_on_base"),

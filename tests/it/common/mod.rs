@@ -353,29 +353,23 @@ pub mod trust_flow;
 
 /// Rewrites the first `count` predictions of `system` as a query that is wrong everywhere.
 pub fn break_predictions(dir: &Path, system: &str, count: usize) {
-    break_prediction_lines(dir, system, |i| i < count);
+    rewrite_predictions(dir, system, |i| i < count, "SELECT 'wrong'");
 }
 
 /// Rewrites the prediction of item `index` of `system` as a query that is wrong everywhere.
 pub fn break_prediction(dir: &Path, system: &str, index: usize) {
-    break_prediction_lines(dir, system, |i| i == index);
+    rewrite_predictions(dir, system, |i| i == index, "SELECT 'wrong'");
 }
 
 /// Rewrites the predictions of `system` (`predictions/SYSTEM.txt` in `dir`) whose 0-based line
-/// `broken` selects as a query that is wrong everywhere.
-fn break_prediction_lines(dir: &Path, system: &str, broken: impl Fn(usize) -> bool) {
+/// `chosen` selects as `sql`.
+pub fn rewrite_predictions(dir: &Path, system: &str, chosen: impl Fn(usize) -> bool, sql: &str) {
     let path = dir.join(format!("predictions/{system}.txt"));
     let lines: Vec<String> = std::fs::read_to_string(&path)
         .unwrap()
         .lines()
         .enumerate()
-        .map(|(i, l)| {
-            if broken(i) {
-                "SELECT 'wrong'".into()
-            } else {
-                l.to_string()
-            }
-        })
+        .map(|(i, l)| if chosen(i) { sql } else { l }.to_string())
         .collect();
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
 }
