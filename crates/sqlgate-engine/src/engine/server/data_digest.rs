@@ -291,10 +291,12 @@ fn postgres_database(
     for table in tables {
         let (key, quoted): (String, String) = (table.get(0), table.get(1));
         let columns: Option<String> = table.get(2);
+        // `ROW(t.*)`, not `t`: a column named `t` would win over the table alias and be the only
+        // thing hashed (red team round 7); for every other table the text is the same.
         let row = client.query_one(
             &format!(
                 "SELECT count(*), encode(sha256(coalesce(string_agg(h, ''::bytea ORDER BY h), ''::bytea)), 'hex') \
-                 FROM (SELECT sha256(convert_to(t::text, 'UTF8')) h FROM {quoted} t) r"
+                 FROM (SELECT sha256(convert_to(ROW(t.*)::text, 'UTF8')) h FROM {quoted} t) r"
             ),
             &[],
         )?;
@@ -306,7 +308,7 @@ fn postgres_database(
             .query_one(
                 &format!(
                     "SELECT encode(sha256(coalesce(string_agg(h, ''::bytea), ''::bytea)), 'hex') \
-                     FROM (SELECT sha256(convert_to(t::text, 'UTF8')) h FROM {quoted} t) r"
+                     FROM (SELECT sha256(convert_to(ROW(t.*)::text, 'UTF8')) h FROM {quoted} t) r"
                 ),
                 &[],
             )?
