@@ -369,8 +369,8 @@ fn config_errors_are_refused_before_any_connection() {
         (
             "{ kind: oracle, url_env: X }",
             "",
-            "sqlgate.yml: `dataset.engine.kind`: unknown engine `oracle`; the engines are \
-             `sqlite`, `postgresql`, `mysql`",
+            "sqlgate.yml: dataset.engine.kind: unknown engine `oracle`; the engines are \
+             `sqlite`, `postgresql`, `mysql` at line 1 column",
         ),
         (
             "{ kind: postgresql, url_env: X, options: { path: a.db } }",

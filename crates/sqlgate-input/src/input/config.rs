@@ -617,7 +617,9 @@ impl Config {
         path: &Path,
         engines: &dyn EngineCatalog,
     ) -> Result<Config, InputError> {
-        let mut config: Config = serde_norway::from_str(text).map_err(|e| InputError::Config {
+        let parsed =
+            crate::input::engine::parsing_against(engines, || serde_norway::from_str(text));
+        let mut config: Config = parsed.map_err(|e: serde_norway::Error| InputError::Config {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;

@@ -94,11 +94,53 @@ impl<'de> Deserialize<'de> for EngineName {
             }
 
             fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<EngineName, E> {
-                EngineName::try_from(name.to_string()).map_err(E::custom)
+                let name = EngineName::try_from(name.to_string()).map_err(E::custom)?;
+                match PARSING_AGAINST.with(|known| unknown(&name, known.borrow().as_deref())) {
+                    Some(message) => Err(E::custom(message)),
+                    None => Ok(name),
+                }
             }
         }
         deserializer.deserialize_str(Name)
     }
+}
+
+thread_local! {
+    /// The names of the engines the config parsed on this thread may name, for the length of
+    /// one parse ([`parsing_against`]): serde hands a deserializer no value, and a name checked
+    /// as its scalar is read gets the parse's error with its line.
+    static PARSING_AGAINST: std::cell::RefCell<Option<Vec<&'static str>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `parse` with `engines`' names as the only ones an [`EngineName`] read on this thread may
+/// take (any well-formed name outside it), restoring what was there after.
+pub(crate) fn parsing_against<T>(engines: &dyn EngineCatalog, parse: impl FnOnce() -> T) -> T {
+    /// Puts the names that were in force back, however the parse ends.
+    struct Restore(Option<Vec<&'static str>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            PARSING_AGAINST.with(|known| *known.borrow_mut() = self.0.take());
+        }
+    }
+    let _restore = Restore(PARSING_AGAINST.with(|known| known.replace(Some(engines.names()))));
+    parse()
+}
+
+/// Why `name` is refused when the engines are `known`: `None` when it is one of them (or no list
+/// is in force).
+fn unknown(name: &EngineName, known: Option<&[&'static str]>) -> Option<String> {
+    let known = known.filter(|known| !known.contains(&name.as_str()))?;
+    Some(refusal(name, known))
+}
+
+/// The refusal of `name`, listing the engines there are (`known`).
+fn refusal(name: &EngineName, known: &[&'static str]) -> String {
+    let listed: Vec<String> = known.iter().map(|name| format!("`{name}`")).collect();
+    format!(
+        "unknown engine `{name}`; the engines are {}",
+        listed.join(", ")
+    )
 }
 
 impl std::fmt::Display for EngineName {
@@ -122,15 +164,9 @@ pub trait EngineCatalog {
     fn check_keys(&self, section: &EngineConfig) -> Result<(), String>;
 }
 
-/// The error of an engine `name` no engine has, at `key`, listing the engines there are.
+/// The error of an engine `name` no engine of `engines` has, at `key`, listing those there are.
 pub fn unknown_engine(key: &str, name: &EngineName, engines: &dyn EngineCatalog) -> String {
-    let known: Vec<String> = (engines.names().iter())
-        .map(|name| format!("`{name}`"))
-        .collect();
-    format!(
-        "`{key}`: unknown engine `{name}`; the engines are {}",
-        known.join(", ")
-    )
+    format!("`{key}`: {}", refusal(name, &engines.names()))
 }
 
 /// Where a server keeps each db_id's tables.

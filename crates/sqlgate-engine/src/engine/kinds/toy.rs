@@ -184,6 +184,7 @@ mod tests {
     #[test]
     fn its_keys_are_checked_when_the_config_loads() {
         let dir = tempfile::tempdir().unwrap();
+        let toy = toy_section();
         let refused = [
             ("{kind: toy}", "", "`dataset.engine.options.script` is required"),
             ("{kind: toy, options: {script: 1}}", "", "must be SQL text"),
@@ -205,8 +206,14 @@ mod tests {
             (
                 "{kind: toi, options: {script: x}}",
                 "",
-                "`dataset.engine.kind`: unknown engine `toi`; the engines are `sqlite`, \
-                 `postgresql`, `mysql`, `toy`",
+                "dataset.engine.kind: unknown engine `toi`; the engines are `sqlite`, \
+                 `postgresql`, `mysql`, `toy` at line 4 column 18",
+            ),
+            (
+                toy.as_str(),
+                "audit: {dialects: [{name: pg, gold: gold.json, engine: {kind: pg}}]}\n",
+                "audit.dialects[0].engine.kind: unknown engine `pg`; the engines are `sqlite`, \
+                 `postgresql`, `mysql`, `toy` at line 5 column",
             ),
         ];
         for (engine, extra, expected) in refused {
