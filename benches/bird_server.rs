@@ -44,7 +44,12 @@ fn config(dir: &Path, systems: usize, threads: usize) -> Config {
         gold = data.join("mini_dev_postgresql.json").display(),
         tables = data.join("dev_tables.json").display(),
     );
-    Config::parse(&yaml, &dir.join("bench.yml")).expect("valid bench config")
+    Config::parse(
+        &yaml,
+        &dir.join("bench.yml"),
+        &sqlgate::engine::registry::Engines,
+    )
+    .expect("valid bench config")
 }
 
 /// Median wall time of `runs` sqlgate evaluations, with the EX sum of the first system.

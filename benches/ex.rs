@@ -39,7 +39,12 @@ fn config(spider: &Path, metric: &str, threads: usize) -> Config {
          predictions:\n  - {{ path: '{spider}/predictions/*.txt' }}\n",
         spider = spider.display()
     );
-    Config::parse(&yaml, &spider.join("bench.yml")).expect("valid bench config")
+    Config::parse(
+        &yaml,
+        &spider.join("bench.yml"),
+        &sqlgate::engine::registry::Engines,
+    )
+    .expect("valid bench config")
 }
 
 /// CPU time (user + system) of this process and its finished threads, in seconds.

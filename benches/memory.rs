@@ -86,7 +86,12 @@ fn workload(spider: &Path, work: &Path, shape: &Workload) -> Config {
         metrics = shape.metrics,
         execution = shape.execution,
     );
-    Config::parse(&yaml, &work.join("bench.yml")).expect("valid bench config")
+    Config::parse(
+        &yaml,
+        &work.join("bench.yml"),
+        &sqlgate::engine::registry::Engines,
+    )
+    .expect("valid bench config")
 }
 
 /// Peak resident memory of this process so far, in MiB.

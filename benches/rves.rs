@@ -46,7 +46,12 @@ fn config(spider: &Path, gold: &Path, repetitions: usize, order: &str) -> Config
         gold = gold.display(),
         spider = spider.display()
     );
-    Config::parse(&yaml, &gold.with_file_name("bench.yml")).expect("valid bench config")
+    Config::parse(
+        &yaml,
+        &gold.with_file_name("bench.yml"),
+        &sqlgate::engine::registry::Engines,
+    )
+    .expect("valid bench config")
 }
 
 fn bench(label: &str, config: &Config) {

@@ -46,6 +46,7 @@ fn config(spider: &Path, suite: &Path) -> Config {
     Config::parse(
         &text,
         &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("bench.yml"),
+        &sqlgate::engine::registry::Engines,
     )
     .expect("bench config parses")
 }

@@ -9,7 +9,7 @@
 //! optimized either way). Set `SQLGATE_SPIDER` to point at another copy of the data.
 
 use sqlgate::engine::exec::{Executor, Limits};
-use sqlgate::input::config::EngineKind;
+use sqlgate::input::config::EngineName;
 use sqlgate::score::stability::StabilityCheck;
 use sqlgate::sql::cuts;
 use sqlgate::sql::features::FeatureDialect;
@@ -69,7 +69,7 @@ fn main() {
         max_bytes: 1 << 30,
     };
     let executor = Executor::new(limits);
-    let check = StabilityCheck::new(&executor, EngineKind::Sqlite, 0);
+    let check = StabilityCheck::new(&executor, &EngineName::default(), 0);
     println!("source      queries  with a cut  unstable  plain (s)  check (s)  check / plain");
     let (mut all_plain, mut all_check) = (Duration::ZERO, Duration::ZERO);
     for source in SOURCES {

@@ -512,7 +512,14 @@ mod settings_tests {
             "dataset: {{ gold: gold.sql, databases: db }}\nmetrics: [ex, rves]\n\
              predictions:\n  - {{ name: a, path: a.sql }}\n{rves}"
         );
-        Settings::of(&Config::parse(&yaml, &dir.path().join("sqlgate.yml")).unwrap())
+        Settings::of(
+            &Config::parse(
+                &yaml,
+                &dir.path().join("sqlgate.yml"),
+                &crate::engine::registry::Engines,
+            )
+            .unwrap(),
+        )
     }
 
     #[test]
@@ -524,7 +531,14 @@ mod settings_tests {
                 "dataset: {{ gold: gold.sql, databases: db }}\nmetrics: [{metrics}]\n\
                  predictions:\n  - {{ name: a, path: a.sql }}\nqas: {{ weight: 0.25 }}\n"
             );
-            Settings::of(&Config::parse(&yaml, &dir.path().join("sqlgate.yml")).unwrap())
+            Settings::of(
+                &Config::parse(
+                    &yaml,
+                    &dir.path().join("sqlgate.yml"),
+                    &crate::engine::registry::Engines,
+                )
+                .unwrap(),
+            )
         };
         let all = of("ex, qas, rves, soft_f1");
         assert_eq!(all.qas_weight, Some(0.25));
@@ -565,7 +579,14 @@ mod settings_tests {
                 "dataset: {{ gold: gold.sql, databases: db }}\nmetrics: [ex, soft_f1]\n\
                  predictions:\n  - {{ name: a, path: a.sql }}\n{section}"
             );
-            Settings::of(&Config::parse(&yaml, &dir.path().join("sqlgate.yml")).unwrap())
+            Settings::of(
+                &Config::parse(
+                    &yaml,
+                    &dir.path().join("sqlgate.yml"),
+                    &crate::engine::registry::Engines,
+                )
+                .unwrap(),
+            )
         };
         let current = with("");
         let pinned = with("soft_f1: { version: 2024-10 }\n");
@@ -585,6 +606,7 @@ mod settings_tests {
         let refused = Config::parse(
             "dataset: { gold: g.sql, databases: db }\npredictions: []\nsoft_f1: { version: 2025 }\n",
             &dir.path().join("sqlgate.yml"),
+&crate::engine::registry::Engines,
         )
         .unwrap_err()
         .to_string();

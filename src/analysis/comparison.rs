@@ -137,14 +137,14 @@ pub fn compare_all(
         .collect()
 }
 
-/// The items the baseline scored with their vouched values, and how each unstable or
-/// unmeasured one entered (a metric that only compares SQL texts, ESM, is not changed by an
-/// order or the clock).
+/// The items the baseline scored with their vouched values, how each unstable or unmeasured one
+/// entered (a metric that only compares SQL texts, ESM, is not changed by an order or the clock),
+/// and the candidate's record of it.
 fn paired<'a>(
     (metric, tie_breaker): (&str, TieBreaker),
     base: &'a [ItemRecord],
     candidate: &'a [ItemRecord],
-) -> Vec<(Pair<'a>, Option<Vouching>)> {
+) -> Vec<(Pair<'a>, Option<Vouching>, &'a ItemRecord)> {
     let base_by_index: BTreeMap<usize, &ItemRecord> = base.iter().map(|r| (r.index, r)).collect();
     let reads_results = crate::metrics::reads_results(metric);
     candidate
@@ -158,13 +158,17 @@ fn paired<'a>(
                     Vouching::NotCounted(_) => bv,
                     _ => 0.0,
                 };
-                return Some(((c.index, bv, cv, c.difficulty.as_deref()), Some(vouching)));
+                return Some((
+                    (c.index, bv, cv, c.difficulty.as_deref()),
+                    Some(vouching),
+                    c,
+                ));
             };
             let (cv, vouching) = match reads_results {
                 true => vouched((b, bv), (c, cv), tie_breaker),
                 false => (cv, None),
             };
-            Some(((c.index, bv, cv, c.difficulty.as_deref()), vouching))
+            Some(((c.index, bv, cv, c.difficulty.as_deref()), vouching, c))
         })
         .collect()
 }
@@ -232,7 +236,7 @@ fn compare(
     let measured = paired((metric, tie_breaker), base, &system.items);
     let vouching = |pick: fn(Vouching) -> Option<Unstable>| {
         (measured.iter())
-            .filter_map(|(pair, v)| Some((pair.0, pick((*v)?)?)))
+            .filter_map(|(pair, v, _)| Some((pair.0, pick((*v)?)?)))
             .collect::<Vec<_>>()
     };
     let unstable_not_counted = vouching(|v| match v {
@@ -243,16 +247,17 @@ fn compare(
         Vouching::NotCredited(reason) => Some(reason),
         _ => None,
     });
-    let outcome_of = |index: usize| {
-        let record = system.items.iter().find(|r| r.index == index);
-        (record.and_then(|r| r.outcome.get(metric)).cloned()).unwrap_or_default()
-    };
     let unmeasured = (measured.iter())
-        .filter(|(_, v)| *v == Some(Vouching::Unmeasured))
-        .map(|(pair, _)| (pair.0, outcome_of(pair.0)))
+        .filter(|(_, v, _)| *v == Some(Vouching::Unmeasured))
+        .map(|(pair, _, record)| {
+            (
+                pair.0,
+                record.outcome.get(metric).cloned().unwrap_or_default(),
+            )
+        })
         .collect();
     let (accepted, pairs): (Vec<_>, Vec<_>) = (measured.into_iter())
-        .map(|(pair, _)| pair)
+        .map(|(pair, _, _)| pair)
         .partition(accepting);
     let mut cell_specs = vec![("all".to_string(), gate.max_drop_points)];
     cell_specs.extend(gate.per_difficulty.iter().map(|(d, t)| (d.clone(), *t)));

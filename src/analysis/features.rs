@@ -17,7 +17,7 @@ pub type ItemFeatures = Vec<BTreeSet<Feature>>;
 
 /// The features of every gold item of `dataset`, read in the configured engine's dialect.
 pub fn item_features(config: &Config, dataset: &Dataset) -> ItemFeatures {
-    let dialect = crate::engine::registry::factory(config.dataset.engine.kind).dialect();
+    let dialect = crate::engine::registry::factory(&config.dataset.engine.kind).dialect();
     dataset
         .items
         .iter()

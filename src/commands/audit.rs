@@ -5,7 +5,8 @@
 use crate::analysis::audit::{Context, Dialect};
 use crate::engine::exec::{Executor, Limits};
 use crate::engine::profile::Profile;
-use crate::input::config::{Config, SuiteKind};
+use crate::engine::registry::factory;
+use crate::input::config::{Config, EngineConfig, SuiteKind};
 use crate::input::dataset::{read_gold, Dataset};
 use crate::input::trusted::Snapshot;
 use crate::suites::suite::Suite;
@@ -205,8 +206,9 @@ fn dialects(
                 .engine
                 .clone()
                 .unwrap_or_else(|| config.dataset.engine.clone());
-            let by_db_id = engine.is_server();
-            if !by_db_id && config.dataset.engine.is_server() {
+            let on_files = |engine: &EngineConfig| factory(&engine.kind).reads_sqlite_files();
+            let by_db_id = !on_files(&engine);
+            if !by_db_id && !on_files(&config.dataset.engine) {
                 return Err(InputError::Config {
                     path: config.path.clone(),
                     message: format!(

@@ -102,7 +102,14 @@ fn report_path(config_path: &Path) -> PathBuf {
     let regular = std::fs::symlink_metadata(config_path).is_ok_and(|m| m.is_file());
     let parsed = (regular.then(|| crate::util::error::read_utf8(config_path).ok()))
         .flatten()
-        .and_then(|text| crate::input::config::Config::parse(&text, config_path).ok());
+        .and_then(|text| {
+            crate::input::config::Config::parse(
+                &text,
+                config_path,
+                &crate::engine::registry::Engines,
+            )
+            .ok()
+        });
     match parsed {
         Some(config) => config.report_path(),
         None => crate::input::config::folder_of(config_path).join("sqlgate-report.md"),

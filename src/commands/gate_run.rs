@@ -135,7 +135,7 @@ pub fn gate_run(
     let item_features = crate::analysis::features::item_features(config, &evaluation.dataset);
     let comparisons = (baseline.as_ref()).map_or_else(Vec::new, |stored| {
         let metric = config.gate_metric();
-        let tie_breaker = crate::score::stability::TieBreaker::of(config.dataset.engine.kind);
+        let tie_breaker = crate::score::stability::TieBreaker::of(&config.dataset.engine.kind);
         compare_all(
             &config.gate,
             (metric, tie_breaker),

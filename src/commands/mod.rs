@@ -253,7 +253,7 @@ fn action_flag(name: &str) -> anyhow::Result<bool> {
 /// `sqlgate distill`: distill the configured test suite (or reuse the cached one) and print its
 /// report, also written as `report.json` in `suite.path`.
 pub fn distill(config: &Path) -> anyhow::Result<ExitCode> {
-    let config = Config::load(config)?;
+    let config = Config::load(config, &crate::engine::registry::Engines)?;
     config.single("sqlgate distill")?;
     let path = match (config.suite.kind, &config.suite.path) {
         (SuiteKind::Distilled, Some(path)) => path,
@@ -285,13 +285,18 @@ pub fn distill(config: &Path) -> anyhow::Result<ExitCode> {
 /// the key or file at fault and carries no part of the URL.
 pub fn load(config: &Path, from: &Path) -> anyhow::Result<ExitCode> {
     use crate::engine::load::LoadError;
-    let config = Config::load(config)?;
+    let config = Config::load(config, &crate::engine::registry::Engines)?;
     config.single("sqlgate load")?;
     let engine = &config.dataset.engine;
-    let Some(server) = crate::engine::registry::factory(engine.kind).load_target() else {
+    let Some(server) = crate::engine::registry::factory(&engine.kind).load_target() else {
+        let servers: Vec<String> = (crate::engine::registry::ENGINES.iter())
+            .filter(|factory| factory.load_target().is_some())
+            .map(|factory| format!("`{}`", factory.name()))
+            .collect();
         anyhow::bail!(
-            "config {}: `sqlgate load` copies into a server: set `dataset.engine.kind` to `postgresql` or `mysql` (and `dataset.engine.url_env`)",
-            config.path.display()
+            "config {}: `sqlgate load` copies into a server: set `dataset.engine.kind` to {} (and `dataset.engine.url_env`)",
+            config.path.display(),
+            servers.join(" or ")
         )
     };
     let name = engine.url_env.clone().unwrap_or_default();
@@ -385,7 +390,7 @@ fn dataset_shard_path(path: &Path, name: &str) -> PathBuf {
 /// compared with a baseline only when its commit is an ancestor of their base); a failed update
 /// leaves no folder it created behind.
 pub fn update_baseline(config_path: &Path) -> anyhow::Result<ExitCode> {
-    let config = Config::load(config_path)?;
+    let config = Config::load(config_path, &crate::engine::registry::Engines)?;
     let Some(section) = &config.baseline else {
         anyhow::bail!(
             "config {}: `baseline.path` is not set",

@@ -33,7 +33,7 @@ const BOT: [(&str, &str); 4] = [
 /// Stores the config's baseline file: on `branch` when given, else on the branch that was pushed
 /// (`GITHUB_REF_NAME`, or the checked-out branch). Every failure is an error.
 pub fn store_baseline(config_path: &Path, branch: Option<&str>) -> anyhow::Result<ExitCode> {
-    let config = Config::load(config_path)?;
+    let config = Config::load(config_path, &crate::engine::registry::Engines)?;
     let section = config.baseline.as_ref().with_context(|| {
         format!(
             "config {}: `baseline.path` is not set",

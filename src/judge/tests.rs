@@ -4,7 +4,7 @@
 use super::rules::required_system::REQUIRED;
 use super::*;
 use crate::analysis::records::ItemRecord;
-use crate::input::config::{Config, EngineKind, GateConfig, SignificanceConfig, SignificanceTest};
+use crate::input::config::{Config, EngineName, GateConfig, SignificanceConfig, SignificanceTest};
 use std::collections::BTreeMap;
 
 fn records(values: &[f64]) -> Vec<ItemRecord> {
@@ -27,6 +27,7 @@ fn config(gate: GateConfig) -> Config {
     let mut config = Config::parse(
         "dataset: { gold: g.sql, databases: . }\npredictions: [{ path: p.txt }]\n",
         &dir.join("sqlgate.yml"),
+        &crate::engine::registry::Engines,
     )
     .unwrap();
     config.gate = gate;
@@ -43,12 +44,12 @@ fn run_records(
     base: (&str, Vec<ItemRecord>),
     candidate: Vec<ItemRecord>,
 ) -> Verdict {
-    run_records_on(EngineKind::Sqlite, gate, base, candidate)
+    run_records_on(EngineName::DEFAULT, gate, base, candidate)
 }
 
-/// [`run_records`] with a dataset on `engine`.
+/// [`run_records`] with a dataset on the engine named `engine`.
 fn run_records_on(
-    engine: EngineKind,
+    engine: &str,
     gate: GateConfig,
     base: (&str, Vec<ItemRecord>),
     candidate: Vec<ItemRecord>,
@@ -60,7 +61,7 @@ fn run_records_on(
         items: candidate,
     }];
     let mut config = config(gate);
-    config.dataset.engine.kind = engine;
+    config.dataset.engine.kind = EngineName::try_from(engine.to_string()).unwrap();
     evaluate(&config, &current, Some(&baseline))
 }
 
@@ -68,7 +69,7 @@ fn run_records_on(
 fn evaluate(config: &Config, current: &[SystemRecords], baseline: Option<&Baseline>) -> Verdict {
     let metric = config.gate_metric();
     let comparisons = baseline.map_or_else(Vec::new, |b| {
-        let tie_breaker = crate::score::stability::TieBreaker::of(config.dataset.engine.kind);
+        let tie_breaker = crate::score::stability::TieBreaker::of(&config.dataset.engine.kind);
         crate::analysis::comparison::compare_all(
             &config.gate,
             (metric, tie_breaker),
@@ -489,7 +490,7 @@ fn on_a_server_a_changed_prediction_right_only_by_a_tie_is_not_credited() {
     let base = base();
     let candidate = candidate(PredictionOrder);
     let gate = GateConfig::default();
-    let verdict = run_records_on(EngineKind::Postgresql, gate, ("m", base), candidate);
+    let verdict = run_records_on("postgresql", gate, ("m", base), candidate);
     assert!(!verdict.passed(), "{verdict:?}");
     let comparison = &verdict.comparisons()[0];
     // Item 0 was right and is now right only by chance: a regression; item 1 is no fix.
@@ -505,7 +506,7 @@ fn on_a_server_a_changed_prediction_right_only_by_a_tie_is_not_credited() {
     let stable = unstable_records(&[1.0, 1.0, 1.0], &["a2", "b2", "c"], &[None, None, None]);
     let base = unstable_records(&[1.0, 0.0, 1.0], &["a", "b", "c"], &[None, None, None]);
     let gate = GateConfig::default();
-    let verdict = run_records_on(EngineKind::Mysql, gate, ("m", base), stable);
+    let verdict = run_records_on("mysql", gate, ("m", base), stable);
     assert_eq!(verdict.comparisons()[0].fixed, vec![1]);
 }
 
@@ -526,12 +527,12 @@ fn a_changed_prediction_near_the_time_limit_counts_as_measured() {
     let mut values = [1.0; 20];
     values[3] = 0.0;
     let wrong = unstable_records(&values, &texts, &reasons);
-    let verdict = run_records_on(EngineKind::Postgresql, gate(), ("m", base()), wrong);
+    let verdict = run_records_on("postgresql", gate(), ("m", base()), wrong);
     assert_eq!(verdict.comparisons()[0].must_pass_regressions, vec![3]);
     assert!(!verdict.passed());
     // And the clock cannot make a wrong answer right: a right slow one counts as right.
     let right = unstable_records(&[1.0; 20], &texts, &reasons);
-    let verdict = run_records_on(EngineKind::Postgresql, gate(), ("m", base()), right);
+    let verdict = run_records_on("postgresql", gate(), ("m", base()), right);
     assert!(verdict.passed(), "{verdict:?}");
 }
 
@@ -545,7 +546,7 @@ fn against_a_baseline_without_prediction_texts_an_unstable_verdict_earns_no_fix(
         &[Some(GoldOrder), Some(GoldOrder), Some(GoldOrder), None],
     );
     let gate = GateConfig::default();
-    let verdict = run_records_on(EngineKind::Postgresql, gate, ("m", base), candidate);
+    let verdict = run_records_on("postgresql", gate, ("m", base), candidate);
     let comparison = &verdict.comparisons()[0];
     // Item 0 stays right, item 1's fix is not credited, item 2's drop counts.
     assert_eq!(

@@ -340,7 +340,7 @@ fn score_with(
             overrides: &overrides,
         };
         let stability =
-            StabilityCheck::new(&executor, config.dataset.engine.kind, dataset.items.len());
+            StabilityCheck::new(&executor, &config.dataset.engine.kind, dataset.items.len());
         let results = score_all(&golds, &stability, (&systems, &metrics), shard);
         let stops: Vec<String> = std::iter::once(&golds.env)
             .chain(&golds.alternatives)

@@ -10,7 +10,7 @@
 //! query per cut, [`crate::sql::cuts::probes`]); timing is read from the queries the item ran.
 
 use crate::engine::exec::Executor;
-use crate::input::config::EngineKind;
+use crate::input::config::EngineName;
 use crate::input::dataset::GoldItem;
 use crate::metrics::Env;
 use crate::sql::cuts;
@@ -94,8 +94,8 @@ pub enum TieBreaker {
 }
 
 impl TieBreaker {
-    /// The tie-breaker of `kind`'s engine.
-    pub fn of(kind: EngineKind) -> TieBreaker {
+    /// The tie-breaker of the engine named `kind`.
+    pub fn of(kind: &EngineName) -> TieBreaker {
         match crate::engine::registry::factory(kind).planner_breaks_ties() {
             true => TieBreaker::Planner,
             false => TieBreaker::Fixed,
@@ -112,8 +112,8 @@ pub struct StabilityCheck<'e> {
 }
 
 impl<'e> StabilityCheck<'e> {
-    /// The check of a run over `items` gold items on `executor`'s engine of `kind`.
-    pub fn new(executor: &'e Executor, kind: EngineKind, items: usize) -> Self {
+    /// The check of a run over `items` gold items on `executor`'s engine, named `kind`.
+    pub fn new(executor: &'e Executor, kind: &EngineName, items: usize) -> Self {
         StabilityCheck {
             executor,
             dialect: crate::engine::registry::factory(kind).dialect(),
@@ -197,7 +197,7 @@ mod tests {
             max_bytes: 1 << 20,
         };
         let executor = Executor::new(limits);
-        let check = StabilityCheck::new(&executor, EngineKind::Sqlite, 0);
+        let check = StabilityCheck::new(&executor, &EngineName::default(), 0);
         assert!(!check.order_undetermined(&db, &sub_queries(cuts::MOST_PROBES)));
         assert!(check.order_undetermined(&db, &sub_queries(cuts::MOST_PROBES + 1)));
     }

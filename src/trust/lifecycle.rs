@@ -51,7 +51,7 @@ pub fn settle(
 fn parse_base(path: &Path, text: &[u8]) -> Result<Config, InputError> {
     let text = std::str::from_utf8(text)
         .map_err(|e| InputError::malformed(path, "base commit", format!("not UTF-8: {e}")))?;
-    Config::parse(text, path)
+    Config::parse(text, path, &crate::engine::registry::Engines)
 }
 
 /// The base's config (`config`, parsed from its text) governing the run: a directory suite the
@@ -174,7 +174,7 @@ pub(super) fn load_proposed(path: &Path, base: &TrustedBase) -> Result<Config, I
             "the config lies outside the repository (a folder on its path is a link)",
         ));
     }
-    Config::load(path)
+    Config::load(path, &crate::engine::registry::Engines)
 }
 
 /// The `format` of a prediction file is how the pull request's own file is read (any format can

@@ -76,7 +76,10 @@ pub fn settle(
 ) -> Result<(Config, Snapshot), InputError> {
     let settlement = match base {
         Some(base) => lifecycle::settle(path, base, reference)?,
-        None => Settlement::new(Config::load(path)?, Settled::Tree),
+        None => Settlement::new(
+            Config::load(path, &crate::engine::registry::Engines)?,
+            Settled::Tree,
+        ),
     };
     let snapshot = read::snapshot(&settlement, base, reference)?;
     Ok((settlement.config, snapshot))

@@ -164,7 +164,11 @@ fn proposed_template(
     snapshot: &Snapshot,
 ) -> Result<Option<(PathBuf, String)>, InputError> {
     let proposed = match snapshot.changes(&config.path)? {
-        true => Config::load(&config.path)?.report.template,
+        true => {
+            Config::load(&config.path, &crate::engine::registry::Engines)?
+                .report
+                .template
+        }
         false => config.report.template.clone(),
     };
     let Some(path) = proposed.filter(|p| snapshot.changes(p).unwrap_or(true)) else {

@@ -302,7 +302,12 @@ mod tests {
         let text = "datasets:\n  - name: a\n    dataset: { gold: a/gold.sql, databases: a/db }\n    \
                     predictions: [{ path: a/p.txt }]\n    suite: { kind: directory, path: weak }\n    \
                     audit: { overrides: b/overrides.jsonl }\nmetrics: [ex]\n";
-        Config::parse(text, Path::new("/repo/sqlgate.yml")).unwrap()
+        Config::parse(
+            text,
+            Path::new("/repo/sqlgate.yml"),
+            &crate::engine::registry::Engines,
+        )
+        .unwrap()
     }
 
     #[test]

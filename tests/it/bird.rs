@@ -295,35 +295,25 @@ fn rves_rewards_right_predictions_only_and_reports_its_noise() {
     }
 }
 
-#[test]
-fn rves_repetitions_must_be_positive() {
+/// The run of the `cases` layout with `ex, rves` and the config lines `rves`, which must be
+/// refused (exit 2).
+fn refused_rves(rves: &str) -> std::process::Output {
     let dir = tempfile::tempdir().unwrap();
-    let config = bird_layout(
-        dir.path(),
-        "cases",
-        None,
-        "ex, rves",
-        "rves: { repetitions: 0 }\n",
-    );
+    let config = bird_layout(dir.path(), "cases", None, "ex, rves", rves);
     let output = common::eval(&config, &[]);
     common::assert_exit(&output, 2);
-    let text = String::from_utf8_lossy(&output.stderr).to_string()
-        + &String::from_utf8_lossy(&output.stdout);
-    common::assert_contains(&text, &["rves.repetitions"]);
+    output
+}
+
+#[test]
+fn rves_repetitions_must_be_positive() {
+    let output = refused_rves("rves: { repetitions: 0 }\n");
+    common::assert_contains(&common::text(&output), &["rves.repetitions"]);
 }
 
 #[test]
 fn rves_order_is_abba_or_official() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = bird_layout(
-        dir.path(),
-        "cases",
-        None,
-        "ex, rves",
-        "rves: { repetitions: 2, order: first }\n",
-    );
-    let output = common::eval(&config, &[]);
-    common::assert_exit(&output, 2);
+    let output = refused_rves("rves: { repetitions: 2, order: first }\n");
     let text = String::from_utf8_lossy(&output.stderr).to_string();
     common::assert_contains(&text, &["rves", "order"]);
     common::assert_contains(&text, &["abba", "official"]);

@@ -141,15 +141,9 @@ fn dataset(work: &Path, golds: &[&str]) -> Dataset {
     Dataset::load(&DatasetConfig {
         kind: DatasetKind::Spider,
         gold: work.join("gold.sql"),
-        tables: None,
         databases: Some(work.join("database")),
-        engine: Default::default(),
         difficulty: DifficultySource::None,
-        skip_missing_databases: false,
-        allow_failing_golds: Vec::new(),
-        gold_results: None,
-        gold_sql: None,
-        eval: None,
+        ..Default::default()
     })
     .unwrap()
 }
@@ -401,13 +395,9 @@ fn a_schema_known_only_from_tables_json_gets_generated_databases_that_keep_its_k
         gold: work.path().join("gold.sql"),
         tables: Some(work.path().join("tables.json")),
         databases: Some(work.path().join("database")),
-        engine: Default::default(),
         difficulty: DifficultySource::None,
         skip_missing_databases: true,
-        allow_failing_golds: Vec::new(),
-        gold_results: None,
-        gold_sql: None,
-        eval: None,
+        ..Default::default()
     })
     .unwrap();
     let suite = work.path().join("suite");

@@ -54,17 +54,11 @@ struct Shared {
 fn shared() -> Shared {
     let spider = shared_spider();
     let dataset = Dataset::load(&DatasetConfig {
-        kind: Default::default(),
         gold: spider.join("dev_gold.sql"),
         tables: Some(spider.join("tables.json")),
         databases: Some(spider.join("database")),
-        engine: Default::default(),
-        difficulty: Default::default(),
         skip_missing_databases: true,
-        allow_failing_golds: Vec::new(),
-        gold_results: None,
-        gold_sql: None,
-        eval: None,
+        ..Default::default()
     })
     .unwrap();
     let facts = dataset

@@ -578,8 +578,12 @@ fn bird_gold_files_carry_the_evidence_to_the_judge() {
         bird.display(),
         dir.path().display()
     );
-    let config =
-        sqlgate::input::config::Config::parse(&text, &dir.path().join("sqlgate.yml")).unwrap();
+    let config = sqlgate::input::config::Config::parse(
+        &text,
+        &dir.path().join("sqlgate.yml"),
+        &sqlgate::engine::registry::Engines,
+    )
+    .unwrap();
     let dataset = sqlgate::input::dataset::Dataset::load(&config.dataset).unwrap();
     let first = &dataset.items[0];
     assert_eq!(

@@ -415,3 +415,59 @@ fn the_report_runs_no_query() {
          engine: {running:?}"
     );
 }
+
+/// Each engine's name and factory, read from its file in `engine/kinds/`: the name its
+/// `fn name` returns and the type implementing `EngineFactory`.
+fn engine_kinds() -> Vec<(String, String)> {
+    let quoted_after = |code: &str, marker: &str| -> Option<String> {
+        let rest = &code[code.find(marker)? + marker.len()..];
+        let start = rest.find('"')? + 1;
+        Some(rest[start..start + rest[start..].find('"')?].to_string())
+    };
+    (module_files().into_iter())
+        .filter(|(module, _)| module.starts_with("engine::kinds::"))
+        .filter_map(|(_, path)| {
+            let code = std::fs::read_to_string(path).unwrap();
+            let name = quoted_after(&code, "fn name(&self) -> &'static str {")?;
+            let factory = code[code.find("impl EngineFactory for ")? + 23..]
+                .split_whitespace()
+                .next()?
+                .to_string();
+            Some((name, factory))
+        })
+        .collect()
+}
+
+#[test]
+fn nothing_outside_the_engines_files_names_an_engine() {
+    let kinds = engine_kinds();
+    let names: Vec<&str> = kinds.iter().map(|(name, _)| name.as_str()).collect();
+    for expected in ["sqlite", "postgresql", "mysql", "toy"] {
+        assert!(names.contains(&expected), "{expected} in {kinds:?}");
+    }
+    let mut found = Vec::new();
+    for (module, path) in module_files() {
+        if module.starts_with("engine::kinds") {
+            continue;
+        }
+        let code = code(&path);
+        let mut named: Vec<String> = Vec::new();
+        if module != "engine::registry" {
+            named.extend(kinds.iter().map(|(_, factory)| factory.clone()));
+            named.push("engine::kinds".into());
+        }
+        for name in &names {
+            named.extend([format!("== \"{name}\""), format!("\"{name}\" =>")]);
+        }
+        named.push("EngineKind".into());
+        for word in named.iter().filter(|word| code.contains(word.as_str())) {
+            found.push(format!("{module}: {word}"));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "an engine is named only in its file of engine/kinds/ (and its line in \
+         engine::registry::ENGINES); everything else asks the registry's factory:\n{}",
+        found.join("\n")
+    );
+}

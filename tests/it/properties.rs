@@ -143,7 +143,7 @@ proptest! {
 
     #[test]
     fn config_loader_never_panics(text in prop_oneof![any::<String>(), fragments()]) {
-        let _ = Config::parse(&text, Path::new("fuzz.yml"));
+        let _ = Config::parse(&text, Path::new("fuzz.yml"), &sqlgate::engine::registry::Engines);
     }
 
     #[test]

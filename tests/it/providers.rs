@@ -287,7 +287,9 @@ fn config_blocks_resolve_their_cache_beside_the_config_and_reject_unknown_keys()
         "{base}judge: {{ base_url: 'http://127.0.0.1:1/v1', model: gpt-4o, api_key_env: K, concurrency: 8 }}\n\
          embeddings: {{ base_url: 'http://127.0.0.1:1/v1', model: e, cache_dir: /tmp/emb }}\n"
     );
-    let config = sqlgate::input::config::Config::parse(&text, &path).unwrap();
+    use sqlgate::engine::registry::Engines;
+    use sqlgate::input::config::Config;
+    let config = Config::parse(&text, &path, &Engines).unwrap();
     let judge = config.judge.as_ref().unwrap();
     assert_eq!(
         judge.cache_dir.as_deref(),
@@ -302,15 +304,11 @@ fn config_blocks_resolve_their_cache_beside_the_config_and_reject_unknown_keys()
         std::path::Path::new("/tmp/emb")
     );
     let unknown = format!("{base}judge: {{ base_url: 'http://x/v1', model: m, temperature: 1 }}\n");
-    let error = sqlgate::input::config::Config::parse(&unknown, &path)
-        .unwrap_err()
-        .to_string();
-    common::assert_contains(&error, &["unknown field `temperature`"]);
+    let error = Config::parse(&unknown, &path, &Engines).unwrap_err();
+    common::assert_contains(&error.to_string(), &["unknown field `temperature`"]);
     let bad = format!("{base}judge: {{ base_url: 'http://x/v1', model: m, concurrency: 0 }}\n");
-    let error = sqlgate::input::config::Config::parse(&bad, &path)
-        .unwrap_err()
-        .to_string();
-    common::assert_contains(&error, &["`judge.concurrency`"]);
+    let error = Config::parse(&bad, &path, &Engines).unwrap_err();
+    common::assert_contains(&error.to_string(), &["`judge.concurrency`"]);
 }
 
 #[test]

@@ -204,7 +204,8 @@ fn every_yaml_block_is_a_valid_config_or_the_pr_workflow() {
         if body.lines().any(|l| l.starts_with("dataset:")) {
             let work = tempfile::tempdir().unwrap();
             let config = model_repository(work.path(), &body);
-            sqlgate::input::config::Config::load(&config).unwrap_or_else(|e| panic!("{e}\n{body}"));
+            sqlgate::input::config::Config::load(&config, &sqlgate::engine::registry::Engines)
+                .unwrap_or_else(|e| panic!("{e}\n{body}"));
             configs += 1;
         } else if body.lines().any(|l| l.starts_with("jobs:")) {
             // The shipped file gates the bundled example; the README's copy, the layout above.

@@ -50,7 +50,12 @@ fn run(work: &Path, predictions: &[&str], compare: &str, execution: &str) -> Eva
          compare: {compare}\n\
          execution: {execution}\n"
     );
-    let config = Config::parse(&yaml, &work.join("sqlgate.yml")).expect("a valid config");
+    let config = Config::parse(
+        &yaml,
+        &work.join("sqlgate.yml"),
+        &sqlgate::engine::registry::Engines,
+    )
+    .expect("a valid config");
     evaluate(&config, &Default::default()).expect("the run loads")
 }
 

@@ -40,6 +40,12 @@ fn write_case(dir: &Path, case: &Case<'_>, engine: &str, extra: &str) -> PathBuf
     path
 }
 
+/// [`write_case`] on the server engine `kind` whose URL is in `TEST_DB_URL`, shared layout.
+fn write_shared_case(dir: &Path, case: &Case<'_>, kind: &str) -> PathBuf {
+    let engine = format!("{{ kind: {kind}, url_env: TEST_DB_URL, layout: shared }}");
+    write_case(dir, case, &engine, "")
+}
+
 /// `sqlgate eval` with the URL in the variable `TEST_DB_URL` (unset when `url` is `None`).
 fn eval(config: &Path, url: Option<&str>) -> (Output, Vec<serde_json::Value>) {
     let jsonl = config.with_extension("items.jsonl");
@@ -176,12 +182,7 @@ fn check_python_semantics(server: &Server, kind: &str, database: &str, ddl: &str
         predictions: &predictions,
         tables: TABLES,
     };
-    let config = write_case(
-        dir.path(),
-        &case,
-        &format!("{{ kind: {kind}, url_env: TEST_DB_URL, layout: shared }}"),
-        "",
-    );
+    let config = write_shared_case(dir.path(), &case, kind);
     let (output, lines) = eval(&config, Some(&server.reader_url(database)));
     common::assert_exit(&output, 0);
     let got: Vec<f64> = verdicts(&lines).into_iter().map(|(ex, _)| ex).collect();
@@ -365,6 +366,17 @@ fn config_errors_are_refused_before_any_connection() {
             "",
             "sideways",
         ),
+        (
+            "{ kind: oracle, url_env: X }",
+            "",
+            "sqlgate.yml: dataset.engine.kind: unknown engine `oracle`; the engines are \
+             `sqlite`, `postgresql`, `mysql` at line 1 column",
+        ),
+        (
+            "{ kind: postgresql, url_env: X, options: { path: a.db } }",
+            "",
+            "`dataset.engine.options.path`: engine `postgresql` takes no options",
+        ),
     ];
     for (engine, extra, expected) in cases {
         let config = write_case(dir.path(), &case, engine, extra);
@@ -429,12 +441,7 @@ fn check_memory_budget(server: &Server, kind: &str, database: &str, ddl: &str, h
         predictions: &[huge, "SELECT 3"],
         tables: TABLES,
     };
-    let config = write_case(
-        dir.path(),
-        &case,
-        &format!("{{ kind: {kind}, url_env: TEST_DB_URL, layout: shared }}"),
-        "",
-    );
+    let config = write_shared_case(dir.path(), &case, kind);
     let yaml = std::fs::read_to_string(&config).unwrap().replace(
         "execution: { timeout_ms: 5000, threads: 2 }",
         "execution: { timeout_ms: 20000, threads: 2, max_memory: 67108864, \

@@ -15,7 +15,6 @@
 
 use crate::common;
 
-use common::git;
 use common::servers::{self, Server};
 use common::trust_flow::*;
 use std::sync::RwLock;
@@ -40,32 +39,28 @@ pub(crate) fn pull_request_with(
     lever: &Lever,
     pull: impl FnOnce(),
 ) -> std::process::Output {
-    fresh_database(server, database);
     let mut gold: Vec<&str> = GOLD.to_vec();
     gold.push(lever.question);
-    let dir = repository_with(server.kind, &gold);
+    pull_request_asking(server, database, (&gold, gold.len() - 1, lever.wrong), pull)
+}
+
+/// [`pull_request_with`] on a benchmark asking `gold`, the pull request predicting its item
+/// `index` as `wrong`.
+fn pull_request_asking(
+    server: &'static Server,
+    database: &str,
+    (gold, index, wrong): (&[&str], usize, &'static str),
+    pull: impl FnOnce(),
+) -> std::process::Output {
+    let dir = recorded_repository(server, database, gold);
     let root = dir.path();
-    let push = Run {
-        server,
-        database,
-        event: Event::Push,
-        base: git(root, &["rev-parse", "HEAD"]),
-    };
-    let recorded = push.workflow(root);
-    assert!(recorded.status.success(), "{}", text(&recorded));
-    git(root, &["add", "baseline.json"]);
-    git(root, &["commit", "-qm", "baseline"]);
-    let base = git(root, &["rev-parse", "HEAD"]);
-    git(root, &["checkout", "-qb", "hostile"]);
-    let mut predictions = gold.clone();
-    *predictions.last_mut().unwrap() = lever.wrong;
-    std::fs::write(root.join("preds/model.txt"), predictions.join("\n") + "\n").unwrap();
-    git(root, &["commit", "-qam", "a wrong prediction"]);
+    let mut predictions = gold.to_vec();
+    predictions[index] = wrong;
     let pull_request = Run {
         server,
         database,
         event: Event::PullRequest,
-        base,
+        base: hostile_predictions(root, &predictions),
     };
     pull_request.workflow_with(root, pull)
 }
@@ -529,21 +524,10 @@ fn postgres_statistics_that_pick_a_plan_make_no_undetermined_prediction_right() 
 fn mariadb_a_tie_at_order_by_max_limit_1_is_recorded_unstable() {
     let server = servers::mariadb();
     let database = "unstable_max_tie";
-    fresh_database(server, database);
     let mut gold: Vec<&str> = GOLD.to_vec();
     gold.push("SELECT name FROM items GROUP BY name ORDER BY MAX(price > 5) DESC LIMIT 1");
-    let dir = repository_with(server.kind, &gold);
-    let root = dir.path();
-    let push = Run {
-        server,
-        database,
-        event: Event::Push,
-        base: git(root, &["rev-parse", "HEAD"]),
-    };
-    let recorded = push.workflow(root);
-    assert!(recorded.status.success(), "{}", text(&recorded));
-    let baseline: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(root.join("baseline.json")).unwrap()).unwrap();
+    let dir = recorded_repository(server, database, &gold);
+    let baseline = recorded_baseline(dir.path());
     let reasons: Vec<&serde_json::Value> = baseline["systems"]["model"]
         .as_array()
         .unwrap()
@@ -562,68 +546,19 @@ fn mariadb_a_tie_at_order_by_max_limit_1_is_recorded_unstable() {
 /// so the variable is gone and the regression is seen (exit 1).
 #[test]
 fn mariadb_a_user_variable_set_by_init_connect_does_not_reach_the_prediction() {
-    let server = servers::mariadb();
-    let _alone = GLOBALS.write().unwrap_or_else(|e| e.into_inner());
-    let lever = Lever {
-        question: "SELECT name FROM customers WHERE id = 2",
-        wrong: "SELECT @answer",
-        names: "init_connect",
-    };
-    let old = server.admin_sql("mysql", "SELECT @@GLOBAL.init_connect");
-    let judged = pull_request_with(server, "lever_init_variable", &lever, || {
-        server.admin_sql("mysql", "SET GLOBAL init_connect = 'SET @answer = ''bob'''");
-    });
-    server.admin_sql(
-        "mysql",
-        &format!(
-            "SET GLOBAL init_connect = '{}'",
-            old.trim().replace('\'', "''")
-        ),
-    );
-    assert_eq!(judged.status.code(), Some(1), "{}", text(&judged));
-}
-
-/// [`pull_request_with`] with the lever's question first in the gold (so on a fresh session).
-fn pull_request_first(
-    server: &'static Server,
-    database: &str,
-    lever: &Lever,
-    pull: impl FnOnce(),
-) -> std::process::Output {
-    fresh_database(server, database);
-    let mut gold: Vec<&str> = vec![lever.question];
-    gold.extend(GOLD);
-    let dir = repository_with(server.kind, &gold);
-    let root = dir.path();
-    let push = Run {
-        server,
-        database,
-        event: Event::Push,
-        base: git(root, &["rev-parse", "HEAD"]),
-    };
-    let recorded = push.workflow(root);
-    assert!(recorded.status.success(), "{}", text(&recorded));
-    git(root, &["add", "baseline.json"]);
-    git(root, &["commit", "-qm", "baseline"]);
-    let base = git(root, &["rev-parse", "HEAD"]);
-    git(root, &["checkout", "-qb", "hostile"]);
-    let mut predictions = gold.clone();
-    predictions[0] = lever.wrong;
-    std::fs::write(root.join("preds/model.txt"), predictions.join("\n") + "\n").unwrap();
-    git(root, &["commit", "-qam", "a wrong prediction"]);
-    let pull_request = Run {
-        server,
-        database,
-        event: Event::PullRequest,
-        base,
-    };
-    pull_request.workflow_with(root, pull)
+    check_init_connect_variable("lever_init_variable", false);
 }
 
 /// As [`mariadb_a_user_variable_set_by_init_connect_does_not_reach_the_prediction`], with the question
 /// first (so scored on a new session, which a prediction could reach before any item's reset).
 #[test]
 fn mariadb_a_user_variable_set_by_init_connect_does_not_reach_a_new_session() {
+    check_init_connect_variable("lever_init_first", true);
+}
+
+/// The pull request reading `@answer`, which `init_connect` sets, is seen regressing (exit 1),
+/// with the lever's question last in the gold or, with `first`, first (so on a fresh session).
+fn check_init_connect_variable(database: &str, first: bool) {
     let server = servers::mariadb();
     let _alone = GLOBALS.write().unwrap_or_else(|e| e.into_inner());
     let lever = Lever {
@@ -632,9 +567,16 @@ fn mariadb_a_user_variable_set_by_init_connect_does_not_reach_a_new_session() {
         names: "init_connect",
     };
     let old = server.admin_sql("mysql", "SELECT @@GLOBAL.init_connect");
-    let judged = pull_request_first(server, "lever_init_first", &lever, || {
+    let pull = || {
         server.admin_sql("mysql", "SET GLOBAL init_connect = 'SET @answer = ''bob'''");
-    });
+    };
+    let judged = match first {
+        false => pull_request_with(server, database, &lever, pull),
+        true => {
+            let gold: Vec<&str> = std::iter::once(lever.question).chain(GOLD).collect();
+            pull_request_asking(server, database, (&gold, 0, lever.wrong), pull)
+        }
+    };
     server.admin_sql(
         "mysql",
         &format!(

@@ -20,7 +20,6 @@
 use crate::common;
 use crate::server_levers::{check_refused, pull_request_with, Lever, GLOBALS};
 
-use common::git;
 use common::servers::{self, Server};
 use common::trust_flow::*;
 
@@ -166,21 +165,8 @@ fn mariadb_another_database_holding_the_answer_is_refused() {
 
 /// The data digests a push run's `sqlgate baseline update` records on a fresh database.
 fn recorded_digests(server: &'static Server, database: &str) -> serde_json::Value {
-    fresh_database(server, database);
-    let dir = repository(server.kind);
-    let root = dir.path();
-    let push = Run {
-        server,
-        database,
-        event: Event::Push,
-        base: git(root, &["rev-parse", "HEAD"]),
-    };
-    let recorded = push.workflow(root);
-    assert!(recorded.status.success(), "{}", text(&recorded));
-    let baseline: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(root.join("baseline.json")).unwrap())
-            .unwrap();
-    baseline["data_digests"].clone()
+    let dir = recorded_repository(server, database, &GOLD);
+    recorded_baseline(dir.path())["data_digests"].clone()
 }
 
 /// Two fresh loads of the same data on the same server give the same digests, structure

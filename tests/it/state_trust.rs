@@ -40,17 +40,24 @@ struct History {
     honest: Vec<Json>,
 }
 
+/// The spider-mini example copied to `<dir>/repo`, without its baseline, set to a distilled
+/// suite.
+fn distilled_example(dir: &Path) -> PathBuf {
+    let repo = dir.join("repo");
+    common::copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini"),
+        &repo,
+    );
+    std::fs::remove_file(repo.join("baseline.json")).unwrap();
+    use_distilled_suite(&repo);
+    repo
+}
+
 fn history() -> &'static History {
     static HISTORY: OnceLock<History> = OnceLock::new();
     HISTORY.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
-        let repo = dir.path().join("repo");
-        common::copy_tree(
-            &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini"),
-            &repo,
-        );
-        std::fs::remove_file(repo.join("baseline.json")).unwrap();
-        use_distilled_suite(&repo);
+        let repo = distilled_example(dir.path());
         repo::init_main(&repo, "example");
         repo::update_baseline(&repo);
         assert!(repo.join(".sqlgate/suite/gold-results.json").is_file());
@@ -388,13 +395,7 @@ fn a_suite_database_the_pull_request_deletes_is_distilled_again_and_said() {
 #[test]
 fn a_suite_cached_outside_git_is_reused_only_when_the_base_recorded_its_manifest() {
     let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
-    common::copy_tree(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini"),
-        &repo,
-    );
-    std::fs::remove_file(repo.join("baseline.json")).unwrap();
-    use_distilled_suite(&repo);
+    let repo = distilled_example(dir.path());
     std::fs::write(repo.join(".gitignore"), ".sqlgate/\n").unwrap();
     git(&repo, &["init", "-q", "-b", "main"]);
     commit(&repo, "example, suite kept out of git (actions/cache)");

@@ -5,5 +5,5 @@ use libfuzzer_sys::fuzz_target;
 use std::path::Path;
 
 fuzz_target!(|text: &str| {
-    let _ = sqlgate::input::config::Config::parse(text, Path::new("fuzz/sqlgate.yml"));
+    let _ = sqlgate::input::config::Config::parse(text, Path::new("fuzz/sqlgate.yml"), &sqlgate::engine::registry::Engines);
 });

@@ -142,6 +142,45 @@ pub fn repository_with(kind: Kind, gold: &[&str]) -> tempfile::TempDir {
     dir
 }
 
+/// A repository asking `gold` ([`repository_with`]) on `main`, whose baseline a push run of the
+/// workflow recorded (left uncommitted) on the fresh database `database` of `server`; the push
+/// run must pass.
+pub fn recorded_repository(
+    server: &'static Server,
+    database: &str,
+    gold: &[&str],
+) -> tempfile::TempDir {
+    fresh_database(server, database);
+    let dir = repository_with(server.kind, gold);
+    let root = dir.path();
+    let push = Run {
+        server,
+        database,
+        event: Event::Push,
+        base: git(root, &["rev-parse", "HEAD"]),
+    };
+    let recorded = push.workflow(root);
+    assert!(recorded.status.success(), "{}", text(&recorded));
+    dir
+}
+
+/// The baseline the push run wrote in `root`, as JSON.
+pub fn recorded_baseline(root: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(root.join("baseline.json")).unwrap()).unwrap()
+}
+
+/// Commits the recorded baseline on `main`, then, on the branch `hostile`, the pull request's
+/// `predictions`; returns the base commit (the one with the baseline).
+pub fn hostile_predictions(root: &Path, predictions: &[&str]) -> String {
+    git(root, &["add", "baseline.json"]);
+    git(root, &["commit", "-qm", "baseline"]);
+    let base = git(root, &["rev-parse", "HEAD"]);
+    git(root, &["checkout", "-qb", "hostile"]);
+    std::fs::write(root.join("preds/model.txt"), predictions.join("\n") + "\n").unwrap();
+    git(root, &["commit", "-qam", "a wrong prediction"]);
+    base
+}
+
 /// One step of the documented workflow.
 #[derive(Debug)]
 pub enum Step {
@@ -327,14 +366,8 @@ impl Run<'_> {
     }
 }
 
-pub fn text(output: &Output) -> String {
-    format!(
-        "exit {:?}\n{}\n{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
+/// What the server tests print of a command: the one output helper of `common`.
+pub use super::text;
 
 /// No password and no server URL in what sqlgate printed.
 pub fn assert_no_secret(server: &Server, output: &Output) {

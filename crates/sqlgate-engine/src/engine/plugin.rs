@@ -1,35 +1,55 @@
 //! What an engine is to the rest of sqlgate, as a plugin: its [`EngineFactory`], listed in
-//! [`crate::engine::registry::ENGINES`]: the SQL dialect its queries are read in, how it starts
-//! (its start-up checks included), the digests of its data, its `sqlgate load` target, and who
-//! breaks a tie at a LIMIT cut.
+//! [`crate::engine::registry::ENGINES`] under the name `dataset.engine.kind` gives it: the SQL
+//! dialect its queries are read in, the keys of `dataset.engine` it reads (checked when the
+//! config loads), how it starts (its start-up checks included), the digests of its data, its
+//! `sqlgate load` target, and who breaks a tie at a LIMIT cut.
 
 use crate::engine::exec::{Engine, Limits};
 use crate::engine::load::types::Server;
 use crate::engine::server::data_digest::DataDigests;
-use crate::engine::server::{ServerSettings, StartError};
-use crate::input::config::EngineKind;
+use crate::input::config::{Config, EngineConfig};
+use crate::input::dataset::Dataset;
 use crate::sql::features::FeatureDialect;
+use crate::util::error::InputError;
 use std::sync::Arc;
 
-/// One engine kind, as everything outside the engine's files sees it.
+/// One engine, as everything outside the engine's files sees it.
 pub trait EngineFactory: Sync {
-    /// The kind `dataset.engine.kind` names.
-    fn kind(&self) -> EngineKind;
+    /// Its name, as `dataset.engine.kind` writes it (an [`crate::input::config::EngineName`]).
+    fn name(&self) -> &'static str;
     /// The dialect its queries are written in (features, the probes of a query's cuts).
     fn dialect(&self) -> FeatureDialect;
     /// Whether a planner breaks a tie at a cut, one a pull request that prepares the server can
     /// steer (false where the trusted file and the engine built into sqlgate decide).
     fn planner_breaks_ties(&self) -> bool;
-    /// Starts the engine on the server `settings` names, after its start-up checks; `None` for
-    /// an engine the executor runs in-process on the benchmark's files.
+    /// Whether the executor runs SQLite in-process on the benchmark's files
+    /// (`dataset.databases`), which the test suites, ESM, ESM+ and the Spider 2.0 layout need;
+    /// an engine of its own (the default) is started by [`EngineFactory::start`] and names each
+    /// item's database by its db_id.
+    fn reads_sqlite_files(&self) -> bool {
+        false
+    }
+    /// Checks the keys of `section` (`dataset.engine`) this engine reads or refuses, its
+    /// `options` among them, when the config loads; the error names the key.
+    fn check_keys(&self, section: &EngineConfig) -> Result<(), String>;
+    /// Starts the engine for a run of `config` on `dataset` (its own keys are in
+    /// `config.dataset.engine`), after its start-up checks, with a pool of at most `threads`
+    /// sessions; `None` for an engine the executor runs in-process on the benchmark's files.
+    /// Errors name the key and carry no secret.
     fn start(
         &self,
-        settings: ServerSettings,
+        config: &Config,
+        dataset: &Dataset,
         limits: &Limits,
-    ) -> Result<Option<Arc<dyn Engine>>, StartError>;
-    /// The digests of the data in `databases` on the server at `url`; `None` where the dataset's
-    /// fingerprint covers the data (files).
-    fn data_digests(&self, url: &str, databases: &[String]) -> Result<Option<DataDigests>, String>;
+        threads: usize,
+    ) -> Result<Option<Arc<dyn Engine>>, InputError>;
+    /// The digests of the data the run of `config` on `dataset` reads; `None` where the
+    /// dataset's fingerprint covers the data (files).
+    fn data_digests(
+        &self,
+        config: &Config,
+        dataset: &Dataset,
+    ) -> Result<Option<DataDigests>, InputError>;
     /// Where `sqlgate load` copies databases to; `None` for an engine that reads files.
     fn load_target(&self) -> Option<Server>;
 }

@@ -1,60 +1,79 @@
-//! The engines, one [`EngineFactory`] per `dataset.engine.kind` in one registry ([`ENGINES`]):
-//! nothing outside an engine's own files matches on its kind.
+//! The engines, one [`EngineFactory`] per name `dataset.engine.kind` may take, in one registry
+//! ([`ENGINES`]): nothing outside an engine's own files names its kind. The config is checked
+//! against the registry when it loads ([`Engines`], the catalogue `Config::parse` takes).
 
 use crate::engine::exec::{Executor, Limits};
 use crate::engine::plugin::EngineFactory;
-use crate::engine::server::data_digest::{self, DataDigests};
-use crate::engine::server::StartError;
-use crate::input::config::{Config, EngineKind};
+use crate::engine::server::data_digest::DataDigests;
+use crate::input::config::{Config, EngineCatalog, EngineConfig, EngineName};
 use crate::input::dataset::Dataset;
 use crate::util::error::InputError;
 
-/// Every engine sqlgate has. Adding one: its factory in a file of `kinds/` (with its `mod` line),
-/// and one line here.
+/// Every engine sqlgate has, the default (`sqlite`) first. Adding one: its factory in a file of
+/// `kinds/` (with its `mod` line), and one line here.
 pub const ENGINES: &[&dyn EngineFactory] = &[
     &crate::engine::kinds::sqlite::SqliteFactory,
     &crate::engine::kinds::postgres::PostgresFactory,
     &crate::engine::kinds::mysql::MysqlFactory,
+    #[cfg(test)]
+    &crate::engine::kinds::toy::ToyFactory,
 ];
 
-/// The executor a run uses: on the benchmark's files, or on the configured server after its
-/// start-up checks. Errors name the key (`dataset.engine.*`) and carry no secret.
+/// The registry as the config's catalogue of engines: what `Config::parse` and `Config::load`
+/// check `dataset.engine` (and `audit.dialects[].engine`) against.
+pub struct Engines;
+
+impl EngineCatalog for Engines {
+    fn names(&self) -> Vec<&'static str> {
+        ENGINES.iter().map(|factory| factory.name()).collect()
+    }
+
+    fn reads_sqlite_files(&self, name: &EngineName) -> Option<bool> {
+        find(name).map(|factory| factory.reads_sqlite_files())
+    }
+
+    fn check_keys(&self, section: &EngineConfig) -> Result<(), String> {
+        match find(&section.kind) {
+            Some(factory) => factory.check_keys(section),
+            None => Err(crate::input::config::unknown_engine(
+                "dataset.engine.kind",
+                &section.kind,
+                self,
+            )),
+        }
+    }
+}
+
+/// The executor a run uses: on the benchmark's files, or on the engine the factory starts after
+/// its start-up checks. Errors name the key (`dataset.engine.*`) and carry no secret.
 pub fn executor(
     config: &Config,
     dataset: &Dataset,
     limits: Limits,
     threads: usize,
 ) -> Result<Executor, InputError> {
-    let Some(settings) = crate::engine::server::settings(config, dataset, threads)? else {
-        return Ok(Executor::new(limits));
-    };
-    let fail = |error: StartError| InputError::Config {
-        path: config.path.clone(),
-        message: error.0,
-    };
-    let started = factory(config.dataset.engine.kind).start(settings, &limits);
-    match started.map_err(fail)? {
+    let started = factory(&config.dataset.engine.kind).start(config, dataset, &limits, threads);
+    match started? {
         Some(engine) => Ok(Executor::on(engine, limits)),
         None => Ok(Executor::new(limits)),
     }
 }
 
-/// The digests of every table the configured server's role can read in the databases the run
-/// uses, `None` where the dataset's fingerprint covers the data (files).
+/// The digests of the data the run reads, `None` where the dataset's fingerprint covers the
+/// data (files).
 pub fn data_digests(config: &Config, dataset: &Dataset) -> Result<Option<DataDigests>, InputError> {
-    let Some((url, databases)) = data_digest::targets(config, dataset)? else {
-        return Ok(None);
-    };
-    let engine = factory(config.dataset.engine.kind);
-    (engine.data_digests(&url, &databases))
-        .map_err(|message| data_digest::failure(config, &message))
+    factory(&config.dataset.engine.kind).data_digests(config, dataset)
 }
 
-/// The factory of `kind`; every kind has one (a test below checks it).
-pub fn factory(kind: EngineKind) -> &'static dyn EngineFactory {
-    (ENGINES.iter().copied())
-        .find(|factory| factory.kind() == kind)
-        .expect("every engine kind is registered (registry::tests)")
+/// The factory of the engine named `name`, if there is one.
+pub fn find(name: &EngineName) -> Option<&'static dyn EngineFactory> {
+    (ENGINES.iter().copied()).find(|factory| factory.name() == name.as_str())
+}
+
+/// The factory of `kind`, a name from a loaded config: the config was checked against
+/// [`Engines`] when it loaded, so one is registered.
+pub fn factory(kind: &EngineName) -> &'static dyn EngineFactory {
+    find(kind).expect("a loaded config names a registered engine (checked by `Config::parse`)")
 }
 
 #[cfg(test)]
@@ -62,41 +81,35 @@ mod tests {
     use super::*;
     use crate::sql::features::FeatureDialect;
 
-    /// Each kind of the config once: a new kind fails to compile here until it is listed.
-    fn every_kind() -> Vec<EngineKind> {
-        let listed = [
-            EngineKind::Sqlite,
-            EngineKind::Postgresql,
-            EngineKind::Mysql,
-        ];
-        for kind in listed {
-            match kind {
-                EngineKind::Sqlite | EngineKind::Postgresql | EngineKind::Mysql => {}
-            }
-        }
-        listed.to_vec()
+    fn named(name: &str) -> EngineName {
+        EngineName::try_from(name.to_string()).unwrap()
     }
 
     #[test]
-    fn every_kind_has_exactly_one_factory() {
-        for kind in every_kind() {
-            let found = ENGINES.iter().filter(|f| f.kind() == kind).count();
-            assert_eq!(found, 1, "{}", kind.as_str());
-            assert_eq!(factory(kind).kind(), kind);
+    fn every_engine_has_one_name_and_the_default_is_the_first() {
+        let names = Engines.names();
+        for name in &names {
+            assert_eq!(names.iter().filter(|n| n == &name).count(), 1, "{name}");
+            assert_eq!(factory(&named(name)).name(), *name);
         }
-        assert_eq!(ENGINES.len(), every_kind().len());
+        assert_eq!(names[..3], ["sqlite", "postgresql", "mysql"]);
+        assert_eq!(ENGINES[0].name(), EngineName::default().as_str());
+        assert!(find(&named("oracle")).is_none());
+        assert_eq!(Engines.reads_sqlite_files(&named("oracle")), None);
     }
 
     #[test]
     fn a_file_engine_has_no_server_side() {
-        let sqlite = factory(EngineKind::Sqlite);
+        let sqlite = factory(&EngineName::default());
         assert_eq!(sqlite.dialect(), FeatureDialect::Sqlite);
+        assert!(sqlite.reads_sqlite_files());
         assert!(!sqlite.planner_breaks_ties());
         assert!(sqlite.load_target().is_none());
-        assert_eq!(sqlite.data_digests("unused", &[]), Ok(None));
-        for server in [EngineKind::Postgresql, EngineKind::Mysql] {
-            assert!(factory(server).planner_breaks_ties());
-            assert!(factory(server).load_target().is_some());
+        for server in ["postgresql", "mysql"] {
+            let server = factory(&named(server));
+            assert!(!server.reads_sqlite_files());
+            assert!(server.planner_breaks_ties());
+            assert!(server.load_target().is_some());
         }
     }
 }

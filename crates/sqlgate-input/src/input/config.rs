@@ -5,7 +5,7 @@
 //! (`serde_yml` carries an unsoundness advisory and `serde_yaml_ng` depends on an unmaintained
 //! crate); its errors carry the line and column, which we pass on to the user.
 
-pub use crate::input::engine::{EngineConfig, EngineKind, Layout};
+pub use crate::input::engine::{unknown_engine, EngineCatalog, EngineConfig, EngineName, Layout};
 pub use crate::input::limits::{DistillConfig, ExecutionConfig, Threads};
 use crate::input::provider_config::{ProviderConfig, ProviderKind};
 use crate::util::error::InputError;
@@ -523,10 +523,10 @@ impl Config {
     }
 
     /// Reads, validates and resolves a config file, then applies the workspace rule to every
-    /// path it names (see [`crate::util::workspace`]).
-    pub fn load(path: &Path) -> Result<Config, InputError> {
+    /// path it names (see [`crate::util::workspace`]); the engines it may name are `engines`'.
+    pub fn load(path: &Path, engines: &dyn EngineCatalog) -> Result<Config, InputError> {
         let text = crate::util::error::read_utf8(path)?;
-        Self::parse(&text, path)?.inside_workspace()
+        Self::parse(&text, path, engines)?.inside_workspace()
     }
 
     /// Settles the workspace and checks every configured path against it: what the working tree
@@ -609,9 +609,17 @@ impl Config {
         Ok(())
     }
 
-    /// Parses config text that came from `path` (used for messages and relative paths).
-    pub fn parse(text: &str, path: &Path) -> Result<Config, InputError> {
-        let mut config: Config = serde_norway::from_str(text).map_err(|e| InputError::Config {
+    /// Parses config text that came from `path` (used for messages and relative paths), checking
+    /// the engines it names against `engines` (the engine crate's registry,
+    /// `engine::registry::Engines`).
+    pub fn parse(
+        text: &str,
+        path: &Path,
+        engines: &dyn EngineCatalog,
+    ) -> Result<Config, InputError> {
+        let parsed =
+            crate::input::engine::parsing_against(engines, || serde_norway::from_str(text));
+        let mut config: Config = parsed.map_err(|e: serde_norway::Error| InputError::Config {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;
@@ -626,8 +634,8 @@ impl Config {
         config.base_dir = folder_of(path).to_path_buf();
         config.resolve_paths();
         match config.is_multi() {
-            true => config.validate_entries()?,
-            false => config.validate()?,
+            true => config.validate_entries(engines)?,
+            false => config.validate(engines)?,
         }
         Ok(config)
     }

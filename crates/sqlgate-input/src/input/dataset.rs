@@ -138,7 +138,7 @@ impl Dataset {
             item.skipped = databases[&item.db_id].path.is_none();
         }
         assign_difficulty(config, &mut items, &databases)?;
-        let files = (!config.engine.is_server()).then_some(&databases);
+        let files = config.databases.is_some().then_some(&databases);
         let (digests, sha256) =
             file_digests(&gold_bytes, tables.as_ref().map(|t| &t.1[..]), files)?;
         Ok(Dataset {
@@ -306,17 +306,9 @@ fn locate_databases(
     for item in items {
         *counts.entry(&item.db_id).or_default() += 1;
     }
-    let folder = match (&config.databases, config.engine.is_server()) {
-        (_, true) => None,
-        (Some(folder), false) => Some(folder.as_path()),
-        (None, false) => {
-            return Err(InputError::malformed(
-                &config.gold,
-                "key `dataset.databases`",
-                "required with the SQLite engine",
-            ))
-        }
-    };
+    // `dataset.databases` is set exactly when the engine reads the SQLite files (the config's
+    // check); an engine of its own names each database by its db_id.
+    let folder = config.databases.as_deref();
     let mut databases = BTreeMap::new();
     for (db_id, count) in counts {
         let path = match folder {

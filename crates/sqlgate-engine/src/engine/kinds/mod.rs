@@ -4,3 +4,5 @@
 pub mod mysql;
 pub mod postgres;
 pub mod sqlite;
+#[cfg(test)]
+pub mod toy;

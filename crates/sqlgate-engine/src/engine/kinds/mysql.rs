@@ -1,44 +1,59 @@
 //! MySQL / MariaDB as a plugin ([`crate::engine::server::mysql`]).
 
 use crate::engine::exec::{Engine, Limits};
+use crate::engine::load::types::Server;
 use crate::engine::plugin::EngineFactory;
+use crate::engine::server::data_digest::{self, DataDigests};
 use crate::engine::server::mysql::MysqlEngine;
-use crate::engine::server::{ServerSettings, StartError};
+use crate::input::config::{Config, EngineConfig};
+use crate::input::dataset::Dataset;
+use crate::sql::features::FeatureDialect;
+use crate::util::error::InputError;
 use std::sync::Arc;
-/// MySQL / MariaDB as a plugin: a server the URL names, checked at start,
-/// its data digested, loaded by `sqlgate load`, its planner breaking ties.
+
+/// MySQL / MariaDB as a plugin (`kind: mysql`): a server the URL in `url_env` names, checked at
+/// start, its data digested, loaded by `sqlgate load`, its planner breaking ties.
 pub struct MysqlFactory;
 
 impl EngineFactory for MysqlFactory {
-    fn kind(&self) -> crate::input::config::EngineKind {
-        crate::input::config::EngineKind::Mysql
+    fn name(&self) -> &'static str {
+        "mysql"
     }
 
-    fn dialect(&self) -> crate::sql::features::FeatureDialect {
-        crate::sql::features::FeatureDialect::Mysql
+    fn dialect(&self) -> FeatureDialect {
+        FeatureDialect::Mysql
     }
 
     fn planner_breaks_ties(&self) -> bool {
         true
     }
 
+    fn check_keys(&self, section: &EngineConfig) -> Result<(), String> {
+        crate::engine::server::check_keys(section)
+    }
+
     fn start(
         &self,
-        settings: ServerSettings,
+        config: &Config,
+        dataset: &Dataset,
         limits: &Limits,
-    ) -> Result<Option<Arc<dyn Engine>>, StartError> {
-        Ok(Some(Arc::new(MysqlEngine::start(settings, limits)?)))
+        threads: usize,
+    ) -> Result<Option<Arc<dyn Engine>>, InputError> {
+        let settings = crate::engine::server::settings(config, dataset, threads)?;
+        let engine = MysqlEngine::start(settings, limits)
+            .map_err(|error| crate::engine::server::start_failure(config, error))?;
+        Ok(Some(Arc::new(engine)))
     }
 
     fn data_digests(
         &self,
-        url: &str,
-        databases: &[String],
-    ) -> Result<Option<crate::engine::server::data_digest::DataDigests>, String> {
-        crate::engine::server::data_digest::mysql_digests(url, databases).map(Some)
+        config: &Config,
+        dataset: &Dataset,
+    ) -> Result<Option<DataDigests>, InputError> {
+        data_digest::of_server(config, dataset, data_digest::mysql_digests).map(Some)
     }
 
-    fn load_target(&self) -> Option<crate::engine::load::types::Server> {
-        Some(crate::engine::load::types::Server::Mysql)
+    fn load_target(&self) -> Option<Server> {
+        Some(Server::Mysql)
     }
 }

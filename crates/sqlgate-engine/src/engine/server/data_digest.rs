@@ -78,33 +78,29 @@ pub fn covers_settings(digests: &DataDigests) -> bool {
         .all(|end| digests.keys().any(|key| key.ends_with(end)))
 }
 
-/// Where the configured server's data digests are computed: its URL and the databases the run
-/// uses (the URL's in the shared layout, each db_id's with `per_db_id`), `None` on SQLite (whose
-/// database files the dataset fingerprint covers); and how a failure to compute them is said.
-/// Errors name the key and carry no secret.
-pub fn targets(
+/// The digests of the configured server's data, computed by `digest` (the server's side,
+/// [`postgres_digests`] or [`mysql_digests`]) from its URL and the databases the run uses (the
+/// URL's in the shared layout, each db_id's with `per_db_id`). Errors name the key and carry no
+/// secret.
+pub fn of_server(
     config: &Config,
     dataset: &Dataset,
-) -> Result<Option<(String, Vec<String>)>, InputError> {
+    digest: fn(&str, &[String]) -> Result<DataDigests, String>,
+) -> Result<DataDigests, InputError> {
     let engine = &config.dataset.engine;
-    if !engine.is_server() {
-        return Ok(None);
-    }
     let name = engine.url_env.clone().unwrap_or_default();
-    let url = crate::engine::server::read_url(&name).map_err(|e| InputError::Config {
-        path: config.path.clone(),
-        message: e.0,
-    })?;
+    let url = crate::engine::server::read_url(&name)
+        .map_err(|error| crate::engine::server::start_failure(config, error))?;
     let databases: Vec<String> = match engine.layout() {
         Layout::Shared => vec![String::new()],
         Layout::PerDbId => dataset.databases.keys().cloned().collect(),
     };
-    Ok(Some((url, databases)))
+    digest(&url, &databases).map_err(|message| failure(config, &message))
 }
 
 /// The error of data digests that could not be computed (`message`), naming the key and
 /// carrying no secret.
-pub fn failure(config: &Config, message: &str) -> InputError {
+fn failure(config: &Config, message: &str) -> InputError {
     InputError::Config {
         path: config.path.clone(),
         message: crate::util::scrub::scrub_cut(

@@ -107,25 +107,18 @@ impl StartError {
     }
 }
 
-/// What the configured server engine needs to start (`None` for the SQLite files): its URL
-/// from the variable `dataset.engine.url_env` names, its layout, the tables and schema words of
-/// every db_id. Errors name the key (`dataset.engine.*`) and carry no secret.
+/// What the configured server engine needs to start: its URL from the variable
+/// `dataset.engine.url_env` names, its layout, the tables and schema words of every db_id.
+/// Errors name the key (`dataset.engine.*`) and carry no secret.
 pub fn settings(
     config: &Config,
     dataset: &Dataset,
     threads: usize,
-) -> Result<Option<ServerSettings>, InputError> {
+) -> Result<ServerSettings, InputError> {
     let engine_config = &config.dataset.engine;
-    if !engine_config.is_server() {
-        return Ok(None);
-    }
-    let fail = |error: StartError| InputError::Config {
-        path: config.path.clone(),
-        message: error.0,
-    };
     let name = engine_config.url_env.clone().unwrap_or_default();
-    let url = read_url(&name).map_err(fail)?;
-    let settings = ServerSettings {
+    let url = read_url(&name).map_err(|error| start_failure(config, error))?;
+    Ok(ServerSettings {
         url,
         url_env: name,
         layout: engine_config.layout(),
@@ -133,8 +126,22 @@ pub fn settings(
         schema_words: dataset_schema_words(dataset),
         allow_privileged_role: engine_config.allows_privileged_role(),
         connections: threads.max(1),
-    };
-    Ok(Some(settings))
+    })
+}
+
+/// A server engine's start-up failure as the config's error (it names the key).
+pub fn start_failure(config: &Config, error: StartError) -> InputError {
+    InputError::Config {
+        path: config.path.clone(),
+        message: error.0,
+    }
+}
+
+/// The keys a server engine reads: `url_env` (required), `layout` and `allow_privileged_role`;
+/// it takes no `options`.
+pub fn check_keys(section: &crate::input::config::EngineConfig) -> Result<(), String> {
+    section.require_url_env()?;
+    section.refuse_options()
 }
 
 /// A query sqlgate cancelled is a timeout whatever error the server then gave (a cursor gone,

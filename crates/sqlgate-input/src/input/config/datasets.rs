@@ -243,9 +243,10 @@ impl Config {
     }
 
     /// Validates each dataset's config, naming the entry in the error.
-    pub(super) fn validate_entries(&self) -> Result<(), InputError> {
+    pub(super) fn validate_entries(&self, engines: &dyn EngineCatalog) -> Result<(), InputError> {
         for one in self.dataset_configs() {
-            one.validate().map_err(|error| in_entry(&one, error))?;
+            one.validate(engines)
+                .map_err(|error| in_entry(&one, error))?;
         }
         Ok(())
     }

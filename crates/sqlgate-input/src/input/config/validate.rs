@@ -16,7 +16,8 @@ impl Config {
     /// Refuses values that make no sense together or alone, naming the key. It reads the text
     /// alone, never the working tree (what the tree holds is [`Config::check_workspace`]'s), so a
     /// pull request cannot make the base's config "not load" by deleting a folder it names.
-    pub(super) fn validate(&self) -> Result<(), InputError> {
+    /// The engines it may name are `engines`'.
+    pub(super) fn validate(&self, engines: &dyn EngineCatalog) -> Result<(), InputError> {
         let fail = |message: String| {
             Err(InputError::Config {
                 path: self.path.clone(),
@@ -123,7 +124,7 @@ impl Config {
                 return fail(message);
             }
         }
-        if let Err(message) = self.check_engine() {
+        if let Err(message) = self.check_engine(engines) {
             return fail(message);
         }
         if self.suite.kind == SuiteKind::Directory && self.suite.path.is_none() {
@@ -173,18 +174,24 @@ impl Config {
         }
     }
 
-    /// SQLite needs its databases folder; a server engine needs none and runs only what does
-    /// not depend on SQLite files (no test suites, ESM, ESM+ or Spider 2.0 layout).
-    fn check_engine(&self) -> Result<(), String> {
+    /// The engine must be one of `engines`, with its keys; the SQLite files need their
+    /// databases folder, and an engine of its own needs none and runs only what does not depend
+    /// on SQLite files (no test suites, ESM, ESM+ or Spider 2.0 layout).
+    fn check_engine(&self, engines: &dyn EngineCatalog) -> Result<(), String> {
         let dataset = &self.dataset;
+        let kind = &dataset.engine.kind;
         dataset.engine.check()?;
-        if !dataset.engine.is_server() {
+        // The parse refused a name no engine has (with its line); this keeps the check whole.
+        let Some(reads_sqlite_files) = engines.reads_sqlite_files(kind) else {
+            return Err(unknown_engine("dataset.engine.kind", kind, engines));
+        };
+        engines.check_keys(&dataset.engine)?;
+        if reads_sqlite_files {
             return match &dataset.databases {
                 None => Err("`dataset.databases` is required with the SQLite engine: the folder holding `<db_id>/<db_id>.sqlite`".into()),
                 Some(_) => Ok(()),
             };
         }
-        let kind = dataset.engine.kind.as_str();
         if dataset.databases.is_some() {
             return Err(format!("`dataset.databases` is for the SQLite engine only; with `dataset.engine.kind: {kind}` the server holds the databases (load them with `sqlgate load`)"));
         }
