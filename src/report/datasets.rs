@@ -4,7 +4,7 @@
 use crate::analysis::agreement::LeaderboardRow;
 use crate::judge::rules::macro_average::MacroGate;
 use crate::judge::Verdict;
-use crate::report::escape::markdown_inline;
+use crate::report::escape::{markdown_inline, markdown_message};
 use serde_json::{json, Value as Json};
 
 /// One dataset's part of the report: its name and its own report (or comment) text.
@@ -21,10 +21,10 @@ pub fn render(marker: &str, verdict: &Verdict, sections: &[Section<'_>]) -> Stri
     let mut out = format!(
         "{marker}\n## {} sqlgate {}\n\n",
         if verdict.passed() { "✅" } else { "❌" },
-        markdown_inline(&verdict.headline())
+        markdown_message(&verdict.headline())
     );
     for line in verdict.reasons().iter().chain(verdict.notes()) {
-        out.push_str(&format!("- {}\n", markdown_inline(line)));
+        out.push_str(&format!("- {}\n", markdown_message(line)));
     }
     out.push_str(&macro_table(verdict.macro_average(), sections));
     for section in sections {

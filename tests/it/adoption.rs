@@ -383,7 +383,7 @@ fn a_newcomer_adopts_sqlgate_and_every_pull_request_gets_the_right_comment() {
     );
     assert!(
         comment.contains(
-            "this pull request changes the baseline ./.sqlgate/baseline.json; the gate used the \
+            "this pull request changes the baseline `./.sqlgate/baseline.json`; the gate used the \
              base commit's version"
         ),
         "{comment}"

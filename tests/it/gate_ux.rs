@@ -373,7 +373,7 @@ fn a_stale_baseline_warns_or_fails_as_configured() {
     let (code, stdout) = eval_in_actions(dir.path(), &api, 8, &never);
     assert_eq!(code, Some(0), "{stdout}");
     let report = report_of(dir.path());
-    common::assert_contains(&report, &["- baseline: commit 0123456789ab, made "]);
+    common::assert_contains(&report, &["- baseline: commit `0123456789ab`, made "]);
     common::assert_contains(&report, &["(0.0 days ago)"]);
     assert!(!report.contains("older than"), "{report}");
     assert_eq!(baseline_outputs(dir.path()), (commit.clone(), "0.0".into()));
@@ -689,10 +689,16 @@ fn feature_cells_are_reported_and_gated() {
     let report = report_of(gated.path());
     assert!(
         report.contains(
-            "m: ex on feature:set_operation dropped 33.3 points (100.0 -> 66.7 on 3 items; 1 \
+            "m: ex on `feature:set_operation` dropped 33.3 points (100.0 -> 66.7 on 3 items; 1 \
              regressed, 0 fixed; allowed 10.0)"
         ),
         "{report}"
+    );
+    // The cell's name is a code span wherever it is shown, so it copies without a word joiner.
+    let raw = fs::read_to_string(gated.path().join("sqlgate-report.md")).unwrap();
+    assert!(
+        raw.contains("| m | m | `feature:set_operation` | 3 |") && !raw.contains('\u{2060}'),
+        "{raw}"
     );
 }
 
