@@ -18,12 +18,19 @@ pub struct Section<'a> {
 /// The report of a run over several datasets: the marker, the verdict over all of them, the
 /// macro-average table and each dataset's report under a `Dataset` heading.
 pub fn render(marker: &str, verdict: &Verdict, sections: &[Section<'_>]) -> String {
+    let icon = match (verdict.passed(), verdict.passed_with_review()) {
+        (false, _) => "❌",
+        (true, true) => "🔎",
+        (true, false) => "✅",
+    };
     let mut out = format!(
-        "{marker}\n## {} sqlgate {}\n\n",
-        if verdict.passed() { "✅" } else { "❌" },
+        "{marker}\n## {icon} sqlgate {}\n\n",
         markdown_message(&verdict.headline())
     );
-    for line in verdict.reasons().iter().chain(verdict.notes()) {
+    for line in verdict.headline_detail() {
+        out.push_str(&format!("{}\n\n", markdown_message(&line)));
+    }
+    for line in verdict.reasons_below().iter().chain(&verdict.notes_below()) {
         out.push_str(&format!("- {}\n", markdown_message(line)));
     }
     out.push_str(&macro_table(verdict.macro_average(), sections));

@@ -377,6 +377,7 @@ fn gate_json(verdict: &Verdict, evaluation: &Evaluation) -> Json {
     let mut gate = json!({
         "passed": verdict.passed(),
         "headline": verdict.headline(),
+        "headline_detail": verdict.headline_detail(),
         "reasons": verdict.reasons(),
         "notes": verdict.notes(),
         "cells": cells,

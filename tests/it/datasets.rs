@@ -161,7 +161,10 @@ fn two_datasets_one_run_per_dataset_gates_and_the_macro_average() {
         .all(|l| l.as_object().unwrap().keys().next().unwrap() == "system"));
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(report.starts_with("<!-- sqlgate:"), "{report}");
-    common::assert_contains(&report, &["## ✅ sqlgate passed: 2 datasets"]);
+    common::assert_contains(
+        &report,
+        &["## ✅ sqlgate passed: 2 datasets, no gated cell changed\n"],
+    );
     common::assert_contains(
         &report,
         &["| model | 94.9 | 84.4 | 89.7 | 89.7 | +0.0 | – | ✅ |"],
@@ -205,6 +208,22 @@ fn two_datasets_one_run_per_dataset_gates_and_the_macro_average() {
         current[0]["datasets"]["bird"].as_f64().unwrap(),
         bird_ex
     ));
+
+    // One Spider item that matched now fails: a pass whose heading names the dataset and the
+    // cell that changed, with the counts and why it passed below.
+    break_spider(dir, 1);
+    eval(dir, &config, 0);
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let lines: Vec<&str> = report.lines().collect();
+    assert_eq!(
+        lines[1..4],
+        [
+            "## ✅ sqlgate passed: 2 datasets, largest change spider model ex 94.9 -&gt; 94.3 (-0.6)",
+            "",
+            "1 regressed / 0 fixed, drop 0.6 &lt;= allowed 5.0",
+        ],
+        "{report}"
+    );
 
     // Four Spider items that matched now fail: Spider drops 4/157 = 2.5 points, within its 5.0,
     // but the macro-average drops 1.3 points, more than its 1.0.

@@ -474,10 +474,23 @@ fn a_large_gain_passes_flagged_for_review() {
     let flag = "review: m: ex on all gained 40.0 points (60.0 -> 100.0 on 5 items; 2 fixed, 0 \
                 regressed), more than `gate.review_gain_points` (30.0)";
     assert!(output(dir.path(), "review_reason").starts_with(flag));
-    assert!(
-        plain(&api.comments(7)[0]).contains(flag),
-        "{:?}",
-        api.comments(7)
+    // The heading and the step output `reason` say the pass needs a review; the flag follows the
+    // heading, once.
+    let comment = plain(&api.comments(7)[0]);
+    let lines: Vec<&str> = comment.lines().collect();
+    assert_eq!(
+        lines[1],
+        "## 🔎 sqlgate passed, review the gain: ex 60.0 -> 100.0 (+40.0), 0 regressed / 2 fixed",
+        "{comment}"
+    );
+    assert!(lines[3].starts_with(flag), "{comment}");
+    assert_eq!(comment.matches(flag).count(), 1, "{comment}");
+    assert_eq!(
+        output(dir.path(), "reason"),
+        format!(
+            "passed, review the gain: ex 60.0 -> 100.0 (+40.0), 0 regressed / 2 fixed; {}",
+            lines[3]
+        )
     );
 
     fs::write(dir.path().join("preds.sql"), lines_with_wrong(&[1])).unwrap();
@@ -689,8 +702,8 @@ fn feature_cells_are_reported_and_gated() {
     let report = report_of(gated.path());
     assert!(
         report.contains(
-            "m: ex on `feature:set_operation` dropped 33.3 points (100.0 -> 66.7 on 3 items; 1 \
-             regressed, 0 fixed; allowed 10.0)"
+            "## ❌ sqlgate failed: ex on `feature:set_operation` 100.0 -> 66.7 (-33.3), 1 \
+             regressed / 0 fixed\n\nover 3 items: drop 33.3 > allowed 10.0\n"
         ),
         "{report}"
     );

@@ -189,7 +189,7 @@ fn deltas_add_up_as_printed() {
         &report,
         &["ex 94.3 -&gt; 93.6 (-0.7), 1 regressed / 0 fixed"],
     );
-    common::assert_contains(&report, &["(94.3 -&gt; 93.6 on 157 items"]);
+    common::assert_contains(&report, &["\nover 157 items: drop 0.7 &gt; allowed 0.0"]);
     common::assert_contains(&report, &["93.6 (-0.7) n=157"]);
     assert!(!report.contains("(-0.6)"), "{report}");
 }
