@@ -157,6 +157,9 @@ struct BaselineView {
 #[derive(Serialize)]
 struct ItemGroup {
     title: String,
+    /// Whether the group is shown open and first among the folded sections (the regressed
+    /// items: what a reviewer needs next).
+    open: bool,
     /// Whether the first items show their results.
     with_results: bool,
     total: usize,
@@ -345,6 +348,7 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
                         c.candidate, c.baseline
                     ),
                     &c.regressed,
+                    true,
                 ),
                 (
                     format!(
@@ -352,11 +356,13 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
                         c.candidate, c.baseline
                     ),
                     &c.fixed,
+                    false,
                 ),
             ]
             .into_iter()
-            .filter(|(_, items)| !items.is_empty())
-            .map(|(title, items)| ItemGroup {
+            .filter(|(_, items, _)| !items.is_empty())
+            .map(|(title, items, open)| ItemGroup {
+                open,
                 title,
                 with_results: true,
                 total: items.len(),
@@ -402,6 +408,9 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
     let common_items = common_items(analysis);
     let (unstable_rows, unstable_total) =
         crate::report::unstable::unstable_rows(input.verdict.comparisons(), item_limit);
+    let (feature_rows, features_left_out) = (input.features)
+        .map(|table| crate::report::features::feature_rows(table, input.verdict.comparisons()))
+        .unwrap_or_default();
     let dataset_sha = &input.evaluation.dataset.sha256;
     context! {
         marker => input.marker,
@@ -429,7 +438,8 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         unstable_total => unstable_total,
         unstable_verdicts => input.evaluation.results.iter().filter(|r| r.unstable.is_some()).count(),
         unstable_share => format!("{:.0}", 100.0 * crate::score::stability::TIMING_SHARE),
-        feature_rows => input.features.map(crate::report::features::feature_rows).unwrap_or_default(),
+        feature_rows => feature_rows,
+        features_left_out => features_left_out,
         fp_rows => fp_rows,
         spread_rows => spread_rows,
         tau_rows => tau_rows,
@@ -688,6 +698,7 @@ fn counterexample_groups(input: &ReportInput<'_>, item_limit: usize) -> Vec<Item
                 .collect();
             let name = &evaluation.systems[system].name;
             (!items.is_empty()).then(|| ItemGroup {
+                open: false,
                 title: format!(
                     "Items of {name} right on the original database, wrong on the test suite"
                 ),

@@ -12,6 +12,7 @@ mod benchmark_checks;
 mod bird;
 mod bounded_reads;
 mod bounds;
+mod comment_layout;
 mod conformance;
 mod datasets;
 mod distill;

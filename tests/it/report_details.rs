@@ -127,7 +127,7 @@ fn skipped_items_are_counted_and_named_and_every_changed_item_is_in_the_full_rep
     ));
     let title = report
         .lines()
-        .find(|l| l.starts_with("<details><summary>Regressed items of model"))
+        .find(|l| l.starts_with("<details open><summary>Regressed items of model"))
         .unwrap();
     let regressed: usize = title
         .rsplit_once('(')
