@@ -245,18 +245,38 @@ fn a_baseline_made_with_other_settings_is_refused() {
     for (changed, named) in [
         (
             format!("compare: {{ profile: strict }}\n{}", judge("judge-a")),
-            ["SpiderTs", "Strict"],
+            [
+                "`compare.profile`: spider-ts (baseline) vs strict (now)",
+                "`compare.profile`",
+            ],
+        ),
+        (
+            format!("compare: {{ profile: spider-ts }}\n{}", judge("judge-a"))
+                + "# difficulty: none\n",
+            [
+                "`dataset.difficulty`: spider-hardness (baseline) vs none (now)",
+                "none",
+            ],
         ),
         (
             format!("compare: {{ plug_value: true }}\n{}", judge("judge-a")),
-            ["plug_value: false", "plug_value: true"],
+            [
+                "`compare.plug_value`: false (baseline) vs true (now)",
+                "plug_value",
+            ],
         ),
         (
             format!("compare: {{ profile: spider-ts }}\n{}", judge("judge-b")),
             ["judge-a at", "judge-b at"],
         ),
     ] {
-        write(&work.path().join("now.yml"), &config(&changed));
+        // The difficulty is a key of the `dataset` line, which the marker comment moves there.
+        let text = config(&changed);
+        let text = match text.contains("# difficulty: none") {
+            true => text.replace("/database }", "/database, difficulty: none }"),
+            false => text,
+        };
+        write(&work.path().join("now.yml"), &text);
         let eval = common::eval_command(&work.path().join("now.yml"), &[])
             .output()
             .unwrap();
