@@ -106,7 +106,13 @@ fn two_datasets_one_run_per_dataset_gates_and_the_macro_average() {
     let entries = format!("{SPIDER_ENTRY}{BIRD_ENTRY}");
     let gate = "{ metric: ex, max_drop_points: 5.0, max_macro_drop_points: 1.0 }";
     let config = write_config(dir, &entries, gate);
-    run(&["baseline", "update", "--config", &config], 0);
+    let update = sqlgate(&["baseline", "update", "--config", &config]);
+    common::assert_exit(&update, 0);
+    // One system in each of two datasets: counted as such, not as two systems.
+    common::assert_contains(
+        &String::from_utf8_lossy(&update.stdout),
+        &["(1 system × 2 datasets, commit "],
+    );
     let baseline: Json =
         serde_json::from_slice(&std::fs::read(dir.join("baseline.json")).unwrap()).unwrap();
     let sections = baseline["datasets"].as_object().unwrap();
@@ -300,7 +306,13 @@ fn significance_per_dataset_and_holm_over_the_datasets() {
     let gate =
         "{ metric: ex, max_drop_points: 0.0, significance: { test: mcnemar-exact, alpha: 0.05 } }";
     let config = write_config(dir, &entries, gate);
-    run(&["baseline", "update", "--config", &config], 0);
+    let update = sqlgate(&["baseline", "update", "--config", &config]);
+    common::assert_exit(&update, 0);
+    // One system in each of two datasets: counted as such, not as two systems.
+    common::assert_contains(
+        &String::from_utf8_lossy(&update.stdout),
+        &["(1 system × 2 datasets, commit "],
+    );
     // The first ten Spider predictions turn wrong; C3 had items 6 and 7 wrong already, so eight
     // regress and none is fixed: McNemar p = 2 * 0.5^8 on Spider; the BIRD predictions are
     // unchanged (p = 1). Holm over the two datasets doubles the smaller.

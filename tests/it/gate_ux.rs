@@ -126,6 +126,17 @@ fn extraction_pulls_sql_from_raw_output_and_counts_failures_apart() {
         serde_json::from_slice(&fs::read(dir.path().join("summary.json")).unwrap()).unwrap();
     let counts = &summary["systems"]["llm"]["outcomes"]["ex"];
     assert_eq!(counts["extraction_failed"], 1, "{counts}");
+    // The answer with no SQL in it is not a missing answer: each is counted as what it is.
+    let llm = &summary["systems"]["llm"];
+    assert_eq!(
+        (&llm["missing"], &llm["unextracted"]),
+        (&0.into(), &1.into()),
+        "{llm}"
+    );
+    common::assert_contains(
+        &stdout,
+        &["llm (0 missing predictions, 1 answer with no SQL extracted)"],
+    );
     assert_eq!(counts["pred_error"], 1, "{counts}");
     assert_eq!(counts["match"], 3, "{counts}");
     let report = report_of(dir.path());
