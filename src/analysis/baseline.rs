@@ -119,10 +119,67 @@ impl Settings {
             })
             .map(|(name, value)| {
                 let now = after.get(name).cloned().unwrap_or_default();
-                format!("{name}: {value} (baseline) vs {name}: {now} (now)")
+                format!(
+                    "{}: {} (baseline) vs {} (now)",
+                    config_key(name),
+                    shown_setting(value),
+                    shown_setting(&now)
+                )
             })
             .collect()
     }
+}
+
+/// The config key a stored setting comes from, as the user wrote it, in backticks (the
+/// comparison contract, which no one key sets, in words).
+fn config_key(setting: &str) -> String {
+    let key = match setting {
+        "profile" | "float_tolerance" | "keep_distinct" | "plug_value" => {
+            format!("compare.{setting}")
+        }
+        "suite" => "suite.kind".into(),
+        "suite_distill" => "suite.distill".into(),
+        "difficulty" => "dataset.difficulty".into(),
+        "qas_weight" => "qas.weight".into(),
+        "rves_repetitions" => "rves.repetitions".into(),
+        "rves_order" => "rves.order".into(),
+        "soft_f1_version" => "soft_f1.version".into(),
+        "contract" => return "the comparison contract".into(),
+        other => other.to_string(),
+    };
+    format!("`{key}`")
+}
+
+/// A stored setting as the config writes it: an option the baseline stores under its internal
+/// name (`SpiderHardness`, `SpiderTs`, `Field("difficulty")`) in the config's spelling
+/// (`spider-hardness`, `spider-ts`, `field:difficulty`), other text as it is, the rest as JSON.
+fn shown_setting(value: &serde_json::Value) -> String {
+    let Some(text) = value.as_str() else {
+        return value.to_string();
+    };
+    if let Some(field) = (text.strip_prefix("Field(\"")).and_then(|rest| rest.strip_suffix("\")")) {
+        return format!(
+            "field:{}",
+            field.replace("\\\"", "\"").replace("\\\\", "\\")
+        );
+    }
+    let internal = text.starts_with(|c: char| c.is_ascii_uppercase())
+        && text.chars().all(|c| c.is_ascii_alphanumeric());
+    if !internal {
+        return text.to_string();
+    }
+    let mut spelled = String::new();
+    let mut previous: Option<char> = None;
+    for c in text.chars() {
+        if c.is_ascii_uppercase()
+            && previous.is_some_and(|p| p.is_ascii_lowercase() || p.is_ascii_digit())
+        {
+            spelled.push('-');
+        }
+        spelled.push(c.to_ascii_lowercase());
+        previous = Some(c);
+    }
+    spelled
 }
 
 /// The knobs of a distilled suite, as the baseline records them.
@@ -504,6 +561,7 @@ pub fn now_unix() -> Option<i64> {
 #[cfg(test)]
 mod settings_tests {
     use super::*;
+    use crate::input::config::{DifficultySource, ProfileName};
 
     fn settings(rves: &str) -> Settings {
         let dir = tempfile::tempdir().unwrap();
@@ -555,13 +613,36 @@ mod settings_tests {
     }
 
     #[test]
+    fn settings_differences_use_the_configs_names_and_spelling() {
+        let hardness = settings("");
+        let by_field = Settings {
+            difficulty: format!("{:?}", DifficultySource::Field("level".into())),
+            profile: format!("{:?}", ProfileName::Spider2Sound),
+            ..hardness.clone()
+        };
+        let differences = hardness.differences(&by_field);
+        assert!(
+            differences
+                .contains(&"`compare.profile`: spider-ts (baseline) vs spider2-sound (now)".into())
+                && differences.contains(
+                    &"`dataset.difficulty`: spider-hardness (baseline) vs field:level (now)".into()
+                ),
+            "{differences:?}"
+        );
+        assert!(
+            !differences.iter().any(|d| d.contains("SpiderHardness")),
+            "{differences:?}"
+        );
+    }
+
+    #[test]
     fn a_baseline_under_another_rves_order_is_not_comparable() {
         let abba = settings("");
         let official = settings("rves: { order: official }\n");
         assert_eq!(abba.rves_order.as_deref(), Some("Abba"));
         assert_eq!(
             official.differences(&abba),
-            ["rves_order: \"Official\" (baseline) vs rves_order: \"Abba\" (now)"]
+            ["`rves.order`: official (baseline) vs abba (now)"]
         );
         let older = Settings {
             rves_order: None,
@@ -593,7 +674,7 @@ mod settings_tests {
         assert_eq!(current.soft_f1_version.as_deref(), Some("2025-06"));
         assert_eq!(
             pinned.differences(&current),
-            ["soft_f1_version: \"2024-10\" (baseline) vs soft_f1_version: \"2025-06\" (now)"]
+            ["`soft_f1.version`: 2024-10 (baseline) vs 2025-06 (now)"]
         );
         let older = Settings {
             soft_f1_version: None,

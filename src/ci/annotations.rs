@@ -65,7 +65,7 @@ pub fn workflow_commands(
     if !verdict.passed() {
         commands.push(format!(
             "::error title=sqlgate::{}",
-            message(&verdict.headline())
+            message(&verdict.statement())
         ));
     }
     commands

@@ -64,13 +64,34 @@ pub(super) fn check_shards(config: &Config, shards: &[PathBuf]) -> Result<(), In
     Ok(())
 }
 
+/// The systems a sectioned baseline holds, counted as a reader counts them: `2 systems × 2
+/// datasets` when every dataset holds the same systems, else each dataset's count
+/// (`spider: 2 systems, bird: 1 system`), never the sum of the two (which counts a system once
+/// per dataset).
+fn stored_systems(sections: &[(String, Baseline)]) -> String {
+    let names = |baseline: &Baseline| baseline.systems.keys().cloned().collect::<Vec<_>>();
+    let systems = |count: usize| match count {
+        1 => "1 system".to_string(),
+        n => format!("{n} systems"),
+    };
+    let first = sections.first().map(|(_, b)| names(b)).unwrap_or_default();
+    if sections.iter().all(|(_, b)| names(b) == first) {
+        return format!("{} × {} datasets", systems(first.len()), sections.len());
+    }
+    (sections.iter())
+        .map(|(name, b)| format!("{name}: {}", systems(b.systems.len())))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Scores every dataset and writes their baselines as one file at `path` (one section per
-/// dataset, see [`crate::analysis::datasets`]); prints each dataset's summary.
+/// dataset, see [`crate::analysis::datasets`]); prints each dataset's summary. Returns what it
+/// stored, counted for what it counts (see [`stored_systems`]).
 pub(super) fn write_sectioned_baseline(
     (config, snapshot): (&Config, &Snapshot),
     path: &Path,
     commit: &str,
-) -> anyhow::Result<usize> {
+) -> anyhow::Result<String> {
     let mut sections = Vec::new();
     for one in config.dataset_configs() {
         let evaluation = crate::score::evaluation::evaluate_for_baseline(&one, snapshot)
@@ -83,7 +104,7 @@ pub(super) fn write_sectioned_baseline(
         print!("{}", log_block(&text, in_actions()));
         sections.push((one.dataset_name().to_string(), baseline));
     }
-    let systems = sections.iter().map(|(_, b)| b.systems.len()).sum();
+    let systems = stored_systems(&sections);
     let text = serde_json::to_string_pretty(&sectioned_baseline(&sections))? + "\n";
     let markers = [crate::input::config::BASELINE_MARKER];
     finish::check_output(config, "baseline.path", path, &markers)?;

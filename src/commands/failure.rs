@@ -15,15 +15,18 @@ pub const EXIT_CANNOT_EVALUATE: u8 = 2;
 
 /// The sticky comment of a run that could not evaluate the config at `config_path`: under the
 /// same marker as that config's verdicts, the reason (escaped: it may quote the pull request's
-/// files; paths, hashes and what it quotes as code spans, so they copy exactly) and what the red
+/// files; paths, hashes and what it quotes as code spans, so they copy exactly) in a heading of
+/// one line (a reason too long for it is cut at a clause and continues below) and what the red
 /// check means.
 pub fn failure_comment(marker: &str, reason: &str) -> String {
+    let (line, rest) = crate::judge::headline::fit_line("could not evaluate: ", reason, "");
+    let rest = rest.map_or_else(String::new, |rest| markdown_message(&rest) + "\n\n");
     format!(
-        "{marker}\n## ⚠️ sqlgate could not evaluate: {}\n\n\
+        "{marker}\n## ⚠️ sqlgate {}\n\n{rest}\
          sqlgate stopped with exit code {EXIT_CANNOT_EVALUATE} (usage or input error) before \
          it could score this pull request, so there is no verdict and the check fails until the \
          cause above is fixed. Earlier results on this pull request no longer apply.\n",
-        markdown_message(reason)
+        markdown_message(&line)
     )
 }
 
@@ -159,6 +162,24 @@ mod tests {
         );
         assert!(
             !comment.contains("<img>") && !comment.contains("@team") && !comment.contains("\n# h")
+        );
+    }
+
+    #[test]
+    fn a_long_reason_keeps_the_heading_to_one_line_and_continues_below() {
+        let reason = "config sqlgate.yml: this pull request's version of the config does not \
+                      load: unknown field `max_drop_point`, expected one of `metric`, \
+                      `max_drop_points` at line 18 column 3";
+        let comment = failure_comment("<!-- sqlgate:abc -->", reason);
+        let lines: Vec<&str> = comment.lines().collect();
+        assert_eq!(
+            lines[1],
+            "## ⚠️ sqlgate could not evaluate: config sqlgate.yml"
+        );
+        assert_eq!(
+            lines[3],
+            "this pull request's version of the config does not load: unknown field \
+             `max_drop_point`, expected one of `metric`, `max_drop_points` at line 18 column 3"
         );
     }
 

@@ -149,7 +149,7 @@ pub(super) fn finish(
 
 /// The verdict line and its reasons, which name systems (file names a pull request chose).
 pub(super) fn print_verdict(verdict: &Verdict) {
-    let mut text = format!("\ngate {}\n", log_value(&verdict.headline()));
+    let mut text = format!("\ngate {}\n", log_value(&verdict.statement()));
     for line in verdict.reasons().iter().chain(verdict.notes()) {
         text.push_str(&format!("  {}\n", log_value(line)));
     }

@@ -449,9 +449,8 @@ fn write_baseline(config: &Config, path: &Path, commit: String) -> anyhow::Resul
         let systems = datasets::write_sectioned_baseline((config, &snapshot), path, &commit)?;
         drop(lock);
         println!(
-            "\nbaseline written to {} ({} datasets, {systems} systems, commit {})",
+            "\nbaseline written to {} ({systems}, commit {})",
             path.display(),
-            config.datasets.len(),
             crate::input::config::short_commit(&commit)
         );
         return Ok(ExitCode::SUCCESS);

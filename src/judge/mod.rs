@@ -10,7 +10,7 @@
 //! report, ci or commands. Adding a gate rule is one new file in `rules/` and one line in
 //! [`rules::RULES`] (or [`rules::DATASET_RULES`] for a rule over several datasets).
 
-mod headline;
+pub mod headline;
 pub mod rules;
 pub mod verdict;
 

@@ -382,7 +382,7 @@ fn a_rule_added_to_the_registry_fails_the_verdict() {
         verdict.headline(),
         format!("failed: {}", verdict.reasons()[0])
     );
-    assert_eq!(verdict.reason(), verdict.headline());
+    assert_eq!(verdict.reason(), verdict.statement());
     assert_eq!(verdict.exit_code(true), std::process::ExitCode::from(1));
     assert_eq!(verdict.exit_code(false), std::process::ExitCode::SUCCESS);
     let both = [

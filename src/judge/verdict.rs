@@ -3,6 +3,7 @@
 //! so nothing else can make a failed run pass.
 
 use crate::analysis::comparison::Comparison;
+use crate::judge::headline::{Gate, Headline};
 use crate::judge::rules::macro_average::MacroGate;
 use crate::judge::{DatasetVerdict, Findings, Note};
 use std::process::ExitCode;
@@ -23,6 +24,8 @@ pub struct Verdict {
     macro_average: MacroGate,
     /// How many datasets it covers, when it covers several.
     datasets: Option<usize>,
+    /// Over several datasets, the dataset of each comparison (the same order).
+    comparison_datasets: Vec<String>,
 }
 
 /// The exit code of a run whose gate failed and is enforced.
@@ -70,6 +73,7 @@ impl Verdict {
             flagged_gains: Vec::new(),
             macro_average: MacroGate::default(),
             datasets,
+            comparison_datasets: Vec::new(),
         }
     }
 
@@ -93,6 +97,7 @@ impl Verdict {
             self.notes.extend(own.notes.iter().cloned());
         }
         self.comparisons.extend(own.comparisons.iter().cloned());
+        (self.comparison_datasets).extend(own.comparisons.iter().map(|_| dataset.name.to_string()));
         self.flagged_gains
             .extend(own.flagged_gains.iter().map(named));
     }
@@ -128,28 +133,82 @@ impl Verdict {
         &self.macro_average
     }
 
-    /// One line that says the verdict and why: over one dataset the deciding cell (see
-    /// [`Verdict::cells_headline`]), over several the first failure or how many datasets passed.
+    /// The headline: one line of at most [`super::headline::HEADLINE_CHARS`] characters that
+    /// says the verdict and its signal (the deciding cell, a gain flagged for review, over
+    /// several datasets the largest change or the first failure), e.g. `passed: ex 82.7 -> 81.9
+    /// (-0.8), 23 regressed / 15 fixed`; the report's heading.
     pub fn headline(&self) -> String {
-        match self.datasets {
-            None => self.cells_headline(),
-            Some(count) => super::headline::over_datasets(&self.failures, count),
+        self.told().line
+    }
+
+    /// What the headline leaves out, shown right below it: why the deciding cell passed or
+    /// failed (`McNemar p = 0.51 >= 0.05: not significant (allowed drop 0.0)`), the flagged
+    /// gains, or the rest of a reason too long for the line.
+    pub fn headline_detail(&self) -> Vec<String> {
+        self.told().detail
+    }
+
+    /// The headline and its detail as one line: stdout's `gate ...` line, the `::error`
+    /// annotation, JUnit's `verdict` property.
+    pub fn statement(&self) -> String {
+        self.told().full
+    }
+
+    /// The reasons the report lists under the headline: those the headline does not state.
+    pub fn reasons_below(&self) -> Vec<String> {
+        let stated = self.told().stated;
+        (self.failures.iter())
+            .filter(|r| !stated.contains(r))
+            .cloned()
+            .collect()
+    }
+
+    /// The notes the report lists under the headline: those the headline does not state.
+    pub fn notes_below(&self) -> Vec<String> {
+        let stated = self.told().stated;
+        (self.notes.iter())
+            .filter(|n| !stated.contains(n))
+            .cloned()
+            .collect()
+    }
+
+    /// The headline over one dataset told by its cells (over several, of every dataset's
+    /// cells), as one line: the JUnit macro-average suite's `verdict` property.
+    pub fn cells_headline(&self) -> String {
+        super::headline::of_cells(&self.gate()).full
+    }
+
+    /// The step output `reason`: the verdict's [`Verdict::statement`] when the gate failed or a
+    /// gain is flagged for review, empty when it plainly passed.
+    pub fn reason(&self) -> String {
+        match self.passed() && self.flagged_gains.is_empty() {
+            true => String::new(),
+            false => self.statement(),
         }
     }
 
-    /// The headline told by the cells, e.g. `passed: ex 82.7 -> 81.9 (-0.8), 23 regressed / 15
-    /// fixed, McNemar p = 0.51 >= 0.05: not significant`: the first failed cell, else the first
-    /// failure, else the first cell; a run that compared nothing says why from its first note.
-    /// Over several datasets, the JUnit macro-average suite's `verdict` property.
-    pub fn cells_headline(&self) -> String {
-        super::headline::of_cells(&self.failures, &self.notes, &self.comparisons)
+    /// Whether the gate passed with a gain flagged for review (the report's heading says so).
+    pub fn passed_with_review(&self) -> bool {
+        self.passed() && !self.flagged_gains.is_empty()
     }
 
-    /// The step output `reason`: the headline when the gate failed, empty when it passed.
-    pub fn reason(&self) -> String {
-        match self.passed() {
-            true => String::new(),
-            false => self.headline(),
+    /// The headline the verdict tells.
+    fn told(&self) -> Headline {
+        match self.datasets {
+            None => super::headline::of_cells(&self.gate()),
+            Some(count) => {
+                super::headline::over_datasets(&self.gate(), &self.comparison_datasets, count)
+            }
+        }
+    }
+
+    /// What the headline reads.
+    fn gate(&self) -> Gate<'_> {
+        Gate {
+            failures: &self.failures,
+            notes: &self.notes,
+            comparisons: &self.comparisons,
+            flagged_gains: &self.flagged_gains,
         }
     }
 

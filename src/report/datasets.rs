@@ -4,7 +4,7 @@
 use crate::analysis::agreement::LeaderboardRow;
 use crate::judge::rules::macro_average::MacroGate;
 use crate::judge::Verdict;
-use crate::report::escape::markdown_inline;
+use crate::report::escape::{markdown_inline, markdown_message};
 use serde_json::{json, Value as Json};
 
 /// One dataset's part of the report: its name and its own report (or comment) text.
@@ -18,13 +18,20 @@ pub struct Section<'a> {
 /// The report of a run over several datasets: the marker, the verdict over all of them, the
 /// macro-average table and each dataset's report under a `Dataset` heading.
 pub fn render(marker: &str, verdict: &Verdict, sections: &[Section<'_>]) -> String {
+    let icon = match (verdict.passed(), verdict.passed_with_review()) {
+        (false, _) => "❌",
+        (true, true) => "🔎",
+        (true, false) => "✅",
+    };
     let mut out = format!(
-        "{marker}\n## {} sqlgate {}\n\n",
-        if verdict.passed() { "✅" } else { "❌" },
-        markdown_inline(&verdict.headline())
+        "{marker}\n## {icon} sqlgate {}\n\n",
+        markdown_message(&verdict.headline())
     );
-    for line in verdict.reasons().iter().chain(verdict.notes()) {
-        out.push_str(&format!("- {}\n", markdown_inline(line)));
+    for line in verdict.headline_detail() {
+        out.push_str(&format!("{}\n\n", markdown_message(&line)));
+    }
+    for line in verdict.reasons_below().iter().chain(&verdict.notes_below()) {
+        out.push_str(&format!("- {}\n", markdown_message(line)));
     }
     out.push_str(&macro_table(verdict.macro_average(), sections));
     for section in sections {

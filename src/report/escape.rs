@@ -31,6 +31,13 @@ const MAX_HEX_RUN: usize = 6;
 ///   which read the rendered text, find no mention, issue, commit or emoji reference, no heading
 ///   marker and no link.
 pub fn markdown_inline(text: &str) -> String {
+    inline_at(text, true)
+}
+
+/// [`markdown_inline`] of `text`, which starts a line (where a list marker, a heading or a
+/// numbered item could start) when `line_start`; a `#` that starts `text` is escaped either way
+/// (a lone `#` word ending a heading would close it).
+fn inline_at(text: &str, line_start: bool) -> String {
     let visible: String = normalize_line_endings(text)
         .chars()
         .map(|c| match c {
@@ -59,8 +66,9 @@ pub fn markdown_inline(text: &str) -> String {
         let as_reference = match c {
             '_' => !inside_word(&all, at),
             '\\' | '`' | '*' | '~' | '[' | ']' | '<' | '>' | '&' | '|' | '$' => true,
-            '-' | '+' | '=' | '#' => out.is_empty(),
-            '.' | ')' => only_digits && !out.is_empty(),
+            '#' => out.is_empty(),
+            '-' | '+' | '=' => out.is_empty() && line_start,
+            '.' | ')' => only_digits && !out.is_empty() && line_start,
             _ => false,
         };
         match c {
@@ -86,36 +94,102 @@ pub fn markdown_inline(text: &str) -> String {
     out
 }
 
-/// A message sqlgate wrote around untrusted values (an error), as one line of Markdown for a
-/// heading or a paragraph (not a table cell): what it quotes between backticks becomes a code
-/// span, and so does every word GitHub would otherwise link or that a reader copies (one with a
-/// `/` or `\\`, a hex run of 7 or more), so a copied path or hash is exactly the path or hash;
-/// the rest goes through [`markdown_inline`]. Inside a code span GitHub forms no HTML, mention,
-/// reference or link, and a fence longer than any backtick run inside means nothing closes it.
+/// A message sqlgate wrote around untrusted values (a verdict's headline, reason or note, an
+/// error), as one line of Markdown for a heading, a list item or a paragraph (not a table cell,
+/// nor the HTML of a `<summary>`): what it quotes between backticks becomes a code span, and so
+/// does every word a reader copies or GitHub would otherwise link (one with a `/` or `\\`, a `:`
+/// inside, as `feature:join` or `:x:`, a hex run of 7 or more, as a commit id), so a copied path,
+/// hash or name is exactly its characters, with no invisible word joiner. The rest goes through
+/// [`markdown_inline`]'s rules, except that only the line's start escapes what starts a list
+/// (`-`, `+`, `12.`), so the numbers and dashes of prose stay as written; a `#` that starts a word
+/// is escaped everywhere (a lone one would close a heading). Inside a code span GitHub forms no
+/// HTML, mention, reference or link, and a fence longer than any backtick run inside means
+/// nothing closes it early.
 pub fn markdown_message(text: &str) -> String {
     let line = markdown_line(text);
+    let line = line
+        .trim_start_matches([' ', '\u{FEFF}'])
+        .trim_end_matches(' ');
     let parts: Vec<&str> = line.split('`').collect();
     let closed = if parts.len() % 2 == 0 {
         parts.len() - 1
     } else {
         parts.len()
     };
-    let mut out = String::new();
+    let mut out = Spans::default();
     for (index, part) in parts.iter().enumerate() {
         if index % 2 == 1 && index < closed && !part.trim().is_empty() {
-            out.push_str(&code_span(part));
+            out.code(part);
             continue;
         }
         let quoted = index % 2 == 1;
         if quoted {
-            out.push_str("&#96;");
+            out.text("&#96;");
         }
-        out.push_str(&message_prose(part));
+        message_prose(part, &mut out);
         if quoted && index < closed {
-            out.push_str("&#96;");
+            out.text("&#96;");
         }
     }
-    out
+    out.finish()
+}
+
+/// A line of Markdown built of escaped text and code spans, where code spans that would touch
+/// are one span (two fences side by side would read as one longer fence).
+#[derive(Default)]
+struct Spans {
+    /// What is written so far.
+    out: String,
+    /// The code of the span being built, not yet written.
+    code: String,
+}
+
+impl Spans {
+    /// Adds escaped text (nothing when empty).
+    fn text(&mut self, escaped: &str) {
+        if escaped.is_empty() {
+            return;
+        }
+        self.flush();
+        self.out.push_str(escaped);
+    }
+
+    /// Adds `code` to the code span being built.
+    fn code(&mut self, code: &str) {
+        self.code.push_str(code);
+    }
+
+    /// Whether nothing is written or pending yet: the next text starts the line.
+    fn at_line_start(&self) -> bool {
+        self.out.is_empty() && self.code.is_empty()
+    }
+
+    /// Writes the pending code span.
+    fn flush(&mut self) {
+        if !self.code.is_empty() {
+            self.out.push_str(&code_span(&self.code));
+            self.code.clear();
+        }
+    }
+
+    /// The line.
+    fn finish(mut self) -> String {
+        self.flush();
+        self.out
+    }
+}
+
+/// A name a reader copies (a gate cell such as `feature:join`, a commit id) for a table cell:
+/// a code span when it is one word that [`markdown_inline`] would break with a word joiner (a
+/// `:` inside, a long hex run, a path) and holds nothing a code span cannot hold in a table (a
+/// `|`, a backtick, a blank), else [`markdown_inline`].
+pub fn markdown_name(text: &str) -> String {
+    let line = markdown_line(text);
+    let plain = !line.is_empty() && !line.contains(['|', '`', ' ']);
+    match plain && to_copy_exactly(&line) {
+        true => code_span(&line),
+        false => markdown_inline(text),
+    }
 }
 
 /// `text` on one line: line endings and tabs as spaces, invisible controls as U+FFFD.
@@ -131,37 +205,39 @@ fn markdown_line(text: &str) -> String {
 }
 
 /// Prose between code spans, word by word, spaces kept: a word to copy exactly is a code span
-/// (its leading `(` and trailing punctuation outside), any other through [`markdown_inline`].
-fn message_prose(text: &str) -> String {
-    let mut out = String::new();
+/// (its leading `(` and trailing punctuation outside), any other through [`inline_at`]; only the
+/// first word of a prose that starts the line is escaped as a line's start.
+fn message_prose(text: &str, out: &mut Spans) {
     for (index, word) in text.split(' ').enumerate() {
         if index > 0 {
-            out.push(' ');
+            out.text(" ");
         }
+        let at_start = out.at_line_start();
         let core = word
             .trim_start_matches('(')
             .trim_end_matches([':', ',', ';', '.', ')', '\'', '"']);
         if core.is_empty() || !to_copy_exactly(core) {
-            out.push_str(&markdown_inline(word));
+            out.text(&inline_at(word, at_start));
             continue;
         }
         let start = word.len() - word.trim_start_matches('(').len();
         let end = start + core.len();
-        out.push_str(&markdown_inline(&word[..start]));
-        out.push_str(&code_span(core));
-        out.push_str(&markdown_inline(&word[end..]));
+        out.text(&inline_at(&word[..start], at_start));
+        out.code(core);
+        out.text(&inline_at(&word[end..], false));
     }
-    out
 }
 
-/// A path, or a word with a hex run GitHub would link as a commit.
+/// A path, a name with a `:` inside (`feature:join`), or a word with a hex run GitHub would
+/// link as a commit.
 fn to_copy_exactly(word: &str) -> bool {
     let longest_hex = word
         .split(|c: char| !c.is_ascii_hexdigit())
         .map(str::len)
         .max()
         .unwrap_or(0);
-    word.contains(['/', '\\']) || longest_hex > MAX_HEX_RUN
+    let path = word.contains(['/', '\\']) && word.chars().any(char::is_alphanumeric);
+    path || word.contains(':') || longest_hex > MAX_HEX_RUN
 }
 
 /// `text` as an inline code span: a fence longer than any backtick run inside, padded with a
@@ -228,6 +304,27 @@ mod tests {
         assert_eq!(markdown_message("<b>\nfile</b>"), "&lt;b&gt; `file</b>`");
         assert_eq!(code_span("a``b"), "```a``b```");
         assert_eq!(code_span("`x"), "`` `x ``");
+    }
+
+    #[test]
+    fn message_prose_escapes_the_line_start_only_and_codes_what_is_copied() {
+        assert_eq!(
+            markdown_message("- m: ex 82.7 -> 81.9 (-0.8), p = 0.51 >= 0.05. 12. x #"),
+            "&#45; m: ex 82.7 -&gt; 81.9 (-0.8), p = 0.51 &gt;= 0.05. 12. x &#35;"
+        );
+        assert_eq!(markdown_message("12. items"), "12&#46; items");
+        assert_eq!(
+            markdown_message("m: ex on feature:group_by, commit a23ae08b3b5e, see `gate.accept`"),
+            "m: ex on `feature:group_by`, commit `a23ae08b3b5e`, see `gate.accept`"
+        );
+        assert_eq!(
+            markdown_message("1 regressed / 0 fixed :shipit: a|b"),
+            "1 regressed / 0 fixed `:shipit`: a&#124;b"
+        );
+        assert!(!markdown_message("x feature:join 0123456789abcdef").contains(WORD_JOINER));
+        assert_eq!(markdown_name("feature:join"), "`feature:join`");
+        assert_eq!(markdown_name("a:|b"), "a:\u{2060}&#124;b");
+        assert_eq!(markdown_name("extra"), "extra");
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! The feature cells in the report and `summary.json`: per system and SQL feature of the gold,
 //! every metric's accuracy, FP / FN against the reference, and the gated metric's paired
-//! comparison with the baseline system.
+//! comparison with the baseline system. The report shows the cells the gate judges or that
+//! changed; `summary.json` has every cell.
 
+use crate::analysis::comparison::{Comparison, FEATURE_CELL};
 use crate::analysis::features::{FeatureCell, FeatureTable};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -24,13 +26,31 @@ fn percent(value: Option<f64>) -> String {
     value.map_or_else(|| "–".into(), |v| format!("{:.1}", 100.0 * v))
 }
 
-/// The report's rows: one per system and feature some gold item has.
-pub fn feature_rows(table: &FeatureTable) -> Vec<FeatureRow> {
-    table
-        .systems
-        .iter()
-        .flat_map(|(system, cells)| cells.iter().map(move |cell| row(system, cell)))
-        .collect()
+/// The report's rows: one per system and feature some gold item has, among them only the cells
+/// a reader needs (a feature the gate judges, `gate.per_feature`, or one whose change against
+/// the baseline shows at the report's rounding); and how many cells are left out (every cell is
+/// in `summary.json`).
+pub fn feature_rows(table: &FeatureTable, comparisons: &[Comparison]) -> (Vec<FeatureRow>, usize) {
+    let gated = |system: &str, cell: &FeatureCell| {
+        let name = format!("{FEATURE_CELL}{}", cell.feature.as_str());
+        (comparisons.iter())
+            .filter(|c| c.candidate == system)
+            .any(|c| c.cells.iter().any(|judged| judged.difficulty == name))
+    };
+    let changed = |cell: &FeatureCell| {
+        (cell.paired.as_ref()).is_some_and(|p| format!("{:.1}", p.delta_points.abs()) != "0.0")
+    };
+    let mut left_out = 0;
+    let rows = (table.systems.iter())
+        .flat_map(|(system, cells)| cells.iter().map(move |cell| (system, cell)))
+        .filter(|(system, cell)| {
+            let shown = gated(system, cell) || changed(cell);
+            left_out += usize::from(!shown);
+            shown
+        })
+        .map(|(system, cell)| row(system, cell))
+        .collect();
+    (rows, left_out)
 }
 
 fn row(system: &str, cell: &FeatureCell) -> FeatureRow {

@@ -77,7 +77,7 @@ pub fn junit_xml_datasets(datasets: &[(&str, &Verdict, &Evaluation)], overall: &
 /// A suite's properties: the verdict and the dataset's digest.
 fn properties(verdict: &Verdict, evaluation: &Evaluation) -> Vec<(&'static str, String)> {
     vec![
-        ("verdict", verdict.headline()),
+        ("verdict", verdict.statement()),
         ("dataset_sha256", evaluation.dataset.sha256.clone()),
     ]
 }
@@ -145,7 +145,7 @@ fn gate_cases(verdict: &Verdict, evaluation: &Evaluation, must_pass: &[usize]) -
         cases.push(Case {
             name: "gate".into(),
             failure: None,
-            skipped: Some(verdict.headline()),
+            skipped: Some(verdict.statement()),
         });
     }
     cases

@@ -64,6 +64,8 @@ pub fn render(
     environment.set_fuel(Some(TEMPLATE_FUEL));
     environment.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
     environment.add_filter("text", |s: String| escape::markdown_inline(&s));
+    environment.add_filter("message", |s: String| escape::markdown_message(&s));
+    environment.add_filter("name", |s: String| escape::markdown_name(&s));
     environment.add_filter("fence", |s: String| escape::markdown_code_block(&s, "sql"));
     environment.add_template("report", template)?;
     let template = environment.get_template("report")?;
@@ -155,6 +157,9 @@ struct BaselineView {
 #[derive(Serialize)]
 struct ItemGroup {
     title: String,
+    /// Whether the group is shown open and first among the folded sections (the regressed
+    /// items: what a reviewer needs next).
+    open: bool,
     /// Whether the first items show their results.
     with_results: bool,
     total: usize,
@@ -343,6 +348,7 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
                         c.candidate, c.baseline
                     ),
                     &c.regressed,
+                    true,
                 ),
                 (
                     format!(
@@ -350,11 +356,13 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
                         c.candidate, c.baseline
                     ),
                     &c.fixed,
+                    false,
                 ),
             ]
             .into_iter()
-            .filter(|(_, items)| !items.is_empty())
-            .map(|(title, items)| ItemGroup {
+            .filter(|(_, items, _)| !items.is_empty())
+            .map(|(title, items, open)| ItemGroup {
+                open,
                 title,
                 with_results: true,
                 total: items.len(),
@@ -400,14 +408,19 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
     let common_items = common_items(analysis);
     let (unstable_rows, unstable_total) =
         crate::report::unstable::unstable_rows(input.verdict.comparisons(), item_limit);
+    let (feature_rows, features_left_out) = (input.features)
+        .map(|table| crate::report::features::feature_rows(table, input.verdict.comparisons()))
+        .unwrap_or_default();
     let dataset_sha = &input.evaluation.dataset.sha256;
     context! {
         marker => input.marker,
         passed => input.verdict.passed(),
-        reasons => input.verdict.reasons(),
-        notes => input.verdict.notes().iter().cloned().chain(crate::report::summary::gold_failure_note(input.evaluation)).chain(crate::report::summary::timeout_note(input.evaluation)).chain(crate::report::extraction::extraction_notes(input.evaluation)).collect::<Vec<_>>(),
+        review => input.verdict.passed_with_review(),
+        reasons => input.verdict.reasons_below(),
+        notes => input.verdict.notes_below().into_iter().chain(crate::report::summary::gold_failure_note(input.evaluation)).chain(crate::report::summary::timeout_note(input.evaluation)).chain(crate::report::extraction::extraction_notes(input.evaluation)).collect::<Vec<_>>(),
         gate_metric => input.gate_metric,
         headline => input.verdict.headline(),
+        headline_detail => input.verdict.headline_detail(),
         unchanged_rows => unchanged_rows,
         gold_notes => input.evaluation.dataset.gold_notes().iter().map(|(instance, notes)| context! { instance => instance, notes => notes.join("; ") }).collect::<Vec<_>>(),
         unscored_rows => crate::report::unscored::unscored_rows(input.evaluation, if truncated { RESULT_ITEM_LIMIT } else { usize::MAX }),
@@ -425,7 +438,8 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         unstable_total => unstable_total,
         unstable_verdicts => input.evaluation.results.iter().filter(|r| r.unstable.is_some()).count(),
         unstable_share => format!("{:.0}", 100.0 * crate::score::stability::TIMING_SHARE),
-        feature_rows => input.features.map(crate::report::features::feature_rows).unwrap_or_default(),
+        feature_rows => feature_rows,
+        features_left_out => features_left_out,
         fp_rows => fp_rows,
         spread_rows => spread_rows,
         tau_rows => tau_rows,
@@ -685,6 +699,7 @@ fn counterexample_groups(input: &ReportInput<'_>, item_limit: usize) -> Vec<Item
                 .collect();
             let name = &evaluation.systems[system].name;
             (!items.is_empty()).then(|| ItemGroup {
+                open: false,
                 title: format!(
                     "Items of {name} right on the original database, wrong on the test suite"
                 ),

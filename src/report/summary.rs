@@ -49,8 +49,11 @@ impl Cell {
 pub struct SystemSummary {
     /// System name.
     pub name: String,
-    /// Items with no prediction.
+    /// Items the prediction file gives no answer.
     pub missing: usize,
+    /// Items whose answer held no SQL `predictions[].extract` could find (scored
+    /// `extraction_failed`), counted apart from the missing ones.
+    pub unextracted: usize,
     /// Items scored by every metric, per difficulty (and `all`).
     pub counts: BTreeMap<String, usize>,
     /// Per metric, per difficulty (and `all`).
@@ -246,6 +249,7 @@ fn summarize_system(evaluation: &Evaluation, system: usize) -> SystemSummary {
     SystemSummary {
         name: evaluation.systems[system].name.clone(),
         missing: evaluation.systems[system].missing_count(),
+        unextracted: evaluation.systems[system].unextracted.len(),
         counts,
         cells,
         outcomes,
@@ -377,6 +381,7 @@ fn gate_json(verdict: &Verdict, evaluation: &Evaluation) -> Json {
     let mut gate = json!({
         "passed": verdict.passed(),
         "headline": verdict.headline(),
+        "headline_detail": verdict.headline_detail(),
         "reasons": verdict.reasons(),
         "notes": verdict.notes(),
         "cells": cells,
@@ -516,6 +521,7 @@ fn system_json(system: &SystemSummary, difficulties: &[String]) -> Json {
     }
     let mut entry = json!({
         "missing": system.missing,
+        "unextracted": system.unextracted,
         "counts": counts,
         "counts_by_metric": counts_by_metric,
         "accuracy": accuracy,
@@ -651,9 +657,14 @@ pub fn human(evaluation: &Evaluation, summary: &Summary) -> String {
         let _ = writeln!(out, "{}", log_value(&line));
     }
     for system in &summary.systems {
+        let unextracted = match system.unextracted {
+            0 => String::new(),
+            1 => ", 1 answer with no SQL extracted".to_string(),
+            n => format!(", {n} answers with no SQL extracted"),
+        };
         let _ = writeln!(
             out,
-            "\n{} ({} missing predictions)",
+            "\n{} ({} missing predictions{unextracted})",
             log_value(&system.name),
             system.missing
         );

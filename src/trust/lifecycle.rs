@@ -334,9 +334,9 @@ fn introduce(settlement: &mut Settlement, base_state: &str) {
     config.gate.max_drift_points = None;
     settlement.settled = Settled::Proposed {
         note: format!(
-            "nothing was compared: {base_state} and no baseline, so this pull request introduces \
-             the gate; its scores are shown, and once it is merged the baseline workflow stores \
-             them for the next pull requests to be compared with"
+            "this pull request introduces the gate: {base_state} and no baseline, so nothing \
+             was compared; its scores are shown, and once it is merged the baseline workflow \
+             stores them for the next pull requests to be compared with"
         ),
     };
 }

@@ -84,6 +84,34 @@ fn wrong_type_names_the_key() {
 }
 
 #[test]
+fn wrong_types_are_named_in_the_configs_words_not_rusts() {
+    for (extra, expected) in [
+        (
+            "execution: { timeout_ms: soon }\n",
+            "execution.timeout_ms: invalid type: string \"soon\", expected a whole number of 0 or \
+             more at line",
+        ),
+        (
+            "gate: { max_drop_points: lots }\n",
+            "gate.max_drop_points: invalid type: string \"lots\", expected a number at line",
+        ),
+        (
+            "gate: { max_regressed_items: -3 }\n",
+            "gate.max_regressed_items: invalid type: integer `-3`, expected a whole number of 0 or \
+             more at line",
+        ),
+    ] {
+        let setup = Setup::new(PREDS, extra);
+        setup.write("preds.txt", gold_lines().join("\n"));
+        setup.assert_input_error(&[expected]);
+        let (_, stderr) = setup.eval();
+        for rust in ["f64", "u64", "usize"] {
+            assert!(!stderr.contains(rust), "{stderr}");
+        }
+    }
+}
+
+#[test]
 fn missing_config_and_prediction_files_are_named() {
     let setup = Setup::new(PREDS, "");
     setup.assert_input_error(&[

@@ -373,7 +373,7 @@ fn the_comparison_contract_is_stored_and_a_baseline_under_another_is_refused() {
         + &String::from_utf8_lossy(&refused.stdout);
     common::assert_contains(
         &message,
-        &["profile: \"Bird\" (baseline) vs profile: \"Strict\" (now)"],
+        &["`compare.profile`: bird (baseline) vs strict (now)"],
     );
-    common::assert_contains(&message, &["contract: \"bird: sets of rows"]);
+    common::assert_contains(&message, &["the comparison contract: bird: sets of rows"]);
 }

@@ -106,7 +106,13 @@ fn two_datasets_one_run_per_dataset_gates_and_the_macro_average() {
     let entries = format!("{SPIDER_ENTRY}{BIRD_ENTRY}");
     let gate = "{ metric: ex, max_drop_points: 5.0, max_macro_drop_points: 1.0 }";
     let config = write_config(dir, &entries, gate);
-    run(&["baseline", "update", "--config", &config], 0);
+    let update = sqlgate(&["baseline", "update", "--config", &config]);
+    common::assert_exit(&update, 0);
+    // One system in each of two datasets: counted as such, not as two systems.
+    common::assert_contains(
+        &String::from_utf8_lossy(&update.stdout),
+        &["(1 system × 2 datasets, commit "],
+    );
     let baseline: Json =
         serde_json::from_slice(&std::fs::read(dir.join("baseline.json")).unwrap()).unwrap();
     let sections = baseline["datasets"].as_object().unwrap();
@@ -161,7 +167,10 @@ fn two_datasets_one_run_per_dataset_gates_and_the_macro_average() {
         .all(|l| l.as_object().unwrap().keys().next().unwrap() == "system"));
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(report.starts_with("<!-- sqlgate:"), "{report}");
-    common::assert_contains(&report, &["## ✅ sqlgate passed: 2 datasets"]);
+    common::assert_contains(
+        &report,
+        &["## ✅ sqlgate passed: 2 datasets, no gated cell changed\n"],
+    );
     common::assert_contains(
         &report,
         &["| model | 94.9 | 84.4 | 89.7 | 89.7 | +0.0 | – | ✅ |"],
@@ -205,6 +214,22 @@ fn two_datasets_one_run_per_dataset_gates_and_the_macro_average() {
         current[0]["datasets"]["bird"].as_f64().unwrap(),
         bird_ex
     ));
+
+    // One Spider item that matched now fails: a pass whose heading names the dataset and the
+    // cell that changed, with the counts and why it passed below.
+    break_spider(dir, 1);
+    eval(dir, &config, 0);
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let lines: Vec<&str> = report.lines().collect();
+    assert_eq!(
+        lines[1..4],
+        [
+            "## ✅ sqlgate passed: 2 datasets, largest change spider model ex 94.9 -&gt; 94.3 (-0.6)",
+            "",
+            "1 regressed / 0 fixed, drop 0.6 &lt;= allowed 5.0",
+        ],
+        "{report}"
+    );
 
     // Four Spider items that matched now fail: Spider drops 4/157 = 2.5 points, within its 5.0,
     // but the macro-average drops 1.3 points, more than its 1.0.
@@ -281,7 +306,13 @@ fn significance_per_dataset_and_holm_over_the_datasets() {
     let gate =
         "{ metric: ex, max_drop_points: 0.0, significance: { test: mcnemar-exact, alpha: 0.05 } }";
     let config = write_config(dir, &entries, gate);
-    run(&["baseline", "update", "--config", &config], 0);
+    let update = sqlgate(&["baseline", "update", "--config", &config]);
+    common::assert_exit(&update, 0);
+    // One system in each of two datasets: counted as such, not as two systems.
+    common::assert_contains(
+        &String::from_utf8_lossy(&update.stdout),
+        &["(1 system × 2 datasets, commit "],
+    );
     // The first ten Spider predictions turn wrong; C3 had items 6 and 7 wrong already, so eight
     // regress and none is fixed: McNemar p = 2 * 0.5^8 on Spider; the BIRD predictions are
     // unchanged (p = 1). Holm over the two datasets doubles the smaller.
@@ -344,10 +375,7 @@ fn a_dataset_the_baseline_lacks_is_reported_as_not_compared() {
     assert_eq!(summary["macro_average"]["systems"], serde_json::json!([]));
     assert_eq!(summary["datasets"]["spider"]["gate"]["passed"], true);
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
-    common::assert_contains(
-        &report,
-        &["- dataset &#96;bird&#96; is not in the baseline"],
-    );
+    common::assert_contains(&report, &["- dataset `bird` is not in the baseline"]);
 }
 
 #[test]

@@ -13,7 +13,9 @@ use common::markdown::{
 };
 use proptest::prelude::*;
 use sqlgate::ci::fork::WorkflowRun;
-use sqlgate::report::escape::{markdown_code_block, markdown_inline};
+use sqlgate::report::escape::{
+    markdown_code_block, markdown_inline, markdown_message, markdown_name,
+};
 use sqlgate::util::log::{
     is_workflow_command, log_block, log_value, workflow_message, workflow_property,
 };
@@ -84,8 +86,82 @@ fn assert_inert(text: &str) {
         .map(|n| n.literal.as_str())
         .collect::<String>()
         .replace(['\u{2060}', '\u{FEFF}'], "");
-    let expected: String = text
-        .replace("\r\n", " ")
+    let expected = shown_characters(text);
+    // CommonMark strips a paragraph's leading and trailing blanks.
+    assert_eq!(
+        rendered.trim_matches(' '),
+        expected.trim_matches(' '),
+        "{escaped:?}"
+    );
+}
+
+/// Panics unless `text` as a message (a headline, reason or note) renders as text and code
+/// spans only in a paragraph, a list item and the verdict's heading (and as a name, in a table
+/// row that keeps its two cells), with no reference in its
+/// text runs, and shows exactly its characters (code spans included; the backticks that quote a
+/// span are its delimiters) with no word joiner inside a code span, so what a reader copies
+/// from one is exactly what was written.
+fn assert_message_inert(text: &str) {
+    let escaped = markdown_message(text);
+    assert!(!escaped.contains(['\n', '\r']), "{escaped:?}");
+    let inline = [INLINE, &["code"]].concat();
+    for (markdown, allowed) in [
+        (escaped.clone(), inline.clone()),
+        (
+            format!("- {escaped}\n- x\n"),
+            [inline.as_slice(), &["list", "item"]].concat(),
+        ),
+        (
+            format!("## ✅ sqlgate {escaped}\n"),
+            vec!["document", "heading", "text", "code"],
+        ),
+    ] {
+        assert_only(&markdown, &allowed);
+    }
+    let name = markdown_name(text);
+    let table = format!("| a | b |\n|---|---|\n| {name} | {name} |\n");
+    assert_only(
+        &table,
+        &[
+            "document",
+            "table",
+            "table_row",
+            "table_cell",
+            "text",
+            "code",
+        ],
+    );
+    let cells = nodes(&table)
+        .iter()
+        .filter(|n| n.kind == "table_cell")
+        .count();
+    assert_eq!(
+        cells, 4,
+        "the row of the name {text:?} kept its two cells: {table}"
+    );
+    let parsed = nodes(&escaped);
+    for code in parsed.iter().filter(|n| n.kind == "code") {
+        let added = code.literal.contains('\u{2060}') && !text.contains('\u{2060}');
+        assert!(!added, "a word joiner in a code span of {escaped:?}");
+    }
+    let rendered: String = parsed
+        .iter()
+        .filter(|n| matches!(n.kind, "text" | "code"))
+        .map(|n| n.literal.as_str())
+        .collect::<String>()
+        .replace(['\u{2060}', '\u{FEFF}'], "");
+    let expected = shown_characters(text).replace('`', "");
+    assert_eq!(
+        rendered.replace('`', "").trim_matches(' '),
+        expected.trim_matches(' '),
+        "{escaped:?}"
+    );
+}
+
+/// `text` as an escaper shows it: line breaks and tabs as spaces, controls and direction marks
+/// as U+FFFD, no word joiner or byte-order mark.
+fn shown_characters(text: &str) -> String {
+    text.replace("\r\n", " ")
         .chars()
         .map(|c| match c {
             '\r' | '\n' | '\t' | '\u{2028}' | '\u{2029}' => ' ',
@@ -99,13 +175,7 @@ fn assert_inert(text: &str) {
             c => c,
         })
         .collect::<String>()
-        .replace(['\u{2060}', '\u{FEFF}'], "");
-    // CommonMark strips a paragraph's leading and trailing blanks.
-    assert_eq!(
-        rendered.trim_matches(' '),
-        expected.trim_matches(' '),
-        "{escaped:?}"
-    );
+        .replace(['\u{2060}', '\u{FEFF}'], "")
 }
 
 /// Panics unless `value` escaped is one log line that no runner reads as a workflow command,
@@ -144,6 +214,7 @@ fn each_finding_of_the_issue_renders_as_text() {
     ];
     for finding in findings {
         assert_inert(finding);
+        assert_message_inert(finding);
     }
 }
 
@@ -290,6 +361,7 @@ proptest! {
     #[test]
     fn no_string_escapes_into_markdown_or_a_command(text in hostile()) {
         assert_inert(&text);
+        assert_message_inert(&text);
         assert_no_command(&text);
         let block = markdown_code_block(&text, "text");
         let kinds: Vec<&str> = nodes(&block).iter().map(|n| n.kind).collect();
@@ -338,6 +410,7 @@ proptest! {
     #[test]
     fn arbitrary_unicode_escapes_into_nothing(text in any::<String>()) {
         assert_inert(&text);
+        assert_message_inert(&text);
         assert_no_command(&text);
     }
 

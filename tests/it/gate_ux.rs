@@ -126,6 +126,17 @@ fn extraction_pulls_sql_from_raw_output_and_counts_failures_apart() {
         serde_json::from_slice(&fs::read(dir.path().join("summary.json")).unwrap()).unwrap();
     let counts = &summary["systems"]["llm"]["outcomes"]["ex"];
     assert_eq!(counts["extraction_failed"], 1, "{counts}");
+    // The answer with no SQL in it is not a missing answer: each is counted as what it is.
+    let llm = &summary["systems"]["llm"];
+    assert_eq!(
+        (&llm["missing"], &llm["unextracted"]),
+        (&0.into(), &1.into()),
+        "{llm}"
+    );
+    common::assert_contains(
+        &stdout,
+        &["llm (0 missing predictions, 1 answer with no SQL extracted)"],
+    );
     assert_eq!(counts["pred_error"], 1, "{counts}");
     assert_eq!(counts["match"], 3, "{counts}");
     let report = report_of(dir.path());
@@ -373,7 +384,7 @@ fn a_stale_baseline_warns_or_fails_as_configured() {
     let (code, stdout) = eval_in_actions(dir.path(), &api, 8, &never);
     assert_eq!(code, Some(0), "{stdout}");
     let report = report_of(dir.path());
-    common::assert_contains(&report, &["- baseline: commit 0123456789ab, made "]);
+    common::assert_contains(&report, &["- baseline: commit `0123456789ab`, made "]);
     common::assert_contains(&report, &["(0.0 days ago)"]);
     assert!(!report.contains("older than"), "{report}");
     assert_eq!(baseline_outputs(dir.path()), (commit.clone(), "0.0".into()));
@@ -474,10 +485,23 @@ fn a_large_gain_passes_flagged_for_review() {
     let flag = "review: m: ex on all gained 40.0 points (60.0 -> 100.0 on 5 items; 2 fixed, 0 \
                 regressed), more than `gate.review_gain_points` (30.0)";
     assert!(output(dir.path(), "review_reason").starts_with(flag));
-    assert!(
-        plain(&api.comments(7)[0]).contains(flag),
-        "{:?}",
-        api.comments(7)
+    // The heading and the step output `reason` say the pass needs a review; the flag follows the
+    // heading, once.
+    let comment = plain(&api.comments(7)[0]);
+    let lines: Vec<&str> = comment.lines().collect();
+    assert_eq!(
+        lines[1],
+        "## 🔎 sqlgate passed, review the gain: ex 60.0 -> 100.0 (+40.0), 0 regressed / 2 fixed",
+        "{comment}"
+    );
+    assert!(lines[3].starts_with(flag), "{comment}");
+    assert_eq!(comment.matches(flag).count(), 1, "{comment}");
+    assert_eq!(
+        output(dir.path(), "reason"),
+        format!(
+            "passed, review the gain: ex 60.0 -> 100.0 (+40.0), 0 regressed / 2 fixed; {}",
+            lines[3]
+        )
     );
 
     fs::write(dir.path().join("preds.sql"), lines_with_wrong(&[1])).unwrap();
@@ -689,10 +713,16 @@ fn feature_cells_are_reported_and_gated() {
     let report = report_of(gated.path());
     assert!(
         report.contains(
-            "m: ex on feature:set_operation dropped 33.3 points (100.0 -> 66.7 on 3 items; 1 \
-             regressed, 0 fixed; allowed 10.0)"
+            "## ❌ sqlgate failed: ex on `feature:set_operation` 100.0 -> 66.7 (-33.3), 1 \
+             regressed / 0 fixed\n\nover 3 items: drop 33.3 > allowed 10.0\n"
         ),
         "{report}"
+    );
+    // The cell's name is a code span wherever it is shown, so it copies without a word joiner.
+    let raw = fs::read_to_string(gated.path().join("sqlgate-report.md")).unwrap();
+    assert!(
+        raw.contains("| m | m | `feature:set_operation` | 3 |") && !raw.contains('\u{2060}'),
+        "{raw}"
     );
 }
 

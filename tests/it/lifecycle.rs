@@ -71,14 +71,23 @@ fn the_pull_request_that_introduces_sqlgate_passes_with_its_scores_and_compares_
     common::assert_contains(
         &out,
         &[
-            "nothing was compared: the base commit",
-            "has no sqlgate.yml and no baseline",
+            "this pull request introduces the gate: the base commit",
+            "has no sqlgate.yml and no baseline, so nothing was compared",
         ],
     );
     assert!(
         out.contains("C3") && out.contains("RESDSQL") && out.contains("94.9"),
         "the scores are shown: {out}"
     );
+    // The heading says it in one line; the note continues below it, once.
+    let report = out.split_once("--- report\n").unwrap().1;
+    let lines: Vec<&str> = report.lines().collect();
+    assert_eq!(
+        lines[1],
+        "## ✅ sqlgate passed, not gated: this pull request introduces the gate"
+    );
+    assert!(lines[3].starts_with("the base commit `"), "{report}");
+    assert_eq!(report.matches("introduces the gate").count(), 1, "{report}");
 }
 
 #[test]

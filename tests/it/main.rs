@@ -13,6 +13,7 @@ mod benchmark_pr;
 mod bird;
 mod bounded_reads;
 mod bounds;
+mod comment_layout;
 mod conformance;
 mod datasets;
 mod distill;

@@ -69,7 +69,7 @@ fn a_repair_cannot_weaken_the_distilled_suite() {
     std::fs::write(root.join("sqlgate.yml"), example_good).unwrap();
     let (code, out) = judge_pr(root, &base);
     assert_eq!(code, Some(2), "the regressing repair passed: {out}");
-    common::assert_contains(&out, &["suite_distill", "(baseline) vs suite_distill"]);
+    common::assert_contains(&out, &["`suite.distill`: {", "(baseline) vs {"]);
 }
 
 /// The control: the same repair with the base's suite exits 1.

@@ -190,7 +190,9 @@ fn hostile_text_cannot_change_the_comment_structure_or_ping() {
     let blocks = parsed.iter().filter(|n| n.kind == "html_block");
     let opened: usize = blocks
         .clone()
-        .map(|n| n.literal.matches("<details>").count())
+        .map(|n| {
+            n.literal.matches("<details>").count() + n.literal.matches("<details open>").count()
+        })
         .sum();
     let closed: usize = blocks
         .map(|n| n.literal.matches("</details>").count())
@@ -243,18 +245,38 @@ fn a_baseline_made_with_other_settings_is_refused() {
     for (changed, named) in [
         (
             format!("compare: {{ profile: strict }}\n{}", judge("judge-a")),
-            ["SpiderTs", "Strict"],
+            [
+                "`compare.profile`: spider-ts (baseline) vs strict (now)",
+                "`compare.profile`",
+            ],
+        ),
+        (
+            format!("compare: {{ profile: spider-ts }}\n{}", judge("judge-a"))
+                + "# difficulty: none\n",
+            [
+                "`dataset.difficulty`: spider-hardness (baseline) vs none (now)",
+                "none",
+            ],
         ),
         (
             format!("compare: {{ plug_value: true }}\n{}", judge("judge-a")),
-            ["plug_value: false", "plug_value: true"],
+            [
+                "`compare.plug_value`: false (baseline) vs true (now)",
+                "plug_value",
+            ],
         ),
         (
             format!("compare: {{ profile: spider-ts }}\n{}", judge("judge-b")),
             ["judge-a at", "judge-b at"],
         ),
     ] {
-        write(&work.path().join("now.yml"), &config(&changed));
+        // The difficulty is a key of the `dataset` line, which the marker comment moves there.
+        let text = config(&changed);
+        let text = match text.contains("# difficulty: none") {
+            true => text.replace("/database }", "/database, difficulty: none }"),
+            false => text,
+        };
+        write(&work.path().join("now.yml"), &text);
         let eval = common::eval_command(&work.path().join("now.yml"), &[])
             .output()
             .unwrap();
@@ -471,12 +493,15 @@ fn the_headline_says_the_verdict_and_why_in_each_case() {
             .starts_with("## ✅ sqlgate passed, not gated: first run: no baseline at"),
         "{first_run}"
     );
+    // The line right below the heading: what the headline leaves out.
+    let detail = |report: &str| report.lines().nth(3).unwrap().to_string();
     assert!(
         headline(&pass).starts_with("## ✅ sqlgate passed: ex ")
-            && headline(&pass).contains(" regressed / "),
+            && headline(&pass).ends_with(" regressed / 0 fixed"),
         "{pass}"
     );
-    assert!(headline(&pass).contains("McNemar p = "), "{pass}");
+    assert!(detail(&pass).starts_with("over 157 items: "), "{pass}");
+    assert!(detail(&pass).contains("McNemar p = "), "{pass}");
     assert!(
         headline(&board).starts_with("## ✅ sqlgate passed, not gated: no baseline configured"),
         "{board}"
@@ -484,14 +509,35 @@ fn the_headline_says_the_verdict_and_why_in_each_case() {
     let fail_headline = headline(&fail);
     assert_eq!(fail_code, 1, "{fail}");
     assert!(
-        fail_headline.starts_with("## ❌ sqlgate failed: esm ")
-            && fail_headline.contains("< 0.05: significant, drop "),
+        fail_headline.starts_with("## ❌ sqlgate failed: esm "),
         "{fail_headline}"
     );
+    assert!(
+        detail(&fail).contains("&lt; 0.05: significant, drop "),
+        "{fail}"
+    );
+    for report in [&first_run, &pass, &fail, &board] {
+        let heading = headline(report);
+        assert!(heading.chars().count() <= 100 + "## ".len(), "{heading}");
+    }
+    // What the heading says in full is not listed again below it.
+    assert_eq!(
+        first_run.matches("no baseline at").count(),
+        1,
+        "{first_run}"
+    );
+    assert_eq!(
+        board.matches("no baseline configured").count(),
+        1,
+        "{board}"
+    );
+    assert_eq!(fail.matches("dropped 27.4 points").count(), 0, "{fail}");
+    // Stdout's verdict line is the heading's line and its detail on one line.
     for (stdout, report) in [(&pass_out, &pass), (&fail_out, &fail)] {
         let line = stdout.lines().find(|l| l.starts_with("gate ")).unwrap();
         let plain = headline(report);
-        assert!(plain.ends_with(&line["gate ".len()..]), "{line} vs {plain}");
+        let told = plain.split_once(" sqlgate ").unwrap().1;
+        assert!(line["gate ".len()..].starts_with(told), "{line} vs {plain}");
     }
     let stable = |report: &str| undated(&report.replace(&dir.display().to_string(), "[dir]"));
     insta::assert_snapshot!("first_run_comment", stable(&first_run));

@@ -127,7 +127,7 @@ fn skipped_items_are_counted_and_named_and_every_changed_item_is_in_the_full_rep
     ));
     let title = report
         .lines()
-        .find(|l| l.starts_with("<details><summary>Regressed items of model"))
+        .find(|l| l.starts_with("<details open><summary>Regressed items of model"))
         .unwrap();
     let regressed: usize = title
         .rsplit_once('(')
@@ -189,7 +189,7 @@ fn deltas_add_up_as_printed() {
         &report,
         &["ex 94.3 -&gt; 93.6 (-0.7), 1 regressed / 0 fixed"],
     );
-    common::assert_contains(&report, &["(94.3 -&gt; 93.6 on 157 items"]);
+    common::assert_contains(&report, &["\nover 157 items: drop 0.7 &gt; allowed 0.0"]);
     common::assert_contains(&report, &["93.6 (-0.7) n=157"]);
     assert!(!report.contains("(-0.6)"), "{report}");
 }

@@ -269,7 +269,7 @@ fn unstable_notes(comparison: &Comparison) -> Vec<String> {
 }
 
 /// The failure of one cell: its drop, accuracies, counts, allowed drop, test and net cap.
-fn describe_failure(comparison: &Comparison, cell: &CellTest) -> String {
+pub(crate) fn describe_failure(comparison: &Comparison, cell: &CellTest) -> String {
     let significance = match (cell.p_value, cell.p_adjusted) {
         (Some(p), Some(adjusted)) => format!(
             ", p = {} (Holm {})",

@@ -209,7 +209,11 @@ pub fn shown_texts(nodes: &[Node]) -> Vec<String> {
     text_runs(nodes).into_iter().chain(html).collect()
 }
 
-/// The HTML sqlgate itself writes: its marker, `<details>`, `<summary>`, `<sub>`.
+/// The HTML sqlgate itself writes: its marker, `<details>` (`<details open>` for the regressed
+/// items), `<summary>`, `<sub>`.
 fn own_tags() -> regex::Regex {
-    regex::Regex::new(r"<!-- sqlgate:[0-9a-z-]+ -->|</?details>|</?summary>|</?sub>").unwrap()
+    regex::Regex::new(
+        r"<!-- sqlgate:[0-9a-z-]+ -->|<details( open)?>|</details>|</?summary>|</?sub>",
+    )
+    .unwrap()
 }

@@ -208,6 +208,46 @@ impl<'de> Deserialize<'de> for DifficultySource {
     }
 }
 
+/// A parse error of the config with the Rust type names serde says (`expected f64`,
+/// `expected usize`) in the words of the config (`expected a number`, `expected a whole number
+/// of 0 or more`): the user wrote YAML, not Rust.
+pub fn user_types(message: &str) -> String {
+    let names = [
+        ("f64", "a number"),
+        ("f32", "a number"),
+        ("usize", "a whole number of 0 or more"),
+        ("u64", "a whole number of 0 or more"),
+        ("u32", "a whole number of 0 or more"),
+        ("u16", "a whole number of 0 or more"),
+        ("u8", "a whole number of 0 or more"),
+        ("i64", "a whole number"),
+        ("i32", "a whole number"),
+    ];
+    let mut told = message.to_string();
+    for (rust, config) in names {
+        told = replace_word(
+            &told,
+            &format!("expected {rust}"),
+            &format!("expected {config}"),
+        );
+    }
+    told
+}
+
+/// `text` with every `from` that ends at a word boundary replaced by `to`.
+fn replace_word(text: &str, from: &str, to: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(from) {
+        let end = at + from.len();
+        let whole = !rest[end..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+        out.push_str(&rest[..at]);
+        out.push_str(if whole { to } else { from });
+        rest = &rest[end..];
+    }
+    out + rest
+}
+
 /// The first line of every report sqlgate writes (the sticky comment's marker).
 pub const REPORT_MARKER: &str = "<!-- sqlgate:";
 /// A key every baseline file sqlgate writes holds near its start.
@@ -621,7 +661,7 @@ impl Config {
             crate::input::engine::parsing_against(engines, || serde_norway::from_str(text));
         let mut config: Config = parsed.map_err(|e: serde_norway::Error| InputError::Config {
             path: path.to_path_buf(),
-            message: e.to_string(),
+            message: user_types(&e.to_string()),
         })?;
         config.path = path.to_path_buf();
         config

@@ -28,9 +28,12 @@ pub struct System {
 }
 
 impl System {
-    /// How many items have no prediction.
+    /// How many items the file gives no answer (or an empty one): not those whose answer held
+    /// no SQL `extract` could find ([`System::unextracted`]).
     pub fn missing_count(&self) -> usize {
-        self.predictions.iter().filter(|p| p.is_none()).count()
+        (self.predictions.iter().enumerate())
+            .filter(|(index, p)| p.is_none() && !self.unextracted.contains_key(index))
+            .count()
     }
 }
 
