@@ -512,10 +512,11 @@ fn postgres_statistics_that_pick_a_plan_make_no_undetermined_prediction_right() 
     let judged = judge_lever(servers::postgres(), "lever_statistics", &lever, statistics);
     let all = text(&judged);
     assert_eq!(judged.status.code(), Some(1), "{all}");
-    assert!(
-        all.contains("model: unstable, not credited: item 6 (prediction-order)"),
-        "{all}"
-    );
+    // Where the hash plan returned the gold's answer, the verdict is not credited; where the
+    // server kept the sorted plan (autovacuum analyzed the table again, say, on a loaded
+    // machine), the prediction is plainly wrong: either way the item regresses.
+    let not_credited = all.contains("model: unstable, not credited: item 6 (prediction-order)");
+    assert!(not_credited || all.contains("1 regressed"), "{all}");
 }
 
 /// Issue 45: on MariaDB, `ORDER BY MAX(x) DESC LIMIT 1` over groups tied at the top returns
