@@ -356,10 +356,12 @@ pub(crate) fn mysql_digests(url: &str, databases: &[String]) -> Result<DataDiges
     ] {
         conn.query_drop(statement).map_err(|e| mysql_error(&e))?;
     }
-    structure::mysql_pin(&mut conn).map_err(|e| mysql_error(&e))?;
+    let pins = structure::mysql_pins(&mut conn).map_err(|e| mysql_error(&e))?;
+    structure::mysql_pin(&mut conn, &pins).map_err(|e| mysql_error(&e))?;
     let mut settings = Vec::new();
     for schema in &schemas {
-        let line = structure::mysql_settings(&mut conn, schema).map_err(|e| mysql_error(&e))?;
+        let line =
+            structure::mysql_settings(&mut conn, &pins, schema).map_err(|e| mysql_error(&e))?;
         settings.push((format!("{schema}{SETTINGS}"), line));
     }
     conn.query_drop("SET SESSION group_concat_max_len = 18446744073709551615")
