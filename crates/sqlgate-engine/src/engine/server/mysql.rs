@@ -200,8 +200,9 @@ impl MysqlEngine {
         })
     }
 
-    /// The tables of every db_id this database holds are there, the user is not privileged, and
-    /// nothing but the rows decides a query's result ([`structure::mysql_levers`]).
+    /// The tables of every db_id this database holds are there, the user is not privileged,
+    /// nothing but the rows decides a query's result ([`structure::mysql_levers`]), and no
+    /// event of the server's scheduler can write meanwhile ([`super::writers`]).
     fn check_database(&self, conn: &mut Conn, database: &str) -> Result<(), StartError> {
         let query_error = |e: mysql::Error| {
             StartError::new(format!(
@@ -218,7 +219,8 @@ impl MysqlEngine {
         let report = super::role::mysql(conn, &self.run_databases()).map_err(query_error)?;
         enforce_role(&report, &self.settings, READ_ONLY_ROLE)?;
         let levers = structure::mysql_levers(conn).map_err(query_error)?;
-        structure::refuse(&levers, database)
+        structure::refuse(&levers, database)?;
+        super::writers::refuse_mysql_scheduler(conn)
     }
 
     /// A pooled or (`fresh`, or none idle) new, set-up connection to the item's database; a
