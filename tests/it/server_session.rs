@@ -308,8 +308,47 @@ fn postgres_a_session_left_behind_is_refused_at_start() {
     expect(
         &judge_watcher("ss_watcher", true),
         2,
-        "other sessions are connected to the database of `dataset.engine.url_env` at start-up",
+        "sessions of roles that can write its tables are connected to the database of \
+         `dataset.engine.url_env` at start-up (pid ",
     );
+}
+
+/// A session of the read-only role left connected to the database (another run's, on a shared
+/// server, or a preparation's) can write nothing and does not stop the run: the regressing pull
+/// request is judged (exit 1).
+#[test]
+fn postgres_a_read_only_session_on_the_database_does_not_stop_the_run() {
+    let server = servers::postgres();
+    let database = "ss_reader_session";
+    let _shared = GLOBALS.read().unwrap_or_else(|e| e.into_inner());
+    let mut reader = None;
+    let judged = pull_request_with(server, database, &LATER, || {
+        let child = std::process::Command::new("/usr/lib/postgresql/15/bin/psql")
+            .args(["--no-psqlrc", "-X", "-q"])
+            .arg(server.reader_url(database))
+            .args(["-c", "SELECT pg_sleep(60)"])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        reader = Some(child);
+        let connected = format!(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = '{database}' \
+             AND usename = 'sqlgate_reader' AND wait_event = 'PgSleep'"
+        );
+        let started = std::time::Instant::now();
+        while server.admin_sql("postgres", &connected).trim() == "0" {
+            assert!(
+                started.elapsed().as_secs() < 20,
+                "the reader did not connect"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    });
+    if let Some(mut child) = reader {
+        child.kill().ok();
+        child.wait().ok();
+    }
+    expect(&judged, 1, "");
 }
 
 /// A writer that connects only once the run reads (after every start-up check): from the

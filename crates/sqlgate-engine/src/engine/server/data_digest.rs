@@ -1,7 +1,9 @@
 //! Content digests of the rows on a server: what a run on a server engine is judged on, made a
 //! trusted input. `sqlgate baseline update` records one digest per table the role can read; a
 //! later run recomputes them at start-up and refuses to score (exit 2, naming the table) when
-//! they differ from those of the trusted baseline (the base commit's in a pull-request run).
+//! they differ from those of the trusted baseline (the base commit's in a pull-request run),
+//! and recomputes them when scoring ends, failing closed when they differ from the start-up
+//! ones (`score::data::unchanged`).
 //!
 //! Each table's digest is SHA-256 over its column names and types, its row count and the
 //! server-side aggregate of its rows: every row is hashed on the server (SHA-256 of an
