@@ -231,7 +231,9 @@ pub fn postgres_structure(client: &mut postgres::Client) -> Result<String, postg
 }
 
 /// The MariaDB / MySQL optimizer variables recorded with a schema's structure (those the
-/// server has): they choose plans, so the order of rows a query does not fully order.
+/// server has): they choose plans, so the order of rows a query does not fully order; and
+/// MySQL's regular-expression limits, global only (no session can pin them), past which
+/// `REGEXP` is an error.
 const MYSQL_OPTIMIZER: &[&str] = &[
     "optimizer_switch",
     "use_stat_tables",
@@ -245,6 +247,8 @@ const MYSQL_OPTIMIZER: &[&str] = &[
     "sort_buffer_size",
     "join_buffer_size",
     "max_length_for_sort_data",
+    "regexp_time_limit",
+    "regexp_stack_limit",
 ];
 
 /// What a MariaDB / MySQL preparation can set that changes the plans on `schema`, as one line
@@ -318,8 +322,8 @@ pub const MARIADB_PINS: &str = "default_regex_flags = ''";
 /// no limit on a `SELECT`'s rows or a join's size (a global `max_join_size` turns a query into
 /// an error), `sql_auto_is_null` off, MariaDB's `max_recursive_iterations` at its maximum (a
 /// lower value ends a recursive CTE silently: the statement timeout and `max_rows` bound a
-/// runaway one), MySQL's `cte_max_recursion_depth`, `windowing_use_high_precision` and
-/// regular-expression limits at their defaults, and MariaDB's `old_mode` cleared of every flag
+/// runaway one), MySQL's `cte_max_recursion_depth` and `windowing_use_high_precision` at their
+/// defaults, and MariaDB's `old_mode` cleared of every flag
 /// (`ZERO_DATE_TIME_CAST` changes what a cast of a time returns) but `UTF8_IS_UTF8MB3`, the
 /// meaning of `utf8`, which follows the server and is recorded. `sql_mode` is the server's
 /// (`@@GLOBAL.sql_mode`), recorded with the data digests.
@@ -340,8 +344,6 @@ const MYSQL_PINNED: &[(&str, &str)] = &[
     ("max_recursive_iterations", "4294967295"),
     ("cte_max_recursion_depth", "1000"),
     ("windowing_use_high_precision", "1"),
-    ("regexp_time_limit", "32"),
-    ("regexp_stack_limit", "8000000"),
     (
         "old_mode",
         "IF(FIND_IN_SET('UTF8_IS_UTF8MB3', @@GLOBAL.old_mode), 'UTF8_IS_UTF8MB3', '')",
