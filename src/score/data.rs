@@ -1,7 +1,8 @@
 //! The server's data as a trusted input: before any query of a run on a server engine, the
 //! digests of the server's tables ([`crate::engine::server::data_digest`]) must equal those the
 //! trusted baseline recorded (the base commit's in a pull-request run), so a run is never judged
-//! on data a pull request loaded. SQLite database files are covered by the dataset fingerprint
+//! on data a pull request loaded; and the digests taken again when scoring ends must equal those
+//! of the start, so a run is never judged on data changed while it read them. SQLite database files are covered by the dataset fingerprint
 //! and by the refusal of dataset files a pull request changes.
 
 use crate::engine::server::data_digest::{covers_settings, describe, differences, DataDigests};
@@ -46,6 +47,32 @@ pub fn check(
              `sqlgate baseline update`",
             if pull_request { "base commit's " } else { "" },
             path.display(),
+            describe(&found)
+        ),
+    })
+}
+
+/// Checks that the server's data digests taken when scoring ended (`after`) equal those taken
+/// at start-up (`before`): a row written, moved or removed while the run read them (by an
+/// event, a session the server's preparation left behind) would have decided verdicts on data
+/// nothing vouches for, so the run fails closed, naming each table.
+pub fn unchanged(
+    config: &Config,
+    before: &DataDigests,
+    after: Option<&DataDigests>,
+) -> Result<(), InputError> {
+    let empty = DataDigests::new();
+    let found = differences(before, after.unwrap_or(&empty));
+    if found.is_empty() {
+        return Ok(());
+    }
+    Err(InputError::Config {
+        path: config.path.clone(),
+        message: format!(
+            "`dataset.engine`: the data on the server changed while the run read them: {}. \
+             The verdicts may have been read from other data than the digests taken at start-up \
+             vouch for; nothing may write the benchmark's databases during a run \
+             (docs/SECURITY.md)",
             describe(&found)
         ),
     })

@@ -349,6 +349,10 @@ fn score_with(
         (results, stops)
     });
     let (results, stops) = results;
+    if let Some(before) = &data_digests {
+        let after = crate::engine::registry::data_digests(config, &dataset)?;
+        crate::score::data::unchanged(config, before, after.as_ref())?;
+    }
     fail_on_official_stops(config, &stops)?;
     fail_on_faults(config, &executor, &systems, &results)?;
     let scored = results.iter().map(|r| (r.index, r.scores.as_slice()));

@@ -298,9 +298,15 @@ fn role_url(server: &'static Server, name: &str, grants: &str) -> (String, Strin
     (server.url(name, &password, database), password)
 }
 
+/// One run at a time on the role tests' shared database: a run refuses to start while a
+/// session of a role that can write the tables (another test's privileged role) is connected
+/// to its database.
+static ON_SHARED_DATABASE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// `sqlgate eval` of the role test benchmark as `url`, with `allow_privileged_role` as given
 /// (the config is the trusted one: no pull request here).
 fn eval_as(server: &Server, url: &str, allow: bool) -> Output {
+    let _alone = ON_SHARED_DATABASE.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let gold: String = GOLD.iter().map(|sql| format!("{sql}\tshop\n")).collect();

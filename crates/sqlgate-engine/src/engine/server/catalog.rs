@@ -61,6 +61,17 @@ const POSTGRES_WORDS: &[&str] = &[
 /// deadline, which ends them as a timeout) or name an expression's type.
 const POSTGRES_STATELESS: &[&str] = &["pg_sleep", "pg_sleep_for", "pg_sleep_until", "pg_typeof"];
 
+/// PostgreSQL types of the server's transaction and row bookkeeping (transaction and command
+/// ids, a row's physical position): `age('3'::xid)` is the distance from a literal to the
+/// server's next transaction id, a counter a preparation advances at will. Refused where a
+/// type is named (after `::`, before a literal, `(` or `[`, or as `CAST`'s target), since as
+/// names they are ordinary aliases.
+const POSTGRES_STATE_TYPES: &[&str] = &["xid", "xid8", "cid", "tid"];
+
+/// PostgreSQL functions (not `pg_`-prefixed) of the transaction counters: `mxid_age` (the
+/// multixact counter's distance) alongside `txid_*`.
+const POSTGRES_COUNTERS: &[&str] = &["mxid_age"];
+
 /// PostgreSQL system columns: where and when a row was written, not what it holds.
 const POSTGRES_SYSTEM_COLUMNS: &[&str] = &["xmin", "xmax", "cmin", "cmax", "ctid", "tableoid"];
 
@@ -115,6 +126,14 @@ pub fn postgres_reads_rows_only(sql: &str, schema: &BTreeSet<String>) -> Result<
         if let Some(why) = postgres_reason(&name) {
             return Err(refusal(&word.name, why));
         }
+        if word.as_type && POSTGRES_STATE_TYPES.contains(&name.as_str()) {
+            return Err(refusal(
+                &word.name,
+                "is a type of the server's transaction and row bookkeeping (transaction ids, \
+                 command ids, row positions), which the server's preparation advances, not the \
+                 benchmark's rows",
+            ));
+        }
     }
     Ok(())
 }
@@ -126,6 +145,7 @@ fn postgres_reason(name: &str) -> Option<&'static str> {
         || POSTGRES_WORDS.contains(&name)
         || name.starts_with("to_reg")
         || name.starts_with("txid_")
+        || POSTGRES_COUNTERS.contains(&name)
         || name.contains("_to_xml")
         || (name.starts_with("has_") && name.ends_with("_privilege"));
     if catalog {
@@ -244,6 +264,9 @@ struct Word {
     starts_chain: bool,
     /// Followed by `.` and another part (so `a` and `b` in `a.b.c`).
     dotted: bool,
+    /// Where a type is named: after `::`, before a string literal (`xid '3'`), `(` or `[`, or
+    /// between `AS` and `)` (`CAST(x AS xid)`).
+    as_type: bool,
 }
 
 /// The words of `sql` as `dialect` reads it. A MySQL double-quoted string next to a `.` is an
@@ -275,14 +298,38 @@ fn words(dialect: &dyn Dialect, sql: &str) -> Result<Vec<Word>, ExecError> {
         };
         let dotted = is_period(at + 1) && name != "(" && name != "*";
         let starts_chain = dotted && !(at > 0 && is_period(at - 1));
+        let as_type = names_a_type(&tokens, at);
         words.push(Word {
             name,
             quoted,
             starts_chain,
             dotted,
+            as_type,
         });
     }
     Ok(words)
+}
+
+/// Whether the word at `tokens[at]` stands where a type is named: after `::`, before a string
+/// literal, `(` or `[`, or between `AS` and `)`.
+fn names_a_type(tokens: &[Token], at: usize) -> bool {
+    let before = at.checked_sub(1).and_then(|i| tokens.get(i));
+    let after = tokens.get(at + 1);
+    let cast_target = matches!(before, Some(Token::Word(w)) if w.value.eq_ignore_ascii_case("as"))
+        && matches!(after, Some(Token::RParen));
+    matches!(before, Some(Token::DoubleColon))
+        || cast_target
+        || matches!(
+            after,
+            Some(
+                Token::SingleQuotedString(_)
+                    | Token::EscapedStringLiteral(_)
+                    | Token::UnicodeStringLiteral(_)
+                    | Token::DollarQuotedString(_)
+                    | Token::LParen
+                    | Token::LBracket
+            )
+        )
 }
 
 /// The refusal naming `word` and why.
@@ -349,6 +396,18 @@ mod tests {
             ),
             ("SELECT format_type(23, NULL)", "format_type"),
             ("SELECT txid_current()", "txid_current"),
+            ("SELECT (age('3'::xid) / 1000) % 10", "xid"),
+            ("SELECT age(XID '3')", "XID"),
+            ("SELECT age(CAST('3' AS xid))", "xid"),
+            ("SELECT '{1}'::xid8[]", "xid8"),
+            ("SELECT '(0,1)'::tid, 1::text::cid", "tid"),
+            ("SELECT mxid_age('1')", "mxid_age"),
+            ("SELECT pg_current_xact_id()", "pg_current_xact_id"),
+            (
+                "SELECT pg_snapshot_xmin(pg_current_snapshot())",
+                "pg_snapshot_xmin",
+            ),
+            ("SELECT pg_xact_status('3')", "pg_xact_status"),
             ("SELECT xmin FROM customers", "xmin"),
             ("SELECT c.CTID FROM customers c", "CTID"),
             ("SELECT current_user", "current_user"),
@@ -375,6 +434,9 @@ mod tests {
             "SELECT \"user\", id FROM public.customers /* obj_description */",
             "SELECT count(*) AS n FROM customers ORDER BY 1 LIMIT 1",
             "SELECT pg_sleep(60), pg_typeof(1)",
+            "SELECT age(timestamp '2020-01-01', timestamp '2019-01-01'), age(now())",
+            "SELECT id AS xid, name AS tid FROM customers",
+            "SELECT t.cid FROM (SELECT id AS cid FROM customers) t",
         ] {
             assert_eq!(postgres_refused(sql), None, "{sql}");
         }

@@ -1,7 +1,9 @@
 //! Content digests of the rows on a server: what a run on a server engine is judged on, made a
 //! trusted input. `sqlgate baseline update` records one digest per table the role can read; a
 //! later run recomputes them at start-up and refuses to score (exit 2, naming the table) when
-//! they differ from those of the trusted baseline (the base commit's in a pull-request run).
+//! they differ from those of the trusted baseline (the base commit's in a pull-request run),
+//! and recomputes them when scoring ends, failing closed when they differ from the start-up
+//! ones (`score::data::unchanged`).
 //!
 //! Each table's digest is SHA-256 over its column names and types, its row count and the
 //! server-side aggregate of its rows: every row is hashed on the server (SHA-256 of an
@@ -352,10 +354,12 @@ pub(crate) fn mysql_digests(url: &str, databases: &[String]) -> Result<DataDiges
     ] {
         conn.query_drop(statement).map_err(|e| mysql_error(&e))?;
     }
-    structure::mysql_pin(&mut conn).map_err(|e| mysql_error(&e))?;
+    let pins = structure::mysql_pins(&mut conn).map_err(|e| mysql_error(&e))?;
+    structure::mysql_pin(&mut conn, &pins).map_err(|e| mysql_error(&e))?;
     let mut settings = Vec::new();
     for schema in &schemas {
-        let line = structure::mysql_settings(&mut conn, schema).map_err(|e| mysql_error(&e))?;
+        let line =
+            structure::mysql_settings(&mut conn, &pins, schema).map_err(|e| mysql_error(&e))?;
         settings.push((format!("{schema}{SETTINGS}"), line));
     }
     conn.query_drop("SET SESSION group_concat_max_len = 18446744073709551615")

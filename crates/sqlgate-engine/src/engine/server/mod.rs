@@ -26,6 +26,7 @@ mod role;
 mod structure;
 pub mod tls;
 mod watchdog;
+mod writers;
 
 pub use check::{single_statement, RoleReport};
 pub use pool::Pool;

@@ -67,6 +67,7 @@ pub struct MysqlEngine {
     mode: MysqlMode,
     settings: ServerSettings,
     mariadb: bool,
+    pins: structure::MysqlPins,
     pool: Pool<Conn>,
     watchdog: Watchdog,
     killer: Killer,
@@ -140,6 +141,7 @@ impl MysqlEngine {
             pool: Pool::new(settings.connections),
             settings,
             mariadb: false,
+            pins: structure::MysqlPins::default(),
             watchdog: Watchdog::start(),
         };
         let databases: Vec<String> = match engine.settings.layout {
@@ -154,6 +156,12 @@ impl MysqlEngine {
                 .flatten()
                 .unwrap_or_default();
             engine.mariadb = version.to_ascii_lowercase().contains("mariadb");
+            engine.pins = structure::mysql_pins(&mut conn).map_err(|e| {
+                StartError::new(format!(
+                    "`dataset.engine`: cannot read the server's session variables: {}",
+                    error_text(&e)
+                ))
+            })?;
             engine.set_up(&mut conn, limits)?;
             engine.check_database(&mut conn, &database)?;
             engine.pool.give_back(&database, conn);
@@ -184,7 +192,7 @@ impl MysqlEngine {
 
     /// The session's read-only mode, timeout and character set.
     fn set_up(&self, conn: &mut Conn, limits: &Limits) -> Result<(), StartError> {
-        set_up(conn, self.mariadb, limits).map_err(|e| {
+        set_up(conn, (self.mariadb, &self.pins), limits).map_err(|e| {
             StartError::new(format!(
                 "`dataset.engine`: cannot set up the session: {}",
                 error_text(&e)
@@ -192,8 +200,9 @@ impl MysqlEngine {
         })
     }
 
-    /// The tables of every db_id this database holds are there, the user is not privileged, and
-    /// nothing but the rows decides a query's result ([`structure::mysql_levers`]).
+    /// The tables of every db_id this database holds are there, the user is not privileged,
+    /// nothing but the rows decides a query's result ([`structure::mysql_levers`]), and no
+    /// event of the server's scheduler can write meanwhile ([`super::writers`]).
     fn check_database(&self, conn: &mut Conn, database: &str) -> Result<(), StartError> {
         let query_error = |e: mysql::Error| {
             StartError::new(format!(
@@ -210,7 +219,8 @@ impl MysqlEngine {
         let report = super::role::mysql(conn, &self.run_databases()).map_err(query_error)?;
         enforce_role(&report, &self.settings, READ_ONLY_ROLE)?;
         let levers = structure::mysql_levers(conn).map_err(query_error)?;
-        structure::refuse(&levers, database)
+        structure::refuse(&levers, database)?;
+        super::writers::refuse_mysql_scheduler(conn)
     }
 
     /// A pooled or (`fresh`, or none idle) new, set-up connection to the item's database; a
@@ -349,6 +359,7 @@ impl MysqlEngine {
             limits: *limits,
             with_columns,
             mariadb: self.mariadb,
+            pins: self.pins.clone(),
             fired: Arc::clone(&fired),
             killer: self.killer.clone(),
         };
@@ -407,6 +418,7 @@ struct Job {
     limits: Limits,
     with_columns: bool,
     mariadb: bool,
+    pins: structure::MysqlPins,
     fired: Arc<AtomicBool>,
     killer: Killer,
 }
@@ -438,7 +450,7 @@ impl Job {
         if results.send(result).is_err() || !clean {
             return;
         }
-        if reset(&mut conn, self.mariadb, &self.limits) {
+        if reset(&mut conn, (self.mariadb, &self.pins), &self.limits) {
             let _ = sessions.send(conn);
         }
     }
@@ -447,16 +459,20 @@ impl Job {
 /// Ends the item's transaction and resets the session to a new one's state
 /// (`COM_RESET_CONNECTION`: user variables, session settings, `GET_LOCK` locks, temporary
 /// tables, prepared statements) with its settings again; `false` when it is unusable.
-fn reset(conn: &mut Conn, mariadb: bool, limits: &Limits) -> bool {
+fn reset(conn: &mut Conn, server: Flavour<'_>, limits: &Limits) -> bool {
     conn.query_drop("ROLLBACK").is_ok()
         && conn.reset().is_ok()
-        && set_up(conn, mariadb, limits).is_ok()
+        && set_up(conn, server, limits).is_ok()
 }
 
 /// The session's read-only mode, timeout and character set, and the settings that change a
 /// result, pinned as the data digests' session pins them ([`structure::mysql_pin`]), and on
 /// MariaDB [`structure::MARIADB_PINS`].
-fn set_up(conn: &mut Conn, mariadb: bool, limits: &Limits) -> Result<(), mysql::Error> {
+fn set_up(
+    conn: &mut Conn,
+    (mariadb, pins): Flavour<'_>,
+    limits: &Limits,
+) -> Result<(), mysql::Error> {
     let timeout = match mariadb {
         true => format!(
             "SET SESSION max_statement_time = {}, {}",
@@ -475,8 +491,11 @@ fn set_up(conn: &mut Conn, mariadb: bool, limits: &Limits) -> Result<(), mysql::
     ] {
         conn.query_drop(statement)?;
     }
-    structure::mysql_pin(conn)
+    structure::mysql_pin(conn, pins)
 }
+
+/// Whether the server is MariaDB, and how its sessions are pinned.
+type Flavour<'a> = (bool, &'a structure::MysqlPins);
 
 /// Prepares and runs one query in a read-only transaction and streams its rows; the result
 /// comes with its charge, to be finished by the caller.

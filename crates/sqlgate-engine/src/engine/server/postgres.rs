@@ -117,8 +117,9 @@ impl PostgresEngine {
         Ok(client)
     }
 
-    /// The tables of every db_id this database holds are there, the role is not privileged, and
-    /// nothing but the rows decides a query's result ([`structure::postgres_levers`]).
+    /// The tables of every db_id this database holds are there, the role is not privileged,
+    /// nothing but the rows decides a query's result ([`structure::postgres_levers`]), and no
+    /// other session is connected to it ([`super::writers`]).
     fn check_database(
         &self,
         client: &mut postgres::Client,
@@ -143,7 +144,9 @@ impl PostgresEngine {
         let report = super::role::postgres(client).map_err(query_error)?;
         enforce_role(&report, &self.settings, READ_ONLY_ROLE)?;
         let levers = structure::postgres_levers(client).map_err(query_error)?;
-        structure::refuse(&levers, database)
+        structure::refuse(&levers, database)?;
+        let sessions = super::writers::postgres_other_sessions(client).map_err(query_error)?;
+        super::writers::refuse_postgres(&sessions, database)
     }
 }
 

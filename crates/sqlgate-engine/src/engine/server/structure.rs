@@ -22,9 +22,12 @@
 
 use crate::engine::server::StartError;
 
-/// The PostgreSQL settings every sqlgate session sets: output formats, the time zone, the
-/// `search_path` (`pg_catalog` first, then `public`: no other schema's operator, function or
-/// table is found by an unqualified name), and the switches that change what a query means.
+/// The PostgreSQL settings every sqlgate session sets: output formats (dates, intervals,
+/// floats, `bytea`, XML's binary data), the time zone and its abbreviations, the locale of
+/// money, numbers and dates in `to_char` (`C`), the `search_path` (`pg_catalog` first, then
+/// `public`: no other schema's operator, function or table is found by an unqualified name),
+/// and the switches that change what a query means or returns (`xmloption`, a GIN index's
+/// `gin_fuzzy_search_limit`, which cuts an indexed text search's rows, `quote_all_identifiers`).
 /// `row_security = off` makes a read that a policy would filter an error instead;
 /// `synchronize_seqscans = off` makes a plain scan start at the table's first page, so it
 /// returns the rows in the heap order the data digests record (`data_digest`).
@@ -32,7 +35,10 @@ pub const POSTGRES_PINS: &str = "SET DateStyle = 'ISO, MDY'; SET IntervalStyle =
      SET extra_float_digits = 1; SET TimeZone = 'UTC'; SET bytea_output = 'hex'; \
      SET search_path = pg_catalog, public; SET standard_conforming_strings = on; \
      SET transform_null_equals = off; SET array_nulls = on; SET row_security = off; \
-     SET synchronize_seqscans = off";
+     SET synchronize_seqscans = off; SET xmloption = content; SET xmlbinary = base64; \
+     SET lc_monetary = 'C'; SET lc_numeric = 'C'; SET lc_time = 'C'; \
+     SET timezone_abbreviations = 'Default'; SET gin_fuzzy_search_limit = 0; \
+     SET quote_all_identifiers = off";
 
 /// The first object id PostgreSQL gives after `initdb`: anything at or above it was created
 /// later, by someone.
@@ -139,7 +145,8 @@ pub fn postgres_settings(client: &mut postgres::Client) -> Result<String, postgr
            'extra_float_digits', 'search_path', 'standard_conforming_strings', \
            'transform_null_equals', 'array_nulls', 'row_security', 'server_encoding', \
            'lc_collate', 'lc_ctype', 'lc_monetary', 'lc_numeric', 'lc_time', \
-           'default_text_search_config', 'gin_fuzzy_search_limit')), \
+           'default_text_search_config', 'gin_fuzzy_search_limit', 'xmloption', 'xmlbinary', \
+           'timezone_abbreviations', 'quote_all_identifiers')), \
          (SELECT string_agg(k || '=' || coalesce(v, ''), '; ' ORDER BY k) \
            FROM pg_database d, jsonb_each_text(to_jsonb(d)) AS e(k, v) \
            WHERE d.datname = current_database() AND k IN ('encoding', 'datcollate', 'datctype', \
@@ -224,7 +231,9 @@ pub fn postgres_structure(client: &mut postgres::Client) -> Result<String, postg
 }
 
 /// The MariaDB / MySQL optimizer variables recorded with a schema's structure (those the
-/// server has): they choose plans, so the order of rows a query does not fully order.
+/// server has): they choose plans, so the order of rows a query does not fully order; and
+/// MySQL's regular-expression limits, global only (no session can pin them), past which
+/// `REGEXP` is an error.
 const MYSQL_OPTIMIZER: &[&str] = &[
     "optimizer_switch",
     "use_stat_tables",
@@ -238,6 +247,8 @@ const MYSQL_OPTIMIZER: &[&str] = &[
     "sort_buffer_size",
     "join_buffer_size",
     "max_length_for_sort_data",
+    "regexp_time_limit",
+    "regexp_stack_limit",
 ];
 
 /// What a MariaDB / MySQL preparation can set that changes the plans on `schema`, as one line
@@ -303,45 +314,91 @@ pub fn mysql_structure(conn: &mut mysql::Conn, schema: &str) -> Result<String, m
 /// has no such setting; the digest and start-up sessions evaluate no regular expression.
 pub const MARIADB_PINS: &str = "default_regex_flags = ''";
 
-/// The MariaDB / MySQL session settings sqlgate sets to the server's own values (so that no
-/// `init_connect` or client default changes them); the time zone is pinned to UTC.
-const MYSQL_FROM_SERVER: [&str; 7] = [
-    "sql_mode",
-    "div_precision_increment",
-    "default_week_format",
-    "lc_time_names",
-    "group_concat_max_len",
-    "max_sort_length",
-    "sql_select_limit",
+/// The MariaDB / MySQL session settings that change a query's result, each with the value
+/// (SQL) sqlgate sets in every session where the server has the variable, so that no global
+/// setting, `init_connect` or client default reaches them: the time zone (UTC), decimal
+/// division's precision, `WEEK()`'s default mode, the month and day names, how many bytes of a
+/// value sort, `GROUP_CONCAT`'s cut (each flavour's default: 1 MB on MariaDB, 1024 on MySQL),
+/// no limit on a `SELECT`'s rows or a join's size (a global `max_join_size` turns a query into
+/// an error), `sql_auto_is_null` off, MariaDB's `max_recursive_iterations` at its maximum (a
+/// lower value ends a recursive CTE silently: the statement timeout and `max_rows` bound a
+/// runaway one), MySQL's `cte_max_recursion_depth` and `windowing_use_high_precision` at their
+/// defaults, and MariaDB's `old_mode` cleared of every flag
+/// (`ZERO_DATE_TIME_CAST` changes what a cast of a time returns) but `UTF8_IS_UTF8MB3`, the
+/// meaning of `utf8`, which follows the server and is recorded. `sql_mode` is the server's
+/// (`@@GLOBAL.sql_mode`), recorded with the data digests.
+const MYSQL_PINNED: &[(&str, &str)] = &[
+    ("time_zone", "'+00:00'"),
+    ("sql_mode", "@@GLOBAL.sql_mode"),
+    ("div_precision_increment", "4"),
+    ("default_week_format", "0"),
+    ("lc_time_names", "'en_US'"),
+    ("max_sort_length", "1024"),
+    (
+        "group_concat_max_len",
+        "IF(VERSION() LIKE '%MariaDB%', 1048576, 1024)",
+    ),
+    ("sql_select_limit", "18446744073709551615"),
+    ("max_join_size", "18446744073709551615"),
+    ("sql_auto_is_null", "0"),
+    ("max_recursive_iterations", "4294967295"),
+    ("cte_max_recursion_depth", "1000"),
+    ("windowing_use_high_precision", "1"),
+    (
+        "old_mode",
+        "IF(FIND_IN_SET('UTF8_IS_UTF8MB3', @@GLOBAL.old_mode), 'UTF8_IS_UTF8MB3', '')",
+    ),
 ];
 
-/// Pins the MariaDB / MySQL session's settings that change a result: the time zone (UTC) and
-/// each of [`MYSQL_FROM_SERVER`] to the server's global value.
-pub fn mysql_pin(conn: &mut mysql::Conn) -> Result<(), mysql::Error> {
+/// How sqlgate pins a MariaDB / MySQL server's sessions: the `SET SESSION` statement over the
+/// [`MYSQL_PINNED`] variables this server has, and their names, which the settings entry
+/// records as they took effect. The same for every session of a run, found once at start.
+#[derive(Debug, Clone, Default)]
+pub struct MysqlPins {
+    statement: String,
+    names: Vec<String>,
+}
+
+/// The [`MysqlPins`] of the server `conn` is connected to.
+pub fn mysql_pins(conn: &mut mysql::Conn) -> Result<MysqlPins, mysql::Error> {
     use mysql::prelude::Queryable;
-    let from_server: Vec<String> = MYSQL_FROM_SERVER
+    let listed: Vec<String> = MYSQL_PINNED.iter().map(|(n, _)| format!("'{n}'")).collect();
+    let present: Vec<(String, String)> = conn.query(format!(
+        "SHOW SESSION VARIABLES WHERE Variable_name IN ({})",
+        listed.join(", ")
+    ))?;
+    let has = |name: &str| present.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
+    let pinned: Vec<&(&str, &str)> = MYSQL_PINNED.iter().filter(|(n, _)| has(n)).collect();
+    let assignments: Vec<String> = pinned
         .iter()
-        .map(|name| format!("SESSION {name} = @@GLOBAL.{name}"))
+        .map(|(name, value)| format!("SESSION {name} = {value}"))
         .collect();
-    conn.query_drop(format!(
-        "SET SESSION time_zone = '+00:00', {}",
-        from_server.join(", ")
-    ))
+    Ok(MysqlPins {
+        statement: format!("SET {}", assignments.join(", ")),
+        names: pinned.iter().map(|(name, _)| name.to_string()).collect(),
+    })
+}
+
+/// Pins the MariaDB / MySQL session's settings that change a result ([`MysqlPins`]).
+pub fn mysql_pin(conn: &mut mysql::Conn, pins: &MysqlPins) -> Result<(), mysql::Error> {
+    use mysql::prelude::Queryable;
+    conn.query_drop(&pins.statement)
 }
 
 /// The MariaDB / MySQL settings a run on `schema` is judged under, as one line (`name=value;
 /// ...`): the session's pinned ones as they took effect, the connection's collation, the
 /// server's name folding, the schema's collation and each column whose collation is not it.
-pub fn mysql_settings(conn: &mut mysql::Conn, schema: &str) -> Result<String, mysql::Error> {
+pub fn mysql_settings(
+    conn: &mut mysql::Conn,
+    pins: &MysqlPins,
+    schema: &str,
+) -> Result<String, mysql::Error> {
     use mysql::prelude::Queryable;
-    let names: Vec<&str> = MYSQL_FROM_SERVER
+    let names: Vec<&str> = pins
+        .names
         .iter()
-        .copied()
-        .chain([
-            "time_zone",
-            "collation_connection",
-            "lower_case_table_names",
-        ])
+        .map(String::as_str)
+        .chain(["collation_connection", "lower_case_table_names"])
         .collect();
     let fields: Vec<String> = names
         .iter()
