@@ -120,29 +120,6 @@ fn check_global(database: &str, lever: &Lever, name: &str, value: &str) {
     check_outcome(server, &judged, lever);
 }
 
-/// Sets a MariaDB global for the time of a test and restores it, panic or not.
-struct Global {
-    server: &'static Server,
-    restore: String,
-}
-
-impl Global {
-    fn set(server: &'static Server, name: &str, value: &str) -> Global {
-        let old = server.admin_sql("mysql", &format!("SELECT @@GLOBAL.{name}"));
-        server.admin_sql("mysql", &format!("SET GLOBAL {name} = {value}"));
-        Global {
-            server,
-            restore: format!("SET GLOBAL {name} = '{}'", old.trim()),
-        }
-    }
-}
-
-impl Drop for Global {
-    fn drop(&mut self) {
-        self.server.admin_sql("mysql", &self.restore);
-    }
-}
-
 /// A question about customer 2 that a view or a policy empties for sqlgate's sessions, with a
 /// wrong prediction (customer 3 does not exist) that is empty too.
 const HIDDEN_QUESTION: &str = "SELECT name FROM customers WHERE id = 2";

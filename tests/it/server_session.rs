@@ -32,31 +32,6 @@ fn expect(output: &std::process::Output, code: i32, needle: &str) {
     assert!(all.contains(needle), "expected `{needle}`: {all}");
 }
 
-/// Sets a MariaDB global for the time of a test and restores it, panic or not.
-struct Global {
-    server: &'static Server,
-    restore: String,
-}
-
-impl Global {
-    fn set(server: &'static Server, name: &str, value: &str) -> Global {
-        let old = server.admin_sql("mysql", &format!("SELECT @@GLOBAL.{name}"));
-        server.admin_sql("mysql", &format!("SET GLOBAL {name} = {value}"));
-        let old = old.trim();
-        let restore = match old.parse::<f64>() {
-            Ok(_) => format!("SET GLOBAL {name} = {old}"),
-            Err(_) => format!("SET GLOBAL {name} = '{old}'"),
-        };
-        Global { server, restore }
-    }
-}
-
-impl Drop for Global {
-    fn drop(&mut self) {
-        self.server.admin_sql("mysql", &self.restore);
-    }
-}
-
 /// The pull request predicting `lever.wrong`, with the MariaDB global `name` set to `value` just
 /// before the gate (restored after); `value` empty: no lever.
 fn judge_global(database: &str, lever: &Lever, name: &str, value: &str) -> std::process::Output {
@@ -132,21 +107,10 @@ fn pull_request_on(
     (also, setup): Variation<'_>,
     pull: impl FnOnce(),
 ) -> std::process::Output {
-    fresh_database(server, database);
     let mut gold: Vec<&str> = GOLD.to_vec();
     gold.push(lever.question);
-    let dir = repository_with(server.kind, &gold);
+    let dir = recorded_repository_with(server, database, &gold, setup);
     let root = dir.path();
-    setup(root);
-    git(root, &["commit", "-q", "--allow-empty", "-am", "set up"]);
-    let push = Run {
-        server,
-        database,
-        event: Event::Push,
-        base: git(root, &["rev-parse", "HEAD"]),
-    };
-    let recorded = push.workflow(root);
-    assert!(recorded.status.success(), "{}", text(&recorded));
     git(root, &["add", "baseline.json"]);
     git(root, &["commit", "-qm", "baseline"]);
     let base = git(root, &["rev-parse", "HEAD"]);

@@ -150,9 +150,22 @@ pub fn recorded_repository(
     database: &str,
     gold: &[&str],
 ) -> tempfile::TempDir {
+    recorded_repository_with(server, database, gold, &|_| {})
+}
+
+/// [`recorded_repository`] on a benchmark `setup` changes (committed) before the baseline is
+/// recorded.
+pub fn recorded_repository_with(
+    server: &'static Server,
+    database: &str,
+    gold: &[&str],
+    setup: &dyn Fn(&Path),
+) -> tempfile::TempDir {
     fresh_database(server, database);
     let dir = repository_with(server.kind, gold);
     let root = dir.path();
+    setup(root);
+    git(root, &["commit", "-q", "--allow-empty", "-am", "set up"]);
     let push = Run {
         server,
         database,
@@ -380,5 +393,31 @@ pub fn assert_no_secret(server: &Server, output: &Output) {
     }
     for scheme in ["postgresql://", "mysql://"] {
         assert!(!all.contains(scheme), "a URL was printed: {all}");
+    }
+}
+
+/// Sets a MariaDB global for the time of a test and restores it, panic or not.
+pub struct Global {
+    server: &'static Server,
+    restore: String,
+}
+
+impl Global {
+    /// Sets `name` to `value`, remembering the value to restore.
+    pub fn set(server: &'static Server, name: &str, value: &str) -> Global {
+        let old = server.admin_sql("mysql", &format!("SELECT @@GLOBAL.{name}"));
+        server.admin_sql("mysql", &format!("SET GLOBAL {name} = {value}"));
+        let old = old.trim();
+        let restore = match old.parse::<f64>() {
+            Ok(_) => format!("SET GLOBAL {name} = {old}"),
+            Err(_) => format!("SET GLOBAL {name} = '{old}'"),
+        };
+        Global { server, restore }
+    }
+}
+
+impl Drop for Global {
+    fn drop(&mut self) {
+        self.server.admin_sql("mysql", &self.restore);
     }
 }
