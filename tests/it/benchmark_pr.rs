@@ -44,6 +44,20 @@ fn system<'a>(change: &'a serde_json::Value, name: &str) -> &'a serde_json::Valu
         .unwrap()
 }
 
+/// The pull request that `change` makes to the example (committed), judged against its base,
+/// asserting its exit `code` and that its output says each of `said`; the folder.
+fn judged_change(change: impl FnOnce(&Path), code: i32, said: &[&str]) -> tempfile::TempDir {
+    let (dir, base) = pull_request();
+    change(dir.path());
+    repo::commit_all(dir.path(), "the pull request");
+    let out = common::exited(&judge(dir.path(), &base), code);
+    common::assert_contains(&out, said);
+    dir
+}
+
+/// The note of a run whose pull request changes the example's gold file.
+const GOLD_NOTE: &str = "this pull request changes the benchmark (dev_gold.sql)";
+
 /// Runs the pull request against `base`, writing `summary.json`.
 fn judge(root: &Path, base: &str) -> std::process::Output {
     judged(root, base, &["--summary", "summary.json"])
@@ -60,24 +74,11 @@ fn right_in_baseline(root: &Path, system: &str, index: usize) -> bool {
 
 #[test]
 fn a_gold_fix_is_scored_on_the_base_benchmark_and_shows_what_it_changes() {
-    let (dir, base) = pull_request();
-    let root = dir.path();
     // Items 0 and 1 count singers; a gold that counts none of them makes every system wrong.
-    rewrite_golds(
-        root,
-        |i| i < 2,
-        "SELECT count(*) FROM singer WHERE age > 1000",
-    );
-    repo::commit_all(root, "a stricter gold");
-    let run = judge(root, &base);
-    let out = common::exited(&run, 0);
-    common::assert_contains(
-        &out,
-        &[
-            "this pull request changes the benchmark (dev_gold.sql)",
-            "Proposed benchmark",
-        ],
-    );
+    let stricter = "SELECT count(*) FROM singer WHERE age > 1000";
+    let stricter_golds = |root: &Path| rewrite_golds(root, |i| i < 2, stricter);
+    let dir = judged_change(stricter_golds, 0, &[GOLD_NOTE, "Proposed benchmark"]);
+    let root = dir.path();
     let change = &summary(root)["proposed_benchmark"];
     assert_eq!(change["changed"], serde_json::json!(["dev_gold.sql"]));
     assert_eq!(change["metric"], "ex");
@@ -102,24 +103,16 @@ fn a_gold_fix_is_scored_on_the_base_benchmark_and_shows_what_it_changes() {
 
 #[test]
 fn a_gold_rewritten_to_fit_worse_predictions_does_not_hide_the_regression() {
-    let (dir, base) = pull_request();
-    let root = dir.path();
     // Items 0-29 ask about concert_singer. The pull request makes its wrong answers the gold's:
     // on its own benchmark C3 would lose nothing, so only a run on the base's benchmark sees
     // the drop.
     let wrong = "SELECT name FROM singer WHERE singer_id < 0";
-    rewrite_predictions(root, "C3", |i| i < 30, wrong);
-    rewrite_golds(root, |i| i < 30, wrong);
-    repo::commit_all(root, "worse predictions, and golds that agree");
-    let run = judge(root, &base);
-    let out = common::exited(&run, 1);
-    common::assert_contains(
-        &out,
-        &[
-            "gate failed: C3 ex 94.9 -> ",
-            "this pull request changes the benchmark (dev_gold.sql)",
-        ],
-    );
+    let agreeing = |root: &Path| {
+        rewrite_predictions(root, "C3", |i| i < 30, wrong);
+        rewrite_golds(root, |i| i < 30, wrong);
+    };
+    let dir = judged_change(agreeing, 1, &["gate failed: C3 ex 94.9 -> ", GOLD_NOTE]);
+    let root = dir.path();
     let change = &summary(root)["proposed_benchmark"];
     let c3 = system(change, "C3");
     assert!(
@@ -130,17 +123,14 @@ fn a_gold_rewritten_to_fit_worse_predictions_does_not_hide_the_regression() {
 
 #[test]
 fn a_changed_database_is_scored_as_the_base_has_it() {
-    let (dir, base) = pull_request();
+    let changed = |root: &Path| {
+        let database = root.join("database/concert_singer/concert_singer.sqlite");
+        let connection = rusqlite::Connection::open(database).unwrap();
+        let update = "UPDATE singer SET name = 'someone', age = 1";
+        connection.execute(update, []).unwrap();
+    };
+    let dir = judged_change(changed, 0, &[]);
     let root = dir.path();
-    let database = root.join("database/concert_singer/concert_singer.sqlite");
-    let connection = rusqlite::Connection::open(&database).unwrap();
-    connection
-        .execute("UPDATE singer SET name = 'someone', age = 1", [])
-        .unwrap();
-    drop(connection);
-    repo::commit_all(root, "a changed database");
-    let run = judge(root, &base);
-    common::exited(&run, 0);
     let change = &summary(root)["proposed_benchmark"];
     assert_eq!(
         change["changed"],
@@ -156,21 +146,16 @@ fn a_changed_database_is_scored_as_the_base_has_it() {
 
 #[test]
 fn a_proposed_benchmark_that_does_not_score_is_an_input_error() {
-    let (dir, base) = pull_request();
-    let root = dir.path();
-    let path = root.join("dev_gold.sql");
-    let gold = std::fs::read_to_string(&path).unwrap();
-    let broken = gold.replacen("\tconcert_singer", "\tno_such_database", 1);
-    std::fs::write(&path, broken).unwrap();
-    repo::commit_all(root, "a gold naming a database that does not exist");
-    let run = judge(root, &base);
-    let out = common::exited(&run, 2);
-    common::assert_contains(
-        &out,
-        &[
-            "the pull request changes dataset files (dev_gold.sql)",
-            "the benchmark it proposes does not score",
-            "no_such_database",
-        ],
-    );
+    let broken = |root: &Path| {
+        let path = root.join("dev_gold.sql");
+        let gold = std::fs::read_to_string(&path).unwrap();
+        let broken = gold.replacen("\tconcert_singer", "\tno_such_database", 1);
+        std::fs::write(&path, broken).unwrap();
+    };
+    let said = [
+        "the pull request changes dataset files (dev_gold.sql)",
+        "the benchmark it proposes does not score",
+        "no_such_database",
+    ];
+    judged_change(broken, 2, &said);
 }

@@ -42,6 +42,24 @@ fn lay_out(dir: &Path) {
 const SPIDER_ENTRY: &str = "  - name: spider\n    dataset: { gold: spider/dev_gold.sql, tables: spider/tables.json, databases: spider/database }\n    predictions: [{ name: model, path: spider/predictions/C3.txt }]\n";
 const BIRD_ENTRY: &str = "  - name: bird\n    dataset: { kind: bird, gold: bird/dev.json, databases: bird/dev_databases, difficulty: 'field:difficulty' }\n    compare: { profile: bird }\n    predictions: [{ name: model, path: bird/predictions.json, format: bird-json, allow_missing: true }]\n";
 
+/// `baseline update` of `config` over the two datasets: it succeeds and counts one system in
+/// each of two datasets as such, not as two systems.
+fn update_two_datasets(config: &str) {
+    let update = sqlgate(&["baseline", "update", "--config", config]);
+    common::assert_exit(&update, 0);
+    common::assert_contains(
+        &String::from_utf8_lossy(&update.stdout),
+        &["(1 system × 2 datasets, commit "],
+    );
+}
+
+/// A fresh folder with the two datasets laid out ([`lay_out`]).
+fn laid_out() -> tempfile::TempDir {
+    let work = tempfile::tempdir().unwrap();
+    lay_out(work.path());
+    work
+}
+
 /// Writes `sqlgate.yml` with the given `datasets` entries and `gate` section.
 fn write_config(dir: &Path, entries: &str, gate: &str) -> String {
     let path = dir.join("sqlgate.yml");
@@ -100,19 +118,12 @@ fn close(a: f64, b: f64) -> bool {
 
 #[test]
 fn two_datasets_one_run_per_dataset_gates_and_the_macro_average() {
-    let work = tempfile::tempdir().unwrap();
+    let work = laid_out();
     let dir = work.path();
-    lay_out(dir);
     let entries = format!("{SPIDER_ENTRY}{BIRD_ENTRY}");
     let gate = "{ metric: ex, max_drop_points: 5.0, max_macro_drop_points: 1.0 }";
     let config = write_config(dir, &entries, gate);
-    let update = sqlgate(&["baseline", "update", "--config", &config]);
-    common::assert_exit(&update, 0);
-    // One system in each of two datasets: counted as such, not as two systems.
-    common::assert_contains(
-        &String::from_utf8_lossy(&update.stdout),
-        &["(1 system × 2 datasets, commit "],
-    );
+    update_two_datasets(&config);
     let baseline: Json =
         serde_json::from_slice(&std::fs::read(dir.join("baseline.json")).unwrap()).unwrap();
     let sections = baseline["datasets"].as_object().unwrap();
@@ -299,20 +310,13 @@ fn two_datasets_one_run_per_dataset_gates_and_the_macro_average() {
 
 #[test]
 fn significance_per_dataset_and_holm_over_the_datasets() {
-    let work = tempfile::tempdir().unwrap();
+    let work = laid_out();
     let dir = work.path();
-    lay_out(dir);
     let entries = format!("{SPIDER_ENTRY}{BIRD_ENTRY}");
     let gate =
         "{ metric: ex, max_drop_points: 0.0, significance: { test: mcnemar-exact, alpha: 0.05 } }";
     let config = write_config(dir, &entries, gate);
-    let update = sqlgate(&["baseline", "update", "--config", &config]);
-    common::assert_exit(&update, 0);
-    // One system in each of two datasets: counted as such, not as two systems.
-    common::assert_contains(
-        &String::from_utf8_lossy(&update.stdout),
-        &["(1 system × 2 datasets, commit "],
-    );
+    update_two_datasets(&config);
     // The first ten Spider predictions turn wrong; C3 had items 6 and 7 wrong already, so eight
     // regress and none is fixed: McNemar p = 2 * 0.5^8 on Spider; the BIRD predictions are
     // unchanged (p = 1). Holm over the two datasets doubles the smaller.
@@ -353,9 +357,8 @@ fn significance_per_dataset_and_holm_over_the_datasets() {
 
 #[test]
 fn a_dataset_the_baseline_lacks_is_reported_as_not_compared() {
-    let work = tempfile::tempdir().unwrap();
+    let work = laid_out();
     let dir = work.path();
-    lay_out(dir);
     let gate = "{ metric: ex, max_drop_points: 0.0 }";
     let config = write_config(dir, SPIDER_ENTRY, gate);
     run(&["baseline", "update", "--config", &config], 0);
@@ -380,9 +383,8 @@ fn a_dataset_the_baseline_lacks_is_reported_as_not_compared() {
 
 #[test]
 fn a_one_dataset_baseline_is_refused_by_a_config_with_datasets() {
-    let work = tempfile::tempdir().unwrap();
+    let work = laid_out();
     let dir = work.path();
-    lay_out(dir);
     std::fs::copy(
         root().join("examples/spider-mini/baseline.json"),
         dir.join("baseline.json"),
@@ -395,9 +397,8 @@ fn a_one_dataset_baseline_is_refused_by_a_config_with_datasets() {
 
 #[test]
 fn bad_datasets_input_names_the_key_and_exits_2() {
-    let work = tempfile::tempdir().unwrap();
+    let work = laid_out();
     let dir = work.path();
-    lay_out(dir);
     let cases = [
         (
             format!("datasets:\n{SPIDER_ENTRY}{}", SPIDER_ENTRY),
@@ -470,9 +471,8 @@ fn ex_outcome<'a>(items: &'a [Json], dataset: &str, index: u64) -> &'a str {
 
 #[test]
 fn each_dataset_has_its_own_overrides_and_audit() {
-    let work = tempfile::tempdir().unwrap();
+    let work = laid_out();
     let dir = work.path();
-    lay_out(dir);
     let excluded = serde_json::json!({"index": 0, "exclude": true, "reason": "spider's own"});
     std::fs::write(dir.join("spider/overrides.jsonl"), format!("{excluded}\n")).unwrap();
     let spider = format!("{SPIDER_ENTRY}    audit: {{ overrides: spider/overrides.jsonl }}\n");
@@ -524,9 +524,8 @@ fn each_dataset_has_its_own_overrides_and_audit() {
 
 #[test]
 fn shards_are_keyed_by_dataset_and_merge_to_the_unsharded_run() {
-    let work = tempfile::tempdir().unwrap();
+    let work = laid_out();
     let dir = work.path();
-    lay_out(dir);
     let config = write_config(
         dir,
         &format!("{SPIDER_ENTRY}{BIRD_ENTRY}"),
@@ -608,9 +607,8 @@ fn shards_are_keyed_by_dataset_and_merge_to_the_unsharded_run() {
 
 #[test]
 fn a_pull_request_is_judged_with_the_base_commits_datasets_config_and_baseline() {
-    let work = tempfile::tempdir().unwrap();
+    let work = laid_out();
     let dir = work.path();
-    lay_out(dir);
     let entries = format!("{SPIDER_ENTRY}{BIRD_ENTRY}");
     let config = write_config(dir, &entries, "{ metric: ex, max_drop_points: 0.0 }");
     common::git(dir, &["init", "-q", "-b", "main"]);
@@ -675,9 +673,8 @@ fn spider_on_sqlite_and_bird_on_postgresql_in_one_run() {
     )
     .unwrap();
     let url = server.reader_url("bird_datasets");
-    let work = tempfile::tempdir().unwrap();
+    let work = laid_out();
     let dir = work.path();
-    lay_out(dir);
     let data = common::bird_minidev::folder();
     // Nine PostgreSQL golds fail on the generated data (dates such as `x2010-02-22`).
     let failing = "[132, 135, 144, 149, 228, 244, 245, 412, 449]";

@@ -135,6 +135,17 @@ fn assert_exit(run: &Run, code: i32) {
     assert_eq!(run.output.status.code(), Some(code), "{}", stderr(run));
 }
 
+/// Asserts a clean exit, every honest item right and the attacker's three outcomes `attacker`.
+fn assert_outcomes(run: &Run, attacker: [&str; 3]) {
+    assert_exit(run, 0);
+    for index in 0..3 {
+        assert_eq!(outcome(run, "honest", index), "match", "{}", stderr(run));
+    }
+    for (index, expected) in attacker.into_iter().enumerate() {
+        assert_eq!(outcome(run, "attacker", index), expected, "{}", stderr(run));
+    }
+}
+
 /// The deadline scenario on either server: `stuck` ignores cancel and the server's statement
 /// timeout, `idle` (when given) keeps every `FETCH` under the timeout; both end as timeouts
 /// within `timeout_ms` + 1 s each, and the honest system's verdicts are untouched. The bound is
@@ -167,13 +178,7 @@ fn deadline_holds(server: &Server, stuck: &str, idle: Option<&str>) {
         &[honest, ("attacker", attacker)],
         &execution,
     );
-    assert_exit(&run, 0);
-    for index in 0..3 {
-        assert_eq!(outcome(&run, "honest", index), "match", "{}", stderr(&run));
-    }
-    assert_eq!(outcome(&run, "attacker", 0), "pred_timeout");
-    assert_eq!(outcome(&run, "attacker", 1), "pred_timeout");
-    assert_eq!(outcome(&run, "attacker", 2), "match");
+    assert_outcomes(&run, ["pred_timeout", "pred_timeout", "match"]);
     // Two queries past their deadline, run one after the other: each may take timeout + 1 s,
     // beyond what the honest run took, with 3 s of slack for a loaded box.
     let bound = control.elapsed + Duration::from_millis(2 * (TIMEOUT_MS + 1000) + 3000);
@@ -355,13 +360,7 @@ fn memory_holds(server: &Server, huge: &str, mixed: &str) {
         &[("honest", gold.to_vec()), ("attacker", attacker)],
         "timeout_ms: 20000, threads: 2, max_rows: 100000, max_result_bytes: 1048576, max_memory: 67108864",
     );
-    assert_exit(&run, 0);
-    for index in 0..3 {
-        assert_eq!(outcome(&run, "honest", index), "match", "{}", stderr(&run));
-    }
-    assert_eq!(outcome(&run, "attacker", 0), "pred_error");
-    assert_eq!(outcome(&run, "attacker", 1), "pred_error");
-    assert_eq!(outcome(&run, "attacker", 2), "match");
+    assert_outcomes(&run, ["pred_error", "pred_error", "match"]);
     let bound_kib = (64 + 64) * 1024;
     assert!(
         run.peak_kib < bound_kib,

@@ -56,16 +56,21 @@ const RECURSIVE: Lever = Lever {
     names: "",
 };
 
-#[test]
-fn control_mariadb_recursive_prediction_is_a_regression() {
-    let judged = judge_global("ss_recursive_control", &RECURSIVE, "", "");
-    expect(&judged, 1, "");
+/// The pull request predicting `lever.wrong` regresses (exit 1) without the global, and still
+/// does with the global `name` set to `value` before the gate: the scoring session pins it.
+fn check_global_pinned(database: &str, lever: &Lever, (name, value): (&str, &str)) {
+    let control = judge_global(&format!("{database}_control"), lever, "", "");
+    expect(&control, 1, "");
+    expect(&judge_global(database, lever, name, value), 1, "");
 }
 
 #[test]
 fn mariadb_max_recursive_iterations_does_not_reach_the_scoring_session() {
-    let judged = judge_global("ss_recursive", &RECURSIVE, "max_recursive_iterations", "2");
-    expect(&judged, 1, "");
+    check_global_pinned(
+        "ss_recursive",
+        &RECURSIVE,
+        ("max_recursive_iterations", "2"),
+    );
 }
 
 /// `old_mode = ZERO_DATE_TIME_CAST` makes `CAST(TIME AS DATETIME)` take the date 0000-00-00
@@ -77,20 +82,9 @@ const ZERO_DATE: Lever = Lever {
 };
 
 #[test]
-fn control_mariadb_zero_date_prediction_is_a_regression() {
-    let judged = judge_global("ss_old_mode_control", &ZERO_DATE, "", "");
-    expect(&judged, 1, "");
-}
-
-#[test]
 fn mariadb_old_mode_does_not_reach_the_scoring_session() {
-    let judged = judge_global(
-        "ss_old_mode",
-        &ZERO_DATE,
-        "old_mode",
-        "'UTF8_IS_UTF8MB3,ZERO_DATE_TIME_CAST'",
-    );
-    expect(&judged, 1, "");
+    let old_mode = ("old_mode", "'UTF8_IS_UTF8MB3,ZERO_DATE_TIME_CAST'");
+    check_global_pinned("ss_old_mode", &ZERO_DATE, old_mode);
 }
 
 /// What the pull request also predicts (item, a right answer written another way), and what a
