@@ -53,6 +53,7 @@ mod server_attacks;
 mod server_engines;
 mod server_hostile;
 mod server_levers;
+mod server_order;
 mod server_state;
 mod server_tls;
 mod server_trust;
