@@ -193,15 +193,15 @@ impl<'e> StabilityCheck<'e> {
 
     /// Whether `sql`'s rows on `db` come in an undetermined order ([`cuts::order_probe`]),
     /// read from `rows` when its sort keys are output columns and the rows are at hand, else
-    /// from one more run. A probe that appends keys and fails while the query ran is held
-    /// undetermined (fail closed); a query that fails has no order to decide.
+    /// from one more run. A probe that appends keys and fails while the query itself runs is
+    /// held undetermined (fail closed); a query that fails has no order to decide.
     fn rows_unordered(&self, db: &Path, sql: &str, rows: Option<&[Row]>) -> bool {
         let probe = cuts::order_probe(sql, self.dialect);
         match (rows, probe.appended) {
             (Some(rows), 0) => cuts::ties_differ(&probe, rows),
             (_, appended) => match self.executor.run(db, &probe.sql) {
                 Ok(rows) => cuts::ties_differ(&probe, &rows),
-                Err(_) => appended > 0,
+                Err(_) => appended > 0 && self.executor.run(db, sql).is_ok(),
             },
         }
     }
