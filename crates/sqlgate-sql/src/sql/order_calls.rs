@@ -3,7 +3,7 @@
 //! `string_agg`, `array_agg`, `json_agg`, `xmlagg`, ...; MySQL / MariaDB `GROUP_CONCAT`,
 //! `JSON_ARRAYAGG`, `JSON_OBJECTAGG`; SQLite `group_concat`, `json_group_array`, ...), a window
 //! function that reads rows by position (`row_number`, `ntile`, `first_value`, `lag`, ...; any
-//! `ROWS` frame), and PostgreSQL's `DISTINCT ON`. Statistics, a table rewrite or a join order
+//! `ROWS` frame), PostgreSQL's `DISTINCT ON` and `ARRAY(SELECT ...)`, and `any_value`. Statistics, a table rewrite or a join order
 //! change that order with no row changed, and no LIMIT is involved, so [`crate::sql::cuts`] does
 //! not see it (docs/METRICS.md, "Unstable verdicts").
 //!
@@ -11,8 +11,9 @@
 //! checked) and fails closed: a call is determined only when its own ORDER BY (or its window's)
 //! lists every value it strings together, so rows that tie on all its keys give the same value.
 //! `row_number` and `ntile` number rows that may tie, `DISTINCT ON` keeps one row of a group
-//! whose order may tie, a `ROWS` frame counts rows that may tie, and a named window is not
-//! looked up: each of those is held undetermined. Only a text naming one of these words pays
+//! whose order may tie, a `ROWS` frame counts rows that may tie, a named window is not looked
+//! up, `ARRAY(SELECT ...)` strings a sub-query's rows in their order (its ORDER BY's ties are not
+//! read) and `any_value` returns any row's: each of those is held undetermined. Only a text naming one of these words pays
 //! for the tokenizer.
 
 use crate::sql::cuts::matching_paren;
@@ -53,6 +54,10 @@ const POSITION_WINDOWS: &[&str] = &["first_value", "last_value", "nth_value", "l
 /// an order the plan picks, which no token tells apart from a unique key.
 const NUMBERING_WINDOWS: &[&str] = &["row_number", "ntile"];
 
+/// Calls that return any row's value (PostgreSQL 16's and MySQL's `any_value`): whichever row
+/// the plan reads first.
+const ARBITRARY: &[&str] = &["any_value"];
+
 /// Whether `sql` (read in `dialect`) has a call whose result depends on an undetermined row
 /// order (see the module's documentation). A text the tokenizer refuses is held undetermined
 /// when it names such a call.
@@ -62,7 +67,8 @@ pub fn depends_on_order(sql: &str, dialect: FeatureDialect) -> bool {
         .iter()
         .chain(POSITION_WINDOWS)
         .chain(NUMBERING_WINDOWS)
-        .chain(&["distinct", "rows"])
+        .chain(ARBITRARY)
+        .chain(&["distinct", "rows", "array"])
         .any(|word| lower.contains(word));
     if !named {
         return false;
@@ -104,6 +110,13 @@ fn undetermined_at(tokens: &[Token], at: usize) -> bool {
         return false;
     }
     let name = word.value.to_ascii_lowercase();
+    if ARBITRARY.contains(&name.as_str()) {
+        return true;
+    }
+    if word.keyword == Keyword::ARRAY {
+        // `ARRAY(SELECT ...)` strings the sub-query's rows together in the order they come.
+        return matches!(tokens.get(at + 2), Some(Token::Word(w)) if matches!(w.keyword, Keyword::SELECT | Keyword::WITH));
+    }
     let Some(close) = matching_paren(tokens, at + 1) else {
         return true;
     };

@@ -164,3 +164,16 @@ fn a_text_the_tokenizer_refuses_is_held_undetermined_when_it_names_a_call() {
     ));
     assert!(!postgres("SELECT name FROM t WHERE name = 'open"));
 }
+
+#[test]
+fn an_array_of_a_sub_query_and_any_value_are_held_undetermined() {
+    assert!(postgres(
+        "SELECT array_to_string(ARRAY(SELECT name FROM t), ',')"
+    ));
+    assert!(postgres("SELECT array(SELECT name FROM t ORDER BY name)"));
+    assert!(postgres("SELECT any_value(name) FROM t GROUP BY g"));
+    assert!(mysql("SELECT ANY_VALUE(name) FROM t GROUP BY g"));
+    assert!(!postgres(
+        "SELECT ARRAY[1, 2], cardinality(ARRAY[name]) FROM t"
+    ));
+}
