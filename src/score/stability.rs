@@ -1,20 +1,27 @@
 //! Whether an item's verdict is stable: the same prediction, run again on the same data, could
 //! be judged otherwise when the gold's or the prediction's result depends on an order the query
-//! does not determine (a tie at a LIMIT / OFFSET / FETCH cut, [`crate::sql::cuts`]: which of
-//! the tied rows comes back is the engine's plan's choice, and statistics, `ANALYZE` or a
-//! server's version change it), or when one of its queries ran near the time limit (issues 44
-//! and 45). The gate never counts such a verdict's change, and never credits a changed
-//! prediction that is right only by that chance ([`crate::analysis::comparison`]).
+//! does not determine, or when one of its queries ran near the time limit (issues 44 and 45).
+//! An undetermined order is the engine's plan's choice (statistics, `ANALYZE`, a table rewrite
+//! or a server's version change it) wherever the result reads it: a tie at a LIMIT / OFFSET /
+//! FETCH cut ([`crate::sql::cuts`]), a call that strings rows together or reads them by position
+//! without an ORDER BY that fixes them ([`crate::sql::order_calls`]), and, when the comparison
+//! reads rows in order, rows that tie on every ORDER BY key (every row, without one) while they
+//! differ ([`crate::sql::cuts::order_probe`]). The gate never counts such a verdict's change, and
+//! never credits a changed prediction that is right only by that chance
+//! ([`crate::analysis::comparison`]).
 //!
-//! Only the queries a metric executed are checked, and only those with a cut pay for probes (one
-//! query per cut, [`crate::sql::cuts::probes`]); timing is read from the queries the item ran.
+//! Only the queries a metric executed are checked. Only a query with a cut pays for probes (one
+//! query per cut, [`crate::sql::cuts::probes`]); only a text naming an order-dependent call is
+//! tokenized; only a query compared in order pays for one more run (none for a gold whose sort
+//! keys are output columns: its rows are at hand); timing is read from the queries the item ran.
 
 use crate::engine::exec::Executor;
+use crate::engine::value::Row;
 use crate::input::config::EngineName;
 use crate::input::dataset::GoldItem;
 use crate::metrics::Env;
-use crate::sql::cuts;
 use crate::sql::features::FeatureDialect;
+use crate::sql::{cuts, order_calls};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::OnceLock;
@@ -34,9 +41,10 @@ pub enum Unstable {
     /// A query the item's scoring ran (the prediction's, a test suite's) took more than
     /// [`TIMING_SHARE`] of the time limit, or timed out.
     PredictionTiming,
-    /// The gold's result depends on an undetermined order at a cut.
+    /// The gold's result depends on an undetermined order: at a cut, in an order-dependent call,
+    /// or in the rows an ordered comparison reads.
     GoldOrder,
-    /// The prediction's result depends on an undetermined order at a cut.
+    /// The prediction's result depends on an undetermined order, as for [`Unstable::GoldOrder`].
     PredictionOrder,
 }
 
@@ -56,9 +64,9 @@ impl Unstable {
         match self {
             Unstable::GoldTiming => "the gold ran near the time limit",
             Unstable::PredictionTiming => "the prediction ran near the time limit",
-            Unstable::GoldOrder => "the gold's rows at its LIMIT are an undetermined order's",
+            Unstable::GoldOrder => "the gold's result depends on an undetermined row order",
             Unstable::PredictionOrder => {
-                "the prediction's rows at its LIMIT are an undetermined order's"
+                "the prediction's result depends on an undetermined row order"
             }
         }
     }
@@ -144,14 +152,58 @@ impl<'e> StabilityCheck<'e> {
         if slowest > near {
             return Some(Unstable::PredictionTiming);
         }
-        let gold_order = self.gold_order[item.index]
-            .get_or_init(|| self.order_undetermined(db, &gold.prepared.sql));
+        let ordered = gold.prepared.order_matters;
+        let gold_order = self.gold_order[item.index].get_or_init(|| {
+            let rows = gold.rows.as_deref().ok();
+            self.query_undetermined(db, &gold.prepared.sql, ordered, rows)
+        });
         if *gold_order {
             return Some(Unstable::GoldOrder);
         }
         prediction
-            .is_some_and(|sql| self.order_undetermined(db, sql))
+            .is_some_and(|sql| self.prediction_undetermined(env, db, sql, ordered))
             .then_some(Unstable::PredictionOrder)
+    }
+
+    /// Whether the prediction `sql`'s result on `db` depends on an undetermined order: its cuts
+    /// as written, its calls and (when `ordered`) its row order as the profile prepares it to run.
+    fn prediction_undetermined(&self, env: &Env<'_>, db: &Path, sql: &str, ordered: bool) -> bool {
+        if self.order_undetermined(db, sql) {
+            return true;
+        }
+        let prepared = env.profile.prepare_prediction(sql);
+        order_calls::depends_on_order(&prepared, self.dialect)
+            || ordered && self.rows_unordered(db, &prepared, None)
+    }
+
+    /// Whether `sql`'s result on `db` depends on an undetermined order: in an order-dependent
+    /// call, at one of its cuts, or (when `ordered`: the comparison reads its rows in order) in
+    /// its row order; `rows` is its result when already at hand.
+    pub fn query_undetermined(
+        &self,
+        db: &Path,
+        sql: &str,
+        ordered: bool,
+        rows: Option<&[Row]>,
+    ) -> bool {
+        order_calls::depends_on_order(sql, self.dialect)
+            || self.order_undetermined(db, sql)
+            || ordered && self.rows_unordered(db, sql, rows)
+    }
+
+    /// Whether `sql`'s rows on `db` come in an undetermined order ([`cuts::order_probe`]),
+    /// read from `rows` when its sort keys are output columns and the rows are at hand, else
+    /// from one more run. A probe that appends keys and fails while the query itself runs is
+    /// held undetermined (fail closed); a query that fails has no order to decide.
+    fn rows_unordered(&self, db: &Path, sql: &str, rows: Option<&[Row]>) -> bool {
+        let probe = cuts::order_probe(sql, self.dialect);
+        match (rows, probe.appended) {
+            (Some(rows), 0) => cuts::ties_differ(&probe, rows),
+            (_, appended) => match self.executor.run(db, &probe.sql) {
+                Ok(rows) => cuts::ties_differ(&probe, &rows),
+                Err(_) => appended > 0 && self.executor.run(db, sql).is_ok(),
+            },
+        }
     }
 
     /// Whether `sql`'s result on `db` depends on an undetermined order at one of its cuts: some

@@ -54,6 +54,7 @@ mod server_attacks;
 mod server_engines;
 mod server_hostile;
 mod server_levers;
+mod server_order;
 mod server_session;
 mod server_state;
 mod server_tls;

@@ -79,11 +79,12 @@ fn four_shards_merge_to_the_unsharded_run() {
         "per-item results differ"
     );
     assert_eq!(read("report.md"), read("single.md"), "report differs");
-    // Unstable verdicts (Spider dev's 46 tied golds) travel through the shards too.
+    // Unstable verdicts (Spider dev's 60 golds unstable by order: 46 tied at a cut, 14 tied in
+    // the order the comparison reads) travel through the shards too.
     let single = String::from_utf8(read("single.jsonl")).unwrap();
     assert_eq!(
         single.matches("\"unstable\":\"gold-order\"").count(),
-        4 * 46
+        4 * 60
     );
     let sizes: Vec<usize> = shards
         .iter()

@@ -25,6 +25,11 @@ const SCAN_ORDER: &str = "SELECT name FROM t WHERE x = 5 LIMIT 1";
 
 /// A repository on `main` with the benchmark, a gated config and the predictions `predictions`.
 fn repository(predictions: &[&str]) -> tempfile::TempDir {
+    repository_asking(&GOLD, predictions)
+}
+
+/// [`repository`] asking the questions `gold` instead of [`GOLD`].
+fn repository_asking(gold: &[&str], predictions: &[&str]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     std::fs::create_dir_all(root.join("db/shop")).unwrap();
@@ -34,7 +39,7 @@ fn repository(predictions: &[&str]) -> tempfile::TempDir {
          INSERT INTO t VALUES ('a', 5), ('b', 5), ('c', 1);",
     )
     .unwrap();
-    let gold: String = GOLD.iter().map(|g| format!("{g}\tshop\n")).collect();
+    let gold: String = gold.iter().map(|g| format!("{g}\tshop\n")).collect();
     std::fs::write(root.join("gold.sql"), gold).unwrap();
     write_predictions(root, predictions);
     std::fs::write(
@@ -96,6 +101,49 @@ fn on_sqlite_a_changed_prediction_right_by_the_scan_order_is_shown_and_counts() 
         report.contains("- model: 1 unstable verdicts (1 prediction-order)"),
         "{report}"
     );
+}
+
+/// Gold questions whose results read a row order no LIMIT cuts: compared in order (the default
+/// `spider-ts` profile orders a gold that says `order by`), or strung together by an aggregate.
+const ORDERED_GOLD: [&str; 4] = [
+    "SELECT name FROM t ORDER BY x DESC, name",
+    "SELECT name FROM t WHERE x = 5 ORDER BY x",
+    "SELECT group_concat(name, ',' ORDER BY name) FROM t",
+    "SELECT count(*) FROM t",
+];
+
+#[test]
+fn orders_no_limit_cuts_are_unstable_by_order_and_count_on_sqlite() {
+    let dir = repository_asking(&ORDERED_GOLD, &ORDERED_GOLD);
+    let root = dir.path();
+    update_baseline(root);
+    commit_all(root, "baseline");
+    let base = head(root);
+    git(root, &["checkout", "-qb", "unordered"]);
+    let predictions = [
+        // The scan's order happens to be the gold's: `a`, `b`, then `c`.
+        "SELECT name FROM t WHERE x = 5 UNION ALL SELECT name FROM t WHERE x = 1",
+        ORDERED_GOLD[1],
+        // The derived table's ORDER BY orders nothing outside it.
+        "SELECT group_concat(name) FROM (SELECT name FROM t ORDER BY name)",
+        "SELECT count(name) FROM t",
+    ];
+    write_predictions(root, &predictions);
+    commit_all(root, "orders no LIMIT cuts");
+    let (output, items) = gate(root, &base);
+    for index in 0..4 {
+        let item = items.iter().find(|i| i["index"] == index).unwrap();
+        assert_eq!(item["metrics"]["ex"], 1, "{item}");
+    }
+    assert_eq!(reason(&items, 0), Some("prediction-order"));
+    // `a` and `b` tie on the gold's only key, and the comparison reads their order.
+    assert_eq!(reason(&items, 1), Some("gold-order"));
+    assert_eq!(reason(&items, 2), Some("prediction-order"));
+    assert_eq!(reason(&items, 3), None);
+    // SQLite breaks the order the same way on every run: the verdicts count as measured.
+    let all = exited(&output, 0);
+    assert!(all.contains("0 regressed / 0 fixed"), "{all}");
+    assert!(!all.contains("not credited"), "{all}");
 }
 
 /// Rewrites item `index` of system `system` in `root`'s baseline as a run that judged it right

@@ -67,11 +67,7 @@ pub fn probes(sql: &str, dialect: FeatureDialect) -> Option<Vec<CutProbe>> {
     if !may_cut(sql) {
         return Some(Vec::new());
     }
-    let dialect: Box<dyn Dialect> = match dialect {
-        FeatureDialect::Sqlite => Box::new(SQLiteDialect {}),
-        FeatureDialect::Postgresql => Box::new(PostgreSqlDialect {}),
-        FeatureDialect::Mysql => Box::new(MySqlDialect {}),
-    };
+    let dialect = parser_dialect(dialect);
     let statements = Parser::parse_sql(dialect.as_ref(), sql).ok()?;
     let with = statements.iter().find_map(|statement| match statement {
         Statement::Query(query) => query.with.as_ref(),
@@ -107,6 +103,74 @@ pub fn undetermined<R: AsRef<[T]>, T: PartialEq>(probe: &CutProbe, rows: &[R]) -
         let first = tied.next().map(|row| output(probe, row));
         tied.any(|row| Some(output(probe, row)) != first)
     })
+}
+
+/// The probe of the row order an ordered comparison reads from `sql` (read in `dialect`): the
+/// query itself, its outermost ORDER BY's keys that are not output columns appended to the
+/// projection, and no cut (`cuts` empty: every pair of adjacent rows is read, by
+/// [`ties_differ`]). Without an outermost ORDER BY, or when its keys cannot be read or appended
+/// (see [`probes`]), or when `sql` does not parse as one query, the probe is `sql` as written with
+/// no keys: every row ties, so the order is undetermined as soon as two rows differ (fail
+/// closed).
+pub fn order_probe(sql: &str, dialect: FeatureDialect) -> CutProbe {
+    let unordered = CutProbe {
+        sql: sql.to_string(),
+        cuts: Vec::new(),
+        keys: None,
+        appended: 0,
+    };
+    let statements = Parser::parse_sql(parser_dialect(dialect).as_ref(), sql);
+    let Ok([Statement::Query(query)]) = statements.as_deref() else {
+        return unordered;
+    };
+    let Some(OrderByKind::Expressions(order)) = query.order_by.as_ref().map(|o| &o.kind) else {
+        return unordered;
+    };
+    let exprs: Vec<&Expr> = order.iter().map(|k| &k.expr).collect();
+    let Some((keys, extra)) = sort_keys(&query.body, &exprs) else {
+        return unordered;
+    };
+    let probe_sql = match extra.is_empty() {
+        true => sql.to_string(),
+        false => {
+            let mut probe = query.as_ref().clone();
+            let SetExpr::Select(select) = probe.body.as_mut() else {
+                return unordered;
+            };
+            select
+                .projection
+                .extend(extra.iter().map(|e| SelectItem::UnnamedExpr((*e).clone())));
+            probe.to_string()
+        }
+    };
+    CutProbe {
+        sql: probe_sql,
+        cuts: Vec::new(),
+        keys: Some(keys),
+        appended: extra.len(),
+    }
+}
+
+/// Whether an order probe's `rows` ([`order_probe`]) come in an undetermined order: two adjacent
+/// rows tie on every sort key (without keys, every row ties) while their outputs differ, so
+/// another plan may return them the other way round.
+pub fn ties_differ<R: AsRef<[T]>, T: PartialEq>(probe: &CutProbe, rows: &[R]) -> bool {
+    rows.windows(2).any(|pair| {
+        let (first, second) = (pair[0].as_ref(), pair[1].as_ref());
+        let key = sort_key(probe, first);
+        key.is_some()
+            && key == sort_key(probe, second)
+            && output(probe, first) != output(probe, second)
+    })
+}
+
+/// The sqlparser dialect of `dialect`.
+fn parser_dialect(dialect: FeatureDialect) -> Box<dyn Dialect> {
+    match dialect {
+        FeatureDialect::Sqlite => Box::new(SQLiteDialect {}),
+        FeatureDialect::Postgresql => Box::new(PostgreSqlDialect {}),
+        FeatureDialect::Mysql => Box::new(MySqlDialect {}),
+    }
 }
 
 /// A probe row's output columns (without the appended sort keys).
@@ -160,7 +224,7 @@ fn nested_queries(sql: &str, dialect: &dyn Dialect) -> Vec<Query> {
 }
 
 /// The position of the parenthesis that closes the one at `open`.
-fn matching_paren(tokens: &[Token], open: usize) -> Option<usize> {
+pub(crate) fn matching_paren(tokens: &[Token], open: usize) -> Option<usize> {
     let mut depth = 0usize;
     for (position, token) in tokens.iter().enumerate().skip(open) {
         match token {

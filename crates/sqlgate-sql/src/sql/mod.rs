@@ -15,6 +15,7 @@ pub mod facts;
 pub mod features;
 pub mod hardness;
 pub mod ir;
+pub mod order_calls;
 pub mod parse;
 pub mod plus;
 pub mod schema;

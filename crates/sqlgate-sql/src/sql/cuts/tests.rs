@@ -200,3 +200,59 @@ fn fetch_first_is_a_limit_and_with_ties_keeps_the_tie() {
     let ties = "SELECT name FROM t ORDER BY x DESC FETCH FIRST 1 ROWS WITH TIES";
     assert_eq!(probes(ties, FeatureDialect::Postgresql), Some(Vec::new()));
 }
+
+/// Whether `sql`'s row order is undetermined on the test database, as an ordered comparison
+/// reads it.
+fn unordered(sql: &str) -> bool {
+    let db = database();
+    let probe = order_probe(sql, FeatureDialect::Sqlite);
+    ties_differ(&probe, &rows(&db, &probe.sql))
+}
+
+#[test]
+fn an_order_probe_appends_keys_that_are_not_output_columns() {
+    let probe = order_probe("SELECT name FROM t ORDER BY x DESC", FeatureDialect::Sqlite);
+    assert_eq!(probe.sql, "SELECT name, x FROM t ORDER BY x DESC");
+    assert_eq!(
+        (probe.cuts.as_slice(), &probe.keys, probe.appended),
+        (&[][..], &Some(vec![KeyColumn::Appended(0)]), 1)
+    );
+    let kept = order_probe("SELECT name, x FROM t ORDER BY 2", FeatureDialect::Sqlite);
+    assert_eq!(kept.sql, "SELECT name, x FROM t ORDER BY 2");
+    assert_eq!(kept.keys, Some(vec![KeyColumn::Output(1)]));
+}
+
+#[test]
+fn rows_tied_on_every_key_with_different_outputs_are_unordered() {
+    assert!(unordered("SELECT name FROM t ORDER BY x DESC"));
+    assert!(unordered("SELECT name FROM t ORDER BY x DESC LIMIT 2"));
+    assert!(!unordered("SELECT name FROM t ORDER BY x DESC, name"));
+    assert!(!unordered("SELECT x FROM t ORDER BY x DESC"));
+    assert!(!unordered("SELECT name FROM t ORDER BY x LIMIT 2"));
+}
+
+#[test]
+fn without_order_by_two_different_rows_are_unordered() {
+    assert!(unordered("SELECT name FROM t"));
+    assert!(!unordered("SELECT x FROM t WHERE x = 3"));
+    assert!(!unordered("SELECT count(*) FROM t"));
+    assert!(unordered(
+        "SELECT name FROM (SELECT name FROM t ORDER BY name)"
+    ));
+}
+
+#[test]
+fn an_order_that_cannot_be_read_is_held_unordered_once_two_rows_differ() {
+    // A DISTINCT's key that is not an output column, and a text that does not parse.
+    let probe = order_probe(
+        "SELECT DISTINCT name FROM t ORDER BY x",
+        FeatureDialect::Sqlite,
+    );
+    assert_eq!((probe.keys, probe.appended), (None, 0));
+    assert!(unordered("SELECT DISTINCT name FROM t ORDER BY x"));
+    let unparsed = order_probe(
+        "SELECT name FROM t ORDER BY name ,,",
+        FeatureDialect::Sqlite,
+    );
+    assert_eq!(unparsed.keys, None);
+}
