@@ -290,23 +290,34 @@ pub fn load(config: &Path, from: &Path) -> anyhow::Result<ExitCode> {
     let engine = &config.dataset.engine;
     let Some(server) = crate::engine::registry::factory(engine.kind).load_target() else {
         anyhow::bail!(
-            "config {}: `sqlgate load` copies into a server: set `dataset.engine.kind` to `postgresql` or `mysql` (and `dataset.engine.url_env`)",
+            "config {}: `sqlgate load` copies into a server or into DuckDB files: set `dataset.engine.kind` to `postgresql` or `mysql` (and `dataset.engine.url_env`), or to `duckdb` (and `dataset.databases`)",
             config.path.display()
         )
     };
     let name = engine.url_env.clone().unwrap_or_default();
-    let url = crate::engine::server::read_url(&name)
-        .map_err(|e| anyhow::anyhow!("config {}: {}", config.path.display(), e.0))?;
+    let (url, layout) = match (&config.dataset.databases, engine.is_server()) {
+        // A file engine (DuckDB) writes `<dataset.databases>/<db_id>/<db_id>.<ext>`.
+        (Some(folder), false) => (
+            folder.display().to_string(),
+            crate::input::config::Layout::PerDbId,
+        ),
+        _ => (
+            crate::engine::server::read_url(&name)
+                .map_err(|e| anyhow::anyhow!("config {}: {}", config.path.display(), e.0))?,
+            engine.layout(),
+        ),
+    };
     let scrub = crate::util::scrub::scrub;
-    let loaded = crate::engine::load::load(server, &url, engine.layout(), from, &config.workspace)
-        .map_err(|error| match error {
+    let loaded = crate::engine::load::load(server, &url, layout, from, &config.workspace).map_err(
+        |error| match error {
             LoadError::Connect(message) => anyhow::anyhow!(
                 "config {}: `dataset.engine.url_env` (`{name}`): cannot connect to the server: {}",
                 config.path.display(),
                 scrub(&message)
             ),
             other => anyhow::anyhow!("{}", scrub(&other.to_string())),
-        })?;
+        },
+    )?;
     for database in &loaded {
         let rows: u64 = database.tables.iter().map(|t| t.rows).sum();
         println!(

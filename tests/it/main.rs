@@ -15,6 +15,7 @@ mod bounds;
 mod conformance;
 mod datasets;
 mod distill;
+mod duckdb;
 mod engines_bird;
 mod engines_types;
 mod escaping;

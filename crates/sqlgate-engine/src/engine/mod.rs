@@ -7,6 +7,7 @@
 //! `sql` and `input`; must not import suites, metrics or anything later.
 
 pub mod denotation;
+pub mod duckdb;
 pub mod exec;
 pub mod kinds;
 pub mod load;

@@ -27,6 +27,11 @@ pub trait EngineFactory: Sync {
         settings: ServerSettings,
         limits: &Limits,
     ) -> Result<Option<Arc<dyn Engine>>, StartError>;
+    /// Starts the engine on the benchmark's files (`dataset.databases`); `None` for an engine
+    /// that runs on a server, or on SQLite files (the executor's default engine).
+    fn start_on_files(&self, _limits: &Limits) -> Option<Arc<dyn Engine>> {
+        None
+    }
     /// The digests of the data in `databases` on the server at `url`; `None` where the dataset's
     /// fingerprint covers the data (files).
     fn data_digests(&self, url: &str, databases: &[String]) -> Result<Option<DataDigests>, String>;

@@ -15,6 +15,7 @@ pub const ENGINES: &[&dyn EngineFactory] = &[
     &crate::engine::kinds::sqlite::SqliteFactory,
     &crate::engine::kinds::postgres::PostgresFactory,
     &crate::engine::kinds::mysql::MysqlFactory,
+    &crate::engine::kinds::duckdb::DuckdbFactory,
 ];
 
 /// The executor a run uses: on the benchmark's files, or on the configured server after its
@@ -26,7 +27,11 @@ pub fn executor(
     threads: usize,
 ) -> Result<Executor, InputError> {
     let Some(settings) = crate::engine::server::settings(config, dataset, threads)? else {
-        return Ok(Executor::new(limits));
+        let on_files = factory(config.dataset.engine.kind).start_on_files(&limits);
+        return Ok(match on_files {
+            Some(engine) => Executor::on(engine, limits),
+            None => Executor::new(limits),
+        });
     };
     let fail = |error: StartError| InputError::Config {
         path: config.path.clone(),
@@ -68,10 +73,14 @@ mod tests {
             EngineKind::Sqlite,
             EngineKind::Postgresql,
             EngineKind::Mysql,
+            EngineKind::Duckdb,
         ];
         for kind in listed {
             match kind {
-                EngineKind::Sqlite | EngineKind::Postgresql | EngineKind::Mysql => {}
+                EngineKind::Sqlite
+                | EngineKind::Postgresql
+                | EngineKind::Mysql
+                | EngineKind::Duckdb => {}
             }
         }
         listed.to_vec()
@@ -94,6 +103,10 @@ mod tests {
         assert!(!sqlite.planner_breaks_ties());
         assert!(sqlite.load_target().is_none());
         assert_eq!(sqlite.data_digests("unused", &[]), Ok(None));
+        let duckdb = factory(EngineKind::Duckdb);
+        assert!(!duckdb.planner_breaks_ties());
+        assert_eq!(duckdb.data_digests("unused", &[]), Ok(None));
+        assert!(duckdb.load_target().is_some());
         for server in [EngineKind::Postgresql, EngineKind::Mysql] {
             assert!(factory(server).planner_breaks_ties());
             assert!(factory(server).load_target().is_some());

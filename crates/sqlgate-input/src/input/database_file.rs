@@ -30,6 +30,26 @@ pub fn check(path: &Path) -> Result<(), String> {
     identify(&head, size)
 }
 
+/// Checks that the file at `path` looks like a DuckDB database (the `duckdb` engine's files):
+/// not empty, not a Git LFS pointer, DuckDB's magic bytes `DUCK` at offset 8. DuckDB itself
+/// refuses a damaged file when the engine opens it.
+pub fn check_duckdb(path: &Path) -> Result<(), String> {
+    let mut head = Vec::with_capacity(HEADER_BYTES);
+    std::fs::File::open(path)
+        .and_then(|file| file.take(HEADER_BYTES as u64).read_to_end(&mut head))
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if head.is_empty() {
+        return Err("is empty (0 bytes), not the database: restore the file".into());
+    }
+    if head.starts_with(LFS_POINTER) {
+        return Err("is a Git LFS pointer, not the database: run `git lfs pull` (on GitHub Actions, `lfs: true` in `actions/checkout`)".into());
+    }
+    match head.get(8..12) {
+        Some(b"DUCK") => Ok(()),
+        _ => Err("is not a DuckDB database (no `DUCK` magic bytes at offset 8)".into()),
+    }
+}
+
 /// What a file of `size` bytes starting with `head` (its first [`HEADER_BYTES`] or fewer) is,
 /// when it is not a whole SQLite database.
 fn identify(head: &[u8], size: u64) -> Result<(), String> {

@@ -320,11 +320,12 @@ fn locate_databases(
     let mut databases = BTreeMap::new();
     for (db_id, count) in counts {
         let path = match folder {
-            Some(folder) => sqlite_file(config, folder, db_id, count)?,
+            Some(folder) => database_file_of(config, folder, db_id, count)?,
             None => Some(PathBuf::from(db_id)),
         };
         let tables_entry = tables.and_then(|t| t.get(db_id)).cloned().map(Arc::new);
-        let file = path.as_deref().filter(|_| folder.is_some());
+        let sqlite = config.engine.kind == crate::input::config::EngineKind::Sqlite;
+        let file = path.as_deref().filter(|_| folder.is_some() && sqlite);
         let schema = load_schema(db_id, file, tables_entry.as_deref())?;
         databases.insert(
             db_id.to_string(),
@@ -339,18 +340,26 @@ fn locate_databases(
     Ok(databases)
 }
 
-/// The SQLite file of `db_id` under `folder`, checked against the workspace rule; `None` when
-/// it is absent and `skip_missing_databases` allows that.
-fn sqlite_file(
+/// The SQLite (or DuckDB) file of `db_id` under `folder`, checked against the workspace rule;
+/// `None` when it is absent and `skip_missing_databases` allows that.
+fn database_file_of(
     config: &DatasetConfig,
     folder: &Path,
     db_id: &str,
     count: usize,
 ) -> Result<Option<PathBuf>, InputError> {
-    let file = database_file(config.kind, folder, db_id);
+    let duckdb = config.engine.kind == crate::input::config::EngineKind::Duckdb;
+    let file = match duckdb {
+        true => folder.join(db_id).join(format!("{db_id}.duckdb")),
+        false => database_file(config.kind, folder, db_id),
+    };
+    let check_file = match duckdb {
+        true => crate::input::database_file::check_duckdb,
+        false => crate::input::database_file::check,
+    };
     if std::fs::symlink_metadata(&file).is_ok() {
         crate::util::workspace::check_database(folder, &file)
-            .and_then(|()| crate::input::database_file::check(&file))
+            .and_then(|()| check_file(&file))
             .map_err(|message| {
                 InputError::malformed(&file, format!("database `{db_id}`"), message)
             })?;

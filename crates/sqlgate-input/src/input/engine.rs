@@ -40,6 +40,8 @@ pub enum EngineKind {
     Postgresql,
     /// A MySQL or MariaDB server.
     Mysql,
+    /// DuckDB files under `dataset.databases` (`<db_id>/<db_id>.duckdb`, opened read-only).
+    Duckdb,
 }
 
 impl EngineKind {
@@ -49,6 +51,7 @@ impl EngineKind {
             EngineKind::Sqlite => "sqlite",
             EngineKind::Postgresql => "postgresql",
             EngineKind::Mysql => "mysql",
+            EngineKind::Duckdb => "duckdb",
         }
     }
 }
@@ -78,9 +81,9 @@ impl Layout {
 const MAX_ENV_NAME_CHARS: usize = 128;
 
 impl EngineConfig {
-    /// Whether queries run on a server rather than on SQLite files.
+    /// Whether queries run on a server rather than on files (SQLite's or DuckDB's).
     pub fn is_server(&self) -> bool {
-        self.kind != EngineKind::Sqlite
+        !matches!(self.kind, EngineKind::Sqlite | EngineKind::Duckdb)
     }
 
     /// The configured layout (shared when unset).
@@ -109,7 +112,8 @@ impl EngineConfig {
             ];
             return match server_keys.iter().find(|(_, set)| *set) {
                 Some((key, _)) => Err(format!(
-                    "`dataset.engine.{key}` applies to server engines only (`dataset.engine.kind: postgresql` or `mysql`), not to `sqlite`"
+                    "`dataset.engine.{key}` applies to server engines only (`dataset.engine.kind: postgresql` or `mysql`), not to `{}`",
+                    self.kind.as_str()
                 )),
                 None => Ok(()),
             };

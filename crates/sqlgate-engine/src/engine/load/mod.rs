@@ -9,6 +9,7 @@
 //! set-up; table names must then be unique across db_ids), `per_db_id` one database per db_id,
 //! named by it (created when absent).
 
+mod duckdb;
 pub mod keys;
 mod mysql;
 mod postgres;
@@ -140,6 +141,7 @@ pub fn load(
             Box::new(postgres::PostgresTarget::connect(url).map_err(LoadError::Connect)?)
         }
         Server::Mysql => Box::new(mysql::MysqlTarget::connect(url).map_err(LoadError::Connect)?),
+        Server::Duckdb => Box::new(duckdb::DuckdbTarget::new(PathBuf::from(url))),
     };
     let mut loaded = Vec::with_capacity(plans.len());
     for (db_id, path, tables) in plans {

@@ -173,23 +173,27 @@ impl Config {
         }
     }
 
-    /// SQLite needs its databases folder; a server engine needs none and runs only what does
-    /// not depend on SQLite files (no test suites, ESM, ESM+ or Spider 2.0 layout).
+    /// SQLite and DuckDB need their databases folder; a server engine needs none; every engine
+    /// but SQLite runs only what does not depend on SQLite files (no test suites, ESM, ESM+ or
+    /// Spider 2.0 layout).
     fn check_engine(&self) -> Result<(), String> {
         let dataset = &self.dataset;
         dataset.engine.check()?;
-        if !dataset.engine.is_server() {
-            return match &dataset.databases {
-                None => Err("`dataset.databases` is required with the SQLite engine: the folder holding `<db_id>/<db_id>.sqlite`".into()),
-                Some(_) => Ok(()),
-            };
-        }
         let kind = dataset.engine.kind.as_str();
-        if dataset.databases.is_some() {
-            return Err(format!("`dataset.databases` is for the SQLite engine only; with `dataset.engine.kind: {kind}` the server holds the databases (load them with `sqlgate load`)"));
-        }
-        if dataset.skip_missing_databases {
-            return Err(format!("`dataset.skip_missing_databases` is for the SQLite engine only; with `dataset.engine.kind: {kind}` every db_id's tables must be on the server"));
+        if !dataset.engine.is_server() {
+            if dataset.databases.is_none() {
+                return Err(format!("`dataset.databases` is required with `dataset.engine.kind: {kind}`: the folder holding `<db_id>/<db_id>.{}`", if kind == "duckdb" { "duckdb" } else { "sqlite" }));
+            }
+            if dataset.engine.kind == crate::input::config::EngineKind::Sqlite {
+                return Ok(());
+            }
+        } else {
+            if dataset.databases.is_some() {
+                return Err(format!("`dataset.databases` is for the file engines only (`sqlite`, `duckdb`); with `dataset.engine.kind: {kind}` the server holds the databases (load them with `sqlgate load`)"));
+            }
+            if dataset.skip_missing_databases {
+                return Err(format!("`dataset.skip_missing_databases` is for the file engines only (`sqlite`, `duckdb`); with `dataset.engine.kind: {kind}` every db_id's tables must be on the server"));
+            }
         }
         if dataset.kind == DatasetKind::Spider2 {
             return Err(format!("`dataset.kind: spider2` runs on SQLite only, not with `dataset.engine.kind: {kind}`"));
