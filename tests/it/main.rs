@@ -16,6 +16,7 @@ mod conformance;
 mod datasets;
 mod distill;
 mod duckdb;
+mod duckdb_conformance;
 mod engines_bird;
 mod engines_types;
 mod escaping;
