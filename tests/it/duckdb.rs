@@ -314,18 +314,21 @@ fn huge_results_stop_at_the_caps_and_duckdbs_memory_limit() {
         .run(&file, "SELECT repeat('x', 100000) FROM range(100)")
         .unwrap_err();
     assert_eq!(bytes, ExecError::TooLarge("more than 1048576 bytes".into()));
-    let started = Instant::now();
-    let memory = executor
+    // A generous deadline, so that DuckDB's memory limit, not the clock, stops the query even on
+    // a loaded machine.
+    let patient = Executor::on(
+        Arc::new(DuckdbEngine::new()),
+        Limits {
+            timeout: Duration::from_secs(60),
+            ..limits()
+        },
+    );
+    let memory = patient
         .run(&file, "SELECT length(list(i)) FROM range(400000000) r(i)")
         .unwrap_err();
     assert!(
         matches!(&memory, ExecError::TooLarge(m) if m.contains("memory limit")),
         "{memory:?}"
-    );
-    assert!(
-        started.elapsed() < TIMEOUT + MARGIN,
-        "{:?}",
-        started.elapsed()
     );
 }
 
