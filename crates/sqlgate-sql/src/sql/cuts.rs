@@ -71,6 +71,7 @@ pub fn probes(sql: &str, dialect: FeatureDialect) -> Option<Vec<CutProbe>> {
         FeatureDialect::Sqlite => Box::new(SQLiteDialect {}),
         FeatureDialect::Postgresql => Box::new(PostgreSqlDialect {}),
         FeatureDialect::Mysql => Box::new(MySqlDialect {}),
+        FeatureDialect::Duckdb => Box::new(sqlparser::dialect::DuckDbDialect {}),
     };
     let statements = Parser::parse_sql(dialect.as_ref(), sql).ok()?;
     let with = statements.iter().find_map(|statement| match statement {
