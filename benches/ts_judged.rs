@@ -155,7 +155,11 @@ fn main() {
         });
     let config = config(&spider, &suite);
     let started = Instant::now();
-    let dataset = sqlgate::input::dataset::Dataset::load(&config.dataset).expect("dataset loads");
+    let dataset = sqlgate::input::dataset::Dataset::load(
+        &config.dataset,
+        &sqlgate::engine::registry::Engines,
+    )
+    .expect("dataset loads");
     let profile = sqlgate::engine::profile::Profile::new(&config.compare);
     let source = sqlgate::suites::distill::source::GeneratedNeighbors;
     let (_, _, report) = sqlgate::suites::distill::open_configured(

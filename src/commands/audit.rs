@@ -206,15 +206,20 @@ fn dialects(
                 .engine
                 .clone()
                 .unwrap_or_else(|| config.dataset.engine.clone());
-            let on_files = |engine: &EngineConfig| factory(&engine.kind).reads_sqlite_files();
-            let by_db_id = !on_files(&engine);
-            if !by_db_id && !on_files(&config.dataset.engine) {
+            // The files an engine reads (SQLite's, or its own by extension); none on a server.
+            let files_of = |engine: &EngineConfig| {
+                let factory = factory(&engine.kind);
+                let own = factory.database_files().map(|files| files.extension);
+                own.or(factory.reads_sqlite_files().then_some("sqlite"))
+            };
+            let by_db_id = files_of(&engine).is_none();
+            if !by_db_id && files_of(&engine) != files_of(&config.dataset.engine) {
                 return Err(InputError::Config {
                     path: config.path.clone(),
                     message: format!(
-                        "`audit.dialects` `{}`: a SQLite dialect needs `dataset.engine` on \
-                         SQLite files, the data it runs on",
-                        dialect.name
+                        "`audit.dialects` `{}`: a dialect on `{}` files needs `dataset.engine` \
+                         on those files, the data it runs on",
+                        dialect.name, engine.kind
                     ),
                 });
             }

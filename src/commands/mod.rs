@@ -265,6 +265,7 @@ pub fn distill(config: &Path) -> anyhow::Result<ExitCode> {
     let dataset = crate::input::dataset::Dataset::load_with(
         &config.dataset,
         config.compare.version.unwrap_or_default(),
+        &crate::engine::registry::Engines,
     )?;
     let profile = crate::engine::profile::Profile::new(&config.compare);
     let snapshot = crate::trust::tree(&config, None)?;
@@ -285,33 +286,43 @@ pub fn distill(config: &Path) -> anyhow::Result<ExitCode> {
 /// the key or file at fault and carries no part of the URL.
 pub fn load(config: &Path, from: &Path) -> anyhow::Result<ExitCode> {
     use crate::engine::load::LoadError;
+    use crate::input::config::Layout;
     let config = Config::load(config, &crate::engine::registry::Engines)?;
     config.single("sqlgate load")?;
     let engine = &config.dataset.engine;
-    let Some(server) = crate::engine::registry::factory(&engine.kind).load_target() else {
+    let factory = crate::engine::registry::factory(&engine.kind);
+    let Some(server) = factory.load_target() else {
         let servers: Vec<String> = (crate::engine::registry::ENGINES.iter())
             .filter(|factory| factory.load_target().is_some())
             .map(|factory| format!("`{}`", factory.name()))
             .collect();
         anyhow::bail!(
-            "config {}: `sqlgate load` copies into a server: set `dataset.engine.kind` to {} (and `dataset.engine.url_env`)",
+            "config {}: `sqlgate load` copies into a server or an engine's files: set `dataset.engine.kind` to {} (and `dataset.engine.url_env`, or `dataset.databases` for files)",
             config.path.display(),
             servers.join(" or ")
         )
     };
     let name = engine.url_env.clone().unwrap_or_default();
-    let url = crate::engine::server::read_url(&name)
-        .map_err(|e| anyhow::anyhow!("config {}: {}", config.path.display(), e.0))?;
+    let (url, layout) = match (factory.database_files(), &config.dataset.databases) {
+        // An engine on files writes `<dataset.databases>/<db_id>/<db_id>.<extension>`.
+        (Some(_), Some(folder)) => (folder.display().to_string(), Layout::PerDbId),
+        _ => (
+            crate::engine::server::read_url(&name)
+                .map_err(|e| anyhow::anyhow!("config {}: {}", config.path.display(), e.0))?,
+            engine.layout(),
+        ),
+    };
     let scrub = crate::util::scrub::scrub;
-    let loaded = crate::engine::load::load(server, &url, engine.layout(), from, &config.workspace)
-        .map_err(|error| match error {
+    let loaded = crate::engine::load::load(server, &url, layout, from, &config.workspace).map_err(
+        |error| match error {
             LoadError::Connect(message) => anyhow::anyhow!(
                 "config {}: `dataset.engine.url_env` (`{name}`): cannot connect to the server: {}",
                 config.path.display(),
                 scrub(&message)
             ),
             other => anyhow::anyhow!("{}", scrub(&other.to_string())),
-        })?;
+        },
+    )?;
     for database in &loaded {
         let rows: u64 = database.tables.iter().map(|t| t.rows).sum();
         println!(

@@ -3,6 +3,7 @@
 
 use crate::engine::exec::{Executor, Limits, TimeoutTotals};
 use crate::engine::profile::Profile;
+use crate::engine::registry::Engines;
 use crate::engine::server::data_digest::DataDigests;
 use crate::input::config::{Config, SuiteKind, Threads};
 use crate::input::dataset::{Dataset, GoldItem};
@@ -141,8 +142,11 @@ pub struct Prepared {
 /// `snapshot`).
 pub fn prepare(config: &Config, snapshot: &Snapshot) -> Result<Prepared, InputError> {
     let metrics = build_metrics(config)?;
-    let mut dataset =
-        Dataset::load_with(&config.dataset, config.compare.version.unwrap_or_default())?;
+    let mut dataset = Dataset::load_with(
+        &config.dataset,
+        config.compare.version.unwrap_or_default(),
+        &Engines,
+    )?;
     config.check_items(dataset.items.len())?;
     let overrides = GoldOverrides::load(config, snapshot, &dataset)?;
     overrides.apply(&mut dataset);

@@ -138,13 +138,16 @@ fn dataset(work: &Path, golds: &[&str]) -> Dataset {
     }
     let gold: String = golds.iter().map(|g| format!("{g}\tcompany\n")).collect();
     std::fs::write(work.join("gold.sql"), gold).unwrap();
-    Dataset::load(&DatasetConfig {
-        kind: DatasetKind::Spider,
-        gold: work.join("gold.sql"),
-        databases: Some(work.join("database")),
-        difficulty: DifficultySource::None,
-        ..Default::default()
-    })
+    Dataset::load(
+        &DatasetConfig {
+            kind: DatasetKind::Spider,
+            gold: work.join("gold.sql"),
+            databases: Some(work.join("database")),
+            difficulty: DifficultySource::None,
+            ..Default::default()
+        },
+        &sqlgate::engine::registry::Engines,
+    )
     .unwrap()
 }
 
@@ -390,15 +393,18 @@ fn a_schema_known_only_from_tables_json_gets_generated_databases_that_keep_its_k
         "SELECT count(*) FROM player WHERE age > 20\tleague\n",
     )
     .unwrap();
-    let dataset = Dataset::load(&DatasetConfig {
-        kind: DatasetKind::Spider,
-        gold: work.path().join("gold.sql"),
-        tables: Some(work.path().join("tables.json")),
-        databases: Some(work.path().join("database")),
-        difficulty: DifficultySource::None,
-        skip_missing_databases: true,
-        ..Default::default()
-    })
+    let dataset = Dataset::load(
+        &DatasetConfig {
+            kind: DatasetKind::Spider,
+            gold: work.path().join("gold.sql"),
+            tables: Some(work.path().join("tables.json")),
+            databases: Some(work.path().join("database")),
+            difficulty: DifficultySource::None,
+            skip_missing_databases: true,
+            ..Default::default()
+        },
+        &sqlgate::engine::registry::Engines,
+    )
     .unwrap();
     let suite = work.path().join("suite");
     let report = distill(&dataset, &profile(), &options(100), &suite, &source()).unwrap();

@@ -86,12 +86,16 @@ const MARIADB: Dialect = Dialect {
     ties_vary: true,
 };
 
+/// The dialects here are servers; DuckDB's files are tested in tests/it/duckdb.rs.
+const NOT_A_SERVER: &str = "the BIRD server tests run on PostgreSQL and MariaDB";
+
 /// The database `bird` on the server, loaded with the generated databases (shared layout).
 fn load_bird(dialect: &Dialect) -> &'static Server {
     let server = (dialect.server)();
     let system_database = match dialect.load_kind {
         sqlgate::engine::load::types::Server::Postgres => "postgres",
         sqlgate::engine::load::types::Server::Mysql => "mysql",
+        sqlgate::engine::load::types::Server::Duckdb => unreachable!("{}", NOT_A_SERVER),
     };
     server.admin_sql(system_database, "CREATE DATABASE bird");
     sqlgate::engine::load::load(
@@ -141,6 +145,7 @@ fn golds_with_rows(dialect: &Dialect, server: &Server) -> (usize, usize) {
                 })
                 .count()
         }
+        sqlgate::engine::load::types::Server::Duckdb => unreachable!("{}", NOT_A_SERVER),
     };
     (with_rows, queries.len())
 }
@@ -210,6 +215,7 @@ fn runner(dialect: &Dialect, server: &Server) -> Box<common::ties::Run<'static>>
                 )
             })
         }
+        sqlgate::engine::load::types::Server::Duckdb => unreachable!("{}", NOT_A_SERVER),
     }
 }
 
@@ -229,6 +235,7 @@ fn tie_items(dialect: &Dialect, server: &Server) -> BTreeMap<usize, String> {
         sqlgate::engine::load::types::Server::Mysql => {
             Box::new(sqlparser::dialect::MySqlDialect {})
         }
+        sqlgate::engine::load::types::Server::Duckdb => unreachable!("{}", NOT_A_SERVER),
     };
     (0..pairs.len())
         .filter(|index| {

@@ -53,13 +53,16 @@ struct Shared {
 
 fn shared() -> Shared {
     let spider = shared_spider();
-    let dataset = Dataset::load(&DatasetConfig {
-        gold: spider.join("dev_gold.sql"),
-        tables: Some(spider.join("tables.json")),
-        databases: Some(spider.join("database")),
-        skip_missing_databases: true,
-        ..Default::default()
-    })
+    let dataset = Dataset::load(
+        &DatasetConfig {
+            gold: spider.join("dev_gold.sql"),
+            tables: Some(spider.join("tables.json")),
+            databases: Some(spider.join("database")),
+            skip_missing_databases: true,
+            ..Default::default()
+        },
+        &sqlgate::engine::registry::Engines,
+    )
     .unwrap();
     let facts = dataset
         .databases

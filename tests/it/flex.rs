@@ -584,7 +584,11 @@ fn bird_gold_files_carry_the_evidence_to_the_judge() {
         &sqlgate::engine::registry::Engines,
     )
     .unwrap();
-    let dataset = sqlgate::input::dataset::Dataset::load(&config.dataset).unwrap();
+    let dataset = sqlgate::input::dataset::Dataset::load(
+        &config.dataset,
+        &sqlgate::engine::registry::Engines,
+    )
+    .unwrap();
     let first = &dataset.items[0];
     assert_eq!(
         first.question.as_deref(),

@@ -17,6 +17,10 @@ mod comment_layout;
 mod conformance;
 mod datasets;
 mod distill;
+#[cfg(feature = "duckdb")]
+mod duckdb;
+#[cfg(feature = "duckdb")]
+mod duckdb_conformance;
 mod engines_bird;
 mod engines_types;
 mod escaping;

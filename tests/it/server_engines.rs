@@ -370,7 +370,7 @@ fn config_errors_are_refused_before_any_connection() {
             "{ kind: oracle, url_env: X }",
             "",
             "sqlgate.yml: dataset.engine.kind: unknown engine `oracle`; the engines are \
-             `sqlite`, `postgresql`, `mysql` at line 1 column",
+             `sqlite`, `postgresql`, `mysql`, `duckdb` at line 1 column",
         ),
         (
             "{ kind: postgresql, url_env: X, options: { path: a.db } }",

@@ -7,6 +7,8 @@
 //! `sql` and `input`; must not import suites, metrics or anything later.
 
 pub mod denotation;
+#[cfg(feature = "duckdb")]
+pub mod duckdb;
 pub mod exec;
 pub mod kinds;
 pub mod load;

@@ -7,7 +7,7 @@
 use crate::engine::exec::{Engine, Limits};
 use crate::engine::load::types::Server;
 use crate::engine::server::data_digest::DataDigests;
-use crate::input::config::{Config, EngineConfig};
+use crate::input::config::{Config, DatabaseFiles, EngineConfig};
 use crate::input::dataset::Dataset;
 use crate::sql::features::FeatureDialect;
 use crate::util::error::InputError;
@@ -28,6 +28,12 @@ pub trait EngineFactory: Sync {
     /// item's database by its db_id.
     fn reads_sqlite_files(&self) -> bool {
         false
+    }
+    /// The files an engine of its own on files reads under `dataset.databases`, one per db_id
+    /// (their extension and the check of their first bytes); `None` (the default) for a server,
+    /// and for SQLite, whose files [`EngineFactory::reads_sqlite_files`] says it reads.
+    fn database_files(&self) -> Option<DatabaseFiles> {
+        None
     }
     /// Checks the keys of `section` (`dataset.engine`) this engine reads or refuses, its
     /// `options` among them, when the config loads; the error names the key.

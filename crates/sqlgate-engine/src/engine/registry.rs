@@ -5,7 +5,7 @@
 use crate::engine::exec::{Executor, Limits};
 use crate::engine::plugin::EngineFactory;
 use crate::engine::server::data_digest::DataDigests;
-use crate::input::config::{Config, EngineCatalog, EngineConfig, EngineName};
+use crate::input::config::{Config, DatabaseFiles, EngineCatalog, EngineConfig, EngineName};
 use crate::input::dataset::Dataset;
 use crate::util::error::InputError;
 
@@ -15,6 +15,7 @@ pub const ENGINES: &[&dyn EngineFactory] = &[
     &crate::engine::kinds::sqlite::SqliteFactory,
     &crate::engine::kinds::postgres::PostgresFactory,
     &crate::engine::kinds::mysql::MysqlFactory,
+    &crate::engine::kinds::duckdb::DuckdbFactory,
     #[cfg(test)]
     &crate::engine::kinds::toy::ToyFactory,
 ];
@@ -41,6 +42,10 @@ impl EngineCatalog for Engines {
                 self,
             )),
         }
+    }
+
+    fn database_files(&self, name: &EngineName) -> Option<DatabaseFiles> {
+        find(name).and_then(|factory| factory.database_files())
     }
 }
 

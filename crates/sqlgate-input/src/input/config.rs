@@ -5,7 +5,9 @@
 //! (`serde_yml` carries an unsoundness advisory and `serde_yaml_ng` depends on an unmaintained
 //! crate); its errors carry the line and column, which we pass on to the user.
 
-pub use crate::input::engine::{unknown_engine, EngineCatalog, EngineConfig, EngineName, Layout};
+pub use crate::input::engine::{
+    unknown_engine, DatabaseFiles, EngineCatalog, EngineConfig, EngineName, Layout,
+};
 pub use crate::input::limits::{DistillConfig, ExecutionConfig, Threads};
 use crate::input::provider_config::{ProviderConfig, ProviderKind};
 use crate::util::error::InputError;

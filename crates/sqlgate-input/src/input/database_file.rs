@@ -30,6 +30,23 @@ pub fn check(path: &Path) -> Result<(), String> {
     identify(&head, size)
 }
 
+/// The first bytes of another engine's database file at `path` (at most [`HEADER_BYTES`]), for
+/// its own check of the format's magic ([`crate::input::engine::DatabaseFiles::check`]); an
+/// empty file or a Git LFS pointer is refused here, saying what to do.
+pub fn read_head(path: &Path) -> Result<Vec<u8>, String> {
+    let mut head = Vec::with_capacity(HEADER_BYTES);
+    std::fs::File::open(path)
+        .and_then(|file| file.take(HEADER_BYTES as u64).read_to_end(&mut head))
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if head.is_empty() {
+        return Err("is empty (0 bytes), not the database: restore the file".into());
+    }
+    if head.starts_with(LFS_POINTER) {
+        return Err("is a Git LFS pointer, not the database: run `git lfs pull` (on GitHub Actions, `lfs: true` in `actions/checkout`)".into());
+    }
+    Ok(head)
+}
+
 /// What a file of `size` bytes starting with `head` (its first [`HEADER_BYTES`] or fewer) is,
 /// when it is not a whole SQLite database.
 fn identify(head: &[u8], size: u64) -> Result<(), String> {

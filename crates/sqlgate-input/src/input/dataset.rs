@@ -1,6 +1,8 @@
 //! Loading a benchmark: gold items, their databases and schemas, and difficulty labels.
 
-use crate::input::config::{DatasetConfig, DatasetKind, DifficultySource};
+use crate::input::config::{
+    DatabaseFiles, DatasetConfig, DatasetKind, DifficultySource, EngineCatalog,
+};
 use crate::sql::schema::{Schema, TableEntry, TablesJson};
 use crate::util::error::{read_bytes, InputError};
 use rayon::prelude::*;
@@ -104,16 +106,26 @@ impl DatasetDigests {
 
 impl Dataset {
     /// Loads the dataset described by a config section (a Spider 2.0 layout as the current
-    /// `evaluate.py` reads it).
-    pub fn load(config: &DatasetConfig) -> Result<Dataset, InputError> {
-        Self::load_with(config, crate::input::config::Spider2Version::default())
+    /// `evaluate.py` reads it), its database files as `engines` describe those of
+    /// `dataset.engine.kind`.
+    pub fn load(
+        config: &DatasetConfig,
+        engines: &dyn EngineCatalog,
+    ) -> Result<Dataset, InputError> {
+        Self::load_with(
+            config,
+            crate::input::config::Spider2Version::default(),
+            engines,
+        )
     }
 
     /// Loads the dataset described by a config section, a Spider 2.0 layout as the
-    /// `evaluate.py` of `version` (`compare.version`) reads it.
+    /// `evaluate.py` of `version` (`compare.version`) reads it, its database files as `engines`
+    /// describe those of `dataset.engine.kind`.
     pub fn load_with(
         config: &DatasetConfig,
         version: crate::input::config::Spider2Version,
+        engines: &dyn EngineCatalog,
     ) -> Result<Dataset, InputError> {
         let (mut items, gold_bytes) = if config.kind == DatasetKind::Spider2 {
             let (instances, digest) = crate::input::spider2::load_instances(config, version)?;
@@ -133,7 +145,9 @@ impl Dataset {
             Some(path) => Some((TablesJson::load(path)?, read_bytes(path)?)),
             None => None,
         };
-        let databases = locate_databases(config, &items, tables.as_ref().map(|t| &t.0))?;
+        let own_files = engines.database_files(&config.engine.kind);
+        let tables_json = tables.as_ref().map(|t| &t.0);
+        let databases = locate_databases(config, own_files, &items, tables_json)?;
         for item in &mut items {
             item.skipped = databases[&item.db_id].path.is_none();
         }
@@ -297,8 +311,12 @@ fn utf8_or_line_error<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, Input
     })
 }
 
+/// Each db_id's database: its file under `dataset.databases` (SQLite's, or `own_files` of an
+/// engine of its own on files, whose schema comes from `dataset.tables`), or on a server its
+/// db_id.
 fn locate_databases(
     config: &DatasetConfig,
+    own_files: Option<DatabaseFiles>,
     items: &[GoldItem],
     tables: Option<&TablesJson>,
 ) -> Result<BTreeMap<String, Database>, InputError> {
@@ -306,17 +324,19 @@ fn locate_databases(
     for item in items {
         *counts.entry(&item.db_id).or_default() += 1;
     }
-    // `dataset.databases` is set exactly when the engine reads the SQLite files (the config's
-    // check); an engine of its own names each database by its db_id.
+    // `dataset.databases` is set exactly when the engine reads files (the config's check); a
+    // server names each database by its db_id.
     let folder = config.databases.as_deref();
     let mut databases = BTreeMap::new();
     for (db_id, count) in counts {
         let path = match folder {
-            Some(folder) => sqlite_file(config, folder, db_id, count)?,
+            Some(folder) => database_file_of(config, own_files, folder, db_id, count)?,
             None => Some(PathBuf::from(db_id)),
         };
         let tables_entry = tables.and_then(|t| t.get(db_id)).cloned().map(Arc::new);
-        let file = path.as_deref().filter(|_| folder.is_some());
+        let file = path
+            .as_deref()
+            .filter(|_| folder.is_some() && own_files.is_none());
         let schema = load_schema(db_id, file, tables_entry.as_deref())?;
         databases.insert(
             db_id.to_string(),
@@ -331,18 +351,31 @@ fn locate_databases(
     Ok(databases)
 }
 
-/// The SQLite file of `db_id` under `folder`, checked against the workspace rule; `None` when
-/// it is absent and `skip_missing_databases` allows that.
-fn sqlite_file(
+/// The SQLite file of `db_id` under `folder` (or the file of `own_files`), checked against the
+/// workspace rule and its format's check; `None` when it is absent and `skip_missing_databases`
+/// allows that.
+fn database_file_of(
     config: &DatasetConfig,
+    own_files: Option<DatabaseFiles>,
     folder: &Path,
     db_id: &str,
     count: usize,
 ) -> Result<Option<PathBuf>, InputError> {
-    let file = database_file(config.kind, folder, db_id);
+    let (file, check_file) = match own_files {
+        Some(files) => (
+            folder
+                .join(db_id)
+                .join(format!("{db_id}.{}", files.extension)),
+            files.check,
+        ),
+        None => (
+            database_file(config.kind, folder, db_id),
+            crate::input::database_file::check as fn(&Path) -> Result<(), String>,
+        ),
+    };
     if std::fs::symlink_metadata(&file).is_ok() {
         crate::util::workspace::check_database(folder, &file)
-            .and_then(|()| crate::input::database_file::check(&file))
+            .and_then(|()| check_file(&file))
             .map_err(|message| {
                 InputError::malformed(&file, format!("database `{db_id}`"), message)
             })?;

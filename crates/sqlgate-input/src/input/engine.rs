@@ -162,6 +162,21 @@ pub trait EngineCatalog {
     /// Checks the keys of `section` for the engine it names (known: [`Self::reads_sqlite_files`]
     /// answered), the error naming the key.
     fn check_keys(&self, section: &EngineConfig) -> Result<(), String>;
+    /// The files the engine named `name` reads under `dataset.databases` when it is an engine of
+    /// its own on files (not SQLite's, not a server's); `None` otherwise.
+    fn database_files(&self, name: &EngineName) -> Option<DatabaseFiles>;
+}
+
+/// The database files an engine of its own reads (`<dataset.databases>/<db_id>/<db_id>.<extension>`,
+/// one per db_id), as its factory describes them: the dataset loader finds and checks them, the
+/// dataset fingerprint covers them, and the schema comes from `dataset.tables`.
+#[derive(Debug, Clone, Copy)]
+pub struct DatabaseFiles {
+    /// The files' extension, without the dot (`duckdb`).
+    pub extension: &'static str,
+    /// Checks a file before the engine opens it (its first bytes: not empty, not a Git LFS
+    /// pointer, the format's magic), the error saying what the file is instead.
+    pub check: fn(&std::path::Path) -> Result<(), String>,
 }
 
 /// The error of an engine `name` no engine of `engines` has, at `key`, listing those there are.

@@ -165,11 +165,12 @@ pub fn ties_differ<R: AsRef<[T]>, T: PartialEq>(probe: &CutProbe, rows: &[R]) ->
 }
 
 /// The sqlparser dialect of `dialect`.
-fn parser_dialect(dialect: FeatureDialect) -> Box<dyn Dialect> {
+pub(crate) fn parser_dialect(dialect: FeatureDialect) -> Box<dyn Dialect> {
     match dialect {
         FeatureDialect::Sqlite => Box::new(SQLiteDialect {}),
         FeatureDialect::Postgresql => Box::new(PostgreSqlDialect {}),
         FeatureDialect::Mysql => Box::new(MySqlDialect {}),
+        FeatureDialect::Duckdb => Box::new(sqlparser::dialect::DuckDbDialect {}),
     }
 }
 

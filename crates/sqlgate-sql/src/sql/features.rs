@@ -92,6 +92,8 @@ pub enum FeatureDialect {
     Postgresql,
     /// MySQL / MariaDB.
     Mysql,
+    /// DuckDB.
+    Duckdb,
 }
 
 const AGGREGATES: [&str; 12] = [
@@ -175,6 +177,7 @@ pub fn features(sql: &str, dialect: FeatureDialect) -> Result<BTreeSet<Feature>,
         FeatureDialect::Sqlite => Box::new(SQLiteDialect {}),
         FeatureDialect::Postgresql => Box::new(PostgreSqlDialect {}),
         FeatureDialect::Mysql => Box::new(MySqlDialect {}),
+        FeatureDialect::Duckdb => Box::new(sqlparser::dialect::DuckDbDialect {}),
     };
     let tokens: Vec<Token> = Tokenizer::new(dialect.as_ref(), sql)
         .tokenize()

@@ -18,7 +18,6 @@
 
 use crate::sql::cuts::matching_paren;
 use crate::sql::features::FeatureDialect;
-use sqlparser::dialect::{Dialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::{Token, Tokenizer};
 
@@ -73,11 +72,7 @@ pub fn depends_on_order(sql: &str, dialect: FeatureDialect) -> bool {
     if !named {
         return false;
     }
-    let dialect: Box<dyn Dialect> = match dialect {
-        FeatureDialect::Sqlite => Box::new(SQLiteDialect {}),
-        FeatureDialect::Postgresql => Box::new(PostgreSqlDialect {}),
-        FeatureDialect::Mysql => Box::new(MySqlDialect {}),
-    };
+    let dialect = super::cuts::parser_dialect(dialect);
     let Ok(tokens) = Tokenizer::new(dialect.as_ref(), sql).tokenize() else {
         return true;
     };

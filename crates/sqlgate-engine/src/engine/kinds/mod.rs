@@ -1,6 +1,7 @@
 //! Each engine kind's factory ([`crate::engine::plugin::EngineFactory`]), one file each, listed
 //! in [`crate::engine::registry::ENGINES`].
 
+pub mod duckdb;
 pub mod mysql;
 pub mod postgres;
 pub mod sqlite;

@@ -201,19 +201,19 @@ mod tests {
             (
                 "{kind: toy, options: {script: x}}",
                 "  databases: dbs\n",
-                "`dataset.databases` is for the SQLite engine only; with `dataset.engine.kind: toy`",
+                "`dataset.databases` is for the engines on files only; with `dataset.engine.kind: toy`",
             ),
             (
                 "{kind: toi, options: {script: x}}",
                 "",
                 "dataset.engine.kind: unknown engine `toi`; the engines are `sqlite`, \
-                 `postgresql`, `mysql`, `toy` at line 4 column 18",
+                 `postgresql`, `mysql`, `duckdb`, `toy` at line 4 column 18",
             ),
             (
                 toy.as_str(),
                 "audit: {dialects: [{name: pg, gold: gold.json, engine: {kind: pg}}]}\n",
                 "audit.dialects[0].engine.kind: unknown engine `pg`; the engines are `sqlite`, \
-                 `postgresql`, `mysql`, `toy` at line 5 column",
+                 `postgresql`, `mysql`, `duckdb`, `toy` at line 5 column",
             ),
         ];
         for (engine, extra, expected) in refused {
@@ -229,7 +229,7 @@ mod tests {
     fn an_evaluation_runs_through_it() {
         let dir = tempfile::tempdir().unwrap();
         let config = benchmark(dir.path(), &toy_section(), "").unwrap();
-        let dataset = Dataset::load(&config.dataset).unwrap();
+        let dataset = Dataset::load(&config.dataset, &crate::engine::registry::Engines).unwrap();
         let systems = crate::input::predictions::load_systems(&config.predictions, &dataset);
         let system = systems.unwrap().remove(0);
         let limits = Limits::of(&config.execution);

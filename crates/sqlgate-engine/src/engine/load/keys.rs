@@ -144,6 +144,11 @@ pub fn index_statements(
         let sql = match server {
             Server::Postgres => format!("CREATE INDEX ON {quoted} ({})", list(names)),
             Server::Mysql => format!("ALTER TABLE {quoted} ADD INDEX ({})", list(names)),
+            Server::Duckdb => format!(
+                "CREATE INDEX {} ON {quoted} ({})",
+                quote(&index_name(table, names), server),
+                list(names)
+            ),
         };
         (format!("INDEX ({})", names.join(", ")), sql)
     };
@@ -170,6 +175,11 @@ pub fn index_statements(
         let sql = match server {
             Server::Postgres => format!("CREATE UNIQUE INDEX ON {quoted} ({})", list(names)),
             Server::Mysql => format!("ALTER TABLE {quoted} ADD UNIQUE ({})", list(names)),
+            Server::Duckdb => format!(
+                "CREATE UNIQUE INDEX {} ON {quoted} ({})",
+                quote(&index_name(table, names), server),
+                list(names)
+            ),
         };
         statements.push(KeyStatement {
             what: format!("UNIQUE ({})", names.join(", ")),
@@ -186,6 +196,11 @@ pub fn index_statements(
         });
     }
     statements
+}
+
+/// A DuckDB index's name (DuckDB needs one; unique within the database for a table's columns).
+fn index_name(table: &str, names: &[String]) -> String {
+    format!("{table}_{}_index", names.join("_"))
 }
 
 /// The statements declaring `table`'s foreign keys, unchecked against the copied rows (a
@@ -209,7 +224,7 @@ pub fn foreign_key_statements(
             };
             let unchecked = match server {
                 Server::Postgres => " NOT VALID",
-                Server::Mysql => "",
+                Server::Mysql | Server::Duckdb => "",
             };
             KeyStatement {
                 what: format!(

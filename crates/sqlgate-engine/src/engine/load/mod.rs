@@ -9,6 +9,8 @@
 //! set-up; table names must then be unique across db_ids), `per_db_id` one database per db_id,
 //! named by it (created when absent).
 
+#[cfg(feature = "duckdb")]
+mod duckdb;
 pub mod keys;
 mod mysql;
 mod postgres;
@@ -140,6 +142,15 @@ pub fn load(
             Box::new(postgres::PostgresTarget::connect(url).map_err(LoadError::Connect)?)
         }
         Server::Mysql => Box::new(mysql::MysqlTarget::connect(url).map_err(LoadError::Connect)?),
+        #[cfg(feature = "duckdb")]
+        Server::Duckdb => Box::new(duckdb::DuckdbTarget::new(PathBuf::from(url))),
+        // Without the feature the duckdb factory refuses its config before a load starts.
+        #[cfg(not(feature = "duckdb"))]
+        Server::Duckdb => {
+            return Err(LoadError::Connect(
+                "this sqlgate was built without DuckDB (cargo feature `duckdb`)".into(),
+            ))
+        }
     };
     let mut loaded = Vec::with_capacity(plans.len());
     for (db_id, path, tables) in plans {

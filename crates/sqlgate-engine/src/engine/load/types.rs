@@ -12,6 +12,8 @@ pub enum Server {
     Postgres,
     /// MySQL or MariaDB.
     Mysql,
+    /// DuckDB files (`dataset.databases`), one per db_id.
+    Duckdb,
 }
 
 /// The type a column gets on the server.
@@ -45,6 +47,10 @@ impl ColumnType {
             (ColumnType::Text, Server::Mysql) => "LONGTEXT".into(),
             (ColumnType::Bytes, Server::Postgres) => "BYTEA".into(),
             (ColumnType::Bytes, Server::Mysql) => "LONGBLOB".into(),
+            (ColumnType::Real, Server::Duckdb) => "DOUBLE".into(),
+            (ColumnType::Timestamp, Server::Duckdb) => "TIMESTAMP".into(),
+            (ColumnType::Text, Server::Duckdb) => "VARCHAR".into(),
+            (ColumnType::Bytes, Server::Duckdb) => "BLOB".into(),
         }
     }
 }
@@ -228,7 +234,7 @@ pub fn server_name(name: &str, server: Server) -> String {
 /// `name` quoted as an identifier for `server` (embedded quotes doubled).
 pub fn quote(name: &str, server: Server) -> String {
     match server {
-        Server::Postgres => format!("\"{}\"", name.replace('"', "\"\"")),
+        Server::Postgres | Server::Duckdb => format!("\"{}\"", name.replace('"', "\"\"")),
         Server::Mysql => format!("`{}`", name.replace('`', "``")),
     }
 }

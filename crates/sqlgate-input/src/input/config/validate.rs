@@ -174,9 +174,10 @@ impl Config {
         }
     }
 
-    /// The engine must be one of `engines`, with its keys; the SQLite files need their
-    /// databases folder, and an engine of its own needs none and runs only what does not depend
-    /// on SQLite files (no test suites, ESM, ESM+ or Spider 2.0 layout).
+    /// The engine must be one of `engines`, with its keys; an engine on files (SQLite's or its
+    /// own, [`EngineCatalog::database_files`]) needs their databases folder, a server needs none;
+    /// every engine but SQLite runs only what does not depend on SQLite files (no test suites,
+    /// ESM, ESM+ or Spider 2.0 layout).
     fn check_engine(&self, engines: &dyn EngineCatalog) -> Result<(), String> {
         let dataset = &self.dataset;
         let kind = &dataset.engine.kind;
@@ -192,11 +193,12 @@ impl Config {
                 Some(_) => Ok(()),
             };
         }
-        if dataset.databases.is_some() {
-            return Err(format!("`dataset.databases` is for the SQLite engine only; with `dataset.engine.kind: {kind}` the server holds the databases (load them with `sqlgate load`)"));
-        }
-        if dataset.skip_missing_databases {
-            return Err(format!("`dataset.skip_missing_databases` is for the SQLite engine only; with `dataset.engine.kind: {kind}` every db_id's tables must be on the server"));
+        match (engines.database_files(kind), &dataset.databases) {
+            (Some(files), None) => return Err(format!("`dataset.databases` is required with `dataset.engine.kind: {kind}`: the folder holding `<db_id>/<db_id>.{}`", files.extension)),
+            (Some(_), Some(_)) => {}
+            (None, Some(_)) => return Err(format!("`dataset.databases` is for the engines on files only; with `dataset.engine.kind: {kind}` the server holds the databases (load them with `sqlgate load`)")),
+            (None, None) if dataset.skip_missing_databases => return Err(format!("`dataset.skip_missing_databases` is for the engines on files only; with `dataset.engine.kind: {kind}` every db_id's tables must be on the server")),
+            (None, None) => {}
         }
         if dataset.kind == DatasetKind::Spider2 {
             return Err(format!("`dataset.kind: spider2` runs on SQLite only, not with `dataset.engine.kind: {kind}`"));
