@@ -43,6 +43,36 @@ fn ts_repair_repository(root: &std::path::Path) -> (String, String) {
     (base, good)
 }
 
+/// A fresh copy of the example (no baseline), the pull request `build` makes in it (returning the
+/// base commit), judged: the exit code and the output.
+pub(crate) fn judged_example(
+    build: impl FnOnce(&std::path::Path) -> String,
+) -> (Option<i32>, String) {
+    let dir = common::repo::example(false);
+    let base = build(dir.path());
+    judge_pr(dir.path(), &base)
+}
+
+/// The pull request `build(root, lever)` makes, with its lever (`true`) and without it (the
+/// control): the lever must not let the regression pass (exit 2, or non-zero where `exit_2` is
+/// false), and the control shows it (exit 1). Returns the lever's output for further checks.
+pub(crate) fn lever_and_control(
+    exit_2: bool,
+    build: impl Fn(&std::path::Path, bool) -> String,
+) -> String {
+    let (control, out) = judged_example(|root| build(root, false));
+    assert_eq!(control, Some(1), "the control: {out}");
+    let (code, out) = judged_example(|root| build(root, true));
+    match exit_2 {
+        true => assert_eq!(code, Some(2), "the regressing pull request passed: {out}"),
+        false => assert!(
+            !matches!(code, Some(0)),
+            "the regressing pull request passed: {out}"
+        ),
+    }
+    out
+}
+
 pub(crate) fn judge_pr(root: &std::path::Path, base: &str) -> (Option<i32>, String) {
     let run = common::repo::judged(root, base, &[]);
     let out = format!(
@@ -60,26 +90,26 @@ pub(crate) fn judge_pr(root: &std::path::Path, base: &str) -> (Option<i32>, Stri
 /// knobs (`suite.distill`), so a run under others is not comparable (exit 2, naming them).
 #[test]
 fn a_repair_cannot_weaken_the_distilled_suite() {
-    let dir = common::repo::example(false);
-    let root = dir.path();
-    let (base, good) = ts_repair_repository(root);
     let weak = "{ kind: distilled, path: .sqlgate/weak, \
                 distill: { max_random_dbs: 1, rows: [6, 6] } }";
-    let example_good = good.replace(BASE_SUITE, weak);
-    std::fs::write(root.join("sqlgate.yml"), example_good).unwrap();
-    let (code, out) = judge_pr(root, &base);
+    let (code, out) = repaired_with(|good| good.replace(BASE_SUITE, weak));
     assert_eq!(code, Some(2), "the regressing repair passed: {out}");
     common::assert_contains(&out, &["`suite.distill`: {", "(baseline) vs {"]);
+}
+
+/// [`ts_repair_repository`] judged with the pull request's config `repair` (given the good one).
+fn repaired_with(repair: impl Fn(&str) -> String) -> (Option<i32>, String) {
+    judged_example(|root| {
+        let (base, good) = ts_repair_repository(root);
+        std::fs::write(root.join("sqlgate.yml"), repair(&good)).unwrap();
+        base
+    })
 }
 
 /// The control: the same repair with the base's suite exits 1.
 #[test]
 fn control_repair_with_the_base_suite_is_a_regression() {
-    let dir = common::repo::example(false);
-    let root = dir.path();
-    let (base, good) = ts_repair_repository(root);
-    std::fs::write(root.join("sqlgate.yml"), good).unwrap();
-    let (code, out) = judge_pr(root, &base);
+    let (code, out) = repaired_with(str::to_string);
     assert_eq!(code, Some(1), "{out}");
 }
 

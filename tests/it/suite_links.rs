@@ -6,8 +6,8 @@
 //! has its control (the same pull request without the lever exits 1).
 
 use crate::common;
-use crate::repair::{judge_pr, ts_config};
-use crate::suite_trust::{answer_the_count_with_a_constant, lay_out_suite};
+use crate::repair::{lever_and_control, ts_config};
+use crate::suite_trust::{answer_the_count_with_a_constant, lay_out_suite, overwrite_the_variant};
 
 use common::git;
 use std::path::Path;
@@ -41,68 +41,38 @@ fn suite_pull_request(root: &Path, named: &str, change: impl FnOnce(&Path)) -> S
 
 /// The pull request overwrites the suite's variant through its real folder `suite/`: git lists
 /// `suite/concert_singer/concert_singer_1.sqlite`, which is not under `suitelink`, the path the
-/// base's config names, but the suite's file digests differ from the baseline's.
+/// base's config names, but the suite's file digests differ from the baseline's. The control:
+/// the suite untouched exits 1.
 #[test]
 fn a_suite_changed_behind_the_bases_own_link_is_refused() {
-    let dir = common::repo::example(false);
-    let root = dir.path();
-    let base = linked_suite_pull_request(root, |root| {
-        let singers = root.join("suite/concert_singer");
-        std::fs::copy(
-            singers.join("concert_singer.sqlite"),
-            singers.join("concert_singer_1.sqlite"),
-        )
-        .unwrap();
+    lever_and_control(true, |root, lever| {
+        linked_suite_pull_request(root, |root| {
+            if lever {
+                overwrite_the_variant(root, "suite")
+            }
+        })
     });
-    let (code, out) = judge_pr(root, &base);
-    assert_eq!(code, Some(2), "the regressing pull request passed: {out}");
-}
-
-/// The control: the same pull request with the suite untouched exits 1.
-#[test]
-fn control_a_suite_behind_the_bases_symlink_left_untouched() {
-    let dir = common::repo::example(false);
-    let root = dir.path();
-    let base = linked_suite_pull_request(root, |_| ());
-    let (code, out) = judge_pr(root, &base);
-    assert_eq!(code, Some(1), "{out}");
 }
 
 /// The pull request commits a `.gitattributes` (`text eol=crlf` on the suite's variant) and
 /// changes no suite byte in git: a fresh checkout (as `actions/checkout` makes) writes the
 /// variant with every LF byte turned into CRLF. git's listing of changes (`git diff <base>`,
 /// run with no working-tree attributes) trusts the index's fresh stat and does not list it.
-#[test]
-fn a_suite_database_rewritten_by_checkout_attributes() {
-    let dir = common::repo::example(false);
-    let root = dir.path();
-    let variant = "suite/concert_singer/concert_singer_1.sqlite";
-    let base = suite_pull_request(root, "suite", |root| {
-        std::fs::write(
-            root.join(".gitattributes"),
-            format!("{variant} text eol=crlf\n"),
-        )
-        .unwrap();
-    });
-    std::fs::remove_file(root.join(variant)).unwrap();
-    git(root, &["checkout", "--", variant]);
-    let before = std::fs::metadata(root.join(variant)).unwrap().len();
-    let (code, out) = judge_pr(root, &base);
-    assert_ne!(
-        code,
-        Some(0),
-        "the regressing pull request passed ({before} bytes): {out}"
-    );
-}
-
 /// The control: the same pull request without the attributes exits 1.
 #[test]
-fn control_a_suite_database_checked_out_as_committed() {
-    let dir = common::repo::example(false);
-    let root = dir.path();
-    let base = suite_pull_request(root, "suite", |_| ());
-    let (code, out) = judge_pr(root, &base);
-    assert_eq!(code, Some(1), "{out}");
+fn a_suite_database_rewritten_by_checkout_attributes() {
+    let variant = "suite/concert_singer/concert_singer_1.sqlite";
+    lever_and_control(false, |root, lever| {
+        let base = suite_pull_request(root, "suite", |root| {
+            if lever {
+                let attributes = format!("{variant} text eol=crlf\n");
+                std::fs::write(root.join(".gitattributes"), attributes).unwrap();
+            }
+        });
+        std::fs::remove_file(root.join(variant)).unwrap();
+        git(root, &["checkout", "--", variant]);
+        base
+    });
 }
 
 /// `main` gated on `ts` over a directory suite kept in a git submodule at `suite` (its own
@@ -136,12 +106,7 @@ fn submodule_suite_pull_request(root: &Path, source: &Path, lever: bool) -> Stri
     git(root, &["checkout", "-qb", "pr"]);
     answer_the_count_with_a_constant(root);
     if lever {
-        let singers = root.join("suite/concert_singer");
-        std::fs::copy(
-            singers.join("concert_singer.sqlite"),
-            singers.join("concert_singer_1.sqlite"),
-        )
-        .unwrap();
+        overwrite_the_variant(root, "suite");
         git(
             &root.join("suite"),
             &["commit", "-qam", "one variant fewer"],
@@ -164,24 +129,12 @@ fn submodule_suite_pull_request(root: &Path, source: &Path, lever: bool) -> Stri
 
 /// A submodule the pull request's `.gitmodules` marks `ignore = all` and whose recorded commit it
 /// moved (the suite's variant replaced by the original): git lists it anyway
-/// (`--ignore-submodules=none`), and the suite's file digests differ from the baseline's.
+/// (`--ignore-submodules=none`), and the suite's file digests differ from the baseline's. The
+/// control: the submodule left at the base's commit exits 1.
 #[test]
 fn a_suite_submodule_moved_under_gitmodules_ignore_all_is_refused() {
-    let dir = common::repo::example(false);
-    let source = tempfile::tempdir().unwrap();
-    let root = dir.path();
-    let base = submodule_suite_pull_request(root, source.path(), true);
-    let (code, out) = judge_pr(root, &base);
-    assert_eq!(code, Some(2), "the regressing pull request passed: {out}");
-}
-
-/// The control: the same pull request with the submodule left at the base's commit exits 1.
-#[test]
-fn control_a_suite_submodule_left_in_place() {
-    let dir = common::repo::example(false);
-    let source = tempfile::tempdir().unwrap();
-    let root = dir.path();
-    let base = submodule_suite_pull_request(root, source.path(), false);
-    let (code, out) = judge_pr(root, &base);
-    assert_eq!(code, Some(1), "{out}");
+    let sources = [(); 2].map(|()| tempfile::tempdir().unwrap());
+    lever_and_control(true, |root, lever| {
+        submodule_suite_pull_request(root, sources[usize::from(lever)].path(), lever)
+    });
 }

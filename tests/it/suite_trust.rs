@@ -6,7 +6,7 @@
 //! the change exits 1, the regression seen).
 
 use crate::common;
-use crate::repair::{judge_pr, ts_config};
+use crate::repair::{lever_and_control, ts_config};
 
 use common::git;
 
@@ -80,6 +80,17 @@ pub(crate) fn lay_out_suite(root: &std::path::Path, suite: &std::path::Path) {
         .unwrap();
 }
 
+/// The suite's `concert_singer` variant overwritten with its original (`suite` is the suite's
+/// folder): the lever that makes a constant answer right on every database of the suite.
+pub(crate) fn overwrite_the_variant(root: &std::path::Path, suite: &str) {
+    let singers = root.join(suite).join("concert_singer");
+    std::fs::copy(
+        singers.join("concert_singer.sqlite"),
+        singers.join("concert_singer_1.sqlite"),
+    )
+    .unwrap();
+}
+
 /// C3 answers item 0 (`SELECT COUNT(*) FROM singer`) with the constant `SELECT 6`: right on the
 /// original database, wrong on the suite's variant.
 pub(crate) fn answer_the_count_with_a_constant(root: &std::path::Path) {
@@ -91,78 +102,41 @@ pub(crate) fn answer_the_count_with_a_constant(root: &std::path::Path) {
 }
 
 /// A suite database moved out of the suite folder is a dataset change: git lists it at its old
-/// path (`--no-renames`), where the base's suite is.
+/// path (`--no-renames`), where the base's suite is. The control: the suite left whole exits 1.
 #[test]
 fn a_suite_database_moved_out_of_the_suite_is_a_dataset_change() {
-    let dir = common::repo::example(false);
-    let root = dir.path();
-    let base = directory_suite_pull_request(root, true);
-    let (code, out) = judge_pr(root, &base);
-    assert_eq!(code, Some(2), "the regressing pull request passed: {out}");
+    let out = lever_and_control(true, directory_suite_pull_request);
     common::assert_contains(&out, &["dataset"]);
-}
-
-/// The control: the same pull request with the suite left whole exits 1.
-#[test]
-fn control_the_whole_directory_suite_shows_the_regression() {
-    let dir = common::repo::example(false);
-    let root = dir.path();
-    let base = directory_suite_pull_request(root, false);
-    let (code, out) = judge_pr(root, &base);
-    assert_eq!(code, Some(1), "{out}");
 }
 
 /// The same move, of a whole db_id folder of the suite, under a base config with
 /// `dataset.skip_missing_databases` (which would let the suite lack the folder and leave its
-/// items out): a dataset change, listed at the folder's old path.
+/// items out): a dataset change, listed at the folder's old path. The control: the same pull
+/// request (same base config) with the suite left whole exits 1.
 #[test]
 fn a_suite_folder_moved_out_is_a_dataset_change() {
-    let dir = common::repo::example(false);
-    let root = dir.path();
-    let base = suite_pull_request(root, "suite", true, |root| {
-        move_out(root, "suite/concert_singer")
+    let out = lever_and_control(true, |root, lever| {
+        suite_pull_request(root, "suite", true, |root| {
+            if lever {
+                move_out(root, "suite/concert_singer")
+            }
+        })
     });
-    let (code, out) = judge_pr(root, &base);
-    assert_eq!(code, Some(2), "the regressing pull request passed: {out}");
     common::assert_contains(&out, &["dataset"]);
-}
-
-/// The control: the same pull request (same base config) with the suite left whole exits 1.
-#[test]
-fn control_a_suite_folder_left_in_place_shows_the_regression() {
-    let dir = common::repo::example(false);
-    let root = dir.path();
-    let base = suite_pull_request(root, "suite", true, |_| ());
-    let (code, out) = judge_pr(root, &base);
-    assert_eq!(code, Some(1), "{out}");
 }
 
 /// A suite under a folder with a non-ASCII name (`suite-été`), whose paths git would quote
 /// (`core.quotePath`), is watched as any other: git lists changes with `-z`, names as they are,
-/// so overwriting the suite's variant with the original is a dataset change.
+/// so overwriting the suite's variant with the original is a dataset change. The control: the
+/// suite left untouched exits 1.
 #[test]
 fn a_suite_under_a_non_ascii_folder_is_watched_like_any_other() {
-    let dir = common::repo::example(false);
-    let root = dir.path();
-    let base = suite_pull_request(root, "suite-été", false, |root| {
-        let singers = root.join("suite-été/concert_singer");
-        std::fs::copy(
-            singers.join("concert_singer.sqlite"),
-            singers.join("concert_singer_1.sqlite"),
-        )
-        .unwrap();
+    let out = lever_and_control(true, |root, lever| {
+        suite_pull_request(root, "suite-été", false, |root| {
+            if lever {
+                overwrite_the_variant(root, "suite-été")
+            }
+        })
     });
-    let (code, out) = judge_pr(root, &base);
-    assert_eq!(code, Some(2), "the regressing pull request passed: {out}");
     common::assert_contains(&out, &["dataset"]);
-}
-
-/// The control: the same pull request with the non-ASCII suite left untouched exits 1.
-#[test]
-fn control_a_non_ascii_suite_left_untouched_shows_the_regression() {
-    let dir = common::repo::example(false);
-    let root = dir.path();
-    let base = suite_pull_request(root, "suite-été", false, |_| ());
-    let (code, out) = judge_pr(root, &base);
-    assert_eq!(code, Some(1), "{out}");
 }
