@@ -164,13 +164,11 @@ fn hostile_databases_finish_within_limits_and_bounded_memory() {
     let cases: Vec<_> = (corpus(&databases).into_iter())
         .filter(|(db, _)| !REFUSED.contains(db))
         .collect();
-    let gold: String = cases
-        .iter()
-        .map(|(db, _)| format!("SELECT count(*) FROM t\t{db}\n"))
+    let gold: Vec<_> = (cases.iter())
+        .map(|(db, _)| ("SELECT count(*) FROM t".to_string(), db.to_string()))
         .collect();
-    std::fs::write(work.path().join("gold.sql"), gold).unwrap();
-    let predictions: String = cases.iter().map(|(_, sql)| format!("{sql}\n")).collect();
-    std::fs::write(work.path().join("pred.txt"), predictions).unwrap();
+    let predictions: Vec<_> = cases.iter().map(|(_, sql)| sql.to_string()).collect();
+    common::write_items(work.path(), &gold, &predictions);
     let config = work.path().join("sqlgate.yml");
     std::fs::write(
         &config,

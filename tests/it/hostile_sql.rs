@@ -106,13 +106,11 @@ fn the_hostile_corpus_ends_in_time_with_bounded_memory_through_the_binary() {
     )
     .unwrap();
     let cases = corpus();
-    let gold: String = cases
-        .iter()
-        .map(|_| "SELECT count(*) FROM singer\tsinger\n")
-        .collect();
-    std::fs::write(work.path().join("gold.sql"), gold).unwrap();
-    let predictions: String = cases.iter().map(|sql| format!("{sql}\n")).collect();
-    std::fs::write(work.path().join("pred.txt"), predictions).unwrap();
+    let count = (
+        "SELECT count(*) FROM singer".to_string(),
+        "singer".to_string(),
+    );
+    common::write_items(work.path(), &vec![count; cases.len()], &cases);
     let config = work.path().join("sqlgate.yml");
     std::fs::write(
         &config,

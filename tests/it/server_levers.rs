@@ -56,12 +56,7 @@ fn pull_request_asking(
     let root = dir.path();
     let mut predictions = gold.to_vec();
     predictions[index] = wrong;
-    let pull_request = Run {
-        server,
-        database,
-        event: Event::PullRequest,
-        base: hostile_predictions(root, &predictions),
-    };
+    let pull_request = Run::pull_request(server, database, hostile_predictions(root, &predictions));
     pull_request.workflow_with(root, pull)
 }
 
@@ -79,17 +74,31 @@ pub(crate) fn check_refused(server: &'static Server, database: &str, lever: &Lev
     check_outcome(server, &judged, lever);
 }
 
-/// The gate's output on the pull request with the lever `prepare`.
-fn judge_lever(
+/// The gate's output on the pull request predicting `lever.wrong`, with `prepare` (SQL run as
+/// the superuser on the benchmark's database, `{db}` standing for its name; empty: no lever)
+/// run just before the gate.
+pub(crate) fn judge_lever(
     server: &'static Server,
     database: &str,
     lever: &Lever,
     prepare: &str,
 ) -> std::process::Output {
     let _shared = GLOBALS.read().unwrap_or_else(|e| e.into_inner());
-    pull_request_with(server, database, lever, || {
-        server.admin_sql(database, &prepare.replace("{db}", database));
-    })
+    pull_request_with(server, database, lever, prepared(server, database, prepare))
+}
+
+/// The server's preparation just before the gate: `prepare` run as the superuser on `database`
+/// (`{db}` standing for its name), nothing when it is empty.
+pub(crate) fn prepared<'a>(
+    server: &'a Server,
+    database: &'a str,
+    prepare: &'a str,
+) -> impl FnOnce() + 'a {
+    move || {
+        if !prepare.is_empty() {
+            server.admin_sql(database, &prepare.replace("{db}", database));
+        }
+    }
 }
 
 /// The gate did not pass: exit 2 naming the lever, or exit 1 (the regression seen).

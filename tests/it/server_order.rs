@@ -11,27 +11,10 @@
 
 use crate::common;
 
-use crate::server_levers::{pull_request_with, Lever, GLOBALS};
+use crate::server_levers::{judge_lever as judge, prepared, Lever, GLOBALS};
 use common::git;
 use common::servers::{self, Server};
 use common::trust_flow::*;
-
-/// The gate's output on the pull request predicting `lever.wrong`, with `prepare` (SQL run as
-/// the superuser on the benchmark's database, `{db}` standing for its name; empty: no lever)
-/// run just before the gate.
-fn judge(
-    server: &'static Server,
-    database: &str,
-    lever: &Lever,
-    prepare: &str,
-) -> std::process::Output {
-    let _shared = GLOBALS.read().unwrap_or_else(|e| e.into_inner());
-    pull_request_with(server, database, lever, || {
-        if !prepare.is_empty() {
-            server.admin_sql(database, &prepare.replace("{db}", database));
-        }
-    })
-}
 
 /// Asserts the exit code `code` of `output`, printing everything on failure.
 fn expect(output: &std::process::Output, code: i32) {
@@ -49,6 +32,15 @@ fn expect_not_credited(output: &std::process::Output) {
     );
 }
 
+/// `question` asked and answered by `prediction`.
+fn asked(question: &'static str, prediction: &'static str) -> Lever {
+    Lever {
+        question,
+        wrong: prediction,
+        names: "",
+    }
+}
+
 /// How a test judges the pull request: [`judge`] or [`judge_strict`].
 type Judge = fn(&'static Server, &str, &Lever, &str) -> std::process::Output;
 
@@ -59,9 +51,10 @@ type Judge = fn(&'static Server, &str, &Lever, &str) -> std::process::Output;
 fn check_order_lever(
     (judge, server): (Judge, &'static Server),
     database: &str,
-    (wrong, right): (Lever, Lever),
+    (question, wrong, right): (&'static str, &'static str, &'static str),
     prepare: &str,
 ) {
+    let (wrong, right) = (asked(question, wrong), asked(question, right));
     expect(
         &judge(server, &format!("{database}_control"), &wrong, ""),
         1,
@@ -89,24 +82,11 @@ const AGG_STATISTICS: &str = "INSERT INTO customers SELECT g, 'x' || (g % 3) \
 const TABLE_REWRITE: &str = "CREATE ACCESS METHOD heap2 TYPE TABLE HANDLER heap_tableam_handler; \
      ALTER TABLE customers SET ACCESS METHOD heap2;";
 
-/// The aggregate question predicted by `prediction`.
-fn aggregate(prediction: &'static str) -> Lever {
-    Lever {
-        question: AGG_QUESTION,
-        wrong: prediction,
-        names: "",
-    }
-}
-
 #[test]
 fn postgres_statistics_ordering_an_unordered_aggregate_earn_no_credit() {
-    let levers = (aggregate(AGG_WRONG), aggregate(AGG_RIGHT));
-    check_order_lever(
-        (judge, servers::postgres()),
-        "so_agg",
-        levers,
-        AGG_STATISTICS,
-    );
+    let levers = (AGG_QUESTION, AGG_WRONG, AGG_RIGHT);
+    let postgres = (judge as Judge, servers::postgres());
+    check_order_lever(postgres, "so_agg", levers, AGG_STATISTICS);
 }
 
 #[test]
@@ -114,7 +94,7 @@ fn postgres_a_table_rewrite_ordering_an_unordered_aggregate_earns_no_credit() {
     let judged = judge(
         servers::postgres(),
         "so_table_am",
-        &aggregate(AGG_WRONG),
+        &asked(AGG_QUESTION, AGG_WRONG),
         TABLE_REWRITE,
     );
     expect(&judged, 1);
@@ -128,16 +108,7 @@ const ORDERED_WRONG: &str = "SELECT DISTINCT name FROM customers";
 const ORDERED_RIGHT: &str = "SELECT DISTINCT name FROM customers ORDER BY 1 DESC";
 const STRICT: (&str, &str) = ("profile: bird", "profile: strict");
 
-/// The ordered question predicted by `prediction`.
-fn ordered(prediction: &'static str) -> Lever {
-    Lever {
-        question: ORDERED_QUESTION,
-        wrong: prediction,
-        names: "",
-    }
-}
-
-/// [`pull_request_with`] on a benchmark whose two configs (gate and load) have `from` replaced
+/// [`crate::server_levers::pull_request_with`] on a benchmark whose two configs (gate and load) have `from` replaced
 /// by `to` on the base commit (the deployer's choice, here another comparison profile).
 fn pull_request_configured(
     server: &'static Server,
@@ -157,12 +128,7 @@ fn pull_request_configured(
         std::fs::write(root.join(file), config.replace(from, to)).unwrap();
     }
     git(root, &["commit", "-qam", "configured"]);
-    let push = Run {
-        server,
-        database,
-        event: Event::Push,
-        base: git(root, &["rev-parse", "HEAD"]),
-    };
+    let push = Run::push(server, database, root);
     let recorded = push.workflow(root);
     assert!(recorded.status.success(), "{}", text(&recorded));
     git(root, &["add", "baseline.json"]);
@@ -173,12 +139,7 @@ fn pull_request_configured(
     *predictions.last_mut().unwrap() = lever.wrong;
     std::fs::write(root.join("preds/model.txt"), predictions.join("\n") + "\n").unwrap();
     git(root, &["commit", "-qam", "a changed prediction"]);
-    let pull_request = Run {
-        server,
-        database,
-        event: Event::PullRequest,
-        base,
-    };
+    let pull_request = Run::pull_request(server, database, base);
     pull_request.workflow_with(root, pull)
 }
 
@@ -190,16 +151,18 @@ fn judge_strict(
     prepare: &str,
 ) -> std::process::Output {
     let _shared = GLOBALS.read().unwrap_or_else(|e| e.into_inner());
-    pull_request_configured(server, database, lever, STRICT, || {
-        if !prepare.is_empty() {
-            server.admin_sql(database, &prepare.replace("{db}", database));
-        }
-    })
+    pull_request_configured(
+        server,
+        database,
+        lever,
+        STRICT,
+        prepared(server, database, prepare),
+    )
 }
 
 #[test]
 fn postgres_statistics_ordering_rows_an_ordered_comparison_reads_earn_no_credit() {
-    let levers = (ordered(ORDERED_WRONG), ordered(ORDERED_RIGHT));
+    let levers = (ORDERED_QUESTION, ORDERED_WRONG, ORDERED_RIGHT);
     let strict = (judge_strict as Judge, servers::postgres());
     check_order_lever(strict, "so_ordered", levers, AGG_STATISTICS);
 }
@@ -216,22 +179,9 @@ const JOIN_RIGHT: &str = "SELECT GROUP_CONCAT(c.name ORDER BY c.name SEPARATOR '
 const JOIN_STATISTICS: &str = "REPLACE INTO mysql.table_stats (db_name, table_name, cardinality) \
      VALUES ('{db}', 'customers', 1000000); FLUSH TABLES;";
 
-/// The join question predicted by `prediction`.
-fn join(prediction: &'static str) -> Lever {
-    Lever {
-        question: JOIN_QUESTION,
-        wrong: prediction,
-        names: "",
-    }
-}
-
 #[test]
 fn mariadb_statistics_reordering_a_join_under_group_concat_earn_no_credit() {
-    let levers = (join(JOIN_WRONG), join(JOIN_RIGHT));
-    check_order_lever(
-        (judge, servers::mariadb()),
-        "so_join",
-        levers,
-        JOIN_STATISTICS,
-    );
+    let levers = (JOIN_QUESTION, JOIN_WRONG, JOIN_RIGHT);
+    let mariadb = (judge as Judge, servers::mariadb());
+    check_order_lever(mariadb, "so_join", levers, JOIN_STATISTICS);
 }

@@ -116,12 +116,7 @@ fn pull_request_on(
     }
     std::fs::write(root.join("preds/model.txt"), predictions.join("\n") + "\n").unwrap();
     git(root, &["commit", "-qam", "a wrong prediction"]);
-    let pull_request = Run {
-        server,
-        database,
-        event: Event::PullRequest,
-        base,
-    };
+    let pull_request = Run::pull_request(server, database, base);
     pull_request.workflow_with(root, pull)
 }
 

@@ -115,19 +115,22 @@ fn run(args: &[&str], url: &str) -> (Option<i32>, String) {
     (output.status.code(), text)
 }
 
+/// `sqlgate load` of the databases under `from` as `config` says, over `url`.
+fn load(config: &Path, from: &Path, url: &str) -> (Option<i32>, String) {
+    let (config, from) = (config.to_str().unwrap(), from.to_str().unwrap());
+    run(&["load", "--config", config, "--from", from], url)
+}
+
+/// `sqlgate eval` of `config` over `url`, its items written to `jsonl`.
+fn eval(config: &Path, jsonl: &Path, url: &str) -> (Option<i32>, String) {
+    let (config, jsonl) = (config.to_str().unwrap(), jsonl.to_str().unwrap());
+    run(&["eval", "--config", config, "--jsonl", jsonl], url)
+}
+
 /// The per-item `ex` of an eval over `url`, after checking it succeeded.
 fn ex_values(config: &Path, url: &str) -> Vec<f64> {
     let jsonl = config.with_extension("items.jsonl");
-    let (code, text) = run(
-        &[
-            "eval",
-            "--config",
-            config.to_str().unwrap(),
-            "--jsonl",
-            jsonl.to_str().unwrap(),
-        ],
-        url,
-    );
+    let (code, text) = eval(config, &jsonl, url);
     assert_eq!(code, Some(0), "{text}");
     read_jsonl(&jsonl)
         .iter()
@@ -148,16 +151,7 @@ fn with(url: &str, localhost: bool, options: &str) -> String {
 fn check_failures(server: &Server, config: &Path, cases: &[(&str, String, &str)]) {
     let jsonl = config.with_extension("fail.jsonl");
     for (name, url, expected) in cases {
-        let (code, text) = run(
-            &[
-                "eval",
-                "--config",
-                config.to_str().unwrap(),
-                "--jsonl",
-                jsonl.to_str().unwrap(),
-            ],
-            url,
-        );
+        let (code, text) = eval(config, &jsonl, url);
         assert_eq!(code, Some(2), "{name}: {text}");
         assert!(
             text.contains(expected),
@@ -186,14 +180,9 @@ fn check_tls(server: &Server) {
     server.admin_sql(create.0, create.1);
     let config = write_case(dir.path(), server);
     let from = write_source(dir.path());
-    let (code, text) = run(
-        &[
-            "load",
-            "--config",
-            config.to_str().unwrap(),
-            "--from",
-            from.to_str().unwrap(),
-        ],
+    let (code, text) = load(
+        &config,
+        &from,
         &with(&server.admin_url("tls_shop"), false, &verified),
     );
     assert_eq!(code, Some(0), "load over TLS: {text}");
@@ -256,14 +245,9 @@ fn check_tls(server: &Server) {
     ];
     check_failures(server, &config, &cases);
     let admin = server.url(ADMIN, &server.admin_password, "tls_shop");
-    let (code, text) = run(
-        &[
-            "load",
-            "--config",
-            config.to_str().unwrap(),
-            "--from",
-            from.to_str().unwrap(),
-        ],
+    let (code, text) = load(
+        &config,
+        &from,
         &with(&admin, true, &format!("{mode}&{root}={ca}")),
     );
     assert_eq!(code, Some(2), "load to a wrong host name: {text}");

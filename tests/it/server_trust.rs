@@ -26,13 +26,7 @@ fn check_documented_workflow(server: &'static Server, database: &str) {
     fresh_database(server, database);
     let dir = repository(server.kind);
     let root = dir.path();
-    let main = repo::head(root);
-    let push = Run {
-        server,
-        database,
-        event: Event::Push,
-        base: main.clone(),
-    };
+    let push = Run::push(server, database, root);
     let recorded = push.workflow(root);
     common::assert_exit(&recorded, 0);
     let baseline: serde_json::Value =
@@ -67,12 +61,7 @@ fn check_documented_workflow(server: &'static Server, database: &str) {
         ],
     );
 
-    let pull_request = Run {
-        server,
-        database,
-        event: Event::PullRequest,
-        base,
-    };
+    let pull_request = Run::pull_request(server, database, base);
     let judged = pull_request.workflow(root);
     common::assert_exit(&judged, 1);
 
@@ -144,12 +133,7 @@ fn check_baseline_without_digests(server: &'static Server, database: &str, older
     std::fs::write(&path, serde_json::to_string_pretty(&baseline).unwrap()).unwrap();
     git(root, &["add", "baseline.json"]);
     git(root, &["commit", "-qm", "a baseline of an older sqlgate"]);
-    let run = Run {
-        server,
-        database,
-        event: Event::PullRequest,
-        base: repo::head(root),
-    };
+    let run = Run::pull_request(server, database, repo::head(root));
     let refused = run.workflow(root);
     let all = text(&refused);
     assert_eq!(refused.status.code(), Some(2), "{all}");

@@ -14,54 +14,66 @@ fn stdout(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stdout).trim().to_string()
 }
 
+/// What the role checks of one server expect.
+struct Roles<'a> {
+    /// The database the checks create and use.
+    database: &'a str,
+    /// The read-only role's user name.
+    reader: &'a str,
+    /// Text of the error a write by the reader gets.
+    write_denied: &'a str,
+    /// A read of the credential catalog the reader must not make.
+    credentials: &'a str,
+    /// Text of the error a wrong password gets.
+    wrong_password: &'a str,
+}
+
+/// `roles.database` (already created) gets a table of two rows: the superuser counts them, the
+/// reader sums them, and the reader's write, the reader's read of the credentials and a wrong
+/// password are refused.
+fn check_roles(server: &Server, roles: &Roles) {
+    let database = roles.database;
+    let create = "CREATE TABLE t (x integer); INSERT INTO t VALUES (1), (2);";
+    server.admin_sql(database, create);
+    let admin = server.tcp_sql(
+        ADMIN,
+        &server.admin_password,
+        database,
+        "SELECT count(*) FROM t",
+    );
+    assert_eq!(stdout(&admin), "2", "{admin:?}");
+    let as_reader =
+        |sql: &str| server.tcp_sql(roles.reader, &server.reader_password, database, sql);
+    let reader = as_reader("SELECT sum(x) FROM t");
+    assert_eq!(stdout(&reader), "3", "{reader:?}");
+    let write = as_reader("INSERT INTO t VALUES (3)");
+    assert!(!write.status.success());
+    common::assert_contains(&common::stderr(&write), &[roles.write_denied]);
+    let credentials = as_reader(roles.credentials);
+    assert!(
+        !credentials.status.success(),
+        "the reader ran {}",
+        roles.credentials
+    );
+    let wrong = server.tcp_sql(ADMIN, "wrong-password", database, "SELECT 1");
+    assert!(!wrong.status.success());
+    common::assert_contains(&common::stderr(&wrong), &[roles.wrong_password]);
+}
+
 #[test]
 fn postgres_answers_with_roles_and_passwords() {
     let server = servers::postgres();
     let version = server.admin_sql("postgres", "SHOW server_version_num");
     assert!(version.trim().starts_with("15"), "{version}");
     server.admin_sql("postgres", "CREATE DATABASE harness_pg; ");
-    server.admin_sql(
-        "harness_pg",
-        "CREATE TABLE t (x integer); INSERT INTO t VALUES (1), (2);",
-    );
-
-    let admin = server.tcp_sql(
-        ADMIN,
-        &server.admin_password,
-        "harness_pg",
-        "SELECT count(*) FROM t",
-    );
-    assert_eq!(stdout(&admin), "2", "{admin:?}");
-    let reader = server.tcp_sql(
-        READER,
-        &server.reader_password,
-        "harness_pg",
-        "SELECT sum(x) FROM t",
-    );
-    assert_eq!(stdout(&reader), "3", "{reader:?}");
-
-    let write = server.tcp_sql(
-        READER,
-        &server.reader_password,
-        "harness_pg",
-        "INSERT INTO t VALUES (3)",
-    );
-    assert!(!write.status.success());
-    assert!(
-        String::from_utf8_lossy(&write.stderr).contains("permission denied"),
-        "{write:?}"
-    );
-    let verifiers = server.tcp_sql(
-        READER,
-        &server.reader_password,
-        "harness_pg",
-        "SELECT rolpassword FROM pg_authid",
-    );
-    assert!(!verifiers.status.success(), "the reader reads pg_authid");
-    let wrong = server.tcp_sql(ADMIN, "wrong-password", "harness_pg", "SELECT 1");
-    assert!(!wrong.status.success());
-    common::assert_contains(&common::stderr(&wrong), &["password authentication failed"]);
-
+    let roles = Roles {
+        database: "harness_pg",
+        reader: READER,
+        write_denied: "permission denied",
+        credentials: "SELECT rolpassword FROM pg_authid",
+        wrong_password: "password authentication failed",
+    };
+    check_roles(server, &roles);
     let owner = server.admin_sql(
         "postgres",
         "SELECT pg_catalog.pg_get_userbyid(datdba) FROM pg_database WHERE datname = 'harness_pg'",
@@ -75,48 +87,15 @@ fn mariadb_answers_with_roles_and_passwords() {
     let version = server.admin_sql("mysql", "SELECT VERSION()");
     assert!(version.starts_with("10.11."), "{version}");
     server.admin_sql("mysql", "CREATE DATABASE harness_my");
-    server.admin_sql(
-        "harness_my",
-        "CREATE TABLE t (x integer); INSERT INTO t VALUES (1), (2);",
-    );
-    let reader_user = server.grant_reader(&["harness_my"]);
-
-    let admin = server.tcp_sql(
-        ADMIN,
-        &server.admin_password,
-        "harness_my",
-        "SELECT count(*) FROM t",
-    );
-    assert_eq!(stdout(&admin), "2", "{admin:?}");
-    let reader = server.tcp_sql(
-        &reader_user,
-        &server.reader_password,
-        "harness_my",
-        "SELECT sum(x) FROM t",
-    );
-    assert_eq!(stdout(&reader), "3", "{reader:?}");
-
-    let write = server.tcp_sql(
-        &reader_user,
-        &server.reader_password,
-        "harness_my",
-        "INSERT INTO t VALUES (3)",
-    );
-    assert!(!write.status.success());
-    assert!(
-        String::from_utf8_lossy(&write.stderr).contains("denied"),
-        "{write:?}"
-    );
-    let hashes = server.tcp_sql(
-        &reader_user,
-        &server.reader_password,
-        "harness_my",
-        "SELECT Password FROM mysql.user",
-    );
-    assert!(!hashes.status.success(), "the reader reads mysql.user");
-    let wrong = server.tcp_sql(ADMIN, "wrong-password", "harness_my", "SELECT 1");
-    assert!(!wrong.status.success());
-    common::assert_contains(&common::stderr(&wrong), &["Access denied"]);
+    let reader = server.grant_reader(&["harness_my"]);
+    let roles = Roles {
+        database: "harness_my",
+        reader: &reader,
+        write_denied: "denied",
+        credentials: "SELECT Password FROM mysql.user",
+        wrong_password: "Access denied",
+    };
+    check_roles(server, &roles);
 }
 
 #[test]

@@ -101,6 +101,19 @@ pub(crate) fn answer_the_count_with_a_constant(root: &std::path::Path) {
     std::fs::write(&predictions, format!("SELECT 6\n{rest}")).unwrap();
 }
 
+/// [`suite_pull_request`] with `change` as its lever: refused as a change to the dataset, and
+/// without the lever the regression is seen.
+fn check_dataset_change(folder: &str, skip_missing: bool, change: impl Fn(&std::path::Path)) {
+    let out = lever_and_control(true, |root, lever| {
+        suite_pull_request(root, folder, skip_missing, |root| {
+            if lever {
+                change(root)
+            }
+        })
+    });
+    common::assert_contains(&out, &["dataset"]);
+}
+
 /// A suite database moved out of the suite folder is a dataset change: git lists it at its old
 /// path (`--no-renames`), where the base's suite is. The control: the suite left whole exits 1.
 #[test]
@@ -115,14 +128,7 @@ fn a_suite_database_moved_out_of_the_suite_is_a_dataset_change() {
 /// request (same base config) with the suite left whole exits 1.
 #[test]
 fn a_suite_folder_moved_out_is_a_dataset_change() {
-    let out = lever_and_control(true, |root, lever| {
-        suite_pull_request(root, "suite", true, |root| {
-            if lever {
-                move_out(root, "suite/concert_singer")
-            }
-        })
-    });
-    common::assert_contains(&out, &["dataset"]);
+    check_dataset_change("suite", true, |root| move_out(root, "suite/concert_singer"));
 }
 
 /// A suite under a folder with a non-ASCII name (`suite-été`), whose paths git would quote
@@ -131,12 +137,7 @@ fn a_suite_folder_moved_out_is_a_dataset_change() {
 /// suite left untouched exits 1.
 #[test]
 fn a_suite_under_a_non_ascii_folder_is_watched_like_any_other() {
-    let out = lever_and_control(true, |root, lever| {
-        suite_pull_request(root, "suite-été", false, |root| {
-            if lever {
-                overwrite_the_variant(root, "suite-été")
-            }
-        })
+    check_dataset_change("suite-été", false, |root| {
+        overwrite_the_variant(root, "suite-été")
     });
-    common::assert_contains(&out, &["dataset"]);
 }

@@ -292,6 +292,18 @@ pub fn shell(line: &str) -> Command {
     command
 }
 
+/// Writes a one-system benchmark's files in `dir`: `gold.sql` with one `gold\tdb_id` line per
+/// item and `pred.txt` with the predictions, one a line.
+pub fn write_items(dir: &Path, gold: &[(String, String)], predictions: &[String]) {
+    let gold: String = gold
+        .iter()
+        .map(|(sql, db)| format!("{sql}\t{db}\n"))
+        .collect();
+    std::fs::write(dir.join("gold.sql"), gold).unwrap();
+    let predictions: String = predictions.iter().map(|sql| format!("{sql}\n")).collect();
+    std::fs::write(dir.join("pred.txt"), predictions).unwrap();
+}
+
 /// Runs `git args` in `dir` with a fixed identity; asserts success and returns its trimmed stdout.
 pub fn git(dir: &Path, args: &[&str]) -> String {
     let output = Command::new("git")

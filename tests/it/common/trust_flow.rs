@@ -166,12 +166,7 @@ pub fn recorded_repository_with(
     let root = dir.path();
     setup(root);
     git(root, &["commit", "-q", "--allow-empty", "-am", "set up"]);
-    let push = Run {
-        server,
-        database,
-        event: Event::Push,
-        base: git(root, &["rev-parse", "HEAD"]),
-    };
+    let push = Run::push(server, database, root);
     let recorded = push.workflow(root);
     assert!(recorded.status.success(), "{}", text(&recorded));
     dir
@@ -286,7 +281,28 @@ pub struct Run<'a> {
     pub base: String,
 }
 
-impl Run<'_> {
+impl<'a> Run<'a> {
+    /// The push run of `root`'s HEAD (its own base), as the workflow records a baseline.
+    pub fn push(server: &'a Server, database: &'a str, root: &Path) -> Self {
+        let base = git(root, &["rev-parse", "HEAD"]);
+        Run {
+            server,
+            database,
+            event: Event::Push,
+            base,
+        }
+    }
+
+    /// The pull-request run against the base commit `base`.
+    pub fn pull_request(server: &'a Server, database: &'a str, base: String) -> Self {
+        Run {
+            server,
+            database,
+            event: Event::PullRequest,
+            base,
+        }
+    }
+
     /// Every variable the workflow's `env:` sets, with this server's URLs and the base commit,
     /// plus the GitHub variables the runner sets; sqlgate on PATH; the checkout as workspace.
     pub fn command(&self, root: &Path, mut command: Command) -> Command {
