@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::github::{body_of, comment_json, respond, serve, user_json};
+use common::github::{body_of, comment_json, request_parts, respond, serve, user_json};
 use common::openai::{Reply, Server};
 use common::sqlgate_command;
 use serde_json::{json, Value};
@@ -31,14 +31,8 @@ struct FakeGitHub {
 }
 
 fn handle(state: &Mutex<FakeGitHub>, mut request: tiny_http::Request) {
-    let mut body = String::new();
-    let _ = request.as_reader().read_to_string(&mut body);
-    let authorized = request
-        .headers()
-        .iter()
-        .any(|h| h.field.equiv("Authorization") && h.value.as_str().contains("t0ken"));
-    let path = request.url().split('?').next().unwrap_or("").to_string();
-    let method = request.method().as_str().to_string();
+    let (body, authorized, path, method) =
+        request_parts(&mut request, |value| value.contains("t0ken"));
     let mut state = state.lock().unwrap();
     state.requests.push(format!("{method} {path}"));
     let credentials = request
@@ -95,8 +89,13 @@ fn handle(state: &Mutex<FakeGitHub>, mut request: tiny_http::Request) {
 }
 
 /// Serves on an ephemeral loopback port until `stop` is set (bounded by the test's lifetime).
-fn start_server(state: Arc<Mutex<FakeGitHub>>, stop: Arc<AtomicBool>) -> String {
-    serve(stop, move |request| handle(&state, request))
+/// A fake GitHub API serving from a fresh state: the state, the flag that stops it, its URL.
+fn start_server() -> (Arc<Mutex<FakeGitHub>>, Arc<AtomicBool>, String) {
+    let state = Arc::new(Mutex::new(FakeGitHub::default()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let served = Arc::clone(&state);
+    let api = serve(Arc::clone(&stop), move |request| handle(&served, request));
+    (state, stop, api)
 }
 
 fn example() -> std::path::PathBuf {
@@ -114,9 +113,7 @@ fn write_config(dir: &Path, predictions: &str) -> std::path::PathBuf {
 fn comment_is_created_then_updated_and_never_posted_without_token() {
     let work = tempfile::tempdir().unwrap();
     let dir = work.path();
-    let state = Arc::new(Mutex::new(FakeGitHub::default()));
-    let stop = Arc::new(AtomicBool::new(false));
-    let api = start_server(Arc::clone(&state), Arc::clone(&stop));
+    let (state, stop, api) = start_server();
     let base_config = write_config(dir, "predictions/C3.txt");
     let update = sqlgate_command(&[
         "baseline",
@@ -214,9 +211,7 @@ const PLANTED: &str = "t0ken-PLANTED-5e3c9a1f77d2";
 fn a_planted_token_never_appears_in_any_output() {
     let work = tempfile::tempdir().unwrap();
     let dir = work.path();
-    let state = Arc::new(Mutex::new(FakeGitHub::default()));
-    let stop = Arc::new(AtomicBool::new(false));
-    let api = start_server(Arc::clone(&state), Arc::clone(&stop));
+    let (state, stop, api) = start_server();
     // A hostile judge: echoes what it was sent and the planted token in its error bodies.
     let judge = Server::start(|request, _| Reply {
         status: 400,
@@ -407,9 +402,7 @@ fn only_comments_of_the_tokens_own_identity_are_updated() {
     let marker = "<!-- sqlgate:0123456789ab -->";
     let report = work.path().join("report.md");
     std::fs::write(&report, format!("{marker}\n## ✅ sqlgate passed\n")).unwrap();
-    let state = Arc::new(Mutex::new(FakeGitHub::default()));
-    let stop = Arc::new(AtomicBool::new(false));
-    let api = start_server(Arc::clone(&state), Arc::clone(&stop));
+    let (state, stop, api) = start_server();
     let planted = [
         (1, "other-app[bot]"),
         (2, "mallory"),

@@ -42,26 +42,35 @@ fn assert_refused(output: &Output, needles: &[&str]) {
     assert!(!stdout.contains("s3cr3t") && !stderr.contains("s3cr3t"));
 }
 
+/// Each `(config, needles)`: eval with `config` appended is refused (exit 2) naming `needles`.
+fn assert_each_refused(repo: &Path, cases: &[(&str, &[&str])]) {
+    for (config, needles) in cases {
+        assert_refused(&eval(repo, config), needles);
+    }
+}
+
 #[test]
 fn system_files_are_never_read_as_predictions() {
     let dir = tempfile::tempdir().unwrap();
     let repo = workspace(dir.path());
-    let output = eval(
-        &repo,
-        "predictions: [{ path: /proc/self/environ, allow_missing: true }]\n",
-    );
-    assert_refused(&output, &["predictions[0].path", "/proc/self/environ"]);
-    let output = eval(
-        &repo,
-        "predictions: [{ path: '/**/environ', allow_missing: true }]\n",
-    );
-    assert_refused(&output, &["predictions[0].path", "outside the workspace"]);
     std::os::unix::fs::symlink("/proc/self/environ", repo.join("env.txt")).unwrap();
-    let output = eval(
+    assert_each_refused(
         &repo,
-        "predictions: [{ path: env.txt, allow_missing: true }]\n",
+        &[
+            (
+                "predictions: [{ path: /proc/self/environ, allow_missing: true }]\n",
+                &["predictions[0].path", "/proc/self/environ"],
+            ),
+            (
+                "predictions: [{ path: '/**/environ', allow_missing: true }]\n",
+                &["predictions[0].path", "outside the workspace"],
+            ),
+            (
+                "predictions: [{ path: env.txt, allow_missing: true }]\n",
+                &["predictions[0].path", "env.txt"],
+            ),
+        ],
     );
-    assert_refused(&output, &["predictions[0].path", "env.txt"]);
 }
 
 #[test]
@@ -69,37 +78,35 @@ fn outputs_stay_out_of_git_and_inside_the_workspace() {
     let dir = tempfile::tempdir().unwrap();
     let repo = workspace(dir.path());
     std::fs::write(repo.join(".git/config"), "[core]\n").unwrap();
-    let output = eval(
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("x"), "keep").unwrap();
+    const PRED: &str = "predictions: [{ path: pred.txt }]\n";
+    assert_each_refused(
         &repo,
-        "predictions: [{ path: pred.txt }]\nreport: { output: .git/config }\n",
+        &[
+            (
+                &format!("{PRED}report: {{ output: .git/config }}\n"),
+                &["report.output", ".git/config", "`.git`"],
+            ),
+            (
+                &format!("{PRED}report: {{ output: ../../outside/x }}\n"),
+                &["report.output", "outside/x", "outside the workspace"],
+            ),
+            (
+                &format!("{PRED}report: {{ output: ../outside/x }}\n"),
+                &["report.output", "outside the workspace"],
+            ),
+            (
+                &format!("{PRED}baseline: {{ path: ../outside/x }}\n"),
+                &["baseline.path", "outside the workspace"],
+            ),
+        ],
     );
-    assert_refused(&output, &["report.output", ".git/config", "`.git`"]);
     assert_eq!(
         std::fs::read_to_string(repo.join(".git/config")).unwrap(),
         "[core]\n"
     );
-
-    let outside = dir.path().join("outside");
-    std::fs::create_dir_all(&outside).unwrap();
-    std::fs::write(outside.join("x"), "keep").unwrap();
-    let output = eval(
-        &repo,
-        "predictions: [{ path: pred.txt }]\nreport: { output: ../../outside/x }\n",
-    );
-    assert_refused(
-        &output,
-        &["report.output", "outside/x", "outside the workspace"],
-    );
-    let output = eval(
-        &repo,
-        "predictions: [{ path: pred.txt }]\nreport: { output: ../outside/x }\n",
-    );
-    assert_refused(&output, &["report.output", "outside the workspace"]);
-    let output = eval(
-        &repo,
-        "predictions: [{ path: pred.txt }]\nbaseline: { path: ../outside/x }\n",
-    );
-    assert_refused(&output, &["baseline.path", "outside the workspace"]);
     assert_eq!(std::fs::read_to_string(outside.join("x")).unwrap(), "keep");
 
     std::fs::write(repo.join("README.md"), "mine").unwrap();

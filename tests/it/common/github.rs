@@ -131,15 +131,28 @@ pub fn body_of(request_body: &str) -> String {
         .to_string()
 }
 
-fn handle(state: &Mutex<State>, mut request: tiny_http::Request) {
+/// What a fake API reads of a request: its body, whether an `Authorization` header satisfies
+/// `authorized`, its path (without the query) and its method.
+pub fn request_parts(
+    request: &mut tiny_http::Request,
+    authorized: impl Fn(&str) -> bool,
+) -> (String, bool, String, String) {
     let mut body = String::new();
     let _ = request.as_reader().read_to_string(&mut body);
-    let authorized = request
-        .headers()
-        .iter()
-        .any(|h| h.field.equiv("Authorization") && h.value.as_str().ends_with(TOKEN));
+    let authorized = (request.headers().iter())
+        .any(|h| h.field.equiv("Authorization") && authorized(h.value.as_str()));
     let path = request.url().split('?').next().unwrap_or("").to_string();
-    let method = request.method().as_str().to_string();
+    (
+        body,
+        authorized,
+        path,
+        request.method().as_str().to_string(),
+    )
+}
+
+fn handle(state: &Mutex<State>, mut request: tiny_http::Request) {
+    let (body, authorized, path, method) =
+        request_parts(&mut request, |value| value.ends_with(TOKEN));
     let mut state = state.lock().unwrap();
     state.requests.push(format!("{method} {path}"));
     let (status, reply) = match (method.as_str(), issue_number(&path)) {
