@@ -140,9 +140,15 @@ impl From<ExecError> for ReadError {
 }
 
 /// Writes a new `.duckdb` file at `path` from trusted SQL statements (fixtures of the Spider
-/// 2.0-DBT tests and benches: gold and predicted files built from committed scripts).
+/// 2.0-DBT tests: gold and predicted files built from committed scripts, hostile ones included,
+/// whose views may name local files: so file access stays on, extensions off).
 pub fn write_script(path: &Path, script: &str) -> Result<(), String> {
-    let database = Arc::new(Database::open(path, &ffi::writer_settings()).map_err(|f| f.message)?);
+    let settings = [
+        ("access_mode", "READ_WRITE".to_string()),
+        ("autoinstall_known_extensions", "false".into()),
+        ("autoload_known_extensions", "false".into()),
+    ];
+    let database = Arc::new(Database::open(path, &settings).map_err(|f| f.message)?);
     let connection = database.connect().map_err(|f| f.message)?;
     connection.execute(script).map_err(|f| f.message)
 }
