@@ -93,6 +93,24 @@ fn layout(
     (gold, results)
 }
 
+/// `sqlgate spider2-dbt` on `gold` and `results` (and `extra` arguments), which must exit 0:
+/// what it said and its first `--jsonl` line.
+fn scored(dir: &Path, gold: &Path, results: &Path, extra: &[&str]) -> (String, serde_json::Value) {
+    let jsonl = dir.join("out.jsonl");
+    let mut args = vec![
+        "spider2-dbt",
+        "--gold",
+        arg(gold),
+        "--results",
+        arg(results),
+        "--jsonl",
+        arg(&jsonl),
+    ];
+    args.extend(extra);
+    let said = exited(&sqlgate(&args), 0);
+    (said, read_jsonl(&jsonl)[0].clone())
+}
+
 const GOLD: &str = "CREATE TABLE t (a INTEGER, b INTEGER); INSERT INTO t VALUES (1, 2), (3, 4);";
 
 #[test]
@@ -104,19 +122,7 @@ fn the_report_shows_both_profiles_the_denominator_the_disagreements_and_an_uncha
     let examples = dir.path().join("examples");
     std::fs::create_dir_all(examples.join("i1")).unwrap();
     write_script(&examples.join("i1/db.duckdb"), GOLD).unwrap();
-    let jsonl = dir.path().join("out.jsonl");
-    let output = sqlgate(&[
-        "spider2-dbt",
-        "--gold",
-        arg(&gold),
-        "--results",
-        arg(&results),
-        "--examples",
-        arg(&examples),
-        "--jsonl",
-        arg(&jsonl),
-    ]);
-    let said = exited(&output, 0);
+    let (said, line) = scored(dir.path(), &gold, &results, &["--examples", arg(&examples)]);
     assert!(
         said.contains("1 instances in spider2_eval.jsonl (the denominator of both scores)"),
         "{said}"
@@ -134,29 +140,29 @@ fn the_report_shows_both_profiles_the_denominator_the_disagreements_and_an_uncha
         "{said}"
     );
     assert!(said.contains("finding gold-unchanged: i1:"), "{said}");
-    let lines = read_jsonl(&jsonl);
     assert_eq!(
-        (lines[0]["official"].as_i64(), lines[0]["sound"].as_i64()),
+        (line["official"].as_i64(), line["sound"].as_i64()),
         (Some(1), Some(0))
     );
-    assert_eq!(lines[0]["gold_unchanged"], true);
+    assert_eq!(line["gold_unchanged"], true);
 }
 
 #[test]
 fn a_missing_gold_database_or_a_foreign_evaluation_stops_with_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     let (gold, results) = layout(dir.path(), GOLD, Ok(GOLD), false);
-    std::fs::remove_file(gold.join("i1/db.duckdb")).unwrap();
-    let said = exited(
-        &sqlgate(&[
+    let refused = || {
+        let args = [
             "spider2-dbt",
             "--gold",
             arg(&gold),
             "--results",
             arg(&results),
-        ]),
-        2,
-    );
+        ];
+        exited(&sqlgate(&args), 2)
+    };
+    std::fs::remove_file(gold.join("i1/db.duckdb")).unwrap();
+    let said = refused();
     assert!(
         said.contains("spider2_eval.jsonl")
             && said.contains("line 1")
@@ -165,16 +171,7 @@ fn a_missing_gold_database_or_a_foreign_evaluation_stops_with_exit_2() {
     );
     let other = json!({"instance_id": "i1", "evaluation": {"func": "table_match", "parameters": {"gold": "db.duckdb"}}});
     std::fs::write(gold.join("spider2_eval.jsonl"), format!("{other}\n")).unwrap();
-    let said = exited(
-        &sqlgate(&[
-            "spider2-dbt",
-            "--gold",
-            arg(&gold),
-            "--results",
-            arg(&results),
-        ]),
-        2,
-    );
+    let said = refused();
     assert!(said.contains("not \"duckdb_match\""), "{said}");
 }
 
@@ -194,20 +191,7 @@ fn hostile_predicted_files_score_0_and_reach_nothing() {
     for (what, file) in hostile() {
         let dir = tempfile::tempdir().unwrap();
         let (gold, results) = layout(dir.path(), GOLD, file, true);
-        let jsonl = dir.path().join("out.jsonl");
-        let said = exited(
-            &sqlgate(&[
-                "spider2-dbt",
-                "--gold",
-                arg(&gold),
-                "--results",
-                arg(&results),
-                "--jsonl",
-                arg(&jsonl),
-            ]),
-            0,
-        );
-        let line = &read_jsonl(&jsonl)[0];
+        let (said, line) = scored(dir.path(), &gold, &results, &[]);
         let expected_official = i64::from(what == "a view through a macro");
         assert_eq!(
             (line["official"].as_i64(), line["sound"].as_i64()),
@@ -264,20 +248,7 @@ fn an_answer_path_out_of_its_folder_is_refused() {
         format!("{escape}\n"),
     )
     .unwrap();
-    let jsonl = dir.path().join("out.jsonl");
-    exited(
-        &sqlgate(&[
-            "spider2-dbt",
-            "--gold",
-            arg(&gold),
-            "--results",
-            arg(&results),
-            "--jsonl",
-            arg(&jsonl),
-        ]),
-        0,
-    );
-    let line = &read_jsonl(&jsonl)[0];
+    let (_, line) = scored(dir.path(), &gold, &results, &[]);
     assert_eq!(
         (line["official"].as_i64(), line["sound"].as_i64()),
         (Some(0), Some(0))

@@ -595,7 +595,7 @@ pub fn judge(
                 "`SELECT * FROM {name}` (the name pasted in unquoted) raises: the official code cannot read a name that needs quoting"
             ));
         }
-        match read_frame(&gold_file, name, sound, limits) {
+        match read_frame(gold_file, name, sound, limits) {
             Ok(frame) => gold_frames.push(frame),
             Err(Failed::Exec(e)) => {
                 return Verdict::GoldFailure(format!("gold table `{name}`: {e}"))
@@ -608,11 +608,11 @@ pub fn judge(
     let mut pred_frames = Vec::with_capacity(tables.names.len());
     for name in tables.names {
         if sound {
-            if let Err(why) = base_table(&pred_file, name, limits) {
+            if let Err(why) = base_table(pred_file, name, limits) {
                 return why;
             }
         }
-        match read_frame(&pred_file, name, sound, limits) {
+        match read_frame(pred_file, name, sound, limits) {
             Ok(frame) => pred_frames.push(frame),
             Err(Failed::Exec(
                 e @ (ExecError::Timeout(_) | ExecError::TooLarge(_) | ExecError::Fault(_)),
