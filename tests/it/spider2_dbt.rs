@@ -145,6 +145,16 @@ fn the_report_shows_both_profiles_the_denominator_the_disagreements_and_an_uncha
         (Some(1), Some(0))
     );
     assert_eq!(line["gold_unchanged"], true);
+    // A starting database without the gold's rows is no finding.
+    std::fs::remove_file(examples.join("i1/db.duckdb")).unwrap();
+    write_script(
+        &examples.join("i1/db.duckdb"),
+        "CREATE TABLE t (a INTEGER, b INTEGER);",
+    )
+    .unwrap();
+    let (said, line) = scored(dir.path(), &gold, &results, &["--examples", arg(&examples)]);
+    assert!(!said.contains("finding gold-unchanged"), "{said}");
+    assert_eq!(line["gold_unchanged"], false);
 }
 
 #[test]
