@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Each named case of the corpus: (what, official, sound).
-const QUIRKS: [(&str, bool, bool); 17] = [
+const QUIRKS: [(&str, bool, bool); 19] = [
     ("rows scrambled across columns", true, false),
     (
         "one predicted column stands for two gold columns",
@@ -31,6 +31,8 @@ const QUIRKS: [(&str, bool, bool); 17] = [
     ("1 vs True", true, true),
     ("NULL vs 0", false, false),
     ("NULL vs NULL int", true, true),
+    ("NaN vs NULL", true, false),
+    ("hugeint as float", true, false),
     ("a name needing quotes", false, true),
     ("a name with a hyphen", false, true),
     ("condition column out of range", false, false),

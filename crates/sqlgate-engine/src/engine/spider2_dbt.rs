@@ -74,6 +74,11 @@ impl Py {
         }
     }
 
+    /// A NULL (not a stored NaN).
+    fn is_missing(&self) -> bool {
+        matches!(self, Py::None | Py::Na | Py::NaT)
+    }
+
     /// `float(x)` when `isinstance(x, (int, float))` (a `bool` is an `int`).
     fn number(&self) -> Option<f64> {
         match self {
@@ -122,6 +127,9 @@ enum Dtype {
 struct Column {
     dtype: Dtype,
     cells: Vec<Py>,
+    /// The values in their declared types, for the sound variant: a `HUGEINT` stays an exact
+    /// integer, a NULL is `None` (a stored NaN stays a float).
+    declared: Vec<Py>,
 }
 
 /// A table read from a `.duckdb` file, typed as `fetchdf()` types it.
@@ -143,6 +151,10 @@ impl Frame {
                 .map(|value| cell(value, *column_type))
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|why| format!("column `{name}`: {why}"))?;
+            let declared = (values.iter())
+                .map(|value| declared_cell(value, *column_type))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|why| format!("column `{name}`: {why}"))?;
             let has_null = values.iter().any(|v| matches!(v, Value::Null));
             let dtype = match column_type {
                 ColumnType::Signed(_) | ColumnType::Unsigned(_) | ColumnType::Boolean
@@ -153,7 +165,7 @@ impl Frame {
                 ColumnType::Signed(bits) => Dtype::Int(false, *bits),
                 ColumnType::Unsigned(bits) => Dtype::Int(true, *bits),
                 ColumnType::Float => Dtype::Float(32),
-                ColumnType::Double => Dtype::Float(64),
+                ColumnType::Double | ColumnType::HugeInt => Dtype::Float(64),
                 ColumnType::Boolean => Dtype::Bool,
                 ColumnType::Text => Dtype::Object,
                 ColumnType::Timestamp => Dtype::Datetime,
@@ -163,7 +175,11 @@ impl Frame {
                     ))
                 }
             };
-            columns.push(Column { dtype, cells });
+            columns.push(Column {
+                dtype,
+                cells,
+                declared,
+            });
         }
         Ok(Frame {
             columns,
@@ -198,17 +214,19 @@ impl Frame {
 /// in text).
 fn cell(value: &Value, column_type: ColumnType) -> Result<Py, String> {
     Ok(match (value.clone(), column_type) {
-        (Value::Null, ColumnType::Float | ColumnType::Double) => Py::Float(f64::NAN),
+        (Value::Null, ColumnType::Float | ColumnType::Double | ColumnType::HugeInt) => {
+            Py::Float(f64::NAN)
+        }
         (Value::Null, ColumnType::Timestamp) => Py::NaT,
         (Value::Null, ColumnType::Text) => Py::None,
         (Value::Null, _) => Py::Na,
-        (Value::Int(i), ColumnType::Double) => Py::Float(i as f64),
+        (Value::Int(i), ColumnType::Double | ColumnType::HugeInt) => Py::Float(i as f64),
         (Value::Int(i), _) => Py::Int(i128::from(i)),
         (Value::Real(f), _) => Py::Float(f),
         (Value::Text(s), _) => Py::Str(s.clone()),
         (Value::Py(py), column_type) => match (py.as_ref(), column_type) {
             (PyValue::Bool(b), _) => Py::Bool(*b),
-            (PyValue::Decimal(d), ColumnType::Double) => {
+            (PyValue::Decimal(d), ColumnType::Double | ColumnType::HugeInt) => {
                 Py::Float(d.text.parse().map_err(|_| format!("DECIMAL {}", d.text))?)
             }
             (PyValue::Decimal(d), _) => {
@@ -233,6 +251,22 @@ fn cell(value: &Value, column_type: ColumnType) -> Result<Py, String> {
         },
         (Value::Blob(_), _) => return Err("BLOB is not reproduced".into()),
     })
+}
+
+/// The value of one DuckDB value in its declared type (the sound variant's): NULL is `None`,
+/// an integer of any width (`HUGEINT` included) exact, `DECIMAL` a float.
+fn declared_cell(value: &Value, column_type: ColumnType) -> Result<Py, String> {
+    match (value, column_type) {
+        (Value::Null, _) => Ok(Py::None),
+        (Value::Int(i), _) => Ok(Py::Int(i128::from(*i))),
+        (Value::Py(py), ColumnType::HugeInt) => {
+            let text = py.python_str();
+            text.parse()
+                .map(Py::Int)
+                .map_err(|_| format!("integer {text}"))
+        }
+        _ => cell(value, column_type),
+    }
 }
 
 /// The dtype of `DataFrame.values` over `dtypes` (pandas' `find_common_type`): `None` for
@@ -369,12 +403,12 @@ pub fn official_match(
         .all(|g| pred_lists.iter().any(|p| vectors_match(g, p, ignore_order))))
 }
 
-/// Whether two values are equal to the sound variant: missing only to missing, integers
-/// exactly, a float within 1e-2 of a number, text and datetimes exactly, `True` as 1.
+/// Whether two values are equal to the sound variant: NULL only to NULL, NaN only to NaN,
+/// integers exactly, a float within 1e-2 of a number, text and datetimes exactly, `True` as 1.
 fn sound_equal(a: &Py, b: &Py) -> bool {
     match (a, b) {
         (Py::Float(x), Py::Float(y)) if x.is_nan() || y.is_nan() => x.is_nan() && y.is_nan(),
-        (x, y) if x.is_na() || y.is_na() => x.is_na() && y.is_na(),
+        (x, y) if x.is_missing() || y.is_missing() => x.is_missing() && y.is_missing(),
         (Py::Int(x), Py::Int(y)) => x == y,
         (Py::Bool(x), Py::Bool(y)) => x == y,
         (Py::Bool(x), Py::Int(y)) | (Py::Int(y), Py::Bool(x)) => i128::from(u8::from(*x)) == *y,
@@ -392,7 +426,7 @@ fn sound_equal(a: &Py, b: &Py) -> bool {
 /// text, datetimes.
 fn canonical(a: &Py, b: &Py) -> Ordering {
     let rank = |p: &Py| match p {
-        _ if p.is_na() => 0,
+        _ if p.is_missing() => 0,
         Py::Int(_) | Py::Float(_) | Py::Bool(_) => 1,
         Py::Str(_) => 2,
         _ => 3,
@@ -425,9 +459,11 @@ pub fn sound_match(
         return Ok(false);
     }
     let gold_columns: Vec<&[Py]> = (selected.iter())
-        .map(|&i| gold.columns[i].cells.as_slice())
+        .map(|&i| gold.columns[i].declared.as_slice())
         .collect();
-    let pred_columns: Vec<&[Py]> = pred.columns.iter().map(|c| c.cells.as_slice()).collect();
+    let pred_columns: Vec<&[Py]> = (pred.columns.iter())
+        .map(|c| c.declared.as_slice())
+        .collect();
     let mut search = Assignment {
         gold: gold_columns,
         pred: pred_columns,

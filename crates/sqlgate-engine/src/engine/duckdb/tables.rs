@@ -24,8 +24,10 @@ pub enum ColumnType {
     Unsigned(u8),
     /// `FLOAT`.
     Float,
-    /// `DOUBLE`, and what DuckDB's client turns into float64: `DECIMAL`, `HUGEINT`, `UHUGEINT`.
+    /// `DOUBLE`, and `DECIMAL` (float64 in DuckDB's client).
     Double,
+    /// `HUGEINT` or `UHUGEINT` (float64 in DuckDB's client).
+    HugeInt,
     /// `BOOLEAN`.
     Boolean,
     /// `VARCHAR` or `ENUM`.
@@ -48,10 +50,12 @@ impl ColumnType {
             sys::DUCKDB_TYPE_DUCKDB_TYPE_UINTEGER => ColumnType::Unsigned(32),
             sys::DUCKDB_TYPE_DUCKDB_TYPE_UBIGINT => ColumnType::Unsigned(64),
             sys::DUCKDB_TYPE_DUCKDB_TYPE_FLOAT => ColumnType::Float,
-            sys::DUCKDB_TYPE_DUCKDB_TYPE_DOUBLE
-            | sys::DUCKDB_TYPE_DUCKDB_TYPE_DECIMAL
-            | sys::DUCKDB_TYPE_DUCKDB_TYPE_HUGEINT
-            | sys::DUCKDB_TYPE_DUCKDB_TYPE_UHUGEINT => ColumnType::Double,
+            sys::DUCKDB_TYPE_DUCKDB_TYPE_DOUBLE | sys::DUCKDB_TYPE_DUCKDB_TYPE_DECIMAL => {
+                ColumnType::Double
+            }
+            sys::DUCKDB_TYPE_DUCKDB_TYPE_HUGEINT | sys::DUCKDB_TYPE_DUCKDB_TYPE_UHUGEINT => {
+                ColumnType::HugeInt
+            }
             sys::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN => ColumnType::Boolean,
             sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR | sys::DUCKDB_TYPE_DUCKDB_TYPE_ENUM => {
                 ColumnType::Text
