@@ -65,6 +65,25 @@ enum Command {
         #[arg(long)]
         from: PathBuf,
     },
+    /// Spider 2.0-DBT: score a submission folder (`results_metadata.jsonl`, `<instance_id>/<file>`)
+    /// against the gold folder (`spider2_eval.jsonl`, `<instance_id>/<gold>.duckdb`) with
+    /// `duckdb_match`, official and sound side by side (docs/METRICS.md).
+    #[cfg(feature = "duckdb")]
+    Spider2Dbt {
+        /// The gold folder (`evaluation_suite/gold`).
+        #[arg(long)]
+        gold: PathBuf,
+        /// The submission folder.
+        #[arg(long)]
+        results: PathBuf,
+        /// The task folder (`spider2-dbt/examples`): each gold is checked against the starting
+        /// database `<examples>/<instance_id>/<gold file name>`.
+        #[arg(long)]
+        examples: Option<PathBuf>,
+        /// Write one JSON object per instance here.
+        #[arg(long)]
+        jsonl: Option<PathBuf>,
+    },
     /// Join shard files written by `eval --shard`, then report and gate as an unsharded run.
     Merge {
         /// The shard files.
@@ -178,5 +197,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } => commands::comment_from_workflow_run(&report),
         Command::Comment { report, pr, .. } => commands::comment(&report, pr),
         Command::Action => commands::action(),
+        #[cfg(feature = "duckdb")]
+        Command::Spider2Dbt {
+            gold,
+            results,
+            examples,
+            jsonl,
+        } => commands::spider2_dbt(&gold, &results, examples.as_deref(), jsonl.as_deref()),
     }
 }

@@ -11,6 +11,8 @@ mod failure;
 mod finish;
 pub mod gate_run;
 mod runs;
+#[cfg(feature = "duckdb")]
+mod spider2_dbt;
 pub mod store;
 
 use crate::analysis::baseline::Baseline;
@@ -21,6 +23,8 @@ use crate::report::summary::{self, Summary};
 use crate::trust::TrustedBase;
 use anyhow::Context;
 use finish::{check_output, check_outputs, finish, report_comment, write_output};
+#[cfg(feature = "duckdb")]
+pub use spider2_dbt::spider2_dbt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 

@@ -66,6 +66,10 @@ mod server_trust;
 mod servers;
 mod shard;
 mod spider2;
+#[cfg(feature = "duckdb")]
+mod spider2_dbt;
+#[cfg(feature = "duckdb")]
+mod spider2_dbt_conformance;
 mod spider2_differential;
 mod state_trust;
 mod stores;

@@ -20,6 +20,8 @@ pub mod read_csv;
 pub mod registry;
 pub mod server;
 pub mod spider2;
+#[cfg(feature = "duckdb")]
+pub mod spider2_dbt;
 pub mod sqlite;
 pub mod to_csv;
 pub mod value;

@@ -20,5 +20,6 @@ pub mod predictions;
 pub mod provider_config;
 pub mod soft_f1;
 pub mod spider2;
+pub mod spider2_dbt;
 pub mod spider2_select;
 pub mod trusted;

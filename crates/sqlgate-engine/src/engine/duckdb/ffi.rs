@@ -370,6 +370,16 @@ impl Prepared<'_> {
             .collect()
     }
 
+    /// The result's column types (DuckDB type ids), without running the statement.
+    pub fn column_types(&self) -> Vec<sys::duckdb_type> {
+        // SAFETY: a successfully prepared statement.
+        let count = unsafe { sys::duckdb_prepared_statement_column_count(self.raw) };
+        (0..count)
+            // SAFETY: column < count.
+            .map(|column| unsafe { sys::duckdb_prepared_statement_column_type(self.raw, column) })
+            .collect()
+    }
+
     /// Runs the statement; its rows come chunk by chunk from the returned result.
     pub fn stream(&self) -> Result<Streaming<'_>, Failure> {
         // SAFETY: zeroed is the documented initial state of a duckdb_result out-parameter.

@@ -15,6 +15,7 @@
 mod convert;
 mod deadline;
 pub(crate) mod ffi;
+pub mod tables;
 
 use crate::engine::exec::{Engine, ExecError, Limits, ResultTable, SizeGuard};
 use crate::engine::value::Row;
@@ -44,9 +45,8 @@ impl DuckdbEngine {
     /// DuckDB's own memory, outside Rust's allocator, is then at most half of it while no more
     /// than [`OPEN_DATABASES`] are open.
     pub fn new() -> DuckdbEngine {
-        let budget = crate::util::memory::PROCESS.limit();
         DuckdbEngine {
-            memory_limit: (budget / 2 / OPEN_DATABASES).max(MIN_MEMORY_LIMIT),
+            memory_limit: memory_limit(),
             open: Mutex::new(Vec::new()),
         }
     }
@@ -113,6 +113,13 @@ impl Engine for DuckdbEngine {
     }
 }
 
+/// DuckDB's `memory_limit` for one open database: half the run's budget
+/// (`execution.max_memory`) over [`OPEN_DATABASES`], at least [`MIN_MEMORY_LIMIT`].
+fn memory_limit() -> usize {
+    let budget = crate::util::memory::PROCESS.limit();
+    (budget / 2 / OPEN_DATABASES).max(MIN_MEMORY_LIMIT)
+}
+
 /// Runs one untrusted query on a fresh connection to `database` under `limits`.
 fn run_query(
     database: &Arc<Database>,
@@ -122,9 +129,21 @@ fn run_query(
     most_rows: usize,
 ) -> Result<ResultTable, ExecError> {
     let connection = database.connect().map_err(fault)?;
+    under_deadline(&connection, limits, |armed| {
+        prepare_query(&connection, sql, armed.expired(), limits)
+            .and_then(|prepared| read_rows(&prepared, armed, limits, with_columns, most_rows))
+    })
+}
+
+/// `work` on `connection` with the deadline of `limits` armed; an error met after the deadline
+/// is the timeout.
+fn under_deadline<T>(
+    connection: &ffi::Connection,
+    limits: &Limits,
+    work: impl FnOnce(&deadline::Armed) -> Result<T, ExecError>,
+) -> Result<T, ExecError> {
     let armed = deadline::Armed::arm(connection.interrupt(), limits.timeout);
-    let result = prepare_query(&connection, sql, armed.expired(), limits)
-        .and_then(|prepared| read_rows(&prepared, &armed, limits, with_columns, most_rows));
+    let result = work(&armed);
     armed.disarm();
     match result {
         Err(ExecError::Sql(_) | ExecError::Fault(_)) if armed.expired() => {

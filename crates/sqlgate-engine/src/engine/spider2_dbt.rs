@@ -1,0 +1,742 @@
+//! Spider 2.0-DBT's table comparison: `duckdb_match` of xlang-ai/Spider2
+//! `spider2-dbt/evaluation_suite/eval_utils.py` at e12c5f1e6550a5df88995520c3bf00bbe7bad2d2
+//! (unchanged since 90985da3, 2025-07-25), and a sound variant.
+//!
+//! Official: each table of `condition_tabs` is read from the gold and from the predicted file
+//! with `SELECT * FROM {name}` (the name pasted in unquoted) and `fetchdf()`; the gold's
+//! `condition_cols` columns (all when `[]`) are turned into lists by
+//! `DataFrame.transpose().values.tolist()`, the predicted table's columns (all of them) likewise,
+//! and every gold list must equal some predicted list under `vectors_match` (`ignore_order`:
+//! each list sorted on its own by `(x is None, str(x), isinstance(x, (int, float)))`; values
+//! equal when both are missing, both numbers with `math.isclose(a, b, abs_tol=1e-2)` (its
+//! relative tolerance 1e-9 kept), or `==`; any exception is "not equal"). [`Frame::official`]
+//! reproduces the values pandas hands over, dtype by dtype (`DuckDB` 1.5.6's `fetchdf`, pandas
+//! 2.2.3): integers without NULL stay `int` unless a float or a mix of int64 and uint64 is in
+//! the same frame (then `float`), an integer or boolean column with a NULL is a nullable column
+//! (`pd.NA`) that makes the frame `object`, `DECIMAL` / `HUGEINT` / `DOUBLE` are float64 (NULL is
+//! NaN), `DATE` / `TIMESTAMP` are `datetime` (`None` for NULL) in a frame of only such columns,
+//! else `Timestamp` (`NaT`). Other column types (`LIST`, `BLOB`, `TIME`, ...) are not reproduced:
+//! the verdict is unavailable with the reason.
+//!
+//! Sound ([`sound_match`]): rows, not columns one by one: one row permutation (with
+//! `ignore_order`, else the rows in order) and a distinct predicted column per gold column such
+//! that every cell matches; values keep their declared types (an integer is exact, a float
+//! matches within 1e-2 absolute, a NULL only a NULL, text never a number), and names are quoted.
+
+use crate::engine::denotation::{perfect_matching, python_str};
+use crate::engine::duckdb::tables::{ColumnType, LockedFile, ReadError, TypedTable};
+use crate::engine::exec::{ExecError, Limits};
+use crate::engine::pyvalue::PyValue;
+use crate::engine::value::Value;
+use std::cmp::Ordering;
+use std::path::Path;
+
+/// `math.isclose`'s `abs_tol` in `vectors_match`.
+const TOLERANCE: f64 = 1e-2;
+/// `math.isclose`'s default `rel_tol`.
+const RELATIVE: f64 = 1e-9;
+/// Most rows the sound variant pairs by bipartite matching when sorting cannot align them.
+const MAX_MATCHING_ROWS: usize = 2_000;
+/// Most column assignments the sound variant tries before it gives up.
+const MAX_ASSIGNMENTS: usize = 10_000;
+const MICROS_PER_DAY: i64 = 86_400_000_000;
+/// Days from 0001-01-01 (ordinal 1) to 1970-01-01.
+const EPOCH_ORDINAL: i64 = 719_163;
+
+/// One value as the official comparison holds it (a Python object).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Py {
+    /// `None`.
+    None,
+    /// `pd.NA` (a NULL of a nullable integer or boolean column).
+    Na,
+    /// `pd.NaT`.
+    NaT,
+    /// `int`.
+    Int(i128),
+    /// `float`.
+    Float(f64),
+    /// `bool`.
+    Bool(bool),
+    /// `str`.
+    Str(String),
+    /// `datetime` / `Timestamp`: microseconds since 1970 and `str(x)`.
+    Stamp(i64, String),
+}
+
+impl Py {
+    /// `pd.isna(x)`.
+    fn is_na(&self) -> bool {
+        match self {
+            Py::None | Py::Na | Py::NaT => true,
+            Py::Float(f) => f.is_nan(),
+            _ => false,
+        }
+    }
+
+    /// A NULL (not a stored NaN).
+    fn is_missing(&self) -> bool {
+        matches!(self, Py::None | Py::Na | Py::NaT)
+    }
+
+    /// `float(x)` when `isinstance(x, (int, float))` (a `bool` is an `int`).
+    fn number(&self) -> Option<f64> {
+        match self {
+            Py::Int(i) => Some(*i as f64),
+            Py::Float(f) => Some(*f),
+            Py::Bool(b) => Some(f64::from(u8::from(*b))),
+            _ => None,
+        }
+    }
+
+    /// `str(x)`.
+    fn text(&self) -> String {
+        match self {
+            Py::None => "None".into(),
+            Py::Na => "<NA>".into(),
+            Py::NaT => "NaT".into(),
+            Py::Int(i) => i.to_string(),
+            Py::Float(f) => python_str(&Value::Real(*f)),
+            Py::Bool(true) => "True".into(),
+            Py::Bool(false) => "False".into(),
+            Py::Str(s) => s.clone(),
+            Py::Stamp(_, text) => text.clone(),
+        }
+    }
+}
+
+/// The dtype `fetchdf()` gives a column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Dtype {
+    /// A numpy integer without NULL: (unsigned, bits).
+    Int(bool, u8),
+    /// float32 / float64 (its bits).
+    Float(u8),
+    /// numpy bool.
+    Bool,
+    /// A nullable `Int*` or `boolean` extension column (it held a NULL).
+    Nullable,
+    /// object (text).
+    Object,
+    /// datetime64[us].
+    Datetime,
+}
+
+/// One column: its dtype and its values as Python objects in the column's own type.
+#[derive(Debug, Clone)]
+struct Column {
+    dtype: Dtype,
+    cells: Vec<Py>,
+    /// The values in their declared types, for the sound variant: a `HUGEINT` stays an exact
+    /// integer, a NULL is `None` (a stored NaN stays a float).
+    declared: Vec<Py>,
+}
+
+/// A table read from a `.duckdb` file, typed as `fetchdf()` types it.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    columns: Vec<Column>,
+    height: usize,
+}
+
+impl Frame {
+    /// The frame of `table`; a column type the official pipeline is not reproduced for is an
+    /// error naming it.
+    pub fn from_table(table: &TypedTable) -> Result<Frame, String> {
+        let mut columns = Vec::with_capacity(table.types.len());
+        for (index, (column_type, name)) in table.types.iter().zip(&table.names).enumerate() {
+            let values: Vec<&Value> = table.rows.iter().map(|row| &row[index]).collect();
+            let cells = values
+                .iter()
+                .map(|value| cell(value, *column_type))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|why| format!("column `{name}`: {why}"))?;
+            let declared = (values.iter())
+                .map(|value| declared_cell(value, *column_type))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|why| format!("column `{name}`: {why}"))?;
+            let has_null = values.iter().any(|v| matches!(v, Value::Null));
+            let dtype = match column_type {
+                ColumnType::Signed(_) | ColumnType::Unsigned(_) | ColumnType::Boolean
+                    if has_null =>
+                {
+                    Dtype::Nullable
+                }
+                ColumnType::Signed(bits) => Dtype::Int(false, *bits),
+                ColumnType::Unsigned(bits) => Dtype::Int(true, *bits),
+                ColumnType::Float => Dtype::Float(32),
+                ColumnType::Double | ColumnType::HugeInt => Dtype::Float(64),
+                ColumnType::Boolean => Dtype::Bool,
+                ColumnType::Text => Dtype::Object,
+                ColumnType::Timestamp => Dtype::Datetime,
+                ColumnType::Other(id) => {
+                    return Err(format!(
+                        "column `{name}`: DuckDB type #{id} is not reproduced (only integers, FLOAT, DOUBLE, DECIMAL, HUGEINT, BOOLEAN, VARCHAR, ENUM, DATE, TIMESTAMP)"
+                    ))
+                }
+            };
+            columns.push(Column {
+                dtype,
+                cells,
+                declared,
+            });
+        }
+        Ok(Frame {
+            columns,
+            height: table.rows.len(),
+        })
+    }
+
+    /// Its column count.
+    pub fn width(&self) -> usize {
+        self.columns.len()
+    }
+
+    /// `frame.iloc[:, selection].transpose().values.tolist()`: the selected columns as the lists
+    /// of Python objects the official code compares (the frame's common dtype decides them).
+    fn official(&self, selection: &[usize]) -> Vec<Vec<Py>> {
+        let dtypes: Vec<Dtype> = selection.iter().map(|&i| self.columns[i].dtype).collect();
+        let common = common_dtype(&dtypes);
+        selection
+            .iter()
+            .map(|&i| {
+                let column = &self.columns[i];
+                (column.cells.iter())
+                    .map(|c| interleaved(c, common))
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+/// The Python object of one DuckDB value of `column_type` (NULL as the column's own missing
+/// value: NaN in a float column, `NaT` in a datetime one, `pd.NA` in a nullable one, `None`
+/// in text).
+fn cell(value: &Value, column_type: ColumnType) -> Result<Py, String> {
+    Ok(match (value.clone(), column_type) {
+        (Value::Null, ColumnType::Float | ColumnType::Double | ColumnType::HugeInt) => {
+            Py::Float(f64::NAN)
+        }
+        (Value::Null, ColumnType::Timestamp) => Py::NaT,
+        (Value::Null, ColumnType::Text) => Py::None,
+        (Value::Null, _) => Py::Na,
+        (Value::Int(i), ColumnType::Double | ColumnType::HugeInt) => Py::Float(i as f64),
+        (Value::Int(i), _) => Py::Int(i128::from(i)),
+        (Value::Real(f), _) => Py::Float(f),
+        (Value::Text(s), _) => Py::Str(s.clone()),
+        (Value::Py(py), column_type) => match (py.as_ref(), column_type) {
+            (PyValue::Bool(b), _) => Py::Bool(*b),
+            (PyValue::Decimal(d), ColumnType::Double | ColumnType::HugeInt) => {
+                Py::Float(d.text.parse().map_err(|_| format!("DECIMAL {}", d.text))?)
+            }
+            (PyValue::Decimal(d), _) => {
+                Py::Int(d.text.parse().map_err(|_| format!("integer {}", d.text))?)
+            }
+            (PyValue::Date(date), _) => Py::Stamp(
+                (date.ordinal() - EPOCH_ORDINAL) * MICROS_PER_DAY,
+                format!("{} 00:00:00", date.iso()),
+            ),
+            (
+                PyValue::DateTime {
+                    date,
+                    time,
+                    offset: None,
+                },
+                _,
+            ) => Py::Stamp(
+                (date.ordinal() - EPOCH_ORDINAL) * MICROS_PER_DAY + time.micros(),
+                py.python_str(),
+            ),
+            (other, _) => return Err(format!("{} is not reproduced", other.python_type_name())),
+        },
+        (Value::Blob(_), _) => return Err("BLOB is not reproduced".into()),
+    })
+}
+
+/// The value of one DuckDB value in its declared type (the sound variant's): NULL is `None`,
+/// an integer of any width (`HUGEINT` included) exact, `DECIMAL` a float.
+fn declared_cell(value: &Value, column_type: ColumnType) -> Result<Py, String> {
+    match (value, column_type) {
+        (Value::Null, _) => Ok(Py::None),
+        (Value::Int(i), _) => Ok(Py::Int(i128::from(*i))),
+        (Value::Py(py), ColumnType::HugeInt) => {
+            let text = py.python_str();
+            text.parse()
+                .map(Py::Int)
+                .map_err(|_| format!("integer {text}"))
+        }
+        _ => cell(value, column_type),
+    }
+}
+
+/// The dtype of `DataFrame.values` over `dtypes` (pandas' `find_common_type`): `None` for
+/// object.
+fn common_dtype(dtypes: &[Dtype]) -> Option<Dtype> {
+    let first = *dtypes.first()?;
+    if dtypes.iter().all(|d| *d == Dtype::Bool) {
+        return Some(Dtype::Bool);
+    }
+    if dtypes.iter().all(|d| *d == Dtype::Datetime) {
+        return Some(Dtype::Datetime);
+    }
+    if !dtypes
+        .iter()
+        .all(|d| matches!(d, Dtype::Int(..) | Dtype::Float(_)))
+    {
+        return None;
+    }
+    let ints = || {
+        dtypes.iter().filter_map(|d| match d {
+            Dtype::Int(u, b) => Some((*u, *b)),
+            _ => None,
+        })
+    };
+    let floats: Vec<u8> = (dtypes.iter())
+        .filter_map(|d| match d {
+            Dtype::Float(bits) => Some(*bits),
+            _ => None,
+        })
+        .collect();
+    if floats.is_empty() {
+        let unsigned64 = ints().any(|(u, b)| u && b == 64);
+        let signed = ints().any(|(u, _)| !u);
+        return Some(match unsigned64 && signed {
+            true => Dtype::Float(64),
+            false => first,
+        });
+    }
+    let narrow = floats.iter().all(|b| *b == 32) && ints().all(|(_, bits)| bits <= 16);
+    Some(Dtype::Float(if narrow { 32 } else { 64 }))
+}
+
+/// A cell in an array of the common dtype (`None`: object).
+fn interleaved(cell: &Py, common: Option<Dtype>) -> Py {
+    match (common, cell) {
+        (Some(Dtype::Float(32)), Py::Int(i)) => Py::Float(f64::from(*i as f32)),
+        (Some(Dtype::Float(_)), Py::Int(i)) => Py::Float(*i as f64),
+        (Some(Dtype::Datetime), Py::NaT) => Py::None,
+        _ => cell.clone(),
+    }
+}
+
+/// `vectors_match` with `ignore_order_`.
+fn vectors_match(gold: &[Py], pred: &[Py], ignore_order: bool) -> bool {
+    if gold.len() != pred.len() {
+        return false;
+    }
+    let sorted = |v: &[Py]| -> Vec<Py> {
+        let mut keyed: Vec<((bool, String, bool), &Py)> = (v.iter())
+            .map(|x| ((*x == Py::None, x.text(), x.number().is_some()), x))
+            .collect();
+        keyed.sort_by(|a, b| a.0.cmp(&b.0));
+        keyed.into_iter().map(|(_, x)| x.clone()).collect()
+    };
+    if ignore_order {
+        let (gold, pred) = (sorted(gold), sorted(pred));
+        return gold.iter().zip(&pred).all(|(a, b)| official_equal(a, b));
+    }
+    gold.iter().zip(pred).all(|(a, b)| official_equal(a, b))
+}
+
+/// One pair of `vectors_match`: both missing, both numbers within `math.isclose`, or `==`
+/// (`pd.NA` against a value raises there, which is "not equal").
+fn official_equal(a: &Py, b: &Py) -> bool {
+    if a.is_na() && b.is_na() {
+        return true;
+    }
+    match (a.number(), b.number()) {
+        (Some(x), Some(y)) => is_close(x, y),
+        _ => match (a, b) {
+            (Py::Stamp(x, _), Py::Stamp(y, _)) => x == y,
+            (Py::Str(x), Py::Str(y)) => x == y,
+            _ => false,
+        },
+    }
+}
+
+/// `math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-2)`.
+fn is_close(a: f64, b: f64) -> bool {
+    if a == b {
+        return true;
+    }
+    if a.is_infinite() || b.is_infinite() {
+        return false;
+    }
+    let diff = (b - a).abs();
+    diff <= (RELATIVE * b).abs() || diff <= (RELATIVE * a).abs() || diff <= TOLERANCE
+}
+
+/// The gold columns `condition_cols` selects (`[]`: all; negative indexes count from the end,
+/// as `iloc`), or the `IndexError` the official code raises.
+pub fn selection(condition: &[i64], width: usize) -> Result<Vec<usize>, String> {
+    if condition.is_empty() {
+        return Ok((0..width).collect());
+    }
+    let signed_width = width as i64;
+    condition
+        .iter()
+        .map(|&c| {
+            let index = if c < 0 { c + signed_width } else { c };
+            (0..signed_width)
+                .contains(&index)
+                .then_some(index as usize)
+                .ok_or_else(|| {
+                    format!("IndexError: condition column {c} of a {width}-column gold table")
+                })
+        })
+        .collect()
+}
+
+/// The official `compare_pandas_table(pred, gold, condition_cols, ignore_order)`: every selected
+/// gold column equals some predicted column; `Err` where the official code raises.
+pub fn official_match(
+    pred: &Frame,
+    gold: &Frame,
+    condition: &[i64],
+    ignore_order: bool,
+) -> Result<bool, String> {
+    let selected = selection(condition, gold.width())?;
+    let gold_lists = gold.official(&selected);
+    let pred_lists = pred.official(&(0..pred.width()).collect::<Vec<_>>());
+    Ok(gold_lists
+        .iter()
+        .all(|g| pred_lists.iter().any(|p| vectors_match(g, p, ignore_order))))
+}
+
+/// Whether two values are equal to the sound variant: NULL only to NULL, NaN only to NaN,
+/// integers exactly, a float within 1e-2 of a number, text and datetimes exactly, `True` as 1.
+fn sound_equal(a: &Py, b: &Py) -> bool {
+    match (a, b) {
+        (Py::Float(x), Py::Float(y)) if x.is_nan() || y.is_nan() => x.is_nan() && y.is_nan(),
+        (x, y) if x.is_missing() || y.is_missing() => x.is_missing() && y.is_missing(),
+        (Py::Int(x), Py::Int(y)) => x == y,
+        (Py::Bool(x), Py::Bool(y)) => x == y,
+        (Py::Bool(x), Py::Int(y)) | (Py::Int(y), Py::Bool(x)) => i128::from(u8::from(*x)) == *y,
+        (Py::Float(_), _) | (_, Py::Float(_)) => match (a.number(), b.number()) {
+            (Some(x), Some(y)) => x == y || (x - y).abs() <= TOLERANCE,
+            _ => false,
+        },
+        (Py::Str(x), Py::Str(y)) => x == y,
+        (Py::Stamp(x, _), Py::Stamp(y, _)) => x == y,
+        _ => false,
+    }
+}
+
+/// A total order on values that keeps sound-equal values together: missing, numbers by value,
+/// text, datetimes.
+fn canonical(a: &Py, b: &Py) -> Ordering {
+    let rank = |p: &Py| match p {
+        _ if p.is_missing() => 0,
+        Py::Int(_) | Py::Float(_) | Py::Bool(_) => 1,
+        Py::Str(_) => 2,
+        _ => 3,
+    };
+    rank(a).cmp(&rank(b)).then_with(|| match (a, b) {
+        (Py::Str(x), Py::Str(y)) => x.cmp(y),
+        (Py::Stamp(x, _), Py::Stamp(y, _)) => x.cmp(y),
+        _ => match (a.number(), b.number()) {
+            (Some(x), Some(y)) => x.total_cmp(&y),
+            _ => Ordering::Equal,
+        },
+    })
+}
+
+/// The sound comparison of `pred` with the gold's `condition` columns: a distinct predicted
+/// column for each selected gold column and one row order (the given one without
+/// `ignore_order`) under which every cell is [`sound_equal`]. `Err` when it cannot decide
+/// within its bounds.
+pub fn sound_match(
+    pred: &Frame,
+    gold: &Frame,
+    condition: &[i64],
+    ignore_order: bool,
+) -> Result<bool, String> {
+    let selected = match selection(condition, gold.width()) {
+        Ok(selected) => selected,
+        Err(_) => return Ok(false),
+    };
+    if gold.height != pred.height {
+        return Ok(false);
+    }
+    let gold_columns: Vec<&[Py]> = (selected.iter())
+        .map(|&i| gold.columns[i].declared.as_slice())
+        .collect();
+    let pred_columns: Vec<&[Py]> = (pred.columns.iter())
+        .map(|c| c.declared.as_slice())
+        .collect();
+    let mut search = Assignment {
+        gold: gold_columns,
+        pred: pred_columns,
+        ignore_order,
+        rows: gold.height,
+        tried: 0,
+    };
+    search.extend(&mut Vec::new())
+}
+
+/// The backtracking search of [`sound_match`].
+struct Assignment<'a> {
+    gold: Vec<&'a [Py]>,
+    pred: Vec<&'a [Py]>,
+    ignore_order: bool,
+    rows: usize,
+    tried: usize,
+}
+
+impl Assignment<'_> {
+    /// Extends `chosen` (predicted column per gold column so far) to every gold column.
+    fn extend(&mut self, chosen: &mut Vec<usize>) -> Result<bool, String> {
+        if chosen.len() == self.gold.len() {
+            return Ok(true);
+        }
+        for p in 0..self.pred.len() {
+            if chosen.contains(&p) {
+                continue;
+            }
+            chosen.push(p);
+            if self.aligned(chosen)? && self.extend(chosen)? {
+                return Ok(true);
+            }
+            chosen.pop();
+        }
+        Ok(false)
+    }
+
+    /// Whether the gold columns so far and their chosen predicted columns hold the same rows
+    /// (in order, or as bags with `ignore_order`).
+    fn aligned(&mut self, chosen: &[usize]) -> Result<bool, String> {
+        self.tried += 1;
+        if self.tried > MAX_ASSIGNMENTS {
+            return Err(format!(
+                "more than {MAX_ASSIGNMENTS} column assignments to try"
+            ));
+        }
+        let row = |columns: &[&[Py]], r: usize| -> Vec<Py> {
+            columns.iter().map(|c| c[r].clone()).collect()
+        };
+        let gold_part = &self.gold[..chosen.len()];
+        let pred_part: Vec<&[Py]> = chosen.iter().map(|&p| self.pred[p]).collect();
+        let same = |a: &[Py], b: &[Py]| a.iter().zip(b).all(|(x, y)| sound_equal(x, y));
+        if !self.ignore_order {
+            return Ok((0..self.rows).all(|r| same(&row(gold_part, r), &row(&pred_part, r))));
+        }
+        let sorted = |columns: &[&[Py]]| -> Vec<Vec<Py>> {
+            let mut all: Vec<Vec<Py>> = (0..self.rows).map(|r| row(columns, r)).collect();
+            all.sort_by(|a, b| {
+                (a.iter().zip(b))
+                    .map(|(x, y)| canonical(x, y))
+                    .find(|o| o.is_ne())
+                    .unwrap_or(Ordering::Equal)
+            });
+            all
+        };
+        let (gold_rows, pred_rows) = (sorted(gold_part), sorted(&pred_part));
+        if gold_rows.iter().zip(&pred_rows).all(|(a, b)| same(a, b)) {
+            return Ok(true);
+        }
+        if self.rows > MAX_MATCHING_ROWS {
+            return Err(format!(
+                "{} rows that sorting cannot align exceed the matching limit of {MAX_MATCHING_ROWS}",
+                self.rows
+            ));
+        }
+        let neighbours: Vec<Vec<usize>> = (gold_rows.iter())
+            .map(|g| (0..self.rows).filter(|&p| same(g, &pred_rows[p])).collect())
+            .collect();
+        Ok(perfect_matching(&neighbours, self.rows))
+    }
+}
+
+/// Whether `name` is read by the official `SELECT * FROM {name}` as that relation: one to three
+/// dot-separated plain identifiers. Any other name (a space, a hyphen, a quote) makes DuckDB's
+/// parser refuse the query or read another relation.
+pub fn is_plain_name(name: &str) -> bool {
+    let part = |p: &str| {
+        let mut chars = p.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let parts: Vec<&str> = name.split('.').collect();
+    parts.len() <= 3 && parts.iter().all(|p| part(p))
+}
+
+/// `name` as a quoted DuckDB identifier.
+pub fn quoted(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// One instance's verdict under one profile.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// Every table matches (score 1).
+    Match,
+    /// Score 0, with the reason (a table that differs, or where the official code raises).
+    Mismatch(String),
+    /// The predicted file could not be read within the limits (a deadline, a cap): score 0,
+    /// charged to the prediction as a failing query is.
+    PredFailure(ExecError),
+    /// The gold file or one of its tables could not be read: not the prediction's fault.
+    GoldFailure(String),
+    /// Not decided: a column type the official pipeline is not reproduced for, or the sound
+    /// search beyond its bounds.
+    Unavailable(String),
+}
+
+/// What to compare: `condition_tabs`, `condition_cols` and `ignore_orders`, one entry per table.
+#[derive(Debug, Clone, Copy)]
+pub struct Tables<'a> {
+    /// The table names.
+    pub names: &'a [String],
+    /// The gold columns compared per table (`[]`: all).
+    pub conditions: &'a [Vec<i64>],
+    /// Whether row order is ignored per table.
+    pub ignore_orders: &'a [bool],
+}
+
+/// `duckdb_match(pred, gold, ...)` on the files at `gold` and `pred` (see [`judge`]): a gold
+/// file that does not open is a gold failure, a predicted one scores 0 (the official
+/// `duckdb.connect` raises inside `evaluate.py`'s `try`).
+pub fn judge_files(
+    gold: &Path,
+    pred: &Path,
+    tables: Tables<'_>,
+    limits: &Limits,
+    sound: bool,
+) -> Verdict {
+    let gold = match LockedFile::open(gold) {
+        Ok(file) => file,
+        Err(e) => return Verdict::GoldFailure(e.to_string()),
+    };
+    match LockedFile::open(pred) {
+        Ok(pred) => judge(&gold, &pred, tables, limits, sound),
+        Err(e) => Verdict::Mismatch(format!("the predicted file does not open: {e}")),
+    }
+}
+
+/// `duckdb_match(pred, gold, ...)` under the official semantics (`sound: false`) or the sound
+/// ones: reads every gold table, then every predicted one, then compares them in order.
+pub fn judge(
+    gold_file: &LockedFile,
+    pred_file: &LockedFile,
+    tables: Tables<'_>,
+    limits: &Limits,
+    sound: bool,
+) -> Verdict {
+    let mut gold_frames = Vec::with_capacity(tables.names.len());
+    for name in tables.names {
+        if !sound && !is_plain_name(name) {
+            return Verdict::Mismatch(format!(
+                "`SELECT * FROM {name}` (the name pasted in unquoted) raises: the official code cannot read a name that needs quoting"
+            ));
+        }
+        match read_frame(gold_file, name, sound, limits) {
+            Ok(frame) => gold_frames.push(frame),
+            Err(Failed::Exec(e)) => {
+                return Verdict::GoldFailure(format!("gold table `{name}`: {e}"))
+            }
+            Err(Failed::Unsupported(why)) => {
+                return Verdict::Unavailable(format!("gold table `{name}`: {why}"))
+            }
+        }
+    }
+    let mut pred_frames = Vec::with_capacity(tables.names.len());
+    for name in tables.names {
+        if sound {
+            if let Err(why) = base_table(pred_file, name, limits) {
+                return why;
+            }
+        }
+        match read_frame(pred_file, name, sound, limits) {
+            Ok(frame) => pred_frames.push(frame),
+            Err(Failed::Exec(
+                e @ (ExecError::Timeout(_) | ExecError::TooLarge(_) | ExecError::Fault(_)),
+            )) => return Verdict::PredFailure(e),
+            Err(Failed::Exec(e)) => {
+                return Verdict::Mismatch(format!("predicted table `{name}`: {e}"))
+            }
+            Err(Failed::Unsupported(why)) => {
+                return Verdict::Unavailable(format!("predicted table `{name}`: {why}"))
+            }
+        }
+    }
+    compare_all(&gold_frames, &pred_frames, tables, sound)
+}
+
+/// The tables compared in order; the first that differs decides.
+fn compare_all(gold: &[Frame], pred: &[Frame], tables: Tables<'_>, sound: bool) -> Verdict {
+    for (index, (gold, pred)) in gold.iter().zip(pred).enumerate() {
+        let name = &tables.names[index];
+        let (Some(condition), Some(&ignore_order)) = (
+            tables.conditions.get(index),
+            tables.ignore_orders.get(index),
+        ) else {
+            return Verdict::Mismatch(format!(
+                "no condition_cols / ignore_orders entry for `{name}` (AssertionError)"
+            ));
+        };
+        let outcome = match sound {
+            true => sound_match(pred, gold, condition, ignore_order),
+            false => official_match(pred, gold, condition, ignore_order),
+        };
+        match (outcome, sound) {
+            (Ok(true), _) => {}
+            (Ok(false), _) => return Verdict::Mismatch(format!("table `{name}` differs")),
+            (Err(why), true) => return Verdict::Unavailable(format!("table `{name}`: {why}")),
+            (Err(raised), false) => return Verdict::Mismatch(format!("table `{name}`: {raised}")),
+        }
+    }
+    Verdict::Match
+}
+
+/// Why a relation was not read into a [`Frame`].
+enum Failed {
+    Exec(ExecError),
+    Unsupported(String),
+}
+
+/// Table `name` of `file` as a [`Frame`]: `SELECT * FROM {name}` as the official code pastes it,
+/// or the quoted name (`sound`).
+fn read_frame(
+    file: &LockedFile,
+    name: &str,
+    sound: bool,
+    limits: &Limits,
+) -> Result<Frame, Failed> {
+    let relation = if sound {
+        quoted(name)
+    } else {
+        name.to_string()
+    };
+    let table = file
+        .read(&format!("SELECT * FROM {relation}"), limits)
+        .map_err(|e| match e {
+            ReadError::Exec(e) => Failed::Exec(e),
+            ReadError::Unsupported(why) => Failed::Unsupported(why),
+        })?;
+    Frame::from_table(&table).map_err(Failed::Unsupported)
+}
+
+/// The sound profile reads base tables only: a view (whose query the predicted file chose) or
+/// a missing relation scores 0.
+fn base_table(file: &LockedFile, name: &str, limits: &Limits) -> Result<(), Verdict> {
+    let literal = format!("'{}'", name.replace('\'', "''"));
+    let query = format!(
+        "SELECT table_type FROM information_schema.tables WHERE lower(table_name) = lower({literal}) ORDER BY table_schema = 'main' DESC LIMIT 1"
+    );
+    let kind = file
+        .read(&query, limits)
+        .ok()
+        .and_then(|t| match t.rows.first().map(|r| &r[0]) {
+            Some(Value::Text(kind)) => Some(kind.clone()),
+            _ => None,
+        });
+    match kind.as_deref() {
+        Some("BASE TABLE" | "LOCAL TEMPORARY") => Ok(()),
+        Some(other) => Err(Verdict::Mismatch(format!(
+            "predicted `{name}` is a {other}, not a table: the sound profile compares base tables only"
+        ))),
+        None => Err(Verdict::Mismatch(format!("the predicted file has no table `{name}`"))),
+    }
+}
