@@ -3,7 +3,8 @@
 # and `docker run`. The Action itself (action.yml) does not use it: it downloads the same binary.
 #
 # Default target `release`: the static musl binaries (without DuckDB: the `duckdb` feature links a
-# glibc library; `dataset.engine.kind: duckdb` is refused, saying so) that the release workflow built and checked,
+# glibc library; `dataset.engine.kind: duckdb` is refused, saying so; DuckDB ships in the release's
+# x86_64-unknown-linux-gnu archive instead) that the release workflow built and checked,
 # staged as dist/linux-amd64/sqlgate and dist/linux-arm64/sqlgate by .ci/package-release, so the
 # image carries byte for byte the binary of the release archives. No Rust build happens here.
 #   docker buildx build --platform linux/amd64,linux/arm64 .

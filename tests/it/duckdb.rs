@@ -47,7 +47,7 @@ fn shop(folder: &Path) -> PathBuf {
 }
 
 /// `sqlgate load` of the `shop` fixture into DuckDB; returns the `.duckdb` file.
-fn loaded_shop(folder: &Path) -> PathBuf {
+pub(crate) fn loaded_shop(folder: &Path) -> PathBuf {
     let config = shop(folder);
     let output = sqlgate(&[
         "load",

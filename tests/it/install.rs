@@ -18,7 +18,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-fn root() -> PathBuf {
+/// The repository root, where `.ci/` and `action.yml` are.
+pub(crate) fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
@@ -63,9 +64,10 @@ fn set_by_cargo_for_tests(name: &str) -> bool {
         )
 }
 
-/// `.ci/action-install` with `env`, as action.yml's install step runs it on a runner; `dir`
-/// holds the step's output file.
-fn install(dir: &Path, env: &[(&str, &str)]) -> (Output, String) {
+/// `.ci/action-install` with `env`, as action.yml's install step runs it on a runner (no
+/// `LD_LIBRARY_PATH`, which `cargo test` sets to its `deps` folder); `dir` holds the step's output
+/// file.
+pub(crate) fn install(dir: &Path, env: &[(&str, &str)]) -> (Output, String) {
     let outputs = dir.join("outputs");
     let _ = std::fs::remove_file(&outputs);
     let mut command = Command::new("bash");
@@ -80,7 +82,9 @@ fn install(dir: &Path, env: &[(&str, &str)]) -> (Output, String) {
         .env("RUNNER_TEMP", dir)
         .env("GITHUB_OUTPUT", &outputs)
         .env("GITHUB_PATH", dir.join("path"))
+        .env_remove("LD_LIBRARY_PATH")
         .env_remove("SQLGATE_SHA256_X86_64")
+        .env_remove("SQLGATE_SHA256_X86_64_GNU")
         .env_remove("SQLGATE_SHA256_AARCH64");
     for (key, value) in env {
         command.env(key, value);
@@ -89,7 +93,8 @@ fn install(dir: &Path, env: &[(&str, &str)]) -> (Output, String) {
     (output, std::fs::read_to_string(outputs).unwrap_or_default())
 }
 
-fn sha256(path: &Path) -> String {
+/// The file's SHA-256, as lowercase hex.
+pub(crate) fn sha256(path: &Path) -> String {
     let output = Command::new("sha256sum").arg(path).output().unwrap();
     String::from_utf8_lossy(&output.stdout)[..64].to_string()
 }
@@ -279,7 +284,7 @@ fn the_source_cache_key_follows_sources_lock_file_and_ref_not_the_checkouts_fold
 
 /// A loopback HTTP server answering every GET of `/<name>` with the file `dir/<name>`, 404
 /// otherwise; stops when the returned flag is set.
-fn serve(dir: &Path) -> (String, Arc<AtomicBool>) {
+pub(crate) fn serve(dir: &Path) -> (String, Arc<AtomicBool>) {
     let server = tiny_http::Server::http("127.0.0.1:0").unwrap();
     let url = format!("http://{}", server.server_addr().to_ip().unwrap());
     let stop = Arc::new(AtomicBool::new(false));
@@ -513,4 +518,180 @@ fn every_shipped_workflow_installs_a_way_that_works_before_a_release() {
         }
     }
     assert!(uses >= 7, "{uses} uses of the Action");
+}
+
+/// `root/dist/sqlgate-0.1.0-TARGET.tar.gz` holding `members` (name, shell script), with its
+/// `.sha256` file, as a release serves it; returns the archive's SHA-256.
+fn release_asset(root: &Path, target: &str, members: &[(&str, &str)]) -> String {
+    let (stage, dist) = (root.join(format!("stage-{target}")), root.join("dist"));
+    std::fs::create_dir_all(&stage).unwrap();
+    std::fs::create_dir_all(&dist).unwrap();
+    for (name, body) in members {
+        std::fs::write(stage.join(name), body).unwrap();
+    }
+    let name = format!("sqlgate-0.1.0-{target}.tar.gz");
+    let names: Vec<&str> = members.iter().map(|(name, _)| *name).collect();
+    let packed = common::shell("chmod 0755 ./*; tar -cf - \"$@\" | gzip -1 > \"$DIST/$ASSET\"")
+        .current_dir(&stage)
+        .arg("sh")
+        .args(&names)
+        .env("DIST", &dist)
+        .env("ASSET", &name)
+        .status()
+        .unwrap();
+    assert!(packed.success());
+    let sum = sha256(&dist.join(&name));
+    std::fs::write(
+        dist.join(format!("{name}.sha256")),
+        format!("{sum}  {name}\n"),
+    )
+    .unwrap();
+    sum
+}
+
+/// `.ci/action-install`'s `install: release` on an x86_64 runner, with `getconf` answering
+/// `libc` (a failing `getconf` when `None`, as on musl), against the release in `root/dist`.
+pub(crate) fn install_release_x86_64(root: &Path, sums: [&str; 2], libc: Option<&str>) -> Output {
+    let bin = root.join(format!("bin-{}", libc.unwrap_or("none").replace(' ', "-")));
+    std::fs::create_dir_all(&bin).unwrap();
+    let getconf = match libc {
+        Some(answer) => format!("#!/bin/sh\necho '{answer}'\n"),
+        None => {
+            "#!/bin/sh\necho 'getconf: GNU_LIBC_VERSION: unknown variable' >&2\nexit 1\n".into()
+        }
+    };
+    std::fs::write(bin.join("getconf"), getconf).unwrap();
+    let made = common::shell("chmod 0755 \"$0\"")
+        .arg(bin.join("getconf"))
+        .status();
+    assert!(made.unwrap().success());
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let release = format!("file://{}", root.join("dist").display());
+    install(
+        root,
+        &[
+            ("PATH", &path),
+            ("RUNNER_OS", "Linux"),
+            ("RUNNER_ARCH", "X64"),
+            ("SQLGATE_REPOSITORY", "OWNER/sqlgate"),
+            ("SQLGATE_VERSION", "0.1.0"),
+            ("SQLGATE_SHA256_X86_64", sums[0]),
+            ("SQLGATE_SHA256_X86_64_GNU", sums[1]),
+            ("SQLGATE_RELEASE_URL", &release),
+        ],
+    )
+    .0
+}
+
+/// On x86_64, `install: release` installs the glibc archive (sqlgate with DuckDB and
+/// libduckdb.so) where glibc is 2.35 or newer and its binary runs; elsewhere (an older glibc, a
+/// C library that is not glibc, no libstdc++) the static musl binary, saying why.
+#[test]
+fn install_release_picks_the_glibc_archive_only_where_it_runs() {
+    let version = "#!/bin/sh\necho 'sqlgate 0.1.0'\n";
+    let cases: [(&str, Option<&str>, &str, &str); 5] = [
+        (version, Some("glibc 2.35"), "gnu", ""),
+        (version, Some("glibc 2.39"), "gnu", ""),
+        (
+            version,
+            Some("glibc 2.4"),
+            "musl",
+            "not glibc 2.35 or newer",
+        ),
+        (version, None, "musl", "not glibc 2.35 or newer"),
+        (
+            "#!/bin/sh\nexit 127\n",
+            Some("glibc 2.39"),
+            "musl",
+            "does not run on this runner",
+        ),
+    ];
+    for (gnu_sqlgate, libc, chosen, said) in cases {
+        let work = tempfile::tempdir().unwrap();
+        let root = work.path();
+        let musl = release_asset(root, "x86_64-unknown-linux-musl", &[("sqlgate", version)]);
+        let gnu = release_asset(
+            root,
+            "x86_64-unknown-linux-gnu",
+            &[("sqlgate", gnu_sqlgate), ("libduckdb.so", "ELF\n")],
+        );
+        let installed = install_release_x86_64(root, [musl.as_str(), gnu.as_str()], libc);
+        common::assert_exit(&installed, 0);
+        let folder = root.join(format!("sqlgate-0.1.0-x86_64-unknown-linux-{chosen}"));
+        let outputs = std::fs::read_to_string(root.join("outputs")).unwrap();
+        assert_eq!(
+            outputs,
+            format!("path={}\nversion=0.1.0\n", folder.join("sqlgate").display()),
+            "{libc:?}: {}",
+            text(&installed)
+        );
+        assert_eq!(folder.join("libduckdb.so").is_file(), chosen == "gnu");
+        let notice = if said.is_empty() { "::" } else { said };
+        assert_eq!(
+            text(&installed).contains(notice),
+            !said.is_empty(),
+            "{libc:?}: {}",
+            text(&installed)
+        );
+    }
+}
+
+/// `.ci/pin-action binaries` on a copy of the repository's action.yml with `sums` as
+/// SHA256SUMS: its output and the rewritten action.yml's text.
+fn pin_binaries(sums: &str) -> (Output, String, String) {
+    let work = tempfile::tempdir().unwrap();
+    let copy = work.path();
+    std::fs::create_dir_all(copy.join(".ci")).unwrap();
+    std::fs::copy(root().join(".ci/pin-action"), copy.join(".ci/pin-action")).unwrap();
+    let before = std::fs::read_to_string(root().join("action.yml")).unwrap();
+    std::fs::write(copy.join("action.yml"), &before).unwrap();
+    std::fs::write(copy.join("SHA256SUMS"), sums).unwrap();
+    let output = Command::new("bash")
+        .arg(copy.join(".ci/pin-action"))
+        .args(["binaries", "acme/sqlgate", "1.2.3"])
+        .arg(copy.join("SHA256SUMS"))
+        .output()
+        .unwrap();
+    let after = std::fs::read_to_string(copy.join("action.yml")).unwrap();
+    (output, before, after)
+}
+
+/// The pinned block names the three release archives; a SHA256SUMS missing any of them leaves
+/// action.yml as it was.
+#[test]
+fn pin_action_pins_the_three_archives_and_refuses_sums_missing_one() {
+    let archives = [
+        ("x86_64-unknown-linux-musl", "SQLGATE_SHA256_X86_64", "1"),
+        ("aarch64-unknown-linux-musl", "SQLGATE_SHA256_AARCH64", "2"),
+        ("x86_64-unknown-linux-gnu", "SQLGATE_SHA256_X86_64_GNU", "3"),
+    ];
+    let line = |(target, _, digit): &(&str, &str, &str)| {
+        format!("{}  sqlgate-1.2.3-{target}.tar.gz\n", digit.repeat(64))
+    };
+    let all: String = archives.iter().map(line).collect();
+    let (pinned, _, after) = pin_binaries(&all);
+    common::assert_exit(&pinned, 0);
+    let action: serde_json::Value = serde_norway::from_str(&after).unwrap();
+    let env = &common::action_step(&action, "install")["env"];
+    assert_eq!(env["SQLGATE_REPOSITORY"], "acme/sqlgate");
+    assert_eq!(env["SQLGATE_VERSION"], "1.2.3");
+    for (_, variable, digit) in archives {
+        assert_eq!(env[variable], digit.repeat(64), "{variable}");
+    }
+    for missing in &archives {
+        let sums: String = archives
+            .iter()
+            .filter(|a| a != &missing)
+            .map(line)
+            .collect();
+        let (refused, before, after) = pin_binaries(&sums);
+        common::assert_exit(&refused, 2);
+        let name = format!("sqlgate-1.2.3-{}.tar.gz", missing.0);
+        assert!(
+            text(&refused).contains(&format!("no SHA-256 for {name} in")),
+            "{}",
+            text(&refused)
+        );
+        assert_eq!(after, before, "action.yml unchanged");
+    }
 }

@@ -38,6 +38,8 @@ mod hostile;
 mod hostile_db;
 mod hostile_sql;
 mod install;
+#[cfg(feature = "duckdb")]
+mod install_duckdb;
 mod judge_cache_trust;
 mod layout;
 mod lifecycle;

@@ -103,7 +103,12 @@ pub const GITHUB_VARIABLES: [&str; 11] = [
 /// workspace is the whole file system (`SQLGATE_WORKSPACE=/`), since the tests read the shared
 /// data from beside the repository; the workspace tests remove it.
 pub fn sqlgate_command(args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_sqlgate"));
+    sqlgate_command_at(Path::new(env!("CARGO_BIN_EXE_sqlgate")), args)
+}
+
+/// [`sqlgate_command`] with another `sqlgate` binary (one an install path put elsewhere).
+pub fn sqlgate_command_at(binary: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(binary);
     command
         .args(args)
         .env("GITHUB_SHA", "0123456789abcdef0123")
