@@ -41,6 +41,7 @@ mod install;
 mod judge_cache_trust;
 mod layout;
 mod lifecycle;
+mod livesql;
 mod load;
 mod log_injection;
 mod many_databases;

@@ -1,0 +1,210 @@
+//! LiveSQLBench-style items (`dataset.kind: livesql`, issue 46): SQL that changes the database,
+//! judged by the item's test cases after the prediction ran on a copy of its database.
+//!
+//! An item is one JSON line: `instance_id`, `selected_database` (or `db_id`), `preprocess_sql`,
+//! `sol_sql`, `clean_up_sql`, `test_cases` (Python sources defining `test_case`), `category`,
+//! `conditions`, `efficiency`. A list field may be a string (one statement) or a list; any other
+//! value, or none, is an empty list (the official `split_field`). Predictions are JSON lines
+//! `{"instance_id", "pred_sqls"}` with the same rule for `pred_sqls`.
+
+use crate::util::error::{read_utf8, InputError};
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One LiveSQLBench item.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveItem {
+    /// `instance_id`.
+    pub instance_id: String,
+    /// `selected_database`, or BIRD-Critic's `db_id`.
+    pub db_id: String,
+    /// Statements run before the prediction (their errors ignored).
+    pub preprocess_sql: Vec<String>,
+    /// The gold statements.
+    pub sol_sql: Vec<String>,
+    /// Statements run after the tests (their errors ignored).
+    pub clean_up_sql: Vec<String>,
+    /// Python sources, each defining `test_case`; empty: the default ("Query") test.
+    pub test_cases: Vec<String>,
+    /// `Query`, `Management`, ... (a report cell; the official SQLite evaluator never reads it).
+    pub category: String,
+    /// `conditions` as written (the default test reads `order`).
+    pub conditions: Json,
+    /// `efficiency` (read, and ignored by the official SQLite evaluator).
+    pub efficiency: bool,
+}
+
+/// Reads the items of a LiveSQLBench JSONL file; an error names the file and line.
+pub fn read_items(path: &Path) -> Result<Vec<LiveItem>, InputError> {
+    let text = read_utf8(path)?;
+    let mut items = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for (number, line) in numbered_lines(&text) {
+        let at = format!("line {number}");
+        let object = parse_object(path, &at, line)?;
+        let item = item_of(path, &at, &object)?;
+        if !seen.insert(item.instance_id.clone()) {
+            let message = format!("`instance_id` {} appears twice", item.instance_id);
+            return Err(InputError::malformed(path, at, message));
+        }
+        items.push(item);
+    }
+    Ok(items)
+}
+
+/// Reads predictions `{"instance_id", "pred_sqls"}` by instance id; an error names the file and
+/// line.
+pub fn read_predictions(path: &Path) -> Result<BTreeMap<String, Vec<String>>, InputError> {
+    let text = read_utf8(path)?;
+    let mut predictions = BTreeMap::new();
+    for (number, line) in numbered_lines(&text) {
+        let at = format!("line {number}");
+        let object = parse_object(path, &at, line)?;
+        let id = required_text(path, &at, &object, "instance_id")?;
+        let statements = split_field(object.get("pred_sqls"));
+        if predictions.insert(id.clone(), statements).is_some() {
+            let message = format!("`instance_id` {id} has two predictions");
+            return Err(InputError::malformed(path, at, message));
+        }
+    }
+    Ok(predictions)
+}
+
+/// The non-blank lines with their 1-based numbers.
+fn numbered_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    (text.lines().enumerate())
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(i, line)| (i + 1, line))
+}
+
+fn parse_object(
+    path: &Path,
+    at: &str,
+    line: &str,
+) -> Result<serde_json::Map<String, Json>, InputError> {
+    match serde_json::from_str(line) {
+        Ok(Json::Object(object)) => Ok(object),
+        Ok(_) => Err(InputError::malformed(path, at, "expected a JSON object")),
+        Err(e) => Err(InputError::malformed(path, at, e.to_string())),
+    }
+}
+
+fn item_of(
+    path: &Path,
+    at: &str,
+    object: &serde_json::Map<String, Json>,
+) -> Result<LiveItem, InputError> {
+    let instance_id = required_text(path, at, object, "instance_id")?;
+    let db_key = match (
+        object.contains_key("selected_database"),
+        object.contains_key("db_id"),
+    ) {
+        (true, _) => "selected_database",
+        (false, true) => "db_id",
+        (false, false) => {
+            let message = "`selected_database` (or `db_id`) is missing";
+            return Err(InputError::malformed(path, at, message));
+        }
+    };
+    let db_id = required_text(path, at, object, db_key)?;
+    if db_id.is_empty() || db_id.contains(['/', '\\']) || db_id.starts_with('.') {
+        let message = format!("`{db_key}` {db_id:?} is not a database name");
+        return Err(InputError::malformed(path, at, message));
+    }
+    Ok(LiveItem {
+        instance_id,
+        db_id,
+        preprocess_sql: split_field(object.get("preprocess_sql")),
+        sol_sql: split_field(object.get("sol_sql")),
+        clean_up_sql: split_field(object.get("clean_up_sql")),
+        test_cases: split_field(object.get("test_cases")),
+        category: object
+            .get("category")
+            .and_then(Json::as_str)
+            .unwrap_or("")
+            .to_string(),
+        conditions: object.get("conditions").cloned().unwrap_or(Json::Null),
+        efficiency: object.get("efficiency").and_then(Json::as_bool) == Some(true),
+    })
+}
+
+fn required_text(
+    path: &Path,
+    at: &str,
+    object: &serde_json::Map<String, Json>,
+    key: &str,
+) -> Result<String, InputError> {
+    match object.get(key) {
+        Some(Json::String(text)) => Ok(text.clone()),
+        Some(_) => Err(InputError::malformed(
+            path,
+            at,
+            format!("`{key}` is not a string"),
+        )),
+        None => Err(InputError::malformed(
+            path,
+            at,
+            format!("`{key}` is missing"),
+        )),
+    }
+}
+
+/// The official `split_field`: a string is one statement, a list of strings is taken as it is,
+/// anything else (or nothing) is no statement. Nothing is split on `;`.
+pub fn split_field(value: Option<&Json>) -> Vec<String> {
+    match value {
+        Some(Json::String(text)) if !text.is_empty() => vec![text.clone()],
+        Some(Json::Array(list)) => list
+            .iter()
+            .map(|v| match v {
+                Json::String(text) => text.clone(),
+                other => other.to_string(),
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn split_field_reads_as_the_official_loader() {
+        let cases = [
+            (json!("SELECT 1; SELECT 2"), vec!["SELECT 1; SELECT 2"]),
+            (json!(["a", "b"]), vec!["a", "b"]),
+            (json!(""), vec![]),
+            (json!(7), vec![]),
+            (json!(null), vec![]),
+        ];
+        for (value, expected) in cases {
+            assert_eq!(split_field(Some(&value)), expected, "{value}");
+        }
+        assert!(split_field(None).is_empty());
+    }
+
+    #[test]
+    fn a_bad_line_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases = [
+            (
+                "{\"instance_id\": \"a\"}\n",
+                "line 1: `selected_database` (or `db_id`) is missing",
+            ),
+            ("\n[1]\n", "line 2: expected a JSON object"),
+            (
+                "{\"instance_id\": \"a\", \"db_id\": \"../x\"}",
+                "line 1: `db_id` \"../x\" is not a database name",
+            ),
+        ];
+        for (text, expected) in cases {
+            let path = dir.path().join("items.jsonl");
+            std::fs::write(&path, text).unwrap();
+            let error = read_items(&path).unwrap_err().to_string();
+            assert!(error.ends_with(expected), "{error}");
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! Issue 46 on SQLite: the LiveSQLBench-style corpus of tests/data/livesql (210 items over four
+//! databases) judged by `livesql` verdict for verdict with the recorded mini_dev evaluator (pred
+//! run and gold self-check), and by `livesql-sound` as `cases.jsonl` says, each item on its own
+//! copy, in parallel, the base files unchanged.
+
+use crate::common::databases_from_scripts;
+use serde_json::Value;
+use sqlgate::engine::livesql::{judge_all, Budget, Profile, Settings, Verdict};
+use sqlgate::input::livesql::{read_items, read_predictions, LiveItem};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Items whose official verdict came from a reach outside the copy or a leak into a later task's
+/// copy (README, "not reproducible"): sqlgate refuses the reach and gives every item a fresh copy,
+/// so its verdict is the opposite of the recorded one.
+const NOT_REPRODUCIBLE: [&str; 8] = [
+    "lsq_196", "lsq_201", "lsq_202", "lsq_203", "lsq_205", "lsq_206", "lsq_207", "lsq_210",
+];
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/livesql")
+}
+
+fn sha256(path: &Path) -> String {
+    use sha2::Digest;
+    sqlgate::util::digest::hex(&sha2::Sha256::digest(std::fs::read(path).unwrap()))
+}
+
+/// The corpus with its databases built in a temporary folder, after checking that the inputs
+/// are the ones the official verdicts were recorded on.
+struct Corpus {
+    items: Vec<LiveItem>,
+    predictions: BTreeMap<String, Vec<String>>,
+    templates: BTreeMap<String, PathBuf>,
+    recorded: BTreeMap<String, Value>,
+    _folder: tempfile::TempDir,
+}
+
+fn load() -> Corpus {
+    let lines = crate::common::read_jsonl(&corpus().join("official_verdicts.jsonl"));
+    let inputs = lines[0]["meta"]["inputs_sha256"].as_object().unwrap();
+    for (file, digest) in inputs.iter().filter(|(f, _)| *f != "official_fixes.patch") {
+        assert_eq!(
+            &sha256(&corpus().join(file)),
+            digest,
+            "{file} changed since the recording"
+        );
+    }
+    let folder = tempfile::tempdir().unwrap();
+    databases_from_scripts(&corpus().join("db"), folder.path());
+    let templates = ["shop", "school", "fleet", "clinic"]
+        .map(|db| {
+            (
+                db.to_string(),
+                folder.path().join(format!("{db}/{db}.sqlite")),
+            )
+        })
+        .into();
+    let recorded = (lines[1..].iter())
+        .map(|line| {
+            (
+                line["instance_id"].as_str().unwrap().to_string(),
+                line.clone(),
+            )
+        })
+        .collect();
+    Corpus {
+        items: read_items(&corpus().join("items.jsonl")).unwrap(),
+        predictions: read_predictions(&corpus().join("predictions.jsonl")).unwrap(),
+        templates,
+        recorded,
+        _folder: folder,
+    }
+}
+
+/// The test's settings: the step budget (deterministic) decides the corpus's two never-ending
+/// predictions long before the wall-clock deadline, and the slow item (`lsq_198`, about 4e8
+/// steps over its three runs) fits inside it.
+fn settings(profile: Profile) -> Settings {
+    Settings {
+        profile,
+        budget: Budget {
+            deadline: Duration::from_secs(120),
+            max_steps: 1_000_000_000,
+            disk_bytes: 64 << 20,
+        },
+        python: PathBuf::from("python3"),
+    }
+}
+
+impl Corpus {
+    /// Every item's verdict under `profile`, the predictions or (with `gold`) each item's gold
+    /// as its prediction; the base files' digests are the same after the run as before.
+    fn judge(&self, profile: Profile, gold: bool) -> BTreeMap<String, Verdict> {
+        let digests = || {
+            self.templates
+                .values()
+                .map(|p| sha256(p))
+                .collect::<Vec<_>>()
+        };
+        let before = digests();
+        let predictions = match gold {
+            true => (self.items.iter())
+                .map(|item| (item.instance_id.clone(), item.sol_sql.clone()))
+                .collect(),
+            false => self.predictions.clone(),
+        };
+        let verdicts = judge_all(
+            &self.items,
+            &predictions,
+            &self.templates,
+            &settings(profile),
+        );
+        assert_eq!(digests(), before, "a base file changed");
+        (self.items.iter().zip(verdicts))
+            .map(|(item, verdict)| (item.instance_id.clone(), verdict.unwrap()))
+            .collect()
+    }
+}
+
+/// The recorded flags of one run (`prefix` "" or "gold_").
+fn recorded_flags(line: &Value, prefix: &str) -> (bool, bool, bool, bool) {
+    let flag = |name: &str| line[format!("{prefix}{name}")].as_bool().unwrap();
+    let passed = line[format!("{prefix}status")] == "success";
+    (
+        passed,
+        flag("execution_error"),
+        flag("timeout_error"),
+        flag("assertion_error"),
+    )
+}
+
+fn flags(verdict: &Verdict) -> (bool, bool, bool, bool) {
+    let v = verdict;
+    (
+        v.passed,
+        v.execution_error,
+        v.timeout_error,
+        v.assertion_error,
+    )
+}
+
+#[test]
+fn livesql_equals_the_recorded_official_verdicts_and_gold_self_check() {
+    let corpus = load();
+    assert_eq!(corpus.items.len(), 210);
+    for (gold, prefix) in [(false, ""), (true, "gold_")] {
+        let verdicts = corpus.judge(Profile::Official, gold);
+        let mut differing = Vec::new();
+        for (id, verdict) in &verdicts {
+            let expected = recorded_flags(&corpus.recorded[id], prefix);
+            if flags(verdict) != expected {
+                assert_eq!(
+                    verdict.passed, !expected.0,
+                    "{id}: {verdict:?} vs {expected:?}"
+                );
+                differing.push(id.as_str());
+            }
+        }
+        let expected_differing: &[&str] = if gold { &[] } else { &NOT_REPRODUCIBLE };
+        assert_eq!(differing, expected_differing, "gold run: {gold}");
+        let passed = verdicts.values().filter(|v| v.passed).count();
+        assert_eq!(
+            passed,
+            if gold { 205 } else { 111 - 2 + 6 },
+            "gold run: {gold}"
+        );
+    }
+}
