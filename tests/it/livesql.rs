@@ -193,7 +193,12 @@ fn livesql_sound_gives_the_sound_verdicts_and_differs_from_livesql_where_a_quirk
     let cases = crate::common::read_jsonl(&corpus_dir().join("cases.jsonl"));
     let sound = corpus.judge(Profile::Sound, false);
     let wrong: Vec<(&str, bool)> = (cases.iter())
-        .map(|case| (case["instance_id"].as_str().unwrap(), case["sound_verdict"] == "pass"))
+        .map(|case| {
+            (
+                case["instance_id"].as_str().unwrap(),
+                case["sound_verdict"] == "pass",
+            )
+        })
         .filter(|(id, pass)| sound[*id].passed != *pass)
         .collect();
     assert_eq!(wrong, SOUND_EXCEPTIONS.map(|id| (id, true)));
