@@ -381,3 +381,64 @@ pub fn rows_json(rows: &Option<Rows>) -> serde_json::Value {
             .collect(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(dir: &Path, profile: Profile) -> Session {
+        let path = dir.join("item.sqlite");
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch("CREATE TABLE t(a INTEGER PRIMARY KEY)").unwrap();
+        drop(conn);
+        Session::open(&path, &Budget::default(), profile).unwrap()
+    }
+
+    #[test]
+    fn schema_pragmas_run_and_every_reach_outside_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = session(dir.path(), Profile::Official);
+        for allowed in ["PRAGMA table_info(t)", "SELECT name FROM pragma_table_info('t')"] {
+            assert!(session.perform(allowed).is_ok(), "{allowed}");
+        }
+        let outside = dir.path().join("out.sqlite").display().to_string();
+        let refused = [
+            ("VACUUM".to_string(), "authorization denied"),
+            (format!("VACUUM INTO '{outside}'"), "authorization denied"),
+            (format!("ATTACH '{outside}' AS o"), "not authorized"),
+            ("PRAGMA journal_mode = OFF".into(), "not authorized"),
+            ("SELECT load_extension('x')".into(), "not authorized"),
+        ];
+        for (sql, says) in refused {
+            let error = session.perform(&sql).unwrap_err();
+            assert!(error.message.contains(says), "{sql}: {error:?}");
+        }
+        assert!(!dir.path().join("out.sqlite").exists());
+    }
+
+    #[test]
+    fn returning_fails_as_python_makes_it_fail_only_under_the_official_profile() {
+        let dir = tempfile::tempdir().unwrap();
+        for (profile, fails) in [(Profile::Official, true), (Profile::Sound, false)] {
+            let session = session(dir.path(), profile);
+            let ran = session
+                .execute_queries(&["INSERT INTO t VALUES (1) RETURNING a".into()])
+                .unwrap();
+            assert_eq!(ran.exec_error, fails, "{ran:?}");
+            let count = session.perform("SELECT COUNT(*) FROM t").unwrap();
+            assert_eq!(count, vec![vec![Value::Integer(i64::from(!fails))]]);
+            std::fs::remove_file(dir.path().join("item.sqlite")).unwrap();
+        }
+    }
+
+    #[test]
+    fn an_error_naming_a_timeout_is_a_timeout_only_officially() {
+        let dir = tempfile::tempdir().unwrap();
+        for (profile, timeout) in [(Profile::Official, true), (Profile::Sound, false)] {
+            let session = session(dir.path(), profile);
+            let ran = (session.execute_queries(&["SELECT * FROM timeout_orders".into()])).unwrap();
+            assert_eq!((ran.timeout, ran.exec_error), (timeout, !timeout), "{ran:?}");
+            std::fs::remove_file(dir.path().join("item.sqlite")).unwrap();
+        }
+    }
+}
