@@ -5,8 +5,11 @@
 //! `sol_sql`, `clean_up_sql`, `test_cases` (Python sources defining `test_case`), `category`,
 //! `conditions`, `efficiency`. A list field may be a string (one statement) or a list; any other
 //! value, or none, is an empty list (the official `split_field`). Predictions are JSON lines
-//! `{"instance_id", "pred_sqls"}` with the same rule for `pred_sqls`.
+//! `{"instance_id", "pred_sqls"}` with the same rule for `pred_sqls`, or
+//! `{"instance_id", "response"}` holding a model's raw reply: its SQL is extracted as
+//! `extract: auto` extracts it, and every statement of it is kept ([`split_statements`]).
 
+use crate::input::extract::ExtractMode;
 use crate::util::error::{read_utf8, InputError};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
@@ -62,7 +65,14 @@ pub fn read_predictions(path: &Path) -> Result<BTreeMap<String, Vec<String>>, In
         let at = format!("line {number}");
         let object = parse_object(path, &at, line)?;
         let id = required_text(path, &at, &object, "instance_id")?;
-        let statements = split_field(object.get("pred_sqls"));
+        let statements = match (object.get("pred_sqls"), object.get("response")) {
+            (None, Some(Json::String(reply))) => {
+                let sql = crate::input::extract::extract(reply, ExtractMode::Auto)
+                    .map_err(|why| InputError::malformed(path, &at, why))?;
+                split_statements(&sql)
+            }
+            (pred_sqls, _) => split_field(pred_sqls),
+        };
         if predictions.insert(id.clone(), statements).is_some() {
             let message = format!("`instance_id` {id} has two predictions");
             return Err(InputError::malformed(path, at, message));
@@ -166,6 +176,51 @@ pub fn split_field(value: Option<&Json>) -> Vec<String> {
     }
 }
 
+/// The statements of a SQL text, split at each `;` that is not inside a string literal, a quoted
+/// name or a comment (a `;` in `'O''Hara; Jr'` does not split, unlike the official
+/// post-processing's `split(';')`); each trimmed, the `;` left out, a piece that holds only
+/// whitespace and comments dropped.
+pub fn split_statements(sql: &str) -> Vec<String> {
+    let mut statements = Vec::new();
+    let (mut start, mut has_code) = (0, false);
+    let mut chars = sql.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        let next_is = |n: char, chars: &mut std::iter::Peekable<std::str::CharIndices>| {
+            chars.peek().is_some_and(|(_, c)| *c == n)
+        };
+        let closing = match c {
+            '\'' | '"' | '`' => c.to_string(),
+            '[' => "]".to_string(),
+            '-' if next_is('-', &mut chars) => "\n".to_string(),
+            '/' if next_is('*', &mut chars) => {
+                chars.next();
+                "*/".to_string()
+            }
+            ';' => {
+                if has_code {
+                    statements.push(sql[start..at].trim().to_string());
+                }
+                (start, has_code) = (at + 1, false);
+                continue;
+            }
+            _ => {
+                has_code |= !c.is_whitespace();
+                continue;
+            }
+        };
+        has_code |= !matches!(c, '-' | '/');
+        let from = at + c.len_utf8();
+        let end = (sql[from..].find(&closing)).map_or(sql.len(), |i| from + i + closing.len());
+        while chars.peek().is_some_and(|(i, _)| *i < end) {
+            chars.next();
+        }
+    }
+    if has_code {
+        statements.push(sql[start..].trim().to_string());
+    }
+    statements
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,6 +239,38 @@ mod tests {
             assert_eq!(split_field(Some(&value)), expected, "{value}");
         }
         assert!(split_field(None).is_empty());
+    }
+
+    #[test]
+    fn a_reply_keeps_every_statement_of_its_fenced_block() {
+        let reply = "First delete, then insert:\n```sql\nDELETE FROM p WHERE id = 12; -- old; row\nINSERT INTO p VALUES (12, 'O''Hara; Jr', \"a;b\"); /* x; */\n```\nDone.";
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("predictions.jsonl");
+        let line = json!({"instance_id": "a", "response": reply}).to_string();
+        std::fs::write(
+            &path,
+            line + "\n{\"instance_id\": \"b\", \"response\": \"no sql here\"}\n",
+        )
+        .unwrap();
+        let error = read_predictions(&path).unwrap_err().to_string();
+        assert!(
+            error.contains("line 2: no SQL could be extracted"),
+            "{error}"
+        );
+        std::fs::write(
+            &path,
+            json!({"instance_id": "a", "response": reply}).to_string(),
+        )
+        .unwrap();
+        let expected = vec![
+            "DELETE FROM p WHERE id = 12".to_string(),
+            "-- old; row\nINSERT INTO p VALUES (12, 'O''Hara; Jr', \"a;b\")".to_string(),
+        ];
+        assert_eq!(read_predictions(&path).unwrap()["a"], expected);
+        assert_eq!(
+            split_statements("SELECT 1;;  ; SELECT [a;b]"),
+            ["SELECT 1", "SELECT [a;b]"]
+        );
     }
 
     #[test]

@@ -389,7 +389,8 @@ mod tests {
     fn session(dir: &Path, profile: Profile) -> Session {
         let path = dir.join("item.sqlite");
         let conn = Connection::open(&path).unwrap();
-        conn.execute_batch("CREATE TABLE t(a INTEGER PRIMARY KEY)").unwrap();
+        conn.execute_batch("CREATE TABLE t(a INTEGER PRIMARY KEY)")
+            .unwrap();
         drop(conn);
         Session::open(&path, &Budget::default(), profile).unwrap()
     }
@@ -398,7 +399,10 @@ mod tests {
     fn schema_pragmas_run_and_every_reach_outside_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let session = session(dir.path(), Profile::Official);
-        for allowed in ["PRAGMA table_info(t)", "SELECT name FROM pragma_table_info('t')"] {
+        for allowed in [
+            "PRAGMA table_info(t)",
+            "SELECT name FROM pragma_table_info('t')",
+        ] {
             assert!(session.perform(allowed).is_ok(), "{allowed}");
         }
         let outside = dir.path().join("out.sqlite").display().to_string();
@@ -437,7 +441,11 @@ mod tests {
         for (profile, timeout) in [(Profile::Official, true), (Profile::Sound, false)] {
             let session = session(dir.path(), profile);
             let ran = (session.execute_queries(&["SELECT * FROM timeout_orders".into()])).unwrap();
-            assert_eq!((ran.timeout, ran.exec_error), (timeout, !timeout), "{ran:?}");
+            assert_eq!(
+                (ran.timeout, ran.exec_error),
+                (timeout, !timeout),
+                "{ran:?}"
+            );
             std::fs::remove_file(dir.path().join("item.sqlite")).unwrap();
         }
     }
