@@ -44,6 +44,7 @@ fn item(id: &str) -> LiveItem {
         category: "Management".into(),
         conditions: json!({"order": false}),
         efficiency: false,
+        issue_sql: vec![],
     }
 }
 

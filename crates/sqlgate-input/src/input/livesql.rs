@@ -36,6 +36,9 @@ pub struct LiveItem {
     pub conditions: Json,
     /// `efficiency` (read, and ignored by the official SQLite evaluator).
     pub efficiency: bool,
+    /// BIRD-Critic's `issue_sql`: the statements the item's question is about, which must not
+    /// pass the item's tests (empty when the item has none).
+    pub issue_sql: Vec<String>,
 }
 
 /// Reads the items of a LiveSQLBench JSONL file; an error names the file and line.
@@ -136,6 +139,7 @@ fn item_of(
             .to_string(),
         conditions: object.get("conditions").cloned().unwrap_or(Json::Null),
         efficiency: object.get("efficiency").and_then(Json::as_bool) == Some(true),
+        issue_sql: split_field(object.get("issue_sql")),
     })
 }
 

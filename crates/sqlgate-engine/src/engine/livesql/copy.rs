@@ -9,6 +9,7 @@ pub struct ItemCopy {
     /// Held so that dropping the copy removes its folder.
     _folder: tempfile::TempDir,
     path: PathBuf,
+    template: PathBuf,
 }
 
 impl ItemCopy {
@@ -38,7 +39,13 @@ impl ItemCopy {
         Ok(ItemCopy {
             _folder: folder,
             path,
+            template: template.to_path_buf(),
         })
+    }
+
+    /// The file the copy was made from.
+    pub fn template(&self) -> &Path {
+        &self.template
     }
 
     /// The copy's file.

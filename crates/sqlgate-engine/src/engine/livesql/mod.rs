@@ -1,9 +1,10 @@
 //! State-changing SQL (issue 46): LiveSQLBench-style items judged on a private copy of their
 //! SQLite database each, by the item's test cases after the prediction ran.
 //!
-//! Two profiles: [`Profile::Official`] reproduces the mini_dev `live_sql_bench_sqlite`
+//! Three profiles: [`Profile::Official`] reproduces the mini_dev `live_sql_bench_sqlite`
 //! evaluator (with its two fixes) verdict for verdict, each item on a fresh copy;
-//! [`Profile::Sound`] fixes its semantic quirks (`sound`). Both run every item on its own copy
+//! [`Profile::BirdCritic`] its descendant in BIRD-Critic; [`Profile::Sound`] fixes their
+//! semantic quirks (`sound`). Both run every item on its own copy
 //! (`copy`) through the guarded read-write session (`session`), in parallel: verdicts never
 //! depend on the number of threads. Python test cases run in a subprocess that reaches the
 //! database only through sqlgate (`python`). The template file is only read.
@@ -28,6 +29,9 @@ pub enum Profile {
     Official,
     /// `livesql-sound`: the same checks without the official quirks.
     Sound,
+    /// `bird-critic`: BIRD-Critic's SQLite evaluator, a descendant of the official one: every
+    /// test gets `conditions=`, and an item whose `issue_sql` passes its tests fails.
+    BirdCritic,
 }
 
 impl Profile {
@@ -36,7 +40,14 @@ impl Profile {
         match self {
             Profile::Official => "livesql",
             Profile::Sound => "livesql-sound",
+            Profile::BirdCritic => "bird-critic",
         }
+    }
+
+    /// Whether statements run as the official evaluators' Python `sqlite3` runs them (RETURNING
+    /// fails, an error text naming a timeout is a timeout, a stopped item is an execution error).
+    pub fn python_semantics(self) -> bool {
+        matches!(self, Profile::Official | Profile::BirdCritic)
     }
 }
 
@@ -89,6 +100,8 @@ pub struct Verdict {
     pub stopped: bool,
     /// What failed, in the official wording.
     pub message: String,
+    /// BIRD-Critic: the item's `issue_sql` passed every test, so the item fails.
+    pub issue_sql_passed: bool,
 }
 
 impl Verdict {
@@ -104,8 +117,8 @@ impl Verdict {
 
     fn stopped(profile: Profile, stop: Stopped) -> Verdict {
         Verdict {
-            execution_error: profile == Profile::Official,
-            timeout_error: profile == Profile::Sound,
+            execution_error: profile.python_semantics(),
+            timeout_error: !profile.python_semantics(),
             stopped: true,
             message: stop.0,
             ..Verdict::default()
@@ -169,7 +182,7 @@ pub fn judge(
     };
     let copy = copy::ItemCopy::make(template)?;
     let outcome = match settings.profile {
-        Profile::Official => official(item, prediction, &copy, settings),
+        Profile::Official | Profile::BirdCritic => official(item, prediction, &copy, settings),
         Profile::Sound => sound::judge(item, prediction, &copy, template, settings),
     };
     match outcome {
@@ -187,29 +200,57 @@ fn open(path: &Path, budget: &Budget, profile: Profile) -> Result<Session, Tests
 
 /// The official task: preprocess (errors ignored), the prediction, then, if it ran cleanly,
 /// the test cases (or the default test) on the same connection, then the clean-up.
+///
+/// Under `bird-critic` the item's `issue_sql` runs first the same way on a copy of its own (its
+/// clean-up not run, as upstream); if it passes every test, the item fails whatever the
+/// prediction does.
 fn official(
     item: &LiveItem,
     prediction: &[String],
     copy: &copy::ItemCopy,
     settings: &Settings,
 ) -> Result<Verdict, TestsError> {
-    let session = open(copy.path(), &settings.budget, Profile::Official)?;
+    let mut budget = settings.budget.clone();
+    let mut issue_passed = false;
+    if settings.profile == Profile::BirdCritic && !item.issue_sql.is_empty() {
+        let issue_copy = copy::ItemCopy::make(copy.template()).map_err(TestsError::Fault)?;
+        let session = open(issue_copy.path(), &budget, settings.profile)?;
+        issue_passed = run_with_tests(&session, item, &item.issue_sql, settings)?.passed;
+        budget = session.remaining();
+    }
+    let session = open(copy.path(), &budget, settings.profile)?;
+    let mut verdict = run_with_tests(&session, item, prediction, settings)?;
+    session.execute_queries(&item.clean_up_sql)?;
+    if issue_passed {
+        verdict.passed = false;
+        verdict.issue_sql_passed = true;
+    }
+    Ok(verdict)
+}
+
+/// Preprocess (errors ignored), `statements`, then, if they ran cleanly, the item's test cases
+/// (or the default test) on the same connection.
+fn run_with_tests(
+    session: &Session,
+    item: &LiveItem,
+    statements: &[String],
+    settings: &Settings,
+) -> Result<Verdict, TestsError> {
     session.execute_queries(&item.preprocess_sql)?;
-    let ran = session.execute_queries(prediction)?;
+    let ran = session.execute_queries(statements)?;
     let mut verdict = Verdict::from_ran(&ran);
     if verdict.passed {
         let job = Job {
             tests: &item.test_cases,
-            pass_conditions: item.test_cases.is_empty(),
+            pass_conditions: item.test_cases.is_empty() || settings.profile == Profile::BirdCritic,
             conditions: &item.conditions,
-            pred_sqls: prediction,
+            pred_sqls: statements,
             sol_sqls: &item.sol_sql,
             pred_query_result: &ran.rows,
-            profile: Profile::Official,
+            profile: settings.profile,
         };
-        let results = python::run(&session, &job, &settings.python, session.deadline())?;
+        let results = python::run(session, &job, &settings.python, session.deadline())?;
         verdict.add_tests(&results);
     }
-    session.execute_queries(&item.clean_up_sql)?;
     Ok(verdict)
 }

@@ -194,7 +194,10 @@ fn converse(
         "pred_sqls": job.pred_sqls,
         "sol_sqls": job.sol_sqls,
         "pred_query_result": rows_json(job.pred_query_result),
-        "profile": match job.profile { Profile::Official => "official", Profile::Sound => "sound" },
+        "profile": match job.profile {
+            Profile::Official | Profile::BirdCritic => "official",
+            Profile::Sound => "sound",
+        },
     });
     send(&mut stdin, &first)?;
     loop {

@@ -185,7 +185,7 @@ impl Session {
                     if let Some(stop) = self.stopped() {
                         return Err(stop);
                     }
-                    let timeout = self.profile == Profile::Official && counts_as_timeout(&error);
+                    let timeout = self.profile.python_semantics() && counts_as_timeout(&error);
                     ran.timeout = timeout;
                     ran.exec_error = !timeout;
                     ran.message = format!(
@@ -230,7 +230,7 @@ impl Session {
         let python_dml = ["insert", "update", "delete", "replace"]
             .iter()
             .any(|word| start.starts_with(word));
-        let official = self.profile == Profile::Official;
+        let official = self.profile.python_semantics();
         if official && python_dml && conn.is_autocommit() {
             conn.execute_batch("BEGIN").map_err(statement_error)?;
         }
