@@ -6,7 +6,8 @@
 # process's stdin / stdout (one JSON object a line), and sqlgate runs the statements on the item's
 # own copy with its guards and deadline. `conn` and `db_path` are opaque handles.
 #
-# Protocol: sqlgate writes one job line; the runner answers with requests
+# Protocol: sqlgate writes one job line (the runner serves one job after another, each test with
+# fresh globals); the runner answers with requests
 # {"op": "exec", "sqls": [...]} / {"op": "query", "sql": ...}, each followed by one reply line
 # from sqlgate, and ends with {"op": "done", "results": [{"passed": bool, "message": str}, ...]}.
 import io
@@ -287,13 +288,18 @@ def _limit_resources():
 
 
 def main():
-    job = json.loads(_PROTO_IN.readline())
+    """Serves jobs, one a line, until sqlgate closes the pipe; each test gets fresh globals."""
     _limit_resources()
-    tests = job["tests"] or [DEFAULT_TEST]
     conn = _Handle()
-    results = [_run_test(source, job, conn) for source in tests]
-    _PROTO_OUT.write(json.dumps({"op": "done", "results": results}) + "\n")
-    _PROTO_OUT.flush()
+    while True:
+        line = _PROTO_IN.readline()
+        if not line:
+            return
+        job = json.loads(line)
+        tests = job["tests"] or [DEFAULT_TEST]
+        results = [_run_test(source, job, conn) for source in tests]
+        _PROTO_OUT.write(json.dumps({"op": "done", "results": results}) + "\n")
+        _PROTO_OUT.flush()
 
 
 main()

@@ -3,14 +3,16 @@
 //! folder, resource limits set before any test code runs, no network where the system can take
 //! it away (`unshare --net` in a new user namespace), and no database of its own: every helper
 //! that touches the database calls back to sqlgate, which runs the statements on the item's
-//! copy ([`Session`]) under the item's deadline.
+//! copy ([`Session`]) under the item's deadline. Each worker thread keeps one runner for the
+//! items it judges, one after another.
 
 use super::session::{rows_json, Session, Stopped};
 use super::Profile;
 use crate::util::sqlite::now_nanos;
 use serde_json::{json, Value as Json};
+use std::cell::RefCell;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::OnceLock;
@@ -65,37 +67,89 @@ impl From<Stopped> for TestsError {
     }
 }
 
+/// A running test-case runner, kept by its worker thread between items (Python's start-up is
+/// most of an item's time); dropped, it is killed.
+struct Runner {
+    python: PathBuf,
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<Result<String, String>>,
+    stderr: Receiver<String>,
+    /// Its working folder, removed with it.
+    _workdir: tempfile::TempDir,
+}
+
+impl Runner {
+    fn start(python: &Path) -> Result<Runner, TestsError> {
+        let workdir = tempfile::Builder::new()
+            .prefix("sqlgate-tests-")
+            .tempdir()
+            .map_err(|e| TestsError::Fault(format!("no working folder for the tests: {e}")))?;
+        let mut child = spawn(python, workdir.path())?;
+        let lines = read_lines(child.stdout.take());
+        let stderr = read_stderr(child.stderr.take());
+        let Some(stdin) = child.stdin.take() else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(TestsError::Fault("the runner has no standard input".into()));
+        };
+        Ok(Runner {
+            python: python.to_path_buf(),
+            child,
+            stdin,
+            lines,
+            stderr,
+            _workdir: workdir,
+        })
+    }
+
+    /// Ends the runner after `error`, adding its standard error to a fault.
+    fn fail(mut self, error: TestsError) -> TestsError {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        match error {
+            TestsError::Fault(text) => {
+                let said = (self.stderr.recv_timeout(Duration::from_secs(1))).unwrap_or_default();
+                TestsError::Fault(format!("{text}; its standard error: {said}"))
+            }
+            stop => stop,
+        }
+    }
+}
+
+impl Drop for Runner {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+thread_local! {
+    /// This worker thread's runner, between two items.
+    static RUNNER: RefCell<Option<Runner>> = const { RefCell::new(None) };
+}
+
 /// Runs the job's tests with `python` against the item's `session`, until `deadline`
-/// (nanoseconds on `now_nanos`' clock).
+/// (nanoseconds on `now_nanos`' clock). The thread's runner is reused when it ended its last
+/// job cleanly; a runner that met a deadline or a fault is killed.
 pub fn run(
     session: &Session,
     job: &Job<'_>,
     python: &Path,
     deadline: u64,
 ) -> Result<Vec<TestResult>, TestsError> {
-    let workdir = tempfile::Builder::new()
-        .prefix("sqlgate-tests-")
-        .tempdir()
-        .map_err(|e| TestsError::Fault(format!("no working folder for the tests: {e}")))?;
-    let mut child = spawn(python, workdir.path())?;
-    let stdin = child.stdin.take();
-    let lines = read_lines(child.stdout.take());
-    let stderr = read_stderr(child.stderr.take());
-    let outcome = match stdin {
-        Some(stdin) => converse(session, job, stdin, &lines, deadline),
-        None => Err(TestsError::Fault("the runner has no standard input".into())),
+    let kept = RUNNER.with(|cell| cell.borrow_mut().take());
+    let mut runner = match kept.filter(|r| r.python == python) {
+        Some(runner) => runner,
+        None => Runner::start(python)?,
     };
-    let _ = child.kill();
-    let _ = child.wait();
-    outcome.map_err(|error| match error {
-        TestsError::Fault(text) => {
-            let said = stderr
-                .recv_timeout(Duration::from_secs(1))
-                .unwrap_or_default();
-            TestsError::Fault(format!("{text}; its standard error: {said}"))
+    match converse(session, job, &mut runner.stdin, &runner.lines, deadline) {
+        Ok(results) => {
+            RUNNER.with(|cell| *cell.borrow_mut() = Some(runner));
+            Ok(results)
         }
-        stop => stop,
-    })
+        Err(error) => Err(runner.fail(error)),
+    }
 }
 
 /// The runner's process: `python -I -S -c <helpers>`, in `workdir`, environment cleared.
@@ -183,7 +237,7 @@ fn read_stderr(stderr: Option<std::process::ChildStderr>) -> Receiver<String> {
 fn converse(
     session: &Session,
     job: &Job<'_>,
-    mut stdin: ChildStdin,
+    stdin: &mut ChildStdin,
     lines: &Receiver<Result<String, String>>,
     deadline: u64,
 ) -> Result<Vec<TestResult>, TestsError> {
@@ -199,7 +253,7 @@ fn converse(
             Profile::Sound => "sound",
         },
     });
-    send(&mut stdin, &first)?;
+    send(stdin, &first)?;
     loop {
         let wait = Duration::from_nanos(deadline.saturating_sub(now_nanos()));
         let line = match lines.recv_timeout(wait) {
@@ -218,7 +272,7 @@ fn converse(
             Some("done") => return results(&request),
             Some(op) => {
                 let reply = answer(session, op, &request)?;
-                send(&mut stdin, &reply)?;
+                send(stdin, &reply)?;
             }
             None => return Err(TestsError::Fault("a protocol line without `op`".into())),
         }
