@@ -132,9 +132,9 @@ impl Corpus {
 /// The recorded flags of one run (`prefix` "" or "gold_").
 fn recorded_flags(line: &Value, prefix: &str) -> (bool, bool, bool, bool) {
     let flag = |name: &str| line[format!("{prefix}{name}")].as_bool().unwrap();
-    let passed = line[format!("{prefix}status")] == "success";
+    let success = line[format!("{prefix}status")] == "success";
     (
-        passed,
+        success,
         flag("execution_error"),
         flag("timeout_error"),
         flag("assertion_error"),
@@ -144,7 +144,7 @@ fn recorded_flags(line: &Value, prefix: &str) -> (bool, bool, bool, bool) {
 fn flags(verdict: &Verdict) -> (bool, bool, bool, bool) {
     let v = verdict;
     (
-        v.passed,
+        v.success,
         v.execution_error,
         v.timeout_error,
         v.assertion_error,
@@ -167,7 +167,7 @@ fn equals_the_recording(
             let expected = recorded_flags(&corpus.recorded[id], prefix);
             if flags(verdict) != expected {
                 assert_eq!(
-                    verdict.passed, !expected.0,
+                    verdict.success, !expected.0,
                     "{id}: {verdict:?} vs {expected:?}"
                 );
                 differing.push(id.as_str());
@@ -175,8 +175,8 @@ fn equals_the_recording(
         }
         let expected_differing: &[&str] = if gold { &[] } else { not_reproducible };
         assert_eq!(differing, expected_differing, "gold run: {gold}");
-        let passed = verdicts.values().filter(|v| v.passed).count();
-        assert_eq!(passed, if gold { 205 } else { passes }, "gold run: {gold}");
+        let success = verdicts.values().filter(|v| v.success).count();
+        assert_eq!(success, if gold { 205 } else { passes }, "gold run: {gold}");
         assert!(verdicts.values().all(|v| !v.issue_sql_passed));
     }
 }
@@ -241,12 +241,12 @@ fn livesql_sound_gives_the_sound_verdicts_and_differs_from_livesql_where_a_quirk
                 case["sound_verdict"] == "pass",
             )
         })
-        .filter(|(id, pass)| sound[*id].passed != *pass)
+        .filter(|(id, pass)| sound[*id].success != *pass)
         .collect();
     assert_eq!(wrong, SOUND_EXCEPTIONS.map(|id| (id, true)));
     let official = corpus.judge(Profile::Official, false);
     let differ: Vec<&str> = (official.keys())
-        .filter(|id| official[*id].passed != sound[*id].passed)
+        .filter(|id| official[*id].success != sound[*id].success)
         .map(String::as_str)
         .collect();
     assert_eq!(differ, PROFILES_DIFFER);

@@ -148,7 +148,7 @@ fn reaches_outside_the_copy_are_refused_and_scored_wrong() {
             let prediction: Vec<&str> = prediction.iter().map(String::as_str).collect();
             let verdict = run(&base, profile, small_budget(), &prediction);
             assert!(
-                !verdict.passed && verdict.execution_error,
+                !verdict.success && verdict.execution_error,
                 "{name}: {verdict:?}"
             );
             assert!(verdict.message.contains(says), "{name}: {verdict:?}");
@@ -163,11 +163,11 @@ fn a_temp_object_shadowing_a_table_answers_only_the_official_checks() {
     let shadow = ["CREATE TEMP VIEW t AS SELECT 1 AS a"];
     let official = run(&base, Profile::Official, small_budget(), &shadow);
     let sound = run(&base, Profile::Sound, small_budget(), &shadow);
-    assert!(official.passed, "{official:?}");
-    assert!(!sound.passed && sound.assertion_error, "{sound:?}");
+    assert!(official.success, "{official:?}");
+    assert!(!sound.success && sound.assertion_error, "{sound:?}");
     let right = ["DELETE FROM t WHERE a = 2"];
     for profile in [Profile::Official, Profile::Sound] {
-        assert!(run(&base, profile, small_budget(), &right).passed);
+        assert!(run(&base, profile, small_budget(), &right).success);
     }
 }
 
@@ -209,7 +209,7 @@ fn endless_writes_and_statements_are_stopped_within_the_budget() {
                 started.elapsed()
             );
             assert!(
-                !verdict.passed && verdict.stopped == stopped,
+                !verdict.success && verdict.stopped == stopped,
                 "{sql}: {verdict:?}"
             );
             assert!(verdict.message.contains(says), "{sql}: {verdict:?}");
@@ -242,9 +242,9 @@ fn items_on_one_database_in_parallel_never_see_each_other() {
     let settings = settings(Profile::Official, small_budget());
     for _ in 0..2 {
         let verdicts = judge_all(&items, &predictions, &templates, &settings);
-        let passed: Vec<bool> = verdicts.into_iter().map(|v| v.unwrap().passed).collect();
+        let success: Vec<bool> = verdicts.into_iter().map(|v| v.unwrap().success).collect();
         let expected: Vec<bool> = (0..24).map(|i| i % 2 == 1).collect();
-        assert_eq!(passed, expected);
+        assert_eq!(success, expected);
     }
     assert_eq!(base.files(), before);
 }
@@ -287,5 +287,5 @@ fn test_cases_run_without_secrets_in_an_empty_folder() {
     let prediction = vec!["SELECT 1".to_string()];
     let settings = settings(Profile::Official, small_budget());
     let verdict = judge(&probe, Some(&prediction), &base.template, &settings).unwrap();
-    assert!(verdict.passed, "{verdict:?}");
+    assert!(verdict.success, "{verdict:?}");
 }

@@ -87,7 +87,7 @@ pub struct Settings {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Verdict {
     /// The item passes.
-    pub passed: bool,
+    pub success: bool,
     /// A statement failed, or the item was stopped under the official profile (its wrapper's
     /// kill is an execution error).
     pub execution_error: bool,
@@ -107,7 +107,7 @@ pub struct Verdict {
 impl Verdict {
     fn from_ran(ran: &Ran) -> Verdict {
         Verdict {
-            passed: !ran.exec_error && !ran.timeout,
+            success: !ran.exec_error && !ran.timeout,
             execution_error: ran.exec_error,
             timeout_error: ran.timeout,
             message: ran.message.clone(),
@@ -135,12 +135,12 @@ impl Verdict {
 
     fn add_tests(&mut self, results: &[TestResult]) {
         let failed: Vec<&str> = (results.iter())
-            .filter(|r| !r.passed)
+            .filter(|r| !r.success)
             .map(|r| r.message.as_str())
             .collect();
         if !failed.is_empty() {
             self.assertion_error = true;
-            self.passed = false;
+            self.success = false;
             self.message = format!("Test case errors: {}", failed.join(" "));
         }
     }
@@ -215,14 +215,14 @@ fn official(
     if settings.profile == Profile::BirdCritic && !item.issue_sql.is_empty() {
         let issue_copy = copy::ItemCopy::make(copy.template()).map_err(TestsError::Fault)?;
         let session = open(issue_copy.path(), &budget, settings.profile)?;
-        issue_passed = run_with_tests(&session, item, &item.issue_sql, settings)?.passed;
+        issue_passed = run_with_tests(&session, item, &item.issue_sql, settings)?.success;
         budget = session.remaining();
     }
     let session = open(copy.path(), &budget, settings.profile)?;
     let mut verdict = run_with_tests(&session, item, prediction, settings)?;
     session.execute_queries(&item.clean_up_sql)?;
     if issue_passed {
-        verdict.passed = false;
+        verdict.success = false;
         verdict.issue_sql_passed = true;
     }
     Ok(verdict)
@@ -239,7 +239,7 @@ fn run_with_tests(
     session.execute_queries(&item.preprocess_sql)?;
     let ran = session.execute_queries(statements)?;
     let mut verdict = Verdict::from_ran(&ran);
-    if verdict.passed {
+    if verdict.success {
         let job = Job {
             tests: &item.test_cases,
             pass_conditions: item.test_cases.is_empty() || settings.profile == Profile::BirdCritic,

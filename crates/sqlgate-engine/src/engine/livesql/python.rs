@@ -47,7 +47,7 @@ pub struct Job<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TestResult {
     /// It returned without raising.
-    pub passed: bool,
+    pub success: bool,
     /// The official wording of its failure.
     pub message: String,
 }
@@ -260,7 +260,7 @@ fn converse(
             Ok(Ok(line)) => line,
             Ok(Err(text)) => return Err(TestsError::Fault(text)),
             Err(RecvTimeoutError::Timeout) => {
-                return Err(Stopped("the item's deadline passed in its test cases".into()).into())
+                return Err(Stopped("the item's deadline ran out in its test cases".into()).into())
             }
             Err(RecvTimeoutError::Disconnected) => {
                 return Err(TestsError::Fault("the runner's output closed".into()))
@@ -331,7 +331,7 @@ fn results(done: &Json) -> Result<Vec<TestResult>, TestsError> {
     Ok(list
         .iter()
         .map(|result| TestResult {
-            passed: result["passed"].as_bool() == Some(true),
+            success: result["passed"].as_bool() == Some(true),
             message: result["message"].as_str().unwrap_or_default().to_string(),
         })
         .collect())

@@ -27,14 +27,14 @@ pub fn judge(
     session.execute_queries(&item.preprocess_sql)?;
     let ran = session.execute_queries(prediction)?;
     let mut verdict = Verdict::from_ran(&ran);
-    if !verdict.passed {
+    if !verdict.success {
         return Ok(verdict);
     }
     if item.test_cases.is_empty() {
         let gold = gold_rows(item, template, settings)?;
         let order = item.conditions.get("order").and_then(|o| o.as_bool()) == Some(true);
         if !same_result(&ran.rows, &gold, order) {
-            verdict.passed = false;
+            verdict.success = false;
             verdict.assertion_error = true;
             verdict.message = "the result differs from the gold's".into();
         }
