@@ -43,6 +43,8 @@ mod install_duckdb;
 mod judge_cache_trust;
 mod layout;
 mod lifecycle;
+mod livesql;
+mod livesql_hostile;
 mod load;
 mod log_injection;
 mod many_databases;

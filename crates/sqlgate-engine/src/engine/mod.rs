@@ -11,6 +11,7 @@ pub mod denotation;
 pub mod duckdb;
 pub mod exec;
 pub mod kinds;
+pub mod livesql;
 pub mod load;
 pub mod plugin;
 pub mod profile;

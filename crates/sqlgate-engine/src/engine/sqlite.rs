@@ -203,7 +203,7 @@ fn query(
 /// Whether `sql` holds more than its first statement, as Python's `sqlite3` decides it: after
 /// the end SQLite gives the first statement (empty statements before it skipped, its `;`
 /// included), only whitespace and comments may follow; a second `;` is a second statement.
-fn more_than_one_statement(conn: &Connection, sql: &str) -> bool {
+pub(crate) fn more_than_one_statement(conn: &Connection, sql: &str) -> bool {
     let Ok(length) = std::ffi::c_int::try_from(sql.len()) else {
         return false;
     };

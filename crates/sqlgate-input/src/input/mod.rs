@@ -14,6 +14,7 @@ pub mod dataset;
 pub mod engine;
 pub mod extract;
 pub mod limits;
+pub mod livesql;
 pub mod overrides;
 pub mod policy;
 pub mod predictions;

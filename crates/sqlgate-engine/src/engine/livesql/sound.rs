@@ -1,0 +1,189 @@
+//! `livesql-sound`: the official checks without the official quirks. The prediction runs once;
+//! a Query item (no test cases) compares its last result with the gold's, run on a twin fresh
+//! copy, without rewriting either text (numbers quantised half-up to 2 places from their
+//! shortest decimal text, an integer equal to the same float, empty equal to empty, a set or,
+//! with `conditions.order`, a list); the test cases of other items run on a new connection to
+//! the prediction's copy, so a TEMP object the prediction left cannot answer them; RETURNING
+//! works; the deadline is a timeout, and no error text is reclassified.
+
+use super::copy::ItemCopy;
+use super::python::{self, Job, TestsError};
+use super::session::Rows;
+use super::{open, Profile, Settings, Verdict};
+use crate::input::livesql::LiveItem;
+use rusqlite::types::Value;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// One sound verdict; `copy` is the prediction's copy of `template`.
+pub fn judge(
+    item: &LiveItem,
+    prediction: &[String],
+    copy: &ItemCopy,
+    template: &Path,
+    settings: &Settings,
+) -> Result<Verdict, TestsError> {
+    let session = open(copy.path(), &settings.budget, Profile::Sound)?;
+    session.execute_queries(&item.preprocess_sql)?;
+    let ran = session.execute_queries(prediction)?;
+    let mut verdict = Verdict::from_ran(&ran);
+    if !verdict.success {
+        return Ok(verdict);
+    }
+    if item.test_cases.is_empty() {
+        let gold = gold_rows(item, template, settings)?;
+        let order = item.conditions.get("order").and_then(|o| o.as_bool()) == Some(true);
+        if !same_result(&ran.rows, &gold, order) {
+            verdict.success = false;
+            verdict.assertion_error = true;
+            verdict.message = "the result differs from the gold's".into();
+        }
+        return Ok(verdict);
+    }
+    let budget = session.remaining();
+    drop(session);
+    let checks = open(copy.path(), &budget, Profile::Sound)?;
+    let job = Job {
+        tests: &item.test_cases,
+        pass_conditions: false,
+        conditions: &item.conditions,
+        pred_sqls: prediction,
+        sol_sqls: &item.sol_sql,
+        pred_query_result: &ran.rows,
+        profile: Profile::Sound,
+    };
+    let results = python::run(&checks, &job, &settings.python, checks.deadline())?;
+    verdict.add_tests(&results);
+    checks.execute_queries(&item.clean_up_sql)?;
+    Ok(verdict)
+}
+
+/// The gold's last rows on a fresh twin copy (after the preprocess), or a fault when the gold
+/// does not run: a sound judge has nothing to compare with.
+fn gold_rows(item: &LiveItem, template: &Path, settings: &Settings) -> Result<Rows, TestsError> {
+    let twin = ItemCopy::make(template).map_err(TestsError::Fault)?;
+    let session = open(twin.path(), &settings.budget, Profile::Sound)?;
+    session.execute_queries(&item.preprocess_sql)?;
+    let gold = session.execute_queries(&item.sol_sql)?;
+    match (gold.exec_error || gold.timeout, gold.rows) {
+        (false, Some(rows)) => Ok(rows),
+        _ => Err(TestsError::Fault(format!(
+            "the gold of {} gives no result: {}",
+            item.instance_id, gold.message
+        ))),
+    }
+}
+
+/// A cell as the sound comparison sees it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Cell {
+    Null,
+    Number(String),
+    Text(String),
+    Blob(Vec<u8>),
+}
+
+fn cell(value: &Value) -> Cell {
+    match value {
+        Value::Null => Cell::Null,
+        Value::Integer(i) => Cell::Number(quantize(&i.to_string())),
+        Value::Real(f) if f.is_finite() => Cell::Number(quantize(&f.to_string())),
+        Value::Real(f) => Cell::Number(f.to_string()),
+        Value::Text(text) => Cell::Text(text.clone()),
+        Value::Blob(bytes) => Cell::Blob(bytes.clone()),
+    }
+}
+
+/// A plain decimal text (`-12.345`, no exponent: Rust's shortest display of a float) rounded
+/// half-up to 2 places; `-0.00` is `0.00`.
+fn quantize(text: &str) -> String {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+    let mut kept: Vec<u8> = whole
+        .bytes()
+        .chain(fraction.bytes().chain(*b"00").take(2))
+        .collect();
+    if fraction.as_bytes().get(2).is_some_and(|&d| d >= b'5') {
+        let mut at = kept.len();
+        loop {
+            if at == 0 {
+                kept.insert(0, b'1');
+                break;
+            }
+            at -= 1;
+            if kept[at] == b'9' {
+                kept[at] = b'0';
+            } else {
+                kept[at] += 1;
+                break;
+            }
+        }
+    }
+    let split = kept.len() - 2;
+    let whole = String::from_utf8_lossy(&kept[..split])
+        .trim_start_matches('0')
+        .to_string();
+    let whole = if whole.is_empty() {
+        "0".to_string()
+    } else {
+        whole
+    };
+    let fraction = String::from_utf8_lossy(&kept[split..]).to_string();
+    let zero = whole == "0" && fraction == "00";
+    format!(
+        "{}{whole}.{fraction}",
+        if negative && !zero { "-" } else { "" }
+    )
+}
+
+/// Whether the prediction's rows (`None`: no statement gave any) equal the gold's.
+fn same_result(prediction: &Option<Rows>, gold: &Rows, order: bool) -> bool {
+    let Some(prediction) = prediction else {
+        return false;
+    };
+    let cells = |rows: &Rows| -> Vec<Vec<Cell>> {
+        rows.iter()
+            .map(|row| row.iter().map(cell).collect())
+            .collect()
+    };
+    let (left, right) = (cells(prediction), cells(gold));
+    match order {
+        true => left == right,
+        false => left.into_iter().collect::<BTreeSet<_>>() == right.into_iter().collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_quantised_half_up_from_their_shortest_text() {
+        let cases = [
+            ("18.125", "18.13"),
+            ("759.165", "759.17"),
+            ("1", "1.00"),
+            ("-0.001", "0.00"),
+            ("-2.675", "-2.68"),
+            ("99.995", "100.00"),
+            ("0.5", "0.50"),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(quantize(text), expected, "{text}");
+        }
+        assert_eq!(cell(&Value::Integer(1)), cell(&Value::Real(1.0)));
+    }
+
+    #[test]
+    fn empty_equals_empty_and_order_is_a_condition() {
+        let rows =
+            |values: &[i64]| -> Rows { values.iter().map(|v| vec![Value::Integer(*v)]).collect() };
+        assert!(same_result(&Some(rows(&[])), &rows(&[]), false));
+        assert!(same_result(&Some(rows(&[2, 1, 1])), &rows(&[1, 2]), false));
+        assert!(!same_result(&Some(rows(&[2, 1])), &rows(&[1, 2]), true));
+        assert!(!same_result(&None, &rows(&[]), false));
+    }
+}
