@@ -103,11 +103,11 @@ fn gate_cases(verdict: &Verdict, evaluation: &Evaluation, must_pass: &[usize]) -
                 ),
                 failure: cell.failed.then(|| {
                     format!(
-                        "{:.1} -> {:.1} ({:+.1} points) on {} items, {} regressed / {} fixed, p \
+                        "{} -> {} ({} points) on {} items, {} regressed / {} fixed, p \
                          {}, allowed drop {:.1}",
-                        100.0 * cell.baseline_accuracy,
-                        100.0 * cell.candidate_accuracy,
-                        cell.shown_delta(),
+                        crate::analysis::stats::format_points(cell.baseline_accuracy),
+                        crate::analysis::stats::format_points(cell.candidate_accuracy),
+                        crate::analysis::stats::format_delta(cell.shown_delta()),
                         cell.items,
                         cell.regressed,
                         cell.fixed,
@@ -161,10 +161,10 @@ fn macro_cases(macro_average: &MacroGate) -> Vec<Case> {
             name: format!("{}: macro-average {}", cell.candidate, macro_average.metric),
             failure: cell.failed.then(|| {
                 format!(
-                    "{:.1} -> {:.1} ({:+.1} points) over {} datasets, p {}, allowed drop {:.1}",
-                    100.0 * cell.baseline_accuracy,
-                    100.0 * cell.candidate_accuracy,
-                    cell.shown_delta(),
+                    "{} -> {} ({} points) over {} datasets, p {}, allowed drop {:.1}",
+                    crate::analysis::stats::format_points(cell.baseline_accuracy),
+                    crate::analysis::stats::format_points(cell.candidate_accuracy),
+                    crate::analysis::stats::format_delta(cell.shown_delta()),
                     cell.datasets.len(),
                     cell.p_adjusted
                         .map_or("not tested".into(), crate::analysis::stats::format_p),
