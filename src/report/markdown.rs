@@ -65,7 +65,10 @@ pub fn render(
     environment.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
     environment.add_filter("text", |s: String| escape::markdown_inline(&s));
     environment.add_filter("message", |s: String| escape::markdown_message(&s));
-    environment.add_filter("name", |s: String| escape::markdown_name(&s));
+    environment.add_filter("cell", |s: String| escape::markdown_cell(&s));
+    environment.add_filter("summary", |s: String| escape::html_summary(&s));
+    // `name`, the gate cell's filter of older templates: a table cell.
+    environment.add_filter("name", |s: String| escape::markdown_cell(&s));
     environment.add_filter("fence", |s: String| escape::markdown_code_block(&s, "sql"));
     environment.add_template("report", template)?;
     let template = environment.get_template("report")?;
