@@ -227,7 +227,7 @@ impl Spans {
             }
             Target::Summary => {
                 self.out.push_str("<code>");
-                self.out.push_str(&html_text(&code));
+                self.out.push_str(&xml_text(&code));
                 self.out.push_str("</code>");
             }
         }
@@ -240,9 +240,9 @@ impl Spans {
     }
 }
 
-/// `text` as HTML text: `&`, `<`, `>` and `"` as references, and a [`WORD_JOINER`]-free copy of
-/// everything else (inside `<code>` GitHub links nothing).
-fn html_text(text: &str) -> String {
+/// `text` escaped for an XML or HTML attribute or element (JUnit, a `<summary>`'s `<code>`):
+/// `&`, `<`, `>` and quotes as references; drops characters XML 1.0 cannot carry.
+pub fn xml_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -250,6 +250,9 @@ fn html_text(text: &str) -> String {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\n' | '\t' => out.push(c),
+            c if c.is_control() || c == '\u{fffe}' || c == '\u{ffff}' => {}
             c => out.push(c),
         }
     }

@@ -5,26 +5,9 @@
 
 use crate::judge::rules::macro_average::MacroGate;
 use crate::judge::Verdict;
+use crate::report::escape::xml_text as xml;
 use crate::score::evaluation::Evaluation;
 use std::fmt::Write as _;
-
-/// Escapes text for an XML attribute or element; drops characters XML 1.0 cannot carry.
-fn xml(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\n' | '\t' => out.push(c),
-            c if c.is_control() || c == '\u{fffe}' || c == '\u{ffff}' => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 /// One test case: its name, and its failure or skip message.
 struct Case {

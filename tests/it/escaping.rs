@@ -49,6 +49,18 @@ fn contexts(escaped: &str) -> Vec<(String, Vec<&'static str>)> {
     ]
 }
 
+/// Panics unless `title` as the title of a `<summary>` stays inside its HTML block.
+fn assert_stays_in_summary(title: &str) {
+    let summary = format!("<details><summary>{title} (3)</summary>\n\nx\n\n</details>\n");
+    let blocks: Vec<String> = nodes(&summary)
+        .into_iter()
+        .filter(|n| n.kind == "html_block")
+        .map(|n| n.literal)
+        .collect();
+    let opening = format!("<details><summary>{title} (3)</summary>\n");
+    assert_eq!(blocks, [opening, "</details>\n".to_string()]);
+}
+
 /// Panics unless `text`, escaped, renders as text in every context (in the HTML of a
 /// `<summary>` too), keeps a table row at two cells, and renders exactly its characters (less
 /// line breaks and controls).
@@ -58,19 +70,7 @@ fn assert_inert(text: &str) {
     for (markdown, allowed) in contexts(&escaped) {
         assert_only(&markdown, &allowed);
     }
-    let summary = format!("<details><summary>{escaped} (3)</summary>\n\nx\n\n</details>\n");
-    let blocks: Vec<String> = nodes(&summary)
-        .into_iter()
-        .filter(|n| n.kind == "html_block")
-        .map(|n| n.literal)
-        .collect();
-    assert_eq!(
-        blocks,
-        [
-            format!("<details><summary>{escaped} (3)</summary>\n"),
-            "</details>\n".to_string()
-        ]
-    );
+    assert_stays_in_summary(&escaped);
     assert!(!escaped.contains(['<', '>']), "no tag in {escaped:?}");
     let shown = decode_html_text(&escaped);
     assert_eq!(reference_in(&shown), None, "in the summary {shown:?}");
@@ -167,19 +167,7 @@ fn assert_shows_exactly(parsed: &[common::markdown::Node], text: &str, expected:
 /// no word joiner added.
 fn assert_summary_inert(text: &str, expected: &str) {
     let title = html_summary(text);
-    let summary = format!("<details><summary>{title} (3)</summary>\n\nx\n\n</details>\n");
-    let blocks: Vec<String> = nodes(&summary)
-        .into_iter()
-        .filter(|n| n.kind == "html_block")
-        .map(|n| n.literal)
-        .collect();
-    assert_eq!(
-        blocks,
-        [
-            format!("<details><summary>{title} (3)</summary>\n"),
-            "</details>\n".to_string()
-        ]
-    );
+    assert_stays_in_summary(&title);
     let tags = title.replace("<code>", "\u{1}").replace("</code>", "\u{2}");
     assert!(!tags.contains(['<', '>']), "no other tag in {title:?}");
     let added = title.contains('\u{2060}') && !text.contains('\u{2060}');

@@ -149,8 +149,9 @@ fn assert_scatter_shows_the_leaderboard(svg: &Path, summary: &serde_json::Value)
     assert_eq!(svg.matches("<circle").count(), 3);
 }
 
-#[test]
-fn hostile_text_cannot_change_the_comment_structure_or_ping() {
+/// The bundled example's folder, a work folder holding its gold queries as the predictions
+/// `good.txt`, and those queries.
+fn gold_as_predictions() -> (std::path::PathBuf, tempfile::TempDir, Vec<String>) {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini");
     let work = tempfile::tempdir().unwrap();
     let gold: Vec<String> = std::fs::read_to_string(example.join("dev_gold.sql"))
@@ -159,6 +160,12 @@ fn hostile_text_cannot_change_the_comment_structure_or_ping() {
         .map(|l| l.split('\t').next().unwrap().to_string())
         .collect();
     write(&work.path().join("good.txt"), &gold.join("\n"));
+    (example, work, gold)
+}
+
+#[test]
+fn hostile_text_cannot_change_the_comment_structure_or_ping() {
+    let (example, work, gold) = gold_as_predictions();
     let mut hostile = gold.clone();
     let payloads = [
         "SELECT 1 -- </details></details><img src=x onerror=alert(1)>",
@@ -561,14 +568,7 @@ fn undated(report: &str) -> String {
 /// `|` keeps every row's cells.
 #[test]
 fn hostile_names_show_their_characters_in_table_cells_and_summary_titles() {
-    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini");
-    let work = tempfile::tempdir().unwrap();
-    let gold: Vec<String> = std::fs::read_to_string(example.join("dev_gold.sql"))
-        .unwrap()
-        .lines()
-        .map(|l| l.split('\t').next().unwrap().to_string())
-        .collect();
-    write(&work.path().join("good.txt"), &gold.join("\n"));
+    let (example, work, gold) = gold_as_predictions();
     let broken: Vec<&str> = (gold.iter().enumerate())
         .map(|(i, sql)| if i < 3 { "SELECT 'wrong'" } else { sql })
         .collect();
