@@ -26,7 +26,7 @@ const MAX_HEX_RUN: usize = 6;
 ///   ASCII letters or digits, as in `snake_case`) as references (`&#42;`, `&lt;` ...), so no HTML,
 ///   entity, emphasis, code span, link, image, footnote, table cell or math can form; `-`, `+`, `=` and `#` at the start, and `.` or `)` after
 ///   leading digits, too, so no list, heading or setext underline starts;
-/// - a [`WORD_JOINER`] after `@`, `#` or `:` followed by what GitHub would link (an ASCII letter or digit, `_`, `+`, `/`, `-`), after `GH-` and
+/// - a [`WORD_JOINER`] after `@`, `#` or `:` followed by anything but a blank, after `GH-` and
 ///   the sixth digit of a hex run that goes on (GitHub links 7), and before the dot of `www.`, so that GitHub's filters,
 ///   which read the rendered text, find no mention, issue, commit or emoji reference, no heading
 ///   marker and no link.
@@ -80,7 +80,7 @@ fn inline_at(text: &str, line_start: bool) -> String {
         }
         let lower = |i: usize| previous[i].to_ascii_lowercase();
         let breaks = match c {
-            '@' | '#' | ':' => all.get(at + 1).is_some_and(|&next| linkable_after(next)),
+            '@' | '#' | ':' => all.get(at + 1).is_some_and(|next| !next.is_whitespace()),
             '-' => lower(1) == 'g' && lower(2) == 'h',
             _ => hex_run == MAX_HEX_RUN && all.get(at + 1).is_some_and(char::is_ascii_hexdigit),
         };
@@ -250,7 +250,7 @@ pub fn xml_text(text: &str) -> String {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
+            '\'' => out.push_str("&#39;"),
             '\n' | '\t' => out.push(c),
             c if c.is_control() || c == '\u{fffe}' || c == '\u{ffff}' => {}
             c => out.push(c),
@@ -284,14 +284,27 @@ fn message_prose(text: &str, out: &mut Spans) {
             .trim_start_matches('(')
             .trim_end_matches([':', ',', ';', '.', ')', '\'', '"']);
         if core.is_empty() || !to_copy_exactly(core) {
-            out.text(&inline_at(word, at_start));
+            // What escaping would break with a word joiner only with its trailing punctuation
+            // (`www.`, `x:.`) is code as a whole.
+            let escaped = inline_at(word, at_start);
+            match escaped.contains(WORD_JOINER) {
+                true => out.code(word),
+                false => out.text(&escaped),
+            }
             continue;
         }
         let start = word.len() - word.trim_start_matches('(').len();
         let end = start + core.len();
         out.text(&inline_at(&word[..start], at_start));
-        out.code(core);
-        out.text(&inline_at(&word[end..], false));
+        // Trailing punctuation that escaping would break with a word joiner (`x:.`) is code too.
+        let tail = inline_at(&word[end..], false);
+        match tail.contains(WORD_JOINER) {
+            true => out.code(&word[start..]),
+            false => {
+                out.code(core);
+                out.text(&tail);
+            }
+        }
     }
 }
 
@@ -318,18 +331,14 @@ fn to_copy_exactly(word: &str) -> bool {
 fn code_span(text: &str) -> String {
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
-    let pad = if text.starts_with(['`', ' ']) || text.ends_with(['`', ' ']) {
+    // CommonMark strips a space at each end unless the span is only spaces.
+    let only_spaces = text.chars().all(|c| c == ' ');
+    let pad = if !only_spaces && (text.starts_with(['`', ' ']) || text.ends_with(['`', ' '])) {
         " "
     } else {
         ""
     };
     format!("{fence}{pad}{text}{pad}{fence}")
-}
-
-/// Whether GitHub's filters read a mention, an issue reference, an emoji or a URL scheme when
-/// `next` follows `@`, `#` or `:` (an ASCII letter or digit, `_`, `+`, `/`, `-`).
-fn linkable_after(next: char) -> bool {
-    next.is_ascii_alphanumeric() || matches!(next, '_' | '+' | '/' | '-')
 }
 
 /// Whether the run of `_` at `chars[at]` stands between two ASCII letters or digits
