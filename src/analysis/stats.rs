@@ -122,12 +122,22 @@ pub fn format_p(p: f64) -> String {
     }
 }
 
-/// A fraction as the reports print it: points with one decimal (`0.8425` is `84.2`), parsed
-/// back, so a delta computed from two of them adds up as printed.
-pub fn shown_points(fraction: f64) -> f64 {
+/// An accuracy (a fraction) as every text a person reads prints it (stdout, the comment, the
+/// step summary, annotations, JUnit messages, the `score` step output): points with one decimal,
+/// `0.8425` is `84.2`. The one rounding rule of accuracies; machine outputs keep the fraction.
+pub fn format_points(fraction: f64) -> String {
     format!("{:.1}", 100.0 * fraction)
-        .parse()
-        .unwrap_or(100.0 * fraction)
+}
+
+/// A change in points as every text a person reads prints it: signed, one decimal (`-1.3`).
+pub fn format_delta(points: f64) -> String {
+    format!("{points:+.1}")
+}
+
+/// A fraction as [`format_points`] prints it, parsed back, so a delta computed from two of them
+/// adds up as printed.
+pub fn shown_points(fraction: f64) -> f64 {
+    format_points(fraction).parse().unwrap_or(100.0 * fraction)
 }
 
 /// The change from `before` to `after` (fractions) in points, as the printed values make it:

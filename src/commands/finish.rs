@@ -238,11 +238,15 @@ pub(super) fn gate_outputs<'a>(
         ("passed", verdict.passed().to_string()),
         (
             "score",
-            score_and_delta.map_or(String::new(), |(score, _)| format!("{score:.4}")),
+            score_and_delta.map_or(String::new(), |(score, _)| {
+                crate::analysis::stats::format_points(score)
+            }),
         ),
         (
             "delta",
-            score_and_delta.map_or(String::new(), |(_, delta)| format!("{delta:+.1}")),
+            score_and_delta.map_or(String::new(), |(_, delta)| {
+                crate::analysis::stats::format_delta(delta)
+            }),
         ),
         ("report", report_path.display().to_string()),
         ("reason", verdict.reason()),

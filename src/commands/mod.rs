@@ -483,10 +483,13 @@ fn write_baseline(config: &Config, path: &Path, commit: String) -> anyhow::Resul
         "{}",
         crate::util::log::log_block(&human, crate::util::log::in_actions())
     );
+    let systems = match baseline.systems.len() {
+        1 => "1 system".to_string(),
+        n => format!("{n} systems"),
+    };
     println!(
-        "\nbaseline written to {} ({} systems, commit {})",
+        "\nbaseline written to {} ({systems}, commit {})",
         path.display(),
-        baseline.systems.len(),
         crate::input::config::short_commit(baseline.commit.as_deref().unwrap_or_default())
     );
     Ok(ExitCode::SUCCESS)

@@ -272,11 +272,11 @@ fn moved(system: &str, comparison: &Comparison, cell: &CellTest) -> String {
         format!(" on {}", cell.difficulty)
     };
     format!(
-        "{system}{}{on} {:.1} -> {:.1} ({:+.1})",
+        "{system}{}{on} {} -> {} ({})",
         comparison.metric,
-        100.0 * cell.baseline_accuracy,
-        100.0 * cell.candidate_accuracy,
-        cell.shown_delta(),
+        crate::analysis::stats::format_points(cell.baseline_accuracy),
+        crate::analysis::stats::format_points(cell.candidate_accuracy),
+        crate::analysis::stats::format_delta(cell.shown_delta()),
     )
 }
 

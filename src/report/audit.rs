@@ -4,7 +4,7 @@
 
 use crate::analysis::audit::{Finding, Kind};
 use crate::input::overrides::GoldOverrides;
-use crate::report::escape::markdown_inline;
+use crate::report::escape::{markdown_cell, markdown_message};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -75,8 +75,8 @@ pub fn markdown_datasets(datasets: &[(&str, &[Finding], &GoldOverrides)]) -> Str
     let mut text = format!("{HEADING}\n");
     for (name, findings, overrides) in datasets {
         text.push_str(&format!(
-            "\n### Dataset `{}`\n\n{}",
-            markdown_inline(name),
+            "\n### Dataset {}\n\n{}",
+            markdown_message(&format!("`{name}`")),
             body(findings, overrides, "####")
         ));
     }
@@ -98,9 +98,9 @@ fn body(findings: &[Finding], overrides: &GoldOverrides, heading: &str) -> Strin
             text.push_str(&format!(
                 "| {} | {} | `{}` | {} |\n",
                 finding.index,
-                markdown_inline(&finding.db_id),
+                markdown_cell(&finding.db_id),
                 finding.kind.as_str(),
-                markdown_inline(&finding.evidence)
+                markdown_cell(&finding.evidence)
             ));
         }
     }
@@ -114,7 +114,7 @@ fn body(findings: &[Finding], overrides: &GoldOverrides, heading: &str) -> Strin
                 "| {} | {} | {} |\n",
                 view.index,
                 view.action,
-                markdown_inline(&view.reason)
+                markdown_cell(&view.reason)
             ));
         }
     }

@@ -4,7 +4,7 @@
 use crate::analysis::agreement::LeaderboardRow;
 use crate::judge::rules::macro_average::MacroGate;
 use crate::judge::Verdict;
-use crate::report::escape::{markdown_inline, markdown_message};
+use crate::report::escape::{markdown_cell, markdown_message};
 use serde_json::{json, Value as Json};
 
 /// One dataset's part of the report: its name and its own report (or comment) text.
@@ -62,7 +62,7 @@ fn macro_table(macro_gate: &MacroGate, sections: &[Section<'_>]) -> String {
     }
     let mut out = format!(
         "\n### Macro-average ({})\n\n| system |",
-        markdown_inline(&macro_gate.metric)
+        markdown_message(&macro_gate.metric)
     );
     for section in sections {
         out.push_str(&format!(" {} |", section.name));
@@ -71,7 +71,7 @@ fn macro_table(macro_gate: &MacroGate, sections: &[Section<'_>]) -> String {
     out.push_str(&"---:|".repeat(sections.len() + 4));
     out.push_str("---|\n");
     for cell in &macro_gate.cells {
-        out.push_str(&format!("| {} |", markdown_inline(&cell.candidate)));
+        out.push_str(&format!("| {} |", markdown_cell(&cell.candidate)));
         for (_, _, candidate, _) in &cell.datasets {
             out.push_str(&format!(" {:.1} |", 100.0 * candidate));
         }

@@ -27,7 +27,7 @@ const MAX_HEX_RUN: usize = 6;
 ///   entity, emphasis, code span, link, image, footnote, table cell or math can form; `-`, `+`, `=` and `#` at the start, and `.` or `)` after
 ///   leading digits, too, so no list, heading or setext underline starts;
 /// - a [`WORD_JOINER`] after `@`, `#` or `:` followed by anything but a blank, after `GH-` and
-///   every sixth digit of a hex run, and before the dot of `www.`, so that GitHub's filters,
+///   the sixth digit of a hex run that goes on (GitHub links 7), and before the dot of `www.`, so that GitHub's filters,
 ///   which read the rendered text, find no mention, issue, commit or emoji reference, no heading
 ///   marker and no link.
 pub fn markdown_inline(text: &str) -> String {
@@ -82,7 +82,7 @@ fn inline_at(text: &str, line_start: bool) -> String {
         let breaks = match c {
             '@' | '#' | ':' => all.get(at + 1).is_some_and(|next| !next.is_whitespace()),
             '-' => lower(1) == 'g' && lower(2) == 'h',
-            _ => hex_run == MAX_HEX_RUN,
+            _ => hex_run == MAX_HEX_RUN && all.get(at + 1).is_some_and(char::is_ascii_hexdigit),
         };
         if breaks {
             out.push(WORD_JOINER);
@@ -96,16 +96,47 @@ fn inline_at(text: &str, line_start: bool) -> String {
 
 /// A message sqlgate wrote around untrusted values (a verdict's headline, reason or note, an
 /// error), as one line of Markdown for a heading, a list item or a paragraph (not a table cell,
-/// nor the HTML of a `<summary>`): what it quotes between backticks becomes a code span, and so
-/// does every word a reader copies or GitHub would otherwise link (one with a `/` or `\\`, a `:`
-/// inside, as `feature:join` or `:x:`, a hex run of 7 or more, as a commit id), so a copied path,
-/// hash or name is exactly its characters, with no invisible word joiner. The rest goes through
-/// [`markdown_inline`]'s rules, except that only the line's start escapes what starts a list
-/// (`-`, `+`, `12.`), so the numbers and dashes of prose stay as written; a `#` that starts a word
-/// is escaped everywhere (a lone one would close a heading). Inside a code span GitHub forms no
-/// HTML, mention, reference or link, and a fence longer than any backtick run inside means
-/// nothing closes it early.
+/// [`markdown_cell`], nor the HTML of a `<summary>`, [`html_summary`]): what it quotes between
+/// backticks becomes a code span, and so does every word a reader copies or GitHub would
+/// otherwise link (one with a `/` or `\\`, a `:` inside, as `feature:join` or `:x:`, a hex run of
+/// 7 or more, as a commit id, a mention `@x`, a reference `#1` or `GH-1`, a `www.` link), so a
+/// copied path, hash or name is exactly its characters, with no invisible word joiner; a backtick
+/// that quotes nothing or is never closed is code with what follows it (never `&#96;`). The rest
+/// goes through [`markdown_inline`]'s rules, except that only the line's start escapes what
+/// starts a list (`-`, `+`, `12.`), so the numbers and dashes of prose stay as written; a `#`
+/// that starts a word is escaped everywhere (a lone one would close a heading). Inside a code
+/// span GitHub forms no HTML, mention, reference or link, and a fence longer than any backtick
+/// run inside means nothing closes it early.
 pub fn markdown_message(text: &str) -> String {
+    message_in(text, Target::Line)
+}
+
+/// [`markdown_message`] for a table cell: the same code spans, with each `|` written outside
+/// them as `&#124;` (GitHub splits a row at every bare `|`, inside a code span too), so an
+/// untrusted system, feature or item text can neither add a cell nor lose a character.
+pub fn markdown_cell(text: &str) -> String {
+    message_in(text, Target::Cell)
+}
+
+/// [`markdown_message`] for the title of a `<summary>`, which GitHub reads as HTML (no Markdown
+/// code span forms there): what would be a code span is `<code>` with its text HTML-escaped.
+pub fn html_summary(text: &str) -> String {
+    message_in(text, Target::Summary)
+}
+
+/// Where an escaped message goes, which decides how its code is written.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Target {
+    /// A heading, list item or paragraph: Markdown code spans.
+    Line,
+    /// A table cell: code spans with every `|` outside them.
+    Cell,
+    /// A `<summary>` title: HTML `<code>` elements.
+    Summary,
+}
+
+/// The message `text` escaped for `target` (see [`markdown_message`]).
+fn message_in(text: &str, target: Target) -> String {
     let line = markdown_line(text);
     let line = line
         .trim_start_matches([' ', '\u{FEFF}'])
@@ -116,28 +147,31 @@ pub fn markdown_message(text: &str) -> String {
     } else {
         parts.len()
     };
-    let mut out = Spans::default();
+    let mut out = Spans::new(target);
     for (index, part) in parts.iter().enumerate() {
-        if index % 2 == 1 && index < closed && !part.trim().is_empty() {
+        if index % 2 == 0 {
+            message_prose(part, &mut out);
+            continue;
+        }
+        let touches = |next: usize| parts[next].is_empty() && next > 0 && next + 1 < parts.len();
+        let quotes = index < closed && !part.trim().is_empty();
+        if quotes && !touches(index - 1) && !touches(index + 1) {
             out.code(part);
             continue;
         }
-        let quoted = index % 2 == 1;
-        if quoted {
-            out.text("&#96;");
-        }
-        message_prose(part, &mut out);
-        if quoted && index < closed {
-            out.text("&#96;");
-        }
+        // A backtick that quotes nothing, is never closed or touches another quote: the rest
+        // of the line is code, its backticks shown as written.
+        out.code(&format!("`{}", parts[index..].join("`")));
+        break;
     }
     out.finish()
 }
 
 /// A line of Markdown built of escaped text and code spans, where code spans that would touch
 /// are one span (two fences side by side would read as one longer fence).
-#[derive(Default)]
 struct Spans {
+    /// Where the line goes.
+    target: Target,
     /// What is written so far.
     out: String,
     /// The code of the span being built, not yet written.
@@ -145,6 +179,15 @@ struct Spans {
 }
 
 impl Spans {
+    /// An empty line for `target`.
+    fn new(target: Target) -> Self {
+        Spans {
+            target,
+            out: String::new(),
+            code: String::new(),
+        }
+    }
+
     /// Adds escaped text (nothing when empty).
     fn text(&mut self, escaped: &str) {
         if escaped.is_empty() {
@@ -164,11 +207,29 @@ impl Spans {
         self.out.is_empty() && self.code.is_empty()
     }
 
-    /// Writes the pending code span.
+    /// Writes the pending code span as the target wants it.
     fn flush(&mut self) {
-        if !self.code.is_empty() {
-            self.out.push_str(&code_span(&self.code));
-            self.code.clear();
+        if self.code.is_empty() {
+            return;
+        }
+        let code = std::mem::take(&mut self.code);
+        match self.target {
+            Target::Line => self.out.push_str(&code_span(&code)),
+            Target::Cell => {
+                let pieces: Vec<String> = code
+                    .split('|')
+                    .map(|piece| match piece.is_empty() {
+                        true => String::new(),
+                        false => code_span(piece),
+                    })
+                    .collect();
+                self.out.push_str(&pieces.join("&#124;"));
+            }
+            Target::Summary => {
+                self.out.push_str("<code>");
+                self.out.push_str(&xml_text(&code));
+                self.out.push_str("</code>");
+            }
         }
     }
 
@@ -179,17 +240,23 @@ impl Spans {
     }
 }
 
-/// A name a reader copies (a gate cell such as `feature:join`, a commit id) for a table cell:
-/// a code span when it is one word that [`markdown_inline`] would break with a word joiner (a
-/// `:` inside, a long hex run, a path) and holds nothing a code span cannot hold in a table (a
-/// `|`, a backtick, a blank), else [`markdown_inline`].
-pub fn markdown_name(text: &str) -> String {
-    let line = markdown_line(text);
-    let plain = !line.is_empty() && !line.contains(['|', '`', ' ']);
-    match plain && to_copy_exactly(&line) {
-        true => code_span(&line),
-        false => markdown_inline(text),
+/// `text` escaped for an XML or HTML attribute or element (JUnit, a `<summary>`'s `<code>`):
+/// `&`, `<`, `>` and quotes as references; drops characters XML 1.0 cannot carry.
+pub fn xml_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            '\n' | '\t' => out.push(c),
+            c if c.is_control() || c == '\u{fffe}' || c == '\u{ffff}' => {}
+            c => out.push(c),
+        }
     }
+    out
 }
 
 /// `text` on one line: line endings and tabs as spaces, invisible controls as U+FFFD.
@@ -217,19 +284,33 @@ fn message_prose(text: &str, out: &mut Spans) {
             .trim_start_matches('(')
             .trim_end_matches([':', ',', ';', '.', ')', '\'', '"']);
         if core.is_empty() || !to_copy_exactly(core) {
-            out.text(&inline_at(word, at_start));
+            // What escaping would break with a word joiner only with its trailing punctuation
+            // (`www.`, `x:.`) is code as a whole.
+            let escaped = inline_at(word, at_start);
+            match escaped.contains(WORD_JOINER) {
+                true => out.code(word),
+                false => out.text(&escaped),
+            }
             continue;
         }
         let start = word.len() - word.trim_start_matches('(').len();
         let end = start + core.len();
         out.text(&inline_at(&word[..start], at_start));
-        out.code(core);
-        out.text(&inline_at(&word[end..], false));
+        // Trailing punctuation that escaping would break with a word joiner (`x:.`) is code too.
+        let tail = inline_at(&word[end..], false);
+        match tail.contains(WORD_JOINER) {
+            true => out.code(&word[start..]),
+            false => {
+                out.code(core);
+                out.text(&tail);
+            }
+        }
     }
 }
 
-/// A path, a name with a `:` inside (`feature:join`), or a word with a hex run GitHub would
-/// link as a commit.
+/// A path, a name with a `:` inside (`feature:join`), a word with a hex run GitHub would link as
+/// a commit, or one it would turn into a mention (`@x`), an issue reference (`#1`, `GH-1`) or a
+/// link (`www.x`): what [`markdown_inline`] would break with a word joiner.
 fn to_copy_exactly(word: &str) -> bool {
     let longest_hex = word
         .split(|c: char| !c.is_ascii_hexdigit())
@@ -237,7 +318,12 @@ fn to_copy_exactly(word: &str) -> bool {
         .max()
         .unwrap_or(0);
     let path = word.contains(['/', '\\']) && word.chars().any(char::is_alphanumeric);
-    path || word.contains(':') || longest_hex > MAX_HEX_RUN
+    let lower = word.to_ascii_lowercase();
+    let reference = word.contains('@')
+        || (word.contains('#') && word.len() > 1)
+        || lower.contains("gh-")
+        || lower.contains("www.");
+    path || reference || word.contains(':') || longest_hex > MAX_HEX_RUN
 }
 
 /// `text` as an inline code span: a fence longer than any backtick run inside, padded with a
@@ -245,7 +331,9 @@ fn to_copy_exactly(word: &str) -> bool {
 fn code_span(text: &str) -> String {
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
-    let pad = if text.starts_with(['`', ' ']) || text.ends_with(['`', ' ']) {
+    // CommonMark strips a space at each end unless the span is only spaces.
+    let only_spaces = text.chars().all(|c| c == ' ');
+    let pad = if !only_spaces && (text.starts_with(['`', ' ']) || text.ends_with(['`', ' '])) {
         " "
     } else {
         ""
@@ -294,13 +382,14 @@ mod tests {
     fn a_message_keeps_paths_and_hashes_exact_and_quotes_as_code() {
         assert_eq!(
             markdown_message("cannot read /tmp/abcdef1234/C3.txt: `baseline.path` is @me #1"),
-            "cannot read `/tmp/abcdef1234/C3.txt`: `baseline.path` is @\u{2060}me &#35;\u{2060}1"
+            "cannot read `/tmp/abcdef1234/C3.txt`: `baseline.path` is `@me` `#1`"
         );
         assert_eq!(
             markdown_message("commit 0123456789ab (see a`b``c)"),
-            "commit `0123456789ab` (see a`b`&#96;c)"
+            "commit `0123456789ab` (see a``` `b``c) ```"
         );
-        assert_eq!(markdown_message("x ``` y"), "x &#96;&#96;&#96; y");
+        assert_eq!(markdown_message("x ``` y"), "x ```` ``` y ````");
+        assert_eq!(markdown_message("`` x"), "``` `` x ```");
         assert_eq!(markdown_message("<b>\nfile</b>"), "&lt;b&gt; `file</b>`");
         assert_eq!(code_span("a``b"), "```a``b```");
         assert_eq!(code_span("`x"), "`` `x ``");
@@ -322,9 +411,20 @@ mod tests {
             "1 regressed / 0 fixed `:shipit`: a&#124;b"
         );
         assert!(!markdown_message("x feature:join 0123456789abcdef").contains(WORD_JOINER));
-        assert_eq!(markdown_name("feature:join"), "`feature:join`");
-        assert_eq!(markdown_name("a:|b"), "a:\u{2060}&#124;b");
-        assert_eq!(markdown_name("extra"), "extra");
+        assert_eq!(markdown_cell("feature:join"), "`feature:join`");
+        assert_eq!(markdown_cell("a:|b"), "`a:`&#124;`b`");
+        assert_eq!(markdown_cell("extra"), "extra");
+        assert_eq!(markdown_cell("x `a|b` y|z"), "x `a`&#124;`b` y&#124;z");
+    }
+
+    #[test]
+    fn a_summary_title_writes_code_as_html() {
+        assert_eq!(
+            html_summary("see `gate.accept` on feature:join <b>, @me & a`b"),
+            "see <code>gate.accept</code> on <code>feature:join</code> &lt;b&gt;, \
+             <code>@me</code> &amp; a<code>`b</code>"
+        );
+        assert!(!html_summary("decade #1 GH-2 www.x 0123456789").contains(WORD_JOINER));
     }
 
     #[test]

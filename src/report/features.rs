@@ -23,7 +23,7 @@ pub struct FeatureRow {
 }
 
 fn percent(value: Option<f64>) -> String {
-    value.map_or_else(|| "–".into(), |v| format!("{:.1}", 100.0 * v))
+    value.map_or_else(|| "–".into(), crate::analysis::stats::format_points)
 }
 
 /// The report's rows: one per system and feature some gold item has, among them only the cells

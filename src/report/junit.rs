@@ -5,26 +5,9 @@
 
 use crate::judge::rules::macro_average::MacroGate;
 use crate::judge::Verdict;
+use crate::report::escape::xml_text as xml;
 use crate::score::evaluation::Evaluation;
 use std::fmt::Write as _;
-
-/// Escapes text for an XML attribute or element; drops characters XML 1.0 cannot carry.
-fn xml(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\n' | '\t' => out.push(c),
-            c if c.is_control() || c == '\u{fffe}' || c == '\u{ffff}' => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 /// One test case: its name, and its failure or skip message.
 struct Case {
@@ -103,11 +86,11 @@ fn gate_cases(verdict: &Verdict, evaluation: &Evaluation, must_pass: &[usize]) -
                 ),
                 failure: cell.failed.then(|| {
                     format!(
-                        "{:.1} -> {:.1} ({:+.1} points) on {} items, {} regressed / {} fixed, p \
+                        "{} -> {} ({} points) on {} items, {} regressed / {} fixed, p \
                          {}, allowed drop {:.1}",
-                        100.0 * cell.baseline_accuracy,
-                        100.0 * cell.candidate_accuracy,
-                        cell.shown_delta(),
+                        crate::analysis::stats::format_points(cell.baseline_accuracy),
+                        crate::analysis::stats::format_points(cell.candidate_accuracy),
+                        crate::analysis::stats::format_delta(cell.shown_delta()),
                         cell.items,
                         cell.regressed,
                         cell.fixed,
@@ -161,10 +144,10 @@ fn macro_cases(macro_average: &MacroGate) -> Vec<Case> {
             name: format!("{}: macro-average {}", cell.candidate, macro_average.metric),
             failure: cell.failed.then(|| {
                 format!(
-                    "{:.1} -> {:.1} ({:+.1} points) over {} datasets, p {}, allowed drop {:.1}",
-                    100.0 * cell.baseline_accuracy,
-                    100.0 * cell.candidate_accuracy,
-                    cell.shown_delta(),
+                    "{} -> {} ({} points) over {} datasets, p {}, allowed drop {:.1}",
+                    crate::analysis::stats::format_points(cell.baseline_accuracy),
+                    crate::analysis::stats::format_points(cell.candidate_accuracy),
+                    crate::analysis::stats::format_delta(cell.shown_delta()),
                     cell.datasets.len(),
                     cell.p_adjusted
                         .map_or("not tested".into(), crate::analysis::stats::format_p),

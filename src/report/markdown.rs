@@ -65,7 +65,10 @@ pub fn render(
     environment.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
     environment.add_filter("text", |s: String| escape::markdown_inline(&s));
     environment.add_filter("message", |s: String| escape::markdown_message(&s));
-    environment.add_filter("name", |s: String| escape::markdown_name(&s));
+    environment.add_filter("cell", |s: String| escape::markdown_cell(&s));
+    environment.add_filter("summary", |s: String| escape::html_summary(&s));
+    // `name`, the gate cell's filter of older templates: a table cell.
+    environment.add_filter("name", |s: String| escape::markdown_cell(&s));
     environment.add_filter("fence", |s: String| escape::markdown_code_block(&s, "sql"));
     environment.add_template("report", template)?;
     let template = environment.get_template("report")?;
@@ -116,7 +119,7 @@ pub fn fit_comment(report: &str) -> String {
 }
 
 fn percent(value: Option<f64>) -> String {
-    value.map_or_else(|| "–".into(), |v| format!("{:.1}", 100.0 * v))
+    value.map_or_else(|| "–".into(), crate::analysis::stats::format_points)
 }
 
 #[derive(Serialize)]
@@ -190,7 +193,9 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
             .value()
             .zip(base)
             .map(|(now, before)| crate::analysis::stats::shown_delta(before, now));
-        let shown = delta.map_or_else(String::new, |d| format!(" ({d:+.1})"));
+        let shown = delta.map_or_else(String::new, |d| {
+            format!(" ({})", crate::analysis::stats::format_delta(d))
+        });
         (
             format!("{}{shown} n={}", percent(ratio.value()), ratio.count),
             delta,
@@ -314,13 +319,16 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
                     ("items", cell.items.to_string()),
                     (
                         "baseline_accuracy",
-                        format!("{:.1}", 100.0 * cell.baseline_accuracy),
+                        crate::analysis::stats::format_points(cell.baseline_accuracy),
                     ),
                     (
                         "candidate_accuracy",
-                        format!("{:.1}", 100.0 * cell.candidate_accuracy),
+                        crate::analysis::stats::format_points(cell.candidate_accuracy),
                     ),
-                    ("delta", format!("{:+.1}", cell.shown_delta())),
+                    (
+                        "delta",
+                        crate::analysis::stats::format_delta(cell.shown_delta()),
+                    ),
                     ("regressed", cell.regressed.to_string()),
                     ("fixed", cell.fixed.to_string()),
                     (

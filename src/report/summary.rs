@@ -572,7 +572,8 @@ fn counterexample_counts_json(counts: &BTreeMap<Category, usize>) -> Json {
     )
 }
 
-/// One line of the stdout table: a label, then `mean (count)` per difficulty.
+/// One line of the stdout table: a label, then `points (count)` per difficulty (the mean as
+/// [`crate::analysis::stats::format_points`] prints it).
 fn cells_row(
     label: &str,
     width: usize,
@@ -583,7 +584,10 @@ fn cells_row(
     for d in &summary.difficulties {
         let text = cells
             .get(d)
-            .and_then(|c| c.accuracy().map(|a| format!("{:.3} ({})", a, c.count)))
+            .and_then(|c| {
+                let points = crate::analysis::stats::format_points;
+                c.accuracy().map(|a| format!("{} ({})", points(a), c.count))
+            })
             .unwrap_or_else(|| "-".into());
         let _ = write!(row, " {text:>16}");
     }
@@ -676,6 +680,7 @@ pub fn human(evaluation: &Evaluation, summary: &Summary) -> String {
             .unwrap_or(0)
             .max(8);
         let mut header = format!("  {:<width$}", "metric");
+        let _ = writeln!(out, "  accuracy in points (items scored), per difficulty");
         for d in &summary.difficulties {
             let _ = write!(header, " {:>16}", d);
         }

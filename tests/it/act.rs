@@ -357,7 +357,7 @@ fn a_pull_request_that_fixes_an_item_passes_under_act() {
     assert_eq!(run.output("exit-code").last(), Some(&"0"), "{}", run.log);
     let (passed, score, delta) = run.shown_outputs();
     assert_eq!(passed, "true", "{}", run.log);
-    assert!(score.parse::<f64>().unwrap() > 0.9, "{}", run.log);
+    assert!(score.parse::<f64>().unwrap() > 90.0, "{}", run.log);
     assert!(delta.parse::<f64>().unwrap() > 0.0, "{}", run.log);
     assert!(
         run.comment().contains("sqlgate passed") && run.comment().contains("0 regressed / 1 fixed"),

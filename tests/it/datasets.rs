@@ -263,7 +263,7 @@ fn two_datasets_one_run_per_dataset_gates_and_the_macro_average() {
     assert_eq!(
         summary["gate"]["reasons"],
         serde_json::json!([
-            "model: macro-average ex dropped 1.3 points (89.7% -> 88.4% over 2 datasets), more than the allowed 1.0"
+            "model: macro-average ex dropped 1.3 points (89.7 -> 88.4 over 2 datasets), more than the allowed 1.0"
         ])
     );
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
@@ -351,7 +351,7 @@ fn significance_per_dataset_and_holm_over_the_datasets() {
     );
     assert_eq!(
         reasons[1],
-        "model: macro-average ex dropped 2.6 points (89.7% -> 87.1% over 2 datasets), more than the allowed 0.0"
+        "model: macro-average ex dropped 2.6 points (89.7 -> 87.1 over 2 datasets), more than the allowed 0.0"
     );
 }
 

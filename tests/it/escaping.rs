@@ -14,7 +14,7 @@ use common::markdown::{
 use proptest::prelude::*;
 use sqlgate::ci::fork::WorkflowRun;
 use sqlgate::report::escape::{
-    markdown_code_block, markdown_inline, markdown_message, markdown_name,
+    html_summary, markdown_cell, markdown_code_block, markdown_inline, markdown_message,
 };
 use sqlgate::util::log::{
     is_workflow_command, log_block, log_value, workflow_message, workflow_property,
@@ -49,6 +49,18 @@ fn contexts(escaped: &str) -> Vec<(String, Vec<&'static str>)> {
     ]
 }
 
+/// Panics unless `title` as the title of a `<summary>` stays inside its HTML block.
+fn assert_stays_in_summary(title: &str) {
+    let summary = format!("<details><summary>{title} (3)</summary>\n\nx\n\n</details>\n");
+    let blocks: Vec<String> = nodes(&summary)
+        .into_iter()
+        .filter(|n| n.kind == "html_block")
+        .map(|n| n.literal)
+        .collect();
+    let opening = format!("<details><summary>{title} (3)</summary>\n");
+    assert_eq!(blocks, [opening, "</details>\n".to_string()]);
+}
+
 /// Panics unless `text`, escaped, renders as text in every context (in the HTML of a
 /// `<summary>` too), keeps a table row at two cells, and renders exactly its characters (less
 /// line breaks and controls).
@@ -58,19 +70,7 @@ fn assert_inert(text: &str) {
     for (markdown, allowed) in contexts(&escaped) {
         assert_only(&markdown, &allowed);
     }
-    let summary = format!("<details><summary>{escaped} (3)</summary>\n\nx\n\n</details>\n");
-    let blocks: Vec<String> = nodes(&summary)
-        .into_iter()
-        .filter(|n| n.kind == "html_block")
-        .map(|n| n.literal)
-        .collect();
-    assert_eq!(
-        blocks,
-        [
-            format!("<details><summary>{escaped} (3)</summary>\n"),
-            "</details>\n".to_string()
-        ]
-    );
+    assert_stays_in_summary(&escaped);
     assert!(!escaped.contains(['<', '>']), "no tag in {escaped:?}");
     let shown = decode_html_text(&escaped);
     assert_eq!(reference_in(&shown), None, "in the summary {shown:?}");
@@ -96,14 +96,21 @@ fn assert_inert(text: &str) {
 }
 
 /// Panics unless `text` as a message (a headline, reason or note) renders as text and code
-/// spans only in a paragraph, a list item and the verdict's heading (and as a name, in a table
-/// row that keeps its two cells), with no reference in its
-/// text runs, and shows exactly its characters (code spans included; the backticks that quote a
-/// span are its delimiters) with no word joiner inside a code span, so what a reader copies
-/// from one is exactly what was written.
+/// spans only in a paragraph, a list item and the verdict's heading, as a table cell
+/// ([`markdown_cell`], in a row that keeps its two cells) and as a `<summary>` title
+/// ([`html_summary`], text and `<code>` only), with no reference in its text runs, and shows
+/// exactly its characters in each (code included; the backticks that quote a span are its
+/// delimiters) with no word joiner and no `&#96;`, so what a reader copies is exactly what was
+/// written.
 fn assert_message_inert(text: &str) {
     let escaped = markdown_message(text);
     assert!(!escaped.contains(['\n', '\r']), "{escaped:?}");
+    for written in [&escaped, &markdown_cell(text), &html_summary(text)] {
+        assert!(
+            !written.contains("&#96;"),
+            "a backtick as `&#96;` in {written:?}"
+        );
+    }
     let inline = [INLINE, &["code"]].concat();
     for (markdown, allowed) in [
         (escaped.clone(), inline.clone()),
@@ -118,31 +125,29 @@ fn assert_message_inert(text: &str) {
     ] {
         assert_only(&markdown, &allowed);
     }
-    let name = markdown_name(text);
-    let table = format!("| a | b |\n|---|---|\n| {name} | {name} |\n");
-    assert_only(
-        &table,
-        &[
-            "document",
-            "table",
-            "table_row",
-            "table_cell",
-            "text",
-            "code",
-        ],
-    );
-    let cells = nodes(&table)
-        .iter()
-        .filter(|n| n.kind == "table_cell")
-        .count();
-    assert_eq!(
-        cells, 4,
-        "the row of the name {text:?} kept its two cells: {table}"
-    );
-    let parsed = nodes(&escaped);
-    for code in parsed.iter().filter(|n| n.kind == "code") {
-        let added = code.literal.contains('\u{2060}') && !text.contains('\u{2060}');
-        assert!(!added, "a word joiner in a code span of {escaped:?}");
+    let expected = shown_characters(text).replace('`', "");
+    assert_shows_exactly(&nodes(&escaped), text, &expected);
+    let cell = markdown_cell(text);
+    let table = format!("| a | b |\n|---|---|\n| {cell} | {cell} |\n");
+    let table_kinds = ["table", "table_row", "table_cell", "text", "code"];
+    assert_only(&table, &[&["document"], table_kinds.as_slice()].concat());
+    let parsed = nodes(&table);
+    let cells = parsed.iter().filter(|n| n.kind == "table_cell").count();
+    assert_eq!(cells, 4, "the row of {text:?} kept its two cells: {table}");
+    let last = parsed.iter().rposition(|n| n.kind == "table_cell").unwrap();
+    assert_shows_exactly(&parsed[last..], text, &expected);
+    assert_summary_inert(text, &expected);
+}
+
+/// Panics unless the `text` and `code` nodes of `parsed` show `expected` (less the backticks),
+/// add no word joiner and hold no reference outside code.
+fn assert_shows_exactly(parsed: &[common::markdown::Node], text: &str, expected: &str) {
+    for node in parsed.iter().filter(|n| matches!(n.kind, "text" | "code")) {
+        let added = node.literal.contains('\u{2060}') && !text.contains('\u{2060}');
+        assert!(!added, "a word joiner in {:?} of {text:?}", node.literal);
+    }
+    for run in text_runs(parsed) {
+        assert_eq!(reference_in(&run), None, "in {run:?} of {text:?}");
     }
     let rendered: String = parsed
         .iter()
@@ -150,11 +155,40 @@ fn assert_message_inert(text: &str) {
         .map(|n| n.literal.as_str())
         .collect::<String>()
         .replace(['\u{2060}', '\u{FEFF}'], "");
-    let expected = shown_characters(text).replace('`', "");
     assert_eq!(
         rendered.replace('`', "").trim_matches(' '),
         expected.trim_matches(' '),
-        "{escaped:?}"
+        "{text:?}"
+    );
+}
+
+/// Panics unless `text` as a `<summary>` title stays inside its HTML block, holds no tag but
+/// `<code>`, and shows `expected` (less the backticks) with no reference outside `<code>` and
+/// no word joiner added.
+fn assert_summary_inert(text: &str, expected: &str) {
+    let title = html_summary(text);
+    assert_stays_in_summary(&title);
+    let tags = title.replace("<code>", "\u{1}").replace("</code>", "\u{2}");
+    assert!(!tags.contains(['<', '>']), "no other tag in {title:?}");
+    let added = title.contains('\u{2060}') && !text.contains('\u{2060}');
+    assert!(!added, "a word joiner in the summary {title:?}");
+    let outside_code: String = tags
+        .split('\u{1}')
+        .map(|part| part.split_once('\u{2}').map_or(part, |(_, after)| after))
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert_eq!(
+        reference_in(&decode_html_text(&outside_code)),
+        None,
+        "{title:?}"
+    );
+    let shown = decode_html_text(&tags.replace(['\u{1}', '\u{2}'], ""));
+    assert_eq!(
+        shown
+            .replace(['`', '\u{2060}', '\u{FEFF}'], "")
+            .trim_matches(' '),
+        expected.trim_matches(' '),
+        "{title:?}"
     );
 }
 

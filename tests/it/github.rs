@@ -490,3 +490,99 @@ fn action_yml_hands_the_comment_author_input_to_the_gate() {
         .unwrap()
         .contains("\"$SQLGATE_BIN\" action"));
 }
+
+/// One regressing cell (the example's C3 with its first five predictions broken, against C3)
+/// prints the same three numbers, in points, wherever a person reads them: the stdout table
+/// and verdict, the `::error` annotation, the JUnit failure, the printed comment, the report
+/// file, the step summary and the `score` / `delta` step outputs; `summary.json` keeps the
+/// fractions.
+#[test]
+fn one_regressing_cell_prints_the_same_numbers_everywhere() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path();
+    std::fs::create_dir(dir.join("predictions")).unwrap();
+    std::fs::copy(
+        example().join("predictions/C3.txt"),
+        dir.join("predictions/C3.txt"),
+    )
+    .unwrap();
+    common::break_predictions(dir, "C3", 5);
+    let gold = example().join("dev_gold.sql");
+    let entry = |folder: &Path| {
+        format!(
+            "{{ name: C3, path: {}/predictions/C3.txt }}",
+            folder.display()
+        )
+    };
+    let base = common::config::example_gate(dir, "base", &gold, &entry(&example()), "ex");
+    let config = common::config::example_gate(dir, "cand", &gold, &entry(dir), "ex");
+    common::assert_exit(
+        &sqlgate_command(&["baseline", "update", "--config", common::arg(&base)])
+            .output()
+            .unwrap(),
+        0,
+    );
+    let event = common::repo::event(
+        dir.join("event.json"),
+        json!({"pull_request": {"number": 7}}),
+    );
+    let [outputs, step_summary, junit, summary] = [
+        "outputs.txt",
+        "step-summary.md",
+        "junit.xml",
+        "summary.json",
+    ]
+    .map(|f| dir.join(f));
+    let mut command = common::eval_command(
+        &config,
+        &[
+            "--junit",
+            common::arg(&junit),
+            "--summary",
+            common::arg(&summary),
+        ],
+    );
+    common::repo::in_pull_request_job(&mut command, &event)
+        .env("GITHUB_WORKSPACE", dir)
+        .env("GITHUB_OUTPUT", &outputs)
+        .env("GITHUB_STEP_SUMMARY", &step_summary);
+    let output = command.output().unwrap();
+    common::assert_exit(&output, 1);
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let read = |path: &Path| std::fs::read_to_string(path).unwrap();
+
+    let change = "ex 94.9 -> 91.7 (-3.2)";
+    let ex_row = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("ex "))
+        .unwrap();
+    assert!(ex_row.trim_end().ends_with(" 91.7 (157)"), "{stdout}");
+    let error = stdout.lines().find(|l| l.starts_with("::error ")).unwrap();
+    common::assert_contains(error, &[change]);
+    let verdict = stdout
+        .lines()
+        .find(|l| l.starts_with("gate failed: "))
+        .unwrap();
+    common::assert_contains(verdict, &[change]);
+    common::assert_contains(&read(&junit), &["94.9 -&gt; 91.7 (-3.2 points)"]);
+    let escaped = "ex 94.9 -&gt; 91.7 (-3.2)";
+    let gate_row = "| all | 157 | 94.9 | 91.7 | -3.2 |";
+    for comment in [
+        stdout.clone(),
+        read(&dir.join("report.md")),
+        read(&step_summary),
+    ] {
+        common::assert_contains(&comment, &[escaped, gate_row]);
+    }
+    let outputs = read(&outputs);
+    assert_eq!(
+        ["score=", "delta="].map(|key| outputs.lines().find(|l| l.starts_with(key)).unwrap()),
+        ["score=91.7", "delta=-3.2"]
+    );
+    let summary: Value = serde_json::from_str(&read(&summary)).unwrap();
+    let cell = &summary["gate"]["cells"][0];
+    assert_eq!(
+        (&cell["baseline"], &cell["candidate"]),
+        (&json!(149.0 / 157.0), &json!(144.0 / 157.0))
+    );
+}

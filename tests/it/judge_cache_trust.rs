@@ -197,7 +197,7 @@ fn forged_judge_replies_committed_by_a_pull_request_are_asked_again() {
         .lines()
         .find(|l| l.trim_start().starts_with("flex "))
         .unwrap_or_default();
-    assert!(flex.contains("0.500 (20)"), "{out}");
+    assert!(flex.contains(" 50.0 (20)"), "{out}");
 }
 
 #[test]

@@ -149,8 +149,9 @@ fn assert_scatter_shows_the_leaderboard(svg: &Path, summary: &serde_json::Value)
     assert_eq!(svg.matches("<circle").count(), 3);
 }
 
-#[test]
-fn hostile_text_cannot_change_the_comment_structure_or_ping() {
+/// The bundled example's folder, a work folder holding its gold queries as the predictions
+/// `good.txt`, and those queries.
+fn gold_as_predictions() -> (std::path::PathBuf, tempfile::TempDir, Vec<String>) {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/spider-mini");
     let work = tempfile::tempdir().unwrap();
     let gold: Vec<String> = std::fs::read_to_string(example.join("dev_gold.sql"))
@@ -159,6 +160,12 @@ fn hostile_text_cannot_change_the_comment_structure_or_ping() {
         .map(|l| l.split('\t').next().unwrap().to_string())
         .collect();
     write(&work.path().join("good.txt"), &gold.join("\n"));
+    (example, work, gold)
+}
+
+#[test]
+fn hostile_text_cannot_change_the_comment_structure_or_ping() {
+    let (example, work, gold) = gold_as_predictions();
     let mut hostile = gold.clone();
     let payloads = [
         "SELECT 1 -- </details></details><img src=x onerror=alert(1)>",
@@ -552,4 +559,80 @@ fn undated(report: &str) -> String {
     dated
         .replace_all(report, "made [date] ([age] days ago)")
         .into_owned()
+}
+
+/// A hostile system name (backticks, a `|`, a mention, a `:` name, a commit-like hex run) and a
+/// gated feature cell render in the comment's table cells and in the `<summary>` title of the
+/// regressed items as exactly their characters: what GitHub would link is code, so there is no
+/// invisible word joiner anywhere in the comment, a backtick is code (never `&#96;`), and the
+/// `|` keeps every row's cells.
+#[test]
+fn hostile_names_show_their_characters_in_table_cells_and_summary_titles() {
+    let (example, work, gold) = gold_as_predictions();
+    let broken: Vec<&str> = (gold.iter().enumerate())
+        .map(|(i, sql)| if i < 3 { "SELECT 'wrong'" } else { sql })
+        .collect();
+    write(&work.path().join("broken.txt"), &broken.join("\n"));
+    let dataset = format!(
+        "dataset: {{ gold: {e}/dev_gold.sql, tables: {e}/tables.json, databases: {e}/database }}\n",
+        e = example.display()
+    );
+    let name = "`m|1` @octo x:y 0123456789abcdef";
+    let entry = |file: &str| format!("  - {{ name: '{name}', path: {file} }}\n");
+    let (code, report, _) = gate(
+        work.path(),
+        &dataset,
+        &entry("good.txt"),
+        &entry("broken.txt"),
+        "{ max_drop_points: 0.0, per_feature: { aggregate: 50.0 } }",
+    );
+    assert_eq!(code, 1);
+    assert!(
+        !report.contains('\u{2060}') && !report.contains("&#96;"),
+        "{report}"
+    );
+    let shown_name = name.replace('`', "");
+    let parsed = common::markdown::nodes(&report);
+    let cells: Vec<String> = parsed
+        .split(|n| n.kind == "table_cell")
+        .map(|run| {
+            (run.iter().take_while(|n| n.kind != "table_row"))
+                .filter(|n| matches!(n.kind, "text" | "code"))
+                .map(|n| n.literal.as_str())
+                .collect()
+        })
+        .collect();
+    let rows = report.lines().filter(|l| l.contains("&#124;")).count();
+    assert!(
+        rows >= 3,
+        "the accuracy and gate tables name the system: {report}"
+    );
+    assert!(
+        cells.iter().filter(|c| **c == shown_name).count() >= rows,
+        "{cells:?}"
+    );
+    assert!(cells.iter().any(|c| c == "feature:aggregate"), "{cells:?}");
+    let codes: Vec<&str> = (parsed.iter().filter(|n| n.kind == "code"))
+        .map(|n| n.literal.as_str())
+        .collect();
+    for copied in [
+        "m",
+        "1",
+        "@octo",
+        "x:y",
+        "0123456789abcdef",
+        "feature:aggregate",
+    ] {
+        assert!(codes.contains(&copied), "`{copied}` is code: {codes:?}");
+    }
+    let title = format!("Regressed items of {shown_name} (vs baseline {shown_name}) (3)");
+    let summary = report
+        .lines()
+        .find(|l| l.starts_with("<details open><summary>Regressed items of "))
+        .unwrap();
+    let inner = &summary["<details open><summary>".len()..summary.find("</summary>").unwrap()];
+    let text = inner.replace("<code>", "").replace("</code>", "");
+    assert!(!text.contains('<'), "no tag but <code> in {summary}");
+    assert_eq!(common::markdown::decode_html_text(&text), title);
+    assert_eq!(inner.matches("<code>@octo</code>").count(), 2, "{summary}");
 }

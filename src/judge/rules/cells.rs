@@ -284,13 +284,13 @@ pub(crate) fn describe_failure(comparison: &Comparison, cell: &CellTest) -> Stri
         None => String::new(),
     };
     format!(
-        "{}: {} on {} dropped {:.1} points ({:.1} -> {:.1} on {} items; {} regressed, {} fixed; allowed {:.1}{significance}{capped})",
+        "{}: {} on {} dropped {:.1} points ({} -> {} on {} items; {} regressed, {} fixed; allowed {:.1}{significance}{capped})",
         comparison.candidate,
         comparison.metric,
         cell.difficulty,
         -cell.shown_delta(),
-        100.0 * cell.baseline_accuracy,
-        100.0 * cell.candidate_accuracy,
+        crate::analysis::stats::format_points(cell.baseline_accuracy),
+        crate::analysis::stats::format_points(cell.candidate_accuracy),
         cell.items,
         cell.regressed,
         cell.fixed,

@@ -121,13 +121,13 @@ fn macro_gate(context: &DatasetContext<'_>) -> MacroGate {
     }
     for cell in result.cells.iter().filter(|c| c.failed) {
         result.reasons.push(format!(
-            "{}: macro-average {} dropped {:.1} points ({:.1}% -> {:.1}% over {} datasets), \
+            "{}: macro-average {} dropped {:.1} points ({} -> {} over {} datasets), \
              more than the allowed {:.1}",
             cell.candidate,
             result.metric,
             -cell.shown_delta(),
-            100.0 * cell.baseline_accuracy,
-            100.0 * cell.candidate_accuracy,
+            crate::analysis::stats::format_points(cell.baseline_accuracy),
+            crate::analysis::stats::format_points(cell.candidate_accuracy),
             cell.datasets.len(),
             cell.threshold
         ));

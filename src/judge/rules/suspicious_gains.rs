@@ -33,15 +33,15 @@ fn flagged(comparisons: &[Comparison], limit: f64) -> Vec<String> {
         .filter(|(_, cell)| cell.delta_points > limit + 1e-9)
         .map(|(c, cell)| {
             format!(
-                "review: {}: {} on {} gained {:.1} points ({:.1} -> {:.1} on {} items; {} fixed, \
+                "review: {}: {} on {} gained {:.1} points ({} -> {} on {} items; {} fixed, \
                  {} regressed), more than `gate.review_gain_points` ({limit:.1}): the gate \
                  passes it, but check that the predictions are not tuned on the gold before merging",
                 c.candidate,
                 c.metric,
                 cell.difficulty,
                 cell.shown_delta(),
-                100.0 * cell.baseline_accuracy,
-                100.0 * cell.candidate_accuracy,
+                crate::analysis::stats::format_points(cell.baseline_accuracy),
+                crate::analysis::stats::format_points(cell.candidate_accuracy),
                 cell.items,
                 cell.fixed,
                 cell.regressed

@@ -200,12 +200,14 @@ pub fn assert_sqlgate_markup_only(markdown: &str, links: &[&str]) -> Vec<Node> {
 }
 
 /// Every text GitHub's filters read in `nodes`: the text runs and the text of HTML nodes (less
-/// sqlgate's own tags).
+/// sqlgate's own tags and what a `<code>` element holds, where GitHub links nothing).
 pub fn shown_texts(nodes: &[Node]) -> Vec<String> {
+    let code = regex::Regex::new(r"<code>[^<]*</code>").unwrap();
     let html = nodes
         .iter()
         .filter(|n| n.kind.starts_with("html"))
-        .map(|n| decode_html_text(&own_tags().replace_all(&n.literal, "")));
+        .map(|n| code.replace_all(&n.literal, " "))
+        .map(|html| decode_html_text(&own_tags().replace_all(&html, "")));
     text_runs(nodes).into_iter().chain(html).collect()
 }
 
@@ -213,7 +215,7 @@ pub fn shown_texts(nodes: &[Node]) -> Vec<String> {
 /// items), `<summary>`, `<sub>`.
 fn own_tags() -> regex::Regex {
     regex::Regex::new(
-        r"<!-- sqlgate:[0-9a-z-]+ -->|<details( open)?>|</details>|</?summary>|</?sub>",
+        r"<!-- sqlgate:[0-9a-z-]+ -->|<details( open)?>|</details>|</?summary>|</?sub>|</?code>",
     )
     .unwrap()
 }
