@@ -174,14 +174,14 @@ fn paired<'a>(
 }
 
 /// The candidate's value the gate compares (issues 44, 45). On an unstable item (either run's
-/// verdict depends on an undetermined order or on timing) whose prediction text is the
-/// baseline's, a changed verdict is the plan's or the clock's doing, so the baseline's value
+/// verdict depends on an order or a value the plan picks, or on timing) whose prediction text is
+/// the baseline's, a changed verdict is the plan's or the clock's doing, so the baseline's value
 /// stands: an instability on its own is never a regression or a fix. On one whose prediction
 /// changed, the value is as measured (the clock cannot make a wrong answer right, and slowness
 /// hides no drop), except where a planner breaks ties ([`TieBreaker::Planner`]): there a right
-/// (or partly right) value that the candidate run found order-unstable is not credited, since a
-/// pull request that prepares the server could have steered the tie, so it counts as 0, failing
-/// closed (a wrong verdict is kept). Where the baseline did not record the prediction's text (an
+/// (or partly right) value that the candidate run found unstable by the plan's choice (an order
+/// or a value) is not credited, since a pull request that prepares the server could have steered
+/// the tie, so it counts as 0, failing closed (a wrong verdict is kept). Where the baseline did not record the prediction's text (an
 /// older sqlgate wrote it), whether it changed is unknown: such a value is credited no higher
 /// than the baseline's (no fix by a steered tie; a drop still counts).
 fn vouched(
@@ -191,7 +191,7 @@ fn vouched(
 ) -> (f64, Option<Vouching>) {
     let unstable = base.unstable.or(candidate.unstable);
     let steerable = (candidate.unstable)
-        .filter(|reason| reason.is_order() && tie_breaker == TieBreaker::Planner);
+        .filter(|reason| reason.is_plans_choice() && tie_breaker == TieBreaker::Planner);
     match (&base.prediction, steerable) {
         (Some(text), _) if candidate.prediction.as_ref() == Some(text) => match unstable {
             Some(reason) if cv != bv => (bv, Some(Vouching::NotCounted(reason))),

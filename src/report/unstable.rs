@@ -19,7 +19,8 @@ pub struct UnstableRow {
     pub baseline: String,
     /// 0-based item index.
     pub item: usize,
-    /// The reason's name (`gold-order`, `prediction-order`, `gold-timing`, `prediction-timing`).
+    /// The reason's name (`gold-order`, `prediction-order`, `gold-value`, `prediction-value`,
+    /// `gold-timing`, `prediction-timing`).
     pub reason: &'static str,
     /// The reason in words.
     pub why: &'static str,

@@ -6,9 +6,12 @@
 //! FETCH cut ([`crate::sql::cuts`]), a call that strings rows together or reads them by position
 //! without an ORDER BY that fixes them ([`crate::sql::order_calls`]), and, when the comparison
 //! reads rows in order, rows that tie on every ORDER BY key (every row, without one) while they
-//! differ ([`crate::sql::cuts::order_probe`]). The gate never counts such a verdict's change, and
-//! never credits a changed prediction that is right only by that chance
-//! ([`crate::analysis::comparison`]).
+//! differ ([`crate::sql::cuts::order_probe`]). On MySQL / MariaDB a value is the plan's choice
+//! too where rows tie under a collation that is not binary or share a group: which of `ada` and
+//! `ADA` a DISTINCT, a GROUP BY key, a UNION or a MIN / MAX keeps, and a grouped query's bare
+//! column ([`crate::sql::value_choices`]), unless the benchmark's data holds no such tie (one
+//! probe per column, cached). The gate never counts such a verdict's change, and never credits a
+//! changed prediction that is right only by that chance ([`crate::analysis::comparison`]).
 //!
 //! Only the queries a metric executed are checked. Only a query with a cut pays for probes (one
 //! query per cut, [`crate::sql::cuts::probes`]); only a text naming an order-dependent call is
@@ -21,10 +24,11 @@ use crate::input::config::EngineName;
 use crate::input::dataset::GoldItem;
 use crate::metrics::Env;
 use crate::sql::features::FeatureDialect;
-use crate::sql::{cuts, order_calls};
+use crate::sql::{cuts, order_calls, value_choices};
 use serde::{Deserialize, Serialize};
-use std::path::Path;
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 /// The share of the time limit above which a query's verdict depends on timing: a query that
@@ -46,6 +50,11 @@ pub enum Unstable {
     GoldOrder,
     /// The prediction's result depends on an undetermined order, as for [`Unstable::GoldOrder`].
     PredictionOrder,
+    /// The gold's result may hold a value the plan picks among rows that tie under a collation
+    /// or share a group (MySQL / MariaDB).
+    GoldValue,
+    /// The prediction's result may hold a value the plan picks, as for [`Unstable::GoldValue`].
+    PredictionValue,
 }
 
 impl Unstable {
@@ -56,6 +65,8 @@ impl Unstable {
             Unstable::PredictionTiming => "prediction-timing",
             Unstable::GoldOrder => "gold-order",
             Unstable::PredictionOrder => "prediction-order",
+            Unstable::GoldValue => "gold-value",
+            Unstable::PredictionValue => "prediction-value",
         }
     }
 
@@ -68,12 +79,14 @@ impl Unstable {
             Unstable::PredictionOrder => {
                 "the prediction's result depends on an undetermined row order"
             }
+            Unstable::GoldValue => "the gold's result may hold a value the plan picks",
+            Unstable::PredictionValue => "the prediction's result may hold a value the plan picks",
         }
     }
 
-    /// Whether the reason is an undetermined order (not the clock).
-    pub fn is_order(self) -> bool {
-        matches!(self, Unstable::GoldOrder | Unstable::PredictionOrder)
+    /// Whether the reason is the plan's choice (an undetermined order or value), not the clock.
+    pub fn is_plans_choice(self) -> bool {
+        !matches!(self, Unstable::GoldTiming | Unstable::PredictionTiming)
     }
 
     /// Parses a name written by [`Unstable::as_str`].
@@ -83,6 +96,8 @@ impl Unstable {
             Unstable::PredictionTiming,
             Unstable::GoldOrder,
             Unstable::PredictionOrder,
+            Unstable::GoldValue,
+            Unstable::PredictionValue,
         ]
         .into_iter()
         .find(|reason| reason.as_str() == name)
@@ -111,12 +126,13 @@ impl TieBreaker {
     }
 }
 
-/// The stability check of a run: its executor, its engine's dialect, and each item's gold
-/// verdict, probed once however many systems share it.
+/// The stability check of a run: its executor, its engine's dialect, each item's gold verdict,
+/// probed once however many systems share it, and each value probe's finding.
 pub struct StabilityCheck<'e> {
     executor: &'e Executor,
     dialect: FeatureDialect,
-    gold_order: Vec<OnceLock<bool>>,
+    gold_plan: Vec<OnceLock<Option<Unstable>>>,
+    value_ties: Mutex<HashMap<(PathBuf, String), bool>>,
 }
 
 impl<'e> StabilityCheck<'e> {
@@ -125,7 +141,8 @@ impl<'e> StabilityCheck<'e> {
         StabilityCheck {
             executor,
             dialect: crate::engine::registry::factory(kind).dialect(),
-            gold_order: (0..items).map(|_| OnceLock::new()).collect(),
+            gold_plan: (0..items).map(|_| OnceLock::new()).collect(),
+            value_ties: Mutex::new(HashMap::new()),
         }
     }
 
@@ -153,16 +170,52 @@ impl<'e> StabilityCheck<'e> {
             return Some(Unstable::PredictionTiming);
         }
         let ordered = gold.prepared.order_matters;
-        let gold_order = self.gold_order[item.index].get_or_init(|| {
-            let rows = gold.rows.as_deref().ok();
-            self.query_undetermined(db, &gold.prepared.sql, ordered, rows)
+        let gold_plan = self.gold_plan[item.index].get_or_init(|| {
+            let (sql, rows) = (&gold.prepared.sql, gold.rows.as_deref().ok());
+            match self.query_undetermined(db, sql, ordered, rows) {
+                true => Some(Unstable::GoldOrder),
+                false => self
+                    .value_undetermined(db, sql)
+                    .then_some(Unstable::GoldValue),
+            }
         });
-        if *gold_order {
-            return Some(Unstable::GoldOrder);
+        if gold_plan.is_some() {
+            return *gold_plan;
         }
-        prediction
-            .is_some_and(|sql| self.prediction_undetermined(env, db, sql, ordered))
-            .then_some(Unstable::PredictionOrder)
+        let sql = prediction?;
+        if self.prediction_undetermined(env, db, sql, ordered) {
+            return Some(Unstable::PredictionOrder);
+        }
+        let prepared = env.profile.prepare_prediction(sql);
+        (self.value_undetermined(db, &prepared)).then_some(Unstable::PredictionValue)
+    }
+
+    /// Whether `sql`'s result on `db` may hold a value the plan picks
+    /// ([`value_choices::choices`]): a choice the analysis cannot bound, one whose column's data
+    /// holds a tie, or one none of whose probes ran (fail closed).
+    pub fn value_undetermined(&self, db: &Path, sql: &str) -> bool {
+        value_choices::choices(sql, self.dialect)
+            .iter()
+            .any(|choice| {
+                let found: Vec<Option<bool>> = (choice.candidates.iter())
+                    .map(|candidate| self.column_ties(db, &candidate.probe_sql()))
+                    .collect();
+                found.iter().all(Option::is_none) || found.contains(&Some(true))
+            })
+    }
+
+    /// Whether the value probe `probe` finds a tie on `db` (`None`: it did not run), cached.
+    fn column_ties(&self, db: &Path, probe: &str) -> Option<bool> {
+        let key = (db.to_path_buf(), probe.to_string());
+        let known = (self.value_ties.lock().unwrap_or_else(|e| e.into_inner()))
+            .get(&key)
+            .copied();
+        if known.is_some() {
+            return known;
+        }
+        let ties = !self.executor.run(db, probe).ok()?.is_empty();
+        (self.value_ties.lock().unwrap_or_else(|e| e.into_inner())).insert(key, ties);
+        Some(ties)
     }
 
     /// Whether the prediction `sql`'s result on `db` depends on an undetermined order: its cuts

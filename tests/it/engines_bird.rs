@@ -383,6 +383,11 @@ fn check(dialect: &Dialect) {
     let dir = tempfile::tempdir().unwrap();
     let sqlgate = sqlgate_items(dialect, &url, dir.path());
     let official = official_items(dialect, server, &url, dir.path());
+    let mut unstable: BTreeMap<&str, usize> = BTreeMap::new();
+    for reason in sqlgate.iter().filter_map(|line| line["unstable"].as_str()) {
+        *unstable.entry(reason).or_default() += 1;
+    }
+    println!("{}: unstable verdicts {unstable:?}", dialect.official);
     let found = compare(&sqlgate, &official);
     assert!(
         found.differences.is_empty(),

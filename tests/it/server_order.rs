@@ -12,9 +12,13 @@
 use crate::common;
 
 use crate::server_levers::{judge_lever as judge, prepared, Lever, GLOBALS};
-use common::git;
+use crate::server_session::pull_request_on;
 use common::servers::{self, Server};
 use common::trust_flow::*;
+
+/// The reasons a lever's prediction is not credited: an order, a value the plan decides.
+const ORDER: &str = "prediction-order";
+const VALUE: &str = "prediction-value";
 
 /// Asserts the exit code `code` of `output`, printing everything on failure.
 fn expect(output: &std::process::Output, code: i32) {
@@ -23,11 +27,12 @@ fn expect(output: &std::process::Output, code: i32) {
 }
 
 /// Asserts that the gate named the lever's item (the last, index 6) as a changed prediction
-/// right only by an undetermined order (`prediction-order`), not credited.
-fn expect_not_credited(output: &std::process::Output) {
+/// right only by the plan's choice (`reason`: `prediction-order`, `prediction-value`), not
+/// credited.
+fn expect_not_credited(output: &std::process::Output, reason: &str) {
     let all = text(output);
     assert!(
-        all.contains("unstable, not credited: item 6 (prediction-order)"),
+        all.contains(&format!("unstable, not credited: item 6 ({reason})")),
         "{all}"
     );
 }
@@ -41,29 +46,43 @@ fn asked(question: &'static str, prediction: &'static str) -> Lever {
     }
 }
 
-/// How a test judges the pull request: [`judge`] or [`judge_strict`].
-type Judge = fn(&'static Server, &str, &Lever, &str) -> std::process::Output;
+/// What the base commit changes in the benchmark before its baseline is recorded.
+type Setup = fn(&std::path::Path);
+
+/// The base's benchmark as the fixture writes it.
+fn unchanged(_: &std::path::Path) {}
+
+/// As [`judge`], on the base `setup` changes.
+fn judge_on(
+    setup: Setup,
+    (server, database): (&'static Server, &str),
+    lever: &Lever,
+    prepare: &str,
+) -> std::process::Output {
+    let _shared = GLOBALS.read().unwrap_or_else(|e| e.into_inner());
+    let pull = prepared(server, database, prepare);
+    pull_request_on(server, database, lever, (&[], &setup), pull)
+}
 
 /// The three runs of the statistics lever `prepare` on `server`: the `wrong` prediction regresses
-/// without the lever (database `{database}_control`) and with it, named not credited
-/// (`database`); the `right` prediction, whose order is fixed, passes with it
-/// (`{database}_right`).
-fn check_order_lever(
-    (judge, server): (Judge, &'static Server),
+/// without the lever (database `{database}_control`) and with it, named not credited for
+/// `reason` (`database`); the `right` prediction, whose order (and values) are fixed, passes
+/// with it (`{database}_right`).
+fn check_plan_lever(
+    (setup, server, reason): (Setup, &'static Server, &str),
     database: &str,
     (question, wrong, right): (&'static str, &'static str, &'static str),
     prepare: &str,
 ) {
     let (wrong, right) = (asked(question, wrong), asked(question, right));
-    expect(
-        &judge(server, &format!("{database}_control"), &wrong, ""),
-        1,
-    );
-    let judged = judge(server, database, &wrong, prepare);
+    let control = format!("{database}_control");
+    expect(&judge_on(setup, (server, &control), &wrong, ""), 1);
+    let judged = judge_on(setup, (server, database), &wrong, prepare);
     expect(&judged, 1);
-    expect_not_credited(&judged);
+    expect_not_credited(&judged, reason);
+    let right_database = format!("{database}_right");
     expect(
-        &judge(server, &format!("{database}_right"), &right, prepare),
+        &judge_on(setup, (server, &right_database), &right, prepare),
         0,
     );
 }
@@ -85,8 +104,8 @@ const TABLE_REWRITE: &str = "CREATE ACCESS METHOD heap2 TYPE TABLE HANDLER heap_
 #[test]
 fn postgres_statistics_ordering_an_unordered_aggregate_earn_no_credit() {
     let levers = (AGG_QUESTION, AGG_WRONG, AGG_RIGHT);
-    let postgres = (judge as Judge, servers::postgres());
-    check_order_lever(postgres, "so_agg", levers, AGG_STATISTICS);
+    let postgres = (unchanged as Setup, servers::postgres(), ORDER);
+    check_plan_lever(postgres, "so_agg", levers, AGG_STATISTICS);
 }
 
 #[test]
@@ -98,7 +117,7 @@ fn postgres_a_table_rewrite_ordering_an_unordered_aggregate_earns_no_credit() {
         TABLE_REWRITE,
     );
     expect(&judged, 1);
-    expect_not_credited(&judged);
+    expect_not_credited(&judged, ORDER);
 }
 
 /// The `strict` profile compares rows in order when the gold's outermost query has ORDER BY; a
@@ -108,63 +127,22 @@ const ORDERED_WRONG: &str = "SELECT DISTINCT name FROM customers";
 const ORDERED_RIGHT: &str = "SELECT DISTINCT name FROM customers ORDER BY 1 DESC";
 const STRICT: (&str, &str) = ("profile: bird", "profile: strict");
 
-/// [`crate::server_levers::pull_request_with`] on a benchmark whose two configs (gate and load) have `from` replaced
-/// by `to` on the base commit (the deployer's choice, here another comparison profile).
-fn pull_request_configured(
-    server: &'static Server,
-    database: &str,
-    lever: &Lever,
-    (from, to): (&str, &str),
-    pull: impl FnOnce(),
-) -> std::process::Output {
-    fresh_database(server, database);
-    let mut gold: Vec<&str> = GOLD.to_vec();
-    gold.push(lever.question);
-    let dir = repository_with(server.kind, &gold);
-    let root = dir.path();
+/// The base's two configs (gate and load) compare with the `strict` profile (the deployer's
+/// choice).
+fn strict(root: &std::path::Path) {
+    let (from, to) = STRICT;
     for file in ["sqlgate.yml", "sqlgate-load.yml"] {
         let config = std::fs::read_to_string(root.join(file)).unwrap();
         assert!(config.contains(from), "{config}");
         std::fs::write(root.join(file), config.replace(from, to)).unwrap();
     }
-    git(root, &["commit", "-qam", "configured"]);
-    let push = Run::push(server, database, root);
-    let recorded = push.workflow(root);
-    assert!(recorded.status.success(), "{}", text(&recorded));
-    git(root, &["add", "baseline.json"]);
-    git(root, &["commit", "-qm", "baseline"]);
-    let base = git(root, &["rev-parse", "HEAD"]);
-    git(root, &["checkout", "-qb", "hostile"]);
-    let mut predictions = gold.clone();
-    *predictions.last_mut().unwrap() = lever.wrong;
-    std::fs::write(root.join("preds/model.txt"), predictions.join("\n") + "\n").unwrap();
-    git(root, &["commit", "-qam", "a changed prediction"]);
-    let pull_request = Run::pull_request(server, database, base);
-    pull_request.workflow_with(root, pull)
-}
-
-/// As [`judge`], on a base whose configs compare with the `strict` profile.
-fn judge_strict(
-    server: &'static Server,
-    database: &str,
-    lever: &Lever,
-    prepare: &str,
-) -> std::process::Output {
-    let _shared = GLOBALS.read().unwrap_or_else(|e| e.into_inner());
-    pull_request_configured(
-        server,
-        database,
-        lever,
-        STRICT,
-        prepared(server, database, prepare),
-    )
 }
 
 #[test]
 fn postgres_statistics_ordering_rows_an_ordered_comparison_reads_earn_no_credit() {
     let levers = (ORDERED_QUESTION, ORDERED_WRONG, ORDERED_RIGHT);
-    let strict = (judge_strict as Judge, servers::postgres());
-    check_order_lever(strict, "so_ordered", levers, AGG_STATISTICS);
+    let strict = (strict as Setup, servers::postgres(), ORDER);
+    check_plan_lever(strict, "so_ordered", levers, AGG_STATISTICS);
 }
 
 /// MariaDB: the engine-independent statistics (`mysql.table_stats`) say `customers` has a
@@ -182,6 +160,46 @@ const JOIN_STATISTICS: &str = "REPLACE INTO mysql.table_stats (db_name, table_na
 #[test]
 fn mariadb_statistics_reordering_a_join_under_group_concat_earn_no_credit() {
     let levers = (JOIN_QUESTION, JOIN_WRONG, JOIN_RIGHT);
-    let mariadb = (judge as Judge, servers::mariadb());
-    check_order_lever(mariadb, "so_join", levers, JOIN_STATISTICS);
+    let mariadb = (unchanged as Setup, servers::mariadb(), ORDER);
+    check_plan_lever(mariadb, "so_join", levers, JOIN_STATISTICS);
+}
+
+/// Values the plan decides (red team round 8): on a base whose customer 3 is `ADA` (equal to
+/// `ada` under MariaDB's case-insensitive collation) and placed the first order in the heap, a
+/// `SELECT DISTINCT` keeps whichever of `ada` and `ADA` the join meets first, and a bare column
+/// beside `GROUP BY o.item_id` any row's name; the statistics lever ([`JOIN_STATISTICS`]) turns
+/// the join around, so both return `ada` (the gold's) only under it. Each is a value the plan
+/// picks (`prediction-value`); the right prediction groups by the customer's key, which fixes
+/// the name, and passes.
+const TIE_QUESTION: &str = "SELECT name FROM customers WHERE id = 1";
+const TIE_DISTINCT: &str = "SELECT DISTINCT c.name FROM customers c JOIN orders o \
+     ON o.customer_id = c.id WHERE c.name = 'ada'";
+const TIE_BARE: &str = "SELECT c.name FROM customers c JOIN orders o ON o.customer_id = c.id \
+     WHERE o.item_id = 1 GROUP BY o.item_id";
+const TIE_RIGHT: &str = "SELECT c.name FROM customers c JOIN orders o ON o.customer_id = c.id \
+     WHERE c.id = 1 GROUP BY c.id";
+
+/// The base's benchmark with customer 3 `ADA`, who placed the first order in the heap (item 1,
+/// which customer 1 ordered too).
+fn tied_customer(root: &std::path::Path) {
+    let db = rusqlite::Connection::open(root.join("bird/dev_databases/shop/shop.sqlite")).unwrap();
+    db.execute_batch(
+        "INSERT INTO customers VALUES (3, 'ADA'); DELETE FROM orders; \
+         INSERT INTO orders VALUES (4, 3, 1), (1, 1, 2), (2, 2, 3), (3, 1, 1);",
+    )
+    .unwrap();
+}
+
+#[test]
+fn mariadb_statistics_picking_among_case_insensitive_ties_earn_no_credit() {
+    let mariadb = (tied_customer as Setup, servers::mariadb(), VALUE);
+    let levers = (TIE_QUESTION, TIE_DISTINCT, TIE_RIGHT);
+    check_plan_lever(mariadb, "so_ci", levers, JOIN_STATISTICS);
+}
+
+#[test]
+fn mariadb_statistics_picking_a_bare_column_earn_no_credit() {
+    let mariadb = (tied_customer as Setup, servers::mariadb(), VALUE);
+    let levers = (TIE_QUESTION, TIE_BARE, TIE_RIGHT);
+    check_plan_lever(mariadb, "so_bare", levers, JOIN_STATISTICS);
 }

@@ -89,12 +89,12 @@ fn mariadb_old_mode_does_not_reach_the_scoring_session() {
 
 /// What the pull request also predicts (item, a right answer written another way), and what a
 /// test changes in the benchmark on the base commit.
-type Variation<'a> = (&'a [(usize, &'a str)], &'a dyn Fn(&std::path::Path));
+pub(crate) type Variation<'a> = (&'a [(usize, &'a str)], &'a dyn Fn(&std::path::Path));
 
 /// [`pull_request_with`] on a benchmark `setup` changed on the base commit (before the
 /// baseline is recorded), the pull request also predicting `also[i].1` for item `also[i].0`
 /// (each a right answer, written another way).
-fn pull_request_on(
+pub(crate) fn pull_request_on(
     server: &'static Server,
     database: &str,
     lever: &Lever,

@@ -196,7 +196,7 @@ fn sort_key<'r, T>(probe: &CutProbe, row: &'r [T]) -> Option<Vec<&'r T>> {
 /// opens with SELECT or WITH, wherever it stands (a sub-query in WHERE, a function's argument, a
 /// CASE, a join condition, a derived table, a CTE body), parsed on its own. A parse of the whole
 /// statement succeeded first, so the nesting is within sqlparser's recursion limit.
-fn nested_queries(sql: &str, dialect: &dyn Dialect) -> Vec<Query> {
+pub(crate) fn nested_queries(sql: &str, dialect: &dyn Dialect) -> Vec<Query> {
     let Ok(tokens) = Tokenizer::new(dialect, sql).tokenize() else {
         return Vec::new();
     };

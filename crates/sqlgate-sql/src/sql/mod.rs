@@ -21,6 +21,7 @@ pub mod plus;
 pub mod schema;
 pub mod text;
 mod tokens;
+pub mod value_choices;
 
 /// Why a query has no Spider structure.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
