@@ -159,3 +159,69 @@ fn a_proposed_benchmark_that_does_not_score_is_an_input_error() {
     ];
     judged_change(broken, 2, &said);
 }
+
+/// Red team round 8 (class 1, benchmark pull requests): the pull request breaks C3's first 20 predictions
+/// (control: exit 1) and, with each lever, rewrites the benchmark through the working tree so
+/// that its own gold agrees with the wrong predictions: the gold file replaced by a symlink to
+/// its own copy, the gold file replaced by a folder, the tables file replaced by a folder, the
+/// databases folder replaced by a symlink to a copy. None may pass.
+/// The pull request's wrong prediction, and its own gold for those items (one that parses for
+/// Spider's hardness classifier, so the proposed benchmark scores; items 0-19 ask `concert_singer`).
+const PR_WRONG: &str = "SELECT name FROM singer WHERE singer_id = -1";
+
+#[test]
+fn benchmark_files_replaced_through_the_working_tree_do_not_pass() {
+    type Lever = fn(&std::path::Path);
+    let own_gold = |root: &std::path::Path| {
+        let gold = std::fs::read_to_string(root.join("dev_gold.sql")).unwrap();
+        let lines: Vec<String> = gold
+            .lines()
+            .enumerate()
+            .map(|(i, line)| match (i < 20, line.split_once('\t')) {
+                (true, Some((_, db))) => format!("{PR_WRONG}\t{db}"),
+                _ => line.to_string(),
+            })
+            .collect();
+        std::fs::write(root.join("own_gold.sql"), lines.join("\n") + "\n").unwrap();
+    };
+    // Each lever with the exit it gets: scored on the base's copies (1), or a proposed
+    // benchmark that does not load (2).
+    let levers: [(&str, i32, Lever); 5] = [
+        ("none", 1, |_| {}),
+        ("gold symlink", 1, |root| {
+            std::fs::remove_file(root.join("dev_gold.sql")).unwrap();
+            std::os::unix::fs::symlink("own_gold.sql", root.join("dev_gold.sql")).unwrap();
+        }),
+        ("gold folder", 2, |root| {
+            std::fs::remove_file(root.join("dev_gold.sql")).unwrap();
+            std::fs::create_dir(root.join("dev_gold.sql")).unwrap();
+            std::fs::write(root.join("dev_gold.sql/x"), "x").unwrap();
+        }),
+        ("tables folder", 2, |root| {
+            std::fs::remove_file(root.join("tables.json")).unwrap();
+            std::fs::create_dir(root.join("tables.json")).unwrap();
+            std::fs::write(root.join("tables.json/x"), "x").unwrap();
+        }),
+        ("databases symlink", 1, |root| {
+            std::fs::rename(root.join("database"), root.join("own_database")).unwrap();
+            std::os::unix::fs::symlink("own_database", root.join("database")).unwrap();
+        }),
+    ];
+    for (name, code, lever) in levers {
+        let dir = repo::example(true);
+        let root = dir.path();
+        let base = repo::gated_main(root);
+        git(root, &["checkout", "-qb", "pr"]);
+        rewrite_predictions(root, "C3", |i| i < 20, PR_WRONG);
+        own_gold(root);
+        lever(root);
+        repo::commit_all(root, "the pull request");
+        let judged = judged(root, &base, &[]);
+        assert_eq!(
+            judged.status.code(),
+            Some(code),
+            "{name}: {}",
+            common::text(&judged)
+        );
+    }
+}

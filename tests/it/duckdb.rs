@@ -429,3 +429,49 @@ fn the_config_names_what_duckdb_needs_and_refuses() {
     let all = common::exited(&common::eval(&config, &[]), 2);
     assert!(all.contains("`esm` is SQLite-only"), "{all}");
 }
+
+/// Red team round 8: queries the round-7 corpus (tests/it/duckdb.rs) does not try: list and
+/// metadata forms of the file readers, the CLI's `getenv`, `sniff_csv`, `EXPLAIN ANALYZE`,
+/// `SUMMARIZE`, `DESCRIBE`, `COPY FROM DATABASE`, `VACUUM`, `ANALYZE`, `query_table`, a secret.
+/// Each reads no file outside the database and no environment variable: an error, or a result
+/// that names no outside file's content, and the database file is unchanged.
+#[test]
+fn duckdb_predictions_outside_the_round_7_corpus_reach_no_file_or_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = loaded_shop(dir.path());
+    let before = std::fs::read(&file).unwrap();
+    let outside = dir.path().join("outside.csv");
+    std::fs::write(&outside, "secret_marker\n42\n").unwrap();
+    let outside = outside.display().to_string();
+    std::env::set_var("SQLGATE_TEST_DUCKDB_SECRET", "env_marker");
+    let queries = [
+        format!("SELECT * FROM read_csv(['{outside}'])"),
+        format!("SELECT * FROM sniff_csv('{outside}')"),
+        format!("SELECT * FROM parquet_metadata('{outside}')"),
+        format!("SELECT * FROM read_ndjson_objects('{outside}')"),
+        format!("SELECT * FROM read_csv('file://{outside}')"),
+        format!("SELECT * FROM query_table('{outside}')"),
+        "SELECT getenv('SQLGATE_TEST_DUCKDB_SECRET')".to_string(),
+        "SELECT * FROM duckdb_secrets()".to_string(),
+        "EXPLAIN ANALYZE SELECT * FROM item".to_string(),
+        "VACUUM item".to_string(),
+        "ANALYZE item".to_string(),
+        "COPY FROM DATABASE shop TO memory".to_string(),
+        format!("SELECT * FROM (SELECT '{outside}' AS p) t, read_csv(t.p)"),
+        "DESCRIBE item".to_string(),
+        "SUMMARIZE item".to_string(),
+        "SELECT * FROM duckdb_settings() WHERE name LIKE '%directory%'".to_string(),
+    ];
+    let executor = executor(limits());
+    let mut reached = Vec::new();
+    for sql in &queries {
+        if let Ok(rows) = executor.run(&file, sql) {
+            let shown = format!("{rows:?}");
+            if shown.contains("secret_marker") || shown.contains("env_marker") {
+                reached.push(format!("{sql}: {shown}"));
+            }
+        }
+    }
+    assert!(reached.is_empty(), "{reached:#?}");
+    assert_eq!(std::fs::read(&file).unwrap(), before, "the file changed");
+}

@@ -397,3 +397,37 @@ fn a_config_linked_to_an_endless_file_stops_the_run_without_reading_it() {
         "the run held {peak_kib} KiB: it read the device"
     );
 }
+
+/// Red team round 8: a base config that names its systems by a glob (`predictions/*.txt`, one
+/// system per file, CONFIG.md). The pull request breaks RESDSQL (control: exit 1); with the
+/// lever it also deletes RESDSQL's file, so the regressed system is simply not in the run. The
+/// baseline gates RESDSQL: a system it holds that the run lacks must not pass.
+#[test]
+fn a_globbed_system_the_pull_request_deletes_does_not_pass() {
+    for delete in [false, true] {
+        let dir = repo::example(false);
+        let root = dir.path();
+        let config = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
+        let globbed = config.replace(
+            "  - { name: C3, path: predictions/C3.txt }\n  - { name: RESDSQL, path: predictions/RESDSQL.txt }",
+            "  - { path: \"predictions/*.txt\" }",
+        );
+        assert_ne!(globbed, config);
+        std::fs::write(root.join("sqlgate.yml"), globbed).unwrap();
+        let base = repo::gated_main(root);
+        git(root, &["checkout", "-qb", "pr"]);
+        break_predictions(root, "RESDSQL", 157);
+        if delete {
+            std::fs::remove_file(root.join("predictions/RESDSQL.txt")).unwrap();
+        }
+        repo::commit_all(root, "the pull request");
+        let judged = judged(root, &base, &[]);
+        match delete {
+            false => assert_eq!(judged.status.code(), Some(1), "control: {}", text(&judged)),
+            true => common::assert_contains(
+                &common::exited(&judged, 1),
+                &["RESDSQL: this baseline system was not measured"],
+            ),
+        }
+    }
+}
