@@ -78,6 +78,35 @@ pub fn unchanged(
     })
 }
 
+/// The error of a server whose data could not be held and digested at start-up (`message`,
+/// the engine's), naming the key and carrying no secret.
+pub fn hold_failed(config: &Config, message: &str) -> InputError {
+    InputError::Config {
+        path: config.path.clone(),
+        message: crate::util::scrub::scrub_cut(
+            &format!("`dataset.engine`: cannot compute the data digests: {message}"),
+            1500,
+        ),
+    }
+}
+
+/// The error of a run whose hold on the server's data ended before scoring did (`message`, the
+/// engine's: its session ended from outside): what the run read is not vouched for, so no
+/// verdict is given.
+pub fn hold_lost(config: &Config, message: &str) -> InputError {
+    InputError::Config {
+        path: config.path.clone(),
+        message: crate::util::scrub::scrub_cut(
+            &format!(
+                "`dataset.engine`: the hold on the server's data was lost during the run: \
+                 {message}. Another session could then change what the run read after the \
+                 digests were taken, so no verdict is given (docs/SECURITY.md)"
+            ),
+            1500,
+        ),
+    }
+}
+
 /// A baseline whose digests vouch for too little (`why`): a pull-request run is refused, any
 /// other gets a note asking to regenerate the baseline.
 fn unvouched(config: &Config, why: String, pull_request: bool) -> Result<Vec<String>, InputError> {

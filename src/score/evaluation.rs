@@ -292,7 +292,7 @@ fn score_with(
         Limits::of(&config.execution),
         pool.current_num_threads(),
     )?;
-    let data_digests = crate::engine::registry::data_digests(config, &dataset)?;
+    let data_digests = start_up_digests(config, &dataset, &executor)?;
     let data_notes = match data_use {
         DataUse::CheckAgainstBaseline => {
             crate::score::data::check((config, snapshot), data_digests.as_ref())?
@@ -357,6 +357,9 @@ fn score_with(
         let after = crate::engine::registry::data_digests(config, &dataset)?;
         crate::score::data::unchanged(config, before, after.as_ref())?;
     }
+    executor
+        .release_data()
+        .map_err(|message| crate::score::data::hold_lost(config, &message))?;
     fail_on_official_stops(config, &stops)?;
     fail_on_faults(config, &executor, &systems, &results)?;
     let scored = results.iter().map(|r| (r.index, r.scores.as_slice()));
@@ -488,6 +491,24 @@ fn fail_on_official_stops(config: &Config, stops: &[String]) -> Result<(), Input
 /// Fails the run closed when the engine failed on any query (after its retries on fresh
 /// sessions): a lost session or an outside cancel is no verdict on an item, so the run could not
 /// evaluate the items it hit, which the error names.
+/// The data digests a run starts from: taken inside the engine's hold on its data where it
+/// has one (a server: scoring then reads exactly the data digested, whatever another session
+/// writes meanwhile), else the factory's (none for files, which the dataset's fingerprint
+/// covers).
+fn start_up_digests(
+    config: &Config,
+    dataset: &crate::input::dataset::Dataset,
+    executor: &Executor,
+) -> Result<Option<DataDigests>, InputError> {
+    let held = executor
+        .hold_data()
+        .map_err(|message| crate::score::data::hold_failed(config, &message))?;
+    match held {
+        Some(digests) => Ok(Some(digests)),
+        None => crate::engine::registry::data_digests(config, dataset),
+    }
+}
+
 fn fail_on_faults(
     config: &Config,
     executor: &Executor,

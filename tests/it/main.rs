@@ -62,6 +62,7 @@ mod server_attacks;
 mod server_engines;
 mod server_hostile;
 mod server_levers;
+mod server_midrun;
 mod server_order;
 mod server_session;
 mod server_state;

@@ -5,12 +5,16 @@
 //! (exit 1, the regression seen). Before sqlgate closed them, each lever made the gate pass:
 //!
 //! - a MariaDB global no pin covered (`max_recursive_iterations` cutting the gold's recursive
-//!   CTE, `old_mode = ZERO_DATE_TIME_CAST` changing a cast): now pinned in every session, so
-//!   the regression shows (exit 1);
+//!   CTE, `old_mode = ZERO_DATE_TIME_CAST` changing a cast; round 8: `old_passwords`
+//!   changing `PASSWORD()`): now pinned in every session, so the regression shows (exit 1);
+//!   one no session can set (round 8: `max_allowed_packet` nulling a long result) is recorded
+//!   with the data digests, so another value is refused (exit 2, naming it);
 //! - data changed after the start-up digests: an event of MariaDB's scheduler, or a session the
 //!   PostgreSQL preparation left behind, refused at start-up (exit 2, naming it); a session that
-//!   connects later and writes a row while the run reads is seen by the digests taken again
-//!   when scoring ends (exit 2, naming the table);
+//!   connects later and writes a row while the run reads is, on PostgreSQL, invisible to the
+//!   scoring transactions (they read the start-up digests' snapshot) and seen by the digests
+//!   taken again when scoring ends (exit 2, naming the table), and on MariaDB made to wait
+//!   until scoring ends by the run's lock on the tables (exit 1, the regression seen);
 //! - a PostgreSQL prediction reading the transaction counter (`age('3'::xid)`): refused as it
 //!   runs, so it scores as an error (exit 1), while `age(timestamp)` still runs;
 //! - a PostgreSQL table with a column named `t`, whose digest once hashed that column alone:
@@ -58,10 +62,21 @@ const RECURSIVE: Lever = Lever {
 
 /// The pull request predicting `lever.wrong` regresses (exit 1) without the global, and still
 /// does with the global `name` set to `value` before the gate: the scoring session pins it.
-fn check_global_pinned(database: &str, lever: &Lever, (name, value): (&str, &str)) {
+fn check_global_pinned(database: &str, lever: &Lever, global: (&str, &str)) {
+    check_global_judged(database, lever, global, (1, ""));
+}
+
+/// The pull request predicting `lever.wrong` regresses (exit 1) without the global; with the
+/// global `name` set to `value` before the gate it exits `code`, naming `needle`.
+fn check_global_judged(
+    database: &str,
+    lever: &Lever,
+    (name, value): (&str, &str),
+    (code, needle): (i32, &str),
+) {
     let control = judge_global(&format!("{database}_control"), lever, "", "");
     expect(&control, 1, "");
-    expect(&judge_global(database, lever, name, value), 1, "");
+    expect(&judge_global(database, lever, name, value), code, needle);
 }
 
 #[test]
@@ -85,6 +100,38 @@ const ZERO_DATE: Lever = Lever {
 fn mariadb_old_mode_does_not_reach_the_scoring_session() {
     let old_mode = ("old_mode", "'UTF8_IS_UTF8MB3,ZERO_DATE_TIME_CAST'");
     check_global_pinned("ss_old_mode", &ZERO_DATE, old_mode);
+}
+
+/// Red team round 8: `old_passwords = 1` makes `PASSWORD()` the 16-character pre-4.1 hash, so
+/// the wrong prediction would keep the gold's row; now pinned to 0 in every session.
+const OLD_PASSWORDS: Lever = Lever {
+    question: "SELECT name FROM customers WHERE id = 1",
+    wrong: "SELECT name FROM customers WHERE id = 1 AND LENGTH(PASSWORD(name)) = 16",
+    names: "",
+};
+
+#[test]
+fn mariadb_old_passwords_does_not_reach_the_scoring_session() {
+    check_global_pinned("ss_old_passwords", &OLD_PASSWORDS, ("old_passwords", "1"));
+}
+
+/// Red team round 8: a string result longer than `max_allowed_packet` is NULL, so with the
+/// global at 1 MB the wrong prediction would keep the gold's row. No session can set it: it is
+/// recorded with the structure entry, and a value other than the baseline's is refused.
+const MAX_PACKET: Lever = Lever {
+    question: "SELECT name FROM customers WHERE id = 1",
+    wrong: "SELECT name FROM customers WHERE id = 1 AND REPEAT(name, 1000000) IS NULL",
+    names: "",
+};
+
+#[test]
+fn mariadb_max_allowed_packet_other_than_the_baselines_is_refused() {
+    check_global_judged(
+        "ss_max_packet",
+        &MAX_PACKET,
+        ("max_allowed_packet", "1048576"),
+        (2, "`setting max_allowed_packet=1048576`"),
+    );
 }
 
 /// What the pull request also predicts (item, a right answer written another way), and what a
@@ -367,11 +414,12 @@ fn postgres_a_row_inserted_while_the_run_reads_is_seen_when_scoring_ends() {
     expect(&judged, 2, "`ss_late_pg.public.stores` has other content");
 }
 
+/// On MariaDB the run locks the benchmark's tables for reading until scoring ends (round 8):
+/// the insert waits until then, so the run reads the base's rows and the regression shows.
 #[test]
-fn mariadb_a_row_inserted_while_the_run_reads_is_seen_when_scoring_ends() {
+fn mariadb_a_row_inserted_while_the_run_reads_waits_until_scoring_ends() {
     let judged = judge_late(servers::mariadb(), "ss_late_maria");
-    expect(&judged, 2, CHANGED_WHILE_READ);
-    expect(&judged, 2, "`ss_late_maria.stores` has other content");
+    expect(&judged, 1, "");
 }
 
 /// A prediction reading the server's transaction counter: `age(xid)` is the distance from an

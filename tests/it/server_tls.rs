@@ -50,7 +50,7 @@ fn tls_only_reader(server: &Server) -> String {
                 "mysql",
                 &format!(
                     "CREATE USER '{TLS_READER}'@'%' IDENTIFIED BY '{TLS_READER_PASSWORD}' \
-                     REQUIRE SSL; GRANT SELECT ON tls_shop.* TO '{TLS_READER}'@'%';"
+                     REQUIRE SSL; GRANT SELECT, LOCK TABLES ON tls_shop.* TO '{TLS_READER}'@'%';"
                 ),
             );
         }
@@ -278,7 +278,7 @@ fn mariadb_kill_query_connects_over_the_same_tls() {
         &format!(
             "CREATE DATABASE tls_kill; CREATE TABLE tls_kill.items (id integer);\n\
              CREATE USER 'tls_only'@'%' IDENTIFIED BY '{password}' REQUIRE SSL;\n\
-             GRANT SELECT ON tls_kill.* TO 'tls_only'@'%';"
+             GRANT SELECT, LOCK TABLES ON tls_kill.* TO 'tls_only'@'%';"
         ),
     );
     let dir = tempfile::tempdir().unwrap();

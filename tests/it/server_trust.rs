@@ -274,7 +274,7 @@ fn role_url(server: &'static Server, name: &str, grants: &str) -> (String, Strin
                 "mysql",
                 &format!(
                     "CREATE USER '{name}'@'%' IDENTIFIED BY '{password}';\n\
-                     GRANT SELECT ON {database}.* TO '{name}'@'%';\n{grants}"
+                     GRANT SELECT, LOCK TABLES ON {database}.* TO '{name}'@'%';\n{grants}"
                 ),
             );
         }

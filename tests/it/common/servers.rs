@@ -199,7 +199,7 @@ impl Server {
             .iter()
             .map(|d| {
                 format!(
-                    "GRANT SELECT ON `{}`.* TO '{name}'@'%';",
+                    "GRANT SELECT, LOCK TABLES ON `{}`.* TO '{name}'@'%';",
                     d.replace('`', "``")
                 )
             })
@@ -267,7 +267,9 @@ impl Server {
         run_with_input(&mut command, sql)
     }
 
-    fn client(&self, database: &str, sql: &str) -> Output {
+    /// Runs `sql` as the superuser on `database` as [`Server::admin_sql`] does; returns the
+    /// client's output, success or not.
+    pub fn client(&self, database: &str, sql: &str) -> Output {
         let socket = self.folder.join("socket");
         let mut command = match self.kind {
             Kind::Postgres => {

@@ -8,6 +8,7 @@
 //! know which engine ran the query.
 
 use crate::engine::pyvalue::{Number, PyValue};
+use crate::engine::server::data_digest::DataDigests;
 use crate::engine::value::{Row, Value};
 use crate::util::memory::Charge;
 use std::path::Path;
@@ -85,6 +86,21 @@ pub trait Engine: Send + Sync + std::fmt::Debug {
     /// but, where the engine can, not run.
     fn column_names(&self, db: &Path, sql: &str, limits: &Limits)
         -> Result<Vec<String>, ExecError>;
+
+    /// Holds the data every later query of this engine reads until [`Engine::release_data`]
+    /// (a server's other sessions, whatever they write meanwhile, cannot change what scoring
+    /// reads) and returns their digests, taken inside the hold; `None` (the default) for an
+    /// engine on files, whose data the dataset's fingerprint covers. The error says why the
+    /// data could not be held or digested.
+    fn hold_data(&self) -> Result<Option<DataDigests>, String> {
+        Ok(None)
+    }
+
+    /// Ends the hold of [`Engine::hold_data`]; an error when it did not last until now (its
+    /// session ended from outside), so that what the run read is not vouched for.
+    fn release_data(&self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// Runs queries under [`Limits`] on one [`Engine`].
@@ -161,6 +177,16 @@ impl Executor {
             timeouts: Arc::default(),
             faults: Arc::default(),
         }
+    }
+
+    /// Holds the engine's data for the run and returns their digests ([`Engine::hold_data`]).
+    pub fn hold_data(&self) -> Result<Option<DataDigests>, String> {
+        self.engine.hold_data()
+    }
+
+    /// Ends the engine's hold on its data, failing when it was lost ([`Engine::release_data`]).
+    pub fn release_data(&self) -> Result<(), String> {
+        self.engine.release_data()
     }
 
     /// The limits in force.

@@ -3,7 +3,9 @@
 //! later run recomputes them at start-up and refuses to score (exit 2, naming the table) when
 //! they differ from those of the trusted baseline (the base commit's in a pull-request run),
 //! and recomputes them when scoring ends, failing closed when they differ from the start-up
-//! ones (`score::data::unchanged`).
+//! ones (`score::data::unchanged`). The start-up digests are taken inside the engine's hold on
+//! the data (`Engine::hold_data`): on PostgreSQL in the snapshot every scoring transaction then
+//! imports ([`postgres_hold`]), on MariaDB / MySQL while a session locks every table for reading.
 //!
 //! Each table's digest is SHA-256 over its column names and types, its row count and the
 //! server-side aggregate of its rows: every row is hashed on the server (SHA-256 of an
@@ -55,7 +57,7 @@ const TABLE_TIMEOUT: Duration = Duration::from_secs(600);
 /// before the run and read by nobody else, so a lock held at start-up is a preparation's, which
 /// must not stall the run table after table (each under [`TABLE_TIMEOUT`]); past it the run stops,
 /// naming the error.
-const LOCK_WAIT: Duration = Duration::from_secs(10);
+pub(crate) const LOCK_WAIT: Duration = Duration::from_secs(10);
 
 /// How many differing tables an error lists before it only counts them.
 const LISTED: usize = 8;
@@ -236,17 +238,73 @@ pub(crate) fn postgres_digests(url: &str, databases: &[String]) -> Result<DataDi
     let target = tls::postgres_target(url)?;
     let mut digests = DataDigests::new();
     for database in databases {
-        let mut config = target.config.clone();
-        if !database.is_empty() {
-            config.dbname(database);
-        }
-        config.connect_timeout(crate::engine::server::CONNECT_TIMEOUT);
-        let mut client = config
-            .connect(target.connector.clone())
-            .map_err(|e| postgres_error(&e))?;
+        let mut client = postgres_connect(&target, database)?;
         postgres_database(&mut client, &mut digests).map_err(|e| postgres_error(&e))?;
     }
     Ok(digests)
+}
+
+/// A new session of the synchronous client on `database` (the URL's when empty).
+fn postgres_connect(target: &tls::PgTarget, database: &str) -> Result<postgres::Client, String> {
+    let mut config = target.config.clone();
+    if !database.is_empty() {
+        config.dbname(database);
+    }
+    config.connect_timeout(crate::engine::server::CONNECT_TIMEOUT);
+    config
+        .connect(target.connector.clone())
+        .map_err(|e| postgres_error(&e))
+}
+
+/// A PostgreSQL session whose open `REPEATABLE READ` transaction holds one database's data as
+/// they were digested: its exported snapshot, which every scoring transaction imports, and the
+/// `ACCESS SHARE` locks of every digested table, which keep them from being altered, dropped,
+/// truncated or rewritten until the transaction ends.
+pub(crate) struct PostgresHold {
+    /// The session (its transaction open until the run releases it).
+    pub client: postgres::Client,
+    /// The id `pg_export_snapshot()` gave, for `SET TRANSACTION SNAPSHOT`.
+    pub snapshot: String,
+}
+
+impl std::fmt::Debug for PostgresHold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresHold")
+            .field("snapshot", &self.snapshot)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Opens a session on `database` (the URL's when empty) that no idle or transaction timeout
+/// ends, starts a `REPEATABLE READ READ ONLY` transaction, exports its snapshot and adds the
+/// digests of the database, taken in that snapshot, to `digests`; the session is kept open
+/// with its transaction.
+pub(crate) fn postgres_hold(
+    url: &str,
+    database: &str,
+    digests: &mut DataDigests,
+) -> Result<PostgresHold, String> {
+    let target = tls::postgres_target(url)?;
+    let mut client = postgres_connect(&target, database)?;
+    let error = |e: postgres::Error| postgres_error(&e);
+    client
+        .batch_execute(
+            "SELECT set_config(name, '0', false) FROM pg_catalog.pg_settings WHERE name IN \
+             ('idle_in_transaction_session_timeout', 'idle_session_timeout', \
+             'transaction_timeout')",
+        )
+        .map_err(error)?;
+    // A statement of its own: after a query in the same simple-query message, the transaction
+    // would already have begun.
+    client
+        .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        .map_err(error)?;
+    let snapshot: String = client
+        .query_one("SELECT pg_catalog.pg_export_snapshot()", &[])
+        .map_err(error)?
+        .get(0);
+    postgres_database(&mut client, digests).map_err(error)?;
+    Ok(PostgresHold { client, snapshot })
 }
 
 /// Adds the digest of every table of the session's database that the role can read, in any

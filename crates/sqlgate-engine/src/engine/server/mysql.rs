@@ -13,6 +13,7 @@ use crate::engine::exec::{Engine, ExecError, Limits, ResultTable, SizeGuard};
 use crate::engine::server::catalog::mysql_reads_rows_only;
 use crate::engine::server::check::{mysql_functions_allowed, mysql_query_only};
 use crate::engine::server::convert::{convert, Kind};
+use crate::engine::server::data_digest::{self, DataDigests};
 use crate::engine::server::structure;
 use crate::engine::server::{
     check_tables, enforce_role, retrying, single_statement, stopped_by_deadline, tls, Pool,
@@ -58,7 +59,7 @@ const KILL_EVERY: Duration = Duration::from_millis(200);
 const ABANDON_AFTER: Duration = Duration::from_millis(500);
 
 /// How to create the read-only user the start-up check asks for.
-pub const READ_ONLY_ROLE: &str = "  CREATE USER 'sqlgate_reader'@'%' IDENTIFIED BY '<password>';\n  GRANT SELECT ON <database>.* TO 'sqlgate_reader'@'%';";
+pub const READ_ONLY_ROLE: &str = "  CREATE USER 'sqlgate_reader'@'%' IDENTIFIED BY '<password>';\n  GRANT SELECT, LOCK TABLES ON <database>.* TO 'sqlgate_reader'@'%';";
 
 /// A MySQL or MariaDB server holding the benchmark's databases.
 #[derive(Debug)]
@@ -71,6 +72,9 @@ pub struct MysqlEngine {
     pool: Pool<Conn>,
     watchdog: Watchdog,
     killer: Killer,
+    /// The session locking every benchmark table for reading while the run reads them
+    /// ([`Engine::hold_data`]), with its id.
+    held: Mutex<Option<(Conn, u32)>>,
 }
 
 /// The second connection that sends `KILL QUERY`, opened on first use.
@@ -143,6 +147,7 @@ impl MysqlEngine {
             mariadb: false,
             pins: structure::MysqlPins::default(),
             watchdog: Watchdog::start(),
+            held: Mutex::new(None),
         };
         let databases: Vec<String> = match engine.settings.layout {
             Layout::Shared => vec![String::new()],
@@ -320,6 +325,40 @@ impl Engine for MysqlEngine {
             }
             result
         })
+    }
+
+    fn hold_data(&self) -> Result<Option<DataDigests>, String> {
+        // On no database: the URL's may be one the user cannot open (`per_db_id`), and the
+        // tables are named with their schema.
+        let opts = OptsBuilder::from_opts(self.opts.clone()).db_name(None::<String>);
+        let mut conn = tls::mysql_connect(opts.into(), self.mode).map_err(|e| {
+            format!(
+                "cannot open the session that locks the benchmark's tables: {}",
+                error_text(&e)
+            )
+        })?;
+        let lock_wait = data_digest::LOCK_WAIT.as_secs();
+        let id = super::writers::mysql_lock_tables(&mut conn, &self.run_databases(), lock_wait)
+            .map_err(|e| {
+                format!(
+                    "cannot lock the benchmark's tables for reading (the read-only user needs \
+                     `LOCK TABLES` on the run's databases, docs/SECURITY.md): {}",
+                    error_text(&e)
+                )
+            })?;
+        *self.held.lock().unwrap_or_else(|e| e.into_inner()) = Some((conn, id));
+        let databases: Vec<String> = match self.settings.layout {
+            Layout::Shared => vec![String::new()],
+            Layout::PerDbId => self.settings.tables.keys().cloned().collect(),
+        };
+        data_digest::mysql_digests(&self.settings.url, &databases).map(Some)
+    }
+
+    fn release_data(&self) -> Result<(), String> {
+        match self.held.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            Some((mut conn, id)) => super::writers::mysql_unlock(&mut conn, id),
+            None => Ok(()),
+        }
     }
 }
 

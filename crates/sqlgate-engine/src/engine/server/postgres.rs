@@ -1,7 +1,8 @@
 //! The PostgreSQL engine (the `postgres` crate, TLS by the URL's `sslmode`: `tls.rs`).
 //!
 //! One item: the text is prepared (the server refuses a multi-statement string and tells the
-//! column types), then `BEGIN READ ONLY`, `SET LOCAL statement_timeout`, and a `DECLARE ...
+//! column types), then `BEGIN READ ONLY` (in the snapshot of the run's hold on the data, when
+//! they are held: [`Engine::hold_data`]), `SET LOCAL statement_timeout`, and a `DECLARE ...
 //! CURSOR FOR` the text, which PostgreSQL admits only for a SELECT or VALUES query without
 //! data-modifying WITH; rows come by `FETCH` in batches in the text format psycopg2 reads,
 //! converted per column type as psycopg2 converts them; the transaction is always rolled back.
@@ -11,6 +12,7 @@ use crate::engine::exec::{Engine, ExecError, Limits, ResultTable, SizeGuard};
 use crate::engine::server::catalog::postgres_reads_rows_only;
 use crate::engine::server::check::postgres_functions_allowed;
 use crate::engine::server::convert::{convert, Kind};
+use crate::engine::server::data_digest::{self, DataDigests, PostgresHold};
 use crate::engine::server::pg_session::{self, ConnectError, Session};
 use crate::engine::server::structure;
 use crate::engine::server::{
@@ -21,9 +23,10 @@ use crate::engine::value::{Row, Value};
 use crate::input::config::Layout;
 use futures_util::StreamExt;
 use postgres::types::Type;
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio_postgres::{Client, SimpleQueryMessage};
 
@@ -45,6 +48,9 @@ pub struct PostgresEngine {
     target: tls::PgTarget,
     settings: ServerSettings,
     pool: Pool<Session>,
+    /// Each database's hold on its data ([`Engine::hold_data`]), by pool key: while it is held,
+    /// every scoring transaction imports its snapshot.
+    held: Mutex<BTreeMap<String, PostgresHold>>,
 }
 
 impl PostgresEngine {
@@ -60,6 +66,7 @@ impl PostgresEngine {
         target.session_config.application_name("sqlgate");
         let engine = PostgresEngine {
             pool: Pool::new(settings.connections),
+            held: Mutex::default(),
             target,
             settings,
         };
@@ -151,6 +158,12 @@ impl PostgresEngine {
 }
 
 impl PostgresEngine {
+    /// The snapshot the database's hold exported, when its data are held.
+    fn snapshot_of(&self, database: &str) -> Option<String> {
+        let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        held.get(database).map(|hold| hold.snapshot.clone())
+    }
+
     /// A session for one item on `database`: a pooled one, or (`fresh`, or none idle) a new one.
     fn session(&self, database: &str, limits: &Limits, fresh: bool) -> Result<Session, ExecError> {
         if !fresh {
@@ -262,17 +275,49 @@ impl Engine for PostgresEngine {
         postgres_functions_allowed(statement)?;
         postgres_reads_rows_only(statement, self.settings.schema_words_of(db))?;
         let database = self.database_of(db);
+        let snapshot = self.snapshot_of(&database);
+        let snapshot = snapshot.as_deref();
         retrying(|fresh| {
             self.attempt(
                 &database,
                 limits,
                 fresh,
                 |client, deadline, fired| async move {
-                    run_in_transaction(&client, statement, limits, with_columns, deadline, &fired)
-                        .await
+                    let query = (statement, snapshot);
+                    run_in_transaction(&client, query, limits, with_columns, deadline, &fired).await
                 },
             )
         })
+    }
+
+    fn hold_data(&self) -> Result<Option<DataDigests>, String> {
+        let mut digests = DataDigests::new();
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        for database in self.databases_to_check() {
+            let hold = data_digest::postgres_hold(&self.settings.url, &database, &mut digests)?;
+            held.insert(database, hold);
+        }
+        Ok(Some(digests))
+    }
+
+    fn release_data(&self) -> Result<(), String> {
+        let held = std::mem::take(&mut *self.held.lock().unwrap_or_else(|e| e.into_inner()));
+        for (database, mut hold) in held {
+            // The transaction is still the one that exported the snapshot: a session ended
+            // from outside has none (and a new one would not be in a transaction).
+            let alive = hold
+                .client
+                .query_one("SELECT pg_catalog.pg_current_snapshot()::text", &[])
+                .and_then(|_| hold.client.batch_execute("ROLLBACK"));
+            if let Err(e) = alive {
+                return Err(format!(
+                    "the session holding the snapshot of {} ended before scoring did ({})",
+                    place(&database),
+                    error_text(&e)
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn column_names(
@@ -306,7 +351,7 @@ impl Engine for PostgresEngine {
 /// at the client deadline even when the backend is idle between two `FETCH`es.
 async fn run_in_transaction(
     client: &Client,
-    statement: &str,
+    (statement, snapshot): (&str, Option<&str>),
     limits: &Limits,
     with_columns: bool,
     deadline: Instant,
@@ -328,12 +373,13 @@ async fn run_in_transaction(
         false => Vec::new(),
     };
     drop(prepared);
+    begin(client, snapshot, classify).await?;
     // A cursor is planned for its first tenth by default (`cursor_tuple_fraction`), which can
     // change the plan and so the row order psycopg2's plain query gets; the official Soft-F1
     // depends on that order (through `list(set(rows))`), so plan as for the whole result.
     client
         .batch_execute(&format!(
-            "BEGIN READ ONLY; SET LOCAL statement_timeout = {}; SET LOCAL cursor_tuple_fraction = 1.0; DECLARE sqlgate_cursor NO SCROLL CURSOR FOR {statement}",
+            "SET LOCAL statement_timeout = {}; SET LOCAL cursor_tuple_fraction = 1.0; DECLARE sqlgate_cursor NO SCROLL CURSOR FOR {statement}",
             limits.timeout.as_millis().max(1)
         ))
         .await
@@ -364,6 +410,44 @@ async fn run_in_transaction(
             size.finish();
             return Ok(ResultTable { columns, rows });
         }
+    }
+}
+
+/// Opens the item's read-only transaction: in the snapshot of the database's hold when its data
+/// are held (so the item reads exactly the data digested at start-up), which must import: a
+/// snapshot that cannot (its holding session ended) is an engine fault, never a verdict.
+async fn begin(
+    client: &Client,
+    snapshot: Option<&str>,
+    classify: impl Fn(tokio_postgres::Error) -> ExecError,
+) -> Result<(), ExecError> {
+    let Some(snapshot) = snapshot else {
+        return client
+            .batch_execute("BEGIN READ ONLY")
+            .await
+            .map_err(classify);
+    };
+    let import = format!(
+        "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET TRANSACTION SNAPSHOT '{}'",
+        snapshot.replace('\'', "''")
+    );
+    client
+        .batch_execute(&import)
+        .await
+        .map_err(|e| match classify(e) {
+            ExecError::Sql(message) | ExecError::Denied(message) => ExecError::Fault(format!(
+                "cannot read in the snapshot the run's data were digested in (its holding \
+                 session ended?): {message}"
+            )),
+            other => other,
+        })
+}
+
+/// The database named in a message.
+fn place(database: &str) -> String {
+    match database.is_empty() {
+        true => "the database of `dataset.engine.url_env`".to_string(),
+        false => format!("database `{database}`"),
     }
 }
 

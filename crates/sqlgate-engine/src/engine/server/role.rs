@@ -8,7 +8,8 @@
 //! - reading credentials (`pg_authid`, `pg_user_mapping`, `pg_read_all_data`; MariaDB `mysql.*`
 //!   through a global or pattern `SELECT`);
 //! - writing anything (a table of any schema, by grant, column grant or ownership; `CREATE` on
-//!   the database or a schema; any MariaDB privilege beyond `SELECT` / `SHOW VIEW`, anywhere);
+//!   the database or a schema; any MariaDB privilege beyond `SELECT` / `SHOW VIEW` / `LOCK
+//!   TABLES`, anywhere);
 //! - creating roles or databases (`CREATEROLE`, `CREATEDB`; MariaDB `CREATE USER`, `GRANT
 //!   OPTION`);
 //! - reading or using a sequence (`SELECT`, `USAGE`, `UPDATE` on it, in any schema: its value
@@ -219,8 +220,9 @@ fn predefined_role_power(role: &str) -> &'static str {
     }
 }
 
-/// MariaDB / MySQL privileges a read-only user may hold.
-const MYSQL_READ_ONLY: [&str; 3] = ["USAGE", "SELECT", "SHOW VIEW"];
+/// MariaDB / MySQL privileges a read-only user may hold (`LOCK TABLES`: the run holds the
+/// benchmark's tables for reading while it reads them, `writers::mysql_lock_tables`).
+const MYSQL_READ_ONLY: [&str; 4] = ["USAGE", "SELECT", "SHOW VIEW", "LOCK TABLES"];
 
 /// Schemas whose tables hold credentials or other sessions' statements.
 const MYSQL_PRIVATE_SCHEMAS: [&str; 2] = ["mysql", "performance_schema"];
@@ -395,7 +397,7 @@ mod tests {
     fn reading_one_database_is_not_privileged() {
         let grants = [
             "GRANT USAGE ON *.* TO `reader`@`%` IDENTIFIED BY PASSWORD '*ABC'",
-            "GRANT SELECT, SHOW VIEW ON `bird`.* TO `reader`@`%`",
+            "GRANT SELECT, SHOW VIEW, LOCK TABLES ON `bird`.* TO `reader`@`%`",
             "GRANT SELECT ON `my\\_sql`.* TO `reader`@`%`",
         ];
         assert_eq!(reasons(&grants), Vec::<String>::new());

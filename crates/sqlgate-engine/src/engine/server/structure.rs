@@ -230,17 +230,38 @@ pub fn postgres_structure(client: &mut postgres::Client) -> Result<String, postg
     Ok(client.query_one(&sql, &[])?.get(0))
 }
 
-/// The MariaDB / MySQL optimizer variables recorded with a schema's structure (those the
-/// server has): they choose plans, so the order of rows a query does not fully order; and
-/// MySQL's regular-expression limits, global only (no session can pin them), past which
-/// `REGEXP` is an error.
-const MYSQL_OPTIMIZER: &[&str] = &[
+/// The MariaDB / MySQL variables recorded with a schema's structure (those the server has),
+/// each read in a session as a scoring session starts: the optimizer's and the buffers' that
+/// choose plans, so the order of rows a query does not fully order; and the global-only ones
+/// (no session can pin them) that change what a query returns: MySQL's regular-expression
+/// limits (past which `REGEXP` is an error), `max_allowed_packet` (a string result longer than
+/// it is NULL: `REPEAT`, `CONCAT`, ...), the full-text search's word lengths, boolean syntax,
+/// stopwords and query expansion (`MATCH ... AGAINST`), `thread_stack` (how deep an expression
+/// may nest before it is an error) and `old` (MariaDB's pre-5.0 index-hint behaviour).
+const MYSQL_RECORDED: &[&str] = &[
     "optimizer_switch",
     "use_stat_tables",
     "optimizer_use_condition_selectivity",
     "optimizer_search_depth",
     "optimizer_prune_level",
+    "optimizer_adjust_secondary_key_costs",
+    "optimizer_extra_pruning_depth",
+    "optimizer_join_limit_pref_ratio",
+    "optimizer_max_sel_arg_weight",
+    "optimizer_max_sel_args",
+    "optimizer_selectivity_sampling_limit",
+    "in_predicate_conversion_threshold",
+    "expensive_subquery_limit",
+    "max_seeks_for_key",
+    "max_rowid_filter_size",
+    "rowid_merge_buff_size",
     "join_cache_level",
+    "join_buffer_space_limit",
+    "mrr_buffer_size",
+    "read_rnd_buffer_size",
+    "tmp_memory_table_size",
+    "tmp_table_size",
+    "max_heap_table_size",
     "histogram_size",
     "histogram_type",
     "eq_range_index_dive_limit",
@@ -249,6 +270,17 @@ const MYSQL_OPTIMIZER: &[&str] = &[
     "max_length_for_sort_data",
     "regexp_time_limit",
     "regexp_stack_limit",
+    "max_allowed_packet",
+    "ft_boolean_syntax",
+    "ft_min_word_len",
+    "ft_max_word_len",
+    "ft_query_expansion_limit",
+    "ft_stopword_file",
+    "innodb_ft_min_token_size",
+    "innodb_ft_max_token_size",
+    "innodb_ft_server_stopword_table",
+    "thread_stack",
+    "old",
 ];
 
 /// What a MariaDB / MySQL preparation can set that changes the plans on `schema`, as one line
@@ -256,7 +288,7 @@ const MYSQL_OPTIMIZER: &[&str] = &[
 /// name, uniqueness, type, columns in order with their `A` / `D` collation and prefix length,
 /// and whether the optimizer ignores it, where the server says), each table's
 /// `CREATE_OPTIONS`, each column's default and generation expression (`DEFAULT(col)` reads
-/// the default), each `CHECK` constraint, and the session's [`MYSQL_OPTIMIZER`] variables (the server's, or what
+/// the default), each `CHECK` constraint, and the session's [`MYSQL_RECORDED`] variables (the server's, or what
 /// `init_connect` set: a scoring session starts the same way). Needs a
 /// `group_concat_max_len` that holds the line.
 pub fn mysql_structure(conn: &mut mysql::Conn, schema: &str) -> Result<String, mysql::Error> {
@@ -294,7 +326,7 @@ pub fn mysql_structure(conn: &mut mysql::Conn, schema: &str) -> Result<String, m
         ),
         (schema, schema, schema, schema),
     )?;
-    let names: Vec<String> = MYSQL_OPTIMIZER.iter().map(|n| format!("'{n}'")).collect();
+    let names: Vec<String> = MYSQL_RECORDED.iter().map(|n| format!("'{n}'")).collect();
     let variables: Vec<(String, String)> = conn.query(format!(
         "SHOW SESSION VARIABLES WHERE Variable_name IN ({})",
         names.join(", ")
@@ -319,8 +351,11 @@ pub const MARIADB_PINS: &str = "default_regex_flags = ''";
 /// setting, `init_connect` or client default reaches them: the time zone (UTC), decimal
 /// division's precision, `WEEK()`'s default mode, the month and day names, how many bytes of a
 /// value sort, `GROUP_CONCAT`'s cut (each flavour's default: 1 MB on MariaDB, 1024 on MySQL),
-/// no limit on a `SELECT`'s rows or a join's size (a global `max_join_size` turns a query into
-/// an error), `sql_auto_is_null` off, MariaDB's `max_recursive_iterations` at its maximum (a
+/// no limit on a `SELECT`'s rows or a join's size (a global `max_join_size` or
+/// `sql_big_selects = 0` turns a query into an error), `PASSWORD()`'s 41-character hash
+/// (`old_passwords = 0`: the global at 1 would make it the 16-character pre-4.1 one), MariaDB's
+/// `standard_compliant_cte` on (off admits recursive CTEs the standard refuses),
+/// `sql_auto_is_null` off, MariaDB's `max_recursive_iterations` at its maximum (a
 /// lower value ends a recursive CTE silently: the statement timeout and `max_rows` bound a
 /// runaway one), MySQL's `cte_max_recursion_depth` and `windowing_use_high_precision` at their
 /// defaults, and MariaDB's `old_mode` cleared of every flag
@@ -340,6 +375,9 @@ const MYSQL_PINNED: &[(&str, &str)] = &[
     ),
     ("sql_select_limit", "18446744073709551615"),
     ("max_join_size", "18446744073709551615"),
+    ("sql_big_selects", "1"),
+    ("old_passwords", "0"),
+    ("standard_compliant_cte", "1"),
     ("sql_auto_is_null", "0"),
     ("max_recursive_iterations", "4294967295"),
     ("cte_max_recursion_depth", "1000"),

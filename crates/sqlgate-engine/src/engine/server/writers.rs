@@ -2,8 +2,11 @@
 //! taken at start-up and again when scoring ends (`score::data`), so a change that stays is
 //! seen; these start-up checks refuse (exit 2, naming it) what is already in place to make one
 //! in between: on PostgreSQL a session of a role that can write the tables connected to a
-//! benchmark database (a session the preparation left behind), on MariaDB / MySQL the server's event scheduler switched on (an
-//! event runs as its definer, whom the read-only user cannot see).
+//! benchmark database (a session the preparation left behind), on MariaDB / MySQL the server's
+//! event scheduler switched on (an event runs as its definer, whom the read-only user cannot
+//! see). What connects later is kept from the data the run reads by the run's hold on them
+//! (`Engine::hold_data`): a PostgreSQL snapshot every scoring transaction imports, or a
+//! MariaDB / MySQL session locking every benchmark table for reading ([`mysql_lock_tables`]).
 
 use crate::engine::server::StartError;
 use std::time::{Duration, Instant};
@@ -91,6 +94,70 @@ pub fn refuse_mysql_scheduler(conn: &mut mysql::Conn) -> Result<(), StartError> 
          for the run (`SET GLOBAL event_scheduler = OFF`, or start the server with \
          `--event-scheduler=OFF`; MySQL 8 has it on by default)",
     ))
+}
+
+/// The most a MariaDB / MySQL session may idle (`wait_timeout`, in seconds: a year), so that the
+/// server does not end the session holding the benchmark's tables during a long run.
+const HOLD_IDLE_SECONDS: u64 = 31_536_000;
+
+/// Locks every table of `schemas` for reading in the session of `conn` (`LOCK TABLES ...
+/// READ`): until the session unlocks them or ends, other sessions may read them but none may
+/// write, alter, drop or rename them, so a change made after the start-up digests and undone
+/// before the end-of-run ones cannot happen while the run reads. No idle timeout of the server
+/// ends the session meanwhile; a lock another session holds is waited for `lock_wait` seconds.
+/// Returns the session's id ([`mysql_unlock`] checks it is the same session). Needs the `LOCK
+/// TABLES` privilege on the run's databases (docs/SECURITY.md).
+pub fn mysql_lock_tables(
+    conn: &mut mysql::Conn,
+    schemas: &std::collections::BTreeSet<String>,
+    lock_wait: u64,
+) -> Result<u32, mysql::Error> {
+    use mysql::prelude::Queryable;
+    let idle: Vec<(String, String)> =
+        conn.query("SHOW SESSION VARIABLES LIKE 'idle\\_%transaction\\_timeout'")?;
+    let mut settings: Vec<String> = idle
+        .iter()
+        .map(|(name, _)| format!("SESSION {name} = 0"))
+        .collect();
+    settings.push(format!("SESSION wait_timeout = {HOLD_IDLE_SECONDS}"));
+    settings.push(format!("SESSION lock_wait_timeout = {lock_wait}"));
+    conn.query_drop(format!("SET {}", settings.join(", ")))?;
+    let quote = |name: &str| format!("`{}`", name.replace('`', "``"));
+    let mut tables = Vec::new();
+    for schema in schemas {
+        let names: Vec<String> = conn.exec(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = ? \
+             ORDER BY table_name",
+            (schema,),
+        )?;
+        tables.extend(
+            names
+                .iter()
+                .map(|t| format!("{}.{} READ", quote(schema), quote(t))),
+        );
+    }
+    if !tables.is_empty() {
+        conn.query_drop(format!("LOCK TABLES {}", tables.join(", ")))?;
+    }
+    conn.query_first::<u32, _>("SELECT CONNECTION_ID()")
+        .map(Option::unwrap_or_default)
+}
+
+/// Unlocks the tables [`mysql_lock_tables`] locked in the session `id` of `conn`; an error
+/// when that session ended before (killed from outside: its locks went with it).
+pub fn mysql_unlock(conn: &mut mysql::Conn, id: u32) -> Result<(), String> {
+    use mysql::prelude::Queryable;
+    let lost = |why: String| {
+        format!("the session locking the benchmark's tables for reading ended before scoring did ({why})")
+    };
+    let now: Option<u32> = conn
+        .query_first("SELECT CONNECTION_ID()")
+        .map_err(|e| lost(e.to_string()))?;
+    if now != Some(id) {
+        return Err(lost(format!("it is now session {now:?}, not {id}")));
+    }
+    conn.query_drop("UNLOCK TABLES")
+        .map_err(|e| lost(e.to_string()))
 }
 
 /// The database named in a message.
