@@ -280,7 +280,10 @@ pub(crate) fn describe_failure(comparison: &Comparison, cell: &CellTest) -> Stri
     };
     let net = cell.regressed.saturating_sub(cell.fixed);
     let capped = match cell.max_net_regressed.filter(|&most| net > most) {
-        Some(most) => format!("; {net} net regressed items > {most} allowed (max_regressed_items)"),
+        Some(most) => {
+            let items = if net == 1 { "item" } else { "items" };
+            format!("; {net} net regressed {items} > {most} allowed (max_regressed_items)")
+        }
         None => String::new(),
     };
     format!(

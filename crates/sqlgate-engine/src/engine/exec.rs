@@ -8,13 +8,16 @@
 //! know which engine ran the query.
 
 use crate::engine::pyvalue::{Number, PyValue};
-use crate::engine::server::data_digest::DataDigests;
 use crate::engine::value::{Row, Value};
 use crate::util::memory::Charge;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// Each table's digest by its qualified name (`database.schema.table` on PostgreSQL,
+/// `schema.table` on MySQL): what an engine's hold on the data digested (`Engine::hold_data`).
+pub type DataDigests = std::collections::BTreeMap<String, String>;
 
 /// Per-query limits (the run's memory budget, shared by all queries, is `util::memory`'s).
 #[derive(Debug, Clone, Copy)]

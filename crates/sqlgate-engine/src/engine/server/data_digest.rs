@@ -46,9 +46,7 @@ use crate::util::error::InputError;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-/// Each table's digest by its qualified name (`database.schema.table` on PostgreSQL,
-/// `schema.table` on MySQL).
-pub type DataDigests = BTreeMap<String, String>;
+pub use crate::engine::exec::DataDigests;
 
 /// How long the digest of one table may take on the server.
 const TABLE_TIMEOUT: Duration = Duration::from_secs(600);
