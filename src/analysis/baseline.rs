@@ -563,12 +563,13 @@ mod settings_tests {
     use super::*;
     use crate::input::config::{DifficultySource, ProfileName};
 
-    fn settings(rves: &str) -> Settings {
+    /// The settings of a config scoring `metrics`, with `sections` appended.
+    fn settings_with(metrics: &str, sections: &str) -> Settings {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("db")).unwrap();
         let yaml = format!(
-            "dataset: {{ gold: gold.sql, databases: db }}\nmetrics: [ex, rves]\n\
-             predictions:\n  - {{ name: a, path: a.sql }}\n{rves}"
+            "dataset: {{ gold: gold.sql, databases: db }}\nmetrics: [{metrics}]\n\
+             predictions:\n  - {{ name: a, path: a.sql }}\n{sections}"
         );
         Settings::of(
             &Config::parse(
@@ -580,24 +581,13 @@ mod settings_tests {
         )
     }
 
+    fn settings(rves: &str) -> Settings {
+        settings_with("ex, rves", rves)
+    }
+
     #[test]
     fn each_metric_with_knobs_sets_its_own_settings_fields() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("db")).unwrap();
-        let of = |metrics: &str| {
-            let yaml = format!(
-                "dataset: {{ gold: gold.sql, databases: db }}\nmetrics: [{metrics}]\n\
-                 predictions:\n  - {{ name: a, path: a.sql }}\nqas: {{ weight: 0.25 }}\n"
-            );
-            Settings::of(
-                &Config::parse(
-                    &yaml,
-                    &dir.path().join("sqlgate.yml"),
-                    &crate::engine::registry::Engines,
-                )
-                .unwrap(),
-            )
-        };
+        let of = |metrics: &str| settings_with(metrics, "qas: { weight: 0.25 }\n");
         let all = of("ex, qas, rves, soft_f1");
         assert_eq!(all.qas_weight, Some(0.25));
         assert_eq!(
@@ -653,22 +643,7 @@ mod settings_tests {
 
     #[test]
     fn a_baseline_under_another_soft_f1_version_is_not_comparable() {
-        let with = |section: &str| {
-            let dir = tempfile::tempdir().unwrap();
-            std::fs::create_dir(dir.path().join("db")).unwrap();
-            let yaml = format!(
-                "dataset: {{ gold: gold.sql, databases: db }}\nmetrics: [ex, soft_f1]\n\
-                 predictions:\n  - {{ name: a, path: a.sql }}\n{section}"
-            );
-            Settings::of(
-                &Config::parse(
-                    &yaml,
-                    &dir.path().join("sqlgate.yml"),
-                    &crate::engine::registry::Engines,
-                )
-                .unwrap(),
-            )
-        };
+        let with = |section: &str| settings_with("ex, soft_f1", section);
         let current = with("");
         let pinned = with("soft_f1: { version: 2024-10 }\n");
         assert_eq!(current.soft_f1_version.as_deref(), Some("2025-06"));
