@@ -500,6 +500,7 @@ mod tests {
             difficulty: None,
             skipped: false,
             spider2: None,
+            task: None,
         }
     }
 

@@ -140,7 +140,7 @@ fn dataset(work: &Path, golds: &[&str]) -> Dataset {
     std::fs::write(work.join("gold.sql"), gold).unwrap();
     Dataset::load(
         &DatasetConfig {
-            kind: DatasetKind::Spider,
+            kind: DatasetKind::default(),
             gold: work.join("gold.sql"),
             databases: Some(work.join("database")),
             difficulty: DifficultySource::None,
@@ -395,7 +395,7 @@ fn a_schema_known_only_from_tables_json_gets_generated_databases_that_keep_its_k
     .unwrap();
     let dataset = Dataset::load(
         &DatasetConfig {
-            kind: DatasetKind::Spider,
+            kind: DatasetKind::default(),
             gold: work.path().join("gold.sql"),
             tables: Some(work.path().join("tables.json")),
             databases: Some(work.path().join("database")),

@@ -130,6 +130,7 @@ fn dataset(items: usize) -> Dataset {
                 difficulty: None,
                 skipped: false,
                 spider2: None,
+                task: None,
             })
             .collect(),
         databases: Default::default(),

@@ -40,6 +40,7 @@ fn item(index: usize, sql: &str) -> GoldItem {
         difficulty: None,
         skipped: false,
         spider2: None,
+        task: None,
     }
 }
 

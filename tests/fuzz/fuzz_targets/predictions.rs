@@ -21,6 +21,7 @@ fn dataset() -> Dataset {
                 difficulty: None,
                 skipped: false,
                 spider2: None,
+                task: None,
             })
             .collect(),
         databases: Default::default(),

@@ -166,20 +166,35 @@ impl DatasetConfig {
     }
 }
 
-/// Benchmark conventions.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-#[serde(expecting = "`dataset.kind`: `spider`, `bird` or `spider2`")]
-pub enum DatasetKind {
-    /// Spider 1.0 and its derivatives.
-    #[default]
-    Spider,
-    /// BIRD.
-    Bird,
-    /// Any other benchmark in one of the supported file formats.
-    Generic,
-    /// Spider 2.0-lite's layout: task file, evaluation settings, gold result files or queries.
-    Spider2,
+/// `dataset.kind` as written: the name of a dataset kind of the registry
+/// (`crate::input::kinds::KINDS`), checked against it when the config is read
+/// ([`Config::parse`]); the kind itself is `crate::input::kinds::of(dataset)`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct DatasetKind(String);
+
+impl DatasetKind {
+    /// The kind named `name` (checked against the registry when a config holding it is read).
+    pub fn named(name: &str) -> DatasetKind {
+        DatasetKind(name.to_string())
+    }
+
+    /// The name as written.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Default for DatasetKind {
+    fn default() -> Self {
+        DatasetKind::named("spider")
+    }
+}
+
+impl std::fmt::Display for DatasetKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
 }
 
 /// Where difficulty labels come from.
@@ -564,13 +579,6 @@ impl Config {
             .unwrap_or_else(|| self.reference_metric())
     }
 
-    /// Reads, validates and resolves a config file, then applies the workspace rule to every
-    /// path it names (see [`crate::util::workspace`]); the engines it may name are `engines`'.
-    pub fn load(path: &Path, engines: &dyn EngineCatalog) -> Result<Config, InputError> {
-        let text = crate::util::error::read_utf8(path)?;
-        Self::parse(&text, path, engines)?.inside_workspace()
-    }
-
     /// Settles the workspace and checks every configured path against it: what the working tree
     /// holds, which [`Config::parse`] never reads.
     pub fn inside_workspace(mut self) -> Result<Config, InputError> {
@@ -652,9 +660,9 @@ impl Config {
     }
 
     /// Parses config text that came from `path` (used for messages and relative paths), checking
-    /// the engines it names against `engines` (the engine crate's registry,
-    /// `engine::registry::Engines`).
-    pub fn parse(
+    /// the engines it names against `engines`; the dataset kinds are checked above this module
+    /// ([`Config::parse`], in `input::read_config`), whose registry reads config sections.
+    pub(crate) fn parse_text(
         text: &str,
         path: &Path,
         engines: &dyn EngineCatalog,

@@ -1,8 +1,6 @@
 //! Loading a benchmark: gold items, their databases and schemas, and difficulty labels.
 
-use crate::input::config::{
-    DatabaseFiles, DatasetConfig, DatasetKind, DifficultySource, EngineCatalog,
-};
+use crate::input::config::{DatabaseFiles, DatasetConfig, DifficultySource, EngineCatalog};
 use crate::sql::schema::{Schema, TableEntry, TablesJson};
 use crate::util::error::{read_bytes, InputError};
 use rayon::prelude::*;
@@ -30,6 +28,16 @@ pub struct GoldItem {
     pub skipped: bool,
     /// Spider 2.0: the instance's gold answers and comparison settings (`dataset.kind: spider2`).
     pub spider2: Option<Arc<crate::input::spider2::Spider2Gold>>,
+    /// The dataset kind's own data for the item, for the metric the kind pairs with (see [`ItemTask`]).
+    pub task: Option<Arc<dyn ItemTask>>,
+}
+
+/// A kind's own data for one item, which the gold query text does not hold (answers to compare,
+/// statements to run, files to match): read by the metric the kind pairs with, through
+/// [`ItemTask::as_any`].
+pub trait ItemTask: std::fmt::Debug + Send + Sync {
+    /// The task as `Any`, for the metric to downcast to the kind's type.
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 /// One database of the benchmark.
@@ -104,50 +112,27 @@ impl DatasetDigests {
     }
 }
 
-impl Dataset {
-    /// Loads the dataset described by a config section (a Spider 2.0 layout as the current
-    /// `evaluate.py` reads it), its database files as `engines` describe those of
-    /// `dataset.engine.kind`.
-    pub fn load(
-        config: &DatasetConfig,
-        engines: &dyn EngineCatalog,
-    ) -> Result<Dataset, InputError> {
-        Self::load_with(
-            config,
-            crate::input::config::Spider2Version::default(),
-            engines,
-        )
-    }
+/// Where a kind's SQLite file of a db_id lies under `dataset.databases` (`input::kinds::Kind::database_file`).
+pub(crate) type SqliteFileOf<'a> = &'a dyn Fn(&Path, &str) -> PathBuf;
 
-    /// Loads the dataset described by a config section, a Spider 2.0 layout as the
-    /// `evaluate.py` of `version` (`compare.version`) reads it, its database files as `engines`
-    /// describe those of `dataset.engine.kind`.
-    pub fn load_with(
+impl Dataset {
+    /// The dataset of `items` (read by the dataset kind, with `gold_bytes` the gold side its
+    /// digest covers): their databases located (SQLite files where `sqlite_file` says, or the
+    /// files `engines` describe for `dataset.engine.kind`), checked and digested, and their
+    /// difficulties assigned. `Dataset::load` (in `input::read_dataset`) is its entry.
+    pub(crate) fn assemble(
         config: &DatasetConfig,
-        version: crate::input::config::Spider2Version,
+        (mut items, gold_bytes): (Vec<GoldItem>, Vec<u8>),
+        sqlite_file: SqliteFileOf,
         engines: &dyn EngineCatalog,
     ) -> Result<Dataset, InputError> {
-        let (mut items, gold_bytes) = if config.kind == DatasetKind::Spider2 {
-            let (instances, digest) = crate::input::spider2::load_instances(config, version)?;
-            (
-                instances
-                    .into_iter()
-                    .enumerate()
-                    .map(spider2_item)
-                    .collect(),
-                digest,
-            )
-        } else {
-            let bytes = read_bytes(&config.gold)?;
-            (parse_gold(&config.gold, &bytes)?, bytes)
-        };
         let tables = match &config.tables {
             Some(path) => Some((TablesJson::load(path)?, read_bytes(path)?)),
             None => None,
         };
         let own_files = engines.database_files(&config.engine.kind);
         let tables_json = tables.as_ref().map(|t| &t.0);
-        let databases = locate_databases(config, own_files, &items, tables_json)?;
+        let databases = locate_databases(config, own_files, sqlite_file, &items, tables_json)?;
         for item in &mut items {
             item.skipped = databases[&item.db_id].path.is_none();
         }
@@ -192,20 +177,9 @@ pub fn read_gold(path: &Path) -> Result<Vec<GoldItem>, InputError> {
     parse_gold(path, &read_bytes(path)?)
 }
 
-fn spider2_item((index, instance): (usize, crate::input::spider2::Instance)) -> GoldItem {
-    GoldItem {
-        index,
-        db_id: instance.db_id,
-        sql: instance.sql,
-        question: instance.question,
-        evidence: None,
-        difficulty: None,
-        skipped: false,
-        spider2: Some(instance.gold),
-    }
-}
-
-fn parse_gold(path: &Path, bytes: &[u8]) -> Result<Vec<GoldItem>, InputError> {
+/// The items of a gold file of SQL and `db_id`: Spider's `SQL<TAB>db_id` lines, or a JSON
+/// list (a `.json` file).
+pub(crate) fn parse_gold(path: &Path, bytes: &[u8]) -> Result<Vec<GoldItem>, InputError> {
     let is_json = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("json"));
@@ -259,6 +233,7 @@ fn parse_gold_lines(path: &Path, bytes: &[u8]) -> Result<Vec<GoldItem>, InputErr
             difficulty: None,
             skipped: false,
             spider2: None,
+            task: None,
         });
     }
     Ok(items)
@@ -297,6 +272,7 @@ fn gold_item_from_json(
         difficulty: None,
         skipped: false,
         spider2: None,
+        task: None,
     })
 }
 
@@ -317,6 +293,7 @@ fn utf8_or_line_error<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, Input
 fn locate_databases(
     config: &DatasetConfig,
     own_files: Option<DatabaseFiles>,
+    sqlite_file: SqliteFileOf,
     items: &[GoldItem],
     tables: Option<&TablesJson>,
 ) -> Result<BTreeMap<String, Database>, InputError> {
@@ -330,7 +307,7 @@ fn locate_databases(
     let mut databases = BTreeMap::new();
     for (db_id, count) in counts {
         let path = match folder {
-            Some(folder) => database_file_of(config, own_files, folder, db_id, count)?,
+            Some(folder) => database_file_of(config, own_files, sqlite_file, folder, db_id, count)?,
             None => Some(PathBuf::from(db_id)),
         };
         let tables_entry = tables.and_then(|t| t.get(db_id)).cloned().map(Arc::new);
@@ -357,6 +334,7 @@ fn locate_databases(
 fn database_file_of(
     config: &DatasetConfig,
     own_files: Option<DatabaseFiles>,
+    sqlite_file: SqliteFileOf,
     folder: &Path,
     db_id: &str,
     count: usize,
@@ -369,7 +347,7 @@ fn database_file_of(
             files.check,
         ),
         None => (
-            database_file(config.kind, folder, db_id),
+            sqlite_file(folder, db_id),
             crate::input::database_file::check as fn(&Path) -> Result<(), String>,
         ),
     };
@@ -389,16 +367,6 @@ fn database_file_of(
         format!("database `{db_id}` ({count} items)"),
         "not found (set `dataset.skip_missing_databases: true` to report its items as skipped)",
     ))
-}
-
-/// `<databases>/<db_id>/<db_id>.sqlite`; Spider 2.0's local databases lie flat:
-/// `<databases>/<db_id>.sqlite`.
-fn database_file(kind: DatasetKind, folder: &Path, db_id: &str) -> PathBuf {
-    let name = format!("{db_id}.sqlite");
-    match kind {
-        DatasetKind::Spider2 => folder.join(name),
-        _ => folder.join(db_id).join(name),
-    }
 }
 
 /// The schema of `db_id`: read from its SQLite file, which must open and hold every table its

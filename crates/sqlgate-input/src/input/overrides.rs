@@ -255,6 +255,7 @@ mod tests {
             difficulty: None,
             skipped: false,
             spider2: None,
+            task: None,
         };
         Dataset {
             items: vec![item(0), item(1), item(2)],

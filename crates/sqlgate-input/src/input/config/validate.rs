@@ -146,9 +146,6 @@ impl Config {
                  `distilled`, and `suite.path`"
             ));
         }
-        if let Err(message) = self.check_spider2() {
-            return fail(message);
-        }
         Ok(())
     }
 
@@ -200,62 +197,11 @@ impl Config {
             (None, None) if dataset.skip_missing_databases => return Err(format!("`dataset.skip_missing_databases` is for the engines on files only; with `dataset.engine.kind: {kind}` every db_id's tables must be on the server")),
             (None, None) => {}
         }
-        if dataset.kind == DatasetKind::Spider2 {
-            return Err(format!("`dataset.kind: spider2` runs on SQLite only, not with `dataset.engine.kind: {kind}`"));
-        }
         if self.suite.kind != SuiteKind::Original {
             return Err(format!("`suite.kind: {}` (test suites) is SQLite-only: not available with `dataset.engine.kind: {kind}`", self.suite.kind.as_str()));
         }
         match self.metrics.iter().find(|m| SQLITE_ONLY_METRICS.contains(&m.as_str())) {
             Some(metric) => Err(format!("`metrics`: `{metric}` is SQLite-only ({} need SQLite files); it is not available with `dataset.engine.kind: {kind}`", quoted_list(&SQLITE_ONLY_METRICS))),
-            None => Ok(()),
-        }
-    }
-
-    /// The Spider 2.0 layout and profiles go together: the layout needs its files, difficulty
-    /// `none`, a `spider2` profile and the `ex` metric only; the profiles need the layout.
-    fn check_spider2(&self) -> Result<(), String> {
-        let dataset = &self.dataset;
-        let profile = self.compare.profile;
-        if dataset.kind != DatasetKind::Spider2 {
-            if self.compare.version.is_some() {
-                return Err("`compare.version` is for the spider2 profiles only".into());
-            }
-            if let Some((key, _, _)) = dataset.spider2_paths().first() {
-                return Err(format!("`{key}` is for `dataset.kind: spider2` only"));
-            }
-            if profile.is_spider2() {
-                return Err(format!(
-                    "`compare.profile: {}` needs `dataset.kind: spider2` (its gold results and evaluation settings)",
-                    profile.as_str()
-                ));
-            }
-            return Ok(());
-        }
-        if dataset.eval.is_none() || (dataset.gold_results.is_none() && dataset.gold_sql.is_none())
-        {
-            return Err("`dataset.kind: spider2` needs `dataset.eval` (spider2lite_eval.jsonl) and `dataset.gold_results` or `dataset.gold_sql`".into());
-        }
-        if dataset.difficulty != DifficultySource::None {
-            return Err(
-                "`dataset.kind: spider2` has no difficulty labels: set `dataset.difficulty: none`"
-                    .into(),
-            );
-        }
-        if !profile.is_spider2() {
-            return Err(
-                "`dataset.kind: spider2` needs `compare.profile: spider2` or `spider2-sound`"
-                    .into(),
-            );
-        }
-        let compare = &self.compare;
-        if compare.float_tolerance != 0.0 || compare.keep_distinct || compare.plug_value {
-            return Err("`compare.float_tolerance`, `keep_distinct` and `plug_value` do not apply to the spider2 profiles (the official tolerance is fixed at 1e-2)".into());
-        }
-        match self.metrics.iter().find(|m| *m != "ex") {
-            Some(other) => Err(format!(
-                "`metrics`: `{other}` is not available for `dataset.kind: spider2` (only `ex`)"
-            )),
             None => Ok(()),
         }
     }
