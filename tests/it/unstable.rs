@@ -101,6 +101,21 @@ fn on_sqlite_a_changed_prediction_right_by_the_scan_order_is_shown_and_counts() 
         report.contains("- model: 1 unstable verdicts (1 prediction-order)"),
         "{report}"
     );
+    // The footer names each file's digest (one database: on its line, not folded).
+    let short = |file: &str| {
+        let digest = Sha256::digest(std::fs::read(root.join(file)).unwrap());
+        digest
+            .iter()
+            .take(6)
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    let files = format!(
+        "<sub>data files: gold `{}` · `shop` `{}`</sub>",
+        short("gold.sql"),
+        short("db/shop/shop.sqlite")
+    );
+    assert!(report.contains(&files), "{files} in {report}");
 }
 
 /// Gold questions whose results read a row order no LIMIT cuts: compared in order (the default
