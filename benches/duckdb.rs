@@ -8,38 +8,17 @@
 //!
 //! Run with `cargo bench --bench duckdb`. Set `SQLGATE_SPIDER` to point at another copy of the data.
 
+mod common;
+
+use common::{cpu_seconds, median, spider_dir};
 use sqlgate::engine::exec::{Executor, Limits};
 use sqlgate::input::config::Config;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
 const REPETITIONS: usize = 7;
 const SYSTEMS: [&str; 4] = ["C3", "Claude", "GPT4Turbo", "RESDSQL"];
-
-fn spider_dir() -> PathBuf {
-    std::env::var_os("SQLGATE_SPIDER")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/spider"))
-}
-
-/// CPU time (user + system) of this process and its finished threads, in seconds.
-fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
-    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok());
-    match (ticks(11), ticks(12)) {
-        (Some(user), Some(system)) => (user + system) / 100.0,
-        _ => f64::NAN,
-    }
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
 
 /// Loads the SQLite databases into `ddb/` below `work`.
 fn load_duckdb(spider: &Path, work: &Path) {

@@ -17,19 +17,16 @@
 //! Run with `cargo bench --bench ex`; `SQLGATE_BENCH_METRICS="ex, esm"` limits it to one metric
 //! list. Set `SQLGATE_SPIDER` to point at another copy of the data.
 
+mod common;
+
+use common::{cpu_seconds, median, peak_rss_mib, spider_dir};
 use sqlgate::input::config::Config;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
 const REPETITIONS: usize = 7;
 const SYSTEMS: [&str; 4] = ["C3", "Claude", "GPT4Turbo", "RESDSQL"];
-
-fn spider_dir() -> PathBuf {
-    std::env::var_os("SQLGATE_SPIDER")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/spider"))
-}
 
 fn config(spider: &Path, metric: &str, threads: usize) -> Config {
     let yaml = format!(
@@ -45,34 +42,6 @@ fn config(spider: &Path, metric: &str, threads: usize) -> Config {
         &sqlgate::engine::registry::Engines,
     )
     .expect("valid bench config")
-}
-
-/// CPU time (user + system) of this process and its finished threads, in seconds.
-fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
-    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok());
-    match (ticks(11), ticks(12)) {
-        (Some(user), Some(system)) => (user + system) / 100.0,
-        _ => f64::NAN,
-    }
-}
-
-/// Peak resident memory of this process so far, in MiB.
-fn peak_rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(f64::NAN, |kib| kib / 1024.0)
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
 }
 
 /// One configuration's figures.

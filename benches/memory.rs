@@ -10,9 +10,12 @@
 //! `threads=16`, `max_memory=BYTES` (the run's budget, `execution.max_memory`).
 //! Set `SQLGATE_SPIDER` to point at another copy of the data.
 
+mod common;
+
+use common::{peak_rss_mib, spider_dir};
 use sqlgate::input::config::Config;
 use sqlgate::report::summary::{self, Summary};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 /// The workload's shape, from the command line.
@@ -47,12 +50,6 @@ impl Workload {
             execution: format!("{{ {} }}", execution.join(", ")),
         }
     }
-}
-
-fn spider_dir() -> PathBuf {
-    std::env::var_os("SQLGATE_SPIDER")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/spider"))
 }
 
 /// Writes `text` repeated `times` times to `path`.
@@ -92,16 +89,6 @@ fn workload(spider: &Path, work: &Path, shape: &Workload) -> Config {
         &sqlgate::engine::registry::Engines,
     )
     .expect("valid bench config")
-}
-
-/// Peak resident memory of this process so far, in MiB.
-fn peak_rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(f64::NAN, |kib| kib / 1024.0)
 }
 
 fn main() {

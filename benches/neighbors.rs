@@ -6,6 +6,9 @@
 //! Run with `cargo bench --bench neighbors`. Set `SQLGATE_SPIDER` to point at another copy of the
 //! data.
 
+mod common;
+
+use common::spider_dir;
 use rayon::prelude::*;
 use sqlgate::engine::exec::{ExecError, Executor, Limits};
 use sqlgate::sql::schema::{Schema, TablesJson};
@@ -16,12 +19,6 @@ use std::time::{Duration, Instant};
 
 const REPETITIONS: usize = 5;
 const SEED: u64 = 0;
-
-fn spider_dir() -> PathBuf {
-    std::env::var_os("SQLGATE_SPIDER")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/spider"))
-}
 
 /// (gold SQL, db_id, schema) for every line of dev_gold.sql.
 fn gold_items(spider: &std::path::Path) -> Vec<(String, String, Schema)> {

@@ -6,6 +6,8 @@
 //!
 //! Run with `cargo bench --bench partial_credit`; prints the median of several runs.
 
+mod common;
+
 use sqlgate::engine::value::{Row, Value};
 use sqlgate::metrics::{table_similarity, Embedder, Metric, Technique};
 use std::time::{Duration, Instant};
@@ -57,15 +59,14 @@ impl Embedder for Hashing {
 }
 
 fn median(mut f: impl FnMut()) -> Duration {
-    let mut times: Vec<Duration> = (0..REPETITIONS)
+    let times: Vec<Duration> = (0..REPETITIONS)
         .map(|_| {
             let start = Instant::now();
             f();
             start.elapsed()
         })
         .collect();
-    times.sort();
-    times[REPETITIONS / 2]
+    common::median(times)
 }
 
 fn report(what: &str, time: Duration) {

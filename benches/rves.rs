@@ -9,16 +9,13 @@
 //! Run with `cargo bench --bench rves`; set `SQLGATE_SPIDER` to point at another copy of the data,
 //! `SQLGATE_RVES_ITEMS` to time another number of items.
 
+mod common;
+
+use common::spider_dir;
 use sqlgate::input::config::{Config, RvesOrder, OFFICIAL_RVES_REPETITIONS};
 use sqlgate::metrics::Timing;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-
-fn spider_dir() -> PathBuf {
-    std::env::var_os("SQLGATE_SPIDER")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/spider"))
-}
 
 /// Writes the first `count` gold lines whose database exists to `dir/gold.sql`.
 fn gold_subset(spider: &Path, dir: &Path, count: usize) -> PathBuf {

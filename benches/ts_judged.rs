@@ -15,6 +15,9 @@
 //! Run with `cargo bench --bench ts_judged`. `SQLGATE_SPIDER` points at another copy of the data;
 //! `SQLGATE_SUITE` at a suite folder to reuse (default: a fresh folder under `target/`).
 
+mod common;
+
+use common::spider_dir;
 use sqlgate::input::config::Config;
 use sqlgate::metrics::Outcome;
 use sqlgate::score::evaluation::{evaluate, Evaluation};
@@ -26,12 +29,6 @@ const REAL: [&str; 2] = ["genuine", "gold-wrong"];
 /// Classes whose flips are artifacts of the generated data or the tool: they should become
 /// TS-right.
 const ARTIFACT: [&str; 4] = ["unnatural-data", "tie-only", "empty-only", "tool-bug"];
-
-fn spider_dir() -> PathBuf {
-    std::env::var_os("SQLGATE_SPIDER")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/spider"))
-}
 
 fn config(spider: &Path, suite: &Path) -> Config {
     let text = format!(

@@ -11,6 +11,9 @@
 //! Run with `cargo bench --bench unstable` (or `--profile dev`: the engine, SQLite, is built
 //! optimized either way). Set `SQLGATE_SPIDER` to point at another copy of the data.
 
+mod common;
+
+use common::{median, spider_dir};
 use sqlgate::engine::exec::{Executor, Limits};
 use sqlgate::input::config::EngineName;
 use sqlgate::score::stability::StabilityCheck;
@@ -21,12 +24,6 @@ use std::time::{Duration, Instant};
 
 const REPETITIONS: usize = 3;
 const SOURCES: [&str; 5] = ["gold", "C3", "Claude", "GPT4Turbo", "RESDSQL"];
-
-fn spider_dir() -> PathBuf {
-    std::env::var_os("SQLGATE_SPIDER")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/spider"))
-}
 
 /// The (query, database file, compared in order) triples of one source whose database the data
 /// holds.
@@ -62,11 +59,6 @@ fn queries(spider: &Path, source: &str) -> Vec<(String, PathBuf, bool)> {
         .map(|((sql, db), ordered)| (sql, db, ordered))
         .filter(|(_, db, _)| db.exists())
         .collect()
-}
-
-fn median(mut times: Vec<Duration>) -> Duration {
-    times.sort();
-    times[times.len() / 2]
 }
 
 fn main() {

@@ -262,6 +262,11 @@ pub struct Baseline {
     /// suite. Absent in baselines of older versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inputs: Option<RecordedInputs>,
+    /// Each gold's measured time in milliseconds, by item index: what gives a slow gold's item
+    /// its time budget in later runs ([`crate::score::budget`]). Empty in baselines of older
+    /// versions and of merged shards.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub gold_ms: crate::score::budget::GoldTimes,
 }
 
 /// The benchmark inputs a baseline's run read beside the dataset files, as paths relative to
@@ -333,6 +338,7 @@ impl Baseline {
             suite_manifests: evaluation.suite_manifests.clone(),
             data_digests: evaluation.data_digests.clone(),
             inputs: Some(RecordedInputs::of(config)),
+            gold_ms: evaluation.gold_ms.clone(),
         })
     }
 

@@ -34,6 +34,10 @@ pub struct PairedCell {
     pub items: usize,
     /// Candidate minus baseline mean, in points.
     pub delta_points: f64,
+    /// The baseline's mean over the paired items (a fraction).
+    pub baseline_mean: f64,
+    /// The candidate's mean over the paired items (a fraction).
+    pub candidate_mean: f64,
     /// Items worse in the candidate.
     pub regressed: usize,
     /// Items better in the candidate.
@@ -42,6 +46,14 @@ pub struct PairedCell {
     pub p_value: Option<f64>,
     /// Holm-adjusted across the system's feature cells.
     pub p_adjusted: Option<f64>,
+}
+
+impl PairedCell {
+    /// The change in points as the printed means make it, the rule of every cell a person
+    /// reads ([`crate::analysis::stats::shown_delta`]).
+    pub fn shown_delta(&self) -> f64 {
+        crate::analysis::stats::shown_delta(self.baseline_mean, self.candidate_mean)
+    }
 }
 
 /// One system's cell of one feature.
@@ -197,7 +209,10 @@ fn paired_cell(
     let n = pairs.len();
     let fixed = pairs.iter().filter(|(b, c)| c > b).count();
     let regressed = pairs.iter().filter(|(b, c)| c < b).count();
-    let delta = pairs.iter().map(|(b, c)| c - b).sum::<f64>() / n.max(1) as f64;
+    let mean = |values: &mut dyn Iterator<Item = f64>| values.sum::<f64>() / n.max(1) as f64;
+    let baseline_mean = mean(&mut pairs.iter().map(|(b, _)| *b));
+    let candidate_mean = mean(&mut pairs.iter().map(|(_, c)| *c));
+    let delta = mean(&mut pairs.iter().map(|(b, c)| c - b));
     let binary = pairs
         .iter()
         .all(|(b, c)| [0.0, 1.0].contains(b) && [0.0, 1.0].contains(c));
@@ -213,6 +228,8 @@ fn paired_cell(
         baseline: baseline_name.to_string(),
         items: n,
         delta_points: 100.0 * delta,
+        baseline_mean,
+        candidate_mean,
         regressed,
         fixed,
         p_value,

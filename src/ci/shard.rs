@@ -314,6 +314,7 @@ pub fn merge(
         notes: state.notes,
         timing: Default::default(),
         overrides,
+        gold_ms: Default::default(),
     })
 }
 

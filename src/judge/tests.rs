@@ -337,6 +337,7 @@ fn baseline_of(systems: &[(&str, Vec<ItemRecord>)]) -> Baseline {
         suite_manifests: Vec::new(),
         data_digests: None,
         inputs: None,
+        gold_ms: Default::default(),
     }
 }
 

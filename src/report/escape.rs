@@ -227,7 +227,7 @@ impl Spans {
             }
             Target::Summary => {
                 self.out.push_str("<code>");
-                self.out.push_str(&xml_text(&code));
+                self.out.push_str(&html_text(&code));
                 self.out.push_str("</code>");
             }
         }
@@ -240,9 +240,23 @@ impl Spans {
     }
 }
 
-/// `text` escaped for an XML or HTML attribute or element (JUnit, a `<summary>`'s `<code>`):
-/// `&`, `<`, `>` and quotes as references; drops characters XML 1.0 cannot carry.
+/// `text` escaped for an XML attribute or element (JUnit): `&`, `<`, `>` and quotes as
+/// references; drops characters XML 1.0 cannot carry (controls but tab and line feed, U+FFFE,
+/// U+FFFF).
 pub fn xml_text(text: &str) -> String {
+    markup_text(text, true)
+}
+
+/// `text` escaped for an HTML element (a `<summary>`'s `<code>`), as [`xml_text`] but keeping
+/// every character: HTML carries what XML cannot, and the prose around the code keeps them, so a
+/// title shows every character of its message (dropping U+FFFF there lost it from a title only).
+fn html_text(text: &str) -> String {
+    markup_text(text, false)
+}
+
+/// `text` with `&`, `<`, `>` and quotes as references; with `xml`, without the characters XML
+/// 1.0 cannot carry.
+fn markup_text(text: &str, xml: bool) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -252,7 +266,7 @@ pub fn xml_text(text: &str) -> String {
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
             '\n' | '\t' => out.push(c),
-            c if c.is_control() || c == '\u{fffe}' || c == '\u{ffff}' => {}
+            c if xml && (c.is_control() || c == '\u{fffe}' || c == '\u{ffff}') => {}
             c => out.push(c),
         }
     }
@@ -425,6 +439,12 @@ mod tests {
              <code>@me</code> &amp; a<code>`b</code>"
         );
         assert!(!html_summary("decade #1 GH-2 www.x 0123456789").contains(WORD_JOINER));
+        // A noncharacter in code is kept, as in the prose around it (XML would drop it).
+        assert_eq!(
+            html_summary("gh\u{2060}\u{FFFF} \u{FFFF}"),
+            "<code>gh\u{2060}\u{FFFF}</code> \u{FFFF}"
+        );
+        assert_eq!(xml_text("a\u{FFFF}\u{1}b"), "ab");
     }
 
     #[test]

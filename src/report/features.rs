@@ -37,9 +37,8 @@ pub fn feature_rows(table: &FeatureTable, comparisons: &[Comparison]) -> (Vec<Fe
             .filter(|c| c.candidate == system)
             .any(|c| c.cells.iter().any(|judged| judged.difficulty == name))
     };
-    let changed = |cell: &FeatureCell| {
-        (cell.paired.as_ref()).is_some_and(|p| format!("{:.1}", p.delta_points.abs()) != "0.0")
-    };
+    let changed =
+        |cell: &FeatureCell| (cell.paired.as_ref()).is_some_and(|p| p.shown_delta() != 0.0);
     let mut left_out = 0;
     let rows = (table.systems.iter())
         .flat_map(|(system, cells)| cells.iter().map(move |cell| (system, cell)))
@@ -75,7 +74,7 @@ fn row(system: &str, cell: &FeatureCell) -> FeatureRow {
         feature: cell.feature.as_str(),
         items: cell.items,
         accuracy,
-        delta: shown(&|p| format!("{:+.1}", p.delta_points)),
+        delta: shown(&|p| crate::analysis::stats::format_delta(p.shown_delta())),
         regressed: shown(&|p| p.regressed.to_string()),
         fixed: shown(&|p| p.fixed.to_string()),
         p: shown(&|p| match (p.p_value, p.p_adjusted) {
@@ -132,4 +131,48 @@ fn cell_json(cell: &FeatureCell) -> Value {
             "p_holm": p.p_adjusted,
         })),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::features::PairedCell;
+    use crate::sql::features::Feature;
+
+    /// A `join` cell whose paired means go from `before` to `after`.
+    fn cell(before: f64, after: f64) -> FeatureCell {
+        FeatureCell {
+            feature: Feature::Join,
+            items: 1000,
+            accuracy: [("ex".to_string(), (Some(after), 1000))].into(),
+            false_rates: Default::default(),
+            paired: Some(PairedCell {
+                baseline: "m".into(),
+                items: 1000,
+                delta_points: 100.0 * (after - before),
+                baseline_mean: before,
+                candidate_mean: after,
+                regressed: 0,
+                fixed: 0,
+                p_value: None,
+                p_adjusted: None,
+            }),
+        }
+    }
+
+    #[test]
+    fn the_delta_is_the_printed_means_difference_as_in_every_other_cell() {
+        // 84.249 % -> 82.951 % prints 84.2 -> 83.0: -1.2, where the unrounded -1.298 prints -1.3;
+        // 50.04 % -> 49.96 % prints 50.0 -> 50.0: no change shown, so the cell is left out.
+        let table = FeatureTable {
+            systems: vec![(
+                "m".into(),
+                vec![cell(0.84249, 0.82951), cell(0.5004, 0.4996)],
+            )],
+        };
+        let (rows, left_out) = feature_rows(&table, &[]);
+        let deltas: Vec<&str> = rows.iter().map(|r| r.delta.as_str()).collect();
+        assert_eq!(deltas, ["-1.2"]);
+        assert_eq!(left_out, 1);
+    }
 }

@@ -463,6 +463,8 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         run_url => input.run_url,
         version => env!("CARGO_PKG_VERSION"),
         dataset_sha => &dataset_sha[..dataset_sha.len().min(12)],
+        data_files => data_files(&input.evaluation.dataset.digests),
+        data_files_folded => input.evaluation.dataset.digests.databases.len() > MOST_INLINE_DATABASES,
         commit => std::env::var("GITHUB_SHA").ok().map(|s| s.chars().take(12).collect::<String>()),
         baseline_commit => input.baseline.and_then(|b| b.commit.as_deref()).map(|s| s.chars().take(12).collect::<String>()),
         result_item_limit => RESULT_ITEM_LIMIT,
@@ -471,6 +473,23 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         flagged_regressions => crate::report::audit::flagged_views(&regressed_findings(input), &input.evaluation.overrides),
         ts_flip_splits => crate::report::audit::flip_splits(input.evaluation, &input.evidence.gold_findings),
     }
+}
+
+/// Most databases whose digests the footer lists on its line; more are folded in a table.
+const MOST_INLINE_DATABASES: usize = 3;
+
+/// The footer's digest of each benchmark file (the gold, the tables file, each database's),
+/// its first 12 hex digits, so a reader sees which data a score was computed on, file by file.
+fn data_files(digests: &crate::input::dataset::DatasetDigests) -> Vec<minijinja::Value> {
+    let short = |sha: &str| sha.chars().take(12).collect::<String>();
+    let gold = std::iter::once(("gold".to_string(), short(&digests.gold)));
+    let tables = (digests.tables.iter()).map(|sha| ("tables".to_string(), short(sha)));
+    let databases =
+        (digests.databases.iter()).map(|(db_id, sha)| (format!("`{db_id}`"), short(sha)));
+    gold.chain(tables)
+        .chain(databases)
+        .map(|(file, sha)| context! { file => file, sha => sha })
+        .collect()
 }
 
 /// Per metric other than the reference, the items it and the reference both scored (overall),

@@ -1,7 +1,7 @@
 //! One evaluation run: load everything, score every (system, item) pair in parallel, collect
 //! per-item results in a deterministic order.
 
-use crate::engine::exec::{Executor, Limits, TimeoutTotals};
+use crate::engine::exec::{ExecError, Executor, Limits, TimeoutTotals};
 use crate::engine::profile::Profile;
 use crate::engine::registry::Engines;
 use crate::engine::server::data_digest::DataDigests;
@@ -17,7 +17,8 @@ use crate::suites::suite::Suite;
 use crate::util::error::InputError;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
-use std::time::Instant;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 /// The verdicts of every metric on one (system, item) pair.
 #[derive(Debug, Clone)]
@@ -100,6 +101,9 @@ pub struct Evaluation {
     pub timing: RunTiming,
     /// The reviewed gold overrides the run applied (`audit.overrides`).
     pub overrides: GoldOverrides,
+    /// Each gold's measured time, which a baseline records so that later runs give a slow
+    /// gold's item its budget ([`crate::score::budget`]); empty for merged shards.
+    pub gold_ms: crate::score::budget::GoldTimes,
 }
 
 /// The scoring phase of a run in time: its wall time, its workers, and the timed-out queries
@@ -293,6 +297,7 @@ fn score_with(
         pool.current_num_threads(),
     )?;
     let data_digests = start_up_digests(config, &dataset, &executor)?;
+    let budgets = crate::score::budget::budgets((config, snapshot), executor.limits().timeout)?;
     let data_notes = match data_use {
         DataUse::CheckAgainstBaseline => {
             crate::score::data::check((config, snapshot), data_digests.as_ref())?
@@ -345,14 +350,14 @@ fn score_with(
         };
         let stability =
             StabilityCheck::new(&executor, &config.dataset.engine.kind, dataset.items.len());
-        let results = score_all(&golds, &stability, (&systems, &metrics), shard);
+        let results = score_all(&golds, &stability, (&systems, &metrics), (shard, &budgets));
         let stops: Vec<String> = std::iter::once(&golds.env)
             .chain(&golds.alternatives)
             .flat_map(Env::stops)
             .collect();
-        (results, stops)
+        (results, stops, gold_times(&golds.env))
     });
-    let (results, stops) = results;
+    let (results, stops, gold_ms) = results;
     if let Some(before) = &data_digests {
         let after = crate::engine::registry::data_digests(config, &dataset)?;
         crate::score::data::unchanged(config, before, after.as_ref())?;
@@ -402,7 +407,23 @@ fn score_with(
         notes,
         timing,
         overrides,
+        gold_ms,
     })
+}
+
+/// How long each gold `env` ran took, in milliseconds, by item index: those that returned rows
+/// or reached the time limit (a gold read from the on-disk cache, or not run, has no time).
+fn gold_times(env: &Env<'_>) -> crate::score::budget::GoldTimes {
+    env.dataset
+        .items
+        .iter()
+        .filter_map(|item| {
+            let gold = env.executed_gold(item, env.dataset.database_path(item)?)?;
+            let timed = matches!(gold.rows, Ok(_) | Err(ExecError::Timeout(_)));
+            let elapsed = gold.elapsed.filter(|_| timed)?;
+            Some((item.index, elapsed.as_millis().min(u64::MAX as u128) as u64))
+        })
+        .collect()
 }
 
 fn build_metrics(config: &Config) -> Result<Vec<Box<dyn Metric>>, InputError> {
@@ -579,7 +600,7 @@ fn score_all(
     golds: &Golds<'_, '_>,
     stability: &StabilityCheck<'_>,
     (systems, metrics): (&[System], &[Box<dyn Metric>]),
-    shard: Option<Shard>,
+    (shard, budgets): (Option<Shard>, &BTreeMap<usize, Duration>),
 ) -> Vec<ItemResult> {
     let env = &golds.env;
     let count = systems.len();
@@ -597,30 +618,33 @@ fn score_all(
             let (system, index) = item_major(pair);
             let item = &env.dataset.items[index];
             let prediction = systems[system].predictions[index].as_deref();
-            let faults_before = crate::engine::exec::faults_on_this_thread();
-            crate::engine::exec::take_slowest_on_this_thread();
-            let unextracted = systems[system].unextracted.get(&index);
-            let scores = crate::util::memory::item_scope(|| {
-                metrics
-                    .iter()
-                    .map(|metric| {
-                        extraction_outcome(
-                            golds.score(metric.as_ref(), item, prediction),
-                            unextracted,
-                        )
-                    })
-                    .collect()
+            let budget = budgets.get(&index).copied();
+            let result = crate::engine::exec::with_item_budget(budget, || {
+                let faults_before = crate::engine::exec::faults_on_this_thread();
+                crate::engine::exec::take_slowest_on_this_thread();
+                let unextracted = systems[system].unextracted.get(&index);
+                let scores = crate::util::memory::item_scope(|| {
+                    metrics
+                        .iter()
+                        .map(|metric| {
+                            extraction_outcome(
+                                golds.score(metric.as_ref(), item, prediction),
+                                unextracted,
+                            )
+                        })
+                        .collect()
+                });
+                let slowest = crate::engine::exec::take_slowest_on_this_thread();
+                ItemResult {
+                    system,
+                    index,
+                    scores,
+                    faulted: crate::engine::exec::faults_on_this_thread() != faults_before,
+                    unstable: stability.of_pair(env, item, prediction, slowest),
+                }
             });
-            let slowest = crate::engine::exec::take_slowest_on_this_thread();
-            let unstable = stability.of_pair(env, item, prediction, slowest);
             progress.tick();
-            ItemResult {
-                system,
-                index,
-                scores,
-                faulted: crate::engine::exec::faults_on_this_thread() != faults_before,
-                unstable,
-            }
+            result
         })
         .collect();
     progress.finish();

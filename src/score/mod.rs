@@ -5,6 +5,7 @@
 //! [`evaluation::Evaluation`] (per-item [`crate::metrics::Score`]s). May import every stage
 //! before it; must not import analysis, report, ci or commands.
 
+pub mod budget;
 pub mod data;
 pub mod evaluation;
 pub mod gold_check;

@@ -245,6 +245,9 @@ fn each_finding_of_the_issue_renders_as_text() {
         // A `_` between a letter and a symbol Rust calls alphanumeric (found by the property
         // test below): CommonMark lets it open emphasis.
         "\u{c0e}_\u{1f130}_\u{9d7}",
+        // A noncharacter in a word that is code (its word joiner makes it one), found by the
+        // property test below: a `<summary>` title's `<code>` dropped it (as XML would).
+        "gh\u{2060}\u{FFFF}",
     ];
     for finding in findings {
         assert_inert(finding);

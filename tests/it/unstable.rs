@@ -101,6 +101,21 @@ fn on_sqlite_a_changed_prediction_right_by_the_scan_order_is_shown_and_counts() 
         report.contains("- model: 1 unstable verdicts (1 prediction-order)"),
         "{report}"
     );
+    // The footer names each file's digest (one database: on its line, not folded).
+    let short = |file: &str| {
+        let digest = Sha256::digest(std::fs::read(root.join(file)).unwrap());
+        digest
+            .iter()
+            .take(6)
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    let files = format!(
+        "<sub>data files: gold `{}` · `shop` `{}`</sub>",
+        short("gold.sql"),
+        short("db/shop/shop.sqlite")
+    );
+    assert!(report.contains(&files), "{files} in {report}");
 }
 
 /// Gold questions whose results read a row order no LIMIT cuts: compared in order (the default
@@ -214,4 +229,68 @@ fn a_prediction_that_reaches_the_time_limit_is_unstable_by_timing() {
     assert_eq!(second["outcome"]["ex"], "pred_timeout");
     let reasons: Vec<Option<&str>> = (0..4).map(|i| reason(&items, i)).collect();
     assert_eq!(reasons, [None, Some("prediction-timing"), None, None]);
+}
+
+/// A gold that counts to `to` with a recursive CTE: slow in proportion to `to`.
+fn counting(to: u64) -> String {
+    format!(
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {to}) \
+         SELECT count(*) FROM c"
+    )
+}
+
+/// `root`'s gated config with `execution.timeout_ms: timeout_ms`, committed as `message`.
+fn commit_timeout(root: &Path, timeout_ms: u64, message: &str) {
+    let config = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
+    let kept: String = config
+        .lines()
+        .filter(|line| !line.starts_with("execution:"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    let timed = format!("{kept}execution: {{ timeout_ms: {timeout_ms} }}\n");
+    std::fs::write(root.join("sqlgate.yml"), timed).unwrap();
+    commit_all(root, message);
+}
+
+#[test]
+fn a_slow_golds_budget_comes_from_the_trusted_baselines_time_not_the_pull_requests() {
+    let slow = counting(3_000_000);
+    let gold = [GOLD[0], slow.as_str(), GOLD[2], GOLD[3]];
+    let dir = repository_asking(&gold, &gold);
+    let root = dir.path();
+    commit_timeout(root, 60_000, "a generous limit");
+    update_baseline(root);
+    let path = root.join("baseline.json");
+    let mut baseline: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let times = baseline["gold_ms"].as_object().unwrap().clone();
+    assert_eq!(times.len(), 4, "every gold's time is recorded: {times:?}");
+    let gold_ms = times["1"].as_u64().unwrap();
+    assert!(gold_ms >= 150, "the slow gold took {gold_ms} ms");
+    // The configured limit is now a third of the gold's time: the gold alone would time out.
+    commit_timeout(root, gold_ms / 3, "baseline and a tight limit");
+    let base = head(root);
+    git(root, &["checkout", "-qb", "slow-prediction"]);
+    let mut predictions = gold.to_vec();
+    predictions[3] = slow.as_str();
+    write_predictions(root, &predictions);
+    // The pull request's copy of the baseline claims item 3's gold is slow too.
+    baseline["gold_ms"]["3"] = serde_json::json!(gold_ms * 10);
+    std::fs::write(&path, serde_json::to_string_pretty(&baseline).unwrap()).unwrap();
+    commit_all(root, "a slow prediction and a slower gold time");
+    let (output, items) = gate(root, &base);
+    let second = items.iter().find(|i| i["index"] == 1).unwrap();
+    assert_eq!(second["metrics"]["ex"], 1, "{second}");
+    assert_eq!(
+        reason(&items, 1),
+        None,
+        "the gold is at a quarter of its budget"
+    );
+    let fourth = items.iter().find(|i| i["index"] == 3).unwrap();
+    assert_eq!(fourth["outcome"]["ex"], "pred_timeout", "{fourth}");
+    assert_eq!(reason(&items, 3), Some("prediction-timing"));
+    // The prediction that timed out is a regression: the pull request's gold time gave it no
+    // budget.
+    let all = exited(&output, 1);
+    assert!(all.contains("1 regressed / 0 fixed"), "{all}");
 }

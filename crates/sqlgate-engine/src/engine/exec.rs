@@ -130,6 +130,20 @@ thread_local! {
     static THREAD_FAULTS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     /// The longest query run on this thread since the scoring loop last took it.
     static THREAD_SLOWEST: std::cell::Cell<Duration> = const { std::cell::Cell::new(Duration::ZERO) };
+    /// The time limit of the item being scored on this thread, when its slow gold earned it one
+    /// above the run's ([`with_item_budget`]).
+    static THREAD_BUDGET: std::cell::Cell<Option<Duration>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `scoring` (one item's scoring, on this thread) with every query it runs under the time
+/// limit `budget` when that is above the executor's own (a slow gold's budget, derived from its
+/// time the trusted baseline recorded: `score::budget`); the thread's previous budget is
+/// restored after, so a job the pool runs inside keeps its own.
+pub fn with_item_budget<T>(budget: Option<Duration>, scoring: impl FnOnce() -> T) -> T {
+    let before = THREAD_BUDGET.replace(budget);
+    let result = scoring();
+    THREAD_BUDGET.set(before);
+    result
 }
 
 /// The longest query run on the calling thread since the last call (which it resets): the
@@ -192,9 +206,16 @@ impl Executor {
         self.engine.release_data()
     }
 
-    /// The limits in force.
+    /// The limits in force on this thread: the executor's, with the time limit of the item
+    /// being scored when its budget is above it ([`with_item_budget`]).
     pub fn limits(&self) -> Limits {
-        self.limits
+        match THREAD_BUDGET.get() {
+            Some(budget) if budget > self.limits.timeout => Limits {
+                timeout: budget,
+                ..self.limits
+            },
+            _ => self.limits,
+        }
     }
 
     /// The queries of this executor (and its clones) that timed out so far, and their time.
@@ -256,7 +277,7 @@ impl Executor {
 
     /// Runs one query on the database `db` and returns all its rows.
     pub fn run(&self, db: &Path, sql: &str) -> Result<Vec<Row>, ExecError> {
-        self.logging_timeouts(|| self.engine.run(db, sql, &self.limits, false, usize::MAX))
+        self.logging_timeouts(|| self.engine.run(db, sql, &self.limits(), false, usize::MAX))
             .map(|table| table.rows)
     }
 
@@ -271,20 +292,20 @@ impl Executor {
         rows: usize,
     ) -> Result<Option<Vec<Row>>, ExecError> {
         let table =
-            self.logging_timeouts(|| self.engine.run(db, sql, &self.limits, false, rows))?;
+            self.logging_timeouts(|| self.engine.run(db, sql, &self.limits(), false, rows))?;
         Ok((table.rows.len() <= rows).then_some(table.rows))
     }
 
     /// Runs one query and returns its rows with their column names, for the metrics that align
     /// columns by name (SQLMorph).
     pub fn run_table(&self, db: &Path, sql: &str) -> Result<ResultTable, ExecError> {
-        self.logging_timeouts(|| self.engine.run(db, sql, &self.limits, true, usize::MAX))
+        self.logging_timeouts(|| self.engine.run(db, sql, &self.limits(), true, usize::MAX))
     }
 
     /// The result column names of one query, prepared under the same rules as [`Executor::run`]
     /// (for showing results with their headers).
     pub fn column_names(&self, db: &Path, sql: &str) -> Result<Vec<String>, ExecError> {
-        let result = self.engine.column_names(db, sql, &self.limits);
+        let result = self.engine.column_names(db, sql, &self.limits());
         if let Err(ExecError::Fault(message)) = &result {
             self.record_fault(message);
         }

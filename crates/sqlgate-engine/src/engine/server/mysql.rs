@@ -475,14 +475,18 @@ impl Job {
         results: &std::sync::mpsc::SyncSender<Result<Finished, ExecError>>,
         sessions: &std::sync::mpsc::SyncSender<Conn>,
     ) {
-        let result = run_in_transaction(
-            &mut conn,
-            &self.statement,
-            &self.limits,
-            self.with_columns,
-            &self.fired,
-            &self.killer,
-        );
+        let timed = conn.query_drop(timeout_statement(self.mariadb, &self.limits));
+        let result = timed.map_err(|e| classify(&e, &self.limits, &self.fired));
+        let result = result.and_then(|()| {
+            run_in_transaction(
+                &mut conn,
+                &self.statement,
+                &self.limits,
+                self.with_columns,
+                &self.fired,
+                &self.killer,
+            )
+        });
         let clean = !self.fired.load(Ordering::SeqCst)
             && !matches!(result, Err(ExecError::Fault(_) | ExecError::TooLarge(_)));
         // A worker that gave up waiting drops the result here, rows before their charge.
@@ -514,14 +518,11 @@ fn set_up(
 ) -> Result<(), mysql::Error> {
     let timeout = match mariadb {
         true => format!(
-            "SET SESSION max_statement_time = {}, {}",
-            limits.timeout.as_secs_f64().max(0.001),
+            "{}, {}",
+            timeout_statement(mariadb, limits),
             structure::MARIADB_PINS
         ),
-        false => format!(
-            "SET SESSION max_execution_time = {}",
-            limits.timeout.as_millis().max(1)
-        ),
+        false => timeout_statement(mariadb, limits),
     };
     for statement in [
         "SET NAMES utf8mb4",
@@ -531,6 +532,22 @@ fn set_up(
         conn.query_drop(statement)?;
     }
     structure::mysql_pin(conn, pins)
+}
+
+/// The statement that sets the session's server-side time limit to `limits`' (MariaDB
+/// `max_statement_time`, MySQL `max_execution_time`): run at set-up and again before each query,
+/// whose limit may be an item's budget above the run's (`exec::with_item_budget`).
+fn timeout_statement(mariadb: bool, limits: &Limits) -> String {
+    match mariadb {
+        true => format!(
+            "SET SESSION max_statement_time = {}",
+            limits.timeout.as_secs_f64().max(0.001)
+        ),
+        false => format!(
+            "SET SESSION max_execution_time = {}",
+            limits.timeout.as_millis().max(1)
+        ),
+    }
 }
 
 /// Whether the server is MariaDB, and how its sessions are pinned.
