@@ -8,6 +8,7 @@ use crate::engine::exec::Limits;
 use crate::engine::spider2_dbt::{judge_files, Tables, Verdict};
 use crate::input::limits::ExecutionConfig;
 use crate::input::spider2_dbt::{load_eval, load_results, Answer, DbtInstance};
+use crate::metrics::spider2_dbt::{reason, verdict_value as value};
 use crate::util::log::log_value;
 use serde_json::json;
 use std::path::Path;
@@ -90,26 +91,6 @@ fn score(
         official,
         sound,
         unchanged_gold,
-    }
-}
-
-/// 1, 0, or `None` (unscored: a gold that does not read, a type or bound the profile cannot
-/// decide).
-fn value(verdict: &Verdict) -> Option<u8> {
-    match verdict {
-        Verdict::Match => Some(1),
-        Verdict::Mismatch(_) | Verdict::PredFailure(_) => Some(0),
-        Verdict::GoldFailure(_) | Verdict::Unavailable(_) => None,
-    }
-}
-
-fn reason(verdict: &Verdict) -> String {
-    match verdict {
-        Verdict::Match => "match".into(),
-        Verdict::Mismatch(why) => why.clone(),
-        Verdict::PredFailure(e) => format!("the prediction failed: {e}"),
-        Verdict::GoldFailure(why) => format!("gold_error: {why}"),
-        Verdict::Unavailable(why) => format!("unavailable: {why}"),
     }
 }
 

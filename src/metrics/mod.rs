@@ -13,6 +13,8 @@ mod qas;
 mod resultset;
 mod rves;
 mod soft_f1;
+#[cfg(feature = "duckdb")]
+pub(crate) mod spider2_dbt;
 mod sqlmorph;
 #[cfg(test)]
 mod tests;
@@ -73,6 +75,8 @@ const REGISTRY: &[(&str, Constructor)] = &[
     ("soft_f1_aligned", || {
         Box::new(soft_f1::SoftF1 { aligned: true })
     }),
+    #[cfg(feature = "duckdb")]
+    ("duckdb_match", || Box::new(spider2_dbt::DuckdbMatch)),
     #[cfg(test)]
     ("toy", || Box::new(toy::Toy)),
 ];

@@ -337,7 +337,7 @@ pub struct PredictionSpec {
 /// Prediction file formats.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-#[serde(expecting = "a prediction `format`: `lines`, `tsv`, `jsonl` or `bird-json`")]
+#[serde(expecting = "a prediction `format`: `lines`, `tsv`, `jsonl`, `bird-json` or `spider2-dbt`")]
 pub enum PredictionFormat {
     /// One SQL per line aligned with gold; a tab and anything after it are ignored.
     #[default]
@@ -348,6 +348,9 @@ pub enum PredictionFormat {
     Jsonl,
     /// BIRD's JSON map `{"0": "SQL\t----- bird -----\tdb_id", ...}`.
     BirdJson,
+    /// Spider 2.0-DBT's `results_metadata.jsonl`, naming each instance's `.duckdb` answer file
+    /// (`dataset.kind: spider2-dbt`).
+    Spider2Dbt,
 }
 
 impl PredictionFormat {
@@ -358,6 +361,7 @@ impl PredictionFormat {
             PredictionFormat::Tsv => "tsv",
             PredictionFormat::Jsonl => "jsonl",
             PredictionFormat::BirdJson => "bird-json",
+            PredictionFormat::Spider2Dbt => "spider2-dbt",
         }
     }
 }
