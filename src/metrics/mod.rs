@@ -204,6 +204,13 @@ pub trait Detail: AsAny + std::fmt::Debug + Send + Sync {
     fn is_value_object(&self) -> bool {
         false
     }
+
+    /// When the metric also gives a second verdict on the item (another comparison profile's)
+    /// and it disagrees with the one scored: both in words, for the report's list of
+    /// disagreements (`report::disagreements`). `None` otherwise.
+    fn disagreement(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A detail as [`std::any::Any`], so a reader that knows a metric's detail type can find it
@@ -239,6 +246,11 @@ impl Details {
     /// Whether the detail is the metric's value object in the JSONL.
     pub fn is_value_object(&self) -> bool {
         self.0.is_value_object()
+    }
+
+    /// The second verdict that disagrees with the one scored, in words ([`Detail::disagreement`]).
+    pub fn disagreement(&self) -> Option<String> {
+        self.0.disagreement()
     }
 
     /// The TS counterexample this detail carries, if any.

@@ -5,11 +5,13 @@
 //! (`duckdb_match_components`), so a run shows where the two disagree.
 
 use super::{prediction_failure, Detail, Details, Env, Metric, Outcome, Score};
+use crate::engine::exec::Limits;
 use crate::engine::spider2_dbt::{judge_files, Tables, Verdict};
 use crate::input::config::ProfileName;
 use crate::input::dataset::GoldItem;
 use crate::input::spider2_dbt::{answer_of_text, DbtInstance};
 use serde_json::json;
+use std::path::Path;
 
 /// The metric.
 pub struct DuckdbMatch;
@@ -30,6 +32,16 @@ impl Metric for DuckdbMatch {
         let Some(gold) = env.dataset.database_path(item) else {
             return Score::unscored(Outcome::Skipped, "gold database absent");
         };
+        let limits = env.executor.limits();
+        let tables = tables_of(instance);
+        if let Some(start) = &instance.start {
+            if already_matches(gold, start, tables, &limits) {
+                return Score::unscored(Outcome::GoldError, format!(
+                    "gold-unchanged: the starting database {} already matches the gold (an agent that changes nothing scores 1); list the item in `dataset.allow_failing_golds` to leave it unscored",
+                    start.display()
+                ));
+            }
+        }
         let Some(text) = prediction else {
             return Score::missing();
         };
@@ -37,14 +49,7 @@ impl Metric for DuckdbMatch {
             Ok(answer) => answer,
             Err(why) => return Score::wrong(Outcome::PredError, why),
         };
-        let tables = Tables {
-            names: &instance.tables,
-            conditions: &instance.conditions,
-            ignore_orders: &instance.ignore_orders,
-        };
-        let limits = env.executor.limits();
-        let official = judge_files(gold, answer, tables, &limits, false);
-        let sound = judge_files(gold, answer, tables, &limits, true);
+        let (official, sound) = both_profiles(gold, answer, tables, &limits);
         let chosen = match env.profile.config().profile {
             ProfileName::Spider2Sound => &sound,
             _ => &official,
@@ -71,6 +76,39 @@ impl Metric for DuckdbMatch {
     }
 }
 
+/// What `duckdb_match` compares of an instance: its tables, their columns and row-order flags.
+pub(crate) fn tables_of(instance: &DbtInstance) -> Tables<'_> {
+    Tables {
+        names: &instance.tables,
+        conditions: &instance.conditions,
+        ignore_orders: &instance.ignore_orders,
+    }
+}
+
+/// `duckdb_match` of `answer` against `gold` under the official profile, then the sound one.
+pub(crate) fn both_profiles(
+    gold: &Path,
+    answer: &Path,
+    tables: Tables<'_>,
+    limits: &Limits,
+) -> (Verdict, Verdict) {
+    (
+        judge_files(gold, answer, tables, limits, false),
+        judge_files(gold, answer, tables, limits, true),
+    )
+}
+
+/// Whether the starting database `start` already matches `gold` officially: an agent that
+/// changes nothing scores 1 (the `gold-unchanged` finding).
+pub(crate) fn already_matches(
+    gold: &Path,
+    start: &Path,
+    tables: Tables<'_>,
+    limits: &Limits,
+) -> bool {
+    judge_files(gold, start, tables, limits, false) == Verdict::Match
+}
+
 /// Both profiles' verdicts on one item: 1, 0, or `None` (unscored), with the reason of each.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BothProfiles {
@@ -91,6 +129,20 @@ impl Detail for BothProfiles {
             "official_reason": self.official_reason,
             "sound": self.sound,
             "sound_reason": self.sound_reason,
+        })
+    }
+
+    /// The official and the sound verdicts, when they differ.
+    fn disagreement(&self) -> Option<String> {
+        let shown = |value: Option<u8>| value.map_or_else(|| "-".into(), |v| v.to_string());
+        (self.official != self.sound).then(|| {
+            format!(
+                "official {} ({}), sound {} ({})",
+                shown(self.official),
+                self.official_reason,
+                shown(self.sound),
+                self.sound_reason
+            )
         })
     }
 }

@@ -174,6 +174,7 @@ fn copy_dataset(
         &mut dataset.gold_results,
         &mut dataset.gold_sql,
         &mut dataset.eval,
+        &mut dataset.starting_databases,
     ];
     for path in optional.into_iter().flatten() {
         copy(path)?;

@@ -56,6 +56,17 @@ fn repository(root: &Path, answers: [&str; 3], profile: &str) {
     .unwrap();
 }
 
+/// The repository's config (in `root`) as a first run (no baseline required), with `extra`
+/// added to its `dataset` section (`, key: value`); returns its path.
+fn first_run(root: &Path, extra: &str) -> std::path::PathBuf {
+    let config = root.join("sqlgate.yml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let changed = (text.replace("baseline.json }", "baseline.json, required: false }"))
+        .replace("difficulty: none", &format!("difficulty: none{extra}"));
+    std::fs::write(&config, changed).unwrap();
+    config
+}
+
 /// Replaces `instance`'s answer file by one built from `sql`.
 fn write_answer(root: &Path, instance: &str, sql: &str) {
     let file = root.join(format!("sub/{instance}/out.duckdb"));
@@ -135,20 +146,27 @@ fn a_regressing_pull_request_fails_naming_the_instance_a_control_passes_an_impro
 
 #[test]
 fn both_profiles_are_side_by_side_and_the_configured_one_decides() {
+    let note = "agent: duckdb_match's official and sound profiles disagree on 1 of 3 items: item 0 (`i1/db.duckdb`): official 1 (match), sound 0 (table `t` differs)";
     for (profile, chosen) in [("spider2", 1.0), ("spider2-sound", 0.0)] {
         let dir = tempfile::tempdir().unwrap();
         repository(dir.path(), [SCRAMBLED, GOLD, WRONG], profile);
-        let config = dir.path().join("sqlgate.yml");
-        let text = std::fs::read_to_string(&config).unwrap();
-        let first_run = text.replace("baseline.json }", "baseline.json, required: false }");
-        std::fs::write(&config, first_run).unwrap();
-        let jsonl = dir.path().join("items.jsonl");
-        let said = exited(&common::eval(&config, &["--jsonl", arg(&jsonl)]), 0);
+        let config = first_run(dir.path(), "");
+        let (jsonl, summary) = (
+            dir.path().join("items.jsonl"),
+            dir.path().join("summary.json"),
+        );
+        let said = exited(
+            &common::eval(
+                &config,
+                &["--jsonl", arg(&jsonl), "--summary", arg(&summary)],
+            ),
+            0,
+        );
         let lines = read_jsonl(&jsonl);
         assert_eq!(
-            lines[0]["metrics"]["duckdb_match"].as_f64(),
-            Some(chosen),
-            "{said}"
+            scores(&lines),
+            [Some(chosen), Some(1.0), Some(0.0)],
+            "{profile}"
         );
         let both = &lines[0]["duckdb_match_components"];
         assert_eq!(
@@ -156,8 +174,17 @@ fn both_profiles_are_side_by_side_and_the_configured_one_decides() {
             (Some(1), Some(0)),
             "{both}"
         );
-        assert_eq!(both["sound_reason"], "table `t` differs");
-        assert!(said.contains("3 items") || said.contains("/3"), "{said}");
+        assert!(said.contains("3 items, 3 scored"), "{said}");
+        assert!(said.contains(note), "{said}");
+        let report = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+        assert!(report.contains("disagree on 1 of 3 items"), "{report}");
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+        assert_eq!(
+            summary["disagreements"]["agent"]["duckdb_match"],
+            json!({"items": 3, "disagree": [{"index": 0, "db_id": "i1/db.duckdb",
+                "verdicts": "official 1 (match), sound 0 (table `t` differs)"}]})
+        );
     }
 }
 
@@ -210,4 +237,84 @@ fn hostile_answer_files_are_wrong_items_and_the_gate_fails() {
         assert_eq!(scores(&lines), [Some(0.0), Some(1.0), Some(0.0)], "{what}");
         assert!(report.contains("i1/db.duckdb"), "{what}: {report}");
     }
+}
+
+#[test]
+fn a_gold_the_starting_database_already_matches_stops_the_run_unless_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    repository(dir.path(), [GOLD, GOLD, WRONG], "spider2");
+    for (instance, start) in [("i1", GOLD), ("i2", WRONG)] {
+        std::fs::create_dir_all(dir.path().join("examples").join(instance)).unwrap();
+        write_script(
+            &dir.path().join(format!("examples/{instance}/db.duckdb")),
+            start,
+        )
+        .unwrap();
+    }
+    let config = first_run(dir.path(), ", starting_databases: examples");
+    let said = exited(&common::eval(&config, &[]), 2);
+    assert!(
+        said.contains("gold-unchanged: the starting database") && said.contains("i1/db.duckdb"),
+        "{said}"
+    );
+    assert!(!said.contains("i2/db.duckdb"), "{said}");
+    let config = first_run(dir.path(), ", allow_failing_golds: [0]");
+    let jsonl = dir.path().join("items.jsonl");
+    let said = exited(&common::eval(&config, &["--jsonl", arg(&jsonl)]), 0);
+    assert!(said.contains("3 items, 2 scored"), "{said}");
+    let lines = read_jsonl(&jsonl);
+    assert_eq!(scores(&lines), [None, Some(1.0), Some(0.0)]);
+    assert_eq!(lines[0]["outcome"]["duckdb_match"], "gold_error");
+}
+
+#[test]
+fn a_config_or_gold_the_kind_cannot_score_is_refused_naming_the_key() {
+    let refusals = [
+        (
+            "engine: { kind: duckdb }",
+            "engine: { kind: sqlite }",
+            "reads `.duckdb` files",
+        ),
+        (
+            "metrics: [duckdb_match]",
+            "metrics: [duckdb_match, ex]",
+            "`ex` is not available",
+        ),
+        ("profile: spider-ts }", "profile: bird }", "not `bird`"),
+        (
+            "difficulty: none",
+            "difficulty: spider-hardness",
+            "set `dataset.difficulty: none`",
+        ),
+        (
+            "format: spider2-dbt",
+            "format: jsonl",
+            "reads `format: spider2-dbt`",
+        ),
+        (
+            "kind: spider2-dbt,",
+            "kind: spider,",
+            "spider2-dbt` needs `dataset.kind: spider2-dbt`",
+        ),
+    ];
+    for (from, to, expected) in refusals {
+        let dir = tempfile::tempdir().unwrap();
+        repository(dir.path(), [GOLD, GOLD, GOLD], "spider-ts");
+        let config = first_run(dir.path(), "");
+        let text = std::fs::read_to_string(&config).unwrap();
+        assert!(text.contains(from), "{from}");
+        std::fs::write(&config, text.replace(from, to)).unwrap();
+        let said = exited(&common::eval(&config, &[]), 2);
+        assert!(said.contains(expected), "{to}: {said}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    repository(dir.path(), [GOLD, GOLD, GOLD], "spider2");
+    std::fs::remove_file(dir.path().join("gold/i2/db.duckdb")).unwrap();
+    let said = exited(&common::eval(&first_run(dir.path(), ""), &[]), 2);
+    assert!(
+        said.contains("spider2_eval.jsonl")
+            && said.contains("line 2")
+            && said.contains("the gold database"),
+        "{said}"
+    );
 }

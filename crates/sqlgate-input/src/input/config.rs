@@ -150,6 +150,10 @@ pub struct DatasetConfig {
     /// Spider 2.0: the evaluation settings (`spider2lite_eval.jsonl`).
     #[serde(default)]
     pub eval: Option<PathBuf>,
+    /// Spider 2.0-DBT: the task folder (`spider2-dbt/examples`), whose
+    /// `<instance_id>/<gold file name>` is each instance's starting database.
+    #[serde(default)]
+    pub starting_databases: Option<PathBuf>,
 }
 
 impl DatasetConfig {
@@ -619,6 +623,9 @@ impl Config {
         }
         if let Some(databases) = &self.dataset.databases {
             ws.input_dir("dataset.databases", databases)?;
+        }
+        if let Some(starting) = &self.dataset.starting_databases {
+            ws.input_dir("dataset.starting_databases", starting)?;
         }
         for (key, path, dir) in self.dataset.spider2_paths() {
             if dir {

@@ -28,6 +28,9 @@ pub struct DbtInstance {
     pub conditions: Vec<Vec<i64>>,
     /// `ignore_orders`, one per table.
     pub ignore_orders: Vec<bool>,
+    /// The instance's starting database (`<starting folder>/<instance_id>/<gold file name>`),
+    /// when one is configured and there: a gold it already matches is a finding.
+    pub start: Option<PathBuf>,
 }
 
 /// The instances of `<gold_dir>/spider2_eval.jsonl`, in file order; a missing gold file, an
@@ -77,6 +80,7 @@ pub fn load_eval_file(
             tables,
             conditions,
             ignore_orders,
+            start: None,
         });
     }
     Ok(instances)

@@ -39,7 +39,12 @@ impl Kind for Spider2Dbt {
             InputError::malformed(&config.gold, "the file", format!("invalid UTF-8: {e}"))
         })?;
         let folder = config.databases.as_deref().unwrap_or(Path::new("."));
-        let instances = load_eval_file(&config.gold, text, folder)?;
+        let mut instances = load_eval_file(&config.gold, text, folder)?;
+        if let Some(starting) = &config.starting_databases {
+            for instance in &mut instances {
+                instance.start = starting_database(starting, instance);
+            }
+        }
         Ok((instances.into_iter().enumerate().map(item).collect(), bytes))
     }
 
@@ -94,8 +99,14 @@ impl Kind for Spider2Dbt {
         }
     }
 
-    /// `duckdb_match` and `format: spider2-dbt` read this kind's items only.
+    /// `duckdb_match`, `format: spider2-dbt` and `dataset.starting_databases` read this kind's
+    /// items only.
     fn refuse_in_other_kinds(&self, config: &Config) -> Result<(), String> {
+        if config.dataset.starting_databases.is_some() {
+            return Err(format!(
+                "`dataset.starting_databases` is for `dataset.kind: {NAME}` only"
+            ));
+        }
         if let Some(index) =
             (config.predictions.iter()).position(|spec| spec.format == PredictionFormat::Spider2Dbt)
         {
@@ -110,6 +121,19 @@ impl Kind for Spider2Dbt {
             false => Ok(()),
         }
     }
+}
+
+/// The instance's starting database under `starting`, `<instance_id>/<gold file name>`: a
+/// regular file inside that folder, else none (the finding is then not looked for).
+fn starting_database(starting: &Path, instance: &DbtInstance) -> Option<PathBuf> {
+    let file = starting
+        .join(&instance.instance_id)
+        .join(instance.gold.file_name()?);
+    let regular = std::fs::symlink_metadata(&file).is_ok_and(|m| m.file_type().is_file());
+    let inside = (file.canonicalize().ok())
+        .zip(starting.canonicalize().ok())
+        .is_some_and(|(file, folder)| file.starts_with(folder));
+    (regular && inside).then_some(file)
 }
 
 /// One instance as a gold item: no gold query; its database is its gold file.
