@@ -142,6 +142,17 @@ fn a_regressing_pull_request_fails_naming_the_instance_a_control_passes_an_impro
         pull_request(&root, &base, |root| write_answer(root, "i3", GOLD));
     assert_eq!(code, 0, "{report}");
     assert_eq!(scores(&lines), [Some(1.0), Some(1.0), Some(1.0)]);
+
+    // A pull request that changes a gold to fit its broken answer is scored on the base's gold
+    // (and the evaluation file inside the gold folder, copied once, stays whole).
+    let (code, report, lines, _) = pull_request(&root, &base, |root| {
+        write_answer(root, "i1", WRONG);
+        std::fs::remove_file(root.join("gold/i1/db.duckdb")).unwrap();
+        write_script(&root.join("gold/i1/db.duckdb"), WRONG).unwrap();
+    });
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(scores(&lines), [Some(0.0), Some(1.0), Some(0.0)]);
+    assert_eq!(common::git(&root, &["status", "--short"]), "M report.md");
 }
 
 #[test]
