@@ -9,7 +9,7 @@ use common::repo::{commit_all, commit_baseline, head, init_main, judged};
 use common::{arg, exited, read_jsonl};
 use serde_json::json;
 use sqlgate::engine::duckdb::tables::write_script;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The gold table of every instance.
 const GOLD: &str = "CREATE TABLE t (a INTEGER, b INTEGER); INSERT INTO t VALUES (1, 2), (3, 4);";
@@ -58,7 +58,7 @@ fn repository(root: &Path, answers: [&str; 3], profile: &str) {
 
 /// The repository's config (in `root`) as a first run (no baseline required), with `extra`
 /// added to its `dataset` section (`, key: value`); returns its path.
-fn first_run(root: &Path, extra: &str) -> std::path::PathBuf {
+fn first_run(root: &Path, extra: &str) -> PathBuf {
     let config = root.join("sqlgate.yml");
     let text = std::fs::read_to_string(&config).unwrap();
     let changed = (text.replace("baseline.json }", "baseline.json, required: false }"))
@@ -75,11 +75,16 @@ fn write_answer(root: &Path, instance: &str, sql: &str) {
     write_script(&file, sql).unwrap();
 }
 
-/// `main` with the repository (`answers`, `profile`) and its baseline; returns the base commit.
-fn gated(root: &Path, answers: [&str; 3], profile: &str) -> String {
-    repository(root, answers, profile);
-    init_main(root, "spider2-dbt");
-    commit_baseline(root, "baseline")
+/// A fresh repository `<tmp>/repo` whose `main` holds the fixture (`i3` answered wrong) and its
+/// baseline: the folder, the repository and the base commit.
+fn gated() -> (tempfile::TempDir, PathBuf, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    std::fs::create_dir_all(&root).unwrap();
+    repository(&root, [GOLD, GOLD, WRONG], "spider2");
+    init_main(&root, "spider2-dbt");
+    let base = commit_baseline(&root, "baseline");
+    (dir, root, base)
 }
 
 /// The pull request checked out in `root` (what `change` did to it, committed on a branch)
@@ -115,10 +120,7 @@ fn scores(lines: &[serde_json::Value]) -> Vec<Option<f64>> {
 
 #[test]
 fn a_regressing_pull_request_fails_naming_the_instance_a_control_passes_an_improvement_passes() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("repo");
-    std::fs::create_dir_all(&root).unwrap();
-    let base = gated(&root, [GOLD, GOLD, WRONG], "spider2");
+    let (_dir, root, base) = gated();
     let baseline: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(root.join("baseline.json")).unwrap())
             .unwrap();
@@ -227,7 +229,7 @@ fn hostile_answers() -> Vec<(&'static str, Change)> {
 }
 
 /// A folder outside the repository `root` holding `out.duckdb`, a copy of the gold.
-fn outside_gold(root: &Path) -> std::path::PathBuf {
+fn outside_gold(root: &Path) -> PathBuf {
     let outside = root.parent().unwrap().join("outside");
     if !outside.exists() {
         std::fs::create_dir_all(&outside).unwrap();
@@ -238,10 +240,7 @@ fn outside_gold(root: &Path) -> std::path::PathBuf {
 
 #[test]
 fn hostile_answer_files_are_wrong_items_and_the_gate_fails() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("repo");
-    std::fs::create_dir_all(&root).unwrap();
-    let base = gated(&root, [GOLD, GOLD, WRONG], "spider2");
+    let (_dir, root, base) = gated();
     for (what, change) in hostile_answers() {
         let (code, report, lines, _) = pull_request(&root, &base, change);
         assert_eq!(code, 1, "{what}: {report}");
