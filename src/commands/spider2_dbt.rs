@@ -5,9 +5,12 @@
 //! already matches).
 
 use crate::engine::exec::Limits;
-use crate::engine::spider2_dbt::{judge_files, Tables, Verdict};
+use crate::engine::spider2_dbt::Verdict;
 use crate::input::limits::ExecutionConfig;
 use crate::input::spider2_dbt::{load_eval, load_results, Answer, DbtInstance};
+use crate::metrics::spider2_dbt::{
+    already_matches, both_profiles, reason, tables_of, verdict_value as value,
+};
 use crate::util::log::log_value;
 use serde_json::json;
 use std::path::Path;
@@ -64,12 +67,7 @@ fn score(
     examples: Option<&Path>,
     limits: &Limits,
 ) -> Scored {
-    let tables = Tables {
-        names: &instance.tables,
-        conditions: &instance.conditions,
-        ignore_orders: &instance.ignore_orders,
-    };
-    let run = |pred: &Path, sound: bool| judge_files(&instance.gold, pred, tables, limits, sound);
+    let tables = tables_of(instance);
     let (official, sound) = match answer {
         None => {
             let missing = Verdict::Mismatch("no line in results_metadata.jsonl".into());
@@ -79,37 +77,18 @@ fn score(
             Verdict::Mismatch(why.clone()),
             Verdict::Mismatch(why.clone()),
         ),
-        Some(Ok(file)) => (run(file, false), run(file, true)),
+        Some(Ok(file)) => both_profiles(&instance.gold, file, tables, limits),
     };
     let start = (examples.zip(instance.gold.file_name()))
         .map(|(folder, name)| folder.join(&instance.instance_id).join(name));
-    let unchanged_gold =
-        start.is_some_and(|start| start.is_file() && run(&start, false) == Verdict::Match);
+    let unchanged_gold = start.is_some_and(|start| {
+        start.is_file() && already_matches(&instance.gold, &start, tables, limits)
+    });
     Scored {
         instance_id: instance.instance_id.clone(),
         official,
         sound,
         unchanged_gold,
-    }
-}
-
-/// 1, 0, or `None` (unscored: a gold that does not read, a type or bound the profile cannot
-/// decide).
-fn value(verdict: &Verdict) -> Option<u8> {
-    match verdict {
-        Verdict::Match => Some(1),
-        Verdict::Mismatch(_) | Verdict::PredFailure(_) => Some(0),
-        Verdict::GoldFailure(_) | Verdict::Unavailable(_) => None,
-    }
-}
-
-fn reason(verdict: &Verdict) -> String {
-    match verdict {
-        Verdict::Match => "match".into(),
-        Verdict::Mismatch(why) => why.clone(),
-        Verdict::PredFailure(e) => format!("the prediction failed: {e}"),
-        Verdict::GoldFailure(why) => format!("gold_error: {why}"),
-        Verdict::Unavailable(why) => format!("unavailable: {why}"),
     }
 }
 

@@ -69,7 +69,8 @@ pub fn gather(
     }
 }
 
-/// The result rows of one changed item; `None` when its database is absent.
+/// The result rows of one changed item; `None` when its database is absent or the item is a
+/// kind's own task (`GoldItem::task`: its gold and answers are not queries).
 fn result_rows(
     evaluation: &Evaluation,
     baseline: Option<&Baseline>,
@@ -77,6 +78,9 @@ fn result_rows(
     (system, against, index): &ChangedItem,
 ) -> Option<String> {
     let item = &evaluation.dataset.items[*index];
+    if item.task.is_some() {
+        return None;
+    }
     let db = evaluation.dataset.database_path(item)?;
     let position = evaluation.systems.iter().position(|s| &s.name == system);
     let prediction = position.and_then(|s| evaluation.systems[s].predictions[*index].as_deref());

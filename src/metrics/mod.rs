@@ -13,6 +13,8 @@ mod qas;
 mod resultset;
 mod rves;
 mod soft_f1;
+#[cfg(feature = "duckdb")]
+pub(crate) mod spider2_dbt;
 mod sqlmorph;
 #[cfg(test)]
 mod tests;
@@ -73,6 +75,8 @@ const REGISTRY: &[(&str, Constructor)] = &[
     ("soft_f1_aligned", || {
         Box::new(soft_f1::SoftF1 { aligned: true })
     }),
+    #[cfg(feature = "duckdb")]
+    ("duckdb_match", || Box::new(spider2_dbt::DuckdbMatch)),
     #[cfg(test)]
     ("toy", || Box::new(toy::Toy)),
 ];
@@ -200,6 +204,13 @@ pub trait Detail: AsAny + std::fmt::Debug + Send + Sync {
     fn is_value_object(&self) -> bool {
         false
     }
+
+    /// When the metric also gives a second verdict on the item (another comparison profile's)
+    /// and it disagrees with the one scored: both in words, for the report's list of
+    /// disagreements (`report::disagreements`). `None` otherwise.
+    fn disagreement(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A detail as [`std::any::Any`], so a reader that knows a metric's detail type can find it
@@ -235,6 +246,11 @@ impl Details {
     /// Whether the detail is the metric's value object in the JSONL.
     pub fn is_value_object(&self) -> bool {
         self.0.is_value_object()
+    }
+
+    /// The second verdict that disagrees with the one scored, in words ([`Detail::disagreement`]).
+    pub fn disagreement(&self) -> Option<String> {
+        self.0.disagreement()
     }
 
     /// The TS counterexample this detail carries, if any.

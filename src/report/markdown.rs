@@ -425,7 +425,7 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         passed => input.verdict.passed(),
         review => input.verdict.passed_with_review(),
         reasons => input.verdict.reasons_below(),
-        notes => input.verdict.notes_below().into_iter().chain(crate::report::summary::gold_failure_note(input.evaluation)).chain(crate::report::summary::timeout_note(input.evaluation)).chain(crate::report::extraction::extraction_notes(input.evaluation)).collect::<Vec<_>>(),
+        notes => input.verdict.notes_below().into_iter().chain(crate::report::summary::gold_failure_note(input.evaluation)).chain(crate::report::summary::timeout_note(input.evaluation)).chain(crate::report::extraction::extraction_notes(input.evaluation)).chain(crate::report::disagreements::disagreement_notes(input.evaluation)).collect::<Vec<_>>(),
         gate_metric => input.gate_metric,
         headline => input.verdict.headline(),
         headline_detail => input.verdict.headline_detail(),

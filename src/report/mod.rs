@@ -6,6 +6,7 @@
 
 pub mod audit;
 pub mod datasets;
+pub mod disagreements;
 pub mod escape;
 pub mod extraction;
 pub mod features;

@@ -304,6 +304,9 @@ pub fn summary_json(
             .map(|(instance, notes)| json!({"instance_id": instance, "notes": notes}))
             .collect();
     }
+    if let Some(disagreements) = crate::report::disagreements::disagreements_json(evaluation) {
+        document["disagreements"] = disagreements;
+    }
     let overrides = crate::report::audit::override_views(&evaluation.overrides);
     if !overrides.is_empty() {
         document["gold_overrides"] = json!(overrides);
@@ -657,7 +660,11 @@ pub fn human(evaluation: &Evaluation, summary: &Summary) -> String {
     if let Some(note) = timeout_note(evaluation) {
         let _ = writeln!(out, "{note}");
     }
-    for line in crate::report::unstable::unstable_counts(evaluation) {
+    let disagreements = crate::report::disagreements::disagreement_notes(evaluation);
+    for line in crate::report::unstable::unstable_counts(evaluation)
+        .into_iter()
+        .chain(disagreements)
+    {
         let _ = writeln!(out, "{}", log_value(&line));
     }
     for system in &summary.systems {

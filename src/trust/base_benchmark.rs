@@ -174,6 +174,7 @@ fn copy_dataset(
         &mut dataset.gold_results,
         &mut dataset.gold_sql,
         &mut dataset.eval,
+        &mut dataset.starting_databases,
     ];
     for path in optional.into_iter().flatten() {
         copy(path)?;
@@ -206,6 +207,11 @@ fn copy_file(
     (into, changed): (&Path, &[String]),
 ) -> Result<(), InputError> {
     let target = into.join(name);
+    if std::fs::symlink_metadata(&target).is_ok() {
+        // Below two configured paths (Spider 2.0-DBT's evaluation file in its gold folder):
+        // copied once. Copying again onto the hard link would truncate the working tree's file.
+        return Ok(());
+    }
     if let Some(parent) = target.parent() {
         std::fs::create_dir_all(parent).map_err(|e| InputError::read(parent, e))?;
     }

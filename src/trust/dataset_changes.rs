@@ -19,6 +19,7 @@ pub(super) fn dataset_paths(dataset: &DatasetConfig) -> Vec<&Path> {
         &dataset.gold_results,
         &dataset.gold_sql,
         &dataset.eval,
+        &dataset.starting_databases,
     ];
     paths.extend(optional.into_iter().flatten().map(|p| p.as_path()));
     paths

@@ -75,6 +75,8 @@ mod spider2;
 mod spider2_dbt;
 #[cfg(feature = "duckdb")]
 mod spider2_dbt_conformance;
+#[cfg(feature = "duckdb")]
+mod spider2_dbt_gate;
 mod spider2_differential;
 mod state_trust;
 mod stores;

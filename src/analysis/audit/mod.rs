@@ -153,8 +153,12 @@ impl<'a> Context<'a> {
     /// The findings of one item, on its database then its suite's; on its suite alone when its
     /// database is absent (Spider's wta_1 ships as a schema only), where the checks of other
     /// dialects and of Spider 2.0 result files, which need the item's own data, are left out;
-    /// none when it has neither.
+    /// none when it has neither, or when the item is a kind's own task (`GoldItem::task`: no
+    /// gold query to audit).
     pub fn audit_item(&self, item: &GoldItem) -> Vec<Finding> {
+        if item.task.is_some() {
+            return Vec::new();
+        }
         let original = self.dataset.database_path(item);
         let databases = self.databases(item, original);
         let Some(db) = databases.first().map(PathBuf::as_path) else {

@@ -150,6 +150,10 @@ pub struct DatasetConfig {
     /// Spider 2.0: the evaluation settings (`spider2lite_eval.jsonl`).
     #[serde(default)]
     pub eval: Option<PathBuf>,
+    /// Spider 2.0-DBT: the task folder (`spider2-dbt/examples`), whose
+    /// `<instance_id>/<gold file name>` is each instance's starting database.
+    #[serde(default)]
+    pub starting_databases: Option<PathBuf>,
 }
 
 impl DatasetConfig {
@@ -337,7 +341,7 @@ pub struct PredictionSpec {
 /// Prediction file formats.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-#[serde(expecting = "a prediction `format`: `lines`, `tsv`, `jsonl` or `bird-json`")]
+#[serde(expecting = "a prediction `format`: `lines`, `tsv`, `jsonl`, `bird-json` or `spider2-dbt`")]
 pub enum PredictionFormat {
     /// One SQL per line aligned with gold; a tab and anything after it are ignored.
     #[default]
@@ -348,6 +352,9 @@ pub enum PredictionFormat {
     Jsonl,
     /// BIRD's JSON map `{"0": "SQL\t----- bird -----\tdb_id", ...}`.
     BirdJson,
+    /// Spider 2.0-DBT's `results_metadata.jsonl`, naming each instance's `.duckdb` answer file
+    /// (`dataset.kind: spider2-dbt`).
+    Spider2Dbt,
 }
 
 impl PredictionFormat {
@@ -358,6 +365,7 @@ impl PredictionFormat {
             PredictionFormat::Tsv => "tsv",
             PredictionFormat::Jsonl => "jsonl",
             PredictionFormat::BirdJson => "bird-json",
+            PredictionFormat::Spider2Dbt => "spider2-dbt",
         }
     }
 }
@@ -615,6 +623,9 @@ impl Config {
         }
         if let Some(databases) = &self.dataset.databases {
             ws.input_dir("dataset.databases", databases)?;
+        }
+        if let Some(starting) = &self.dataset.starting_databases {
+            ws.input_dir("dataset.starting_databases", starting)?;
         }
         for (key, path, dir) in self.dataset.spider2_paths() {
             if dir {

@@ -112,8 +112,10 @@ impl DatasetDigests {
     }
 }
 
-/// Where a kind's SQLite file of a db_id lies under `dataset.databases` (`input::kinds::Kind::database_file`).
-pub(crate) type SqliteFileOf<'a> = &'a dyn Fn(&Path, &str) -> PathBuf;
+/// Where a kind's file of a db_id lies under `dataset.databases`: its SQLite file
+/// (`input::kinds::Kind::database_file`, no extension given) or its file of an engine on files
+/// of its own (`input::kinds::Kind::engine_file`, that engine's extension given).
+pub(crate) type SqliteFileOf<'a> = &'a dyn Fn(&Path, &str, Option<&str>) -> PathBuf;
 
 impl Dataset {
     /// The dataset of `items` (read by the dataset kind, with `gold_bytes` the gold side its
@@ -341,13 +343,11 @@ fn database_file_of(
 ) -> Result<Option<PathBuf>, InputError> {
     let (file, check_file) = match own_files {
         Some(files) => (
-            folder
-                .join(db_id)
-                .join(format!("{db_id}.{}", files.extension)),
+            sqlite_file(folder, db_id, Some(files.extension)),
             files.check,
         ),
         None => (
-            sqlite_file(folder, db_id),
+            sqlite_file(folder, db_id, None),
             crate::input::database_file::check as fn(&Path) -> Result<(), String>,
         ),
     };

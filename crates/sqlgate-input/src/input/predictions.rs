@@ -188,6 +188,7 @@ pub fn parse_predictions_with_lines(
         PredictionFormat::Tsv => keyed(path, gold_count, parse_tsv(path, bytes)?)?,
         PredictionFormat::Jsonl => keyed(path, gold_count, parse_jsonl(path, bytes, dataset)?)?,
         PredictionFormat::BirdJson => keyed(path, gold_count, parse_bird_json(path, bytes)?)?,
+        PredictionFormat::Spider2Dbt => keyed(path, gold_count, parse_dbt(path, bytes, dataset)?)?,
     };
     let shifted = || match spec.format {
         PredictionFormat::Lines => first_misfit(&aligned, dataset),
@@ -475,6 +476,20 @@ fn parse_jsonl(path: &Path, bytes: &[u8], dataset: &Dataset) -> Result<Vec<Keyed
         });
     }
     Ok(entries)
+}
+
+/// Spider 2.0-DBT's `results_metadata.jsonl`: each line's answer file as its prediction text
+/// (`input::spider2_dbt::answers_by_item`).
+fn parse_dbt(path: &Path, bytes: &[u8], dataset: &Dataset) -> Result<Vec<Keyed>, InputError> {
+    let answers = crate::input::spider2_dbt::answers_by_item(path, bytes, dataset)?;
+    Ok((answers.into_iter())
+        .map(|(index, text, line)| Keyed {
+            index,
+            sql: Some(text),
+            location: format!("line {line}"),
+            line: Some(line),
+        })
+        .collect())
 }
 
 /// The SQL of one BIRD prediction, as the official `package_sqls` takes it: the text before the

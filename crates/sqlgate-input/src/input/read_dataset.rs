@@ -27,7 +27,10 @@ impl Dataset {
     ) -> Result<Dataset, InputError> {
         let kind = crate::input::kinds::of(config);
         let items = kind.load_items(config, version)?;
-        let sqlite_file = |folder: &std::path::Path, db_id: &str| kind.database_file(folder, db_id);
+        let sqlite_file = |folder: &std::path::Path, db_id: &str, own: Option<&str>| match own {
+            Some(extension) => kind.engine_file(folder, db_id, extension),
+            None => kind.database_file(folder, db_id),
+        };
         Self::assemble(config, items, &sqlite_file, engines)
     }
 }

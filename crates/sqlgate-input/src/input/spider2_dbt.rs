@@ -28,6 +28,9 @@ pub struct DbtInstance {
     pub conditions: Vec<Vec<i64>>,
     /// `ignore_orders`, one per table.
     pub ignore_orders: Vec<bool>,
+    /// The instance's starting database (`<starting folder>/<instance_id>/<gold file name>`),
+    /// when one is configured and there: a gold it already matches is a finding.
+    pub start: Option<PathBuf>,
 }
 
 /// The instances of `<gold_dir>/spider2_eval.jsonl`, in file order; a missing gold file, an
@@ -35,8 +38,20 @@ pub struct DbtInstance {
 /// errors naming the line.
 pub fn load_eval(gold_dir: &Path) -> Result<Vec<DbtInstance>, InputError> {
     let path = gold_dir.join("spider2_eval.jsonl");
+    load_eval_file(&path, &read_utf8(&path)?, gold_dir)
+}
+
+/// The instances of the evaluation file at `path` (its text `text`), their gold files under
+/// `gold_dir`, as [`load_eval`] reads them: the dataset kind `spider2-dbt` reads its
+/// `dataset.gold` this way, with `dataset.databases` as `gold_dir`.
+pub fn load_eval_file(
+    path: &Path,
+    text: &str,
+    gold_dir: &Path,
+) -> Result<Vec<DbtInstance>, InputError> {
+    let path = path.to_path_buf();
     let mut instances: Vec<DbtInstance> = Vec::new();
-    for (line, record) in json_lines(&path)? {
+    for (line, record) in json_lines(&path, text)? {
         let fail = |message: String| InputError::malformed(&path, format!("line {line}"), message);
         let instance_id = plain_name(&record, "instance_id").map_err(fail)?;
         if instances.iter().any(|i| i.instance_id == instance_id) {
@@ -65,6 +80,7 @@ pub fn load_eval(gold_dir: &Path) -> Result<Vec<DbtInstance>, InputError> {
             tables,
             conditions,
             ignore_orders,
+            start: None,
         });
     }
     Ok(instances)
@@ -122,9 +138,21 @@ pub type Answer = Result<PathBuf, String>;
 /// replaces an earlier one (the official `dict` does the same).
 pub fn load_results(submission: &Path) -> Result<BTreeMap<String, Answer>, InputError> {
     let path = submission.join("results_metadata.jsonl");
-    let mut answers = BTreeMap::new();
-    for (line, record) in json_lines(&path)? {
-        let fail = |message: String| InputError::malformed(&path, format!("line {line}"), message);
+    let lines = parse_results(&path, &read_utf8(&path)?)?;
+    Ok(lines
+        .into_iter()
+        .map(|(_, instance_id, answer)| (instance_id, answer))
+        .collect())
+}
+
+/// The lines of a `results_metadata.jsonl` at `path` (its text `text`), in file order: each
+/// line's number, instance and answer file (see [`load_results`]; answer files are looked up
+/// beside `path`).
+pub fn parse_results(path: &Path, text: &str) -> Result<Vec<(usize, String, Answer)>, InputError> {
+    let submission = path.parent().unwrap_or(Path::new("."));
+    let mut answers = Vec::new();
+    for (line, record) in json_lines(path, text)? {
+        let fail = |message: String| InputError::malformed(path, format!("line {line}"), message);
         let instance_id = plain_name(&record, "instance_id").map_err(fail)?;
         let answer = match (
             record["answer_type"].as_str(),
@@ -136,20 +164,81 @@ pub fn load_results(submission: &Path) -> Result<BTreeMap<String, Answer>, Input
                 kind.unwrap_or("(absent)")
             )),
         };
-        answers.insert(instance_id, answer);
+        answers.push((line, instance_id, answer));
     }
     Ok(answers)
 }
 
-/// `<submission>/<instance_id>/<relative>`, a regular file inside that folder (a path out of it,
-/// a link or a folder is refused: the submission is hostile).
+/// The largest answer file scored: far above a real agent's `.duckdb` output, and a bound on
+/// what a pull request's file costs to digest and open. A larger one is a wrong answer.
+pub const MAX_ANSWER_BYTES: u64 = 1 << 30;
+
+/// What starts the prediction text of an answer file (see [`answer_text`]).
+const DIGEST_PREFIX: &str = "sha256:";
+
+/// The prediction text of one answer for the gate (`format: spider2-dbt`): `sha256:<hex> <file>`
+/// for an answer file (its content digest, so a changed file is a changed prediction in the
+/// baseline and the fingerprint), else `no answer file: <why>` (outside its folder, a link, not
+/// a regular file, over [`MAX_ANSWER_BYTES`]), which the metric scores wrong with the reason.
+pub fn answer_text(answer: &Answer) -> String {
+    match answer
+        .as_ref()
+        .map_err(String::clone)
+        .and_then(|file| digest_file(file).map(|hex| (file, hex)))
+    {
+        Ok((file, hex)) => format!("{DIGEST_PREFIX}{hex} {}", file.display()),
+        Err(why) => format!("no answer file: {why}"),
+    }
+}
+
+/// The answer file a prediction text of [`answer_text`] names, or why it names none.
+pub fn answer_of_text(text: &str) -> Result<&Path, String> {
+    let rest = text
+        .strip_prefix(DIGEST_PREFIX)
+        .ok_or_else(|| text.to_string())?;
+    match rest.split_once(' ') {
+        Some((hex, file)) if hex.len() == 64 => Ok(Path::new(file)),
+        _ => Err(format!("not an answer file: {text}")),
+    }
+}
+
+/// The hex SHA-256 of the regular file `file` of at most [`MAX_ANSWER_BYTES`].
+fn digest_file(file: &Path) -> Result<String, String> {
+    use sha2::{Digest, Sha256};
+    let shown = || file.display().to_string();
+    let mut opened = std::fs::File::open(file).map_err(|e| format!("{}: {e}", shown()))?;
+    let size = opened
+        .metadata()
+        .map_err(|e| format!("{}: {e}", shown()))?
+        .len();
+    if size > MAX_ANSWER_BYTES {
+        return Err(format!(
+            "{} holds {size} bytes, over the {MAX_ANSWER_BYTES}-byte limit of an answer file",
+            shown()
+        ));
+    }
+    let mut hasher = Sha256::new();
+    let mut bounded = std::io::Read::take(&mut opened, MAX_ANSWER_BYTES + 1);
+    let read = std::io::copy(&mut bounded, &mut hasher).map_err(|e| format!("{}: {e}", shown()))?;
+    if read > MAX_ANSWER_BYTES {
+        return Err(format!(
+            "{} grew past the answer file limit while read",
+            shown()
+        ));
+    }
+    Ok(crate::util::digest::hex(&hasher.finalize()))
+}
+
+/// `<submission>/<instance_id>/<relative>`, a regular file inside that folder, the folder
+/// itself inside the submission (a path out of it, a link to a file or a linked instance
+/// folder is refused: the submission is hostile).
 fn answer_file(submission: &Path, instance_id: &str, relative: &str) -> Answer {
     let folder = submission.join(instance_id);
     let file = folder.join(relative);
     let regular = std::fs::symlink_metadata(&file).is_ok_and(|m| m.file_type().is_file());
     let inside = (file.canonicalize().ok())
-        .zip(folder.canonicalize().ok())
-        .is_some_and(|(file, folder)| file.starts_with(folder));
+        .zip(submission.canonicalize().ok())
+        .is_some_and(|(file, submission)| file.starts_with(submission.join(instance_id)));
     match (regular, inside) {
         (true, true) => Ok(file),
         (false, _) => Err(format!("no regular file {}", file.display())),
@@ -161,9 +250,8 @@ fn answer_file(submission: &Path, instance_id: &str, relative: &str) -> Answer {
     }
 }
 
-/// JSON objects, one per non-blank line, with their line numbers.
-fn json_lines(path: &Path) -> Result<Vec<(usize, Value)>, InputError> {
-    let text = read_utf8(path)?;
+/// JSON objects, one per non-blank line of `text` (read from `path`), with their line numbers.
+fn json_lines(path: &Path, text: &str) -> Result<Vec<(usize, Value)>, InputError> {
     let mut records = Vec::new();
     for (number, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -195,4 +283,84 @@ fn plain_name(record: &Value, key: &str) -> Result<String, String> {
         .filter(|s| !s.is_empty() && !s.contains(['/', '\\', '\0']) && *s != "." && *s != "..")
         .map(str::to_string)
         .ok_or_else(|| format!("missing or invalid `{key}` (a plain name)"))
+}
+
+/// An instance is the item's task of `dataset.kind: spider2-dbt`, which the metric
+/// `duckdb_match` reads.
+impl crate::input::dataset::ItemTask for DbtInstance {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// The answers of a `results_metadata.jsonl` (`path`, its bytes `bytes`; `format: spider2-dbt`)
+/// for the items of `dataset`: per line, the gold index of its instance, its prediction text
+/// ([`answer_text`]) and its line. An instance the dataset does not hold, or one given twice, is
+/// an error naming the line (the official `dict` would keep the last one silently).
+pub fn answers_by_item(
+    path: &Path,
+    bytes: &[u8],
+    dataset: &crate::input::dataset::Dataset,
+) -> Result<Vec<(usize, String, usize)>, InputError> {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| InputError::malformed(path, "the file", format!("invalid UTF-8: {e}")))?;
+    let index_of: BTreeMap<&str, usize> = (dataset.items.iter())
+        .filter_map(|item| {
+            let task = item
+                .task
+                .as_deref()?
+                .as_any()
+                .downcast_ref::<DbtInstance>()?;
+            Some((task.instance_id.as_str(), item.index))
+        })
+        .collect();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut answers = Vec::new();
+    for (line, instance_id, answer) in parse_results(path, text)? {
+        let fail = |message: String| InputError::malformed(path, format!("line {line}"), message);
+        let Some(&index) = index_of.get(instance_id.as_str()) else {
+            return Err(fail(format!(
+                "instance `{}` is not in the dataset's evaluation file",
+                crate::util::log::log_value(&instance_id)
+            )));
+        };
+        if !seen.insert(index) {
+            return Err(fail(format!(
+                "instance `{}` is answered twice",
+                crate::util::log::log_value(&instance_id)
+            )));
+        }
+        answers.push((index, answer_text(&answer), line));
+    }
+    Ok(answers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_file_over_the_limit_or_absent_is_named_never_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let huge = dir.path().join("huge.duckdb");
+        let file = std::fs::File::create(&huge).unwrap();
+        file.set_len(MAX_ANSWER_BYTES + 1).unwrap();
+        let text = answer_text(&Ok(huge));
+        assert!(text.starts_with("no answer file: "), "{text}");
+        assert!(text.contains("over the 1073741824-byte limit"), "{text}");
+        assert_eq!(answer_of_text(&text), Err(text.clone()));
+        let small = dir.path().join("small.duckdb");
+        std::fs::write(&small, b"abc").unwrap();
+        let text = answer_text(&Ok(small.clone()));
+        assert_eq!(
+            text,
+            format!(
+                "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad {}",
+                small.display()
+            )
+        );
+        assert_eq!(answer_of_text(&text), Ok(small.as_path()));
+        let absent = answer_text(&Err("no regular file x".into()));
+        assert_eq!(absent, "no answer file: no regular file x");
+    }
 }

@@ -261,6 +261,7 @@ pub(super) fn resolve_dataset(base: &Path, dataset: &mut DatasetConfig) {
         &mut dataset.gold_results,
         &mut dataset.gold_sql,
         &mut dataset.eval,
+        &mut dataset.starting_databases,
     ]
     .into_iter()
     .flatten()

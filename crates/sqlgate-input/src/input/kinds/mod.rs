@@ -4,6 +4,7 @@
 
 mod plain;
 mod spider2;
+mod spider2_dbt;
 
 use crate::input::config::{Config, DatasetConfig, DatasetKind, EngineCatalog, Spider2Version};
 use crate::input::dataset::GoldItem;
@@ -17,6 +18,7 @@ pub const KINDS: &[&dyn Kind] = &[
     &plain::Plain("bird"),
     &plain::Plain("generic"),
     &spider2::Spider2,
+    &spider2_dbt::Spider2Dbt,
 ];
 
 /// One benchmark convention: its items, its database layout, its config rules.
@@ -42,6 +44,24 @@ pub trait Kind: Send + Sync {
     /// Where `db_id`'s SQLite file lies under `dataset.databases`: `<db_id>/<db_id>.sqlite`.
     fn database_file(&self, folder: &Path, db_id: &str) -> PathBuf {
         folder.join(db_id).join(format!("{db_id}.sqlite"))
+    }
+
+    /// Where `db_id`'s file lies under `dataset.databases` when the engine reads files of its own
+    /// (`extension`, such as `duckdb`): `<db_id>/<db_id>.<extension>`.
+    fn engine_file(&self, folder: &Path, db_id: &str, extension: &str) -> PathBuf {
+        folder.join(db_id).join(format!("{db_id}.{extension}"))
+    }
+
+    /// The extension of the engine's own files the kind's databases are, when they are such
+    /// files (an engine on other files, or none, is refused).
+    fn database_extension(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Whether the kind compares with the Spider 2.0 profiles (`spider2`, `spider2-sound`),
+    /// which every other kind refuses.
+    fn takes_spider2_profiles(&self) -> bool {
+        false
     }
 
     /// True when the kind's items run on SQLite files only (a server engine is refused).
@@ -95,6 +115,12 @@ pub fn check(config: &Config, engines: &dyn EngineCatalog) -> Result<(), String>
     if own.sqlite_only() && engines.reads_sqlite_files(engine) != Some(true) {
         return Err(format!(
             "`dataset.kind: {name}` runs on SQLite only, not with `dataset.engine.kind: {engine}`"
+        ));
+    }
+    let files = engines.database_files(engine).map(|files| files.extension);
+    if let Some(extension) = own.database_extension().filter(|&e| files != Some(e)) {
+        return Err(format!(
+            "`dataset.kind: {name}` reads `.{extension}` files: set `dataset.engine.kind` to the engine on them, not `{engine}`"
         ));
     }
     for kind in KINDS.iter().filter(|kind| kind.name() != own.name()) {

@@ -35,6 +35,10 @@ impl Kind for Spider2 {
         true
     }
 
+    fn takes_spider2_profiles(&self) -> bool {
+        true
+    }
+
     /// The layout needs its files, difficulty `none`, a `spider2` profile and the `ex` metric
     /// only.
     fn check(&self, config: &Config) -> Result<(), String> {
@@ -76,7 +80,7 @@ impl Kind for Spider2 {
         if let Some((key, _, _)) = config.dataset.spider2_paths().first() {
             return Err(format!("`{key}` is for `dataset.kind: spider2` only"));
         }
-        if profile.is_spider2() {
+        if profile.is_spider2() && !super::of(&config.dataset).takes_spider2_profiles() {
             return Err(format!(
                 "`compare.profile: {}` needs `dataset.kind: spider2` (its gold results and evaluation settings)",
                 profile.as_str()

@@ -1,0 +1,182 @@
+//! `duckdb_match`: Spider 2.0-DBT's table comparison of a predicted `.duckdb` file with the
+//! item's gold file (`engine::spider2_dbt`), for `dataset.kind: spider2-dbt`. The verdict is the
+//! configured profile's (`spider2`, the official `eval_utils.py`, by default; `spider2-sound`
+//! compares rows); the other profile's verdict goes beside it in the item's detail
+//! (`duckdb_match_components`), so a run shows where the two disagree.
+
+use super::{prediction_failure, Detail, Details, Env, Metric, Outcome, Score};
+use crate::engine::exec::Limits;
+use crate::engine::spider2_dbt::{judge_files, Tables, Verdict};
+use crate::input::config::ProfileName;
+use crate::input::dataset::GoldItem;
+use crate::input::spider2_dbt::{answer_of_text, DbtInstance};
+use serde_json::json;
+use std::path::Path;
+
+/// The metric.
+pub struct DuckdbMatch;
+
+impl Metric for DuckdbMatch {
+    fn name(&self) -> &'static str {
+        "duckdb_match"
+    }
+
+    fn score(&self, env: &Env<'_>, item: &GoldItem, prediction: Option<&str>) -> Score {
+        let task = item.task.as_deref().map(|task| task.as_any());
+        let Some(instance) = task.and_then(|task| task.downcast_ref::<DbtInstance>()) else {
+            return Score::unscored(
+                Outcome::GoldError,
+                "not a Spider 2.0-DBT instance (`dataset.kind: spider2-dbt`)",
+            );
+        };
+        let Some(gold) = env.dataset.database_path(item) else {
+            return Score::unscored(Outcome::Skipped, "gold database absent");
+        };
+        let limits = env.executor.limits();
+        let tables = tables_of(instance);
+        if let Some(start) = &instance.start {
+            if already_matches(gold, start, tables, &limits) {
+                return Score::unscored(Outcome::GoldError, format!(
+                    "gold-unchanged: the starting database {} already matches the gold (an agent that changes nothing scores 1); list the item in `dataset.allow_failing_golds` to leave it unscored",
+                    start.display()
+                ));
+            }
+        }
+        let Some(text) = prediction else {
+            return Score::missing();
+        };
+        let answer = match answer_of_text(text) {
+            Ok(answer) => answer,
+            Err(why) => return Score::wrong(Outcome::PredError, why),
+        };
+        let (official, sound) = both_profiles(gold, answer, tables, &limits);
+        let chosen = match env.profile.config().profile {
+            ProfileName::Spider2Sound => &sound,
+            _ => &official,
+        };
+        let mut score = verdict_score(chosen);
+        score.details = Some(Details::new(BothProfiles {
+            official: verdict_value(&official),
+            official_reason: reason(&official),
+            sound: verdict_value(&sound),
+            sound_reason: reason(&sound),
+        }));
+        score
+    }
+
+    fn read_details(&self, json: &serde_json::Value) -> Option<Details> {
+        let value = |key: &str| json.get(key).and_then(serde_json::Value::as_u64);
+        let text = |key: &str| json.get(key)?.as_str().map(str::to_string);
+        Some(Details::new(BothProfiles {
+            official: value("official").map(|v| u8::from(v == 1)),
+            official_reason: text("official_reason")?,
+            sound: value("sound").map(|v| u8::from(v == 1)),
+            sound_reason: text("sound_reason")?,
+        }))
+    }
+}
+
+/// What `duckdb_match` compares of an instance: its tables, their columns and row-order flags.
+pub(crate) fn tables_of(instance: &DbtInstance) -> Tables<'_> {
+    Tables {
+        names: &instance.tables,
+        conditions: &instance.conditions,
+        ignore_orders: &instance.ignore_orders,
+    }
+}
+
+/// `duckdb_match` of `answer` against `gold` under the official profile, then the sound one.
+pub(crate) fn both_profiles(
+    gold: &Path,
+    answer: &Path,
+    tables: Tables<'_>,
+    limits: &Limits,
+) -> (Verdict, Verdict) {
+    (
+        judge_files(gold, answer, tables, limits, false),
+        judge_files(gold, answer, tables, limits, true),
+    )
+}
+
+/// Whether the starting database `start` already matches `gold` officially: an agent that
+/// changes nothing scores 1 (the `gold-unchanged` finding).
+pub(crate) fn already_matches(
+    gold: &Path,
+    start: &Path,
+    tables: Tables<'_>,
+    limits: &Limits,
+) -> bool {
+    judge_files(gold, start, tables, limits, false) == Verdict::Match
+}
+
+/// Both profiles' verdicts on one item: 1, 0, or `None` (unscored), with the reason of each.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BothProfiles {
+    /// The official `duckdb_match`'s verdict.
+    pub official: Option<u8>,
+    /// Why.
+    pub official_reason: String,
+    /// The sound profile's verdict.
+    pub sound: Option<u8>,
+    /// Why.
+    pub sound_reason: String,
+}
+
+impl Detail for BothProfiles {
+    fn to_json(&self) -> serde_json::Value {
+        json!({
+            "official": self.official,
+            "official_reason": self.official_reason,
+            "sound": self.sound,
+            "sound_reason": self.sound_reason,
+        })
+    }
+
+    /// The official and the sound verdicts, when they differ.
+    fn disagreement(&self) -> Option<String> {
+        let shown = |value: Option<u8>| value.map_or_else(|| "-".into(), |v| v.to_string());
+        (self.official != self.sound).then(|| {
+            format!(
+                "official {} ({}), sound {} ({})",
+                shown(self.official),
+                self.official_reason,
+                shown(self.sound),
+                self.sound_reason
+            )
+        })
+    }
+}
+
+/// The gate's verdict of one profile's: a gold that cannot be read is a gold error (the run
+/// stops on it, naming the item), an undecided one unavailable, a predicted file the limits
+/// stopped a prediction failure.
+fn verdict_score(verdict: &Verdict) -> Score {
+    match verdict {
+        Verdict::Match => Score::binary(true),
+        Verdict::Mismatch(why) => Score::wrong(Outcome::Mismatch, why.clone()),
+        Verdict::PredFailure(error) => prediction_failure(error.clone()),
+        Verdict::GoldFailure(why) => Score::unscored(Outcome::GoldError, why.clone()),
+        Verdict::Unavailable(why) => Score::unscored(Outcome::Unavailable, why.clone()),
+    }
+}
+
+/// 1, 0, or `None` (unscored: a gold that does not read, a type or bound the profile cannot
+/// decide), as the detail and `sqlgate spider2-dbt` count it.
+pub(crate) fn verdict_value(verdict: &Verdict) -> Option<u8> {
+    match verdict {
+        Verdict::Match => Some(1),
+        Verdict::Mismatch(_) | Verdict::PredFailure(_) => Some(0),
+        Verdict::GoldFailure(_) | Verdict::Unavailable(_) => None,
+    }
+}
+
+/// A verdict's reason, as the detail and `sqlgate spider2-dbt` write it.
+pub(crate) fn reason(verdict: &Verdict) -> String {
+    match verdict {
+        Verdict::Match => "match".into(),
+        Verdict::Mismatch(why) => why.clone(),
+        Verdict::PredFailure(e) => format!("the prediction failed: {e}"),
+        Verdict::GoldFailure(why) => format!("gold_error: {why}"),
+        Verdict::Unavailable(why) => format!("unavailable: {why}"),
+    }
+}
