@@ -69,7 +69,9 @@ pub fn gather(
     }
 }
 
-/// The result rows of one changed item; `None` when its database is absent.
+/// The result rows of one changed item; `None` when its database is absent or its kind's own
+/// task judges it (`GoldItem::task`: statements that change the database, which only its metric
+/// runs, on a copy).
 fn result_rows(
     evaluation: &Evaluation,
     baseline: Option<&Baseline>,
@@ -77,6 +79,9 @@ fn result_rows(
     (system, against, index): &ChangedItem,
 ) -> Option<String> {
     let item = &evaluation.dataset.items[*index];
+    if item.task.is_some() {
+        return None;
+    }
     let db = evaluation.dataset.database_path(item)?;
     let position = evaluation.systems.iter().position(|s| &s.name == system);
     let prediction = position.and_then(|s| evaluation.systems[s].predictions[*index].as_deref());

@@ -8,6 +8,7 @@ mod esm;
 pub mod esm_plus;
 mod ex;
 mod flex;
+mod livesql;
 mod outcome;
 mod qas;
 mod resultset;
@@ -72,6 +73,17 @@ const REGISTRY: &[(&str, Constructor)] = &[
     ("soft_f1", || Box::new(soft_f1::SoftF1 { aligned: false })),
     ("soft_f1_aligned", || {
         Box::new(soft_f1::SoftF1 { aligned: true })
+    }),
+    ("livesql", || {
+        Box::new(livesql::LiveSql(crate::engine::livesql::Profile::Official))
+    }),
+    ("livesql_sound", || {
+        Box::new(livesql::LiveSql(crate::engine::livesql::Profile::Sound))
+    }),
+    ("bird_critic", || {
+        Box::new(livesql::LiveSql(
+            crate::engine::livesql::Profile::BirdCritic,
+        ))
     }),
     #[cfg(test)]
     ("toy", || Box::new(toy::Toy)),

@@ -337,7 +337,7 @@ pub struct PredictionSpec {
 /// Prediction file formats.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-#[serde(expecting = "a prediction `format`: `lines`, `tsv`, `jsonl` or `bird-json`")]
+#[serde(expecting = "a prediction `format`: `lines`, `tsv`, `jsonl`, `bird-json` or `livesql`")]
 pub enum PredictionFormat {
     /// One SQL per line aligned with gold; a tab and anything after it are ignored.
     #[default]
@@ -348,6 +348,9 @@ pub enum PredictionFormat {
     Jsonl,
     /// BIRD's JSON map `{"0": "SQL\t----- bird -----\tdb_id", ...}`.
     BirdJson,
+    /// LiveSQLBench's `{"instance_id", "pred_sqls"}` (or `"response"`) lines, each item's
+    /// statements kept as a list (`dataset.kind: livesql` and `bird-critic`).
+    Livesql,
 }
 
 impl PredictionFormat {
@@ -358,6 +361,7 @@ impl PredictionFormat {
             PredictionFormat::Tsv => "tsv",
             PredictionFormat::Jsonl => "jsonl",
             PredictionFormat::BirdJson => "bird-json",
+            PredictionFormat::Livesql => "livesql",
         }
     }
 }
