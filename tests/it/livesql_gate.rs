@@ -130,11 +130,20 @@ fn judged_change(change: impl FnOnce(&Path)) -> (Option<i32>, String, Value) {
 /// question, which it gets wrong.
 const RIGHT_UPDATE: &str = "UPDATE students SET grade = grade + 1 WHERE grade = 12";
 
+/// A pull request of the gate test: its name, its change, its exit code, what its output says,
+/// and the regressed and fixed items of its gate cell.
+type Case = (
+    &'static str,
+    Box<dyn FnOnce(&Path)>,
+    i32,
+    &'static [&'static str],
+    (Value, Value),
+);
+
 #[test]
 fn a_pull_request_breaking_a_management_update_fails_naming_it_and_others_pass() {
     let every_row = "UPDATE students SET grade = grade + 1";
-    type Change = Box<dyn FnOnce(&Path)>;
-    let cases: [(&str, Change, i32, &[&str], (Value, Value)); 3] = [
+    let cases: [Case; 3] = [
         (
             "regressing",
             Box::new(move |root| predict(root, "lsq_081", &[every_row])),
@@ -258,6 +267,82 @@ fn test_cases_never_run_without_network_isolation() {
             "could not judge item ",
             "the test cases need network isolation",
             "never run without it",
+        ],
+    );
+}
+
+#[test]
+fn configs_that_do_not_go_with_the_livesql_kinds_are_refused_naming_the_key() {
+    use sqlgate::engine::registry::Engines;
+    use sqlgate::input::config::Config;
+    let example = std::fs::read_to_string(example_folder().join("sqlgate.yml")).unwrap();
+    let spider = "dataset: { gold: g.sql, databases: d }\n";
+    let cases: [(String, &str); 9] = [
+        (example.replace("field:category", "spider-hardness"), "set `dataset.difficulty: field:category` (a cell per category) or `none`"),
+        (example.replace("[livesql, livesql_sound]", "[livesql, livesql_sound, ex]"), "`metrics`: `ex` is not available for `dataset.kind: livesql` (only `livesql`, `livesql_sound`)"),
+        (example.replace("kind: livesql\n", "kind: bird-critic\n"), "`metrics`: `livesql` is not available for `dataset.kind: bird-critic` (only `bird_critic`)"),
+        (example.replace(", format: livesql", ""), "`predictions`: `./predictions/model.jsonl` needs `format: livesql` with `dataset.kind: livesql`"),
+        (example.replace("format: livesql", "format: livesql, extract: auto"), "`extract`"),
+        (example.replace("threads: auto }", "threads: auto }\ncompare: { keep_distinct: true }"), "do not apply to `dataset.kind: livesql`"),
+        (example.replace("databases: database\n", "engine: { kind: postgresql, url_env: X }\n"), "`dataset.kind: livesql` runs on SQLite only"),
+        (format!("{spider}predictions: [{{ path: p.txt }}]\nmetrics: [livesql_sound]\n"), "`metrics`: `livesql_sound` needs `dataset.kind: livesql`"),
+        (format!("{spider}predictions: [{{ path: p.jsonl, format: livesql }}]\n"), "`./p.jsonl` has `format: livesql`, which needs `dataset.kind: livesql` or `bird-critic`"),
+    ];
+    for (text, expected) in cases {
+        let path = Path::new("sqlgate.yml");
+        let error = Config::parse(&text, path, &Engines)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains(expected), "{expected:?} not in {error}");
+    }
+}
+
+#[test]
+fn an_absent_prediction_is_a_wrong_item_and_an_unknown_instance_is_an_input_error() {
+    let dir = tempfile::tempdir().unwrap();
+    common::copy_tree(&example_folder(), dir.path());
+    let (config, predictions) = (
+        dir.path().join("sqlgate.yml"),
+        dir.path().join("predictions/model.jsonl"),
+    );
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text.replace("format: livesql", "format: livesql, allow_missing: true"),
+    )
+    .unwrap();
+    let lines = std::fs::read_to_string(&predictions).unwrap();
+    let kept: Vec<&str> = lines
+        .lines()
+        .filter(|l| !l.contains("\"lsq_081\""))
+        .collect();
+    std::fs::write(&predictions, kept.join("\n") + "\n").unwrap();
+    let jsonl = dir.path().join("outcomes.jsonl");
+    let said = common::exited(
+        &common::eval(&config, &["--jsonl", arg(&jsonl), "--comment", "never"]),
+        1,
+    );
+    let item = &common::read_jsonl(&jsonl)[22];
+    assert_eq!(
+        item["outcome"],
+        json!({"livesql": "missing", "livesql_sound": "missing"}),
+        "{said}"
+    );
+    std::fs::write(
+        &predictions,
+        format!(
+            "{}\n{{\"instance_id\": \"lsq_999\", \"pred_sqls\": []}}\n",
+            kept.join("\n")
+        ),
+    )
+    .unwrap();
+    let said = common::exited(&common::eval(&config, &["--comment", "never"]), 2);
+    common::assert_contains(
+        &said,
+        &[
+            "model.jsonl",
+            "line 44",
+            "`instance_id` lsq_999 is not an item of the dataset",
         ],
     );
 }
