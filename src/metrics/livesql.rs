@@ -8,7 +8,8 @@
 //! - `livesql_sound`: the same checks without its semantic quirks;
 //! - `bird_critic`: BIRD-Critic's SQLite evaluator.
 //!
-//! Items are judged as the gate's workers take them, in parallel. A fault of the harness (a copy
+//! They run on SQLite files only: their kinds say so (`Kind::sqlite_only`), and refuse them in any
+//! other kind. Items are judged as the gate's workers take them, in parallel. A fault of the harness (a copy
 //! that could not be made, a test runner that could not start or be isolated) stops the run: it
 //! is never a verdict.
 
@@ -66,10 +67,6 @@ impl Metric for LiveSql {
                 Score::unscored(Outcome::Unavailable, reason)
             }
         }
-    }
-
-    fn needs_sqlite_files(&self) -> bool {
-        true
     }
 }
 

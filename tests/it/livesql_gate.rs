@@ -175,9 +175,13 @@ fn a_pull_request_breaking_a_management_update_fails_naming_it_and_others_pass()
         let (exit, output, summary) = judged_change(change);
         assert_eq!(exit, Some(code), "{name}: {output}");
         common::assert_contains(&output, said);
-        let cell = &summary["gate"]["cells"][0];
-        assert_eq!(cell["cell"], "all", "{name}");
-        assert_eq!((&cell["regressed"], &cell["fixed"]), (&regressed, &fixed));
+        // Every changed item is a Management one: its category's gated cell moves with `all`.
+        let cells = summary["gate"]["cells"].as_array().unwrap();
+        let named: Vec<&Value> = cells.iter().map(|c| &c["cell"]).collect();
+        assert_eq!(named, ["all", "Management", "Query"], "{name}");
+        for cell in &cells[..2] {
+            assert_eq!((&cell["regressed"], &cell["fixed"]), (&regressed, &fixed));
+        }
     }
 }
 
@@ -277,7 +281,11 @@ fn configs_that_do_not_go_with_the_livesql_kinds_are_refused_naming_the_key() {
     use sqlgate::input::config::Config;
     let example = std::fs::read_to_string(example_folder().join("sqlgate.yml")).unwrap();
     let spider = "dataset: { gold: g.sql, databases: d }\n";
-    let cases: [(String, &str); 9] = [
+    let cases: [(String, &str); 10] = [
+        (
+            example.replace("threads: auto }", "threads: auto }\naudit: { overrides: o.jsonl }"),
+            "`audit.overrides` and `audit.dialects` do not apply to `dataset.kind: livesql`",
+        ),
         (example.replace("field:category", "spider-hardness"), "set `dataset.difficulty: field:category` (a cell per category) or `none`"),
         (example.replace("[livesql, livesql_sound]", "[livesql, livesql_sound, ex]"), "`metrics`: `ex` is not available for `dataset.kind: livesql` (only `livesql`, `livesql_sound`)"),
         (example.replace("kind: livesql\n", "kind: bird-critic\n"), "`metrics`: `livesql` is not available for `dataset.kind: bird-critic` (only `bird_critic`)"),
@@ -345,4 +353,40 @@ fn an_absent_prediction_is_a_wrong_item_and_an_unknown_instance_is_an_input_erro
             "`instance_id` lsq_999 is not an item of the dataset",
         ],
     );
+}
+
+#[test]
+fn the_bird_critic_kind_gives_the_recorded_verdicts_in_the_gate() {
+    let corpus_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/livesql");
+    let dir = tempfile::tempdir().unwrap();
+    common::databases_from_scripts(&corpus_dir.join("db"), &dir.path().join("database"));
+    let bird_critic = corpus_dir.join("bird_critic");
+    let config = common::config::write(
+        dir.path().join("sqlgate.yml"),
+        &format!(
+            "dataset: {{ kind: bird-critic, gold: {items}, databases: database, difficulty: none }}\n\
+             predictions: [{{ name: model, path: {predictions}, format: livesql }}]\n\
+             metrics: [bird_critic]\n",
+            items = bird_critic.join("items_bc.jsonl").display(),
+            predictions = bird_critic.join("predictions_bc.jsonl").display(),
+        ),
+    );
+    let lines = common::eval_items(&config, &["--comment", "never"]);
+    let recorded = by_instance(&corpus("bird_critic/official_verdicts_bc.jsonl"), "status");
+    let items = common::read_jsonl(&bird_critic.join("items_bc.jsonl"));
+    // The reaches sqlgate refuses (lsq_201, lsq_202) and the items whose template the ATTACH
+    // rewrote upstream (lsq_203, lsq_205): tests/it/livesql.rs, NOT_REPRODUCIBLE_BC.
+    let contained = ["lsq_201", "lsq_202", "lsq_203", "lsq_205"];
+    let differing: Vec<&str> = (items.iter().zip(&lines))
+        .map(|(item, line)| (item["instance_id"].as_str().unwrap(), line))
+        .filter(|(id, line)| {
+            (line["outcome"]["bird_critic"] == "match") != (recorded[*id] == "success")
+        })
+        .map(|(id, _)| id)
+        .collect();
+    assert_eq!(differing, contained);
+    let passed = lines
+        .iter()
+        .filter(|l| l["outcome"]["bird_critic"] == "match");
+    assert_eq!(passed.count(), 115);
 }

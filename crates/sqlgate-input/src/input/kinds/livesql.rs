@@ -52,7 +52,8 @@ impl Kind for LiveSql {
     }
 
     /// Its metrics only, difficulty from a field (`field:category`: per-category cells) or
-    /// none, LiveSQLBench prediction files, no test suite and none of `compare`'s knobs.
+    /// none, LiveSQLBench prediction files, no test suite, no gold audit settings and none of
+    /// `compare`'s knobs.
     fn check(&self, config: &Config) -> Result<(), String> {
         let name = self.name;
         if config.dataset.difficulty == DifficultySource::SpiderHardness {
@@ -71,6 +72,9 @@ impl Kind for LiveSql {
         }
         if config.suite.kind != SuiteKind::Original {
             return Err(format!("`suite`: `dataset.kind: {name}` runs on each item's own database only (`suite.kind: original`)"));
+        }
+        if config.audit.overrides.is_some() || !config.audit.dialects.is_empty() {
+            return Err(format!("`audit.overrides` and `audit.dialects` do not apply to `dataset.kind: {name}`: its golds are statement lists its metrics run on a copy, which the gold audit does not read"));
         }
         let compare = &config.compare;
         if compare.float_tolerance != 0.0 || compare.keep_distinct || compare.plug_value {
