@@ -70,7 +70,7 @@ pub fn gather(
 }
 
 /// The result rows of one changed item; `None` when its database is absent or the item is a
-/// kind's own task (`GoldItem::task`: its gold and answers are not queries).
+/// kind's own task (`GoldItem::task`: its gold and answers are not read-only queries).
 fn result_rows(
     evaluation: &Evaluation,
     baseline: Option<&Baseline>,

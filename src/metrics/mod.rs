@@ -8,6 +8,7 @@ mod esm;
 pub mod esm_plus;
 mod ex;
 mod flex;
+mod livesql;
 mod outcome;
 mod qas;
 mod resultset;
@@ -77,6 +78,17 @@ const REGISTRY: &[(&str, Constructor)] = &[
     }),
     #[cfg(feature = "duckdb")]
     ("duckdb_match", || Box::new(spider2_dbt::DuckdbMatch)),
+    ("livesql", || {
+        Box::new(livesql::LiveSql(crate::engine::livesql::Profile::Official))
+    }),
+    ("livesql_sound", || {
+        Box::new(livesql::LiveSql(crate::engine::livesql::Profile::Sound))
+    }),
+    ("bird_critic", || {
+        Box::new(livesql::LiveSql(
+            crate::engine::livesql::Profile::BirdCritic,
+        ))
+    }),
     #[cfg(test)]
     ("toy", || Box::new(toy::Toy)),
 ];

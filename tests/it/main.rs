@@ -44,6 +44,7 @@ mod judge_cache_trust;
 mod layout;
 mod lifecycle;
 mod livesql;
+mod livesql_gate;
 mod livesql_hostile;
 mod load;
 mod log_injection;

@@ -154,7 +154,7 @@ impl<'a> Context<'a> {
     /// database is absent (Spider's wta_1 ships as a schema only), where the checks of other
     /// dialects and of Spider 2.0 result files, which need the item's own data, are left out;
     /// none when it has neither, or when the item is a kind's own task (`GoldItem::task`: no
-    /// gold query to audit).
+    /// gold query to audit; a gold that changes the database, which a read-only run cannot check).
     pub fn audit_item(&self, item: &GoldItem) -> Vec<Finding> {
         if item.task.is_some() {
             return Vec::new();

@@ -341,7 +341,9 @@ pub struct PredictionSpec {
 /// Prediction file formats.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-#[serde(expecting = "a prediction `format`: `lines`, `tsv`, `jsonl`, `bird-json` or `spider2-dbt`")]
+#[serde(
+    expecting = "a prediction `format`: `lines`, `tsv`, `jsonl`, `bird-json`, `spider2-dbt` or `livesql`"
+)]
 pub enum PredictionFormat {
     /// One SQL per line aligned with gold; a tab and anything after it are ignored.
     #[default]
@@ -355,6 +357,9 @@ pub enum PredictionFormat {
     /// Spider 2.0-DBT's `results_metadata.jsonl`, naming each instance's `.duckdb` answer file
     /// (`dataset.kind: spider2-dbt`).
     Spider2Dbt,
+    /// LiveSQLBench's `{"instance_id", "pred_sqls"}` (or `"response"`) lines, each item's
+    /// statements kept as a list (`dataset.kind: livesql` and `bird-critic`).
+    Livesql,
 }
 
 impl PredictionFormat {
@@ -366,6 +371,7 @@ impl PredictionFormat {
             PredictionFormat::Jsonl => "jsonl",
             PredictionFormat::BirdJson => "bird-json",
             PredictionFormat::Spider2Dbt => "spider2-dbt",
+            PredictionFormat::Livesql => "livesql",
         }
     }
 }

@@ -460,14 +460,13 @@ fn assign_field_difficulty(
     items: &mut [GoldItem],
 ) -> Result<(), InputError> {
     let bytes = crate::util::error::read_bytes(gold_path)?;
-    let records: Vec<HashMap<String, serde_json::Value>> =
-        serde_json::from_slice(&bytes).map_err(|_| {
-            InputError::malformed(
-                gold_path,
-                format!("difficulty `field:{field}`"),
-                "needs a JSON gold file with that field on every item",
-            )
-        })?;
+    let records = json_records(&bytes).ok_or_else(|| {
+        InputError::malformed(
+            gold_path,
+            format!("difficulty `field:{field}`"),
+            "needs a JSON (or JSON lines) gold file with that field on every item",
+        )
+    })?;
     for (item, record) in items.iter_mut().zip(&records) {
         let label = match record.get(field) {
             Some(serde_json::Value::String(s)) => s.clone(),
@@ -483,6 +482,18 @@ fn assign_field_difficulty(
         item.difficulty = Some(label);
     }
     Ok(())
+}
+
+/// The objects of a gold file that is a JSON list, or JSON lines (LiveSQLBench: blank lines
+/// skipped); `None` when it is neither.
+fn json_records(bytes: &[u8]) -> Option<Vec<HashMap<String, serde_json::Value>>> {
+    if let Ok(records) = serde_json::from_slice(bytes) {
+        return Some(records);
+    }
+    let text = std::str::from_utf8(bytes).ok()?;
+    (text.lines().filter(|line| !line.trim().is_empty()))
+        .map(|line| serde_json::from_str(line).ok())
+        .collect()
 }
 
 /// The SHA-256 of the gold file, tables.json and each SQLite file (none on a server engine,

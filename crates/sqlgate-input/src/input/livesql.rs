@@ -12,7 +12,7 @@
 use crate::input::extract::ExtractMode;
 use crate::util::error::{read_utf8, InputError};
 use serde_json::Value as Json;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 /// One LiveSQLBench item.
@@ -64,10 +64,44 @@ pub fn read_items(path: &Path) -> Result<Vec<LiveItem>, InputError> {
 pub fn read_predictions(path: &Path) -> Result<BTreeMap<String, Vec<String>>, InputError> {
     let text = read_utf8(path)?;
     let mut predictions = BTreeMap::new();
-    for (number, line) in numbered_lines(&text) {
+    for prediction in prediction_lines(path, &text)? {
+        if predictions
+            .insert(prediction.instance_id.clone(), prediction.statements)
+            .is_some()
+        {
+            let message = format!(
+                "`instance_id` {} has two predictions",
+                prediction.instance_id
+            );
+            return Err(InputError::malformed(
+                path,
+                format!("line {}", prediction.line),
+                message,
+            ));
+        }
+    }
+    Ok(predictions)
+}
+
+/// One line of a predictions file: whose item it answers and the statements it holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PredictionLine {
+    /// The 1-based line in the file.
+    pub line: usize,
+    /// The item it answers.
+    pub instance_id: String,
+    /// Its statements, in order (`pred_sqls`, or every statement of the reply's SQL).
+    pub statements: Vec<String>,
+}
+
+/// The predictions of `text` (read from `path`, which messages name), one per non-blank line, in
+/// file order; duplicates are the caller's to refuse.
+pub fn prediction_lines(path: &Path, text: &str) -> Result<Vec<PredictionLine>, InputError> {
+    let mut predictions = Vec::new();
+    for (number, line) in numbered_lines(text) {
         let at = format!("line {number}");
         let object = parse_object(path, &at, line)?;
-        let id = required_text(path, &at, &object, "instance_id")?;
+        let instance_id = required_text(path, &at, &object, "instance_id")?;
         let statements = match (object.get("pred_sqls"), object.get("response")) {
             (None, Some(Json::String(reply))) => {
                 let sql = crate::input::extract::extract(reply, ExtractMode::Auto)
@@ -76,12 +110,33 @@ pub fn read_predictions(path: &Path) -> Result<BTreeMap<String, Vec<String>>, In
             }
             (pred_sqls, _) => split_field(pred_sqls),
         };
-        if predictions.insert(id.clone(), statements).is_some() {
-            let message = format!("`instance_id` {id} has two predictions");
-            return Err(InputError::malformed(path, at, message));
-        }
+        predictions.push(PredictionLine {
+            line: number,
+            instance_id,
+            statements,
+        });
     }
     Ok(predictions)
+}
+
+/// The item's data for the metric that judges it (`GoldItem::task` of `dataset.kind: livesql`).
+impl crate::input::dataset::ItemTask for LiveItem {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// The LiveSQLBench item of a gold item, when it is one (`GoldItem::task` of `dataset.kind:
+/// livesql` or `bird-critic`).
+pub fn live_item(item: &crate::input::dataset::GoldItem) -> Option<&LiveItem> {
+    item.task.as_deref()?.as_any().downcast_ref::<LiveItem>()
+}
+
+/// Each LiveSQLBench item's gold index by `instance_id` (empty for a dataset of another kind).
+pub fn instance_ids(items: &[crate::input::dataset::GoldItem]) -> HashMap<String, usize> {
+    (items.iter())
+        .filter_map(|item| Some((live_item(item)?.instance_id.clone(), item.index)))
+        .collect()
 }
 
 /// The non-blank lines with their 1-based numbers.

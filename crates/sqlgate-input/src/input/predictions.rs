@@ -189,6 +189,7 @@ pub fn parse_predictions_with_lines(
         PredictionFormat::Jsonl => keyed(path, gold_count, parse_jsonl(path, bytes, dataset)?)?,
         PredictionFormat::BirdJson => keyed(path, gold_count, parse_bird_json(path, bytes)?)?,
         PredictionFormat::Spider2Dbt => keyed(path, gold_count, parse_dbt(path, bytes, dataset)?)?,
+        PredictionFormat::Livesql => keyed(path, gold_count, parse_livesql(path, bytes, dataset)?)?,
     };
     let shifted = || match spec.format {
         PredictionFormat::Lines => first_misfit(&aligned, dataset),
@@ -490,6 +491,32 @@ fn parse_dbt(path: &Path, bytes: &[u8], dataset: &Dataset) -> Result<Vec<Keyed>,
             line: Some(line),
         })
         .collect())
+}
+
+/// LiveSQLBench lines keyed by `instance_id`; each item's statements kept as a JSON list, the
+/// text the `livesql` metrics read back (several statements survive, a `;` inside one too).
+fn parse_livesql(path: &Path, bytes: &[u8], dataset: &Dataset) -> Result<Vec<Keyed>, InputError> {
+    let text = text_lines(path, bytes)?.join("\n");
+    let ids: std::collections::HashMap<String, usize> =
+        crate::input::livesql::instance_ids(&dataset.items);
+    let lines = crate::input::livesql::prediction_lines(path, &text)?;
+    let keyed = lines.into_iter().map(|prediction| {
+        let location = format!("line {}", prediction.line);
+        let index = *ids.get(&prediction.instance_id).ok_or_else(|| {
+            let message = format!(
+                "`instance_id` {} is not an item of the dataset",
+                prediction.instance_id
+            );
+            InputError::malformed(path, &location, message)
+        })?;
+        Ok(Keyed {
+            index,
+            sql: Some(serde_json::Value::from(prediction.statements).to_string()),
+            location,
+            line: Some(prediction.line),
+        })
+    });
+    keyed.collect()
 }
 
 /// The SQL of one BIRD prediction, as the official `package_sqls` takes it: the text before the

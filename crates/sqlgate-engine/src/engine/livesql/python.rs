@@ -3,7 +3,8 @@
 //! folder, resource limits set before any test code runs, no network where the system can take
 //! it away (`unshare --net` in a new user namespace), and no database of its own: every helper
 //! that touches the database calls back to sqlgate, which runs the statements on the item's
-//! copy ([`Session`]) under the item's deadline. Each worker thread keeps one runner for the
+//! copy ([`Session`]) under the item's deadline. Where the network cannot be taken away, no
+//! test case runs: the item is a fault of the harness ([`NO_ISOLATION`]), never a verdict. Each worker thread keeps one runner for the
 //! items it judges, one after another.
 
 use super::session::{rows_json, Session, Stopped};
@@ -154,15 +155,13 @@ pub fn run(
 
 /// The runner's process: `python -I -S -c <helpers>`, in `workdir`, environment cleared.
 fn spawn(python: &Path, workdir: &Path) -> Result<Child, TestsError> {
-    let mut command = match network_isolation() {
-        true => {
-            let mut c = Command::new("unshare");
-            c.args(["--user", "--map-root-user", "--net", "--"])
-                .arg(python);
-            c
-        }
-        false => Command::new(python),
+    let Some(unshare) = network_isolation() else {
+        return Err(TestsError::Fault(NO_ISOLATION.into()));
     };
+    let mut command = Command::new(unshare);
+    command
+        .args(["--user", "--map-root-user", "--net", "--"])
+        .arg(python);
     command
         .args(["-I", "-S", "-c", HELPERS])
         .env_clear()
@@ -180,11 +179,20 @@ fn spawn(python: &Path, workdir: &Path) -> Result<Child, TestsError> {
     })
 }
 
-/// Whether the runner can be given a network namespace of its own (probed once per process).
-pub fn network_isolation() -> bool {
-    static ISOLATES: OnceLock<bool> = OnceLock::new();
-    *ISOLATES.get_or_init(|| {
-        Command::new("unshare")
+/// Why the test cases do not run where the runner cannot be given a network of its own: they
+/// are never run unsandboxed.
+pub const NO_ISOLATION: &str = "the test cases need network isolation (`unshare --user --map-root-user --net`), which is missing or refused here, and are never run without it: install util-linux's `unshare` and allow unprivileged user namespaces (`kernel.unprivileged_userns_clone=1`)";
+
+/// The `unshare` that gives the runner a network namespace of its own, when there is one that
+/// does: found on the process's `PATH`, and probed once per process.
+pub fn network_isolation() -> Option<&'static Path> {
+    static ISOLATES: OnceLock<Option<PathBuf>> = OnceLock::new();
+    let unshare = ISOLATES.get_or_init(|| {
+        let path = std::env::var_os("PATH")?;
+        let unshare = std::env::split_paths(&path)
+            .map(|folder| folder.join("unshare"))
+            .find(|candidate| candidate.is_file())?;
+        Command::new(&unshare)
             .args(["--user", "--map-root-user", "--net", "--", "true"])
             .env_clear()
             .stdin(Stdio::null())
@@ -192,7 +200,9 @@ pub fn network_isolation() -> bool {
             .stderr(Stdio::null())
             .status()
             .is_ok_and(|status| status.success())
-    })
+            .then_some(unshare)
+    });
+    unshare.as_deref()
 }
 
 /// The runner's protocol lines, read on a thread of their own so the deadline is kept.

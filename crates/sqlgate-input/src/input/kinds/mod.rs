@@ -2,6 +2,7 @@
 //! ([`KINDS`]): how a benchmark's items are read, where its database files lie, and which config
 //! keys and settings go with it. Nothing outside a kind's own file names it.
 
+mod livesql;
 mod plain;
 mod spider2;
 mod spider2_dbt;
@@ -19,6 +20,8 @@ pub const KINDS: &[&dyn Kind] = &[
     &plain::Plain("generic"),
     &spider2::Spider2,
     &spider2_dbt::Spider2Dbt,
+    &livesql::FAMILY[0],
+    &livesql::FAMILY[1],
 ];
 
 /// One benchmark convention: its items, its database layout, its config rules.

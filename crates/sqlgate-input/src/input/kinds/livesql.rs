@@ -1,0 +1,119 @@
+//! LiveSQLBench (`dataset.kind: livesql`) and BIRD-Critic (`dataset.kind: bird-critic`) on
+//! SQLite: JSONL items whose SQL changes the database (`input::livesql`), judged on a copy per
+//! item by the item's test cases. The two read the same files; they differ in the metric that
+//! judges them (`livesql` / `livesql_sound`, or `bird_critic`).
+
+use super::Kind;
+use crate::input::config::{Config, DatasetConfig, DifficultySource, PredictionFormat};
+use crate::input::config::{Spider2Version, SuiteKind};
+use crate::input::dataset::GoldItem;
+use crate::input::livesql::LiveItem;
+use crate::util::error::InputError;
+use std::sync::Arc;
+
+/// A LiveSQLBench-style kind: its name and the metrics that judge its items.
+pub struct LiveSql {
+    /// What `dataset.kind` writes.
+    pub name: &'static str,
+    /// The metrics it allows (each is one evaluator's profile).
+    pub metrics: &'static [&'static str],
+}
+
+/// Every kind of this file, so each can tell its family's settings from another kind's.
+pub const FAMILY: [LiveSql; 2] = [
+    LiveSql {
+        name: "livesql",
+        metrics: &["livesql", "livesql_sound"],
+    },
+    LiveSql {
+        name: "bird-critic",
+        metrics: &["bird_critic"],
+    },
+];
+
+impl Kind for LiveSql {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// One item per JSON line; the gold digest covers the file's bytes.
+    fn load_items(
+        &self,
+        config: &DatasetConfig,
+        _version: Spider2Version,
+    ) -> Result<(Vec<GoldItem>, Vec<u8>), InputError> {
+        let bytes = crate::util::error::read_bytes(&config.gold)?;
+        let items = crate::input::livesql::read_items(&config.gold)?;
+        Ok((items.into_iter().enumerate().map(item).collect(), bytes))
+    }
+
+    fn sqlite_only(&self) -> bool {
+        true
+    }
+
+    /// Its metrics only, difficulty from a field (`field:category`: per-category cells) or
+    /// none, LiveSQLBench prediction files, no test suite, no gold audit settings and none of
+    /// `compare`'s knobs.
+    fn check(&self, config: &Config) -> Result<(), String> {
+        let name = self.name;
+        if config.dataset.difficulty == DifficultySource::SpiderHardness {
+            return Err(format!("`dataset.kind: {name}` items are not parsed for Spider hardness: set `dataset.difficulty: field:category` (a cell per category) or `none`"));
+        }
+        if let Some(other) = (config.metrics.iter()).find(|m| !self.metrics.contains(&m.as_str())) {
+            let allowed = self.metrics.join("`, `");
+            return Err(format!(
+                "`metrics`: `{other}` is not available for `dataset.kind: {name}` (only `{allowed}`)"
+            ));
+        }
+        if let Some(spec) =
+            (config.predictions.iter()).find(|p| p.format != PredictionFormat::Livesql)
+        {
+            return Err(format!("`predictions`: `{}` needs `format: livesql` with `dataset.kind: {name}` (`instance_id` and `pred_sqls` or `response` per line)", spec.path));
+        }
+        if config.suite.kind != SuiteKind::Original {
+            return Err(format!("`suite`: `dataset.kind: {name}` runs on each item's own database only (`suite.kind: original`)"));
+        }
+        if config.audit.overrides.is_some() || !config.audit.dialects.is_empty() {
+            return Err(format!("`audit.overrides` and `audit.dialects` do not apply to `dataset.kind: {name}`: its golds are statement lists its metrics run on a copy, which the gold audit does not read"));
+        }
+        let compare = &config.compare;
+        if compare.float_tolerance != 0.0 || compare.keep_distinct || compare.plug_value {
+            return Err(format!("`compare.float_tolerance`, `keep_distinct` and `plug_value` do not apply to `dataset.kind: {name}` (its test cases decide)"));
+        }
+        Ok(())
+    }
+
+    /// Its metrics and prediction format need its items.
+    fn refuse_in_other_kinds(&self, config: &Config) -> Result<(), String> {
+        let kind = config.dataset.kind.as_str();
+        if FAMILY.iter().any(|own| own.name == kind) {
+            return Ok(());
+        }
+        if let Some(metric) = (config.metrics.iter()).find(|m| self.metrics.contains(&m.as_str())) {
+            return Err(format!(
+                "`metrics`: `{metric}` needs `dataset.kind: {}`",
+                self.name
+            ));
+        }
+        match config.predictions.iter().find(|p| p.format == PredictionFormat::Livesql) {
+            Some(spec) => Err(format!("`predictions`: `{}` has `format: livesql`, which needs `dataset.kind: livesql` or `bird-critic`", spec.path)),
+            None => Ok(()),
+        }
+    }
+}
+
+/// One LiveSQLBench item as a gold item: its gold statements, one per line, for display; the
+/// item itself on `task` for the metric.
+fn item((index, live): (usize, LiveItem)) -> GoldItem {
+    GoldItem {
+        index,
+        db_id: live.db_id.clone(),
+        sql: live.sol_sql.join(";\n"),
+        question: None,
+        evidence: None,
+        difficulty: None,
+        skipped: false,
+        spider2: None,
+        task: Some(Arc::new(live)),
+    }
+}

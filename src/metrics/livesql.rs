@@ -1,0 +1,97 @@
+//! The state-changing SQL metrics of `dataset.kind: livesql` and `bird-critic` (issue 46): an
+//! item's predicted statements run on a private copy of its SQLite database, then its test cases
+//! decide ([`crate::engine::livesql`]). One metric per evaluator profile, so a config that lists
+//! two sees both verdicts side by side, each with its cells, and the items where they differ as
+//! the one's FP / FN against the other (`reference`):
+//! - `livesql`: the mini_dev `live_sql_bench_sqlite` evaluator, verdict for verdict, each item on
+//!   a fresh copy;
+//! - `livesql_sound`: the same checks without its semantic quirks;
+//! - `bird_critic`: BIRD-Critic's SQLite evaluator.
+//!
+//! They run on SQLite files only: their kinds say so (`Kind::sqlite_only`), and refuse them in any
+//! other kind. Items are judged as the gate's workers take them, in parallel. A fault of the harness (a copy
+//! that could not be made, a test runner that could not start or be isolated) stops the run: it
+//! is never a verdict.
+
+use super::{Env, Metric, Outcome, Score};
+use crate::engine::livesql::{judge, Budget, Profile, Settings, Verdict};
+use crate::input::dataset::GoldItem;
+use std::path::PathBuf;
+
+/// One profile's metric.
+pub struct LiveSql(pub Profile);
+
+impl Metric for LiveSql {
+    fn name(&self) -> &'static str {
+        match self.0 {
+            Profile::Official => "livesql",
+            Profile::Sound => "livesql_sound",
+            Profile::BirdCritic => "bird_critic",
+        }
+    }
+
+    fn score(&self, env: &Env<'_>, item: &GoldItem, prediction: Option<&str>) -> Score {
+        let Some(live) = crate::input::livesql::live_item(item) else {
+            return Score::unscored(Outcome::Skipped, "not a LiveSQLBench item");
+        };
+        let Some(template) = env.dataset.database_path(item) else {
+            return Score::unscored(Outcome::Skipped, "database absent");
+        };
+        let Some(prediction) = prediction else {
+            return Score::missing();
+        };
+        let Ok(statements) = serde_json::from_str::<Vec<String>>(prediction) else {
+            return Score::wrong(
+                Outcome::PredError,
+                "not a statement list (`format: livesql`)",
+            );
+        };
+        let settings = Settings {
+            profile: self.0,
+            budget: Budget {
+                deadline: env.executor.limits().timeout,
+                ..Budget::default()
+            },
+            python: PathBuf::from("python3"),
+        };
+        match judge(live, Some(&statements), template, &settings) {
+            Ok(verdict) => score_of(&live.instance_id, &verdict),
+            Err(fault) => {
+                let reason = format!(
+                    "`{}` could not judge item {} (`{}`): {fault}",
+                    self.name(),
+                    item.index,
+                    live.instance_id
+                );
+                env.stop_run(reason.clone());
+                Score::unscored(Outcome::Unavailable, reason)
+            }
+        }
+    }
+}
+
+/// The gate's verdict of the library's: a pass matches; a stopped item is a timeout; a statement
+/// that failed is an error; a failed test case (or BIRD-Critic's passing `issue_sql`) is wrong,
+/// with the message naming the item (`instance_id`) and saying which check failed.
+fn score_of(instance_id: &str, verdict: &Verdict) -> Score {
+    if verdict.success {
+        return Score::binary(true);
+    }
+    let outcome = match verdict {
+        Verdict { stopped: true, .. }
+        | Verdict {
+            timeout_error: true,
+            ..
+        } => Outcome::PredTimeout,
+        Verdict {
+            execution_error: true,
+            ..
+        } => Outcome::PredError,
+        _ => Outcome::Mismatch,
+    };
+    let message = match verdict.issue_sql_passed {
+        true => "the item's issue_sql passes its tests",
+        false => &verdict.message,
+    };
+    Score::wrong(outcome, format!("{instance_id}: {message}"))
+}
