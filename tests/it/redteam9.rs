@@ -1,0 +1,189 @@
+//! Red team round 9 (issue 44): pull requests run as GitHub Actions runs `sqlgate action` on a
+//! `pull_request` event, each turning a regressing change green if it can. Every test asserts
+//! the SECURE outcome, so a failing test is a win for the attacker, and each runs its control
+//! (the same regressing pull request without the lever), which must exit 1.
+//!
+//! Mid-run levers (class 3): round 8's fix holds the benchmark's *rows* from the start-up
+//! digests to the end-of-run ones (a PostgreSQL snapshot every scoring transaction imports, a
+//! MariaDB `LOCK TABLES ... READ`), and the settings and built-ins are digested at both ends.
+//! What the server computes with besides the rows is not held: a preparation's background
+//! process (the superuser's credentials) that changes it once scoring has started and restores
+//! it before scoring ends leaves both digests as the base recorded them.
+
+use crate::common;
+
+use crate::server_levers::GLOBALS;
+use crate::server_midrun::{mid_run_predictions, wait_for_sleep};
+use common::servers::{self, Server};
+use common::trust_flow::*;
+
+/// A change of what the server computes with, made by a background process once scoring has
+/// started and undone while the pull request's wrong prediction runs.
+struct MidRunLever {
+    /// The pull request's wrong prediction for item 5 (`SELECT count(*) FROM customers`: 2),
+    /// 0 rows counted on the base's server, 2 under the lever; it sleeps 0.5 s.
+    wrong: &'static str,
+    /// Text of the wrong prediction the MariaDB watcher finds it by in the process list.
+    marker: &'static str,
+    /// SQL the watcher runs as the superuser on the benchmark's database once scoring started.
+    apply: &'static str,
+    /// SQL that undoes it, run while the wrong prediction sleeps (after its gold ran);
+    /// `{before}` stands for what `witness` printed before the lever.
+    undo: &'static str,
+    /// SQL whose output must be the same before `apply` and after `undo` (the restoration is
+    /// exact), empty for none.
+    witness: &'static str,
+}
+
+/// PostgreSQL: `default_text_search_config` is left to the server and recorded (not pinned),
+/// so `ALTER SYSTEM` + `pg_reload_conf()` reaches every scoring session at its next command.
+/// The test server's is `english` (C locale), where `the` is a stop word (an empty query,
+/// matching nothing); under `simple` it matches.
+const PG_TEXT_SEARCH: MidRunLever = MidRunLever {
+    wrong: "SELECT count(*) FILTER (WHERE to_tsvector('the ' || name) @@ to_tsquery('the')) \
+            FROM customers, (SELECT pg_sleep(0.5)) s",
+    marker: "",
+    apply: "ALTER SYSTEM SET default_text_search_config = 'pg_catalog.simple'; \
+            SELECT pg_reload_conf();",
+    undo: "ALTER SYSTEM RESET default_text_search_config; SELECT pg_reload_conf();",
+    witness: "SELECT setting FROM pg_settings WHERE name = 'default_text_search_config'",
+};
+
+/// PostgreSQL: a built-in replaced in place (same OID) by an SQL function, which the planner
+/// inlines (a call by a built-in's OID alone runs its C code, whatever `pg_proc` says); the
+/// `builtins pg_proc` digest sees it at start-up and at the end, not in between, and function
+/// lookups read the catalog's latest snapshot, not the imported data snapshot.
+const PG_BUILTIN: MidRunLever = MidRunLever {
+    wrong: "SELECT count(*) FILTER (WHERE upper(name) = name) \
+            FROM customers, (SELECT pg_sleep(0.5)) s",
+    marker: "",
+    apply: "CREATE OR REPLACE FUNCTION pg_catalog.upper(text) RETURNS text LANGUAGE sql \
+            IMMUTABLE STRICT AS 'SELECT pg_catalog.lower($1)';",
+    undo: "CREATE OR REPLACE FUNCTION pg_catalog.upper(text) RETURNS text LANGUAGE internal \
+           IMMUTABLE STRICT PARALLEL SAFE AS 'upper';",
+    witness: "SELECT p::text FROM pg_proc p WHERE oid = 'pg_catalog.upper(text)'::regprocedure",
+};
+
+/// MariaDB: every scoring session sets `sql_mode = @@GLOBAL.sql_mode` after each reset, so a
+/// global `ANSI_QUOTES` set mid-run makes `"name"` the column, not the string `'name'`.
+const MARIA_SQL_MODE: MidRunLever = MidRunLever {
+    wrong: "SELECT COUNT(IF(\"name\" = name, 1, NULL)) FROM customers, (SELECT SLEEP(0.5)) s",
+    marker: "SLEEP(0.5)) s",
+    apply: "SET GLOBAL sql_mode = CONCAT(@@GLOBAL.sql_mode, ',ANSI_QUOTES');",
+    undo: "SET GLOBAL sql_mode = '{before}';",
+    witness: "SELECT @@GLOBAL.sql_mode",
+};
+
+/// MariaDB: `max_allowed_packet` (recorded, global-only) is taken by a session at connect and
+/// at every `COM_RESET_CONNECTION`; at 1 MiB `REPEAT(name, 1000000)` is NULL.
+const MARIA_PACKET: MidRunLever = MidRunLever {
+    wrong: "SELECT count(*) FROM customers, (SELECT SLEEP(0.5)) s \
+            WHERE REPEAT(name, 1000000) IS NULL",
+    marker: "SLEEP(0.5)) s WHERE REPEAT",
+    apply: "SET GLOBAL max_allowed_packet = 1048576;",
+    undo: "SET GLOBAL max_allowed_packet = {before};",
+    witness: "SELECT @@GLOBAL.max_allowed_packet",
+};
+
+/// What a lever's watcher did: whether it saw the wrong prediction run before undoing its
+/// change, and whether the undo restored exactly what was there.
+#[derive(Debug, PartialEq)]
+struct Pulled {
+    undone_after_the_wrong_prediction: bool,
+    restored: bool,
+}
+
+/// The preparation's watcher: once a prediction sleeps (scoring started, start-up digests
+/// taken) it applies the lever; once the wrong prediction sleeps it undoes it.
+fn lever_watcher(
+    server: &'static Server,
+    database: String,
+    lever: &'static MidRunLever,
+) -> std::thread::JoinHandle<Pulled> {
+    std::thread::spawn(move || {
+        let witness = || match lever.witness {
+            "" => String::new(),
+            sql => server.admin_sql(&database, sql),
+        };
+        let before = witness();
+        let started = wait_for_sleep(server, &database, ("SLEEP(1.5)", "-infinity"));
+        let started = started.expect("the run's predictions sleep");
+        server.admin_sql(&database, lever.apply);
+        let undone = wait_for_sleep(server, &database, (lever.marker, &started)).is_some();
+        server.admin_sql(&database, &lever.undo.replace("{before}", before.trim()));
+        Pulled {
+            undone_after_the_wrong_prediction: undone,
+            restored: witness() == before,
+        }
+    })
+}
+
+/// The gate's output on the pull request predicting item 5 as `lever.wrong` (items 0 and 3
+/// right but slow, holding the workers), with the lever's watcher started just before the gate
+/// when `pull`, and what the watcher reported.
+fn judge_mid_run(
+    server: &'static Server,
+    database: &str,
+    lever: &'static MidRunLever,
+    pull: bool,
+) -> (std::process::Output, Option<Pulled>) {
+    let dir = recorded_repository(server, database, &GOLD);
+    let root = dir.path();
+    let mut predictions = mid_run_predictions(server.kind);
+    predictions[5] = lever.wrong;
+    let run = Run::pull_request(server, database, hostile_predictions(root, &predictions));
+    let mut watcher = None;
+    let judged = run.workflow_with(root, || {
+        watcher = pull.then(|| lever_watcher(server, database.to_string(), lever));
+    });
+    (judged, watcher.map(|w| w.join().unwrap()))
+}
+
+/// The control exits 1; with the lever pulled (and exactly undone after the wrong prediction
+/// ran) the regressing pull request still does not pass.
+fn check_mid_run_lever(server: &'static Server, database: &str, lever: &'static MidRunLever) {
+    let (control, _) = judge_mid_run(server, &format!("{database}_c"), lever, false);
+    assert_eq!(
+        control.status.code(),
+        Some(1),
+        "control: {}",
+        text(&control)
+    );
+    let (judged, pulled) = judge_mid_run(server, &format!("{database}_l"), lever, true);
+    let out = text(&judged);
+    let acted = Pulled {
+        undone_after_the_wrong_prediction: true,
+        restored: true,
+    };
+    assert_eq!(pulled, Some(acted), "the watcher did not act: {out}");
+    assert_ne!(
+        judged.status.code(),
+        Some(0),
+        "the regressing pull request passed: {out}"
+    );
+    assert_no_secret(server, &judged);
+}
+
+#[test]
+fn postgres_text_search_config_changed_mid_run_does_not_pass() {
+    let _alone = GLOBALS.write().unwrap_or_else(|e| e.into_inner());
+    check_mid_run_lever(servers::postgres(), "rt9_pg_tsc", &PG_TEXT_SEARCH);
+}
+
+#[test]
+fn postgres_builtin_replaced_mid_run_does_not_pass() {
+    let _shared = GLOBALS.read().unwrap_or_else(|e| e.into_inner());
+    check_mid_run_lever(servers::postgres(), "rt9_pg_upper", &PG_BUILTIN);
+}
+
+#[test]
+fn mariadb_sql_mode_changed_mid_run_does_not_pass() {
+    let _alone = GLOBALS.write().unwrap_or_else(|e| e.into_inner());
+    check_mid_run_lever(servers::mariadb(), "rt9_ma_mode", &MARIA_SQL_MODE);
+}
+
+#[test]
+fn mariadb_max_allowed_packet_changed_mid_run_does_not_pass() {
+    let _alone = GLOBALS.write().unwrap_or_else(|e| e.into_inner());
+    check_mid_run_lever(servers::mariadb(), "rt9_ma_packet", &MARIA_PACKET);
+}
