@@ -187,3 +187,92 @@ fn mariadb_max_allowed_packet_changed_mid_run_does_not_pass() {
     let _alone = GLOBALS.write().unwrap_or_else(|e| e.into_inner());
     check_mid_run_lever(servers::mariadb(), "rt9_ma_packet", &MARIA_PACKET);
 }
+
+/// DuckDB benchmark (`dataset.engine.kind: duckdb`): a `.duckdb.wal` beside the base's database
+/// file, written by a step of the pull request's workflow and ignored by the pull request's own
+/// `.gitignore` (so git lists it neither as changed nor as untracked). The dataset fingerprint
+/// hashes the `.duckdb` file alone, and DuckDB replays a WAL it finds even when it opens the
+/// file read-only: the WAL renames item 1 to what the wrong prediction returns.
+#[cfg(feature = "duckdb")]
+mod duckdb_wal {
+    use crate::common;
+    use common::repo::{commit_all, commit_baseline, init_main, judged};
+    use common::{git, text};
+    use sqlgate::engine::duckdb::tables::write_script;
+    use std::path::Path;
+
+    /// The base: the `shop` DuckDB file, one question (item 1's name, `pen`) predicted right,
+    /// and its baseline; returns the base commit.
+    fn base(root: &Path) -> String {
+        crate::duckdb::loaded_shop(root);
+        std::fs::remove_dir_all(root.join("sqlite")).unwrap();
+        std::fs::write(
+            root.join("pred.txt"),
+            "SELECT name FROM item WHERE id = 1\n",
+        )
+        .unwrap();
+        common::config::write(
+            root.join("sqlgate.yml"),
+            "dataset: { kind: spider, gold: gold.sql, databases: ddb, difficulty: none, \
+             engine: { kind: duckdb } }\n\
+             predictions: [{ name: m, path: pred.txt }]\nmetrics: [ex]\n\
+             baseline: { path: baseline.json }\ngate: { max_drop_points: 0 }\n",
+        );
+        init_main(root, "benchmark");
+        commit_baseline(root, "baseline")
+    }
+
+    /// The WAL a writer leaves beside a copy of `database` after renaming item 1 to `ink`,
+    /// checkpointing nothing; the copy itself must stay byte for byte the base's file.
+    fn renaming_wal(database: &Path, scratch: &Path) -> Vec<u8> {
+        let copy = scratch.join("copy.duckdb");
+        std::fs::copy(database, &copy).unwrap();
+        write_script(
+            &copy,
+            "PRAGMA disable_checkpoint_on_shutdown; SET checkpoint_threshold = '1TB'; \
+             UPDATE item SET name = 'ink' WHERE id = 1;",
+        )
+        .unwrap();
+        assert_eq!(
+            std::fs::read(&copy).unwrap(),
+            std::fs::read(database).unwrap(),
+            "the writer checkpointed into the copy"
+        );
+        std::fs::read(scratch.join("copy.duckdb.wal")).expect("the writer left a WAL")
+    }
+
+    #[test]
+    fn a_wal_beside_the_base_database_does_not_pass() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let base = base(root);
+        git(root, &["checkout", "-qb", "pr"]);
+        std::fs::write(
+            root.join("pred.txt"),
+            "SELECT name FROM item WHERE id = 2\n",
+        )
+        .unwrap();
+        std::fs::write(root.join(".gitignore"), "*.wal\n").unwrap();
+        commit_all(root, "a wrong prediction");
+        let control = judged(root, &base, &[]);
+        assert_eq!(
+            control.status.code(),
+            Some(1),
+            "control: {}",
+            text(&control)
+        );
+        let scratch = tempfile::tempdir().unwrap();
+        let database = root.join("ddb/shop/shop.duckdb");
+        let wal = renaming_wal(&database, scratch.path());
+        std::fs::write(root.join("ddb/shop/shop.duckdb.wal"), wal).unwrap();
+        let status = git(root, &["status", "--porcelain"]);
+        assert!(!status.contains("wal"), "git sees the WAL: {status}");
+        let judged = judged(root, &base, &[]);
+        assert_ne!(
+            judged.status.code(),
+            Some(0),
+            "the regressing pull request passed: {}",
+            text(&judged)
+        );
+    }
+}
