@@ -276,3 +276,50 @@ mod duckdb_wal {
         );
     }
 }
+
+/// The flake rule's order of checks (surface 1): on a server the gate credits no right verdict
+/// of a changed prediction whose result the plan picks (`prediction-value`), since a
+/// preparation can steer the plan. The stability check returns "near the time limit" before it
+/// looks for the plan's choices, and timing is not the plan's choice, so a changed prediction
+/// that sleeps past half of `timeout_ms` (3 s of 5 s) is credited whatever its ties: round 8's
+/// MariaDB statistics lever (`mysql.table_stats`) picking `ada` among `ada` / `ADA` again turns
+/// the regressing pull request green.
+mod slow_ties {
+    use crate::common;
+    use crate::server_levers::Lever;
+    use crate::server_order::{judge_on, tied_customer, Setup, JOIN_STATISTICS, TIE_QUESTION};
+    use common::servers;
+    use common::trust_flow::*;
+
+    /// Round 8's wrong DISTINCT prediction, made slow by a sleep in its select list (1 s per
+    /// joined row, 3 rows), which leaves the join's plan as it was.
+    const SLOW_WRONG: &str = "SELECT DISTINCT CONCAT(c.name, IF(SLEEP(1) = 0, '', '?')) \
+         FROM customers c JOIN orders o ON o.customer_id = c.id WHERE c.name = 'ada'";
+
+    #[test]
+    fn a_slow_prediction_whose_value_the_plan_picks_earns_no_credit() {
+        let lever = Lever {
+            question: TIE_QUESTION,
+            wrong: SLOW_WRONG,
+            names: "",
+        };
+        let on = |database: &str, prepare: &str| {
+            let mariadb = (servers::mariadb(), database);
+            judge_on(tied_customer as Setup, mariadb, &lever, prepare)
+        };
+        let control = on("rt9_slow_tie_c", "");
+        assert_eq!(
+            control.status.code(),
+            Some(1),
+            "control: {}",
+            text(&control)
+        );
+        let judged = on("rt9_slow_tie", JOIN_STATISTICS);
+        assert_ne!(
+            judged.status.code(),
+            Some(0),
+            "the regressing pull request passed: {}",
+            text(&judged)
+        );
+    }
+}
