@@ -85,6 +85,27 @@ const MARIA_PACKET: MidRunLever = MidRunLever {
     witness: "SELECT @@GLOBAL.max_allowed_packet",
 };
 
+/// PostgreSQL: a view created once scoring started (views are refused at start-up and a new
+/// relation is named by the end-of-run digests, so it is dropped before them). A view over no
+/// table returns its rows whatever snapshot the scoring transaction imported.
+const PG_NEW_VIEW: MidRunLever = MidRunLever {
+    wrong: "SELECT n FROM rt9_answer, (SELECT pg_sleep(0.5)) s",
+    marker: "",
+    apply: "CREATE VIEW public.rt9_answer AS SELECT 2::bigint AS n;",
+    undo: "DROP VIEW public.rt9_answer;",
+    witness: "SELECT count(*) FROM pg_class WHERE relname = 'rt9_answer'",
+};
+
+/// MariaDB: a table created once scoring started holding the gold's answer; the run's
+/// `LOCK TABLES ... READ` covers the tables that existed, not a new one.
+const MARIA_NEW_TABLE: MidRunLever = MidRunLever {
+    wrong: "SELECT n FROM rt9_answer, (SELECT SLEEP(0.5)) s",
+    marker: "FROM rt9_answer",
+    apply: "CREATE TABLE rt9_answer AS SELECT 2 AS n;",
+    undo: "DROP TABLE rt9_answer;",
+    witness: "SELECT count(*) FROM information_schema.tables WHERE table_name = 'rt9_answer'",
+};
+
 /// What a lever's watcher did: whether it saw the wrong prediction run before undoing its
 /// change, and whether the undo restored exactly what was there.
 #[derive(Debug, PartialEq)]
@@ -174,6 +195,18 @@ fn postgres_text_search_config_changed_mid_run_does_not_pass() {
 fn postgres_builtin_replaced_mid_run_does_not_pass() {
     let _shared = GLOBALS.read().unwrap_or_else(|e| e.into_inner());
     check_mid_run_lever(servers::postgres(), "rt9_pg_upper", &PG_BUILTIN);
+}
+
+#[test]
+fn postgres_view_created_mid_run_does_not_pass() {
+    let _shared = GLOBALS.read().unwrap_or_else(|e| e.into_inner());
+    check_mid_run_lever(servers::postgres(), "rt9_pg_view", &PG_NEW_VIEW);
+}
+
+#[test]
+fn mariadb_table_created_mid_run_does_not_pass() {
+    let _shared = GLOBALS.read().unwrap_or_else(|e| e.into_inner());
+    check_mid_run_lever(servers::mariadb(), "rt9_ma_table", &MARIA_NEW_TABLE);
 }
 
 #[test]
