@@ -356,3 +356,49 @@ mod slow_ties {
         );
     }
 }
+
+/// Benchmark pull requests (surface 3): a step of the pull request's workflow rewrites the
+/// tracked gold in the checkout so it agrees with C3's wrong predictions, and marks it
+/// `--skip-worktree` in the index, so `git diff` lists no change and the run does not take the
+/// base-copy path: the working tree's gold is read, but the dataset fingerprint (the gold's
+/// SHA-256 against the baseline's) stops it.
+mod hidden_gold_edit {
+    use crate::common;
+    use common::repo::{self, judged};
+    use common::{git, rewrite_predictions, text};
+
+    /// The pull request's wrong prediction for `concert_singer` items 0-19.
+    const WRONG: &str = "SELECT name FROM singer WHERE singer_id = -1";
+
+    #[test]
+    fn a_gold_rewritten_behind_skip_worktree_does_not_pass() {
+        let dir = repo::example(true);
+        let root = dir.path();
+        let base = repo::gated_main(root);
+        git(root, &["checkout", "-qb", "pr"]);
+        rewrite_predictions(root, "C3", |i| i < 20, WRONG);
+        repo::commit_all(root, "wrong predictions");
+        let control = judged(root, &base, &[]);
+        assert_eq!(
+            control.status.code(),
+            Some(1),
+            "control: {}",
+            text(&control)
+        );
+        let gold = std::fs::read_to_string(root.join("dev_gold.sql")).unwrap();
+        let agreeing: Vec<String> = (gold.lines().enumerate())
+            .map(|(i, line)| match (i < 20, line.split_once('\t')) {
+                (true, Some((_, db))) => format!("{WRONG}\t{db}"),
+                _ => line.to_string(),
+            })
+            .collect();
+        std::fs::write(root.join("dev_gold.sql"), agreeing.join("\n") + "\n").unwrap();
+        git(root, &["update-index", "--skip-worktree", "dev_gold.sql"]);
+        let listed = git(root, &["diff", "--name-only", &base, "--"]);
+        assert_eq!(listed, "predictions/C3.txt", "git lists the gold");
+        let judged = judged(root, &base, &[]);
+        let out = text(&judged);
+        assert_eq!(judged.status.code(), Some(2), "{out}");
+        assert!(out.contains("the files that differ: the gold file"), "{out}");
+    }
+}
