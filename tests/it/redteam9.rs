@@ -316,8 +316,9 @@ mod duckdb_wal {
 /// looks for the plan's choices, and timing is not the plan's choice, so a changed prediction
 /// that sleeps past half of `timeout_ms` (3 s of 5 s) is credited whatever its ties: round 8's
 /// MariaDB statistics lever (`mysql.table_stats`) picking `ada` among `ada` / `ADA` again turns
-/// the regressing pull request green.
-mod slow_ties {
+/// the regressing pull request green. And a window function reading a row by position, under
+/// an ORDER BY of the value it reads, is neither an order nor a value choice to the check.
+mod plan_ties {
     use crate::common;
     use crate::server_levers::Lever;
     use crate::server_order::{judge_on, tied_customer, Setup, JOIN_STATISTICS, TIE_QUESTION};
@@ -329,31 +330,50 @@ mod slow_ties {
     const SLOW_WRONG: &str = "SELECT DISTINCT CONCAT(c.name, IF(SLEEP(1) = 0, '', '?')) \
          FROM customers c JOIN orders o ON o.customer_id = c.id WHERE c.name = 'ada'";
 
-    #[test]
-    fn a_slow_prediction_whose_value_the_plan_picks_earns_no_credit() {
+    /// A window reading a row by position under an ORDER BY whose keys tie under MariaDB's
+    /// case-insensitive collation (`ada`, `ADA`): `FIRST_VALUE(c.name) OVER (ORDER BY c.name)`
+    /// orders by the very value it reads, so the order check calls it determined, and the value
+    /// check looks at no window; which of the tied names comes first is the sort's input order,
+    /// the join order the statistics lever picks.
+    const WINDOW_WRONG: &str = "SELECT FIRST_VALUE(c.name) OVER (ORDER BY c.name) \
+         FROM customers c JOIN orders o ON o.customer_id = c.id WHERE c.name = 'ada'";
+
+    /// The control (the lever's prediction without the lever) exits 1; with round 8's
+    /// statistics lever the pull request must not pass.
+    fn check_steered(database: &str, wrong: &'static str) {
         let lever = Lever {
             question: TIE_QUESTION,
-            wrong: SLOW_WRONG,
+            wrong,
             names: "",
         };
         let on = |database: &str, prepare: &str| {
             let mariadb = (servers::mariadb(), database);
             judge_on(tied_customer as Setup, mariadb, &lever, prepare)
         };
-        let control = on("rt9_slow_tie_c", "");
+        let control = on(&format!("{database}_c"), "");
         assert_eq!(
             control.status.code(),
             Some(1),
             "control: {}",
             text(&control)
         );
-        let judged = on("rt9_slow_tie", JOIN_STATISTICS);
+        let judged = on(database, JOIN_STATISTICS);
         assert_ne!(
             judged.status.code(),
             Some(0),
             "the regressing pull request passed: {}",
             text(&judged)
         );
+    }
+
+    #[test]
+    fn a_slow_prediction_whose_value_the_plan_picks_earns_no_credit() {
+        check_steered("rt9_slow_tie", SLOW_WRONG);
+    }
+
+    #[test]
+    fn a_window_over_a_collation_tie_earns_no_credit() {
+        check_steered("rt9_window_tie", WINDOW_WRONG);
     }
 }
 
@@ -399,6 +419,9 @@ mod hidden_gold_edit {
         let judged = judged(root, &base, &[]);
         let out = text(&judged);
         assert_eq!(judged.status.code(), Some(2), "{out}");
-        assert!(out.contains("the files that differ: the gold file"), "{out}");
+        assert!(
+            out.contains("the files that differ: the gold file"),
+            "{out}"
+        );
     }
 }
