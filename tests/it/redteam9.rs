@@ -18,93 +18,56 @@ use common::servers::{self, Server};
 use common::trust_flow::*;
 
 /// A change of what the server computes with, made by a background process once scoring has
-/// started and undone while the pull request's wrong prediction runs.
+/// started and undone while the pull request's wrong prediction runs; each is a row of
+/// `tests/data/redteam9/mid_run.json`, whose `why` says how it works.
+#[derive(serde::Deserialize)]
 struct MidRunLever {
+    /// The name of the test's benchmark database.
+    database: String,
+    /// The server it is pulled on: `postgres` or `mariadb`.
+    server: String,
     /// The pull request's wrong prediction for item 5 (`SELECT count(*) FROM customers`: 2),
-    /// 0 rows counted on the base's server, 2 under the lever; it sleeps 0.5 s.
-    wrong: &'static str,
+    /// 0 (or an error) on the base's server, 2 under the lever; it sleeps 0.5 s.
+    wrong: String,
     /// Text of the wrong prediction the MariaDB watcher finds it by in the process list.
-    marker: &'static str,
+    marker: String,
     /// SQL the watcher runs as the superuser on the benchmark's database once scoring started.
-    apply: &'static str,
+    apply: String,
     /// SQL that undoes it, run while the wrong prediction sleeps (after its gold ran);
     /// `{before}` stands for what `witness` printed before the lever.
-    undo: &'static str,
+    undo: String,
     /// SQL whose output must be the same before `apply` and after `undo` (the restoration is
-    /// exact), empty for none.
-    witness: &'static str,
+    /// exact).
+    witness: String,
 }
 
-/// PostgreSQL: `default_text_search_config` is left to the server and recorded (not pinned),
-/// so `ALTER SYSTEM` + `pg_reload_conf()` reaches every scoring session at its next command.
-/// The test server's is `english` (C locale), where `the` is a stop word (an empty query,
-/// matching nothing); under `simple` it matches.
-const PG_TEXT_SEARCH: MidRunLever = MidRunLever {
-    wrong: "SELECT count(*) FILTER (WHERE to_tsvector('the ' || name) @@ to_tsquery('the')) \
-            FROM customers, (SELECT pg_sleep(0.5)) s",
-    marker: "",
-    apply: "ALTER SYSTEM SET default_text_search_config = 'pg_catalog.simple'; \
-            SELECT pg_reload_conf();",
-    undo: "ALTER SYSTEM RESET default_text_search_config; SELECT pg_reload_conf();",
-    witness: "SELECT setting FROM pg_settings WHERE name = 'default_text_search_config'",
-};
+/// Every mid-run lever of `tests/data/redteam9/mid_run.json`, for the life of the tests.
+fn mid_run_levers() -> &'static [MidRunLever] {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/redteam9/mid_run.json"
+    );
+    let levers: Vec<MidRunLever> =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    levers.leak()
+}
 
-/// PostgreSQL: a built-in replaced in place (same OID) by an SQL function, which the planner
-/// inlines (a call by a built-in's OID alone runs its C code, whatever `pg_proc` says); the
-/// `builtins pg_proc` digest sees it at start-up and at the end, not in between, and function
-/// lookups read the catalog's latest snapshot, not the imported data snapshot.
-const PG_BUILTIN: MidRunLever = MidRunLever {
-    wrong: "SELECT count(*) FILTER (WHERE upper(name) = name) \
-            FROM customers, (SELECT pg_sleep(0.5)) s",
-    marker: "",
-    apply: "CREATE OR REPLACE FUNCTION pg_catalog.upper(text) RETURNS text LANGUAGE sql \
-            IMMUTABLE STRICT AS 'SELECT pg_catalog.lower($1)';",
-    undo: "CREATE OR REPLACE FUNCTION pg_catalog.upper(text) RETURNS text LANGUAGE internal \
-           IMMUTABLE STRICT PARALLEL SAFE AS 'upper';",
-    witness: "SELECT p::text FROM pg_proc p WHERE oid = 'pg_catalog.upper(text)'::regprocedure",
-};
+/// Asserts that a control (the regressing pull request without its lever) exited 1.
+fn control_fails(control: &std::process::Output) {
+    let code = control.status.code();
+    assert_eq!(code, Some(1), "control: {}", text(control));
+}
 
-/// MariaDB: every scoring session sets `sql_mode = @@GLOBAL.sql_mode` after each reset, so a
-/// global `ANSI_QUOTES` set mid-run makes `"name"` the column, not the string `'name'`.
-const MARIA_SQL_MODE: MidRunLever = MidRunLever {
-    wrong: "SELECT COUNT(IF(\"name\" = name, 1, NULL)) FROM customers, (SELECT SLEEP(0.5)) s",
-    marker: "SLEEP(0.5)) s",
-    apply: "SET GLOBAL sql_mode = CONCAT(@@GLOBAL.sql_mode, ',ANSI_QUOTES');",
-    undo: "SET GLOBAL sql_mode = '{before}';",
-    witness: "SELECT @@GLOBAL.sql_mode",
-};
-
-/// MariaDB: `max_allowed_packet` (recorded, global-only) is taken by a session at connect and
-/// at every `COM_RESET_CONNECTION`; at 1 MiB `REPEAT(name, 1000000)` is NULL.
-const MARIA_PACKET: MidRunLever = MidRunLever {
-    wrong: "SELECT count(*) FROM customers, (SELECT SLEEP(0.5)) s \
-            WHERE REPEAT(name, 1000000) IS NULL",
-    marker: "SLEEP(0.5)) s WHERE REPEAT",
-    apply: "SET GLOBAL max_allowed_packet = 1048576;",
-    undo: "SET GLOBAL max_allowed_packet = {before};",
-    witness: "SELECT @@GLOBAL.max_allowed_packet",
-};
-
-/// PostgreSQL: a view created once scoring started (views are refused at start-up and a new
-/// relation is named by the end-of-run digests, so it is dropped before them). A view over no
-/// table returns its rows whatever snapshot the scoring transaction imported.
-const PG_NEW_VIEW: MidRunLever = MidRunLever {
-    wrong: "SELECT n FROM rt9_answer, (SELECT pg_sleep(0.5)) s",
-    marker: "",
-    apply: "CREATE VIEW public.rt9_answer AS SELECT 2::bigint AS n;",
-    undo: "DROP VIEW public.rt9_answer;",
-    witness: "SELECT count(*) FROM pg_class WHERE relname = 'rt9_answer'",
-};
-
-/// MariaDB: a table created once scoring started holding the gold's answer; the run's
-/// `LOCK TABLES ... READ` covers the tables that existed, not a new one.
-const MARIA_NEW_TABLE: MidRunLever = MidRunLever {
-    wrong: "SELECT n FROM rt9_answer, (SELECT SLEEP(0.5)) s",
-    marker: "FROM rt9_answer",
-    apply: "CREATE TABLE rt9_answer AS SELECT 2 AS n;",
-    undo: "DROP TABLE rt9_answer;",
-    witness: "SELECT count(*) FROM information_schema.tables WHERE table_name = 'rt9_answer'",
-};
+/// Asserts the secure outcome of a regressing pull request with its lever: it did not pass.
+fn not_passed(judged: &std::process::Output) {
+    let code = judged.status.code();
+    assert_ne!(
+        code,
+        Some(0),
+        "the regressing pull request passed: {}",
+        text(judged)
+    );
+}
 
 /// What a lever's watcher did: whether it saw the wrong prediction run before undoing its
 /// change, and whether the undo restored exactly what was there.
@@ -122,15 +85,12 @@ fn lever_watcher(
     lever: &'static MidRunLever,
 ) -> std::thread::JoinHandle<Pulled> {
     std::thread::spawn(move || {
-        let witness = || match lever.witness {
-            "" => String::new(),
-            sql => server.admin_sql(&database, sql),
-        };
+        let witness = || server.admin_sql(&database, &lever.witness);
         let before = witness();
         let started = wait_for_sleep(server, &database, ("SLEEP(1.5)", "-infinity"));
         let started = started.expect("the run's predictions sleep");
-        server.admin_sql(&database, lever.apply);
-        let undone = wait_for_sleep(server, &database, (lever.marker, &started)).is_some();
+        server.admin_sql(&database, &lever.apply);
+        let undone = wait_for_sleep(server, &database, (&lever.marker, &started)).is_some();
         server.admin_sql(&database, &lever.undo.replace("{before}", before.trim()));
         Pulled {
             undone_after_the_wrong_prediction: undone,
@@ -151,7 +111,7 @@ fn judge_mid_run(
     let dir = recorded_repository(server, database, &GOLD);
     let root = dir.path();
     let mut predictions = mid_run_predictions(server.kind);
-    predictions[5] = lever.wrong;
+    predictions[5] = lever.wrong.as_str();
     let run = Run::pull_request(server, database, hostile_predictions(root, &predictions));
     let mut watcher = None;
     let judged = run.workflow_with(root, || {
@@ -160,16 +120,16 @@ fn judge_mid_run(
     (judged, watcher.map(|w| w.join().unwrap()))
 }
 
-/// The control exits 1; with the lever pulled (and exactly undone after the wrong prediction
-/// ran) the regressing pull request still does not pass.
-fn check_mid_run_lever(server: &'static Server, database: &str, lever: &'static MidRunLever) {
+/// The control exits 1 and the lever is pulled (and exactly undone after the wrong prediction
+/// ran); whether the regressing pull request then still does not pass (printing it when it
+/// does).
+fn check_mid_run_lever(
+    server: &'static Server,
+    database: &str,
+    lever: &'static MidRunLever,
+) -> bool {
     let (control, _) = judge_mid_run(server, &format!("{database}_c"), lever, false);
-    assert_eq!(
-        control.status.code(),
-        Some(1),
-        "control: {}",
-        text(&control)
-    );
+    control_fails(&control);
     let (judged, pulled) = judge_mid_run(server, &format!("{database}_l"), lever, true);
     let out = text(&judged);
     let acted = Pulled {
@@ -177,48 +137,34 @@ fn check_mid_run_lever(server: &'static Server, database: &str, lever: &'static 
         restored: true,
     };
     assert_eq!(pulled, Some(acted), "the watcher did not act: {out}");
-    assert_ne!(
-        judged.status.code(),
-        Some(0),
-        "the regressing pull request passed: {out}"
-    );
     assert_no_secret(server, &judged);
+    let stopped = judged.status.code() != Some(0);
+    if !stopped {
+        eprintln!("{database}: the regressing pull request passed: {out}");
+    }
+    stopped
 }
 
+/// Each lever on its server (alone: some change a server-wide setting): its control exits 1,
+/// and with it the regressing pull request must not pass. Every lever runs; the assertion
+/// names each one that passed.
 #[test]
-fn postgres_text_search_config_changed_mid_run_does_not_pass() {
+fn settings_builtins_and_objects_changed_mid_run_do_not_pass() {
     let _alone = GLOBALS.write().unwrap_or_else(|e| e.into_inner());
-    check_mid_run_lever(servers::postgres(), "rt9_pg_tsc", &PG_TEXT_SEARCH);
-}
-
-#[test]
-fn postgres_builtin_replaced_mid_run_does_not_pass() {
-    let _shared = GLOBALS.read().unwrap_or_else(|e| e.into_inner());
-    check_mid_run_lever(servers::postgres(), "rt9_pg_upper", &PG_BUILTIN);
-}
-
-#[test]
-fn postgres_view_created_mid_run_does_not_pass() {
-    let _shared = GLOBALS.read().unwrap_or_else(|e| e.into_inner());
-    check_mid_run_lever(servers::postgres(), "rt9_pg_view", &PG_NEW_VIEW);
-}
-
-#[test]
-fn mariadb_table_created_mid_run_does_not_pass() {
-    let _shared = GLOBALS.read().unwrap_or_else(|e| e.into_inner());
-    check_mid_run_lever(servers::mariadb(), "rt9_ma_table", &MARIA_NEW_TABLE);
-}
-
-#[test]
-fn mariadb_sql_mode_changed_mid_run_does_not_pass() {
-    let _alone = GLOBALS.write().unwrap_or_else(|e| e.into_inner());
-    check_mid_run_lever(servers::mariadb(), "rt9_ma_mode", &MARIA_SQL_MODE);
-}
-
-#[test]
-fn mariadb_max_allowed_packet_changed_mid_run_does_not_pass() {
-    let _alone = GLOBALS.write().unwrap_or_else(|e| e.into_inner());
-    check_mid_run_lever(servers::mariadb(), "rt9_ma_packet", &MARIA_PACKET);
+    let passed: Vec<&str> = (mid_run_levers().iter())
+        .filter(|lever| {
+            let server = match lever.server.as_str() {
+                "postgres" => servers::postgres(),
+                _ => servers::mariadb(),
+            };
+            !check_mid_run_lever(server, &lever.database, lever)
+        })
+        .map(|lever| lever.database.as_str())
+        .collect();
+    assert!(
+        passed.is_empty(),
+        "regressing pull requests passed: {passed:?}"
+    );
 }
 
 /// DuckDB benchmark (`dataset.engine.kind: duckdb`): a `.duckdb.wal` beside the base's database
@@ -229,21 +175,24 @@ fn mariadb_max_allowed_packet_changed_mid_run_does_not_pass() {
 #[cfg(feature = "duckdb")]
 mod duckdb_wal {
     use crate::common;
+    use common::git;
     use common::repo::{commit_all, commit_baseline, init_main, judged};
-    use common::{git, text};
     use sqlgate::engine::duckdb::tables::write_script;
     use std::path::Path;
 
-    /// The base: the `shop` DuckDB file, one question (item 1's name, `pen`) predicted right,
-    /// and its baseline; returns the base commit.
-    fn base(root: &Path) -> String {
+    /// Writes the prediction file `pred.txt` of `root` holding `sql`.
+    fn predict(root: &Path, sql: &str) {
+        std::fs::write(root.join("pred.txt"), format!("{sql}\n")).unwrap();
+    }
+
+    /// The base (the `shop` DuckDB file, one question: item 1's name, `pen`, predicted right,
+    /// and its baseline) with the branch `pr` checked out; the folder and the base commit.
+    fn pull_request() -> (tempfile::TempDir, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
         crate::duckdb::loaded_shop(root);
         std::fs::remove_dir_all(root.join("sqlite")).unwrap();
-        std::fs::write(
-            root.join("pred.txt"),
-            "SELECT name FROM item WHERE id = 1\n",
-        )
-        .unwrap();
+        predict(root, "SELECT name FROM item WHERE id = 1");
         common::config::write(
             root.join("sqlgate.yml"),
             "dataset: { kind: spider, gold: gold.sql, databases: ddb, difficulty: none, \
@@ -252,7 +201,9 @@ mod duckdb_wal {
              baseline: { path: baseline.json }\ngate: { max_drop_points: 0 }\n",
         );
         init_main(root, "benchmark");
-        commit_baseline(root, "baseline")
+        let base = commit_baseline(root, "baseline");
+        git(root, &["checkout", "-qb", "pr"]);
+        (dir, base)
     }
 
     /// The WAL a writer leaves beside a copy of `database` after renaming item 1 to `ink`,
@@ -276,24 +227,13 @@ mod duckdb_wal {
 
     #[test]
     fn a_wal_beside_the_base_database_does_not_pass() {
-        let dir = tempfile::tempdir().unwrap();
+        let (dir, base) = pull_request();
         let root = dir.path();
-        let base = base(root);
-        git(root, &["checkout", "-qb", "pr"]);
-        std::fs::write(
-            root.join("pred.txt"),
-            "SELECT name FROM item WHERE id = 2\n",
-        )
-        .unwrap();
+        predict(root, "SELECT name FROM item WHERE id = 2");
         std::fs::write(root.join(".gitignore"), "*.wal\n").unwrap();
         commit_all(root, "a wrong prediction");
         let control = judged(root, &base, &[]);
-        assert_eq!(
-            control.status.code(),
-            Some(1),
-            "control: {}",
-            text(&control)
-        );
+        super::control_fails(&control);
         let scratch = tempfile::tempdir().unwrap();
         let database = root.join("ddb/shop/shop.duckdb");
         let wal = renaming_wal(&database, scratch.path());
@@ -301,12 +241,7 @@ mod duckdb_wal {
         let status = git(root, &["status", "--porcelain"]);
         assert!(!status.contains("wal"), "git sees the WAL: {status}");
         let judged = judged(root, &base, &[]);
-        assert_ne!(
-            judged.status.code(),
-            Some(0),
-            "the regressing pull request passed: {}",
-            text(&judged)
-        );
+        super::not_passed(&judged);
     }
 }
 
@@ -323,7 +258,6 @@ mod plan_ties {
     use crate::server_levers::Lever;
     use crate::server_order::{judge_on, tied_customer, Setup, JOIN_STATISTICS, TIE_QUESTION};
     use common::servers;
-    use common::trust_flow::*;
 
     /// Round 8's wrong DISTINCT prediction, made slow by a sleep in its select list (1 s per
     /// joined row, 3 rows), which leaves the join's plan as it was.
@@ -351,19 +285,9 @@ mod plan_ties {
             judge_on(tied_customer as Setup, mariadb, &lever, prepare)
         };
         let control = on(&format!("{database}_c"), "");
-        assert_eq!(
-            control.status.code(),
-            Some(1),
-            "control: {}",
-            text(&control)
-        );
+        super::control_fails(&control);
         let judged = on(database, JOIN_STATISTICS);
-        assert_ne!(
-            judged.status.code(),
-            Some(0),
-            "the regressing pull request passed: {}",
-            text(&judged)
-        );
+        super::not_passed(&judged);
     }
 
     #[test]
@@ -399,12 +323,7 @@ mod hidden_gold_edit {
         rewrite_predictions(root, "C3", |i| i < 20, WRONG);
         repo::commit_all(root, "wrong predictions");
         let control = judged(root, &base, &[]);
-        assert_eq!(
-            control.status.code(),
-            Some(1),
-            "control: {}",
-            text(&control)
-        );
+        super::control_fails(&control);
         let gold = std::fs::read_to_string(root.join("dev_gold.sql")).unwrap();
         let agreeing: Vec<String> = (gold.lines().enumerate())
             .map(|(i, line)| match (i < 20, line.split_once('\t')) {
