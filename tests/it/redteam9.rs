@@ -251,8 +251,9 @@ mod duckdb_wal {
 /// looks for the plan's choices, and timing is not the plan's choice, so a changed prediction
 /// that sleeps past half of `timeout_ms` (3 s of 5 s) is credited whatever its ties: round 8's
 /// MariaDB statistics lever (`mysql.table_stats`) picking `ada` among `ada` / `ADA` again turns
-/// the regressing pull request green. And a window function reading a row by position, under
-/// an ORDER BY of the value it reads, is neither an order nor a value choice to the check.
+/// the regressing pull request green. And two choices the check does not see under a
+/// case-insensitive collation: a window function reading a row by position under an ORDER BY
+/// of the value it reads, and a LIMIT cut between keys the server sorts as equal.
 mod plan_ties {
     use crate::common;
     use crate::server_levers::Lever;
@@ -271,6 +272,13 @@ mod plan_ties {
     /// the join order the statistics lever picks.
     const WINDOW_WRONG: &str = "SELECT FIRST_VALUE(c.name) OVER (ORDER BY c.name) \
          FROM customers c JOIN orders o ON o.customer_id = c.id WHERE c.name = 'ada'";
+
+    /// A LIMIT cut between rows whose sort key ties under MariaDB's case-insensitive collation
+    /// (`ADA`, `ada`): the cut probe compares the keys it fetched as values (`ada` is not
+    /// `ADA`), so it calls the cut determined, while the server sorts them as one key and the
+    /// join order decides which comes first.
+    const CUT_WRONG: &str = "SELECT c.name FROM customers c JOIN orders o \
+         ON o.customer_id = c.id WHERE c.name = 'ada' ORDER BY c.name LIMIT 1";
 
     /// The control (the lever's prediction without the lever) exits 1; with round 8's
     /// statistics lever the pull request must not pass.
@@ -293,6 +301,11 @@ mod plan_ties {
     #[test]
     fn a_slow_prediction_whose_value_the_plan_picks_earns_no_credit() {
         check_steered("rt9_slow_tie", SLOW_WRONG);
+    }
+
+    #[test]
+    fn a_limit_cut_between_keys_equal_under_the_collation_earns_no_credit() {
+        check_steered("rt9_cut_tie", CUT_WRONG);
     }
 
     #[test]
