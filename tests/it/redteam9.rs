@@ -257,7 +257,9 @@ mod duckdb_wal {
 mod plan_ties {
     use crate::common;
     use crate::server_levers::Lever;
-    use crate::server_order::{judge_on, tied_customer, Setup, JOIN_STATISTICS, TIE_QUESTION};
+    use crate::server_order::{
+        judge_on, strict, tied_customer, Setup, JOIN_STATISTICS, TIE_QUESTION,
+    };
     use common::servers;
 
     /// Round 8's wrong DISTINCT prediction, made slow by a sleep in its select list (1 s per
@@ -280,17 +282,41 @@ mod plan_ties {
     const CUT_WRONG: &str = "SELECT c.name FROM customers c JOIN orders o \
          ON o.customer_id = c.id WHERE c.name = 'ada' ORDER BY c.name LIMIT 1";
 
+    /// Under the `strict` profile (rows compared in order): the gold orders the joined names
+    /// by name and customer id (`ada`, `ada`, `ADA`), the prediction by name alone, so its
+    /// `ada` / `ADA` peers come in the join's order; the order check compares adjacent rows'
+    /// keys as values, so it sees no tie between them.
+    const ORDERED_QUESTION: &str = "SELECT c.name FROM customers c JOIN orders o \
+         ON o.customer_id = c.id WHERE c.name = 'ada' ORDER BY c.name, c.id";
+    const ORDERED_WRONG: &str = "SELECT c.name FROM customers c JOIN orders o \
+         ON o.customer_id = c.id WHERE c.name = 'ada' ORDER BY c.name";
+
+    /// [`tied_customer`]'s base, compared under `strict`.
+    fn tied_strict(root: &std::path::Path) {
+        tied_customer(root);
+        strict(root);
+    }
+
     /// The control (the lever's prediction without the lever) exits 1; with round 8's
     /// statistics lever the pull request must not pass.
     fn check_steered(database: &str, wrong: &'static str) {
+        check_steered_on((tied_customer, TIE_QUESTION), database, wrong);
+    }
+
+    /// [`check_steered`] on the base `setup` asking `question` (last).
+    fn check_steered_on(
+        (setup, question): (Setup, &'static str),
+        database: &str,
+        wrong: &'static str,
+    ) {
         let lever = Lever {
-            question: TIE_QUESTION,
+            question,
             wrong,
             names: "",
         };
         let on = |database: &str, prepare: &str| {
             let mariadb = (servers::mariadb(), database);
-            judge_on(tied_customer as Setup, mariadb, &lever, prepare)
+            judge_on(setup, mariadb, &lever, prepare)
         };
         let control = on(&format!("{database}_c"), "");
         super::control_fails(&control);
@@ -306,6 +332,12 @@ mod plan_ties {
     #[test]
     fn a_limit_cut_between_keys_equal_under_the_collation_earns_no_credit() {
         check_steered("rt9_cut_tie", CUT_WRONG);
+    }
+
+    #[test]
+    fn an_ordered_comparison_of_keys_equal_under_the_collation_earns_no_credit() {
+        let ordered = (tied_strict as Setup, ORDERED_QUESTION);
+        check_steered_on(ordered, "rt9_ordered_tie", ORDERED_WRONG);
     }
 
     #[test]

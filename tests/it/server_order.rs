@@ -129,7 +129,7 @@ const STRICT: (&str, &str) = ("profile: bird", "profile: strict");
 
 /// The base's two configs (gate and load) compare with the `strict` profile (the deployer's
 /// choice).
-fn strict(root: &std::path::Path) {
+pub(crate) fn strict(root: &std::path::Path) {
     let (from, to) = STRICT;
     for file in ["sqlgate.yml", "sqlgate-load.yml"] {
         let config = std::fs::read_to_string(root.join(file)).unwrap();
