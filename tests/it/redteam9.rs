@@ -257,9 +257,8 @@ mod duckdb_wal {
 mod plan_ties {
     use crate::common;
     use crate::server_levers::Lever;
-    use crate::server_order::{
-        judge_on, strict, tied_customer, Setup, JOIN_STATISTICS, TIE_QUESTION,
-    };
+    use crate::server_order::{judge_on, strict, tied_customer, unchanged, Setup};
+    use crate::server_order::{AGG_QUESTION, AGG_STATISTICS, JOIN_STATISTICS, TIE_QUESTION};
     use common::servers;
 
     /// Round 8's wrong DISTINCT prediction, made slow by a sleep in its select list (1 s per
@@ -309,18 +308,30 @@ mod plan_ties {
         database: &str,
         wrong: &'static str,
     ) {
+        check_lever_on(
+            (servers::mariadb(), setup, question),
+            (database, JOIN_STATISTICS),
+            wrong,
+        );
+    }
+
+    /// On `server`, the base `setup` asking `question`: the `wrong` prediction's control exits
+    /// 1, and with the statistics lever `prepare` the pull request must not pass.
+    fn check_lever_on(
+        (server, setup, question): (&'static servers::Server, Setup, &'static str),
+        (database, prepare): (&str, &str),
+        wrong: &'static str,
+    ) {
         let lever = Lever {
             question,
             wrong,
             names: "",
         };
-        let on = |database: &str, prepare: &str| {
-            let mariadb = (servers::mariadb(), database);
-            judge_on(setup, mariadb, &lever, prepare)
-        };
+        let on =
+            |database: &str, prepare: &str| judge_on(setup, (server, database), &lever, prepare);
         let control = on(&format!("{database}_c"), "");
         super::control_fails(&control);
-        let judged = on(database, JOIN_STATISTICS);
+        let judged = on(database, prepare);
         super::not_passed(&judged);
     }
 
@@ -338,6 +349,18 @@ mod plan_ties {
     fn an_ordered_comparison_of_keys_equal_under_the_collation_earns_no_credit() {
         let ordered = (tied_strict as Setup, ORDERED_QUESTION);
         check_steered_on(ordered, "rt9_ordered_tie", ORDERED_WRONG);
+    }
+
+    /// PostgreSQL, round 7's lever (statistics over rows inserted and deleted again flip the
+    /// hash order of `SELECT DISTINCT`) under `string_agg` without ORDER BY, made slow by a
+    /// 3 s sleep joined to it.
+    const SLOW_AGG_WRONG: &str = "SELECT string_agg(name, ',') \
+         FROM (SELECT DISTINCT name FROM customers) s, (SELECT pg_sleep(3)) z";
+
+    #[test]
+    fn postgres_a_slow_prediction_whose_order_the_plan_picks_earns_no_credit() {
+        let postgres = (servers::postgres(), unchanged as Setup, AGG_QUESTION);
+        check_lever_on(postgres, ("rt9_slow_agg", AGG_STATISTICS), SLOW_AGG_WRONG);
     }
 
     #[test]

@@ -50,7 +50,7 @@ fn asked(question: &'static str, prediction: &'static str) -> Lever {
 pub(crate) type Setup = fn(&std::path::Path);
 
 /// The base's benchmark as the fixture writes it.
-fn unchanged(_: &std::path::Path) {}
+pub(crate) fn unchanged(_: &std::path::Path) {}
 
 /// As [`judge`], on the base `setup` changes.
 pub(crate) fn judge_on(
@@ -90,11 +90,12 @@ fn check_plan_lever(
 /// An order-dependent aggregate over `SELECT DISTINCT` (no LIMIT): PostgreSQL's hash table
 /// follows the planner's estimate of the number of groups, so statistics gathered over rows
 /// inserted and deleted again flip the order in which `ada` and `bob` come out of it.
-const AGG_QUESTION: &str = "SELECT string_agg(name, ',' ORDER BY name DESC) FROM customers";
+pub(crate) const AGG_QUESTION: &str =
+    "SELECT string_agg(name, ',' ORDER BY name DESC) FROM customers";
 const AGG_WRONG: &str = "SELECT string_agg(name, ',') FROM (SELECT DISTINCT name FROM customers) s";
 const AGG_RIGHT: &str =
     "SELECT string_agg(name, ',' ORDER BY name DESC) FROM (SELECT DISTINCT name FROM customers) s";
-const AGG_STATISTICS: &str = "INSERT INTO customers SELECT g, 'x' || (g % 3) \
+pub(crate) const AGG_STATISTICS: &str = "INSERT INTO customers SELECT g, 'x' || (g % 3) \
      FROM generate_series(3, 1000) g; ANALYZE customers; DELETE FROM customers WHERE id > 2;";
 /// A table rewrite (`SET ACCESS METHOD` to the heap handler under another name) leaves the row
 /// count unknown to the planner until the next `ANALYZE`, which changes the same hash order.
