@@ -412,3 +412,95 @@ mod hidden_gold_edit {
         );
     }
 }
+
+/// SQLite benchmark, the database swapped under the run (class 3's mid-run change, on SQLite):
+/// the dataset fingerprint hashes each database file once, when the dataset loads, and a
+/// worker opens a database (by its path) the first time it scores one of its items. A
+/// background process of the pull request's workflow renames a copy with emptied tables over
+/// the second database once the run has started, while the first item (predicted right, but
+/// slow) holds the only worker: every later item reads the copy.
+mod swapped_database {
+    use crate::common;
+    use common::git;
+    use common::repo::{commit_all, commit_baseline, init_main, EVAL};
+    use common::trust_flow::{write_shop, GOLD, TABLES_JSON};
+    use std::path::Path;
+    use std::time::Duration;
+
+    /// The `shop` fixture's database `db_id` below `root/database`, emptied of `emptied`.
+    fn shop_database(root: &Path, db_id: &str, emptied: &[&str]) -> std::path::PathBuf {
+        let path = root.join(format!("database/{db_id}/{db_id}.sqlite"));
+        write_shop(&path, emptied);
+        path
+    }
+
+    /// The pull request's predictions: the first `shop` item right but slow (a recursive
+    /// count), and the `shop2` questions that list names (customer 1's, the items over 5) cut
+    /// to no row, which is what they list on the emptied copy.
+    fn predictions() -> Vec<String> {
+        let slow = "SELECT count(*) FROM items WHERE (WITH RECURSIVE c(x) AS (SELECT 1 \
+                    UNION ALL SELECT x + 1 FROM c WHERE x < 30000000) SELECT count(*) FROM c) > 0";
+        let first = std::iter::once(slow.to_string());
+        let shop = GOLD[1..].iter().map(|sql| sql.to_string());
+        let shop2 = GOLD.iter().enumerate().map(|(i, sql)| match i {
+            1 | 4 => format!("{sql} LIMIT 0"),
+            _ => sql.to_string(),
+        });
+        first.chain(shop).chain(shop2).collect()
+    }
+
+    /// The base: `shop` and `shop2` (the same fixture), the fixture's questions on each,
+    /// predicted right, one worker, and its baseline; returns the base commit.
+    fn base(root: &Path) -> String {
+        shop_database(root, "shop", &[]);
+        shop_database(root, "shop2", &[]);
+        let shop2 = TABLES_JSON
+            .replacen("[{", "{", 1)
+            .replace("\"shop\"", "\"shop2\"");
+        let both = format!("{},\n{}", TABLES_JSON.trim_end_matches(']'), shop2);
+        std::fs::write(root.join("tables.json"), both).unwrap();
+        let asked = |db_id: &'static str| GOLD.iter().map(move |sql| format!("{sql}\t{db_id}\n"));
+        let gold: String = asked("shop").chain(asked("shop2")).collect();
+        std::fs::write(root.join("gold.sql"), gold).unwrap();
+        let right: Vec<&str> = GOLD.iter().chain(GOLD.iter()).copied().collect();
+        std::fs::write(root.join("pred.txt"), right.join("\n") + "\n").unwrap();
+        common::config::write(
+            root.join("sqlgate.yml"),
+            "dataset: { kind: spider, gold: gold.sql, tables: tables.json, databases: database, \
+             difficulty: none }\npredictions: [{ name: m, path: pred.txt }]\nmetrics: [ex]\n\
+             compare: { profile: bird }\nexecution: { timeout_ms: 20000, threads: 1 }\n\
+             baseline: { path: baseline.json }\ngate: { max_drop_points: 0 }\n",
+        );
+        init_main(root, "benchmark");
+        commit_baseline(root, "baseline")
+    }
+
+    /// The pull request judged against `base` as its job judges it, with, when `swap`, the
+    /// emptied copy renamed over `shop2` 1.5 s after the run started.
+    fn judged_with_swap(root: &Path, base: &str, swap: bool) -> std::process::Output {
+        let scratch = tempfile::tempdir_in(root.parent().unwrap()).unwrap();
+        let emptied = shop_database(scratch.path(), "shop2", &["customers", "items", "orders"]);
+        let args = [&EVAL[..], &["--trusted-base", base]].concat();
+        let mut command = common::sqlgate_command(&args);
+        let run = command.current_dir(root).env_remove("GITHUB_SHA");
+        let running = run.stdout(std::process::Stdio::piped()).spawn().unwrap();
+        if swap {
+            std::thread::sleep(Duration::from_millis(1500));
+            let target = root.join("database/shop2/shop2.sqlite");
+            std::fs::rename(&emptied, target).unwrap();
+        }
+        running.wait_with_output().unwrap()
+    }
+
+    #[test]
+    fn a_database_swapped_after_the_fingerprint_does_not_pass() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let base = base(root);
+        git(root, &["checkout", "-qb", "pr"]);
+        std::fs::write(root.join("pred.txt"), predictions().join("\n") + "\n").unwrap();
+        commit_all(root, "wrong predictions");
+        super::control_fails(&judged_with_swap(root, &base, false));
+        super::not_passed(&judged_with_swap(root, &base, true));
+    }
+}
