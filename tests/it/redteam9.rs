@@ -69,6 +69,15 @@ fn not_passed(judged: &std::process::Output) {
     );
 }
 
+/// A fresh repository whose `main` `base` writes and commits (returning the base commit), with
+/// the branch `pr` checked out: the folder and the base commit.
+fn pull_request_on(base: fn(&std::path::Path) -> String) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let base = base(dir.path());
+    common::git(dir.path(), &["checkout", "-qb", "pr"]);
+    (dir, base)
+}
+
 /// What a lever's watcher did: whether it saw the wrong prediction run before undoing its
 /// change, and whether the undo restored exactly what was there.
 #[derive(Debug, PartialEq)]
@@ -185,11 +194,9 @@ mod duckdb_wal {
         std::fs::write(root.join("pred.txt"), format!("{sql}\n")).unwrap();
     }
 
-    /// The base (the `shop` DuckDB file, one question: item 1's name, `pen`, predicted right,
-    /// and its baseline) with the branch `pr` checked out; the folder and the base commit.
-    fn pull_request() -> (tempfile::TempDir, String) {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
+    /// The base: the `shop` DuckDB file, one question (item 1's name, `pen`) predicted right,
+    /// and its baseline; returns the base commit.
+    fn base(root: &Path) -> String {
         crate::duckdb::loaded_shop(root);
         std::fs::remove_dir_all(root.join("sqlite")).unwrap();
         predict(root, "SELECT name FROM item WHERE id = 1");
@@ -201,9 +208,7 @@ mod duckdb_wal {
              baseline: { path: baseline.json }\ngate: { max_drop_points: 0 }\n",
         );
         init_main(root, "benchmark");
-        let base = commit_baseline(root, "baseline");
-        git(root, &["checkout", "-qb", "pr"]);
-        (dir, base)
+        commit_baseline(root, "baseline")
     }
 
     /// The WAL a writer leaves beside a copy of `database` after renaming item 1 to `ink`,
@@ -227,7 +232,7 @@ mod duckdb_wal {
 
     #[test]
     fn a_wal_beside_the_base_database_does_not_pass() {
-        let (dir, base) = pull_request();
+        let (dir, base) = super::pull_request_on(base);
         let root = dir.path();
         predict(root, "SELECT name FROM item WHERE id = 2");
         std::fs::write(root.join(".gitignore"), "*.wal\n").unwrap();
@@ -421,7 +426,6 @@ mod hidden_gold_edit {
 /// slow) holds the only worker: every later item reads the copy.
 mod swapped_database {
     use crate::common;
-    use common::git;
     use common::repo::{commit_all, commit_baseline, init_main, EVAL};
     use common::trust_flow::{write_shop, GOLD, TABLES_JSON};
     use std::path::Path;
@@ -494,10 +498,8 @@ mod swapped_database {
 
     #[test]
     fn a_database_swapped_after_the_fingerprint_does_not_pass() {
-        let dir = tempfile::tempdir().unwrap();
+        let (dir, base) = super::pull_request_on(base);
         let root = dir.path();
-        let base = base(root);
-        git(root, &["checkout", "-qb", "pr"]);
         std::fs::write(root.join("pred.txt"), predictions().join("\n") + "\n").unwrap();
         commit_all(root, "wrong predictions");
         super::control_fails(&judged_with_swap(root, &base, false));
