@@ -12,8 +12,9 @@
 use super::base::TrustedBase;
 use super::dataset_changes::dataset_paths;
 use crate::input::config::{Config, DatasetConfig, PredictionSpec};
-use crate::input::trusted::{BaseCopies, ProposedBenchmark, TrustedFile};
+use crate::input::trusted::{ProposedBenchmark, TrustedFile};
 use crate::util::error::InputError;
+use crate::util::fs::RunFolder;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -22,7 +23,7 @@ use std::sync::Arc;
 #[derive(Default)]
 pub struct BaseBenchmark {
     /// The folder of the copies; `None` when the pull request changes no benchmark.
-    pub copies: Option<Arc<BaseCopies>>,
+    pub copies: Option<Arc<RunFolder>>,
     /// One per dataset whose benchmark the pull request changes.
     pub proposed: Vec<ProposedBenchmark>,
 }
@@ -51,7 +52,7 @@ pub(super) fn judge_on_base_benchmark(
         }
         let copies = match &found.copies {
             Some(copies) => Arc::clone(copies),
-            None => Arc::new(BaseCopies::create()?),
+            None => Arc::new(RunFolder::create("base-benchmark")?),
         };
         found.copies = Some(Arc::clone(&copies));
         let into = copies.folder.join(format!("{}", found.proposed.len()));
@@ -116,7 +117,7 @@ fn proposed_overrides(
 fn changed_files(dataset: &DatasetConfig, base: &TrustedBase) -> Result<Vec<String>, InputError> {
     let mut changed = Vec::new();
     for path in dataset_paths(dataset) {
-        changed.extend(base.changed_under(path)?);
+        changed.extend(base.changed_or_ignored_under(path)?);
     }
     changed.sort();
     changed.dedup();

@@ -129,7 +129,7 @@ fn source() -> FixedNeighbors {
 }
 
 /// A dataset folder with the `company` database and the given gold queries.
-fn dataset(work: &Path, golds: &[&str]) -> Dataset {
+pub(crate) fn dataset(work: &Path, golds: &[&str]) -> Dataset {
     let folder = work.join("database/company");
     if !folder.exists() {
         std::fs::create_dir_all(&folder).unwrap();

@@ -399,6 +399,25 @@ fn eval_scores_ex_on_duckdb_and_a_hostile_prediction_is_only_wrong() {
     assert_eq!(outcomes[1], ("match".to_string(), String::new()));
 }
 
+/// DuckDB replays a `FILE.wal` beside a database even when it opens the file read-only, and no
+/// digest covers it: loading the dataset refuses it (exit 2, naming the database), as SQLite's
+/// `-wal`, and the engine does not open such a file.
+#[test]
+fn a_write_ahead_log_beside_a_database_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = loaded_shop(dir.path());
+    std::fs::write(dir.path().join("pred.txt"), "SELECT name FROM item\n").unwrap();
+    std::fs::write(dir.path().join("ddb/shop/shop.duckdb.wal"), b"").unwrap();
+    let output = common::eval(&dir.path().join("sqlgate.yml"), &[]);
+    let said = common::exited(&output, 2);
+    common::assert_contains(&said, &["database `shop`", "has a .wal file beside it"]);
+    let refused = executor(limits()).run(&database, "SELECT 1");
+    assert!(
+        matches!(&refused, Err(ExecError::Open(m)) if m.contains("has a .wal file beside it")),
+        "{refused:?}"
+    );
+}
+
 #[test]
 fn the_config_names_what_duckdb_needs_and_refuses() {
     let dir = tempfile::tempdir().unwrap();

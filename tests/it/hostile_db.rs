@@ -263,3 +263,35 @@ fn a_database_with_a_wal_beside_it_is_refused() {
         "no -shm was created"
     );
 }
+
+/// A database rewritten in place, or renamed over, after the dataset loaded (a background
+/// process of the pull request's workflow) is not what the run reads: the engine reads the
+/// run's private copy the digest was computed over, which is removed with the dataset.
+#[test]
+fn a_database_changed_after_loading_is_not_read() {
+    use sqlgate::engine::exec::{Executor, Limits};
+    let work = tempfile::tempdir().unwrap();
+    let dataset = crate::distill::dataset(work.path(), &["SELECT max(age) FROM emp"]);
+    let original = work.path().join("database/company/company.sqlite");
+    let read = dataset
+        .database_path(&dataset.items[0])
+        .unwrap()
+        .to_path_buf();
+    assert!(!read.starts_with(work.path()), "{}", read.display());
+    let executor = Executor::new(Limits::of(&Default::default()));
+    let oldest = |db: &Path| executor.run(db, "SELECT max(age) FROM emp").unwrap();
+    let before = oldest(&read);
+    let aged = Connection::open(&original).unwrap();
+    aged.execute("UPDATE emp SET age = 99", []).unwrap();
+    assert_eq!(
+        oldest(&original),
+        vec![vec![sqlgate::engine::value::Value::Int(99)]]
+    );
+    assert_eq!(oldest(&read), before);
+    let elsewhere = work.path().join("other.sqlite");
+    std::fs::copy(&original, &elsewhere).unwrap();
+    std::fs::rename(&elsewhere, &original).unwrap();
+    assert_eq!(oldest(&read), before);
+    drop(dataset);
+    assert!(!read.exists(), "the run's copy outlives the dataset");
+}

@@ -136,6 +136,7 @@ fn dataset(items: usize) -> Dataset {
         databases: Default::default(),
         sha256: String::new(),
         digests: Default::default(),
+        copies: None,
     }
 }
 

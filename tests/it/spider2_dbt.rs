@@ -187,6 +187,31 @@ fn a_missing_gold_database_or_a_foreign_evaluation_stops_with_exit_2() {
     assert!(said.contains("not \"duckdb_match\""), "{said}");
 }
 
+/// A gold file with DuckDB's write-ahead log beside it (which DuckDB replays on open, even
+/// read-only) is a gold failure, not read with the log's changes.
+#[test]
+fn a_gold_with_a_write_ahead_log_beside_it_is_a_gold_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let (gold, results) = layout(dir.path(), GOLD, Ok(GOLD), false);
+    std::fs::write(gold.join("i1/db.duckdb.wal"), b"").unwrap();
+    let tables = Tables {
+        names: &["t".to_string()],
+        conditions: &[vec![]],
+        ignore_orders: &[false],
+    };
+    let verdict = judge_files(
+        &gold.join("i1/db.duckdb"),
+        &results.join("i1/out.duckdb"),
+        tables,
+        &limits(),
+        true,
+    );
+    assert!(
+        matches!(&verdict, Verdict::GoldFailure(why) if why.contains("has a .wal file beside it")),
+        "{verdict:?}"
+    );
+}
+
 /// Hostile predicted files: (what, the file, verdict of both profiles).
 fn hostile() -> Vec<(&'static str, Result<&'static str, &'static [u8]>)> {
     vec![

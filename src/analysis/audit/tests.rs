@@ -60,6 +60,7 @@ fn dataset(db: &Path, items: Vec<GoldItem>) -> Dataset {
         databases,
         sha256: String::new(),
         digests: Default::default(),
+        copies: None,
     }
 }
 

@@ -27,6 +27,7 @@ fn dataset() -> Dataset {
         databases: Default::default(),
         sha256: String::new(),
         digests: Default::default(),
+        copies: None,
     }
 }
 

@@ -596,8 +596,9 @@ pub struct Tables<'a> {
 }
 
 /// `duckdb_match(pred, gold, ...)` on the files at `gold` and `pred` (see [`judge`]): a gold
-/// file that does not open is a gold failure, a predicted one scores 0 (the official
-/// `duckdb.connect` raises inside `evaluate.py`'s `try`).
+/// file that does not open, or has a write-ahead log beside it (which DuckDB would replay), is a
+/// gold failure; a predicted one that does not open scores 0 (the official `duckdb.connect`
+/// raises inside `evaluate.py`'s `try`; a log beside it is replayed, as there).
 pub fn judge_files(
     gold: &Path,
     pred: &Path,
@@ -605,7 +606,8 @@ pub fn judge_files(
     limits: &Limits,
     sound: bool,
 ) -> Verdict {
-    let gold = match LockedFile::open(gold) {
+    let opened = crate::engine::duckdb::refuse_log(gold).and_then(|()| LockedFile::open(gold));
+    let gold = match opened {
         Ok(file) => file,
         Err(e) => return Verdict::GoldFailure(e.to_string()),
     };

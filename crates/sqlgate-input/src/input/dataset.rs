@@ -3,6 +3,7 @@
 use crate::input::config::{DatabaseFiles, DatasetConfig, DifficultySource, EngineCatalog};
 use crate::sql::schema::{Schema, TableEntry, TablesJson};
 use crate::util::error::{read_bytes, InputError};
+use crate::util::fs::RunFolder;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
@@ -45,8 +46,9 @@ pub trait ItemTask: std::fmt::Debug + Send + Sync {
 pub struct Database {
     /// Its id.
     pub db_id: String,
-    /// Where the engine finds it: the SQLite file, or on a server engine the db_id itself (the
-    /// engine maps it onto its layout); `None` when the file is absent (its items are skipped).
+    /// Where the engine finds it: the run's private copy of its file (see [`Dataset::copies`]),
+    /// or on a server engine the db_id itself (the engine maps it onto its layout); `None` when
+    /// the file is absent (its items are skipped).
     pub path: Option<PathBuf>,
     /// Its schema (from the file, or from tables.json when the file is absent).
     pub schema: Option<Arc<Schema>>,
@@ -65,6 +67,11 @@ pub struct Dataset {
     pub sha256: String,
     /// The SHA-256 of each of those files, so a difference can be named.
     pub digests: DatasetDigests,
+    /// The run's own folder of copies of the database files, made when they were digested: the
+    /// engines read the copies, so a file renamed over or rewritten in the working tree during
+    /// the run changes nothing. Removed when the last clone of the dataset is dropped; `None` on
+    /// a server engine.
+    pub copies: Option<Arc<RunFolder>>,
 }
 
 /// The content digest of each file of a benchmark: which data a score was computed on, kept in
@@ -134,19 +141,24 @@ impl Dataset {
         };
         let own_files = engines.database_files(&config.engine.kind);
         let tables_json = tables.as_ref().map(|t| &t.0);
-        let databases = locate_databases(config, own_files, sqlite_file, &items, tables_json)?;
+        let copies = (config.databases.is_some())
+            .then(|| RunFolder::create("databases").map(Arc::new))
+            .transpose()?;
+        let files = (own_files, sqlite_file);
+        let (databases, file_sha256) =
+            locate_databases(config, files, &items, tables_json, copies.as_deref())?;
         for item in &mut items {
             item.skipped = databases[&item.db_id].path.is_none();
         }
         assign_difficulty(config, &mut items, &databases)?;
-        let files = config.databases.is_some().then_some(&databases);
         let (digests, sha256) =
-            file_digests(&gold_bytes, tables.as_ref().map(|t| &t.1[..]), files)?;
+            file_digests(&gold_bytes, tables.as_ref().map(|t| &t.1[..]), &file_sha256);
         Ok(Dataset {
             items,
             databases,
             sha256,
             digests,
+            copies,
         })
     }
 
@@ -289,34 +301,59 @@ fn utf8_or_line_error<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, Input
     })
 }
 
-/// Each db_id's database: its file under `dataset.databases` (SQLite's, or `own_files` of an
-/// engine of its own on files, whose schema comes from `dataset.tables`), or on a server its
-/// db_id.
+/// How a kind finds a db_id's database file: an engine's own files, else SQLite's where the
+/// kind puts them.
+type FileRules<'a> = (Option<DatabaseFiles>, SqliteFileOf<'a>);
+
+/// The SHA-256 of each database file's copy, by db_id.
+type FileDigests = BTreeMap<String, [u8; 32]>;
+
+/// A database file found under `dataset.databases`: where it lies in the working tree (named in
+/// errors), the run's private copy the engines read, and the SHA-256 of the copy's bytes.
+struct Located {
+    original: PathBuf,
+    copy: PathBuf,
+    sha256: [u8; 32],
+}
+
+/// Each db_id's database: its file under `dataset.databases` (SQLite's, or one of an engine of
+/// its own on files, whose schema comes from `dataset.tables`), copied into `copies` and
+/// digested there, or on a server its db_id; and the SHA-256 of each copied file by db_id.
 fn locate_databases(
     config: &DatasetConfig,
-    own_files: Option<DatabaseFiles>,
-    sqlite_file: SqliteFileOf,
+    files: FileRules,
     items: &[GoldItem],
     tables: Option<&TablesJson>,
-) -> Result<BTreeMap<String, Database>, InputError> {
+    copies: Option<&RunFolder>,
+) -> Result<(BTreeMap<String, Database>, FileDigests), InputError> {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for item in items {
         *counts.entry(&item.db_id).or_default() += 1;
     }
-    // `dataset.databases` is set exactly when the engine reads files (the config's check); a
-    // server names each database by its db_id.
-    let folder = config.databases.as_deref();
+    // `dataset.databases` is set exactly when the engine reads files (the config's check), and
+    // then `copies` is the run's folder for them; a server names each database by its db_id.
     let mut databases = BTreeMap::new();
-    for (db_id, count) in counts {
-        let path = match folder {
-            Some(folder) => database_file_of(config, own_files, sqlite_file, folder, db_id, count)?,
-            None => Some(PathBuf::from(db_id)),
+    let mut file_sha256 = BTreeMap::new();
+    for (number, (db_id, count)) in counts.into_iter().enumerate() {
+        let located = match config.databases.as_deref().zip(copies) {
+            Some((folder, copies)) => {
+                let into = copies.folder.join(number.to_string());
+                let at = (folder, into.as_path());
+                database_file_of(config, files, at, db_id, count)?
+            }
+            None => None,
         };
         let tables_entry = tables.and_then(|t| t.get(db_id)).cloned().map(Arc::new);
-        let file = path
-            .as_deref()
-            .filter(|_| folder.is_some() && own_files.is_none());
-        let schema = load_schema(db_id, file, tables_entry.as_deref())?;
+        let sqlite = located.as_ref().filter(|_| files.0.is_none());
+        let schema = load_schema(db_id, sqlite, tables_entry.as_deref())?;
+        let path = match (&located, copies) {
+            (Some(located), _) => Some(located.copy.clone()),
+            (None, Some(_)) => None,
+            (None, None) => Some(PathBuf::from(db_id)),
+        };
+        if let Some(located) = located {
+            file_sha256.insert(db_id.to_string(), located.sha256);
+        }
         databases.insert(
             db_id.to_string(),
             Database {
@@ -327,37 +364,38 @@ fn locate_databases(
             },
         );
     }
-    Ok(databases)
+    Ok((databases, file_sha256))
 }
 
-/// The SQLite file of `db_id` under `folder` (or the file of `own_files`), checked against the
-/// workspace rule and its format's check; `None` when it is absent and `skip_missing_databases`
-/// allows that.
+/// The database file of `db_id` under `folder` (SQLite's, or the file of the engine's own
+/// files), checked against the workspace rule (no side file its engine would read beside it),
+/// copied into the new folder `into` and checked there against its format; `None` when it is
+/// absent and `skip_missing_databases` allows that.
 fn database_file_of(
     config: &DatasetConfig,
-    own_files: Option<DatabaseFiles>,
-    sqlite_file: SqliteFileOf,
-    folder: &Path,
+    (own_files, sqlite_file): FileRules,
+    (folder, into): (&Path, &Path),
     db_id: &str,
     count: usize,
-) -> Result<Option<PathBuf>, InputError> {
-    let (file, check_file) = match own_files {
+) -> Result<Option<Located>, InputError> {
+    let (file, check_file, side_files) = match own_files {
         Some(files) => (
             sqlite_file(folder, db_id, Some(files.extension)),
             files.check,
+            files.side_files,
         ),
         None => (
             sqlite_file(folder, db_id, None),
             crate::input::database_file::check as fn(&Path) -> Result<(), String>,
+            crate::util::workspace::SQLITE_SIDE_FILES,
         ),
     };
     if std::fs::symlink_metadata(&file).is_ok() {
-        crate::util::workspace::check_database(folder, &file)
-            .and_then(|()| check_file(&file))
-            .map_err(|message| {
-                InputError::malformed(&file, format!("database `{db_id}`"), message)
-            })?;
-        return Ok(Some(file));
+        let refuse = |message| InputError::malformed(&file, format!("database `{db_id}`"), message);
+        crate::util::workspace::check_database(folder, &file, side_files).map_err(refuse)?;
+        let located = private_copy(&file, into)?;
+        check_file(&located.copy).map_err(refuse)?;
+        return Ok(Some(located));
     }
     if config.skip_missing_databases {
         return Ok(None);
@@ -369,19 +407,36 @@ fn database_file_of(
     ))
 }
 
-/// The schema of `db_id`: read from its SQLite file, which must open and hold every table its
-/// tables.json entry declares (else an input error naming the file and the missing tables); from
-/// the tables.json entry when the file is absent (or the engine is a server).
+/// `file` copied into the new folder `into` under its own name (a test suite's databases are
+/// told from the original by name) and digested there.
+fn private_copy(file: &Path, into: &Path) -> Result<Located, InputError> {
+    std::fs::create_dir(into).map_err(|e| InputError::read(into, e))?;
+    let copy = into.join(file.file_name().unwrap_or(std::ffi::OsStr::new("database")));
+    let sha256 = crate::util::fs::copy_digested(file, &copy).map_err(|e| {
+        InputError::malformed(file, "database", format!("cannot copy it for the run: {e}"))
+    })?;
+    Ok(Located {
+        original: file.to_path_buf(),
+        copy,
+        sha256,
+    })
+}
+
+/// The schema of `db_id`: read from its SQLite file's copy (the original named in errors), which
+/// must open and hold every table its tables.json entry declares (else an input error naming the
+/// file and the missing tables); from the tables.json entry when the file is absent (or the
+/// engine is a server, or reads files of its own).
 fn load_schema(
     db_id: &str,
-    path: Option<&Path>,
+    file: Option<&Located>,
     entry: Option<&TableEntry>,
 ) -> Result<Option<Arc<Schema>>, InputError> {
-    let Some(path) = path else {
+    let Some(file) = file else {
         return Ok(entry.map(|e| Arc::new(Schema::from_tables_json(e))));
     };
+    let path = &file.original;
     let location = || format!("database `{db_id}`");
-    let schema = Schema::from_sqlite(path).map_err(|error| {
+    let schema = Schema::from_sqlite(&file.copy).map_err(|error| {
         InputError::malformed(
             path,
             location(),
@@ -496,14 +551,15 @@ fn json_records(bytes: &[u8]) -> Option<Vec<HashMap<String, serde_json::Value>>>
         .collect()
 }
 
-/// The SHA-256 of the gold file, tables.json and each SQLite file (none on a server engine,
-/// whose contents sqlgate cannot hash), and the dataset's fingerprint: one SHA-256 over them all
-/// (as baselines have stored it since before the per-file digests).
+/// The SHA-256 of the gold file, tables.json and each database file (`databases`: the copies'
+/// digests by db_id; none on a server engine, whose contents sqlgate cannot hash), and the
+/// dataset's fingerprint: one SHA-256 over them all (as baselines have stored it since before
+/// the per-file digests).
 fn file_digests(
     gold: &[u8],
     tables: Option<&[u8]>,
-    databases: Option<&BTreeMap<String, Database>>,
-) -> Result<(DatasetDigests, String), InputError> {
+    databases: &FileDigests,
+) -> (DatasetDigests, String) {
     let hex = crate::util::digest::hex;
     let mut fingerprint = Sha256::new();
     let gold = Sha256::digest(gold);
@@ -519,18 +575,11 @@ fn file_digests(
         tables: tables.map(|t| hex(&t)),
         databases: BTreeMap::new(),
     };
-    for (db_id, db) in databases.into_iter().flatten() {
-        if let Some(path) = &db.path {
-            let mut file_hasher = Sha256::new();
-            std::fs::File::open(path)
-                .and_then(|mut file| std::io::copy(&mut file, &mut file_hasher))
-                .map_err(|e| InputError::read(path, e))?;
-            let file = file_hasher.finalize();
-            fingerprint.update(db_id.as_bytes());
-            fingerprint.update(b"\0");
-            fingerprint.update(file);
-            digests.databases.insert(db_id.clone(), hex(&file));
-        }
+    for (db_id, file) in databases {
+        fingerprint.update(db_id.as_bytes());
+        fingerprint.update(b"\0");
+        fingerprint.update(file);
+        digests.databases.insert(db_id.clone(), hex(file));
     }
-    Ok((digests, hex(&fingerprint.finalize())))
+    (digests, hex(&fingerprint.finalize()))
 }

@@ -177,6 +177,9 @@ pub struct DatabaseFiles {
     /// Checks a file before the engine opens it (its first bytes: not empty, not a Git LFS
     /// pointer, the format's magic), the error saying what the file is instead.
     pub check: fn(&std::path::Path) -> Result<(), String>,
+    /// Suffixes of the files beside a database the engine would read with it (DuckDB's
+    /// `FILE.wal`, which it replays even read-only): refused, as SQLite's `-wal` and `-journal`.
+    pub side_files: &'static [&'static str],
 }
 
 /// The error of an engine `name` no engine of `engines` has, at `key`, listing those there are.

@@ -262,6 +262,7 @@ mod tests {
             databases: BTreeMap::new(),
             sha256: String::new(),
             digests: Default::default(),
+            copies: None,
         }
     }
 

@@ -73,7 +73,7 @@ pub struct Snapshot {
     pub proposed_benchmarks: Vec<ProposedBenchmark>,
     /// The folder of the base commit's benchmark copies (and predictions) the run reads in place
     /// of the files the pull request changes; removed when the last holder is dropped.
-    pub base_copies: Option<std::sync::Arc<BaseCopies>>,
+    pub base_copies: Option<std::sync::Arc<crate::util::fs::RunFolder>>,
 }
 
 /// A dataset whose benchmark files or reviewed gold overrides a pull request changes: the
@@ -96,36 +96,6 @@ pub struct ProposedBenchmark {
     pub base_predictions: Vec<crate::input::config::PredictionSpec>,
     /// Systems not re-scored, each with why (`x (a glob)`, `y (not on the base commit)`).
     pub skipped: Vec<String>,
-}
-
-/// A folder sqlgate made for one run (outside the workspace, created new, so nothing a pull
-/// request committed is inside it), removed with everything in it when dropped.
-#[derive(Debug)]
-pub struct BaseCopies {
-    /// The folder.
-    pub folder: PathBuf,
-}
-
-impl BaseCopies {
-    /// A new, empty folder under the system's temporary folder; an error when it exists
-    /// (`create_dir` does not follow or reuse what is there).
-    pub fn create() -> Result<BaseCopies, InputError> {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let folder = std::env::temp_dir().join(format!(
-            "sqlgate-base-benchmark-{}-{nanos}",
-            std::process::id()
-        ));
-        std::fs::create_dir(&folder).map_err(|e| InputError::read(&folder, e))?;
-        Ok(BaseCopies { folder })
-    }
-}
-
-impl Drop for BaseCopies {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.folder);
-    }
 }
 
 impl Snapshot {

@@ -33,15 +33,18 @@ impl Suite {
                         .collect();
                     files.sort();
                     for file in &files {
-                        crate::util::workspace::check_database(&folder, file).map_err(
-                            |message| {
-                                InputError::malformed(
-                                    file,
-                                    format!("suite database of `{db_id}`"),
-                                    message,
-                                )
-                            },
-                        )?;
+                        crate::util::workspace::check_database(
+                            &folder,
+                            file,
+                            crate::util::workspace::SQLITE_SIDE_FILES,
+                        )
+                        .map_err(|message| {
+                            InputError::malformed(
+                                file,
+                                format!("suite database of `{db_id}`"),
+                                message,
+                            )
+                        })?;
                     }
                     files
                 }

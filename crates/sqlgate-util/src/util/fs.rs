@@ -124,3 +124,61 @@ pub fn remove_empty(folders: &[PathBuf]) {
 pub fn cannot_write(path: &Path, error: std::io::Error) -> InputError {
     InputError::malformed(path, "state", format!("cannot write: {error}"))
 }
+
+/// A folder sqlgate makes for one run under the system's temporary folder: created new (an
+/// existing one is an error, never reused) and readable by its owner alone, so nothing a pull
+/// request committed or a step of its workflow wrote is inside it; removed with everything in it
+/// when dropped.
+#[derive(Debug)]
+pub struct RunFolder {
+    /// The folder.
+    pub folder: PathBuf,
+}
+
+impl RunFolder {
+    /// A new, empty folder `sqlgate-<purpose>-<process>-<time>` under the temporary folder.
+    pub fn create(purpose: &str) -> Result<RunFolder, InputError> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let folder = std::env::temp_dir().join(format!(
+            "sqlgate-{purpose}-{}-{nanos}-{:08x}",
+            std::process::id(),
+            fastrand::u32(..)
+        ));
+        let mut builder = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder
+            .create(&folder)
+            .map_err(|e| InputError::read(&folder, e))?;
+        Ok(RunFolder { folder })
+    }
+}
+
+impl Drop for RunFolder {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.folder);
+    }
+}
+
+/// Copies the regular file `source` to the new file `target` and returns the SHA-256 of the
+/// copy's bytes, read back from the copy: what is digested is what a reader of `target` reads,
+/// whatever happens to `source` afterwards. The copy is the kernel's (`copy_file_range`), a
+/// reflink where the file system shares blocks (Btrfs, XFS), else a copy of the bytes.
+pub fn copy_digested(source: &Path, target: &Path) -> std::io::Result<[u8; 32]> {
+    use sha2::Digest;
+    let mut from = std::fs::File::open(source)?;
+    if !from.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut to = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(target)?;
+    std::io::copy(&mut from, &mut to)?;
+    drop(to);
+    let mut hasher = sha2::Sha256::new();
+    std::io::copy(&mut std::fs::File::open(target)?, &mut hasher)?;
+    Ok(hasher.finalize().into())
+}

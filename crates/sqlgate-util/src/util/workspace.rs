@@ -263,9 +263,14 @@ impl Workspace {
     }
 }
 
-/// Refuses a SQLite database that is not a regular file inside `folder` (after symlinks) or
-/// that has a write-ahead log beside it (opening it would create `-shm` and read other content).
-pub fn check_database(folder: &Path, path: &Path) -> Result<(), String> {
+/// The side files SQLite reads beside a database `FILE`: `FILE-wal` (a write-ahead log, which
+/// opening it would replay, creating `FILE-shm`) and `FILE-journal` (a rollback journal).
+pub const SQLITE_SIDE_FILES: &[&str] = &["-wal", "-journal"];
+
+/// Refuses a database that is not a regular file inside `folder` (after symlinks) or that has
+/// one of `side_files` (suffixes of its name: a log or journal its engine would read, which no
+/// digest of the database covers) beside it.
+pub fn check_database(folder: &Path, path: &Path, side_files: &[&str]) -> Result<(), String> {
     let resolved = path
         .canonicalize()
         .map_err(|e| format!("{}: {e}", path.display()))?;
@@ -283,13 +288,15 @@ pub fn check_database(folder: &Path, path: &Path) -> Result<(), String> {
     if !std::fs::metadata(&resolved).is_ok_and(|m| m.is_file()) {
         return Err(format!("{} is not a regular file", path.display()));
     }
-    for suffix in ["-wal", "-journal"] {
+    for suffix in side_files {
         let mut beside = path.as_os_str().to_os_string();
         beside.push(suffix);
         if std::fs::symlink_metadata(&beside).is_ok() {
             return Err(format!(
-                "{} has a {suffix} file beside it; checkpoint it into the database \
-                 (`sqlite3 FILE 'PRAGMA wal_checkpoint(TRUNCATE)'`) and remove it",
+                "{} has a {suffix} file beside it, which the engine would read and the dataset \
+                 fingerprint does not cover; checkpoint it into the database (SQLite: \
+                 `sqlite3 FILE 'PRAGMA wal_checkpoint(TRUNCATE)'`, DuckDB: `CHECKPOINT`) and \
+                 remove it",
                 path.display()
             ));
         }

@@ -61,6 +61,7 @@ impl DuckdbEngine {
             if open.len() >= OPEN_DATABASES {
                 open.remove(0);
             }
+            refuse_log(db)?;
             let settings = ffi::locked_settings(self.memory_limit);
             let database = Database::open(db, &settings).map_err(|failure| {
                 ExecError::Open(format!("{}: {}", db.display(), failure.message))
@@ -74,6 +75,22 @@ impl DuckdbEngine {
     fn forget(&self, db: &Path) {
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         open.retain(|(path, _)| path != db);
+    }
+}
+
+/// Refuses a database file with DuckDB's write-ahead log `FILE.wal` beside it: DuckDB replays
+/// the log when it opens the file, even read-only, so what is read would not be the file's
+/// content (which is what a digest covers).
+pub fn refuse_log(path: &Path) -> Result<(), ExecError> {
+    let mut log = path.as_os_str().to_os_string();
+    log.push(".wal");
+    match std::fs::symlink_metadata(&log) {
+        Ok(_) => Err(ExecError::Open(format!(
+            "{} has a .wal file beside it (DuckDB's write-ahead log, which it replays on open); \
+             checkpoint it into the database (`CHECKPOINT`) and remove it",
+            path.display()
+        ))),
+        Err(_) => Ok(()),
     }
 }
 

@@ -49,6 +49,7 @@ impl EngineFactory for DuckdbFactory {
         Some(DatabaseFiles {
             extension: "duckdb",
             check: check_file,
+            side_files: &[".wal"],
         })
     }
 

@@ -289,7 +289,12 @@ fn list_sources(
             message,
         };
         workspace.input_file("--from", &file).map_err(file_error)?;
-        crate::util::workspace::check_database(workspace.root(), &file).map_err(file_error)?;
+        crate::util::workspace::check_database(
+            workspace.root(),
+            &file,
+            crate::util::workspace::SQLITE_SIDE_FILES,
+        )
+        .map_err(file_error)?;
         sources.insert(db_id, file);
     }
     if sources.is_empty() {
