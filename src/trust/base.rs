@@ -124,24 +124,6 @@ impl TrustedBase {
         Ok(crate::input::trusted::files_under(&changed, &name))
     }
 
-    /// The files under `path` that differ from the base ([`TrustedBase::changed_under`]) and
-    /// every untracked file there an ignore rule hides: the benchmark's folders, where an engine
-    /// may read any file beside a database (DuckDB's `.wal`). The ignore rules are not asked:
-    /// the pull request writes `.gitignore`, and a step of its workflow `.git/info/exclude`.
-    pub fn changed_or_ignored_under(&self, path: &Path) -> Result<Vec<String>, InputError> {
-        let mut changed = self.changed_under(path)?;
-        let Some(name) = self.repo_path(path)? else {
-            return Ok(changed);
-        };
-        let pathspec = if name.is_empty() { "." } else { name.as_str() };
-        let untracked = git(&self.root, &["ls-files", "--others", "-z", "--", pathspec])
-            .map_err(|e| base_error(&self.root, e))?;
-        changed.extend(nul_separated(&untracked));
-        changed.sort();
-        changed.dedup();
-        Ok(changed)
-    }
-
     /// Every file of the repository that differs from the base: changed, added, removed (or
     /// replaced by a symlink), or new and untracked, sorted. Git is asked once per base; later
     /// calls reuse the answer.

@@ -117,7 +117,7 @@ fn proposed_overrides(
 fn changed_files(dataset: &DatasetConfig, base: &TrustedBase) -> Result<Vec<String>, InputError> {
     let mut changed = Vec::new();
     for path in dataset_paths(dataset) {
-        changed.extend(base.changed_or_ignored_under(path)?);
+        changed.extend(base.changed_under(path)?);
     }
     changed.sort();
     changed.dedup();

@@ -2,8 +2,7 @@
 //! tables file, the databases and Spider 2.0's answers it changes are read as the base commit
 //! has them ([`super::base_benchmark`]), and a directory suite must be merged on the base first.
 //! In a repair (the pull request's own config runs) every such change is refused. Deleting,
-//! moving or replacing one is a change like any other, and so is an untracked file in a
-//! dataset's folders that an ignore rule hides (the pull request writes the rules).
+//! moving or replacing one is a change like any other.
 
 use super::base::TrustedBase;
 use crate::input::config::{Config, DatasetConfig, SuiteKind};
@@ -61,7 +60,7 @@ fn refuse(
 ) -> Result<(), InputError> {
     let mut changed = Vec::new();
     for path in paths {
-        changed.extend(base.changed_or_ignored_under(path)?);
+        changed.extend(base.changed_under(path)?);
     }
     if changed.is_empty() {
         return Ok(());

@@ -144,23 +144,6 @@ fn a_changed_database_is_scored_as_the_base_has_it() {
     );
 }
 
-/// A file in a dataset folder that the pull request's own `.gitignore` hides from git is a
-/// change to the benchmark all the same (an engine may read a file beside a database): the run
-/// is scored on the base's copies, which hold only the base commit's files, and names it.
-#[test]
-fn an_ignored_file_in_a_dataset_folder_is_a_change_to_the_benchmark() {
-    let hidden = |root: &Path| {
-        std::fs::write(root.join(".gitignore"), "*.bak\n").unwrap();
-        let beside = root.join("database/concert_singer/concert_singer.sqlite.bak");
-        std::fs::write(beside, b"").unwrap();
-    };
-    let dir = judged_change(hidden, 0, &[]);
-    assert_eq!(
-        summary(dir.path())["proposed_benchmark"]["changed"],
-        serde_json::json!(["database/concert_singer/concert_singer.sqlite.bak"])
-    );
-}
-
 #[test]
 fn a_proposed_benchmark_that_does_not_score_is_an_input_error() {
     let broken = |root: &Path| {
