@@ -107,6 +107,19 @@ pub fn hold_lost(config: &Config, message: &str) -> InputError {
     }
 }
 
+/// The error of a run that did not have its server to itself (`message`, the engine's: the
+/// other sessions connected at start-up, or the sessions established during the run): what
+/// the server computed with may have changed while it read, so no verdict is given.
+pub fn not_alone(config: &Config, message: &str) -> InputError {
+    InputError::Config {
+        path: config.path.clone(),
+        message: crate::util::scrub::scrub_cut(
+            &format!("`dataset.engine`: {message} (docs/SECURITY.md)"),
+            1500,
+        ),
+    }
+}
+
 /// A baseline whose digests vouch for too little (`why`): a pull-request run is refused, any
 /// other gets a note asking to regenerate the baseline.
 fn unvouched(config: &Config, why: String, pull_request: bool) -> Result<Vec<String>, InputError> {

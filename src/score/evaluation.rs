@@ -362,9 +362,12 @@ fn score_with(
         let after = crate::engine::registry::data_digests(config, &dataset)?;
         crate::score::data::unchanged(config, before, after.as_ref())?;
     }
+    // Checked in the hold's session before the hold ends; a hold lost meanwhile is named first.
+    let alone = executor.check_claim();
     executor
         .release_data()
         .map_err(|message| crate::score::data::hold_lost(config, &message))?;
+    alone.map_err(|message| crate::score::data::not_alone(config, &message))?;
     fail_on_official_stops(config, &stops)?;
     fail_on_faults(config, &executor, &systems, &results)?;
     let scored = results.iter().map(|r| (r.index, r.scores.as_slice()));
@@ -525,7 +528,12 @@ fn start_up_digests(
         .hold_data()
         .map_err(|message| crate::score::data::hold_failed(config, &message))?;
     match held {
-        Some(digests) => Ok(Some(digests)),
+        Some(digests) => {
+            executor
+                .claim_server()
+                .map_err(|message| crate::score::data::not_alone(config, &message))?;
+            Ok(Some(digests))
+        }
         None => crate::engine::registry::data_digests(config, dataset),
     }
 }

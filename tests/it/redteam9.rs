@@ -39,6 +39,8 @@ struct MidRunLever {
     /// SQL whose output must be the same before `apply` and after `undo` (the restoration is
     /// exact).
     witness: String,
+    /// What the run that the lever's watcher was beside fails with (exit 2).
+    stopped_by: String,
 }
 
 /// Every mid-run lever of `tests/data/redteam9/mid_run.json`, for the life of the tests.
@@ -147,15 +149,16 @@ fn check_mid_run_lever(
     };
     assert_eq!(pulled, Some(acted), "the watcher did not act: {out}");
     assert_no_secret(server, &judged);
-    let stopped = judged.status.code() != Some(0);
+    let stopped = judged.status.code() == Some(2) && out.contains(&lever.stopped_by);
     if !stopped {
-        eprintln!("{database}: the regressing pull request passed: {out}");
+        eprintln!("{database}: not stopped by `{}`: {out}", lever.stopped_by);
     }
     stopped
 }
 
 /// Each lever on its server (alone: some change a server-wide setting): its control exits 1,
-/// and with it the regressing pull request must not pass. Every lever runs; the assertion
+/// and with it the regressing pull request must not pass: it fails closed (exit 2) with the
+/// lever's `stopped_by`. Every lever runs; the assertion
 /// names each one that passed.
 #[test]
 fn settings_builtins_and_objects_changed_mid_run_do_not_pass() {

@@ -302,23 +302,27 @@ fn outside_faults(server: &Server, slow: &str, cancel: bool, persistent: bool) -
     run
 }
 
-fn assert_faults_are_retried(server: &'static Server, slow: &str) {
-    for cancel in [false, true] {
-        let run = outside_faults(server, slow, cancel, false);
-        assert_exit(&run, 0);
-        for index in 0..12 {
-            assert_eq!(outcome(&run, "honest", index), "match", "{}", stderr(&run));
-        }
-    }
-}
-
-fn assert_persistent_faults_fail_closed(server: &'static Server, slow: &str) {
-    for cancel in [false, true] {
-        let run = outside_faults(server, slow, cancel, true);
-        assert_exit(&run, 2);
+/// A striker that cancels or ends sqlgate's sessions, once or persistently, never makes a
+/// verdict: a strike that landed before the run claimed the server (on the start-up check's
+/// session) is retried and every honest item is right (exit 0); a striker connected once the
+/// data are held fails the run closed (exit 2, naming the other session) with no verdict
+/// written (red team round 9: the run needs the server to itself), which a persistent one
+/// always is.
+fn assert_outside_faults_are_never_a_verdict(server: &'static Server, slow: &str) {
+    for (cancel, persistent) in [(false, false), (true, false), (false, true), (true, true)] {
+        let run = outside_faults(server, slow, cancel, persistent);
         let message = stderr(&run);
-        common::assert_contains(&message, &["could not evaluate"]);
-        common::assert_contains(&message, &["`honest` item "]);
+        if run.output.status.code() == Some(0) && !persistent {
+            for index in 0..12 {
+                assert_eq!(outcome(&run, "honest", index), "match", "{message}");
+            }
+            continue;
+        }
+        assert_exit(&run, 2);
+        common::assert_contains(
+            &message,
+            &["another session connected to the server during the run"],
+        );
         assert!(
             run.lines.is_empty(),
             "a verdict was written: {:?}",
@@ -331,15 +335,13 @@ const PG_SLOW: &str = "SELECT COUNT(*) FROM t, pg_sleep(0.3)";
 const MARIADB_SLOW: &str = "SELECT COUNT(*) FROM t, (SELECT SLEEP(0.3)) AS s";
 
 #[test]
-fn postgres_sessions_ended_from_outside_are_retried_never_a_verdict() {
-    assert_faults_are_retried(servers::postgres(), PG_SLOW);
-    assert_persistent_faults_fail_closed(servers::postgres(), PG_SLOW);
+fn postgres_sessions_ended_from_outside_are_never_a_verdict() {
+    assert_outside_faults_are_never_a_verdict(servers::postgres(), PG_SLOW);
 }
 
 #[test]
-fn mariadb_sessions_killed_from_outside_are_retried_never_a_verdict() {
-    assert_faults_are_retried(servers::mariadb(), MARIADB_SLOW);
-    assert_persistent_faults_fail_closed(servers::mariadb(), MARIADB_SLOW);
+fn mariadb_sessions_killed_from_outside_are_never_a_verdict() {
+    assert_outside_faults_are_never_a_verdict(servers::mariadb(), MARIADB_SLOW);
 }
 
 /// `max_memory` 64 MiB, `max_result_bytes` 1 MiB: results of 4 MB rows (which a batch of 1,000

@@ -4,8 +4,10 @@
 //! regressing pull request. Now the run holds the data it digested until scoring ends
 //! (docs/SECURITY.md): every PostgreSQL scoring transaction imports the snapshot the start-up
 //! digests were taken in, and a MariaDB session locks every benchmark table for reading, so
-//! the change is invisible (PostgreSQL) or cannot be made (MariaDB), and the regression shows
-//! (exit 1). A hold whose session is ended from outside fails the run closed (exit 2).
+//! the change is invisible (PostgreSQL) or cannot be made (MariaDB). Since round 9 the run
+//! also has the server to itself: any other session connected to the server once the data are
+//! held fails the run closed (exit 2), the watcher's too, and so does a hold whose session is
+//! ended from outside.
 
 use crate::common;
 
@@ -145,11 +147,13 @@ fn hold_killer(server: &'static Server, database: String) -> std::thread::JoinHa
     })
 }
 
-/// What runs beside the gate: nothing (the control), the mid-run change, or the end of the
-/// run's hold.
+/// What runs beside the gate: nothing (the control, or an honest pull request), a session that
+/// only watches the server's session list until a prediction sleeps, the mid-run change, or
+/// the end of the run's hold.
 #[derive(Clone, Copy, Debug)]
 enum Beside {
     Nothing,
+    Onlooker,
     MidRunChange,
     HoldKiller,
 }
@@ -159,18 +163,27 @@ enum Beside {
 fn judge_beside(
     server: &'static Server,
     database: &str,
-    beside: Beside,
+    (beside, honest): (Beside, bool),
 ) -> (std::process::Output, String) {
     let _shared = GLOBALS.read().unwrap_or_else(|e| e.into_inner());
     let dir = recorded_repository(server, database, &GOLD);
     let root = dir.path();
-    let predictions = mid_run_predictions(server.kind);
+    let mut predictions = mid_run_predictions(server.kind);
+    if honest {
+        predictions[5] = GOLD[5];
+    }
     let run = Run::pull_request(server, database, hostile_predictions(root, &predictions));
     let mut report: Box<dyn FnOnce() -> String> = Box::new(String::new);
     let judged = run.workflow_with(root, || {
         let database = database.to_string();
         report = match beside {
             Beside::Nothing => Box::new(String::new),
+            Beside::Onlooker => {
+                let onlooker = std::thread::spawn(move || {
+                    wait_for_sleep(server, &database, ("SLEEP(1.5)", "-infinity")).is_some()
+                });
+                Box::new(move || format!("saw a prediction sleep: {}", onlooker.join().unwrap()))
+            }
             Beside::MidRunChange => {
                 let watcher = mid_run_watcher(server, database);
                 Box::new(move || format!("{:?}", watcher.join().unwrap()))
@@ -184,20 +197,34 @@ fn judge_beside(
     (judged, report())
 }
 
-/// The control exits 1; the mid-run change is invisible to scoring (PostgreSQL: the watcher
-/// wrote and undid it) or refused by the lock (MariaDB), and the regression shows (exit 1);
-/// ending the hold's session fails the run closed (exit 2, naming it). `written`: whether the
-/// watcher's write goes through (then it is undone after the wrong prediction ran).
+/// The honest pull request passes (exit 0) and the control exits 1 with nothing beside them; a
+/// session that only watches the server while the run reads fails it closed (exit 2, naming
+/// it), as does the mid-run change (PostgreSQL: the watcher wrote and undid it; MariaDB: the
+/// lock refused it) and ending the hold's session (named as the hold lost). `written`: whether
+/// the watcher's write goes through (then it is undone after the wrong prediction ran).
 fn check_mid_run(server: &'static Server, database: &str, written: bool) {
     let watched = Watched {
         written,
         undone_after_the_wrong_prediction: written,
     };
+    let another = "another session connected to the server during the run";
     let cases = [
-        (Beside::Nothing, 1, String::new(), ""),
-        (Beside::MidRunChange, 1, format!("{watched:?}"), ""),
+        ((Beside::Nothing, true), 0, String::new(), ""),
+        ((Beside::Nothing, false), 1, String::new(), ""),
         (
-            Beside::HoldKiller,
+            (Beside::Onlooker, true),
+            2,
+            "saw a prediction sleep: true".to_string(),
+            another,
+        ),
+        (
+            (Beside::MidRunChange, false),
+            2,
+            format!("{watched:?}"),
+            another,
+        ),
+        (
+            (Beside::HoldKiller, false),
             2,
             "ended: true".to_string(),
             "the hold on the server's data was lost during the run",

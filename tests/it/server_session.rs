@@ -314,10 +314,11 @@ fn postgres_a_session_left_behind_is_refused_at_start() {
 }
 
 /// A session of the read-only role left connected to the database (another run's, on a shared
-/// server, or a preparation's) can write nothing and does not stop the run: the regressing pull
-/// request is judged (exit 1).
+/// server, or a preparation's) can write nothing, yet the run needs the server to itself (red
+/// team round 9: a session can change what the server computes with): it stops at start-up
+/// (exit 2), naming the session.
 #[test]
-fn postgres_a_read_only_session_on_the_database_does_not_stop_the_run() {
+fn postgres_a_read_only_session_on_the_database_stops_the_run() {
     let server = servers::postgres();
     let database = "ss_reader_session";
     let _shared = GLOBALS.read().unwrap_or_else(|e| e.into_inner());
@@ -348,7 +349,12 @@ fn postgres_a_read_only_session_on_the_database_does_not_stop_the_run() {
         child.kill().ok();
         child.wait().ok();
     }
-    expect(&judged, 1, "");
+    expect(
+        &judged,
+        2,
+        "other sessions are connected to the server at start-up (pid ",
+    );
+    expect(&judged, 2, "of role sqlgate_reader on ss_reader_session");
 }
 
 /// A writer that connects only once the run reads (after every start-up check): from the
@@ -415,11 +421,16 @@ fn postgres_a_row_inserted_while_the_run_reads_is_seen_when_scoring_ends() {
 }
 
 /// On MariaDB the run locks the benchmark's tables for reading until scoring ends (round 8):
-/// the insert waits until then, so the run reads the base's rows and the regression shows.
+/// the insert waits until then, so the run reads the base's rows; the writer's session, and the
+/// watching ones before it, connected to the server during the run, which fails it closed.
 #[test]
-fn mariadb_a_row_inserted_while_the_run_reads_waits_until_scoring_ends() {
+fn mariadb_a_row_inserted_while_the_run_reads_fails_the_run_closed() {
     let judged = judge_late(servers::mariadb(), "ss_late_maria");
-    expect(&judged, 1, "");
+    expect(
+        &judged,
+        2,
+        "another session connected to the server during the run",
+    );
 }
 
 /// A prediction reading the server's transaction counter: `age(xid)` is the distance from an

@@ -19,7 +19,6 @@ use common::git;
 use common::servers::{self, Kind, Server};
 use common::trust_flow::*;
 use std::process::{Command, Output};
-use std::sync::OnceLock;
 
 /// The scenario through the documented workflow on `server`.
 fn check_documented_workflow(server: &'static Server, database: &str) {
@@ -210,15 +209,14 @@ fn load_refuses_a_symlink_out_of_the_workspace() {
     }
 }
 
-/// The database every role test reads: `shop` loaded by the admin, readable by every role.
+/// The database every role test reads: `shop` loaded by the admin, readable by every role,
+/// made once per server.
 fn roles_database(server: &'static Server) -> &'static str {
-    static POSTGRES: OnceLock<()> = OnceLock::new();
-    static MARIADB: OnceLock<()> = OnceLock::new();
-    let once = match server.kind {
-        Kind::Postgres => &POSTGRES,
-        Kind::Mariadb => &MARIADB,
-    };
-    once.get_or_init(|| {
+    // Each test has a server of its own, lent to it for the test: the ports set up so far.
+    static READY: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut ready = READY.lock().unwrap_or_else(|e| e.into_inner());
+    if !ready.contains(&server.port) {
+        ready.push(server.port);
         fresh_database(server, "trust_roles");
         let ddl: String = SHOP
             .iter()
@@ -246,7 +244,7 @@ fn roles_database(server: &'static Server) -> &'static str {
             }
         };
         server.admin_sql("trust_roles", more);
-    });
+    }
     "trust_roles"
 }
 

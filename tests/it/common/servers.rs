@@ -6,10 +6,14 @@
 //! missing) and only checks, in well under a second, when they are there. So `cargo test` needs
 //! no set-up step on a fresh machine.
 //!
-//! [`postgres`] and [`mariadb`] start one server of each kind per test process (the one binary
-//! `tests/it`, so every module's tests), on first use, and share it: each test uses databases
-//! of its own names, and tests that create databases named after db_ids hold
-//! [`db_id_databases`]. A guardian shell owns each server: it starts it, and when its standard input closes
+//! [`postgres`] and [`mariadb`] lend each test a server of that kind for the whole test: sqlgate
+//! needs the server to itself while it runs (any other session connected to it fails the run,
+//! docs/SECURITY.md), so two tests never share one at once. A test's first call takes an idle
+//! server of the kind (or starts one), every later call on the test's thread returns the same
+//! one, and the server goes back to the idle ones when the test's thread ends; so a test
+//! process starts about as many servers of a kind as tests run at once, and a test's helper
+//! threads use the server the test passes them. Each test uses databases of its own names,
+//! and tests that create databases named after db_ids hold [`db_id_databases`]. A guardian shell owns each server: it starts it, and when its standard input closes
 //! (the [`Server`] is dropped, or the test process ends in any way, panics and aborts included,
 //! since statics are never dropped) it stops the server and removes the folder.
 //!
@@ -69,28 +73,68 @@ pub struct Server {
     guardian_input: Option<ChildStdin>,
 }
 
-/// The PostgreSQL server shared by every test of this test process.
+/// The PostgreSQL server lent to the calling test.
 pub fn postgres() -> &'static Server {
-    static SERVER: OnceLock<Server> = OnceLock::new();
-    SERVER.get_or_init(|| Server::start(Kind::Postgres))
+    lent(Kind::Postgres, false)
 }
 
-/// The MariaDB server shared by every test of this test process.
+/// The MariaDB server lent to the calling test.
 pub fn mariadb() -> &'static Server {
-    static SERVER: OnceLock<Server> = OnceLock::new();
-    SERVER.get_or_init(|| Server::start(Kind::Mariadb))
+    lent(Kind::Mariadb, false)
 }
 
-/// The PostgreSQL server with TLS shared by every test of this test process.
+/// The PostgreSQL server with TLS lent to the calling test.
 pub fn postgres_tls() -> &'static Server {
-    static SERVER: OnceLock<Server> = OnceLock::new();
-    SERVER.get_or_init(|| Server::start_with(Kind::Postgres, true))
+    lent(Kind::Postgres, true)
 }
 
-/// The MariaDB server with TLS shared by every test of this test process.
+/// The MariaDB server with TLS lent to the calling test.
 pub fn mariadb_tls() -> &'static Server {
-    static SERVER: OnceLock<Server> = OnceLock::new();
-    SERVER.get_or_init(|| Server::start_with(Kind::Mariadb, true))
+    lent(Kind::Mariadb, true)
+}
+
+/// Servers no test holds, by kind and TLS; they live as long as the test process.
+static IDLE: Mutex<Vec<(Kind, bool, &'static Server)>> = Mutex::new(Vec::new());
+
+/// The servers lent to one test's thread, given back to [`IDLE`] when the thread ends.
+#[derive(Default)]
+struct Lent(Vec<(Kind, bool, &'static Server)>);
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        let mut idle = IDLE.lock().unwrap_or_else(PoisonError::into_inner);
+        idle.append(&mut self.0);
+    }
+}
+
+thread_local! {
+    static LENT: std::cell::RefCell<Lent> = std::cell::RefCell::default();
+}
+
+/// The server of `kind` (with TLS when `tls`) lent to the calling thread: the one it already
+/// holds, an idle one, or a new one.
+fn lent(kind: Kind, tls: bool) -> &'static Server {
+    LENT.with(|lent| {
+        let mut lent = lent.borrow_mut();
+        let same = |(k, t, _): &&(Kind, bool, &'static Server)| *k == kind && *t == tls;
+        if let Some((_, _, server)) = lent.0.iter().find(same) {
+            return *server;
+        }
+        let idle = {
+            let mut idle = IDLE.lock().unwrap_or_else(PoisonError::into_inner);
+            let position = idle.iter().position(|entry| same(&entry));
+            position.map(|position| idle.swap_remove(position).2)
+        };
+        let server = match idle {
+            Some(server) => {
+                server.end_other_sessions();
+                server
+            }
+            None => Box::leak(Box::new(Server::start_with(kind, tls))),
+        };
+        lent.0.push((kind, tls, server));
+        server
+    })
 }
 
 /// Held while a test creates or uses databases named after db_ids (the `per_db_id` layout:
@@ -212,6 +256,40 @@ impl Server {
             ),
         );
         name
+    }
+
+    /// Ends every client session a previous test left on the server (a client it spawned, a
+    /// session sqlgate abandoned) and waits until they are gone, so that the next test's runs
+    /// have the server to themselves.
+    pub fn end_other_sessions(&self) {
+        let (others, end) = match self.kind {
+            Kind::Postgres => (
+                "SELECT pid FROM pg_stat_activity \
+                 WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
+                "SELECT pg_terminate_backend({id});",
+            ),
+            Kind::Mariadb => (
+                "SELECT id FROM information_schema.processlist \
+                 WHERE id <> CONNECTION_ID() AND command <> 'Daemon'",
+                "KILL {id};",
+            ),
+        };
+        let until = Instant::now() + START_TIMEOUT;
+        loop {
+            let listed = self.admin_sql(self.system_database(), others);
+            if listed.trim().is_empty() {
+                return;
+            }
+            assert!(
+                Instant::now() < until,
+                "sessions left on the server: {listed}"
+            );
+            for id in listed.split_whitespace() {
+                // A session that ended meanwhile is no longer there to end.
+                let _ = self.client(self.system_database(), &end.replace("{id}", id));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 
     /// A URL for `user` with `password` on `database` (for tests of wrong credentials).

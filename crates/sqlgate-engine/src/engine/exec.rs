@@ -104,6 +104,19 @@ pub trait Engine: Send + Sync + std::fmt::Debug {
     fn release_data(&self) -> Result<(), String> {
         Ok(())
     }
+
+    /// Claims the server for the run once its data are held: an error naming the other
+    /// sessions connected to it (`server::exclusive`); nothing to claim (the default) for an
+    /// engine on files.
+    fn claim_server(&self) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Checks, before the hold ends, that no session but the run's own connected to the server
+    /// since [`Engine::claim_server`]; an error saying what the server showed.
+    fn check_claim(&self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// Runs queries under [`Limits`] on one [`Engine`].
@@ -204,6 +217,16 @@ impl Executor {
     /// Ends the engine's hold on its data, failing when it was lost ([`Engine::release_data`]).
     pub fn release_data(&self) -> Result<(), String> {
         self.engine.release_data()
+    }
+
+    /// Claims the engine's server for the run ([`Engine::claim_server`]).
+    pub fn claim_server(&self) -> Result<(), String> {
+        self.engine.claim_server()
+    }
+
+    /// Checks the run was alone on its server ([`Engine::check_claim`]).
+    pub fn check_claim(&self) -> Result<(), String> {
+        self.engine.check_claim()
     }
 
     /// The limits in force on this thread: the executor's, with the time limit of the item

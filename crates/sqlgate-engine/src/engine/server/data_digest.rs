@@ -249,9 +249,11 @@ fn postgres_connect(target: &tls::PgTarget, database: &str) -> Result<postgres::
         config.dbname(database);
     }
     config.connect_timeout(crate::engine::server::CONNECT_TIMEOUT);
-    config
+    let client = config
         .connect(target.connector.clone())
-        .map_err(|e| postgres_error(&e))
+        .map_err(|e| postgres_error(&e))?;
+    super::exclusive::opened();
+    Ok(client)
 }
 
 /// A PostgreSQL session whose open `REPEATABLE READ` transaction holds one database's data as

@@ -18,6 +18,7 @@ mod catalog;
 mod check;
 mod convert;
 pub mod data_digest;
+mod exclusive;
 pub mod mysql;
 mod pg_session;
 mod pool;

@@ -75,6 +75,8 @@ pub struct MysqlEngine {
     /// The session locking every benchmark table for reading while the run reads them
     /// ([`Engine::hold_data`]), with its id.
     held: Mutex<Option<(Conn, u32)>>,
+    /// What the server showed when the run claimed it ([`Engine::claim_server`]).
+    claim: Mutex<Option<super::exclusive::Claim>>,
 }
 
 /// The second connection that sends `KILL QUERY`, opened on first use.
@@ -148,12 +150,9 @@ impl MysqlEngine {
             pins: structure::MysqlPins::default(),
             watchdog: Watchdog::start(),
             held: Mutex::new(None),
+            claim: Mutex::default(),
         };
-        let databases: Vec<String> = match engine.settings.layout {
-            Layout::Shared => vec![String::new()],
-            Layout::PerDbId => engine.settings.tables.keys().cloned().collect(),
-        };
-        for database in databases {
+        for database in engine.pool_keys() {
             let mut conn = engine.open(&database)?;
             let version: String = conn
                 .query_first("SELECT VERSION()")
@@ -347,11 +346,34 @@ impl Engine for MysqlEngine {
                 )
             })?;
         *self.held.lock().unwrap_or_else(|e| e.into_inner()) = Some((conn, id));
-        let databases: Vec<String> = match self.settings.layout {
-            Layout::Shared => vec![String::new()],
-            Layout::PerDbId => self.settings.tables.keys().cloned().collect(),
+        data_digest::mysql_digests(&self.settings.url, &self.pool_keys()).map(Some)
+    }
+
+    fn claim_server(&self) -> Result<(), String> {
+        // The start-up check's idle sessions close: the hold's is then the run's only one.
+        self.close_idle();
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        let Some((conn, _)) = held.as_mut() else {
+            return Ok(());
         };
-        data_digest::mysql_digests(&self.settings.url, &databases).map(Some)
+        let claim = super::exclusive::mysql_claim(conn)?;
+        *self.claim.lock().unwrap_or_else(|e| e.into_inner()) = Some(claim);
+        Ok(())
+    }
+
+    fn check_claim(&self) -> Result<(), String> {
+        let Some(claim) = self.claim.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+            return Ok(());
+        };
+        // Scoring is over: no session of the run but the hold's stays open after it (a later
+        // run on the same server claims it in turn).
+        self.close_idle();
+        match self.held.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            Some((conn, _)) => super::exclusive::mysql_check(conn, &claim),
+            None => {
+                Err("the session locking the benchmark's tables ended before scoring did".into())
+            }
+        }
     }
 
     fn release_data(&self) -> Result<(), String> {
@@ -363,6 +385,23 @@ impl Engine for MysqlEngine {
 }
 
 impl MysqlEngine {
+    /// The databases the run's sessions connect to, as the pool keys them: the URL's (empty)
+    /// or each db_id's.
+    fn pool_keys(&self) -> Vec<String> {
+        match self.settings.layout {
+            Layout::Shared => vec![String::new()],
+            Layout::PerDbId => self.settings.tables.keys().cloned().collect(),
+        }
+    }
+
+    /// Closes the run's idle sessions and the killer's connection.
+    fn close_idle(&self) {
+        for database in self.pool_keys() {
+            while self.pool.take(&database).is_some() {}
+        }
+        *self.killer.conn.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
     /// Runs one query on a session of `database` on a thread of its own, which the worker waits
     /// for until the hard deadline: `KILL QUERY` from the deadline on, re-sent every
     /// [`KILL_EVERY`]; at the hard deadline `KILL CONNECTION`, and the session is abandoned.

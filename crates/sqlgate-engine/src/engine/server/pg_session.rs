@@ -61,6 +61,7 @@ impl Session {
         let deadline = Instant::now() + CONNECT_TIMEOUT;
         let connect = async {
             let (client, connection) = config.connect(connector.clone()).await?;
+            super::exclusive::opened();
             tokio::spawn(connection);
             let pid: i32 = client
                 .query_one("SELECT pg_backend_pid()", &[])

@@ -51,6 +51,11 @@ pub struct PostgresEngine {
     /// Each database's hold on its data ([`Engine::hold_data`]), by pool key: while it is held,
     /// every scoring transaction imports its snapshot.
     held: Mutex<BTreeMap<String, PostgresHold>>,
+    /// The server's `default_text_search_config` at start-up, which every scoring session
+    /// sets (`SET ...`): a reload mid-run does not reach the scoring sessions.
+    text_search: String,
+    /// What the server showed when the run claimed it ([`Engine::claim_server`]).
+    claim: Mutex<Option<super::exclusive::Claim>>,
 }
 
 impl PostgresEngine {
@@ -64,15 +69,18 @@ impl PostgresEngine {
         })?;
         target.config.application_name("sqlgate");
         target.session_config.application_name("sqlgate");
-        let engine = PostgresEngine {
+        let mut engine = PostgresEngine {
             pool: Pool::new(settings.connections),
             held: Mutex::default(),
             target,
             settings,
+            text_search: String::new(),
+            claim: Mutex::default(),
         };
         for database in engine.databases_to_check() {
             let mut client = engine.connect(&database, limits)?;
             engine.check_database(&mut client, &database)?;
+            engine.text_search = text_search_pin(&mut client)?;
         }
         Ok(engine)
     }
@@ -114,7 +122,8 @@ impl PostgresEngine {
                 error_text(&e)
             ))
         })?;
-        let setup = session_setup(limits);
+        super::exclusive::opened();
+        let setup = session_setup(limits, "");
         client.batch_execute(&setup).map_err(|e| {
             StartError::new(format!(
                 "`dataset.engine`: cannot set up the session: {}",
@@ -177,7 +186,8 @@ impl PostgresEngine {
         if !database.is_empty() {
             config.dbname(database);
         }
-        Session::connect(&config, &self.target.connector, &session_setup(limits)).map_err(|e| {
+        let setup = session_setup(limits, &self.text_search);
+        Session::connect(&config, &self.target.connector, &setup).map_err(|e| {
             let reason = match e {
                 ConnectError::Client(e) => error_text(&e),
                 ConnectError::TimedOut => "the server did not answer in time".into(),
@@ -224,7 +234,7 @@ impl PostgresEngine {
         };
         let fired = fired.load(Ordering::SeqCst);
         let clean = !fired && !matches!(result, Err(ExecError::Fault(_) | ExecError::TooLarge(_)));
-        if clean && reset(&session, limits, hard) {
+        if clean && reset(&session, &session_setup(limits, &self.text_search), hard) {
             self.pool.give_back(database, session);
         }
         stopped_by_deadline(result, fired, limits)
@@ -235,25 +245,47 @@ impl PostgresEngine {
 /// `DISCARD ALL` (settings, session advisory locks, prepared statements, temporary tables,
 /// cursors, listeners) and the session settings again, by the query's hard deadline; `false`
 /// when the session is unusable (or the server too slow to reset it by then).
-fn reset(session: &Session, limits: &Limits, hard: Instant) -> bool {
+fn reset(session: &Session, setup: &str, hard: Instant) -> bool {
     let client = &session.client;
     let done = session
         .housekeep(hard, async {
             client.batch_execute("ROLLBACK").await?;
             client.batch_execute("DISCARD ALL").await?;
-            client.batch_execute(&session_setup(limits)).await
+            client.batch_execute(setup).await
         })
         .is_some();
     client.clear_type_cache();
     done && !session.is_closed()
 }
 
+/// The statement that sets the session's `default_text_search_config` to what the server's
+/// is now (read in the start-up session, where no role or database setting applies: refused).
+fn text_search_pin(client: &mut postgres::Client) -> Result<String, StartError> {
+    let value: String = client
+        .query_one(
+            "SELECT pg_catalog.current_setting('default_text_search_config')",
+            &[],
+        )
+        .map_err(|e| {
+            StartError::new(format!(
+                "`dataset.engine`: the start-up check failed: {}",
+                error_text(&e)
+            ))
+        })?
+        .get(0);
+    Ok(format!(
+        "; SET default_text_search_config = '{}'",
+        value.replace('\'', "''")
+    ))
+}
+
 /// The settings every session runs under (set again after each item's reset): the limits and
-/// the settings that change a result, pinned as the data digests' session pins them.
-fn session_setup(limits: &Limits) -> String {
+/// the settings that change a result, pinned as the data digests' session pins them, and the
+/// scoring sessions' `text_search` pin ([`text_search_pin`]).
+fn session_setup(limits: &Limits, text_search: &str) -> String {
     format!(
         "SET default_transaction_read_only = on; SET statement_timeout = {}; \
-         SET idle_in_transaction_session_timeout = {}; {}; \
+         SET idle_in_transaction_session_timeout = {}; {}{text_search}; \
          SET client_min_messages = error; SET lock_timeout = {}",
         limits.timeout.as_millis().max(1),
         (limits.timeout + CONNECT_TIMEOUT).as_millis(),
@@ -298,6 +330,33 @@ impl Engine for PostgresEngine {
             held.insert(database, hold);
         }
         Ok(Some(digests))
+    }
+
+    fn claim_server(&self) -> Result<(), String> {
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        let ours = hold_pids(&mut held)?;
+        let Some(hold) = held.values_mut().next() else {
+            return Ok(());
+        };
+        let claim = super::exclusive::postgres_claim(&mut hold.client, &ours)?;
+        *self.claim.lock().unwrap_or_else(|e| e.into_inner()) = Some(claim);
+        Ok(())
+    }
+
+    fn check_claim(&self) -> Result<(), String> {
+        let Some(claim) = self.claim.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+            return Ok(());
+        };
+        // The run's idle sessions close, so that only the hold's remain connected.
+        for database in self.databases_to_check() {
+            while self.pool.take(&database).is_some() {}
+        }
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        let ours = hold_pids(&mut held)?;
+        match held.values_mut().next() {
+            Some(hold) => super::exclusive::postgres_check(&mut hold.client, &claim, &ours),
+            None => Err("the sessions holding the server's data ended before scoring did".into()),
+        }
     }
 
     fn release_data(&self) -> Result<(), String> {
@@ -441,6 +500,22 @@ async fn begin(
             )),
             other => other,
         })
+}
+
+/// The process ids of the sessions holding the data.
+fn hold_pids(held: &mut BTreeMap<String, PostgresHold>) -> Result<Vec<i32>, String> {
+    let pid = |hold: &mut PostgresHold| {
+        let row = hold
+            .client
+            .query_one("SELECT pg_catalog.pg_backend_pid()", &[]);
+        row.map(|row| row.get(0)).map_err(|e| {
+            format!(
+                "the session holding the server's data does not answer: {}",
+                error_text(&e)
+            )
+        })
+    };
+    held.values_mut().map(pid).collect()
 }
 
 /// The database named in a message.

@@ -361,7 +361,9 @@ pub const MARIADB_PINS: &str = "default_regex_flags = ''";
 /// defaults, and MariaDB's `old_mode` cleared of every flag
 /// (`ZERO_DATE_TIME_CAST` changes what a cast of a time returns) but `UTF8_IS_UTF8MB3`, the
 /// meaning of `utf8`, which follows the server and is recorded. `sql_mode` is the server's
-/// (`@@GLOBAL.sql_mode`), recorded with the data digests.
+/// (`@@GLOBAL.sql_mode`), recorded with the data digests. A value read from a global is read
+/// once, when the run starts, and set as that literal ([`mysql_pins`]): a `SET GLOBAL` mid-run
+/// does not reach the scoring sessions' resets.
 const MYSQL_PINNED: &[(&str, &str)] = &[
     ("time_zone", "'+00:00'"),
     ("sql_mode", "@@GLOBAL.sql_mode"),
@@ -407,14 +409,29 @@ pub fn mysql_pins(conn: &mut mysql::Conn) -> Result<MysqlPins, mysql::Error> {
     ))?;
     let has = |name: &str| present.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
     let pinned: Vec<&(&str, &str)> = MYSQL_PINNED.iter().filter(|(n, _)| has(n)).collect();
-    let assignments: Vec<String> = pinned
-        .iter()
-        .map(|(name, value)| format!("SESSION {name} = {value}"))
-        .collect();
+    let mut assignments = Vec::new();
+    for (name, value) in &pinned {
+        assignments.push(format!("SESSION {name} = {}", literal(conn, value)?));
+    }
     Ok(MysqlPins {
         statement: format!("SET {}", assignments.join(", ")),
         names: pinned.iter().map(|(name, _)| name.to_string()).collect(),
     })
+}
+
+/// `value` (SQL) as the run sets it: itself, or when it reads a global (`@@GLOBAL.`), the
+/// quoted string it gives now.
+fn literal(conn: &mut mysql::Conn, value: &str) -> Result<String, mysql::Error> {
+    use mysql::prelude::Queryable;
+    if !value.contains("@@GLOBAL.") {
+        return Ok(value.to_string());
+    }
+    let now: Option<Option<String>> = conn.query_first(format!("SELECT CAST({value} AS CHAR)"))?;
+    let now = now.flatten().unwrap_or_default();
+    Ok(format!(
+        "'{}'",
+        now.replace('\\', "\\\\").replace('\'', "''")
+    ))
 }
 
 /// Pins the MariaDB / MySQL session's settings that change a result ([`MysqlPins`]).

@@ -236,11 +236,14 @@ pub fn mysql_target(url: &str) -> Result<MysqlTarget, String> {
 
 /// Opens a connection with `opts`; in `PREFERRED` mode a server without TLS gets a clear-text
 /// connection, as the `mysql` client does.
+/// Each attempt is counted as one of the run's own connections (`super::exclusive`).
 pub fn mysql_connect(opts: mysql::Opts, mode: MysqlMode) -> Result<mysql::Conn, mysql::Error> {
+    super::exclusive::opened();
     match mysql::Conn::new(opts.clone()) {
         Err(mysql::Error::DriverError(mysql::DriverError::TlsNotSupported))
             if mode == MysqlMode::Preferred =>
         {
+            super::exclusive::opened();
             mysql::Conn::new(mysql::OptsBuilder::from_opts(opts).ssl_opts(None))
         }
         result => result,
