@@ -54,6 +54,7 @@ mod plug_value;
 mod properties;
 mod providers;
 mod readme;
+mod redteam9;
 mod repair;
 mod report;
 mod report_details;

@@ -20,7 +20,7 @@ const WATCH: Duration = Duration::from_secs(60);
 /// The pull request's predictions: items 0 and 3 stay right but sleep (they hold both workers
 /// while the watcher acts), item 5 is wrong (3 customers, the gold counts 2) and sleeps while
 /// the watcher undoes the change.
-fn mid_run_predictions(kind: Kind) -> Vec<&'static str> {
+pub(crate) fn mid_run_predictions(kind: Kind) -> Vec<&'static str> {
     let mut predictions = GOLD.to_vec();
     let sleep = match kind {
         Kind::Postgres => "pg_sleep",
@@ -50,7 +50,7 @@ fn wait_for(server: &Server, count_sql: &str) -> Option<String> {
 /// Waits until a prediction of the run on `database` sleeps: `late`, none started before the
 /// server's time `since` plus one second (PostgreSQL, where a prediction runs in a `FETCH`),
 /// or whose text holds `marker` (MariaDB). Returns the server's time then (PostgreSQL).
-fn wait_for_sleep(
+pub(crate) fn wait_for_sleep(
     server: &Server,
     database: &str,
     (marker, since): (&str, &str),

@@ -47,13 +47,13 @@ fn asked(question: &'static str, prediction: &'static str) -> Lever {
 }
 
 /// What the base commit changes in the benchmark before its baseline is recorded.
-type Setup = fn(&std::path::Path);
+pub(crate) type Setup = fn(&std::path::Path);
 
 /// The base's benchmark as the fixture writes it.
-fn unchanged(_: &std::path::Path) {}
+pub(crate) fn unchanged(_: &std::path::Path) {}
 
 /// As [`judge`], on the base `setup` changes.
-fn judge_on(
+pub(crate) fn judge_on(
     setup: Setup,
     (server, database): (&'static Server, &str),
     lever: &Lever,
@@ -90,11 +90,12 @@ fn check_plan_lever(
 /// An order-dependent aggregate over `SELECT DISTINCT` (no LIMIT): PostgreSQL's hash table
 /// follows the planner's estimate of the number of groups, so statistics gathered over rows
 /// inserted and deleted again flip the order in which `ada` and `bob` come out of it.
-const AGG_QUESTION: &str = "SELECT string_agg(name, ',' ORDER BY name DESC) FROM customers";
+pub(crate) const AGG_QUESTION: &str =
+    "SELECT string_agg(name, ',' ORDER BY name DESC) FROM customers";
 const AGG_WRONG: &str = "SELECT string_agg(name, ',') FROM (SELECT DISTINCT name FROM customers) s";
 const AGG_RIGHT: &str =
     "SELECT string_agg(name, ',' ORDER BY name DESC) FROM (SELECT DISTINCT name FROM customers) s";
-const AGG_STATISTICS: &str = "INSERT INTO customers SELECT g, 'x' || (g % 3) \
+pub(crate) const AGG_STATISTICS: &str = "INSERT INTO customers SELECT g, 'x' || (g % 3) \
      FROM generate_series(3, 1000) g; ANALYZE customers; DELETE FROM customers WHERE id > 2;";
 /// A table rewrite (`SET ACCESS METHOD` to the heap handler under another name) leaves the row
 /// count unknown to the planner until the next `ANALYZE`, which changes the same hash order.
@@ -129,7 +130,7 @@ const STRICT: (&str, &str) = ("profile: bird", "profile: strict");
 
 /// The base's two configs (gate and load) compare with the `strict` profile (the deployer's
 /// choice).
-fn strict(root: &std::path::Path) {
+pub(crate) fn strict(root: &std::path::Path) {
     let (from, to) = STRICT;
     for file in ["sqlgate.yml", "sqlgate-load.yml"] {
         let config = std::fs::read_to_string(root.join(file)).unwrap();
@@ -154,7 +155,8 @@ const JOIN_WRONG: &str =
     "SELECT GROUP_CONCAT(c.name) FROM customers c JOIN orders o ON o.customer_id = c.id";
 const JOIN_RIGHT: &str = "SELECT GROUP_CONCAT(c.name ORDER BY c.name SEPARATOR ',') \
      FROM orders o JOIN customers c ON c.id = o.customer_id";
-const JOIN_STATISTICS: &str = "REPLACE INTO mysql.table_stats (db_name, table_name, cardinality) \
+pub(crate) const JOIN_STATISTICS: &str =
+    "REPLACE INTO mysql.table_stats (db_name, table_name, cardinality) \
      VALUES ('{db}', 'customers', 1000000); FLUSH TABLES;";
 
 #[test]
@@ -171,7 +173,7 @@ fn mariadb_statistics_reordering_a_join_under_group_concat_earn_no_credit() {
 /// the join around, so both return `ada` (the gold's) only under it. Each is a value the plan
 /// picks (`prediction-value`); the right prediction groups by the customer's key, which fixes
 /// the name, and passes.
-const TIE_QUESTION: &str = "SELECT name FROM customers WHERE id = 1";
+pub(crate) const TIE_QUESTION: &str = "SELECT name FROM customers WHERE id = 1";
 const TIE_DISTINCT: &str = "SELECT DISTINCT c.name FROM customers c JOIN orders o \
      ON o.customer_id = c.id WHERE c.name = 'ada'";
 const TIE_BARE: &str = "SELECT c.name FROM customers c JOIN orders o ON o.customer_id = c.id \
@@ -181,7 +183,7 @@ const TIE_RIGHT: &str = "SELECT c.name FROM customers c JOIN orders o ON o.custo
 
 /// The base's benchmark with customer 3 `ADA`, who placed the first order in the heap (item 1,
 /// which customer 1 ordered too).
-fn tied_customer(root: &std::path::Path) {
+pub(crate) fn tied_customer(root: &std::path::Path) {
     let db = rusqlite::Connection::open(root.join("bird/dev_databases/shop/shop.sqlite")).unwrap();
     db.execute_batch(
         "INSERT INTO customers VALUES (3, 'ADA'); DELETE FROM orders; \
