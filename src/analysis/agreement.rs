@@ -354,7 +354,7 @@ mod tests {
             metrics: [("ex".to_string(), Some(ex)), ("esm".to_string(), Some(esm))].into(),
             outcome: BTreeMap::new(),
             prediction: None,
-            unstable: None,
+            unstable: crate::score::stability::Reasons::NONE,
         }
     }
 

@@ -180,7 +180,7 @@ fn paired<'a>(
 /// changed, the value is as measured (the clock cannot make a wrong answer right, and slowness
 /// hides no drop), except where a planner breaks ties ([`TieBreaker::Planner`]): there a right
 /// (or partly right) value that the candidate run found unstable by the plan's choice (an order
-/// or a value) is not credited, since a pull request that prepares the server could have steered
+/// or a value), whatever other reason it also has (timing never vouches), is not credited, since a pull request that prepares the server could have steered
 /// the tie, so it counts as 0, failing closed (a wrong verdict is kept). Where the baseline did not record the prediction's text (an
 /// older sqlgate wrote it), whether it changed is unknown: such a value is credited no higher
 /// than the baseline's (no fix by a steered tie; a drop still counts).
@@ -189,9 +189,9 @@ fn vouched(
     (candidate, cv): (&ItemRecord, f64),
     tie_breaker: TieBreaker,
 ) -> (f64, Option<Vouching>) {
-    let unstable = base.unstable.or(candidate.unstable);
-    let steerable = (candidate.unstable)
-        .filter(|reason| reason.is_plans_choice() && tie_breaker == TieBreaker::Planner);
+    let unstable = (base.unstable.first()).or(candidate.unstable.first());
+    let steerable =
+        (candidate.unstable.plans_choice()).filter(|_| tie_breaker == TieBreaker::Planner);
     match (&base.prediction, steerable) {
         (Some(text), _) if candidate.prediction.as_ref() == Some(text) => match unstable {
             Some(reason) if cv != bv => (bv, Some(Vouching::NotCounted(reason))),
@@ -210,14 +210,12 @@ fn vouched(
 /// fails or times out now, counts as not right (fail closed).
 fn unmeasured(base: &ItemRecord, candidate: &ItemRecord, metric: &str) -> Option<Vouching> {
     let outcome = candidate.outcome.get(metric).map(String::as_str);
-    match (base.unstable, outcome) {
+    match (base.unstable.contains(Unstable::GoldTiming), outcome) {
         // An unavailable metric fails the gate by its own rule, naming the service; a skipped
         // item was excluded by a reviewed gold override or its database is absent, both the
         // trusted benchmark's doing.
         (_, Some("unavailable" | "skipped")) => None,
-        (Some(Unstable::GoldTiming), Some("gold_timeout")) => {
-            Some(Vouching::NotCounted(Unstable::GoldTiming))
-        }
+        (true, Some("gold_timeout")) => Some(Vouching::NotCounted(Unstable::GoldTiming)),
         _ => Some(Vouching::Unmeasured),
     }
 }

@@ -148,7 +148,7 @@ mod tests {
             metrics: values.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             outcome: BTreeMap::new(),
             prediction: None,
-            unstable: None,
+            unstable: crate::score::stability::Reasons::NONE,
         }
     }
 

@@ -3,7 +3,7 @@
 
 use crate::metrics::{Score, PARTIAL_CREDIT_KEYS};
 use crate::score::evaluation::Evaluation;
-use crate::score::stability::Unstable;
+use crate::score::stability::Reasons;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -22,11 +22,11 @@ pub struct ItemRecord {
     /// written before sqlgate stored it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prediction: Option<String>,
-    /// Why the verdict could change in another run of the same prediction (an undetermined
-    /// order at a LIMIT, a query near the time limit), when it could; absent in baselines
-    /// written before sqlgate checked.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unstable: Option<Unstable>,
+    /// Every reason the verdict could change in another run of the same prediction (an
+    /// undetermined order at a LIMIT, a query near the time limit); absent when it could not,
+    /// and in baselines written before sqlgate checked.
+    #[serde(default, skip_serializing_if = "Reasons::is_empty")]
+    pub unstable: Reasons,
 }
 
 /// Per-item records of every system of an evaluation, in item order.

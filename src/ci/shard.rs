@@ -8,7 +8,7 @@ use crate::input::config::Config;
 use crate::input::trusted::Snapshot;
 use crate::metrics::{check_value, Details, Outcome, PartialCredit, Score, PARTIAL_CREDIT_KEYS};
 use crate::score::evaluation::{fingerprint, prepare, Evaluation, ItemResult, Prepared, Shard};
-use crate::score::stability::Unstable;
+use crate::score::stability::Reasons;
 use crate::util::error::{read_utf8, InputError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -379,7 +379,7 @@ fn read_header(
 
 /// A JSONL record back into its slot (system * items + index) and scores.
 /// One (system, item)'s scores as a shard line holds them, and why its verdict is unstable.
-type PairScores = (Vec<Score>, Option<Unstable>);
+type PairScores = (Vec<Score>, Reasons);
 
 fn read_record(
     record: &Json,
@@ -442,10 +442,9 @@ fn read_record(
         })
         .collect::<Result<Vec<Score>, String>>()?;
     let unstable = match &record["unstable"] {
-        Json::Null => None,
-        Json::String(name) => Some(
-            Unstable::parse(name).ok_or_else(|| format!("unknown `unstable` reason `{name}`"))?,
-        ),
+        Json::Null => Reasons::NONE,
+        Json::String(names) => Reasons::parse(names)
+            .ok_or_else(|| format!("unknown `unstable` reason in `{names}`"))?,
         other => return Err(format!("`unstable` is {other}, not a reason's name")),
     };
     Ok((system * items + index, (scores, unstable)))

@@ -5,6 +5,7 @@ use super::rules::required_system::REQUIRED;
 use super::*;
 use crate::analysis::records::ItemRecord;
 use crate::input::config::{Config, EngineName, GateConfig, SignificanceConfig, SignificanceTest};
+use crate::score::stability::Reasons;
 use std::collections::BTreeMap;
 
 fn records(values: &[f64]) -> Vec<ItemRecord> {
@@ -17,7 +18,7 @@ fn records(values: &[f64]) -> Vec<ItemRecord> {
             metrics: [("ex".to_string(), Some(v))].into(),
             outcome: BTreeMap::new(),
             prediction: None,
-            unstable: None,
+            unstable: Reasons::NONE,
         })
         .collect()
 }
@@ -431,7 +432,7 @@ fn unstable_records(
     (records(values).into_iter().zip(texts).zip(unstable))
         .map(|((mut record, text), reason)| {
             record.prediction = Some(text.to_string());
-            record.unstable = *reason;
+            record.unstable = reason.map_or(Reasons::NONE, Reasons::of);
             record
         })
         .collect()
@@ -513,7 +514,7 @@ fn on_a_server_a_changed_prediction_right_only_by_a_tie_is_not_credited() {
 
 #[test]
 fn a_changed_prediction_near_the_time_limit_counts_as_measured() {
-    use crate::score::stability::Unstable::PredictionTiming;
+    use crate::score::stability::Unstable::{PredictionTiming, PredictionValue};
     let base = || unstable_records(&[1.0; 20], &["a"; 20], &[None; 20]);
     let mut texts = ["a"; 20];
     texts[3] = "slow";
@@ -535,6 +536,14 @@ fn a_changed_prediction_near_the_time_limit_counts_as_measured() {
     let right = unstable_records(&[1.0; 20], &texts, &reasons);
     let verdict = run_records_on("postgresql", gate(), ("m", base()), right);
     assert!(verdict.passed(), "{verdict:?}");
+    // But the clock vouches for nothing: a slow right one whose value the plan also picks is
+    // not credited (red team round 9: a pull request controls how slow its prediction is).
+    let mut steered = unstable_records(&[1.0; 20], &texts, &reasons);
+    steered[3].unstable = steered[3].unstable.with(PredictionValue, true);
+    let verdict = run_records_on("mysql", gate(), ("m", base()), steered);
+    let comparison = &verdict.comparisons()[0];
+    assert_eq!(comparison.must_pass_regressions, vec![3]);
+    assert_eq!(comparison.unstable_not_credited, vec![(3, PredictionValue)]);
 }
 
 #[test]
@@ -587,7 +596,7 @@ fn an_item_the_baseline_measured_and_this_run_could_not_counts_as_not_right() {
     ));
     // A gold that ran near the time limit in the baseline and timed out now: the clock's doing.
     let mut flaky = base();
-    flaky[1].unstable = Some(GoldTiming);
+    flaky[1].unstable = Reasons::of(GoldTiming);
     let verdict = run_records(GateConfig::default(), ("m", flaky), candidate);
     let comparison = &verdict.comparisons()[0];
     assert!(comparison.regressed.is_empty(), "{comparison:?}");

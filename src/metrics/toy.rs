@@ -85,7 +85,7 @@ mod tests {
                 .into(),
             outcome: Default::default(),
             prediction: None,
-            unstable: None,
+            unstable: crate::score::stability::Reasons::NONE,
         };
         let metrics = ["ex".to_string(), "toy".to_string()];
         let scores = crate::analysis::failures::failure_scores(&[record], &metrics, "ex");

@@ -43,8 +43,8 @@ pub fn write_jsonl(evaluation: &Evaluation, out: &mut dyn std::io::Write) -> std
         if !errors.is_empty() {
             line.insert("error".into(), Json::Object(errors));
         }
-        if let Some(reason) = result.unstable {
-            line.insert("unstable".into(), json!(reason.as_str()));
+        if !result.unstable.is_empty() {
+            line.insert("unstable".into(), json!(result.unstable.names()));
         }
         line.extend(details);
         serde_json::to_writer(&mut *out, &Json::Object(line))?;

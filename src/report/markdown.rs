@@ -444,7 +444,7 @@ fn build_context(input: &ReportInput<'_>, item_limit: usize, truncated: bool) ->
         unstable_counts => crate::report::unstable::unstable_counts(input.evaluation),
         unstable_rows => unstable_rows,
         unstable_total => unstable_total,
-        unstable_verdicts => input.evaluation.results.iter().filter(|r| r.unstable.is_some()).count(),
+        unstable_verdicts => input.evaluation.results.iter().filter(|r| !r.unstable.is_empty()).count(),
         unstable_share => format!("{:.0}", 100.0 * crate::score::stability::TIMING_SHARE),
         feature_rows => feature_rows,
         features_left_out => features_left_out,

@@ -59,18 +59,21 @@ pub fn unstable_rows(comparisons: &[Comparison], limit: usize) -> (Vec<UnstableR
     (rows.into_iter().take(limit).collect(), total)
 }
 
-/// Per system with any, how many of its verdicts are unstable and why, e.g. `m: 3 unstable
-/// verdicts (2 gold-order, 1 prediction-order)`.
+/// Per system with any, how many of its verdicts are unstable and, for each reason, how many
+/// it holds (a verdict counted under each of its reasons), e.g. `m: 3 unstable verdicts (2
+/// gold-order, 1 prediction-timing, 1 prediction-order)`.
 pub fn unstable_counts(evaluation: &Evaluation) -> Vec<String> {
     (evaluation.systems.iter().enumerate())
         .filter_map(|(s, system)| {
             let mut by_reason: BTreeMap<Unstable, usize> = BTreeMap::new();
             for result in evaluation.system_results(s) {
-                if let Some(reason) = result.unstable {
+                for reason in result.unstable.iter() {
                     *by_reason.entry(reason).or_default() += 1;
                 }
             }
-            let total: usize = by_reason.values().sum();
+            let total = (evaluation.system_results(s).iter())
+                .filter(|result| !result.unstable.is_empty())
+                .count();
             let parts: Vec<String> = (by_reason.iter())
                 .map(|(reason, n)| format!("{n} {}", reason.as_str()))
                 .collect();
@@ -91,7 +94,8 @@ pub fn unstable_json(evaluation: &Evaluation) -> Option<Json> {
     let systems: Map<String, Json> = (evaluation.systems.iter().enumerate())
         .filter_map(|(s, system)| {
             let items: Vec<Json> = (evaluation.system_results(s).iter())
-                .filter_map(|r| Some(json!({"index": r.index, "reason": r.unstable?.as_str()})))
+                .filter(|r| !r.unstable.is_empty())
+                .map(|r| json!({"index": r.index, "reason": r.unstable.names()}))
                 .collect();
             (!items.is_empty()).then(|| (system.name.clone(), Json::Array(items)))
         })

@@ -12,7 +12,7 @@ use crate::input::predictions::{load_systems, System};
 use crate::input::trusted::Snapshot;
 use crate::metrics::{self, Env, Metric, Outcome, Score};
 use crate::providers::Providers;
-use crate::score::stability::{StabilityCheck, Unstable};
+use crate::score::stability::{Reasons, StabilityCheck};
 use crate::suites::suite::Suite;
 use crate::util::error::InputError;
 use rayon::prelude::*;
@@ -32,7 +32,7 @@ pub struct ItemResult {
     /// Whether a query of this pair met an engine fault (the run then fails closed).
     pub faulted: bool,
     /// Why the pair's verdict could change in another run of the same prediction, when it could.
-    pub unstable: Option<Unstable>,
+    pub unstable: Reasons,
 }
 
 /// A deterministic slice of the (system, item) work, for spreading a run over several runners.

@@ -89,18 +89,105 @@ impl Unstable {
         !matches!(self, Unstable::GoldTiming | Unstable::PredictionTiming)
     }
 
+    /// Every reason, in order.
+    pub const ALL: [Unstable; 6] = [
+        Unstable::GoldTiming,
+        Unstable::PredictionTiming,
+        Unstable::GoldOrder,
+        Unstable::PredictionOrder,
+        Unstable::GoldValue,
+        Unstable::PredictionValue,
+    ];
+
     /// Parses a name written by [`Unstable::as_str`].
     pub fn parse(name: &str) -> Option<Unstable> {
-        [
-            Unstable::GoldTiming,
-            Unstable::PredictionTiming,
-            Unstable::GoldOrder,
-            Unstable::PredictionOrder,
-            Unstable::GoldValue,
-            Unstable::PredictionValue,
-        ]
-        .into_iter()
-        .find(|reason| reason.as_str() == name)
+        Unstable::ALL
+            .into_iter()
+            .find(|reason| reason.as_str() == name)
+    }
+}
+
+/// Every reason an item's verdict may change between two runs (empty: stable). The clock and
+/// the plan are checked independently: a query near the time limit can still hold a tie the
+/// plan breaks, and a pull request controls how slow its own prediction is (red team round 9),
+/// so one reason never hides another.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Reasons(u8);
+
+impl Reasons {
+    /// No reason: the verdict is stable.
+    pub const NONE: Reasons = Reasons(0);
+
+    /// The set holding `reason` alone.
+    pub fn of(reason: Unstable) -> Reasons {
+        Reasons(1 << reason as u8)
+    }
+
+    /// This set with `reason` added when `add` holds.
+    pub fn with(self, reason: Unstable, add: bool) -> Reasons {
+        match add {
+            true => Reasons(self.0 | Reasons::of(reason).0),
+            false => self,
+        }
+    }
+
+    /// Whether the verdict is stable.
+    pub fn is_empty(&self) -> bool {
+        self.0 == 0
+    }
+
+    /// Whether `reason` is among them.
+    pub fn contains(self, reason: Unstable) -> bool {
+        self.0 & Reasons::of(reason).0 != 0
+    }
+
+    /// The reasons, in [`Unstable`]'s order.
+    pub fn iter(self) -> impl Iterator<Item = Unstable> {
+        Unstable::ALL.into_iter().filter(move |r| self.contains(*r))
+    }
+
+    /// The first reason that is the plan's choice (an undetermined order or value), if any.
+    pub fn plans_choice(self) -> Option<Unstable> {
+        self.iter().find(|reason| reason.is_plans_choice())
+    }
+
+    /// The first reason, if any.
+    pub fn first(self) -> Option<Unstable> {
+        self.iter().next()
+    }
+
+    /// The names joined by `+` (`prediction-timing+prediction-value`), as written in JSONL,
+    /// summary.json and baselines; one reason is its name alone, as older sqlgate wrote it.
+    pub fn names(self) -> String {
+        self.iter()
+            .map(Unstable::as_str)
+            .collect::<Vec<_>>()
+            .join("+")
+    }
+
+    /// Parses [`Reasons::names`]; `None` names an unknown reason.
+    pub fn parse(names: &str) -> Option<Reasons> {
+        (names.split('+')).try_fold(Reasons::NONE, |set, name| {
+            Some(set.with(Unstable::parse(name)?, true))
+        })
+    }
+}
+
+impl Serialize for Reasons {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.names())
+    }
+}
+
+impl<'de> Deserialize<'de> for Reasons {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let names = Option::<String>::deserialize(deserializer)?;
+        match names {
+            None => Ok(Reasons::NONE),
+            Some(names) => Reasons::parse(&names).ok_or_else(|| {
+                serde::de::Error::custom(format!("unknown `unstable` reason in `{names}`"))
+            }),
+        }
     }
 }
 
@@ -131,7 +218,7 @@ impl TieBreaker {
 pub struct StabilityCheck<'e> {
     executor: &'e Executor,
     dialect: FeatureDialect,
-    gold_plan: Vec<OnceLock<Option<Unstable>>>,
+    gold_plan: Vec<OnceLock<Reasons>>,
     value_ties: Mutex<HashMap<(PathBuf, String), bool>>,
 }
 
@@ -146,48 +233,54 @@ impl<'e> StabilityCheck<'e> {
         }
     }
 
-    /// Why the verdict on `item` with `prediction` is unstable, once its metrics ran in `env`
-    /// and its slowest query took `slowest`; `None` when it is stable or was not executed (its
-    /// gold did not run: no execution metric, the database is absent, the gold failed).
+    /// Every reason the verdict on `item` with `prediction` is unstable, once its metrics ran in
+    /// `env` and its slowest query took `slowest`; none when it is stable or was not executed
+    /// (its gold did not run: no execution metric, the database is absent, the gold failed).
+    /// Timing never stands in for the plan's checks: the gold's and the prediction's orders and
+    /// values are checked whatever the clock says.
     pub fn of_pair(
         &self,
         env: &Env<'_>,
         item: &GoldItem,
         prediction: Option<&str>,
         slowest: Duration,
-    ) -> Option<Unstable> {
-        if item.spider2.is_some() {
-            return None;
-        }
-        let db = env.dataset.database_path(item)?;
-        let gold = env.executed_gold(item, db)?;
-        gold.rows.as_ref().ok()?;
+    ) -> Reasons {
+        let executed = (item.spider2.is_none())
+            .then(|| env.dataset.database_path(item))
+            .flatten()
+            .and_then(|db| Some((db, env.executed_gold(item, db)?)));
+        let Some((db, gold)) = executed.filter(|(_, gold)| gold.rows.is_ok()) else {
+            return Reasons::NONE;
+        };
         let near = self.executor.limits().timeout.mul_f64(TIMING_SHARE);
-        if gold.elapsed.is_some_and(|elapsed| elapsed > near) {
-            return Some(Unstable::GoldTiming);
-        }
-        if slowest > near {
-            return Some(Unstable::PredictionTiming);
-        }
         let ordered = gold.prepared.order_matters;
-        let gold_plan = self.gold_plan[item.index].get_or_init(|| {
+        let gold_plan = *self.gold_plan[item.index].get_or_init(|| {
             let (sql, rows) = (&gold.prepared.sql, gold.rows.as_deref().ok());
-            match self.query_undetermined(db, sql, ordered, rows) {
-                true => Some(Unstable::GoldOrder),
-                false => self
-                    .value_undetermined(db, sql)
-                    .then_some(Unstable::GoldValue),
-            }
+            Reasons::NONE
+                .with(
+                    Unstable::GoldOrder,
+                    self.query_undetermined(db, sql, ordered, rows),
+                )
+                .with(Unstable::GoldValue, self.value_undetermined(db, sql))
         });
-        if gold_plan.is_some() {
-            return *gold_plan;
-        }
-        let sql = prediction?;
-        if self.prediction_undetermined(env, db, sql, ordered) {
-            return Some(Unstable::PredictionOrder);
-        }
-        let prepared = env.profile.prepare_prediction(sql);
-        (self.value_undetermined(db, &prepared)).then_some(Unstable::PredictionValue)
+        let prediction_plan = prediction.map_or(Reasons::NONE, |sql| {
+            let prepared = env.profile.prepare_prediction(sql);
+            Reasons::NONE
+                .with(
+                    Unstable::PredictionOrder,
+                    self.prediction_undetermined(env, db, sql, ordered),
+                )
+                .with(
+                    Unstable::PredictionValue,
+                    self.value_undetermined(db, &prepared),
+                )
+        });
+        Reasons(gold_plan.0 | prediction_plan.0)
+            .with(
+                Unstable::GoldTiming,
+                gold.elapsed.is_some_and(|elapsed| elapsed > near),
+            )
+            .with(Unstable::PredictionTiming, slowest > near)
     }
 
     /// Whether `sql`'s result on `db` may hold a value the plan picks
@@ -261,7 +354,8 @@ impl<'e> StabilityCheck<'e> {
 
     /// Whether `sql`'s result on `db` depends on an undetermined order at one of its cuts: some
     /// probe shows it (a probe that fails decides nothing, nor does a query that does not
-    /// parse), or it has more cuts than [`cuts::MOST_PROBES`] (held undetermined, unprobed).
+    /// parse, but a ranked probe that fails where its plain form runs is held undetermined), or
+    /// it has more cuts than [`cuts::MOST_PROBES`] (held undetermined, unprobed).
     pub fn order_undetermined(&self, db: &Path, sql: &str) -> bool {
         let Some(probes) = cuts::probes(sql, self.dialect) else {
             return false;
@@ -269,11 +363,14 @@ impl<'e> StabilityCheck<'e> {
         if probes.len() > cuts::MOST_PROBES {
             return true;
         }
-        probes.iter().any(|probe| {
-            self.executor
-                .run(db, &probe.sql)
-                .is_ok_and(|rows| cuts::undetermined(probe, &rows))
-        })
+        probes
+            .iter()
+            .any(|probe| match self.executor.run(db, &probe.sql) {
+                Ok(rows) => cuts::undetermined(probe, &rows),
+                Err(_) => {
+                    (probe.plain.as_ref()).is_some_and(|plain| self.executor.run(db, plain).is_ok())
+                }
+            })
     }
 }
 

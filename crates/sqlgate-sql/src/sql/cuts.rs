@@ -45,6 +45,38 @@ pub struct CutProbe {
     pub keys: Option<Vec<KeyColumn>>,
     /// How many sort-key columns the probe appends after the output columns.
     pub appended: usize,
+    /// The probe without its rank column ([`ranks_ties`]), when it has one: a rank that fails
+    /// to run where this runs (a key the window cannot order by) decides the cut undetermined.
+    pub plain: Option<String>,
+    /// Whether each row's last two columns count the rows that tie with it (its peers, all of
+    /// them, fetched or not) and those of its peers whose output is its own byte for byte: a cut
+    /// inside a tie whose counts differ is undetermined although the fetched peers agree.
+    pub counted: bool,
+}
+
+/// How a server's probe reads ties ([`ranks_ties`]).
+#[derive(Clone, Copy)]
+struct Ranking<'d> {
+    /// The dialect its columns are parsed in.
+    parser: &'d dyn Dialect,
+    /// Whether it is MySQL / MariaDB's (else PostgreSQL's): how a value's bytes are written.
+    mysql: bool,
+    /// Whether it counts each row's peers and its alike peers ([`CutProbe::counted`]).
+    counted: bool,
+}
+
+/// Whether the probes of `dialect` read ties from a rank the server computes, not from the
+/// keys' values: on a server, rows tie as its ORDER BY compares them, under the keys' collation
+/// (`ada` and `ADA` are one key under MariaDB's `utf8mb4_general_ci`, or under a PostgreSQL
+/// nondeterministic collation), which the fetched values compared byte for byte do not show
+/// (red team round 9). Each such probe appends `DENSE_RANK() OVER (ORDER BY` the query's own
+/// sort keys`)`: rows with one rank are peers, the rows the server's sort ties. A cut's probe
+/// also counts each row's peers and those whose output is the row's own as bytes
+/// (`COUNT(*) OVER (PARTITION BY` the keys`)`, then the keys and each output's bytes), since it
+/// fetches one row past the cut, not the whole tie.
+/// SQLite and DuckDB, run from sqlgate's own engines on the trusted files, keep the values.
+pub fn ranks_ties(dialect: FeatureDialect) -> bool {
+    matches!(dialect, FeatureDialect::Mysql | FeatureDialect::Postgresql)
 }
 
 /// The most probes a query is checked with: a query with more cuts (a hostile one nesting
@@ -67,18 +99,27 @@ pub fn probes(sql: &str, dialect: FeatureDialect) -> Option<Vec<CutProbe>> {
     if !may_cut(sql) {
         return Some(Vec::new());
     }
+    let mysql = dialect == FeatureDialect::Mysql;
+    let ranked = ranks_ties(dialect);
     let dialect = parser_dialect(dialect);
+    let rank = ranked.then_some(Ranking {
+        parser: dialect.as_ref(),
+        mysql,
+        counted: true,
+    });
     let statements = Parser::parse_sql(dialect.as_ref(), sql).ok()?;
     let with = statements.iter().find_map(|statement| match statement {
         Statement::Query(query) => query.with.as_ref(),
         _ => None,
     });
     let own = statements.iter().filter_map(|statement| match statement {
-        Statement::Query(query) => cut_probe(query, None),
+        Statement::Query(query) => cut_probe(query, None, rank),
         _ => None,
     });
     let nested = nested_queries(sql, dialect.as_ref());
-    let nested = nested.iter().filter_map(|query| cut_probe(query, with));
+    let nested = nested
+        .iter()
+        .filter_map(|query| cut_probe(query, with, rank));
     Some(own.chain(nested).collect())
 }
 
@@ -95,6 +136,9 @@ pub fn undetermined<R: AsRef<[T]>, T: PartialEq>(probe: &CutProbe, rows: &[R]) -
         let cut_key = sort_key(probe, outside.as_ref());
         if cut_key.is_none() || sort_key(probe, inside.as_ref()) != cut_key {
             return false;
+        }
+        if probe.counted && peers_differ(outside.as_ref()) {
+            return true;
         }
         let mut tied = rows
             .iter()
@@ -118,8 +162,16 @@ pub fn order_probe(sql: &str, dialect: FeatureDialect) -> CutProbe {
         cuts: Vec::new(),
         keys: None,
         appended: 0,
+        plain: None,
+        counted: false,
     };
-    let statements = Parser::parse_sql(parser_dialect(dialect).as_ref(), sql);
+    let parser = parser_dialect(dialect);
+    let rank = ranks_ties(dialect).then_some(Ranking {
+        parser: parser.as_ref(),
+        mysql: dialect == FeatureDialect::Mysql,
+        counted: false,
+    });
+    let statements = Parser::parse_sql(parser.as_ref(), sql);
     let Ok([Statement::Query(query)]) = statements.as_deref() else {
         return unordered;
     };
@@ -130,24 +182,20 @@ pub fn order_probe(sql: &str, dialect: FeatureDialect) -> CutProbe {
     let Some((keys, extra)) = sort_keys(&query.body, &exprs) else {
         return unordered;
     };
-    let probe_sql = match extra.is_empty() {
-        true => sql.to_string(),
-        false => {
-            let mut probe = query.as_ref().clone();
-            let SetExpr::Select(select) = probe.body.as_mut() else {
-                return unordered;
-            };
-            select
-                .projection
-                .extend(extra.iter().map(|e| SelectItem::UnnamedExpr((*e).clone())));
-            probe.to_string()
-        }
+    let mut probe = query.as_ref().clone();
+    let Some((keys, appended)) = append_keys(&mut probe, (keys, extra), rank) else {
+        return unordered;
     };
     CutProbe {
-        sql: probe_sql,
+        sql: match appended {
+            0 => sql.to_string(),
+            _ => probe.to_string(),
+        },
         cuts: Vec::new(),
-        keys: Some(keys),
-        appended: extra.len(),
+        keys,
+        appended,
+        plain: None,
+        counted: false,
     }
 }
 
@@ -162,6 +210,14 @@ pub fn ties_differ<R: AsRef<[T]>, T: PartialEq>(probe: &CutProbe, rows: &[R]) ->
             && key == sort_key(probe, second)
             && output(probe, first) != output(probe, second)
     })
+}
+
+/// Whether a counted probe's row ([`CutProbe::counted`]) has peers whose output is not its own.
+fn peers_differ<T: PartialEq>(row: &[T]) -> bool {
+    match row {
+        [.., peers, alike] => peers != alike,
+        _ => true,
+    }
 }
 
 /// The sqlparser dialect of `dialect`.
@@ -297,8 +353,9 @@ fn count(expr: &Expr) -> Option<Option<usize>> {
     }
 }
 
-/// The probe of `query`'s own cut (with the statement's `with` when it has none of its own).
-fn cut_probe(query: &Query, with: Option<&With>) -> Option<CutProbe> {
+/// The probe of `query`'s own cut (with the statement's `with` when it has none of its own),
+/// reading ties from a rank when `rank` says how ([`ranks_ties`]).
+fn cut_probe(query: &Query, with: Option<&With>, rank: Option<Ranking<'_>>) -> Option<CutProbe> {
     let cut = cut_of(query)?;
     // A cut past any result a run may read (a hostile `LIMIT 2^64 - 1`) is not checked.
     let end = match cut.limit {
@@ -315,6 +372,13 @@ fn cut_probe(query: &Query, with: Option<&With>) -> Option<CutProbe> {
     if probe.with.is_none() {
         probe.with = with.cloned();
     }
+    probe.fetch = None;
+    probe.limit_clause = Some(LimitClause::LimitOffset {
+        limit: Some(Expr::value(AstValue::Number(last.to_string(), false))),
+        offset: None,
+        limit_by: Vec::new(),
+    });
+    let plain = probe.to_string();
     let (keys, appended) = match &query.order_by {
         None => (None, 0),
         Some(order) => {
@@ -323,29 +387,106 @@ fn cut_probe(query: &Query, with: Option<&With>) -> Option<CutProbe> {
             };
             let exprs: Vec<&Expr> = order.iter().map(|k| &k.expr).collect();
             let (keys, extra) = sort_keys(&query.body, &exprs)?;
-            if !extra.is_empty() {
-                let SetExpr::Select(select) = probe.body.as_mut() else {
-                    return None;
-                };
-                select
-                    .projection
-                    .extend(extra.iter().map(|e| SelectItem::UnnamedExpr((*e).clone())));
-            }
-            (Some(keys), extra.len())
+            append_keys(&mut probe, (keys, extra), rank)?
         }
     };
-    probe.fetch = None;
-    probe.limit_clause = Some(LimitClause::LimitOffset {
-        limit: Some(Expr::value(AstValue::Number(last.to_string(), false))),
-        offset: None,
-        limit_by: Vec::new(),
-    });
+    let ranked = rank.is_some() && keys.is_some();
     Some(CutProbe {
         sql: probe.to_string(),
         cuts,
         keys,
         appended,
+        plain: ranked.then_some(plain),
+        counted: ranked && appended == 3,
     })
+}
+
+/// Appends to `probe`'s projection what its rows need to tell which rows tie: with `rank`
+/// ([`ranks_ties`]), the rank column (its only key) and, when counted and the projection lists
+/// its outputs, the two counts ([`CutProbe::counted`]); else the sort keys `extra` that are not
+/// output columns. Returns the keys' columns (`None`: every row ties)
+/// and how many columns were appended; `None` when keys must be appended and cannot. A set
+/// operation's projection cannot grow, nor can a rank be written over a key that is no
+/// expression, so where a rank is needed every row of those ties (fail closed: a cut is
+/// undetermined as soon as two rows differ).
+fn append_keys(
+    probe: &mut Query,
+    (keys, extra): (Vec<KeyColumn>, Vec<&Expr>),
+    rank: Option<Ranking<'_>>,
+) -> Option<(Option<Vec<KeyColumn>>, usize)> {
+    let SetExpr::Select(select) = probe.body.as_mut() else {
+        return match (rank, extra.is_empty()) {
+            (Some(_), _) => Some((None, 0)),
+            (None, true) => Some((Some(keys), 0)),
+            (None, false) => None,
+        };
+    };
+    let Some(ranking) = rank else {
+        (select.projection).extend(extra.iter().map(|e| SelectItem::UnnamedExpr((*e).clone())));
+        return Some((Some(keys), extra.len()));
+    };
+    // The counts would split a DISTINCT's rows that tie under the collation (`ada`, `ADA`).
+    let ranking = Ranking {
+        counted: ranking.counted && select.distinct.is_none(),
+        ..ranking
+    };
+    match rank_columns(&select.projection, (&keys, &extra), ranking) {
+        Some(columns) => {
+            let appended = columns.len();
+            (select.projection).extend(columns.into_iter().map(SelectItem::UnnamedExpr));
+            Some((Some(vec![KeyColumn::Appended(0)]), appended))
+        }
+        None => Some((None, 0)),
+    }
+}
+
+/// `DENSE_RANK() OVER (ORDER BY` the sort keys`)`, each output key written as its projection's
+/// expression (a window cannot name an output alias or position), and, when `ranking` counts
+/// and the projection lists its outputs (no `*`), the peers' and the alike peers' counts
+/// (without them, as for a DISTINCT, only the fetched peers are compared).
+fn rank_columns(
+    projection: &[SelectItem],
+    (keys, extra): (&[KeyColumn], &[&Expr]),
+    ranking: Ranking<'_>,
+) -> Option<Vec<Expr>> {
+    let ordered: Vec<String> = (keys.iter())
+        .map(|key| match *key {
+            KeyColumn::Output(i) => Some(projected(projection.get(i)?)?.to_string()),
+            KeyColumn::Appended(j) => Some(extra.get(j)?.to_string()),
+        })
+        .collect::<Option<_>>()?;
+    let keys = ordered.join(", ");
+    let mut columns = vec![format!("DENSE_RANK() OVER (ORDER BY {keys})")];
+    let outputs: Option<Vec<&Expr>> = projection.iter().map(projected).collect();
+    if let (true, Some(outputs)) = (ranking.counted, outputs) {
+        let bytes: Vec<String> = (outputs.iter())
+            .map(|output| match ranking.mysql {
+                true => format!("CAST({output} AS BINARY)"),
+                false => format!("CAST({output} AS TEXT) COLLATE \"C\""),
+            })
+            .collect();
+        columns.push(format!("COUNT(*) OVER (PARTITION BY {keys})"));
+        columns.push(format!(
+            "COUNT(*) OVER (PARTITION BY {keys}, {})",
+            bytes.join(", ")
+        ));
+    }
+    (columns.iter())
+        .map(|column| {
+            Parser::new(ranking.parser)
+                .try_with_sql(column)
+                .and_then(|mut parser| parser.parse_expr())
+                .ok()
+        })
+        .collect()
+}
+
+/// A projection item's expression (`None`: a `*`).
+fn projected(item: &SelectItem) -> Option<&Expr> {
+    match item {
+        SelectItem::UnnamedExpr(expr) | SelectItem::ExprWithAlias { expr, .. } => Some(expr),
+        _ => None,
+    }
 }
 
 /// Each sort key's column, and the keys to append to the projection (those that are not output

@@ -47,7 +47,8 @@ const STRINGING_AGGREGATES: &[&str] = &[
 
 /// Window functions that read a value at a row's position: determined when the window's ORDER
 /// BY lists every value they read (tied rows then hold the same values).
-const POSITION_WINDOWS: &[&str] = &["first_value", "last_value", "nth_value", "lag", "lead"];
+pub(crate) const POSITION_WINDOWS: &[&str] =
+    &["first_value", "last_value", "nth_value", "lag", "lead"];
 
 /// Window functions that number rows: rows tied on the window's ORDER BY get different numbers in
 /// an order the plan picks, which no token tells apart from a unique key.

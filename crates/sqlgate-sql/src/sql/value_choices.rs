@@ -4,8 +4,12 @@
 //! ONE of their values, and which one is the plan's choice (the join order that statistics pick,
 //! a hash or a sort), not the query's. The choice points: `SELECT DISTINCT`, a GROUP BY key's
 //! value, a set operation that removes duplicates (UNION, INTERSECT, EXCEPT without ALL),
-//! `MIN` / `MAX` (and any other aggregate but `COUNT`, `SUM`, `AVG` given DISTINCT), and a bare
-//! column of a grouped query (one neither grouped nor aggregated: any row's value). An IN or
+//! `MIN` / `MAX` (and any other aggregate but `COUNT`, `SUM`, `AVG` given DISTINCT), the values a
+//! `GROUP_CONCAT` / `JSON_ARRAYAGG` / `JSON_OBJECTAGG` strings together (tied values come in the
+//! plan's order whatever its ORDER BY), the value a window reads by position (`FIRST_VALUE`,
+//! `LAST_VALUE`, `NTH_VALUE`, `LAG`, `LEAD`: its ORDER BY's peers under the collation come in the
+//! plan's order; red team round 9), and a bare column of a grouped query (one neither grouped
+//! nor aggregated: any row's value). An IN or
 //! EXISTS sub-query's duplicates removal picks no value: its rows never reach the output.
 //!
 //! Each choice names the columns it reads ([`Candidate`]): the choice is determined when, in the
@@ -97,8 +101,17 @@ fn is_aggregate(name: &str) -> bool {
     NUMBER_AGGREGATES.contains(&name) || PICKING_AGGREGATES.contains(&name)
 }
 
+/// Aggregates that string their input values together (in their ORDER BY's order, whose peers
+/// under a collation come in the plan's order: `ada,ADA` or `ADA,ada`).
+const STRINGING_AGGREGATES: &[&str] = &["group_concat", "json_arrayagg", "json_objectagg"];
+
 /// Words without which a query has no choice point (a cheap filter before the parse).
 const TRIGGERS: &[&str] = &[
+    "first_value",
+    "last_value",
+    "nth_value",
+    "lag",
+    "lead",
     "distinct",
     "group",
     "union",
@@ -415,8 +428,15 @@ impl Walk<'_> {
                     FunctionArguments::List(list)
                         if list.duplicate_treatment == Some(DuplicateTreatment::Distinct)
                 );
+                // A window reading a row by position, over an ORDER BY that lists the value it
+                // reads (else the order check holds it undetermined), reads one of the rows
+                // that tie on that value under its collation (red team round 9).
+                let positional = function.over.is_some()
+                    && super::order_calls::POSITION_WINDOWS.contains(&name.as_str());
                 let picks = name == "min"
                     || name == "max"
+                    || positional
+                    || STRINGING_AGGREGATES.contains(&name.as_str())
                     || aggregate && distinct && !NUMBER_AGGREGATES.contains(&name.as_str());
                 if picks {
                     for argument in arguments(&function.args).unwrap_or_default() {

@@ -256,3 +256,99 @@ fn an_order_that_cannot_be_read_is_held_unordered_once_two_rows_differ() {
     );
     assert_eq!(unparsed.keys, None);
 }
+
+/// On a server the probes rank rows as its ORDER BY compares them (SQLite's NOCASE stands in
+/// for MariaDB's `utf8mb4_general_ci`): `ada` and `ADA` are peers, which their values compared
+/// byte for byte do not show (red team round 9).
+#[test]
+fn on_a_server_rows_tie_as_the_sort_compares_them() {
+    let db = database();
+    db.execute_batch(
+        "CREATE TABLE v(name TEXT COLLATE NOCASE, id INT);
+         INSERT INTO v VALUES ('ADA', 1), ('ada', 2), ('bob', 3);",
+    )
+    .unwrap();
+    let cut = "SELECT name FROM v ORDER BY name LIMIT 1";
+    let probe = &probes(cut, FeatureDialect::Mysql).unwrap()[0];
+    assert_eq!(
+        probe.sql,
+        "SELECT name, DENSE_RANK() OVER (ORDER BY name), COUNT(*) OVER (PARTITION BY name), \
+         COUNT(*) OVER (PARTITION BY name, CAST(name AS BINARY)) FROM v ORDER BY name LIMIT 2"
+    );
+    assert_eq!(
+        (&probe.keys, probe.appended, probe.plain.as_deref()),
+        (
+            &Some(vec![KeyColumn::Appended(0)]),
+            3,
+            Some("SELECT name FROM v ORDER BY name LIMIT 2")
+        )
+    );
+    assert!(probe.counted);
+    let by_value = &probes(cut, FeatureDialect::Sqlite).unwrap()[0];
+    assert_eq!(by_value.plain, None);
+    assert!(undetermined(probe, &rows(&db, &probe.sql)));
+    assert!(!undetermined(by_value, &rows(&db, &by_value.sql)));
+    // Ordered comparisons: adjacent peers that differ; a key that breaks the tie settles it.
+    let ordered = |sql: &str, dialect| {
+        let probe = order_probe(sql, dialect);
+        ties_differ(&probe, &rows(&db, &probe.sql))
+    };
+    assert!(ordered(
+        "SELECT name FROM v ORDER BY name",
+        FeatureDialect::Postgresql
+    ));
+    assert!(!ordered(
+        "SELECT name FROM v ORDER BY name",
+        FeatureDialect::Sqlite
+    ));
+    assert!(!ordered(
+        "SELECT name FROM v ORDER BY name, id",
+        FeatureDialect::Mysql
+    ));
+    // Counted: PostgreSQL's probe runs (its byte order "C" is SQLite's BINARY) and sees the tie.
+    let probe = &probes(cut, FeatureDialect::Postgresql).unwrap()[0];
+    assert!(
+        probe.sql.contains("CAST(name AS TEXT) COLLATE \"C\")"),
+        "{}",
+        probe.sql
+    );
+    let fetched = rows(&db, &probe.sql.replace("COLLATE \"C\"", "COLLATE BINARY"));
+    assert!(undetermined(probe, &fetched), "{fetched:?}");
+    // The fetched peers agree (`ada`, `ada`) where the tie goes on past them (3 peers, 2 alike):
+    // the counts show it; a tie whose peers are all alike is no choice.
+    let row = |peers: i64, alike: i64| {
+        let name = Value::Text("ada".into());
+        vec![
+            name,
+            Value::Integer(1),
+            Value::Integer(peers),
+            Value::Integer(alike),
+        ]
+    };
+    let uncounted = CutProbe {
+        counted: false,
+        ..probe.clone()
+    };
+    assert!(undetermined(probe, &[row(3, 2), row(3, 2)]));
+    assert!(!undetermined(&uncounted, &[row(3, 2), row(3, 2)]));
+    assert!(!undetermined(probe, &[row(2, 2), row(2, 2)]));
+    // An alias or a position is ranked as its expression; a key beside the output too.
+    let named = [
+        (
+            "SELECT upper(name) AS n FROM v ORDER BY n LIMIT 1",
+            "upper(name)",
+        ),
+        ("SELECT name, id FROM v ORDER BY 2 DESC LIMIT 1", "id"),
+        ("SELECT id FROM v ORDER BY name, id LIMIT 1", "name, id"),
+    ];
+    for (sql, keys) in named {
+        let probe = &probes(sql, FeatureDialect::Mysql).unwrap()[0];
+        let rank = format!("DENSE_RANK() OVER (ORDER BY {keys})");
+        assert!(probe.sql.contains(&rank), "{sql}: {}", probe.sql);
+        rows(&db, &probe.sql);
+    }
+    // A set operation's projection cannot take a rank: every row ties (fail closed).
+    let union = "SELECT name FROM v UNION SELECT name FROM t ORDER BY name LIMIT 1";
+    assert_eq!(probes(union, FeatureDialect::Mysql).unwrap()[0].keys, None);
+    assert_eq!(order_probe(union, FeatureDialect::Mysql).keys, None);
+}

@@ -65,6 +65,29 @@ fn each_choice_point_names_the_columns_it_reads() {
             "t.name[name]",
         ),
         ("SELECT count(DISTINCT name) FROM t", ""),
+        // Strung together or read by position: peers under the collation come in the plan's
+        // order, whatever the ORDER BY (numbering windows are the order check's).
+        (
+            "SELECT group_concat(name ORDER BY name) FROM t",
+            "t.name[name]",
+        ),
+        (
+            "SELECT first_value(c.name) OVER (ORDER BY c.name) FROM customers c",
+            "customers.name[name]",
+        ),
+        (
+            "SELECT nth_value(name, 2) OVER (ORDER BY name) FROM t",
+            "t.name[name]",
+        ),
+        (
+            "SELECT lead(name, 1, 'x') OVER (ORDER BY name) FROM t",
+            "t.name[name]",
+        ),
+        ("SELECT lag(id * 2) OVER (ORDER BY id) FROM t", ""),
+        (
+            "SELECT row_number() OVER (ORDER BY name), sum(x) OVER () FROM t",
+            "",
+        ),
         (
             "SELECT id FROM t GROUP BY id HAVING max(name) = 'a'",
             "t.id[id] t.name[name]",
