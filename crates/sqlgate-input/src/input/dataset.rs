@@ -290,7 +290,8 @@ fn gold_item_from_json(
     })
 }
 
-fn utf8_or_line_error<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, InputError> {
+/// `bytes` (the contents of `path`) as text; an error names the line of the first invalid byte.
+pub(crate) fn utf8_or_line_error<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, InputError> {
     std::str::from_utf8(bytes).map_err(|e| {
         let line = bytes[..e.valid_up_to()]
             .iter()

@@ -43,10 +43,15 @@ pub struct LiveItem {
 
 /// Reads the items of a LiveSQLBench JSONL file; an error names the file and line.
 pub fn read_items(path: &Path) -> Result<Vec<LiveItem>, InputError> {
-    let text = read_utf8(path)?;
+    parse_items(path, &read_utf8(path)?)
+}
+
+/// The items of `text`, the contents of the JSONL file at `path` (for messages), as
+/// [`read_items`] reads them: the dataset kind parses the bytes it digested.
+pub fn parse_items(path: &Path, text: &str) -> Result<Vec<LiveItem>, InputError> {
     let mut items = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
-    for (number, line) in numbered_lines(&text) {
+    for (number, line) in numbered_lines(text) {
         let at = format!("line {number}");
         let object = parse_object(path, &at, line)?;
         let item = item_of(path, &at, &object)?;

@@ -43,7 +43,8 @@ impl Kind for LiveSql {
         _version: Spider2Version,
     ) -> Result<(Vec<GoldItem>, Vec<u8>), InputError> {
         let bytes = crate::util::error::read_bytes(&config.gold)?;
-        let items = crate::input::livesql::read_items(&config.gold)?;
+        let text = crate::input::dataset::utf8_or_line_error(&config.gold, &bytes)?;
+        let items = crate::input::livesql::parse_items(&config.gold, text)?;
         Ok((items.into_iter().enumerate().map(item).collect(), bytes))
     }
 
