@@ -14,7 +14,7 @@
 //! is never a verdict.
 
 use super::{Env, Metric, Outcome, Score};
-use crate::engine::livesql::{judge, Budget, Profile, Settings, Verdict};
+use crate::engine::livesql::{judge, Profile, Settings, Verdict};
 use crate::input::dataset::GoldItem;
 use std::path::PathBuf;
 
@@ -28,6 +28,10 @@ impl Metric for LiveSql {
             Profile::Sound => "livesql_sound",
             Profile::BirdCritic => "bird_critic",
         }
+    }
+
+    fn sound_profile_of(&self) -> Option<&'static str> {
+        (self.0 == Profile::Sound).then_some("livesql")
     }
 
     fn score(&self, env: &Env<'_>, item: &GoldItem, prediction: Option<&str>) -> Score {
@@ -48,10 +52,7 @@ impl Metric for LiveSql {
         };
         let settings = Settings {
             profile: self.0,
-            budget: Budget {
-                deadline: env.executor.limits().timeout,
-                ..Budget::default()
-            },
+            budget: env.state_budget.clone(),
             python: PathBuf::from("python3"),
         };
         match judge(live, Some(&statements), template, &settings) {

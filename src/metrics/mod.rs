@@ -126,6 +126,12 @@ pub fn reads_results(name: &str) -> bool {
     build(metric).map_or(true, |metric| metric.reads_results())
 }
 
+/// The metric that metric `name` is the sound profile of ([`Metric::sound_profile_of`]);
+/// `None` for an unknown name or any other metric.
+pub fn sound_profile_of(name: &str) -> Option<&'static str> {
+    build(name).ok()?.sound_profile_of()
+}
+
 /// Checks one stored value of metric `name` (headline or sub-score): finite and inside
 /// [`value_range`], allowing for rounding (1e-9); the error says what is wrong.
 pub fn check_value(name: &str, value: f64) -> Result<(), String> {
@@ -182,6 +188,12 @@ pub trait Metric: Send + Sync {
     /// only compares SQL texts.
     fn reads_results(&self) -> bool {
         true
+    }
+    /// The metric this one is the sound profile of (`livesql_sound` of `livesql`): the same
+    /// checks with the official scorer's quirks fixed, so reports name the items where the two
+    /// differ (`report::disagreements`); `None` for any other metric.
+    fn sound_profile_of(&self) -> Option<&'static str> {
+        None
     }
 }
 
@@ -362,6 +374,9 @@ pub struct Env<'a> {
     pub rves_order: crate::input::config::RvesOrder,
     /// Soft-F1: the version of the official script reproduced.
     pub soft_f1_version: crate::input::soft_f1::SoftF1Version,
+    /// State-changing items: what each item may spend (`execution.max_copy_bytes`,
+    /// `max_steps`, the deadline of `timeout_ms`).
+    pub state_budget: crate::engine::livesql::Budget,
     gold: Mutex<HashMap<(usize, usize, PathBuf), GoldSlot>>,
     gold_cache: Option<&'a crate::suites::gold_cache::GoldCache>,
     /// Memory-budget bytes the shared gold results keep charged, given back with the `Env`.
@@ -397,6 +412,10 @@ impl<'a> Env<'a> {
             rves_repetitions: crate::input::config::RvesConfig::default().repetitions,
             rves_order: crate::input::config::RvesOrder::default(),
             soft_f1_version: crate::input::soft_f1::SoftF1Version::default(),
+            state_budget: crate::engine::livesql::Budget {
+                deadline: executor.limits().timeout,
+                ..Default::default()
+            },
             gold: Mutex::new(HashMap::new()),
             gold_cache: None,
             gold_bytes: AtomicUsize::new(0),
@@ -425,6 +444,13 @@ impl<'a> Env<'a> {
     /// The same environment with R-VES timed in `rves_order`.
     pub fn with_rves_order(mut self, rves_order: crate::input::config::RvesOrder) -> Self {
         self.rves_order = rves_order;
+        self
+    }
+
+    /// The same environment with state-changing items' budgets from the `execution` section.
+    pub fn with_state_budget(mut self, execution: &crate::input::config::ExecutionConfig) -> Self {
+        self.state_budget.max_steps = execution.max_steps;
+        self.state_budget.disk_bytes = execution.max_copy_bytes;
         self
     }
 

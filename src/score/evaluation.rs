@@ -340,6 +340,7 @@ fn score_with(
                 .with_rves_repetitions(config.rves.repetitions)
                 .with_rves_order(config.rves.order)
                 .with_soft_f1_version(config.soft_f1.version)
+                .with_state_budget(&config.execution)
                 .with_gold_cache(gold_cache.as_ref())
         };
         // One environment per alternative rank: an environment runs each item's gold once.

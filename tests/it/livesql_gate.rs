@@ -82,6 +82,39 @@ fn the_example_scores_each_item_as_the_recorded_evaluators_did_with_a_cell_per_c
     // stripped from the gold) fail only officially.
     let rate = |kind: &str, cell: &str| model[kind]["livesql"][cell].as_f64().unwrap() * 22.0;
     assert_eq!((rate("fp", "Management"), rate("fn", "Query")), (1.0, 2.0));
+    assert_profiles_differ_as_recorded(&summary, &dir.path().join("sqlgate-report.md"));
+}
+
+/// Asserts that `summary.json` and the report name exactly the example's items where the
+/// recorded official and sound verdicts differ, with the denominator.
+fn assert_profiles_differ_as_recorded(summary: &Value, report: &Path) {
+    let official = by_instance(&corpus("official_verdicts.jsonl"), "status");
+    let sound = by_instance(&corpus("cases.jsonl"), "sound_verdict");
+    let items = common::read_jsonl(&example_folder().join("items.jsonl"));
+    let differing: Vec<usize> = (items.iter().enumerate())
+        .filter(|(_, item)| {
+            let id = item["instance_id"].as_str().unwrap();
+            (official[id] == "success") != (sound[id] == "pass")
+        })
+        .map(|(index, _)| index)
+        .collect();
+    assert_eq!(
+        differing.len(),
+        3,
+        "the corpus records three: {differing:?}"
+    );
+    let pair = &summary["disagreements"]["model"]["livesql/livesql_sound"];
+    assert_eq!(pair["items"], 44);
+    let named: Vec<u64> = (pair["disagree"].as_array().unwrap().iter())
+        .map(|d| d["index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        named,
+        differing.iter().map(|&i| i as u64).collect::<Vec<_>>()
+    );
+    let report = std::fs::read_to_string(report).unwrap();
+    let note = "model: `livesql` and `livesql_sound` disagree on 3 of 44 items: item ";
+    assert!(report.contains(note), "{report}");
 }
 
 /// The example on `main` with a baseline made there, and a pull-request branch `pr` checked out
@@ -254,6 +287,96 @@ fn hostile_state_changing_predictions_are_contained_in_the_gate() {
         "the template changed"
     );
     assert_as_recorded(&lines, &ATTACKED);
+}
+
+/// The first Management item of the example that both recorded evaluators pass, and its
+/// predicted statements.
+fn a_right_management_item() -> (usize, String, Vec<String>) {
+    let official = by_instance(&corpus("official_verdicts.jsonl"), "status");
+    let sound = by_instance(&corpus("cases.jsonl"), "sound_verdict");
+    let items = common::read_jsonl(&example_folder().join("items.jsonl"));
+    let predictions = common::read_jsonl(&example_folder().join("predictions/model.jsonl"));
+    let (index, item) = (items.iter().enumerate())
+        .find(|(_, item)| {
+            let id = item["instance_id"].as_str().unwrap();
+            item["category"] == "Management" && official[id] == "success" && sound[id] == "pass"
+        })
+        .unwrap();
+    let id = item["instance_id"].as_str().unwrap().to_string();
+    let prediction = (predictions.iter())
+        .find(|line| line["instance_id"] == id.as_str())
+        .unwrap();
+    let statements = serde_json::from_value(prediction["pred_sqls"].clone()).unwrap();
+    (index, id, statements)
+}
+
+#[test]
+fn the_configured_copy_and_step_budgets_decide_where_an_item_is_stopped() {
+    let (index, id, right) = a_right_management_item();
+    let three_mib = "INSERT INTO junk SELECT randomblob(1048576) FROM (SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3)";
+    let two_million_steps =
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 2000000) SELECT count(*) FROM r";
+    let mut statements = vec!["CREATE TABLE junk(b BLOB)", three_mib, two_million_steps];
+    statements.extend(right.iter().map(String::as_str));
+    let cases = [
+        ("", ("match", "match"), None),
+        (
+            ", max_copy_bytes: 2097152",
+            ("pred_error", "pred_error"),
+            Some("disk is full"),
+        ),
+        (
+            ", max_steps: 1000000",
+            ("pred_timeout", "pred_timeout"),
+            None,
+        ),
+    ];
+    for (budget, expected, error) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        common::copy_tree(&example_folder(), dir.path());
+        predict(dir.path(), &id, &statements);
+        let config = dir.path().join("sqlgate.yml");
+        let text = std::fs::read_to_string(&config).unwrap();
+        let budgeted = text.replace("threads: auto }", &format!("threads: auto{budget} }}"));
+        std::fs::write(&config, budgeted).unwrap();
+        // The example's gate fails the stopped item (exit 1); the per-item lines say how.
+        let jsonl = dir.path().join("outcomes.jsonl");
+        let run = common::eval(&config, &["--comment", "never", "--jsonl", arg(&jsonl)]);
+        assert!(matches!(run.status.code(), Some(0 | 1)), "{run:?}");
+        let lines = common::read_jsonl(&jsonl);
+        let outcome = &lines[index]["outcome"];
+        let got = (
+            outcome["livesql"].as_str().unwrap(),
+            outcome["livesql_sound"].as_str().unwrap(),
+        );
+        assert_eq!(got, expected, "{id} with `{budget}`: {}", lines[index]);
+        if let Some(error) = error {
+            assert!(lines[index].to_string().contains(error), "{}", lines[index]);
+        }
+        assert_as_recorded(&lines, &[index]);
+    }
+}
+
+#[test]
+fn out_of_range_state_budgets_are_refused_naming_the_key() {
+    let cases = [
+        (
+            "max_copy_bytes: 1000",
+            "`execution.max_copy_bytes` must be between",
+        ),
+        ("max_steps: 0", "`execution.max_steps` must be between"),
+    ];
+    for (budget, message) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        common::copy_tree(&example_folder(), dir.path());
+        let config = dir.path().join("sqlgate.yml");
+        let text = std::fs::read_to_string(&config).unwrap();
+        let budgeted = text.replace("threads: auto }", &format!("threads: auto, {budget} }}"));
+        std::fs::write(&config, budgeted).unwrap();
+        let run = common::eval(&config, &["--comment", "never"]);
+        let said = common::exited(&run, 2);
+        assert!(said.contains(message), "{said}");
+    }
 }
 
 #[test]

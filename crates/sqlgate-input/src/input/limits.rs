@@ -12,6 +12,10 @@ const MAX_ROWS: usize = 100_000_000;
 const RESULT_BYTES: (usize, usize) = (1 << 10, 4 << 30);
 /// The smallest and largest `execution.max_memory`: 64 MiB and 1 TiB.
 const MEMORY_BYTES: (usize, usize) = (64 << 20, 1 << 40);
+/// The smallest and largest `execution.max_copy_bytes`: 1 MiB and 1 TiB.
+const COPY_BYTES: (u64, u64) = (1 << 20, 1 << 40);
+/// The smallest and largest `execution.max_steps`: 10^6 and 10^13.
+const STEPS: (u64, u64) = (1_000_000, 10_000_000_000_000);
 /// The largest `suite.distill.max_random_dbs`.
 const MAX_RANDOM_DBS: u64 = 100_000;
 /// The largest `suite.distill.rows` bound: generated tables stay small, as in the paper.
@@ -75,6 +79,14 @@ pub struct ExecutionConfig {
     /// The run's memory budget, shared by all workers: SQLite's heap and the results items hold.
     #[serde(default = "default_max_memory")]
     pub max_memory: usize,
+    /// State-changing items (`dataset.kind: livesql`, `bird-critic`): the most bytes an item's
+    /// private copy of its database may grow to; a prediction that writes past it fails.
+    #[serde(default = "default_max_copy_bytes")]
+    pub max_copy_bytes: u64,
+    /// State-changing items: the most SQLite virtual-machine steps an item may take over all
+    /// its statements and test cases, a deadline that is the same on every machine.
+    #[serde(default = "default_max_steps")]
+    pub max_steps: u64,
 }
 
 impl Default for ExecutionConfig {
@@ -85,6 +97,8 @@ impl Default for ExecutionConfig {
             max_rows: default_max_rows(),
             max_result_bytes: default_max_result_bytes(),
             max_memory: default_max_memory(),
+            max_copy_bytes: default_max_copy_bytes(),
+            max_steps: default_max_steps(),
         }
     }
 }
@@ -134,8 +148,16 @@ fn default_max_memory() -> usize {
     crate::util::memory::DEFAULT_MAX_MEMORY
 }
 
+fn default_max_copy_bytes() -> u64 {
+    1 << 30
+}
+
+fn default_max_steps() -> u64 {
+    1_000_000_000
+}
+
 impl ExecutionConfig {
-    /// Checks the timeout, row, result-size and memory bounds; the error names the key and the
+    /// Checks the timeout, row, result-size, memory, copy-size and step bounds; the error names the key and the
     /// range.
     pub fn check(&self) -> Result<(), String> {
         if !(1..=MAX_TIMEOUT_MS).contains(&self.timeout_ms) {
@@ -164,6 +186,21 @@ impl ExecutionConfig {
                 "`execution.max_memory` must be between {min_memory} (64 MiB) and \
                  {max_memory} (1 TiB), not {}",
                 self.max_memory
+            ));
+        }
+        let (min_copy, max_copy) = COPY_BYTES;
+        if !(min_copy..=max_copy).contains(&self.max_copy_bytes) {
+            return Err(format!(
+                "`execution.max_copy_bytes` must be between {min_copy} (1 MiB) and \
+                 {max_copy} (1 TiB), not {}",
+                self.max_copy_bytes
+            ));
+        }
+        let (min_steps, max_steps) = STEPS;
+        if !(min_steps..=max_steps).contains(&self.max_steps) {
+            return Err(format!(
+                "`execution.max_steps` must be between {min_steps} and {max_steps}, not {}",
+                self.max_steps
             ));
         }
         Ok(())
