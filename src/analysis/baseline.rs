@@ -325,7 +325,7 @@ impl Baseline {
             created_unix: now_unix(),
             dataset_sha256: evaluation.dataset.sha256.clone(),
             dataset_digests: Some(evaluation.dataset.digests.clone()),
-            suite_digests: crate::analysis::suite_digest::of(config)?,
+            suite_digests: evaluation.suite_digests.clone(),
             records_sha256: Some(records_digest(&systems)),
             metrics: evaluation.metrics.clone(),
             settings: Settings::of(config),
@@ -510,7 +510,7 @@ impl Baseline {
             ));
         }
         if let Some(stored) = &self.suite_digests {
-            let now = crate::analysis::suite_digest::of(config)?.unwrap_or_default();
+            let now = evaluation.suite_digests.clone().unwrap_or_default();
             let files = crate::analysis::suite_digest::differences(stored, &now);
             if !files.is_empty() {
                 differences.push(format!(

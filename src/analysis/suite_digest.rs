@@ -48,6 +48,32 @@ pub fn differences(
         .collect()
 }
 
+/// Checks that each suite file the run read (`read`: its copy's digest, by `<db_id>/<file>`) is
+/// the file `listed` digested just before: a file swapped or rewritten between the two reads
+/// stops the run (exit 2) naming it, so the digests a baseline records or compares are those of
+/// the files the run scored on.
+pub fn check_read(
+    folder: &Path,
+    listed: &BTreeMap<String, String>,
+    read: &BTreeMap<String, String>,
+) -> Result<(), InputError> {
+    let changed: Vec<String> = (read.iter())
+        .filter(|(name, digest)| listed.get(*name) != Some(*digest))
+        .map(|(name, _)| format!("`{name}`"))
+        .collect();
+    if changed.is_empty() {
+        return Ok(());
+    }
+    Err(InputError::malformed(
+        folder,
+        "`suite.path`",
+        format!(
+            "suite files changed while the run read them: {}",
+            changed.join(", ")
+        ),
+    ))
+}
+
 /// The entries of `folder`, sorted by name.
 fn sorted_entries(folder: &Path) -> Result<Vec<std::path::PathBuf>, InputError> {
     let listed = std::fs::read_dir(folder).map_err(|e| InputError::read(folder, e))?;

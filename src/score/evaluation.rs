@@ -104,6 +104,10 @@ pub struct Evaluation {
     /// Each gold's measured time, which a baseline records so that later runs give a slow
     /// gold's item its budget ([`crate::score::budget`]); empty for merged shards.
     pub gold_ms: crate::score::budget::GoldTimes,
+    /// A directory suite's files as the run read them ([`crate::analysis::suite_digest::of`],
+    /// checked against the copies the metrics read), which a baseline records and compares;
+    /// `None` for any other suite.
+    pub suite_digests: Option<std::collections::BTreeMap<String, String>>,
 }
 
 /// The scoring phase of a run in time: its wall time, its workers, and the timed-out queries
@@ -306,15 +310,19 @@ fn score_with(
     };
     let mut rebuilt = None;
     let mut suite_manifests = Vec::new();
+    let mut suite_digests = None;
     let (suite, gold_cache) = match (config.suite.kind, &config.suite.path) {
-        (SuiteKind::Directory, Some(path)) => (
-            Some(Suite::directory(
+        (SuiteKind::Directory, Some(path)) => {
+            let listed = crate::analysis::suite_digest::of(config)?.unwrap_or_default();
+            let suite = Suite::directory(
                 path,
                 dataset.databases.keys().map(String::as_str),
                 config.dataset.skip_missing_databases,
-            )?),
-            None,
-        ),
+            )?;
+            crate::analysis::suite_digest::check_read(path, &listed, suite.digests())?;
+            suite_digests = Some(listed);
+            (Some(suite), None)
+        }
         (SuiteKind::Distilled, Some(_)) => {
             let source = crate::suites::distill::source::GeneratedNeighbors;
             let (suite, cache, report) = pool.install(|| {
@@ -412,6 +420,7 @@ fn score_with(
         timing,
         overrides,
         gold_ms,
+        suite_digests,
     })
 }
 

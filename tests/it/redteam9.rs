@@ -509,3 +509,93 @@ mod swapped_database {
         super::not_passed(&judged_with_swap(root, &base, true));
     }
 }
+
+/// A directory test suite swapped under the run and put back before it ends (round 9's B17 on
+/// the suite, a gap round 9 left open): `ts` reads each suite database the first time it scores
+/// one of its items, and the run compared the suite's digests with the baseline's only after
+/// scoring. The pull request's workflow renames a copy of the full database over the suite's
+/// distinguishing one while the first (right, slow) item holds the only worker, and renames the
+/// real one back while the last (right, slow) item runs.
+mod swapped_suite {
+    use crate::common;
+    use common::repo::{commit_all, commit_baseline, init_main, EVAL};
+    use common::trust_flow::{write_shop, GOLD, TABLES_JSON};
+    use std::path::Path;
+    use std::time::Duration;
+
+    /// A right prediction made slow (a recursive count before it).
+    fn slow(sql: &str) -> String {
+        format!(
+            "{sql} WHERE (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c \
+             WHERE x < 10000000) SELECT count(*) FROM c) > 0"
+        )
+    }
+
+    /// The base: the fixture's questions on `shop`, a directory suite of `shop.sqlite` and
+    /// `shop_r1.sqlite` (its orders emptied, which tells a constant count from a count), gated
+    /// on `ts` with one worker; returns the base commit.
+    fn base(root: &Path) -> String {
+        write_shop(&root.join("database/shop/shop.sqlite"), &[]);
+        write_shop(&root.join("suite/shop/shop.sqlite"), &[]);
+        write_shop(&root.join("suite/shop/shop_r1.sqlite"), &["orders"]);
+        std::fs::write(root.join("tables.json"), TABLES_JSON).unwrap();
+        let gold: String = GOLD.iter().map(|sql| format!("{sql}\tshop\n")).collect();
+        std::fs::write(root.join("gold.sql"), gold).unwrap();
+        std::fs::write(root.join("pred.txt"), GOLD.join("\n") + "\n").unwrap();
+        common::config::write(
+            root.join("sqlgate.yml"),
+            "dataset: { kind: spider, gold: gold.sql, tables: tables.json, databases: database, \
+             difficulty: none }\npredictions: [{ name: m, path: pred.txt }]\nmetrics: [ts]\n\
+             suite: { kind: directory, path: suite }\n\
+             execution: { timeout_ms: 20000, threads: 1 }\n\
+             baseline: { path: baseline.json }\ngate: { metric: ts, max_drop_points: 0 }\n",
+        );
+        init_main(root, "benchmark");
+        commit_baseline(root, "baseline")
+    }
+
+    /// The pull request's predictions: the first and last items right but slow, and the orders
+    /// count as `max(1, count(*))`, right on the full database and wrong on `shop_r1`.
+    fn predictions() -> Vec<String> {
+        let mut predicted: Vec<String> = GOLD.iter().map(|sql| sql.to_string()).collect();
+        predicted[0] = slow("SELECT count(*) FROM items");
+        predicted[2] = "SELECT max(1, count(*)) FROM orders".to_string();
+        predicted[5] = slow("SELECT count(*) FROM customers");
+        predicted
+    }
+
+    /// The pull request judged against `base` as its job judges it, with, when `swap`, a full
+    /// copy renamed over `shop_r1` 1 s after the run started and the real one renamed back 2.5 s
+    /// later.
+    fn judged_with_swap(root: &Path, base: &str, swap: bool) -> std::process::Output {
+        let scratch = tempfile::tempdir_in(root.parent().unwrap()).unwrap();
+        let (full, real) = (
+            scratch.path().join("full.sqlite"),
+            scratch.path().join("real"),
+        );
+        write_shop(&full, &[]);
+        let args = [&EVAL[..], &["--trusted-base", base]].concat();
+        let mut command = common::sqlgate_command(&args);
+        let run = command.current_dir(root).env_remove("GITHUB_SHA");
+        let running = run.stdout(std::process::Stdio::piped()).spawn().unwrap();
+        if swap {
+            let target = root.join("suite/shop/shop_r1.sqlite");
+            std::thread::sleep(Duration::from_millis(1000));
+            std::fs::rename(&target, &real).unwrap();
+            std::fs::rename(&full, &target).unwrap();
+            std::thread::sleep(Duration::from_millis(2500));
+            std::fs::rename(&real, &target).unwrap();
+        }
+        running.wait_with_output().unwrap()
+    }
+
+    #[test]
+    fn a_suite_database_swapped_and_put_back_during_the_run_does_not_pass() {
+        let (dir, base) = super::pull_request_on(base);
+        let root = dir.path();
+        std::fs::write(root.join("pred.txt"), predictions().join("\n") + "\n").unwrap();
+        commit_all(root, "wrong predictions");
+        super::control_fails(&judged_with_swap(root, &base, false));
+        super::not_passed(&judged_with_swap(root, &base, true));
+    }
+}
