@@ -11,6 +11,15 @@
 //! the global status `Connections` and open ones in `Threads_connected`, which need no
 //! privilege (a user without `PROCESS` cannot list other sessions). PostgreSQL's
 //! `pg_conf_load_time()` shows, besides, a configuration reload however it was signalled.
+//!
+//! A count is only as good as its history (red team round 10): PostgreSQL's per-database
+//! counters are compared database by database, and a database dropped or whose statistics were
+//! reset (`pg_stat_reset()`) during the run fails it, so no session can be balanced away. SQL a
+//! MariaDB / MySQL server runs for no client (a replica's applier threads, which count in
+//! neither status) is refused: a server that replicates from another, at the claim or at the
+//! check, fails the run.
+
+use std::collections::BTreeMap;
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, Instant};
@@ -33,21 +42,40 @@ pub fn opened() {
     OPENED.fetch_add(1, Ordering::SeqCst);
 }
 
-/// What the server showed when the run claimed it: the sessions established so far, how many
-/// sqlgate had opened by then, and (PostgreSQL) when the configuration was last loaded.
+/// What the server showed when the run claimed it: the sessions established so far (MariaDB /
+/// MySQL) or each database's session counter (PostgreSQL), how many sqlgate had opened by then,
+/// and (PostgreSQL) when the configuration was last loaded.
 #[derive(Debug, Clone)]
 pub struct Claim {
     established: i64,
+    counters: Counters,
     own: i64,
     loaded: Option<String>,
 }
 
+/// One database's session counter as PostgreSQL's `pg_stat_database` shows it.
+#[derive(Debug, Clone, PartialEq)]
+struct Counter {
+    /// The database's name, quoted (the shared objects' row has none).
+    name: String,
+    /// Sessions established on it since its statistics were last reset.
+    sessions: i64,
+    /// When its statistics were last reset (`stats_reset`), empty when never.
+    reset: String,
+}
+
+/// The session counters of a PostgreSQL server, by database oid.
+type Counters = BTreeMap<i64, Counter>;
+
+/// Every database's session counter and last statistics reset, read afresh.
+const POSTGRES_COUNTERS: &str = "SELECT datid::int8, \
+     coalesce(quote_ident(datname::text), '(shared objects)'), coalesce(sessions, 0)::int8, \
+     coalesce(stats_reset::text, '') FROM pg_catalog.pg_stat_database";
+
 /// The backends that are neither one of `ours` nor the server's own housekeeping, as
-/// `pid <pid> (<type>) of role <role> on <database>`, with the sessions established on the
-/// whole server and when its configuration was last loaded, read afresh (not from the
-/// transaction's cached statistics).
-const POSTGRES_STATE: &str = "SELECT coalesce((SELECT sum(sessions) \
-       FROM pg_catalog.pg_stat_database), 0)::int8, pg_catalog.pg_conf_load_time()::text, \
+/// `pid <pid> (<type>) of role <role> on <database>`, with when the server's configuration was
+/// last loaded.
+const POSTGRES_STATE: &str = "SELECT pg_catalog.pg_conf_load_time()::text, \
      ARRAY(SELECT 'pid ' || pid || ' (' || backend_type || ') of role ' || \
        coalesce(quote_ident(usename::text), '?') || ' on ' || coalesce(quote_ident(datname::text), '?') \
        FROM pg_catalog.pg_stat_activity WHERE pid <> ALL($1) AND backend_type NOT IN \
@@ -55,20 +83,57 @@ const POSTGRES_STATE: &str = "SELECT coalesce((SELECT sum(sessions) \
         'background writer', 'checkpointer', 'walwriter', 'archiver', 'startup') \
        ORDER BY pid LIMIT $2)";
 
-/// One reading of the PostgreSQL server: sessions established, configuration load time, and
-/// the other backends.
+/// One reading of the PostgreSQL server, read afresh (not from the transaction's cached
+/// statistics): each database's session counter, the configuration load time, and the other
+/// backends.
 fn postgres_state(
     client: &mut postgres::Client,
     ours: &[i32],
-) -> Result<(i64, String, Vec<String>), String> {
+) -> Result<(Counters, String, Vec<String>), String> {
     let error = |e: postgres::Error| format!("cannot read the server's sessions: {e}");
     client
         .batch_execute("SELECT pg_catalog.pg_stat_clear_snapshot()")
         .map_err(error)?;
+    let counters = (client.query(POSTGRES_COUNTERS, &[]).map_err(error)?.iter())
+        .map(|row| {
+            let counter = Counter {
+                name: row.get(1),
+                sessions: row.get(2),
+                reset: row.get(3),
+            };
+            (row.get(0), counter)
+        })
+        .collect();
     let row = client
         .query_one(POSTGRES_STATE, &[&ours, &LISTED])
         .map_err(error)?;
-    Ok((row.get(0), row.get(1), row.get(2)))
+    Ok((counters, row.get(0), row.get(1)))
+}
+
+/// The sessions established on the PostgreSQL server since `claim`, database by database (a
+/// database created since counts from nothing); an error when a database of the claim was
+/// dropped or had its statistics reset, which would take sessions out of the count.
+fn postgres_established(claim: &Claim, now: &Counters) -> Result<i64, String> {
+    for (datid, before) in &claim.counters {
+        let erased = match now.get(datid) {
+            None => "was dropped",
+            Some(after) if after.reset != before.reset => "had its statistics reset",
+            Some(_) => continue,
+        };
+        return Err(format!(
+            "database {} {erased} during the run: that takes the sessions established on it out \
+             of the server's count, so the run cannot tell that it was alone on the server \
+             (a session with the server's credentials can change what the server computes \
+             with once scoring has started and restore it before the end-of-run digests)",
+            before.name
+        ));
+    }
+    Ok((now.iter())
+        .map(|(datid, after)| {
+            let before = claim.counters.get(datid).map_or(0, |c| c.sessions);
+            after.sessions - before
+        })
+        .sum())
 }
 
 /// Claims the PostgreSQL server in a session of the run's hold (`ours`: the run's open
@@ -79,11 +144,12 @@ pub fn postgres_claim(client: &mut postgres::Client, ours: &[i32]) -> Result<Cla
     let mut alone_once = false;
     loop {
         let own = OPENED.load(Ordering::SeqCst);
-        let (established, loaded, others) = postgres_state(client, ours)?;
+        let (counters, loaded, others) = postgres_state(client, ours)?;
         match (others.is_empty(), alone_once) {
             (true, true) => {
                 return Ok(Claim {
-                    established,
+                    established: 0,
+                    counters,
                     own,
                     loaded: Some(loaded),
                 })
@@ -107,7 +173,7 @@ pub fn postgres_check(
 ) -> Result<(), String> {
     let until = Instant::now() + SETTLE;
     loop {
-        let (established, loaded, others) = postgres_state(client, ours)?;
+        let (counters, loaded, others) = postgres_state(client, ours)?;
         if claim.loaded.as_deref() != Some(loaded.as_str()) {
             return Err(format!(
                 "the server's configuration was reloaded during the run (last loaded at {loaded}, \
@@ -116,7 +182,7 @@ pub fn postgres_check(
                 claim.loaded.as_deref().unwrap_or("?")
             ));
         }
-        let (seen, own) = counted(claim, established);
+        let (seen, own) = counted(claim, postgres_established(claim, &counters)?);
         // A session that ends reports its count as it ends: a count short of sqlgate's own is
         // waited for, one above it is another session's.
         let settled = seen == own && others.is_empty();
@@ -131,9 +197,11 @@ pub fn postgres_check(
 }
 
 /// Claims the MariaDB / MySQL server in the session of the run's hold, the run's one open
-/// connection: the server may have no other connection open (`Threads_connected`), once those
-/// that have just closed are gone.
+/// connection: the server may not replicate from another ([`mysql_not_replicating`]) and may
+/// have no other connection open (`Threads_connected`), once those that have just closed are
+/// gone.
 pub fn mysql_claim(conn: &mut mysql::Conn) -> Result<Claim, String> {
+    mysql_not_replicating(conn)?;
     let until = Instant::now() + SETTLE;
     loop {
         let own = OPENED.load(Ordering::SeqCst);
@@ -141,6 +209,7 @@ pub fn mysql_claim(conn: &mut mysql::Conn) -> Result<Claim, String> {
         if open <= 1 {
             return Ok(Claim {
                 established: connections,
+                counters: Counters::new(),
                 own,
                 loaded: None,
             });
@@ -155,11 +224,63 @@ pub fn mysql_claim(conn: &mut mysql::Conn) -> Result<Claim, String> {
     }
 }
 
-/// Checks, in the session of the run's hold, that no connection but sqlgate's own was made to
-/// the MariaDB / MySQL server since `claim` (the server counts each attempt at once).
+/// Checks, in the session of the run's hold, that the MariaDB / MySQL server does not replicate
+/// from another and that no connection but sqlgate's own was made to it since `claim` (the
+/// server counts each attempt at once).
 pub fn mysql_check(conn: &mut mysql::Conn, claim: &Claim) -> Result<(), String> {
+    mysql_not_replicating(conn)?;
     let (connections, _) = mysql_state(conn)?;
-    verdict(counted(claim, connections))
+    verdict(counted(claim, connections - claim.established))
+}
+
+/// Refuses a MariaDB / MySQL server that replicates from another: its applier threads run the
+/// other server's statements (a table created and dropped again, a setting) with no client
+/// connection, so neither `Connections` nor `Threads_connected` sees them. MariaDB shows it to
+/// any user in the global status (`Slaves_running`, `Slave_running`); MySQL 8 only in
+/// `performance_schema.replication_applier_status`, and a server whose state cannot be read
+/// is refused.
+fn mysql_not_replicating(conn: &mut mysql::Conn) -> Result<(), String> {
+    use mysql::prelude::Queryable;
+    let error = |e: mysql::Error| format!("cannot tell whether the server replicates: {e}");
+    let status: Vec<(String, String)> = conn
+        .query(
+            "SHOW GLOBAL STATUS WHERE Variable_name IN ('Slaves_running', 'Slave_running', \
+             'Replica_running')",
+        )
+        .map_err(error)?;
+    let replicating = match status.is_empty() {
+        false => (status.iter()).any(|(_, value)| !["0", "OFF"].contains(&value.as_str())),
+        true => {
+            let running: Option<i64> = conn
+                .query_first(
+                    "SELECT COUNT(*) FROM performance_schema.replication_applier_status \
+                     WHERE SERVICE_STATE = 'ON'",
+                )
+                .map_err(|e| {
+                    format!(
+                        "cannot tell whether the server replicates (grant the reader SELECT on \
+                         `performance_schema.replication_applier_status`): {e}"
+                    )
+                })?;
+            running.unwrap_or(0) > 0
+        }
+    };
+    if !replicating {
+        return Ok(());
+    }
+    let shown: Vec<String> = (status.iter())
+        .map(|(name, value)| format!("`{name}` {value}"))
+        .collect();
+    let shown = match shown.is_empty() {
+        true => "`replication_applier_status` shows an applier on".to_string(),
+        false => shown.join(", "),
+    };
+    Err(format!(
+        "the server replicates from another ({shown}): a replica's applier runs the other \
+         server's statements (a table created and dropped again, a setting) with no client \
+         connection, while the run reads. Stop replication (`STOP SLAVE` / `STOP REPLICA`) for \
+         the run"
+    ))
 }
 
 /// The server's `Connections` and `Threads_connected`.
@@ -182,12 +303,9 @@ fn mysql_state(conn: &mut mysql::Conn) -> Result<(i64, i64), String> {
     }
 }
 
-/// The sessions the server saw established since `claim` and those sqlgate opened.
-fn counted(claim: &Claim, established: i64) -> (i64, i64) {
-    (
-        established - claim.established,
-        OPENED.load(Ordering::SeqCst) - claim.own,
-    )
+/// The sessions the server saw established since `claim` (`seen`) and those sqlgate opened.
+fn counted(claim: &Claim, seen: i64) -> (i64, i64) {
+    (seen, OPENED.load(Ordering::SeqCst) - claim.own)
 }
 
 /// Whether `(seen, own)` sessions since the claim leave the run alone on the server.
