@@ -287,3 +287,246 @@ mod chosen_repair {
         super::super::redteam9::not_passed(&judged);
     }
 }
+
+/// The run's claim on a MariaDB server (round 9's fix) counts client connections: none but the
+/// hold's open at the claim (`Threads_connected`), and every connection attempt since then
+/// (`Connections`) one of sqlgate's. A replica's applier is no client connection: once the
+/// preparation has made the benchmark's server a replica of a server the pull request's
+/// workflow started (`CHANGE MASTER TO`, `START SLAVE`, before the run), the replica's SQL
+/// thread runs what that other server logs, with no session on the benchmark's server. Its
+/// watcher (on the other server) sees scoring start without a session either: three
+/// connections to the benchmark server's port held half a second (`/proc/net/tcp`: the hold
+/// and two workers in their sleeping predictions). It then creates a table holding the gold's
+/// answer, and drops it while the wrong prediction reading it sleeps (the drop waits for the
+/// reader's metadata lock, so it lands as that transaction ends, before the end-of-run
+/// digests).
+mod replica_applier {
+    use crate::common;
+    use crate::server_levers::GLOBALS;
+    use crate::server_midrun::mid_run_predictions;
+    use common::servers::{self, as_db_user, free_port, give_to_db_user, Server};
+    use common::trust_flow::*;
+    use std::path::{Path, PathBuf};
+    use std::process::{Child, Command, Output};
+    use std::time::{Duration, Instant};
+
+    /// The pull request's wrong prediction for item 5 (`SELECT count(*) FROM customers`: 2): it
+    /// reads a table the other server creates once scoring started (an error on the base's
+    /// server) and sleeps 3.5 s (under the 5 s limit) while the drop waits.
+    const WRONG: &str = "SELECT n FROM rt10_answer, (SELECT SLEEP(3.5)) s";
+
+    /// A MariaDB server of the pull request's workflow with its binary log on: the primary.
+    struct Primary {
+        /// Its data folder, socket and log.
+        folder: tempfile::TempDir,
+        /// The `mariadbd` process (this test started it; killed by its id on drop).
+        process: Child,
+        /// Its TCP port on 127.0.0.1.
+        port: u16,
+    }
+
+    impl Primary {
+        /// Initialises and starts the primary, with a user the replica connects as.
+        fn start() -> Primary {
+            let folder = tempfile::Builder::new()
+                .prefix("rt10-primary-")
+                .tempdir()
+                .unwrap();
+            give_to_db_user(folder.path()).unwrap();
+            let data = folder.path().join("data");
+            let installed = as_db_user(Path::new("mariadb-install-db"))
+                .arg("--no-defaults")
+                .arg(format!("--datadir={}", data.display()))
+                .arg("--auth-root-authentication-method=normal")
+                .output()
+                .unwrap();
+            assert!(installed.status.success(), "{}", text(&installed));
+            let port = free_port().unwrap();
+            let path = |name: &str| folder.path().join(name).display().to_string();
+            let process = as_db_user(Path::new("/usr/sbin/mariadbd"))
+                .arg("--no-defaults")
+                .arg(format!("--datadir={}", data.display()))
+                .arg(format!("--socket={}", path("sock")))
+                .arg(format!("--port={port}"))
+                .arg("--bind-address=127.0.0.1")
+                .arg("--server-id=4242")
+                .arg(format!("--log-bin={}", path("bin")))
+                .arg(format!("--pid-file={}", path("pid")))
+                .arg(format!("--log-error={}", path("err")))
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            let primary = Primary {
+                folder,
+                process,
+                port,
+            };
+            let until = Instant::now() + Duration::from_secs(60);
+            while !primary.client("SELECT 1").status.success() {
+                assert!(Instant::now() < until, "the primary did not start");
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            primary.sql(
+                "DROP USER IF EXISTS ''@'localhost'; \
+                 CREATE USER 'rt10_repl'@'%' IDENTIFIED BY 'rt10'; \
+                 CREATE USER 'rt10_repl'@'localhost' IDENTIFIED BY 'rt10'; \
+                 GRANT REPLICATION SLAVE ON *.* TO 'rt10_repl'@'%', 'rt10_repl'@'localhost';",
+            );
+            primary
+        }
+
+        /// Runs `sql` as the primary's root over its socket.
+        fn client(&self, sql: &str) -> Output {
+            let socket: PathBuf = self.folder.path().join("sock");
+            Command::new("mariadb")
+                .arg("--no-defaults")
+                .arg(format!("--socket={}", socket.display()))
+                .args(["-uroot", "--batch", "--skip-column-names", "-e", sql])
+                .output()
+                .unwrap()
+        }
+
+        /// [`Primary::client`], asserting success; what it printed.
+        fn sql(&self, sql: &str) -> String {
+            let output = self.client(sql);
+            assert!(
+                output.status.success(),
+                "the primary refused {sql}: {}",
+                text(&output)
+            );
+            String::from_utf8(output.stdout).unwrap()
+        }
+    }
+
+    impl Drop for Primary {
+        fn drop(&mut self) {
+            let _ = self.process.kill();
+            let _ = self.process.wait();
+        }
+    }
+
+    /// Makes `server` a replica of `primary` from the primary's current position, once
+    /// `database` exists on the primary too (so later statements naming it apply).
+    fn replicate(server: &Server, primary: &Primary, database: &str) {
+        primary.sql(&format!("CREATE DATABASE IF NOT EXISTS {database};"));
+        let status = primary.sql("SHOW MASTER STATUS");
+        let mut fields = status.split('\t');
+        let (file, position) = (fields.next().unwrap(), fields.next().unwrap());
+        server.admin_sql(
+            server.system_database(),
+            &format!(
+                "CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = {}, \
+                 MASTER_USER = 'rt10_repl', MASTER_PASSWORD = 'rt10', \
+                 MASTER_LOG_FILE = '{file}', MASTER_LOG_POS = {position}; START SLAVE;",
+                primary.port
+            ),
+        );
+        let until = Instant::now() + Duration::from_secs(30);
+        while !running(server) {
+            assert!(Instant::now() < until, "the replica did not start");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// Whether both replication threads of `server` run (the SQL thread stops at an error).
+    fn running(server: &Server) -> bool {
+        let sql = "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS \
+                   WHERE VARIABLE_NAME = 'SLAVE_RUNNING'";
+        server.admin_sql(server.system_database(), sql).trim() == "ON"
+    }
+
+    /// Stops the replica and forgets its primary (the test server is shared).
+    fn stop_replicating(server: &Server) {
+        server.admin_sql(server.system_database(), "STOP SLAVE; RESET SLAVE ALL;");
+    }
+
+    /// The established TCP connections to `port` on this host (`/proc/net/tcp`, no session).
+    fn connections_to(port: u16) -> usize {
+        let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+        let local = format!(":{port:04X}");
+        (table.lines().skip(1))
+            .filter(|line| {
+                let fields: Vec<&str> = line.split_whitespace().collect();
+                fields.len() > 3 && fields[1].ends_with(&local) && fields[3] == "01"
+            })
+            .count()
+    }
+
+    /// Whether the watcher saw scoring start (three connections to `port` for half a second).
+    fn wait_for_scoring(port: u16) -> bool {
+        let until = Instant::now() + Duration::from_secs(90);
+        let mut since: Option<Instant> = None;
+        while Instant::now() < until {
+            match (connections_to(port) >= 3, since) {
+                (true, Some(at)) if at.elapsed() >= Duration::from_millis(500) => return true,
+                (true, None) => since = Some(Instant::now()),
+                (false, _) => since = None,
+                _ => {}
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        false
+    }
+
+    /// The watcher on the primary: once scoring runs, the table holding the gold's answer; 2.5 s
+    /// later (the wrong prediction reads it and sleeps) its drop. Whether it saw scoring.
+    fn watcher(
+        primary: &'static Primary,
+        port: u16,
+        database: String,
+    ) -> std::thread::JoinHandle<bool> {
+        std::thread::spawn(move || {
+            let scoring = wait_for_scoring(port);
+            primary.sql(&format!(
+                "CREATE TABLE {database}.rt10_answer AS SELECT 2 AS n;"
+            ));
+            std::thread::sleep(Duration::from_millis(2500));
+            primary.sql(&format!("DROP TABLE {database}.rt10_answer;"));
+            scoring
+        })
+    }
+
+    /// The gate's output on the pull request predicting item 5 as [`WRONG`] (items 0 and 3
+    /// right but slow), the benchmark's server a replica of `primary` during the gate, with the
+    /// primary's watcher when `pull`; and whether the watcher saw scoring.
+    fn judge(primary: &'static Primary, database: &str, pull: bool) -> (Output, Option<bool>) {
+        let server = servers::mariadb();
+        let dir = recorded_repository(server, database, &GOLD);
+        let root = dir.path();
+        let mut predictions = mid_run_predictions(server.kind);
+        predictions[5] = WRONG;
+        let run = Run::pull_request(server, database, hostile_predictions(root, &predictions));
+        let mut watching = None;
+        let judged = run.workflow_with(root, || {
+            replicate(server, primary, database);
+            watching = pull.then(|| watcher(primary, server.port, database.to_string()));
+        });
+        let seen = watching.map(|w| w.join().unwrap());
+        let applied = running(server);
+        stop_replicating(server);
+        assert!(applied, "the replica stopped during the run");
+        (judged, seen)
+    }
+
+    #[test]
+    fn a_replica_applier_changing_the_server_mid_run_does_not_pass() {
+        let _alone = GLOBALS.write().unwrap_or_else(|e| e.into_inner());
+        let primary: &'static Primary = Box::leak(Box::new(Primary::start()));
+        let (control, _) = judge(primary, "rt10_replica_c", false);
+        super::super::redteam9::control_fails(&control);
+        let (judged, seen) = judge(primary, "rt10_replica", true);
+        assert_eq!(
+            seen,
+            Some(true),
+            "the watcher did not see scoring: {}",
+            text(&judged)
+        );
+        let tables = servers::mariadb().admin_sql(
+            "rt10_replica",
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'rt10_answer'",
+        );
+        assert_eq!(tables.trim(), "0", "the table was not dropped");
+        super::super::redteam9::not_passed(&judged);
+    }
+}
