@@ -308,6 +308,7 @@ mod replica_applier {
     use common::trust_flow::*;
     use std::path::{Path, PathBuf};
     use std::process::{Child, Command, Output};
+    use std::sync::Arc;
     use std::time::{Duration, Instant};
 
     /// The pull request's wrong prediction for item 5 (`SELECT count(*) FROM customers`: 2): it
@@ -319,7 +320,7 @@ mod replica_applier {
     struct Primary {
         /// Its data folder, socket and log.
         folder: tempfile::TempDir,
-        /// The `mariadbd` process (this test started it; killed by its id on drop).
+        /// The `mariadbd` process (this test started it; killed on drop).
         process: Child,
         /// Its TCP port on 127.0.0.1.
         port: u16,
@@ -472,7 +473,7 @@ mod replica_applier {
     /// The watcher on the primary: once scoring runs, the table holding the gold's answer; 2.5 s
     /// later (the wrong prediction reads it and sleeps) its drop. Whether it saw scoring.
     fn watcher(
-        primary: &'static Primary,
+        primary: Arc<Primary>,
         port: u16,
         database: String,
     ) -> std::thread::JoinHandle<bool> {
@@ -490,7 +491,7 @@ mod replica_applier {
     /// The gate's output on the pull request predicting item 5 as [`WRONG`] (items 0 and 3
     /// right but slow), the benchmark's server a replica of `primary` during the gate, with the
     /// primary's watcher when `pull`; and whether the watcher saw scoring.
-    fn judge(primary: &'static Primary, database: &str, pull: bool) -> (Output, Option<bool>) {
+    fn judge(primary: &Arc<Primary>, database: &str, pull: bool) -> (Output, Option<bool>) {
         let server = servers::mariadb();
         let dir = recorded_repository(server, database, &GOLD);
         let root = dir.path();
@@ -500,7 +501,7 @@ mod replica_applier {
         let mut watching = None;
         let judged = run.workflow_with(root, || {
             replicate(server, primary, database);
-            watching = pull.then(|| watcher(primary, server.port, database.to_string()));
+            watching = pull.then(|| watcher(primary.clone(), server.port, database.to_string()));
         });
         let seen = watching.map(|w| w.join().unwrap());
         let applied = running(server);
@@ -512,10 +513,10 @@ mod replica_applier {
     #[test]
     fn a_replica_applier_changing_the_server_mid_run_does_not_pass() {
         let _alone = GLOBALS.write().unwrap_or_else(|e| e.into_inner());
-        let primary: &'static Primary = Box::leak(Box::new(Primary::start()));
-        let (control, _) = judge(primary, "rt10_replica_c", false);
+        let primary = Arc::new(Primary::start());
+        let (control, _) = judge(&primary, "rt10_replica_c", false);
         super::super::redteam9::control_fails(&control);
-        let (judged, seen) = judge(primary, "rt10_replica", true);
+        let (judged, seen) = judge(&primary, "rt10_replica", true);
         assert_eq!(
             seen,
             Some(true),
