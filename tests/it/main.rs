@@ -55,6 +55,7 @@ mod plug_value;
 mod properties;
 mod providers;
 mod readme;
+mod redteam10;
 mod redteam9;
 mod repair;
 mod report;

@@ -55,13 +55,13 @@ fn mid_run_levers() -> &'static [MidRunLever] {
 }
 
 /// Asserts that a control (the regressing pull request without its lever) exited 1.
-fn control_fails(control: &std::process::Output) {
+pub(crate) fn control_fails(control: &std::process::Output) {
     let code = control.status.code();
     assert_eq!(code, Some(1), "control: {}", text(control));
 }
 
 /// Asserts the secure outcome of a regressing pull request with its lever: it did not pass.
-fn not_passed(judged: &std::process::Output) {
+pub(crate) fn not_passed(judged: &std::process::Output) {
     let code = judged.status.code();
     assert_ne!(
         code,
@@ -73,7 +73,7 @@ fn not_passed(judged: &std::process::Output) {
 
 /// A fresh repository whose `main` `base` writes and commits (returning the base commit), with
 /// the branch `pr` checked out: the folder and the base commit.
-fn pull_request_on(base: fn(&std::path::Path) -> String) -> (tempfile::TempDir, String) {
+pub(crate) fn pull_request_on(base: fn(&std::path::Path) -> String) -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
     let base = base(dir.path());
     common::git(dir.path(), &["checkout", "-qb", "pr"]);

@@ -516,7 +516,7 @@ fn run_with_input(command: &mut Command, input: &str) -> Output {
 }
 
 /// A port on 127.0.0.1 that was free a moment ago (a clash with another process is retried).
-fn free_port() -> Result<u16, String> {
+pub(crate) fn free_port() -> Result<u16, String> {
     let listener =
         TcpListener::bind("127.0.0.1:0").map_err(|error| format!("free port: {error}"))?;
     let port = listener
@@ -561,7 +561,7 @@ fn running_as_root() -> bool {
 }
 
 /// Gives `folder` to [`DB_USER`] when the tests run as root (the servers refuse root).
-fn give_to_db_user(folder: &Path) -> Result<(), String> {
+pub(crate) fn give_to_db_user(folder: &Path) -> Result<(), String> {
     if !running_as_root() {
         return Ok(());
     }
@@ -582,7 +582,7 @@ fn give_to_db_user(folder: &Path) -> Result<(), String> {
 }
 
 /// `program` run as [`DB_USER`] when the tests run as root, as the current user otherwise.
-fn as_db_user(program: &Path) -> Command {
+pub(crate) fn as_db_user(program: &Path) -> Command {
     if running_as_root() {
         let mut command = Command::new("setpriv");
         command
