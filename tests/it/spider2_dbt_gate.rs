@@ -330,3 +330,38 @@ fn a_config_or_gold_the_kind_cannot_score_is_refused_naming_the_key() {
         "{said}"
     );
 }
+
+#[test]
+fn a_benchmark_pull_request_rescores_the_base_answer_files_not_the_pull_requests() {
+    // `main`: every gold is GOLD, the agent answers [GOLD, GOLD, WRONG] (right on i1, i2). The
+    // pull request makes the golds of i1 and i3 WRONG and breaks its own answer of i2. Worked
+    // out by hand, and so scored by the official `eval_utils.py` `duckdb_match` run on these
+    // files (base [1, 1, 0], proposed [0, 1, 1]): the base's answers on the base's golds
+    // are right on i1, i2 (2); on the proposed golds right on i2, i3 (2): i3 turns right, i1
+    // turns wrong. The pull request itself is judged on the base's golds: i2 wrong, exit 1.
+    let (_dir, root, base) = gated();
+    let (code, report, lines, summary) = pull_request(&root, &base, |root| {
+        for instance in ["i1", "i3"] {
+            let gold = root.join(format!("gold/{instance}/db.duckdb"));
+            std::fs::remove_file(&gold).unwrap();
+            write_script(&gold, WRONG).unwrap();
+        }
+        write_answer(root, "i2", WRONG);
+    });
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(scores(&lines), [Some(1.0), Some(0.0), Some(0.0)]);
+    let change = &summary["proposed_benchmark"];
+    assert_eq!(
+        change["changed"],
+        json!(["gold/i1/db.duckdb", "gold/i3/db.duckdb"]),
+        "{change}"
+    );
+    assert_eq!(change["items"], json!([3, 3]), "{change}");
+    assert_eq!(
+        change["systems"],
+        json!([{"name": "agent", "right_on_base": 2, "right_on_proposed": 2,
+            "turn_right": [2], "turn_wrong": [0]}]),
+        "{change}"
+    );
+    assert!(report.contains("Proposed benchmark"), "{report}");
+}
