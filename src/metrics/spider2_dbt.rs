@@ -35,10 +35,10 @@ impl Metric for DuckdbMatch {
         let limits = env.executor.limits();
         let tables = tables_of(instance);
         if let Some(start) = &instance.start {
-            if already_matches(gold, start, tables, &limits) {
+            if already_matches(gold, &start.copy, tables, &limits) {
                 return Score::unscored(Outcome::GoldError, format!(
                     "gold-unchanged: the starting database {} already matches the gold (an agent that changes nothing scores 1); list the item in `dataset.allow_failing_golds` to leave it unscored",
-                    start.display()
+                    start.file.display()
                 ));
             }
         }

@@ -30,7 +30,19 @@ pub struct DbtInstance {
     pub ignore_orders: Vec<bool>,
     /// The instance's starting database (`<starting folder>/<instance_id>/<gold file name>`),
     /// when one is configured and there: a gold it already matches is a finding.
-    pub start: Option<PathBuf>,
+    pub start: Option<StartingDatabase>,
+}
+
+/// An instance's starting database, as the dataset read it.
+#[derive(Debug, Clone)]
+pub struct StartingDatabase {
+    /// Where the config names it (for messages).
+    pub file: PathBuf,
+    /// The run's own copy, digested when copied: what is compared with the gold, whatever
+    /// happens to `file` afterwards.
+    pub copy: PathBuf,
+    /// The folder of the copies, removed when the last instance holding it is dropped.
+    pub copies: std::sync::Arc<crate::util::fs::RunFolder>,
 }
 
 /// The instances of `<gold_dir>/spider2_eval.jsonl`, in file order; a missing gold file, an
