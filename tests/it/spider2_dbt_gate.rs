@@ -455,3 +455,61 @@ fn a_pull_request_that_edits_a_starting_database_is_judged_on_the_bases() {
     assert_eq!(code, 0, "{report}");
     assert_eq!(scores(&lines), [None, Some(1.0), Some(0.0)]);
 }
+
+#[test]
+fn the_baseline_records_duckdb_matchs_contract_and_another_is_a_contract_change() {
+    let (_dir, root, _) = gated();
+    let path = root.join("baseline.json");
+    let mut baseline: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let contract = baseline["settings"]["contract"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        contract.starts_with("spider2 duckdb_match (the official xlang-ai/Spider2 spider2-dbt")
+            && contract.contains("condition_tabs")
+            && contract.contains("fetchdf()"),
+        "{contract}"
+    );
+    assert!(
+        !contract.contains("read_csv"),
+        "not Spider 2.0-lite's: {contract}"
+    );
+    let config = root.join("sqlgate.yml");
+    let summary = root.join("../summary.json");
+    exited(&common::eval(&config, &["--summary", arg(&summary)]), 0);
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    assert_eq!(written["comparison_contract"]["contract"], contract);
+
+    // A baseline recorded under another DBT comparison (here the Spider 2.0-lite contract an
+    // older sqlgate recorded for this dataset) is not comparable: the contract is named.
+    let lite = "spider2 (evaluate.py version current): every gold column ...";
+    baseline["settings"]["contract"] = json!(lite);
+    std::fs::write(&path, serde_json::to_string_pretty(&baseline).unwrap()).unwrap();
+    let said = exited(&common::eval(&config, &[]), 2);
+    assert!(
+        said.contains("the comparison contract: spider2 (evaluate.py version current)")
+            && said.contains("(baseline) vs spider2 duckdb_match"),
+        "{said}"
+    );
+
+    // The sound profile's contract is another.
+    std::fs::remove_file(&path).unwrap();
+    common::repo::update_baseline(&root);
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text.replace("profile: spider2 }", "profile: spider2-sound }"),
+    )
+    .unwrap();
+    let said = exited(&common::eval(&config, &[]), 2);
+    assert!(
+        said.contains("the comparison contract: spider2 duckdb_match")
+            && said.contains(
+                "(baseline) vs spider2-sound duckdb_match: each of the item's condition_tabs"
+            ),
+        "{said}"
+    );
+}
