@@ -364,6 +364,10 @@ fn a_benchmark_pull_request_rescores_the_base_answer_files_not_the_pull_requests
         "{change}"
     );
     assert!(report.contains("Proposed benchmark"), "{report}");
+    assert!(
+        report.contains("| 2 / 3 | 2 / 3 |"),
+        "the denominators: {report}"
+    );
 }
 
 /// A fresh repository `<tmp>/repo` whose `main` holds the fixture (`i3` answered wrong) with
