@@ -9,16 +9,12 @@ use crate::engine::spider2_dbt::Verdict;
 use crate::input::limits::ExecutionConfig;
 use crate::input::spider2_dbt::{load_eval, load_results, Answer, DbtInstance};
 use crate::metrics::spider2_dbt::{
-    already_matches, both_profiles, reason, tables_of, verdict_value as value,
+    already_matches, both_profiles, reason, tables_of, verdict_value as value, OFFICIAL,
 };
 use crate::util::log::log_value;
 use serde_json::json;
 use std::path::Path;
 use std::process::ExitCode;
-
-/// The upstream commit the official profile reproduces.
-const OFFICIAL: &str =
-    "xlang-ai/Spider2 spider2-dbt/evaluation_suite/eval_utils.py duckdb_match at e12c5f1e";
 
 /// One instance under both profiles.
 struct Scored {

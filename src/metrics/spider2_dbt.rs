@@ -7,7 +7,7 @@
 use super::{prediction_failure, Detail, Details, Env, Metric, Outcome, Score};
 use crate::engine::exec::Limits;
 use crate::engine::spider2_dbt::{judge_files, Tables, Verdict};
-use crate::input::config::ProfileName;
+use crate::input::config::{Config, ProfileName};
 use crate::input::dataset::GoldItem;
 use crate::input::spider2_dbt::{answer_of_text, DbtInstance};
 use serde_json::json;
@@ -30,15 +30,20 @@ impl Metric for DuckdbMatch {
             );
         };
         let Some(gold) = env.dataset.database_path(item) else {
-            return Score::unscored(Outcome::Skipped, "gold database absent");
+            // The load refuses a missing gold file, so this is a gold that went away: a
+            // finding that stops the run, never an item quietly out of the denominator.
+            return Score::unscored(
+                Outcome::GoldError,
+                format!("the gold database `{}` is absent", item.db_id),
+            );
         };
         let limits = env.executor.limits();
         let tables = tables_of(instance);
         if let Some(start) = &instance.start {
-            if already_matches(gold, start, tables, &limits) {
+            if already_matches(gold, &start.copy, tables, &limits) {
                 return Score::unscored(Outcome::GoldError, format!(
                     "gold-unchanged: the starting database {} already matches the gold (an agent that changes nothing scores 1); list the item in `dataset.allow_failing_golds` to leave it unscored",
-                    start.display()
+                    start.file.display()
                 ));
             }
         }
@@ -64,6 +69,12 @@ impl Metric for DuckdbMatch {
         score
     }
 
+    /// The comparison contract is `duckdb_match`'s (not the Spider 2.0-lite profile's of the
+    /// same name): a baseline under another is not comparable.
+    fn settings(&self, config: &Config) -> Vec<(&'static str, serde_json::Value)> {
+        vec![("contract", json!(contract(config.compare.profile)))]
+    }
+
     fn read_details(&self, json: &serde_json::Value) -> Option<Details> {
         let value = |key: &str| json.get(key).and_then(serde_json::Value::as_u64);
         let text = |key: &str| json.get(key)?.as_str().map(str::to_string);
@@ -75,6 +86,24 @@ impl Metric for DuckdbMatch {
         }))
     }
 }
+
+/// `duckdb_match`'s comparison contract in words under `profile` (`spider2-sound`, else the
+/// official one), as the baseline records it.
+pub(crate) fn contract(profile: ProfileName) -> String {
+    let common = "each of the item's condition_tabs read from the gold .duckdb file and the predicted one (a table missing from the prediction: wrong); extra predicted tables and columns allowed; right when every table matches";
+    match profile {
+        ProfileName::Spider2Sound => format!(
+            "spider2-sound duckdb_match: {common}; a column type not compared: unscored; rows, not columns one by one: one row permutation of the prediction (with the table's ignore_order, else rows in order) and a distinct predicted column per gold column (the item's condition_cols, else all) such that every cell matches; values in their declared types (an integer exact, a float within 1e-2 absolute, NULL only NULL, text never a number); table names quoted; a predicted view scores 0 (base tables only)"
+        ),
+        _ => format!(
+            "spider2 duckdb_match (the official {OFFICIAL}): {common}; every gold column (the item's condition_cols, else all) equals some predicted column as a list of the values DuckDB's fetchdf() gives pandas (the frame's common dtype decides int / float / object); numbers within math.isclose(abs_tol=1e-2); two missing values (None, NaN, NaT, pd.NA) equal; rows in order unless the table's ignore_order, then each column's values sorted on their own (values may be scrambled across rows); table names pasted unquoted (a name that needs quoting: wrong); a column type not reproduced: unscored"
+        ),
+    }
+}
+
+/// The upstream code the official profile reproduces.
+pub(crate) const OFFICIAL: &str =
+    "xlang-ai/Spider2 spider2-dbt/evaluation_suite/eval_utils.py duckdb_match at e12c5f1e";
 
 /// What `duckdb_match` compares of an instance: its tables, their columns and row-order flags.
 pub(crate) fn tables_of(instance: &DbtInstance) -> Tables<'_> {

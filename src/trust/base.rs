@@ -172,6 +172,34 @@ impl TrustedBase {
         Ok(nul_separated(&listed))
     }
 
+    /// The size in bytes of the repository path `name` at the base commit when it is a regular
+    /// file there (a blob of mode 100644 or 100755); `None` for a link, a folder, a submodule or
+    /// nothing.
+    pub fn regular_file_size(&self, name: &str) -> Result<Option<u64>, InputError> {
+        let listed = git(
+            &self.root,
+            &["ls-tree", "-l", "-z", &self.commit, "--", name],
+        )
+        .map_err(|e| base_error(&self.root, e))?;
+        let entry = nul_separated(&listed).into_iter().find_map(|line| {
+            let (meta, listed_name) = line.split_once('\t')?;
+            (listed_name == name).then(|| {
+                meta.split_whitespace()
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            })
+        });
+        let size = match entry.as_deref() {
+            Some([mode, kind, _, size])
+                if kind == "blob" && matches!(mode.as_str(), "100644" | "100755") =>
+            {
+                size.parse().ok()
+            }
+            _ => None,
+        };
+        Ok(size)
+    }
+
     /// Writes the base commit's file `name` (a repository path) into the new file `file`.
     pub fn write_blob(&self, name: &str, file: &Path) -> Result<(), InputError> {
         let object = format!("{}:{name}", self.commit);

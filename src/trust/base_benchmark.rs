@@ -11,7 +11,7 @@
 
 use super::base::TrustedBase;
 use super::dataset_changes::dataset_paths;
-use crate::input::config::{Config, DatasetConfig, PredictionSpec};
+use crate::input::config::{Config, DatasetConfig, PredictionFormat, PredictionSpec};
 use crate::input::trusted::{ProposedBenchmark, TrustedFile};
 use crate::util::error::InputError;
 use crate::util::fs::RunFolder;
@@ -256,11 +256,50 @@ fn copy_predictions(
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).map_err(|e| InputError::read(parent, e))?;
         }
-        std::fs::write(&target, bytes).map_err(|e| InputError::read(&target, e))?;
+        std::fs::write(&target, &bytes).map_err(|e| InputError::read(&target, e))?;
+        if spec.format == PredictionFormat::Spider2Dbt {
+            copy_answer_files((&target, &bytes), &name, base, into)?;
+        }
         copied.push(PredictionSpec {
             path: target.to_string_lossy().into_owned(),
             ..spec.clone()
         });
     }
     Ok((copied, skipped))
+}
+
+/// Copies below `into/predictions` the base commit's answer files that the base's
+/// `results_metadata.jsonl` (`metadata`: its copy and bytes; `name`: its repository path)
+/// names (`format: spider2-dbt`), so its answers read in the copy as in the base's tree. Only
+/// a regular file of the base commit inside its instance folder is copied, up to the answer
+/// file limit: a link, a path out of the folder or a larger file stays absent, a wrong answer
+/// as the base's own run scores it.
+fn copy_answer_files(
+    (metadata, bytes): (&Path, &[u8]),
+    name: &str,
+    base: &TrustedBase,
+    into: &Path,
+) -> Result<(), InputError> {
+    use crate::input::spider2_dbt::{named_answer_files, MAX_ANSWER_BYTES};
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| InputError::malformed(metadata, "the file", format!("invalid UTF-8: {e}")))?;
+    let folder = name.rsplit_once('/').map_or("", |(folder, _)| folder);
+    for answer in named_answer_files(metadata, text)? {
+        let answer = match folder {
+            "" => answer,
+            _ => format!("{folder}/{answer}"),
+        };
+        let target = into.join("predictions").join(&answer);
+        let fits = base
+            .regular_file_size(&answer)?
+            .is_some_and(|size| size <= MAX_ANSWER_BYTES);
+        if !fits || std::fs::symlink_metadata(&target).is_ok() {
+            continue;
+        }
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| InputError::read(parent, e))?;
+        }
+        base.write_blob(&answer, &target)?;
+    }
+    Ok(())
 }

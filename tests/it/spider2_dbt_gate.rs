@@ -330,3 +330,190 @@ fn a_config_or_gold_the_kind_cannot_score_is_refused_naming_the_key() {
         "{said}"
     );
 }
+
+#[test]
+fn a_benchmark_pull_request_rescores_the_base_answer_files_not_the_pull_requests() {
+    // `main`: every gold is GOLD, the agent answers [GOLD, GOLD, WRONG] (right on i1, i2). The
+    // pull request makes the golds of i1 and i3 WRONG and breaks its own answer of i2. Worked
+    // out by hand, and so scored by the official `eval_utils.py` `duckdb_match` run on these
+    // files (base [1, 1, 0], proposed [0, 1, 1]): the base's answers on the base's golds
+    // are right on i1, i2 (2); on the proposed golds right on i2, i3 (2): i3 turns right, i1
+    // turns wrong. The pull request itself is judged on the base's golds: i2 wrong, exit 1.
+    let (_dir, root, base) = gated();
+    let (code, report, lines, summary) = pull_request(&root, &base, |root| {
+        for instance in ["i1", "i3"] {
+            let gold = root.join(format!("gold/{instance}/db.duckdb"));
+            std::fs::remove_file(&gold).unwrap();
+            write_script(&gold, WRONG).unwrap();
+        }
+        write_answer(root, "i2", WRONG);
+    });
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(scores(&lines), [Some(1.0), Some(0.0), Some(0.0)]);
+    let change = &summary["proposed_benchmark"];
+    assert_eq!(
+        change["changed"],
+        json!(["gold/i1/db.duckdb", "gold/i3/db.duckdb"]),
+        "{change}"
+    );
+    assert_eq!(change["items"], json!([3, 3]), "{change}");
+    assert_eq!(
+        change["systems"],
+        json!([{"name": "agent", "right_on_base": 2, "right_on_proposed": 2,
+            "turn_right": [2], "turn_wrong": [0]}]),
+        "{change}"
+    );
+    assert!(report.contains("Proposed benchmark"), "{report}");
+    assert!(
+        report.contains("| 2 / 3 | 2 / 3 |"),
+        "the denominators: {report}"
+    );
+}
+
+/// A fresh repository `<tmp>/repo` whose `main` holds the fixture (`i3` answered wrong) with
+/// `dataset.starting_databases: examples` (`starts`: each instance's starting table) and
+/// `extra` in its `dataset` section, and its baseline: the folder, the repository and the base.
+fn gated_with_starts(starts: [&str; 3], extra: &str) -> (tempfile::TempDir, PathBuf, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    std::fs::create_dir_all(&root).unwrap();
+    repository(&root, [GOLD, GOLD, WRONG], "spider2");
+    for (instance, start) in INSTANCES.iter().zip(starts) {
+        write_start(&root, instance, start);
+    }
+    let config = root.join("sqlgate.yml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let extra = format!("difficulty: none, starting_databases: examples{extra}");
+    std::fs::write(&config, text.replace("difficulty: none", &extra)).unwrap();
+    init_main(&root, "spider2-dbt");
+    let base = commit_baseline(&root, "baseline");
+    (dir, root, base)
+}
+
+/// Replaces `instance`'s starting database by one built from `sql`.
+fn write_start(root: &Path, instance: &str, sql: &str) {
+    let file = root.join(format!("examples/{instance}/db.duckdb"));
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let _ = std::fs::remove_file(&file);
+    write_script(&file, sql).unwrap();
+}
+
+#[test]
+fn a_changed_starting_database_changes_the_dataset_digest() {
+    // A baseline made with one starting database of i2 does not judge a run with another: the
+    // digest covers the starting databases like the evaluation file.
+    let (_dir, root, _) = gated_with_starts([WRONG, WRONG, WRONG], "");
+    let before = serde_json::from_str::<serde_json::Value>(
+        &std::fs::read_to_string(root.join("baseline.json")).unwrap(),
+    )
+    .unwrap()["dataset_sha256"]
+        .clone();
+    write_start(&root, "i2", "CREATE TABLE t (a INTEGER, b INTEGER);");
+    let said = exited(&common::eval(&root.join("sqlgate.yml"), &[]), 2);
+    assert!(
+        said.contains("made with other data or settings")
+            && said.contains("the files that differ: the gold file"),
+        "{said}"
+    );
+    common::repo::update_baseline(&root);
+    let after = serde_json::from_str::<serde_json::Value>(
+        &std::fs::read_to_string(root.join("baseline.json")).unwrap(),
+    )
+    .unwrap()["dataset_sha256"]
+        .clone();
+    assert_ne!(before, after);
+    exited(&common::eval(&root.join("sqlgate.yml"), &[]), 0);
+}
+
+#[test]
+fn a_pull_request_that_edits_a_starting_database_is_judged_on_the_bases() {
+    // On `main` i1's starting database already matches its gold (allowed: item 0 unscored).
+    // The pull request edits it so that the finding would go and its own answer of i1 would
+    // count: judged on the base's starting database, item 0 stays unscored.
+    let (_dir, root, base) = gated_with_starts([GOLD, WRONG, WRONG], ", allow_failing_golds: [0]");
+    let (code, report, lines, summary) =
+        pull_request(&root, &base, |root| write_start(root, "i1", WRONG));
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(scores(&lines), [None, Some(1.0), Some(0.0)]);
+    assert_eq!(lines[0]["outcome"]["duckdb_match"], "gold_error");
+    let change = &summary["proposed_benchmark"];
+    assert_eq!(
+        change["changed"],
+        json!(["examples/i1/db.duckdb"]),
+        "{change}"
+    );
+    // On the proposed benchmark the base's answer of i1 (the gold's table) is scored: right.
+    assert_eq!(
+        change["systems"],
+        json!([{"name": "agent", "right_on_base": 1, "right_on_proposed": 2,
+            "turn_right": [0], "turn_wrong": []}]),
+        "{change}"
+    );
+    // The same edit through a link to a file outside the repository is no way around it.
+    let (code, report, lines, _) = pull_request(&root, &base, |root| {
+        let outside = root.parent().unwrap().join("own-start.duckdb");
+        write_script(&outside, WRONG).unwrap();
+        std::fs::remove_file(root.join("examples/i1/db.duckdb")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("examples/i1/db.duckdb")).unwrap();
+    });
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(scores(&lines), [None, Some(1.0), Some(0.0)]);
+}
+
+#[test]
+fn the_baseline_records_duckdb_matchs_contract_and_another_is_a_contract_change() {
+    let (_dir, root, _) = gated();
+    let path = root.join("baseline.json");
+    let mut baseline: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let contract = baseline["settings"]["contract"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        contract.starts_with("spider2 duckdb_match (the official xlang-ai/Spider2 spider2-dbt")
+            && contract.contains("condition_tabs")
+            && contract.contains("fetchdf()"),
+        "{contract}"
+    );
+    assert!(
+        !contract.contains("read_csv"),
+        "not Spider 2.0-lite's: {contract}"
+    );
+    let config = root.join("sqlgate.yml");
+    let summary = root.join("../summary.json");
+    exited(&common::eval(&config, &["--summary", arg(&summary)]), 0);
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    assert_eq!(written["comparison_contract"]["contract"], contract);
+
+    // A baseline recorded under another DBT comparison (here the Spider 2.0-lite contract an
+    // older sqlgate recorded for this dataset) is not comparable: the contract is named.
+    let lite = "spider2 (evaluate.py version current): every gold column ...";
+    baseline["settings"]["contract"] = json!(lite);
+    std::fs::write(&path, serde_json::to_string_pretty(&baseline).unwrap()).unwrap();
+    let said = exited(&common::eval(&config, &[]), 2);
+    assert!(
+        said.contains("the comparison contract: spider2 (evaluate.py version current)")
+            && said.contains("(baseline) vs spider2 duckdb_match"),
+        "{said}"
+    );
+
+    // The sound profile's contract is another.
+    std::fs::remove_file(&path).unwrap();
+    common::repo::update_baseline(&root);
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text.replace("profile: spider2 }", "profile: spider2-sound }"),
+    )
+    .unwrap();
+    let said = exited(&common::eval(&config, &[]), 2);
+    assert!(
+        said.contains("the comparison contract: spider2 duckdb_match")
+            && said.contains(
+                "(baseline) vs spider2-sound duckdb_match: each of the item's condition_tabs"
+            ),
+        "{said}"
+    );
+}

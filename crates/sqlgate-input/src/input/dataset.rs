@@ -78,7 +78,8 @@ pub struct Dataset {
 /// the baseline and `summary.json`, so a run on other data names the file that differs.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DatasetDigests {
-    /// The gold file (a Spider 2.0 layout: its task and answer files together).
+    /// The gold file (a Spider 2.0 layout: its task and answer files together; Spider 2.0-DBT:
+    /// its evaluation file and, when configured, its starting databases).
     pub gold: String,
     /// `dataset.tables`, when the config names one.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -30,7 +30,19 @@ pub struct DbtInstance {
     pub ignore_orders: Vec<bool>,
     /// The instance's starting database (`<starting folder>/<instance_id>/<gold file name>`),
     /// when one is configured and there: a gold it already matches is a finding.
-    pub start: Option<PathBuf>,
+    pub start: Option<StartingDatabase>,
+}
+
+/// An instance's starting database, as the dataset read it.
+#[derive(Debug, Clone)]
+pub struct StartingDatabase {
+    /// Where the config names it (for messages).
+    pub file: PathBuf,
+    /// The run's own copy, digested when copied: what is compared with the gold, whatever
+    /// happens to `file` afterwards.
+    pub copy: PathBuf,
+    /// The folder of the copies, removed when the last instance holding it is dropped.
+    pub copies: std::sync::Arc<crate::util::fs::RunFolder>,
 }
 
 /// The instances of `<gold_dir>/spider2_eval.jsonl`, in file order; a missing gold file, an
@@ -151,22 +163,62 @@ pub fn load_results(submission: &Path) -> Result<BTreeMap<String, Answer>, Input
 pub fn parse_results(path: &Path, text: &str) -> Result<Vec<(usize, String, Answer)>, InputError> {
     let submission = path.parent().unwrap_or(Path::new("."));
     let mut answers = Vec::new();
+    for (line, instance_id, named) in result_lines(path, text)? {
+        let answer = named.and_then(|relative| answer_file(submission, &instance_id, &relative));
+        answers.push((line, instance_id, answer));
+    }
+    Ok(answers)
+}
+
+/// The lines of a `results_metadata.jsonl` (`path`, its text `text`): each line's number,
+/// instance and the `answer_or_path` it names, or why it names no file.
+#[allow(clippy::type_complexity)]
+fn result_lines(
+    path: &Path,
+    text: &str,
+) -> Result<Vec<(usize, String, Result<String, String>)>, InputError> {
+    let mut lines = Vec::new();
     for (line, record) in json_lines(path, text)? {
         let fail = |message: String| InputError::malformed(path, format!("line {line}"), message);
         let instance_id = plain_name(&record, "instance_id").map_err(fail)?;
-        let answer = match (
+        let named = match (
             record["answer_type"].as_str(),
             record["answer_or_path"].as_str(),
         ) {
-            (Some("file"), Some(relative)) => answer_file(submission, &instance_id, relative),
+            (Some("file"), Some(relative)) => Ok(relative.to_string()),
             (kind, _) => Err(format!(
                 "answer_type {} is not a file: duckdb_match needs the result .duckdb file",
                 kind.unwrap_or("(absent)")
             )),
         };
-        answers.push((line, instance_id, answer));
+        lines.push((line, instance_id, named));
     }
-    Ok(answers)
+    Ok(lines)
+}
+
+/// The answer files a `results_metadata.jsonl` (`path`, its text `text`) names, each as its
+/// path below the file's folder, `/`-separated (`<instance_id>/<answer_or_path>`, `.` steps
+/// dropped): what a copy of the submission must hold for the answers to read the same. A path
+/// that is absolute or has a `..` step names none (such an answer is refused, or read only
+/// through a folder the copy would have to hold too: it scores 0 in the copy).
+pub fn named_answer_files(path: &Path, text: &str) -> Result<Vec<String>, InputError> {
+    let plain = |relative: &str| -> Option<Vec<String>> {
+        (Path::new(relative).components())
+            .filter(|c| *c != std::path::Component::CurDir)
+            .map(|c| match c {
+                std::path::Component::Normal(step) => step.to_str().map(str::to_string),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()
+            .filter(|steps| !steps.is_empty())
+    };
+    Ok(result_lines(path, text)?
+        .into_iter()
+        .filter_map(|(_, instance_id, named)| {
+            let steps = plain(&named.ok()?)?;
+            Some(format!("{instance_id}/{}", steps.join("/")))
+        })
+        .collect())
 }
 
 /// The largest answer file scored: far above a real agent's `.duckdb` output, and a bound on
@@ -338,6 +390,28 @@ pub fn answers_by_item(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_answer_files_a_metadata_file_names_stay_in_their_instance_folders() {
+        let lines = [
+            r#"{"instance_id": "a", "answer_type": "file", "answer_or_path": "out.duckdb"}"#,
+            r#"{"instance_id": "b", "answer_type": "file", "answer_or_path": "./x/out.duckdb"}"#,
+            r#"{"instance_id": "c", "answer_type": "file", "answer_or_path": "../a/out.duckdb"}"#,
+            r#"{"instance_id": "d", "answer_type": "file", "answer_or_path": "/etc/passwd"}"#,
+            r#"{"instance_id": "e", "answer_type": "file", "answer_or_path": "x/../out.duckdb"}"#,
+            r#"{"instance_id": "f", "answer_type": "text", "answer_or_path": "out.duckdb"}"#,
+            r#"{"instance_id": "g", "answer_type": "file", "answer_or_path": "."}"#,
+        ];
+        let path = Path::new("results_metadata.jsonl");
+        let named = named_answer_files(path, &lines.join("\n")).unwrap();
+        assert_eq!(named, ["a/out.duckdb", "b/x/out.duckdb"]);
+        let bad = r#"{"instance_id": "../a", "answer_type": "file", "answer_or_path": "o"}"#;
+        let refused = named_answer_files(path, bad).unwrap_err().to_string();
+        assert!(
+            refused.contains("line 1") && refused.contains("instance_id"),
+            "{refused}"
+        );
+    }
 
     #[test]
     fn an_answer_file_over_the_limit_or_absent_is_named_never_read() {

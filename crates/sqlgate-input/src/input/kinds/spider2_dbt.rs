@@ -9,8 +9,9 @@ use crate::input::config::{
     Config, DatasetConfig, DifficultySource, PredictionFormat, ProfileName, Spider2Version,
 };
 use crate::input::dataset::GoldItem;
-use crate::input::spider2_dbt::{load_eval_file, DbtInstance};
+use crate::input::spider2_dbt::{load_eval_file, DbtInstance, StartingDatabase};
 use crate::util::error::InputError;
+use crate::util::fs::RunFolder;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -28,22 +29,22 @@ impl Kind for Spider2Dbt {
     }
 
     /// The instances of the evaluation file, their gold files under `dataset.databases`; the
-    /// digest covers the evaluation file (the gold files are digested as the databases).
+    /// digest covers the evaluation file (the gold files are digested as the databases) and,
+    /// with `dataset.starting_databases`, each instance's starting database (its copy's
+    /// SHA-256, or that it has none), so a changed starting database is a changed benchmark.
     fn load_items(
         &self,
         config: &DatasetConfig,
         _version: Spider2Version,
     ) -> Result<(Vec<GoldItem>, Vec<u8>), InputError> {
-        let bytes = crate::util::error::read_bytes(&config.gold)?;
+        let mut bytes = crate::util::error::read_bytes(&config.gold)?;
         let text = std::str::from_utf8(&bytes).map_err(|e| {
             InputError::malformed(&config.gold, "the file", format!("invalid UTF-8: {e}"))
         })?;
         let folder = config.databases.as_deref().unwrap_or(Path::new("."));
         let mut instances = load_eval_file(&config.gold, text, folder)?;
         if let Some(starting) = &config.starting_databases {
-            for instance in &mut instances {
-                instance.start = starting_database(starting, instance);
-            }
+            bytes.extend(copy_starting_databases(starting, &mut instances)?);
         }
         Ok((instances.into_iter().enumerate().map(item).collect(), bytes))
     }
@@ -134,6 +135,46 @@ fn starting_database(starting: &Path, instance: &DbtInstance) -> Option<PathBuf>
         .zip(starting.canonicalize().ok())
         .is_some_and(|(file, folder)| file.starts_with(folder));
     (regular && inside).then_some(file)
+}
+
+/// Points each instance at a copy of its starting database under `starting` (in a run folder
+/// of their own) and returns what the dataset digest covers of them: after a NUL (which no
+/// evaluation file holds), `<instance_id> NUL <the copy's SHA-256, or "absent">` per instance.
+fn copy_starting_databases(
+    starting: &Path,
+    instances: &mut [DbtInstance],
+) -> Result<Vec<u8>, InputError> {
+    let copies = Arc::new(RunFolder::create("starting-databases")?);
+    let mut digested = String::from("\0starting databases\n");
+    for instance in instances {
+        let found = starting_database(starting, instance);
+        let copied = found
+            .map(|file| copy_starting(file, &copies, instance))
+            .transpose()?;
+        let shown = copied.as_ref().map_or("absent", |(_, hex)| hex.as_str());
+        digested += &format!("{}\0{shown}\n", instance.instance_id);
+        instance.start = copied.map(|(start, _)| start);
+    }
+    Ok(digested.into_bytes())
+}
+
+/// The copy of `instance`'s starting database `file` in `copies`, and its hex SHA-256.
+fn copy_starting(
+    file: PathBuf,
+    copies: &Arc<RunFolder>,
+    instance: &DbtInstance,
+) -> Result<(StartingDatabase, String), InputError> {
+    let folder = copies.folder.join(&instance.instance_id);
+    std::fs::create_dir_all(&folder).map_err(|e| InputError::read(&folder, e))?;
+    let copy = folder.join(file.file_name().unwrap_or_default());
+    let sha256 =
+        crate::util::fs::copy_digested(&file, &copy).map_err(|e| InputError::read(&file, e))?;
+    let start = StartingDatabase {
+        file,
+        copy,
+        copies: Arc::clone(copies),
+    };
+    Ok((start, crate::util::digest::hex(&sha256)))
 }
 
 /// One instance as a gold item: no gold query; its database is its gold file.
