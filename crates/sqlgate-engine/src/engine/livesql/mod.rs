@@ -10,6 +10,7 @@
 //! database only through sqlgate (`python`). The template file is only read.
 
 mod copy;
+pub mod postgres;
 pub mod python;
 pub mod session;
 mod sound;
@@ -246,7 +247,7 @@ fn run_with_tests(
             conditions: &item.conditions,
             pred_sqls: statements,
             sol_sqls: &item.sol_sql,
-            pred_query_result: &ran.rows,
+            pred_query_result: session::rows_json(&ran.rows),
             profile: settings.profile,
         };
         let results = python::run(session, &job, &settings.python, session.deadline())?;

@@ -19,8 +19,21 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-/// The runner and its helpers, written for sqlgate (no upstream code).
-const HELPERS: &str = include_str!("helpers.py");
+/// The SQLite runner and its helpers, written for sqlgate (no upstream code).
+pub const HELPERS: &str = include_str!("helpers.py");
+
+/// The database side of a runner's requests: the item's own session, whatever the engine.
+pub trait ItemDb {
+    /// The reply to one request `op` of the runner (`exec`, `query`, `cost`), or why the item
+    /// stops (its deadline) or cannot be judged (a fault).
+    fn answer(&self, op: &str, request: &Json) -> Result<Json, TestsError>;
+}
+
+impl ItemDb for Session {
+    fn answer(&self, op: &str, request: &Json) -> Result<Json, TestsError> {
+        answer(self, op, request)
+    }
+}
 /// Most bytes of the runner's standard error kept for a fault's message.
 const STDERR_KEPT: usize = 4096;
 /// Longest protocol line accepted from the runner.
@@ -38,8 +51,8 @@ pub struct Job<'a> {
     pub pred_sqls: &'a [String],
     /// The gold statements.
     pub sol_sqls: &'a [String],
-    /// The prediction's last rows (`pred_query_result`).
-    pub pred_query_result: &'a Option<super::session::Rows>,
+    /// The prediction's last rows (`pred_query_result`), as the runner's protocol encodes them.
+    pub pred_query_result: Json,
     /// Which helpers the tests see.
     pub profile: Profile,
 }
@@ -72,6 +85,7 @@ impl From<Stopped> for TestsError {
 /// most of an item's time); dropped, it is killed.
 struct Runner {
     python: PathBuf,
+    helpers: &'static str,
     child: Child,
     stdin: ChildStdin,
     lines: Receiver<Result<String, String>>,
@@ -81,12 +95,12 @@ struct Runner {
 }
 
 impl Runner {
-    fn start(python: &Path) -> Result<Runner, TestsError> {
+    fn start(python: &Path, helpers: &'static str) -> Result<Runner, TestsError> {
         let workdir = tempfile::Builder::new()
             .prefix("sqlgate-tests-")
             .tempdir()
             .map_err(|e| TestsError::Fault(format!("no working folder for the tests: {e}")))?;
-        let mut child = spawn(python, workdir.path())?;
+        let mut child = spawn(python, helpers, workdir.path())?;
         let lines = read_lines(child.stdout.take());
         let stderr = read_stderr(child.stderr.take());
         let Some(stdin) = child.stdin.take() else {
@@ -96,6 +110,7 @@ impl Runner {
         };
         Ok(Runner {
             python: python.to_path_buf(),
+            helpers,
             child,
             stdin,
             lines,
@@ -130,21 +145,34 @@ thread_local! {
     static RUNNER: RefCell<Option<Runner>> = const { RefCell::new(None) };
 }
 
-/// Runs the job's tests with `python` against the item's `session`, until `deadline`
-/// (nanoseconds on `now_nanos`' clock). The thread's runner is reused when it ended its last
-/// job cleanly; a runner that met a deadline or a fault is killed.
+/// Runs the job's tests with `python` and the SQLite [`HELPERS`] against the item's
+/// `session`, until `deadline` (nanoseconds on `now_nanos`' clock).
 pub fn run(
     session: &Session,
     job: &Job<'_>,
     python: &Path,
     deadline: u64,
 ) -> Result<Vec<TestResult>, TestsError> {
+    run_with(session, HELPERS, job, python, deadline)
+}
+
+/// Runs the job's tests with `python` and `helpers` (the runner's source) against `db`, until
+/// `deadline` (nanoseconds on `now_nanos`' clock). The thread's runner is reused when it ended
+/// its last job cleanly and has the same interpreter and helpers; a runner that met a deadline
+/// or a fault is killed.
+pub fn run_with(
+    db: &dyn ItemDb,
+    helpers: &'static str,
+    job: &Job<'_>,
+    python: &Path,
+    deadline: u64,
+) -> Result<Vec<TestResult>, TestsError> {
     let kept = RUNNER.with(|cell| cell.borrow_mut().take());
-    let mut runner = match kept.filter(|r| r.python == python) {
+    let mut runner = match kept.filter(|r| r.python == python && r.helpers == helpers) {
         Some(runner) => runner,
-        None => Runner::start(python)?,
+        None => Runner::start(python, helpers)?,
     };
-    match converse(session, job, &mut runner.stdin, &runner.lines, deadline) {
+    match converse(db, job, &mut runner.stdin, &runner.lines, deadline) {
         Ok(results) => {
             RUNNER.with(|cell| *cell.borrow_mut() = Some(runner));
             Ok(results)
@@ -154,7 +182,7 @@ pub fn run(
 }
 
 /// The runner's process: `python -I -S -c <helpers>`, in `workdir`, environment cleared.
-fn spawn(python: &Path, workdir: &Path) -> Result<Child, TestsError> {
+fn spawn(python: &Path, helpers: &str, workdir: &Path) -> Result<Child, TestsError> {
     let Some(unshare) = network_isolation() else {
         return Err(TestsError::Fault(NO_ISOLATION.into()));
     };
@@ -163,7 +191,7 @@ fn spawn(python: &Path, workdir: &Path) -> Result<Child, TestsError> {
         .args(["--user", "--map-root-user", "--net", "--"])
         .arg(python);
     command
-        .args(["-I", "-S", "-c", HELPERS])
+        .args(["-I", "-S", "-c", helpers])
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
         .env("LC_ALL", "C.UTF-8")
@@ -243,9 +271,9 @@ fn read_stderr(stderr: Option<std::process::ChildStderr>) -> Receiver<String> {
     receive
 }
 
-/// Sends the job, answers the runner's requests on `session`, and returns the results.
+/// Sends the job, answers the runner's requests on `db`, and returns the results.
 fn converse(
-    session: &Session,
+    db: &dyn ItemDb,
     job: &Job<'_>,
     stdin: &mut ChildStdin,
     lines: &Receiver<Result<String, String>>,
@@ -257,7 +285,7 @@ fn converse(
         "conditions": job.conditions,
         "pred_sqls": job.pred_sqls,
         "sol_sqls": job.sol_sqls,
-        "pred_query_result": rows_json(job.pred_query_result),
+        "pred_query_result": job.pred_query_result,
         "profile": match job.profile {
             Profile::Official | Profile::BirdCritic => "official",
             Profile::Sound => "sound",
@@ -281,7 +309,7 @@ fn converse(
         match request["op"].as_str() {
             Some("done") => return results(&request),
             Some(op) => {
-                let reply = answer(session, op, &request)?;
+                let reply = db.answer(op, &request)?;
                 send(stdin, &reply)?;
             }
             None => return Err(TestsError::Fault("a protocol line without `op`".into())),
@@ -297,7 +325,7 @@ fn send(stdin: &mut ChildStdin, message: &Json) -> Result<(), TestsError> {
         .map_err(|e| TestsError::Fault(format!("writing to the runner: {e}")))
 }
 
-/// The reply to one request of the runner.
+/// The reply to one request of the SQLite runner.
 fn answer(session: &Session, op: &str, request: &Json) -> Result<Json, TestsError> {
     let texts = |key: &str| -> Result<Vec<String>, TestsError> {
         serde_json::from_value(request[key].clone())

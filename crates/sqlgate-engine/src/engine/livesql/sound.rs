@@ -8,7 +8,7 @@
 
 use super::copy::ItemCopy;
 use super::python::{self, Job, TestsError};
-use super::session::Rows;
+use super::session::{rows_json, Rows};
 use super::{open, Profile, Settings, Verdict};
 use crate::input::livesql::LiveItem;
 use rusqlite::types::Value;
@@ -49,7 +49,7 @@ pub fn judge(
         conditions: &item.conditions,
         pred_sqls: prediction,
         sol_sqls: &item.sol_sql,
-        pred_query_result: &ran.rows,
+        pred_query_result: rows_json(&ran.rows),
         profile: Profile::Sound,
     };
     let results = python::run(&checks, &job, &settings.python, checks.deadline())?;
