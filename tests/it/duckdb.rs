@@ -541,3 +541,56 @@ fn duckdb_predictions_outside_the_round_7_corpus_reach_no_file_or_environment() 
     assert!(reached.is_empty(), "{reached:#?}");
     assert_eq!(std::fs::read(&file).unwrap(), before, "the file changed");
 }
+
+/// EX on DuckDB for typed results (BLOB, TIME, TIMETZ, INTERVAL, lists, structs, maps, NULL
+/// ones, empty results) equals the verdict of the official test-suite functions run with
+/// DuckDB's Python client 1.5.6 (tests/duckdb_official/ex_pairs.py, recorded in
+/// tests/data/duckdb/typed_pairs_ex.jsonl with the SHA-256 of the pairs file, checked first).
+#[test]
+fn typed_results_score_as_the_official_evaluation_with_the_python_client() {
+    use sha2::{Digest, Sha256};
+    use sqlgate::engine::denotation::{denotations_equal, CompareOptions, Profile};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/duckdb");
+    let pairs = std::fs::read(root.join("typed_pairs.jsonl")).unwrap();
+    let recorded = common::read_jsonl(&root.join("typed_pairs_ex.jsonl"));
+    let (header, verdicts) = recorded.split_first().unwrap();
+    assert_eq!(
+        header["pairs_sha256"].as_str().unwrap(),
+        format!("{:x}", Sha256::digest(&pairs)),
+        "typed_pairs.jsonl changed since the recording: record again (ex_pairs.py)"
+    );
+    assert_eq!(
+        verdicts.len(),
+        pairs
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .count()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("typed.duckdb");
+    sqlgate::engine::duckdb::tables::write_script(
+        &file,
+        "CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1);",
+    )
+    .unwrap();
+    let run = executor(limits());
+    let options = CompareOptions {
+        profile: Profile::SpiderTs,
+        float_tolerance: 0.0,
+    };
+    for verdict in verdicts {
+        let (gold, pred) = (
+            verdict["gold"].as_str().unwrap(),
+            verdict["pred"].as_str().unwrap(),
+        );
+        let ours = match (run.run(&file, gold), run.run(&file, pred)) {
+            (Err(_), _) => serde_json::json!("gold_error"),
+            (Ok(_), Err(_)) => serde_json::json!(0),
+            (Ok(g), Ok(p)) => {
+                let order = gold.to_lowercase().contains("order by");
+                serde_json::json!(i64::from(denotations_equal(&g, &p, order, &options)))
+            }
+        };
+        assert_eq!(ours, verdict["exec"], "{gold} / {pred}");
+    }
+}
