@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Each named case of the corpus: (what, official, sound).
-const QUIRKS: [(&str, bool, bool); 19] = [
+const QUIRKS: [(&str, bool, bool); 32] = [
     ("rows scrambled across columns", true, false),
     (
         "one predicted column stands for two gold columns",
@@ -38,6 +38,20 @@ const QUIRKS: [(&str, bool, bool); 19] = [
     ("condition column out of range", false, false),
     ("ties", true, true),
     ("the predicted table is missing", false, false),
+    // Issue 47's column types.
+    ("equal two-element lists never match", false, true),
+    ("NULL list vs NULL list", true, true),
+    ("empty list vs empty list (numpy 2 raises)", false, true),
+    ("lists beside ints, cond on the int", true, true),
+    ("blob vs text", false, false),
+    ("blobs with quotes, order ignored", true, true),
+    ("time vs text", false, false),
+    ("1 month vs 30 days", true, true),
+    ("same instant, other offsets", true, true),
+    ("aware vs naive", false, false),
+    ("uuid vs text", false, false),
+    ("UHUGEINT gold: fetchdf raises", false, false),
+    ("wide decimal vs double", true, false),
 ];
 
 #[test]

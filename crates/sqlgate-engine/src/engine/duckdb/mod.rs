@@ -13,12 +13,13 @@
 //! one item to the next).
 
 mod convert;
+pub use convert::Cell;
 mod deadline;
 pub(crate) mod ffi;
 pub mod tables;
 
 use crate::engine::exec::{Engine, ExecError, Limits, ResultTable, SizeGuard};
-use crate::engine::value::Row;
+use crate::engine::value::Value;
 use ffi::{Database, Failure};
 use libduckdb_sys as sys;
 use std::path::{Path, PathBuf};
@@ -235,13 +236,45 @@ fn read_rows(
     with_columns: bool,
     most_rows: usize,
 ) -> Result<ResultTable, ExecError> {
+    let (columns, rows) = read_chunks(prepared, armed, limits, most_rows, false)?;
+    let rows = (rows.into_iter())
+        .map(|row| {
+            (row.into_iter())
+                .map(|cell| match cell {
+                    convert::Cell::Value(value) => value,
+                    // `ColumnReader::of` refuses LIST, ARRAY and UUID before any row.
+                    _ => Value::Null,
+                })
+                .collect()
+        })
+        .collect();
+    Ok(ResultTable {
+        columns: if with_columns { columns } else { Vec::new() },
+        rows,
+    })
+}
+
+/// The column names and the rows of the result as [`convert::Cell`]s (`whole`: lists, arrays
+/// and UUIDs read too, else refused), every row counted and charged; stops after
+/// `most_rows + 1`.
+fn read_chunks(
+    prepared: &ffi::Prepared<'_>,
+    armed: &deadline::Armed,
+    limits: &Limits,
+    most_rows: usize,
+    whole: bool,
+) -> Result<(Vec<String>, Vec<Vec<convert::Cell>>), ExecError> {
     let classify = |failure: Failure| classify(failure, armed.expired(), limits);
     let mut stream = prepared.stream().map_err(classify)?;
     let columns = stream.column_names();
     // Declared before the rows so that, on an error, the rows are freed before their charge is
     // given back to the budget.
     let mut size = SizeGuard::new(limits);
-    let mut rows: Vec<Row> = Vec::new();
+    let mut rows: Vec<Vec<convert::Cell>> = Vec::new();
+    let reader = match whole {
+        true => convert::ColumnReader::of_cells,
+        false => convert::ColumnReader::of,
+    };
     'chunks: while let Some(chunk) = stream.next_chunk().map_err(classify)? {
         if armed.expired() {
             return Err(ExecError::Timeout(limits.timeout.as_millis()));
@@ -249,14 +282,14 @@ fn read_rows(
         let vectors: Vec<sys::duckdb_vector> =
             (0..columns.len()).map(|i| chunk.column(i)).collect();
         let readers = (vectors.iter())
-            .map(|&vector| convert::ColumnReader::of(vector))
+            .map(|&vector| reader(vector))
             .collect::<Result<Vec<_>, _>>()?;
         for row in 0..chunk.rows() {
             let mut values = Vec::with_capacity(columns.len());
             for (reader, &vector) in readers.iter().zip(&vectors) {
-                let value = reader.read(vector, row)?;
-                size.add_value(&value);
-                values.push(value);
+                let cell = reader.read_cell(vector, row)?;
+                cell.for_each_value(&mut |value| size.add_value(value));
+                values.push(cell);
             }
             rows.push(values);
             size.add_row()?;
@@ -266,10 +299,7 @@ fn read_rows(
         }
     }
     size.finish();
-    Ok(ResultTable {
-        columns: if with_columns { columns } else { Vec::new() },
-        rows,
-    })
+    Ok((columns, rows))
 }
 
 /// A DuckDB error as sqlgate counts it.

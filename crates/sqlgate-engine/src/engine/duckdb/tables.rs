@@ -7,9 +7,9 @@
 //! in the file runs but what reading the named relation runs (a view's query, under the same
 //! locks: `engine::spider2_dbt` decides which profile reads views).
 
-use super::{ffi, memory_limit, prepare_query, read_rows, under_deadline};
+use super::Cell;
+use super::{ffi, memory_limit, prepare_query, read_chunks, under_deadline};
 use crate::engine::exec::{ExecError, Limits};
-use crate::engine::value::Row;
 use ffi::Database;
 use libduckdb_sys as sys;
 use std::path::Path;
@@ -34,6 +34,25 @@ pub enum ColumnType {
     Text,
     /// `DATE` or `TIMESTAMP` (microseconds; both become datetime64[us] in pandas).
     Timestamp,
+    /// `ENUM` (a pandas categorical: its NULL is NaN).
+    Enum,
+    /// `BLOB` (`bytearray`).
+    Blob,
+    /// `TIME` (`datetime.time`).
+    Time,
+    /// `INTERVAL` (timedelta64[us]).
+    Interval,
+    /// `TIMESTAMP WITH TIME ZONE` (datetime64[us, tz]).
+    TimestampTz,
+    /// `UUID` (`uuid.UUID`).
+    Uuid,
+    /// `LIST` or `ARRAY` (numpy arrays).
+    List,
+    /// `TIME WITH TIME ZONE`: `fetchdf()` raises on it once a row is read (an empty table
+    /// converts, to an object column).
+    TimeTz,
+    /// A type DuckDB's client cannot hand pandas (`fetchdf()` raises, rows or none): its name.
+    Unconvertible(&'static str),
     /// Anything else, by its DuckDB type id.
     Other(u32),
 }
@@ -53,12 +72,20 @@ impl ColumnType {
             sys::DUCKDB_TYPE_DUCKDB_TYPE_DOUBLE | sys::DUCKDB_TYPE_DUCKDB_TYPE_DECIMAL => {
                 ColumnType::Double
             }
-            sys::DUCKDB_TYPE_DUCKDB_TYPE_HUGEINT | sys::DUCKDB_TYPE_DUCKDB_TYPE_UHUGEINT => {
-                ColumnType::HugeInt
-            }
+            sys::DUCKDB_TYPE_DUCKDB_TYPE_HUGEINT => ColumnType::HugeInt,
+            sys::DUCKDB_TYPE_DUCKDB_TYPE_UHUGEINT => ColumnType::Unconvertible("UHUGEINT"),
+            sys::DUCKDB_TYPE_DUCKDB_TYPE_TIME_TZ => ColumnType::TimeTz,
+            sys::DUCKDB_TYPE_DUCKDB_TYPE_BIGNUM => ColumnType::Unconvertible("BIGNUM"),
             sys::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN => ColumnType::Boolean,
-            sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR | sys::DUCKDB_TYPE_DUCKDB_TYPE_ENUM => {
-                ColumnType::Text
+            sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR => ColumnType::Text,
+            sys::DUCKDB_TYPE_DUCKDB_TYPE_ENUM => ColumnType::Enum,
+            sys::DUCKDB_TYPE_DUCKDB_TYPE_BLOB => ColumnType::Blob,
+            sys::DUCKDB_TYPE_DUCKDB_TYPE_TIME => ColumnType::Time,
+            sys::DUCKDB_TYPE_DUCKDB_TYPE_INTERVAL => ColumnType::Interval,
+            sys::DUCKDB_TYPE_DUCKDB_TYPE_TIMESTAMP_TZ => ColumnType::TimestampTz,
+            sys::DUCKDB_TYPE_DUCKDB_TYPE_UUID => ColumnType::Uuid,
+            sys::DUCKDB_TYPE_DUCKDB_TYPE_LIST | sys::DUCKDB_TYPE_DUCKDB_TYPE_ARRAY => {
+                ColumnType::List
             }
             sys::DUCKDB_TYPE_DUCKDB_TYPE_DATE | sys::DUCKDB_TYPE_DUCKDB_TYPE_TIMESTAMP => {
                 ColumnType::Timestamp
@@ -75,8 +102,8 @@ pub struct TypedTable {
     pub names: Vec<String>,
     /// Declared types, one per column.
     pub types: Vec<ColumnType>,
-    /// The rows (values as `engine::duckdb` reads them).
-    pub rows: Vec<Row>,
+    /// The rows (values as `engine::duckdb` reads them; lists and UUIDs too).
+    pub rows: Vec<Vec<Cell>>,
 }
 
 /// One `.duckdb` file opened under the engine's locks.
@@ -110,21 +137,35 @@ impl LockedFile {
                 .map(ColumnType::of)
                 .collect();
             let names = prepared.column_names();
-            if let Some(at) = types.iter().position(|t| matches!(t, ColumnType::Other(_))) {
-                unsupported = Some(format!(
-                    "column `{}` is of DuckDB type #{:?}",
-                    names[at], types[at]
-                ));
+            // A column `fetchdf()` cannot convert decides before one sqlgate does not read.
+            let unconvertible = |t: &ColumnType| matches!(t, ColumnType::Unconvertible(_));
+            let refused = (types.iter().position(unconvertible))
+                .or_else(|| (types.iter()).position(|t| matches!(t, ColumnType::Other(_))));
+            if let Some(at) = refused {
+                unsupported = Some(match types[at] {
+                    ColumnType::Unconvertible(name) => ReadError::Unconvertible(format!(
+                        "column `{}` is a {name}, which DuckDB's Python client cannot convert for pandas",
+                        names[at]
+                    )),
+                    other => ReadError::Unsupported(format!(
+                        "column `{}` is of DuckDB type {other:?}",
+                        names[at]
+                    )),
+                });
                 return Ok(None);
             }
-            let table = read_rows(&prepared, armed, limits, true, usize::MAX)?;
-            Ok(Some(TypedTable {
-                names: table.columns,
-                types,
-                rows: table.rows,
-            }))
+            let (names, rows) = read_chunks(&prepared, armed, limits, usize::MAX, true)?;
+            let timetz = types.iter().position(|t| *t == ColumnType::TimeTz);
+            if let (Some(at), false) = (timetz, rows.is_empty()) {
+                unsupported = Some(ReadError::Unconvertible(format!(
+                    "column `{}` is a TIME WITH TIME ZONE, which DuckDB's Python client cannot convert for pandas",
+                    names[at]
+                )));
+                return Ok(None);
+            }
+            Ok(Some(TypedTable { names, types, rows }))
         })?;
-        table.ok_or_else(|| ReadError::Unsupported(unsupported.unwrap_or_default()))
+        table.ok_or_else(|| unsupported.unwrap_or(ReadError::Unsupported(String::new())))
     }
 }
 
@@ -135,6 +176,8 @@ pub enum ReadError {
     Exec(ExecError),
     /// A column of a type the comparison does not read (which column, which type).
     Unsupported(String),
+    /// A column of a type DuckDB's Python client cannot hand pandas (`fetchdf()` raises).
+    Unconvertible(String),
 }
 
 impl From<ExecError> for ReadError {
