@@ -46,6 +46,7 @@ mod lifecycle;
 mod livesql;
 mod livesql_gate;
 mod livesql_hostile;
+mod livesql_post;
 mod load;
 mod log_injection;
 mod many_databases;
