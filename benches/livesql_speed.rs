@@ -147,7 +147,7 @@ fn run_sqlgate(corpus: &Corpus) -> (Duration, Verdicts) {
     )
     .unwrap();
     let config = format!(
-        "dataset:\n  kind: {}\n  gold: items.jsonl\n  databases: database\n\
+        "dataset:\n  kind: {}\n  gold: items.jsonl\n  databases: database\n  difficulty: none\n\
          predictions:\n  - {{ name: model, path: predictions.jsonl, format: livesql }}\n\
          metrics: [{}]\nexecution: {{ timeout_ms: 180000, threads: 2 }}\n",
         corpus.kind, corpus.metric
