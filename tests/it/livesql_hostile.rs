@@ -45,6 +45,7 @@ fn item(id: &str) -> LiveItem {
         conditions: json!({"order": false}),
         efficiency: false,
         issue_sql: vec![],
+        post: Default::default(),
     }
 }
 

@@ -47,6 +47,7 @@ mod livesql;
 mod livesql_gate;
 mod livesql_hostile;
 mod livesql_pg;
+mod livesql_post;
 mod load;
 mod log_injection;
 mod many_databases;

@@ -39,6 +39,9 @@ pub struct LiveItem {
     /// BIRD-Critic's `issue_sql`: the statements the item's question is about, which must not
     /// pass the item's tests (empty when the item has none).
     pub issue_sql: Vec<String>,
+    /// `post_conditions` and `post_state`: declarative checks the sound profile runs after the
+    /// prediction (`input::livesql_post`).
+    pub post: crate::input::livesql_post::PostChecks,
 }
 
 /// Reads the items of a LiveSQLBench JSONL file; an error names the file and line.
@@ -185,6 +188,8 @@ fn item_of(
         let message = format!("`{db_key}` {db_id:?} is not a database name");
         return Err(InputError::malformed(path, at, message));
     }
+    let post = crate::input::livesql_post::read_post_checks(object)
+        .map_err(|why| InputError::malformed(path, at, format!("item {instance_id}: {why}")))?;
     Ok(LiveItem {
         instance_id,
         db_id,
@@ -200,6 +205,7 @@ fn item_of(
         conditions: object.get("conditions").cloned().unwrap_or(Json::Null),
         efficiency: object.get("efficiency").and_then(Json::as_bool) == Some(true),
         issue_sql: split_field(object.get("issue_sql")),
+        post,
     })
 }
 

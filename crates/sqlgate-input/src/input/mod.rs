@@ -16,6 +16,7 @@ pub mod extract;
 pub mod kinds;
 pub mod limits;
 pub mod livesql;
+pub mod livesql_post;
 pub mod overrides;
 pub mod policy;
 pub mod predictions;

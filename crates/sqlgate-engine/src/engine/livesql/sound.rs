@@ -7,8 +7,9 @@
 //! works; the deadline is a timeout, and no error text is reclassified.
 
 use super::copy::ItemCopy;
+use super::post;
 use super::python::{self, Job, TestsError};
-use super::session::{rows_json, Rows};
+use super::session::{rows_json, Rows, Session};
 use super::{open, Profile, Settings, Verdict};
 use crate::input::livesql::LiveItem;
 use rusqlite::types::Value;
@@ -38,24 +39,60 @@ pub fn judge(
             verdict.assertion_error = true;
             verdict.message = "the result differs from the gold's".into();
         }
-        return Ok(verdict);
+        if item.post.is_empty() {
+            return Ok(verdict);
+        }
     }
     let budget = session.remaining();
     drop(session);
     let checks = open(copy.path(), &budget, Profile::Sound)?;
+    let post_failures = match item.post.is_empty() {
+        true => Vec::new(),
+        false => post::failures(&checks, item, template, settings)?,
+    };
+    if !item.test_cases.is_empty() {
+        run_tests(&mut verdict, &checks, item, prediction, &ran.rows, settings)?;
+    }
+    add_post_failures(&mut verdict, post_failures);
+    checks.execute_queries(&item.clean_up_sql)?;
+    Ok(verdict)
+}
+
+/// The item's test cases on `checks`, their failures added to `verdict`.
+fn run_tests(
+    verdict: &mut Verdict,
+    checks: &Session,
+    item: &LiveItem,
+    prediction: &[String],
+    rows: &Option<Rows>,
+    settings: &Settings,
+) -> Result<(), TestsError> {
     let job = Job {
         tests: &item.test_cases,
         pass_conditions: false,
         conditions: &item.conditions,
         pred_sqls: prediction,
         sol_sqls: &item.sol_sql,
-        pred_query_result: rows_json(&ran.rows),
+        pred_query_result: rows_json(rows),
         profile: Profile::Sound,
     };
-    let results = python::run(&checks, &job, &settings.python, checks.deadline())?;
+    let results = python::run(checks, &job, &settings.python, checks.deadline())?;
     verdict.add_tests(&results);
-    checks.execute_queries(&item.clean_up_sql)?;
-    Ok(verdict)
+    Ok(())
+}
+
+/// Fails `verdict` with the declarative checks' failures (after any test case's message).
+fn add_post_failures(verdict: &mut Verdict, failures: Vec<String>) {
+    if failures.is_empty() {
+        return;
+    }
+    let joined = failures.join("; ");
+    verdict.success = false;
+    verdict.assertion_error = true;
+    verdict.message = match verdict.message.is_empty() {
+        true => joined,
+        false => format!("{}; {joined}", verdict.message),
+    };
 }
 
 /// The gold's last rows on a fresh twin copy (after the preprocess), or a fault when the gold
@@ -76,14 +113,15 @@ fn gold_rows(item: &LiveItem, template: &Path, settings: &Settings) -> Result<Ro
 
 /// A cell as the sound comparison sees it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-enum Cell {
+pub(super) enum Cell {
     Null,
     Number(String),
     Text(String),
     Blob(Vec<u8>),
 }
 
-fn cell(value: &Value) -> Cell {
+/// A database value as the sound comparison sees it.
+pub(super) fn cell(value: &Value) -> Cell {
     match value {
         Value::Null => Cell::Null,
         Value::Integer(i) => Cell::Number(quantize(&i.to_string())),
