@@ -511,7 +511,7 @@ impl Baseline {
         }
         if let Some(stored) = &self.suite_digests {
             let now = evaluation.suite_digests.clone().unwrap_or_default();
-            let files = crate::analysis::suite_digest::differences(stored, &now);
+            let files = crate::score::suite_digest::differences(stored, &now);
             if !files.is_empty() {
                 differences.push(format!(
                     "the directory suite's files differ: {}",

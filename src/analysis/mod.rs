@@ -16,4 +16,3 @@ pub mod features;
 pub mod freshness;
 pub mod records;
 pub mod stats;
-pub mod suite_digest;

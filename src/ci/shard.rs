@@ -315,7 +315,7 @@ pub fn merge(
         timing: Default::default(),
         overrides,
         gold_ms: Default::default(),
-        suite_digests: crate::analysis::suite_digest::of(config)?,
+        suite_digests: crate::score::suite_digest::of(config)?,
     })
 }
 

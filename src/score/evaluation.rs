@@ -104,7 +104,7 @@ pub struct Evaluation {
     /// Each gold's measured time, which a baseline records so that later runs give a slow
     /// gold's item its budget ([`crate::score::budget`]); empty for merged shards.
     pub gold_ms: crate::score::budget::GoldTimes,
-    /// A directory suite's files as the run read them ([`crate::analysis::suite_digest::of`],
+    /// A directory suite's files as the run read them ([`crate::score::suite_digest::of`],
     /// checked against the copies the metrics read), which a baseline records and compares;
     /// `None` for any other suite.
     pub suite_digests: Option<std::collections::BTreeMap<String, String>>,
@@ -313,13 +313,13 @@ fn score_with(
     let mut suite_digests = None;
     let (suite, gold_cache) = match (config.suite.kind, &config.suite.path) {
         (SuiteKind::Directory, Some(path)) => {
-            let listed = crate::analysis::suite_digest::of(config)?.unwrap_or_default();
+            let listed = crate::score::suite_digest::of(config)?.unwrap_or_default();
             let suite = Suite::directory(
                 path,
                 dataset.databases.keys().map(String::as_str),
                 config.dataset.skip_missing_databases,
             )?;
-            crate::analysis::suite_digest::check_read(path, &listed, suite.digests())?;
+            crate::score::suite_digest::check_read(path, &listed, suite.digests())?;
             suite_digests = Some(listed);
             (Some(suite), None)
         }

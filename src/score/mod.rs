@@ -10,4 +10,5 @@ pub mod data;
 pub mod evaluation;
 pub mod gold_check;
 pub mod stability;
+pub mod suite_digest;
 pub mod trust;

@@ -42,17 +42,17 @@ use serde_json::{json, Value as Json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tokio_postgres::{Client, SimpleQueryMessage};
+use watch::Watch;
+
+mod watch;
 
 /// The PostgreSQL runner and its helpers, written for sqlgate (no upstream code).
-pub const HELPERS_PG: &str = include_str!("helpers_pg.py");
+pub const HELPERS_PG: &str = include_str!("../helpers_pg.py");
 /// Rows of a statement's result kept (the evaluator's `fetchmany(MAX_ROWS + 1)[:MAX_ROWS]`).
 const KEPT_ROWS: usize = 10_000;
-/// How often the watchdog looks at the item's deadline and its clone's size.
-const WATCH_EVERY: Duration = Duration::from_millis(100);
 
 /// What a PostgreSQL run needs.
 #[derive(Debug, Clone)]
@@ -450,55 +450,6 @@ fn judge_on(
     }
     session.execute_queries(&item.clean_up_sql)?;
     Ok(verdict)
-}
-
-/// The watchdog of one item: ends the role's sessions at the deadline or when the clone
-/// outgrows the disk budget, saying why in `stop`.
-struct Watch {
-    done: Arc<AtomicBool>,
-    thread: std::thread::JoinHandle<()>,
-}
-
-impl Watch {
-    fn start(
-        run: &PgRun,
-        slot: &Slot,
-        deadline: Instant,
-        stop: Arc<Mutex<Option<String>>>,
-    ) -> Result<Watch, TestsError> {
-        let mut admin = run.admin(None).map_err(TestsError::Fault)?;
-        let done = Arc::new(AtomicBool::new(false));
-        let (flag, role, database) = (Arc::clone(&done), slot.role.clone(), slot.database.clone());
-        let disk = run.settings.disk_bytes as i64;
-        let thread = std::thread::spawn(move || {
-            while !flag.load(Ordering::SeqCst) {
-                let reason = match Instant::now() >= deadline {
-                    true => Some("the item's deadline passed".to_string()),
-                    false => admin
-                        .query_one("SELECT pg_database_size($1::text)", &[&database])
-                        .ok()
-                        .map(|row| row.get::<_, i64>(0))
-                        .filter(|size| *size > disk)
-                        .map(|size| format!("the item's database grew to {size} bytes, over its disk budget of {disk}")),
-                };
-                if let Some(reason) = reason {
-                    *stop.lock().unwrap_or_else(PoisonError::into_inner) = Some(reason);
-                    let _ = admin.execute(
-                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1::text",
-                        &[&role],
-                    );
-                    return;
-                }
-                std::thread::sleep(WATCH_EVERY);
-            }
-        });
-        Ok(Watch { done, thread })
-    }
-
-    fn finish(self) {
-        self.done.store(true, Ordering::SeqCst);
-        let _ = self.thread.join();
-    }
 }
 
 /// What `execute_queries` returns: the last rows (protocol form) and the flags.
