@@ -6,6 +6,7 @@
 
 mod esm;
 pub mod esm_plus;
+mod evalbench;
 mod ex;
 mod flex;
 mod livesql;
@@ -84,6 +85,7 @@ const REGISTRY: &[(&str, Constructor)] = &[
     ("livesql_sound", || {
         Box::new(livesql::LiveSql(crate::engine::livesql::Profile::Sound))
     }),
+    ("evalbench", || Box::new(evalbench::EvalBench)),
     ("bird_critic", || {
         Box::new(livesql::LiveSql(
             crate::engine::livesql::Profile::BirdCritic,

@@ -417,7 +417,7 @@ fn configs_that_do_not_go_with_the_livesql_kinds_are_refused_naming_the_key() {
         (example.replace("threads: auto }", "threads: auto }\ncompare: { keep_distinct: true }"), "do not apply to `dataset.kind: livesql`"),
         (example.replace("databases: database\n", "engine: { kind: postgresql, url_env: X }\n"), "`dataset.kind: livesql` runs on SQLite only"),
         (format!("{spider}predictions: [{{ path: p.txt }}]\nmetrics: [livesql_sound]\n"), "`metrics`: `livesql_sound` needs `dataset.kind: livesql`"),
-        (format!("{spider}predictions: [{{ path: p.jsonl, format: livesql }}]\n"), "`./p.jsonl` has `format: livesql`, which needs `dataset.kind: livesql` or `bird-critic`"),
+        (format!("{spider}predictions: [{{ path: p.jsonl, format: livesql }}]\n"), "`./p.jsonl` has `format: livesql`, which needs `dataset.kind: livesql`, `bird-critic` or `evalbench`"),
     ];
     for (text, expected) in cases {
         let path = Path::new("sqlgate.yml");

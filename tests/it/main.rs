@@ -26,6 +26,7 @@ mod engines_types;
 mod escaping;
 mod esm_plus;
 mod esm_plus_soundness;
+mod evalbench;
 mod flex;
 mod fork_comment;
 mod gate_trust;

@@ -9,6 +9,7 @@
 pub mod denotation;
 #[cfg(feature = "duckdb")]
 pub mod duckdb;
+pub mod evalbench;
 pub mod exec;
 pub mod kinds;
 pub mod livesql;

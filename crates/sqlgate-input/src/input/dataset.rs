@@ -39,6 +39,12 @@ pub struct GoldItem {
 pub trait ItemTask: std::fmt::Debug + Send + Sync {
     /// The task as `Any`, for the metric to downcast to the kind's type.
     fn as_any(&self) -> &dyn std::any::Any;
+
+    /// The id `format: livesql` predictions name the item by (`instance_id`), for kinds whose
+    /// predictions are keyed so.
+    fn instance_id(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// One database of the benchmark.

@@ -132,6 +132,10 @@ impl crate::input::dataset::ItemTask for LiveItem {
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
+
+    fn instance_id(&self) -> Option<&str> {
+        Some(&self.instance_id)
+    }
 }
 
 /// The LiveSQLBench item of a gold item, when it is one (`GoldItem::task` of `dataset.kind:
@@ -140,10 +144,11 @@ pub fn live_item(item: &crate::input::dataset::GoldItem) -> Option<&LiveItem> {
     item.task.as_deref()?.as_any().downcast_ref::<LiveItem>()
 }
 
-/// Each LiveSQLBench item's gold index by `instance_id` (empty for a dataset of another kind).
+/// Each item's gold index by `instance_id`, for the kinds whose items have one (LiveSQLBench,
+/// EvalBench; empty for a dataset of another kind).
 pub fn instance_ids(items: &[crate::input::dataset::GoldItem]) -> HashMap<String, usize> {
     (items.iter())
-        .filter_map(|item| Some((live_item(item)?.instance_id.clone(), item.index)))
+        .filter_map(|item| Some((item.task.as_deref()?.instance_id()?.to_string(), item.index)))
         .collect()
 }
 

@@ -12,6 +12,7 @@ pub mod csv;
 pub mod database_file;
 pub mod dataset;
 pub mod engine;
+pub mod evalbench;
 pub mod extract;
 pub mod kinds;
 pub mod limits;

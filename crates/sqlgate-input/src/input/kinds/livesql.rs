@@ -52,6 +52,10 @@ impl Kind for LiveSql {
         true
     }
 
+    fn reads_statement_lists(&self) -> bool {
+        true
+    }
+
     /// Its metrics only, difficulty from a field (`field:category`: per-category cells) or
     /// none, LiveSQLBench prediction files, no test suite, no gold audit settings and none of
     /// `compare`'s knobs.
@@ -96,9 +100,11 @@ impl Kind for LiveSql {
                 self.name
             ));
         }
+        let reads_format =
+            super::find(&config.dataset.kind).is_some_and(|k| k.reads_statement_lists());
         match config.predictions.iter().find(|p| p.format == PredictionFormat::Livesql) {
-            Some(spec) => Err(format!("`predictions`: `{}` has `format: livesql`, which needs `dataset.kind: livesql` or `bird-critic`", spec.path)),
-            None => Ok(()),
+            Some(spec) if !reads_format => Err(format!("`predictions`: `{}` has `format: livesql`, which needs `dataset.kind: livesql`, `bird-critic` or `evalbench`", spec.path)),
+            _ => Ok(()),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! ([`KINDS`]): how a benchmark's items are read, where its database files lie, and which config
 //! keys and settings go with it. Nothing outside a kind's own file names it.
 
+mod evalbench;
 mod livesql;
 mod plain;
 mod spider2;
@@ -22,6 +23,7 @@ pub const KINDS: &[&dyn Kind] = &[
     &spider2_dbt::Spider2Dbt,
     &livesql::FAMILY[0],
     &livesql::FAMILY[1],
+    &evalbench::EvalBench,
 ];
 
 /// One benchmark convention: its items, its database layout, its config rules.
@@ -69,6 +71,12 @@ pub trait Kind: Send + Sync {
 
     /// True when the kind's items run on SQLite files only (a server engine is refused).
     fn sqlite_only(&self) -> bool {
+        false
+    }
+
+    /// True when the kind's predictions are `format: livesql` statement lists keyed by
+    /// `instance_id` (its items say their id through `ItemTask::instance_id`).
+    fn reads_statement_lists(&self) -> bool {
         false
     }
 

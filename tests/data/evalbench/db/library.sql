@@ -1,0 +1,12 @@
+CREATE TABLE books (id INTEGER PRIMARY KEY, title VARCHAR(40), author TEXT, year INT, copies INTEGER);
+CREATE TABLE loans (id INTEGER PRIMARY KEY, book_id INTEGER, member TEXT, returned INTEGER);
+INSERT INTO `books` VALUES (1, 'Dune', 'Herbert', 1965, 2);
+INSERT INTO `books` VALUES (2, 'Emma', 'Austen', 1815, 1);
+INSERT INTO `books` VALUES (3, 'Ubik', 'Dick', 1969, 0);
+INSERT INTO `books` VALUES (4, 'Kim', 'Kipling', 1901, 3);
+INSERT INTO `books` VALUES (5, 'Ulysses', 'Joyce', 1922, 1);
+INSERT INTO `loans` VALUES (1, 1, 'zoe', 1);
+INSERT INTO `loans` VALUES (2, 1, 'yan', 0);
+INSERT INTO `loans` VALUES (3, 4, 'zoe', 0);
+INSERT INTO `loans` VALUES (4, 5, 'xia', 1);
+INSERT INTO `loans` VALUES (5, 2, 'yan', 0);
