@@ -16,6 +16,7 @@ mod replaced_base {
     use crate::common;
     use common::repo::{self, commit_all, judged};
     use common::{git, rewrite_predictions, text};
+    use std::path::Path;
 
     /// The pull request's wrong prediction for the items it regresses (no row).
     const WRONG: &str = "SELECT 1 WHERE 1 = 0";
@@ -32,6 +33,71 @@ mod replaced_base {
         )
     }
 
+    /// Makes every read of `<base>:<path>` in the checkout `root` return `content` (a replace
+    /// ref from the base's blob to a new one), as a step of the pull request's workflow can.
+    fn replace_blob(root: &Path, base: &str, path: &str, content: &str) {
+        let forged = root.join(".git/rt11-forged");
+        std::fs::write(&forged, content).unwrap();
+        let new = git(root, &["hash-object", "-w", forged.to_str().unwrap()]);
+        let old = git(root, &["rev-parse", &format!("{base}:{path}")]);
+        git(root, &["replace", old.trim(), new.trim()]);
+        let shown = git(root, &["show", &format!("{base}:{path}")]);
+        assert_eq!(shown.trim(), content.trim(), "the replace ref is not read");
+        let status = git(root, &["status", "--porcelain", "--untracked-files=no"]);
+        assert!(status.trim().is_empty(), "git lists a change: {status}");
+    }
+
+    /// The baseline the example's config records on the base commit with C3's first 20 items
+    /// predicted as [`WRONG`] (written in the working tree, then put back).
+    fn regressed_baseline(root: &Path) -> String {
+        rewrite_predictions(root, "C3", |i| i < 20, WRONG);
+        repo::update_baseline(root);
+        let regressed = std::fs::read_to_string(root.join("baseline.json")).unwrap();
+        git(root, &["checkout", "--", "."]);
+        regressed
+    }
+
+    /// A replace ref from the base's baseline blob to one recorded with the pull request's
+    /// wrong predictions, on the base commit itself: the regression is the baseline's.
+    #[test]
+    fn a_replaced_base_baseline_blob_does_not_hide_the_regression() {
+        let dir = repo::example(true);
+        let root = dir.path();
+        let base = repo::gated_main(root);
+        let regressed = regressed_baseline(root);
+        git(root, &["checkout", "-qb", "pr"]);
+        rewrite_predictions(root, "C3", |i| i < 20, WRONG);
+        commit_all(root, "wrong predictions");
+        let control = judged(root, &base, &[]);
+        super::control_fails(&control);
+        replace_blob(root, &base, "baseline.json", &regressed);
+        let judged = judged(root, &base, &[]);
+        eprintln!("{}", text(&judged));
+        super::not_passed(&judged);
+    }
+
+    /// A replace ref from the base's config blob to text that does not parse: the base's
+    /// config "does not load", so the pull request's own config runs (the repair path), with
+    /// its gate loosened and its baseline somewhere the base has none.
+    #[test]
+    fn a_base_config_broken_through_a_replace_ref_is_no_repair() {
+        let dir = repo::example(true);
+        let root = dir.path();
+        let base = repo::gated_main(root);
+        git(root, &["checkout", "-qb", "pr"]);
+        rewrite_predictions(root, "C3", |i| i < 20, WRONG);
+        let config = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
+        let own = loosened(&config).replace("baseline.json", "own-baseline.json");
+        std::fs::write(root.join("sqlgate.yml"), own).unwrap();
+        commit_all(root, "wrong predictions, a config of its own");
+        let control = judged(root, &base, &[]);
+        super::control_fails(&control);
+        replace_blob(root, &base, "sqlgate.yml", "dataset: [unclosed\n");
+        let judged = judged(root, &base, &[]);
+        eprintln!("{}", text(&judged));
+        super::not_passed(&judged);
+    }
+
     #[test]
     fn a_replaced_base_config_blob_does_not_loosen_the_gate() {
         let dir = repo::example(true);
@@ -43,15 +109,7 @@ mod replaced_base {
         let control = judged(root, &base, &[]);
         super::control_fails(&control);
         let config = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
-        let forged = root.join(".git/rt11-loosened.yml");
-        std::fs::write(&forged, loosened(&config)).unwrap();
-        let new = git(root, &["hash-object", "-w", forged.to_str().unwrap()]);
-        let old = git(root, &["rev-parse", &format!("{base}:sqlgate.yml")]);
-        git(root, &["replace", old.trim(), new.trim()]);
-        let shown = git(root, &["show", &format!("{base}:sqlgate.yml")]);
-        assert!(shown.contains("max_drop_points: 100.0"), "{shown}");
-        let status = git(root, &["status", "--porcelain", "--untracked-files=no"]);
-        assert!(status.trim().is_empty(), "git lists a change: {status}");
+        replace_blob(root, &base, "sqlgate.yml", &loosened(&config));
         let judged = judged(root, &base, &[]);
         eprintln!("{}", text(&judged));
         super::not_passed(&judged);
