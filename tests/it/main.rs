@@ -59,6 +59,7 @@ mod properties;
 mod providers;
 mod readme;
 mod redteam10;
+mod redteam11;
 mod redteam9;
 mod repair;
 mod report;
