@@ -5,7 +5,6 @@
 
 use super::{Env, Metric, Outcome, Score};
 use crate::engine::evalbench::{judge, Verdict};
-use crate::engine::livesql::Budget;
 use crate::input::dataset::GoldItem;
 
 /// EvalBench's exact match.
@@ -20,23 +19,11 @@ impl Metric for EvalBench {
         let Some(eval) = crate::input::evalbench::eval_item(item) else {
             return Score::unscored(Outcome::Skipped, "not an EvalBench item");
         };
-        let Some(template) = env.dataset.database_path(item) else {
-            return Score::unscored(Outcome::Skipped, "database absent");
+        let (template, statements) = match super::livesql::statements_on(env, item, prediction) {
+            Ok(job) => job,
+            Err(score) => return score,
         };
-        let Some(prediction) = prediction else {
-            return Score::missing();
-        };
-        let Ok(statements) = serde_json::from_str::<Vec<String>>(prediction) else {
-            return Score::wrong(
-                Outcome::PredError,
-                "not a statement list (`format: livesql`)",
-            );
-        };
-        let budget = Budget {
-            deadline: env.executor.limits().timeout,
-            ..Budget::default()
-        };
-        match judge(eval, &statements, template, &budget) {
+        match judge(eval, &statements, template, &env.state_budget) {
             Ok(verdict) => score_of(&eval.instance_id, verdict),
             Err(fault) => {
                 let reason = format!(

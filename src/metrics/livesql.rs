@@ -16,7 +16,7 @@
 use super::{Env, Metric, Outcome, Score};
 use crate::engine::livesql::{judge, Profile, Settings, Verdict};
 use crate::input::dataset::GoldItem;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// One profile's metric.
 pub struct LiveSql(pub Profile);
@@ -38,17 +38,9 @@ impl Metric for LiveSql {
         let Some(live) = crate::input::livesql::live_item(item) else {
             return Score::unscored(Outcome::Skipped, "not a LiveSQLBench item");
         };
-        let Some(template) = env.dataset.database_path(item) else {
-            return Score::unscored(Outcome::Skipped, "database absent");
-        };
-        let Some(prediction) = prediction else {
-            return Score::missing();
-        };
-        let Ok(statements) = serde_json::from_str::<Vec<String>>(prediction) else {
-            return Score::wrong(
-                Outcome::PredError,
-                "not a statement list (`format: livesql`)",
-            );
+        let (template, statements) = match statements_on(env, item, prediction) {
+            Ok(job) => job,
+            Err(score) => return score,
         };
         let settings = Settings {
             profile: self.0,
@@ -69,6 +61,31 @@ impl Metric for LiveSql {
             }
         }
     }
+}
+
+/// What a metric of statement lists judges an item on: its database file (the template of the
+/// item's copy) and the predicted statements (`format: livesql`); or the score of an item it
+/// cannot judge: its database absent (skipped), no prediction (missing), or a prediction that is
+/// not a statement list (wrong).
+pub(crate) fn statements_on<'a>(
+    env: &'a Env<'_>,
+    item: &GoldItem,
+    prediction: Option<&str>,
+) -> Result<(&'a Path, Vec<String>), Score> {
+    let Some(template) = env.dataset.database_path(item) else {
+        return Err(Score::unscored(Outcome::Skipped, "database absent"));
+    };
+    let Some(prediction) = prediction else {
+        return Err(Score::missing());
+    };
+    serde_json::from_str::<Vec<String>>(prediction)
+        .map(|statements| (template, statements))
+        .map_err(|_| {
+            Score::wrong(
+                Outcome::PredError,
+                "not a statement list (`format: livesql`)",
+            )
+        })
 }
 
 /// The gate's verdict of the library's: a pass matches; a stopped item is a timeout; a statement

@@ -80,6 +80,22 @@ pub(crate) fn pull_request_on(base: fn(&std::path::Path) -> String) -> (tempfile
     (dir, base)
 }
 
+/// The pull request checked out in `root` judged against `base` as its job judges it
+/// ([`common::repo::EVAL`] trusting the base commit), with `meanwhile` run while sqlgate runs
+/// (a workflow step's background process).
+fn judged_while(
+    root: &std::path::Path,
+    base: &str,
+    meanwhile: impl FnOnce(),
+) -> std::process::Output {
+    let args = [&common::repo::EVAL[..], &["--trusted-base", base]].concat();
+    let mut command = common::sqlgate_command(&args);
+    let run = command.current_dir(root).env_remove("GITHUB_SHA");
+    let running = run.stdout(std::process::Stdio::piped()).spawn().unwrap();
+    meanwhile();
+    running.wait_with_output().unwrap()
+}
+
 /// What a lever's watcher did: whether it saw the wrong prediction run before undoing its
 /// change, and whether the undo restored exactly what was there.
 #[derive(Debug, PartialEq)]
@@ -429,7 +445,7 @@ mod hidden_gold_edit {
 /// slow) holds the only worker: every later item reads the copy.
 mod swapped_database {
     use crate::common;
-    use common::repo::{commit_all, commit_baseline, init_main, EVAL};
+    use common::repo::{commit_all, commit_baseline, init_main};
     use common::trust_flow::{write_shop, GOLD, TABLES_JSON};
     use std::path::Path;
     use std::time::Duration;
@@ -487,16 +503,13 @@ mod swapped_database {
     fn judged_with_swap(root: &Path, base: &str, swap: bool) -> std::process::Output {
         let scratch = tempfile::tempdir_in(root.parent().unwrap()).unwrap();
         let emptied = shop_database(scratch.path(), "shop2", &["customers", "items", "orders"]);
-        let args = [&EVAL[..], &["--trusted-base", base]].concat();
-        let mut command = common::sqlgate_command(&args);
-        let run = command.current_dir(root).env_remove("GITHUB_SHA");
-        let running = run.stdout(std::process::Stdio::piped()).spawn().unwrap();
-        if swap {
-            std::thread::sleep(Duration::from_millis(1500));
-            let target = root.join("database/shop2/shop2.sqlite");
-            std::fs::rename(&emptied, target).unwrap();
-        }
-        running.wait_with_output().unwrap()
+        super::judged_while(root, base, || {
+            if swap {
+                std::thread::sleep(Duration::from_millis(1500));
+                let target = root.join("database/shop2/shop2.sqlite");
+                std::fs::rename(&emptied, target).unwrap();
+            }
+        })
     }
 
     #[test]
@@ -518,7 +531,7 @@ mod swapped_database {
 /// real one back while the last (right, slow) item runs.
 mod swapped_suite {
     use crate::common;
-    use common::repo::{commit_all, commit_baseline, init_main, EVAL};
+    use common::repo::{commit_all, commit_baseline, init_main};
     use common::trust_flow::{write_shop, GOLD, TABLES_JSON};
     use std::path::Path;
     use std::time::Duration;
@@ -574,19 +587,16 @@ mod swapped_suite {
             scratch.path().join("real"),
         );
         write_shop(&full, &[]);
-        let args = [&EVAL[..], &["--trusted-base", base]].concat();
-        let mut command = common::sqlgate_command(&args);
-        let run = command.current_dir(root).env_remove("GITHUB_SHA");
-        let running = run.stdout(std::process::Stdio::piped()).spawn().unwrap();
-        if swap {
-            let target = root.join("suite/shop/shop_r1.sqlite");
-            std::thread::sleep(Duration::from_millis(1000));
-            std::fs::rename(&target, &real).unwrap();
-            std::fs::rename(&full, &target).unwrap();
-            std::thread::sleep(Duration::from_millis(2500));
-            std::fs::rename(&real, &target).unwrap();
-        }
-        running.wait_with_output().unwrap()
+        super::judged_while(root, base, || {
+            if swap {
+                let target = root.join("suite/shop/shop_r1.sqlite");
+                std::thread::sleep(Duration::from_millis(1000));
+                std::fs::rename(&target, &real).unwrap();
+                std::fs::rename(&full, &target).unwrap();
+                std::thread::sleep(Duration::from_millis(2500));
+                std::fs::rename(&real, &target).unwrap();
+            }
+        })
     }
 
     #[test]

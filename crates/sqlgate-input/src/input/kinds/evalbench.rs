@@ -2,9 +2,8 @@
 //! `dml` or `ddl` (`input::evalbench`), judged by the `evalbench` metric as EvalBench's
 //! `exact_match` scores them, each item on a private copy of its database.
 
-use super::Kind;
-use crate::input::config::{Config, DatasetConfig, DifficultySource, PredictionFormat};
-use crate::input::config::{Spider2Version, SuiteKind};
+use super::{statements, Kind};
+use crate::input::config::{Config, DatasetConfig, Spider2Version};
 use crate::input::dataset::GoldItem;
 use crate::input::evalbench::EvalItem;
 use crate::util::error::InputError;
@@ -27,10 +26,7 @@ impl Kind for EvalBench {
         config: &DatasetConfig,
         _version: Spider2Version,
     ) -> Result<(Vec<GoldItem>, Vec<u8>), InputError> {
-        let bytes = crate::util::error::read_bytes(&config.gold)?;
-        let text = crate::input::dataset::utf8_or_line_error(&config.gold, &bytes)?;
-        let items = crate::input::evalbench::parse_items(&config.gold, text)?;
-        Ok((items.into_iter().enumerate().map(item).collect(), bytes))
+        statements::load(config, crate::input::evalbench::parse_items, item)
     }
 
     fn sqlite_only(&self) -> bool {
@@ -45,30 +41,16 @@ impl Kind for EvalBench {
     /// query type) or none, `format: livesql` predictions, no test suite, no gold audit settings
     /// and none of `compare`'s knobs (EvalBench's exact match decides).
     fn check(&self, config: &Config) -> Result<(), String> {
-        if config.dataset.difficulty == DifficultySource::SpiderHardness {
-            return Err("`dataset.kind: evalbench` items are not parsed for Spider hardness: set `dataset.difficulty: field:query_type` (a cell per dql / dml / ddl) or `none`".into());
-        }
-        if let Some(other) = (config.metrics.iter()).find(|m| !METRICS.contains(&m.as_str())) {
-            return Err(format!(
-                "`metrics`: `{other}` is not available for `dataset.kind: evalbench` (only `evalbench`)"
-            ));
-        }
-        if let Some(spec) =
-            (config.predictions.iter()).find(|p| p.format != PredictionFormat::Livesql)
-        {
-            return Err(format!("`predictions`: `{}` needs `format: livesql` with `dataset.kind: evalbench` (`instance_id`, the item's `id`, and `pred_sqls` per line)", spec.path));
-        }
-        if config.suite.kind != SuiteKind::Original {
-            return Err("`suite`: `dataset.kind: evalbench` runs on each item's own database only (`suite.kind: original`)".into());
-        }
-        if config.audit.overrides.is_some() || !config.audit.dialects.is_empty() {
-            return Err("`audit.overrides` and `audit.dialects` do not apply to `dataset.kind: evalbench`: its golds run on a copy as EvalBench runs them, which the gold audit does not read".into());
-        }
-        let compare = &config.compare;
-        if compare.float_tolerance != 0.0 || compare.keep_distinct || compare.plug_value {
-            return Err("`compare.float_tolerance`, `keep_distinct` and `plug_value` do not apply to `dataset.kind: evalbench` (EvalBench's exact match decides)".into());
-        }
-        Ok(())
+        let rules = statements::Rules {
+            name: "evalbench",
+            metrics: &METRICS,
+            cells: ("query_type", "a cell per dql / dml / ddl"),
+            prediction_line: "`instance_id`, the item's `id`, and `pred_sqls` per line",
+            audit:
+                "its golds run on a copy as EvalBench runs them, which the gold audit does not read",
+            decides: "EvalBench's exact match decides",
+        };
+        statements::check(config, &rules)
     }
 
     /// Its metric needs its items.

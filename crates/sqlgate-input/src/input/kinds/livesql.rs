@@ -3,9 +3,8 @@
 //! item by the item's test cases. The two read the same files; they differ in the metric that
 //! judges them (`livesql` / `livesql_sound`, or `bird_critic`).
 
-use super::Kind;
-use crate::input::config::{Config, DatasetConfig, DifficultySource, PredictionFormat};
-use crate::input::config::{Spider2Version, SuiteKind};
+use super::{statements, Kind};
+use crate::input::config::{Config, DatasetConfig, PredictionFormat, Spider2Version};
 use crate::input::dataset::GoldItem;
 use crate::input::livesql::LiveItem;
 use crate::util::error::InputError;
@@ -42,10 +41,7 @@ impl Kind for LiveSql {
         config: &DatasetConfig,
         _version: Spider2Version,
     ) -> Result<(Vec<GoldItem>, Vec<u8>), InputError> {
-        let bytes = crate::util::error::read_bytes(&config.gold)?;
-        let text = crate::input::dataset::utf8_or_line_error(&config.gold, &bytes)?;
-        let items = crate::input::livesql::parse_items(&config.gold, text)?;
-        Ok((items.into_iter().enumerate().map(item).collect(), bytes))
+        statements::load(config, crate::input::livesql::parse_items, item)
     }
 
     fn sqlite_only(&self) -> bool {
@@ -60,32 +56,15 @@ impl Kind for LiveSql {
     /// none, LiveSQLBench prediction files, no test suite, no gold audit settings and none of
     /// `compare`'s knobs.
     fn check(&self, config: &Config) -> Result<(), String> {
-        let name = self.name;
-        if config.dataset.difficulty == DifficultySource::SpiderHardness {
-            return Err(format!("`dataset.kind: {name}` items are not parsed for Spider hardness: set `dataset.difficulty: field:category` (a cell per category) or `none`"));
-        }
-        if let Some(other) = (config.metrics.iter()).find(|m| !self.metrics.contains(&m.as_str())) {
-            let allowed = self.metrics.join("`, `");
-            return Err(format!(
-                "`metrics`: `{other}` is not available for `dataset.kind: {name}` (only `{allowed}`)"
-            ));
-        }
-        if let Some(spec) =
-            (config.predictions.iter()).find(|p| p.format != PredictionFormat::Livesql)
-        {
-            return Err(format!("`predictions`: `{}` needs `format: livesql` with `dataset.kind: {name}` (`instance_id` and `pred_sqls` or `response` per line)", spec.path));
-        }
-        if config.suite.kind != SuiteKind::Original {
-            return Err(format!("`suite`: `dataset.kind: {name}` runs on each item's own database only (`suite.kind: original`)"));
-        }
-        if config.audit.overrides.is_some() || !config.audit.dialects.is_empty() {
-            return Err(format!("`audit.overrides` and `audit.dialects` do not apply to `dataset.kind: {name}`: its golds are statement lists its metrics run on a copy, which the gold audit does not read"));
-        }
-        let compare = &config.compare;
-        if compare.float_tolerance != 0.0 || compare.keep_distinct || compare.plug_value {
-            return Err(format!("`compare.float_tolerance`, `keep_distinct` and `plug_value` do not apply to `dataset.kind: {name}` (its test cases decide)"));
-        }
-        Ok(())
+        let rules = statements::Rules {
+            name: self.name,
+            metrics: self.metrics,
+            cells: ("category", "a cell per category"),
+            prediction_line: "`instance_id` and `pred_sqls` or `response` per line",
+            audit: "its golds are statement lists its metrics run on a copy, which the gold audit does not read",
+            decides: "its test cases decide",
+        };
+        statements::check(config, &rules)
     }
 
     /// Its metrics and prediction format need its items.

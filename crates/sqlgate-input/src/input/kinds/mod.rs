@@ -7,6 +7,7 @@ mod livesql;
 mod plain;
 mod spider2;
 mod spider2_dbt;
+mod statements;
 
 use crate::input::config::{Config, DatasetConfig, DatasetKind, EngineCatalog, Spider2Version};
 use crate::input::dataset::GoldItem;
