@@ -1,0 +1,214 @@
+//! Red team round 12 (issue 44): pull requests run as GitHub Actions runs `sqlgate action` on a
+//! `pull_request` event, each turning a regressing change green if it can. Every test asserts
+//! the SECURE outcome, so a failing test is a win for the attacker, and each runs its control
+//! (the same regressing pull request without the lever), which must exit 1.
+
+use super::redteam9::{control_fails, not_passed};
+
+/// The trusted base read from a forged object store (classes 1 and 2). Round 11's fix makes git
+/// ignore replace refs and grafts, but git still trusts the bytes of `.git/objects`: it never
+/// checks, when it reads an object, that the content hashes to the object's id. A step of the
+/// pull request's workflow that runs before the gate owns the checkout's `.git`, so it can write
+/// a loose object file at the path of the base's config blob (or baseline blob, root tree,
+/// commit) holding other content. `git cat-file blob <base>:sqlgate.yml` then returns that
+/// content; the commit id, the refs, the index and the working tree are unchanged, and
+/// `git status` lists nothing.
+mod forged_objects {
+    use super::super::redteam11::replaced_base::{loosened, regressed_baseline, WRONG};
+    use crate::common;
+    use common::repo::{self, commit_all, judged};
+    use common::{git, rewrite_predictions, text};
+    use std::io::Write;
+    use std::path::{Path, PathBuf};
+    use std::process::{Command, Stdio};
+
+    /// The loose object file of `oid` in the checkout `root`.
+    fn loose(root: &Path, oid: &str) -> PathBuf {
+        root.join(".git/objects").join(&oid[..2]).join(&oid[2..])
+    }
+
+    /// `git ARGS` in `root` with `input` on its standard input; its standard output, trimmed.
+    fn git_with_input(root: &Path, args: &[&str], input: &[u8]) -> String {
+        let mut child = Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "git {args:?} failed");
+        String::from_utf8(output.stdout).unwrap().trim().to_string()
+    }
+
+    /// Writes `content` as a new loose object of `kind` in `root`; its id.
+    fn new_object(root: &Path, kind: &str, content: &[u8]) -> String {
+        let args = ["hash-object", "-t", kind, "-w", "--stdin"];
+        git_with_input(root, &args, content)
+    }
+
+    /// Overwrites the loose object file of `old` with that of `new`: every read of `old` now
+    /// returns `new`'s content (a loose object file holds no id, only the compressed content).
+    fn forge(root: &Path, old: &str, new: &str) {
+        let target = loose(root, old);
+        assert!(target.is_file(), "{old} is not a loose object here");
+        std::fs::remove_file(&target).unwrap();
+        std::fs::copy(loose(root, new), &target).unwrap();
+        let status = git(root, &["status", "--porcelain", "--untracked-files=no"]);
+        assert!(status.trim().is_empty(), "git lists a change: {status}");
+    }
+
+    /// Forges the base's blob at `path` to hold `content`, and checks git reads it so, with
+    /// replace refs and grafts off (as sqlgate runs git since round 11).
+    fn forge_blob(root: &Path, base: &str, path: &str, content: &str) {
+        let old = git(root, &["rev-parse", &format!("{base}:{path}")]);
+        let new = new_object(root, "blob", content.as_bytes());
+        forge(root, &old, &new);
+        let shown = Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args(["cat-file", "blob", &format!("{base}:{path}")])
+            .env("GIT_NO_REPLACE_OBJECTS", "1")
+            .env("GIT_GRAFT_FILE", "/dev/null")
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&shown.stdout).trim(),
+            content.trim()
+        );
+    }
+
+    /// A tree like `tree` (an id in `root`) but with its entry `name` naming the blob `blob`;
+    /// the new tree's id (a genuine object: its content hashes to it).
+    fn tree_with(root: &Path, tree: &str, name: &str, blob: &str) -> String {
+        let listed = git(root, &["ls-tree", tree]);
+        let edited: String = (listed.lines())
+            .map(|line| match line.split_once('\t') {
+                Some((meta, entry)) if entry == name => {
+                    let mode = meta.split_whitespace().next().unwrap();
+                    format!("{mode} blob {blob}\t{entry}\n")
+                }
+                _ => format!("{line}\n"),
+            })
+            .collect();
+        assert_ne!(edited, format!("{listed}\n"), "{name} is not in the tree");
+        git_with_input(root, &["mktree"], edited.as_bytes())
+    }
+
+    /// The example's gated `main` (the base): the folder and the base commit.
+    fn regressing_pull_request() -> (tempfile::TempDir, String) {
+        let dir = repo::example(true);
+        let root = dir.path();
+        let base = repo::gated_main(root);
+        (dir, base)
+    }
+
+    /// Commits the regression (C3's first 20 items predicted as [`WRONG`]) on a new branch `pr`
+    /// and runs the control, the same pull request with no lever yet, which must exit 1.
+    fn regress(root: &Path, base: &str) {
+        git(root, &["checkout", "-qb", "pr"]);
+        rewrite_predictions(root, "C3", |i| i < 20, WRONG);
+        commit_all(root, "wrong predictions");
+        super::control_fails(&judged(root, base, &[]));
+    }
+
+    /// The judged run after the lever, asserted not to pass.
+    fn judge_after_lever(root: &Path, base: &str) {
+        let judged = judged(root, base, &[]);
+        eprintln!("{}", text(&judged));
+        super::not_passed(&judged);
+    }
+
+    /// The base's config blob forged to the loosened gate.
+    #[test]
+    fn a_forged_base_config_blob_does_not_loosen_the_gate() {
+        let (dir, base) = regressing_pull_request();
+        let root = dir.path();
+        regress(root, &base);
+        let config = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
+        forge_blob(root, &base, "sqlgate.yml", &loosened(&config));
+        judge_after_lever(root, &base);
+    }
+
+    /// As a checkout made by `actions/checkout` has it: every object of the base in one pack.
+    /// The lever first takes the pack out and writes its objects back as loose objects
+    /// (`git unpack-objects`), then forges one: a packed base is no protection.
+    fn unpack(root: &Path) {
+        let packs = root.join(".git/objects/pack");
+        let away = root.join(".git/rt12-packs");
+        std::fs::rename(&packs, &away).unwrap();
+        std::fs::create_dir(&packs).unwrap();
+        for entry in std::fs::read_dir(&away).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "pack") {
+                git_with_input(
+                    root,
+                    &["unpack-objects", "-q"],
+                    &std::fs::read(&path).unwrap(),
+                );
+            }
+        }
+    }
+
+    /// The base's config blob forged in a checkout whose base objects are packed.
+    #[test]
+    fn a_forged_base_config_blob_of_a_packed_checkout_does_not_loosen_the_gate() {
+        let (dir, base) = regressing_pull_request();
+        let root = dir.path();
+        git(root, &["repack", "-adq"]);
+        let config = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
+        let old = git(root, &["rev-parse", &format!("{base}:sqlgate.yml")]);
+        assert!(!loose(root, &old).exists(), "the base is not packed");
+        regress(root, &base);
+        unpack(root);
+        forge_blob(root, &base, "sqlgate.yml", &loosened(&config));
+        judge_after_lever(root, &base);
+    }
+
+    /// The base's baseline blob forged to one `sqlgate baseline update` recorded on the base
+    /// commit with the pull request's wrong predictions (a valid `records_sha256`).
+    #[test]
+    fn a_forged_base_baseline_blob_does_not_hide_the_regression() {
+        let (dir, base) = regressing_pull_request();
+        let root = dir.path();
+        let regressed = regressed_baseline(root);
+        regress(root, &base);
+        forge_blob(root, &base, "baseline.json", &regressed);
+        judge_after_lever(root, &base);
+    }
+
+    /// The base's root tree forged to name a genuine blob of the loosened config: every blob
+    /// read hashes to its id, so checking a blob against the id its tree lists is not enough.
+    #[test]
+    fn a_forged_base_tree_does_not_loosen_the_gate() {
+        let (dir, base) = regressing_pull_request();
+        let root = dir.path();
+        regress(root, &base);
+        let config = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
+        let blob = new_object(root, "blob", loosened(&config).as_bytes());
+        let tree = git(root, &["rev-parse", &format!("{base}^{{tree}}")]);
+        let forged = tree_with(root, &tree, "sqlgate.yml", &blob);
+        forge(root, &tree, &forged);
+        judge_after_lever(root, &base);
+    }
+
+    /// The base commit object forged to name a genuine tree holding the loosened config: the
+    /// commit id (from the event payload) is right, the commit's content is not.
+    #[test]
+    fn a_forged_base_commit_does_not_loosen_the_gate() {
+        let (dir, base) = regressing_pull_request();
+        let root = dir.path();
+        regress(root, &base);
+        let config = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
+        let blob = new_object(root, "blob", loosened(&config).as_bytes());
+        let tree = git(root, &["rev-parse", &format!("{base}^{{tree}}")]);
+        let new_tree = tree_with(root, &tree, "sqlgate.yml", &blob);
+        let commit = git(root, &["cat-file", "commit", &base]);
+        let edited = commit.replacen(&format!("tree {}", &tree), &format!("tree {new_tree}"), 1);
+        let forged = new_object(root, "commit", edited.as_bytes());
+        forge(root, &base, &forged);
+        judge_after_lever(root, &base);
+    }
+}
