@@ -212,3 +212,45 @@ mod forged_objects {
         judge_after_lever(root, &base);
     }
 }
+
+/// A dataset file changed in the working tree behind git's index (class 1): a step of the pull
+/// request's workflow marks the gold file `skip-worktree` in the checkout's index and rewrites
+/// the gold of the items the pull request regresses to a query with no row, as its wrong one. `git diff <base>`
+/// then lists no change (git takes the index's word for the working tree), so the trust stage
+/// sees no benchmark change and the run reads the working tree's gold.
+mod hidden_from_the_index {
+    use super::super::redteam11::replaced_base::WRONG;
+    use crate::common;
+    use common::repo::{self, commit_all, judged};
+    use common::{git, rewrite_predictions, text};
+
+    /// The rewritten gold of the regressed items (all of `concert_singer`): no row, as the wrong
+    /// prediction, and a query Spider's hardness classifier parses.
+    const EMPTY: &str = "SELECT name FROM singer WHERE singer_id = -1";
+
+    #[test]
+    fn a_gold_file_changed_behind_skip_worktree_is_a_benchmark_change() {
+        let dir = repo::example(true);
+        let root = dir.path();
+        let base = repo::gated_main(root);
+        git(root, &["checkout", "-qb", "pr"]);
+        rewrite_predictions(root, "C3", |i| i < 20, WRONG);
+        commit_all(root, "wrong predictions");
+        super::control_fails(&judged(root, &base, &[]));
+        let gold = root.join("dev_gold.sql");
+        let rewritten: String = (std::fs::read_to_string(&gold).unwrap().lines())
+            .enumerate()
+            .map(|(i, line)| match (i < 20, line.split_once('\t')) {
+                (true, Some((_, db_id))) => format!("{EMPTY}\t{db_id}\n"),
+                _ => format!("{line}\n"),
+            })
+            .collect();
+        git(root, &["update-index", "--skip-worktree", "dev_gold.sql"]);
+        std::fs::write(&gold, rewritten).unwrap();
+        let listed = git(root, &["diff", "--name-only", &base, "--", "dev_gold.sql"]);
+        assert!(listed.is_empty(), "git lists the change: {listed}");
+        let judged = judged(root, &base, &[]);
+        eprintln!("{}", text(&judged));
+        super::not_passed(&judged);
+    }
+}
