@@ -254,3 +254,52 @@ mod hidden_from_the_index {
         super::not_passed(&judged);
     }
 }
+
+/// A role's existence read through a cast (class 3): roles are the server's, not the
+/// benchmark database's, so no data or structure digest covers them, and the catalog check
+/// refuses the words that name them (`regrole`, `to_regrole`, `has_*_privilege`,
+/// `pg_has_role`, `current_user`...). PostgreSQL's `aclitem` input (`'r=r/r'::aclitem`) looks
+/// up the role names it holds and fails when one does not exist. The preparation creates a
+/// role; the wrong prediction for item 5 (`SELECT count(*) FROM customers`: 2) counts the
+/// customers only when that cast succeeds (an error otherwise).
+mod role_probe {
+    use crate::common;
+    use common::servers;
+    use common::trust_flow::*;
+
+    /// The role the preparation creates (dropped again after the run: roles are the server's).
+    const ROLE: &str = "rt12_lever_role";
+
+    /// The pull request's wrong prediction for item 5.
+    const WRONG: &str = "SELECT count(*) FROM customers \
+         WHERE 'rt12_lever_role=r/rt12_lever_role'::aclitem IS NOT NULL";
+
+    /// The gate's output on the pull request predicting item 5 as [`WRONG`], the role created
+    /// just before the gate when `lever`.
+    fn judge(database: &str, lever: bool) -> std::process::Output {
+        let server = servers::postgres();
+        server.admin_sql("postgres", &format!("DROP ROLE IF EXISTS {ROLE}"));
+        let dir = recorded_repository(server, database, &GOLD);
+        let root = dir.path();
+        let mut predictions = GOLD.to_vec();
+        predictions[5] = WRONG;
+        let base = hostile_predictions(root, &predictions);
+        let run = Run::pull_request(server, database, base);
+        let judged = run.workflow_with(root, || {
+            if lever {
+                server.admin_sql("postgres", &format!("CREATE ROLE {ROLE}"));
+            }
+        });
+        server.admin_sql("postgres", &format!("DROP ROLE IF EXISTS {ROLE}"));
+        judged
+    }
+
+    #[test]
+    fn a_role_made_by_the_preparation_and_probed_by_a_cast_does_not_pass() {
+        let control = judge("rt12_role_c", false);
+        super::control_fails(&control);
+        let judged = judge("rt12_role_l", true);
+        eprintln!("{}", text(&judged));
+        super::not_passed(&judged);
+    }
+}
