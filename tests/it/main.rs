@@ -60,6 +60,7 @@ mod providers;
 mod readme;
 mod redteam10;
 mod redteam11;
+mod redteam12;
 mod redteam9;
 mod repair;
 mod report;

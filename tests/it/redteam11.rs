@@ -12,18 +12,18 @@ use super::redteam9::{control_fails, not_passed};
 /// config as a blob and replaces the base's config blob with it (`git replace <old> <new>`):
 /// every read of `<base>:sqlgate.yml` then returns the loosened gate, while the commit, the
 /// tree and the pull request's own files are unchanged.
-mod replaced_base {
+pub(crate) mod replaced_base {
     use crate::common;
     use common::repo::{self, commit_all, judged};
     use common::{git, rewrite_predictions, text};
     use std::path::Path;
 
     /// The pull request's wrong prediction for the items it regresses (no row).
-    const WRONG: &str = "SELECT 1 WHERE 1 = 0";
+    pub(crate) const WRONG: &str = "SELECT 1 WHERE 1 = 0";
 
     /// The base's config with its gate loosened: any drop allowed, no per-difficulty or
     /// significance rule.
-    fn loosened(config: &str) -> String {
+    pub(crate) fn loosened(config: &str) -> String {
         let gate = config.find("gate:").expect("the example has a gate");
         let report = config.find("report:").expect("the example has a report");
         format!(
@@ -49,7 +49,7 @@ mod replaced_base {
 
     /// The baseline the example's config records on the base commit with C3's first 20 items
     /// predicted as [`WRONG`] (written in the working tree, then put back).
-    fn regressed_baseline(root: &Path) -> String {
+    pub(crate) fn regressed_baseline(root: &Path) -> String {
         rewrite_predictions(root, "C3", |i| i < 20, WRONG);
         repo::update_baseline(root);
         let regressed = std::fs::read_to_string(root.join("baseline.json")).unwrap();
