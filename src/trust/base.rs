@@ -96,15 +96,7 @@ impl TrustedBase {
     /// such file. The working tree is not consulted (a folder the pull request replaced by a
     /// symlink does not change which file is read).
     pub fn read_named(&self, commit: &str, name: &str) -> Result<Option<Vec<u8>>, String> {
-        let listed = git(&self.root, &["ls-tree", "--name-only", commit, "--", name])?;
-        if listed.is_empty() {
-            return Ok(None);
-        }
-        git(
-            &self.root,
-            &["cat-file", "blob", &format!("{commit}:{name}")],
-        )
-        .map(Some)
+        super::git::verified_blob(&self.root, commit, name)
     }
 
     /// Whether the working tree's `path` differs from the base's (added, changed, removed, or
@@ -202,8 +194,8 @@ impl TrustedBase {
 
     /// Writes the base commit's file `name` (a repository path) into the new file `file`.
     pub fn write_blob(&self, name: &str, file: &Path) -> Result<(), InputError> {
-        let object = format!("{}:{name}", self.commit);
-        super::git::blob_to_file(&self.root, &object, file).map_err(|e| base_error(file, e))
+        super::git::blob_to_file(&self.root, (&self.commit, name), file)
+            .map_err(|e| base_error(file, e))
     }
 
     /// The committer time of `commit` (seconds since 1970), when it is a commit id git knows.
@@ -264,25 +256,12 @@ impl TrustedBase {
     }
 
     /// The files at `commit` (repository paths) whose bytes hold `needle`: every file is
-    /// searched as text, so no attribute or content can make git skip one as binary.
+    /// searched as bytes (no attribute or content makes one skipped as binary) after its blob
+    /// is checked against its id; a file larger than any input sqlgate reads is not searched.
     pub fn files_holding(&self, commit: &str, needle: &str) -> Result<Vec<String>, InputError> {
-        let prefix = format!("{commit}:");
-        let found = git(
-            &self.root,
-            &["grep", "-l", "-z", "-a", "-F", "-e", needle, commit, "--"],
-        );
-        let listed = match found {
-            Ok(listed) => listed,
-            // git grep exits 1 when nothing matches, with nothing on its error stream.
-            Err(message) if message.is_empty() => return Ok(Vec::new()),
-            Err(message) => return Err(base_error(&self.root, message)),
-        };
-        Ok((nul_separated(&listed).into_iter())
-            .map(|name| {
-                name.strip_prefix(&prefix)
-                    .map_or(name.clone(), str::to_string)
-            })
-            .collect())
+        let most = crate::util::error::MAX_INPUT_BYTES;
+        super::git::files_holding(&self.root, commit, needle.as_bytes(), most)
+            .map_err(|e| base_error(&self.root, e))
     }
 
     /// Whether `commit` is the base commit or one of its ancestors.

@@ -9,6 +9,7 @@
 //! depend on the number of threads. Python test cases run in a subprocess that reaches the
 //! database only through sqlgate (`python`). The template file is only read.
 
+mod cells;
 pub mod copy;
 mod post;
 pub mod postgres;

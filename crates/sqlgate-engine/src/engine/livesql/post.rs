@@ -5,10 +5,10 @@
 //! sound profile compares results (numbers to 2 places: `price * 1.1` and `price + price * 0.1`
 //! are the same price); messages show them exactly.
 
+use super::cells::{cell, Cell};
 use super::copy::ItemCopy;
 use super::python::TestsError;
 use super::session::{Ran, Session, Stopped};
-use super::sound::{cell, Cell};
 use super::{open, Profile, Settings};
 use crate::input::livesql::LiveItem;
 use crate::input::livesql_post::{CountOf, PostCondition, PostState};
