@@ -104,9 +104,9 @@ pub struct Evaluation {
     /// Each gold's measured time, which a baseline records so that later runs give a slow
     /// gold's item its budget ([`crate::score::budget`]); empty for merged shards.
     pub gold_ms: crate::score::budget::GoldTimes,
-    /// A directory suite's files as the run read them ([`crate::score::suite_digest::of`],
-    /// checked against the copies the metrics read), which a baseline records and compares;
-    /// `None` for any other suite.
+    /// A directory suite's files as the run read them ([`crate::score::suite_digest::with_read`]:
+    /// the copies the metrics read, and the folder's other files), which a baseline records and
+    /// compares; `None` for any other suite.
     pub suite_digests: Option<std::collections::BTreeMap<String, String>>,
 }
 
@@ -313,14 +313,12 @@ fn score_with(
     let mut suite_digests = None;
     let (suite, gold_cache) = match (config.suite.kind, &config.suite.path) {
         (SuiteKind::Directory, Some(path)) => {
-            let listed = crate::score::suite_digest::of(config)?.unwrap_or_default();
             let suite = Suite::directory(
                 path,
                 dataset.databases.keys().map(String::as_str),
                 config.dataset.skip_missing_databases,
             )?;
-            crate::score::suite_digest::check_read(path, &listed, suite.digests())?;
-            suite_digests = Some(listed);
+            suite_digests = crate::score::suite_digest::with_read(config, suite.digests())?;
             (Some(suite), None)
         }
         (SuiteKind::Distilled, Some(_)) => {
