@@ -54,18 +54,21 @@ pub fn query(folder: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
     }
 }
 
-/// The id of the blob at `name` in `commit`, read from the commit's trees (which git checks
-/// against their ids as it reads them); `None` when the commit has no such path, an error when
-/// it is not a file.
-pub fn blob_id(folder: &Path, commit: &str, name: &str) -> Result<Option<String>, String> {
-    let listed = query(folder, &["ls-tree", "-z", commit, "--", name])?;
+/// The id and size of the blob at `name` in `commit`, read from the commit's trees (which git
+/// checks against their ids as it reads them; the size is the object's, checked with its bytes);
+/// `None` when the commit has no such path, an error when it is not a file.
+pub fn blob_id(folder: &Path, commit: &str, name: &str) -> Result<Option<(String, u64)>, String> {
+    let listed = query(folder, &["ls-tree", "-l", "-z", commit, "--", name])?;
     let Some(entry) = listed.split(|&b| b == 0).find(|e| !e.is_empty()) else {
         return Ok(None);
     };
     let entry = String::from_utf8_lossy(entry);
-    let meta: Vec<&str> = entry.split('\t').next().unwrap_or("").split(' ').collect();
-    match meta.as_slice() {
-        [_, "blob", id] => Ok(Some(id.to_string())),
+    let meta = entry.split('\t').next().unwrap_or("");
+    match meta.split_whitespace().collect::<Vec<_>>().as_slice() {
+        [_, "blob", id, size] => size
+            .parse()
+            .map(|size| Some((id.to_string(), size)))
+            .map_err(|e| format!("the size git lists for `{name}` at {commit}: {e}")),
         _ => Err(format!("`{name}` at {commit} is not a file")),
     }
 }
@@ -73,7 +76,7 @@ pub fn blob_id(folder: &Path, commit: &str, name: &str) -> Result<Option<String>
 /// The bytes of the blob at `name` in `commit`, checked against the blob's id; `None` when the
 /// commit has no such path.
 pub fn verified_blob(folder: &Path, commit: &str, name: &str) -> Result<Option<Vec<u8>>, String> {
-    let Some(id) = blob_id(folder, commit, name)? else {
+    let Some((id, _)) = blob_id(folder, commit, name)? else {
         return Ok(None);
     };
     let bytes = query(folder, &["cat-file", "blob", &id])?;
@@ -91,12 +94,8 @@ pub fn blob_to_file(
     (commit, name): (&str, &str),
     file: &Path,
 ) -> Result<(), String> {
-    let id = blob_id(folder, commit, name)?
+    let (id, size) = blob_id(folder, commit, name)?
         .ok_or_else(|| format!("`{name}` is not in the base commit"))?;
-    let size = String::from_utf8_lossy(&query(folder, &["cat-file", "-s", &id])?)
-        .trim()
-        .parse::<u64>()
-        .map_err(|e| format!("the size of `{name}`'s blob: {e}"))?;
     let out = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
