@@ -2,7 +2,7 @@
 
 use crate::input::config::{DatabaseFiles, DatasetConfig, DifficultySource, EngineCatalog};
 use crate::sql::schema::{Schema, TableEntry, TablesJson};
-use crate::util::error::{read_bytes, InputError};
+use crate::util::error::{read_bytes, utf8_or_line_error, InputError};
 use crate::util::fs::RunFolder;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
@@ -294,18 +294,6 @@ fn gold_item_from_json(
         skipped: false,
         spider2: None,
         task: None,
-    })
-}
-
-/// `bytes` (the contents of `path`) as text; an error names the line of the first invalid byte.
-pub(crate) fn utf8_or_line_error<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, InputError> {
-    std::str::from_utf8(bytes).map_err(|e| {
-        let line = bytes[..e.valid_up_to()]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count()
-            + 1;
-        InputError::malformed(path, format!("line {line}"), "invalid UTF-8")
     })
 }
 

@@ -19,7 +19,7 @@ pub fn load<T>(
     item: fn((usize, T)) -> GoldItem,
 ) -> Result<(Vec<GoldItem>, Vec<u8>), InputError> {
     let bytes = crate::util::error::read_bytes(&config.gold)?;
-    let text = crate::input::dataset::utf8_or_line_error(&config.gold, &bytes)?;
+    let text = crate::util::error::utf8_or_line_error(&config.gold, &bytes)?;
     let items = parse(&config.gold, text)?;
     Ok((items.into_iter().enumerate().map(item).collect(), bytes))
 }
