@@ -45,6 +45,7 @@ mod judge_cache_trust;
 mod layout;
 mod lifecycle;
 mod livesql;
+mod livesql_audit;
 mod livesql_gate;
 mod livesql_hostile;
 mod livesql_pg;

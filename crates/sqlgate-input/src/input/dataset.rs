@@ -45,6 +45,13 @@ pub trait ItemTask: std::fmt::Debug + Send + Sync {
     fn instance_id(&self) -> Option<&str> {
         None
     }
+
+    /// The item's gold as a statement list a metric of the kind takes as a prediction, for kinds
+    /// whose golds are such lists: the gold audit runs it through the kind's metrics, and a gold
+    /// that fails its own checks is a finding.
+    fn gold_statements(&self) -> Option<Vec<String>> {
+        None
+    }
 }
 
 /// One database of the benchmark.

@@ -61,7 +61,7 @@ impl Kind for LiveSql {
             metrics: self.metrics,
             cells: ("category", "a cell per category"),
             prediction_line: "`instance_id` and `pred_sqls` or `response` per line",
-            audit: "its golds are statement lists its metrics run on a copy, which the gold audit does not read",
+            audit: "its golds are statement lists, which the gold audit judges as predictions by its metrics (`gold-self-check`), not by the read-only checks these keys feed",
             decides: "its test cases decide",
         };
         statements::check(config, &rules)

@@ -35,7 +35,7 @@ pub struct Rules<'a> {
     pub cells: (&'a str, &'a str),
     /// What a prediction line holds.
     pub prediction_line: &'a str,
-    /// Why the gold audit does not read its golds.
+    /// Why the gold audit's read-only keys do not apply to its golds.
     pub audit: &'a str,
     /// What decides instead of `compare`'s knobs.
     pub decides: &'a str,
