@@ -1,0 +1,158 @@
+//! Red team round 13 (issue 44): pull requests run as GitHub Actions runs `sqlgate action` on a
+//! `pull_request` event, each turning a regressing change green if it can. Every test asserts
+//! the SECURE outcome, so a failing test is a win for the attacker, and each runs its control
+//! (the same regressing pull request without the lever), which must exit 1.
+
+use super::redteam9::{control_fails, not_passed};
+
+/// The baseline read back from a baseline ref (class 2). With the Action's `baseline-ref`
+/// (`origin/sqlgate-baseline`, the branch `sqlgate baseline store --branch` appends to), the
+/// baseline is the newest version on that ref "made at an ancestor of the base": the ref is
+/// resolved in the checkout, and "made at" is the `commit` the baseline file itself records. A
+/// step of the pull request's workflow that runs before the gate owns the checkout's `.git`, so
+/// it can point the remote-tracking ref at a commit of its own (no object forged: every blob
+/// hashes to its id) holding a baseline that `sqlgate baseline update` recorded on the base
+/// commit with the pull request's wrong predictions.
+mod baseline_ref {
+    use super::super::redteam11::replaced_base::{regressed_baseline, WRONG};
+    use crate::common;
+    use common::repo::{self, commit_all, sqlgate_in, EVAL};
+    use common::{git, rewrite_predictions, text};
+    use std::io::Write;
+    use std::path::Path;
+    use std::process::{Command, Stdio};
+
+    /// The remote-tracking ref the base's workflow reads the baseline from.
+    const REF: &str = "refs/remotes/origin/sqlgate-baseline";
+
+    /// `git ARGS` in `root` with `input` on its standard input; its standard output, trimmed.
+    fn git_with_input(root: &Path, args: &[&str], input: &[u8]) -> String {
+        let mut child = Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "git {args:?} failed");
+        String::from_utf8(output.stdout).unwrap().trim().to_string()
+    }
+
+    /// A commit holding only `baseline.json` with `content` (as `sqlgate baseline store
+    /// --branch` makes one), on top of `parent` when given; its id.
+    fn baseline_commit(root: &Path, content: &str, parent: Option<&str>) -> String {
+        let blob = git_with_input(root, &["hash-object", "-w", "--stdin"], content.as_bytes());
+        let tree = git_with_input(
+            root,
+            &["mktree"],
+            format!("100644 blob {blob}\tbaseline.json\n").as_bytes(),
+        );
+        let mut args = vec!["commit-tree", tree.as_str(), "-m", "sqlgate baseline"];
+        if let Some(parent) = parent {
+            args.extend(["-p", parent]);
+        }
+        git(root, &args)
+    }
+
+    /// The pull request judged as its job judges it, the baseline read back from [`REF`].
+    fn judged(root: &Path, base: &str) -> std::process::Output {
+        let args = [
+            &EVAL[..],
+            &[
+                "--trusted-base",
+                base,
+                "--baseline-ref",
+                "origin/sqlgate-baseline",
+            ],
+        ]
+        .concat();
+        sqlgate_in(root, &args, &[])
+    }
+
+    /// The lever: a second commit on the baseline branch, holding the regressed baseline (made
+    /// on the base commit, so "made at an ancestor of the base"), and the checkout's
+    /// remote-tracking ref moved to it (a fast-forward: the branch keeps its history).
+    #[test]
+    fn a_baseline_ref_moved_by_a_step_does_not_hide_the_regression() {
+        let dir = repo::example(true);
+        let root = dir.path();
+        let base = repo::gated_main(root);
+        let genuine = std::fs::read_to_string(root.join("baseline.json")).unwrap();
+        let stored = baseline_commit(root, &genuine, None);
+        git(root, &["update-ref", REF, &stored]);
+        let regressed = regressed_baseline(root);
+        git(root, &["checkout", "-qb", "pr"]);
+        rewrite_predictions(root, "C3", |i| i < 20, WRONG);
+        commit_all(root, "wrong predictions");
+        let control = judged(root, &base);
+        eprintln!("control: {}", text(&control));
+        super::control_fails(&control);
+        let forged = baseline_commit(root, &regressed, Some(&stored));
+        git(root, &["update-ref", REF, &forged]);
+        let judged = judged(root, &base);
+        eprintln!("{}", text(&judged));
+        super::not_passed(&judged);
+    }
+}
+
+/// git's own environment inherited from the job (class 1): a step can add variables to every
+/// later step of the job through `$GITHUB_ENV`, and sqlgate runs git with the environment it got.
+/// `GIT_DIR` and `GIT_WORK_TREE` name the checkout's repository but a pristine copy of the base's
+/// working tree, so `git diff <base>` and `git ls-files --others` list no change while sqlgate
+/// reads the real working tree, whose gold the pull request rewrote for the items it regresses.
+mod git_environment {
+    use super::super::redteam11::replaced_base::WRONG;
+    use crate::common;
+    use common::repo::{self, commit_all, judged, sqlgate_in, EVAL};
+    use common::{copy_tree, git, rewrite_predictions, text};
+
+    /// The rewritten gold of the regressed items: no row, as the wrong prediction.
+    const EMPTY: &str = "SELECT name FROM singer WHERE singer_id = -1";
+
+    #[test]
+    fn a_work_tree_named_in_the_job_environment_hides_no_gold_change() {
+        let dir = repo::example(true);
+        let root = dir.path();
+        let base = repo::gated_main(root);
+        git(root, &["checkout", "-qb", "pr"]);
+        rewrite_predictions(root, "C3", |i| i < 20, WRONG);
+        commit_all(root, "wrong predictions");
+        super::control_fails(&judged(root, &base, &[]));
+        let pristine = tempfile::tempdir().unwrap();
+        for entry in std::fs::read_dir(root).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap();
+            if name == ".git" {
+                continue;
+            }
+            let target = pristine.path().join(name);
+            if path.is_dir() {
+                copy_tree(&path, &target);
+            } else {
+                std::fs::copy(&path, &target).unwrap();
+            }
+        }
+        let gold = root.join("dev_gold.sql");
+        let rewritten: String = (std::fs::read_to_string(&gold).unwrap().lines())
+            .enumerate()
+            .map(|(i, line)| match (i < 20, line.split_once('\t')) {
+                (true, Some((_, db_id))) => format!("{EMPTY}\t{db_id}\n"),
+                _ => format!("{line}\n"),
+            })
+            .collect();
+        std::fs::write(&gold, rewritten).unwrap();
+        let git_dir = root.join(".git");
+        let env = [
+            ("GIT_DIR", git_dir.to_str().unwrap()),
+            ("GIT_WORK_TREE", pristine.path().to_str().unwrap()),
+        ];
+        let args = [&EVAL[..], &["--trusted-base", &base]].concat();
+        let judged = sqlgate_in(root, &args, &env);
+        eprintln!("{}", text(&judged));
+        super::not_passed(&judged);
+    }
+}
