@@ -5,6 +5,24 @@
 
 use super::redteam9::{control_fails, not_passed};
 
+/// `git ARGS` in `root` with `input` on its standard input; its standard output, trimmed.
+fn git_with_input(root: &std::path::Path, args: &[&str], input: &[u8]) -> String {
+    use std::io::Write;
+    let mut child = std::process::Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "git {args:?} failed");
+    String::from_utf8(output.stdout).unwrap().trim().to_string()
+}
+
 /// The baseline read back from a baseline ref (class 2). With the Action's `baseline-ref`
 /// (`origin/sqlgate-baseline`, the branch `sqlgate baseline store --branch` appends to), the
 /// baseline is the newest version on that ref "made at an ancestor of the base": the ref is
@@ -18,29 +36,11 @@ mod baseline_ref {
     use crate::common;
     use common::repo::{self, commit_all, sqlgate_in, EVAL};
     use common::{git, rewrite_predictions, text};
-    use std::io::Write;
+    use super::git_with_input;
     use std::path::Path;
-    use std::process::{Command, Stdio};
 
     /// The remote-tracking ref the base's workflow reads the baseline from.
     const REF: &str = "refs/remotes/origin/sqlgate-baseline";
-
-    /// `git ARGS` in `root` with `input` on its standard input; its standard output, trimmed.
-    fn git_with_input(root: &Path, args: &[&str], input: &[u8]) -> String {
-        let mut child = Command::new("git")
-            .arg("-C")
-            .arg(root)
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(input).unwrap();
-        let output = child.wait_with_output().unwrap();
-        assert!(output.status.success(), "git {args:?} failed");
-        String::from_utf8(output.stdout).unwrap().trim().to_string()
-    }
 
     /// A commit holding only `baseline.json` with `content` (as `sqlgate baseline store
     /// --branch` makes one), on top of `parent` when given; its id.
@@ -152,6 +152,98 @@ mod git_environment {
         ];
         let args = [&EVAL[..], &["--trusted-base", &base]].concat();
         let judged = sqlgate_in(root, &args, &env);
+        eprintln!("{}", text(&judged));
+        super::not_passed(&judged);
+    }
+}
+
+/// The `git` sqlgate runs, found on the job's `PATH` (classes 1 and 2): a step can put a folder
+/// first on `PATH` for every later step of the job through `$GITHUB_PATH`, and sqlgate starts
+/// `git` by name. The step's `git` here only drops the environment sqlgate sets
+/// (`GIT_NO_REPLACE_OBJECTS`, `GIT_GRAFT_FILE`) before running the real one, and the step
+/// replaces the base commit by a genuine commit object whose tree holds the loosened gate: every
+/// object read hashes to its id, so the blob checks of round 12 pass.
+mod git_on_path {
+    use super::super::redteam11::replaced_base::{loosened, WRONG};
+    use super::git_with_input;
+    use crate::common;
+    use common::repo::{self, commit_all, judged, sqlgate_in, EVAL};
+    use common::{git, rewrite_predictions, text};
+    use std::os::unix::fs::PermissionsExt;
+    use std::path::Path;
+
+    /// A tree like `tree` but with its entry `name` naming the blob `blob`; its id.
+    fn tree_with(root: &Path, tree: &str, name: &str, blob: &str) -> String {
+        let listed = git(root, &["ls-tree", tree]);
+        let edited: String = (listed.lines())
+            .map(|line| match line.split_once('\t') {
+                Some((meta, entry)) if entry == name => {
+                    let mode = meta.split_whitespace().next().unwrap();
+                    format!("{mode} blob {blob}\t{entry}\n")
+                }
+                _ => format!("{line}\n"),
+            })
+            .collect();
+        git_with_input(root, &["mktree"], edited.as_bytes())
+    }
+
+    /// The base commit replaced (`git replace`) by one whose tree holds the loosened config.
+    fn replace_base(root: &Path, base: &str) {
+        let config = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
+        let blob = git_with_input(
+            root,
+            &["hash-object", "-w", "--stdin"],
+            loosened(&config).as_bytes(),
+        );
+        let tree = git(root, &["rev-parse", &format!("{base}^{{tree}}")]);
+        let new_tree = tree_with(root, &tree, "sqlgate.yml", &blob);
+        let commit = git(root, &["cat-file", "commit", base]);
+        let edited = commit.replacen(&format!("tree {tree}"), &format!("tree {new_tree}"), 1);
+        let args = ["hash-object", "-t", "commit", "-w", "--stdin"];
+        let forged = git_with_input(root, &args, edited.as_bytes());
+        git(root, &["replace", base, &forged]);
+    }
+
+    /// A folder holding a `git` that runs the real one without sqlgate's pins.
+    fn step_git(folder: &Path) {
+        let real = String::from_utf8(
+            std::process::Command::new("sh")
+                .args(["-c", "command -v git"])
+                .output()
+                .unwrap()
+                .stdout,
+        )
+        .unwrap();
+        let script = format!(
+            "#!/bin/sh\nunset GIT_NO_REPLACE_OBJECTS GIT_GRAFT_FILE\nexec {} \"$@\"\n",
+            real.trim()
+        );
+        let path = folder.join("git");
+        std::fs::write(&path, script).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[test]
+    fn a_git_first_on_the_path_does_not_loosen_the_gate() {
+        let dir = repo::example(true);
+        let root = dir.path();
+        let base = repo::gated_main(root);
+        git(root, &["checkout", "-qb", "pr"]);
+        rewrite_predictions(root, "C3", |i| i < 20, WRONG);
+        commit_all(root, "wrong predictions");
+        super::control_fails(&judged(root, &base, &[]));
+        replace_base(root, &base);
+        // Without the step's `git`, sqlgate ignores the replace ref: still exit 1.
+        super::control_fails(&judged(root, &base, &[]));
+        let folder = tempfile::tempdir().unwrap();
+        step_git(folder.path());
+        let path = format!(
+            "{}:{}",
+            folder.path().display(),
+            std::env::var("PATH").unwrap()
+        );
+        let args = [&EVAL[..], &["--trusted-base", &base]].concat();
+        let judged = sqlgate_in(root, &args, &[("PATH", &path)]);
         eprintln!("{}", text(&judged));
         super::not_passed(&judged);
     }
