@@ -248,3 +248,70 @@ mod git_on_path {
         super::not_passed(&judged);
     }
 }
+
+/// The `unshare` the test cases of a state-changing dataset run under, found on the job's `PATH`
+/// (class 1, the benchmark's test cases): a step can put a folder first on `PATH` through
+/// `$GITHUB_PATH`, and sqlgate looks `unshare` up there (`livesql::python::network_isolation`).
+/// The step's `unshare` answers the isolation probe and, in place of the benchmark's test
+/// cases, reports every test as passed over sqlgate's runner protocol.
+mod runner_on_path {
+    use crate::common;
+    use common::repo::{self, commit_all, judged, sqlgate_in, EVAL};
+    use common::{git, text};
+    use serde_json::json;
+    use std::os::unix::fs::PermissionsExt;
+    use std::path::{Path, PathBuf};
+
+    /// The livesql example of the repository.
+    fn example_folder() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/livesql-mini")
+    }
+
+    /// A folder holding the step's `unshare`.
+    fn step_unshare(folder: &Path) {
+        let script = "#!/bin/sh\nwhile [ \"$1\" != \"--\" ]; do shift; done; shift\n\
+                      [ \"$1\" = true ] && exit 0\n\
+                      exec /usr/bin/python3 -c 'import sys, json\n\
+for line in sys.stdin:\n    job = json.loads(line)\n    n = len(job[\"tests\"]) or 1\n    \
+print(json.dumps({\"op\": \"done\", \"results\": [{\"passed\": True, \"message\": \"\"}] * n}), flush=True)'\n";
+        let path = folder.join("unshare");
+        std::fs::write(&path, script).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    /// Gives `instance_id` the predicted `statements` in the example's prediction file in `root`.
+    fn predict(root: &Path, instance_id: &str, statements: &[&str]) {
+        let path = root.join("predictions/model.jsonl");
+        let lines: Vec<String> = (std::fs::read_to_string(&path).unwrap().lines())
+            .map(|line| match line.contains(&format!("\"{instance_id}\"")) {
+                true => json!({"instance_id": instance_id, "pred_sqls": statements}).to_string(),
+                false => line.to_string(),
+            })
+            .collect();
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    }
+
+    #[test]
+    fn an_unshare_first_on_the_path_does_not_pass_a_broken_management_update() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        common::copy_tree(&example_folder(), root);
+        std::fs::remove_file(root.join("baseline.json")).unwrap();
+        let base = repo::gated_main(root);
+        git(root, &["checkout", "-qb", "pr"]);
+        predict(root, "lsq_081", &["UPDATE students SET grade = grade + 1"]);
+        commit_all(root, "the pull request");
+        super::control_fails(&judged(root, &base, &[]));
+        let folder = tempfile::tempdir().unwrap();
+        step_unshare(folder.path());
+        let path = format!(
+            "{}:{}",
+            folder.path().display(),
+            std::env::var("PATH").unwrap()
+        );
+        let args = [&EVAL[..], &["--trusted-base", &base]].concat();
+        let judged = sqlgate_in(root, &args, &[("PATH", &path)]);
+        eprintln!("{}", text(&judged));
+        super::not_passed(&judged);
+    }
+}
