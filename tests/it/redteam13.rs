@@ -315,3 +315,47 @@ print(json.dumps({\"op\": \"done\", \"results\": [{\"passed\": True, \"message\"
         super::not_passed(&judged);
     }
 }
+
+/// A row's physical position read through `currtid2` (class 3): the catalog check refuses the
+/// system column `ctid`, `TABLESAMPLE` and the `tid` type where it is named, since where a row
+/// lies is not what the digests record (an `UPDATE t SET c = c` moves every row, keeping the
+/// rows and their scan order). PostgreSQL's `currtid2(text, tid)` names the table in a string
+/// and takes the position as an untyped literal: it follows a row's update chain from a given
+/// position to its newest version. The preparation runs `UPDATE customers SET name = name`
+/// (a HOT update: the rows move from `(0,1)`, `(0,2)` to `(0,3)`, `(0,4)` of the same page, in
+/// the same order); the wrong prediction for item 5 (`SELECT count(*) FROM customers`: 2)
+/// counts the customers only when the first row has moved (0 otherwise).
+mod row_position {
+    use crate::common;
+    use common::servers;
+    use common::trust_flow::*;
+
+    /// The pull request's wrong prediction for item 5.
+    const WRONG: &str = "SELECT count(*) FROM customers \
+                         WHERE currtid2('customers', '(0,1)') = '(0,3)'";
+
+    /// The gate's output on the pull request predicting item 5 as [`WRONG`], the rows moved just
+    /// before the gate when `lever`.
+    fn judge(database: &str, lever: bool) -> std::process::Output {
+        let server = servers::postgres();
+        let dir = recorded_repository(server, database, &GOLD);
+        let root = dir.path();
+        let mut predictions = GOLD.to_vec();
+        predictions[5] = WRONG;
+        let base = hostile_predictions(root, &predictions);
+        let run = Run::pull_request(server, database, base);
+        run.workflow_with(root, || {
+            if lever {
+                server.admin_sql(database, "UPDATE customers SET name = name");
+            }
+        })
+    }
+
+    #[test]
+    fn rows_moved_by_the_preparation_and_probed_by_currtid2_do_not_pass() {
+        super::control_fails(&judge("rt13_tid_c", false));
+        let judged = judge("rt13_tid_l", true);
+        eprintln!("{}", text(&judged));
+        super::not_passed(&judged);
+    }
+}
