@@ -33,10 +33,10 @@ fn git_with_input(root: &std::path::Path, args: &[&str], input: &[u8]) -> String
 /// commit with the pull request's wrong predictions.
 mod baseline_ref {
     use super::super::redteam11::replaced_base::{regressed_baseline, WRONG};
+    use super::git_with_input;
     use crate::common;
     use common::repo::{self, commit_all, sqlgate_in, EVAL};
     use common::{git, rewrite_predictions, text};
-    use super::git_with_input;
     use std::path::Path;
 
     /// The remote-tracking ref the base's workflow reads the baseline from.
