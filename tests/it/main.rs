@@ -62,6 +62,7 @@ mod readme;
 mod redteam10;
 mod redteam11;
 mod redteam12;
+mod redteam13;
 mod redteam9;
 mod repair;
 mod report;
