@@ -3,9 +3,11 @@
 //! pull-request comment and `summary.json`. The 210 items of the PostgreSQL corpus
 //! (tests/data/livesql/postgres) judged through the config as the recorded official evaluator
 //! judged them; a subset of it as a bundled-style dataset gated (a pull request breaking a
-//! Management item exits 1 naming the item and its failing check, an equal one exits 0); config
+//! Management item exits 1 naming the item and its failing check, an equal one exits 0, one
+//! naming another administrator variable changes nothing: the base's config names it); config
 //! errors exiting 2 naming the key; hostile predictions through the gate failing alone, the base
-//! data and the server's databases and roles unchanged.
+//! data and the server's databases and roles unchanged; a session of another client on the
+//! server or on an item's clone during the run failing it.
 
 use crate::common::servers::{self, Server};
 use crate::common::{self, repo};
@@ -226,6 +228,16 @@ fn a_pull_request_breaking_a_management_update_on_postgresql_fails_naming_it_and
     });
     assert_eq!(code, Some(0), "{said}");
     common::assert_contains(&said, &["0 regressed / 0 fixed"]);
+    // The base commit's config names the administrator's variable: a pull request naming
+    // another (unset here) changes nothing.
+    let (code, said, _) = judged_change(server, |root| {
+        let config = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
+        let config = config.replace("TEST_DB_ADMIN_URL", "TEST_DB_PR_ADMIN_URL");
+        std::fs::write(root.join("sqlgate.yml"), config).unwrap()
+    });
+    assert_eq!(code, Some(0), "{said}");
+    common::assert_contains(&said, &["0 regressed / 0 fixed"]);
+    assert!(!said.contains("TEST_DB_PR_ADMIN_URL"), "{said}");
     assert_eq!(
         server_state(server),
         before,
