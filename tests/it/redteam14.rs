@@ -1,0 +1,79 @@
+//! Red team round 14 (issue 44): pull requests run as GitHub Actions runs `sqlgate action` on a
+//! `pull_request` event, each turning a regressing change green if it can. Every test asserts
+//! the SECURE outcome, so a failing test is a win for the attacker, and each runs its control
+//! (the same regressing pull request without the lever), which must exit 1. The threat model is
+//! SECURITY.md's "What the workflow must do": the pull request controls its tree and the SQL the
+//! workflow's preparation runs on the server, not programs in the gate's job.
+
+use super::redteam9::{control_fails, not_passed};
+
+/// A table the read-only role cannot read (class 3): the data digests cover "every table the
+/// role can read", and the start-up check asks only that the benchmark's tables be present, so a
+/// table the preparation creates and revokes from the role is in no digest and no lever list.
+/// Its row type is still a type every role may name, so a prediction that casts to it runs only
+/// when the table exists: the preparation chooses whether the wrong prediction for item 5
+/// (`SELECT count(*) FROM customers`: 2) answers 2 or fails.
+mod unreadable_table {
+    use crate::common;
+    use common::servers::{self, READER};
+    use common::trust_flow::*;
+
+    /// The table the preparation adds and keeps from the role.
+    const HIDDEN: &str = "rt14_hidden";
+
+    /// The pull request's wrong prediction for item 5: the table's row type named in a cast.
+    const WRONG: &str = "SELECT count(*) FROM customers WHERE NULL::rt14_hidden IS NULL";
+
+    /// The gate's output on the pull request predicting item 5 as `wrong`, `lever` run by the
+    /// preparation just before the gate when given.
+    pub(super) fn judge(database: &str, wrong: &str, lever: Option<&str>) -> std::process::Output {
+        let server = servers::postgres();
+        let dir = recorded_repository(server, database, &GOLD);
+        let root = dir.path();
+        let mut predictions = GOLD.to_vec();
+        predictions[5] = wrong;
+        let base = hostile_predictions(root, &predictions);
+        let run = Run::pull_request(server, database, base);
+        run.workflow_with(root, || {
+            if let Some(lever) = lever {
+                server.admin_sql(database, lever);
+            }
+        })
+    }
+
+    #[test]
+    fn a_table_the_role_cannot_read_probed_by_its_row_type_does_not_pass() {
+        super::control_fails(&judge("rt14_hid_c", WRONG, None));
+        let lever = format!(
+            "CREATE TABLE {HIDDEN} (answer int); REVOKE ALL ON {HIDDEN} FROM PUBLIC, {READER};"
+        );
+        let judged = judge("rt14_hid_l", WRONG, Some(&lever));
+        eprintln!("{}", text(&judged));
+        super::not_passed(&judged);
+    }
+}
+
+/// A composite type (class 3): `CREATE TYPE t AS (...)` makes a row type whose `pg_type` entry
+/// points at a `pg_class` entry of kind `c`. The lever list skips every type with a relation
+/// (`typrelid <> 0`, meant for tables' row types) and lists relations of kinds `v`, `m`, `f`, `p`
+/// only; the data digests read kinds `r`, `p`, `v`, `m`, `f`. So a composite type the
+/// preparation creates is seen by nothing, and a cast to it succeeds only when it exists.
+mod composite_type {
+    use super::unreadable_table::judge;
+    use crate::common::trust_flow::text;
+
+    /// The pull request's wrong prediction for item 5: the composite type named in a cast.
+    const WRONG: &str = "SELECT count(*) FROM customers WHERE NULL::rt14_answer IS NULL";
+
+    #[test]
+    fn a_composite_type_made_by_the_preparation_and_probed_by_a_cast_does_not_pass() {
+        super::control_fails(&judge("rt14_cmp_c", WRONG, None));
+        let judged = judge(
+            "rt14_cmp_l",
+            WRONG,
+            Some("CREATE TYPE rt14_answer AS (x int)"),
+        );
+        eprintln!("{}", text(&judged));
+        super::not_passed(&judged);
+    }
+}
