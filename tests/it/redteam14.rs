@@ -77,3 +77,49 @@ mod composite_type {
         super::not_passed(&judged);
     }
 }
+
+/// The server's stack limit (class 3): `max_stack_depth` decides whether a deeply nested
+/// expression is an error. It is a superuser setting (no session of the role can change it), in
+/// the category `Resource Usage / Memory`, which the recorded structure does not read (it reads
+/// `work_mem` and `hash_mem_multiplier` of that category only), and the preparation sets it for
+/// every later session with `ALTER SYSTEM` and a reload: no role or database setting, so no
+/// lever either. The wrong prediction for item 5 (`SELECT count(*) FROM customers`: 2) wraps a
+/// constant in 4,500 `abs(...)` calls: past the default 2 MB limit (an error), within 6 MB (2).
+mod stack_depth {
+    use super::unreadable_table::judge;
+    use crate::common::servers::{self, Server};
+    use crate::common::trust_flow::text;
+
+    /// Restores the server's `max_stack_depth` when dropped, panic or not.
+    struct Restore(&'static Server);
+
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            self.0.admin_sql(
+                "postgres",
+                "ALTER SYSTEM RESET max_stack_depth; SELECT pg_reload_conf();",
+            );
+        }
+    }
+
+    /// The pull request's wrong prediction for item 5.
+    fn wrong() -> String {
+        let depth = 4500;
+        format!(
+            "SELECT count(*) FROM customers WHERE 1 = {}1{}",
+            "abs(".repeat(depth),
+            ")".repeat(depth)
+        )
+    }
+
+    #[test]
+    fn a_stack_limit_raised_by_the_preparation_does_not_pass_a_deep_prediction() {
+        super::control_fails(&judge("rt14_stk_c", &wrong(), None));
+        let _restore = Restore(servers::postgres());
+        let lever = "ALTER SYSTEM SET max_stack_depth = '6MB'; SELECT pg_reload_conf(); \
+                     SELECT pg_sleep(0.5);";
+        let judged = judge("rt14_stk_l", &wrong(), Some(lever));
+        eprintln!("{}", text(&judged));
+        super::not_passed(&judged);
+    }
+}
