@@ -123,3 +123,77 @@ mod stack_depth {
         super::not_passed(&judged);
     }
 }
+
+/// MariaDB's query cache (class 3): a global cache of result sets, keyed by the query's bytes,
+/// its database and a few session flags (character sets, `sql_mode`, `time_zone`,
+/// `div_precision_increment`, ... and whether a transaction is open), which `SET GLOBAL
+/// query_cache_type` turns on. Its key holds none of the other settings sqlgate pins in every
+/// scoring session (`default_regex_flags`, `max_recursive_iterations`, ...). The preparation
+/// runs the pull request's wrong prediction itself, under `default_regex_flags = 'EXTENDED'`
+/// (white space in a pattern ignored), inside a read-only transaction as sqlgate's sessions do:
+/// the cached result is the gold's, and the scoring session is served it from the cache, whatever
+/// its own pinned flags. No digest or recorded setting reads the cache (`query_cache_type`,
+/// `query_cache_size` and the cache's contents). The key also holds the client's capability
+/// flags: an entry the `mariadb` command-line client made is not served to sqlgate (tried:
+/// contained), one made through the `mysql` crate sqlgate itself uses is, so the preparation
+/// here runs its SQL through that crate.
+mod query_cache {
+    use crate::common;
+    use common::servers;
+    use common::trust_flow::*;
+
+    /// The pull request's wrong prediction for item 5 (`SELECT count(*) FROM customers`: 2):
+    /// 0 rows without the `x` flag, 2 with it.
+    const WRONG: &str = "SELECT count(*) FROM customers WHERE 'ab' REGEXP 'a b'";
+
+    /// The preparation's SQL: the wrong prediction cached under the extended flag.
+    const LEVER: [&str; 6] = [
+        "SET NAMES utf8mb4",
+        "SET SESSION time_zone = '+00:00'",
+        "SET SESSION default_regex_flags = 'EXTENDED'",
+        "START TRANSACTION READ ONLY",
+        WRONG,
+        "COMMIT",
+    ];
+
+    /// Runs [`LEVER`] on `database` as the admin, through the `mysql` crate.
+    fn prepare(server: &servers::Server, database: &str) {
+        use mysql::prelude::Queryable;
+        let opts = mysql::Opts::from_url(&server.admin_url(database)).unwrap();
+        let mut conn = mysql::Conn::new(opts).unwrap();
+        for statement in LEVER {
+            conn.query_drop(statement).unwrap();
+        }
+    }
+
+    /// The gate's output on the pull request predicting item 5 as [`WRONG`], the cache turned on
+    /// and filled just before the gate when `lever`.
+    fn judge(database: &str, lever: bool) -> std::process::Output {
+        let server = servers::mariadb();
+        let dir = recorded_repository(server, database, &GOLD);
+        let root = dir.path();
+        let mut predictions = GOLD.to_vec();
+        predictions[5] = WRONG;
+        let base = hostile_predictions(root, &predictions);
+        let run = Run::pull_request(server, database, base);
+        let mut cache = None;
+        let judged = run.workflow_with(root, || {
+            if lever {
+                cache = Some(Global::set(server, "query_cache_type", "ON"));
+                prepare(server, database);
+            }
+        });
+        if cache.is_some() {
+            server.admin_sql("mysql", "RESET QUERY CACHE");
+        }
+        judged
+    }
+
+    #[test]
+    fn a_result_cached_by_the_preparation_under_other_flags_does_not_pass() {
+        super::control_fails(&judge("rt14_qc_c", false));
+        let judged = judge("rt14_qc_l", true);
+        eprintln!("{}", text(&judged));
+        super::not_passed(&judged);
+    }
+}
