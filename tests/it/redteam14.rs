@@ -197,3 +197,65 @@ mod query_cache {
         super::not_passed(&judged);
     }
 }
+
+/// Object ids read through `oidvectortypes` (class 3): `oidvectortypes(oidvector)` prints the
+/// names of the types whose ids it is given, read from `pg_type`; its name has no refused prefix
+/// and its argument is an untyped literal. Ids are the server's bookkeeping, not the rows: the
+/// preparation recreates `customers` with the same rows in the same order (`CREATE TABLE ...
+/// (LIKE ...)`, `INSERT ... SELECT`, the old one dropped), which no digest tells apart, and its
+/// row type gets a new id. On a fresh server per job the ids are the same on every run, so the
+/// pull request's author learns the id by running the workflow once; the test reads it as the
+/// admin after the lever and writes it into the prediction, committed before the gate. The wrong
+/// prediction for item 5 (`SELECT count(*) FROM customers`: 2) counts the customers only when that
+/// id names `customers` (without the lever it names no type of the database: `-`, 0 rows).
+mod object_ids {
+    use crate::common;
+    use common::servers;
+    use common::trust_flow::*;
+    use common::{git, text};
+
+    /// The pull request's wrong prediction for item 5, the id `oid` in it.
+    fn wrong(oid: &str) -> String {
+        format!("SELECT count(*) FROM customers WHERE oidvectortypes('{oid}') = 'customers'")
+    }
+
+    /// The preparation's SQL: `customers` recreated with its rows, in their order.
+    const LEVER: &str = "ALTER TABLE customers RENAME TO rt14_old; \
+                         CREATE TABLE customers (LIKE rt14_old INCLUDING ALL); \
+                         INSERT INTO customers SELECT * FROM rt14_old; DROP TABLE rt14_old;";
+
+    /// The gate's output on the pull request predicting item 5 with the id `oid` (`None`: the
+    /// one `customers`' row type gets from the lever, which runs just before the gate), and the
+    /// id used.
+    fn judge(database: &str, oid: Option<&str>) -> (std::process::Output, String) {
+        let server = servers::postgres();
+        let dir = recorded_repository(server, database, &GOLD);
+        let root = dir.path();
+        let mut predictions: Vec<String> = GOLD.iter().map(|g| g.to_string()).collect();
+        predictions[5] = wrong(oid.unwrap_or("0"));
+        let refs: Vec<&str> = predictions.iter().map(String::as_str).collect();
+        let base = hostile_predictions(root, &refs);
+        let run = Run::pull_request(server, database, base);
+        let mut used = oid.unwrap_or_default().to_string();
+        let judged = run.workflow_with(root, || {
+            if oid.is_none() {
+                server.admin_sql(database, LEVER);
+                let sql = "SELECT reltype FROM pg_class WHERE relname = 'customers'";
+                used = server.admin_sql(database, sql).trim().to_string();
+                predictions[5] = wrong(&used);
+                std::fs::write(root.join("preds/model.txt"), predictions.join("\n") + "\n")
+                    .unwrap();
+                git(root, &["commit", "-qam", "the id learnt from a run"]);
+            }
+        });
+        (judged, used)
+    }
+
+    #[test]
+    fn a_table_recreated_by_the_preparation_and_probed_by_its_type_id_does_not_pass() {
+        let (judged, oid) = judge("rt14_oid_l", None);
+        eprintln!("{}", text(&judged));
+        super::control_fails(&judge("rt14_oid_c", Some(&oid)).0);
+        super::not_passed(&judged);
+    }
+}
