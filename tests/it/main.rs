@@ -64,6 +64,7 @@ mod redteam10;
 mod redteam11;
 mod redteam12;
 mod redteam13;
+mod redteam14;
 mod redteam9;
 mod repair;
 mod report;
