@@ -61,6 +61,7 @@ const POSTGRES_WORDS: &[&str] = &[
     "setval",
     "current_setting",
     "format_type",
+    "oidvectortypes",
     "row_security_active",
     "current_database",
     "current_catalog",
