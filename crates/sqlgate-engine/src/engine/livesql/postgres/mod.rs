@@ -128,6 +128,9 @@ pub struct PgRun {
     free: Mutex<BTreeMap<String, Vec<Slot>>>,
     /// Every slot made, for the clean-up at the end.
     made: Mutex<Vec<(String, String)>>,
+    /// Administrator sessions on the URL's database not in use (at most one per worker is
+    /// ever made): each item's settings, watchdog and reset lease one.
+    admins: Mutex<Vec<postgres::Client>>,
     /// db_id -> why its items may not take the fast path (none: they may).
     no_fast: BTreeMap<String, Option<String>>,
     /// Counts of [`Paths`]: fast, refused, slow, remade.
@@ -211,6 +214,7 @@ impl PgRun {
             templates: BTreeMap::new(),
             free: Mutex::default(),
             made: Mutex::default(),
+            admins: Mutex::default(),
             no_fast: BTreeMap::new(),
             paths: Default::default(),
         };
@@ -249,6 +253,27 @@ impl PgRun {
         config
             .connect(self.target.connector.clone())
             .map_err(|e| format!("cannot connect as the administrator: {}", pg_text(&e)))
+    }
+
+    /// A free administrator session on the URL's database, connected when none is free.
+    fn lease(&self) -> Result<postgres::Client, String> {
+        let free = self
+            .admins
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        match free {
+            Some(client) if !client.is_closed() => Ok(client),
+            _ => self.admin(None),
+        }
+    }
+
+    /// Gives a leased administrator session back (a closed one is dropped).
+    fn give_back(&self, client: postgres::Client) {
+        if !client.is_closed() {
+            let mut admins = self.admins.lock().unwrap_or_else(PoisonError::into_inner);
+            admins.push(client);
+        }
     }
 
     fn sql(&self, client: &mut postgres::Client, sql: &str) -> Result<(), String> {
@@ -334,13 +359,14 @@ impl PgRun {
             made.push((slot.database.clone(), slot.role.clone()));
             slot
         };
-        let mut admin = self.admin(None)?;
+        let mut admin = self.lease()?;
         self.sql(&mut admin, &format!(
             "CREATE ROLE {} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT NOREPLICATION NOBYPASSRLS CONNECTION LIMIT 3",
             ident(&slot.role)
         ))?;
         let mut slot = slot;
         slot.fingerprint = self.make_clone(&mut admin, &slot, template)?;
+        self.give_back(admin);
         Ok(slot)
     }
 
@@ -373,7 +399,7 @@ impl PgRun {
     /// Drops `slot`'s clone (ending its sessions) and makes it again.
     fn remake(&self, db_id: &str, slot: &mut Slot) -> Result<(), Fault> {
         let template = &self.templates[db_id];
-        let mut admin = self.admin(None)?;
+        let mut admin = self.lease()?;
         slot.fingerprint = self
             .sql(
                 &mut admin,
@@ -381,6 +407,7 @@ impl PgRun {
             )
             .and_then(|()| self.make_clone(&mut admin, slot, template))
             .map_err(|e| format!("resetting an item's clone: {e}"))?;
+        self.give_back(admin);
         Ok(())
     }
 
@@ -397,11 +424,12 @@ impl PgRun {
         Ok(())
     }
 
-    /// A new password and fresh settings for `slot`'s role, and the role's session on its clone
-    /// (inside one transaction on the fast path).
-    fn open(&self, slot: &Slot, fast: bool) -> Result<ItemSession, Fault> {
+    /// A new password and fresh settings for `slot`'s role, the role's session on its clone
+    /// (inside one transaction on the fast path), and the administrator's session that set them
+    /// (for the item's watchdog).
+    fn open(&self, slot: &Slot, fast: bool) -> Result<(ItemSession, postgres::Client), Fault> {
         let password = random_hex()?;
-        let mut admin = self.admin(None)?;
+        let mut admin = self.lease()?;
         let role = ident(&slot.role);
         self.sql(&mut admin, &format!(
             "ALTER ROLE {role} RESET ALL; ALTER ROLE {role} SET temp_file_limit = {}; ALTER ROLE {role} PASSWORD {}",
@@ -413,7 +441,8 @@ impl PgRun {
             .user(&slot.role)
             .password(&password)
             .dbname(&slot.database);
-        ItemSession::connect(&config, &self.target, self.settings.max_rows, fast)
+        let session = ItemSession::connect(&config, &self.target, self.settings.max_rows, fast)?;
+        Ok((session, admin))
     }
 
     /// The names of the extensions installed in `db_id`.
@@ -497,18 +526,17 @@ impl PgRun {
         prediction: &[String],
         fast: bool,
     ) -> (Result<Verdict, TestsError>, Option<FastEnd>) {
-        let session = match self.open(slot, fast) {
-            Ok(session) => session,
+        let (session, admin) = match self.open(slot, fast) {
+            Ok(opened) => opened,
             Err(fault) => return (Err(TestsError::Fault(fault)), None),
         };
         let deadline = Instant::now() + self.settings.deadline;
-        let watch = match Watch::start(self, slot, deadline, Arc::clone(&session.stop)) {
-            Ok(watch) => watch,
-            Err(error) => return (Err(error), None),
-        };
+        let watch = Watch::start(admin, self, slot, deadline, Arc::clone(&session.stop));
         let result = judge_on(&session, item, prediction, &self.settings, deadline);
         let end = fast.then(|| session.end_fast(&result));
-        watch.finish();
+        if let Some(admin) = watch.finish() {
+            self.give_back(admin);
+        }
         (result, end)
     }
 }
