@@ -6,7 +6,7 @@
 
 use crate::common::servers::{self, Server};
 use serde_json::Value;
-use sqlgate::engine::livesql::postgres::{PgRun, PgSettings};
+use sqlgate::engine::livesql::postgres::{Paths, PgRun, PgSettings};
 use sqlgate::engine::livesql::Verdict;
 use sqlgate::input::livesql::{parse_items, read_items, read_predictions, LiveItem};
 use std::collections::{BTreeMap, BTreeSet};
@@ -64,26 +64,26 @@ pub(crate) fn server_state(server: &Server) -> (Vec<String>, String) {
     (digests, names)
 }
 
-fn settings(server: &Server) -> PgSettings {
+pub(crate) fn settings(server: &Server) -> PgSettings {
     let mut settings = PgSettings::new(server.admin_url("postgres"));
     settings.deadline = Duration::from_secs(120);
     settings.disk_bytes = 64 << 20;
     settings
 }
 
-fn db_ids() -> BTreeSet<String> {
+pub(crate) fn db_ids() -> BTreeSet<String> {
     DBS.iter().map(|d| d.to_string()).collect()
 }
 
 /// Judges `items` (with `predictions`) in parallel on a fresh run; the base databases, the
 /// server's databases and roles are the same after the run (its clones, templates and roles
-/// dropped) as before.
-fn judge_run(
+/// dropped) as before. Also how many items took each path.
+pub(crate) fn judge_run(
     server: &Server,
     settings: PgSettings,
     items: &[LiveItem],
     predictions: &BTreeMap<String, Vec<String>>,
-) -> BTreeMap<String, Verdict> {
+) -> (BTreeMap<String, Verdict>, Paths) {
     use rayon::prelude::*;
     let before = server_state(server);
     let run = PgRun::start(settings, &db_ids()).unwrap();
@@ -98,13 +98,14 @@ fn judge_run(
             )
         })
         .collect();
+    let paths = run.paths();
     drop(run);
     assert_eq!(
         server_state(server),
         before,
         "the base data or the server's databases / roles changed"
     );
-    verdicts
+    (verdicts, paths)
 }
 
 /// The recorded official verdicts, after checking that the inputs are the ones they were
@@ -157,7 +158,10 @@ fn bird_critic_postgresql_verdicts_equal_the_official_evaluator_on_every_item() 
         .map(|i| (i.instance_id.clone(), i.sol_sql.clone()))
         .collect();
     for (run, prefix) in [(&predictions, ""), (&gold, "gold_")] {
-        let verdicts = judge_run(server, settings(server), &items, run);
+        let (verdicts, paths) = judge_run(server, settings(server), &items, run);
+        // The rollback fast path (on by default) judged the read-only items.
+        assert!(paths.fast >= 50, "{prefix}: {paths:?}");
+        assert_eq!(paths.fast + paths.refused + paths.slow, items.len());
         let differing: Vec<String> = (items.iter())
             .filter(|item| {
                 flags(&verdicts[&item.instance_id])
@@ -174,7 +178,7 @@ fn bird_critic_postgresql_verdicts_equal_the_official_evaluator_on_every_item() 
 
 /// One Management item on `shop` whose test checks the base data are intact (the products
 /// table has its 10 rows), with `prediction`.
-fn hostile_item(id: &str) -> LiveItem {
+pub(crate) fn hostile_item(id: &str) -> LiveItem {
     let test = "def test_case(pred_sqls, sol_sqls, db_name, conn):\n    res, err, to = execute_queries(['SELECT COUNT(*) FROM products'], db_name, conn, None, '')\n    assert not err and not to and res == [(10,)], f'got {res}'\n    return 1\n";
     let line = serde_json::json!({
         "instance_id": id, "db_id": "shop", "category": "Management", "sol_sql": ["SELECT 1"],

@@ -13,7 +13,9 @@
 //! `pg_read_file`, `lo_import` are superuser or predefined-role rights it lacks). Before each item
 //! its password is new and its settings reset (`temp_file_limit` from the temporary-file budget). After
 //! each item the clone is dropped (`WITH (FORCE)`) and made again from the template: a failure
-//! there is a fault of the harness, never a verdict.
+//! there is a fault of the harness, never a verdict. An item that provably changes nothing takes
+//! the rollback fast path instead (`fast.rs`, [`PgSettings::fast_path`]): the whole item in one
+//! transaction, each statement's own transaction a savepoint, ended by `ROLLBACK`, the clone kept.
 //!
 //! One item, as BIRD-Critic's `single_instance_eval_postgresql.py` judges it: the preprocess
 //! (errors ignored), the prediction's statements in order on one session (the first error or
@@ -30,30 +32,28 @@
 //! error), when its clone outgrows the disk budget, and the item stops when a statement returns
 //! more rows than the row budget.
 
-use super::python::{self, ItemDb, Job, TestsError};
-use super::session::Stopped;
+use super::python::{self, Job, TestsError};
 use super::{Fault, Profile, Verdict};
 use crate::engine::server::tls::{self, PgTarget};
 use crate::input::livesql::LiveItem;
 use crate::util::sqlite::now_nanos;
-use futures_util::StreamExt;
-use postgres::types::Type;
-use serde_json::{json, Value as Json};
+use item::{FastEnd, ItemSession};
+use serde_json::Value as Json;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
-use tokio_postgres::{Client, SimpleQueryMessage};
 use watch::Watch;
 
+mod fast;
 mod gate;
+mod item;
 mod watch;
 
 /// The PostgreSQL runner and its helpers, written for sqlgate (no upstream code).
 pub const HELPERS_PG: &str = include_str!("../helpers_pg.py");
-/// Rows of a statement's result kept (the evaluator's `fetchmany(MAX_ROWS + 1)[:MAX_ROWS]`).
-const KEPT_ROWS: usize = 10_000;
 
 /// What a PostgreSQL run needs.
 #[derive(Debug, Clone)]
@@ -73,11 +73,15 @@ pub struct PgSettings {
     pub temp_bytes: u64,
     /// Most rows one statement may return before the item is stopped.
     pub max_rows: u64,
+    /// Whether an item that provably changes nothing runs in one transaction ended by
+    /// `ROLLBACK` instead of on a clone dropped and made again after it (the rollback fast path,
+    /// `fast.rs`); off, every item takes the slow path.
+    pub fast_path: bool,
 }
 
 impl PgSettings {
     /// The defaults with `admin_url`: 300 s, 1 GiB of database, 8 GiB of temporary files, a
-    /// million rows, `python3`.
+    /// million rows, `python3`, the rollback fast path on.
     pub fn new(admin_url: String) -> PgSettings {
         PgSettings {
             admin_url,
@@ -86,6 +90,7 @@ impl PgSettings {
             disk_bytes: 1 << 30,
             temp_bytes: 8 << 30,
             max_rows: 1_000_000,
+            fast_path: true,
         }
     }
 }
@@ -95,6 +100,21 @@ impl PgSettings {
 struct Slot {
     database: String,
     role: String,
+    /// The fresh clone's relation sizes, statistics and sequences ([`fast::FINGERPRINT`]).
+    fingerprint: String,
+}
+
+/// How many items took each path in a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Paths {
+    /// Judged on the rollback fast path.
+    pub fast: usize,
+    /// Started on the fast path, refused part-way or at the end, judged again on the slow path.
+    pub refused: usize,
+    /// Judged on the slow path from the start.
+    pub slow: usize,
+    /// Fast items after which the clone differed from a fresh one and was made again.
+    pub remade: usize,
 }
 
 /// One run on a PostgreSQL server: the templates, the pools of clones, the roles.
@@ -111,6 +131,13 @@ pub struct PgRun {
     made: Mutex<Vec<(String, String)>>,
     /// The sessions it opened, by database (`gate`).
     tally: gate::Tally,
+    /// Administrator sessions on the URL's database not in use (at most one per worker is
+    /// ever made): each item's settings, watchdog and reset lease one.
+    admins: Mutex<Vec<postgres::Client>>,
+    /// db_id -> why its items may not take the fast path (none: they may).
+    no_fast: BTreeMap<String, Option<String>>,
+    /// Counts of [`Paths`]: fast, refused, slow, remade.
+    paths: [AtomicUsize; 4],
 }
 
 impl std::fmt::Debug for PgRun {
@@ -191,6 +218,9 @@ impl PgRun {
             free: Mutex::default(),
             made: Mutex::default(),
             tally: gate::Tally::default(),
+            admins: Mutex::default(),
+            no_fast: BTreeMap::new(),
+            paths: Default::default(),
         };
         let mut admin = run.admin(None)?;
         let may: (bool, bool, bool) = admin
@@ -207,10 +237,13 @@ impl PgRun {
             &mut admin,
             &format!("CREATE ROLE {} NOLOGIN", ident(&run.owner)),
         )?;
+        let server_refusal = run.server_refusal(&mut admin)?;
         for (index, db_id) in db_ids.iter().enumerate() {
             let template = format!("sqlgate_live_{}_{index}_t", run.tag);
-            run.make_template(&mut admin, db_id, &template)?;
+            let refusal = run.make_template(&mut admin, db_id, &template)?;
             run.templates.insert(db_id.clone(), template);
+            let refusal = server_refusal.clone().or(refusal);
+            run.no_fast.insert(db_id.clone(), refusal);
         }
         Ok(run)
     }
@@ -228,20 +261,57 @@ impl PgRun {
         Ok(client)
     }
 
+    /// A free administrator session on the URL's database, connected when none is free.
+    fn lease(&self) -> Result<postgres::Client, String> {
+        let free = self
+            .admins
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        match free {
+            Some(client) if !client.is_closed() => Ok(client),
+            _ => self.admin(None),
+        }
+    }
+
+    /// Gives a leased administrator session back (a closed one is dropped).
+    fn give_back(&self, client: postgres::Client) {
+        if !client.is_closed() {
+            let mut admins = self.admins.lock().unwrap_or_else(PoisonError::into_inner);
+            admins.push(client);
+        }
+    }
+
     fn sql(&self, client: &mut postgres::Client, sql: &str) -> Result<(), String> {
         client
             .batch_execute(sql)
             .map_err(|e| format!("`{}`: {}", sql.lines().next().unwrap_or(sql), pg_text(&e)))
     }
 
+    /// Why no item may take the fast path on this server: a time limit on an open transaction
+    /// (`idle_in_transaction_session_timeout`, `transaction_timeout`) would end it where the
+    /// evaluator's short transactions run on.
+    fn server_refusal(&self, admin: &mut postgres::Client) -> Result<Option<String>, String> {
+        let rows = admin
+            .query(
+                "SELECT name, setting FROM pg_catalog.pg_settings WHERE name IN ('idle_in_transaction_session_timeout', 'transaction_timeout') AND setting <> '0'",
+                &[],
+            )
+            .map_err(|e| format!("reading the server's settings: {}", pg_text(&e)))?;
+        Ok(rows.first().map(|row| {
+            let (name, setting): (String, String) = (row.get(0), row.get(1));
+            format!("the server's {name} is {setting}")
+        }))
+    }
+
     /// The template of `db_id`: a copy of it whose objects the run's owner role owns, closed to
-    /// connections.
+    /// connections; and why its items may not take the fast path, if they may not.
     fn make_template(
         &self,
         admin: &mut postgres::Client,
         db_id: &str,
         template: &str,
-    ) -> Result<(), String> {
+    ) -> Result<Option<String>, String> {
         let extensions = self.extensions(db_id)?;
         if let Some(other) = extensions.iter().find(|e| e.as_str() != "plpgsql") {
             return Err(format!("database `{db_id}` has the extension `{other}`: its clones would lend it to the predictions, so it is refused"));
@@ -257,6 +327,11 @@ impl PgRun {
         )?;
         let mut inside = self.admin(Some(template))?;
         self.sql(&mut inside, &hand_over(&self.owner))?;
+        let definitions: Vec<String> = (inside.query(fast::DEFINITIONS, &[]))
+            .map_err(|e| format!("reading database `{db_id}`'s definitions: {}", pg_text(&e)))?
+            .iter()
+            .map(|row| row.get::<_, Option<String>>(0).unwrap_or_default())
+            .collect();
         drop(inside);
         self.sql(
             admin,
@@ -264,7 +339,8 @@ impl PgRun {
                 "ALTER DATABASE {} WITH ALLOW_CONNECTIONS false",
                 ident(template)
             ),
-        )
+        )?;
+        Ok(fast::db_refusal(&definitions))
     }
 
     /// A free clone of `db_id`'s template, made when none is free.
@@ -284,26 +360,30 @@ impl PgRun {
             let slot = Slot {
                 database: format!("sqlgate_live_{}_c{n}", self.tag),
                 role: format!("sqlgate_live_{}_r{n}", self.tag),
+                fingerprint: String::new(),
             };
             made.push((slot.database.clone(), slot.role.clone()));
             slot
         };
-        let mut admin = self.admin(None)?;
+        let mut admin = self.lease()?;
         self.sql(&mut admin, &format!(
             "CREATE ROLE {} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT NOREPLICATION NOBYPASSRLS CONNECTION LIMIT 3",
             ident(&slot.role)
         ))?;
-        self.make_clone(&mut admin, &slot, template)?;
+        let mut slot = slot;
+        slot.fingerprint = self.make_clone(&mut admin, &slot, template)?;
+        self.give_back(admin);
         Ok(slot)
     }
 
-    /// `slot`'s clone of `template`, reachable by its role only, its objects the role's.
+    /// `slot`'s clone of `template`, reachable by its role only, its objects the role's; its
+    /// fingerprint ([`fast::FINGERPRINT`]).
     fn make_clone(
         &self,
         admin: &mut postgres::Client,
         slot: &Slot,
         template: &str,
-    ) -> Result<(), Fault> {
+    ) -> Result<String, Fault> {
         let (database, role) = (ident(&slot.database), ident(&slot.role));
         self.sql(
             admin,
@@ -316,29 +396,47 @@ impl PgRun {
         self.sql(
             &mut inside,
             &format!("REASSIGN OWNED BY {} TO {role}", ident(&self.owner)),
-        )
+        )?;
+        (inside.query_one(fast::FINGERPRINT, &[]))
+            .map(|row| row.get(0))
+            .map_err(|e| format!("reading a clone's fingerprint: {}", pg_text(&e)))
     }
 
-    /// Drops `slot`'s clone (ending its sessions) and makes it again; the slot is free again.
-    fn reset(&self, db_id: &str, slot: Slot) -> Result<(), Fault> {
+    /// Drops `slot`'s clone (ending its sessions) and makes it again.
+    fn remake(&self, db_id: &str, slot: &mut Slot) -> Result<(), Fault> {
         let template = &self.templates[db_id];
-        let mut admin = self.admin(None)?;
-        self.release(&mut admin, &slot.database)
+        let mut admin = self.lease()?;
+        slot.fingerprint = self
+            .release(&mut admin, &slot.database)
             .and_then(|()| {
                 let drop = format!("DROP DATABASE {} WITH (FORCE)", ident(&slot.database));
                 self.sql(&mut admin, &drop)
             })
-            .and_then(|()| self.make_clone(&mut admin, &slot, template))
+            .and_then(|()| self.make_clone(&mut admin, slot, template))
             .map_err(|e| format!("resetting an item's clone: {e}"))?;
-        let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
-        free.entry(db_id.to_string()).or_default().push(slot);
+        self.give_back(admin);
         Ok(())
     }
 
-    /// A new password and fresh settings for `slot`'s role, and the role's session on its clone.
-    fn open(&self, slot: &Slot) -> Result<ItemSession, Fault> {
+    /// Gives `slot` back to the pool of `db_id`.
+    fn free_slot(&self, db_id: &str, slot: Slot) {
+        let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
+        free.entry(db_id.to_string()).or_default().push(slot);
+    }
+
+    /// Drops `slot`'s clone, makes it again and gives it back to the pool.
+    fn reset(&self, db_id: &str, mut slot: Slot) -> Result<(), Fault> {
+        self.remake(db_id, &mut slot)?;
+        self.free_slot(db_id, slot);
+        Ok(())
+    }
+
+    /// A new password and fresh settings for `slot`'s role, the role's session on its clone
+    /// (inside one transaction on the fast path), and the administrator's session that set them
+    /// (for the item's watchdog).
+    fn open(&self, slot: &Slot, fast: bool) -> Result<(ItemSession, postgres::Client), Fault> {
         let password = random_hex()?;
-        let mut admin = self.admin(None)?;
+        let mut admin = self.lease()?;
         let role = ident(&slot.role);
         self.sql(&mut admin, &format!(
             "ALTER ROLE {role} RESET ALL; ALTER ROLE {role} SET temp_file_limit = {}; ALTER ROLE {role} PASSWORD {}",
@@ -350,9 +448,9 @@ impl PgRun {
             .user(&slot.role)
             .password(&password)
             .dbname(&slot.database);
-        let session = ItemSession::connect(&config, &self.target, self.settings.max_rows)?;
+        let session = ItemSession::connect(&config, &self.target, self.settings.max_rows, fast)?;
         self.tally.connected(Some(&slot.database));
-        Ok(session)
+        Ok((session, admin))
     }
 
     /// The names of the extensions installed in `db_id`.
@@ -366,33 +464,97 @@ impl PgRun {
 
     /// Judges one item on a fresh clone of its database; a fault of the harness (a clone that
     /// could not be made or reset, a runner that could not start) is an `Err`, never a verdict.
+    /// An item the fast path may take runs in one transaction rolled back after it; one it may
+    /// not, or that it refuses part-way, runs on a clone dropped and made again after it.
     pub fn judge(&self, item: &LiveItem, prediction: Option<&[String]>) -> Result<Verdict, Fault> {
         let Some(prediction) = prediction else {
             return Ok(Verdict::no_prediction());
         };
-        let slot = self.acquire(&item.db_id)?;
-        let outcome = self.run_item(&slot, item, prediction);
+        let mut slot = self.acquire(&item.db_id)?;
+        if self.fast_refusal(item, prediction).is_none() {
+            let (outcome, end) = self.run_item(&slot, item, prediction, true);
+            match end {
+                Some(FastEnd::Clean(fingerprint)) if fingerprint == slot.fingerprint => {
+                    self.count(0);
+                    self.free_slot(&item.db_id, slot);
+                    return verdict_of(outcome);
+                }
+                Some(FastEnd::Refused) => {
+                    self.count(1);
+                    self.remake(&item.db_id, &mut slot)?;
+                }
+                _ => {
+                    self.count(0);
+                    self.count(3);
+                    self.reset(&item.db_id, slot)?;
+                    return verdict_of(outcome);
+                }
+            }
+        } else {
+            self.count(2);
+        }
+        let (outcome, _) = self.run_item(&slot, item, prediction, false);
         self.reset(&item.db_id, slot)?;
-        match outcome {
-            Ok(verdict) => Ok(verdict),
-            Err(TestsError::Stopped(stop)) => Ok(Verdict::stopped(Profile::BirdCritic, stop)),
-            Err(TestsError::Fault(fault)) => Err(fault),
+        verdict_of(outcome)
+    }
+
+    /// Why `item` may not start on the fast path (the run's setting, its database, its texts),
+    /// `None` when it may.
+    fn fast_refusal(&self, item: &LiveItem, prediction: &[String]) -> Option<String> {
+        if !self.settings.fast_path {
+            return Some("the fast path is off".into());
+        }
+        if let Some(Some(why)) = self.no_fast.get(&item.db_id) {
+            return Some(why.clone());
+        }
+        fast::item_refusal(item, prediction)
+    }
+
+    fn count(&self, path: usize) {
+        self.paths[path].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// How many items took each path so far.
+    pub fn paths(&self) -> Paths {
+        let n = |i: usize| self.paths[i].load(Ordering::Relaxed);
+        Paths {
+            fast: n(0),
+            refused: n(1),
+            slow: n(2),
+            remade: n(3),
         }
     }
 
-    /// The item on `slot`'s clone, watched until it ends.
+    /// The item on `slot`'s clone, watched until it ends; on the fast path (`fast`) also how it
+    /// ended.
     fn run_item(
         &self,
         slot: &Slot,
         item: &LiveItem,
         prediction: &[String],
-    ) -> Result<Verdict, TestsError> {
-        let session = self.open(slot).map_err(TestsError::Fault)?;
+        fast: bool,
+    ) -> (Result<Verdict, TestsError>, Option<FastEnd>) {
+        let (session, admin) = match self.open(slot, fast) {
+            Ok(opened) => opened,
+            Err(fault) => return (Err(TestsError::Fault(fault)), None),
+        };
         let deadline = Instant::now() + self.settings.deadline;
-        let watch = Watch::start(self, slot, deadline, Arc::clone(&session.stop))?;
+        let watch = Watch::start(admin, self, slot, deadline, Arc::clone(&session.stop));
         let result = judge_on(&session, item, prediction, &self.settings, deadline);
-        watch.finish();
-        result
+        let end = fast.then(|| session.end_fast(&result));
+        if let Some(admin) = watch.finish() {
+            self.give_back(admin);
+        }
+        (result, end)
+    }
+}
+
+/// The verdict of an item's outcome: a stop is a verdict, a fault is not.
+fn verdict_of(outcome: Result<Verdict, TestsError>) -> Result<Verdict, Fault> {
+    match outcome {
+        Ok(verdict) => Ok(verdict),
+        Err(TestsError::Stopped(stop)) => Ok(Verdict::stopped(Profile::BirdCritic, stop)),
+        Err(TestsError::Fault(fault)) => Err(fault),
     }
 }
 
@@ -459,335 +621,4 @@ fn judge_on(
     }
     session.execute_queries(&item.clean_up_sql)?;
     Ok(verdict)
-}
-
-/// What `execute_queries` returns: the last rows (protocol form) and the flags.
-#[derive(Debug, Default)]
-struct Ran {
-    rows: Option<Json>,
-    exec_error: bool,
-    timeout: bool,
-    message: String,
-}
-
-/// A statement's error: the class psycopg2 raises and the server's text.
-#[derive(Debug)]
-struct StatementError {
-    class: &'static str,
-    message: String,
-}
-
-/// The item's session on its clone, as its own role.
-struct ItemSession {
-    client: Client,
-    runtime: tokio::runtime::Runtime,
-    stop: Arc<Mutex<Option<String>>>,
-    max_rows: u64,
-}
-
-impl ItemSession {
-    fn connect(
-        config: &tokio_postgres::Config,
-        target: &PgTarget,
-        max_rows: u64,
-    ) -> Result<ItemSession, Fault> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| format!("no runtime for an item's session: {e}"))?;
-        let connector = target.connector.clone();
-        let client = runtime
-            .block_on(async {
-                let (client, connection) = config.connect(connector).await?;
-                tokio::spawn(connection);
-                Ok::<_, tokio_postgres::Error>(client)
-            })
-            .map_err(|e| format!("cannot connect to an item's clone: {}", pg_text(&e)))?;
-        Ok(ItemSession {
-            client,
-            runtime,
-            stop: Arc::default(),
-            max_rows,
-        })
-    }
-
-    /// Why the watchdog ended the session, if it did.
-    fn stopped(&self) -> Option<Stopped> {
-        let stop = self.stop.lock().unwrap_or_else(PoisonError::into_inner);
-        stop.clone().map(Stopped)
-    }
-
-    /// The statements in order, stopping at the first error (the evaluator's
-    /// `execute_queries`).
-    fn execute_queries(&self, sqls: &[String]) -> Result<Ran, Stopped> {
-        let mut ran = Ran::default();
-        for (i, sql) in sqls.iter().enumerate() {
-            match self.perform(sql) {
-                Ok(rows) => ran.rows = rows,
-                Err(error) => {
-                    if let Some(stop) = self.stopped() {
-                        return Err(stop);
-                    }
-                    ran.timeout = error.class == "QueryCanceled";
-                    ran.exec_error = !ran.timeout;
-                    ran.message = format!(
-                        "{} executing query {}: {}",
-                        error.class,
-                        i + 1,
-                        error.message
-                    );
-                    break;
-                }
-            }
-        }
-        Ok(ran)
-    }
-
-    /// One statement as the evaluator's `perform_query_on_postgresql_databases` runs it: in a
-    /// transaction of its own with the evaluator's `statement_timeout`, committed (rolled back on
-    /// an error); its last result's rows, `None` when that result has none.
-    fn perform(&self, sql: &str) -> Result<Option<Json>, StatementError> {
-        if let Some(stop) = self.stopped() {
-            return Err(StatementError {
-                class: "OperationalError",
-                message: stop.0,
-            });
-        }
-        let timeout = match sql.to_uppercase().contains("WITH RECURSIVE") {
-            true => "15s",
-            false => "60s",
-        };
-        self.runtime.block_on(async {
-            let tags = column_tags(&self.client, sql).await;
-            let begin = format!("BEGIN; SET statement_timeout = '{timeout}'");
-            self.client
-                .batch_execute(&begin)
-                .await
-                .map_err(statement_error)?;
-            match self.last_result(sql, tags).await {
-                Ok(rows) => {
-                    self.client
-                        .batch_execute("COMMIT")
-                        .await
-                        .map_err(statement_error)?;
-                    Ok(rows)
-                }
-                Err(error) => {
-                    let _ = self.client.batch_execute("ROLLBACK").await;
-                    Err(error)
-                }
-            }
-        })
-    }
-
-    /// Runs `sql` by the simple protocol (as psycopg2 does: several statements in one text all
-    /// run) and keeps the rows of its last result; a text without a statement (empty, blank, a
-    /// comment: [`is_blank`]) is psycopg2's `ProgrammingError`.
-    async fn last_result(
-        &self,
-        sql: &str,
-        tags: Option<Vec<&'static str>>,
-    ) -> Result<Option<Json>, StatementError> {
-        let stream = self
-            .client
-            .simple_query_raw(sql)
-            .await
-            .map_err(statement_error)?;
-        let mut stream = std::pin::pin!(stream);
-        let (mut current, mut last): (Option<(usize, Vec<Json>)>, Option<Json>) = (None, None);
-        if is_blank(sql) {
-            return Err(StatementError {
-                class: "ProgrammingError",
-                message: "can't execute an empty query".into(),
-            });
-        }
-        let mut seen = 0u64;
-        while let Some(message) = stream.next().await {
-            match message.map_err(statement_error)? {
-                SimpleQueryMessage::RowDescription(columns) => {
-                    current = Some((columns.len(), Vec::new()))
-                }
-                SimpleQueryMessage::Row(row) => {
-                    seen += 1;
-                    if seen > self.max_rows {
-                        return Err(StatementError {
-                            class: "OperationalError",
-                            message: format!(
-                                "a statement returned more than {} rows, the item's row budget",
-                                self.max_rows
-                            ),
-                        });
-                    }
-                    if let Some((width, rows)) =
-                        current.as_mut().filter(|(_, rows)| rows.len() < KEPT_ROWS)
-                    {
-                        let cells: Vec<Json> = (0..*width)
-                            .map(|i| row.get(i).map_or(Json::Null, Json::from))
-                            .collect();
-                        rows.push(Json::Array(cells));
-                    }
-                }
-                SimpleQueryMessage::CommandComplete(_) => {
-                    last = current.take().map(|(width, rows)| {
-                        let tags = tags
-                            .clone()
-                            .filter(|t| t.len() == width)
-                            .unwrap_or_else(|| vec!["text"; width]);
-                        json!({ "types": tags, "data": rows })
-                    });
-                }
-                _ => {}
-            }
-        }
-        Ok(last)
-    }
-}
-
-/// The database side of the PostgreSQL runner's requests.
-impl ItemDb for ItemSession {
-    fn answer(&self, op: &str, request: &Json) -> Result<Json, TestsError> {
-        match op {
-            "exec" => {
-                let sqls: Vec<String> =
-                    serde_json::from_value(request["sqls"].clone()).map_err(|_| {
-                        TestsError::Fault("`exec` without a list of texts `sqls`".into())
-                    })?;
-                let ran = self.execute_queries(&sqls)?;
-                Ok(
-                    json!({ "rows": ran.rows, "exec_error": ran.exec_error, "timeout": ran.timeout, "message": ran.message }),
-                )
-            }
-            "query" => {
-                let sql = request["sql"].as_str().unwrap_or_default();
-                let result = self.perform(sql);
-                if let Some(stop) = self.stopped() {
-                    return Err(stop.into());
-                }
-                Ok(match result {
-                    Ok(rows) => json!({ "rows": rows, "error": null }),
-                    Err(e) => {
-                        json!({ "rows": null, "error": { "class": e.class, "message": e.message } })
-                    }
-                })
-            }
-            other => Err(TestsError::Fault(format!("an unknown request `{other}`"))),
-        }
-    }
-}
-
-/// The psycopg2 casts of a single statement's columns, from the server's description (outside
-/// any transaction, so a statement the server cannot describe changes nothing); `None` for a
-/// text of several statements or one it cannot describe (every column then arrives as text).
-async fn column_tags(client: &Client, sql: &str) -> Option<Vec<&'static str>> {
-    let statement = client.prepare(sql).await.ok()?;
-    Some(
-        statement
-            .columns()
-            .iter()
-            .map(|c| tag_of(c.type_()))
-            .collect(),
-    )
-}
-
-/// Whether `sql` holds no statement: only white space, `;`s and comments (`--` to the line's end,
-/// `/* */`, nested), which the server answers with an empty-query response.
-fn is_blank(sql: &str) -> bool {
-    let mut rest = sql;
-    loop {
-        rest = rest.trim_start_matches(|c: char| c.is_whitespace() || c == ';');
-        if let Some(after) = rest.strip_prefix("--") {
-            rest = after.split_once('\n').map_or("", |(_, next)| next);
-        } else if rest.starts_with("/*") {
-            let mut depth = 0usize;
-            let mut end = None;
-            let bytes = rest.as_bytes();
-            let mut i = 0;
-            while i + 1 < bytes.len() {
-                match &bytes[i..i + 2] {
-                    b"/*" => (depth, i) = (depth + 1, i + 2),
-                    b"*/" => {
-                        (depth, i) = (depth - 1, i + 2);
-                        if depth == 0 {
-                            end = Some(i);
-                            break;
-                        }
-                    }
-                    _ => i += 1,
-                }
-            }
-            // An unclosed comment is the server's syntax error, not an empty query.
-            let Some(end) = end else { return false };
-            rest = &rest[end..];
-        } else {
-            return rest.is_empty();
-        }
-    }
-}
-
-/// psycopg2's cast of a column type, as the runner names it.
-fn tag_of(column_type: &Type) -> &'static str {
-    match *column_type {
-        Type::INT2 | Type::INT4 | Type::INT8 | Type::OID => "int",
-        Type::FLOAT4 | Type::FLOAT8 => "float",
-        Type::NUMERIC => "decimal",
-        Type::BOOL => "bool",
-        Type::DATE => "date",
-        Type::TIMESTAMP | Type::TIMESTAMPTZ => "timestamp",
-        Type::JSON | Type::JSONB => "json",
-        Type::BYTEA => "bytea",
-        _ => "text",
-    }
-}
-
-/// The psycopg2 class of a client error, by SQLSTATE class; a lost connection is an
-/// `OperationalError`, a closed one an `InterfaceError`.
-fn statement_error(error: tokio_postgres::Error) -> StatementError {
-    let message = pg_text(&error);
-    let Some(code) = error.code() else {
-        let class = match error.is_closed() {
-            true => "InterfaceError",
-            false => "OperationalError",
-        };
-        return StatementError { class, message };
-    };
-    let code = code.code();
-    let class = match &code[..2] {
-        _ if code == "57014" => "QueryCanceled",
-        "40" => "TransactionRollbackError",
-        "08" | "53" | "54" | "55" | "57" | "58" | "F0" | "P0" | "HV" => "OperationalError",
-        "22" => "DataError",
-        "23" => "IntegrityError",
-        "0A" => "NotSupportedError",
-        "42" | "26" | "34" | "3D" | "3F" | "2F" | "28" => "ProgrammingError",
-        _ => "InternalError",
-    };
-    StatementError { class, message }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::is_blank;
-
-    #[test]
-    fn a_text_of_white_space_semicolons_and_comments_is_blank() {
-        for blank in [
-            "",
-            "  ",
-            " ;; ",
-            "-- only a comment",
-            "/* a /* nested */ one */ ;",
-            "--x\n/*y*/\n",
-        ] {
-            assert!(is_blank(blank), "{blank:?}");
-        }
-        for statement in [
-            "SELECT 1",
-            "-- c\nSELECT 1",
-            "/* c */ SELECT 1",
-            "; x",
-            "/* open",
-        ] {
-            assert!(!is_blank(statement), "{statement:?}");
-        }
-    }
 }
