@@ -73,9 +73,8 @@ const ROLE_SETTINGS: &str = "SELECT 'a setting ' || cfg || ' of ' || CASE WHEN s
 /// default or an index the planner reads), casts, collations, conversions, text search
 /// configurations and dictionaries, operator classes and families, and types (but
 /// enums, whose labels [`postgres_settings`] records) the role can reach or that a column uses,
-/// composite types (`CREATE TYPE ... AS (...)`) and tables the role cannot read (their row
-/// types are names a cast can test for, `NULL::t IS NULL`, while no digest reads them: red
-/// team round 14),
+/// composite types (`CREATE TYPE ... AS (...)`: a name a cast can test for, `NULL::t IS NULL`,
+/// which no digest reads; red team round 14),
 /// relations created in a system schema (`pg_catalog` comes first on the pinned `search_path`,
 /// so a table there would shadow `public`'s; the digests skip those schemas), and every role-
 /// or database-level setting that applies to the session (`ROLE_SETTINGS`).
@@ -122,11 +121,6 @@ pub fn postgres_levers(client: &mut postgres::Client) -> Result<Vec<String>, pos
              OR EXISTS (SELECT 1 FROM pg_attribute a WHERE a.atttypid = t.oid))\
          UNION ALL SELECT 'a composite type ' || c.oid::regclass::text FROM pg_class c \
            WHERE c.oid >= {FIRST_USER_OID} AND c.relkind = 'c' \
-         UNION ALL SELECT 'a table the role cannot read ' || c.oid::regclass::text \
-           FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
-           WHERE c.oid >= {FIRST_USER_OID} AND c.relkind = 'r' AND c.relpersistence <> 't' \
-           AND n.nspname <> 'information_schema' AND n.nspname NOT LIKE 'pg\\_%' \
-           AND NOT has_table_privilege(c.oid, 'SELECT') \
          UNION ALL SELECT 'a relation ' || quote_ident(n.nspname) || '.' || quote_ident(c.relname) \
            || ' in a system schema' FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
            WHERE c.oid >= {FIRST_USER_OID} AND c.relpersistence <> 't' \
@@ -191,7 +185,10 @@ pub fn postgres_settings(client: &mut postgres::Client) -> Result<String, postgr
 /// and options (an `n_distinct` override) where not the default, every extended statistics
 /// object, every constraint by its definition (`pg_get_constraintdef`: a `CHECK` the planner
 /// uses to exclude a `UNION ALL` member) and every column default and generation expression
-/// (`pg_get_expr`), and the settings a scoring session starts with (`reset_val`: the server's
+/// (`pg_get_expr`), every table the role can read no column of in a schema it may use, by its
+/// name and columns (a cast can test for its row type, `NULL::t IS NULL`, while no digest reads
+/// it; red team round 14: recorded, not refused, since a deployment may keep such tables), and
+/// the settings a scoring session starts with (`reset_val`: the server's
 /// configuration, `ALTER SYSTEM` included) of every `Query Tuning`, `Client Connection
 /// Defaults` (`timezone_abbreviations`, `default_text_search_config`, ...), `Version and
 /// Platform Compatibility`, `Resource Usage` (`max_stack_depth`, past which a deeply nested
@@ -231,6 +228,14 @@ pub fn postgres_structure(client: &mut postgres::Client) -> Result<String, postg
            JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum \
            JOIN pg_class c ON c.oid = d.adrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
            WHERE NOT a.attisdropped AND {user_relation} \
+         UNION ALL SELECT 'unreadable table ' || c.oid::regclass::text || '(' || \
+           coalesce((SELECT string_agg(quote_ident(a.attname) || ' ' || \
+             format_type(a.atttypid, a.atttypmod), ', ' ORDER BY a.attnum) FROM pg_attribute a \
+             WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), '') || ')' \
+           FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+           WHERE c.relkind IN ('r', 'p') AND c.relpersistence <> 't' AND {user_relation} \
+           AND has_schema_privilege(n.oid, 'USAGE') \
+           AND NOT has_any_column_privilege(c.oid, 'SELECT') \
          UNION ALL SELECT 'setting ' || name || '=' || coalesce(reset_val, '') FROM pg_settings \
            WHERE category LIKE 'Query Tuning%' OR category LIKE 'Client Connection Defaults%' \
            OR category LIKE 'Version and Platform Compatibility%' OR name LIKE 'jit%' \
