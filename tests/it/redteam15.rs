@@ -74,3 +74,75 @@ mod bird_critic_server_state {
         );
     }
 }
+
+/// Files of the pull request's tree at paths the base config names for what it writes (class
+/// 1): the report's output (`report.output`: a file sqlgate did not write, which no output may
+/// replace) and the baseline's path made a folder. Either could make the base's config fail a
+/// check made when a config is loaded, and a base config that does not load lets the pull
+/// request's own config run. The pull request regresses C3 on 30 items and loosens its own
+/// config's gate; the secure outcome is the base's config judging it (exit 1), or a refusal
+/// (exit 2), never the pull request's config running.
+mod written_paths {
+    use crate::common;
+    use common::repo::{self, commit_all, judged};
+    use common::text;
+    use std::path::Path;
+
+    /// The example's config with the gate loosened (drop of 100 points allowed, no other rule).
+    fn loosened(config: &str) -> String {
+        config
+            .replace("max_drop_points: 0.0", "max_drop_points: 100.0")
+            .replace("  per_difficulty: { extra: 2.0 }\n", "")
+            .replace("  significance: { test: mcnemar-exact, alpha: 0.05 }\n", "")
+    }
+
+    /// The pull request (C3 regressed, the config loosened, `lever` applied to its tree when
+    /// given) judged against the gated example's `main`.
+    fn judged_with(lever: Option<fn(&Path)>) -> std::process::Output {
+        let dir = repo::example(false);
+        let root = dir.path();
+        let base = repo::gated_main(root);
+        common::git(root, &["checkout", "-qb", "pr"]);
+        let config = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
+        std::fs::write(root.join("sqlgate.yml"), loosened(&config)).unwrap();
+        common::break_predictions(root, "C3", 30);
+        if let Some(lever) = lever {
+            lever(root);
+        }
+        commit_all(root, "the pull request");
+        common::git(root, &["add", "-A"]);
+        common::git(root, &["commit", "-qm", "new files", "--allow-empty"]);
+        judged(root, &base, &[])
+    }
+
+    /// Asserts the control exits 1 and the lever neither passes nor runs the pull request's
+    /// config.
+    fn attempt(lever: fn(&Path)) {
+        let control = judged_with(None);
+        assert_eq!(control.status.code(), Some(1), "control: {}", text(&control));
+        let judged = judged_with(Some(lever));
+        let said = text(&judged);
+        eprintln!("{said}");
+        assert_ne!(judged.status.code(), Some(0), "passed: {said}");
+        assert!(
+            !said.contains("this pull request's config ran"),
+            "the pull request's config ran: {said}"
+        );
+    }
+
+    #[test]
+    fn a_committed_file_at_the_reports_output_path_does_not_run_the_pull_requests_config() {
+        attempt(|root| {
+            std::fs::write(root.join("sqlgate-report.md"), "not sqlgate's\n").unwrap();
+        });
+    }
+
+    #[test]
+    fn the_baselines_path_made_a_folder_does_not_run_the_pull_requests_config() {
+        attempt(|root| {
+            std::fs::remove_file(root.join("baseline.json")).unwrap();
+            std::fs::create_dir(root.join("baseline.json")).unwrap();
+            std::fs::write(root.join("baseline.json/README"), "moved\n").unwrap();
+        });
+    }
+}
