@@ -19,37 +19,39 @@ mod bird_critic_server_state {
     use crate::livesql_pg::load_databases;
     use crate::livesql_pg_gate::{judged_change, predict};
 
-    /// Runs its SQL as the administrator on `postgres` when dropped, panic or not.
-    struct Undo(&'static Server, &'static str);
+    /// Runs its SQL as the administrator on its database when dropped, panic or not.
+    struct Undo(&'static Server, &'static str, &'static str);
 
     impl Drop for Undo {
         fn drop(&mut self) {
-            self.0.admin_sql("postgres", self.1);
+            self.0.admin_sql(self.1, self.2);
         }
     }
 
     /// The gate's exit code and output on the pull request predicting lsq_001 as `wrong`, the
-    /// preparation running `lever` (as the administrator) just before the gate when given.
-    fn judged(wrong: &str, lever: Option<&str>) -> (Option<i32>, String) {
+    /// preparation running `lever` (a database and SQL, as the administrator) just before the
+    /// gate when given.
+    fn judged(wrong: &str, lever: Option<(&str, &str)>) -> (Option<i32>, String) {
         let server = servers::postgres();
         let (code, said, _) = judged_change(server, |root| {
             predict(root, "lsq_001", &[wrong]);
-            if let Some(lever) = lever {
-                server.admin_sql("postgres", lever);
+            if let Some((database, lever)) = lever {
+                server.admin_sql(database, lever);
             }
         });
         (code, said)
     }
 
-    /// Asserts the control (no lever) exits 1, then that the lever does not pass.
-    fn attempt(wrong: &str, lever: &str, undo: &'static str) {
+    /// Asserts the control (no lever) exits 1, then that `lever` (run on `database`) does not
+    /// pass; `undo` runs on `database` when the test ends.
+    fn attempt(wrong: &str, (database, lever): (&'static str, &str), undo: &'static str) {
         let _db_ids = servers::db_id_databases();
         let server = servers::postgres();
         load_databases(server);
         let (code, said) = judged(wrong, None);
         assert_eq!(code, Some(1), "control: {said}");
-        let _undo = Undo(server, undo);
-        let (code, said) = judged(wrong, Some(lever));
+        let _undo = Undo(server, database, undo);
+        let (code, said) = judged(wrong, Some((database, lever)));
         eprintln!("{said}");
         assert_ne!(code, Some(0), "the regressing pull request passed: {said}");
     }
@@ -59,7 +61,10 @@ mod bird_critic_server_state {
         attempt(
             "SELECT status, count(id) AS n FROM orders WHERE EXISTS (SELECT 1 FROM pg_roles \
              WHERE rolname = 'rt15_flag') GROUP BY status ORDER BY status",
-            "DROP ROLE IF EXISTS rt15_flag; CREATE ROLE rt15_flag",
+            (
+                "postgres",
+                "DROP ROLE IF EXISTS rt15_flag; CREATE ROLE rt15_flag",
+            ),
             "DROP ROLE IF EXISTS rt15_flag",
         );
     }
@@ -69,8 +74,23 @@ mod bird_critic_server_state {
         attempt(
             "SELECT status, count(id) AS n FROM orders WHERE current_setting('rt15.flag', \
              true) = 'on' GROUP BY status ORDER BY status",
-            "ALTER ROLE ALL SET rt15.flag = 'on'",
+            ("postgres", "ALTER ROLE ALL SET rt15.flag = 'on'"),
             "ALTER ROLE ALL RESET rt15.flag",
+        );
+    }
+
+    /// A function the preparation adds to the base database itself, which every clone copies:
+    /// the start-up check of a read-only run refuses user-defined functions as levers.
+    #[test]
+    fn a_function_made_in_the_base_database_does_not_pass() {
+        attempt(
+            "SELECT status, count(id) AS n FROM orders WHERE rt15_flag() = 1 GROUP BY status \
+             ORDER BY status",
+            (
+                "shop",
+                "CREATE FUNCTION rt15_flag() RETURNS int LANGUAGE sql AS 'SELECT 1'",
+            ),
+            "DROP FUNCTION IF EXISTS rt15_flag()",
         );
     }
 }
@@ -119,7 +139,12 @@ mod written_paths {
     /// config.
     fn attempt(lever: fn(&Path)) {
         let control = judged_with(None);
-        assert_eq!(control.status.code(), Some(1), "control: {}", text(&control));
+        assert_eq!(
+            control.status.code(),
+            Some(1),
+            "control: {}",
+            text(&control)
+        );
         let judged = judged_with(Some(lever));
         let said = text(&judged);
         eprintln!("{said}");
