@@ -157,7 +157,7 @@ fn gated_subset(server: &Server) -> (tempfile::TempDir, String) {
 }
 
 /// Gives `instance_id` the predicted `statements` in the dataset in `root`.
-fn predict(root: &Path, instance_id: &str, statements: &[&str]) {
+pub(crate) fn predict(root: &Path, instance_id: &str, statements: &[&str]) {
     let path = root.join("predictions/model.jsonl");
     let lines: Vec<String> = std::fs::read_to_string(&path)
         .unwrap()
@@ -172,7 +172,10 @@ fn predict(root: &Path, instance_id: &str, statements: &[&str]) {
 
 /// The pull request `change` makes on the gated subset, judged against its base: exit code,
 /// all it said with the comment, and `summary.json`.
-fn judged_change(server: &Server, change: impl FnOnce(&Path)) -> (Option<i32>, String, Value) {
+pub(crate) fn judged_change(
+    server: &Server,
+    change: impl FnOnce(&Path),
+) -> (Option<i32>, String, Value) {
     let (dir, base) = gated_subset(server);
     change(dir.path());
     repo::commit_all(dir.path(), "the pull request");

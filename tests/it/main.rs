@@ -66,6 +66,7 @@ mod redteam11;
 mod redteam12;
 mod redteam13;
 mod redteam14;
+mod redteam15;
 mod redteam9;
 mod repair;
 mod report;
