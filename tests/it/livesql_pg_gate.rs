@@ -368,21 +368,37 @@ fn a_foreign_session_during_the_run_fails_it() {
     assert!(said.contains(words), "{words:?} not in {said}");
 }
 
+/// On the slow path the item's clone is accounted for when it is dropped after the item, so the
+/// item is the fault; on the fast path the clone is kept, and accounted for when the run drops
+/// its clones (`LiveJudge::finish`), which fails the run.
 #[test]
 fn a_foreign_session_on_an_items_clone_is_a_fault_of_the_run() {
+    use sqlgate::engine::state::LiveJudge;
     let _db_ids = servers::db_id_databases();
     let server = servers::postgres();
     load_databases(server);
-    let settings = PgSettings::new(server.admin_url("postgres"));
-    let run = PgRun::start(settings, &BTreeSet::from(["shop".to_string()])).unwrap();
     let items = read_items(&corpus_dir().join("items_pg.jsonl")).unwrap();
     let item = items.iter().find(|i| i.instance_id == "lsq_001").unwrap();
     let sleep = ["SELECT pg_sleep(4)".to_string()];
-    std::thread::scope(|scope| {
-        let judged = scope.spawn(|| run.judge(item, Some(&sleep)));
-        server.admin_sql(&a_clone(server), "SELECT 1");
-        let fault = judged.join().unwrap().unwrap_err();
-        let words = "another session connected to an item's clone";
-        assert!(fault.contains(words), "{words:?} not in {fault}");
-    });
+    let words = "another session connected to an item's clone";
+    for fast_path in [false, true] {
+        let settings = PgSettings {
+            fast_path,
+            ..PgSettings::new(server.admin_url("postgres"))
+        };
+        let run = PgRun::start(settings, &BTreeSet::from(["shop".to_string()])).unwrap();
+        let fault = std::thread::scope(|scope| {
+            let judged = scope.spawn(|| run.judge(item, Some(&sleep)));
+            server.admin_sql(&a_clone(server), "SELECT 1");
+            match judged.join().unwrap() {
+                Err(fault) => fault,
+                Ok(_) if fast_path => run.finish().unwrap_err(),
+                Ok(verdict) => panic!("the slow path judged the item: {verdict:?}"),
+            }
+        });
+        assert!(
+            fault.contains(words),
+            "fast path {fast_path}: {words:?} not in {fault}"
+        );
+    }
 }

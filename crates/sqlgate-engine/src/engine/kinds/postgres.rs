@@ -62,7 +62,11 @@ impl EngineFactory for PostgresFactory {
         config: &Config,
         dataset: &Dataset,
     ) -> Result<Option<DataDigests>, InputError> {
-        data_digest::of_server(config, dataset, data_digest::postgres_digests).map(Some)
+        let digest = match config.dataset.engine.admin_url_env {
+            Some(_) => data_digest::postgres_digests_with_server,
+            None => data_digest::postgres_digests,
+        };
+        data_digest::of_server(config, dataset, digest).map(Some)
     }
 
     fn load_target(&self) -> Option<Server> {

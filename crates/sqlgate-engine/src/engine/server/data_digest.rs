@@ -242,6 +242,30 @@ pub(crate) fn postgres_digests(url: &str, databases: &[String]) -> Result<DataDi
     Ok(digests)
 }
 
+/// The key of the server-wide entry of a run whose items run on clones
+/// ([`structure::postgres_server_state`]).
+pub(crate) const SERVER_STATE: &str = "server:structure";
+
+/// Adds the server-wide entry of a run on clones to `digests`, read in a session of its own on
+/// the URL's database.
+pub(crate) fn postgres_server_entry(url: &str, digests: &mut DataDigests) -> Result<(), String> {
+    let target = tls::postgres_target(url)?;
+    let mut client = postgres_connect(&target, "")?;
+    let state = structure::postgres_server_state(&mut client).map_err(|e| postgres_error(&e))?;
+    digests.insert(SERVER_STATE.to_string(), state);
+    Ok(())
+}
+
+/// [`postgres_digests`] with the server-wide entry of a run on clones.
+pub(crate) fn postgres_digests_with_server(
+    url: &str,
+    databases: &[String],
+) -> Result<DataDigests, String> {
+    let mut digests = postgres_digests(url, databases)?;
+    postgres_server_entry(url, &mut digests)?;
+    Ok(digests)
+}
+
 /// A new session of the synchronous client on `database` (the URL's when empty).
 fn postgres_connect(target: &tls::PgTarget, database: &str) -> Result<postgres::Client, String> {
     let mut config = target.config.clone();

@@ -334,6 +334,9 @@ impl Engine for PostgresEngine {
             let hold = data_digest::postgres_hold(&self.settings.url, &database, &mut digests)?;
             held.insert(database, hold);
         }
+        if self.settings.clones {
+            data_digest::postgres_server_entry(&self.settings.url, &mut digests)?;
+        }
         Ok(Some(digests))
     }
 

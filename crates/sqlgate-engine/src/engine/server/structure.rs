@@ -137,6 +137,47 @@ pub fn postgres_levers(client: &mut postgres::Client) -> Result<Vec<String>, pos
     Ok(rows.iter().map(|row| row.get(0)).collect())
 }
 
+/// What a state-changing prediction on a clone can read of the server beyond its database, as
+/// one line (`kind name ...; ...`, sorted), recorded when items run on clones
+/// (`dataset.engine.admin_url_env`): there a prediction is any SQL (a function it creates may
+/// read whatever its role may), so no word is refused and what it could read is recorded
+/// instead (red team round 15: a role the preparation created, read from `pg_roles`; a setting
+/// of every role, `ALTER ROLE ALL SET`). Every role with its attributes and memberships, every
+/// database and tablespace, every role- or database-level setting, and every custom setting of
+/// the server's configuration (`Customized Options`); the run's own roles, templates and clones
+/// (`sqlgate_live_...`) left out.
+pub fn postgres_server_state(client: &mut postgres::Client) -> Result<String, postgres::Error> {
+    let ours = "'sqlgate\\_live\\_%'";
+    let sql = format!(
+        "SELECT coalesce(string_agg(part, '; ' ORDER BY part), '') FROM (\
+         SELECT 'role ' || quote_ident(r.rolname) || ' ' || concat_ws(',', \
+           CASE WHEN r.rolsuper THEN 'superuser' END, CASE WHEN r.rolinherit THEN 'inherit' END, \
+           CASE WHEN r.rolcreaterole THEN 'createrole' END, \
+           CASE WHEN r.rolcreatedb THEN 'createdb' END, CASE WHEN r.rolcanlogin THEN 'login' END, \
+           CASE WHEN r.rolreplication THEN 'replication' END, \
+           CASE WHEN r.rolbypassrls THEN 'bypassrls' END, 'connlimit ' || r.rolconnlimit, \
+           'valid until ' || r.rolvaliduntil) AS part FROM pg_roles r \
+           WHERE r.rolname NOT LIKE {ours} \
+         UNION ALL SELECT 'member ' || quote_ident(m.rolname) || ' of ' || quote_ident(g.rolname) \
+           FROM pg_auth_members a JOIN pg_roles m ON m.oid = a.member \
+           JOIN pg_roles g ON g.oid = a.roleid \
+           WHERE m.rolname NOT LIKE {ours} AND g.rolname NOT LIKE {ours} \
+         UNION ALL SELECT 'database ' || quote_ident(d.datname) FROM pg_database d \
+           WHERE d.datname NOT LIKE {ours} \
+         UNION ALL SELECT 'tablespace ' || quote_ident(t.spcname) FROM pg_tablespace t \
+         UNION ALL SELECT 'role setting ' || coalesce(quote_ident(d.datname), '(every database)') \
+           || ' ' || coalesce(quote_ident(r.rolname), '(every role)') || ' ' || \
+           array_to_string(s.setconfig, ',') FROM pg_db_role_setting s \
+           LEFT JOIN pg_database d ON d.oid = s.setdatabase \
+           LEFT JOIN pg_roles r ON r.oid = s.setrole \
+           WHERE coalesce(d.datname, '') NOT LIKE {ours} AND coalesce(r.rolname, '') NOT LIKE {ours} \
+         UNION ALL SELECT 'setting ' || name || '=' || coalesce(reset_val, '') FROM pg_settings \
+           WHERE category = 'Customized Options'\
+         ) parts"
+    );
+    Ok(client.query_one(&sql, &[])?.get(0))
+}
+
 /// The PostgreSQL settings a run is judged under that the server or the database chooses, as
 /// one line (`name=value; ...`): the database's collation, character type and locale provider,
 /// the locale and text-search settings, the pinned settings as they took effect, each column
@@ -185,7 +226,10 @@ pub fn postgres_settings(client: &mut postgres::Client) -> Result<String, postgr
 /// and options (an `n_distinct` override) where not the default, every extended statistics
 /// object, every constraint by its definition (`pg_get_constraintdef`: a `CHECK` the planner
 /// uses to exclude a `UNION ALL` member) and every column default and generation expression
-/// (`pg_get_expr`), every table the role can read no column of in a schema it may use, by its
+/// (`pg_get_expr`), every user-defined function, view, trigger, rule, policy, event trigger,
+/// extension, type, operator and cast with a digest of its definition (refused at start-up on a
+/// read-only run, so none there; the state a run on clones copies into every clone, red team
+/// round 15), every table the role can read no column of in a schema it may use, by its
 /// name and columns (a cast can test for its row type, `NULL::t IS NULL`, while no digest reads
 /// it; red team round 14: recorded, not refused, since a deployment may keep such tables), and
 /// the settings a scoring session starts with (`reset_val`: the server's
@@ -228,6 +272,37 @@ pub fn postgres_structure(client: &mut postgres::Client) -> Result<String, postg
            JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum \
            JOIN pg_class c ON c.oid = d.adrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
            WHERE NOT a.attisdropped AND {user_relation} \
+         UNION ALL SELECT 'function ' || p.oid::regprocedure::text || ' ' || md5(concat_ws('|', \
+           l.lanname, p.prokind, p.provolatile, p.proretset, p.prosecdef, \
+           format_type(p.prorettype, NULL), p.prosrc, p.probin, \
+           array_to_string(p.proconfig, ','))) FROM pg_proc p \
+           JOIN pg_language l ON l.oid = p.prolang WHERE p.oid >= {FIRST_USER_OID} \
+         UNION ALL SELECT 'view ' || c.oid::regclass::text || ' ' || md5(pg_get_viewdef(c.oid)) \
+           FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+           WHERE c.relkind IN ('v', 'm') AND {user_relation} \
+         UNION ALL SELECT 'trigger ' || quote_ident(t.tgname) || ' on ' || \
+           t.tgrelid::regclass::text || ' ' || md5(pg_get_triggerdef(t.oid)) || ' ' || \
+           t.tgenabled::text FROM pg_trigger t WHERE NOT t.tgisinternal \
+         UNION ALL SELECT 'rule ' || quote_ident(r.rulename) || ' on ' || \
+           r.ev_class::regclass::text || ' ' || md5(pg_get_ruledef(r.oid)) FROM pg_rewrite r \
+           WHERE r.oid >= {FIRST_USER_OID} AND r.rulename <> '_RETURN' \
+         UNION ALL SELECT 'policy ' || quote_ident(p.polname) || ' on ' || \
+           p.polrelid::regclass::text || ' ' || md5(concat_ws('|', p.polcmd, p.polpermissive, \
+           pg_get_expr(p.polqual, p.polrelid), pg_get_expr(p.polwithcheck, p.polrelid))) \
+           FROM pg_policy p \
+         UNION ALL SELECT 'event trigger ' || quote_ident(e.evtname) || ' ' || e.evtevent || ' ' \
+           || e.evtfoid::regprocedure::text || ' ' || e.evtenabled::text FROM pg_event_trigger e \
+         UNION ALL SELECT 'extension ' || quote_ident(x.extname) || ' ' || x.extversion \
+           FROM pg_extension x WHERE x.oid >= {FIRST_USER_OID} \
+         UNION ALL SELECT 'type ' || format_type(t.oid, NULL) || ' ' || t.typtype::text FROM pg_type t \
+           WHERE t.oid >= {FIRST_USER_OID} AND t.typcategory <> 'A' AND (t.typrelid = 0 \
+             OR EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = t.typrelid AND c.relkind = 'c')) \
+         UNION ALL SELECT 'operator ' || o.oid::regoperator::text || ' ' || \
+           o.oprcode::regprocedure::text FROM pg_operator o WHERE o.oid >= {FIRST_USER_OID} \
+         UNION ALL SELECT 'cast ' || format_type(k.castsource, NULL) || ' as ' || \
+           format_type(k.casttarget, NULL) || ' ' || k.castmethod::text || ' ' || k.castcontext::text || \
+           coalesce(' ' || nullif(k.castfunc, 0)::regprocedure::text, '') FROM pg_cast k \
+           WHERE k.oid >= {FIRST_USER_OID} \
          UNION ALL SELECT 'unreadable table ' || c.oid::regclass::text || '(' || \
            coalesce((SELECT string_agg(quote_ident(a.attname) || ' ' || \
              format_type(a.atttypid, a.atttypmod), ', ' ORDER BY a.attnum) FROM pg_attribute a \
