@@ -47,6 +47,7 @@ mod lifecycle;
 mod livesql;
 mod livesql_gate;
 mod livesql_hostile;
+mod livesql_my;
 mod livesql_pg;
 mod livesql_post;
 mod load;
