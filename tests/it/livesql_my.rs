@@ -245,6 +245,31 @@ fn hostile_server() -> &'static Server {
 }
 
 #[test]
+fn a_base_database_with_anything_but_tables_is_refused_at_start() {
+    let server = servers::mariadb();
+    for (object, kind) in [
+        ("CREATE VIEW v AS SELECT a FROM t", "view `v`"),
+        (
+            "CREATE TRIGGER tr BEFORE INSERT ON t FOR EACH ROW SET NEW.a = 1",
+            "trigger `tr`",
+        ),
+        ("CREATE PROCEDURE p() SELECT 1", "routine `p`"),
+    ] {
+        server.recreate_database(
+            "sqlgate_my_objects",
+            &format!("CREATE TABLE t (a INT); {object};"),
+        );
+        let ids = BTreeSet::from(["sqlgate_my_objects".to_string()]);
+        let error = MyRun::start(settings(server), &ids).unwrap_err();
+        assert!(error.contains(kind) && error.contains("refused"), "{error}");
+    }
+    server.admin_sql("mysql", "DROP DATABASE sqlgate_my_objects");
+    let none = BTreeSet::from(["sqlgate_my_absent".to_string()]);
+    let error = MyRun::start(settings(server), &none).unwrap_err();
+    assert!(error.contains("no database `sqlgate_my_absent`"), "{error}");
+}
+
+#[test]
 fn a_prediction_cannot_write_to_another_database_the_template_or_the_base() {
     let _db_ids = servers::db_id_databases();
     let server = hostile_server();

@@ -248,7 +248,7 @@ impl MyRun {
         let others: Option<(String, String)> = admin
             .exec_first(
                 "SELECT kind, name FROM (
-                   SELECT 'table' AS kind, CONCAT(TABLE_NAME, ' (', TABLE_TYPE, ')') AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE <> 'BASE TABLE'
+                   SELECT LOWER(TABLE_TYPE) AS kind, TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE <> 'BASE TABLE'
                    UNION ALL SELECT 'routine', ROUTINE_NAME FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = ?
                    UNION ALL SELECT 'trigger', TRIGGER_NAME FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ?
                    UNION ALL SELECT 'event', EVENT_NAME FROM information_schema.EVENTS WHERE EVENT_SCHEMA = ?) o LIMIT 1",

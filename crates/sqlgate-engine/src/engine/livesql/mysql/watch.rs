@@ -59,7 +59,8 @@ impl Watch {
                     }
                     return;
                 }
-                std::thread::sleep(WATCH_EVERY);
+                // Woken early by `finish`, so an item's end never waits for a poll.
+                std::thread::park_timeout(WATCH_EVERY);
             }
         });
         Ok(Watch { done, thread })
@@ -67,6 +68,7 @@ impl Watch {
 
     pub(super) fn finish(self) {
         self.done.store(true, Ordering::SeqCst);
+        self.thread.thread().unpark();
         let _ = self.thread.join();
     }
 }
