@@ -117,13 +117,31 @@ fn audit_dataset(config: &Config, snapshot: &Snapshot) -> anyhow::Result<Dataset
         systems: &prepared.systems,
         dialects: &dialects,
     };
+    let mut findings = context.audit_all();
+    findings.extend(gold_self_check(config, &prepared, &executor, &profile)?);
+    findings.sort_by_key(|f| (f.index, f.kind));
     Ok(DatasetAudit {
         name: config.dataset_name().to_string(),
         items: dataset.items.len(),
-        findings: context.audit_all(),
+        findings,
         notes: trust_notes(snapshot, &prepared.overrides),
         overrides: prepared.overrides,
     })
+}
+
+/// The gold self-check of a state-changing kind (`gold-self-check`): each gold judged as a
+/// prediction by the configured metrics, under the run's budgets; a fault of the harness is an
+/// error naming the item, never a finding.
+fn gold_self_check(
+    config: &Config,
+    prepared: &crate::score::evaluation::Prepared,
+    executor: &crate::engine::exec::Executor,
+    profile: &Profile,
+) -> anyhow::Result<Vec<crate::analysis::audit::Finding>> {
+    let env = crate::metrics::Env::new(&prepared.dataset, executor, profile, None)
+        .with_state_budget(&config.execution);
+    crate::analysis::audit::self_check::findings(&env, &prepared.metrics)
+        .map_err(|reason| anyhow::anyhow!("the gold self-check: {reason}"))
 }
 
 /// What a pull-request audit read from the base commit instead of the pull request's tree.

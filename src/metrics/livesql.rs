@@ -8,10 +8,12 @@
 //! - `livesql_sound`: the same checks without its semantic quirks;
 //! - `bird_critic`: BIRD-Critic's SQLite evaluator.
 //!
-//! They run on SQLite files only: their kinds say so (`Kind::sqlite_only`), and refuse them in any
-//! other kind. Items are judged as the gate's workers take them, in parallel. A fault of the harness (a copy
-//! that could not be made, a test runner that could not start or be isolated) stops the run: it
-//! is never a verdict.
+//! They run on SQLite files (their kinds say so: `Kind::sqlite_only`, and refuse them in any
+//! other kind); `bird_critic` also on PostgreSQL, through the engine's judge
+//! (`Engine::live_judge`: one run per dataset run, each item on a clone of its database, as
+//! BIRD-Critic's PostgreSQL evaluator judges). Items are judged as the gate's workers take
+//! them, in parallel. A fault of the harness (a copy or clone that could not be made, a test
+//! runner that could not start or be isolated) stops the run: it is never a verdict.
 
 use super::{Env, Metric, Outcome, Score};
 use crate::engine::livesql::{judge, Profile, Settings, Verdict};
@@ -47,7 +49,11 @@ impl Metric for LiveSql {
             budget: env.state_budget.clone(),
             python: PathBuf::from("python3"),
         };
-        match judge(live, Some(&statements), template, &settings) {
+        let judged = match env.executor.live_judge() {
+            Some(server) => server.judge(live, Some(&statements)),
+            None => judge(live, Some(&statements), template, &settings),
+        };
+        match judged {
             Ok(verdict) => score_of(&live.instance_id, &verdict),
             Err(fault) => {
                 let reason = format!(

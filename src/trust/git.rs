@@ -5,13 +5,41 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+/// Where sqlgate takes git from: the system's own folders, in this order, never the job's
+/// `PATH`, which a workflow step extends for every later step (`$GITHUB_PATH`; red team round
+/// 13: a `git` first on it that dropped the pins below).
+const GIT_PROGRAMS: [&str; 4] = [
+    "/usr/local/bin/git",
+    "/usr/bin/git",
+    "/bin/git",
+    "/opt/homebrew/bin/git",
+];
+
+/// The first of [`GIT_PROGRAMS`] that is a file (the first one when none is, so the error of
+/// starting it names where git was looked for).
+fn git_program() -> &'static Path {
+    let found = GIT_PROGRAMS
+        .into_iter()
+        .find(|path| Path::new(path).is_file());
+    Path::new(found.unwrap_or(GIT_PROGRAMS[0]))
+}
+
 /// git in `folder`, reading the objects as they are: a workflow step can rewrite what git shows
 /// for an object without touching the commit (red team round 11: `git replace` of the base's
 /// `sqlgate.yml` or `baseline.json` blob, which `git status` does not show), so replace refs are
 /// ignored (`GIT_NO_REPLACE_OBJECTS`), and so are grafts (`GIT_GRAFT_FILE`: an empty file), which
-/// could give a commit other parents.
+/// could give a commit other parents. Every `GIT_*` variable of the job's environment is
+/// dropped first: a step sets them for every later step (`$GITHUB_ENV`), and they name the
+/// repository, its objects and work tree (`GIT_DIR`, `GIT_OBJECT_DIRECTORY`,
+/// `GIT_ALTERNATE_OBJECT_DIRECTORIES`, `GIT_WORK_TREE`), add command-line configuration
+/// (`GIT_CONFIG_PARAMETERS`, `GIT_CONFIG_COUNT`) or the programs git runs (`GIT_EXEC_PATH`).
 fn git_in(folder: &Path) -> Command {
-    let mut git = Command::new("git");
+    let mut git = Command::new(git_program());
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("GIT_") {
+            git.env_remove(name);
+        }
+    }
     git.arg("-C")
         .arg(folder)
         .args(["-c", "advice.graftFileDeprecated=false"])
@@ -34,14 +62,15 @@ pub fn output(folder: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<Outp
 const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 
 /// Runs a read-only git query in `folder`, pathspecs taken literally (a file named `*` is that
-/// file), no file-system monitor command of the repository's config run, with no attributes
+/// file), no file-system monitor command of the repository's config run, ancestry read from the
+/// commits themselves (not from a commit-graph file, which a step can write), with no attributes
 /// from the working tree (`GIT_ATTR_SOURCE`, git 2.40 and later: a
 /// pull request's `.gitattributes` could otherwise mark files binary, or change how they are
 /// converted, in what the trust stage reads of the base); its standard output, or its error
 /// message.
 pub fn query(folder: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
     let output = git_in(folder)
-        .args(["-c", "core.fsmonitor=false"])
+        .args(["-c", "core.fsmonitor=false", "-c", "core.commitGraph=false"])
         .args(args)
         .env("GIT_LITERAL_PATHSPECS", "1")
         .env("GIT_ATTR_SOURCE", EMPTY_TREE)

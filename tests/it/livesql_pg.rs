@@ -13,9 +13,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-const DBS: [&str; 4] = ["shop", "school", "fleet", "clinic"];
+pub(crate) const DBS: [&str; 4] = ["shop", "school", "fleet", "clinic"];
 
-fn corpus_dir() -> PathBuf {
+pub(crate) fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/livesql/postgres")
 }
 
@@ -25,7 +25,7 @@ fn sha256(path: &Path) -> String {
 }
 
 /// Builds the four base databases from postgres/db/*.sql on `server`.
-fn load_databases(server: &Server) {
+pub(crate) fn load_databases(server: &Server) {
     for db in DBS {
         let script = std::fs::read_to_string(corpus_dir().join(format!("db/{db}.sql"))).unwrap();
         server.recreate_database(db, &script);
@@ -55,7 +55,7 @@ fn base_digest(server: &Server, db: &str) -> String {
 }
 
 /// Every base database's digest, and the server's list of databases and roles.
-fn server_state(server: &Server) -> (Vec<String>, String) {
+pub(crate) fn server_state(server: &Server) -> (Vec<String>, String) {
     let digests = DBS.iter().map(|db| base_digest(server, db)).collect();
     let names = server.admin_sql(
         "postgres",
@@ -109,7 +109,7 @@ fn judge_run(
 
 /// The recorded official verdicts, after checking that the inputs are the ones they were
 /// recorded on.
-fn recorded() -> BTreeMap<String, Value> {
+pub(crate) fn recorded() -> BTreeMap<String, Value> {
     let lines = crate::common::read_jsonl(&corpus_dir().join("official_verdicts_pg.jsonl"));
     let root = corpus_dir().parent().unwrap().to_path_buf();
     for (file, digest) in lines[0]["meta"]["inputs_sha256"].as_object().unwrap() {

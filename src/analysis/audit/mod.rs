@@ -9,6 +9,7 @@
 mod groups;
 mod meaning;
 mod order;
+pub mod self_check;
 mod systems;
 
 use crate::engine::exec::{ExecError, Executor};
@@ -50,6 +51,9 @@ pub enum Kind {
     GoldResultMismatch,
     /// Most scored systems agree with each other and not with the gold (for review).
     SuspectGold,
+    /// A state-changing kind's gold, judged as a prediction by the kind's metrics, fails its
+    /// own checks.
+    GoldSelfCheck,
 }
 
 impl Kind {
@@ -67,6 +71,7 @@ impl Kind {
             Kind::DialectDisagreement => "dialect-disagreement",
             Kind::GoldResultMismatch => "gold-result-mismatch",
             Kind::SuspectGold => "suspect-gold",
+            Kind::GoldSelfCheck => "gold-self-check",
         }
     }
 }
@@ -154,7 +159,8 @@ impl<'a> Context<'a> {
     /// database is absent (Spider's wta_1 ships as a schema only), where the checks of other
     /// dialects and of Spider 2.0 result files, which need the item's own data, are left out;
     /// none when it has neither, or when the item is a kind's own task (`GoldItem::task`: no
-    /// gold query to audit; a gold that changes the database, which a read-only run cannot check).
+    /// gold query to audit; a gold that changes the database, which a read-only run cannot
+    /// check: [`self_check`] judges those).
     pub fn audit_item(&self, item: &GoldItem) -> Vec<Finding> {
         if item.task.is_some() {
             return Vec::new();

@@ -117,6 +117,13 @@ pub trait Engine: Send + Sync + std::fmt::Debug {
     fn check_claim(&self) -> Result<(), String> {
         Ok(())
     }
+
+    /// The engine's judge of state-changing items, each on an isolated copy of its database,
+    /// when the config asks for one (`dataset.kind: bird-critic` on PostgreSQL); `None` (the
+    /// default) where the metrics judge them on copies of SQLite files.
+    fn live_judge(&self) -> Option<&dyn crate::engine::state::LiveJudge> {
+        None
+    }
 }
 
 /// Runs queries under [`Limits`] on one [`Engine`].
@@ -227,6 +234,11 @@ impl Executor {
     /// Checks the run was alone on its server ([`Engine::check_claim`]).
     pub fn check_claim(&self) -> Result<(), String> {
         self.engine.check_claim()
+    }
+
+    /// The engine's judge of state-changing items ([`Engine::live_judge`]).
+    pub fn live_judge(&self) -> Option<&dyn crate::engine::state::LiveJudge> {
+        self.engine.live_judge()
     }
 
     /// The limits in force on this thread: the executor's, with the time limit of the item

@@ -25,5 +25,6 @@ pub mod spider2;
 #[cfg(feature = "duckdb")]
 pub mod spider2_dbt;
 pub mod sqlite;
+pub mod state;
 pub mod to_csv;
 pub mod value;

@@ -202,7 +202,9 @@ fn query(
 
 /// Whether `sql` holds more than its first statement, as Python's `sqlite3` decides it: after
 /// the end SQLite gives the first statement (empty statements before it skipped, its `;`
-/// included), only whitespace and comments may follow; a second `;` is a second statement.
+/// included), only whitespace and comments may follow; a second `;` is a second statement. A
+/// first statement SQLite cannot prepare is not judged (Python raises its error first, and
+/// SQLite's end is then where the parser stopped, not where the statement ends).
 pub(crate) fn more_than_one_statement(conn: &Connection, sql: &str) -> bool {
     let Ok(length) = std::ffi::c_int::try_from(sql.len()) else {
         return false;
@@ -213,7 +215,7 @@ pub(crate) fn more_than_one_statement(conn: &Connection, sql: &str) -> bool {
     // handle belongs to `conn`, which this thread holds; the statement prepared is finalized at
     // once, and `tail` points into `sql` (or is null when preparing failed).
     let end = unsafe {
-        rusqlite::ffi::sqlite3_prepare_v2(
+        let prepared = rusqlite::ffi::sqlite3_prepare_v2(
             conn.handle(),
             sql.as_ptr().cast(),
             length,
@@ -221,7 +223,7 @@ pub(crate) fn more_than_one_statement(conn: &Connection, sql: &str) -> bool {
             &mut tail,
         );
         rusqlite::ffi::sqlite3_finalize(statement);
-        if tail.is_null() {
+        if prepared != rusqlite::ffi::SQLITE_OK || tail.is_null() {
             return false;
         }
         tail.cast::<u8>().offset_from(sql.as_ptr()) as usize
@@ -456,6 +458,22 @@ mod tests {
     }
 
     #[test]
+    fn a_statement_sqlite_cannot_prepare_is_left_to_its_own_error() {
+        // SQLite stops parsing `CREATE TABLE t` at the name when `t` exists: what follows the
+        // name is not a second statement, and Python raises "table t already exists".
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE t(a)").unwrap();
+        let create = "CREATE TABLE t AS SELECT 1 AS a";
+        assert!(!super::more_than_one_statement(&conn, create));
+        let error = conn.prepare(create).unwrap_err().to_string();
+        assert!(error.contains("table t already exists"), "{error}");
+        assert!(super::more_than_one_statement(
+            &conn,
+            "SELECT a FROM t; SELECT 2"
+        ));
+    }
+
+    #[test]
     fn one_statement_is_decided_as_python_decides_it() {
         let dir = tempfile::tempdir().unwrap();
         let db = database(
@@ -491,6 +509,18 @@ mod tests {
                 error.contains("one statement at a time"),
                 "{sql:?}: {error}"
             );
+        }
+        // A first statement SQLite cannot prepare fails with its own error, as in Python.
+        for (sql, own) in [
+            ("SELECT b FROM t; SELECT 2", "no such column: b"),
+            (
+                "SELECT a FROM missing WHERE a = 1; SELECT 2",
+                "no such table: missing",
+            ),
+            ("SELECT a FROM t WHERE ; SELECT 2", "syntax error"),
+        ] {
+            let error = run(sql).unwrap_err().to_string();
+            assert!(error.contains(own), "{sql:?}: {error}");
         }
         let error = run("SELECT a FROM t\0; DROP TABLE t")
             .unwrap_err()

@@ -2,7 +2,7 @@
 
 use crate::input::config::{DatabaseFiles, DatasetConfig, DifficultySource, EngineCatalog};
 use crate::sql::schema::{Schema, TableEntry, TablesJson};
-use crate::util::error::{read_bytes, InputError};
+use crate::util::error::{read_bytes, utf8_or_line_error, InputError};
 use crate::util::fs::RunFolder;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
@@ -43,6 +43,13 @@ pub trait ItemTask: std::fmt::Debug + Send + Sync {
     /// The id `format: livesql` predictions name the item by (`instance_id`), for kinds whose
     /// predictions are keyed so.
     fn instance_id(&self) -> Option<&str> {
+        None
+    }
+
+    /// The item's gold as a statement list a metric of the kind takes as a prediction, for kinds
+    /// whose golds are such lists: the gold audit runs it through the kind's metrics, and a gold
+    /// that fails its own checks is a finding.
+    fn gold_statements(&self) -> Option<Vec<String>> {
         None
     }
 }
@@ -294,18 +301,6 @@ fn gold_item_from_json(
         skipped: false,
         spider2: None,
         task: None,
-    })
-}
-
-/// `bytes` (the contents of `path`) as text; an error names the line of the first invalid byte.
-pub(crate) fn utf8_or_line_error<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, InputError> {
-    std::str::from_utf8(bytes).map_err(|e| {
-        let line = bytes[..e.valid_up_to()]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count()
-            + 1;
-        InputError::malformed(path, format!("line {line}"), "invalid UTF-8")
     })
 }
 

@@ -24,6 +24,10 @@ pub struct EngineConfig {
     /// The environment variable holding the server's URL (`postgresql://...`, `mysql://...`).
     #[serde(default)]
     pub url_env: Option<String>,
+    /// The environment variable holding the URL of a role that may create databases and roles
+    /// (`dataset.kind: bird-critic` on PostgreSQL: each item on a clone of its own).
+    #[serde(default)]
+    pub admin_url_env: Option<String>,
     /// One database holding every db_id's tables, or one database per db_id.
     #[serde(default)]
     pub layout: Option<Layout>,
@@ -236,6 +240,7 @@ impl EngineConfig {
     pub fn refuse_server_keys(&self) -> Result<(), String> {
         let server_keys = [
             ("url_env", self.url_env.is_some()),
+            ("admin_url_env", self.admin_url_env.is_some()),
             ("layout", self.layout.is_some()),
             (
                 "allow_privileged_role",
@@ -259,7 +264,11 @@ impl EngineConfig {
                 self.kind
             ));
         };
-        check_env_name(name)
+        check_env_name("url_env", name)?;
+        match &self.admin_url_env {
+            Some(admin) => check_env_name("admin_url_env", admin),
+            None => Ok(()),
+        }
     }
 
     /// For an engine that reads no key of its own: refuses `options`, naming the first key.
@@ -277,7 +286,7 @@ impl EngineConfig {
 
 /// An environment variable name: letters, digits and `_`, not starting with a digit. Anything
 /// else (a URL, most likely) is refused without being echoed.
-fn check_env_name(name: &str) -> Result<(), String> {
+fn check_env_name(key: &str, name: &str) -> Result<(), String> {
     let valid = !name.is_empty()
         && name.len() <= MAX_ENV_NAME_CHARS
         && !name.starts_with(|c: char| c.is_ascii_digit())
@@ -286,10 +295,10 @@ fn check_env_name(name: &str) -> Result<(), String> {
         return Ok(());
     }
     if name.contains("://") || name.contains('@') {
-        return Err("`dataset.engine.url_env` must name an environment variable, not hold a URL: a URL written in the config file is refused (it would be committed with its password); put it in an environment variable and name that variable here".into());
+        return Err(format!("`dataset.engine.{key}` must name an environment variable, not hold a URL: a URL written in the config file is refused (it would be committed with its password); put it in an environment variable and name that variable here"));
     }
     Err(format!(
-        "`dataset.engine.url_env` must be an environment variable name (letters, digits and `_`, at most {MAX_ENV_NAME_CHARS} characters, not starting with a digit)"
+        "`dataset.engine.{key}` must be an environment variable name (letters, digits and `_`, at most {MAX_ENV_NAME_CHARS} characters, not starting with a digit)"
     ))
 }
 

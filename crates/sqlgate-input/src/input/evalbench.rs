@@ -54,6 +54,11 @@ impl crate::input::dataset::ItemTask for EvalItem {
     fn instance_id(&self) -> Option<&str> {
         Some(&self.instance_id)
     }
+
+    /// Its `golden_sql`, split into statements as a prediction's text is.
+    fn gold_statements(&self) -> Option<Vec<String>> {
+        Some(vec![self.golden_sql.clone()])
+    }
 }
 
 /// The EvalBench item of a gold item, when it is one.

@@ -136,6 +136,11 @@ impl crate::input::dataset::ItemTask for LiveItem {
     fn instance_id(&self) -> Option<&str> {
         Some(&self.instance_id)
     }
+
+    /// Its `sol_sql`, in order.
+    fn gold_statements(&self) -> Option<Vec<String>> {
+        Some(self.sol_sql.clone())
+    }
 }
 
 /// The LiveSQLBench item of a gold item, when it is one (`GoldItem::task` of `dataset.kind:

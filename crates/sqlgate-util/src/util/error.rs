@@ -121,13 +121,18 @@ pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
 /// file and line of the first invalid byte.
 pub fn read_utf8(path: &Path) -> Result<String, InputError> {
     let bytes = read_bounded(path, MAX_INPUT_BYTES)?;
-    String::from_utf8(bytes).map_err(|e| {
-        let valid = e.utf8_error().valid_up_to();
-        let line = e.as_bytes()[..valid]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count()
-            + 1;
-        InputError::malformed(path, format!("line {line}"), "invalid UTF-8")
-    })
+    String::from_utf8(bytes).map_err(|e| invalid_utf8(path, e.as_bytes(), e.utf8_error()))
+}
+
+/// `bytes` (the contents of `path`) as text, for readers that already hold the bytes; an error
+/// names the line of the first invalid byte.
+pub fn utf8_or_line_error<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, InputError> {
+    std::str::from_utf8(bytes).map_err(|e| invalid_utf8(path, bytes, e))
+}
+
+/// The error for `bytes` of `path` that stop being UTF-8 where `error` says, naming that line.
+fn invalid_utf8(path: &Path, bytes: &[u8], error: std::str::Utf8Error) -> InputError {
+    let valid = &bytes[..error.valid_up_to()];
+    let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+    InputError::malformed(path, format!("line {line}"), "invalid UTF-8")
 }

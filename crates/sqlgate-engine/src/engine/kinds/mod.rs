@@ -4,6 +4,7 @@
 pub mod duckdb;
 pub mod mysql;
 pub mod postgres;
+pub mod postgres_clones;
 pub mod sqlite;
 #[cfg(test)]
 pub mod toy;

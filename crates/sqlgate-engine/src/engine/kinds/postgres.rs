@@ -1,10 +1,13 @@
 //! PostgreSQL as a plugin ([`crate::engine::server::postgres`]).
 
 use crate::engine::exec::{Engine, Limits};
+use crate::engine::kinds::postgres_clones::WithClones;
+use crate::engine::livesql::postgres::PgSettings;
 use crate::engine::load::types::Server;
 use crate::engine::plugin::EngineFactory;
 use crate::engine::server::data_digest::{self, DataDigests};
 use crate::engine::server::postgres::PostgresEngine;
+use crate::engine::server::StartError;
 use crate::input::config::{Config, EngineConfig};
 use crate::input::dataset::Dataset;
 use crate::sql::features::FeatureDialect;
@@ -12,7 +15,8 @@ use crate::util::error::InputError;
 use std::sync::Arc;
 
 /// PostgreSQL as a plugin (`kind: postgresql`): a server the URL in `url_env` names, checked at
-/// start, its data digested, loaded by `sqlgate load`, its planner breaking ties.
+/// start, its data digested, loaded by `sqlgate load`, its planner breaking ties; with
+/// `admin_url_env`, state-changing items judged on clones ([`WithClones`]).
 pub struct PostgresFactory;
 
 impl EngineFactory for PostgresFactory {
@@ -40,9 +44,17 @@ impl EngineFactory for PostgresFactory {
         threads: usize,
     ) -> Result<Option<Arc<dyn Engine>>, InputError> {
         let settings = crate::engine::server::settings(config, dataset, threads)?;
-        let engine = PostgresEngine::start(settings, limits)
-            .map_err(|error| crate::engine::server::start_failure(config, error))?;
-        Ok(Some(Arc::new(engine)))
+        let failure = |error| crate::engine::server::start_failure(config, error);
+        let clones = clone_settings(config).map_err(failure)?;
+        let db_ids = settings.tables.keys().cloned().collect();
+        let engine = PostgresEngine::start(settings, limits).map_err(failure)?;
+        match clones {
+            Some(clones) => {
+                let engine = WithClones::start(engine, clones, &db_ids).map_err(failure)?;
+                Ok(Some(Arc::new(engine)))
+            }
+            None => Ok(Some(Arc::new(engine))),
+        }
     }
 
     fn data_digests(
@@ -56,4 +68,18 @@ impl EngineFactory for PostgresFactory {
     fn load_target(&self) -> Option<Server> {
         Some(Server::Postgres)
     }
+}
+
+/// The clones' settings when the config names an administrator (`dataset.engine.admin_url_env`,
+/// its URL read and registered with the scrubber): a clone's disk budget is
+/// `execution.max_copy_bytes`, the rest BIRD-Critic's evaluator's.
+fn clone_settings(config: &Config) -> Result<Option<PgSettings>, StartError> {
+    let Some(name) = &config.dataset.engine.admin_url_env else {
+        return Ok(None);
+    };
+    let admin_url = crate::engine::server::read_env_url("admin_url_env", name)?;
+    Ok(Some(PgSettings {
+        disk_bytes: config.execution.max_copy_bytes,
+        ..PgSettings::new(admin_url)
+    }))
 }

@@ -18,6 +18,7 @@ pub mod python;
 pub mod session;
 mod sound;
 
+pub use crate::engine::state::{Fault, LiveJudge, Verdict};
 use crate::input::livesql::LiveItem;
 use python::{Job, TestResult, TestsError};
 use rayon::prelude::*;
@@ -87,27 +88,6 @@ pub struct Settings {
     pub python: PathBuf,
 }
 
-/// One item's verdict, with the official report's flags.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Verdict {
-    /// The item passes.
-    pub success: bool,
-    /// A statement failed, or the item was stopped under the official profile (its wrapper's
-    /// kill is an execution error).
-    pub execution_error: bool,
-    /// A statement failed with an error the profile counts as a timeout, or the item was
-    /// stopped under the sound profile.
-    pub timeout_error: bool,
-    /// A test case failed.
-    pub assertion_error: bool,
-    /// The deadline or step budget stopped the item.
-    pub stopped: bool,
-    /// What failed, in the official wording.
-    pub message: String,
-    /// BIRD-Critic: the item's `issue_sql` passed every test, so the item fails.
-    pub issue_sql_passed: bool,
-}
-
 impl Verdict {
     fn from_ran(ran: &Ran) -> Verdict {
         Verdict {
@@ -149,10 +129,6 @@ impl Verdict {
         }
     }
 }
-
-/// Why an item has no verdict: a fault of the harness (a copy that could not be made, a test
-/// runner that could not start), never the prediction's.
-pub type Fault = String;
 
 /// Judges every item on its own copy, in parallel; `templates` maps each database to its file.
 /// The result is in item order.

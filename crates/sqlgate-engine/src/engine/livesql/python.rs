@@ -211,14 +211,19 @@ fn spawn(python: &Path, helpers: &str, workdir: &Path) -> Result<Child, TestsErr
 /// are never run unsandboxed.
 pub const NO_ISOLATION: &str = "the test cases need network isolation (`unshare --user --map-root-user --net`), which is missing or refused here, and are never run without it: install util-linux's `unshare` and allow unprivileged user namespaces (`kernel.unprivileged_userns_clone=1`)";
 
+/// Where `unshare` is taken from: the system's own folders, never the process's `PATH`, which a
+/// workflow step extends for every later step (`$GITHUB_PATH`; red team round 13: an `unshare`
+/// first on it that answered every test case as passed).
+const UNSHARE_PROGRAMS: [&str; 2] = ["/usr/bin/unshare", "/bin/unshare"];
+
 /// The `unshare` that gives the runner a network namespace of its own, when there is one that
-/// does: found on the process's `PATH`, and probed once per process.
+/// does: the first of [`UNSHARE_PROGRAMS`] that is a file, probed once per process.
 pub fn network_isolation() -> Option<&'static Path> {
     static ISOLATES: OnceLock<Option<PathBuf>> = OnceLock::new();
     let unshare = ISOLATES.get_or_init(|| {
-        let path = std::env::var_os("PATH")?;
-        let unshare = std::env::split_paths(&path)
-            .map(|folder| folder.join("unshare"))
+        let unshare = UNSHARE_PROGRAMS
+            .into_iter()
+            .map(PathBuf::from)
             .find(|candidate| candidate.is_file())?;
         Command::new(&unshare)
             .args(["--user", "--map-root-user", "--net", "--", "true"])

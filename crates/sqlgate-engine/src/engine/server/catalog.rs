@@ -61,6 +61,7 @@ const POSTGRES_WORDS: &[&str] = &[
     "setval",
     "current_setting",
     "format_type",
+    "oidvectortypes",
     "row_security_active",
     "current_database",
     "current_catalog",
@@ -89,6 +90,11 @@ const POSTGRES_STATE_TYPES: &[&str] = &["xid", "xid8", "cid", "tid"];
 /// PostgreSQL functions (not `pg_`-prefixed) of the transaction counters: `mxid_age` (the
 /// multixact counter's distance) alongside `txid_*`.
 const POSTGRES_COUNTERS: &[&str] = &["mxid_age"];
+
+/// PostgreSQL functions that follow a row by its physical position (`currtid2('t', '(0,1)')`
+/// gives where the row once at `(0,1)` lies now): a preparation moves rows without changing
+/// them or their order (an `UPDATE t SET c = c`; red team round 13), which no digest sees.
+const POSTGRES_ROW_POSITION: &[&str] = &["currtid", "currtid2"];
 
 /// PostgreSQL system columns: where and when a row was written, not what it holds.
 const POSTGRES_SYSTEM_COLUMNS: &[&str] = &["xmin", "xmax", "cmin", "cmax", "ctid", "tableoid"];
@@ -169,6 +175,12 @@ fn postgres_reason(name: &str) -> Option<&'static str> {
         || POSTGRES_ACL.contains(&name);
     if catalog {
         return Some(CATALOG);
+    }
+    if POSTGRES_ROW_POSITION.contains(&name) {
+        return Some(
+            "follows a row by its physical position (block and line pointer), which no digest \
+             vouches for: the preparation moves rows without changing them or their order",
+        );
     }
     if name == "tablesample" {
         return Some(
@@ -435,6 +447,11 @@ mod tests {
                 "SELECT name FROM customers TABLESAMPLE BERNOULLI (50) REPEATABLE (7)",
                 "TABLESAMPLE",
             ),
+            (
+                "SELECT count(*) FROM customers WHERE currtid2('customers', '(0,1)') = '(0,3)'",
+                "currtid2",
+            ),
+            ("SELECT CURRTID(16384, '(0,1)')", "CURRTID"),
         ] {
             let refused = postgres_refused(sql).unwrap_or_else(|| panic!("{sql}"));
             assert!(refused.contains(&format!("`{word}`")), "{sql}: {refused}");

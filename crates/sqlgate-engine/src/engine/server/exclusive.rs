@@ -28,6 +28,11 @@ use std::time::{Duration, Instant};
 /// MariaDB / MySQL every connection attempt, as each server counts them).
 static OPENED: AtomicI64 = AtomicI64::new(0);
 
+/// The sessions sqlgate opened on PostgreSQL databases it made and dropped during the run, each
+/// counted on the dropped database before it went ([`forgotten`]): the server's counters forget
+/// them with the database.
+static FORGOTTEN: AtomicI64 = AtomicI64::new(0);
+
 /// How long a check waits for a session that has just ended to leave the server's lists (a
 /// client that has just disconnected, sqlgate's own start-up session) or its count to reach
 /// the server's statistics (PostgreSQL flushes a session's count when it goes idle or ends).
@@ -42,6 +47,13 @@ pub fn opened() {
     OPENED.fetch_add(1, Ordering::SeqCst);
 }
 
+/// Records `sessions` established on a database sqlgate made during the run and is about to drop
+/// (the caller checked that the server counted exactly sqlgate's own there, and that none can
+/// connect any more): the server's count of them goes with the database.
+pub fn forgotten(sessions: i64) {
+    FORGOTTEN.fetch_add(sessions, Ordering::SeqCst);
+}
+
 /// What the server showed when the run claimed it: the sessions established so far (MariaDB /
 /// MySQL) or each database's session counter (PostgreSQL), how many sqlgate had opened by then,
 /// and (PostgreSQL) when the configuration was last loaded.
@@ -50,6 +62,7 @@ pub struct Claim {
     established: i64,
     counters: Counters,
     own: i64,
+    forgotten: i64,
     loaded: Option<String>,
 }
 
@@ -151,6 +164,7 @@ pub fn postgres_claim(client: &mut postgres::Client, ours: &[i32]) -> Result<Cla
                     established: 0,
                     counters,
                     own,
+                    forgotten: FORGOTTEN.load(Ordering::SeqCst),
                     loaded: Some(loaded),
                 })
             }
@@ -211,6 +225,7 @@ pub fn mysql_claim(conn: &mut mysql::Conn) -> Result<Claim, String> {
                 established: connections,
                 counters: Counters::new(),
                 own,
+                forgotten: FORGOTTEN.load(Ordering::SeqCst),
                 loaded: None,
             });
         }
@@ -303,9 +318,11 @@ fn mysql_state(conn: &mut mysql::Conn) -> Result<(i64, i64), String> {
     }
 }
 
-/// The sessions the server saw established since `claim` (`seen`) and those sqlgate opened.
+/// The sessions the server saw established since `claim` (`seen`, with those counted on the
+/// databases sqlgate dropped since: [`forgotten`]) and those sqlgate opened.
 fn counted(claim: &Claim, seen: i64) -> (i64, i64) {
-    (seen, OPENED.load(Ordering::SeqCst) - claim.own)
+    let forgotten = FORGOTTEN.load(Ordering::SeqCst) - claim.forgotten;
+    (seen + forgotten, OPENED.load(Ordering::SeqCst) - claim.own)
 }
 
 /// Whether `(seen, own)` sessions since the claim leave the run alone on the server.

@@ -18,7 +18,7 @@ mod catalog;
 mod check;
 mod convert;
 pub mod data_digest;
-mod exclusive;
+pub(crate) mod exclusive;
 pub mod mysql;
 mod pg_session;
 mod pool;
@@ -86,6 +86,9 @@ pub struct ServerSettings {
     pub allow_privileged_role: bool,
     /// Connections the pool keeps at most (`execution.threads`).
     pub connections: usize,
+    /// Whether the items run on clones of the databases (`dataset.engine.admin_url_env`), not
+    /// on the databases themselves: the start-up check of what decides a read does not apply.
+    pub clones: bool,
 }
 
 impl ServerSettings {
@@ -128,6 +131,7 @@ pub fn settings(
         schema_words: dataset_schema_words(dataset),
         allow_privileged_role: engine_config.allows_privileged_role(),
         connections: threads.max(1),
+        clones: engine_config.admin_url_env.is_some(),
     })
 }
 
@@ -161,16 +165,22 @@ pub fn stopped_by_deadline<T>(
 
 /// The URL held by the variable `name`, registered with the scrubber (whole, and its password).
 pub fn read_url(name: &str) -> Result<String, StartError> {
+    read_env_url("url_env", name)
+}
+
+/// The URL held by the variable `name` that `dataset.engine.<key>` names, registered with the
+/// scrubber (whole, and its password).
+pub fn read_env_url(key: &str, name: &str) -> Result<String, StartError> {
     let url = match std::env::var(name) {
         Ok(url) if !url.trim().is_empty() => url.trim().to_string(),
         Ok(_) => {
             return Err(StartError::new(format!(
-                "`dataset.engine.url_env`: the environment variable `{name}` is empty; it must hold the server's URL"
+                "`dataset.engine.{key}`: the environment variable `{name}` is empty; it must hold the server's URL"
             )))
         }
         Err(_) => {
             return Err(StartError::new(format!(
-                "`dataset.engine.url_env`: the environment variable `{name}` is not set; it must hold the server's URL"
+                "`dataset.engine.{key}`: the environment variable `{name}` is not set; it must hold the server's URL"
             )))
         }
     };

@@ -159,8 +159,13 @@ impl PostgresEngine {
         check_tables(&self.settings, database, &present)?;
         let report = super::role::postgres(client).map_err(query_error)?;
         enforce_role(&report, &self.settings, READ_ONLY_ROLE)?;
-        let levers = structure::postgres_levers(client).map_err(query_error)?;
-        structure::refuse(&levers, database)?;
+        // Items that run on clones run with everything the database holds (its functions,
+        // triggers and views), as the benchmark's evaluator runs them: the levers concern reads
+        // of this database.
+        if !self.settings.clones {
+            let levers = structure::postgres_levers(client).map_err(query_error)?;
+            structure::refuse(&levers, database)?;
+        }
         let sessions = super::writers::postgres_other_sessions(client).map_err(query_error)?;
         super::writers::refuse_postgres(&sessions, database)
     }

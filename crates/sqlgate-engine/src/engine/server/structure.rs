@@ -73,6 +73,9 @@ const ROLE_SETTINGS: &str = "SELECT 'a setting ' || cfg || ' of ' || CASE WHEN s
 /// default or an index the planner reads), casts, collations, conversions, text search
 /// configurations and dictionaries, operator classes and families, and types (but
 /// enums, whose labels [`postgres_settings`] records) the role can reach or that a column uses,
+/// composite types (`CREATE TYPE ... AS (...)`) and tables the role cannot read (their row
+/// types are names a cast can test for, `NULL::t IS NULL`, while no digest reads them: red
+/// team round 14),
 /// relations created in a system schema (`pg_catalog` comes first on the pinned `search_path`,
 /// so a table there would shadow `public`'s; the digests skip those schemas), and every role-
 /// or database-level setting that applies to the session (`ROLE_SETTINGS`).
@@ -117,6 +120,13 @@ pub fn postgres_levers(client: &mut postgres::Client) -> Result<Vec<String>, pos
              AND (e.typrelid <> 0 OR e.typtype = 'e')) \
            AND (has_schema_privilege(t.typnamespace, 'USAGE') \
              OR EXISTS (SELECT 1 FROM pg_attribute a WHERE a.atttypid = t.oid))\
+         UNION ALL SELECT 'a composite type ' || c.oid::regclass::text FROM pg_class c \
+           WHERE c.oid >= {FIRST_USER_OID} AND c.relkind = 'c' \
+         UNION ALL SELECT 'a table the role cannot read ' || c.oid::regclass::text \
+           FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+           WHERE c.oid >= {FIRST_USER_OID} AND c.relkind = 'r' AND c.relpersistence <> 't' \
+           AND n.nspname <> 'information_schema' AND n.nspname NOT LIKE 'pg\\_%' \
+           AND NOT has_table_privilege(c.oid, 'SELECT') \
          UNION ALL SELECT 'a relation ' || quote_ident(n.nspname) || '.' || quote_ident(c.relname) \
            || ' in a system schema' FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
            WHERE c.oid >= {FIRST_USER_OID} AND c.relpersistence <> 't' \
@@ -183,8 +193,10 @@ pub fn postgres_settings(client: &mut postgres::Client) -> Result<String, postgr
 /// uses to exclude a `UNION ALL` member) and every column default and generation expression
 /// (`pg_get_expr`), and the settings a scoring session starts with (`reset_val`: the server's
 /// configuration, `ALTER SYSTEM` included) of every `Query Tuning`, `Client Connection
-/// Defaults` (`timezone_abbreviations`, `default_text_search_config`, ...) and `Version and
-/// Platform Compatibility` category, memory for sorts and hashes, JIT and parallel workers.
+/// Defaults` (`timezone_abbreviations`, `default_text_search_config`, ...), `Version and
+/// Platform Compatibility`, `Resource Usage` (`max_stack_depth`, past which a deeply nested
+/// expression is an error; `temp_file_limit`, past which a spilling query is; memory for sorts
+/// and hashes; red team round 14) and `Lock Management` category, JIT and parallel workers.
 /// One query; the statistics' contents (what `ANALYZE` gathers) are not recorded.
 pub fn postgres_structure(client: &mut postgres::Client) -> Result<String, postgres::Error> {
     let user_relation = "n.nspname <> 'information_schema' AND n.nspname NOT LIKE 'pg\\_%'";
@@ -222,6 +234,7 @@ pub fn postgres_structure(client: &mut postgres::Client) -> Result<String, postg
          UNION ALL SELECT 'setting ' || name || '=' || coalesce(reset_val, '') FROM pg_settings \
            WHERE category LIKE 'Query Tuning%' OR category LIKE 'Client Connection Defaults%' \
            OR category LIKE 'Version and Platform Compatibility%' OR name LIKE 'jit%' \
+           OR category LIKE 'Resource Usage%' OR category LIKE 'Lock Management%' \
            OR name IN ('work_mem', \
            'hash_mem_multiplier', 'max_parallel_workers_per_gather', \
            'default_statistics_target')\
@@ -358,7 +371,10 @@ pub const MARIADB_PINS: &str = "default_regex_flags = ''";
 /// `sql_auto_is_null` off, MariaDB's `max_recursive_iterations` at its maximum (a
 /// lower value ends a recursive CTE silently: the statement timeout and `max_rows` bound a
 /// runaway one), MySQL's `cte_max_recursion_depth` and `windowing_use_high_precision` at their
-/// defaults, and MariaDB's `old_mode` cleared of every flag
+/// defaults, the query cache off for the session (`query_cache_type = 0`: a cached result is
+/// served to a session whose settings differ from the one that stored it, when the key does not
+/// hold them, such as `default_regex_flags`; red team round 14), and MariaDB's `old_mode`
+/// cleared of every flag
 /// (`ZERO_DATE_TIME_CAST` changes what a cast of a time returns) but `UTF8_IS_UTF8MB3`, the
 /// meaning of `utf8`, which follows the server and is recorded. `sql_mode` is the server's
 /// (`@@GLOBAL.sql_mode`), recorded with the data digests. A value read from a global is read
@@ -384,6 +400,7 @@ const MYSQL_PINNED: &[(&str, &str)] = &[
     ("max_recursive_iterations", "4294967295"),
     ("cte_max_recursion_depth", "1000"),
     ("windowing_use_high_precision", "1"),
+    ("query_cache_type", "0"),
     (
         "old_mode",
         "IF(FIND_IN_SET('UTF8_IS_UTF8MB3', @@GLOBAL.old_mode), 'UTF8_IS_UTF8MB3', '')",

@@ -46,8 +46,7 @@ impl Kind for EvalBench {
             metrics: &METRICS,
             cells: ("query_type", "a cell per dql / dml / ddl"),
             prediction_line: "`instance_id`, the item's `id`, and `pred_sqls` per line",
-            audit:
-                "its golds run on a copy as EvalBench runs them, which the gold audit does not read",
+            audit: "its golds run on a copy as EvalBench runs them, which the gold audit judges as predictions (`gold-self-check`), not by the read-only checks these keys feed",
             decides: "EvalBench's exact match decides",
         };
         statements::check(config, &rules)

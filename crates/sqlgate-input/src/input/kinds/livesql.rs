@@ -2,9 +2,17 @@
 //! SQLite: JSONL items whose SQL changes the database (`input::livesql`), judged on a copy per
 //! item by the item's test cases. The two read the same files; they differ in the metric that
 //! judges them (`livesql` / `livesql_sound`, or `bird_critic`).
+//!
+//! `bird-critic` runs on PostgreSQL too (`dataset.engine.kind: postgresql`, each item on a clone
+//! of its db_id's database, judged as BIRD-Critic's PostgreSQL evaluator judges), with
+//! `dataset.engine.admin_url_env` naming the variable of a role that may create databases and
+//! roles, and `layout: per_db_id`. `livesql` does not: its metrics reproduce LiveSQLBench's
+//! SQLite evaluator, and LiveSQLBench's own PostgreSQL evaluator is not reproduced.
 
 use super::{statements, Kind};
-use crate::input::config::{Config, DatasetConfig, PredictionFormat, Spider2Version};
+use crate::input::config::{
+    Config, DatasetConfig, EngineName, Layout, PredictionFormat, Spider2Version,
+};
 use crate::input::dataset::GoldItem;
 use crate::input::livesql::LiveItem;
 use crate::util::error::InputError;
@@ -16,17 +24,25 @@ pub struct LiveSql {
     pub name: &'static str,
     /// The metrics it allows (each is one evaluator's profile).
     pub metrics: &'static [&'static str],
+    /// Whether its items run on PostgreSQL as well (its evaluator's PostgreSQL form is
+    /// reproduced), else why not.
+    pub postgres: Result<(), &'static str>,
 }
+
+/// The engine a kind of this file may run on besides SQLite.
+const POSTGRES: &str = "postgresql";
 
 /// Every kind of this file, so each can tell its family's settings from another kind's.
 pub const FAMILY: [LiveSql; 2] = [
     LiveSql {
         name: "livesql",
         metrics: &["livesql", "livesql_sound"],
+        postgres: Err("its metrics reproduce LiveSQLBench's SQLite evaluator, and LiveSQLBench's own PostgreSQL evaluator is not reproduced; `dataset.kind: bird-critic` runs on PostgreSQL, judged as BIRD-Critic's PostgreSQL evaluator judges"),
     },
     LiveSql {
         name: "bird-critic",
         metrics: &["bird_critic"],
+        postgres: Ok(()),
     },
 ];
 
@@ -48,6 +64,21 @@ impl Kind for LiveSql {
         true
     }
 
+    /// PostgreSQL where the kind's evaluator's PostgreSQL form is reproduced.
+    fn server_engine(&self, engine: &EngineName) -> Result<(), String> {
+        let name = self.name;
+        match (engine.as_str(), self.postgres) {
+            (POSTGRES, Ok(())) => Ok(()),
+            (POSTGRES, Err(why)) => Err(format!(
+                "`dataset.kind: {name}` runs on SQLite only, not with `dataset.engine.kind: {engine}`: {why}"
+            )),
+            _ => Err(format!(
+                "`dataset.kind: {name}` runs on SQLite{} only, not with `dataset.engine.kind: {engine}`",
+                if self.postgres.is_ok() { " or PostgreSQL" } else { "" }
+            )),
+        }
+    }
+
     fn reads_statement_lists(&self) -> bool {
         true
     }
@@ -61,17 +92,25 @@ impl Kind for LiveSql {
             metrics: self.metrics,
             cells: ("category", "a cell per category"),
             prediction_line: "`instance_id` and `pred_sqls` or `response` per line",
-            audit: "its golds are statement lists its metrics run on a copy, which the gold audit does not read",
+            audit: "its golds are statement lists, which the gold audit judges as predictions by its metrics (`gold-self-check`), not by the read-only checks these keys feed",
             decides: "its test cases decide",
         };
-        statements::check(config, &rules)
+        statements::check(config, &rules)?;
+        check_postgres(config, self.name)
     }
 
-    /// Its metrics and prediction format need its items.
+    /// Its metrics and prediction format need its items; `dataset.engine.admin_url_env` is read
+    /// by a kind that runs on PostgreSQL only.
     fn refuse_in_other_kinds(&self, config: &Config) -> Result<(), String> {
         let kind = config.dataset.kind.as_str();
         if FAMILY.iter().any(|own| own.name == kind) {
             return Ok(());
+        }
+        if config.dataset.engine.admin_url_env.is_some() && self.postgres.is_ok() {
+            return Err(format!(
+                "`dataset.engine.admin_url_env` is read with `dataset.kind: {}` only (its items change the data, each on a clone the administrator makes), not with `dataset.kind: {kind}`",
+                self.name
+            ));
         }
         if let Some(metric) = (config.metrics.iter()).find(|m| self.metrics.contains(&m.as_str())) {
             return Err(format!(
@@ -86,6 +125,22 @@ impl Kind for LiveSql {
             _ => Ok(()),
         }
     }
+}
+
+/// On PostgreSQL: the administrator's variable (`dataset.engine.admin_url_env`) is required and
+/// each db_id is a database of its own (`layout: per_db_id`), which the run clones per item.
+fn check_postgres(config: &Config, name: &str) -> Result<(), String> {
+    let engine = &config.dataset.engine;
+    if engine.kind.as_str() != POSTGRES {
+        return Ok(());
+    }
+    if engine.admin_url_env.is_none() {
+        return Err(format!("`dataset.engine.admin_url_env` is required with `dataset.kind: {name}` on `dataset.engine.kind: {POSTGRES}`: the name of the environment variable holding the URL of a role that may create databases and roles (each item runs on a clone of its database); `url_env` stays the read-only role's"));
+    }
+    if engine.layout() != Layout::PerDbId {
+        return Err(format!("`dataset.engine.layout`: `dataset.kind: {name}` on `{POSTGRES}` needs `per_db_id` (each db_id a database of its own, which the run clones per item)"));
+    }
+    Ok(())
 }
 
 /// One LiveSQLBench item as a gold item: its gold statements, one per line, for display; the

@@ -9,7 +9,9 @@ mod spider2;
 mod spider2_dbt;
 mod statements;
 
-use crate::input::config::{Config, DatasetConfig, DatasetKind, EngineCatalog, Spider2Version};
+use crate::input::config::{
+    Config, DatasetConfig, DatasetKind, EngineCatalog, EngineName, Spider2Version,
+};
 use crate::input::dataset::GoldItem;
 use crate::util::error::InputError;
 use std::path::{Path, PathBuf};
@@ -70,9 +72,19 @@ pub trait Kind: Send + Sync {
         false
     }
 
-    /// True when the kind's items run on SQLite files only (a server engine is refused).
+    /// True when the kind's items run on SQLite files (a server engine is refused unless
+    /// [`Kind::server_engine`] allows it).
     fn sqlite_only(&self) -> bool {
         false
+    }
+
+    /// For a kind on SQLite files ([`Kind::sqlite_only`]): whether it runs on the server engine
+    /// `engine` too, else the refusal naming the keys (the default refuses every server).
+    fn server_engine(&self, engine: &EngineName) -> Result<(), String> {
+        Err(format!(
+            "`dataset.kind: {}` runs on SQLite only, not with `dataset.engine.kind: {engine}`",
+            self.name()
+        ))
     }
 
     /// True when the kind's predictions are `format: livesql` statement lists keyed by
@@ -125,9 +137,7 @@ pub fn check(config: &Config, engines: &dyn EngineCatalog) -> Result<(), String>
     };
     let engine = &config.dataset.engine.kind;
     if own.sqlite_only() && engines.reads_sqlite_files(engine) != Some(true) {
-        return Err(format!(
-            "`dataset.kind: {name}` runs on SQLite only, not with `dataset.engine.kind: {engine}`"
-        ));
+        own.server_engine(engine)?;
     }
     let files = engines.database_files(engine).map(|files| files.extension);
     if let Some(extension) = own.database_extension().filter(|&e| files != Some(e)) {

@@ -19,7 +19,7 @@ pub fn load<T>(
     item: fn((usize, T)) -> GoldItem,
 ) -> Result<(Vec<GoldItem>, Vec<u8>), InputError> {
     let bytes = crate::util::error::read_bytes(&config.gold)?;
-    let text = crate::input::dataset::utf8_or_line_error(&config.gold, &bytes)?;
+    let text = crate::util::error::utf8_or_line_error(&config.gold, &bytes)?;
     let items = parse(&config.gold, text)?;
     Ok((items.into_iter().enumerate().map(item).collect(), bytes))
 }
@@ -35,7 +35,7 @@ pub struct Rules<'a> {
     pub cells: (&'a str, &'a str),
     /// What a prediction line holds.
     pub prediction_line: &'a str,
-    /// Why the gold audit does not read its golds.
+    /// Why the gold audit's read-only keys do not apply to its golds.
     pub audit: &'a str,
     /// What decides instead of `compare`'s knobs.
     pub decides: &'a str,

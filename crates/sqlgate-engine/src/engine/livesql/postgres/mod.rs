@@ -47,6 +47,7 @@ use std::time::{Duration, Instant};
 use tokio_postgres::{Client, SimpleQueryMessage};
 use watch::Watch;
 
+mod gate;
 mod watch;
 
 /// The PostgreSQL runner and its helpers, written for sqlgate (no upstream code).
@@ -108,6 +109,8 @@ pub struct PgRun {
     free: Mutex<BTreeMap<String, Vec<Slot>>>,
     /// Every slot made, for the clean-up at the end.
     made: Mutex<Vec<(String, String)>>,
+    /// The sessions it opened, by database (`gate`).
+    tally: gate::Tally,
 }
 
 impl std::fmt::Debug for PgRun {
@@ -187,6 +190,7 @@ impl PgRun {
             templates: BTreeMap::new(),
             free: Mutex::default(),
             made: Mutex::default(),
+            tally: gate::Tally::default(),
         };
         let mut admin = run.admin(None)?;
         let may: (bool, bool, bool) = admin
@@ -217,9 +221,11 @@ impl PgRun {
         if let Some(database) = database {
             config.dbname(database);
         }
-        config
+        let client = config
             .connect(self.target.connector.clone())
-            .map_err(|e| format!("cannot connect as the administrator: {}", pg_text(&e)))
+            .map_err(|e| format!("cannot connect as the administrator: {}", pg_text(&e)))?;
+        self.tally.connected(database);
+        Ok(client)
     }
 
     fn sql(&self, client: &mut postgres::Client, sql: &str) -> Result<(), String> {
@@ -317,12 +323,13 @@ impl PgRun {
     fn reset(&self, db_id: &str, slot: Slot) -> Result<(), Fault> {
         let template = &self.templates[db_id];
         let mut admin = self.admin(None)?;
-        self.sql(
-            &mut admin,
-            &format!("DROP DATABASE {} WITH (FORCE)", ident(&slot.database)),
-        )
-        .and_then(|()| self.make_clone(&mut admin, &slot, template))
-        .map_err(|e| format!("resetting an item's clone: {e}"))?;
+        self.release(&mut admin, &slot.database)
+            .and_then(|()| {
+                let drop = format!("DROP DATABASE {} WITH (FORCE)", ident(&slot.database));
+                self.sql(&mut admin, &drop)
+            })
+            .and_then(|()| self.make_clone(&mut admin, &slot, template))
+            .map_err(|e| format!("resetting an item's clone: {e}"))?;
         let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
         free.entry(db_id.to_string()).or_default().push(slot);
         Ok(())
@@ -343,7 +350,9 @@ impl PgRun {
             .user(&slot.role)
             .password(&password)
             .dbname(&slot.database);
-        ItemSession::connect(&config, &self.target, self.settings.max_rows)
+        let session = ItemSession::connect(&config, &self.target, self.settings.max_rows)?;
+        self.tally.connected(Some(&slot.database));
+        Ok(session)
     }
 
     /// The names of the extensions installed in `db_id`.
@@ -387,10 +396,10 @@ impl PgRun {
     }
 }
 
-impl Drop for PgRun {
+impl PgRun {
     /// Drops every clone, template and role the run made (best effort: a server that is gone
-    /// keeps them, all named `sqlgate_live_<tag>_...`).
-    fn drop(&mut self) {
+    /// keeps them, all named `sqlgate_live_<tag>_...`); again on drop.
+    pub fn close(&self) {
         let Ok(mut admin) = self.admin(None) else {
             return;
         };

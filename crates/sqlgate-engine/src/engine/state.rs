@@ -1,0 +1,48 @@
+//! What a state-changing item's judge gives and what an engine lends the metrics to judge such
+//! items on a server (issue 46): the verdict with the official report's flags ([`Verdict`]), a
+//! fault of the harness ([`Fault`]), and the judge interface ([`LiveJudge`]). A leaf, so the
+//! engine interface (`exec`) can name it without importing the judges (`livesql`), which import
+//! the servers.
+
+use crate::input::livesql::LiveItem;
+
+/// One item's verdict, with the official report's flags.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Verdict {
+    /// The item passes.
+    pub success: bool,
+    /// A statement failed, or the item was stopped under the official profile (its wrapper's
+    /// kill is an execution error).
+    pub execution_error: bool,
+    /// A statement failed with an error the profile counts as a timeout, or the item was
+    /// stopped under the sound profile.
+    pub timeout_error: bool,
+    /// A test case failed.
+    pub assertion_error: bool,
+    /// The deadline or step budget stopped the item.
+    pub stopped: bool,
+    /// What failed, in the official wording.
+    pub message: String,
+    /// BIRD-Critic: the item's `issue_sql` passed every test, so the item fails.
+    pub issue_sql_passed: bool,
+}
+
+/// Why an item has no verdict: a fault of the harness (a copy that could not be made, a test
+/// runner that could not start), never the prediction's.
+pub type Fault = String;
+
+/// A judge of state-changing items on a server, each item on an isolated copy of its database
+/// (`livesql::postgres::PgRun`): what a server engine lends the metrics when the config asks for one
+/// (`Engine::live_judge`).
+pub trait LiveJudge: Send + Sync {
+    /// Judges one item; a fault of the harness is an `Err`, never a verdict.
+    fn judge(&self, item: &LiveItem, prediction: Option<&[String]>) -> Result<Verdict, Fault>;
+
+    /// Once scoring has ended, before the server claim is checked: drops the copies made since
+    /// the claim, each accounted for (an error when one cannot be).
+    fn finish(&self) -> Result<(), Fault>;
+
+    /// Drops all the judge made on the server (its copies, templates and roles), once the claim
+    /// is checked.
+    fn close(&self);
+}
