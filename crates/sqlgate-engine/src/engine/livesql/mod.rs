@@ -11,6 +11,7 @@
 
 mod cells;
 pub mod copy;
+pub mod mysql;
 mod post;
 pub mod postgres;
 pub mod python;

@@ -157,7 +157,7 @@ fn literal(text: &str) -> String {
 }
 
 /// 16 random bytes as hex, from the system's generator.
-fn random_hex() -> Result<String, String> {
+pub(super) fn random_hex() -> Result<String, String> {
     let mut bytes = [0u8; 16];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut bytes))
