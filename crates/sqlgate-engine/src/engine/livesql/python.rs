@@ -34,6 +34,36 @@ impl ItemDb for Session {
         answer(self, op, request)
     }
 }
+/// BIRD-Critic's test phase on a server's item session (`single_instance_eval_<engine>.py`,
+/// PostgreSQL and MySQL alike): the item's test cases called without `conditions`, with the
+/// prediction and the gold, or for an `efficiency` item its `issue_sql` and the prediction;
+/// `pred_rows` the prediction's last rows, `helpers` the engine's helper functions, until the
+/// item's `deadline`.
+pub fn bird_critic_tests(
+    db: &dyn ItemDb,
+    helpers: &'static str,
+    (item, prediction, pred_rows): (&crate::input::livesql::LiveItem, &[String], Json),
+    python: &Path,
+    deadline: std::time::Instant,
+) -> Result<Vec<TestResult>, TestsError> {
+    let (pred_sqls, sol_sqls) = match item.efficiency {
+        true => (&item.issue_sql[..], prediction),
+        false => (prediction, &item.sol_sql[..]),
+    };
+    let job = Job {
+        tests: &item.test_cases,
+        pass_conditions: false,
+        conditions: &item.conditions,
+        pred_sqls,
+        sol_sqls,
+        pred_query_result: pred_rows,
+        profile: Profile::BirdCritic,
+    };
+    let left = deadline.saturating_duration_since(std::time::Instant::now());
+    let until = now_nanos().saturating_add(left.as_nanos() as u64);
+    run_with(db, helpers, &job, python, until)
+}
+
 /// Most bytes of the runner's standard error kept for a fault's message.
 const STDERR_KEPT: usize = 4096;
 /// Longest protocol line accepted from the runner.

@@ -39,12 +39,11 @@
 //! execution error) and when the clone outgrows the disk budget; the item stops when a statement
 //! returns more rows than the row budget.
 
-use super::python::{self, ItemDb, Job, TestsError};
+use super::python::{self, ItemDb, TestsError};
 use super::session::Stopped;
 use super::{Fault, Profile, Verdict};
 use crate::engine::server::tls::{self, MysqlMode};
 use crate::input::livesql::LiveItem;
-use crate::util::sqlite::now_nanos;
 use mysql::consts::ColumnType;
 use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder};
@@ -497,22 +496,10 @@ fn judge_on(
         ..Verdict::default()
     };
     if verdict.success && !item.test_cases.is_empty() {
-        let (pred_sqls, sol_sqls) = match item.efficiency {
-            true => (&item.issue_sql[..], prediction),
-            false => (prediction, &item.sol_sql[..]),
-        };
-        let job = Job {
-            tests: &item.test_cases,
-            pass_conditions: false,
-            conditions: &item.conditions,
-            pred_sqls,
-            sol_sqls,
-            pred_query_result: ran.rows.clone().unwrap_or(Json::Null),
-            profile: Profile::BirdCritic,
-        };
-        let left = deadline.saturating_duration_since(Instant::now());
-        let until = now_nanos().saturating_add(left.as_nanos() as u64);
-        let results = python::run_with(session, HELPERS_MYSQL, &job, &settings.python, until)?;
+        let rows = ran.rows.clone().unwrap_or(Json::Null);
+        let job = (item, prediction, rows);
+        let results =
+            python::bird_critic_tests(session, HELPERS_MYSQL, job, &settings.python, deadline)?;
         verdict.add_tests(&results);
     }
     session.execute_queries(&item.clean_up_sql, false)?;

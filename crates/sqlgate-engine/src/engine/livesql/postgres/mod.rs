@@ -32,11 +32,10 @@
 //! error), when its clone outgrows the disk budget, and the item stops when a statement returns
 //! more rows than the row budget.
 
-use super::python::{self, Job, TestsError};
+use super::python::{self, TestsError};
 use super::{Fault, Profile, Verdict};
 use crate::engine::server::tls::{self, PgTarget};
 use crate::input::livesql::LiveItem;
-use crate::util::sqlite::now_nanos;
 use item::{FastEnd, ItemSession};
 use serde_json::Value as Json;
 use std::collections::{BTreeMap, BTreeSet};
@@ -601,22 +600,10 @@ fn judge_on(
         ..Verdict::default()
     };
     if verdict.success && !item.test_cases.is_empty() {
-        let (pred_sqls, sol_sqls) = match item.efficiency {
-            true => (&item.issue_sql[..], prediction),
-            false => (prediction, &item.sol_sql[..]),
-        };
-        let job = Job {
-            tests: &item.test_cases,
-            pass_conditions: false,
-            conditions: &item.conditions,
-            pred_sqls,
-            sol_sqls,
-            pred_query_result: ran.rows.clone().unwrap_or(Json::Null),
-            profile: Profile::BirdCritic,
-        };
-        let left = deadline.saturating_duration_since(Instant::now());
-        let until = now_nanos().saturating_add(left.as_nanos() as u64);
-        let results = python::run_with(session, HELPERS_PG, &job, &settings.python, until)?;
+        let rows = ran.rows.clone().unwrap_or(Json::Null);
+        let job = (item, prediction, rows);
+        let results =
+            python::bird_critic_tests(session, HELPERS_PG, job, &settings.python, deadline)?;
         verdict.add_tests(&results);
     }
     session.execute_queries(&item.clean_up_sql)?;
