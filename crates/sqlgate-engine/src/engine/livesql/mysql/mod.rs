@@ -57,8 +57,13 @@ use watch::Watch;
 
 mod watch;
 
-/// The MySQL runner and its helpers, written for sqlgate (no upstream code).
-pub const HELPERS_MYSQL: &str = include_str!("../helpers_mysql.py");
+/// The MySQL runner and its helpers, written for sqlgate (no upstream code), with the test-case
+/// loop it shares with PostgreSQL's.
+pub const HELPERS_MYSQL: &str = concat!(
+    include_str!("../helpers_mysql.py"),
+    include_str!("../bird_critic_runner.py")
+);
+
 /// Rows of a statement's result kept (the evaluator's `fetchmany(MAX_ROWS + 1)[:MAX_ROWS]`).
 const KEPT_ROWS: usize = 10_000;
 /// The evaluator's `MYSQL_COMMIT_KEYWORDS`: a statement whose lower-cased text contains one is

@@ -51,8 +51,12 @@ mod gate;
 mod item;
 mod watch;
 
-/// The PostgreSQL runner and its helpers, written for sqlgate (no upstream code).
-pub const HELPERS_PG: &str = include_str!("../helpers_pg.py");
+/// The PostgreSQL runner and its helpers, written for sqlgate (no upstream code), with the
+/// test-case loop it shares with MySQL's.
+pub const HELPERS_PG: &str = concat!(
+    include_str!("../helpers_pg.py"),
+    include_str!("../bird_critic_runner.py")
+);
 
 /// What a PostgreSQL run needs.
 #[derive(Debug, Clone)]
