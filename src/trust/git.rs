@@ -16,12 +16,16 @@ const GIT_PROGRAMS: [&str; 4] = [
 ];
 
 /// The first of [`GIT_PROGRAMS`] that is a file (the first one when none is, so the error of
-/// starting it names where git was looked for).
+/// starting it names where git was looked for), found once per process.
 fn git_program() -> &'static Path {
-    let found = GIT_PROGRAMS
-        .into_iter()
-        .find(|path| Path::new(path).is_file());
-    Path::new(found.unwrap_or(GIT_PROGRAMS[0]))
+    static PROGRAM: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+    let found = PROGRAM.get_or_init(|| {
+        let found = GIT_PROGRAMS
+            .into_iter()
+            .find(|path| Path::new(path).is_file());
+        found.unwrap_or(GIT_PROGRAMS[0])
+    });
+    Path::new(found)
 }
 
 /// git in `folder`, reading the objects as they are: a workflow step can rewrite what git shows
