@@ -68,6 +68,7 @@ mod redteam12;
 mod redteam13;
 mod redteam14;
 mod redteam15;
+mod redteam16;
 mod redteam9;
 mod repair;
 mod report;
