@@ -184,3 +184,39 @@ mod unreadable_named_files {
         });
     }
 }
+
+/// A base whose config a direct push deleted (class 2: what the base holds governs, whatever
+/// the pull request's config names): the pull request restores the config without the system
+/// it regresses (C3's `predictions` entry dropped), so the run has no C3 to compare with the
+/// baseline's. The baseline records C3; a system the baseline has and the run lacks must not
+/// pass.
+mod restored_config_without_a_system {
+    use crate::common::{self, git, repo};
+    use crate::repair::judge_pr;
+
+    /// The gated example whose config a direct push deleted, and a pull request restoring it
+    /// as `config` (given the example's) with C3 regressing on 30 items: exit code and output.
+    fn restored_config(config: impl Fn(&str) -> String) -> (Option<i32>, String) {
+        let dir = repo::example(false);
+        let root = dir.path();
+        repo::gated_main(root);
+        let good = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
+        git(root, &["rm", "-q", "sqlgate.yml"]);
+        let base = repo::commit_base(root, "a direct push that deletes the config", "pr");
+        std::fs::write(root.join("sqlgate.yml"), config(&good)).unwrap();
+        common::break_predictions(root, "C3", 30);
+        judge_pr(root, &base)
+    }
+
+    #[test]
+    fn a_restored_config_without_the_regressed_system_does_not_pass() {
+        let (code, out) = restored_config(str::to_string);
+        assert_eq!(code, Some(1), "control: {out}");
+        let (code, out) = restored_config(|good| {
+            good.replace("  - { name: C3, path: predictions/C3.txt }\n", "")
+                .replace("reference: ex\n", "")
+        });
+        eprintln!("{out}");
+        assert_ne!(code, Some(0), "the regressing pull request passed: {out}");
+    }
+}
