@@ -66,8 +66,7 @@ fn postgres_a_sequence_holding_the_answer_is_refused() {
         &Lever {
             question: QUESTION,
             wrong: "SELECT name FROM customers WHERE id = (SELECT last_value FROM answers)",
-            names: "may read or use these sequences (SELECT, USAGE, UPDATE), whose values are \
-                    the server's state, not the benchmark's rows: public.answers",
+            names: "`state_sequence.public.answers` is new",
         },
         "CREATE SEQUENCE answers START 2; GRANT SELECT ON SEQUENCE answers TO sqlgate_reader;",
     );

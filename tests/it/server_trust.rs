@@ -388,7 +388,7 @@ refused! {
     mariadb_super_is_refused: mariadb, "trust_superm", "GRANT SUPER ON *.* TO 'trust_superm'@'%';", "SUPER";
     mariadb_connection_admin_is_refused: mariadb, "trust_conn", "GRANT CONNECTION ADMIN ON *.* TO 'trust_conn'@'%';", "CONNECTION ADMIN";
     mariadb_shutdown_and_reload_are_refused: mariadb, "trust_shutdown", "GRANT SHUTDOWN, RELOAD ON *.* TO 'trust_shutdown'@'%';", "RELOAD, SHUTDOWN";
-    postgres_reading_a_sequence_is_refused: postgres, "trust_seq", "GRANT SELECT ON SEQUENCE tickets_id_seq TO trust_seq;", "may read or use these sequences (SELECT, USAGE, UPDATE), whose values are the server's state, not the benchmark's rows: public.tickets_id_seq";
+    postgres_using_a_sequence_is_refused: postgres, "trust_seq", "GRANT USAGE ON SEQUENCE tickets_id_seq TO trust_seq;", "may use these sequences (USAGE, UPDATE: `nextval` or `setval` move them): public.tickets_id_seq";
     postgres_using_a_sequence_in_another_schema_is_refused: postgres, "trust_sequse", "GRANT USAGE ON SCHEMA elsewhere TO trust_sequse; GRANT USAGE ON SEQUENCE elsewhere.answers TO trust_sequse;", "elsewhere.answers";
     mariadb_reading_another_database_is_refused: mariadb, "trust_otherdb", "GRANT SELECT ON trust_answers.* TO 'trust_otherdb'@'%';", "holds privileges on databases the run does not use: `trust_answers`";
     mariadb_reading_another_databases_column_is_refused: mariadb, "trust_othercol", "GRANT SELECT (x) ON trust_answers.t TO 'trust_othercol'@'%';", "`trust_answers`";

@@ -462,7 +462,8 @@ impl Server {
                     ),
                 );
                 let default_select = format!(
-                    "ALTER DEFAULT PRIVILEGES FOR ROLE {ADMIN} GRANT SELECT ON TABLES TO {READER};"
+                    "ALTER DEFAULT PRIVILEGES FOR ROLE {ADMIN} GRANT SELECT ON TABLES TO {READER}; \
+                     ALTER DEFAULT PRIVILEGES FOR ROLE {ADMIN} GRANT SELECT ON SEQUENCES TO {READER};"
                 );
                 for database in ["template1", "postgres"] {
                     self.admin_sql(database, &default_select);

@@ -39,7 +39,7 @@
 //! the order of rows a query does not fully order. A baseline without settings, order or
 //! structure entries was made by an older sqlgate.
 
-use crate::engine::server::{builtins, structure, tls};
+use crate::engine::server::{builtins, catalog_rows, structure, tls};
 use crate::input::config::{Config, Layout};
 use crate::input::dataset::Dataset;
 use crate::util::error::InputError;
@@ -65,6 +65,9 @@ const SETTINGS: &str = ":settings";
 
 /// The start of a settings-entry part holding a digest of built-in catalog rows.
 const BUILTINS: &str = "builtins ";
+
+/// The start of a structure-entry part holding a digest of a catalog's rows ([`catalog_rows`]).
+const CATALOG: &str = "catalog ";
 
 /// The end of an order entry's key.
 const ORDER: &str = ":order";
@@ -148,6 +151,13 @@ fn settings_change(key: &str, recorded: &str, now: &str) -> String {
         .filter(|part| !before.contains(part))
         .map(|part| {
             let name = part.split('=').next().unwrap_or_default();
+            if let Some(catalog) = name.strip_prefix(CATALOG) {
+                return format!(
+                    "`{name}`: rows of `{catalog}` differ from the baseline's (an object, a \
+                     comment, a grant or a setting the server's preparation made, changed or \
+                     dropped), which a prediction on a clone can read"
+                );
+            }
             if let Some(catalog) = name.strip_prefix(BUILTINS) {
                 return format!(
                     "`{name}`: the server's built-in rows of `{catalog}` were changed in place (a \
@@ -233,13 +243,41 @@ fn table_digest(columns: &str, rows: i64, rows_digest: &str) -> String {
 
 /// Every readable table of each database (the URL's when the name is empty).
 pub(crate) fn postgres_digests(url: &str, databases: &[String]) -> Result<DataDigests, String> {
+    postgres_digests_of(url, databases, false)
+}
+
+/// [`postgres_digests`], with every catalog row of each database when its items run on
+/// clones (`clones`).
+fn postgres_digests_of(
+    url: &str,
+    databases: &[String],
+    clones: bool,
+) -> Result<DataDigests, String> {
     let target = tls::postgres_target(url)?;
     let mut digests = DataDigests::new();
     for database in databases {
         let mut client = postgres_connect(&target, database)?;
-        postgres_database(&mut client, &mut digests).map_err(|e| postgres_error(&e))?;
+        postgres_database(&mut client, &mut digests, clones).map_err(|e| postgres_error(&e))?;
+        refuse_unreadable(&digests, clones)?;
     }
     Ok(digests)
+}
+
+/// On a run on clones, the error naming a relation of a base database the reader cannot read:
+/// every clone lets its prediction read it, while no digest could vouch for its rows.
+pub(crate) fn refuse_unreadable(digests: &DataDigests, clones: bool) -> Result<(), String> {
+    let unreadable = digests
+        .iter()
+        .filter(|(key, _)| clones && key.ends_with(STRUCTURE))
+        .flat_map(|(_, line)| line.split("; "))
+        .find(|part| part.starts_with("unreadable "));
+    match unreadable {
+        Some(part) => Err(format!(
+            "the reader role (`dataset.engine.url_env`) cannot read this ({part}), while every \
+             item's clone lets its prediction read it: grant the reader SELECT on it"
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The key of the server-wide entry of a run whose items run on clones
@@ -251,8 +289,13 @@ pub(crate) const SERVER_STATE: &str = "server:structure";
 pub(crate) fn postgres_server_entry(url: &str, digests: &mut DataDigests) -> Result<(), String> {
     let target = tls::postgres_target(url)?;
     let mut client = postgres_connect(&target, "")?;
-    let state = structure::postgres_server_state(&mut client).map_err(|e| postgres_error(&e))?;
-    digests.insert(SERVER_STATE.to_string(), state);
+    let error = |e: postgres::Error| postgres_error(&e);
+    client
+        .batch_execute(structure::POSTGRES_PINS)
+        .map_err(error)?;
+    let mut parts = vec![structure::postgres_server_state(&mut client).map_err(error)?];
+    parts.extend(catalog_rows::postgres_catalog_rows(&mut client, true).map_err(error)?);
+    digests.insert(SERVER_STATE.to_string(), parts.join("; "));
     Ok(())
 }
 
@@ -261,7 +304,7 @@ pub(crate) fn postgres_digests_with_server(
     url: &str,
     databases: &[String],
 ) -> Result<DataDigests, String> {
-    let mut digests = postgres_digests(url, databases)?;
+    let mut digests = postgres_digests_of(url, databases, true)?;
     postgres_server_entry(url, &mut digests)?;
     Ok(digests)
 }
@@ -301,12 +344,13 @@ impl std::fmt::Debug for PostgresHold {
 
 /// Opens a session on `database` (the URL's when empty) that no idle or transaction timeout
 /// ends, starts a `REPEATABLE READ READ ONLY` transaction, exports its snapshot and adds the
-/// digests of the database, taken in that snapshot, to `digests`; the session is kept open
-/// with its transaction.
+/// digests of the database, taken in that snapshot, to `digests` (with every catalog row when
+/// its items run on clones, `clones`); the session is kept open with its transaction.
 pub(crate) fn postgres_hold(
     url: &str,
     database: &str,
     digests: &mut DataDigests,
+    clones: bool,
 ) -> Result<PostgresHold, String> {
     let target = tls::postgres_target(url)?;
     let mut client = postgres_connect(&target, database)?;
@@ -327,16 +371,19 @@ pub(crate) fn postgres_hold(
         .query_one("SELECT pg_catalog.pg_export_snapshot()", &[])
         .map_err(error)?
         .get(0);
-    postgres_database(&mut client, digests).map_err(error)?;
+    postgres_database(&mut client, digests, clones).map_err(error)?;
+    refuse_unreadable(digests, clones)?;
     Ok(PostgresHold { client, snapshot })
 }
 
 /// Adds the digest of every table of the session's database that the role can read, in any
-/// schema but the system's, and the database's settings entry, under the settings every
-/// sqlgate session pins ([`structure::POSTGRES_PINS`]).
+/// schema but the system's, and the database's settings and structure entries (with every
+/// catalog row when its items run on clones, `clones`: [`catalog_rows`]), under the settings
+/// every sqlgate session pins ([`structure::POSTGRES_PINS`]).
 fn postgres_database(
     client: &mut postgres::Client,
     digests: &mut DataDigests,
+    clones: bool,
 ) -> Result<(), postgres::Error> {
     client.batch_execute(&format!(
         "SET default_transaction_read_only = on; SET statement_timeout = {}; {}; \
@@ -352,8 +399,11 @@ fn postgres_database(
     let mut settings = vec![structure::postgres_settings(client)?];
     settings.extend(builtins::postgres_parts(client)?);
     digests.insert(format!("{database}{SETTINGS}"), settings.join("; "));
-    let plans = structure::postgres_structure(client)?;
-    digests.insert(format!("{database}{STRUCTURE}"), plans);
+    let mut plans = vec![structure::postgres_structure(client)?];
+    if clones {
+        plans.extend(catalog_rows::postgres_catalog_rows(client, false)?);
+    }
+    digests.insert(format!("{database}{STRUCTURE}"), plans.join("; "));
     let tables = client.query(
         "SELECT current_database()::text || '.' || n.nspname::text || '.' || c.relname::text, \
          quote_ident(n.nspname) || '.' || quote_ident(c.relname), \
@@ -361,7 +411,7 @@ fn postgres_database(
           ORDER BY a.attnum) FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 \
           AND NOT a.attisdropped) \
          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
-         WHERE c.relkind IN ('r','p','v','m','f') AND NOT c.relispartition \
+         WHERE c.relkind IN ('r','p','v','m','f','S') AND NOT c.relispartition \
          AND n.nspname <> 'information_schema' AND n.nspname NOT LIKE 'pg\\_%' \
          AND has_schema_privilege(n.oid, 'USAGE') AND has_any_column_privilege(c.oid, 'SELECT') \
          ORDER BY 1",

@@ -331,7 +331,12 @@ impl Engine for PostgresEngine {
         let mut digests = DataDigests::new();
         let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
         for database in self.databases_to_check() {
-            let hold = data_digest::postgres_hold(&self.settings.url, &database, &mut digests)?;
+            let hold = data_digest::postgres_hold(
+                &self.settings.url,
+                &database,
+                &mut digests,
+                self.settings.clones,
+            )?;
             held.insert(database, hold);
         }
         if self.settings.clones {

@@ -101,14 +101,13 @@ pub fn postgres(client: &mut postgres::Client) -> Result<RoleReport, postgres::E
              OR (c.relkind = 'S' AND has_sequence_privilege(c.oid, 'UPDATE'))) \
              ORDER BY 1 LIMIT $2",
         ),
-        // A sequence's value is state a preparation sets and no digest records (`SELECT
-        // last_value FROM s`); `GRANT SELECT ON ALL TABLES` does not grant sequences.
+        // A sequence the role may read (`SELECT last_value FROM s`) is digested as a table is
+        // (its one row: `last_value`, `log_cnt`, `is_called`); one it may use would move.
         (
-            "may read or use these sequences (SELECT, USAGE, UPDATE), whose values are the \
-             server's state, not the benchmark's rows",
+            "may use these sequences (USAGE, UPDATE: `nextval` or `setval` move them)",
             "SELECT n.nspname::text || '.' || c.relname::text FROM pg_class c \
              JOIN pg_namespace n ON n.oid = c.relnamespace WHERE CASE WHEN c.relkind = 'S' \
-             THEN has_sequence_privilege(c.oid, 'SELECT, USAGE, UPDATE') ELSE false END \
+             THEN has_sequence_privilege(c.oid, 'USAGE, UPDATE') ELSE false END \
              ORDER BY 1 LIMIT $2",
         ),
         (

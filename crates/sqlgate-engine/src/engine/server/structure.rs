@@ -238,6 +238,9 @@ pub fn postgres_settings(client: &mut postgres::Client) -> Result<String, postgr
 /// Platform Compatibility`, `Resource Usage` (`max_stack_depth`, past which a deeply nested
 /// expression is an error; `temp_file_limit`, past which a spilling query is; memory for sorts
 /// and hashes; red team round 14) and `Lock Management` category, JIT and parallel workers.
+/// Every sequence, and schema holding relations, the role cannot read (`unreadable ...`;
+/// refused on a run on clones, whose predictions read them; a readable sequence's state is
+/// digested as a table's rows are, red team round 16).
 /// One query; the statistics' contents (what `ANALYZE` gathers) are not recorded.
 pub fn postgres_structure(client: &mut postgres::Client) -> Result<String, postgres::Error> {
     let user_relation = "n.nspname <> 'information_schema' AND n.nspname NOT LIKE 'pg\\_%'";
@@ -311,6 +314,14 @@ pub fn postgres_structure(client: &mut postgres::Client) -> Result<String, postg
            WHERE c.relkind IN ('r', 'p') AND c.relpersistence <> 't' AND {user_relation} \
            AND has_schema_privilege(n.oid, 'USAGE') \
            AND NOT has_any_column_privilege(c.oid, 'SELECT') \
+         UNION ALL SELECT 'unreadable sequence ' || c.oid::regclass::text FROM pg_class c \
+           JOIN pg_namespace n ON n.oid = c.relnamespace \
+           WHERE c.relkind = 'S' AND c.relpersistence <> 't' AND {user_relation} \
+           AND NOT (has_schema_privilege(n.oid, 'USAGE') AND has_table_privilege(c.oid, 'SELECT')) \
+         UNION ALL SELECT 'unreadable schema ' || quote_ident(n.nspname) FROM pg_namespace n \
+           WHERE n.nspname <> 'information_schema' AND n.nspname NOT LIKE 'pg\\_%' \
+           AND NOT has_schema_privilege(n.oid, 'USAGE') AND EXISTS (SELECT 1 FROM pg_class c \
+             WHERE c.relnamespace = n.oid AND c.relkind IN ('r', 'p', 'S', 'v', 'm', 'f')) \
          UNION ALL SELECT 'setting ' || name || '=' || coalesce(reset_val, '') FROM pg_settings \
            WHERE category LIKE 'Query Tuning%' OR category LIKE 'Client Connection Defaults%' \
            OR category LIKE 'Version and Platform Compatibility%' OR name LIKE 'jit%' \

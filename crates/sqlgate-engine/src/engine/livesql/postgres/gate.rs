@@ -142,3 +142,30 @@ impl LiveJudge for PgRun {
         PgRun::close(self)
     }
 }
+
+/// The run's own databases and roles (`sqlgate_live_...`) are left out of what the run records
+/// of the server (`structure::postgres_server_state`, the shared catalogs), so at start-up no
+/// other may exist: one would be another run's, left when it could not end, or a preparation's,
+/// named to be left out while a prediction reads it. Refused, naming them.
+pub(super) fn refuse_foreign_runs(admin: &mut postgres::Client) -> Result<(), String> {
+    let names: Vec<String> = admin
+        .query(
+            "SELECT kind || ' ' || name FROM (SELECT 'database' AS kind, datname::text AS name \
+             FROM pg_catalog.pg_database UNION ALL SELECT 'role', rolname::text \
+             FROM pg_catalog.pg_roles) o WHERE name LIKE 'sqlgate\\_live\\_%' ORDER BY 1 LIMIT 5",
+            &[],
+        )
+        .map_err(|e| format!("reading the server's databases and roles: {}", pg_text(&e)))?
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    match names.is_empty() {
+        true => Ok(()),
+        false => Err(format!(
+            "the server holds a database or role named `sqlgate_live_...` that is not this \
+             run's ({}): another run's that could not end, or one made to be left out of what \
+             the run records; drop them before the run",
+            names.join(", ")
+        )),
+    }
+}

@@ -1,0 +1,122 @@
+//! What a run on clones (`dataset.kind: bird-critic` on PostgreSQL) records of its base
+//! databases and of the server beyond the tables' rows (red team round 16's fix): every
+//! catalog row a clone's role can read, the state of every sequence, and no other run's
+//! objects. An honest reload of the same base data (other object ids) passes; a change of a
+//! built-in's comment, a sequence moved, a sequence or schema the reader cannot read, and an
+//! object named as the run's own are each refused at start-up (exit 2), naming it.
+
+use crate::common::servers::{self, Server};
+use crate::livesql_pg::load_databases;
+use crate::livesql_pg_gate::judged_change;
+
+/// What the bases hold besides the corpus's tables: a sequence with a state, a table with a
+/// text column stored apart (a TOAST relation, named by its table's id), comments, a view, a
+/// trigger, a schema, a grant and a default privilege.
+const EXTRAS: &str = "CREATE TABLE tickets (id serial PRIMARY KEY, body text); \
+     SELECT setval('tickets_id_seq', 41); \
+     COMMENT ON TABLE orders IS 'orders of the shop'; COMMENT ON COLUMN orders.note IS 'free text'; \
+     CREATE SCHEMA archive; CREATE TABLE archive.old_orders (id int, total numeric); \
+     CREATE VIEW big_orders AS SELECT id FROM orders WHERE qty > 2; \
+     CREATE FUNCTION touch() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NEW; END'; \
+     CREATE TRIGGER touched BEFORE UPDATE ON products FOR EACH ROW EXECUTE FUNCTION touch(); \
+     GRANT USAGE ON SCHEMA archive TO sqlgate_reader; \
+     GRANT SELECT ON ALL TABLES IN SCHEMA archive TO sqlgate_reader; \
+     GRANT SELECT ON ALL SEQUENCES IN SCHEMA public TO sqlgate_reader;";
+
+/// Loads the corpus's databases afresh (new object ids), `shop` with [`EXTRAS`].
+fn load_bases(server: &Server) {
+    load_databases(server);
+    server.admin_sql("shop", EXTRAS);
+}
+
+/// The gate's exit code and output on an equal pull request, `lever` (SQL as the administrator
+/// on `shop`) run just before the gate, after the baseline.
+fn judged_with(server: &'static Server, lever: impl FnOnce(&Server)) -> (Option<i32>, String) {
+    let (code, said, _) = judged_change(server, |root| {
+        std::fs::write(root.join("NOTES.md"), "predictions unchanged\n").unwrap();
+        lever(server)
+    });
+    (code, said)
+}
+
+#[test]
+fn an_honest_reload_of_the_base_databases_passes_and_a_built_in_comment_changed_is_refused() {
+    let _db_ids = servers::db_id_databases();
+    let server = servers::postgres();
+    load_bases(server);
+    let (code, said) = judged_with(server, load_bases);
+    assert_eq!(code, Some(0), "a reload of the same data: {said}");
+    assert!(said.contains("gate passed"), "{said}");
+    load_bases(server);
+    let (code, said) = judged_with(server, |server| {
+        server.admin_sql("shop", "COMMENT ON FUNCTION pg_catalog.now() IS '42'");
+    });
+    assert_eq!(code, Some(2), "a built-in's comment changed: {said}");
+    assert!(said.contains("`catalog pg_description`"), "{said}");
+    load_bases(server);
+}
+
+#[test]
+fn a_sequence_moved_after_the_baseline_is_refused() {
+    let _db_ids = servers::db_id_databases();
+    let server = servers::postgres();
+    load_bases(server);
+    let (code, said) = judged_with(server, |server| {
+        server.admin_sql("shop", "SELECT setval('tickets_id_seq', 42)");
+    });
+    assert_eq!(code, Some(2), "{said}");
+    assert!(
+        said.contains("`shop.public.tickets_id_seq` has other content"),
+        "{said}"
+    );
+    load_bases(server);
+}
+
+#[test]
+fn a_sequence_the_reader_cannot_read_is_refused_on_clones() {
+    let _db_ids = servers::db_id_databases();
+    let server = servers::postgres();
+    load_bases(server);
+    let (code, said) = judged_with(server, |server| {
+        server.admin_sql(
+            "shop",
+            "REVOKE SELECT ON SEQUENCE tickets_id_seq FROM sqlgate_reader",
+        );
+    });
+    assert_eq!(code, Some(2), "{said}");
+    assert!(
+        said.contains("unreadable sequence tickets_id_seq"),
+        "{said}"
+    );
+    load_bases(server);
+}
+
+#[test]
+fn a_role_named_as_the_runs_own_is_refused() {
+    let _db_ids = servers::db_id_databases();
+    let server = servers::postgres();
+    load_bases(server);
+    let system = server.system_database();
+    let _undo = Undo(
+        server,
+        system,
+        "DROP ROLE IF EXISTS sqlgate_live_0123456789_answer",
+    );
+    let (code, said) = judged_with(server, |server| {
+        server.admin_sql(system, "CREATE ROLE sqlgate_live_0123456789_answer");
+    });
+    assert_eq!(code, Some(2), "{said}");
+    assert!(
+        said.contains("role sqlgate_live_0123456789_answer"),
+        "{said}"
+    );
+}
+
+/// Runs its SQL as the administrator on its database when dropped, panic or not.
+struct Undo(&'static Server, &'static str, &'static str);
+
+impl Drop for Undo {
+    fn drop(&mut self) {
+        self.0.admin_sql(self.1, self.2);
+    }
+}
