@@ -2,8 +2,8 @@
 //! databases and of the server beyond the tables' rows (red team round 16's fix): every
 //! catalog row a clone's role can read, the state of every sequence, and no other run's
 //! objects. An honest reload of the same base data (other object ids) passes; a change of a
-//! built-in's comment, a sequence moved, a sequence or schema the reader cannot read, and an
-//! object named as the run's own are each refused at start-up (exit 2), naming it.
+//! built-in's comment, a sequence moved, a large object rewritten, a sequence the reader cannot
+//! read, and an object named as the run's own are each refused at start-up (exit 2), naming it.
 
 use crate::common::servers::{self, Server};
 use crate::livesql_pg::load_databases;
@@ -119,4 +119,21 @@ impl Drop for Undo {
     fn drop(&mut self) {
         self.0.admin_sql(self.1, self.2);
     }
+}
+
+#[test]
+fn a_large_objects_contents_changed_after_the_baseline_are_refused() {
+    let _db_ids = servers::db_id_databases();
+    let server = servers::postgres();
+    load_bases(server);
+    server.admin_sql(
+        "shop",
+        "SELECT lo_from_bytea(424242, 'Oslo'); GRANT SELECT ON LARGE OBJECT 424242 TO PUBLIC",
+    );
+    let (code, said) = judged_with(server, |server| {
+        server.admin_sql("shop", "SELECT lo_put(424242, 0, 'Lyon')");
+    });
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains("`large object 424242="), "{said}");
+    load_bases(server);
 }

@@ -238,9 +238,10 @@ pub fn postgres_settings(client: &mut postgres::Client) -> Result<String, postgr
 /// Platform Compatibility`, `Resource Usage` (`max_stack_depth`, past which a deeply nested
 /// expression is an error; `temp_file_limit`, past which a spilling query is; memory for sorts
 /// and hashes; red team round 14) and `Lock Management` category, JIT and parallel workers.
-/// Every sequence, and schema holding relations, the role cannot read (`unreadable ...`;
-/// refused on a run on clones, whose predictions read them; a readable sequence's state is
-/// digested as a table's rows are, red team round 16).
+/// Every large object with a digest of its contents (`lo_get` reads them where its grants or
+/// `lo_compat_privileges` allow). Every sequence, large object, and schema holding relations,
+/// the role cannot read (`unreadable ...`; refused on a run on clones, whose predictions read
+/// them; a readable sequence's state is digested as a table's rows are, red team round 16).
 /// One query; the statistics' contents (what `ANALYZE` gathers) are not recorded.
 pub fn postgres_structure(client: &mut postgres::Client) -> Result<String, postgres::Error> {
     let user_relation = "n.nspname <> 'information_schema' AND n.nspname NOT LIKE 'pg\\_%'";
@@ -318,6 +319,11 @@ pub fn postgres_structure(client: &mut postgres::Client) -> Result<String, postg
            JOIN pg_namespace n ON n.oid = c.relnamespace \
            WHERE c.relkind = 'S' AND c.relpersistence <> 't' AND {user_relation} \
            AND NOT (has_schema_privilege(n.oid, 'USAGE') AND has_table_privilege(c.oid, 'SELECT')) \
+         UNION ALL SELECT CASE WHEN current_setting('lo_compat_privileges')::bool \
+           OR pg_has_role(l.lomowner, 'MEMBER') OR EXISTS (SELECT 1 FROM aclexplode(l.lomacl) a \
+             WHERE a.privilege_type = 'SELECT' AND (a.grantee = 0 OR pg_has_role(a.grantee, 'MEMBER'))) \
+           THEN 'large object ' || l.oid::text || '=' || md5(lo_get(l.oid)) \
+           ELSE 'unreadable large object ' || l.oid::text END FROM pg_largeobject_metadata l \
          UNION ALL SELECT 'unreadable schema ' || quote_ident(n.nspname) FROM pg_namespace n \
            WHERE n.nspname <> 'information_schema' AND n.nspname NOT LIKE 'pg\\_%' \
            AND NOT has_schema_privilege(n.oid, 'USAGE') AND EXISTS (SELECT 1 FROM pg_class c \
