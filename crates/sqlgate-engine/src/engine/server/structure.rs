@@ -278,7 +278,7 @@ pub fn postgres_structure(client: &mut postgres::Client) -> Result<String, postg
            WHERE NOT a.attisdropped AND {user_relation} \
          UNION ALL SELECT 'function ' || p.oid::regprocedure::text || ' ' || md5(concat_ws('|', \
            l.lanname, p.prokind, p.provolatile, p.proretset, p.prosecdef, \
-           format_type(p.prorettype, NULL), p.prosrc, p.probin, \
+           format_type(p.prorettype, NULL), p.prosrc, p.probin, pg_get_function_arguments(p.oid), \
            array_to_string(p.proconfig, ','))) FROM pg_proc p \
            JOIN pg_language l ON l.oid = p.prolang WHERE p.oid >= {FIRST_USER_OID} \
          UNION ALL SELECT 'view ' || c.oid::regclass::text || ' ' || md5(pg_get_viewdef(c.oid)) \
