@@ -39,77 +39,74 @@ fn judged_with(server: &'static Server, lever: impl FnOnce(&Server)) -> (Option<
     (code, said)
 }
 
+/// Asserts that `lever` (SQL as the administrator on `database`), run after the baseline on
+/// fresh bases (`before` run on `shop` first), makes the gate refuse the run (exit 2) with a
+/// message holding `names`; the bases are loaded afresh afterwards.
+fn assert_refused(before: &str, (database, lever): (&str, &str), names: &str) {
+    let _db_ids = servers::db_id_databases();
+    let server = servers::postgres();
+    load_bases(server);
+    if !before.is_empty() {
+        server.admin_sql("shop", before);
+    }
+    let (code, said) = judged_with(server, |server| {
+        server.admin_sql(database, lever);
+    });
+    load_bases(server);
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains(names), "expected `{names}`: {said}");
+}
+
 #[test]
-fn an_honest_reload_of_the_base_databases_passes_and_a_built_in_comment_changed_is_refused() {
+fn an_honest_reload_of_the_base_databases_passes() {
     let _db_ids = servers::db_id_databases();
     let server = servers::postgres();
     load_bases(server);
     let (code, said) = judged_with(server, load_bases);
     assert_eq!(code, Some(0), "a reload of the same data: {said}");
     assert!(said.contains("gate passed"), "{said}");
-    load_bases(server);
-    let (code, said) = judged_with(server, |server| {
-        server.admin_sql("shop", "COMMENT ON FUNCTION pg_catalog.now() IS '42'");
-    });
-    assert_eq!(code, Some(2), "a built-in's comment changed: {said}");
-    assert!(said.contains("`catalog pg_description`"), "{said}");
-    load_bases(server);
+}
+
+#[test]
+fn a_built_in_functions_comment_changed_is_refused() {
+    let lever = ("shop", "COMMENT ON FUNCTION pg_catalog.now() IS '42'");
+    assert_refused("", lever, "`catalog pg_description`");
 }
 
 #[test]
 fn a_sequence_moved_after_the_baseline_is_refused() {
-    let _db_ids = servers::db_id_databases();
-    let server = servers::postgres();
-    load_bases(server);
-    let (code, said) = judged_with(server, |server| {
-        server.admin_sql("shop", "SELECT setval('tickets_id_seq', 42)");
-    });
-    assert_eq!(code, Some(2), "{said}");
-    assert!(
-        said.contains("`shop.public.tickets_id_seq` has other content"),
-        "{said}"
-    );
-    load_bases(server);
+    let lever = ("shop", "SELECT setval('tickets_id_seq', 42)");
+    assert_refused("", lever, "`shop.public.tickets_id_seq` has other content");
 }
 
 #[test]
 fn a_sequence_the_reader_cannot_read_is_refused_on_clones() {
-    let _db_ids = servers::db_id_databases();
-    let server = servers::postgres();
-    load_bases(server);
-    let (code, said) = judged_with(server, |server| {
-        server.admin_sql(
-            "shop",
-            "REVOKE SELECT ON SEQUENCE tickets_id_seq FROM sqlgate_reader",
-        );
-    });
-    assert_eq!(code, Some(2), "{said}");
-    assert!(
-        said.contains("unreadable sequence tickets_id_seq"),
-        "{said}"
+    let lever = (
+        "shop",
+        "REVOKE SELECT ON SEQUENCE tickets_id_seq FROM sqlgate_reader",
     );
-    load_bases(server);
+    assert_refused("", lever, "unreadable sequence tickets_id_seq");
+}
+
+#[test]
+fn a_large_objects_contents_changed_after_the_baseline_are_refused() {
+    let readable = "SELECT lo_from_bytea(424242, 'Oslo'); \
+                    GRANT SELECT ON LARGE OBJECT 424242 TO PUBLIC";
+    let lever = ("shop", "SELECT lo_put(424242, 0, 'Lyon')");
+    assert_refused(readable, lever, "`large object 424242=");
 }
 
 #[test]
 fn a_role_named_as_the_runs_own_is_refused() {
-    let _db_ids = servers::db_id_databases();
     let server = servers::postgres();
-    load_bases(server);
     let system = server.system_database();
     let _undo = Undo(
         server,
         system,
         "DROP ROLE IF EXISTS sqlgate_live_0123456789_answer",
     );
-    let (code, said) = judged_with(server, |server| {
-        server.admin_sql(system, "CREATE ROLE sqlgate_live_0123456789_answer");
-    });
-    assert_eq!(code, Some(2), "{said}");
-    assert!(
-        said.contains("role sqlgate_live_0123456789_answer"),
-        "{said}"
-    );
+    let lever = (system, "CREATE ROLE sqlgate_live_0123456789_answer");
+    assert_refused("", lever, "role sqlgate_live_0123456789_answer");
 }
 
 /// Runs its SQL as the administrator on its database when dropped, panic or not.
@@ -119,21 +116,4 @@ impl Drop for Undo {
     fn drop(&mut self) {
         self.0.admin_sql(self.1, self.2);
     }
-}
-
-#[test]
-fn a_large_objects_contents_changed_after_the_baseline_are_refused() {
-    let _db_ids = servers::db_id_databases();
-    let server = servers::postgres();
-    load_bases(server);
-    server.admin_sql(
-        "shop",
-        "SELECT lo_from_bytea(424242, 'Oslo'); GRANT SELECT ON LARGE OBJECT 424242 TO PUBLIC",
-    );
-    let (code, said) = judged_with(server, |server| {
-        server.admin_sql("shop", "SELECT lo_put(424242, 0, 'Lyon')");
-    });
-    assert_eq!(code, Some(2), "{said}");
-    assert!(said.contains("`large object 424242="), "{said}");
-    load_bases(server);
 }
