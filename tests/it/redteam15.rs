@@ -102,7 +102,7 @@ mod bird_critic_server_state {
 /// request's own config run. The pull request regresses C3 on 30 items and loosens its own
 /// config's gate; the secure outcome is the base's config judging it (exit 1), or a refusal
 /// (exit 2), never the pull request's config running.
-mod written_paths {
+pub(crate) mod written_paths {
     use crate::common;
     use common::repo::{self, commit_all, judged};
     use common::text;
@@ -137,7 +137,7 @@ mod written_paths {
 
     /// Asserts the control exits 1 and the lever neither passes nor runs the pull request's
     /// config.
-    fn attempt(lever: fn(&Path)) {
+    pub(crate) fn attempt(lever: fn(&Path)) {
         let control = judged_with(None);
         assert_eq!(
             control.status.code(),

@@ -117,57 +117,7 @@ mod bird_critic_unrecorded_state {
 /// pull request regresses C3 on 30 items and loosens its own config's gate; the secure outcome
 /// is the base's config judging it (exit 1), or a refusal (exit 2).
 mod unreadable_named_files {
-    use crate::common;
-    use common::repo::{self, commit_all, judged};
-    use common::text;
-    use std::path::Path;
-
-    /// The example's config with the gate loosened (drop of 100 points allowed, no other rule).
-    fn loosened(config: &str) -> String {
-        config
-            .replace("max_drop_points: 0.0", "max_drop_points: 100.0")
-            .replace("  per_difficulty: { extra: 2.0 }\n", "")
-            .replace("  significance: { test: mcnemar-exact, alpha: 0.05 }\n", "")
-    }
-
-    /// The pull request (C3 regressed, the config loosened, `lever` applied to its tree when
-    /// given) judged against the gated example's `main`.
-    fn judged_with(lever: Option<fn(&Path)>) -> std::process::Output {
-        let dir = repo::example(false);
-        let root = dir.path();
-        let base = repo::gated_main(root);
-        common::git(root, &["checkout", "-qb", "pr"]);
-        let config = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
-        std::fs::write(root.join("sqlgate.yml"), loosened(&config)).unwrap();
-        common::break_predictions(root, "C3", 30);
-        if let Some(lever) = lever {
-            lever(root);
-        }
-        commit_all(root, "the pull request");
-        common::git(root, &["add", "-A"]);
-        common::git(root, &["commit", "-qm", "new files", "--allow-empty"]);
-        judged(root, &base, &[])
-    }
-
-    /// Asserts the control exits 1 and the lever neither passes nor runs the pull request's
-    /// config.
-    fn attempt(lever: fn(&Path)) {
-        let control = judged_with(None);
-        assert_eq!(
-            control.status.code(),
-            Some(1),
-            "control: {}",
-            text(&control)
-        );
-        let judged = judged_with(Some(lever));
-        let said = text(&judged);
-        eprintln!("{said}");
-        assert_ne!(judged.status.code(), Some(0), "passed: {said}");
-        assert!(
-            !said.contains("this pull request's config ran"),
-            "the pull request's config ran: {said}"
-        );
-    }
+    use crate::redteam15::written_paths::attempt;
 
     #[test]
     fn a_looping_symbolic_link_at_the_tables_file_does_not_run_the_pull_requests_config() {
@@ -191,22 +141,7 @@ mod unreadable_named_files {
 /// baseline's. The baseline records C3; a system the baseline has and the run lacks must not
 /// pass.
 mod restored_config_without_a_system {
-    use crate::common::{self, git, repo};
-    use crate::repair::judge_pr;
-
-    /// The gated example whose config a direct push deleted, and a pull request restoring it
-    /// as `config` (given the example's) with C3 regressing on 30 items: exit code and output.
-    fn restored_config(config: impl Fn(&str) -> String) -> (Option<i32>, String) {
-        let dir = repo::example(false);
-        let root = dir.path();
-        repo::gated_main(root);
-        let good = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
-        git(root, &["rm", "-q", "sqlgate.yml"]);
-        let base = repo::commit_base(root, "a direct push that deletes the config", "pr");
-        std::fs::write(root.join("sqlgate.yml"), config(&good)).unwrap();
-        common::break_predictions(root, "C3", 30);
-        judge_pr(root, &base)
-    }
+    use crate::repair::restored_config;
 
     #[test]
     fn a_restored_config_without_the_regressed_system_does_not_pass() {

@@ -116,7 +116,7 @@ fn control_repair_with_the_base_suite_is_a_regression() {
 /// The gated example whose config a direct push then deleted, and a pull request restoring it
 /// with `config` (its text given the example's) and C3 regressing on 30 items: the exit code and
 /// the output.
-fn restored_config(config: impl Fn(&str) -> String) -> (Option<i32>, String) {
+pub(crate) fn restored_config(config: impl Fn(&str) -> String) -> (Option<i32>, String) {
     use common::repo;
     let dir = repo::example(false);
     let root = dir.path();
