@@ -14,7 +14,7 @@
 /// pull request's wrong prediction for lsq_001 (`SELECT status, COUNT(*) FROM orders GROUP BY
 /// status`, a match on the base) returns the right rows only when that state is there: 0 rows
 /// otherwise. Each lever is undone when its test ends.
-mod bird_critic_server_state {
+pub(crate) mod bird_critic_server_state {
     use crate::common::servers::{self, Server};
     use crate::livesql_pg::load_databases;
     use crate::livesql_pg_gate::{judged_change, predict};
@@ -43,14 +43,19 @@ mod bird_critic_server_state {
     }
 
     /// Asserts the control (no lever) exits 1, then that `lever` (run on `database`) does not
-    /// pass; `undo` runs on `database` when the test ends.
-    fn attempt(wrong: &str, (database, lever): (&'static str, &str), undo: &'static str) {
+    /// pass; `undo` runs on `database` before the control and when the test ends.
+    pub(crate) fn attempt(
+        wrong: &str,
+        (database, lever): (&'static str, &str),
+        undo: &'static str,
+    ) {
         let _db_ids = servers::db_id_databases();
         let server = servers::postgres();
         load_databases(server);
+        let _undo = Undo(server, database, undo);
+        server.admin_sql(database, undo);
         let (code, said) = judged(wrong, None);
         assert_eq!(code, Some(1), "control: {said}");
-        let _undo = Undo(server, database, undo);
         let (code, said) = judged(wrong, Some((database, lever)));
         eprintln!("{said}");
         assert_ne!(code, Some(0), "the regressing pull request passed: {said}");

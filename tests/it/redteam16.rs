@@ -16,50 +16,8 @@
 /// the right rows only when it is there: 0 rows otherwise. Each lever is undone when its test
 /// ends.
 mod bird_critic_unrecorded_state {
-    use crate::common::servers::{self, Server};
-    use crate::livesql_pg::load_databases;
-    use crate::livesql_pg_gate::{judged_change, predict};
+    use crate::redteam15::bird_critic_server_state::attempt;
 
-    /// Runs its SQL as the administrator on its database when dropped, panic or not.
-    struct Undo(&'static Server, &'static str, &'static str);
-
-    impl Drop for Undo {
-        fn drop(&mut self) {
-            self.0.admin_sql(self.1, self.2);
-        }
-    }
-
-    /// The gate's exit code and output on the pull request predicting lsq_001 as `wrong`, the
-    /// preparation running `lever` (a database and SQL, as the administrator) just before the
-    /// gate when given.
-    fn judged(wrong: &str, lever: Option<(&str, &str)>) -> (Option<i32>, String) {
-        let server = servers::postgres();
-        let (code, said, _) = judged_change(server, |root| {
-            predict(root, "lsq_001", &[wrong]);
-            if let Some((database, lever)) = lever {
-                server.admin_sql(database, lever);
-            }
-        });
-        (code, said)
-    }
-
-    /// Asserts the control (no lever) exits 1, then that `lever` (run on `database`) does not
-    /// pass; `undo` runs on `database` when the test ends.
-    fn attempt(wrong: &str, (database, lever): (&'static str, &str), undo: &'static str) {
-        let _db_ids = servers::db_id_databases();
-        let server = servers::postgres();
-        load_databases(server);
-        let _undo = Undo(server, database, undo);
-        server.admin_sql(database, undo);
-        let (code, said) = judged(wrong, None);
-        assert_eq!(code, Some(1), "control: {said}");
-        let (code, said) = judged(wrong, Some((database, lever)));
-        eprintln!("{said}");
-        assert_ne!(code, Some(0), "the regressing pull request passed: {said}");
-    }
-
-    /// A comment on a base table (`pg_description`, copied into every clone), read with
-    /// `obj_description`.
     #[test]
     fn a_comment_on_a_base_table_does_not_pass() {
         attempt(
