@@ -311,6 +311,37 @@ fn hostile_predictions_through_the_gate_fail_alone_and_leave_the_base_unchanged(
     );
 }
 
+/// `sqlgate audit` (which holds no data: the run starts at its first item) flags exactly the
+/// golds the recorded official evaluator fails in gold mode.
+#[test]
+fn the_audit_flags_exactly_the_golds_the_official_evaluator_fails() {
+    let _db_ids = servers::db_id_databases();
+    let (server, before) = loaded();
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(dir.path(), Some(&subset()), false, CONFIG);
+    let args = ["audit", "--config", "sqlgate.yml", "--jsonl", "audit.jsonl"];
+    common::assert_exit(&sqlgate_on(server, dir.path(), &args), 0);
+    let items = common::read_jsonl(&dir.path().join("items.jsonl"));
+    let flagged: Vec<String> = (common::read_jsonl(&dir.path().join("audit.jsonl")).iter())
+        .map(|f| {
+            assert_eq!(f["kind"], "gold-self-check", "{f}");
+            let index = f["index"].as_u64().unwrap() as usize;
+            items[index]["instance_id"].as_str().unwrap().to_string()
+        })
+        .collect();
+    let recorded = recorded();
+    let failing: Vec<String> = (subset().into_iter())
+        .filter(|id| recorded[id]["gold_status"] != "success")
+        .collect();
+    assert_eq!(failing.len(), 12);
+    assert_eq!(flagged, failing);
+    assert_eq!(
+        server_state(server),
+        before,
+        "the base data or the server changed"
+    );
+}
+
 /// `statements` (a JSON list) after taking the lock `sqlgate_held`: a statement that fails when
 /// another session holds it.
 fn needs_the_lock(statements: &Value) -> Vec<String> {

@@ -8,7 +8,9 @@
 //! clone may copy: [`MyRun::check_bases`]), copying nothing. The run's templates are copied once
 //! the engine holds the base data ([`Engine::hold_data`]): the hold's `LOCK TABLES ... READ`
 //! lets other sessions read, so the templates are copies of exactly the data digested, and the
-//! run's sessions are all closed before the server is claimed. The digests carry each base
+//! run's sessions are all closed before the server is claimed. A command that judges items
+//! without holding the data (`sqlgate audit`'s gold self-check) starts the run at its first
+//! item. The digests carry each base
 //! database's clone entry ([`clone_digests`]) at start and at the end. When scoring ends the
 //! clones and their users are dropped before the claim is checked ([`LiveJudge::finish`]), the
 //! templates once it is ([`LiveJudge::close`]).
@@ -22,7 +24,7 @@ use crate::engine::state::{Fault, LiveJudge, Verdict};
 use crate::input::livesql::LiveItem;
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 /// The read-only engine and the run that judges the items on clones, made once the data are
 /// held.
@@ -33,6 +35,8 @@ pub struct WithMyClones {
     db_ids: BTreeSet<String>,
     url: String,
     run: OnceLock<MyRun>,
+    /// Held while the run starts, so that it starts once.
+    starting: Mutex<()>,
 }
 
 impl WithMyClones {
@@ -56,7 +60,22 @@ impl WithMyClones {
             db_ids,
             url,
             run: OnceLock::new(),
+            starting: Mutex::default(),
         })
+    }
+
+    /// The run, started (its templates copied) on first use.
+    fn started(&self) -> Result<&MyRun, Fault> {
+        if let Some(run) = self.run.get() {
+            return Ok(run);
+        }
+        let _one = self.starting.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(run) = self.run.get() {
+            return Ok(run);
+        }
+        let run = MyRun::start(self.settings.clone(), &self.db_ids)
+            .map_err(|e| format!("cannot prepare the items' clones: {e}"))?;
+        Ok(self.run.get_or_init(|| run))
     }
 }
 
@@ -85,11 +104,7 @@ impl Engine for WithMyClones {
     /// the clone entries.
     fn hold_data(&self) -> Result<Option<DataDigests>, String> {
         let mut digests = self.engine.hold_data()?.unwrap_or_default();
-        let run = MyRun::start(self.settings.clone(), &self.db_ids)
-            .map_err(|e| format!("cannot prepare the items' clones: {e}"))?;
-        // `hold_data` runs once per engine; a second run would be dropped here, its templates
-        // with it.
-        let _ = self.run.set(run);
+        self.started()?;
         let databases: Vec<String> = self.db_ids.iter().cloned().collect();
         digests.extend(clone_digests(&self.url, &databases)?);
         Ok(Some(digests))
@@ -116,14 +131,11 @@ impl Engine for WithMyClones {
     }
 }
 
-/// The run's judge, made once the data are held (scoring starts after): an item judged before
-/// is a fault, never a verdict.
+/// The run's judge, started once the data are held, or at the first item of a command that
+/// does not hold them.
 impl LiveJudge for WithMyClones {
     fn judge(&self, item: &LiveItem, prediction: Option<&[String]>) -> Result<Verdict, Fault> {
-        match self.run.get() {
-            Some(run) => LiveJudge::judge(run, item, prediction),
-            None => Err("the items' clones were not made: the run did not hold the data".into()),
-        }
+        LiveJudge::judge(self.started()?, item, prediction)
     }
 
     fn finish(&self) -> Result<(), Fault> {
