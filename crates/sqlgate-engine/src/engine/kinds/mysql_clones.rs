@@ -5,16 +5,13 @@
 //! [`Engine::live_judge`].
 //!
 //! The order matters. At start-up every base database is checked as the administrator (what a
-//! clone may copy: [`MyRun::check_bases`]), copying nothing. The run's templates are copied once
-//! the engine holds the base data ([`Engine::hold_data`]): the hold's `LOCK TABLES ... READ`
-//! lets other sessions read, so the templates are copies of exactly the data digested, and the
-//! run's sessions are all closed before the server is claimed. A command that judges items
-//! without holding the data (`sqlgate audit`'s gold self-check) starts the run at its first
-//! item. The digests carry each base
-//! database's clone entry ([`clone_digests`]) at start and at the end. When scoring ends the
-//! clones and their users are dropped before the claim is checked ([`LiveJudge::finish`]), the
-//! templates once it is ([`LiveJudge::close`]).
-
+//! clone may copy: [`MyRun::check_bases`]), copying nothing. The run's templates are copied at
+//! the first item (`WithMyClones::started`): in a run that holds the data, after the engine
+//! holds the base data ([`Engine::hold_data`]: its `LOCK TABLES ... READ` lets other sessions
+//! read, so the templates are copies of exactly the data digested) and claims the server, so
+//! the copy's sessions are counted as sqlgate's and no other session can alter a template
+//! unseen between its copy and the claim. A command that judges items without holding the data
+//! (`sqlgate audit`'s gold self-check) starts the run the same way.
 use crate::engine::exec::{Engine, ExecError, Limits, ResultTable};
 use crate::engine::livesql::mysql::{clone_digests, MyRun, MySettings};
 use crate::engine::server::data_digest::DataDigests;
@@ -26,8 +23,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::{Mutex, OnceLock, PoisonError};
 
-/// The read-only engine and the run that judges the items on clones, made once the data are
-/// held.
+/// The read-only engine and the run that judges the items on clones, made at the first item.
 #[derive(Debug)]
 pub struct WithMyClones {
     engine: MysqlEngine,
@@ -64,7 +60,7 @@ impl WithMyClones {
         })
     }
 
-    /// The run, started (its templates copied) on first use.
+    /// The run, started (its templates copied from the base databases) at the first item.
     fn started(&self) -> Result<&MyRun, Fault> {
         if let Some(run) = self.run.get() {
             return Ok(run);
@@ -100,11 +96,9 @@ impl Engine for WithMyClones {
         self.engine.column_names(db, sql, limits)
     }
 
-    /// The engine's hold and digests, then the run's templates copied from the held data, and
-    /// the clone entries.
+    /// The engine's hold and digests, with the clone entries.
     fn hold_data(&self) -> Result<Option<DataDigests>, String> {
         let mut digests = self.engine.hold_data()?.unwrap_or_default();
-        self.started()?;
         let databases: Vec<String> = self.db_ids.iter().cloned().collect();
         digests.extend(clone_digests(&self.url, &databases)?);
         Ok(Some(digests))
@@ -131,8 +125,7 @@ impl Engine for WithMyClones {
     }
 }
 
-/// The run's judge, started once the data are held, or at the first item of a command that
-/// does not hold them.
+/// The run's judge, started at the first item.
 impl LiveJudge for WithMyClones {
     fn judge(&self, item: &LiveItem, prediction: Option<&[String]>) -> Result<Verdict, Fault> {
         LiveJudge::judge(self.started()?, item, prediction)
