@@ -9,9 +9,9 @@
 //! - `bird_critic`: BIRD-Critic's SQLite evaluator.
 //!
 //! They run on SQLite files (their kinds say so: `Kind::sqlite_only`, and refuse them in any
-//! other kind); `bird_critic` also on PostgreSQL, through the engine's judge
+//! other kind); `bird_critic` also on PostgreSQL and MariaDB / MySQL, through the engine's judge
 //! (`Engine::live_judge`: one run per dataset run, each item on a clone of its database, as
-//! BIRD-Critic's PostgreSQL evaluator judges). Items are judged as the gate's workers take
+//! BIRD-Critic's PostgreSQL or MySQL evaluator judges). Items are judged as the gate's workers take
 //! them, in parallel. A fault of the harness (a copy or clone that could not be made, a test
 //! runner that could not start or be isolated) stops the run: it is never a verdict.
 

@@ -13,9 +13,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-const DBS: [&str; 4] = ["shop", "school", "fleet", "clinic"];
+pub(crate) const DBS: [&str; 4] = ["shop", "school", "fleet", "clinic"];
 
-fn corpus_dir() -> PathBuf {
+pub(crate) fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/livesql/mysql")
 }
 
@@ -25,7 +25,7 @@ fn sha256(path: &Path) -> String {
 }
 
 /// Builds the four base databases from mysql/db/*.sql on `server`.
-fn load_databases(server: &Server) {
+pub(crate) fn load_databases(server: &Server) {
     for db in DBS {
         let script = std::fs::read_to_string(corpus_dir().join(format!("db/{db}.sql"))).unwrap();
         server.recreate_database(db, &script);
@@ -58,7 +58,7 @@ fn base_digest(server: &Server, db: &str) -> String {
 
 /// Every base database's digest, and the server's databases, users, grants and the global
 /// settings a prediction could try to change.
-fn server_state(server: &Server) -> (Vec<String>, String) {
+pub(crate) fn server_state(server: &Server) -> (Vec<String>, String) {
     let digests = DBS.iter().map(|db| base_digest(server, db)).collect();
     let names = server.admin_sql(
         "mysql",
@@ -116,7 +116,7 @@ fn judge_run(
 
 /// The recorded official verdicts, after checking that the inputs are the ones they were
 /// recorded on.
-fn recorded() -> BTreeMap<String, Value> {
+pub(crate) fn recorded() -> BTreeMap<String, Value> {
     let lines = crate::common::read_jsonl(&corpus_dir().join("official_verdicts_my.jsonl"));
     let root = corpus_dir().parent().unwrap().to_path_buf();
     for (file, digest) in lines[0]["meta"]["inputs_sha256"].as_object().unwrap() {
@@ -254,6 +254,15 @@ fn a_base_database_with_anything_but_tables_is_refused_at_start() {
             "trigger `tr`",
         ),
         ("CREATE PROCEDURE p() SELECT 1", "routine `p`"),
+        ("CREATE SEQUENCE s", "sequence `s`"),
+        (
+            "CREATE TABLE m (a INT) ENGINE = MEMORY",
+            "table on the MEMORY storage engine `m`",
+        ),
+        (
+            "CREATE TABLE h (a INT) WITH SYSTEM VERSIONING",
+            "system versioned `h`",
+        ),
     ] {
         server.recreate_database(
             "sqlgate_my_objects",

@@ -296,7 +296,7 @@ fn a_config_missing_the_administrator_or_on_the_wrong_engine_exits_2_naming_the_
         (CONFIG.replace("TEST_DB_ADMIN_URL", "TEST_DB_UNSET_URL"), "`dataset.engine.admin_url_env`: the environment variable `TEST_DB_UNSET_URL` is not set"),
         (CONFIG.replace("bird-critic", "livesql").replace("[bird_critic]", "[livesql]").replace("metric: bird_critic", "metric: livesql"), "LiveSQLBench's own PostgreSQL evaluator is not reproduced"),
         (CONFIG.replace("layout: per_db_id", "layout: shared"), "`dataset.engine.layout`"),
-        (CONFIG.replace("kind: postgresql", "kind: mysql"), "`dataset.kind: bird-critic` runs on SQLite or PostgreSQL only, not with `dataset.engine.kind: mysql`"),
+        (CONFIG.replace("engine: { kind: postgresql, url_env: TEST_DB_URL, admin_url_env: TEST_DB_ADMIN_URL, layout: per_db_id }", "databases: dbs\n  engine: { kind: duckdb }"), "`dataset.kind: bird-critic` runs on SQLite, PostgreSQL or MariaDB / MySQL only, not with `dataset.engine.kind: duckdb`"),
         (CONFIG.replace("kind: bird-critic", "kind: evalbench"), "`dataset.kind: evalbench` runs on SQLite only"),
     ];
     for (config, words) in cases {

@@ -50,6 +50,7 @@ mod livesql_audit;
 mod livesql_gate;
 mod livesql_hostile;
 mod livesql_my;
+mod livesql_my_gate;
 mod livesql_pg;
 mod livesql_pg_fast;
 mod livesql_pg_gate;

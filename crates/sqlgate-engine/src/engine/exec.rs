@@ -119,7 +119,7 @@ pub trait Engine: Send + Sync + std::fmt::Debug {
     }
 
     /// The engine's judge of state-changing items, each on an isolated copy of its database,
-    /// when the config asks for one (`dataset.kind: bird-critic` on PostgreSQL); `None` (the
+    /// when the config asks for one (`dataset.kind: bird-critic` on PostgreSQL or MariaDB / MySQL); `None` (the
     /// default) where the metrics judge them on copies of SQLite files.
     fn live_judge(&self) -> Option<&dyn crate::engine::state::LiveJudge> {
         None

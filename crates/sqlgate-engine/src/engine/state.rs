@@ -32,7 +32,7 @@ pub struct Verdict {
 pub type Fault = String;
 
 /// A judge of state-changing items on a server, each item on an isolated copy of its database
-/// (`livesql::postgres::PgRun`): what a server engine lends the metrics when the config asks for one
+/// (`livesql::postgres::PgRun`, `livesql::mysql::MyRun`): what a server engine lends the metrics when the config asks for one
 /// (`Engine::live_judge`).
 pub trait LiveJudge: Send + Sync {
     /// Judges one item; a fault of the harness is an `Err`, never a verdict.

@@ -3,6 +3,7 @@
 
 pub mod duckdb;
 pub mod mysql;
+pub mod mysql_clones;
 pub mod postgres;
 pub mod postgres_clones;
 pub mod sqlite;

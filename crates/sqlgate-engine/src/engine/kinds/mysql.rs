@@ -1,10 +1,13 @@
 //! MySQL / MariaDB as a plugin ([`crate::engine::server::mysql`]).
 
 use crate::engine::exec::{Engine, Limits};
+use crate::engine::kinds::mysql_clones::WithMyClones;
+use crate::engine::livesql::mysql::{clone_digests, MySettings};
 use crate::engine::load::types::Server;
 use crate::engine::plugin::EngineFactory;
 use crate::engine::server::data_digest::{self, DataDigests};
 use crate::engine::server::mysql::MysqlEngine;
+use crate::engine::server::StartError;
 use crate::input::config::{Config, EngineConfig};
 use crate::input::dataset::Dataset;
 use crate::sql::features::FeatureDialect;
@@ -12,7 +15,8 @@ use crate::util::error::InputError;
 use std::sync::Arc;
 
 /// MySQL / MariaDB as a plugin (`kind: mysql`): a server the URL in `url_env` names, checked at
-/// start, its data digested, loaded by `sqlgate load`, its planner breaking ties.
+/// start, its data digested, loaded by `sqlgate load`, its planner breaking ties; with
+/// `admin_url_env`, state-changing items judged on clones ([`WithMyClones`]).
 pub struct MysqlFactory;
 
 impl EngineFactory for MysqlFactory {
@@ -40,9 +44,20 @@ impl EngineFactory for MysqlFactory {
         threads: usize,
     ) -> Result<Option<Arc<dyn Engine>>, InputError> {
         let settings = crate::engine::server::settings(config, dataset, threads)?;
-        let engine = MysqlEngine::start(settings, limits)
-            .map_err(|error| crate::engine::server::start_failure(config, error))?;
-        Ok(Some(Arc::new(engine)))
+        let failure = |error| crate::engine::server::start_failure(config, error);
+        let clones = clone_settings(config).map_err(failure)?;
+        let (db_ids, url) = (
+            settings.tables.keys().cloned().collect(),
+            settings.url.clone(),
+        );
+        let engine = MysqlEngine::start(settings, limits).map_err(failure)?;
+        match clones {
+            Some(clones) => {
+                let engine = WithMyClones::start(engine, clones, db_ids, url).map_err(failure)?;
+                Ok(Some(Arc::new(engine)))
+            }
+            None => Ok(Some(Arc::new(engine))),
+        }
     }
 
     fn data_digests(
@@ -50,10 +65,35 @@ impl EngineFactory for MysqlFactory {
         config: &Config,
         dataset: &Dataset,
     ) -> Result<Option<DataDigests>, InputError> {
-        data_digest::of_server(config, dataset, data_digest::mysql_digests).map(Some)
+        let digest = match config.dataset.engine.admin_url_env {
+            Some(_) => digests_with_clones,
+            None => data_digest::mysql_digests,
+        };
+        data_digest::of_server(config, dataset, digest).map(Some)
     }
 
     fn load_target(&self) -> Option<Server> {
         Some(Server::Mysql)
     }
+}
+
+/// The clones' settings when the config names an administrator (`dataset.engine.admin_url_env`,
+/// its URL read and registered with the scrubber): a clone's disk budget is
+/// `execution.max_copy_bytes`, the rest BIRD-Critic's evaluator's.
+fn clone_settings(config: &Config) -> Result<Option<MySettings>, StartError> {
+    let Some(name) = &config.dataset.engine.admin_url_env else {
+        return Ok(None);
+    };
+    let admin_url = crate::engine::server::read_env_url("admin_url_env", name)?;
+    Ok(Some(MySettings {
+        disk_bytes: config.execution.max_copy_bytes,
+        ..MySettings::new(admin_url)
+    }))
+}
+
+/// [`data_digest::mysql_digests`] with each database's clone entry ([`clone_digests`]).
+fn digests_with_clones(url: &str, databases: &[String]) -> Result<DataDigests, String> {
+    let mut digests = data_digest::mysql_digests(url, databases)?;
+    digests.extend(clone_digests(url, databases)?);
+    Ok(digests)
 }

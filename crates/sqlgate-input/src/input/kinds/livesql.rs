@@ -3,11 +3,12 @@
 //! item by the item's test cases. The two read the same files; they differ in the metric that
 //! judges them (`livesql` / `livesql_sound`, or `bird_critic`).
 //!
-//! `bird-critic` runs on PostgreSQL too (`dataset.engine.kind: postgresql`, each item on a clone
-//! of its db_id's database, judged as BIRD-Critic's PostgreSQL evaluator judges), with
-//! `dataset.engine.admin_url_env` naming the variable of a role that may create databases and
-//! roles, and `layout: per_db_id`. `livesql` does not: its metrics reproduce LiveSQLBench's
-//! SQLite evaluator, and LiveSQLBench's own PostgreSQL evaluator is not reproduced.
+//! `bird-critic` runs on PostgreSQL and MariaDB / MySQL too (`dataset.engine.kind: postgresql`
+//! or `mysql`, each item on a clone of its db_id's database, judged as BIRD-Critic's PostgreSQL
+//! or MySQL evaluator judges), with `dataset.engine.admin_url_env` naming the variable of an
+//! administrator that may create databases and roles (users), and `layout: per_db_id`.
+//! `livesql` does not: its metrics reproduce LiveSQLBench's SQLite evaluator, and
+//! LiveSQLBench's own server evaluators are not reproduced.
 
 use super::{statements, Kind};
 use crate::input::config::{
@@ -24,25 +25,25 @@ pub struct LiveSql {
     pub name: &'static str,
     /// The metrics it allows (each is one evaluator's profile).
     pub metrics: &'static [&'static str],
-    /// Whether its items run on PostgreSQL as well (its evaluator's PostgreSQL form is
-    /// reproduced), else why not.
-    pub postgres: Result<(), &'static str>,
+    /// Whether its items run on PostgreSQL and MariaDB / MySQL as well (its evaluator's server
+    /// forms are reproduced), else why not.
+    pub servers: Result<(), &'static str>,
 }
 
-/// The engine a kind of this file may run on besides SQLite.
-const POSTGRES: &str = "postgresql";
+/// The engines a kind of this file may run on besides SQLite.
+const SERVERS: [&str; 2] = ["postgresql", "mysql"];
 
 /// Every kind of this file, so each can tell its family's settings from another kind's.
 pub const FAMILY: [LiveSql; 2] = [
     LiveSql {
         name: "livesql",
         metrics: &["livesql", "livesql_sound"],
-        postgres: Err("its metrics reproduce LiveSQLBench's SQLite evaluator, and LiveSQLBench's own PostgreSQL evaluator is not reproduced; `dataset.kind: bird-critic` runs on PostgreSQL, judged as BIRD-Critic's PostgreSQL evaluator judges"),
+        servers: Err("its metrics reproduce LiveSQLBench's SQLite evaluator, and LiveSQLBench's own PostgreSQL evaluator is not reproduced; `dataset.kind: bird-critic` runs on PostgreSQL and MariaDB / MySQL, judged as BIRD-Critic's evaluators judge"),
     },
     LiveSql {
         name: "bird-critic",
         metrics: &["bird_critic"],
-        postgres: Ok(()),
+        servers: Ok(()),
     },
 ];
 
@@ -64,17 +65,17 @@ impl Kind for LiveSql {
         true
     }
 
-    /// PostgreSQL where the kind's evaluator's PostgreSQL form is reproduced.
+    /// PostgreSQL and MariaDB / MySQL where the kind's evaluator's server forms are reproduced.
     fn server_engine(&self, engine: &EngineName) -> Result<(), String> {
         let name = self.name;
-        match (engine.as_str(), self.postgres) {
-            (POSTGRES, Ok(())) => Ok(()),
-            (POSTGRES, Err(why)) => Err(format!(
+        match (SERVERS.contains(&engine.as_str()), self.servers) {
+            (true, Ok(())) => Ok(()),
+            (true, Err(why)) => Err(format!(
                 "`dataset.kind: {name}` runs on SQLite only, not with `dataset.engine.kind: {engine}`: {why}"
             )),
             _ => Err(format!(
                 "`dataset.kind: {name}` runs on SQLite{} only, not with `dataset.engine.kind: {engine}`",
-                if self.postgres.is_ok() { " or PostgreSQL" } else { "" }
+                if self.servers.is_ok() { ", PostgreSQL or MariaDB / MySQL" } else { "" }
             )),
         }
     }
@@ -96,17 +97,17 @@ impl Kind for LiveSql {
             decides: "its test cases decide",
         };
         statements::check(config, &rules)?;
-        check_postgres(config, self.name)
+        check_server(config, self.name)
     }
 
     /// Its metrics and prediction format need its items; `dataset.engine.admin_url_env` is read
-    /// by a kind that runs on PostgreSQL only.
+    /// by a kind that runs on a server only.
     fn refuse_in_other_kinds(&self, config: &Config) -> Result<(), String> {
         let kind = config.dataset.kind.as_str();
         if FAMILY.iter().any(|own| own.name == kind) {
             return Ok(());
         }
-        if config.dataset.engine.admin_url_env.is_some() && self.postgres.is_ok() {
+        if config.dataset.engine.admin_url_env.is_some() && self.servers.is_ok() {
             return Err(format!(
                 "`dataset.engine.admin_url_env` is read with `dataset.kind: {}` only (its items change the data, each on a clone the administrator makes), not with `dataset.kind: {kind}`",
                 self.name
@@ -127,18 +128,19 @@ impl Kind for LiveSql {
     }
 }
 
-/// On PostgreSQL: the administrator's variable (`dataset.engine.admin_url_env`) is required and
+/// On a server: the administrator's variable (`dataset.engine.admin_url_env`) is required and
 /// each db_id is a database of its own (`layout: per_db_id`), which the run clones per item.
-fn check_postgres(config: &Config, name: &str) -> Result<(), String> {
+fn check_server(config: &Config, name: &str) -> Result<(), String> {
     let engine = &config.dataset.engine;
-    if engine.kind.as_str() != POSTGRES {
+    let kind = engine.kind.as_str();
+    if !SERVERS.contains(&kind) {
         return Ok(());
     }
     if engine.admin_url_env.is_none() {
-        return Err(format!("`dataset.engine.admin_url_env` is required with `dataset.kind: {name}` on `dataset.engine.kind: {POSTGRES}`: the name of the environment variable holding the URL of a role that may create databases and roles (each item runs on a clone of its database); `url_env` stays the read-only role's"));
+        return Err(format!("`dataset.engine.admin_url_env` is required with `dataset.kind: {name}` on `dataset.engine.kind: {kind}`: the name of the environment variable holding the URL of an administrator that may create databases and roles, or users on MariaDB / MySQL (each item runs on a clone of its database); `url_env` stays the read-only one's"));
     }
     if engine.layout() != Layout::PerDbId {
-        return Err(format!("`dataset.engine.layout`: `dataset.kind: {name}` on `{POSTGRES}` needs `per_db_id` (each db_id a database of its own, which the run clones per item)"));
+        return Err(format!("`dataset.engine.layout`: `dataset.kind: {name}` on `{kind}` needs `per_db_id` (each db_id a database of its own, which the run clones per item)"));
     }
     Ok(())
 }

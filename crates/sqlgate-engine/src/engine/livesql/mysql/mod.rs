@@ -6,8 +6,9 @@
 //! and `KILL`): for every db_id a template database copied from the base database, table by
 //! table (`SHOW CREATE TABLE` replayed, so keys, foreign keys, defaults, the character set and the
 //! `AUTO_INCREMENT` counter are the base's, then `INSERT ... SELECT`); the base database is only
-//! read. A base database with views, routines, triggers, events or sequences is refused (their
-//! copies would run as their definer, and this copy does not rebuild them). Items take a clone
+//! read. A base database holding anything but base tables on InnoDB, Aria or MyISAM (views,
+//! sequences, routines, triggers, events, another storage engine) is refused (`gate.rs`: an
+//! allow list; their copies would run as their definer, and this copy does not rebuild them). Items take a clone
 //! from a pool per db_id (at most one clone per worker is ever made), built from the template the
 //! same way, with a user of its own (`MAX_USER_CONNECTIONS 2`) granted the table-level rights on
 //! that one database only (its name's `_` escaped in the grant, so no other name matches):
@@ -55,7 +56,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use watch::Watch;
 
+mod gate;
 mod watch;
+
+pub use gate::clone_digests;
 
 /// The MySQL runner and its helpers, written for sqlgate (no upstream code), with the test-case
 /// loop it shares with PostgreSQL's.
@@ -169,6 +173,8 @@ pub struct MyRun {
     free: Mutex<BTreeMap<String, Vec<Slot>>>,
     /// Every slot made, for the clean-up at the end.
     made: Mutex<Vec<(String, String)>>,
+    /// Set once the run dropped all it made ([`MyRun::close`]).
+    closed: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for MyRun {
@@ -202,7 +208,7 @@ fn my_text(error: &mysql::Error) -> String {
 
 impl MyRun {
     /// Copies one template per db_id in `db_ids` (each a database of that name on the server).
-    /// A base database holding anything but tables is refused.
+    /// A base database holding anything but base tables is refused.
     pub fn start(settings: MySettings, db_ids: &BTreeSet<String>) -> Result<MyRun, String> {
         let tls::MysqlTarget { opts, mode } = tls::mysql_target(&settings.admin_url)?;
         let tag = super::postgres::random_hex()?[..10].to_string();
@@ -214,6 +220,7 @@ impl MyRun {
             templates: BTreeMap::new(),
             free: Mutex::default(),
             made: Mutex::default(),
+            closed: Default::default(),
         };
         let mut admin = run.admin()?;
         for (index, db_id) in db_ids.iter().enumerate() {
@@ -236,56 +243,6 @@ impl MyRun {
     fn sql(&self, conn: &mut Conn, sql: &str) -> Result<(), String> {
         conn.query_drop(sql)
             .map_err(|e| format!("`{}`: {}", sql.lines().next().unwrap_or(sql), my_text(&e)))
-    }
-
-    /// The base database's character set, collation and tables; anything but tables refused.
-    fn read_base(&self, admin: &mut Conn, db_id: &str, name: String) -> Result<Template, String> {
-        let reading = |e: mysql::Error| format!("reading database `{db_id}`: {}", my_text(&e));
-        let schema: Option<(String, String)> = admin
-            .exec_first(
-                "SELECT DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?",
-                (db_id,),
-            )
-            .map_err(reading)?;
-        let (charset, collation) =
-            schema.ok_or_else(|| format!("no database `{db_id}` on the server"))?;
-        let others: Option<(String, String)> = admin
-            .exec_first(
-                "SELECT kind, name FROM (
-                   SELECT LOWER(TABLE_TYPE) AS kind, TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE <> 'BASE TABLE'
-                   UNION ALL SELECT 'routine', ROUTINE_NAME FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = ?
-                   UNION ALL SELECT 'trigger', TRIGGER_NAME FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ?
-                   UNION ALL SELECT 'event', EVENT_NAME FROM information_schema.EVENTS WHERE EVENT_SCHEMA = ?) o LIMIT 1",
-                (db_id, db_id, db_id, db_id),
-            )
-            .map_err(reading)?;
-        if let Some((kind, other)) = others {
-            return Err(format!("database `{db_id}` has the {kind} `{other}`: only tables are copied into an item's database, so it is refused"));
-        }
-        let names: Vec<String> = admin
-            .exec(
-                "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? ORDER BY 1",
-                (db_id,),
-            )
-            .map_err(reading)?;
-        let mut tables = Vec::with_capacity(names.len());
-        for table in names {
-            let create: Option<(String, String)> = admin
-                .query_first(format!(
-                    "SHOW CREATE TABLE {}.{}",
-                    ident(db_id),
-                    ident(&table)
-                ))
-                .map_err(reading)?;
-            let (_, create) = create.ok_or_else(|| format!("no table `{table}` in `{db_id}`"))?;
-            tables.push((table, create));
-        }
-        Ok(Template {
-            database: name,
-            charset,
-            collation,
-            tables,
-        })
     }
 
     /// Creates `database` with `template`'s tables, filled from the database `source`.
@@ -459,28 +416,6 @@ impl MyRun {
         let result = judge_on(&session, item, prediction, &self.settings, deadline);
         watch.finish();
         result
-    }
-}
-
-impl Drop for MyRun {
-    /// Drops every clone, template and user the run made (best effort: a server that is gone
-    /// keeps them, all named `sqlgate_live_<tag>_...`).
-    fn drop(&mut self) {
-        let Ok(mut admin) = self.admin() else {
-            return;
-        };
-        let made = std::mem::take(&mut *self.made.lock().unwrap_or_else(PoisonError::into_inner));
-        for (database, user) in made {
-            let _ = self.kill_sessions(&mut admin, &user);
-            let _ = admin.query_drop(format!("DROP USER IF EXISTS {}@'%'", literal(&user)));
-            let _ = admin.query_drop(format!("DROP DATABASE IF EXISTS {}", ident(&database)));
-        }
-        for template in self.templates.values() {
-            let _ = admin.query_drop(format!(
-                "DROP DATABASE IF EXISTS {}",
-                ident(&template.database)
-            ));
-        }
     }
 }
 
