@@ -1,0 +1,138 @@
+//! Red team round 17 (issue 44): pull requests run as GitHub Actions runs `sqlgate action` on a
+//! `pull_request` event, each turning a regressing change green if it can. Every test asserts
+//! the SECURE outcome, so a failing test is a win for the attacker, and each runs its control
+//! (the same regressing pull request without the lever), which must exit 1. The threat model is
+//! SECURITY.md's "What the workflow must do": the pull request controls its tree and the SQL the
+//! workflow's preparation runs on the server, not programs in the gate's job.
+
+/// State of a base database (or of the server) that the round 16 fix (a digest of every
+/// `PUBLIC`-readable catalog of `pg_catalog`, ids written as the objects they name, and of the
+/// shared catalogs) does not cover, under `dataset.kind: bird-critic` on PostgreSQL (class 3):
+/// each item runs on a clone of its base database as a role with no catalog refusal. The
+/// preparation changes something outside `pg_catalog`'s catalogs (a row of a table of
+/// `information_schema`), a setting outside the recorded categories (`ALTER SYSTEM` and a
+/// reload), or an object id only (a function dropped and created again, the same in every
+/// catalog column but its id), and the pull request's wrong prediction for lsq_001 (a match on
+/// the base) returns the right rows only when the change is there: 0 rows otherwise. Each lever
+/// is undone when its test ends.
+mod bird_critic_unrecorded_state {
+    use crate::common::servers::{self, Server};
+    use crate::livesql_pg::load_databases;
+    use crate::livesql_pg_gate::{judged_change, predict};
+
+    /// Runs its SQL as the administrator on its database when dropped, panic or not.
+    struct Undo(&'static Server, &'static str, &'static str);
+
+    impl Drop for Undo {
+        fn drop(&mut self) {
+            self.0.admin_sql(self.1, self.2);
+        }
+    }
+
+    /// The gate's exit code and output on the pull request predicting lsq_001 as `wrong`, the
+    /// preparation running `lever` (a database and SQL, as the administrator) just before the
+    /// gate when given.
+    fn judged(wrong: &str, lever: Option<(&str, &str)>) -> (Option<i32>, String) {
+        let server = servers::postgres();
+        let (code, said, _) = judged_change(server, |root| {
+            predict(root, "lsq_001", &[wrong]);
+            if let Some((database, lever)) = lever {
+                server.admin_sql(database, lever);
+            }
+        });
+        (code, said)
+    }
+
+    /// Asserts the control (no lever) exits 1, then that `lever` (run on `database`) does not
+    /// pass; `undo` runs on `database` before the control and when the test ends. `wrong` is
+    /// given the freshly loaded server (to read what the base holds).
+    fn attempt(
+        wrong: impl Fn(&Server) -> String,
+        (database, lever): (&'static str, &str),
+        undo: &'static str,
+    ) {
+        let _db_ids = servers::db_id_databases();
+        let server = servers::postgres();
+        load_databases(server);
+        let _undo = Undo(server, database, undo);
+        server.admin_sql(database, undo);
+        let wrong = wrong(server);
+        let (code, said) = judged(&wrong, None);
+        assert_eq!(code, Some(1), "control: {said}");
+        let (code, said) = judged(&wrong, Some((database, lever)));
+        eprintln!("{said}");
+        assert_ne!(code, Some(0), "the regressing pull request passed: {said}");
+    }
+
+    /// A row added to a table of `information_schema` (`sql_features`, which `PUBLIC` reads and
+    /// the administrator may write): not in `pg_catalog`, so no catalog digest reads it, and
+    /// the row digest leaves system schemas out. A clone copies it.
+    #[test]
+    fn a_row_added_to_an_information_schema_table_does_not_pass() {
+        attempt(
+            |_| {
+                "SELECT status, count(id) AS n FROM orders WHERE EXISTS (SELECT 1 FROM \
+                 information_schema.sql_features WHERE feature_name = 'rt17') GROUP BY status \
+                 ORDER BY status"
+                    .to_string()
+            },
+            (
+                "shop",
+                "INSERT INTO information_schema.sql_features VALUES ('X999', 'rt17', '', '', 'NO', NULL, \
+                 '')",
+            ),
+            "DELETE FROM information_schema.sql_features WHERE feature_name = 'rt17'",
+        );
+    }
+
+    /// A setting of the server's configuration outside the recorded categories (`Reporting and
+    /// Logging`), changed with `ALTER SYSTEM` and a reload; every role reads it with
+    /// `current_setting`.
+    #[test]
+    fn a_logging_setting_changed_with_alter_system_does_not_pass() {
+        attempt(
+            |_| {
+                "SELECT status, count(id) AS n FROM orders WHERE \
+                 current_setting('log_min_duration_statement') = '4242ms' GROUP BY status \
+                 ORDER BY status"
+                    .to_string()
+            },
+            (
+                "postgres",
+                "ALTER SYSTEM SET log_min_duration_statement = 4242; SELECT pg_reload_conf(); \
+                 SELECT pg_sleep(1)",
+            ),
+            "ALTER SYSTEM RESET log_min_duration_statement; SELECT pg_reload_conf(); \
+             SELECT pg_sleep(1)",
+        );
+    }
+
+    /// The base's function `round(double precision, integer)` dropped and created again the
+    /// same: every catalog row is as before but the function's object id, which the catalog
+    /// digest writes as the object it names. The prediction reads the id (`::regprocedure::oid`)
+    /// and compares it with the base's.
+    #[test]
+    fn a_function_created_again_under_a_new_object_id_does_not_pass() {
+        attempt(
+            |server| {
+                let oid = server.admin_sql(
+                    "shop",
+                    "SELECT 'public.round(double precision, integer)'::regprocedure::oid",
+                );
+                format!(
+                    "SELECT status, count(id) AS n FROM orders WHERE \
+                     'public.round(double precision, integer)'::regprocedure::oid <> {} \
+                     GROUP BY status ORDER BY status",
+                    oid.trim()
+                )
+            },
+            (
+                "shop",
+                "DROP FUNCTION round(double precision, integer); CREATE FUNCTION \
+                 round(double precision, integer) RETURNS numeric LANGUAGE sql IMMUTABLE AS \
+                 'SELECT round($1::numeric, $2)'",
+            ),
+            "SELECT 1",
+        );
+    }
+}
