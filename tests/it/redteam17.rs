@@ -135,4 +135,79 @@ mod bird_critic_unrecorded_state {
             "SELECT 1",
         );
     }
+
+    /// An index's `indcheckxmin` set by the administrator (`UPDATE pg_index`): a flag every role
+    /// reads, left out of the catalog digest as if it changed by itself between two loads.
+    #[test]
+    fn an_index_flag_the_digest_leaves_out_set_by_the_administrator_does_not_pass() {
+        attempt(
+            |_| {
+                "SELECT status, count(id) AS n FROM orders WHERE (SELECT indcheckxmin FROM \
+                 pg_index WHERE indexrelid = 'orders_pkey'::regclass) GROUP BY status ORDER BY \
+                 status"
+                    .to_string()
+            },
+            (
+                "shop",
+                "UPDATE pg_index SET indcheckxmin = true WHERE indexrelid = \
+                 'orders_pkey'::regclass",
+            ),
+            "UPDATE pg_index SET indcheckxmin = false WHERE indexrelid = 'orders_pkey'::regclass",
+        );
+    }
+
+    /// The base's `orders` rewritten by `VACUUM FULL` (same rows, same catalog rows but its file
+    /// number, `relfilenode`, which the digest leaves out); the prediction compares the file
+    /// number with the base's.
+    #[test]
+    fn a_table_rewritten_under_a_new_file_number_does_not_pass() {
+        attempt(
+            |server| {
+                let node = server.admin_sql("shop", "SELECT pg_relation_filenode('orders')");
+                format!(
+                    "SELECT status, count(id) AS n FROM orders WHERE \
+                     pg_relation_filenode('orders') <> {} GROUP BY status ORDER BY status",
+                    node.trim()
+                )
+            },
+            ("shop", "VACUUM FULL orders"),
+            "SELECT 1",
+        );
+    }
+}
+
+/// A base whose config a direct push broke (class 2: not deleted, as in round 16, but unreadable
+/// YAML), and a pull request repairing it with the regressed system renamed (`C3` to `C3new`,
+/// the same regressed predictions): the run has no `C3` to compare with the baseline's, and a
+/// new system with no baseline. The baseline records C3; a system the baseline has and the run
+/// lacks must not pass.
+mod repaired_config_renaming_a_system {
+    use crate::common::{self, repo};
+    use crate::repair::judge_pr;
+
+    /// The gated example whose config a direct push broke, and a pull request repairing it as
+    /// `config` (given the example's) with C3 regressing on 30 items: exit code and output.
+    fn repaired(config: impl Fn(&str) -> String) -> (Option<i32>, String) {
+        let dir = repo::example(false);
+        let root = dir.path();
+        repo::gated_main(root);
+        let good = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
+        std::fs::write(root.join("sqlgate.yml"), format!("{good}\n  : [unclosed\n")).unwrap();
+        let base = repo::commit_base(root, "a direct push that breaks the config", "pr");
+        std::fs::write(root.join("sqlgate.yml"), config(&good)).unwrap();
+        common::break_predictions(root, "C3", 30);
+        judge_pr(root, &base)
+    }
+
+    #[test]
+    fn a_repair_renaming_the_regressed_system_does_not_pass() {
+        let (code, out) = repaired(str::to_string);
+        assert_eq!(code, Some(1), "control: {out}");
+        let (code, out) = repaired(|good| {
+            good.replace("{ name: C3, path:", "{ name: C3new, path:")
+                .replace("reference: ex\n", "")
+        });
+        eprintln!("{out}");
+        assert_ne!(code, Some(0), "the regressing pull request passed: {out}");
+    }
 }
