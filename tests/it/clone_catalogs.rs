@@ -1,13 +1,15 @@
 //! What a run on clones (`dataset.kind: bird-critic` on PostgreSQL) records of its base
-//! databases and of the server beyond the tables' rows (red team round 16's fix): every
-//! catalog row a clone's role can read, the state of every sequence, and no other run's
-//! objects. An honest reload of the same base data (other object ids) passes; a change of a
+//! databases and of the server beyond the tables' rows (red team rounds 16 and 17): every
+//! catalog row a clone's role can read, ids included, the state of every sequence, and no
+//! other run's objects. The same load on a fresh server passes, a reload with other object
+//! ids does not; a change of a
 //! built-in's comment, a sequence moved, a large object rewritten, a sequence the reader cannot
 //! read, and an object named as the run's own are each refused at start-up (exit 2), naming it.
 
-use crate::common::servers::{self, Server};
+use crate::common::servers::{self, Kind, Server};
+use crate::common::{self, repo};
 use crate::livesql_pg::load_databases;
-use crate::livesql_pg_gate::judged_change;
+use crate::livesql_pg_gate::{gated_subset, judged_change, sqlgate_on};
 
 /// What the bases hold besides the corpus's tables: a sequence with a state, a table with a
 /// text column stored apart (a TOAST relation, named by its table's id), comments, a view, a
@@ -58,19 +60,37 @@ fn assert_refused(before: &str, (database, lever): (&str, &str), names: &str) {
 }
 
 #[test]
-fn an_honest_reload_of_the_base_databases_passes() {
-    let _db_ids = servers::db_id_databases();
-    let server = servers::postgres();
-    load_bases(server);
-    let (code, said) = judged_with(server, load_bases);
-    assert_eq!(code, Some(0), "a reload of the same data: {said}");
+fn two_fresh_servers_loaded_alike_agree_and_a_reload_on_the_same_server_is_refused() {
+    let (first, second) = (Server::start(Kind::Postgres), Server::start(Kind::Postgres));
+    load_bases(&first);
+    load_bases(&second);
+    let (dir, base) = gated_subset(&first);
+    std::fs::write(dir.path().join("NOTES.md"), "predictions unchanged\n").unwrap();
+    repo::commit_all(dir.path(), "the pull request");
+    let args = [&repo::EVAL[..], &["--trusted-base", &base]].concat();
+    let run = sqlgate_on(&second, dir.path(), &args);
+    let said = common::text(&run);
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "the same load on a fresh server: {said}"
+    );
     assert!(said.contains("gate passed"), "{said}");
+    load_bases(&first);
+    let run = sqlgate_on(&first, dir.path(), &args);
+    let said = common::text(&run);
+    assert_eq!(
+        run.status.code(),
+        Some(2),
+        "a reload with other ids: {said}"
+    );
+    assert!(said.contains("`catalog pg_catalog.pg_class`"), "{said}");
 }
 
 #[test]
 fn a_built_in_functions_comment_changed_is_refused() {
     let lever = ("shop", "COMMENT ON FUNCTION pg_catalog.now() IS '42'");
-    assert_refused("", lever, "`catalog pg_description`");
+    assert_refused("", lever, "`catalog pg_catalog.pg_description`");
 }
 
 #[test]

@@ -84,7 +84,7 @@ fn command_on(server: &Server, dir: &Path, args: &[&str]) -> Command {
 }
 
 /// Runs [`command_on`].
-fn sqlgate_on(server: &Server, dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn sqlgate_on(server: &Server, dir: &Path, args: &[&str]) -> Output {
     command_on(server, dir, args).output().unwrap()
 }
 
@@ -140,7 +140,7 @@ fn bird_critic_on_postgresql_through_the_config_judges_every_item_as_the_officia
 
 /// The subset on `main` with a baseline made there, and a pull-request branch `pr` from that
 /// commit; the folder and the base commit.
-fn gated_subset(server: &Server) -> (tempfile::TempDir, String) {
+pub(crate) fn gated_subset(server: &Server) -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
     write_dataset(dir.path(), Some(&subset()), true);
     repo::init_main(dir.path(), "dataset");

@@ -71,6 +71,7 @@ mod redteam13;
 mod redteam14;
 mod redteam15;
 mod redteam16;
+mod redteam17;
 mod redteam9;
 mod repair;
 mod report;

@@ -44,8 +44,14 @@ pub(crate) mod bird_critic_server_state {
 
     /// Asserts the control (no lever) exits 1, then that `lever` (run on `database`) does not
     /// pass; `undo` runs on `database` before the control and when the test ends.
-    pub(crate) fn attempt(
-        wrong: &str,
+    pub(crate) fn attempt(wrong: &str, lever: (&'static str, &str), undo: &'static str) {
+        attempt_with(|_| wrong.to_string(), lever, undo);
+    }
+
+    /// [`attempt`] with the prediction made from the freshly loaded server (to read what the
+    /// base holds).
+    pub(crate) fn attempt_with(
+        wrong: impl Fn(&Server) -> String,
         (database, lever): (&'static str, &str),
         undo: &'static str,
     ) {
@@ -54,9 +60,10 @@ pub(crate) mod bird_critic_server_state {
         load_databases(server);
         let _undo = Undo(server, database, undo);
         server.admin_sql(database, undo);
-        let (code, said) = judged(wrong, None);
+        let wrong = wrong(server);
+        let (code, said) = judged(&wrong, None);
         assert_eq!(code, Some(1), "control: {said}");
-        let (code, said) = judged(wrong, Some((database, lever)));
+        let (code, said) = judged(&wrong, Some((database, lever)));
         eprintln!("{said}");
         assert_ne!(code, Some(0), "the regressing pull request passed: {said}");
     }
