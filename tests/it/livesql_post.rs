@@ -214,9 +214,52 @@ fn a_malformed_check_stops_the_run_naming_the_item_and_key() {
 
 #[test]
 fn a_pull_request_failing_a_post_state_comparison_shows_the_differing_rows_in_the_comment() {
+    let dir = example_with("lsq_081", json!({"post_state": "touched"}));
+    pull_request_failing_a_post_state_comparison(&dir);
+}
+
+/// `dataset.post_state` in the config gives every item without its own the comparison.
+#[test]
+fn a_post_state_comparison_set_for_every_item_in_the_config_fails_the_same_pull_request() {
+    let dir = example_with("lsq_081", json!({}));
+    let config = dir.path().join("sqlgate.yml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let with_default = text.replace("  difficulty:", "  post_state: touched\n  difficulty:");
+    std::fs::write(&config, with_default).unwrap();
+    pull_request_failing_a_post_state_comparison(&dir);
+}
+
+#[test]
+fn a_post_state_default_is_refused_where_no_metric_reads_it_or_malformed() {
+    let official_only = [
+        ("  difficulty:", "  post_state: all\n  difficulty:"),
+        ("metrics: [livesql, livesql_sound]", "metrics: [livesql]"),
+        ("reference: livesql_sound", "reference: livesql"),
+        ("  metric: livesql_sound", "  metric: livesql"),
+    ];
+    let malformed = [("  difficulty:", "  post_state: some\n  difficulty:")];
+    for (edits, said) in [
+        (&official_only[..], "which `metrics` does not list"),
+        (&malformed[..], "`dataset.post_state`: `post_state` must be"),
+    ] {
+        let dir = example_with("lsq_081", json!({}));
+        let config = dir.path().join("sqlgate.yml");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        for (from, to) in edits {
+            text = text.replace(from, to);
+        }
+        std::fs::write(&config, text).unwrap();
+        let output = common::eval(&config, &["--comment", "never"]);
+        common::assert_exit(&output, 2);
+        common::assert_contains(&common::text(&output), &[said]);
+    }
+}
+
+/// The pull request of `dir` (the example with checks on lsq_081) raising every student's grade
+/// where the gold raises those of grade 12 fails, its comment showing the differing rows.
+fn pull_request_failing_a_post_state_comparison(dir: &tempfile::TempDir) {
     // lsq_081 (item 22): `UPDATE students SET grade = grade + 1 WHERE grade = 12`, right in the
     // baseline; the pull request raises every student's grade.
-    let dir = example_with("lsq_081", json!({"post_state": "touched"}));
     std::fs::remove_file(dir.path().join("baseline.json")).unwrap();
     let base = repo::gated_main(dir.path());
     common::git(dir.path(), &["checkout", "-qb", "pr"]);

@@ -154,6 +154,10 @@ pub struct DatasetConfig {
     /// `<instance_id>/<gold file name>` is each instance's starting database.
     #[serde(default)]
     pub starting_databases: Option<PathBuf>,
+    /// LiveSQLBench's sound profile: the post-state comparison (`"all"`, `"touched"` or a list
+    /// of tables) of every item that states none of its own (`input::livesql_post`).
+    #[serde(default)]
+    pub post_state: Option<serde_json::Value>,
 }
 
 impl DatasetConfig {

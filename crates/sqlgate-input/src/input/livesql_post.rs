@@ -136,7 +136,9 @@ pub fn read_post_checks(object: &Map<String, Json>) -> Result<PostChecks, String
     Ok(PostChecks { conditions, state })
 }
 
-fn post_state(value: &Json) -> Result<PostState, String> {
+/// The post-state comparison `value` states (an item's `post_state`, or `dataset.post_state`);
+/// an error says what it must be.
+pub fn post_state(value: &Json) -> Result<PostState, String> {
     match value {
         Json::String(s) if s == "all" => Ok(PostState::All),
         Json::String(s) if s == "touched" => Ok(PostState::Touched),

@@ -16,6 +16,7 @@ use crate::input::config::{
 };
 use crate::input::dataset::GoldItem;
 use crate::input::livesql::LiveItem;
+use crate::input::livesql_post::{post_state, PostState};
 use crate::util::error::InputError;
 use std::sync::Arc;
 
@@ -58,7 +59,18 @@ impl Kind for LiveSql {
         config: &DatasetConfig,
         _version: Spider2Version,
     ) -> Result<(Vec<GoldItem>, Vec<u8>), InputError> {
-        statements::load(config, crate::input::livesql::parse_items, item)
+        let default = post_state_default(config).map_err(|message| InputError::Config {
+            path: config.gold.clone(),
+            message,
+        })?;
+        let parse = |path: &std::path::Path, text: &str| {
+            let mut items = crate::input::livesql::parse_items(path, text)?;
+            for live in items.iter_mut().filter(|live| live.post.state.is_none()) {
+                live.post.state.clone_from(&default);
+            }
+            Ok(items)
+        };
+        statements::load(config, parse, item)
     }
 
     fn sqlite_only(&self) -> bool {
@@ -97,6 +109,7 @@ impl Kind for LiveSql {
             decides: "its test cases decide",
         };
         statements::check(config, &rules)?;
+        check_post_state(config, self.name)?;
         check_server(config, self.name)
     }
 
@@ -113,6 +126,9 @@ impl Kind for LiveSql {
                 self.name
             ));
         }
+        if config.dataset.post_state.is_some() {
+            return Err(format!("`dataset.post_state` is read with `dataset.kind: livesql` only (its `livesql_sound` metric compares post-states), not with `dataset.kind: {kind}`"));
+        }
         if let Some(metric) = (config.metrics.iter()).find(|m| self.metrics.contains(&m.as_str())) {
             return Err(format!(
                 "`metrics`: `{metric}` needs `dataset.kind: {}`",
@@ -126,6 +142,30 @@ impl Kind for LiveSql {
             _ => Ok(()),
         }
     }
+}
+
+/// `dataset.post_state`, where set: read by LiveSQLBench's sound profile only (`dataset.kind:
+/// livesql` with the `livesql_sound` metric), and one of the forms an item's `post_state` takes.
+fn check_post_state(config: &Config, name: &str) -> Result<(), String> {
+    if config.dataset.post_state.is_none() {
+        return Ok(());
+    }
+    if name != "livesql" {
+        return Err(format!("`dataset.post_state` is read with `dataset.kind: livesql` only (its `livesql_sound` metric compares post-states), not with `dataset.kind: {name}`"));
+    }
+    if !config.metrics.iter().any(|m| m == "livesql_sound") {
+        return Err("`dataset.post_state` is compared by the `livesql_sound` metric, which `metrics` does not list".to_string());
+    }
+    post_state_default(&config.dataset).map(|_| ())
+}
+
+/// The post-state comparison `dataset.post_state` gives every item without its own.
+fn post_state_default(dataset: &DatasetConfig) -> Result<Option<PostState>, String> {
+    dataset
+        .post_state
+        .as_ref()
+        .map(|value| post_state(value).map_err(|why| format!("`dataset.post_state`: {why}")))
+        .transpose()
 }
 
 /// On a server: the administrator's variable (`dataset.engine.admin_url_env`) is required and

@@ -8,14 +8,11 @@ use crate::input::dataset::GoldItem;
 use crate::util::error::InputError;
 use std::path::Path;
 
-/// The parser of a statement kind's gold file: its path and text to its items.
-pub type Parse<T> = fn(&Path, &str) -> Result<Vec<T>, InputError>;
-
 /// The items of `config.gold`, parsed by `parse` and made gold items by `item`, in file order,
 /// with the file's bytes (the gold digest covers them).
 pub fn load<T>(
     config: &DatasetConfig,
-    parse: Parse<T>,
+    parse: impl Fn(&Path, &str) -> Result<Vec<T>, InputError>,
     item: fn((usize, T)) -> GoldItem,
 ) -> Result<(Vec<GoldItem>, Vec<u8>), InputError> {
     let bytes = crate::util::error::read_bytes(&config.gold)?;
