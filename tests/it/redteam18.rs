@@ -96,6 +96,21 @@ mod bird_critic_mariadb_server_state {
         );
     }
 
+    /// A function of the preparation's in another database, `EXECUTE` granted to `PUBLIC`
+    /// (MariaDB 10.11) on it alone: every user may call it, the clone's too, and no digest
+    /// covers it.
+    #[test]
+    fn a_function_in_another_database_granted_to_public_does_not_pass() {
+        attempt(
+            "SELECT status, count(id) AS n FROM orders WHERE rt18f.flag() = 1 GROUP BY status \
+             ORDER BY status",
+            "CREATE DATABASE rt18f; CREATE FUNCTION rt18f.flag() RETURNS INT DETERMINISTIC \
+             RETURN 1; GRANT EXECUTE ON FUNCTION rt18f.flag TO PUBLIC",
+            "DROP DATABASE IF EXISTS rt18f; DELETE FROM mysql.procs_priv WHERE Db = 'rt18f'; \
+             FLUSH PRIVILEGES",
+        );
+    }
+
     /// A time zone added to `mysql.time_zone*`: `CONVERT_TZ` reads those tables whatever the
     /// user's rights, and no digest covers the `mysql` database.
     #[test]
@@ -110,6 +125,26 @@ mod bird_critic_mariadb_server_state {
             "DELETE FROM mysql.time_zone WHERE Time_zone_id = 4242; DELETE FROM \
              mysql.time_zone_name WHERE Time_zone_id = 4242; DELETE FROM \
              mysql.time_zone_transition_type WHERE Time_zone_id = 4242",
+        );
+    }
+
+    /// The same zone used once by the preparation and its rows deleted again: the tables are
+    /// the base's, but the server keeps a zone it has loaded in memory until it restarts, so a
+    /// digest of the `mysql.time_zone*` tables alone would not see it.
+    #[test]
+    fn a_time_zone_loaded_then_deleted_from_the_server_tables_does_not_pass() {
+        attempt(
+            "SELECT status, count(id) AS n FROM orders WHERE CONVERT_TZ('2020-01-01 00:00:00', \
+             '+00:00', 'Rt18/Cached') IS NOT NULL GROUP BY status ORDER BY status",
+            "INSERT INTO mysql.time_zone (Time_zone_id, Use_leap_seconds) VALUES (4243, 'N'); \
+             INSERT INTO mysql.time_zone_name (Name, Time_zone_id) VALUES ('Rt18/Cached', 4243); \
+             INSERT INTO mysql.time_zone_transition_type (Time_zone_id, Transition_type_id, \
+             `Offset`, Is_DST, Abbreviation) VALUES (4243, 0, 3600, 0, 'RT'); \
+             SELECT CONVERT_TZ('2020-01-01 00:00:00', '+00:00', 'Rt18/Cached'); \
+             DELETE FROM mysql.time_zone WHERE Time_zone_id = 4243; DELETE FROM \
+             mysql.time_zone_name WHERE Time_zone_id = 4243; DELETE FROM \
+             mysql.time_zone_transition_type WHERE Time_zone_id = 4243",
+            "DELETE FROM mysql.time_zone WHERE Time_zone_id = 4243",
         );
     }
 }
