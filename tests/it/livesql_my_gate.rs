@@ -111,7 +111,7 @@ fn outcomes(dir: &Path, lines: &[Value]) -> Vec<(String, String)> {
 
 /// A loaded MariaDB server with the corpus' databases and the readers [`command_on`] uses, and
 /// their state.
-fn loaded() -> (&'static Server, (Vec<String>, String)) {
+pub(crate) fn loaded() -> (&'static Server, (Vec<String>, String)) {
     let server = servers::mariadb();
     load_databases(server);
     server.grant_reader(&["shop"]);
@@ -146,7 +146,7 @@ fn bird_critic_on_mariadb_through_the_config_judges_every_item_as_the_official_e
 /// The pull request `change` makes on the gated subset (its baseline made on `main`), judged
 /// against its base, after `meanwhile` ran on the server: exit code, all it said with the
 /// comment, and `summary.json`.
-fn judged_change(
+pub(crate) fn judged_change(
     server: &Server,
     change: impl FnOnce(&Path),
     meanwhile: impl FnOnce(),

@@ -72,6 +72,7 @@ mod redteam14;
 mod redteam15;
 mod redteam16;
 mod redteam17;
+mod redteam18;
 mod redteam9;
 mod repair;
 mod report;

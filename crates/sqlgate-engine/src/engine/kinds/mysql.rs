@@ -2,7 +2,7 @@
 
 use crate::engine::exec::{Engine, Limits};
 use crate::engine::kinds::mysql_clones::WithMyClones;
-use crate::engine::livesql::mysql::{clone_digests, MySettings};
+use crate::engine::livesql::mysql::{add_time_zones, clone_digests, MySettings};
 use crate::engine::load::types::Server;
 use crate::engine::plugin::EngineFactory;
 use crate::engine::server::data_digest::{self, DataDigests};
@@ -65,11 +65,17 @@ impl EngineFactory for MysqlFactory {
         config: &Config,
         dataset: &Dataset,
     ) -> Result<Option<DataDigests>, InputError> {
-        let digest = match config.dataset.engine.admin_url_env {
-            Some(_) => digests_with_clones,
-            None => data_digest::mysql_digests,
+        let Some(settings) =
+            clone_settings(config).map_err(|e| crate::engine::server::start_failure(config, e))?
+        else {
+            return data_digest::of_server(config, dataset, data_digest::mysql_digests).map(Some);
         };
-        data_digest::of_server(config, dataset, digest).map(Some)
+        let with_clones = |url: &str, databases: &[String]| {
+            let mut digests = digests_with_clones(url, databases)?;
+            add_time_zones(&settings.admin_url, &mut digests)?;
+            Ok(digests)
+        };
+        data_digest::of_server(config, dataset, with_clones).map(Some)
     }
 
     fn load_target(&self) -> Option<Server> {

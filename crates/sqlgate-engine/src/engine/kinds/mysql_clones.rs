@@ -13,7 +13,7 @@
 //! unseen between its copy and the claim. A command that judges items without holding the data
 //! (`sqlgate audit`'s gold self-check) starts the run the same way.
 use crate::engine::exec::{Engine, ExecError, Limits, ResultTable};
-use crate::engine::livesql::mysql::{clone_digests, MyRun, MySettings};
+use crate::engine::livesql::mysql::{add_time_zones, clone_digests, MyRun, MySettings};
 use crate::engine::server::data_digest::DataDigests;
 use crate::engine::server::mysql::MysqlEngine;
 use crate::engine::server::StartError;
@@ -101,6 +101,7 @@ impl Engine for WithMyClones {
         let mut digests = self.engine.hold_data()?.unwrap_or_default();
         let databases: Vec<String> = self.db_ids.iter().cloned().collect();
         digests.extend(clone_digests(&self.url, &databases)?);
+        add_time_zones(&self.settings.admin_url, &mut digests)?;
         Ok(Some(digests))
     }
 

@@ -90,7 +90,7 @@ pub fn covers_settings(digests: &DataDigests) -> bool {
 pub fn of_server(
     config: &Config,
     dataset: &Dataset,
-    digest: fn(&str, &[String]) -> Result<DataDigests, String>,
+    digest: impl Fn(&str, &[String]) -> Result<DataDigests, String>,
 ) -> Result<DataDigests, InputError> {
     let engine = &config.dataset.engine;
     let name = engine.url_env.clone().unwrap_or_default();

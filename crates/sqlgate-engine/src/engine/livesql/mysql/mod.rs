@@ -57,9 +57,11 @@ use std::time::{Duration, Instant};
 use watch::Watch;
 
 mod gate;
+mod server_state;
 mod watch;
 
 pub use gate::clone_digests;
+pub use server_state::add_time_zones;
 
 /// The MySQL runner and its helpers, written for sqlgate (no upstream code), with the test-case
 /// loop it shares with PostgreSQL's.
