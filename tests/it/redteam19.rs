@@ -151,6 +151,20 @@ mod livesql_repair_post_state {
         eprintln!("{out}");
         assert_ne!(code, Some(0), "the regressing repair passed: {out}");
     }
+
+    /// The lever: the repairing config scores the official profile alone (`livesql`, which
+    /// compares no post-state) and gates on it, unless the baseline's gate and metrics hold.
+    #[test]
+    fn a_repair_cannot_gate_on_the_official_profile_alone() {
+        let (code, out) = repaired(|good| {
+            good.replace("metrics: [livesql, livesql_sound]", "metrics: [livesql]")
+                .replace("  post_state: touched\n", "")
+                .replace("reference: livesql_sound", "reference: livesql")
+                .replace("  metric: livesql_sound", "  metric: livesql")
+        });
+        eprintln!("{out}");
+        assert_ne!(code, Some(0), "the regressing repair passed: {out}");
+    }
 }
 
 /// `dataset.kind: bird-critic` on PostgreSQL (class 3), round 17's set-up: a setting the
