@@ -52,6 +52,10 @@ pub struct Settings {
     /// baselines written before it was stored, whose Soft-F1 is that of version `2024-10`.
     #[serde(default)]
     pub soft_f1_version: Option<String>,
+    /// `dataset.post_state`, when `livesql_sound` is scored: the post-state comparison every
+    /// item without its own gets (a repair may not drop or change it).
+    #[serde(default)]
+    pub post_state: Option<serde_json::Value>,
     /// The comparison contract in words ([`crate::engine::profile::Profile::contract`]); empty
     /// in baselines written before it was stored (those are judged by the other settings).
     #[serde(default)]
@@ -75,6 +79,7 @@ impl Settings {
             rves_repetitions: None,
             rves_order: None,
             soft_f1_version: None,
+            post_state: None,
             contract: crate::engine::profile::Profile::new(&config.compare).contract(),
         }
         .with_metric_settings(config)

@@ -17,6 +17,7 @@
 
 use super::{Env, Metric, Outcome, Score};
 use crate::engine::livesql::{judge, Profile, Settings, Verdict};
+use crate::input::config::Config;
 use crate::input::dataset::GoldItem;
 use std::path::{Path, PathBuf};
 
@@ -34,6 +35,15 @@ impl Metric for LiveSql {
 
     fn sound_profile_of(&self) -> Option<&'static str> {
         (self.0 == Profile::Sound).then_some("livesql")
+    }
+
+    /// The sound profile's `dataset.post_state`, which decides its verdicts as an item's
+    /// `post_state` does.
+    fn settings(&self, config: &Config) -> Vec<(&'static str, serde_json::Value)> {
+        match (self.0, &config.dataset.post_state) {
+            (Profile::Sound, Some(value)) => vec![("post_state", value.clone())],
+            _ => Vec::new(),
+        }
     }
 
     fn score(&self, env: &Env<'_>, item: &GoldItem, prediction: Option<&str>) -> Score {

@@ -175,7 +175,7 @@ fn the_official_profiles_ignore_post_conditions() {
 }
 
 /// The bundled example in a temporary folder, with `checks` added to the item `instance_id`.
-fn example_with(instance_id: &str, checks: Value) -> tempfile::TempDir {
+pub(crate) fn example_with(instance_id: &str, checks: Value) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/livesql-mini");
     common::copy_tree(&example, dir.path());

@@ -73,6 +73,7 @@ mod redteam15;
 mod redteam16;
 mod redteam17;
 mod redteam18;
+mod redteam19;
 mod redteam9;
 mod repair;
 mod report;

@@ -62,11 +62,18 @@ impl EngineFactory for PostgresFactory {
         config: &Config,
         dataset: &Dataset,
     ) -> Result<Option<DataDigests>, InputError> {
-        let digest = match config.dataset.engine.admin_url_env {
-            Some(_) => data_digest::postgres_digests_with_server,
-            None => data_digest::postgres_digests,
+        let Some(settings) =
+            clone_settings(config).map_err(|e| crate::engine::server::start_failure(config, e))?
+        else {
+            return data_digest::of_server(config, dataset, data_digest::postgres_digests)
+                .map(Some);
         };
-        data_digest::of_server(config, dataset, digest).map(Some)
+        let with_clones = |url: &str, databases: &[String]| {
+            let mut digests = data_digest::postgres_digests_with_server(url, databases)?;
+            data_digest::postgres_file_settings(&settings.admin_url, &mut digests)?;
+            Ok(digests)
+        };
+        data_digest::of_server(config, dataset, with_clones).map(Some)
     }
 
     fn load_target(&self) -> Option<Server> {

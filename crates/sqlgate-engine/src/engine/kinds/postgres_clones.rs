@@ -12,7 +12,7 @@
 
 use crate::engine::exec::{Engine, ExecError, Limits, ResultTable};
 use crate::engine::livesql::postgres::{PgRun, PgSettings};
-use crate::engine::server::data_digest::DataDigests;
+use crate::engine::server::data_digest::{self, DataDigests};
 use crate::engine::server::postgres::PostgresEngine;
 use crate::engine::server::StartError;
 use crate::engine::state::LiveJudge;
@@ -23,6 +23,8 @@ use std::path::Path;
 pub struct WithClones {
     engine: PostgresEngine,
     run: PgRun,
+    /// The administrator's URL, for the configuration files' entry of the digests.
+    admin_url: String,
 }
 
 impl WithClones {
@@ -33,12 +35,17 @@ impl WithClones {
         settings: PgSettings,
         db_ids: &std::collections::BTreeSet<String>,
     ) -> Result<Self, StartError> {
+        let admin_url = settings.admin_url.clone();
         let run = PgRun::start(settings, db_ids).map_err(|e| {
             StartError::new(format!(
                 "`dataset.engine.admin_url_env`: cannot prepare the items' clones: {e}"
             ))
         })?;
-        Ok(WithClones { engine, run })
+        Ok(WithClones {
+            engine,
+            run,
+            admin_url,
+        })
     }
 }
 
@@ -63,8 +70,11 @@ impl Engine for WithClones {
         self.engine.column_names(db, sql, limits)
     }
 
+    /// The engine's hold and digests, with the server's configuration files.
     fn hold_data(&self) -> Result<Option<DataDigests>, String> {
-        self.engine.hold_data()
+        let mut digests = self.engine.hold_data()?.unwrap_or_default();
+        data_digest::postgres_file_settings(&self.admin_url, &mut digests)?;
+        Ok(Some(digests))
     }
 
     /// Closes the run (its templates and roles) first: the claim was checked.

@@ -299,6 +299,39 @@ pub(crate) fn postgres_server_entry(url: &str, digests: &mut DataDigests) -> Res
     Ok(())
 }
 
+/// The key of the entry of the server's configuration files on a run on clones
+/// ([`postgres_file_settings`]).
+const FILE_SETTINGS: &str = "server:file_settings";
+
+/// Adds the entry of every line of the server's configuration files (`pg_file_settings`, read
+/// as the administrator `admin_url`: `name = value`, in file order, with whether it applies):
+/// a custom setting set by `ALTER SYSTEM` (`rt19.flag`) is not in `pg_settings` for a session
+/// that never defined it, while a clone's prediction reads it with `current_setting` (red team
+/// round 19).
+pub(crate) fn postgres_file_settings(
+    admin_url: &str,
+    digests: &mut DataDigests,
+) -> Result<(), String> {
+    let target = tls::postgres_target(admin_url)?;
+    let mut client = postgres_connect(&target, "")?;
+    let line: String = client
+        .query_one(
+            "SELECT coalesce(string_agg(concat_ws(' ', name, '=', setting, CASE WHEN applied \
+             THEN '' ELSE '(not applied)' END, error), '; ' ORDER BY seqno), '') \
+             FROM pg_catalog.pg_file_settings",
+            &[],
+        )
+        .map_err(|e| {
+            format!(
+                "reading the server's configuration files: {}",
+                postgres_error(&e)
+            )
+        })?
+        .get(0);
+    digests.insert(FILE_SETTINGS.to_string(), line);
+    Ok(())
+}
+
 /// [`postgres_digests`] with the server-wide entry of a run on clones.
 pub(crate) fn postgres_digests_with_server(
     url: &str,

@@ -4,10 +4,11 @@
 //! value of every variable that has a session scope (`div_precision_increment`, `time_zone`,
 //! `sql_mode`, ...) and runs `init_connect` at login, and `CONVERT_TZ` reads the named time
 //! zones of the `mysql.time_zone*` tables: a preparation that sets any of them after the
-//! baseline hands a prediction another answer. So they are recorded with the data digests:
-//! `server:clone` (read as the reader: `init_connect` and the global value of each variable a
-//! session inherits) and `server:time_zones` (read as the administrator: `CHECKSUM TABLE` of
-//! the time zone tables).
+//! baseline hands a prediction another answer; so do the global-only variables it reads back,
+//! those that shape a clone (`innodb_default_row_format`), key caches and plugins (round 19).
+//! So they are recorded with the data digests: `server:clone` (read as the reader: every
+//! global variable but the binary log's positions, key caches, plugins) and
+//! `server:time_zones` (read as the administrator: `CHECKSUM TABLE` of the time zone tables).
 //!
 //! A zone a session already loaded stays in the server's memory until it restarts, even when
 //! its rows are deleted: a preparation that used a zone and removed it is not seen (a limit,
@@ -29,9 +30,17 @@ const TIME_ZONES: &str = "server:time_zones";
 const TIME_ZONE_TABLES: &str = "mysql.time_zone, mysql.time_zone_name, \
      mysql.time_zone_transition, mysql.time_zone_transition_type, mysql.time_zone_leap_second";
 
-/// Adds the `server:clone` entry, read on `conn` (the reader's session): `init_connect` and
-/// the global value of every variable with a session scope (MariaDB's `SYSTEM_VARIABLES`;
-/// MySQL's `performance_schema`), `name=value; ...` sorted.
+/// The global variables that change by themselves (the binary log's and replication's
+/// positions), left out of the `server:clone` entry.
+const MOVING: &str = "'GTID_BINLOG_POS', 'GTID_BINLOG_STATE', 'GTID_CURRENT_POS', \
+     'GTID_SLAVE_POS'";
+
+/// Adds the `server:clone` entry, read on `conn` (the reader's session), `kind name=value; ...`
+/// sorted: the global value of every variable (`init_connect`, those a session inherits, and
+/// the global-only ones a prediction reads back or that shape what a clone is, such as
+/// `innodb_default_row_format`: red team round 19), each named key cache's size, and each
+/// plugin with its status and library. MariaDB's `SYSTEM_VARIABLES`; MySQL's
+/// `performance_schema.global_variables`.
 pub fn add_inherited(conn: &mut Conn, digests: &mut DataDigests) -> Result<(), String> {
     let reading = |e: mysql::Error| format!("reading the server's variables: {}", my_text(&e));
     let mariadb: Option<String> = conn
@@ -40,25 +49,41 @@ pub fn add_inherited(conn: &mut Conn, digests: &mut DataDigests) -> Result<(), S
              'information_schema' AND TABLE_NAME = 'SYSTEM_VARIABLES'",
         )
         .map_err(reading)?;
-    let sql = match mariadb {
-        Some(_) => {
-            "SELECT VARIABLE_NAME, IFNULL(GLOBAL_VALUE, '') FROM information_schema.SYSTEM_VARIABLES \
-             WHERE VARIABLE_SCOPE = 'SESSION' OR VARIABLE_NAME = 'INIT_CONNECT'"
-        }
-        None => {
-            "SELECT g.VARIABLE_NAME, IFNULL(g.VARIABLE_VALUE, '') FROM \
-             performance_schema.global_variables g WHERE g.VARIABLE_NAME = 'init_connect' \
-             OR g.VARIABLE_NAME IN (SELECT s.VARIABLE_NAME FROM performance_schema.session_variables s)"
-        }
+    let variables = match mariadb {
+        Some(_) => format!(
+            "SELECT CONCAT('variable ', LOWER(VARIABLE_NAME)), IFNULL(GLOBAL_VALUE, '') \
+             FROM information_schema.SYSTEM_VARIABLES WHERE VARIABLE_SCOPE <> 'SESSION ONLY' \
+             AND VARIABLE_NAME NOT IN ({MOVING})"
+        ),
+        None => format!(
+            "SELECT CONCAT('variable ', LOWER(VARIABLE_NAME)), IFNULL(VARIABLE_VALUE, '') \
+             FROM performance_schema.global_variables WHERE UPPER(VARIABLE_NAME) NOT IN ({MOVING})"
+        ),
     };
-    let mut variables: Vec<(String, String)> = conn.query(sql).map_err(reading)?;
-    if variables.is_empty() {
-        return Err("the server lists no variables a session inherits".to_string());
+    let mut parts: Vec<(String, String)> = conn.query(variables).map_err(reading)?;
+    if parts.is_empty() {
+        return Err("the server lists no global variables".to_string());
     }
-    variables.sort();
-    let line: Vec<String> = variables
+    if mariadb.is_some() {
+        let caches: Vec<(String, String)> = conn
+            .query(
+                "SELECT CONCAT('key cache ', KEY_CACHE_NAME), CONCAT_WS(' ', SEGMENTS, \
+                 FULL_SIZE, BLOCK_SIZE) FROM information_schema.KEY_CACHES",
+            )
+            .map_err(reading)?;
+        parts.extend(caches);
+    }
+    let plugins: Vec<(String, String)> = conn
+        .query(
+            "SELECT CONCAT('plugin ', PLUGIN_NAME), CONCAT_WS(' ', PLUGIN_STATUS, PLUGIN_TYPE, \
+             IFNULL(PLUGIN_LIBRARY, 'built-in')) FROM information_schema.PLUGINS",
+        )
+        .map_err(reading)?;
+    parts.extend(plugins);
+    parts.sort();
+    let line: Vec<String> = parts
         .iter()
-        .map(|(name, value)| format!("{}={value}", name.to_lowercase()))
+        .map(|(name, value)| format!("{name}={value}"))
         .collect();
     digests.insert(INHERITED.to_string(), line.join("; "));
     Ok(())
