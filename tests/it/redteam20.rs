@@ -10,8 +10,8 @@
 /// clone of its base database as a user of its own, which holds no right outside its clone. The
 /// preparation (MariaDB 10.11) grants a right to `PUBLIC`, the role every account holds, on a
 /// database of its own, just before the gate; the pull request's wrong prediction for lsq_001
-/// returns the right rows only when the grant is there (an error otherwise). Each lever is
-/// undone when its test ends.
+/// returns the right rows only when the grant is there (an error otherwise). One more lever
+/// sets a global status text instead. Each lever is undone when its test ends (where it can be).
 mod bird_critic_mariadb_public {
     use crate::common::servers::{self, Server};
     use crate::livesql_my_gate::{judged_change, loaded};
@@ -130,6 +130,14 @@ mod livesql_repair_datasets_form {
 
     /// The repair judged: `repair` makes the pull request's config from the good (gated) one.
     fn repaired(repair: impl Fn(&str) -> String) -> (Option<i32>, String) {
+        repaired_with(repair, |_| ())
+    }
+
+    /// [`repaired`], with `extra` changing the pull request's tree last, before its commit.
+    pub(super) fn repaired_with(
+        repair: impl Fn(&str) -> String,
+        extra: impl Fn(&std::path::Path),
+    ) -> (Option<i32>, String) {
         let dir = example_with("lsq_081", serde_json::json!({}));
         let root = dir.path();
         std::fs::remove_file(root.join("baseline.json")).unwrap();
@@ -152,6 +160,7 @@ mod livesql_repair_datasets_form {
             })
             .collect();
         std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        extra(root);
         repo::commit_all(root, "the repair");
         judge_pr(root, &base)
     }
@@ -297,5 +306,44 @@ mod bird_critic_pg_function_views {
             ("postgres", "SELECT pg_reload_conf(); SELECT pg_sleep(1)"),
             "SELECT 1",
         );
+    }
+}
+
+/// `dataset.kind: livesql` (SQLite) in a repair (classes 2 and 4), [`livesql_repair_datasets_form`]'s
+/// set-up with the base's config text restored: besides the regression of lsq_081, the repair
+/// changes a file the base names, or brings a baseline of its own.
+mod livesql_repair_files {
+    use super::livesql_repair_datasets_form::repaired_with;
+    use crate::common::repo;
+
+    /// The lever: the repair gives lsq_081 a `post_state` of its own in the dataset's
+    /// `items.jsonl` (compare only `courses`, which it does not touch), so the default the
+    /// baseline records no longer applies to it.
+    #[test]
+    fn a_repair_cannot_narrow_an_items_post_state_in_the_gold() {
+        let (code, out) = repaired_with(str::to_string, |root| {
+            let path = root.join("items.jsonl");
+            let lines: Vec<String> = (std::fs::read_to_string(&path).unwrap().lines())
+                .map(|line| {
+                    let mut item: serde_json::Value = serde_json::from_str(line).unwrap();
+                    if item["instance_id"] == "lsq_081" {
+                        item["post_state"] = serde_json::json!(["courses"]);
+                    }
+                    item.to_string()
+                })
+                .collect();
+            std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        });
+        eprintln!("{out}");
+        assert_ne!(code, Some(0), "the regressing repair passed: {out}");
+    }
+
+    /// The lever: the repair commits a baseline made on its own tree (`baseline update` with
+    /// the regressed prediction), so the regression is no regression against it.
+    #[test]
+    fn a_repair_cannot_bring_its_own_baseline() {
+        let (code, out) = repaired_with(str::to_string, repo::update_baseline);
+        eprintln!("{out}");
+        assert_ne!(code, Some(0), "the regressing repair passed: {out}");
     }
 }
