@@ -74,6 +74,7 @@ mod redteam16;
 mod redteam17;
 mod redteam18;
 mod redteam19;
+mod redteam20;
 mod redteam9;
 mod repair;
 mod report;

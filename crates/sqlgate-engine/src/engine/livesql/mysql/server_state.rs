@@ -39,8 +39,11 @@ const MOVING: &str = "'GTID_BINLOG_POS', 'GTID_BINLOG_STATE', 'GTID_CURRENT_POS'
 /// sorted: the global value of every variable (`init_connect`, those a session inherits, and
 /// the global-only ones a prediction reads back or that shape what a clone is, such as
 /// `innodb_default_row_format`: red team round 19), each named key cache's size, and each
-/// plugin with its status and library. MariaDB's `SYSTEM_VARIABLES`; MySQL's
-/// `performance_schema.global_variables`.
+/// plugin with its status and library, and every status value that is a text (its digits
+/// masked: `Innodb_buffer_pool_dump_status`, which `SET GLOBAL innodb_buffer_pool_dump_now`
+/// rewrites while the variable reads back `OFF`; red team round 20; the counters change by
+/// themselves and are left out). MariaDB's `SYSTEM_VARIABLES` and `GLOBAL_STATUS`; MySQL's
+/// `performance_schema`.
 pub fn add_inherited(conn: &mut Conn, digests: &mut DataDigests) -> Result<(), String> {
     let reading = |e: mysql::Error| format!("reading the server's variables: {}", my_text(&e));
     let mariadb: Option<String> = conn
@@ -73,6 +76,18 @@ pub fn add_inherited(conn: &mut Conn, digests: &mut DataDigests) -> Result<(), S
             .map_err(reading)?;
         parts.extend(caches);
     }
+    let status = match mariadb {
+        Some(_) => "information_schema.GLOBAL_STATUS",
+        None => "performance_schema.global_status",
+    };
+    let statuses: Vec<(String, String)> = conn
+        .query(format!(
+            "SELECT CONCAT('status ', LOWER(VARIABLE_NAME)), \
+             REGEXP_REPLACE(VARIABLE_VALUE, '[0-9]+', 'N') FROM {status} \
+             WHERE VARIABLE_VALUE NOT REGEXP '^-?[0-9.]*$'"
+        ))
+        .map_err(reading)?;
+    parts.extend(statuses);
     let plugins: Vec<(String, String)> = conn
         .query(
             "SELECT CONCAT('plugin ', PLUGIN_NAME), CONCAT_WS(' ', PLUGIN_STATUS, PLUGIN_TYPE, \

@@ -147,12 +147,22 @@ impl LiveJudge for PgRun {
 /// of the server (`structure::postgres_server_state`, the shared catalogs), so at start-up no
 /// other may exist: one would be another run's, left when it could not end, or a preparation's,
 /// named to be left out while a prediction reads it. Refused, naming them.
-pub(super) fn refuse_foreign_runs(admin: &mut postgres::Client) -> Result<(), String> {
+///
+/// Refused too: a replication slot or a prepared transaction, server state a clone's
+/// prediction reads (`pg_replication_slots`, `pg_prepared_xacts`: views over the server's
+/// memory, which no catalog digest reads; red team round 20) and a benchmark server has no use
+/// for.
+pub(super) fn refuse_foreign_state(admin: &mut postgres::Client) -> Result<(), String> {
     let names: Vec<String> = admin
         .query(
             "SELECT kind || ' ' || name FROM (SELECT 'database' AS kind, datname::text AS name \
-             FROM pg_catalog.pg_database UNION ALL SELECT 'role', rolname::text \
-             FROM pg_catalog.pg_roles) o WHERE name LIKE 'sqlgate\\_live\\_%' ORDER BY 1 LIMIT 5",
+             FROM pg_catalog.pg_database WHERE datname LIKE 'sqlgate\\_live\\_%' \
+             UNION ALL SELECT 'role', rolname::text FROM pg_catalog.pg_roles \
+             WHERE rolname LIKE 'sqlgate\\_live\\_%' \
+             UNION ALL SELECT 'replication slot', slot_name::text \
+             FROM pg_catalog.pg_replication_slots \
+             UNION ALL SELECT 'prepared transaction', gid FROM pg_catalog.pg_prepared_xacts) o \
+             ORDER BY 1 LIMIT 5",
             &[],
         )
         .map_err(|e| format!("reading the server's databases and roles: {}", pg_text(&e)))?
@@ -162,9 +172,11 @@ pub(super) fn refuse_foreign_runs(admin: &mut postgres::Client) -> Result<(), St
     match names.is_empty() {
         true => Ok(()),
         false => Err(format!(
-            "the server holds a database or role named `sqlgate_live_...` that is not this \
-             run's ({}): another run's that could not end, or one made to be left out of what \
-             the run records; drop them before the run",
+            "the server holds what a run on clones does not start beside ({}): a database or \
+             role named `sqlgate_live_...` that is not this run's (another run's that could not \
+             end, or one made to be left out of what the run records), a replication slot or a \
+             prepared transaction (state a prediction reads that no digest holds); drop them \
+             before the run",
             names.join(", ")
         )),
     }

@@ -236,7 +236,7 @@ impl PgRun {
         if !(may.0 || (may.1 && may.2)) {
             return Err("the administrator role may not create databases and roles (CREATEDB and CREATEROLE, or a superuser, are needed to clone the item's databases)".into());
         }
-        gate::refuse_foreign_runs(&mut admin)?;
+        gate::refuse_foreign_state(&mut admin)?;
         run.sql(
             &mut admin,
             &format!("CREATE ROLE {} NOLOGIN", ident(&run.owner)),
