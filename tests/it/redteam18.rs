@@ -12,7 +12,7 @@
 /// the pull request's wrong prediction for lsq_001 (a match on the base) returns the right rows
 /// only when the change is there (0 rows, or an error, otherwise). Each lever is undone when its
 /// test ends.
-mod bird_critic_mariadb_server_state {
+pub(crate) mod bird_critic_mariadb_server_state {
     use crate::common::servers::{self, Server};
     use crate::livesql_my_gate::{judged_change, loaded};
     use crate::livesql_pg_gate::predict;
@@ -29,7 +29,7 @@ mod bird_critic_mariadb_server_state {
     /// The gate on the pull request predicting lsq_001 as `wrong`: first without the lever
     /// (the control, which must exit 1), then with `lever` run as the administrator on `mysql`
     /// after the baseline, just before the gate (which must not exit 0).
-    fn attempt(wrong: &'static str, lever: &'static str, undo: &'static str) {
+    pub(crate) fn attempt(wrong: &'static str, lever: &'static str, undo: &'static str) {
         let _db_ids = servers::db_id_databases();
         let (server, _) = loaded();
         let _undo = Undo(server, undo);

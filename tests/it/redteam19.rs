@@ -13,36 +13,7 @@
 /// prediction for lsq_001 (a match on the base) returns the right rows only when the change is
 /// there (0 rows otherwise). Each lever is undone when its test ends.
 mod bird_critic_mariadb_global_only {
-    use crate::common::servers::{self, Server};
-    use crate::livesql_my_gate::{judged_change, loaded};
-    use crate::livesql_pg_gate::predict;
-
-    /// Undoes a lever (SQL as the administrator on `mysql`) when dropped.
-    struct Undo(&'static Server, &'static str);
-
-    impl Drop for Undo {
-        fn drop(&mut self) {
-            self.0.admin_sql("mysql", self.1);
-        }
-    }
-
-    /// The gate on the pull request predicting lsq_001 as `wrong`: first without the lever
-    /// (the control, which must exit 1), then with `lever` run as the administrator on `mysql`
-    /// after the baseline, just before the gate (which must not exit 0).
-    fn attempt(wrong: &'static str, lever: &'static str, undo: &'static str) {
-        let _db_ids = servers::db_id_databases();
-        let (server, _) = loaded();
-        let _undo = Undo(server, undo);
-        server.admin_sql("mysql", undo);
-        let change = |root: &std::path::Path| predict(root, "lsq_001", &[wrong]);
-        let (code, said, _) = judged_change(server, change, || ());
-        assert_eq!(code, Some(1), "control: {said}");
-        let (code, said, _) = judged_change(server, change, || {
-            server.admin_sql("mysql", lever);
-        });
-        eprintln!("{said}");
-        assert_ne!(code, Some(0), "the regressing pull request passed: {said}");
-    }
+    use crate::redteam18::bird_critic_mariadb_server_state::attempt;
 
     /// `SET GLOBAL innodb_default_row_format` (GLOBAL scope only): the run builds each template
     /// and clone by replaying the base's `SHOW CREATE TABLE`, which names no row format when the
