@@ -67,18 +67,26 @@ mod bird_critic_mariadb_global_only {
 /// students SET grade = 13 WHERE grade = 12`: the item's test case, which reads `id, grade`,
 /// passes; the moved students' `gpa` is lost), which only the post-state comparison sees. The lever
 /// is the repairing config leaving `dataset.post_state` out.
-mod livesql_repair_post_state {
+pub(crate) mod livesql_repair_post_state {
     use crate::common::{self, repo};
     use crate::livesql_post::example_with;
     use crate::repair::judge_pr;
 
     /// The base's gated config, with the default post-state comparison.
-    fn gated(text: &str) -> String {
+    pub(crate) fn gated(text: &str) -> String {
         text.replace("  difficulty:", "  post_state: touched\n  difficulty:")
     }
 
     /// The repair judged: `repair` makes the pull request's config from the good (gated) one.
     fn repaired(repair: impl Fn(&str) -> String) -> (Option<i32>, String) {
+        repaired_with(repair, |_| ())
+    }
+
+    /// [`repaired`], with `extra` changing the pull request's tree last, before its commit.
+    pub(crate) fn repaired_with(
+        repair: impl Fn(&str) -> String,
+        extra: impl Fn(&std::path::Path),
+    ) -> (Option<i32>, String) {
         let dir = example_with("lsq_081", serde_json::json!({}));
         let root = dir.path();
         std::fs::remove_file(root.join("baseline.json")).unwrap();
@@ -101,6 +109,7 @@ mod livesql_repair_post_state {
             })
             .collect();
         std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        extra(root);
         repo::commit_all(root, "the repair");
         judge_pr(root, &base)
     }

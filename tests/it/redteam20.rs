@@ -68,14 +68,8 @@ mod bird_critic_mariadb_public {
 /// the repairing config naming the same dataset through `datasets:` (one named entry), without
 /// the post-state default.
 mod livesql_repair_datasets_form {
-    use crate::common::{self, repo};
-    use crate::livesql_post::example_with;
-    use crate::repair::judge_pr;
-
-    /// The base's gated config, with the default post-state comparison.
-    fn gated(text: &str) -> String {
-        text.replace("  difficulty:", "  post_state: touched\n  difficulty:")
-    }
+    use crate::common;
+    use crate::redteam19::livesql_repair_post_state::repaired_with;
 
     /// `text` (a one-dataset config) with its `dataset:` and `predictions:` moved into a
     /// `datasets:` entry named `mini`.
@@ -102,38 +96,6 @@ mod livesql_repair_datasets_form {
     /// The repair judged: `repair` makes the pull request's config from the good (gated) one.
     fn repaired(repair: impl Fn(&str) -> String) -> (Option<i32>, String) {
         repaired_with(repair, |_| ())
-    }
-
-    /// [`repaired`], with `extra` changing the pull request's tree last, before its commit.
-    pub(super) fn repaired_with(
-        repair: impl Fn(&str) -> String,
-        extra: impl Fn(&std::path::Path),
-    ) -> (Option<i32>, String) {
-        let dir = example_with("lsq_081", serde_json::json!({}));
-        let root = dir.path();
-        std::fs::remove_file(root.join("baseline.json")).unwrap();
-        let config = root.join("sqlgate.yml");
-        let good = gated(&std::fs::read_to_string(&config).unwrap());
-        std::fs::write(&config, &good).unwrap();
-        repo::gated_main(root);
-        let broken = good.replace("max_drop_points: 0.0", "max_drop_point: 0.0");
-        std::fs::write(&config, broken).unwrap();
-        let base = repo::commit_base(root, "a direct push that breaks the config", "pr");
-        std::fs::write(&config, repair(&good)).unwrap();
-        let path = root.join("predictions/model.jsonl");
-        let every_row = serde_json::json!(
-            {"instance_id": "lsq_081", "pred_sqls": ["UPDATE students SET grade = 13, gpa = 0 WHERE grade = 12"]}
-        );
-        let lines: Vec<String> = (std::fs::read_to_string(&path).unwrap().lines())
-            .map(|line| match line.contains("\"lsq_081\"") {
-                true => every_row.to_string(),
-                false => line.to_string(),
-            })
-            .collect();
-        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-        extra(root);
-        repo::commit_all(root, "the repair");
-        judge_pr(root, &base)
     }
 
     /// The control: the repair with the base's config text is a regression (exit 1).
@@ -286,8 +248,8 @@ mod bird_critic_pg_function_views {
 /// set-up with the base's config text restored: besides the regression of lsq_081, the repair
 /// changes a file the base names, or brings a baseline of its own.
 mod livesql_repair_files {
-    use super::livesql_repair_datasets_form::repaired_with;
     use crate::common::repo;
+    use crate::redteam19::livesql_repair_post_state::repaired_with;
 
     /// The lever: the repair gives lsq_081 a `post_state` of its own in the dataset's
     /// `items.jsonl` (compare only `courses`, which it does not touch), so the default the
