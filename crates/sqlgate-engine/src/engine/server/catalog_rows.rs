@@ -19,6 +19,10 @@
 //! (`relpages`, `reltuples`, `relallvisible`, which autovacuum rewrites). The statistics
 //! `ANALYZE` gathers are not `PUBLIC`'s to read.
 
+/// The first object id PostgreSQL gives after `initdb`: an id below it names a built-in
+/// object, never one of the run's.
+const FIRST_USER_OID: u32 = 16384;
+
 /// Columns that change between two loads of the same data without anyone changing them.
 const VOLATILE: &[(&str, &str)] = &[
     ("pg_class", "relpages"),
@@ -38,15 +42,16 @@ struct Column {
 
 /// The digest of every `PUBLIC`-readable table of `pg_catalog` and `information_schema` in the
 /// session's database (`shared` false), or of the server's shared catalogs (`shared` true),
-/// one part per table (`catalog <schema>.<name>=<rows> rows <md5>`, sorted). Rows that name
-/// the run's own databases and roles (`sqlgate_live_...`) are left out.
+/// one part per table (`catalog <schema>.<name>=<rows> rows <md5>`, sorted). Rows of the
+/// shared catalogs that name the run's own databases and roles (`sqlgate_live_...`) are left
+/// out; a base database holds none of them.
 pub(crate) fn postgres_catalog_rows(
     client: &mut postgres::Client,
     shared: bool,
 ) -> Result<Vec<String>, postgres::Error> {
     let mut parts = Vec::new();
     for (catalog, columns) in catalog_columns(client, shared)? {
-        let row = client.query_one(&catalog_digest_sql(&catalog, &columns), &[])?;
+        let row = client.query_one(&catalog_digest_sql(&catalog, &columns, shared), &[])?;
         let (rows, digest): (i64, String) = (row.get(0), row.get(1));
         parts.push(format!("catalog {catalog}={rows} rows {digest}"));
     }
@@ -94,24 +99,28 @@ fn catalog_columns(
 }
 
 /// The query giving a table's row count and the MD5 of its rows (each column's text, `|`
-/// between them), sorted; rows naming the run's own objects left out ([`run_own`]).
-fn catalog_digest_sql(catalog: &str, columns: &[Column]) -> String {
+/// between them), sorted; in a shared catalog (`shared`), rows naming the run's own objects
+/// left out ([`run_own`]).
+fn catalog_digest_sql(catalog: &str, columns: &[Column], shared: bool) -> String {
     let texts: Vec<String> = columns
         .iter()
         .map(|column| format!("{}::text", quote_ident(&column.name)))
         .collect();
+    let ours = match shared {
+        true => run_own(columns),
+        false => "false".to_string(),
+    };
     format!(
         "SELECT count(*), md5(coalesce(string_agg(r, E'\\n' ORDER BY r), '')) FROM (\
-         SELECT concat_ws('|', {}) AS r FROM {catalog} WHERE NOT ({})) t",
-        texts.join(", "),
-        run_own(columns)
+         SELECT concat_ws('|', {}) AS r FROM {catalog} WHERE NOT ({ours})) t",
+        texts.join(", ")
     )
 }
 
 /// The condition of a row that names one of the run's own databases or roles
 /// (`sqlgate_live_...`: a template, a clone, their roles), which the run makes and drops: by
 /// a database's name, or by an id the catalog's foreign keys (or its `classid` / `objid`
-/// pairs) say names an object, written as that object.
+/// pairs) say names a user-made object, written as that object.
 fn run_own(columns: &[Column]) -> String {
     let has = |name: &str| columns.iter().any(|c| c.name == name);
     let class_of = |id: &str| match id {
@@ -130,8 +139,8 @@ fn run_own(columns: &[Column]) -> String {
                 (None, None) => return None,
             };
             Some(format!(
-                "coalesce(pg_catalog.pg_describe_object({class}, {id}::oid, 0), '') \
-                 ~ '^(role|database) sqlgate_live_'"
+                "({id}::oid >= {FIRST_USER_OID} AND coalesce(pg_catalog.pg_describe_object(\
+                 {class}, {id}::oid, 0), '') ~ '^(role|database) sqlgate_live_')"
             ))
         })
         .chain(has("datname").then(|| "datname::text LIKE 'sqlgate\\_live\\_%'".to_string()))

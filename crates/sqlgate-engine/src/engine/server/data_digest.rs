@@ -258,17 +258,19 @@ fn postgres_digests_of(
     for database in databases {
         let mut client = postgres_connect(&target, database)?;
         postgres_database(&mut client, &mut digests, clones).map_err(|e| postgres_error(&e))?;
-        refuse_unreadable(&digests, clones)?;
+    }
+    if clones {
+        refuse_unreadable(&digests)?;
     }
     Ok(digests)
 }
 
 /// On a run on clones, the error naming a relation of a base database the reader cannot read:
 /// every clone lets its prediction read it, while no digest could vouch for its rows.
-pub(crate) fn refuse_unreadable(digests: &DataDigests, clones: bool) -> Result<(), String> {
+fn refuse_unreadable(digests: &DataDigests) -> Result<(), String> {
     let unreadable = digests
         .iter()
-        .filter(|(key, _)| clones && key.ends_with(STRUCTURE))
+        .filter(|(key, _)| key.ends_with(STRUCTURE))
         .flat_map(|(_, line)| line.split("; "))
         .find(|part| part.starts_with("unreadable "));
     match unreadable {
@@ -405,7 +407,9 @@ pub(crate) fn postgres_hold(
         .map_err(error)?
         .get(0);
     postgres_database(&mut client, digests, clones).map_err(error)?;
-    refuse_unreadable(digests, clones)?;
+    if clones {
+        refuse_unreadable(digests)?;
+    }
     Ok(PostgresHold { client, snapshot })
 }
 

@@ -127,7 +127,7 @@ impl Kind for LiveSql {
             ));
         }
         if config.dataset.post_state.is_some() {
-            return Err(format!("`dataset.post_state` is read with `dataset.kind: livesql` only (its `livesql_sound` metric compares post-states), not with `dataset.kind: {kind}`"));
+            return Err(post_state_elsewhere(kind));
         }
         if let Some(metric) = (config.metrics.iter()).find(|m| self.metrics.contains(&m.as_str())) {
             return Err(format!(
@@ -151,12 +151,18 @@ fn check_post_state(config: &Config, name: &str) -> Result<(), String> {
         return Ok(());
     }
     if name != "livesql" {
-        return Err(format!("`dataset.post_state` is read with `dataset.kind: livesql` only (its `livesql_sound` metric compares post-states), not with `dataset.kind: {name}`"));
+        return Err(post_state_elsewhere(name));
     }
     if !config.metrics.iter().any(|m| m == "livesql_sound") {
         return Err("`dataset.post_state` is compared by the `livesql_sound` metric, which `metrics` does not list".to_string());
     }
     post_state_default(&config.dataset).map(|_| ())
+}
+
+/// The error of `dataset.post_state` in a config of `dataset.kind: kind`, which no metric of
+/// that kind reads.
+fn post_state_elsewhere(kind: &str) -> String {
+    format!("`dataset.post_state` is read with `dataset.kind: livesql` only (its `livesql_sound` metric compares post-states), not with `dataset.kind: {kind}`")
 }
 
 /// The post-state comparison `dataset.post_state` gives every item without its own.

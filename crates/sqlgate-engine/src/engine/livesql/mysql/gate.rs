@@ -216,6 +216,6 @@ pub fn clone_digests(url: &str, databases: &[String]) -> Result<DataDigests, Str
         let digest = crate::util::digest::content_hash(parts.chain(tables));
         digests.insert(format!("{database}{CLONE}"), digest);
     }
-    super::server_state::add_inherited(&mut conn, &mut digests)?;
+    super::server_state::add_server_state(&mut conn, &mut digests)?;
     Ok(digests)
 }

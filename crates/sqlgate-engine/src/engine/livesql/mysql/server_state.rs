@@ -20,8 +20,9 @@ use crate::engine::server::tls;
 use mysql::prelude::Queryable;
 use mysql::Conn;
 
-/// The key of the entry of what every session inherits.
-const INHERITED: &str = "server:clone";
+/// The key of the entry of the server state a clone reads: global variables, key caches,
+/// text status values, plugins.
+const SERVER_STATE: &str = "server:clone";
 
 /// The key of the entry of the named time zones.
 const TIME_ZONES: &str = "server:time_zones";
@@ -44,7 +45,7 @@ const MOVING: &str = "'GTID_BINLOG_POS', 'GTID_BINLOG_STATE', 'GTID_CURRENT_POS'
 /// rewrites while the variable reads back `OFF`; red team round 20; the counters change by
 /// themselves and are left out). MariaDB's `SYSTEM_VARIABLES` and `GLOBAL_STATUS`; MySQL's
 /// `performance_schema`.
-pub fn add_inherited(conn: &mut Conn, digests: &mut DataDigests) -> Result<(), String> {
+pub fn add_server_state(conn: &mut Conn, digests: &mut DataDigests) -> Result<(), String> {
     let reading = |e: mysql::Error| format!("reading the server's variables: {}", my_text(&e));
     let mariadb: Option<String> = conn
         .query_first(
@@ -100,7 +101,7 @@ pub fn add_inherited(conn: &mut Conn, digests: &mut DataDigests) -> Result<(), S
         .iter()
         .map(|(name, value)| format!("{name}={value}"))
         .collect();
-    digests.insert(INHERITED.to_string(), line.join("; "));
+    digests.insert(SERVER_STATE.to_string(), line.join("; "));
     Ok(())
 }
 
