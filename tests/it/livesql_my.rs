@@ -5,6 +5,7 @@
 //! hostile state-changing predictions contained, each reach a test.
 
 use crate::common::servers::{self, Server};
+use crate::livesql_pg::{assert_refused, flags, recorded_flags, sha256};
 use serde_json::Value;
 use sqlgate::engine::livesql::mysql::{MyRun, MySettings};
 use sqlgate::engine::livesql::Verdict;
@@ -17,11 +18,6 @@ pub(crate) const DBS: [&str; 4] = ["shop", "school", "fleet", "clinic"];
 
 pub(crate) fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/livesql/mysql")
-}
-
-fn sha256(path: &Path) -> String {
-    use sha2::Digest;
-    sqlgate::util::digest::hex(&sha2::Sha256::digest(std::fs::read(path).unwrap()))
 }
 
 /// Builds the four base databases from mysql/db/*.sql on `server`.
@@ -131,26 +127,6 @@ pub(crate) fn recorded() -> BTreeMap<String, Value> {
         .collect()
 }
 
-/// The flags of a verdict as the official evaluator sets them.
-fn flags(verdict: &Verdict) -> (bool, bool, bool, bool) {
-    (
-        verdict.success,
-        verdict.execution_error,
-        verdict.timeout_error,
-        verdict.assertion_error,
-    )
-}
-
-fn recorded_flags(line: &Value, prefix: &str) -> (bool, bool, bool, bool) {
-    let flag = |name: &str| line[format!("{prefix}{name}")].as_bool().unwrap();
-    (
-        line[format!("{prefix}status")] == "success",
-        flag("execution_error"),
-        flag("timeout_error"),
-        flag("assertion_error"),
-    )
-}
-
 #[test]
 fn bird_critic_mysql_verdicts_equal_the_official_evaluator_on_every_item() {
     let _db_ids = servers::db_id_databases();
@@ -222,20 +198,6 @@ fn judge_hostile(server: &Server, settings: MySettings, hostile: &[&[&str]]) -> 
         "the base data or the server's databases / users / settings changed"
     );
     verdicts
-}
-
-/// Every prediction failed by an execution error whose message says `words`.
-fn assert_refused(verdicts: &[Verdict], words: &str) {
-    for (i, verdict) in verdicts.iter().enumerate() {
-        assert!(
-            verdict.execution_error && !verdict.success,
-            "prediction {i} not refused: {verdict:?}"
-        );
-        assert!(
-            verdict.message.contains(words),
-            "prediction {i}: {words:?} not in {verdict:?}"
-        );
-    }
 }
 
 fn hostile_server() -> &'static Server {

@@ -19,7 +19,7 @@ pub(crate) fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/livesql/postgres")
 }
 
-fn sha256(path: &Path) -> String {
+pub(crate) fn sha256(path: &Path) -> String {
     use sha2::Digest;
     sqlgate::util::digest::hex(&sha2::Sha256::digest(std::fs::read(path).unwrap()))
 }
@@ -126,7 +126,7 @@ pub(crate) fn recorded() -> BTreeMap<String, Value> {
 }
 
 /// The flags of a verdict as the official report prints them.
-fn flags(verdict: &Verdict) -> (bool, bool, bool, bool) {
+pub(crate) fn flags(verdict: &Verdict) -> (bool, bool, bool, bool) {
     (
         verdict.success,
         verdict.execution_error,
@@ -135,7 +135,7 @@ fn flags(verdict: &Verdict) -> (bool, bool, bool, bool) {
     )
 }
 
-fn recorded_flags(line: &Value, prefix: &str) -> (bool, bool, bool, bool) {
+pub(crate) fn recorded_flags(line: &Value, prefix: &str) -> (bool, bool, bool, bool) {
     let flag = |name: &str| line[format!("{prefix}{name}")].as_bool().unwrap();
     (
         line[format!("{prefix}status")] == "success",
@@ -222,7 +222,7 @@ fn judge_hostile(server: &Server, settings: PgSettings, hostile: &[&[&str]]) -> 
 }
 
 /// Every prediction failed by an execution error whose message says `words`.
-fn assert_refused(verdicts: &[Verdict], words: &str) {
+pub(crate) fn assert_refused(verdicts: &[Verdict], words: &str) {
     for (i, verdict) in verdicts.iter().enumerate() {
         assert!(
             verdict.execution_error && !verdict.success,
