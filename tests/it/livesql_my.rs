@@ -5,11 +5,13 @@
 //! hostile state-changing predictions contained, each reach a test.
 
 use crate::common::servers::{self, Server};
-use crate::livesql_pg::{assert_refused, flags, recorded_flags, sha256};
+use crate::livesql_pg::{
+    assert_refused, flags, item_testing, judge_hostile_on, recorded_flags, sha256,
+};
 use serde_json::Value;
 use sqlgate::engine::livesql::mysql::{MyRun, MySettings};
 use sqlgate::engine::livesql::Verdict;
-use sqlgate::input::livesql::{parse_items, read_items, read_predictions, LiveItem};
+use sqlgate::input::livesql::{read_items, read_predictions, LiveItem};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -155,49 +157,23 @@ fn bird_critic_mysql_verdicts_equal_the_official_evaluator_on_every_item() {
     }
 }
 
+/// The hostile items' test on MariaDB: the products table still has its 10 rows.
+const PRODUCTS_INTACT: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn):\n    res, err, to, msg = execute_queries(['SELECT COUNT(*) FROM products'], db_name, conn, None, '')\n    assert not err and res == ((10,),), f'got {res}'\n    return 1\n";
+
 /// One Management item on `shop` whose test checks the base data are intact (the products
-/// table has its 10 rows), with `prediction`.
+/// table has its 10 rows).
 fn hostile_item(id: &str) -> LiveItem {
-    let test = "def test_case(pred_sqls, sol_sqls, db_name, conn):\n    res, err, to, msg = execute_queries(['SELECT COUNT(*) FROM products'], db_name, conn, None, '')\n    assert not err and res == ((10,),), f'got {res}'\n    return 1\n";
-    let line = serde_json::json!({
-        "instance_id": id, "db_id": "shop", "category": "Management", "sol_sql": ["SELECT 1"],
-        "preprocess_sql": [], "clean_up_sql": [], "test_cases": [test], "issue_sql": [],
-        "conditions": {}, "efficiency": false, "query": "hostile",
-    });
-    parse_items(Path::new("hostile.jsonl"), &format!("{line}\n"))
-        .unwrap()
-        .remove(0)
+    item_testing(id, "shop", PRODUCTS_INTACT)
 }
 
-/// Judges each hostile prediction, then a canary after them (the same item with a harmless
-/// prediction), on one run; returns their verdicts. The base data and the server are unchanged
-/// after the run, and the canary passes (no hostile prediction's change reached it).
+/// [`judge_hostile_on`] on a MariaDB run.
 fn judge_hostile(server: &Server, settings: MySettings, hostile: &[&[&str]]) -> Vec<Verdict> {
-    let before = server_state(server);
-    let run = MyRun::start(settings, &db_ids()).unwrap();
-    let verdicts: Vec<Verdict> = hostile
-        .iter()
-        .enumerate()
-        .map(|(i, statements)| {
-            let prediction: Vec<String> = statements.iter().map(|s| s.to_string()).collect();
-            run.judge(&hostile_item(&format!("h{i}")), Some(&prediction))
-                .unwrap()
-        })
-        .collect();
-    let canary = run
-        .judge(&hostile_item("canary"), Some(&["SELECT 1".to_string()]))
-        .unwrap();
-    assert!(
-        canary.success,
-        "the canary after the hostile items failed: {canary:?}"
-    );
-    drop(run);
-    assert_eq!(
-        server_state(server),
-        before,
-        "the base data or the server's databases / users / settings changed"
-    );
-    verdicts
+    judge_hostile_on(
+        || server_state(server),
+        || MyRun::start(settings, &db_ids()).unwrap(),
+        hostile_item,
+        hostile,
+    )
 }
 
 fn hostile_server() -> &'static Server {

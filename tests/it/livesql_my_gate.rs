@@ -10,106 +10,22 @@
 //! held past the item) failing alone, the base data and the server unchanged; a session of
 //! another client during the run failing it.
 
+use crate::common::bird_critic_gate::{outcomes, predict, subset, GateCorpus};
 use crate::common::servers::{self, Server};
 use crate::common::{self, repo};
 use crate::livesql_my::{corpus_dir, load_databases, recorded, server_state, DBS};
-use crate::livesql_pg_gate::predict;
 use serde_json::{json, Value};
 use std::path::Path;
-use std::process::{Command, Output};
 
-/// The gated subset: shop's first ten Query items and twelve Management ones.
-fn subset() -> Vec<String> {
-    let query = (1..=10).map(|n| format!("lsq_{n:03}"));
-    let management = (29..=40).map(|n| format!("lsq_{n:03}"));
-    query.chain(management).collect()
-}
+/// MariaDB's form of the corpus.
+const MY: GateCorpus = GateCorpus {
+    engine: "mysql",
+    url_database: "mysql",
+    folder: "mysql",
+    suffix: "my",
+};
 
-/// The dataset's config.
-const CONFIG: &str = "dataset:
-  kind: bird-critic
-  gold: items.jsonl
-  difficulty: field:category
-  engine: { kind: mysql, url_env: TEST_DB_URL, admin_url_env: TEST_DB_ADMIN_URL, layout: per_db_id }
-predictions:
-  - { name: model, path: predictions/model.jsonl, format: livesql }
-metrics: [bird_critic]
-execution: { timeout_ms: 30000, threads: 4 }
-baseline: { path: baseline.json }
-gate:
-  metric: bird_critic
-  max_drop_points: 0.0
-  per_difficulty: { Management: 0.0, Query: 0.0 }
-report: { output: sqlgate-report.md }
-";
-
-/// Writes a bundled-style dataset into `dir`: the corpus items in `ids` (all when `None`), the
-/// recorded model's predictions for them, and `config` (a first run, no baseline required,
-/// unless `gated`).
-fn write_dataset(dir: &Path, ids: Option<&[String]>, gated: bool, config: &str) {
-    let keep = |line: &&str| {
-        let id: Value = serde_json::from_str(line).unwrap();
-        ids.is_none_or(|ids| ids.iter().any(|i| id["instance_id"] == i.as_str()))
-    };
-    for (from, to) in [
-        ("items_my.jsonl", "items.jsonl"),
-        ("predictions_my.jsonl", "predictions/model.jsonl"),
-    ] {
-        let text = std::fs::read_to_string(corpus_dir().join(from)).unwrap();
-        let kept: Vec<&str> = text.lines().filter(keep).collect();
-        std::fs::create_dir_all(dir.join(to).parent().unwrap()).unwrap();
-        std::fs::write(dir.join(to), kept.join("\n") + "\n").unwrap();
-    }
-    let config = match gated {
-        true => config.to_string(),
-        false => config.replace(
-            "path: baseline.json",
-            "path: baseline.json, required: false",
-        ),
-    };
-    std::fs::write(dir.join("sqlgate.yml"), config).unwrap();
-}
-
-/// `sqlgate ARGS` in `dir` with the server's URLs in the config's variables (the reader's
-/// granted on the dataset's databases only), to run.
-fn command_on(server: &Server, dir: &Path, args: &[&str]) -> Command {
-    let items = std::fs::read_to_string(dir.join("items.jsonl")).unwrap();
-    let used: Vec<&str> = DBS
-        .into_iter()
-        .filter(|db| items.contains(&format!("\"db_id\": \"{db}\"")))
-        .collect();
-    let mut command: Command = common::sqlgate_command(args);
-    command
-        .current_dir(dir)
-        .env_remove("GITHUB_SHA")
-        .env("TEST_DB_URL", server.reader_url_for("mysql", &used))
-        .env("TEST_DB_ADMIN_URL", server.admin_url("mysql"));
-    command
-}
-
-fn sqlgate_on(server: &Server, dir: &Path, args: &[&str]) -> Output {
-    command_on(server, dir, args).output().unwrap()
-}
-
-/// `sqlgate eval` of `dir`'s config writing the per-item lines: exit 0 asserted, the lines.
-fn eval_items(server: &Server, dir: &Path) -> Vec<Value> {
-    let args = [&repo::EVAL[..], &["--jsonl", "items.out.jsonl"]].concat();
-    let output = sqlgate_on(server, dir, &args);
-    common::assert_exit(&output, 0);
-    common::read_jsonl(&dir.join("items.out.jsonl"))
-}
-
-/// The `bird_critic` outcome of each per-item line, by instance id.
-fn outcomes(dir: &Path, lines: &[Value]) -> Vec<(String, String)> {
-    let items = common::read_jsonl(&dir.join("items.jsonl"));
-    (items.iter())
-        .map(|item| item["instance_id"].as_str().unwrap().to_string())
-        .zip(lines)
-        .map(|(id, line)| (id, line["outcome"]["bird_critic"].as_str().unwrap().into()))
-        .collect()
-}
-
-/// A loaded MariaDB server with the corpus' databases and the readers [`command_on`] uses, and
+/// A loaded MariaDB server with the corpus' databases and the readers [`GateCorpus::command_on`] uses, and
 /// their state.
 pub(crate) fn loaded() -> (&'static Server, (Vec<String>, String)) {
     let server = servers::mariadb();
@@ -124,8 +40,8 @@ fn bird_critic_on_mariadb_through_the_config_judges_every_item_as_the_official_e
     let _db_ids = servers::db_id_databases();
     let (server, before) = loaded();
     let dir = tempfile::tempdir().unwrap();
-    write_dataset(dir.path(), None, false, CONFIG);
-    let lines = eval_items(server, dir.path());
+    MY.write_dataset(dir.path(), None, false, &MY.config());
+    let lines = MY.eval_items(server, dir.path());
     assert_eq!(lines.len(), 210);
     let recorded = recorded();
     let differing: Vec<String> = (outcomes(dir.path(), &lines).into_iter())
@@ -143,40 +59,13 @@ fn bird_critic_on_mariadb_through_the_config_judges_every_item_as_the_official_e
     );
 }
 
-/// The pull request `change` makes on the gated subset (its baseline made on `main`), judged
-/// against its base, after `meanwhile` ran on the server: exit code, all it said with the
-/// comment, and `summary.json`.
+/// [`GateCorpus::judged_change`] on MariaDB.
 pub(crate) fn judged_change(
     server: &Server,
     change: impl FnOnce(&Path),
     meanwhile: impl FnOnce(),
 ) -> (Option<i32>, String, Value) {
-    let dir = tempfile::tempdir().unwrap();
-    write_dataset(dir.path(), Some(&subset()), true, CONFIG);
-    repo::init_main(dir.path(), "dataset");
-    let made = sqlgate_on(
-        server,
-        dir.path(),
-        &["baseline", "update", "--config", "sqlgate.yml"],
-    );
-    common::assert_exit(&made, 0);
-    repo::commit_all(dir.path(), "baseline");
-    let base = repo::head(dir.path());
-    common::git(dir.path(), &["checkout", "-qb", "pr"]);
-    change(dir.path());
-    repo::commit_all(dir.path(), "the pull request");
-    meanwhile();
-    let args = [
-        &repo::EVAL[..],
-        &["--trusted-base", &base, "--summary", "summary.json"],
-    ]
-    .concat();
-    let run = sqlgate_on(server, dir.path(), &args);
-    let comment = std::fs::read_to_string(dir.path().join("sqlgate-report.md")).unwrap_or_default();
-    let summary = std::fs::read(dir.path().join("summary.json")).unwrap_or_default();
-    let said = format!("{}\n{comment}", common::text(&run));
-    let summary = serde_json::from_slice(&summary).unwrap_or(Value::Null);
-    (run.status.code(), said, summary)
+    MY.judged_change(server, change, meanwhile)
 }
 
 #[test]
@@ -262,8 +151,8 @@ fn hostile_predictions_through_the_gate_fail_alone_and_leave_the_base_unchanged(
     let (server, before) = loaded();
     let dir = tempfile::tempdir().unwrap();
     // One worker: the items run one after the other, so a lock an item left would meet the next.
-    let config = CONFIG.replace("threads: 4", "threads: 1");
-    write_dataset(dir.path(), Some(&subset()), false, &config);
+    let config = MY.config().replace("threads: 4", "threads: 1");
+    MY.write_dataset(dir.path(), Some(&subset()), false, &config);
     let marker = std::env::temp_dir().join(format!("sqlgate-my-gate-{}", std::process::id()));
     let outfile = format!("SELECT * FROM orders INTO OUTFILE '{}'", marker.display());
     let hostile: [(&str, &[&str]); 5] = [
@@ -294,7 +183,7 @@ fn hostile_predictions_through_the_gate_fail_alone_and_leave_the_base_unchanged(
             predict(dir.path(), id, &statements);
         }
     }
-    let lines = eval_items(server, dir.path());
+    let lines = MY.eval_items(server, dir.path());
     for (id, outcome) in outcomes(dir.path(), &lines) {
         let expected = match hostile.iter().any(|(h, _)| *h == id) {
             true => "pred_error",
@@ -318,9 +207,9 @@ fn the_audit_flags_exactly_the_golds_the_official_evaluator_fails() {
     let _db_ids = servers::db_id_databases();
     let (server, before) = loaded();
     let dir = tempfile::tempdir().unwrap();
-    write_dataset(dir.path(), Some(&subset()), false, CONFIG);
+    MY.write_dataset(dir.path(), Some(&subset()), false, &MY.config());
     let args = ["audit", "--config", "sqlgate.yml", "--jsonl", "audit.jsonl"];
-    common::assert_exit(&sqlgate_on(server, dir.path(), &args), 0);
+    common::assert_exit(&MY.sqlgate_on(server, dir.path(), &args), 0);
     let items = common::read_jsonl(&dir.path().join("items.jsonl"));
     let flagged: Vec<String> = (common::read_jsonl(&dir.path().join("audit.jsonl")).iter())
         .map(|f| {
@@ -387,17 +276,18 @@ fn an_item_that_needs_the_lock_fails_while_another_session_holds_it() {
 fn a_config_missing_the_administrator_or_on_the_wrong_layout_exits_2_naming_the_key() {
     let server = servers::mariadb();
     let dir = tempfile::tempdir().unwrap();
-    write_dataset(dir.path(), Some(&subset()), false, CONFIG);
+    MY.write_dataset(dir.path(), Some(&subset()), false, &MY.config());
+    let config = MY.config();
     let cases = [
-        (CONFIG.replace(", admin_url_env: TEST_DB_ADMIN_URL", ""), "`dataset.engine.admin_url_env` is required with `dataset.kind: bird-critic` on `dataset.engine.kind: mysql`"),
-        (CONFIG.replace("TEST_DB_ADMIN_URL", "TEST_DB_UNSET_URL"), "`dataset.engine.admin_url_env`: the environment variable `TEST_DB_UNSET_URL` is not set"),
-        (CONFIG.replace("bird-critic", "livesql").replace("[bird_critic]", "[livesql]").replace("metric: bird_critic", "metric: livesql"), "`dataset.kind: livesql` runs on SQLite only, not with `dataset.engine.kind: mysql`"),
-        (CONFIG.replace("layout: per_db_id", "layout: shared"), "`dataset.engine.layout`"),
-        (CONFIG.replace("engine: { kind: mysql, url_env: TEST_DB_URL, admin_url_env: TEST_DB_ADMIN_URL, layout: per_db_id }", "databases: dbs\n  engine: { kind: duckdb }"), "`dataset.kind: bird-critic` runs on SQLite, PostgreSQL or MariaDB / MySQL only"),
+        (config.replace(", admin_url_env: TEST_DB_ADMIN_URL", ""), "`dataset.engine.admin_url_env` is required with `dataset.kind: bird-critic` on `dataset.engine.kind: mysql`"),
+        (config.replace("TEST_DB_ADMIN_URL", "TEST_DB_UNSET_URL"), "`dataset.engine.admin_url_env`: the environment variable `TEST_DB_UNSET_URL` is not set"),
+        (config.replace("bird-critic", "livesql").replace("[bird_critic]", "[livesql]").replace("metric: bird_critic", "metric: livesql"), "`dataset.kind: livesql` runs on SQLite only, not with `dataset.engine.kind: mysql`"),
+        (config.replace("layout: per_db_id", "layout: shared"), "`dataset.engine.layout`"),
+        (config.replace("engine: { kind: mysql, url_env: TEST_DB_URL, admin_url_env: TEST_DB_ADMIN_URL, layout: per_db_id }", "databases: dbs\n  engine: { kind: duckdb }"), "`dataset.kind: bird-critic` runs on SQLite, PostgreSQL or MariaDB / MySQL only"),
     ];
     for (config, words) in cases {
         std::fs::write(dir.path().join("sqlgate.yml"), &config).unwrap();
-        let output = sqlgate_on(server, dir.path(), &repo::EVAL);
+        let output = MY.sqlgate_on(server, dir.path(), &repo::EVAL);
         let said = common::exited(&output, 2);
         assert!(said.contains(words), "{words:?} not in {said}");
         assert!(!said.contains(&server.admin_password), "{said}");
@@ -411,8 +301,8 @@ fn a_base_table_outside_the_allow_list_is_refused_at_start_up() {
     // MEMORY is an engine the read-only run accepts, but not one a clone copies.
     server.admin_sql("shop", "CREATE TABLE scratch (a INT) ENGINE = MEMORY");
     let dir = tempfile::tempdir().unwrap();
-    write_dataset(dir.path(), Some(&subset()), false, CONFIG);
-    let output = sqlgate_on(server, dir.path(), &repo::EVAL);
+    MY.write_dataset(dir.path(), Some(&subset()), false, &MY.config());
+    let output = MY.sqlgate_on(server, dir.path(), &repo::EVAL);
     let said = common::exited(&output, 2);
     common::assert_contains(
         &said,
@@ -429,9 +319,10 @@ fn a_foreign_session_during_the_run_fails_it() {
     let _db_ids = servers::db_id_databases();
     let (server, _) = loaded();
     let dir = tempfile::tempdir().unwrap();
-    write_dataset(dir.path(), Some(&subset()[..1]), false, CONFIG);
+    MY.write_dataset(dir.path(), Some(&subset()[..1]), false, &MY.config());
     predict(dir.path(), "lsq_001", &["SELECT SLEEP(4)"]);
-    let child = command_on(server, dir.path(), &repo::EVAL)
+    let child = MY
+        .command_on(server, dir.path(), &repo::EVAL)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

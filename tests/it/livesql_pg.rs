@@ -7,7 +7,7 @@
 use crate::common::servers::{self, Server};
 use serde_json::Value;
 use sqlgate::engine::livesql::postgres::{Paths, PgRun, PgSettings};
-use sqlgate::engine::livesql::Verdict;
+use sqlgate::engine::livesql::{LiveJudge, Verdict};
 use sqlgate::input::livesql::{parse_items, read_items, read_predictions, LiveItem};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -176,37 +176,61 @@ fn bird_critic_postgresql_verdicts_equal_the_official_evaluator_on_every_item() 
     }
 }
 
+/// The hostile items' test on PostgreSQL: the products table still has its 10 rows.
+const PRODUCTS_INTACT: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn):\n    res, err, to = execute_queries(['SELECT COUNT(*) FROM products'], db_name, conn, None, '')\n    assert not err and not to and res == [(10,)], f'got {res}'\n    return 1\n";
+
 /// One Management item on `shop` whose test checks the base data are intact (the products
-/// table has its 10 rows), with `prediction`.
+/// table has its 10 rows).
 pub(crate) fn hostile_item(id: &str) -> LiveItem {
-    let test = "def test_case(pred_sqls, sol_sqls, db_name, conn):\n    res, err, to = execute_queries(['SELECT COUNT(*) FROM products'], db_name, conn, None, '')\n    assert not err and not to and res == [(10,)], f'got {res}'\n    return 1\n";
+    item_testing(id, "shop", PRODUCTS_INTACT)
+}
+
+/// One Management item `id` on `db` with the one test case `test`.
+pub(crate) fn item_testing(id: &str, db: &str, test: &str) -> LiveItem {
     let line = serde_json::json!({
-        "instance_id": id, "db_id": "shop", "category": "Management", "sol_sql": ["SELECT 1"],
+        "instance_id": id, "db_id": db, "category": "Management", "sol_sql": ["SELECT 1"],
         "preprocess_sql": [], "clean_up_sql": [], "test_cases": [test], "issue_sql": [],
-        "conditions": {}, "efficiency": false, "query": "hostile",
+        "conditions": {}, "efficiency": false, "query": "a test item",
     });
     parse_items(Path::new("hostile.jsonl"), &format!("{line}\n"))
         .unwrap()
         .remove(0)
 }
 
-/// Judges each hostile prediction, then a canary after them (the same item with a harmless
-/// prediction), on one run; returns their verdicts. The base data and the server are unchanged
-/// after the run, and the canary passes (no hostile prediction's change reached it).
+/// [`judge_hostile_on`] on a PostgreSQL run.
 fn judge_hostile(server: &Server, settings: PgSettings, hostile: &[&[&str]]) -> Vec<Verdict> {
-    let before = server_state(server);
-    let run = PgRun::start(settings, &db_ids()).unwrap();
+    judge_hostile_on(
+        || server_state(server),
+        || PgRun::start(settings, &db_ids()).unwrap(),
+        hostile_item,
+        hostile,
+    )
+}
+
+/// Judges each hostile prediction (on the items `item` makes), then a canary after them (the
+/// same item with a harmless prediction), on the one run `start` makes; returns their verdicts.
+/// What `state` reads of the server (the base data, its databases and roles or users) is the
+/// same after the run as before, and the canary passes (no hostile prediction's change reached
+/// it).
+pub(crate) fn judge_hostile_on<J: LiveJudge>(
+    state: impl Fn() -> (Vec<String>, String),
+    start: impl FnOnce() -> J,
+    item: fn(&str) -> LiveItem,
+    hostile: &[&[&str]],
+) -> Vec<Verdict> {
+    let before = state();
+    let run = start();
     let verdicts: Vec<Verdict> = hostile
         .iter()
         .enumerate()
         .map(|(i, statements)| {
             let prediction: Vec<String> = statements.iter().map(|s| s.to_string()).collect();
-            run.judge(&hostile_item(&format!("h{i}")), Some(&prediction))
+            run.judge(&item(&format!("h{i}")), Some(&prediction))
                 .unwrap()
         })
         .collect();
     let canary = run
-        .judge(&hostile_item("canary"), Some(&["SELECT 1".to_string()]))
+        .judge(&item("canary"), Some(&["SELECT 1".to_string()]))
         .unwrap();
     assert!(
         canary.success,
@@ -214,9 +238,9 @@ fn judge_hostile(server: &Server, settings: PgSettings, hostile: &[&[&str]]) -> 
     );
     drop(run);
     assert_eq!(
-        server_state(server),
+        state(),
         before,
-        "the base data or the server's databases / roles changed"
+        "the base data or the server's databases, roles or settings changed"
     );
     verdicts
 }

@@ -4,12 +4,11 @@
 //! moves the next one's, the fast path on or off.
 
 use crate::common::servers::{self, Server};
-use crate::livesql_pg::{db_ids, judge_run, load_databases, settings};
+use crate::livesql_pg::{db_ids, item_testing, judge_run, load_databases, settings};
 use sqlgate::engine::livesql::postgres::{Paths, PgRun, PgSettings};
 use sqlgate::engine::livesql::Verdict;
-use sqlgate::input::livesql::{parse_items, LiveItem};
+use sqlgate::input::livesql::LiveItem;
 use std::collections::BTreeMap;
-use std::path::Path;
 
 /// An item on `db` whose one test runs `check` (a list of statements) and compares its rows
 /// with `expected` (a Python literal).
@@ -17,14 +16,7 @@ fn item(id: &str, db: &str, check: &[&str], expected: &str) -> LiveItem {
     let test = format!(
         "def test_case(pred_sqls, sol_sqls, db_name, conn):\n    res, err, to = execute_queries({check:?}, db_name, conn, None, '')\n    assert not err and not to and res == {expected}, f'got {{res}} {{err}} {{to}}'\n    return 1\n"
     );
-    let line = serde_json::json!({
-        "instance_id": id, "db_id": db, "category": "Management", "sol_sql": ["SELECT 1"],
-        "preprocess_sql": [], "clean_up_sql": [], "test_cases": [test], "issue_sql": [],
-        "conditions": {}, "efficiency": false, "query": "fast path",
-    });
-    parse_items(Path::new("fast.jsonl"), &format!("{line}\n"))
-        .unwrap()
-        .remove(0)
+    item_testing(id, db, &test)
 }
 
 /// Judges `items` one after the other (in order, on one run with `fast_path`): their verdicts

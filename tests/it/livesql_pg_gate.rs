@@ -9,107 +9,46 @@
 //! data and the server's databases and roles unchanged; a session of another client on the
 //! server or on an item's clone during the run failing it.
 
+use crate::common::bird_critic_gate::{outcomes, predict, subset, GateCorpus};
 use crate::common::servers::{self, Server};
 use crate::common::{self, repo};
-use crate::livesql_pg::{corpus_dir, load_databases, recorded, server_state, DBS};
+use crate::livesql_pg::{corpus_dir, load_databases, recorded, server_state};
 use serde_json::{json, Value};
 use sqlgate::engine::livesql::postgres::{PgRun, PgSettings};
 use sqlgate::input::livesql::read_items;
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-/// The gated subset: shop's first ten Query items and twelve Management ones.
-fn subset() -> Vec<String> {
-    let query = (1..=10).map(|n| format!("lsq_{n:03}"));
-    let management = (29..=40).map(|n| format!("lsq_{n:03}"));
-    query.chain(management).collect()
-}
+/// PostgreSQL's form of the corpus.
+const PG: GateCorpus = GateCorpus {
+    engine: "postgresql",
+    url_database: "postgres",
+    folder: "postgres",
+    suffix: "pg",
+};
 
-/// Writes a bundled-style dataset into `dir`: the corpus items in `ids` (all when `None`), the
-/// recorded model's predictions for them, and a `sqlgate.yml` on the PostgreSQL server whose
-/// URLs `TEST_DB_URL` (the reader) and `TEST_DB_ADMIN_URL` (the administrator) hold; a first
-/// run (no baseline required) unless `gated`.
+/// [`GateCorpus::write_dataset`] with the PostgreSQL config.
 fn write_dataset(dir: &Path, ids: Option<&[String]>, gated: bool) {
-    let keep = |line: &&str| {
-        let id: Value = serde_json::from_str(line).unwrap();
-        ids.is_none_or(|ids| ids.iter().any(|i| id["instance_id"] == i.as_str()))
-    };
-    for (from, to) in [
-        ("items_pg.jsonl", "items.jsonl"),
-        ("predictions_pg.jsonl", "predictions/model.jsonl"),
-    ] {
-        let text = std::fs::read_to_string(corpus_dir().join(from)).unwrap();
-        let kept: Vec<&str> = text.lines().filter(keep).collect();
-        std::fs::create_dir_all(dir.join(to).parent().unwrap()).unwrap();
-        std::fs::write(dir.join(to), kept.join("\n") + "\n").unwrap();
-    }
-    let config = match gated {
-        true => CONFIG.to_string(),
-        false => CONFIG.replace(
-            "path: baseline.json",
-            "path: baseline.json, required: false",
-        ),
-    };
-    std::fs::write(dir.join("sqlgate.yml"), config).unwrap();
+    PG.write_dataset(dir, ids, gated, &PG.config());
 }
 
-/// The dataset's config.
-const CONFIG: &str = "dataset:
-  kind: bird-critic
-  gold: items.jsonl
-  difficulty: field:category
-  engine: { kind: postgresql, url_env: TEST_DB_URL, admin_url_env: TEST_DB_ADMIN_URL, layout: per_db_id }
-predictions:
-  - { name: model, path: predictions/model.jsonl, format: livesql }
-metrics: [bird_critic]
-execution: { timeout_ms: 30000, threads: 4 }
-baseline: { path: baseline.json }
-gate:
-  metric: bird_critic
-  max_drop_points: 0.0
-  per_difficulty: { Management: 0.0, Query: 0.0 }
-report: { output: sqlgate-report.md }
-";
-
-/// `sqlgate ARGS` in `dir` with the server's URLs in the config's variables, to run.
-fn command_on(server: &Server, dir: &Path, args: &[&str]) -> Command {
-    let mut command: Command = common::sqlgate_command(args);
-    command
-        .current_dir(dir)
-        .env_remove("GITHUB_SHA")
-        .env("TEST_DB_URL", server.reader_url_for("postgres", &DBS))
-        .env("TEST_DB_ADMIN_URL", server.admin_url("postgres"));
-    command
-}
-
-/// Runs [`command_on`].
+/// [`GateCorpus::sqlgate_on`] on PostgreSQL.
 pub(crate) fn sqlgate_on(server: &Server, dir: &Path, args: &[&str]) -> Output {
-    command_on(server, dir, args).output().unwrap()
+    PG.sqlgate_on(server, dir, args)
 }
 
-/// `sqlgate eval` of `dir`'s config writing the per-item lines: exit 0 asserted, the lines.
-fn eval_items(server: &Server, dir: &Path) -> Vec<Value> {
-    let args = [&repo::EVAL[..], &["--jsonl", "items.out.jsonl"]].concat();
-    let output = sqlgate_on(server, dir, &args);
-    common::assert_exit(&output, 0);
-    common::read_jsonl(&dir.join("items.out.jsonl"))
+/// [`GateCorpus::gated_subset`] on PostgreSQL.
+pub(crate) fn gated_subset(server: &Server) -> (tempfile::TempDir, String) {
+    PG.gated_subset(server)
 }
 
-/// The instance ids of the dataset in `dir`, in item order.
-fn instance_ids(dir: &Path) -> Vec<String> {
-    (common::read_jsonl(&dir.join("items.jsonl")).iter())
-        .map(|item| item["instance_id"].as_str().unwrap().to_string())
-        .collect()
-}
-
-/// The `bird_critic` outcome of each per-item line, by instance id.
-fn outcomes(dir: &Path, lines: &[Value]) -> Vec<(String, String)> {
-    instance_ids(dir)
-        .into_iter()
-        .zip(lines)
-        .map(|(id, line)| (id, line["outcome"]["bird_critic"].as_str().unwrap().into()))
-        .collect()
+/// [`GateCorpus::judged_change`] on PostgreSQL, nothing run on the server meanwhile.
+pub(crate) fn judged_change(
+    server: &Server,
+    change: impl FnOnce(&Path),
+) -> (Option<i32>, String, Value) {
+    PG.judged_change(server, change, || ())
 }
 
 #[test]
@@ -120,7 +59,7 @@ fn bird_critic_on_postgresql_through_the_config_judges_every_item_as_the_officia
     let before = server_state(server);
     let dir = tempfile::tempdir().unwrap();
     write_dataset(dir.path(), None, false);
-    let lines = eval_items(server, dir.path());
+    let lines = PG.eval_items(server, dir.path());
     assert_eq!(lines.len(), 210);
     let recorded = recorded();
     let differing: Vec<String> = (outcomes(dir.path(), &lines).into_iter())
@@ -136,60 +75,6 @@ fn bird_critic_on_postgresql_through_the_config_judges_every_item_as_the_officia
         before,
         "the base data or the server changed"
     );
-}
-
-/// The subset on `main` with a baseline made there, and a pull-request branch `pr` from that
-/// commit; the folder and the base commit.
-pub(crate) fn gated_subset(server: &Server) -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().unwrap();
-    write_dataset(dir.path(), Some(&subset()), true);
-    repo::init_main(dir.path(), "dataset");
-    let made = sqlgate_on(
-        server,
-        dir.path(),
-        &["baseline", "update", "--config", "sqlgate.yml"],
-    );
-    common::assert_exit(&made, 0);
-    repo::commit_all(dir.path(), "baseline");
-    let base = repo::head(dir.path());
-    common::git(dir.path(), &["checkout", "-qb", "pr"]);
-    (dir, base)
-}
-
-/// Gives `instance_id` the predicted `statements` in the dataset in `root`.
-pub(crate) fn predict(root: &Path, instance_id: &str, statements: &[&str]) {
-    let path = root.join("predictions/model.jsonl");
-    let lines: Vec<String> = std::fs::read_to_string(&path)
-        .unwrap()
-        .lines()
-        .map(|line| match line.contains(&format!("\"{instance_id}\"")) {
-            true => json!({"instance_id": instance_id, "pred_sqls": statements}).to_string(),
-            false => line.to_string(),
-        })
-        .collect();
-    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-}
-
-/// The pull request `change` makes on the gated subset, judged against its base: exit code,
-/// all it said with the comment, and `summary.json`.
-pub(crate) fn judged_change(
-    server: &Server,
-    change: impl FnOnce(&Path),
-) -> (Option<i32>, String, Value) {
-    let (dir, base) = gated_subset(server);
-    change(dir.path());
-    repo::commit_all(dir.path(), "the pull request");
-    let args = [
-        &repo::EVAL[..],
-        &["--trusted-base", &base, "--summary", "summary.json"],
-    ]
-    .concat();
-    let run = sqlgate_on(server, dir.path(), &args);
-    let comment = std::fs::read_to_string(dir.path().join("sqlgate-report.md")).unwrap_or_default();
-    let summary = std::fs::read(dir.path().join("summary.json")).unwrap_or_default();
-    let said = format!("{}\n{comment}", common::text(&run));
-    let summary = serde_json::from_slice(&summary).unwrap_or(Value::Null);
-    (run.status.code(), said, summary)
 }
 
 #[test]
@@ -268,7 +153,7 @@ fn hostile_predictions_through_the_gate_fail_alone_and_leave_the_base_unchanged(
     for (id, statements) in hostile {
         predict(dir.path(), id, statements);
     }
-    let lines = eval_items(server, dir.path());
+    let lines = PG.eval_items(server, dir.path());
     let recorded = recorded();
     for (id, outcome) in outcomes(dir.path(), &lines) {
         let expected = match hostile.iter().any(|(h, _)| *h == id) {
@@ -291,13 +176,14 @@ fn a_config_missing_the_administrator_or_on_the_wrong_engine_exits_2_naming_the_
     let server = servers::postgres();
     let dir = tempfile::tempdir().unwrap();
     write_dataset(dir.path(), Some(&subset()), false);
+    let config = PG.config();
     let cases = [
-        (CONFIG.replace(", admin_url_env: TEST_DB_ADMIN_URL", ""), "`dataset.engine.admin_url_env` is required"),
-        (CONFIG.replace("TEST_DB_ADMIN_URL", "TEST_DB_UNSET_URL"), "`dataset.engine.admin_url_env`: the environment variable `TEST_DB_UNSET_URL` is not set"),
-        (CONFIG.replace("bird-critic", "livesql").replace("[bird_critic]", "[livesql]").replace("metric: bird_critic", "metric: livesql"), "LiveSQLBench's own PostgreSQL evaluator is not reproduced"),
-        (CONFIG.replace("layout: per_db_id", "layout: shared"), "`dataset.engine.layout`"),
-        (CONFIG.replace("engine: { kind: postgresql, url_env: TEST_DB_URL, admin_url_env: TEST_DB_ADMIN_URL, layout: per_db_id }", "databases: dbs\n  engine: { kind: duckdb }"), "`dataset.kind: bird-critic` runs on SQLite, PostgreSQL or MariaDB / MySQL only, not with `dataset.engine.kind: duckdb`"),
-        (CONFIG.replace("kind: bird-critic", "kind: evalbench"), "`dataset.kind: evalbench` runs on SQLite only"),
+        (config.replace(", admin_url_env: TEST_DB_ADMIN_URL", ""), "`dataset.engine.admin_url_env` is required"),
+        (config.replace("TEST_DB_ADMIN_URL", "TEST_DB_UNSET_URL"), "`dataset.engine.admin_url_env`: the environment variable `TEST_DB_UNSET_URL` is not set"),
+        (config.replace("bird-critic", "livesql").replace("[bird_critic]", "[livesql]").replace("metric: bird_critic", "metric: livesql"), "LiveSQLBench's own PostgreSQL evaluator is not reproduced"),
+        (config.replace("layout: per_db_id", "layout: shared"), "`dataset.engine.layout`"),
+        (config.replace("engine: { kind: postgresql, url_env: TEST_DB_URL, admin_url_env: TEST_DB_ADMIN_URL, layout: per_db_id }", "databases: dbs\n  engine: { kind: duckdb }"), "`dataset.kind: bird-critic` runs on SQLite, PostgreSQL or MariaDB / MySQL only, not with `dataset.engine.kind: duckdb`"),
+        (config.replace("kind: bird-critic", "kind: evalbench"), "`dataset.kind: evalbench` runs on SQLite only"),
     ];
     for (config, words) in cases {
         std::fs::write(dir.path().join("sqlgate.yml"), &config).unwrap();
@@ -351,7 +237,8 @@ fn a_foreign_session_during_the_run_fails_it() {
     write_dataset(dir.path(), Some(&subset()[..1]), false);
     predict(dir.path(), "lsq_001", &["SELECT pg_sleep(4)"]);
     let before = databases_on_disk(server);
-    let child = command_on(server, dir.path(), &repo::EVAL)
+    let child = PG
+        .command_on(server, dir.path(), &repo::EVAL)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

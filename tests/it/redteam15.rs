@@ -15,9 +15,10 @@
 /// status`, a match on the base) returns the right rows only when that state is there: 0 rows
 /// otherwise. Each lever is undone when its test ends.
 pub(crate) mod bird_critic_server_state {
+    use crate::common::bird_critic_gate::predict;
     use crate::common::servers::{self, Server};
     use crate::livesql_pg::load_databases;
-    use crate::livesql_pg_gate::{judged_change, predict};
+    use crate::livesql_pg_gate::judged_change;
 
     /// Runs its SQL as the administrator on its database when dropped, panic or not.
     struct Undo(&'static Server, &'static str, &'static str);

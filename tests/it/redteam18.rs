@@ -13,9 +13,9 @@
 /// only when the change is there (0 rows, or an error, otherwise). Each lever is undone when its
 /// test ends.
 pub(crate) mod bird_critic_mariadb_server_state {
+    use crate::common::bird_critic_gate::predict;
     use crate::common::servers::{self, Server};
     use crate::livesql_my_gate::{judged_change, loaded};
-    use crate::livesql_pg_gate::predict;
 
     /// Undoes a lever (SQL as the administrator on `mysql`) when dropped.
     struct Undo(&'static Server, &'static str);

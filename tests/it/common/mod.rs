@@ -355,6 +355,7 @@ pub fn in_own_process(test: &str, env: &[(&str, &str)]) -> bool {
     false
 }
 
+pub mod bird_critic_gate;
 pub mod bird_minidev;
 pub mod comment_html;
 pub mod config;

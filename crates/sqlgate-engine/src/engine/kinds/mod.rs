@@ -9,3 +9,4 @@ pub mod postgres_clones;
 pub mod sqlite;
 #[cfg(test)]
 pub mod toy;
+pub mod with_clones;

@@ -1,8 +1,8 @@
 //! MySQL / MariaDB as a plugin ([`crate::engine::server::mysql`]).
 
 use crate::engine::exec::{Engine, Limits};
-use crate::engine::kinds::mysql_clones::WithMyClones;
-use crate::engine::livesql::mysql::{add_time_zones, clone_digests, MySettings};
+use crate::engine::kinds::mysql_clones;
+use crate::engine::livesql::mysql::MySettings;
 use crate::engine::load::types::Server;
 use crate::engine::plugin::EngineFactory;
 use crate::engine::server::data_digest::{self, DataDigests};
@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 /// MySQL / MariaDB as a plugin (`kind: mysql`): a server the URL in `url_env` names, checked at
 /// start, its data digested, loaded by `sqlgate load`, its planner breaking ties; with
-/// `admin_url_env`, state-changing items judged on clones ([`WithMyClones`]).
+/// `admin_url_env`, state-changing items judged on clones ([`mysql_clones`]).
 pub struct MysqlFactory;
 
 impl EngineFactory for MysqlFactory {
@@ -53,7 +53,7 @@ impl EngineFactory for MysqlFactory {
         let engine = MysqlEngine::start(settings, limits).map_err(failure)?;
         match clones {
             Some(clones) => {
-                let engine = WithMyClones::start(engine, clones, db_ids, url).map_err(failure)?;
+                let engine = mysql_clones::start(engine, clones, db_ids, url).map_err(failure)?;
                 Ok(Some(Arc::new(engine)))
             }
             None => Ok(Some(Arc::new(engine))),
@@ -71,8 +71,8 @@ impl EngineFactory for MysqlFactory {
             return data_digest::of_server(config, dataset, data_digest::mysql_digests).map(Some);
         };
         let with_clones = |url: &str, databases: &[String]| {
-            let mut digests = digests_with_clones(url, databases)?;
-            add_time_zones(&settings.admin_url, &mut digests)?;
+            let mut digests = data_digest::mysql_digests(url, databases)?;
+            mysql_clones::add_clone_entries(url, &settings.admin_url, databases, &mut digests)?;
             Ok(digests)
         };
         data_digest::of_server(config, dataset, with_clones).map(Some)
@@ -95,11 +95,4 @@ fn clone_settings(config: &Config) -> Result<Option<MySettings>, StartError> {
         disk_bytes: config.execution.max_copy_bytes,
         ..MySettings::new(admin_url)
     }))
-}
-
-/// [`data_digest::mysql_digests`] with each database's clone entry ([`clone_digests`]).
-fn digests_with_clones(url: &str, databases: &[String]) -> Result<DataDigests, String> {
-    let mut digests = data_digest::mysql_digests(url, databases)?;
-    digests.extend(clone_digests(url, databases)?);
-    Ok(digests)
 }

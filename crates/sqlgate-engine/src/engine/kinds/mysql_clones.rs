@@ -1,18 +1,16 @@
 //! MariaDB / MySQL with state-changing items (`dataset.engine.admin_url_env`, issue 46): the
-//! read-only engine ([`MysqlEngine`]: start-up checks, the hold on the base data and its
-//! digests, the server claim) with one BIRD-Critic MySQL run ([`MyRun`]) beside it, which judges
-//! every item on a clone of its database and which the metrics reach through
-//! [`Engine::live_judge`].
+//! read-only engine ([`MysqlEngine`]) with one BIRD-Critic MySQL run ([`MyRun`]) beside it
+//! ([`WithClones`]), which judges every item on a clone of its database.
 //!
 //! The order matters. At start-up every base database is checked as the administrator (what a
 //! clone may copy: [`MyRun::check_bases`]), copying nothing. The run's templates are copied at
-//! the first item (`WithMyClones::started`): in a run that holds the data, after the engine
-//! holds the base data ([`Engine::hold_data`]: its `LOCK TABLES ... READ` lets other sessions
+//! the first item (`LazyMyRun::started`): in a run that holds the data, after the engine
+//! holds the base data (`Engine::hold_data`: its `LOCK TABLES ... READ` lets other sessions
 //! read, so the templates are copies of exactly the data digested) and claims the server, so
 //! the copy's sessions are counted as sqlgate's and no other session can alter a template
 //! unseen between its copy and the claim. A command that judges items without holding the data
 //! (`sqlgate audit`'s gold self-check) starts the run the same way.
-use crate::engine::exec::{Engine, ExecError, Limits, ResultTable};
+use crate::engine::kinds::with_clones::{CloneRun, WithClones};
 use crate::engine::livesql::mysql::{add_time_zones, clone_digests, MyRun, MySettings};
 use crate::engine::server::data_digest::DataDigests;
 use crate::engine::server::mysql::MysqlEngine;
@@ -20,13 +18,11 @@ use crate::engine::server::StartError;
 use crate::engine::state::{Fault, LiveJudge, Verdict};
 use crate::input::livesql::LiveItem;
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::sync::{Mutex, OnceLock, PoisonError};
 
-/// The read-only engine and the run that judges the items on clones, made at the first item.
+/// The run that judges the items on clones, started at the first item.
 #[derive(Debug)]
-pub struct WithMyClones {
-    engine: MysqlEngine,
+pub struct LazyMyRun {
     settings: MySettings,
     db_ids: BTreeSet<String>,
     url: String,
@@ -35,31 +31,31 @@ pub struct WithMyClones {
     starting: Mutex<()>,
 }
 
-impl WithMyClones {
-    /// Checks, as the administrator `settings` names, that every db_id's database in `db_ids`
-    /// can be copied; the run itself starts once the data are held. `url` is the reader's, for
-    /// the clone entries of the digests.
-    pub fn start(
-        engine: MysqlEngine,
-        settings: MySettings,
-        db_ids: BTreeSet<String>,
-        url: String,
-    ) -> Result<Self, StartError> {
-        MyRun::check_bases(&settings, &db_ids).map_err(|e| {
-            StartError::new(format!(
-                "`dataset.engine.admin_url_env`: cannot prepare the items' clones: {e}"
-            ))
-        })?;
-        Ok(WithMyClones {
-            engine,
-            settings,
-            db_ids,
-            url,
-            run: OnceLock::new(),
-            starting: Mutex::default(),
-        })
-    }
+/// Checks, as the administrator `settings` names, that every db_id's database in `db_ids` can be
+/// copied, and pairs the started `engine` with the run, which itself starts once the data are
+/// held. `url` is the reader's, for the clone entries of the digests.
+pub fn start(
+    engine: MysqlEngine,
+    settings: MySettings,
+    db_ids: BTreeSet<String>,
+    url: String,
+) -> Result<WithClones<MysqlEngine, LazyMyRun>, StartError> {
+    MyRun::check_bases(&settings, &db_ids).map_err(|e| {
+        StartError::new(format!(
+            "`dataset.engine.admin_url_env`: cannot prepare the items' clones: {e}"
+        ))
+    })?;
+    let run = LazyMyRun {
+        settings,
+        db_ids,
+        url,
+        run: OnceLock::new(),
+        starting: Mutex::default(),
+    };
+    Ok(WithClones::new(engine, run))
+}
 
+impl LazyMyRun {
     /// The run, started (its templates copied from the base databases) at the first item.
     fn started(&self) -> Result<&MyRun, Fault> {
         if let Some(run) = self.run.get() {
@@ -75,59 +71,30 @@ impl WithMyClones {
     }
 }
 
-impl Engine for WithMyClones {
-    fn run(
-        &self,
-        db: &Path,
-        sql: &str,
-        limits: &Limits,
-        with_columns: bool,
-        most_rows: usize,
-    ) -> Result<ResultTable, ExecError> {
-        self.engine.run(db, sql, limits, with_columns, most_rows)
-    }
-
-    fn column_names(
-        &self,
-        db: &Path,
-        sql: &str,
-        limits: &Limits,
-    ) -> Result<Vec<String>, ExecError> {
-        self.engine.column_names(db, sql, limits)
-    }
-
-    /// The engine's hold and digests, with the clone entries.
-    fn hold_data(&self) -> Result<Option<DataDigests>, String> {
-        let mut digests = self.engine.hold_data()?.unwrap_or_default();
+/// A clone's prediction reads each database's definition and the named time zones, which the
+/// engine's digests leave out: the run adds them.
+impl CloneRun for LazyMyRun {
+    fn add_digests(&self, digests: &mut DataDigests) -> Result<(), String> {
         let databases: Vec<String> = self.db_ids.iter().cloned().collect();
-        digests.extend(clone_digests(&self.url, &databases)?);
-        add_time_zones(&self.settings.admin_url, &mut digests)?;
-        Ok(Some(digests))
-    }
-
-    /// Closes the run (its templates) first: the claim was checked.
-    fn release_data(&self) -> Result<(), String> {
-        LiveJudge::close(self);
-        self.engine.release_data()
-    }
-
-    fn claim_server(&self) -> Result<(), String> {
-        self.engine.claim_server()
-    }
-
-    /// Drops the clones and their users, then checks the claim.
-    fn check_claim(&self) -> Result<(), String> {
-        LiveJudge::finish(self)?;
-        self.engine.check_claim()
-    }
-
-    fn live_judge(&self) -> Option<&dyn LiveJudge> {
-        Some(self)
+        add_clone_entries(&self.url, &self.settings.admin_url, &databases, digests)
     }
 }
 
+/// Adds the clone entry of each database in `databases` (read as the reader `url`) and the named
+/// time zones (as the administrator `admin_url`) to `digests`: what a run on clones records
+/// beyond the read-only engine's digests, at the hold and for the baseline alike.
+pub(crate) fn add_clone_entries(
+    url: &str,
+    admin_url: &str,
+    databases: &[String],
+    digests: &mut DataDigests,
+) -> Result<(), String> {
+    digests.extend(clone_digests(url, databases)?);
+    add_time_zones(admin_url, digests)
+}
+
 /// The run's judge, started at the first item.
-impl LiveJudge for WithMyClones {
+impl LiveJudge for LazyMyRun {
     fn judge(&self, item: &LiveItem, prediction: Option<&[String]>) -> Result<Verdict, Fault> {
         LiveJudge::judge(self.started()?, item, prediction)
     }

@@ -1,7 +1,7 @@
 //! PostgreSQL as a plugin ([`crate::engine::server::postgres`]).
 
 use crate::engine::exec::{Engine, Limits};
-use crate::engine::kinds::postgres_clones::WithClones;
+use crate::engine::kinds::postgres_clones;
 use crate::engine::livesql::postgres::PgSettings;
 use crate::engine::load::types::Server;
 use crate::engine::plugin::EngineFactory;
@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 /// PostgreSQL as a plugin (`kind: postgresql`): a server the URL in `url_env` names, checked at
 /// start, its data digested, loaded by `sqlgate load`, its planner breaking ties; with
-/// `admin_url_env`, state-changing items judged on clones ([`WithClones`]).
+/// `admin_url_env`, state-changing items judged on clones ([`postgres_clones`]).
 pub struct PostgresFactory;
 
 impl EngineFactory for PostgresFactory {
@@ -50,7 +50,7 @@ impl EngineFactory for PostgresFactory {
         let engine = PostgresEngine::start(settings, limits).map_err(failure)?;
         match clones {
             Some(clones) => {
-                let engine = WithClones::start(engine, clones, &db_ids).map_err(failure)?;
+                let engine = postgres_clones::start(engine, clones, &db_ids).map_err(failure)?;
                 Ok(Some(Arc::new(engine)))
             }
             None => Ok(Some(Arc::new(engine))),

@@ -518,6 +518,12 @@ impl PgRun {
         self.paths[path].fetch_add(1, Ordering::Relaxed);
     }
 
+    /// The administrator's URL the run was started with, for the digests a run on clones adds
+    /// (`engine::kinds::postgres_clones`).
+    pub fn admin_url(&self) -> &str {
+        &self.settings.admin_url
+    }
+
     /// How many items took each path so far.
     pub fn paths(&self) -> Paths {
         let n = |i: usize| self.paths[i].load(Ordering::Relaxed);
