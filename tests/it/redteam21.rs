@@ -76,6 +76,24 @@ mod bird_critic_mariadb_variable_origin {
     }
 }
 
+/// `dataset.kind: bird-critic` on MariaDB (class 3), round 18's set-up: the replica position
+/// `server:clone` leaves out as moving by itself (`gtid_slave_pos`), which on a server that
+/// replicates from nothing moves only when the administrator sets it.
+mod bird_critic_mariadb_replica_position {
+    use crate::redteam18::bird_critic_mariadb_server_state::attempt;
+
+    /// `SET GLOBAL gtid_slave_pos`: every user reads `@@gtid_slave_pos`.
+    #[test]
+    fn a_replica_position_the_administrator_sets_does_not_pass() {
+        attempt(
+            "SELECT status, count(id) AS n FROM orders WHERE @@global.gtid_slave_pos = \
+             '0-1-4242' GROUP BY status ORDER BY status",
+            "SET GLOBAL gtid_slave_pos = '0-1-4242'",
+            "SET GLOBAL gtid_slave_pos = ''",
+        );
+    }
+}
+
 /// `dataset.kind: livesql` (SQLite) in a repair (class 2), round 19's set-up: a direct push
 /// breaks `main`'s config and the pull request repairing it regresses lsq_081 (only the
 /// post-state comparison sees it). The levers are gate keys of the repairing config that leave
@@ -100,6 +118,18 @@ mod livesql_repair_leaving_the_item_out {
         let (code, out) = repaired_with(str::to_string, |_| ());
         assert_eq!(code, Some(1), "{out}");
         common::assert_contains(&out, &["1 regressed"]);
+    }
+
+    /// `dataset.post_state` narrowed from `touched` to a table lsq_081 does not change
+    /// (`[courses]`): the comparison is kept in form, emptied in effect.
+    #[test]
+    fn a_repair_cannot_narrow_the_post_state_to_an_untouched_table() {
+        let (code, out) = repaired_with(
+            |good| good.replace("  post_state: touched\n", "  post_state: [courses]\n"),
+            |_| (),
+        );
+        eprintln!("{out}");
+        assert_ne!(code, Some(0), "the regressing repair passed: {out}");
     }
 
     /// `gate.accept` naming lsq_081 (a known regression, left out of every cell).
