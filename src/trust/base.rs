@@ -217,14 +217,23 @@ impl TrustedBase {
     }
 
     /// Whether git tracks `path` in the working tree's index (a committed file, as opposed to
-    /// one a job wrote during the run); false outside the repository.
+    /// one a job wrote during the run), or a submodule of the index holds it (its files are
+    /// committed too, in the submodule, and `ls-files` lists none of them: red team round 21);
+    /// false outside the repository.
     pub fn tracks(&self, path: &Path) -> Result<bool, InputError> {
         let Some(name) = self.repo_path(path)? else {
             return Ok(false);
         };
-        let listed =
-            git(&self.root, &["ls-files", "--", &name]).map_err(|e| base_error(path, e))?;
-        Ok(!listed.is_empty())
+        let folders: Vec<&str> = (name.match_indices('/'))
+            .map(|(end, _)| &name[..end])
+            .collect();
+        let mut args = vec!["ls-files", "--stage", "-z", "--", &name];
+        args.extend(&folders);
+        let listed = git(&self.root, &args).map_err(|e| base_error(path, e))?;
+        Ok(nul_separated(&listed).iter().any(|entry| {
+            let (mode, entry_name) = entry.split_once('\t').unwrap_or_default();
+            entry_name == name || (mode.starts_with("160000 ") && folders.contains(&entry_name))
+        }))
     }
 
     /// The newest `limit` commits of `reference` (a branch that `sqlgate baseline store

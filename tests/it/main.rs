@@ -75,6 +75,7 @@ mod redteam17;
 mod redteam18;
 mod redteam19;
 mod redteam20;
+mod redteam21;
 mod redteam9;
 mod repair;
 mod report;

@@ -171,8 +171,7 @@ pub fn postgres_server_state(client: &mut postgres::Client) -> Result<String, po
            LEFT JOIN pg_database d ON d.oid = s.setdatabase \
            LEFT JOIN pg_roles r ON r.oid = s.setrole \
            WHERE coalesce(d.datname, '') NOT LIKE {ours} AND coalesce(r.rolname, '') NOT LIKE {ours} \
-         UNION ALL SELECT 'setting ' || name || '=' || coalesce(reset_val, '') FROM pg_settings \
-           WHERE category = 'Customized Options'\
+         UNION ALL SELECT {SETTING_LINE} FROM pg_settings WHERE category = 'Customized Options'\
          ) parts"
     );
     Ok(client.query_one(&sql, &[])?.get(0))
@@ -218,6 +217,15 @@ pub fn postgres_settings(client: &mut postgres::Client) -> Result<String, postgr
     ))
 }
 
+/// How a setting is recorded: the value a session starts with (`reset_val`) and whether a
+/// change waits for a restart, which every role reads (a reload of a configuration file
+/// restored afterwards without one leaves the value as it was but a restart pending; red team
+/// round 21). Not `source`: a setting the digest session pins reads `session` there and
+/// `default` on a session that does not, so the start-up check of a run on clones reads it
+/// instead, on the administrator's session (`refuse_foreign_state`).
+const SETTING_LINE: &str = "'setting ' || name || '=' || coalesce(reset_val, '') \
+     || CASE WHEN pending_restart THEN ' (pending restart)' ELSE '' END";
+
 /// The settings [`postgres_structure`] leaves out: those whose `reset_val` is the digest
 /// session's own (its client's name, its transaction's characteristics), and the port the
 /// server listens on (where the workflow started it; no SQL changes it).
@@ -238,7 +246,7 @@ const NOT_RECORDED: &str = "'application_name', 'transaction_isolation', \
 /// round 15), every table the role can read no column of in a schema it may use, by its
 /// name and columns (a cast can test for its row type, `NULL::t IS NULL`, while no digest reads
 /// it; red team round 14: recorded, not refused, since a deployment may keep such tables), and
-/// every setting a scoring session starts with (`reset_val`: the server's configuration,
+/// every setting a scoring session starts with ([`SETTING_LINE`]: the server's configuration,
 /// `ALTER SYSTEM` included), but the session's own ([`NOT_RECORDED`]): not chosen
 /// categories, which were beaten by the ones they left out (red team round 14: `Resource
 /// Usage`'s `max_stack_depth`; round 17: a logging setting read with `current_setting`).
@@ -332,8 +340,7 @@ pub fn postgres_structure(client: &mut postgres::Client) -> Result<String, postg
            WHERE n.nspname <> 'information_schema' AND n.nspname NOT LIKE 'pg\\_%' \
            AND NOT has_schema_privilege(n.oid, 'USAGE') AND EXISTS (SELECT 1 FROM pg_class c \
              WHERE c.relnamespace = n.oid AND c.relkind IN ('r', 'p', 'S', 'v', 'm', 'f')) \
-         UNION ALL SELECT 'setting ' || name || '=' || coalesce(reset_val, '') FROM pg_settings \
-           WHERE name NOT IN ({NOT_RECORDED})\
+         UNION ALL SELECT {SETTING_LINE} FROM pg_settings WHERE name NOT IN ({NOT_RECORDED})\
          ) parts"
     );
     Ok(client.query_one(&sql, &[])?.get(0))

@@ -7,7 +7,7 @@
 //! baseline hands a prediction another answer; so do the global-only variables it reads back,
 //! those that shape a clone (`innodb_default_row_format`), key caches and plugins (round 19).
 //! So they are recorded with the data digests: `server:clone` (read as the reader: every
-//! global variable but the binary log's positions, key caches, plugins) and
+//! global variable but the positions that move by themselves, key caches, plugins) and
 //! `server:time_zones` (read as the administrator: `CHECKSUM TABLE` of the time zone tables).
 //!
 //! A zone a session already loaded stays in the server's memory until it restarts, even when
@@ -31,15 +31,42 @@ const TIME_ZONES: &str = "server:time_zones";
 const TIME_ZONE_TABLES: &str = "mysql.time_zone, mysql.time_zone_name, \
      mysql.time_zone_transition, mysql.time_zone_transition_type, mysql.time_zone_leap_second";
 
-/// The global variables that change by themselves (the binary log's and replication's
-/// positions), left out of the `server:clone` entry.
-const MOVING: &str = "'GTID_BINLOG_POS', 'GTID_BINLOG_STATE', 'GTID_CURRENT_POS', \
-     'GTID_SLAVE_POS'";
+/// The binary log's positions (MariaDB's names): they change by themselves while the binary
+/// log is on (every write the run makes moves them).
+const BINLOG_POSITIONS: &str = "'GTID_BINLOG_POS', 'GTID_BINLOG_STATE', 'GTID_CURRENT_POS'";
+
+/// A replica's positions: they change by themselves while a replica thread runs.
+const REPLICA_POSITIONS: &str = "'GTID_SLAVE_POS', 'GTID_CURRENT_POS'";
+
+/// The global variables left out of the `server:clone` entry, as a SQL list: the positions that
+/// change by themselves on this server. On a server with the binary log off that replicates
+/// from nothing only the administrator sets them (`SET GLOBAL gtid_slave_pos`, red team round
+/// 21), so they are recorded.
+fn moving(conn: &mut Conn, status: &str) -> Result<String, mysql::Error> {
+    let (log_bin, replicas): (Option<String>, Option<String>) = conn
+        .query_first(format!(
+            "SELECT CAST(@@GLOBAL.log_bin AS CHAR), (SELECT VARIABLE_VALUE FROM {status} \
+             WHERE VARIABLE_NAME = 'SLAVES_RUNNING')"
+        ))?
+        .unwrap_or_default();
+    let on = |value: Option<String>| value.is_some_and(|v| !matches!(v.as_str(), "0" | "OFF"));
+    let mut names = vec!["''"];
+    if on(log_bin) {
+        names.push(BINLOG_POSITIONS);
+    }
+    if on(replicas) {
+        names.push(REPLICA_POSITIONS);
+    }
+    Ok(names.join(", "))
+}
 
 /// Adds the `server:clone` entry, read on `conn` (the reader's session), `kind name=value; ...`
 /// sorted: the global value of every variable (`init_connect`, those a session inherits, and
 /// the global-only ones a prediction reads back or that shape what a clone is, such as
-/// `innodb_default_row_format`: red team round 19), each named key cache's size, and each
+/// `innodb_default_row_format`: red team round 19) but the positions that move by themselves
+/// ([`moving`]), with where it came from (MariaDB's `GLOBAL_VALUE_ORIGIN`: a `SET GLOBAL` to
+/// the value it had turns `COMPILE-TIME` into `SQL`, which every user reads; red team round
+/// 21), each named key cache's size, and each
 /// plugin with its status and library, and every status value that is a text (its digits
 /// masked: `Innodb_buffer_pool_dump_status`, which `SET GLOBAL innodb_buffer_pool_dump_now`
 /// rewrites while the variable reads back `OFF`; red team round 20; the counters change by
@@ -53,15 +80,21 @@ pub fn add_server_state(conn: &mut Conn, digests: &mut DataDigests) -> Result<()
              'information_schema' AND TABLE_NAME = 'SYSTEM_VARIABLES'",
         )
         .map_err(reading)?;
+    let status = match mariadb {
+        Some(_) => "information_schema.GLOBAL_STATUS",
+        None => "performance_schema.global_status",
+    };
+    let moving = moving(conn, status).map_err(reading)?;
     let variables = match mariadb {
         Some(_) => format!(
-            "SELECT CONCAT('variable ', LOWER(VARIABLE_NAME)), IFNULL(GLOBAL_VALUE, '') \
+            "SELECT CONCAT('variable ', LOWER(VARIABLE_NAME)), CONCAT_WS(' ', \
+             IFNULL(GLOBAL_VALUE, ''), 'from', GLOBAL_VALUE_ORIGIN, GLOBAL_VALUE_PATH) \
              FROM information_schema.SYSTEM_VARIABLES WHERE VARIABLE_SCOPE <> 'SESSION ONLY' \
-             AND VARIABLE_NAME NOT IN ({MOVING})"
+             AND VARIABLE_NAME NOT IN ({moving})"
         ),
         None => format!(
             "SELECT CONCAT('variable ', LOWER(VARIABLE_NAME)), IFNULL(VARIABLE_VALUE, '') \
-             FROM performance_schema.global_variables WHERE UPPER(VARIABLE_NAME) NOT IN ({MOVING})"
+             FROM performance_schema.global_variables WHERE UPPER(VARIABLE_NAME) NOT IN ({moving})"
         ),
     };
     let mut parts: Vec<(String, String)> = conn.query(variables).map_err(reading)?;
@@ -77,10 +110,6 @@ pub fn add_server_state(conn: &mut Conn, digests: &mut DataDigests) -> Result<()
             .map_err(reading)?;
         parts.extend(caches);
     }
-    let status = match mariadb {
-        Some(_) => "information_schema.GLOBAL_STATUS",
-        None => "performance_schema.global_status",
-    };
     let statuses: Vec<(String, String)> = conn
         .query(format!(
             "SELECT CONCAT('status ', LOWER(VARIABLE_NAME)), \

@@ -151,7 +151,11 @@ impl LiveJudge for PgRun {
 /// Refused too: a replication slot or a prepared transaction, server state a clone's
 /// prediction reads (`pg_replication_slots`, `pg_prepared_xacts`: views over the server's
 /// memory, which no catalog digest reads; red team round 20) and a benchmark server has no use
-/// for.
+/// for; and a setting waiting for a restart, or taken from a configuration file line that is no
+/// longer there (a reload, then the file restored: the value as before, but `pg_settings` says
+/// where it came from; red team round 21), read here on the administrator's session, which
+/// sets nothing but its name, so every setting the digest session pins reads its server
+/// source.
 pub(super) fn refuse_foreign_state(admin: &mut postgres::Client) -> Result<(), String> {
     let names: Vec<String> = admin
         .query(
@@ -161,7 +165,13 @@ pub(super) fn refuse_foreign_state(admin: &mut postgres::Client) -> Result<(), S
              WHERE rolname LIKE 'sqlgate\\_live\\_%' \
              UNION ALL SELECT 'replication slot', slot_name::text \
              FROM pg_catalog.pg_replication_slots \
-             UNION ALL SELECT 'prepared transaction', gid FROM pg_catalog.pg_prepared_xacts) o \
+             UNION ALL SELECT 'prepared transaction', gid FROM pg_catalog.pg_prepared_xacts \
+             UNION ALL SELECT 'setting', name || ' waiting for a restart' \
+             FROM pg_catalog.pg_settings WHERE pending_restart \
+             UNION ALL SELECT 'setting', name || ' from a configuration file line no longer there' \
+             FROM pg_catalog.pg_settings s WHERE s.source = 'configuration file' \
+             AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_file_settings f \
+             WHERE lower(f.name) = lower(s.name) AND f.applied)) o \
              ORDER BY 1 LIMIT 5",
             &[],
         )
@@ -174,9 +184,10 @@ pub(super) fn refuse_foreign_state(admin: &mut postgres::Client) -> Result<(), S
         false => Err(format!(
             "the server holds what a run on clones does not start beside ({}): a database or \
              role named `sqlgate_live_...` that is not this run's (another run's that could not \
-             end, or one made to be left out of what the run records), a replication slot or a \
-             prepared transaction (state a prediction reads that no digest holds); drop them \
-             before the run",
+             end, or one made to be left out of what the run records), a replication slot, a \
+             prepared transaction, or a setting the configuration files no longer explain \
+             (state a prediction reads that no digest holds); drop them, or reload or restart \
+             the server, before the run",
             names.join(", ")
         )),
     }
