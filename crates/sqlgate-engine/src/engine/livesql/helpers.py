@@ -259,47 +259,14 @@ def _globals(job):
     return names
 
 
-def _run_test(source, job, conn):
+def _tests(job):
+    return job["tests"] or [DEFAULT_TEST]
+
+
+def _test_call(source, job, conn):
     kwargs = {"conditions": job["conditions"]} if job["pass_conditions"] else {}
     local = {"conn": conn, "pred_sqls": job["pred_sqls"], "sol_sqls": job["sol_sqls"],
              "db_path": "sqlgate-item-copy", "kwargs": kwargs}
     code = ("import datetime\nfrom datetime import date\n" + source +
             "\n__test_case_result__ = test_case(pred_sqls, sol_sqls, db_path, conn, **kwargs)")
-    sys.stdout = io.StringIO()
-    try:
-        exec(code, _globals(job), local)
-        return {"passed": True, "message": ""}
-    except AssertionError as e:
-        return {"passed": False, "message": f"Test case failed due to assertion error: {e}"}
-    except Exception as e:
-        return {"passed": False, "message": f"Test case failed due to error: {e}"}
-    finally:
-        sys.stdout = _PROTO_OUT
-
-
-def _limit_resources():
-    import resource
-    for limit, value in ((resource.RLIMIT_FSIZE, 0), (resource.RLIMIT_NOFILE, 16),
-                         (resource.RLIMIT_AS, 1 << 30), (resource.RLIMIT_NPROC, 0)):
-        try:
-            resource.setrlimit(limit, (value, value))
-        except (ValueError, OSError):
-            pass
-
-
-def main():
-    """Serves jobs, one a line, until sqlgate closes the pipe; each test gets fresh globals."""
-    _limit_resources()
-    conn = _Handle()
-    while True:
-        line = _PROTO_IN.readline()
-        if not line:
-            return
-        job = json.loads(line)
-        tests = job["tests"] or [DEFAULT_TEST]
-        results = [_run_test(source, job, conn) for source in tests]
-        _PROTO_OUT.write(json.dumps({"op": "done", "results": results}) + "\n")
-        _PROTO_OUT.flush()
-
-
-main()
+    return code, local

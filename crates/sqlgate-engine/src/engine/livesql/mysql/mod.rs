@@ -67,7 +67,8 @@ pub use server_state::add_time_zones;
 /// loop it shares with PostgreSQL's.
 pub const HELPERS_MYSQL: &str = concat!(
     include_str!("../helpers_mysql.py"),
-    include_str!("../bird_critic_runner.py")
+    include_str!("../bird_critic_runner.py"),
+    include_str!("../test_loop.py")
 );
 
 /// Rows of a statement's result kept (the evaluator's `fetchmany(MAX_ROWS + 1)[:MAX_ROWS]`).

@@ -55,7 +55,8 @@ mod watch;
 /// test-case loop it shares with MySQL's.
 pub const HELPERS_PG: &str = concat!(
     include_str!("../helpers_pg.py"),
-    include_str!("../bird_critic_runner.py")
+    include_str!("../bird_critic_runner.py"),
+    include_str!("../test_loop.py")
 );
 
 /// What a PostgreSQL run needs.
