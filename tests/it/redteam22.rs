@@ -45,6 +45,43 @@ mod bird_critic_mariadb_anonymous_grant {
     }
 }
 
+/// `dataset.kind: bird-critic` on MariaDB (class 3), round 18's set-up: a grant on a database
+/// name pattern that matches no database at start-up but every one the run makes
+/// (`sqlgate\_live\_%`: the templates and the other items' clones), so a start-up look at
+/// which databases the reader may see finds none; the clone's user then sees (and with more
+/// rights could write) the run's templates.
+mod bird_critic_mariadb_pattern_grant {
+    use crate::redteam18::bird_critic_mariadb_server_state::attempt;
+
+    /// The prediction counts the `sqlgate...` databases it sees: its own clone alone (1)
+    /// without the lever.
+    const SEES_THE_RUNS_DATABASES: &str = "SELECT status, count(id) AS n FROM orders WHERE \
+        (SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE 'sqlgate%') > 1 \
+        GROUP BY status ORDER BY status";
+
+    /// To the anonymous user (`mysql.db`, `User = ''`), which MariaDB applies to every account.
+    #[test]
+    fn a_pattern_granted_to_the_anonymous_user_does_not_pass() {
+        attempt(
+            SEES_THE_RUNS_DATABASES,
+            "INSERT INTO mysql.db (Host, Db, User, Select_priv) VALUES ('%', \
+             'sqlgate\\\\_live\\\\_%', '', 'Y'); FLUSH PRIVILEGES",
+            "DELETE FROM mysql.db WHERE User = '' AND Db LIKE 'sqlgate%'; FLUSH PRIVILEGES",
+        );
+    }
+
+    /// To `PUBLIC` (MariaDB 10.11's role every account holds).
+    #[test]
+    fn a_pattern_granted_to_public_does_not_pass() {
+        attempt(
+            SEES_THE_RUNS_DATABASES,
+            "GRANT SELECT ON `sqlgate\\_live\\_%`.* TO PUBLIC",
+            "DELETE FROM mysql.db WHERE Db LIKE 'sqlgate%' AND User IN ('', 'PUBLIC'); \
+             FLUSH PRIVILEGES",
+        );
+    }
+}
+
 /// Paths the base config names, replaced in the pull request's tree (class 1), round 15's
 /// set-up (`written_paths`, Spider on SQLite): C3 regressed on 30 items and the pull request's
 /// config loosened; the base's config must judge it (exit 1) or refuse (exit 2), never the
