@@ -76,6 +76,7 @@ mod redteam18;
 mod redteam19;
 mod redteam20;
 mod redteam21;
+mod redteam22;
 mod redteam9;
 mod repair;
 mod report;

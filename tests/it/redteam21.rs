@@ -222,7 +222,7 @@ mod written_paths_links {
 /// are the base's (the good predictions' scores), the trailer's digest recomputed. Committed in
 /// the tree, the shard is refused; the lever commits it inside a git submodule, whose files the
 /// superproject's `git ls-files` does not list.
-mod shard_in_a_submodule {
+pub(crate) mod shard_in_a_submodule {
     use crate::common::{self, git, repo};
     use std::path::Path;
 
@@ -261,7 +261,7 @@ mod shard_in_a_submodule {
     }
 
     /// The merge of the pull request's forged shard, placed by `place` (which commits it).
-    fn merged(place: impl Fn(&Path, &str)) -> (Option<i32>, String) {
+    pub(crate) fn merged(place: impl Fn(&Path, &str)) -> (Option<i32>, String) {
         merged_with(|root, forged, _| place(root, forged))
     }
 

@@ -24,7 +24,7 @@ pub mod mysql;
 mod pg_session;
 mod pool;
 pub mod postgres;
-mod role;
+pub(crate) mod role;
 mod structure;
 pub mod tls;
 mod watchdog;

@@ -274,7 +274,7 @@ pub fn mysql(conn: &mut mysql::Conn, run: &BTreeSet<String>) -> Result<RoleRepor
 /// privileges' part) and, on MySQL 8, `performance_schema` (a few world-readable tables). A
 /// grant reaching `performance_schema`'s other tables is refused by the grant check above, and
 /// a prediction naming either is refused as it runs (`catalog.rs`).
-const MYSQL_LISTED_TO_ALL: [&str; 2] = ["information_schema", "performance_schema"];
+pub(crate) const MYSQL_LISTED_TO_ALL: [&str; 2] = ["information_schema", "performance_schema"];
 
 /// Adds to `reasons` each database outside `run` that the session's privileges reach (the
 /// server lists a database in `information_schema.SCHEMATA` to a user holding any privilege in

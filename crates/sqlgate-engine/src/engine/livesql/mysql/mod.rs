@@ -43,6 +43,7 @@
 use super::python::{self, ItemDb, TestsError};
 use super::session::Stopped;
 use super::{Fault, Profile, Verdict};
+use crate::engine::server::role::MYSQL_LISTED_TO_ALL;
 use crate::engine::server::tls::{self, MysqlMode};
 use crate::input::livesql::LiveItem;
 use mysql::consts::ColumnType;
@@ -381,8 +382,9 @@ impl MyRun {
             .pass(Some(&password))
             .db_name(Some(&slot.database))
             .init(vec!["SET AUTOCOMMIT = 0"]);
-        let conn = tls::mysql_connect(opts.into(), self.mode)
+        let mut conn = tls::mysql_connect(opts.into(), self.mode)
             .map_err(|e| format!("cannot connect to an item's clone: {}", my_text(&e)))?;
+        alone_on_its_clone(&mut conn, &slot.database)?;
         Ok(ItemSession {
             conn: RefCell::new(conn),
             stop: Arc::default(),
@@ -419,6 +421,30 @@ impl MyRun {
         let result = judge_on(&session, item, prediction, &self.settings, deadline);
         watch.finish();
         result
+    }
+}
+
+/// Refuses an item's session that sees a database besides its clone (and those the server
+/// lists to every user): a grant made before the run on a name pattern the run's own databases
+/// match (`sqlgate\_live\_%`), to `PUBLIC` or the anonymous user, reaches the templates and
+/// the other items' clones, which the start-up checks cannot see, as none exists yet (red team
+/// round 22). Read on the item's own session, so every grant that reaches it counts.
+fn alone_on_its_clone(conn: &mut Conn, clone: &str) -> Result<(), Fault> {
+    let visible: Vec<String> = conn
+        .query("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA ORDER BY 1")
+        .map_err(|e| format!("reading what an item's clone user sees: {}", my_text(&e)))?;
+    let others: Vec<String> = (visible.into_iter())
+        .filter(|name| name != clone && !MYSQL_LISTED_TO_ALL.contains(&name.as_str()))
+        .map(|name| format!("`{name}`"))
+        .collect();
+    match others.is_empty() {
+        true => Ok(()),
+        false => Err(format!(
+            "an item's clone user sees databases besides its clone ({}): a grant to `PUBLIC`, \
+             to the anonymous user or on a name pattern reaches the run's own databases, so one \
+             item could read or change another's; remove it before the run",
+            others.join(", ")
+        )),
     }
 }
 
