@@ -5,6 +5,7 @@
 //! an improvement passing, hostile predictions contained, and no test case run without network
 //! isolation.
 
+use crate::common::bird_critic_gate::predict;
 use crate::common::{self, arg, repo};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -126,20 +127,6 @@ fn gated_example() -> (tempfile::TempDir, String) {
     let base = repo::gated_main(dir.path());
     common::git(dir.path(), &["checkout", "-qb", "pr"]);
     (dir, base)
-}
-
-/// Gives `instance_id` the predicted `statements` in the example's prediction file in `root`.
-fn predict(root: &Path, instance_id: &str, statements: &[&str]) {
-    let path = root.join("predictions/model.jsonl");
-    let lines: Vec<String> = std::fs::read_to_string(&path)
-        .unwrap()
-        .lines()
-        .map(|line| match line.contains(&format!("\"{instance_id}\"")) {
-            true => json!({"instance_id": instance_id, "pred_sqls": statements}).to_string(),
-            false => line.to_string(),
-        })
-        .collect();
-    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
 }
 
 /// The pull request `change` makes (committed) judged against its base, writing

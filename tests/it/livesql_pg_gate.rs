@@ -21,7 +21,7 @@ use std::path::Path;
 use std::process::Output;
 
 /// PostgreSQL's form of the corpus.
-const PG: GateCorpus = GateCorpus {
+pub(crate) const PG: GateCorpus = GateCorpus {
     engine: "postgresql",
     url_database: "postgres",
     folder: "postgres",

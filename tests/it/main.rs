@@ -77,6 +77,7 @@ mod redteam19;
 mod redteam20;
 mod redteam21;
 mod redteam22;
+mod redteam23;
 mod redteam9;
 mod repair;
 mod report;

@@ -11,7 +11,7 @@
 //! unseen between its copy and the claim. A command that judges items without holding the data
 //! (`sqlgate audit`'s gold self-check) starts the run the same way.
 use crate::engine::kinds::with_clones::{CloneRun, WithClones};
-use crate::engine::livesql::mysql::{add_time_zones, clone_digests, MyRun, MySettings};
+use crate::engine::livesql::mysql::{add_admin_entries, clone_digests, MyRun, MySettings};
 use crate::engine::server::data_digest::DataDigests;
 use crate::engine::server::mysql::MysqlEngine;
 use crate::engine::server::StartError;
@@ -71,7 +71,8 @@ impl LazyMyRun {
     }
 }
 
-/// A clone's prediction reads each database's definition and the named time zones, which the
+/// A clone's prediction reads each database's definition, the named time zones and stopword
+/// tables, which the
 /// engine's digests leave out: the run adds them.
 impl CloneRun for LazyMyRun {
     fn add_digests(&self, digests: &mut DataDigests) -> Result<(), String> {
@@ -80,8 +81,9 @@ impl CloneRun for LazyMyRun {
     }
 }
 
-/// Adds the clone entry of each database in `databases` (read as the reader `url`) and the named
-/// time zones (as the administrator `admin_url`) to `digests`: what a run on clones records
+/// Adds the clone entry of each database in `databases` (read as the reader `url`) and the
+/// entries read as the administrator `admin_url` (the named time zones, the tables InnoDB may
+/// take stopwords from) to `digests`: what a run on clones records
 /// beyond the read-only engine's digests, at the hold and for the baseline alike.
 pub(crate) fn add_clone_entries(
     url: &str,
@@ -90,7 +92,7 @@ pub(crate) fn add_clone_entries(
     digests: &mut DataDigests,
 ) -> Result<(), String> {
     digests.extend(clone_digests(url, databases)?);
-    add_time_zones(admin_url, digests)
+    add_admin_entries(admin_url, digests)
 }
 
 /// The run's judge, started at the first item.

@@ -126,7 +126,7 @@ impl MyRun {
         for db_id in db_ids {
             definition(&mut admin, db_id)?;
         }
-        Ok(())
+        refuse_foreign_state(&mut admin)
     }
 
     /// Drops every clone and its user (all are free once scoring has ended); an error (a fault)
@@ -218,4 +218,28 @@ pub fn clone_digests(url: &str, databases: &[String]) -> Result<DataDigests, Str
     }
     super::server_state::add_server_state(&mut conn, &mut digests)?;
     Ok(digests)
+}
+
+/// The run's own databases (`sqlgate_live_...`) are left out of what the run records of the
+/// server (the stopword tables' entry, `server_state::add_admin_entries`), so at start-up no
+/// other database or user of that name may exist: one would be another run's, left when it
+/// could not end, or a preparation's, named to be left out while a prediction reads it (red
+/// team round 23). Refused, naming them.
+fn refuse_foreign_state(admin: &mut Conn) -> Result<(), String> {
+    let names: Vec<String> = admin
+        .query(
+            "SELECT CONCAT('database ', SCHEMA_NAME) AS name FROM information_schema.SCHEMATA \
+             WHERE SCHEMA_NAME LIKE 'sqlgate\\_live\\_%' UNION ALL SELECT CONCAT('user ', User) \
+             FROM mysql.user WHERE User LIKE 'sqlgate\\_live\\_%' ORDER BY 1 LIMIT 5",
+        )
+        .map_err(|e| format!("reading the server's databases and users: {}", my_text(&e)))?;
+    match names.is_empty() {
+        true => Ok(()),
+        false => Err(format!(
+            "the server holds databases or users named `sqlgate_live_...` that are not this \
+             run's ({}): another run's that could not end, or ones made to be left out of what \
+             the run records; drop them before the run",
+            names.join(", ")
+        )),
+    }
 }

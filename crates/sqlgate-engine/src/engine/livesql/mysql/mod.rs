@@ -62,7 +62,7 @@ mod server_state;
 mod watch;
 
 pub use gate::clone_digests;
-pub use server_state::add_time_zones;
+pub use server_state::add_admin_entries;
 
 /// The MySQL runner and its helpers, written for sqlgate (no upstream code), with the test-case
 /// loop it shares with PostgreSQL's.

@@ -151,7 +151,9 @@ impl LiveJudge for PgRun {
 /// Refused too: a replication slot or a prepared transaction, server state a clone's
 /// prediction reads (`pg_replication_slots`, `pg_prepared_xacts`: views over the server's
 /// memory, which no catalog digest reads; red team round 20) and a benchmark server has no use
-/// for; and a setting waiting for a restart, or taken from a configuration file line that is no
+/// for; a subscription (its skip position, `subskiplsn`, is a log position every role reads,
+/// which the catalog digests leave out with the server's other positions; round 23); and a
+/// setting waiting for a restart, or taken from a configuration file line that is no
 /// longer there (a reload, then the file restored: the value as before, but `pg_settings` says
 /// where it came from; red team round 21), read here on the administrator's session, which
 /// sets nothing but its name, so every setting the digest session pins reads its server
@@ -166,6 +168,7 @@ pub(super) fn refuse_foreign_state(admin: &mut postgres::Client) -> Result<(), S
              UNION ALL SELECT 'replication slot', slot_name::text \
              FROM pg_catalog.pg_replication_slots \
              UNION ALL SELECT 'prepared transaction', gid FROM pg_catalog.pg_prepared_xacts \
+             UNION ALL SELECT 'subscription', subname::text FROM pg_catalog.pg_subscription \
              UNION ALL SELECT 'setting', name || ' waiting for a restart' \
              FROM pg_catalog.pg_settings WHERE pending_restart \
              UNION ALL SELECT 'setting', name || ' from a configuration file line no longer there' \
@@ -185,7 +188,7 @@ pub(super) fn refuse_foreign_state(admin: &mut postgres::Client) -> Result<(), S
             "the server holds what a run on clones does not start beside ({}): a database or \
              role named `sqlgate_live_...` that is not this run's (another run's that could not \
              end, or one made to be left out of what the run records), a replication slot, a \
-             prepared transaction, or a setting the configuration files no longer explain \
+             prepared transaction, a subscription, or a setting the configuration files no longer explain \
              (state a prediction reads that no digest holds); drop them, or reload or restart \
              the server, before the run",
             names.join(", ")
