@@ -169,3 +169,41 @@ mod bird_critic_mariadb_checksum_collision {
         assert_ne!(code, Some(0), "the regressing pull request passed: {said}");
     }
 }
+
+/// Paths the base config names, made different in the working tree from what git holds
+/// (class 1), round 15's set-up (`written_paths`, Spider on SQLite): C3 regressed on 30 items
+/// and the pull request's config loosened. Round 23's UTF-16 gold, as line endings: the pull
+/// request commits `.gitattributes` giving the gold `text eol=crlf`, so git stores the base's
+/// bytes (LF) while the checkout writes CRLF to the working tree: a gold that still parses,
+/// each line's last field (the database) ending in a carriage return.
+mod written_paths_line_endings {
+    use crate::redteam15::written_paths::attempt;
+
+    #[test]
+    fn a_gold_checked_out_with_other_line_endings_does_not_run_the_pull_requests_config() {
+        attempt(|root| {
+            std::fs::write(root.join(".gitattributes"), "dev_gold.sql text eol=crlf\n").unwrap();
+            let gold = std::fs::read_to_string(root.join("dev_gold.sql")).unwrap();
+            std::fs::write(root.join("dev_gold.sql"), gold.replace('\n', "\r\n")).unwrap();
+        });
+    }
+}
+
+/// `dataset.kind: livesql` (SQLite) in a repair (class 2), round 19's set-up: `main` gated on
+/// `livesql_sound` with `dataset.post_state: touched`, a direct push breaks the config, and the
+/// repair regresses lsq_081 in a way only the post-state comparison sees. The lever keeps the
+/// key but narrows it in the repairing config to a list naming a table lsq_081 does not
+/// touch (round 20 narrowed an item's own key; this is the config's).
+mod livesql_repair_post_state_list {
+    use crate::redteam19::livesql_repair_post_state::repaired_with;
+
+    #[test]
+    fn a_repair_cannot_narrow_the_configs_post_state_to_a_list() {
+        let (code, out) = repaired_with(
+            |good| good.replace("post_state: touched", "post_state: [courses]"),
+            |_| (),
+        );
+        eprintln!("{out}");
+        assert_ne!(code, Some(0), "the regressing repair passed: {out}");
+    }
+}
