@@ -207,3 +207,29 @@ mod livesql_repair_post_state_list {
         assert_ne!(code, Some(0), "the regressing repair passed: {out}");
     }
 }
+
+/// `dataset.kind: bird-critic` on MariaDB (class 3), round 18's set-up: M1's collision on the
+/// time zone tables, which the digests also hold as `CHECKSUM TABLE`, with nothing needed at
+/// the baseline. The lever adds a named zone `rt24/Z` (UTC+5, no transitions) and, in each of
+/// the three tables it touches, a second row whose CRC-32 was forged so that the table's new
+/// rows add up to 0 modulo 2^32 (an Aria row's CRC covers `0xFF`, then each field's bytes, a
+/// `CHAR` padded to its full width): every table's checksum is what it was. The prediction
+/// reads the zone through `CONVERT_TZ`.
+mod bird_critic_mariadb_time_zone_collision {
+    use crate::redteam18::bird_critic_mariadb_server_state::attempt;
+
+    #[test]
+    fn a_time_zone_whose_rows_checksum_to_nothing_does_not_pass() {
+        attempt(
+            "SELECT status, count(id) AS n FROM orders WHERE CONVERT_TZ('2020-01-01 00:00:00', \
+             '+00:00', 'rt24/Z') = '2020-01-01 05:00:00' GROUP BY status ORDER BY status",
+            "INSERT INTO mysql.time_zone VALUES (4242, 'N'), (3984983627, 'N'); \
+             INSERT INTO mysql.time_zone_transition_type VALUES (4242, 0, 18000, 0, 'RT'), \
+             (2646741599, 0, 0, 0, ''); INSERT INTO mysql.time_zone_name VALUES \
+             ('rt24/Z', 4242), ('rt24_126_LB3z', 4242)",
+            "DELETE FROM mysql.time_zone WHERE Time_zone_id IN (4242, 3984983627); \
+             DELETE FROM mysql.time_zone_transition_type WHERE Time_zone_id IN (4242, \
+             2646741599); DELETE FROM mysql.time_zone_name WHERE Time_zone_id = 4242",
+        );
+    }
+}
