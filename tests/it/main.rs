@@ -78,6 +78,7 @@ mod redteam20;
 mod redteam21;
 mod redteam22;
 mod redteam23;
+mod redteam24;
 mod redteam9;
 mod repair;
 mod report;

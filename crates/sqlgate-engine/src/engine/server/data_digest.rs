@@ -547,12 +547,7 @@ pub(crate) fn mysql_digests(url: &str, databases: &[String]) -> Result<DataDiges
         let line = structure::mysql_structure(&mut conn, schema).map_err(|e| mysql_error(&e))?;
         settings.push((format!("{schema}{STRUCTURE}"), line));
     }
-    let mut digests = mysql_tables(&mut conn, &schemas).map_err(|e| match e {
-        MysqlFailure::Server(e) => mysql_error(&e),
-        MysqlFailure::Truncated(table) => format!(
-            "`{table}`: the server cut the row hashes short (`group_concat_max_len`); the digest would cover only part of the table"
-        ),
-    })?;
+    let mut digests = mysql_tables(&mut conn, &schemas).map_err(MysqlFailure::into_text)?;
     digests.extend(settings);
     Ok(digests)
 }
@@ -561,6 +556,19 @@ pub(crate) fn mysql_digests(url: &str, databases: &[String]) -> Result<DataDiges
 enum MysqlFailure {
     Server(mysql::Error),
     Truncated(String),
+}
+
+impl MysqlFailure {
+    /// What the failure says.
+    fn into_text(self) -> String {
+        match self {
+            MysqlFailure::Server(e) => mysql_error(&e),
+            MysqlFailure::Truncated(table) => format!(
+                "`{table}`: the server cut the row hashes short (`group_concat_max_len`); the \
+                 digest would cover only part of the table"
+            ),
+        }
+    }
 }
 
 impl From<mysql::Error> for MysqlFailure {
@@ -585,58 +593,121 @@ fn mysql_tables(conn: &mut mysql::Conn, schemas: &[String]) -> Result<DataDigest
     let mut orders: BTreeMap<String, Vec<String>> =
         schemas.iter().map(|s| (s.clone(), Vec::new())).collect();
     for (schema, table, engine) in tables {
-        let columns: Vec<(String, String)> = conn.exec(
-            "SELECT column_name, column_type FROM information_schema.columns \
-             WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position",
-            (&schema, &table),
-        )?;
-        let quote = |name: &str| format!("`{}`", name.replace('`', "``"));
-        let fields: Vec<String> = columns
-            .iter()
-            .map(|(name, _)| {
-                format!(
-                    "IFNULL(CONCAT('v', HEX(CAST({} AS BINARY))), 'n')",
-                    quote(name)
-                )
-            })
-            .collect();
-        // The same hashes twice: sorted (the content), then as a plain full scan returns the
-        // rows (`GROUP_CONCAT` without `ORDER BY` appends them in the order they are read).
-        let sql = |order: &str| {
-            format!(
-                "SELECT n, LENGTH(g), SHA2(IFNULL(g, ''), 256) FROM (SELECT COUNT(*) n, \
-                 GROUP_CONCAT(h {order} SEPARATOR '') g FROM (SELECT SHA2(CONCAT_WS(',', {}), 256) h \
-                 FROM {}.{}) r) s",
-                fields.join(", "),
-                quote(&schema),
-                quote(&table)
-            )
-        };
         let key = format!("{schema}.{table}");
-        let mut hashed = Vec::new();
-        for order in ["ORDER BY h", ""] {
-            let (rows, length, rows_digest): (i64, Option<i64>, String) = conn
-                .query_first(sql(order))?
-                .unwrap_or((0, None, String::new()));
-            if length.unwrap_or(0) != rows * 64 {
-                return Err(MysqlFailure::Truncated(key));
-            }
-            hashed.push((rows, rows_digest));
-        }
-        let (_, scanned) = hashed.pop().unwrap_or_default();
-        let (rows, rows_digest) = hashed.pop().unwrap_or_default();
-        let scan = order_part(&key, Some(&engine), &scanned);
+        let hashed = mysql_hashed(conn, &schema, &table)?;
+        let scan = order_part(&key, Some(&engine), &hashed.scanned);
         orders.entry(schema.clone()).or_default().push(scan);
-        let described: Vec<String> = columns
-            .iter()
-            .map(|(name, kind)| format!("{} {kind}", quote(name)))
-            .collect();
-        digests.insert(key, table_digest(&described.join(", "), rows, &rows_digest));
+        digests.insert(key, hashed.digest());
     }
     for (schema, parts) in orders {
         digests.insert(format!("{schema}{ORDER}"), parts.join("; "));
     }
     Ok(digests)
+}
+
+/// One MySQL table's columns (name, type) and rows, hashed by the server.
+struct Hashed {
+    columns: Vec<(String, String)>,
+    rows: i64,
+    /// The digest of the rows' hashes in sorted order: the content.
+    sorted: String,
+    /// The same in the order a plain full scan returns the rows.
+    scanned: String,
+}
+
+impl Hashed {
+    /// The table's digest: its columns with their types, its row count and [`Hashed::sorted`].
+    fn digest(&self) -> String {
+        let quote = |name: &str| format!("`{}`", name.replace('`', "``"));
+        let described: Vec<String> = (self.columns.iter())
+            .map(|(name, kind)| format!("{} {kind}", quote(name)))
+            .collect();
+        table_digest(&described.join(", "), self.rows, &self.sorted)
+    }
+}
+
+/// Hashes `schema.table` on `conn` (whose `group_concat_max_len` holds every row's hash): each
+/// row's text is injective (each column `n` for NULL or `v` and the hex of its bytes, joined by
+/// commas) and hashed with SHA-256.
+fn mysql_hashed(conn: &mut mysql::Conn, schema: &str, table: &str) -> Result<Hashed, MysqlFailure> {
+    use mysql::prelude::Queryable;
+    let columns: Vec<(String, String)> = conn.exec(
+        "SELECT column_name, column_type FROM information_schema.columns \
+         WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position",
+        (schema, table),
+    )?;
+    if columns.is_empty() {
+        return Ok(Hashed {
+            columns,
+            rows: 0,
+            sorted: String::new(),
+            scanned: String::new(),
+        });
+    }
+    let quote = |name: &str| format!("`{}`", name.replace('`', "``"));
+    let fields: Vec<String> = columns
+        .iter()
+        .map(|(name, _)| {
+            format!(
+                "IFNULL(CONCAT('v', HEX(CAST({} AS BINARY))), 'n')",
+                quote(name)
+            )
+        })
+        .collect();
+    // The same hashes twice: sorted (the content), then as a plain full scan returns the
+    // rows (`GROUP_CONCAT` without `ORDER BY` appends them in the order they are read).
+    let sql = |order: &str| {
+        format!(
+            "SELECT n, LENGTH(g), SHA2(IFNULL(g, ''), 256) FROM (SELECT COUNT(*) n, \
+             GROUP_CONCAT(h {order} SEPARATOR '') g FROM (SELECT SHA2(CONCAT_WS(',', {}), 256) h \
+             FROM {}.{}) r) s",
+            fields.join(", "),
+            quote(schema),
+            quote(table)
+        )
+    };
+    let mut hashed = Vec::new();
+    for order in ["ORDER BY h", ""] {
+        let (rows, length, rows_digest): (i64, Option<i64>, String) = conn
+            .query_first(sql(order))?
+            .unwrap_or((0, None, String::new()));
+        if length.unwrap_or(0) != rows * 64 {
+            return Err(MysqlFailure::Truncated(format!("{schema}.{table}")));
+        }
+        hashed.push((rows, rows_digest));
+    }
+    let (_, scanned) = hashed.pop().unwrap_or_default();
+    let (rows, sorted) = hashed.pop().unwrap_or_default();
+    Ok(Hashed {
+        columns,
+        rows,
+        sorted,
+        scanned,
+    })
+}
+
+/// The digests of the tables `names` (schema, table), read on `conn` as the benchmark's own
+/// tables are (columns, row count, the rows' SHA-256 hashes), as one line
+/// `schema.table=digest; ...` (`missing` for one that does not exist): for the server's own
+/// tables a run on clones records (`livesql::mysql::server_state`), where `CHECKSUM TABLE`, a sum
+/// of one CRC-32 a row, is cancelled by one chosen row (red team round 24).
+pub(crate) fn mysql_rows_line(
+    conn: &mut mysql::Conn,
+    names: &[(String, String)],
+) -> Result<String, String> {
+    use mysql::prelude::Queryable;
+    conn.query_drop("SET SESSION group_concat_max_len = 18446744073709551615")
+        .map_err(|e| mysql_error(&e))?;
+    let mut parts = Vec::new();
+    for (schema, table) in names {
+        let hashed = mysql_hashed(conn, schema, table).map_err(MysqlFailure::into_text)?;
+        let digest = match hashed.columns.is_empty() {
+            true => "missing".to_string(),
+            false => hashed.digest(),
+        };
+        parts.push(format!("{schema}.{table}={digest}"));
+    }
+    Ok(parts.join("; "))
 }
 
 fn mysql_error(error: &mysql::Error) -> String {

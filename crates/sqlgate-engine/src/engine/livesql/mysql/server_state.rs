@@ -8,7 +8,7 @@
 //! those that shape a clone (`innodb_default_row_format`), key caches and plugins (round 19).
 //! So they are recorded with the data digests: `server:clone` (read as the reader: every
 //! global variable but the positions that move by themselves, key caches, plugins),
-//! `server:time_zones` (read as the administrator: `CHECKSUM TABLE` of the time zone tables)
+//! `server:time_zones` (read as the administrator: the digest of the time zone tables' rows)
 //! and `server:stopword_tables` (the same of every table InnoDB would take FULLTEXT stopwords
 //! from, which a session names and InnoDB reads without a privilege check: round 23).
 //!
@@ -17,7 +17,7 @@
 //! docs/SECURITY.md).
 
 use super::my_text;
-use crate::engine::server::data_digest::DataDigests;
+use crate::engine::server::data_digest::{mysql_rows_line, DataDigests};
 use crate::engine::server::tls;
 use mysql::prelude::Queryable;
 use mysql::Conn;
@@ -32,9 +32,14 @@ const TIME_ZONES: &str = "server:time_zones";
 /// The key of the entry of the tables InnoDB may take stopwords from ([`stopword_tables`]).
 const STOPWORD_TABLES: &str = "server:stopword_tables";
 
-/// The tables `CONVERT_TZ` and `SET time_zone` read a named zone from.
-const TIME_ZONE_TABLES: &str = "mysql.time_zone, mysql.time_zone_name, \
-     mysql.time_zone_transition, mysql.time_zone_transition_type, mysql.time_zone_leap_second";
+/// The tables (in `mysql`) `CONVERT_TZ` and `SET time_zone` read a named zone from.
+const TIME_ZONE_TABLES: [&str; 5] = [
+    "time_zone",
+    "time_zone_name",
+    "time_zone_transition",
+    "time_zone_transition_type",
+    "time_zone_leap_second",
+];
 
 /// The binary log's positions (MariaDB's names): they change by themselves while the binary
 /// log is on (every write the run makes moves them).
@@ -139,57 +144,45 @@ pub fn add_server_state(conn: &mut Conn, digests: &mut DataDigests) -> Result<()
     Ok(())
 }
 
-/// Adds the entries read as the administrator (`admin_url`): `server:time_zones` (the checksum
-/// of each time zone table) and `server:stopword_tables` ([`stopword_tables`]).
+/// Adds the entries read as the administrator (`admin_url`): `server:time_zones` (the digest
+/// of each time zone table's rows) and `server:stopword_tables` ([`stopword_tables`]), each as
+/// the benchmark's own tables are digested (`data_digest::mysql_rows_line`; not `CHECKSUM
+/// TABLE`, whose sum of row CRCs one chosen row cancels: red team round 24).
 pub fn add_admin_entries(admin_url: &str, digests: &mut DataDigests) -> Result<(), String> {
     let tls::MysqlTarget { opts, mode } = tls::mysql_target(admin_url)?;
     let mut conn = tls::mysql_connect(opts, mode).map_err(|e| my_text(&e))?;
-    let zones = checksums(&mut conn, TIME_ZONE_TABLES)
-        .map_err(|e| format!("reading the time zone tables: {}", my_text(&e)))?;
+    let zones: Vec<(String, String)> = (TIME_ZONE_TABLES.iter())
+        .map(|table| ("mysql".to_string(), table.to_string()))
+        .collect();
+    let zones = mysql_rows_line(&mut conn, &zones)
+        .map_err(|e| format!("reading the time zone tables: {e}"))?;
     digests.insert(TIME_ZONES.to_string(), zones);
-    let stopwords = stopword_tables(&mut conn).map_err(|e| {
-        format!(
-            "reading the tables InnoDB may take stopwords from: {}",
-            my_text(&e)
-        )
-    })?;
+    let stopwords = stopword_tables(&mut conn)
+        .map_err(|e| format!("reading the tables InnoDB may take stopwords from: {e}"))?;
     digests.insert(STOPWORD_TABLES.to_string(), stopwords);
     Ok(())
 }
 
-/// `CHECKSUM TABLE` of `tables` (a SQL list), as one line `table=sum; ...` (`missing` for one
-/// that does not exist).
-fn checksums(conn: &mut Conn, tables: &str) -> Result<String, mysql::Error> {
-    let sums: Vec<(String, Option<u64>)> = conn.query(format!("CHECKSUM TABLE {tables}"))?;
-    let line: Vec<String> = sums
-        .iter()
-        .map(|(table, sum)| match sum {
-            Some(sum) => format!("{table}={sum}"),
-            None => format!("{table}=missing"),
-        })
-        .collect();
-    Ok(line.join("; "))
-}
-
-/// The checksum of every table InnoDB would take stopwords from, whoever may read it: an
-/// InnoDB table whose first column is `value` (`innodb_ft_server_stopword_table`, and the
-/// session's `innodb_ft_user_stopword_table`, which any user may set and which InnoDB opens
-/// without a privilege check when it builds a FULLTEXT index: a prediction reads such a table
-/// in a database it cannot see, word by word through `MATCH ... AGAINST`; red team round 23).
-/// The run's own databases (`sqlgate_live_...`: templates and clones exist when the end-of-run
+/// The digest of every table InnoDB would take stopwords from, whoever may read it: an InnoDB
+/// table whose first column is `value` (`innodb_ft_server_stopword_table`, and the session's
+/// `innodb_ft_user_stopword_table`, which any user may set and which InnoDB opens without a
+/// privilege check when it builds a FULLTEXT index: a prediction reads such a table in a
+/// database it cannot see, word by word through `MATCH ... AGAINST`; red team round 23). The
+/// run's own databases (`sqlgate_live_...`: templates and clones exist when the end-of-run
 /// digests are read) are left out, so a run on clones refuses any other of that name at
 /// start-up.
-fn stopword_tables(conn: &mut Conn) -> Result<String, mysql::Error> {
-    let tables: Vec<String> = conn.query(
-        "SELECT CONCAT('`', REPLACE(c.TABLE_SCHEMA, '`', '``'), '`.`', \
-         REPLACE(c.TABLE_NAME, '`', '``'), '`') FROM information_schema.COLUMNS c \
-         JOIN information_schema.TABLES t ON t.TABLE_SCHEMA = c.TABLE_SCHEMA \
-         AND t.TABLE_NAME = c.TABLE_NAME WHERE c.ORDINAL_POSITION = 1 \
-         AND LOWER(c.COLUMN_NAME) = 'value' AND t.ENGINE = 'InnoDB' \
-         AND c.TABLE_SCHEMA NOT LIKE 'sqlgate\\_live\\_%' ORDER BY 1",
-    )?;
+fn stopword_tables(conn: &mut Conn) -> Result<String, String> {
+    let tables: Vec<(String, String)> = conn
+        .query(
+            "SELECT c.TABLE_SCHEMA, c.TABLE_NAME FROM information_schema.COLUMNS c \
+             JOIN information_schema.TABLES t ON t.TABLE_SCHEMA = c.TABLE_SCHEMA \
+             AND t.TABLE_NAME = c.TABLE_NAME WHERE c.ORDINAL_POSITION = 1 \
+             AND LOWER(c.COLUMN_NAME) = 'value' AND t.ENGINE = 'InnoDB' \
+             AND c.TABLE_SCHEMA NOT LIKE 'sqlgate\\_live\\_%' ORDER BY 1, 2",
+        )
+        .map_err(|e| my_text(&e))?;
     match tables.is_empty() {
         true => Ok("none".to_string()),
-        false => checksums(conn, &tables.join(", ")),
+        false => mysql_rows_line(conn, &tables),
     }
 }
