@@ -98,6 +98,59 @@ mod bird_critic_mariadb_public_role {
     }
 }
 
+/// What the stopword levers share (rounds 23 and 24, MariaDB, class 3), on the gated subset:
+/// lsq_001's prediction builds a full-text index on its clone (its session pointed first at
+/// the stopword table it names, when it names one) and is right only when `pending` is a
+/// stopword, which `MATCH ... AGAINST` tells it.
+pub(crate) mod stopword_lever {
+    use crate::common::bird_critic_gate::predict;
+    use crate::common::servers::{self, Server};
+    use crate::livesql_my_gate::{judged_change, loaded};
+
+    /// Runs its SQL on the server when dropped, panic or not.
+    struct Undo(&'static Server, &'static str);
+
+    impl Drop for Undo {
+        fn drop(&mut self) {
+            self.0.admin_sql("mysql", self.1);
+        }
+    }
+
+    /// `set_up` before the baseline (`undo` before it and when the test ends); the prediction's
+    /// session pointed at `session_table` when given. The control exits 1; with `lever` run
+    /// after the baseline the pull request must not pass.
+    pub(crate) fn attempt(
+        set_up: &str,
+        undo: &'static str,
+        session_table: Option<&str>,
+        lever: impl FnOnce(&Server),
+    ) {
+        let _db_ids = servers::db_id_databases();
+        let (server, _) = loaded();
+        let _undo = Undo(server, undo);
+        server.admin_sql("mysql", undo);
+        if !set_up.is_empty() {
+            server.admin_sql("mysql", set_up);
+        }
+        let session =
+            session_table.map(|t| format!("SET SESSION innodb_ft_user_stopword_table = '{t}'"));
+        let change = |root: &std::path::Path| {
+            let mut statements: Vec<&str> = session.iter().map(String::as_str).collect();
+            statements.extend([
+                "ALTER TABLE orders ADD FULLTEXT INDEX rt23 (status)",
+                "SELECT status, count(id) AS n FROM orders WHERE (SELECT COUNT(*) FROM orders \
+                 WHERE MATCH (status) AGAINST ('pending')) = 0 GROUP BY status ORDER BY status",
+            ]);
+            predict(root, "lsq_001", &statements)
+        };
+        let (code, said, _) = judged_change(server, change, || ());
+        assert_eq!(code, Some(1), "control: {said}");
+        let (code, said, _) = judged_change(server, change, || lever(server));
+        eprintln!("{said}");
+        assert_ne!(code, Some(0), "the regressing pull request passed: {said}");
+    }
+}
+
 /// `dataset.kind: bird-critic` on MariaDB (class 3): the rows of a table a recorded variable
 /// names. The server's InnoDB stopword table (`innodb_ft_server_stopword_table`) is set before
 /// the baseline (so the recorded global is the same in both runs); the preparation changes
@@ -105,54 +158,19 @@ mod bird_critic_mariadb_public_role {
 /// full-text index built during the run (the prediction adds one to its clone) takes the
 /// stopwords at that moment, so `MATCH ... AGAINST` answers by them.
 mod bird_critic_mariadb_stopword_rows {
-    use crate::common::bird_critic_gate::predict;
-    use crate::common::servers::{self, Server};
-    use crate::livesql_my_gate::{judged_change, loaded};
-
-    /// The stopword table, empty, named by the global before the baseline.
-    const SET_UP: &str = "SET GLOBAL innodb_ft_server_stopword_table = NULL; \
-        DROP DATABASE IF EXISTS rt23s; CREATE DATABASE rt23s; \
-        CREATE TABLE rt23s.stop (value VARCHAR(30)) ENGINE = InnoDB; \
-        SET GLOBAL innodb_ft_server_stopword_table = 'rt23s/stop'";
-
-    /// Puts the server back.
-    const UNDO: &str = "SET GLOBAL innodb_ft_server_stopword_table = NULL; \
-        DROP DATABASE IF EXISTS rt23s";
-
-    /// Runs [`UNDO`] when dropped, panic or not.
-    struct Undo(&'static Server);
-
-    impl Drop for Undo {
-        fn drop(&mut self) {
-            self.0.admin_sql("mysql", UNDO);
-        }
-    }
+    use super::stopword_lever::attempt;
 
     #[test]
     fn stopwords_changed_in_the_table_a_recorded_variable_names_do_not_pass() {
-        let _db_ids = servers::db_id_databases();
-        let (server, _) = loaded();
-        let _undo = Undo(server);
-        server.admin_sql("mysql", SET_UP);
-        let change = |root: &std::path::Path| {
-            predict(
-                root,
-                "lsq_001",
-                &[
-                    "ALTER TABLE orders ADD FULLTEXT INDEX rt23 (status)",
-                    "SELECT status, count(id) AS n FROM orders WHERE (SELECT COUNT(*) FROM \
-                     orders WHERE MATCH (status) AGAINST ('pending')) = 0 GROUP BY status \
-                     ORDER BY status",
-                ],
-            )
-        };
-        let (code, said, _) = judged_change(server, change, || ());
-        assert_eq!(code, Some(1), "control: {said}");
-        let (code, said, _) = judged_change(server, change, || {
-            server.admin_sql("mysql", "INSERT INTO rt23s.stop VALUES ('pending')");
-        });
-        eprintln!("{said}");
-        assert_ne!(code, Some(0), "the regressing pull request passed: {said}");
+        attempt(
+            "CREATE DATABASE rt23s; CREATE TABLE rt23s.stop (value VARCHAR(30)) ENGINE = InnoDB; \
+             SET GLOBAL innodb_ft_server_stopword_table = 'rt23s/stop'",
+            "SET GLOBAL innodb_ft_server_stopword_table = NULL; DROP DATABASE IF EXISTS rt23s",
+            None,
+            |server| {
+                server.admin_sql("mysql", "INSERT INTO rt23s.stop VALUES ('pending')");
+            },
+        );
     }
 }
 
@@ -163,52 +181,22 @@ mod bird_critic_mariadb_stopword_rows {
 /// preparation, in no digest), builds a full-text index, and reads one bit of that table
 /// per word through `MATCH ... AGAINST`.
 mod bird_critic_mariadb_session_stopwords {
-    use crate::common::bird_critic_gate::predict;
-    use crate::common::servers::{self, Server};
-    use crate::livesql_my_gate::{judged_change, loaded};
-
-    /// Puts the server back.
-    const UNDO: &str = "DROP DATABASE IF EXISTS rt23u";
-
-    /// Runs [`UNDO`] when dropped, panic or not.
-    struct Undo(&'static Server);
-
-    impl Drop for Undo {
-        fn drop(&mut self) {
-            self.0.admin_sql("mysql", UNDO);
-        }
-    }
+    use super::stopword_lever::attempt;
 
     #[test]
     fn a_stopword_table_the_prediction_names_in_an_unseen_database_does_not_pass() {
-        let _db_ids = servers::db_id_databases();
-        let (server, _) = loaded();
-        let _undo = Undo(server);
-        server.admin_sql("mysql", UNDO);
-        let change = |root: &std::path::Path| {
-            predict(
-                root,
-                "lsq_001",
-                &[
-                    "SET SESSION innodb_ft_user_stopword_table = 'rt23u/stop'",
-                    "ALTER TABLE orders ADD FULLTEXT INDEX rt23 (status)",
-                    "SELECT status, count(id) AS n FROM orders WHERE (SELECT COUNT(*) FROM \
-                     orders WHERE MATCH (status) AGAINST ('pending')) = 0 GROUP BY status \
-                     ORDER BY status",
-                ],
-            )
-        };
-        let (code, said, _) = judged_change(server, change, || ());
-        assert_eq!(code, Some(1), "control: {said}");
-        let (code, said, _) = judged_change(server, change, || {
-            server.admin_sql(
-                "mysql",
-                "CREATE DATABASE rt23u; CREATE TABLE rt23u.stop (value VARCHAR(30)) \
-                 ENGINE = InnoDB; INSERT INTO rt23u.stop VALUES ('pending')",
-            );
-        });
-        eprintln!("{said}");
-        assert_ne!(code, Some(0), "the regressing pull request passed: {said}");
+        attempt(
+            "",
+            "DROP DATABASE IF EXISTS rt23u",
+            Some("rt23u/stop"),
+            |server| {
+                server.admin_sql(
+                    "mysql",
+                    "CREATE DATABASE rt23u; CREATE TABLE rt23u.stop (value VARCHAR(30)) \
+                     ENGINE = InnoDB; INSERT INTO rt23u.stop VALUES ('pending')",
+                );
+            },
+        );
     }
 }
 

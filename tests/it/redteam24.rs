@@ -116,57 +116,23 @@ mod bird_critic_pg_foreign_server {
 /// up to 0 modulo 2^32: the checksum stays 0. The prediction points its session at the table
 /// (round 23's M1) and reads the stopword through `MATCH ... AGAINST`.
 mod bird_critic_mariadb_checksum_collision {
-    use crate::common::bird_critic_gate::predict;
-    use crate::common::servers::{self, Server};
-    use crate::livesql_my_gate::{judged_change, loaded};
-
-    /// Puts the server back.
-    const UNDO: &str = "DROP DATABASE IF EXISTS rt24c";
-
-    /// Runs [`UNDO`] when dropped, panic or not.
-    struct Undo(&'static Server);
-
-    impl Drop for Undo {
-        fn drop(&mut self) {
-            self.0.admin_sql("mysql", UNDO);
-        }
-    }
+    use crate::redteam23::stopword_lever::attempt;
 
     #[test]
     fn stopword_rows_whose_checksums_add_up_to_the_baselines_do_not_pass() {
-        let _db_ids = servers::db_id_databases();
-        let (server, _) = loaded();
-        let _undo = Undo(server);
-        server.admin_sql("mysql", UNDO);
-        server.admin_sql(
-            "mysql",
+        attempt(
             "CREATE DATABASE rt24c; CREATE TABLE rt24c.stop (value VARCHAR(30)) ENGINE = InnoDB",
+            "DROP DATABASE IF EXISTS rt24c",
+            Some("rt24c/stop"),
+            |server| {
+                server.admin_sql(
+                    "mysql",
+                    "INSERT INTO rt24c.stop VALUES ('pending'), ('rt24_239_b6mj')",
+                );
+                let sum = server.admin_sql("mysql", "CHECKSUM TABLE rt24c.stop");
+                assert!(sum.trim_end().ends_with("\t0"), "the forged rows: {sum}");
+            },
         );
-        let change = |root: &std::path::Path| {
-            predict(
-                root,
-                "lsq_001",
-                &[
-                    "SET SESSION innodb_ft_user_stopword_table = 'rt24c/stop'",
-                    "ALTER TABLE orders ADD FULLTEXT INDEX rt24 (status)",
-                    "SELECT status, count(id) AS n FROM orders WHERE (SELECT COUNT(*) FROM \
-                     orders WHERE MATCH (status) AGAINST ('pending')) = 0 GROUP BY status \
-                     ORDER BY status",
-                ],
-            )
-        };
-        let (code, said, _) = judged_change(server, change, || ());
-        assert_eq!(code, Some(1), "control: {said}");
-        let (code, said, _) = judged_change(server, change, || {
-            server.admin_sql(
-                "mysql",
-                "INSERT INTO rt24c.stop VALUES ('pending'), ('rt24_239_b6mj')",
-            );
-            let sum = server.admin_sql("mysql", "CHECKSUM TABLE rt24c.stop");
-            assert!(sum.trim_end().ends_with("\t0"), "the forged rows: {sum}");
-        });
-        eprintln!("{said}");
-        assert_ne!(code, Some(0), "the regressing pull request passed: {said}");
     }
 }
 
