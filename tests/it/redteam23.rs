@@ -247,34 +247,6 @@ mod bird_critic_pg_subscription_skip {
     }
 }
 
-/// `dataset.kind: livesql` (SQLite) in a repair (class 2), round 19's set-up: `main` gated on
-/// `livesql_sound` with `dataset.post_state: touched`, a direct push breaks the config, and the
-/// repair regresses lsq_081 in a way only the post-state comparison sees. The lever leaves the
-/// config as the base's but gives lsq_081 a `post_state` of its own in the dataset file the
-/// base names (an item's own key wins over `dataset.post_state`): a table it does not touch.
-mod livesql_repair_item_post_state {
-    use crate::redteam19::livesql_repair_post_state::repaired_with;
-
-    #[test]
-    fn a_repair_cannot_narrow_its_items_own_post_state() {
-        let (code, out) = repaired_with(str::to_string, |root| {
-            let path = root.join("items.jsonl");
-            let lines: Vec<String> = (std::fs::read_to_string(&path).unwrap().lines())
-                .map(|line| {
-                    let mut item: serde_json::Value = serde_json::from_str(line).unwrap();
-                    if item["instance_id"] == "lsq_081" {
-                        item["post_state"] = serde_json::json!(["courses"]);
-                    }
-                    item.to_string()
-                })
-                .collect();
-            std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-        });
-        eprintln!("{out}");
-        assert_ne!(code, Some(0), "the regressing repair passed: {out}");
-    }
-}
-
 /// Paths the base config names, made different in the working tree from what git holds
 /// (class 1), round 15's set-up (`written_paths`, Spider on SQLite): C3 regressed on 30 items
 /// and the pull request's config loosened. The pull request commits a `.gitattributes` giving
