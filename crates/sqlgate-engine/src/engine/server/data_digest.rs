@@ -553,14 +553,14 @@ pub(crate) fn mysql_digests(url: &str, databases: &[String]) -> Result<DataDiges
 }
 
 /// Why a MySQL digest failed.
-enum MysqlFailure {
+pub(crate) enum MysqlFailure {
     Server(mysql::Error),
     Truncated(String),
 }
 
 impl MysqlFailure {
     /// What the failure says.
-    fn into_text(self) -> String {
+    pub(crate) fn into_text(self) -> String {
         match self {
             MysqlFailure::Server(e) => mysql_error(&e),
             MysqlFailure::Truncated(table) => format!(
@@ -606,8 +606,8 @@ fn mysql_tables(conn: &mut mysql::Conn, schemas: &[String]) -> Result<DataDigest
 }
 
 /// One MySQL table's columns (name, type) and rows, hashed by the server.
-struct Hashed {
-    columns: Vec<(String, String)>,
+pub(crate) struct Hashed {
+    pub(crate) columns: Vec<(String, String)>,
     rows: i64,
     /// The digest of the rows' hashes in sorted order: the content.
     sorted: String,
@@ -617,7 +617,7 @@ struct Hashed {
 
 impl Hashed {
     /// The table's digest: its columns with their types, its row count and [`Hashed::sorted`].
-    fn digest(&self) -> String {
+    pub(crate) fn digest(&self) -> String {
         let quote = |name: &str| format!("`{}`", name.replace('`', "``"));
         let described: Vec<String> = (self.columns.iter())
             .map(|(name, kind)| format!("{} {kind}", quote(name)))
@@ -629,7 +629,11 @@ impl Hashed {
 /// Hashes `schema.table` on `conn` (whose `group_concat_max_len` holds every row's hash): each
 /// row's text is injective (each column `n` for NULL or `v` and the hex of its bytes, joined by
 /// commas) and hashed with SHA-256.
-fn mysql_hashed(conn: &mut mysql::Conn, schema: &str, table: &str) -> Result<Hashed, MysqlFailure> {
+pub(crate) fn mysql_hashed(
+    conn: &mut mysql::Conn,
+    schema: &str,
+    table: &str,
+) -> Result<Hashed, MysqlFailure> {
     use mysql::prelude::Queryable;
     let columns: Vec<(String, String)> = conn.exec(
         "SELECT column_name, column_type FROM information_schema.columns \
@@ -686,31 +690,7 @@ fn mysql_hashed(conn: &mut mysql::Conn, schema: &str, table: &str) -> Result<Has
     })
 }
 
-/// The digests of the tables `names` (schema, table), read on `conn` as the benchmark's own
-/// tables are (columns, row count, the rows' SHA-256 hashes), as one line
-/// `schema.table=digest; ...` (`missing` for one that does not exist): for the server's own
-/// tables a run on clones records (`livesql::mysql::server_state`), where `CHECKSUM TABLE`, a sum
-/// of one CRC-32 a row, is cancelled by one chosen row (red team round 24).
-pub(crate) fn mysql_rows_line(
-    conn: &mut mysql::Conn,
-    names: &[(String, String)],
-) -> Result<String, String> {
-    use mysql::prelude::Queryable;
-    conn.query_drop("SET SESSION group_concat_max_len = 18446744073709551615")
-        .map_err(|e| mysql_error(&e))?;
-    let mut parts = Vec::new();
-    for (schema, table) in names {
-        let hashed = mysql_hashed(conn, schema, table).map_err(MysqlFailure::into_text)?;
-        let digest = match hashed.columns.is_empty() {
-            true => "missing".to_string(),
-            false => hashed.digest(),
-        };
-        parts.push(format!("{schema}.{table}={digest}"));
-    }
-    Ok(parts.join("; "))
-}
-
-fn mysql_error(error: &mysql::Error) -> String {
+pub(crate) fn mysql_error(error: &mysql::Error) -> String {
     match error {
         mysql::Error::MySqlError(e) => e.message.clone(),
         other => other.to_string(),

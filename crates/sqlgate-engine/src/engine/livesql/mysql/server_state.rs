@@ -17,7 +17,7 @@
 //! docs/SECURITY.md).
 
 use super::my_text;
-use crate::engine::server::data_digest::{mysql_rows_line, DataDigests};
+use crate::engine::server::data_digest::{mysql_error, mysql_hashed, DataDigests, MysqlFailure};
 use crate::engine::server::tls;
 use mysql::prelude::Queryable;
 use mysql::Conn;
@@ -146,7 +146,7 @@ pub fn add_server_state(conn: &mut Conn, digests: &mut DataDigests) -> Result<()
 
 /// Adds the entries read as the administrator (`admin_url`): `server:time_zones` (the digest
 /// of each time zone table's rows) and `server:stopword_tables` ([`stopword_tables`]), each as
-/// the benchmark's own tables are digested (`data_digest::mysql_rows_line`; not `CHECKSUM
+/// the benchmark's own tables are digested ([`mysql_rows_line`]; not `CHECKSUM
 /// TABLE`, whose sum of row CRCs one chosen row cancels: red team round 24).
 pub fn add_admin_entries(admin_url: &str, digests: &mut DataDigests) -> Result<(), String> {
     let tls::MysqlTarget { opts, mode } = tls::mysql_target(admin_url)?;
@@ -185,4 +185,24 @@ fn stopword_tables(conn: &mut Conn) -> Result<String, String> {
         true => Ok("none".to_string()),
         false => mysql_rows_line(conn, &tables),
     }
+}
+
+/// The digests of the tables `names` (schema, table), read on `conn` as the benchmark's own
+/// tables are (columns, row count, the rows' SHA-256 hashes), as one line
+/// `schema.table=digest; ...` (`missing` for one that does not exist): for the server's own
+/// tables a run on clones records, where `CHECKSUM TABLE`, a sum of one CRC-32 a row, is
+/// cancelled by one chosen row (red team round 24).
+fn mysql_rows_line(conn: &mut Conn, names: &[(String, String)]) -> Result<String, String> {
+    conn.query_drop("SET SESSION group_concat_max_len = 18446744073709551615")
+        .map_err(|e| mysql_error(&e))?;
+    let mut parts = Vec::new();
+    for (schema, table) in names {
+        let hashed = mysql_hashed(conn, schema, table).map_err(MysqlFailure::into_text)?;
+        let digest = match hashed.columns.is_empty() {
+            true => "missing".to_string(),
+            false => hashed.digest(),
+        };
+        parts.push(format!("{schema}.{table}={digest}"));
+    }
+    Ok(parts.join("; "))
 }
