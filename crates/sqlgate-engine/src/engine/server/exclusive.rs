@@ -257,6 +257,21 @@ pub fn mysql_check(conn: &mut mysql::Conn, claim: &Claim) -> Result<(), String> 
 /// `performance_schema.replication_applier_status`, and a server whose state cannot be read
 /// is refused.
 fn mysql_not_replicating(conn: &mut mysql::Conn) -> Result<(), String> {
+    let Some(shown) = mysql_replication(conn)? else {
+        return Ok(());
+    };
+    Err(format!(
+        "the server replicates from another ({shown}): a replica's applier runs the other \
+         server's statements (a table created and dropped again, a setting) with no client \
+         connection, while the run reads. Stop replication (`STOP SLAVE` / `STOP REPLICA`) for \
+         the run"
+    ))
+}
+
+/// What the server shows of a replica thread running (`Slaves_running` and the like on
+/// MariaDB, `replication_applier_status` on MySQL 8), `None` when none runs; an error when
+/// that cannot be read.
+pub(crate) fn mysql_replication(conn: &mut mysql::Conn) -> Result<Option<String>, String> {
     use mysql::prelude::Queryable;
     let error = |e: mysql::Error| format!("cannot tell whether the server replicates: {e}");
     let status: Vec<(String, String)> = conn
@@ -283,21 +298,15 @@ fn mysql_not_replicating(conn: &mut mysql::Conn) -> Result<(), String> {
         }
     };
     if !replicating {
-        return Ok(());
+        return Ok(None);
     }
     let shown: Vec<String> = (status.iter())
         .map(|(name, value)| format!("`{name}` {value}"))
         .collect();
-    let shown = match shown.is_empty() {
+    Ok(Some(match shown.is_empty() {
         true => "`replication_applier_status` shows an applier on".to_string(),
         false => shown.join(", "),
-    };
-    Err(format!(
-        "the server replicates from another ({shown}): a replica's applier runs the other \
-         server's statements (a table created and dropped again, a setting) with no client \
-         connection, while the run reads. Stop replication (`STOP SLAVE` / `STOP REPLICA`) for \
-         the run"
-    ))
+    }))
 }
 
 /// The server's `Connections` and `Threads_connected`.

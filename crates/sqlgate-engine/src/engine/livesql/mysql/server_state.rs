@@ -18,7 +18,7 @@
 
 use super::my_text;
 use crate::engine::server::data_digest::{mysql_error, mysql_hashed, DataDigests, MysqlFailure};
-use crate::engine::server::tls;
+use crate::engine::server::{exclusive, tls};
 use mysql::prelude::Queryable;
 use mysql::Conn;
 
@@ -52,19 +52,16 @@ const REPLICA_POSITIONS: &str = "'GTID_SLAVE_POS', 'GTID_CURRENT_POS'";
 /// change by themselves on this server. On a server with the binary log off that replicates
 /// from nothing only the administrator sets them (`SET GLOBAL gtid_slave_pos`, red team round
 /// 21), so they are recorded.
-fn moving(conn: &mut Conn, status: &str) -> Result<String, mysql::Error> {
-    let (log_bin, replicas): (Option<String>, Option<String>) = conn
-        .query_first(format!(
-            "SELECT CAST(@@GLOBAL.log_bin AS CHAR), (SELECT VARIABLE_VALUE FROM {status} \
-             WHERE VARIABLE_NAME = 'SLAVES_RUNNING')"
-        ))?
-        .unwrap_or_default();
-    let on = |value: Option<String>| value.is_some_and(|v| !matches!(v.as_str(), "0" | "OFF"));
+fn moving(conn: &mut Conn) -> Result<String, String> {
+    let log_bin: Option<String> = conn
+        .query_first("SELECT CAST(@@GLOBAL.log_bin AS CHAR)")
+        .map_err(|e| my_text(&e))?;
+    let on = log_bin.is_some_and(|v| !matches!(v.as_str(), "0" | "OFF"));
     let mut names = vec!["''"];
-    if on(log_bin) {
+    if on {
         names.push(BINLOG_POSITIONS);
     }
-    if on(replicas) {
+    if exclusive::mysql_replication(conn)?.is_some() {
         names.push(REPLICA_POSITIONS);
     }
     Ok(names.join(", "))
@@ -94,7 +91,7 @@ pub fn add_server_state(conn: &mut Conn, digests: &mut DataDigests) -> Result<()
         Some(_) => "information_schema.GLOBAL_STATUS",
         None => "performance_schema.global_status",
     };
-    let moving = moving(conn, status).map_err(reading)?;
+    let moving = moving(conn)?;
     let variables = match mariadb {
         Some(_) => format!(
             "SELECT CONCAT('variable ', LOWER(VARIABLE_NAME)), CONCAT_WS(' ', \
