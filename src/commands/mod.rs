@@ -312,7 +312,7 @@ pub fn load(config: &Path, from: &Path) -> anyhow::Result<ExitCode> {
         (Some(_), Some(folder)) => (folder.display().to_string(), Layout::PerDbId),
         _ => (
             crate::engine::server::read_url(&name)
-                .map_err(|e| anyhow::anyhow!("config {}: {}", config.path.display(), e.0))?,
+                .map_err(|e| anyhow::anyhow!("config {}: {}", config.path.display(), e.message))?,
             engine.layout(),
         ),
     };

@@ -331,6 +331,69 @@ fn assert_outside_faults_are_never_a_verdict(server: &'static Server, slow: &str
     }
 }
 
+/// A strike on the start-up check's session, the first sqlgate opens, is a fault like a strike
+/// on an item's: the check runs again on a new session and every honest item matches (exit 0).
+/// The striker is a loop on the server (`strike_first`) that polls every millisecond and ends
+/// the first session of sqlgate's it sees, then stops, so it lands on the start-up check and
+/// is gone before the run claims the server (it fails when it saw none).
+fn assert_start_up_strike_is_retried(
+    server: &'static Server,
+    slow: &str,
+    strike_first: &'static str,
+) {
+    create_database(server, "faults");
+    let gold = vec![slow; 4];
+    let database = match server.kind {
+        Kind::Postgres => "postgres",
+        Kind::Mariadb => "mysql",
+    };
+    let striker = std::thread::spawn(move || {
+        server.admin_sql(database, strike_first);
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let run = run(
+        server,
+        "faults",
+        &gold,
+        &[("honest", gold.clone())],
+        "timeout_ms: 10000, threads: 2",
+    );
+    striker
+        .join()
+        .expect("the striker ended a session of sqlgate's");
+    assert_exit(&run, 0);
+    for index in 0..4 {
+        assert_eq!(outcome(&run, "honest", index), "match", "{}", stderr(&run));
+    }
+}
+
+#[test]
+fn postgres_a_strike_on_the_start_up_check_is_retried() {
+    assert_start_up_strike_is_retried(
+        servers::postgres(),
+        PG_SLOW,
+        "DO $$ BEGIN FOR i IN 1..30000 LOOP PERFORM pg_stat_clear_snapshot(); \
+         PERFORM pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE application_name = 'sqlgate' AND datname = 'faults'; \
+         IF FOUND THEN RETURN; END IF; PERFORM pg_sleep(0.001); END LOOP; \
+         RAISE EXCEPTION 'no session of sqlgate''s seen'; END $$",
+    );
+}
+
+#[test]
+fn mariadb_a_kill_of_the_start_up_check_is_retried() {
+    assert_start_up_strike_is_retried(
+        servers::mariadb(),
+        MARIADB_SLOW,
+        "DELIMITER //\nBEGIN NOT ATOMIC DECLARE i INT DEFAULT 0; DECLARE victim BIGINT; \
+         WHILE i < 30000 AND victim IS NULL DO SELECT MIN(id) INTO victim \
+         FROM information_schema.processlist WHERE user = 'sqlgate_reader_faults'; \
+         IF victim IS NULL THEN DO SLEEP(0.001); ELSE KILL CONNECTION victim; END IF; \
+         SET i = i + 1; END WHILE; IF victim IS NULL THEN \
+         SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'no session of sqlgate''s seen'; END IF; END //\n",
+    );
+}
+
 const PG_SLOW: &str = "SELECT COUNT(*) FROM t, pg_sleep(0.3)";
 const MARIADB_SLOW: &str = "SELECT COUNT(*) FROM t, (SELECT SLEEP(0.3)) AS s";
 

@@ -54,11 +54,30 @@ const FAULT_PAUSE: Duration = Duration::from_millis(200);
 /// Runs `attempt` (given whether it must open a fresh session) again while it ends in an engine
 /// fault, up to [`FAULT_ATTEMPTS`] tries; the last result is returned, so a fault that persists
 /// reaches the executor, which fails the run closed.
-pub fn retrying<T>(mut attempt: impl FnMut(bool) -> Result<T, ExecError>) -> Result<T, ExecError> {
+pub fn retrying<T>(attempt: impl FnMut(bool) -> Result<T, ExecError>) -> Result<T, ExecError> {
+    retry_while(|e| matches!(e, ExecError::Fault(_)), attempt)
+}
+
+/// Runs a start-up check of one database again while its session ends or is cancelled from
+/// outside ([`StartError::fault`]), up to [`FAULT_ATTEMPTS`] tries, each on a new session: a
+/// strike on the start-up session is a fault, as it is on an item's, not a finding. Every try
+/// checks everything again, so a retry finds what the first would have.
+pub fn retrying_start<T>(
+    mut attempt: impl FnMut() -> Result<T, StartError>,
+) -> Result<T, StartError> {
+    retry_while(|e: &StartError| e.fault, |_| attempt())
+}
+
+/// `attempt` (given whether this is a retry) again while `is_fault` holds of its error, up to
+/// [`FAULT_ATTEMPTS`] tries with a growing pause; the last result is returned.
+fn retry_while<T, E>(
+    is_fault: impl Fn(&E) -> bool,
+    mut attempt: impl FnMut(bool) -> Result<T, E>,
+) -> Result<T, E> {
     let mut tries = 1;
     loop {
         match attempt(tries > 1) {
-            Err(ExecError::Fault(_)) if tries < FAULT_ATTEMPTS => {
+            Err(e) if is_fault(&e) && tries < FAULT_ATTEMPTS => {
                 std::thread::sleep(FAULT_PAUSE * tries);
                 tries += 1;
             }
@@ -104,12 +123,26 @@ impl ServerSettings {
 
 /// A start-up failure of a server engine: a message naming the key, with no secret in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StartError(pub String);
+pub struct StartError {
+    /// What failed, scrubbed.
+    pub message: String,
+    /// Whether the session ended or its query was cancelled from outside (or the server went
+    /// away): an engine fault, which [`retrying_start`] tries again, not a finding.
+    pub fault: bool,
+}
 
 impl StartError {
     /// The message, scrubbed of the URL and its password whatever the client library put in it.
     pub fn new(message: impl AsRef<str>) -> Self {
-        StartError(crate::util::scrub::scrub_cut(message.as_ref(), 1500))
+        StartError {
+            message: crate::util::scrub::scrub_cut(message.as_ref(), 1500),
+            fault: false,
+        }
+    }
+
+    /// The same error, marked as a fault of the session when `fault` holds.
+    pub fn fault_when(self, fault: bool) -> Self {
+        StartError { fault, ..self }
     }
 }
 
@@ -140,7 +173,7 @@ pub fn settings(
 pub fn start_failure(config: &Config, error: StartError) -> InputError {
     InputError::Config {
         path: config.path.clone(),
-        message: error.0,
+        message: error.message,
     }
 }
 

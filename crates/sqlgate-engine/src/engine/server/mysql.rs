@@ -153,24 +153,31 @@ impl MysqlEngine {
             claim: Mutex::default(),
         };
         for database in engine.pool_keys() {
-            let mut conn = engine.open(&database)?;
-            let version: String = conn
-                .query_first("SELECT VERSION()")
-                .ok()
-                .flatten()
-                .unwrap_or_default();
-            engine.mariadb = version.to_ascii_lowercase().contains("mariadb");
-            engine.pins = structure::mysql_pins(&mut conn).map_err(|e| {
-                StartError::new(format!(
-                    "`dataset.engine`: cannot read the server's session variables: {}",
-                    error_text(&e)
-                ))
-            })?;
-            engine.set_up(&mut conn, limits)?;
-            engine.check_database(&mut conn, &database)?;
+            let conn = super::retrying_start(|| engine.checked_session(&database, limits))?;
             engine.pool.give_back(&database, conn);
         }
         Ok(engine)
+    }
+
+    /// A new session on `database`, set up and with the database checked: the server's kind
+    /// and pins read on it first.
+    fn checked_session(&mut self, database: &str, limits: &Limits) -> Result<Conn, StartError> {
+        let mut conn = self.open(database)?;
+        let version: String = conn
+            .query_first("SELECT VERSION()")
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        self.mariadb = version.to_ascii_lowercase().contains("mariadb");
+        self.pins = structure::mysql_pins(&mut conn).map_err(|e| {
+            start_error(
+                "`dataset.engine`: cannot read the server's session variables",
+                &e,
+            )
+        })?;
+        self.set_up(&mut conn, limits)?;
+        self.check_database(&mut conn, database)?;
+        Ok(conn)
     }
 
     /// A new connection to `database` (the URL's when empty).
@@ -180,8 +187,8 @@ impl MysqlEngine {
             builder = builder.db_name(Some(database));
         }
         tls::mysql_connect(builder.into(), self.mode).map_err(|e| {
-            StartError::new(format!(
-                "`dataset.engine.url_env`: cannot connect to the MySQL server in `{}`{} (`ssl-mode={}`): {}",
+            let context = format!(
+                "`dataset.engine.url_env`: cannot connect to the MySQL server in `{}`{} (`ssl-mode={}`)",
                 self.settings.url_env,
                 if database.is_empty() {
                     String::new()
@@ -189,31 +196,23 @@ impl MysqlEngine {
                     format!(" (database `{database}`)")
                 },
                 self.mode.as_str(),
-                error_text(&e)
-            ))
+            );
+            start_error(&context, &e)
         })
     }
 
     /// The session's read-only mode, timeout and character set.
     fn set_up(&self, conn: &mut Conn, limits: &Limits) -> Result<(), StartError> {
-        set_up(conn, (self.mariadb, &self.pins), limits).map_err(|e| {
-            StartError::new(format!(
-                "`dataset.engine`: cannot set up the session: {}",
-                error_text(&e)
-            ))
-        })
+        set_up(conn, (self.mariadb, &self.pins), limits)
+            .map_err(|e| start_error("`dataset.engine`: cannot set up the session", &e))
     }
 
     /// The tables of every db_id this database holds are there, the user is not privileged,
     /// nothing but the rows decides a query's result ([`structure::mysql_levers`]), and no
     /// event of the server's scheduler can write meanwhile ([`super::writers`]).
     fn check_database(&self, conn: &mut Conn, database: &str) -> Result<(), StartError> {
-        let query_error = |e: mysql::Error| {
-            StartError::new(format!(
-                "`dataset.engine`: the start-up check failed: {}",
-                error_text(&e)
-            ))
-        };
+        let query_error =
+            |e: mysql::Error| start_error("`dataset.engine`: the start-up check failed", &e);
         let present: Vec<String> = conn
             .query(
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()",
@@ -235,7 +234,7 @@ impl MysqlEngine {
                 return Ok(conn);
             }
         }
-        let fault = |e: StartError| ExecError::Fault(e.0);
+        let fault = |e: StartError| ExecError::Fault(e.message);
         let mut conn = self.open(database).map_err(fault)?;
         // The server's `init_connect` ran at login, before any pin: what it left (a user
         // variable) is cleared as a pooled session's is, before the first query.
@@ -730,6 +729,19 @@ fn classify(error: &mysql::Error, limits: &Limits, fired: &AtomicBool) -> ExecEr
         _ if ours => timeout,
         _ => ExecError::Fault(message()),
     }
+}
+
+/// A failure of a start-up session, after `context`: a fault to try again when the session was
+/// killed, interrupted from outside or lost its connection (the server's error, or the socket's).
+fn start_error(context: &str, error: &mysql::Error) -> StartError {
+    let fault = match error {
+        mysql::Error::MySqlError(e) => {
+            e.code == QUERY_INTERRUPTED || ENGINE_FAULTS.contains(&e.code)
+        }
+        mysql::Error::IoError(_) => true,
+        _ => false,
+    };
+    StartError::new(format!("{context}: {}", error_text(error))).fault_when(fault)
 }
 
 fn error_text(error: &mysql::Error) -> String {

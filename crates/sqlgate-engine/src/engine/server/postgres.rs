@@ -78,9 +78,11 @@ impl PostgresEngine {
             claim: Mutex::default(),
         };
         for database in engine.databases_to_check() {
-            let mut client = engine.connect(&database, limits)?;
-            engine.check_database(&mut client, &database)?;
-            engine.text_search = text_search_pin(&mut client)?;
+            engine.text_search = super::retrying_start(|| {
+                let mut client = engine.connect(&database, limits)?;
+                engine.check_database(&mut client, &database)?;
+                text_search_pin(&mut client)
+            })?;
         }
         Ok(engine)
     }
@@ -110,8 +112,8 @@ impl PostgresEngine {
         }
         let connector = self.target.connector.clone();
         let mut client = config.connect(connector).map_err(|e| {
-            StartError::new(format!(
-                "`dataset.engine.url_env`: cannot connect to the PostgreSQL server in `{}`{} (`sslmode={}`): {}",
+            let context = format!(
+                "`dataset.engine.url_env`: cannot connect to the PostgreSQL server in `{}`{} (`sslmode={}`)",
                 self.settings.url_env,
                 if database.is_empty() {
                     String::new()
@@ -119,17 +121,14 @@ impl PostgresEngine {
                     format!(" (database `{database}`)")
                 },
                 self.target.mode.as_str(),
-                error_text(&e)
-            ))
+            );
+            start_error(&context, &e)
         })?;
         super::exclusive::opened();
         let setup = session_setup(limits, "");
-        client.batch_execute(&setup).map_err(|e| {
-            StartError::new(format!(
-                "`dataset.engine`: cannot set up the session: {}",
-                error_text(&e)
-            ))
-        })?;
+        client
+            .batch_execute(&setup)
+            .map_err(|e| start_error("`dataset.engine`: cannot set up the session", &e))?;
         Ok(client)
     }
 
@@ -141,12 +140,7 @@ impl PostgresEngine {
         client: &mut postgres::Client,
         database: &str,
     ) -> Result<(), StartError> {
-        let query_error = |e: postgres::Error| {
-            StartError::new(format!(
-                "`dataset.engine`: the start-up check failed: {}",
-                error_text(&e)
-            ))
-        };
+        let query_error = |e: postgres::Error| start_error(START_UP_CHECK, &e);
         let present: Vec<String> = client
             .query(
                 "SELECT c.relname::text FROM pg_class c WHERE c.relkind IN ('r','p','v','m','f') AND pg_table_is_visible(c.oid)",
@@ -271,12 +265,7 @@ fn text_search_pin(client: &mut postgres::Client) -> Result<String, StartError> 
             "SELECT pg_catalog.current_setting('default_text_search_config')",
             &[],
         )
-        .map_err(|e| {
-            StartError::new(format!(
-                "`dataset.engine`: the start-up check failed: {}",
-                error_text(&e)
-            ))
-        })?
+        .map_err(|e| start_error(START_UP_CHECK, &e))?
         .get(0);
     Ok(format!(
         "; SET default_text_search_config = '{}'",
@@ -617,6 +606,16 @@ fn is_engine_fault(code: &str) -> bool {
         || code.starts_with("57")
         || code.starts_with("58")
         || matches!(code, "53300" | "40001" | "40P01" | "55P03" | "25P03")
+}
+
+/// What a failed start-up query reports.
+const START_UP_CHECK: &str = "`dataset.engine`: the start-up check failed";
+
+/// A failure of a start-up session, after `context`: a fault to try again when the session
+/// ended, was cancelled from outside or lost its connection ([`is_engine_fault`]).
+fn start_error(context: &str, error: &postgres::Error) -> StartError {
+    let fault = error.is_closed() || error.code().is_some_and(|c| is_engine_fault(c.code()));
+    StartError::new(format!("{context}: {}", error_text(error))).fault_when(fault)
 }
 
 /// The server's own message when there is one, else the client's with its causes (a TLS
