@@ -85,7 +85,14 @@ const REGISTRY: &[(&str, Constructor)] = &[
     ("livesql_sound", || {
         Box::new(livesql::LiveSql(crate::engine::livesql::Profile::Sound))
     }),
-    ("evalbench", || Box::new(evalbench::EvalBench)),
+    ("evalbench", || {
+        Box::new(evalbench::EvalBench(
+            crate::engine::evalbench::Sides::Shared,
+        ))
+    }),
+    ("evalbench_sound", || {
+        Box::new(evalbench::EvalBench(crate::engine::evalbench::Sides::Apart))
+    }),
     ("bird_critic", || {
         Box::new(livesql::LiveSql(
             crate::engine::livesql::Profile::BirdCritic,

@@ -7,7 +7,7 @@
 use crate::common::{self, arg, databases_from_scripts};
 use rayon::prelude::*;
 use serde_json::{json, Value};
-use sqlgate::engine::evalbench::{judge, schema, Verdict};
+use sqlgate::engine::evalbench::{judge, schema, Sides, Verdict};
 use sqlgate::engine::livesql::Budget;
 use sqlgate::input::evalbench::{parse_items, EvalItem};
 use sqlgate::input::livesql::read_predictions;
@@ -73,6 +73,7 @@ fn every_item_is_judged_as_evalbench_judged_it() {
                 prediction,
                 &templates[&item.db_id],
                 &Budget::default(),
+                Sides::Shared,
             )
             .unwrap()
         })
@@ -106,6 +107,47 @@ fn every_item_is_judged_as_evalbench_judged_it() {
     assert_eq!(before, after, "a template changed");
 }
 
+/// `evalbench_sound` (each side on its own copy) on the corpus: it departs from EvalBench's
+/// order only on the items whose prediction leaves something its gold then reads, each named
+/// here with what it leaves.
+#[test]
+fn the_sound_profile_departs_only_where_the_prediction_reaches_its_gold() {
+    let items = items();
+    let predictions = read_predictions(&corpus_dir().join("predictions.jsonl")).unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let templates = templates(folder.path());
+    let judged = |item: &EvalItem, sides| {
+        let prediction = &predictions[&item.instance_id];
+        let template = &templates[&item.db_id];
+        judge(item, prediction, template, &Budget::default(), sides).unwrap()
+    };
+    let departures: Vec<(String, Verdict, Verdict)> = items
+        .par_iter()
+        .map(|item| {
+            let official = judged(item, Sides::Shared);
+            let sound = judged(item, Sides::Apart);
+            (item.instance_id.clone(), official, sound)
+        })
+        .filter(|(_, official, sound)| official != sound)
+        .collect();
+    assert_eq!(departures.len(), LEFT_FOR_THE_GOLD.len(), "{departures:#?}");
+    for ((id, official, sound), (expected_id, left)) in departures.iter().zip(LEFT_FOR_THE_GOLD) {
+        assert_eq!(id, expected_id, "{departures:#?}");
+        assert!(
+            matches!(official, Verdict::GoldError(e) if e.contains(left)),
+            "item {id}: {official:?}"
+        );
+        assert_eq!(*sound, Verdict::Pass, "item {id}");
+    }
+}
+
+/// The corpus's items whose right prediction leaves an object its gold then makes again, so the
+/// gold fails under EvalBench's order (the prediction counted wrong) and passes on its own copy.
+const LEFT_FOR_THE_GOLD: [(&str, &str); 2] = [
+    ("65", "table archive already exists"),
+    ("88", "view paid_orders already exists"),
+];
+
 #[test]
 fn declared_types_reflect_to_the_recorded_sqlalchemy_texts() {
     let lines = common::read_jsonl(&corpus_dir().join("sqlalchemy_types.jsonl"));
@@ -130,7 +172,7 @@ fn declared_types_reflect_to_the_recorded_sqlalchemy_texts() {
 
 /// The corpus as a sqlgate project in a temporary folder: its config, items, databases and
 /// predictions (`change` edits the predictions by `id` first).
-fn project(change: &[(&str, Vec<&str>)]) -> tempfile::TempDir {
+pub(crate) fn project(change: &[(&str, Vec<&str>)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     templates(&dir.path().join("databases"));
     std::fs::copy(
@@ -145,19 +187,24 @@ fn project(change: &[(&str, Vec<&str>)]) -> tempfile::TempDir {
     }
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     std::fs::write(dir.path().join("model.jsonl"), text).unwrap();
-    let config = "dataset:\n  kind: evalbench\n  gold: items.json\n  databases: databases\n  difficulty: field:query_type\npredictions:\n  - { name: model, path: model.jsonl, format: livesql }\nmetrics: [evalbench]\nexecution: { timeout_ms: 5000, threads: 2 }\n";
+    let config = "dataset:\n  kind: evalbench\n  gold: items.json\n  databases: databases\n  difficulty: field:query_type\npredictions:\n  - { name: model, path: model.jsonl, format: livesql }\nmetrics: [evalbench_sound, evalbench]\nexecution: { timeout_ms: 5000, threads: 2 }\n";
     std::fs::write(dir.path().join("sqlgate.yml"), config).unwrap();
     dir
 }
 
 /// Each item's outcome under `evalbench`, by `id`.
-fn outcomes(lines: &[Value]) -> BTreeMap<String, String> {
+pub(crate) fn outcomes(lines: &[Value]) -> BTreeMap<String, String> {
+    outcomes_of(lines, "evalbench")
+}
+
+/// Each item's outcome under `metric`, by `id`.
+pub(crate) fn outcomes_of(lines: &[Value], metric: &str) -> BTreeMap<String, String> {
     let items = items();
     (items.iter().zip(lines))
         .map(|(item, line)| {
             (
                 item.instance_id.clone(),
-                line["outcome"]["evalbench"].as_str().unwrap().to_string(),
+                line["outcome"][metric].as_str().unwrap().to_string(),
             )
         })
         .collect()
@@ -235,25 +282,31 @@ fn hostile_predictions_are_contained() {
 fn configs_that_do_not_fit_the_kind_are_refused_naming_the_key() {
     use sqlgate::engine::registry::Engines;
     use sqlgate::input::config::Config;
-    let config = "dataset:\n  kind: evalbench\n  gold: items.json\n  databases: databases\n  difficulty: field:query_type\npredictions:\n  - { name: model, path: model.jsonl, format: livesql }\nmetrics: [evalbench]\n";
+    let config = "dataset:\n  kind: evalbench\n  gold: items.json\n  databases: databases\n  difficulty: field:query_type\npredictions:\n  - { name: model, path: model.jsonl, format: livesql }\nmetrics: [evalbench_sound, evalbench]\n";
     let spider = "dataset: { gold: g.sql, databases: d }\n";
-    let cases: [(String, &str); 6] = [
+    let not_gated = "`gate.metric`: `evalbench` runs the prediction before its gold on the same copy, so a prediction can choose the gold's answer";
+    let cases: [(String, &str); 8] = [
         (
             config.replace("field:query_type", "spider-hardness"),
             "set `dataset.difficulty: field:query_type`",
         ),
         (
-            config.replace("[evalbench]", "[evalbench, ex]"),
-            "`metrics`: `ex` is not available for `dataset.kind: evalbench` (only `evalbench`)",
+            config.replace("[evalbench_sound, evalbench]", "[evalbench_sound, ex]"),
+            "`metrics`: `ex` is not available for `dataset.kind: evalbench` (only `evalbench`, `evalbench_sound`)",
         ),
         (
             config.replace(", format: livesql", ""),
             "needs `format: livesql` with `dataset.kind: evalbench`",
         ),
         (
-            config.replace("[evalbench]", "[livesql]"),
+            config.replace("[evalbench_sound, evalbench]", "[livesql]"),
             "`metrics`: `livesql` needs `dataset.kind: livesql`",
         ),
+        (
+            config.replace("[evalbench_sound, evalbench]", "[evalbench]"),
+            not_gated,
+        ),
+        (format!("{config}gate: {{ metric: evalbench }}\n"), not_gated),
         (
             config.replace(
                 "databases: databases\n",

@@ -112,7 +112,7 @@ fn evalbench_project() -> tempfile::TempDir {
         dir.path().join("model.jsonl"),
     )
     .unwrap();
-    let config = "dataset:\n  kind: evalbench\n  gold: items.json\n  databases: databases\n  difficulty: field:query_type\npredictions:\n  - { name: model, path: model.jsonl, format: livesql }\nmetrics: [evalbench]\nexecution: { timeout_ms: 5000, threads: 2 }\n";
+    let config = "dataset:\n  kind: evalbench\n  gold: items.json\n  databases: databases\n  difficulty: field:query_type\npredictions:\n  - { name: model, path: model.jsonl, format: livesql }\nmetrics: [evalbench_sound, evalbench]\nexecution: { timeout_ms: 5000, threads: 2 }\n";
     std::fs::write(dir.path().join("sqlgate.yml"), config).unwrap();
     dir
 }
@@ -121,8 +121,9 @@ fn evalbench_project() -> tempfile::TempDir {
 fn an_evalbench_gold_that_fails_against_itself_is_flagged() {
     // EvalBench runs the prediction, then the gold, on one database: a gold whose first run
     // leaves an object behind (a `dml` gold's CREATE before its first INSERT / UPDATE / DELETE
-    // is committed at once; a view survives a `ddl` item's reset) fails when it runs again as
-    // the gold, and nothing else does.
+    // is committed at once; a view survives a `ddl` item's reset) fails `evalbench` when it
+    // runs again as the gold, and nothing else does (`evalbench_sound`, each side on its own
+    // copy, passes every gold).
     let project = evalbench_project();
     let findings = audit(project.path());
     let items: Vec<Value> =

@@ -3,8 +3,11 @@
 //! (`livesql::copy`) through the guarded read-write session (`livesql::session`: no ATTACH, no
 //! file outside the copy, a deadline and step budget over the whole item).
 //!
-//! As EvalBench (at the commit its recorded verdicts name) runs an item: the prediction first,
-//! then the gold, on the same database.
+//! As EvalBench (at the commit its recorded verdicts name) runs an item ([`Sides::Shared`]): the
+//! prediction first, then the gold, on the same database and connection. What the prediction
+//! leaves there (a `COMMIT`, a temporary view named as the gold's table, a temporary trigger on
+//! it) reaches the gold, so the prediction can choose the gold's answer (red team round 25): the
+//! gate judges with [`Sides::Apart`] instead, each side on its own fresh copy.
 //! - `dql`: the first statement only, in a transaction rolled back; rows compared.
 //! - `dml`: every statement then the `eval_query`, in one transaction rolled back (`run`); the
 //!   `eval_query` rows compared when the gold's are not empty, else the statements' rows.
@@ -45,19 +48,32 @@ pub enum Verdict {
     Empty,
 }
 
+/// Where the two sides of an item run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sides {
+    /// EvalBench's order: the prediction, then the gold, on one copy and one connection (the
+    /// `evalbench` metric, verdict for verdict).
+    Shared,
+    /// Each side on a fresh copy and connection of its own, so nothing the prediction does
+    /// reaches the gold (the `evalbench_sound` metric, which the gate can trust).
+    Apart,
+}
+
 /// What one side left to compare.
 struct Side {
     ran: Ran,
     schema: Schema,
 }
 
-/// Judges `item` with `prediction` (statements, each split again at its `;`) on a fresh copy of
-/// `template`. An `Err` is a fault of the harness (no copy, no session), never a verdict.
+/// Judges `item` with `prediction` (statements, each split again at its `;`) on fresh copies of
+/// `template`, one for both sides or one each (`sides`). An `Err` is a fault of the harness (no
+/// copy, no session), never a verdict.
 pub fn judge(
     item: &EvalItem,
     prediction: &[String],
     template: &Path,
     budget: &Budget,
+    sides: Sides,
 ) -> Result<Verdict, String> {
     let predicted: Vec<String> = prediction.iter().flat_map(|s| statements(s)).collect();
     if predicted.is_empty() {
@@ -69,17 +85,53 @@ pub fn judge(
         .as_deref()
         .map(statements)
         .unwrap_or_default();
-    let copy = ItemCopy::make(template)?;
-    let session = Session::open(copy.path(), budget, Profile::Official)
-        .map_err(|e| format!("opening an item's copy: {e}"))?;
-    let setup = setup_statements(session.connection())
-        .map_err(|e| format!("reading the setup of {}: {e}", template.display()))?;
-    let side =
-        |statements: &[String]| run_side(&session, item.query_type, statements, &eval, &setup);
-    let outcome = side(&predicted).and_then(|pred| Ok((pred, side(&gold)?)));
+    let mut shared = None;
+    if sides == Sides::Shared {
+        shared = Some(OpenCopy::make(template, budget)?);
+    }
+    let side = |statements: &[String]| -> Result<Result<Side, Stopped>, String> {
+        let own;
+        let copy = match &shared {
+            Some(copy) => copy,
+            None => {
+                own = OpenCopy::make(template, budget)?;
+                &own
+            }
+        };
+        Ok(run_side(copy, item.query_type, statements, &eval))
+    };
+    let outcome = match side(&predicted)? {
+        Ok(pred) => side(&gold)?.map(|gold| (pred, gold)),
+        Err(stopped) => Err(stopped),
+    };
     match outcome {
         Ok((pred, gold)) => Ok(compare(&pred, &gold)),
         Err(Stopped(why)) => Ok(Verdict::Stopped(why)),
+    }
+}
+
+/// A fresh copy of an item's database, open in the guarded session, with the setup statements
+/// read from it before anything ran.
+struct OpenCopy {
+    session: Session,
+    setup: Vec<String>,
+    /// Kept so the copy outlives the session that reads it.
+    _copy: ItemCopy,
+}
+
+impl OpenCopy {
+    /// Copies `template` and opens the copy under the item's `budget`.
+    fn make(template: &Path, budget: &Budget) -> Result<OpenCopy, String> {
+        let copy = ItemCopy::make(template)?;
+        let session = Session::open(copy.path(), budget, Profile::Official)
+            .map_err(|e| format!("opening an item's copy: {e}"))?;
+        let setup = setup_statements(session.connection())
+            .map_err(|e| format!("reading the setup of {}: {e}", template.display()))?;
+        Ok(OpenCopy {
+            session,
+            setup,
+            _copy: copy,
+        })
     }
 }
 
@@ -110,12 +162,12 @@ fn complete(sql: &str) -> bool {
 
 /// One side as `SQLExecWork._evaluate_execution_results` runs it.
 fn run_side(
-    session: &Session,
+    copy: &OpenCopy,
     query_type: QueryType,
     statements: &[String],
     eval: &[String],
-    setup: &[String],
 ) -> Result<Side, Stopped> {
+    let (session, setup) = (&copy.session, &copy.setup);
     let mut schema = Schema::new();
     let ran = match query_type {
         QueryType::Dql => execute(session, &statements[..statements.len().min(1)], &[], true)?,

@@ -1,6 +1,8 @@
 //! Google's EvalBench (`dataset.kind: evalbench`) on SQLite: a JSON list of items tagged `dql`,
-//! `dml` or `ddl` (`input::evalbench`), judged by the `evalbench` metric as EvalBench's
-//! `exact_match` scores them, each item on a private copy of its database.
+//! `dml` or `ddl` (`input::evalbench`), judged as EvalBench's `exact_match` scores them on
+//! private copies of the item's database: `evalbench` in EvalBench's order (the prediction, then
+//! the gold, on one copy), `evalbench_sound` with each side on its own copy. Only the sound one
+//! may be gated on: under EvalBench's order what the prediction leaves decides the gold's answer.
 
 use super::{statements, Kind};
 use crate::input::config::{Config, DatasetConfig, Spider2Version};
@@ -10,7 +12,13 @@ use crate::util::error::InputError;
 use std::sync::Arc;
 
 /// The metrics that judge EvalBench items.
-const METRICS: [&str; 1] = ["evalbench"];
+const METRICS: [&str; 2] = ["evalbench", "evalbench_sound"];
+
+/// Why the gate refuses `evalbench`.
+const NOT_GATED: &str = "`gate.metric`: `evalbench` runs the prediction before its gold on the \
+same copy, so a prediction can choose the gold's answer (a `COMMIT`, a temporary view or trigger \
+named after the gold's table); gate on `evalbench_sound`, which runs each side on its own copy \
+(list it first in `metrics`, or name it in `gate.metric`); `evalbench` stays a reported figure";
 
 /// The EvalBench kind.
 pub struct EvalBench;
@@ -37,9 +45,10 @@ impl Kind for EvalBench {
         true
     }
 
-    /// The `evalbench` metric only, difficulty from a field (`field:query_type`: a cell per
-    /// query type) or none, `format: livesql` predictions, no test suite, no gold audit settings
-    /// and none of `compare`'s knobs (EvalBench's exact match decides).
+    /// Its metrics only, the gate on `evalbench_sound`, difficulty from a field
+    /// (`field:query_type`: a cell per query type) or none, `format: livesql` predictions, no
+    /// test suite, no gold audit settings and none of `compare`'s knobs (EvalBench's exact match
+    /// decides).
     fn check(&self, config: &Config) -> Result<(), String> {
         let rules = statements::Rules {
             name: "evalbench",
@@ -49,7 +58,11 @@ impl Kind for EvalBench {
             audit: "its golds run on a copy as EvalBench runs them, which the gold audit judges as predictions (`gold-self-check`), not by the read-only checks these keys feed",
             decides: "EvalBench's exact match decides",
         };
-        statements::check(config, &rules)
+        statements::check(config, &rules)?;
+        match config.gate_metric() {
+            "evalbench" => Err(NOT_GATED.into()),
+            _ => Ok(()),
+        }
     }
 
     /// Its metric needs its items.
