@@ -1,0 +1,301 @@
+//! Red team round 25 (issue 44): what a pull request supplies that decides a verdict, reads
+//! outside the workspace, hangs or exhausts memory. Every test asserts the SECURE outcome, so a
+//! failing test is a win for the attacker, and each runs its control (the same set-up without
+//! the lever, which must show the documented containment). The threat model is SECURITY.md's
+//! "What the workflow must do": the pull request controls its tree and its predictions, not
+//! programs in the gate's job. This round aims at the read-only engines (DuckDB, Spider 2.0-DBT's
+//! answer files), which no round attacked recently.
+
+/// DuckDB as `dataset.engine.kind: duckdb` runs it (read-only engine, class "hangs"): the
+/// `shop` fixture of `tests/it/duckdb.rs` loaded into a `.duckdb` file, predictions run through
+/// the engine's executor under a 1 s `timeout_ms`. SECURITY.md ("Untrusted SQL on DuckDB",
+/// *Time*) says a query ends within the watchdog's poll plus one operator step of its deadline.
+/// The lever: one scalar call whose single step is quadratic (`levenshtein` of two long
+/// strings the query builds with `repeat`), so the one operator step is as long as the
+/// prediction wants (1 MiB of SQL, strings of any length).
+mod duckdb_one_long_call {
+    use sqlgate::engine::duckdb::DuckdbEngine;
+    use sqlgate::engine::exec::{ExecError, Executor, Limits};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    const TIMEOUT: Duration = Duration::from_millis(1000);
+    /// `tests/it/duckdb.rs`'s margin (the watchdog's poll, a loaded machine).
+    const MARGIN: Duration = Duration::from_millis(1500);
+
+    pub(crate) fn limits() -> Limits {
+        Limits {
+            timeout: TIMEOUT,
+            max_rows: 10_000,
+            max_bytes: 64 << 20,
+        }
+    }
+
+    /// `sql` on the loaded `shop` file: its result and how long it took.
+    fn timed(
+        sql: &str,
+    ) -> (
+        Result<Vec<sqlgate::engine::value::Row>, ExecError>,
+        Duration,
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let file = crate::duckdb::loaded_shop(dir.path());
+        let executor = Executor::on(Arc::new(DuckdbEngine::new()), limits());
+        let started = Instant::now();
+        let result = executor.run(&file, sql);
+        (result, started.elapsed())
+    }
+
+    /// Control: a runaway made of many cheap steps (the documented case) ends at the deadline.
+    #[test]
+    fn control_many_cheap_steps_end_at_the_deadline() {
+        let (result, took) = timed("SELECT count(*) FROM range(1000000000000)");
+        assert!(
+            matches!(result, Err(ExecError::Timeout(1000))),
+            "{result:?}"
+        );
+        assert!(took < TIMEOUT + MARGIN, "took {took:?}");
+    }
+
+    /// One `levenshtein` call on two strings of 60,000 characters (3.6 * 10^9 cells in one
+    /// step, about 6 s here; 10^6 characters would take hours).
+    #[test]
+    fn one_quadratic_scalar_call_ends_at_the_deadline() {
+        let (result, took) =
+            timed("SELECT levenshtein(repeat('a', 60000), repeat('b', 60000)) AS d");
+        eprintln!("levenshtein: {result:?} after {took:?}");
+        assert!(
+            took < TIMEOUT + MARGIN,
+            "one scalar call ran {took:?} past a {TIMEOUT:?} deadline: {result:?}"
+        );
+    }
+
+    /// One `list_sort` of a list of 3 * 10^7 numbers `range` builds in one call.
+    #[test]
+    fn one_list_sort_ends_at_the_deadline() {
+        let (result, took) = timed("SELECT len(list_sort(range(30000000))) AS n");
+        eprintln!("list_sort: {result:?} after {took:?}");
+        assert!(
+            took < TIMEOUT + MARGIN,
+            "one scalar call ran {took:?} past a {TIMEOUT:?} deadline: {result:?}"
+        );
+    }
+}
+
+/// DuckDB as `dataset.engine.kind: duckdb` runs it (read-only engine, class "exhausts memory"):
+/// SECURITY.md ("Untrusted SQL on DuckDB", *Memory*) says DuckDB's own memory, outside Rust's
+/// allocator, is bounded by each open database's `memory_limit` (half the run's budget over four
+/// databases: 128 MiB with the default 1 GiB), a query beyond it failing as `result too large`.
+/// The lever: values built by one scalar call (`range(n)` as a list, `repeat` of a long string)
+/// are allocated outside DuckDB's buffer manager, so the limit never sees them; the query
+/// returns one small number, so the row and byte caps never see them either. (Measured while
+/// preparing this round: `len(range(200000000))` under a 60 s timeout reached a peak resident
+/// size of 19 GB before the deadline stopped it.)
+mod duckdb_memory_outside_its_limit {
+    use sqlgate::engine::duckdb::DuckdbEngine;
+    use sqlgate::engine::exec::{ExecError, Executor, Limits};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// `sql` on the loaded `shop` file under a generous deadline (so that memory, not the clock,
+    /// stops it, as in `duckdb::huge_results_stop_at_the_caps_and_duckdbs_memory_limit`), and
+    /// the process's peak resident size after it.
+    fn patient(sql: &str) -> (Result<Vec<sqlgate::engine::value::Row>, ExecError>, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let file = crate::duckdb::loaded_shop(dir.path());
+        let executor = Executor::on(
+            Arc::new(DuckdbEngine::new()),
+            Limits {
+                timeout: Duration::from_secs(60),
+                ..super::duckdb_one_long_call::limits()
+            },
+        );
+        let result = executor.run(&file, sql);
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let peak = (status.lines())
+            .find(|line| line.starts_with("VmHWM"))
+            .unwrap_or_default()
+            .to_string();
+        (result, peak)
+    }
+
+    fn is_memory_limit(result: &Result<Vec<sqlgate::engine::value::Row>, ExecError>) -> bool {
+        matches!(result, Err(ExecError::TooLarge(m)) if m.contains("memory limit"))
+    }
+
+    /// Control: the same 2 * 10^7 numbers gathered by the `list` aggregate stop at the limit.
+    #[test]
+    fn control_an_aggregated_list_stops_at_the_memory_limit() {
+        let (result, peak) = patient("SELECT length(list(i)) FROM range(20000000) r(i)");
+        eprintln!("list aggregate: {result:?}; {peak}");
+        assert!(is_memory_limit(&result), "{result:?}");
+    }
+
+    /// `range(20000000)` as one list value (160 MB of numbers, more than the 128 MiB limit).
+    #[test]
+    fn a_list_built_by_one_call_stops_at_the_memory_limit() {
+        let (result, peak) = patient("SELECT len(range(20000000)) AS n");
+        eprintln!("range list: {result:?}; {peak}");
+        assert!(
+            is_memory_limit(&result),
+            "a 160 MB list passed DuckDB's 128 MiB memory limit: {result:?}; {peak}"
+        );
+    }
+
+    /// One string of 300 MB (`repeat` of a 100 MB string), more than twice the limit.
+    #[test]
+    fn a_string_built_by_one_call_stops_at_the_memory_limit() {
+        let (result, peak) = patient("SELECT length(repeat(repeat('x', 100000000), 3)) AS n");
+        eprintln!("repeat: {result:?}; {peak}");
+        assert!(
+            is_memory_limit(&result),
+            "a 300 MB string passed DuckDB's 128 MiB memory limit: {result:?}; {peak}"
+        );
+    }
+}
+
+/// Spider 2.0-DBT's answer files (`dataset.kind: spider2-dbt`, read-only engine, class
+/// "hangs"): the pull request's answer `.duckdb` chooses every view in it, and under the
+/// official profile a view's query runs (SECURITY.md, "Hostile `.duckdb` answers") "inside those
+/// locks", the deadline among them (`spider2_dbt::a_huge_or_runaway_predicted_table_stops_at_
+/// the_caps_and_the_deadline` uses a 300 ms deadline). The lever: the answer's table `t` is a
+/// view whose one row holds a single quadratic call (round 25's `duckdb_one_long_call`).
+mod spider2_dbt_answer_view_one_long_call {
+    use sqlgate::engine::duckdb::tables::write_script;
+    use sqlgate::engine::exec::{ExecError, Limits};
+    use sqlgate::engine::spider2_dbt::{judge_files, Tables, Verdict};
+    use std::path::Path;
+    use std::time::{Duration, Instant};
+
+    const GOLD: &str =
+        "CREATE TABLE t (a INTEGER, b INTEGER); INSERT INTO t VALUES (1, 2), (3, 4);";
+    const DEADLINE: Duration = Duration::from_millis(300);
+    const MARGIN: Duration = Duration::from_millis(1500);
+
+    /// The official judge of an answer built from `answer` against the gold file: the verdict
+    /// and how long it took.
+    fn judged(dir: &Path, answer: &str) -> (Verdict, Duration) {
+        let (gold, pred) = (
+            dir.join("gold/i1/db.duckdb"),
+            dir.join("results/i1/out.duckdb"),
+        );
+        std::fs::create_dir_all(gold.parent().unwrap()).unwrap();
+        std::fs::create_dir_all(pred.parent().unwrap()).unwrap();
+        write_script(&gold, GOLD).unwrap();
+        write_script(&pred, answer).unwrap();
+        let names = ["t".to_string()];
+        let tables = Tables {
+            names: &names,
+            conditions: &[vec![]],
+            ignore_orders: &[true],
+        };
+        let limits = Limits {
+            timeout: DEADLINE,
+            max_rows: 1_000,
+            max_bytes: 64 << 20,
+        };
+        let started = Instant::now();
+        let verdict = judge_files(&gold, &pred, tables, &limits, false);
+        (verdict, started.elapsed())
+    }
+
+    /// Control: a view of many cheap steps (a 10^10-row cross join) stops at the deadline.
+    #[test]
+    fn control_a_runaway_view_stops_at_the_deadline() {
+        let dir = tempfile::tempdir().unwrap();
+        let (verdict, took) = judged(
+            dir.path(),
+            "CREATE TABLE n AS SELECT range AS x FROM range(100000); CREATE VIEW t AS SELECT \
+             count(*) AS a, 1 AS b FROM n n1, n n2;",
+        );
+        assert!(
+            matches!(verdict, Verdict::PredFailure(ExecError::Timeout(_))),
+            "{verdict:?}"
+        );
+        assert!(took < DEADLINE + MARGIN, "took {took:?}");
+    }
+
+    /// The answer's `t` a view of one `levenshtein` call on two 60,000-character strings.
+    #[test]
+    fn a_view_of_one_quadratic_call_stops_at_the_deadline() {
+        let dir = tempfile::tempdir().unwrap();
+        let (verdict, took) = judged(
+            dir.path(),
+            "CREATE VIEW t AS SELECT levenshtein(repeat('a', 60000), repeat('b', 60000)) AS a, \
+             1 AS b;",
+        );
+        eprintln!("{verdict:?} after {took:?}");
+        assert!(
+            took < DEADLINE + MARGIN,
+            "one answer view ran {took:?} past a {DEADLINE:?} deadline: {verdict:?}"
+        );
+    }
+}
+
+/// DuckDB's other log files beside a database (class 1: files beside what the base config
+/// names). DuckDB 1.5 knows `FILE.wal.checkpoint` and `FILE.wal.recovery` besides `FILE.wal`;
+/// `engine::duckdb::refuse_log` (and the dataset's load check) looks for `FILE.wal` only. The
+/// lever: a pull request adds the log of an extra row under one of the other names beside a
+/// database; the engine opens the file itself (no private copy here, as `sqlgate spider2-dbt`'s
+/// gold and answer files are opened). Contained if DuckDB does not replay it.
+mod duckdb_renamed_logs_beside_a_database {
+    use sqlgate::engine::duckdb::tables::write_script;
+    use sqlgate::engine::duckdb::DuckdbEngine;
+    use sqlgate::engine::exec::{ExecError, Executor, Limits};
+    use std::path::{Path, PathBuf};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// A database of one checkpointed row whose second row is only in `FILE.wal`, that log then
+    /// renamed to `FILE.<suffix>`; returns the database.
+    fn with_log(dir: &Path, suffix: &str) -> PathBuf {
+        let db = dir.join("g.duckdb");
+        write_script(
+            &db,
+            "CREATE TABLE t (a INTEGER, b INTEGER); INSERT INTO t VALUES (1, 2); CHECKPOINT; \
+             PRAGMA disable_checkpoint_on_shutdown; INSERT INTO t VALUES (3, 4);",
+        )
+        .unwrap();
+        let log = dir.join("g.duckdb.wal");
+        assert!(log.is_file(), "the fixture left no log");
+        if suffix != "wal" {
+            std::fs::rename(&log, dir.join(format!("g.duckdb.{suffix}"))).unwrap();
+        }
+        db
+    }
+
+    fn count(db: &Path) -> Result<Vec<sqlgate::engine::value::Row>, ExecError> {
+        let executor = Executor::on(
+            Arc::new(DuckdbEngine::new()),
+            Limits {
+                timeout: Duration::from_secs(10),
+                max_rows: 100,
+                max_bytes: 1 << 20,
+            },
+        );
+        executor.run(db, "SELECT count(*) FROM t")
+    }
+
+    /// Control: `FILE.wal` is refused before the file is opened.
+    #[test]
+    fn control_the_write_ahead_log_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = with_log(dir.path(), "wal");
+        assert!(matches!(count(&db), Err(ExecError::Open(_))));
+    }
+
+    /// `FILE.wal.checkpoint` and `FILE.wal.recovery`: the file's own single row is what is read.
+    #[test]
+    fn a_log_under_another_name_is_not_replayed() {
+        for suffix in ["wal.checkpoint", "wal.recovery"] {
+            let dir = tempfile::tempdir().unwrap();
+            let db = with_log(dir.path(), suffix);
+            let rows = count(&db);
+            assert_eq!(
+                format!("{rows:?}"),
+                "Ok([[Int(1)]])",
+                "{suffix}: the log beside the file was replayed"
+            );
+        }
+    }
+}
