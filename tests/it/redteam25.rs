@@ -299,3 +299,79 @@ mod duckdb_renamed_logs_beside_a_database {
         }
     }
 }
+
+/// The same lever through the binary (read-only engine, class "exhausts memory"): `sqlgate eval`
+/// on the `shop` fixture with `dataset.engine.kind: duckdb` and `execution.max_memory: 256 MiB`,
+/// which CONFIG.md calls the budget of "the whole run" and from which DuckDB's own limit is
+/// derived (32 MiB a database here). The pull request's one prediction builds one list of 4 *
+/// 10^7 numbers; the process's peak resident size is read by `/usr/bin/time`.
+mod duckdb_run_budget_through_the_binary {
+    use crate::common;
+    use std::path::Path;
+    use std::process::Command;
+
+    /// `sqlgate eval` of `prediction` on a loaded `shop`: the item's outcome and the peak resident
+    /// size of the process in KiB.
+    fn peak_of(dir: &Path, prediction: &str) -> (String, u64) {
+        crate::duckdb::loaded_shop(dir);
+        let config = common::config::write(
+            dir.join("sqlgate.yml"),
+            "dataset: { kind: spider, gold: gold.sql, databases: ddb, difficulty: none, engine: \
+             { kind: duckdb } }\npredictions: [{ name: m, path: pred.txt }]\nmetrics: [ex]\n\
+             execution: { timeout_ms: 20000, threads: 1, max_memory: 268435456 }\n",
+        );
+        std::fs::write(dir.join("pred.txt"), format!("{prediction}\n")).unwrap();
+        let jsonl = dir.join("items.jsonl");
+        let inner = common::eval_command(&config, &["--jsonl", common::arg(&jsonl)]);
+        let mut command = Command::new("/usr/bin/time");
+        command.args(["-f", "peak-kib %M"]).arg(inner.get_program());
+        command.args(inner.get_args());
+        for (name, value) in inner.get_envs() {
+            match value {
+                Some(value) => command.env(name, value),
+                None => command.env_remove(name),
+            };
+        }
+        let output = command.output().unwrap();
+        let said = common::text(&output);
+        let peak = (said.lines())
+            .filter_map(|line| line.strip_prefix("peak-kib "))
+            .last()
+            .and_then(|kib| kib.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no peak: {said}"));
+        let items = common::read_jsonl(&jsonl);
+        let outcome = items[0]["outcome"]["ex"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let error = items[0]["error"]["ex"].as_str().unwrap_or_default();
+        eprintln!("{prediction}: {outcome} {error:.80}; peak {peak} KiB");
+        (outcome, peak)
+    }
+
+    /// At most twice the run's budget (the binary, DuckDB's limit and the run's rows together).
+    const BOUND_KIB: u64 = 2 * 262_144;
+
+    /// Control: the numbers gathered by the `list` aggregate stop at DuckDB's limit.
+    #[test]
+    fn control_an_aggregated_list_stays_within_the_runs_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        let (outcome, peak) = peak_of(
+            dir.path(),
+            "SELECT length(list(i)) FROM range(40000000) r(i)",
+        );
+        assert_eq!(outcome, "pred_error");
+        assert!(peak < BOUND_KIB, "peak {peak} KiB");
+    }
+
+    /// One list value built by `range(40000000)`.
+    #[test]
+    fn a_list_built_by_one_call_stays_within_the_runs_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        let (outcome, peak) = peak_of(dir.path(), "SELECT len(range(40000000))");
+        assert!(
+            peak < BOUND_KIB,
+            "a run with `execution.max_memory: 256 MiB` peaked at {peak} KiB ({outcome})"
+        );
+    }
+}
