@@ -130,7 +130,7 @@ fn declared_types_reflect_to_the_recorded_sqlalchemy_texts() {
 
 /// The corpus as a sqlgate project in a temporary folder: its config, items, databases and
 /// predictions (`change` edits the predictions by `id` first).
-fn project(change: &[(&str, Vec<&str>)]) -> tempfile::TempDir {
+pub(crate) fn project(change: &[(&str, Vec<&str>)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     templates(&dir.path().join("databases"));
     std::fs::copy(
@@ -151,7 +151,7 @@ fn project(change: &[(&str, Vec<&str>)]) -> tempfile::TempDir {
 }
 
 /// Each item's outcome under `evalbench`, by `id`.
-fn outcomes(lines: &[Value]) -> BTreeMap<String, String> {
+pub(crate) fn outcomes(lines: &[Value]) -> BTreeMap<String, String> {
     let items = items();
     (items.iter().zip(lines))
         .map(|(item, line)| {

@@ -375,3 +375,49 @@ mod duckdb_run_budget_through_the_binary {
         );
     }
 }
+
+/// EvalBench (`dataset.kind: evalbench`, SQLite; the read-only engines' neighbour this round
+/// aims at): the prediction runs first, then the gold, on the same copy of the item's database
+/// (SECURITY.md: "a prediction's COMMIT or leftover table reaches that item's gold and nothing
+/// else", `evalbench::hostile_predictions_are_contained`). The lever: that item's gold is the
+/// one that matters. A wrong DML prediction that ends with `COMMIT` leaves its rows for the gold,
+/// and a gold that is idempotent on them (a `DELETE ... WHERE`, an `UPDATE ... WHERE` whose rows
+/// the prediction already moved past) then returns the prediction's `eval_query` rows: the wrong
+/// prediction passes. The corpus of `tests/it/evalbench.rs` through `sqlgate eval`.
+mod evalbench_commit_before_the_gold {
+    use crate::evalbench::{outcomes, project};
+
+    /// Each item's outcome with `change` applied to the corpus's predictions.
+    fn judged(change: &[(&str, Vec<&str>)]) -> std::collections::BTreeMap<String, String> {
+        let dir = project(change);
+        outcomes(&crate::common::eval_items(
+            &dir.path().join("sqlgate.yml"),
+            &["--comment", "never"],
+        ))
+    }
+
+    /// Item 33: gold `DELETE FROM orders WHERE status = 'cancelled'`, compared on `SELECT *
+    /// FROM orders`; item 30: gold `UPDATE products SET stock = stock + 10 WHERE stock < 5`,
+    /// compared on every product's stock. The wrong predictions delete every order and set
+    /// every stock to 20.
+    #[test]
+    fn a_wrong_dml_prediction_that_commits_does_not_pass() {
+        let wrong_33 = "DELETE FROM orders";
+        let wrong_30 = "UPDATE products SET stock = 20";
+        let control = judged(&[("33", vec![wrong_33]), ("30", vec![wrong_30])]);
+        assert_eq!(
+            (control["33"].as_str(), control["30"].as_str()),
+            ("mismatch", "mismatch"),
+            "control"
+        );
+        let judged = judged(&[
+            ("33", vec![wrong_33, "COMMIT"]),
+            ("30", vec![wrong_30, "COMMIT"]),
+        ]);
+        assert_eq!(
+            (judged["33"].as_str(), judged["30"].as_str()),
+            ("mismatch", "mismatch"),
+            "a wrong prediction ending in COMMIT passed"
+        );
+    }
+}
