@@ -421,3 +421,47 @@ mod evalbench_commit_before_the_gold {
         );
     }
 }
+
+/// EvalBench again (class: a prediction that decides its gold), on `dql` items, which run only
+/// the prediction's first statement in a transaction rolled back. Python's legacy transaction
+/// mode (reproduced by `engine::evalbench::run`) opens a transaction only before INSERT,
+/// UPDATE, DELETE or REPLACE, so a first statement that is DDL is committed at once and survives
+/// the rollback. The lever: that statement is `CREATE TEMP VIEW <the gold's table> AS SELECT *
+/// FROM main.<table> WHERE 0`: it returns no rows, and the gold, which runs next on the same
+/// connection, reads the unqualified name from the `temp` schema first, so it returns no rows
+/// either. Any `dql` item whose gold reads a table passes this way.
+mod evalbench_temp_view_shadowing_the_gold {
+    use crate::evalbench::{outcomes, project};
+
+    /// The outcomes of `items` with their predictions replaced by `statement` (built from the
+    /// table name).
+    fn judged(items: &[(&str, &str)], statement: impl Fn(&str) -> String) -> Vec<String> {
+        let owned: Vec<(&str, String)> = (items.iter())
+            .map(|(id, table)| (*id, statement(table)))
+            .collect();
+        let change: Vec<(&str, Vec<&str>)> = (owned.iter())
+            .map(|(id, sql)| (*id, vec![sql.as_str()]))
+            .collect();
+        let dir = project(&change);
+        let all = outcomes(&crate::common::eval_items(
+            &dir.path().join("sqlgate.yml"),
+            &["--comment", "never"],
+        ));
+        items.iter().map(|(id, _)| all[*id].clone()).collect()
+    }
+
+    /// Items 1, 7 and 13 (one per database): golds read `customers`, `students`, `books`.
+    #[test]
+    fn a_temporary_view_named_as_the_golds_table_does_not_pass() {
+        let items = [("1", "customers"), ("7", "students"), ("13", "books")];
+        let control = judged(&items, |table| format!("SELECT * FROM {table} WHERE 0"));
+        assert_eq!(control, ["mismatch"; 3], "control");
+        let lever = judged(&items, |table| {
+            format!("CREATE TEMP VIEW {table} AS SELECT * FROM main.{table} WHERE 0")
+        });
+        assert_eq!(
+            lever, ["mismatch"; 3],
+            "items 1, 7, 13 with a temporary view shadowing the gold's table"
+        );
+    }
+}
