@@ -465,3 +465,65 @@ mod evalbench_temp_view_shadowing_the_gold {
         );
     }
 }
+
+/// Round 25's EvalBench temporary-view lever through the gate (`sqlgate eval` against a stored
+/// baseline, the corpus's own predictions recorded by `baseline update`): the pull request
+/// regresses nine `dql` items that match on the base (its model now answers each with a query
+/// that returns nothing), which must exit 1, and then answers them with the temporary view
+/// instead, which must not exit 0.
+mod evalbench_gate_temp_view {
+    use crate::common;
+    use crate::evalbench::project;
+
+    /// The nine `dql` items that match on the base, with the table each gold reads.
+    const ITEMS: [(&str, &str); 9] = [
+        ("1", "customers"),
+        ("2", "customers"),
+        ("5", "customers"),
+        ("7", "students"),
+        ("8", "students"),
+        ("11", "students"),
+        ("13", "books"),
+        ("14", "books"),
+        ("17", "books"),
+    ];
+
+    /// `sqlgate eval` of the base's baseline against predictions for ITEMS built by `statement`.
+    fn gate(statement: impl Fn(&str) -> String) -> (Option<i32>, String) {
+        let base = project(&[]);
+        let config = base.path().join("sqlgate.yml");
+        let text = std::fs::read_to_string(&config).unwrap();
+        std::fs::write(
+            &config,
+            format!("{text}baseline: {{ path: baseline.json }}\n"),
+        )
+        .unwrap();
+        let update = common::sqlgate(&["baseline", "update", "--config", common::arg(&config)]);
+        common::assert_exit(&update, 0);
+        let owned: Vec<(&str, String)> = ITEMS.iter().map(|(id, t)| (*id, statement(t))).collect();
+        let change: Vec<(&str, Vec<&str>)> = (owned.iter())
+            .map(|(id, sql)| (*id, vec![sql.as_str()]))
+            .collect();
+        let pull_request = project(&change);
+        std::fs::copy(
+            pull_request.path().join("model.jsonl"),
+            base.path().join("model.jsonl"),
+        )
+        .unwrap();
+        let output = common::eval(&config, &["--comment", "never"]);
+        (output.status.code(), common::text(&output))
+    }
+
+    #[test]
+    fn control_the_regression_fails_the_gate() {
+        let (code, said) = gate(|table| format!("SELECT * FROM {table} WHERE 0"));
+        assert_eq!(code, Some(1), "{said}");
+    }
+
+    #[test]
+    fn the_regression_with_temporary_views_does_not_pass_the_gate() {
+        let (code, said) =
+            gate(|table| format!("CREATE TEMP VIEW {table} AS SELECT * FROM main.{table} WHERE 0"));
+        assert_ne!(code, Some(0), "the regressing pull request passed: {said}");
+    }
+}
