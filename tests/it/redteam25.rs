@@ -335,8 +335,8 @@ mod duckdb_run_budget_through_the_binary {
         let output = command.output().unwrap();
         let said = common::text(&output);
         let peak = (said.lines())
-            .filter_map(|line| line.strip_prefix("peak-kib "))
-            .last()
+            .rev()
+            .find_map(|line| line.strip_prefix("peak-kib "))
             .and_then(|kib| kib.trim().parse().ok())
             .unwrap_or_else(|| panic!("no peak: {said}"));
         let items = common::read_jsonl(&jsonl);
