@@ -527,3 +527,40 @@ mod evalbench_gate_temp_view {
         assert_ne!(code, Some(0), "the regressing pull request passed: {said}");
     }
 }
+
+/// EvalBench once more (class: a prediction that decides its gold), without a `COMMIT`: a `dml`
+/// prediction whose first statement is `CREATE TEMP TRIGGER` (DDL, so Python's legacy mode
+/// commits it at once, before the transaction the rollback undoes). The trigger stays on the
+/// connection and fires on the gold's own DELETE, emptying the table the `eval_query` reads, as
+/// the prediction's wrong `DELETE FROM orders` did on its side. Refusing `COMMIT` alone would
+/// not close round 25's `evalbench_commit_before_the_gold`.
+mod evalbench_temp_trigger_on_the_golds_table {
+    use crate::evalbench::{outcomes, project};
+
+    fn judged(change: &[(&str, Vec<&str>)]) -> std::collections::BTreeMap<String, String> {
+        let dir = project(change);
+        outcomes(&crate::common::eval_items(
+            &dir.path().join("sqlgate.yml"),
+            &["--comment", "never"],
+        ))
+    }
+
+    /// Item 33: gold `DELETE FROM orders WHERE status = 'cancelled'`, compared on `SELECT *
+    /// FROM orders`; the wrong prediction deletes every order.
+    #[test]
+    fn a_temporary_trigger_firing_on_the_golds_delete_does_not_pass() {
+        let control = judged(&[("33", vec!["DELETE FROM orders"])]);
+        assert_eq!(control["33"], "mismatch", "control");
+        let judged = judged(&[(
+            "33",
+            vec![
+                "CREATE TEMP TRIGGER rt25 AFTER DELETE ON orders BEGIN DELETE FROM orders; END",
+                "DELETE FROM orders",
+            ],
+        )]);
+        assert_eq!(
+            judged["33"], "mismatch",
+            "a wrong prediction with a temporary trigger on the gold's table passed"
+        );
+    }
+}
