@@ -79,6 +79,7 @@ mod redteam21;
 mod redteam22;
 mod redteam23;
 mod redteam24;
+mod redteam25;
 mod redteam9;
 mod repair;
 mod report;
