@@ -80,6 +80,7 @@ mod redteam22;
 mod redteam23;
 mod redteam24;
 mod redteam25;
+mod redteam26;
 mod redteam9;
 mod repair;
 mod report;

@@ -1,0 +1,156 @@
+//! Red team round 26 (issue 44): `evalbench_sound` and the gate's refusal of `evalbench`
+//! (round 25's fix), the other state-changing kinds on SQLite, and classes 1, 2 and 4 again.
+//! Every test asserts the SECURE outcome and runs its control (the same regressing pull request
+//! without the lever, which must exit 1, or the same item without the lever, which must fail):
+//! a failing test is a win. Report: `/work/notes/redteam26.md`.
+
+/// Class 2 (the repair path) against round 25's fix: a gate on `evalbench` is refused when a
+/// config loads (`input::kinds::evalbench::check`), but a repair judges the pull request's own
+/// config under the gate its base's baseline recorded (`trust::lifecycle::proposed_over_base`
+/// replaces `config.gate` after the config was checked). The set-up is the upgrade every
+/// EvalBench user makes: `main` gated on `evalbench` (as any sqlgate before round 25's fix let a
+/// config do, and as its baseline recorded), which the new sqlgate refuses, so every pull
+/// request is a repair; the pull request's config gates on `evalbench_sound` as told. The
+/// baseline is made by this sqlgate with `gate.metric: evalbench_sound` and its recorded gate
+/// then written as an older sqlgate wrote it (`"metric": "evalbench"`; the records digest covers
+/// `systems` only, and the base's baseline is trusted input in any case). The lever: round 25's
+/// temporary views on nine `dql` items, which `evalbench` passes.
+mod evalbench_repair_under_the_recorded_gate {
+    use crate::common::{self, repo};
+    use crate::evalbench::project;
+    use crate::repair::judge_pr;
+
+    /// The nine `dql` items that match on the base, with the table each gold reads (round 25).
+    const ITEMS: [(&str, &str); 9] = [
+        ("1", "customers"),
+        ("2", "customers"),
+        ("5", "customers"),
+        ("7", "students"),
+        ("8", "students"),
+        ("11", "students"),
+        ("13", "books"),
+        ("14", "books"),
+        ("17", "books"),
+    ];
+
+    /// The pull request judged: predictions for ITEMS built by `statement`.
+    fn repaired(statement: impl Fn(&str) -> String) -> (Option<i32>, String) {
+        let dir = project(&[]);
+        let root = dir.path();
+        let config = root.join("sqlgate.yml");
+        let text = std::fs::read_to_string(&config).unwrap();
+        let sound = text.replace(
+            "metrics: [evalbench_sound, evalbench]\n",
+            "metrics: [evalbench, evalbench_sound]\ngate: { metric: evalbench_sound }\n",
+        ) + "baseline: { path: baseline.json }\n";
+        assert_ne!(sound, text);
+        std::fs::write(&config, &sound).unwrap();
+        repo::init_main(root, "evalbench");
+        repo::update_baseline(root);
+        // The baseline and config as the sqlgate before round 25's fix left them: gated on
+        // `evalbench` (the reference, first in `metrics`).
+        let baseline = root.join("baseline.json");
+        let stored = std::fs::read_to_string(&baseline).unwrap();
+        let recorded = ["\"metric\": \"evalbench_sound\"", "\"metric\":\"evalbench_sound\""]
+            .into_iter()
+            .find(|needle| stored.matches(needle).count() == 1)
+            .expect("the baseline records its gate's metric once");
+        let older = recorded.replace("evalbench_sound", "evalbench");
+        std::fs::write(&baseline, stored.replace(recorded, &older)).unwrap();
+        let old_config = sound.replace("gate: { metric: evalbench_sound }\n", "");
+        std::fs::write(&config, &old_config).unwrap();
+        repo::commit_all(root, "baseline (gated on evalbench, before the fix)");
+        let base = repo::head(root);
+        common::git(root, &["checkout", "-qb", "pr"]);
+        // The pull request: the config the new sqlgate asks for, and a regressing model.
+        std::fs::write(&config, &sound).unwrap();
+        let owned: Vec<(&str, String)> = ITEMS.iter().map(|(id, t)| (*id, statement(t))).collect();
+        let change: Vec<(&str, Vec<&str>)> = (owned.iter())
+            .map(|(id, sql)| (*id, vec![sql.as_str()]))
+            .collect();
+        let pull_request = project(&change);
+        std::fs::copy(
+            pull_request.path().join("model.jsonl"),
+            root.join("model.jsonl"),
+        )
+        .unwrap();
+        repo::commit_all(root, "gate on evalbench_sound; the new model");
+        judge_pr(root, &base)
+    }
+
+    #[test]
+    fn control_the_regression_fails_the_repair() {
+        let (code, out) = repaired(|table| format!("SELECT * FROM {table} WHERE 0"));
+        assert_eq!(code, Some(1), "{out}");
+    }
+
+    #[test]
+    fn a_repair_is_not_gated_on_evalbench() {
+        let (code, out) =
+            repaired(|table| format!("CREATE TEMP VIEW {table} AS SELECT * FROM main.{table} WHERE 0"));
+        assert_ne!(
+            code,
+            Some(0),
+            "the regressing pull request passed under the recorded `evalbench` gate: {out}"
+        );
+    }
+}
+
+/// `livesql_sound` on SQLite (the state-changing kinds: a prediction that decides what its gold
+/// reads). The sound profile compares a Query item without test cases with its gold run on a
+/// twin copy, but an item with test cases runs them "on a new connection to the prediction's
+/// copy" (`engine::livesql::sound::judge`), and `ex_base` (`helpers.py`) runs the gold there,
+/// after the prediction's committed writes. The set-up: `examples/livesql-mini` with `lsq_061`
+/// (`SELECT name, gpa FROM students ORDER BY gpa DESC, name`, order counts) given the test case
+/// LiveSQLBench's Query items carry (`assert ex_base(...) == 1`, as the corpus's `lsq_158`),
+/// gated on `livesql_sound` against a baseline made with it. The pull request regresses
+/// `lsq_061` to `SELECT name, gpa FROM students ORDER BY name` (wrong order); the lever puts
+/// `UPDATE students SET gpa = 0` first: on the changed copy the gold's order is the name's and
+/// every gpa the prediction's.
+mod livesql_sound_test_case_gold_on_the_changed_copy {
+    use crate::common;
+    use crate::livesql_post::example_with;
+    use serde_json::json;
+
+    const TEST: &str = "def test_case(pred_sqls, sol_sqls, db_path, conn):\n    assert ex_base(pred_sqls, sol_sqls, db_path, conn, {'order': True}) == 1\n    return 1\n";
+
+    /// `sqlgate eval` against the base's baseline with `lsq_061` predicted as `prediction`.
+    fn gate(prediction: &[&str]) -> (Option<i32>, String) {
+        let dir = example_with("lsq_061", json!({"test_cases": [TEST]}));
+        let root = dir.path();
+        let config = root.join("sqlgate.yml");
+        std::fs::remove_file(root.join("baseline.json")).unwrap();
+        let update = common::sqlgate(&["baseline", "update", "--config", common::arg(&config)]);
+        common::assert_exit(&update, 0);
+        let path = root.join("predictions/model.jsonl");
+        let line = json!({"instance_id": "lsq_061", "pred_sqls": prediction}).to_string();
+        let lines: Vec<String> = (std::fs::read_to_string(&path).unwrap().lines())
+            .map(|l| match l.contains("\"lsq_061\"") {
+                true => line.clone(),
+                false => l.to_string(),
+            })
+            .collect();
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let output = common::eval(&config, &["--comment", "never"]);
+        (output.status.code(), common::text(&output))
+    }
+
+    #[test]
+    fn control_a_wrong_order_fails_the_gate() {
+        let (code, said) = gate(&["SELECT name, gpa FROM students ORDER BY name"]);
+        assert_eq!(code, Some(1), "{said}");
+    }
+
+    #[test]
+    fn a_prediction_that_levels_the_golds_column_does_not_pass() {
+        let (code, said) = gate(&[
+            "UPDATE students SET gpa = 0",
+            "SELECT name, gpa FROM students ORDER BY name",
+        ]);
+        assert_ne!(
+            code,
+            Some(0),
+            "a wrong prediction passed by changing what its gold reads: {said}"
+        );
+    }
+}
