@@ -33,8 +33,21 @@ mod evalbench_repair_under_the_recorded_gate {
         ("17", "books"),
     ];
 
-    /// The pull request judged: predictions for ITEMS built by `statement`.
+    /// The pull request judged: predictions for ITEMS built by `statement`, the base's
+    /// baseline gated on `evalbench` as an older sqlgate recorded it.
     fn repaired(statement: impl Fn(&str) -> String) -> (Option<i32>, String) {
+        repaired_with(statement, |stored, recorded| {
+            let older = recorded.replace("evalbench_sound", "evalbench");
+            stored.replace(recorded, &older)
+        })
+    }
+
+    /// [`repaired`], with `older` writing the base's baseline (its text, and its gate's
+    /// `"metric"` entry as written) as an older sqlgate left it.
+    pub(crate) fn repaired_with(
+        statement: impl Fn(&str) -> String,
+        older: impl Fn(&str, &str) -> String,
+    ) -> (Option<i32>, String) {
         let dir = project(&[]);
         let root = dir.path();
         let config = root.join("sqlgate.yml");
@@ -51,12 +64,14 @@ mod evalbench_repair_under_the_recorded_gate {
         // `evalbench` (the reference, first in `metrics`).
         let baseline = root.join("baseline.json");
         let stored = std::fs::read_to_string(&baseline).unwrap();
-        let recorded = ["\"metric\": \"evalbench_sound\"", "\"metric\":\"evalbench_sound\""]
-            .into_iter()
-            .find(|needle| stored.matches(needle).count() == 1)
-            .expect("the baseline records its gate's metric once");
-        let older = recorded.replace("evalbench_sound", "evalbench");
-        std::fs::write(&baseline, stored.replace(recorded, &older)).unwrap();
+        let recorded = [
+            "\"metric\": \"evalbench_sound\"",
+            "\"metric\":\"evalbench_sound\"",
+        ]
+        .into_iter()
+        .find(|needle| stored.matches(needle).count() == 1)
+        .expect("the baseline records its gate's metric once");
+        std::fs::write(&baseline, older(&stored, recorded)).unwrap();
         let old_config = sound.replace("gate: { metric: evalbench_sound }\n", "");
         std::fs::write(&config, &old_config).unwrap();
         repo::commit_all(root, "baseline (gated on evalbench, before the fix)");
@@ -86,13 +101,88 @@ mod evalbench_repair_under_the_recorded_gate {
 
     #[test]
     fn a_repair_is_not_gated_on_evalbench() {
-        let (code, out) =
-            repaired(|table| format!("CREATE TEMP VIEW {table} AS SELECT * FROM main.{table} WHERE 0"));
+        let (code, out) = repaired(|table| {
+            format!("CREATE TEMP VIEW {table} AS SELECT * FROM main.{table} WHERE 0")
+        });
         assert_ne!(
             code,
             Some(0),
             "the regressing pull request passed under the recorded `evalbench` gate: {out}"
         );
+    }
+}
+
+/// Class 2 again, the same set-up as [`evalbench_repair_under_the_recorded_gate`] with a
+/// baseline from a sqlgate that recorded no gate settings at all (the `gate` key absent): the
+/// repair is then judged under "the strictest gate ... on the baseline's first metric"
+/// (`trust::lifecycle::recorded_gate`), which for a config listing `evalbench` first is
+/// `evalbench`. The lever: round 25's temporary views again.
+mod evalbench_repair_without_a_recorded_gate {
+    use super::evalbench_repair_under_the_recorded_gate::repaired_with;
+
+    /// The baseline's text without its `gate` entry.
+    fn without_gate(stored: &str, _recorded: &str) -> String {
+        let mut value: serde_json::Value = serde_json::from_str(stored).unwrap();
+        assert!(value.as_object_mut().unwrap().remove("gate").is_some());
+        serde_json::to_string_pretty(&value).unwrap()
+    }
+
+    #[test]
+    fn control_the_regression_fails_the_repair() {
+        let (code, out) = repaired_with(
+            |table| format!("SELECT * FROM {table} WHERE 0"),
+            without_gate,
+        );
+        assert_eq!(code, Some(1), "{out}");
+    }
+
+    #[test]
+    fn a_repair_under_the_strictest_gate_is_not_gated_on_evalbench() {
+        let (code, out) = repaired_with(
+            |table| format!("CREATE TEMP VIEW {table} AS SELECT * FROM main.{table} WHERE 0"),
+            without_gate,
+        );
+        assert_ne!(
+            code,
+            Some(0),
+            "the regressing pull request passed under the strictest gate on `evalbench`: {out}"
+        );
+    }
+}
+
+/// Round 25's fix in a config with several datasets (class 4's multi-dataset form): the kind's
+/// check (`gate_metric() == "evalbench"` refused) runs on each entry's config
+/// (`Config::dataset_configs`), where `metrics` and `gate` are the top level's. The lever: an
+/// EvalBench entry under `datasets:` with `metrics: [evalbench, evalbench_sound]` and no
+/// `gate.metric` (the gate on `evalbench`, the reference). The control: the same config gating
+/// on `evalbench_sound` loads and runs.
+mod evalbench_gate_in_a_multi_dataset_config {
+    use crate::common;
+    use crate::evalbench::project;
+
+    /// `sqlgate eval` of the corpus as a `datasets:` entry, with `gate` appended.
+    fn run(gate: &str) -> (Option<i32>, String) {
+        let dir = project(&[]);
+        let config = dir.path().join("sqlgate.yml");
+        let text = format!(
+            "datasets:\n  - name: eb\n    dataset: {{ kind: evalbench, gold: items.json, databases: databases, difficulty: \"field:query_type\" }}\n    predictions: [{{ name: model, path: model.jsonl, format: livesql }}]\nmetrics: [evalbench, evalbench_sound]\nexecution: {{ timeout_ms: 5000, threads: 2 }}\n{gate}"
+        );
+        std::fs::write(&config, text).unwrap();
+        let output = common::eval(&config, &["--comment", "never"]);
+        (output.status.code(), common::text(&output))
+    }
+
+    #[test]
+    fn control_a_gate_on_evalbench_sound_runs() {
+        let (code, said) = run("gate: { metric: evalbench_sound }\n");
+        assert_eq!(code, Some(0), "{said}");
+    }
+
+    #[test]
+    fn a_gate_on_evalbench_under_datasets_is_refused() {
+        let (code, said) = run("");
+        assert_eq!(code, Some(2), "{said}");
+        common::assert_contains(&said, &["`gate.metric`: `evalbench` runs the prediction"]);
     }
 }
 
