@@ -206,9 +206,19 @@ mod livesql_sound_test_case_gold_on_the_changed_copy {
 
     /// `sqlgate eval` against the base's baseline with `lsq_061` predicted as `prediction`.
     fn gate(prediction: &[&str]) -> (Option<i32>, String) {
+        gate_with(prediction, str::to_string)
+    }
+
+    /// [`gate`], the example's config changed by `config_text` first (base and pull request).
+    pub(crate) fn gate_with(
+        prediction: &[&str],
+        config_text: impl Fn(&str) -> String,
+    ) -> (Option<i32>, String) {
         let dir = example_with("lsq_061", json!({"test_cases": [TEST]}));
         let root = dir.path();
         let config = root.join("sqlgate.yml");
+        let text = std::fs::read_to_string(&config).unwrap();
+        std::fs::write(&config, config_text(&text)).unwrap();
         std::fs::remove_file(root.join("baseline.json")).unwrap();
         let update = common::sqlgate(&["baseline", "update", "--config", common::arg(&config)]);
         common::assert_exit(&update, 0);
@@ -241,6 +251,43 @@ mod livesql_sound_test_case_gold_on_the_changed_copy {
             code,
             Some(0),
             "a wrong prediction passed by changing what its gold reads: {said}"
+        );
+    }
+}
+
+/// The same lever as [`livesql_sound_test_case_gold_on_the_changed_copy`] under
+/// `dataset.post_state: touched`, the post-state comparison round 19's repair set-up gates with:
+/// "the tables the gold changed" are compared, and a Query item's gold changes none, so the
+/// prediction's `UPDATE students SET gpa = 0` is compared with nothing.
+mod livesql_sound_post_state_touched_on_a_query_item {
+    use super::livesql_sound_test_case_gold_on_the_changed_copy::gate_with;
+
+    /// The example's config with `dataset.post_state: touched`.
+    fn touched(text: &str) -> String {
+        let changed = text.replace("  difficulty:", "  post_state: touched\n  difficulty:");
+        assert_ne!(changed, text);
+        changed
+    }
+
+    #[test]
+    fn control_a_wrong_order_fails_the_gate() {
+        let (code, said) = gate_with(&["SELECT name, gpa FROM students ORDER BY name"], touched);
+        assert_eq!(code, Some(1), "{said}");
+    }
+
+    #[test]
+    fn a_prediction_that_levels_the_golds_column_does_not_pass_the_post_state() {
+        let (code, said) = gate_with(
+            &[
+                "UPDATE students SET gpa = 0",
+                "SELECT name, gpa FROM students ORDER BY name",
+            ],
+            touched,
+        );
+        assert_ne!(
+            code,
+            Some(0),
+            "a wrong prediction passed under `post_state: touched`: {said}"
         );
     }
 }
