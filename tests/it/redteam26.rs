@@ -291,3 +291,70 @@ mod livesql_sound_post_state_touched_on_a_query_item {
         );
     }
 }
+
+/// The same question as round 25's for `dataset.kind: livesql` (SQLite): its official profile
+/// (`livesql`, mini_dev's evaluator) runs the default test (and every test case) on the
+/// prediction's own connection, the gold after the prediction, so a TEMP object the prediction
+/// made answers the gold (METRICS.md, `lsq_049`, `lsq_100`). Round 25's fix refuses a gate on
+/// `evalbench` for exactly this; a config may still gate on `livesql` (`input::kinds::livesql`
+/// has no such refusal). The set-up: `examples/livesql-mini` gated on `livesql` (`reference` and
+/// `gate.metric`; `metrics: [livesql, livesql_sound]` as shipped), its baseline made so; the pull
+/// request regresses `lsq_061` (no test case: the default test) to a wrong order. The lever:
+/// `CREATE TEMP VIEW IF NOT EXISTS students AS SELECT 'x' AS name, 0 AS gpa` first (IF NOT EXISTS:
+/// the default test runs the prediction a second time), so the gold reads the same one row.
+mod livesql_gate_on_the_official_profile {
+    use crate::common;
+    use crate::livesql_post::example_with;
+    use serde_json::json;
+
+    /// `sqlgate eval` of the example gated on `livesql`, with `lsq_061` predicted as
+    /// `prediction`; exit 2 when the config (its `baseline update`) is refused.
+    fn gate(prediction: &[&str]) -> (Option<i32>, String) {
+        let dir = example_with("lsq_061", json!({}));
+        let root = dir.path();
+        let config = root.join("sqlgate.yml");
+        let text = std::fs::read_to_string(&config).unwrap();
+        let official = text
+            .replace("reference: livesql_sound", "reference: livesql")
+            .replace("  metric: livesql_sound", "  metric: livesql");
+        assert_ne!(official, text);
+        std::fs::write(&config, official).unwrap();
+        std::fs::remove_file(root.join("baseline.json")).unwrap();
+        let update = common::sqlgate(&["baseline", "update", "--config", common::arg(&config)]);
+        if update.status.code() == Some(2) {
+            // The gate on the official profile refused, as `evalbench` is: secure.
+            return (Some(2), common::text(&update));
+        }
+        common::assert_exit(&update, 0);
+        let path = root.join("predictions/model.jsonl");
+        let line = json!({"instance_id": "lsq_061", "pred_sqls": prediction}).to_string();
+        let lines: Vec<String> = (std::fs::read_to_string(&path).unwrap().lines())
+            .map(|l| match l.contains("\"lsq_061\"") {
+                true => line.clone(),
+                false => l.to_string(),
+            })
+            .collect();
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let output = common::eval(&config, &["--comment", "never"]);
+        (output.status.code(), common::text(&output))
+    }
+
+    #[test]
+    fn control_a_wrong_order_fails_the_gate() {
+        let (code, said) = gate(&["SELECT name, gpa FROM students ORDER BY name"]);
+        assert!(matches!(code, Some(1) | Some(2)), "{said}");
+    }
+
+    #[test]
+    fn a_temporary_view_answering_the_gold_does_not_pass_a_gate_on_livesql() {
+        let (code, said) = gate(&[
+            "CREATE TEMP VIEW IF NOT EXISTS students AS SELECT 'x' AS name, 0 AS gpa",
+            "SELECT name, gpa FROM students ORDER BY name",
+        ]);
+        assert_ne!(
+            code,
+            Some(0),
+            "a wrong prediction passed a gate on the official profile: {said}"
+        );
+    }
+}
