@@ -358,3 +358,67 @@ mod livesql_gate_on_the_official_profile {
         );
     }
 }
+
+/// Round 25's fix, the reference metric (class 4: what the baseline and the verdict are made
+/// of): the refusal reads `gate_metric()` only, so a config may keep `evalbench` as its
+/// `reference` (first in `metrics`) while gating on `evalbench_sound`. The lever: round 25's
+/// temporary views on the nine `dql` items under such a config (baseline made with it, no
+/// repair): anything the reference decides (the analysis, the per-cell rules, the unstable-item
+/// credit) must not let them through. The control: the same regression without the lever.
+mod evalbench_reference_beside_the_sound_gate {
+    use crate::common;
+    use crate::evalbench::project;
+
+    const ITEMS: [(&str, &str); 9] = [
+        ("1", "customers"),
+        ("2", "customers"),
+        ("5", "customers"),
+        ("7", "students"),
+        ("8", "students"),
+        ("11", "students"),
+        ("13", "books"),
+        ("14", "books"),
+        ("17", "books"),
+    ];
+
+    /// `sqlgate eval` against a baseline made under `reference: evalbench`, `gate.metric:
+    /// evalbench_sound`, with predictions for ITEMS built by `statement`.
+    fn gate(statement: impl Fn(&str) -> String) -> (Option<i32>, String) {
+        let base = project(&[]);
+        let config = base.path().join("sqlgate.yml");
+        let text = std::fs::read_to_string(&config).unwrap();
+        let referenced = text.replace(
+            "metrics: [evalbench_sound, evalbench]\n",
+            "metrics: [evalbench, evalbench_sound]\nreference: evalbench\ngate: { metric: evalbench_sound }\n",
+        ) + "baseline: { path: baseline.json }\n";
+        assert_ne!(referenced, text);
+        std::fs::write(&config, referenced).unwrap();
+        let update = common::sqlgate(&["baseline", "update", "--config", common::arg(&config)]);
+        common::assert_exit(&update, 0);
+        let owned: Vec<(&str, String)> = ITEMS.iter().map(|(id, t)| (*id, statement(t))).collect();
+        let change: Vec<(&str, Vec<&str>)> = (owned.iter())
+            .map(|(id, sql)| (*id, vec![sql.as_str()]))
+            .collect();
+        let pull_request = project(&change);
+        std::fs::copy(
+            pull_request.path().join("model.jsonl"),
+            base.path().join("model.jsonl"),
+        )
+        .unwrap();
+        let output = common::eval(&config, &["--comment", "never"]);
+        (output.status.code(), common::text(&output))
+    }
+
+    #[test]
+    fn control_the_regression_fails_the_gate() {
+        let (code, said) = gate(|table| format!("SELECT * FROM {table} WHERE 0"));
+        assert_eq!(code, Some(1), "{said}");
+    }
+
+    #[test]
+    fn temporary_views_do_not_pass_under_an_evalbench_reference() {
+        let (code, said) =
+            gate(|table| format!("CREATE TEMP VIEW {table} AS SELECT * FROM main.{table} WHERE 0"));
+        assert_eq!(code, Some(1), "the regression passed: {said}");
+    }
+}
