@@ -422,3 +422,72 @@ mod evalbench_reference_beside_the_sound_gate {
         assert_eq!(code, Some(1), "the regression passed: {said}");
     }
 }
+
+/// The same for `dataset.kind: bird-critic` (SQLite), which has one metric, `bird_critic`
+/// (BIRD-Critic's evaluator, an official profile: `input::kinds::livesql`, `metrics:
+/// ["bird_critic"]`), so every bird-critic config gates on a profile that runs the gold on the
+/// prediction's own connection, where a TEMP object the prediction made answers it: the
+/// situation round 25 fixed for EvalBench with a sound metric and a refusal. The set-up:
+/// `examples/livesql-mini` as a bird-critic dataset (`metrics: [bird_critic]`, gated on it), its
+/// baseline made so; `lsq_061` regressed to a wrong order. The lever: the one-row TEMP view of
+/// [`livesql_gate_on_the_official_profile`].
+mod bird_critic_gate_on_its_only_profile {
+    use crate::common;
+    use crate::livesql_post::example_with;
+    use serde_json::json;
+
+    /// `sqlgate eval` of the example as a bird-critic dataset, `lsq_061` predicted as
+    /// `prediction`; exit 2 when the config (its `baseline update`) is refused.
+    fn gate(prediction: &[&str]) -> (Option<i32>, String) {
+        let dir = example_with("lsq_061", json!({}));
+        let root = dir.path();
+        let config = root.join("sqlgate.yml");
+        let text = std::fs::read_to_string(&config).unwrap();
+        let bird_critic = text
+            .replace("kind: livesql\n", "kind: bird-critic\n")
+            .replace(
+                "metrics: [livesql, livesql_sound]",
+                "metrics: [bird_critic]",
+            )
+            .replace("reference: livesql_sound\n", "")
+            .replace("  metric: livesql_sound", "  metric: bird_critic");
+        assert_ne!(bird_critic, text);
+        std::fs::write(&config, bird_critic).unwrap();
+        std::fs::remove_file(root.join("baseline.json")).unwrap();
+        let update = common::sqlgate(&["baseline", "update", "--config", common::arg(&config)]);
+        if update.status.code() == Some(2) {
+            return (Some(2), common::text(&update));
+        }
+        common::assert_exit(&update, 0);
+        let path = root.join("predictions/model.jsonl");
+        let line = json!({"instance_id": "lsq_061", "pred_sqls": prediction}).to_string();
+        let lines: Vec<String> = (std::fs::read_to_string(&path).unwrap().lines())
+            .map(|l| match l.contains("\"lsq_061\"") {
+                true => line.clone(),
+                false => l.to_string(),
+            })
+            .collect();
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let output = common::eval(&config, &["--comment", "never"]);
+        (output.status.code(), common::text(&output))
+    }
+
+    #[test]
+    fn control_a_wrong_order_fails_the_gate() {
+        let (code, said) = gate(&["SELECT name, gpa FROM students ORDER BY name"]);
+        assert!(matches!(code, Some(1) | Some(2)), "{said}");
+    }
+
+    #[test]
+    fn a_temporary_view_answering_the_gold_does_not_pass_a_bird_critic_gate() {
+        let (code, said) = gate(&[
+            "CREATE TEMP VIEW IF NOT EXISTS students AS SELECT 'x' AS name, 0 AS gpa",
+            "SELECT name, gpa FROM students ORDER BY name",
+        ]);
+        assert_ne!(
+            code,
+            Some(0),
+            "a wrong prediction passed a gate on `bird_critic`: {said}"
+        );
+    }
+}
