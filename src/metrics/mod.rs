@@ -102,6 +102,17 @@ const REGISTRY: &[(&str, Constructor)] = &[
     ("toy", || Box::new(toy::Toy)),
 ];
 
+/// The sound profile of metric `official` (`evalbench_sound` of `evalbench`, `livesql_sound` of
+/// `livesql`), when it has one: the official order runs its gold on what the prediction left,
+/// so only the sound profile may be gated on (`judge::rules::sound_gate`).
+pub fn sound_profile_for(official: &str) -> Option<&'static str> {
+    REGISTRY
+        .iter()
+        .map(|(_, make)| make())
+        .find(|metric| metric.sound_profile_of() == Some(official))
+        .map(|sound| sound.name())
+}
+
 /// Builds the metric called `name`, or says which names exist.
 pub fn build(name: &str) -> Result<Box<dyn Metric>, String> {
     REGISTRY

@@ -109,6 +109,7 @@ mod evalbench_repair_under_the_recorded_gate {
             Some(0),
             "the regressing pull request passed under the recorded `evalbench` gate: {out}"
         );
+        crate::common::assert_contains(&out, &["`gate.metric`: `evalbench` runs the prediction"]);
     }
 }
 
@@ -147,11 +148,12 @@ mod evalbench_repair_without_a_recorded_gate {
             Some(0),
             "the regressing pull request passed under the strictest gate on `evalbench`: {out}"
         );
+        crate::common::assert_contains(&out, &["`gate.metric`: `evalbench` runs the prediction"]);
     }
 }
 
-/// Round 25's fix in a config with several datasets (class 4's multi-dataset form): the kind's
-/// check (`gate_metric() == "evalbench"` refused) runs on each entry's config
+/// Round 25's fix in a config with several datasets (class 4's multi-dataset form): the gate
+/// rule that fails a gate on `evalbench` (`judge::rules::sound_gate`) judges each entry
 /// (`Config::dataset_configs`), where `metrics` and `gate` are the top level's. The lever: an
 /// EvalBench entry under `datasets:` with `metrics: [evalbench, evalbench_sound]` and no
 /// `gate.metric` (the gate on `evalbench`, the reference). The control: the same config gating
@@ -181,7 +183,7 @@ mod evalbench_gate_in_a_multi_dataset_config {
     #[test]
     fn a_gate_on_evalbench_under_datasets_is_refused() {
         let (code, said) = run("");
-        assert_eq!(code, Some(2), "{said}");
+        assert_eq!(code, Some(1), "{said}");
         common::assert_contains(&said, &["`gate.metric`: `evalbench` runs the prediction"]);
     }
 }

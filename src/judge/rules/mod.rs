@@ -8,6 +8,7 @@ pub mod coverage;
 pub mod drift;
 pub mod macro_average;
 pub mod own_config;
+pub mod sound_gate;
 pub mod suspicious_gains;
 
 #[cfg(test)]
@@ -17,6 +18,7 @@ use super::{DatasetRule, GateRule};
 
 /// The rules of a run over one dataset, in the order their failures are listed.
 pub const RULES: &[&dyn GateRule] = &[
+    &sound_gate::SoundGate,
     &cells::Cells,
     &coverage::Coverage,
     &own_config::OwnConfigMeasuresBaseline,

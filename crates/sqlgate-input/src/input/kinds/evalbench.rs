@@ -2,7 +2,7 @@
 //! `dml` or `ddl` (`input::evalbench`), judged as EvalBench's `exact_match` scores them on
 //! private copies of the item's database: `evalbench` in EvalBench's order (the prediction, then
 //! the gold, on one copy), `evalbench_sound` with each side on its own copy. Only the sound one
-//! may be gated on: under EvalBench's order what the prediction leaves decides the gold's answer.
+//! may be gated on (`metrics::refuse_unsound_gate`).
 
 use super::{statements, Kind};
 use crate::input::config::{Config, DatasetConfig, Spider2Version};
@@ -13,12 +13,6 @@ use std::sync::Arc;
 
 /// The metrics that judge EvalBench items.
 const METRICS: [&str; 2] = ["evalbench", "evalbench_sound"];
-
-/// Why the gate refuses `evalbench`.
-const NOT_GATED: &str = "`gate.metric`: `evalbench` runs the prediction before its gold on the \
-same copy, so a prediction can choose the gold's answer (a `COMMIT`, a temporary view or trigger \
-named after the gold's table); gate on `evalbench_sound`, which runs each side on its own copy \
-(list it first in `metrics`, or name it in `gate.metric`); `evalbench` stays a reported figure";
 
 /// The EvalBench kind.
 pub struct EvalBench;
@@ -45,7 +39,7 @@ impl Kind for EvalBench {
         true
     }
 
-    /// Its metrics only, the gate on `evalbench_sound`, difficulty from a field
+    /// Its metrics only, difficulty from a field
     /// (`field:query_type`: a cell per query type) or none, `format: livesql` predictions, no
     /// test suite, no gold audit settings and none of `compare`'s knobs (EvalBench's exact match
     /// decides).
@@ -58,11 +52,7 @@ impl Kind for EvalBench {
             audit: "its golds run on a copy as EvalBench runs them, which the gold audit judges as predictions (`gold-self-check`), not by the read-only checks these keys feed",
             decides: "EvalBench's exact match decides",
         };
-        statements::check(config, &rules)?;
-        match config.gate_metric() {
-            "evalbench" => Err(NOT_GATED.into()),
-            _ => Ok(()),
-        }
+        statements::check(config, &rules)
     }
 
     /// Its metric needs its items.
