@@ -165,8 +165,7 @@ impl MysqlEngine {
         let mut conn = self.open(database)?;
         let version: String = conn
             .query_first("SELECT VERSION()")
-            .ok()
-            .flatten()
+            .map_err(|e| start_error("`dataset.engine`: cannot read the server's version", &e))?
             .unwrap_or_default();
         self.mariadb = version.to_ascii_lowercase().contains("mariadb");
         self.pins = structure::mysql_pins(&mut conn).map_err(|e| {
