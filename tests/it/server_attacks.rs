@@ -260,6 +260,18 @@ fn strike(server: &Server, cancel: bool) {
     );
 }
 
+/// `sqlgate eval` of the honest system (its predictions the gold) on database `faults`.
+fn honest_faults_run(server: &Server, gold: &[&str]) -> Run {
+    let honest = [("honest", gold.to_vec())];
+    run(
+        server,
+        "faults",
+        gold,
+        &honest,
+        "timeout_ms: 10000, threads: 2",
+    )
+}
+
 /// Runs 12 slow honest items while a striker ends or cancels sqlgate's sessions from outside:
 /// once (`persistent: false`: every item is retried and matches, exit 0) or every 30 ms
 /// (`persistent: true`: the run fails closed with exit 2, naming items, and no verdict).
@@ -290,13 +302,7 @@ fn outside_faults(server: &Server, slow: &str, cancel: bool, persistent: bool) -
             }
         })
     };
-    let run = run(
-        server,
-        "faults",
-        &gold,
-        &[("honest", gold.clone())],
-        "timeout_ms: 10000, threads: 2",
-    );
+    let run = honest_faults_run(server, &gold);
     stop.store(true, Ordering::SeqCst);
     striker.join().unwrap();
     run
@@ -351,13 +357,7 @@ fn assert_start_up_strike_is_retried(
         server.admin_sql(database, strike_first);
     });
     std::thread::sleep(Duration::from_millis(500));
-    let run = run(
-        server,
-        "faults",
-        &gold,
-        &[("honest", gold.clone())],
-        "timeout_ms: 10000, threads: 2",
-    );
+    let run = honest_faults_run(server, &gold);
     striker
         .join()
         .expect("the striker ended a session of sqlgate's");
