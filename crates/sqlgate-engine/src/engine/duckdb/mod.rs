@@ -1,5 +1,6 @@
 //! The DuckDB engine: untrusted SQL on the benchmark's `.duckdb` files
-//! (`<databases>/<db_id>/<db_id>.duckdb`), in-process through DuckDB's C API (`ffi.rs`).
+//! (`<databases>/<db_id>/<db_id>.duckdb`), through DuckDB's C API (`ffi.rs`) in a worker process
+//! (`worker.rs`: one per executing thread, capped in memory and killed past its deadline).
 //!
 //! Predictions come from pull requests and are treated as hostile. Each file is opened read-only
 //! with external access off (no file, network or extension access: `read_csv`, `COPY`, `EXPORT`,
@@ -7,8 +8,9 @@
 //! directory (nothing spills to disk), one thread and a memory limit, and then the configuration
 //! locked (`SET memory_limit` and the like fail); on top of that a query must be exactly one
 //! statement and a plain query (`SELECT`, `WITH`, `FROM`, `VALUES`, ...): `PRAGMA`, `CALL`,
-//! `SET`, `ATTACH`, `USE`, DDL and writes are refused before they run. A watchdog interrupts a
-//! query at its deadline, rows are counted under the row and byte caps and charged to the run's
+//! `SET`, `ATTACH`, `USE`, DDL and writes are refused before they run (`local.rs`). A watchdog
+//! interrupts a query at its deadline, the parent kills a worker that has not answered by the
+//! deadline plus a grace, rows are counted under the row and byte caps and charged to the run's
 //! memory budget as they arrive, and each query gets a fresh connection (no state carried from
 //! one item to the next).
 
