@@ -103,11 +103,12 @@ pub fn call(
 ) -> Result<(), ExecError> {
     WORKER.with(|slot| {
         let mut slot = slot.borrow_mut();
-        let kill_at = Instant::now() + timeout + GRACE;
+        let wait = timeout.saturating_add(GRACE);
+        let kill_at = (Instant::now().checked_add(wait)).unwrap_or_else(far_future);
         match exchange(&mut slot, spec, request, kill_at, on_frame) {
             Ok(()) => Ok(()),
             Err(Lost::Failed(error)) => {
-                if matches!(error, ExecError::TooLarge(_)) {
+                if matches!(&error, ExecError::TooLarge(why) if why.contains("memory limit")) {
                     *slot = None;
                 }
                 Err(error)
@@ -155,6 +156,11 @@ fn exchange(
             Err(refused) => return Err(Lost::Refused(refused)),
         }
     }
+}
+
+/// An instant no deadline reaches (a timeout too long to add to now).
+fn far_future() -> Instant {
+    Instant::now() + Duration::from_secs(100 * 365 * 86_400)
 }
 
 /// Why an answer did not come whole.
@@ -220,7 +226,9 @@ impl Worker {
             .arg(spec.duckdb_limit().to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            // Nothing of a query reaches the job's log unescaped (a workflow command): the
+            // worker's errors come back as frames, how it ended as its exit status.
+            .stderr(Stdio::null())
             // One malloc arena: each thread's own would reserve 64 MiB of address space.
             .env("MALLOC_ARENA_MAX", "1");
         let (address_space, parent) = (spec.address_space(), std::process::id());
