@@ -125,6 +125,29 @@ fn a_worker_killed_from_outside_is_replaced() {
     );
 }
 
+/// A result larger than the worker's share of the budget (128 MiB beyond its baseline by
+/// default) reaches the parent whole: the worker streams it row by row and keeps none.
+#[test]
+fn a_result_larger_than_the_workers_share_streams_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = crate::duckdb::loaded_shop(dir.path());
+    let executor = Executor::on(
+        Arc::new(DuckdbEngine::new()),
+        Limits {
+            timeout: Duration::from_secs(60),
+            max_rows: 1_000_000,
+            max_bytes: 512 << 20,
+        },
+    );
+    let rows = executor
+        .run(
+            &file,
+            "SELECT repeat('x', 1000) || i FROM range(200000) r(i)",
+        )
+        .unwrap();
+    assert_eq!(rows.len(), 200_000);
+}
+
 /// The worker subcommand is sqlgate's, but not one a user is shown.
 #[test]
 fn the_worker_subcommand_is_hidden() {

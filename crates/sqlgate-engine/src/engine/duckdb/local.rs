@@ -9,8 +9,7 @@
 use super::convert;
 use super::deadline;
 use super::ffi::{self, Database, Failure};
-use crate::engine::exec::{ExecError, Limits, ResultTable, SizeGuard};
-use crate::engine::value::Value;
+use crate::engine::exec::{ExecError, Limits, SizeGuard};
 use libduckdb_sys as sys;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -63,17 +62,28 @@ impl Databases {
     }
 }
 
-/// The result of `sql` on `db`, as [`crate::engine::exec::Engine::run`] describes it.
+/// Where a result goes as it is read: the worker writes each row to the parent at once and
+/// keeps none (so its memory holds one chunk of a result, not the result).
+pub trait Sink {
+    /// The result's column names, before any row.
+    fn names(&mut self, names: &[String]) -> Result<(), ExecError>;
+    /// The declared types of a relation read whole, before its rows.
+    fn kinds(&mut self, kinds: &[sys::duckdb_type]) -> Result<(), ExecError>;
+    /// One row, already counted under the caps.
+    fn row(&mut self, row: &[convert::Cell]) -> Result<(), ExecError>;
+}
+
+/// Runs `sql` on `db` under `limits` and hands the result to `sink`, as
+/// [`crate::engine::exec::Engine::run`] describes it (at most `most_rows + 1` rows).
 pub fn run(
     databases: &mut Databases,
     (owner, db): (u64, &Path),
     sql: &str,
-    limits: &Limits,
-    with_columns: bool,
-    most_rows: usize,
-) -> Result<ResultTable, ExecError> {
+    (limits, most_rows): (&Limits, usize),
+    sink: &mut dyn Sink,
+) -> Result<(), ExecError> {
     let database = databases.get(owner, db)?;
-    let result = run_query(&database, sql, limits, with_columns, most_rows);
+    let result = run_query(&database, sql, (limits, most_rows), sink);
     if matches!(result, Err(ExecError::Fault(_))) {
         databases.forget(owner, db);
     }
@@ -97,14 +107,13 @@ pub fn column_names(
 fn run_query(
     database: &Arc<Database>,
     sql: &str,
-    limits: &Limits,
-    with_columns: bool,
-    most_rows: usize,
-) -> Result<ResultTable, ExecError> {
+    (limits, most_rows): (&Limits, usize),
+    sink: &mut dyn Sink,
+) -> Result<(), ExecError> {
     let connection = database.connect().map_err(fault)?;
     under_deadline(&connection, limits, |armed| {
-        prepare_query(&connection, sql, armed.expired(), limits)
-            .and_then(|prepared| read_rows(&prepared, armed, limits, with_columns, most_rows))
+        let prepared = prepare_query(&connection, sql, armed.expired(), limits)?;
+        read_chunks(&prepared, armed, (limits, most_rows), false, sink)
     })
 }
 
@@ -183,54 +192,28 @@ fn leading_keyword(sql: &str) -> Option<String> {
     (!word.is_empty()).then(|| word.to_ascii_uppercase())
 }
 
-/// Reads the result chunk by chunk, every row counted and charged; stops after `most_rows + 1`.
-fn read_rows(
-    prepared: &ffi::Prepared<'_>,
-    armed: &deadline::Armed,
-    limits: &Limits,
-    with_columns: bool,
-    most_rows: usize,
-) -> Result<ResultTable, ExecError> {
-    let (columns, rows) = read_chunks(prepared, armed, limits, most_rows, false)?;
-    let rows = (rows.into_iter())
-        .map(|row| {
-            (row.into_iter())
-                .map(|cell| match cell {
-                    convert::Cell::Value(value) => value,
-                    // `ColumnReader::of` refuses LIST, ARRAY and UUID before any row.
-                    _ => Value::Null,
-                })
-                .collect()
-        })
-        .collect();
-    Ok(ResultTable {
-        columns: if with_columns { columns } else { Vec::new() },
-        rows,
-    })
-}
-
-/// The column names and the rows of the result as [`convert::Cell`]s (`whole`: lists, arrays
-/// and UUIDs read too, else refused), every row counted and charged; stops after
-/// `most_rows + 1`.
+/// Hands the column names and then the rows of the result as [`convert::Cell`]s (`whole`:
+/// lists, arrays and UUIDs read too, else refused) to `sink`, every row counted under the caps
+/// first; stops after `most_rows + 1`.
 pub fn read_chunks(
     prepared: &ffi::Prepared<'_>,
     armed: &deadline::Armed,
-    limits: &Limits,
-    most_rows: usize,
+    (limits, most_rows): (&Limits, usize),
     whole: bool,
-) -> Result<(Vec<String>, Vec<Vec<convert::Cell>>), ExecError> {
+    sink: &mut dyn Sink,
+) -> Result<(), ExecError> {
     let classify = |failure: Failure| classify(failure, armed.expired(), limits);
     let mut stream = prepared.stream().map_err(classify)?;
     let columns = stream.column_names();
-    // Declared before the rows so that, on an error, the rows are freed before their charge is
-    // given back to the budget.
+    sink.names(&columns)?;
+    // Counts only: the rows are the parent's, which charges them to the run's budget.
     let mut size = SizeGuard::new(limits);
-    let mut rows: Vec<Vec<convert::Cell>> = Vec::new();
+    let mut sent = 0;
     let reader = match whole {
         true => convert::ColumnReader::of_cells,
         false => convert::ColumnReader::of,
     };
-    'chunks: while let Some(chunk) = stream.next_chunk().map_err(classify)? {
+    while let Some(chunk) = stream.next_chunk().map_err(classify)? {
         if armed.expired() {
             return Err(ExecError::Timeout(limits.timeout.as_millis()));
         }
@@ -246,15 +229,15 @@ pub fn read_chunks(
                 cell.for_each_value(&mut |value| size.add_value(value));
                 values.push(cell);
             }
-            rows.push(values);
             size.add_row()?;
-            if rows.len() > most_rows {
-                break 'chunks;
+            sink.row(&values)?;
+            sent += 1;
+            if sent > most_rows {
+                return Ok(());
             }
         }
     }
-    size.finish();
-    Ok((columns, rows))
+    Ok(())
 }
 
 /// A DuckDB error as sqlgate counts it.

@@ -111,7 +111,7 @@ impl Engine for DuckdbEngine {
     ) -> Result<ResultTable, ExecError> {
         refuse_log(db)?;
         let mut request = self.request(wire::request::RUN, db, sql, limits);
-        request.u8(u8::from(with_columns)).u64(most_rows as u64);
+        request.u64(most_rows as u64);
         // Declared before the rows: on an error they are freed before their charge is returned.
         let mut size = SizeGuard::new(limits);
         let mut table = ResultTable {

@@ -2,10 +2,12 @@
 //! reads requests on stdin, runs them in-process ([`super::local`], [`super::tables`]) on the
 //! databases it keeps open, and writes each answer on stdout, row by row, until stdin ends.
 
-use super::local::{self, Databases};
+use super::local::{self, Databases, Sink};
 use super::tables::{self, ReadError};
 use super::wire::{request, response, Malformed, Reader, Writer, MAX_FRAME};
+use super::Cell;
 use crate::engine::exec::ExecError;
+use crate::engine::value::Value;
 use std::io::{BufReader, BufWriter, Read, Write};
 
 /// Serves requests until stdin ends; each database is opened with DuckDB's `memory_limit` at
@@ -62,38 +64,85 @@ fn send_error(output: &mut impl Write, error: &ExecError) -> std::io::Result<()>
     send(output, Writer::frame(response::ERROR).error(error))
 }
 
+/// Writes a result to the parent as it is read: one frame for the names, the types, each row.
+struct Frames<'a, W: Write> {
+    output: &'a mut W,
+    /// Rows of cells (a relation read whole), else of values.
+    whole: bool,
+    /// The pipe's error, which ends the worker once the query is stopped.
+    broken: Option<std::io::Error>,
+}
+
+impl<'a, W: Write> Frames<'a, W> {
+    fn new(output: &'a mut W, whole: bool) -> Self {
+        Frames {
+            output,
+            whole,
+            broken: None,
+        }
+    }
+
+    fn write(&mut self, frame: &mut Writer) -> Result<(), ExecError> {
+        send(self.output, frame).map_err(|error| {
+            self.broken = Some(error);
+            ExecError::Fault("the parent is gone".into())
+        })
+    }
+
+    /// The end of the answer: `result`'s end or error frame, or the pipe's error.
+    fn end(mut self, result: Result<(), ExecError>) -> std::io::Result<()> {
+        if let Some(broken) = self.broken.take() {
+            return Err(broken);
+        }
+        match result {
+            Ok(()) => send(self.output, &mut Writer::frame(response::END)),
+            Err(error) => send_error(self.output, &error),
+        }
+    }
+}
+
+impl<W: Write> Sink for Frames<'_, W> {
+    fn names(&mut self, names: &[String]) -> Result<(), ExecError> {
+        self.write(Writer::frame(response::NAMES).texts(names))
+    }
+
+    fn kinds(&mut self, kinds: &[libduckdb_sys::duckdb_type]) -> Result<(), ExecError> {
+        let mut frame = Writer::frame(response::TYPES);
+        kinds.iter().for_each(|&kind| {
+            frame.u32(kind);
+        });
+        self.write(&mut frame)
+    }
+
+    fn row(&mut self, row: &[Cell]) -> Result<(), ExecError> {
+        let mut frame = Writer::frame(response::ROW);
+        for cell in row {
+            match (self.whole, cell) {
+                (true, cell) => frame.cell(cell),
+                (false, Cell::Value(value)) => frame.value(value),
+                // `ColumnReader::of` refuses LIST, ARRAY and UUID before any row.
+                (false, _) => frame.value(&Value::Null),
+            };
+        }
+        self.write(&mut frame)
+    }
+}
+
 /// `RUN`: the column names, the rows, the end; or the error.
 fn run(databases: &mut Databases, reader: &mut Reader<'_>, output: &mut impl Write) -> Answered {
-    let Ok((owner, db, sql, limits)) = query(reader) else {
-        return Ok(Err(Malformed));
-    };
-    let (Ok(with_columns), Ok(most_rows)) = (reader.u8(), reader.u64()) else {
+    let (Ok((owner, db, sql, limits)), Ok(most_rows)) = (query(reader), reader.u64()) else {
         return Ok(Err(Malformed));
     };
     let most_rows = usize::try_from(most_rows).unwrap_or(usize::MAX);
+    let mut frames = Frames::new(output, false);
     let result = local::run(
         databases,
         (owner, &db),
         &sql,
-        &limits,
-        with_columns != 0,
-        most_rows,
+        (&limits, most_rows),
+        &mut frames,
     );
-    match result {
-        Ok(table) => {
-            send(output, Writer::frame(response::NAMES).texts(&table.columns))?;
-            for row in &table.rows {
-                let mut frame = Writer::frame(response::ROW);
-                row.iter().for_each(|value| {
-                    frame.value(value);
-                });
-                send(output, &mut frame)?;
-            }
-            send(output, &mut Writer::frame(response::END))?;
-        }
-        Err(error) => send_error(output, &error)?,
-    }
-    Ok(Ok(()))
+    frames.end(result).map(Ok)
 }
 
 /// The owner, database, SQL and limits every query request starts with.
@@ -136,37 +185,24 @@ fn open(databases: &mut Databases, reader: &mut Reader<'_>, output: &mut impl Wr
     Ok(Ok(()))
 }
 
-/// `READ`: the column names, their type ids, the rows, the end; or why not.
+/// `READ`: the type ids, the column names, the rows, the end; or why not.
 fn read(databases: &mut Databases, reader: &mut Reader<'_>, output: &mut impl Write) -> Answered {
     let Ok((owner, path, query, limits)) = query(reader) else {
         return Ok(Err(Malformed));
     };
-    let table = databases
+    let mut frames = Frames::new(output, true);
+    let read = databases
         .get(owner, &path)
         .map_err(ReadError::Exec)
-        .and_then(|database| tables::read_local(&database, &query, &limits));
-    let table = match table {
-        Ok(table) => table,
-        Err(ReadError::Exec(error)) => return send_error(output, &error).map(Ok),
-        Err(ReadError::Unsupported(why)) => {
-            return send(output, Writer::frame(response::UNSUPPORTED).text(&why)).map(Ok)
-        }
-        Err(ReadError::Unconvertible(why)) => {
-            return send(output, Writer::frame(response::UNCONVERTIBLE).text(&why)).map(Ok)
-        }
+        .and_then(|database| tables::read_local(&database, &query, &limits, &mut frames));
+    let (kind, why) = match read {
+        Ok(()) => return frames.end(Ok(())).map(Ok),
+        Err(ReadError::Exec(error)) => return frames.end(Err(error)).map(Ok),
+        Err(ReadError::Unsupported(why)) => (response::UNSUPPORTED, why),
+        Err(ReadError::Unconvertible(why)) => (response::UNCONVERTIBLE, why),
     };
-    send(output, Writer::frame(response::NAMES).texts(&table.names))?;
-    let mut types = Writer::frame(response::TYPES);
-    table.kinds.iter().for_each(|&kind| {
-        types.u32(kind);
-    });
-    send(output, &mut types)?;
-    for row in &table.rows {
-        let mut frame = Writer::frame(response::ROW);
-        row.iter().for_each(|cell| {
-            frame.cell(cell);
-        });
-        send(output, &mut frame)?;
+    if let Some(broken) = frames.broken {
+        return Err(broken);
     }
-    send(output, &mut Writer::frame(response::END)).map(Ok)
+    send(output, Writer::frame(kind).text(&why)).map(Ok)
 }

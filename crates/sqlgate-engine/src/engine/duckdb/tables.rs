@@ -7,7 +7,7 @@
 //! in the file runs but what reading the named relation runs (a view's query, under the same
 //! locks: `engine::spider2_dbt` decides which profile reads views).
 
-use super::local::{prepare_query, read_chunks, under_deadline};
+use super::local::{prepare_query, read_chunks, under_deadline, Sink};
 use super::wire::{self, response, Writer};
 use super::worker::{self, Spec};
 use super::{ffi, memory_limit, next_owner, Cell};
@@ -167,7 +167,7 @@ impl LockedFile {
                 Ok(false)
             }
             response::TYPES => {
-                let kinds = (0..table.names.len()).map(|_| reader.u32());
+                let kinds = std::iter::from_fn(|| (!reader.is_empty()).then(|| reader.u32()));
                 table.types = kinds
                     .map(|k| k.map(ColumnType::of))
                     .collect::<Result<_, _>>()?;
@@ -200,47 +200,69 @@ impl LockedFile {
     }
 }
 
-/// What a worker reads of one relation ([`read_local`]): the parent maps the type ids with
-/// [`ColumnType::of`].
-pub struct RawTable {
-    /// Column names, in order.
-    pub names: Vec<String>,
-    /// DuckDB type ids, one per column.
-    pub kinds: Vec<sys::duckdb_type>,
-    /// The rows.
-    pub rows: Vec<Vec<Cell>>,
-}
-
-/// In the worker: the rows of `query` on `database` with its columns' declared types, under
-/// `limits` (the checks of [`LockedFile::read`]).
+/// In the worker: hands the declared types, the column names and the rows of `query` on
+/// `database` to `sink` as they are read, under `limits` (the checks of [`LockedFile::read`]: a
+/// column type refused before any row, a `TIME WITH TIME ZONE` column at the first row).
 pub fn read_local(
     database: &Arc<Database>,
     query: &str,
     limits: &Limits,
-) -> Result<RawTable, ReadError> {
+    sink: &mut dyn Sink,
+) -> Result<(), ReadError> {
     let connection = (database.connect()).map_err(|f| ExecError::Fault(f.message))?;
-    let mut unsupported = None;
-    let table = under_deadline(&connection, limits, |armed| {
+    let mut checked = TimeTzCheck {
+        column: None,
+        names: Vec::new(),
+        refused: None,
+        sink,
+    };
+    let read = under_deadline(&connection, limits, |armed| {
         let prepared = prepare_query(&connection, query, armed.expired(), limits)?;
         let kinds = prepared.column_types();
         let types: Vec<ColumnType> = kinds.iter().map(|&kind| ColumnType::of(kind)).collect();
-        let names = prepared.column_names();
-        if let Some(refused) = refused_column(&names, &types) {
-            unsupported = Some(refused);
-            return Ok(None);
+        if let Some(refused) = refused_column(&prepared.column_names(), &types) {
+            checked.refused = Some(refused);
+            return Ok(());
         }
-        let (names, rows) = read_chunks(&prepared, armed, limits, usize::MAX, true)?;
-        let timetz = types.iter().position(|t| *t == ColumnType::TimeTz);
-        if let (Some(at), false) = (timetz, rows.is_empty()) {
-            unsupported = Some(ReadError::Unconvertible(format!(
-                "column `{}` is a TIME WITH TIME ZONE, which DuckDB's Python client cannot convert for pandas",
-                names[at]
+        checked.column = types.iter().position(|t| *t == ColumnType::TimeTz);
+        checked.sink.kinds(&kinds)?;
+        read_chunks(&prepared, armed, (limits, usize::MAX), true, &mut checked)
+    });
+    match checked.refused {
+        Some(refused) => Err(refused),
+        None => read.map_err(ReadError::Exec),
+    }
+}
+
+/// A sink that refuses a `TIME WITH TIME ZONE` column once a row comes (`fetchdf()` converts an
+/// empty one), passing the rest on.
+struct TimeTzCheck<'a> {
+    column: Option<usize>,
+    names: Vec<String>,
+    refused: Option<ReadError>,
+    sink: &'a mut dyn Sink,
+}
+
+impl Sink for TimeTzCheck<'_> {
+    fn names(&mut self, names: &[String]) -> Result<(), ExecError> {
+        self.names = names.to_vec();
+        self.sink.names(names)
+    }
+
+    fn kinds(&mut self, kinds: &[sys::duckdb_type]) -> Result<(), ExecError> {
+        self.sink.kinds(kinds)
+    }
+
+    fn row(&mut self, row: &[Cell]) -> Result<(), ExecError> {
+        if let Some(at) = self.column {
+            let name = self.names.get(at).cloned().unwrap_or_default();
+            self.refused = Some(ReadError::Unconvertible(format!(
+                "column `{name}` is a TIME WITH TIME ZONE, which DuckDB's Python client cannot convert for pandas"
             )));
-            return Ok(None);
+            return Err(ExecError::Sql("refused".into()));
         }
-        Ok(Some(RawTable { names, kinds, rows }))
-    })?;
-    table.ok_or_else(|| unsupported.unwrap_or(ReadError::Unsupported(String::new())))
+        self.sink.row(row)
+    }
 }
 
 /// The first column `fetchdf()` cannot convert, else the first sqlgate does not read.
