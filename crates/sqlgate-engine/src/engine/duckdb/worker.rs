@@ -266,18 +266,20 @@ impl Worker {
             return Err(Lost::Refused(malformed));
         }
         self.fill(4 + length, kill_at)?;
-        let frame: Vec<u8> = self.inbox.drain(..4 + length).skip(4).collect();
-        Ok((frame[0], frame[1..].to_vec()))
+        let payload = self.inbox[5..4 + length].to_vec();
+        let kind = self.inbox[4];
+        self.inbox.drain(..4 + length);
+        Ok((kind, payload))
     }
 
     /// Reads until the inbox holds `bytes`, or the worker ends, or `kill_at` passes.
     fn fill(&mut self, bytes: usize, kill_at: Instant) -> Result<(), Lost> {
-        let mut chunk = [0u8; 64 << 10];
         while self.inbox.len() < bytes {
             let left = kill_at.saturating_duration_since(Instant::now());
             if left.is_zero() || !readable(&self.stdout, left) {
                 return Err(Lost::Late);
             }
+            let mut chunk = [0u8; 64 << 10];
             match std::io::Read::read(&mut self.stdout, &mut chunk) {
                 Ok(0) => return Err(self.ended()),
                 Ok(read) => self.inbox.extend_from_slice(&chunk[..read]),
