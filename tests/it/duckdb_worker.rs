@@ -51,8 +51,9 @@ fn workers_holding(folder: &Path) -> Vec<u32> {
 fn a_stuck_worker_is_killed_reaped_and_replaced() {
     let dir = tempfile::tempdir().unwrap();
     let file = crate::duckdb::loaded_shop(dir.path());
+    let worker = Path::new(env!("CARGO_BIN_EXE_sqlgate"));
     let executor = Executor::on(
-        Arc::new(DuckdbEngine::new()),
+        Arc::new(DuckdbEngine::with_worker(worker)),
         limits(Duration::from_millis(300)),
     );
     assert!(executor.run(&file, "SELECT 1").is_ok());
