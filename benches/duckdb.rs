@@ -6,7 +6,8 @@
 //! count, the median wall and CPU time and the queries per second, then DuckDB's time over
 //! SQLite's.
 //!
-//! Run with `cargo bench --bench duckdb`. Set `SQLGATE_SPIDER` to point at another copy of the data.
+//! Run with `cargo bench --bench duckdb`. Set `SQLGATE_SPIDER` to point at another copy of the data
+//! and `SQLGATE_REPETITIONS` to repeat other than seven times.
 
 mod common;
 
@@ -17,6 +18,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
+/// Repetitions of each run unless `SQLGATE_REPETITIONS` says otherwise.
 const REPETITIONS: usize = 7;
 const SYSTEMS: [&str; 4] = ["C3", "Claude", "GPT4Turbo", "RESDSQL"];
 
@@ -109,6 +111,13 @@ fn run_once(config: &Config) -> (f64, f64, usize) {
 
 fn main() {
     std::env::set_var("SQLGATE_WORKSPACE", "/");
+    // The DuckDB engine's worker process is the built `sqlgate`, not this bench's executable.
+    sqlgate::engine::duckdb::worker::use_program(std::path::Path::new(env!(
+        "CARGO_BIN_EXE_sqlgate"
+    )));
+    let repetitions = (std::env::var("SQLGATE_REPETITIONS").ok())
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(REPETITIONS);
     let spider = spider_dir();
     let work = tempfile::tempdir().expect("a temporary folder");
     let started = Instant::now();
@@ -134,7 +143,7 @@ fn main() {
             })
             .collect();
     let mut samples = vec![(Vec::new(), Vec::new(), 0); runs.len()];
-    for _ in 0..REPETITIONS {
+    for _ in 0..repetitions {
         for ((_, _, config), (walls, cpus, queries)) in runs.iter().zip(samples.iter_mut()) {
             let (wall, cpu, ran) = run_once(config);
             walls.push(wall);

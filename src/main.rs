@@ -119,6 +119,15 @@ enum Command {
         #[arg(long)]
         from_workflow_run: bool,
     },
+    /// The DuckDB worker process sqlgate starts itself (one per executing thread): serves
+    /// queries on stdin / stdout until stdin ends. Not for users.
+    #[cfg(feature = "duckdb")]
+    #[command(name = "duckdb-worker", hide = true)]
+    DuckdbWorker {
+        /// DuckDB's `memory_limit` of each database it opens, in bytes.
+        #[arg(long)]
+        memory_limit: usize,
+    },
 }
 
 #[derive(Subcommand)]
@@ -204,5 +213,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             examples,
             jsonl,
         } => commands::spider2_dbt(&gold, &results, examples.as_deref(), jsonl.as_deref()),
+        #[cfg(feature = "duckdb")]
+        Command::DuckdbWorker { memory_limit } => {
+            sqlgate::engine::duckdb::serve::serve(memory_limit)?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }

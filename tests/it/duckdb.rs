@@ -48,6 +48,7 @@ fn shop(folder: &Path) -> PathBuf {
 
 /// `sqlgate load` of the `shop` fixture into DuckDB; returns the `.duckdb` file.
 pub(crate) fn loaded_shop(folder: &Path) -> PathBuf {
+    crate::common::duckdb_worker();
     let config = shop(folder);
     let output = sqlgate(&[
         "load",
@@ -61,6 +62,7 @@ pub(crate) fn loaded_shop(folder: &Path) -> PathBuf {
 }
 
 fn executor(limits: Limits) -> Executor {
+    crate::common::duckdb_worker();
     Executor::on(Arc::new(DuckdbEngine::new()), limits)
 }
 

@@ -22,6 +22,8 @@ mod distill;
 mod duckdb;
 #[cfg(feature = "duckdb")]
 mod duckdb_conformance;
+#[cfg(feature = "duckdb")]
+mod duckdb_worker;
 mod engines_bird;
 mod engines_types;
 mod escaping;

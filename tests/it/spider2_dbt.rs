@@ -213,6 +213,7 @@ fn a_gold_with_a_write_ahead_log_beside_it_is_a_gold_failure() {
         conditions: &[vec![]],
         ignore_orders: &[false],
     };
+    common::duckdb_worker();
     let verdict = judge_files(
         &gold.join("i1/db.duckdb"),
         &results.join("i1/out.duckdb"),
@@ -280,6 +281,7 @@ fn a_huge_or_runaway_predicted_table_stops_at_the_caps_and_the_deadline() {
     for (what, sql) in [("huge", huge), ("runaway", runaway)] {
         let (gold, results) = layout(&dir.path().join(what), GOLD, Ok(sql), true);
         let (gold, pred) = (gold.join("i1/db.duckdb"), results.join("i1/out.duckdb"));
+        common::duckdb_worker();
         let verdict = judge_files(&gold, &pred, tables, &small, false);
         let stopped = match what {
             "huge" => matches!(verdict, Verdict::PredFailure(ExecError::TooLarge(_))),

@@ -63,6 +63,7 @@ pub fn verdicts(cases: &[Value], sound: bool) -> Vec<(String, Verdict)> {
         write_script(path, &script.join("\n")).unwrap();
     }
     let limits = limits();
+    crate::common::duckdb_worker();
     let (gold, pred) = (
         LockedFile::open(&gold).unwrap(),
         LockedFile::open(&pred).unwrap(),

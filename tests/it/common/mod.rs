@@ -99,6 +99,13 @@ pub const GITHUB_VARIABLES: [&str; 11] = [
     "GITHUB_RUN_ID",
 ];
 
+/// Makes the DuckDB engines this test builds in-process start their worker process
+/// (`sqlgate duckdb-worker`) from the built binary: the test's own executable is not sqlgate.
+#[cfg(feature = "duckdb")]
+pub fn duckdb_worker() {
+    sqlgate::engine::duckdb::worker::use_program(Path::new(env!("CARGO_BIN_EXE_sqlgate")));
+}
+
 /// The `sqlgate` binary with `args`, isolated from any surrounding GitHub Actions job. Its
 /// workspace is the whole file system (`SQLGATE_WORKSPACE=/`), since the tests read the shared
 /// data from beside the repository; the workspace tests remove it.

@@ -289,9 +289,7 @@ pub fn check_database(folder: &Path, path: &Path, side_files: &[&str]) -> Result
         return Err(format!("{} is not a regular file", path.display()));
     }
     for suffix in side_files {
-        let mut beside = path.as_os_str().to_os_string();
-        beside.push(suffix);
-        if std::fs::symlink_metadata(&beside).is_ok() {
+        if side_file(path, suffix).is_some() {
             return Err(format!(
                 "{} has a {suffix} file beside it, which the engine would read and the dataset \
                  fingerprint does not cover; checkpoint it into the database (SQLite: \
@@ -302,6 +300,23 @@ pub fn check_database(folder: &Path, path: &Path, side_files: &[&str]) -> Result
         }
     }
     Ok(())
+}
+
+/// A file beside `path` whose name is `path`'s name followed by `suffix` and anything after it
+/// (`FILE.wal`, `FILE.wal.checkpoint`, `FILE.wal.recovery` for `.wal`): an engine may read any
+/// of its logs under a name its next version picks, so every name with the prefix counts.
+pub fn side_file(path: &Path, suffix: &str) -> Option<PathBuf> {
+    let mut prefix = path.file_name()?.to_os_string();
+    prefix.push(suffix);
+    let prefix = prefix.as_encoded_bytes();
+    let folder = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let entries = std::fs::read_dir(folder).ok()?;
+    (entries.flatten())
+        .find(|entry| entry.file_name().as_encoded_bytes().starts_with(prefix))
+        .map(|entry| entry.path())
 }
 
 /// `path` with `.` dropped and each `..` taking off the name before it, without asking the file

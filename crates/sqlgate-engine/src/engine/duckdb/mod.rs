@@ -1,5 +1,6 @@
 //! The DuckDB engine: untrusted SQL on the benchmark's `.duckdb` files
-//! (`<databases>/<db_id>/<db_id>.duckdb`), in-process through DuckDB's C API (`ffi.rs`).
+//! (`<databases>/<db_id>/<db_id>.duckdb`), through DuckDB's C API (`ffi.rs`) in a worker process
+//! (`worker.rs`: one per executing thread, capped in memory and killed past its deadline).
 //!
 //! Predictions come from pull requests and are treated as hostile. Each file is opened read-only
 //! with external access off (no file, network or extension access: `read_csv`, `COPY`, `EXPORT`,
@@ -7,8 +8,9 @@
 //! directory (nothing spills to disk), one thread and a memory limit, and then the configuration
 //! locked (`SET memory_limit` and the like fail); on top of that a query must be exactly one
 //! statement and a plain query (`SELECT`, `WITH`, `FROM`, `VALUES`, ...): `PRAGMA`, `CALL`,
-//! `SET`, `ATTACH`, `USE`, DDL and writes are refused before they run. A watchdog interrupts a
-//! query at its deadline, rows are counted under the row and byte caps and charged to the run's
+//! `SET`, `ATTACH`, `USE`, DDL and writes are refused before they run (`local.rs`). A watchdog
+//! interrupts a query at its deadline, the parent kills a worker that has not answered by the
+//! deadline plus a grace, rows are counted under the row and byte caps and charged to the run's
 //! memory budget as they arrive, and each query gets a fresh connection (no state carried from
 //! one item to the next).
 
@@ -16,82 +18,79 @@ mod convert;
 pub use convert::Cell;
 mod deadline;
 pub(crate) mod ffi;
+mod local;
+pub mod serve;
 pub mod tables;
+mod wire;
+pub mod worker;
 
 use crate::engine::exec::{Engine, ExecError, Limits, ResultTable, SizeGuard};
-use crate::engine::value::Value;
-use ffi::{Database, Failure};
+use crate::engine::value::Row;
 use libduckdb_sys as sys;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use wire::{response, Writer};
+use worker::Spec;
 
-/// Databases kept open at once; the least recently used is closed past that (queries running
-/// on it finish first: each holds its own reference).
-pub const OPEN_DATABASES: usize = 4;
+pub use local::OPEN_DATABASES;
 
-/// The smallest memory limit a database is opened with.
-const MIN_MEMORY_LIMIT: usize = 16 << 20;
+/// The smallest share of the run's budget a worker gets beyond its baseline.
+const MIN_SHARE: usize = 32 << 20;
 
-/// DuckDB files, each opened once (shared by the worker threads) with the locked settings.
+/// DuckDB files, queried in this thread's worker process ([`worker`]), which keeps each open
+/// with the locked settings.
 #[derive(Debug)]
 pub struct DuckdbEngine {
-    /// `memory_limit` of each open database: half the run's budget over [`OPEN_DATABASES`].
-    memory_limit: usize,
-    /// Open databases, the most recently used last.
-    open: Mutex<Vec<(PathBuf, Arc<Database>)>>,
+    /// The worker executable and its share of the run's budget.
+    spec: Spec,
+    /// Who this engine is to the workers (its databases are its own).
+    owner: u64,
 }
 
 impl DuckdbEngine {
-    /// The engine, its databases' memory limit taken from the run's budget (`execution.max_memory`):
-    /// DuckDB's own memory, outside Rust's allocator, is then at most half of it while no more
-    /// than [`OPEN_DATABASES`] are open.
+    /// The engine, its workers' executable that [`worker::program`] names and their share of
+    /// the run's budget taken from `execution.max_memory` ([`memory_limit`]).
     pub fn new() -> DuckdbEngine {
+        DuckdbEngine::with_worker(&worker::program())
+    }
+
+    /// The engine whose workers run `program` (sqlgate's executable) as `sqlgate duckdb-worker`.
+    pub fn with_worker(program: &Path) -> DuckdbEngine {
+        let mut spec = Spec::new(memory_limit());
+        spec.program = program.to_path_buf();
         DuckdbEngine {
-            memory_limit: memory_limit(),
-            open: Mutex::new(Vec::new()),
+            spec,
+            owner: next_owner(),
         }
     }
 
-    /// The open database `db`, opened on first use.
-    fn database(&self, db: &Path) -> Result<Arc<Database>, ExecError> {
-        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(index) = open.iter().position(|(path, _)| path == db) {
-            let entry = open.remove(index);
-            open.push(entry);
-        } else {
-            if open.len() >= OPEN_DATABASES {
-                open.remove(0);
-            }
-            refuse_log(db)?;
-            let settings = ffi::locked_settings(self.memory_limit);
-            let database = Database::open(db, &settings).map_err(|failure| {
-                ExecError::Open(format!("{}: {}", db.display(), failure.message))
-            })?;
-            open.push((db.to_path_buf(), Arc::new(database)));
-        }
-        Ok(Arc::clone(&open.last().expect("just put last").1))
-    }
-
-    /// Drops an open database after a fatal error, so the next query opens it afresh.
-    fn forget(&self, db: &Path) {
-        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
-        open.retain(|(path, _)| path != db);
+    /// A query request of `kind`: the owner, database, SQL and limits.
+    fn request(&self, kind: u8, db: &Path, sql: &str, limits: &Limits) -> Writer {
+        let mut request = Writer::frame(kind);
+        (request.u64(self.owner).path(db)).text(sql).limits(limits);
+        request
     }
 }
 
-/// Refuses a database file with DuckDB's write-ahead log `FILE.wal` beside it: DuckDB replays
-/// the log when it opens the file, even read-only, so what is read would not be the file's
-/// content (which is what a digest covers).
+/// A new owner of open databases in the workers: each engine and each [`tables::LockedFile`].
+fn next_owner() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Refuses a database file with one of DuckDB's logs beside it, `FILE.wal` or any name it
+/// starts (`FILE.wal.checkpoint`, `FILE.wal.recovery`): DuckDB replays the write-ahead log when
+/// it opens the file, even read-only, and may replay the others with it, so what is read would
+/// not be the file's content (which is what a digest covers).
 pub fn refuse_log(path: &Path) -> Result<(), ExecError> {
-    let mut log = path.as_os_str().to_os_string();
-    log.push(".wal");
-    match std::fs::symlink_metadata(&log) {
-        Ok(_) => Err(ExecError::Open(format!(
-            "{} has a .wal file beside it (DuckDB's write-ahead log, which it replays on open); \
+    match crate::util::workspace::side_file(path, ".wal") {
+        Some(log) => Err(ExecError::Open(format!(
+            "{} has a .wal file beside it ({}: a DuckDB log, which it replays on open); \
              checkpoint it into the database (`CHECKPOINT`) and remove it",
-            path.display()
+            path.display(),
+            log.display()
         ))),
-        Err(_) => Ok(()),
+        None => Ok(()),
     }
 }
 
@@ -110,12 +109,35 @@ impl Engine for DuckdbEngine {
         with_columns: bool,
         most_rows: usize,
     ) -> Result<ResultTable, ExecError> {
-        let database = self.database(db)?;
-        let result = run_query(&database, sql, limits, with_columns, most_rows);
-        if matches!(result, Err(ExecError::Fault(_))) {
-            self.forget(db);
+        refuse_log(db)?;
+        let mut request = self.request(wire::request::RUN, db, sql, limits);
+        request.u64(most_rows as u64);
+        // Declared before the rows: on an error they are freed before their charge is returned.
+        let mut size = SizeGuard::new(limits);
+        let mut table = ResultTable {
+            columns: Vec::new(),
+            rows: Vec::new(),
+        };
+        let mut on_frame = |kind: u8, reader: &mut wire::Reader<'_>| match kind {
+            response::NAMES => {
+                table.columns = reader.texts()?;
+                Ok(false)
+            }
+            response::ROW => {
+                let row: Row = reader.values()?;
+                row.iter().for_each(|value| size.add_value(value));
+                table.rows.push(row);
+                size.add_row().map(|()| false)
+            }
+            response::END => Ok(true),
+            other => Err(wire::unexpected(other)),
+        };
+        worker::call(&self.spec, &request.finish(), limits.timeout, &mut on_frame)?;
+        size.finish();
+        if !with_columns {
+            table.columns = Vec::new();
         }
-        result
+        Ok(table)
     }
 
     fn column_names(
@@ -124,224 +146,31 @@ impl Engine for DuckdbEngine {
         sql: &str,
         limits: &Limits,
     ) -> Result<Vec<String>, ExecError> {
-        let database = self.database(db)?;
-        let connection = database.connect().map_err(fault)?;
-        let prepared = prepare_query(&connection, sql, false, limits)?;
-        Ok(prepared.column_names())
+        refuse_log(db)?;
+        let request = self.request(wire::request::COLUMNS, db, sql, limits);
+        let mut names = Vec::new();
+        worker::call(
+            &self.spec,
+            &request.finish(),
+            limits.timeout,
+            &mut |kind, reader| match kind {
+                response::NAMES => {
+                    names = reader.texts()?;
+                    Ok(true)
+                }
+                other => Err(wire::unexpected(other)),
+            },
+        )?;
+        Ok(names)
     }
 }
 
-/// DuckDB's `memory_limit` for one open database: half the run's budget
-/// (`execution.max_memory`) over [`OPEN_DATABASES`], at least [`MIN_MEMORY_LIMIT`].
+/// A worker's share of the run's budget (`execution.max_memory`) beyond its baseline: half the
+/// budget over [`OPEN_DATABASES`], at least [`MIN_SHARE`]; DuckDB's `memory_limit` of each
+/// database it opens is half of that.
 fn memory_limit() -> usize {
     let budget = crate::util::memory::PROCESS.limit();
-    (budget / 2 / OPEN_DATABASES).max(MIN_MEMORY_LIMIT)
-}
-
-/// Runs one untrusted query on a fresh connection to `database` under `limits`.
-fn run_query(
-    database: &Arc<Database>,
-    sql: &str,
-    limits: &Limits,
-    with_columns: bool,
-    most_rows: usize,
-) -> Result<ResultTable, ExecError> {
-    let connection = database.connect().map_err(fault)?;
-    under_deadline(&connection, limits, |armed| {
-        prepare_query(&connection, sql, armed.expired(), limits)
-            .and_then(|prepared| read_rows(&prepared, armed, limits, with_columns, most_rows))
-    })
-}
-
-/// `work` on `connection` with the deadline of `limits` armed; an error met after the deadline
-/// is the timeout.
-fn under_deadline<T>(
-    connection: &ffi::Connection,
-    limits: &Limits,
-    work: impl FnOnce(&deadline::Armed) -> Result<T, ExecError>,
-) -> Result<T, ExecError> {
-    let armed = deadline::Armed::arm(connection.interrupt(), limits.timeout);
-    let result = work(&armed);
-    armed.disarm();
-    match result {
-        Err(ExecError::Sql(_) | ExecError::Fault(_)) if armed.expired() => {
-            Err(ExecError::Timeout(limits.timeout.as_millis()))
-        }
-        other => other,
-    }
-}
-
-/// `sql` prepared, if it is one plain query.
-fn prepare_query<'c>(
-    connection: &'c ffi::Connection,
-    sql: &str,
-    timed_out: bool,
-    limits: &Limits,
-) -> Result<ffi::Prepared<'c>, ExecError> {
-    if sql.contains('\0') {
-        return Err(ExecError::Sql("the query contains a null character".into()));
-    }
-    if let Some(keyword) = leading_keyword(sql).filter(|k| REFUSED_KEYWORDS.contains(&k.as_str())) {
-        return Err(ExecError::Denied(format!(
-            "`{keyword}` is refused on DuckDB: a prediction is one plain query"
-        )));
-    }
-    let prepared = match connection.prepare_one(sql) {
-        Ok(Ok(prepared)) => prepared,
-        Ok(Err(_)) => {
-            return Err(ExecError::Sql(
-                "You can only execute one statement at a time.".into(),
-            ))
-        }
-        Err(failure) => return Err(classify(failure, timed_out, limits)),
-    };
-    if !prepared.is_select() {
-        return Err(ExecError::Denied(
-            "only a query runs on DuckDB (no PRAGMA, CALL, SET, ATTACH, USE, COPY, EXPORT, INSTALL, LOAD, DDL or writes)".into(),
-        ));
-    }
-    Ok(prepared)
-}
-
-/// Statements DuckDB turns into a query (`PRAGMA database_list`, `CALL pragma_version()`), so
-/// that the statement-type check alone would let them run: refused by their first word, the
-/// same for every PRAGMA and CALL whatever DuckDB makes of it.
-const REFUSED_KEYWORDS: [&str; 2] = ["PRAGMA", "CALL"];
-
-/// The first word of `sql`, upper-cased, after whitespace, comments and opening parentheses.
-fn leading_keyword(sql: &str) -> Option<String> {
-    let mut rest = sql;
-    loop {
-        rest = rest.trim_start_matches(|c: char| c.is_whitespace() || c == '(');
-        if let Some(after) = rest.strip_prefix("--") {
-            rest = after.split_once('\n').map_or("", |(_, tail)| tail);
-        } else if let Some(after) = rest.strip_prefix("/*") {
-            rest = after.split_once("*/").map_or("", |(_, tail)| tail);
-        } else {
-            break;
-        }
-    }
-    let word: String = rest
-        .chars()
-        .take_while(|c| c.is_ascii_alphabetic())
-        .collect();
-    (!word.is_empty()).then(|| word.to_ascii_uppercase())
-}
-
-/// Reads the result chunk by chunk, every row counted and charged; stops after `most_rows + 1`.
-fn read_rows(
-    prepared: &ffi::Prepared<'_>,
-    armed: &deadline::Armed,
-    limits: &Limits,
-    with_columns: bool,
-    most_rows: usize,
-) -> Result<ResultTable, ExecError> {
-    let (columns, rows) = read_chunks(prepared, armed, limits, most_rows, false)?;
-    let rows = (rows.into_iter())
-        .map(|row| {
-            (row.into_iter())
-                .map(|cell| match cell {
-                    convert::Cell::Value(value) => value,
-                    // `ColumnReader::of` refuses LIST, ARRAY and UUID before any row.
-                    _ => Value::Null,
-                })
-                .collect()
-        })
-        .collect();
-    Ok(ResultTable {
-        columns: if with_columns { columns } else { Vec::new() },
-        rows,
-    })
-}
-
-/// The column names and the rows of the result as [`convert::Cell`]s (`whole`: lists, arrays
-/// and UUIDs read too, else refused), every row counted and charged; stops after
-/// `most_rows + 1`.
-fn read_chunks(
-    prepared: &ffi::Prepared<'_>,
-    armed: &deadline::Armed,
-    limits: &Limits,
-    most_rows: usize,
-    whole: bool,
-) -> Result<(Vec<String>, Vec<Vec<convert::Cell>>), ExecError> {
-    let classify = |failure: Failure| classify(failure, armed.expired(), limits);
-    let mut stream = prepared.stream().map_err(classify)?;
-    let columns = stream.column_names();
-    // Declared before the rows so that, on an error, the rows are freed before their charge is
-    // given back to the budget.
-    let mut size = SizeGuard::new(limits);
-    let mut rows: Vec<Vec<convert::Cell>> = Vec::new();
-    let reader = match whole {
-        true => convert::ColumnReader::of_cells,
-        false => convert::ColumnReader::of,
-    };
-    'chunks: while let Some(chunk) = stream.next_chunk().map_err(classify)? {
-        if armed.expired() {
-            return Err(ExecError::Timeout(limits.timeout.as_millis()));
-        }
-        let vectors: Vec<sys::duckdb_vector> =
-            (0..columns.len()).map(|i| chunk.column(i)).collect();
-        let readers = (vectors.iter())
-            .map(|&vector| reader(vector))
-            .collect::<Result<Vec<_>, _>>()?;
-        for row in 0..chunk.rows() {
-            let mut values = Vec::with_capacity(columns.len());
-            for (reader, &vector) in readers.iter().zip(&vectors) {
-                let cell = reader.read_cell(vector, row)?;
-                cell.for_each_value(&mut |value| size.add_value(value));
-                values.push(cell);
-            }
-            rows.push(values);
-            size.add_row()?;
-            if rows.len() > most_rows {
-                break 'chunks;
-            }
-        }
-    }
-    size.finish();
-    Ok((columns, rows))
-}
-
-/// A DuckDB error as sqlgate counts it.
-fn classify(failure: Failure, timed_out: bool, limits: &Limits) -> ExecError {
-    let message = failure.message;
-    let kind = failure.kind;
-    let is = |wanted: sys::duckdb_error_type, prefix: &str| {
-        kind == Some(wanted) || (kind.is_none() && message.starts_with(prefix))
-    };
-    if timed_out
-        || is(
-            sys::duckdb_error_type_DUCKDB_ERROR_INTERRUPT,
-            "INTERRUPT Error",
-        )
-    {
-        return ExecError::Timeout(limits.timeout.as_millis());
-    }
-    if is(
-        sys::duckdb_error_type_DUCKDB_ERROR_OUT_OF_MEMORY,
-        "Out of Memory Error",
-    ) {
-        return ExecError::TooLarge(format!("DuckDB's memory limit: {message}"));
-    }
-    if is(
-        sys::duckdb_error_type_DUCKDB_ERROR_PERMISSION,
-        "Permission Error",
-    ) {
-        return ExecError::Denied(message);
-    }
-    if is(sys::duckdb_error_type_DUCKDB_ERROR_FATAL, "FATAL Error")
-        || is(
-            sys::duckdb_error_type_DUCKDB_ERROR_INTERNAL,
-            "INTERNAL Error",
-        )
-    {
-        return ExecError::Fault(message);
-    }
-    ExecError::Sql(message)
-}
-
-fn fault(failure: Failure) -> ExecError {
-    ExecError::Fault(failure.message)
+    (budget / 2 / OPEN_DATABASES).max(MIN_SHARE)
 }
 
 /// The single integer `sql` returns (trusted SQL of `sqlgate load`: a row count).
@@ -369,17 +198,6 @@ pub fn library_version() -> String {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn the_leading_keyword_skips_comments_and_parentheses() {
-        assert_eq!(
-            super::leading_keyword("  -- c\n/* d */ (pragma x"),
-            Some("PRAGMA".into())
-        );
-        assert_eq!(super::leading_keyword("call f()"), Some("CALL".into()));
-        assert_eq!(super::leading_keyword("SELECT 1"), Some("SELECT".into()));
-        assert_eq!(super::leading_keyword("-- only"), None);
-    }
-
     #[test]
     fn links_the_pinned_library() {
         assert_eq!(super::library_version(), "v1.5.6");

@@ -7,13 +7,16 @@
 //! in the file runs but what reading the named relation runs (a view's query, under the same
 //! locks: `engine::spider2_dbt` decides which profile reads views).
 
-use super::Cell;
-use super::{ffi, memory_limit, prepare_query, read_chunks, under_deadline};
-use crate::engine::exec::{ExecError, Limits};
+use super::local::{prepare_query, read_chunks, under_deadline, Sink};
+use super::wire::{self, response, Writer};
+use super::worker::{self, Spec};
+use super::{ffi, memory_limit, next_owner, Cell};
+use crate::engine::exec::{ExecError, Limits, SizeGuard};
 use ffi::Database;
 use libduckdb_sys as sys;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// A column's declared DuckDB type, as far as the Spider 2.0-DBT comparison tells them apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,7 +61,8 @@ pub enum ColumnType {
 }
 
 impl ColumnType {
-    fn of(kind: sys::duckdb_type) -> ColumnType {
+    /// The type of a DuckDB type id.
+    pub fn of(kind: sys::duckdb_type) -> ColumnType {
         match kind {
             sys::DUCKDB_TYPE_DUCKDB_TYPE_TINYINT => ColumnType::Signed(8),
             sys::DUCKDB_TYPE_DUCKDB_TYPE_SMALLINT => ColumnType::Signed(16),
@@ -106,67 +110,176 @@ pub struct TypedTable {
     pub rows: Vec<Vec<Cell>>,
 }
 
-/// One `.duckdb` file opened under the engine's locks.
+/// One `.duckdb` file opened under the engine's locks, in this thread's DuckDB worker
+/// ([`super::worker`]): a read past its deadline is killed with the worker.
 pub struct LockedFile {
-    database: Arc<Database>,
+    path: PathBuf,
+    /// Who opened it, to the worker (its open databases are kept by owner).
+    owner: u64,
+    spec: Spec,
 }
+
+/// How long opening a file may take (DuckDB reads its header and catalog).
+const OPEN_TIMEOUT: Duration = Duration::from_secs(60);
 
 impl LockedFile {
     /// Opens `path` read-only with the engine's locked settings; a file DuckDB cannot open
     /// (not a database, an LFS pointer, a newer format) is an [`ExecError::Open`].
     pub fn open(path: &Path) -> Result<LockedFile, ExecError> {
-        let settings = ffi::locked_settings(memory_limit());
-        let database = Database::open(path, &settings)
-            .map_err(|f| ExecError::Open(format!("{}: {}", path.display(), f.message)))?;
-        Ok(LockedFile {
-            database: Arc::new(database),
-        })
+        let file = LockedFile {
+            path: path.to_path_buf(),
+            owner: next_owner(),
+            spec: Spec::new(memory_limit()),
+        };
+        let mut request = Writer::frame(wire::request::OPEN);
+        request.u64(file.owner).path(path);
+        worker::call(
+            &file.spec,
+            &request.finish(),
+            OPEN_TIMEOUT,
+            &mut |kind, _| match kind {
+                response::END => Ok(true),
+                other => Err(wire::unexpected(other)),
+            },
+        )?;
+        Ok(file)
     }
 
     /// The rows of `query` (one plain query) with its columns' declared types, under
-    /// `limits`; a column of a type [`ColumnType`] does not tell apart is
-    /// [`ReadError::Unsupported`], before any row is read.
+    /// `limits`, every row counted and charged as it arrives; a column of a type
+    /// [`ColumnType`] does not tell apart is [`ReadError::Unsupported`], before any row is read.
     pub fn read(&self, query: &str, limits: &Limits) -> Result<TypedTable, ReadError> {
-        let connection = (self.database.connect()).map_err(|f| ExecError::Fault(f.message))?;
-        let mut unsupported = None;
-        let table = under_deadline(&connection, limits, |armed| {
-            let prepared = prepare_query(&connection, query, armed.expired(), limits)?;
-            let types: Vec<ColumnType> = prepared
-                .column_types()
-                .into_iter()
-                .map(ColumnType::of)
-                .collect();
-            let names = prepared.column_names();
-            // A column `fetchdf()` cannot convert decides before one sqlgate does not read.
-            let unconvertible = |t: &ColumnType| matches!(t, ColumnType::Unconvertible(_));
-            let refused = (types.iter().position(unconvertible))
-                .or_else(|| (types.iter()).position(|t| matches!(t, ColumnType::Other(_))));
-            if let Some(at) = refused {
-                unsupported = Some(match types[at] {
-                    ColumnType::Unconvertible(name) => ReadError::Unconvertible(format!(
-                        "column `{}` is a {name}, which DuckDB's Python client cannot convert for pandas",
-                        names[at]
-                    )),
-                    other => ReadError::Unsupported(format!(
-                        "column `{}` is of DuckDB type {other:?}",
-                        names[at]
-                    )),
-                });
-                return Ok(None);
+        let mut request = Writer::frame(wire::request::READ);
+        (request.u64(self.owner).path(&self.path))
+            .text(query)
+            .limits(limits);
+        let mut refused = None;
+        // Declared before the rows: on an error they are freed before their charge is returned.
+        let mut size = SizeGuard::new(limits);
+        let mut table = TypedTable {
+            names: Vec::new(),
+            types: Vec::new(),
+            rows: Vec::new(),
+        };
+        let mut on_frame = |kind: u8, reader: &mut wire::Reader<'_>| match kind {
+            response::NAMES => {
+                table.names = reader.texts()?;
+                Ok(false)
             }
-            let (names, rows) = read_chunks(&prepared, armed, limits, usize::MAX, true)?;
-            let timetz = types.iter().position(|t| *t == ColumnType::TimeTz);
-            if let (Some(at), false) = (timetz, rows.is_empty()) {
-                unsupported = Some(ReadError::Unconvertible(format!(
-                    "column `{}` is a TIME WITH TIME ZONE, which DuckDB's Python client cannot convert for pandas",
-                    names[at]
-                )));
-                return Ok(None);
+            response::TYPES => {
+                let kinds = std::iter::from_fn(|| (!reader.is_empty()).then(|| reader.u32()));
+                table.types = kinds
+                    .map(|k| k.map(ColumnType::of))
+                    .collect::<Result<_, _>>()?;
+                Ok(false)
             }
-            Ok(Some(TypedTable { names, types, rows }))
-        })?;
-        table.ok_or_else(|| unsupported.unwrap_or(ReadError::Unsupported(String::new())))
+            response::ROW => {
+                let row = reader.cells()?;
+                row.iter()
+                    .for_each(|cell| cell.for_each_value(&mut |v| size.add_value(v)));
+                table.rows.push(row);
+                size.add_row().map(|()| false)
+            }
+            response::UNSUPPORTED => {
+                refused = Some(ReadError::Unsupported(reader.text()?));
+                Ok(true)
+            }
+            response::UNCONVERTIBLE => {
+                refused = Some(ReadError::Unconvertible(reader.text()?));
+                Ok(true)
+            }
+            response::END => Ok(true),
+            other => Err(wire::unexpected(other)),
+        };
+        worker::call(&self.spec, &request.finish(), limits.timeout, &mut on_frame)?;
+        size.finish();
+        match refused {
+            Some(refused) => Err(refused),
+            None => Ok(table),
+        }
     }
+}
+
+/// In the worker: hands the declared types, the column names and the rows of `query` on
+/// `database` to `sink` as they are read, under `limits` (the checks of [`LockedFile::read`]: a
+/// column type refused before any row, a `TIME WITH TIME ZONE` column at the first row).
+pub fn read_local(
+    database: &Arc<Database>,
+    query: &str,
+    limits: &Limits,
+    sink: &mut dyn Sink,
+) -> Result<(), ReadError> {
+    let connection = (database.connect()).map_err(|f| ExecError::Fault(f.message))?;
+    let mut checked = TimeTzCheck {
+        column: None,
+        names: Vec::new(),
+        refused: None,
+        sink,
+    };
+    let read = under_deadline(&connection, limits, |armed| {
+        let prepared = prepare_query(&connection, query, armed.expired(), limits)?;
+        let kinds = prepared.column_types();
+        let types: Vec<ColumnType> = kinds.iter().map(|&kind| ColumnType::of(kind)).collect();
+        if let Some(refused) = refused_column(&prepared.column_names(), &types) {
+            checked.refused = Some(refused);
+            return Ok(());
+        }
+        checked.column = types.iter().position(|t| *t == ColumnType::TimeTz);
+        checked.sink.kinds(&kinds)?;
+        read_chunks(&prepared, armed, (limits, usize::MAX), true, &mut checked)
+    });
+    match checked.refused {
+        Some(refused) => Err(refused),
+        None => read.map_err(ReadError::Exec),
+    }
+}
+
+/// A sink that refuses a `TIME WITH TIME ZONE` column once a row comes (`fetchdf()` converts an
+/// empty one), passing the rest on.
+struct TimeTzCheck<'a> {
+    column: Option<usize>,
+    names: Vec<String>,
+    refused: Option<ReadError>,
+    sink: &'a mut dyn Sink,
+}
+
+impl Sink for TimeTzCheck<'_> {
+    fn names(&mut self, names: &[String]) -> Result<(), ExecError> {
+        self.names = names.to_vec();
+        self.sink.names(names)
+    }
+
+    fn kinds(&mut self, kinds: &[sys::duckdb_type]) -> Result<(), ExecError> {
+        self.sink.kinds(kinds)
+    }
+
+    fn row(&mut self, row: &[Cell]) -> Result<(), ExecError> {
+        if let Some(at) = self.column {
+            let name = self.names.get(at).cloned().unwrap_or_default();
+            self.refused = Some(ReadError::Unconvertible(format!(
+                "column `{name}` is a TIME WITH TIME ZONE, which DuckDB's Python client cannot convert for pandas"
+            )));
+            return Err(ExecError::Sql("refused".into()));
+        }
+        self.sink.row(row)
+    }
+}
+
+/// The first column `fetchdf()` cannot convert, else the first sqlgate does not read.
+fn refused_column(names: &[String], types: &[ColumnType]) -> Option<ReadError> {
+    let unconvertible = |t: &ColumnType| matches!(t, ColumnType::Unconvertible(_));
+    let at = (types.iter().position(unconvertible))
+        .or_else(|| (types.iter()).position(|t| matches!(t, ColumnType::Other(_))))?;
+    Some(match types[at] {
+        ColumnType::Unconvertible(name) => ReadError::Unconvertible(format!(
+            "column `{}` is a {name}, which DuckDB's Python client cannot convert for pandas",
+            names[at]
+        )),
+        other => ReadError::Unsupported(format!(
+            "column `{}` is of DuckDB type {other:?}",
+            names[at]
+        )),
+    })
 }
 
 /// Why a relation was not read.

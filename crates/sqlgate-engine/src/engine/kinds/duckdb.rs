@@ -1,5 +1,5 @@
 //! DuckDB as a plugin (`kind: duckdb`, [`crate::engine::duckdb`]): the executor runs it
-//! in-process on the benchmark's `.duckdb` files (`<databases>/<db_id>/<db_id>.duckdb`), whose
+//! in worker processes on the benchmark's `.duckdb` files (`<databases>/<db_id>/<db_id>.duckdb`), whose
 //! data the dataset fingerprint covers; `sqlgate load` writes them from SQLite files.
 //!
 //! The engine is the cargo feature `duckdb` (on by default): a build without it (the musl
