@@ -56,12 +56,21 @@ impl DuckdbEngine {
 
     /// The engine whose workers run `program` (sqlgate's executable) as `sqlgate duckdb-worker`.
     pub fn with_worker(program: &Path) -> DuckdbEngine {
-        let mut spec = Spec::new(memory_limit());
+        let mut spec = Spec::new(memory_limit(OPEN_DATABASES));
         spec.program = program.to_path_buf();
         DuckdbEngine {
             spec,
             owner: next_owner(),
         }
+    }
+
+    /// The engine of a run on `threads` worker threads, each with a worker process of its own:
+    /// a worker's share shrinks as they grow past [`OPEN_DATABASES`], so the workers together
+    /// stay within half of `execution.max_memory` (beyond each one's baseline).
+    pub fn for_threads(threads: usize) -> DuckdbEngine {
+        let mut engine = DuckdbEngine::new();
+        engine.spec.share = memory_limit(threads);
+        engine
     }
 
     /// A query request of `kind`: the owner, database, SQL and limits.
@@ -165,12 +174,13 @@ impl Engine for DuckdbEngine {
     }
 }
 
-/// A worker's share of the run's budget (`execution.max_memory`) beyond its baseline: half the
-/// budget over [`OPEN_DATABASES`], at least [`MIN_SHARE`]; DuckDB's `memory_limit` of each
-/// database it opens is half of that.
-fn memory_limit() -> usize {
+/// A worker's share of the run's budget (`execution.max_memory`) beyond its baseline when
+/// `workers` may run at once: half the budget over the workers (at least [`OPEN_DATABASES`] of
+/// them), at least [`MIN_SHARE`]; DuckDB's `memory_limit` of each database it opens is half of
+/// that.
+fn memory_limit(workers: usize) -> usize {
     let budget = crate::util::memory::PROCESS.limit();
-    (budget / 2 / OPEN_DATABASES).max(MIN_SHARE)
+    (budget / 2 / workers.max(OPEN_DATABASES)).max(MIN_SHARE)
 }
 
 /// The single integer `sql` returns (trusted SQL of `sqlgate load`: a row count).

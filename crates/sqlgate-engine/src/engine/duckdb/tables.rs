@@ -10,7 +10,7 @@
 use super::local::{prepare_query, read_chunks, under_deadline, Sink};
 use super::wire::{self, response, Writer};
 use super::worker::{self, Spec};
-use super::{ffi, memory_limit, next_owner, Cell};
+use super::{ffi, memory_limit, next_owner, Cell, OPEN_DATABASES};
 use crate::engine::exec::{ExecError, Limits, SizeGuard};
 use ffi::Database;
 use libduckdb_sys as sys;
@@ -129,7 +129,7 @@ impl LockedFile {
         let file = LockedFile {
             path: path.to_path_buf(),
             owner: next_owner(),
-            spec: Spec::new(memory_limit()),
+            spec: Spec::new(memory_limit(OPEN_DATABASES)),
         };
         let mut request = Writer::frame(wire::request::OPEN);
         request.u64(file.owner).path(path);

@@ -58,13 +58,16 @@ impl EngineFactory for DuckdbFactory {
         config: &Config,
         _dataset: &Dataset,
         _limits: &Limits,
-        _threads: usize,
+        threads: usize,
     ) -> Result<Option<Arc<dyn Engine>>, InputError> {
         #[cfg(feature = "duckdb")]
         return {
             let _ = config;
-            Ok(Some(Arc::new(crate::engine::duckdb::DuckdbEngine::new())))
+            let engine = crate::engine::duckdb::DuckdbEngine::for_threads(threads);
+            Ok(Some(Arc::new(engine)))
         };
+        #[cfg(not(feature = "duckdb"))]
+        let _ = threads;
         #[cfg(not(feature = "duckdb"))]
         Err(InputError::Config {
             path: config.path.clone(),
