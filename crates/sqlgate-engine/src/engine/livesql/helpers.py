@@ -10,6 +10,9 @@
 # fresh globals); the runner answers with requests
 # {"op": "exec", "sqls": [...]} / {"op": "query", "sql": ...}, each followed by one reply line
 # from sqlgate, and ends with {"op": "done", "results": [{"passed": bool, "message": str}, ...]}.
+# Under the sound profile the gold's statements are marked (_GoldText: `sol_sqls`, `ex_base`'s
+# second list, and what remove_* make of them), and a request running any of them carries
+# "side": "gold": sqlgate runs it on the gold's twin copy, never on the prediction's.
 import io
 import json
 import re
@@ -53,6 +56,31 @@ _ERRORS = {c.__name__: c for c in (Error, DatabaseError, OperationalError, Integ
                                    ProgrammingError, DataError, InterfaceError)}
 
 
+class _GoldText(str):
+    """A statement of the item's gold (sound profile only): the helpers run it on the gold's copy."""
+
+
+def _gold(sqls):
+    """`sqls` (a statement or a list of them) marked as the gold's."""
+    if isinstance(sqls, str):
+        return _GoldText(sqls)
+    return [_GoldText(s) if isinstance(s, str) else s for s in sqls]
+
+
+def _like(source, text):
+    """`text`, made from the statement `source`, marked as the gold's when `source` is."""
+    return _GoldText(text) if isinstance(source, _GoldText) else text
+
+
+def _side(*lists):
+    """The request's side: the gold's copy when any statement of `lists` is the gold's."""
+    for sqls in lists:
+        items = [sqls] if isinstance(sqls, str) else sqls
+        if any(isinstance(s, _GoldText) for s in items):
+            return {"side": "gold"}
+    return {}
+
+
 class _Handle:
     """The opaque connection handle test cases pass around."""
 
@@ -91,7 +119,7 @@ def execute_queries(queries, db_path, conn, logger=None, section_title="", retur
     """
     if isinstance(queries, str):
         queries = [queries]
-    reply = _ask({"op": "exec", "sqls": list(queries)})
+    reply = _ask({"op": "exec", "sqls": list(queries), **_side(queries)})
     rows = _rows(reply["rows"])
     if return_error:
         return rows, reply["exec_error"], reply["timeout"], reply["message"]
@@ -100,7 +128,7 @@ def execute_queries(queries, db_path, conn, logger=None, section_title="", retur
 
 def perform_query_on_sqlite_databases(query, db_path, conn=None, query_timeout=30):
     """Runs one statement; returns (rows, conn) or raises the error's class."""
-    reply = _ask({"op": "query", "sql": query})
+    reply = _ask({"op": "query", "sql": query, **_side([query])})
     if reply.get("error"):
         raise _ERRORS.get(reply["error"]["class"], DatabaseError)(reply["error"]["message"])
     return _rows(reply["rows"]), conn
@@ -137,7 +165,8 @@ def preprocess_results(results, decimal_places=2):
 
 def remove_distinct(sql_list):
     """Drops every space-separated token that is DISTINCT (any case)."""
-    return [" ".join(t for t in sql.split(" ") if t.lower() != "distinct") for sql in sql_list]
+    return [_like(sql, " ".join(t for t in sql.split(" ") if t.lower() != "distinct"))
+            for sql in sql_list]
 
 
 def remove_comments(sql_list):
@@ -147,7 +176,7 @@ def remove_comments(sql_list):
         text = re.sub(r"/\*.*?\*/", "", sql, flags=re.DOTALL)
         text = re.sub(r"--.*?(\r\n|\r|\n)", r"\1", text)
         text = re.sub(r"\n\s*\n+", "\n", text)
-        out.append(text.strip())
+        out.append(_like(sql, text.strip()))
     return out
 
 
@@ -194,7 +223,7 @@ def _strip_round_calls(sql):
 
 def remove_round(sql_list):
     """Replaces every ROUND(...) call (any case, anywhere in the text) by its first argument."""
-    return [_strip_round_calls(sql) for sql in sql_list]
+    return [_like(sql, _strip_round_calls(sql)) for sql in sql_list]
 
 
 def check_sql_function_usage(sqls, required_keywords):
@@ -227,8 +256,14 @@ def ex_base(pred_sqls, sol_sqls, db_path, conn, conditions=None):
 
 def performance_compare_by_qep(old_sqls, sol_sqls, db_path, conn):
     """1 when `sol_sqls` is cheaper than `old_sqls` (sqlgate's plan cost; sound profile only)."""
-    reply = _ask({"op": "cost", "old": list(old_sqls), "new": list(sol_sqls)})
+    reply = _ask({"op": "cost", "old": list(old_sqls), "new": list(sol_sqls),
+                  **_side(old_sqls, sol_sqls)})
     return 1 if reply["new"] < reply["old"] else 0
+
+
+def _sound_ex_base(pred_sqls, sol_sqls, db_path, conn, conditions=None):
+    """`ex_base` with its second list run on the gold's twin copy (the sound profile)."""
+    return ex_base(pred_sqls, _gold(sol_sqls or []), db_path, conn, conditions)
 
 
 DEFAULT_TEST = """
@@ -256,6 +291,7 @@ def _globals(job):
     }
     if job["profile"] == "sound":
         names["performance_compare_by_qep"] = performance_compare_by_qep
+        names["ex_base"] = _sound_ex_base
     return names
 
 
@@ -265,7 +301,8 @@ def _tests(job):
 
 def _test_call(source, job, conn):
     kwargs = {"conditions": job["conditions"]} if job["pass_conditions"] else {}
-    local = {"conn": conn, "pred_sqls": job["pred_sqls"], "sol_sqls": job["sol_sqls"],
+    sol_sqls = _gold(job["sol_sqls"]) if job["profile"] == "sound" else job["sol_sqls"]
+    local = {"conn": conn, "pred_sqls": job["pred_sqls"], "sol_sqls": sol_sqls,
              "db_path": "sqlgate-item-copy", "kwargs": kwargs}
     code = ("import datetime\nfrom datetime import date\n" + source +
             "\n__test_case_result__ = test_case(pred_sqls, sol_sqls, db_path, conn, **kwargs)")

@@ -17,6 +17,7 @@ pub mod postgres;
 pub mod python;
 pub mod session;
 mod sound;
+mod twin;
 
 pub use crate::engine::state::{Fault, LiveJudge, Verdict};
 use crate::input::livesql::LiveItem;

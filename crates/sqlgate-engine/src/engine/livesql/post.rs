@@ -1,7 +1,8 @@
 //! The sound profile's declarative checks of an item ([`crate::input::livesql_post`]): its
 //! `post_conditions`, run on a new connection to the prediction's copy after the prediction, and
-//! its `post_state`, which compares that copy table by table with a twin copy the gold ran on
-//! (rows added, removed and, by the gold table's primary key, changed). Cells compare as the
+//! its `post_state`, which compares that copy table by table with the gold's twin copy
+//! (`twin`; rows added, removed and, by the gold table's primary key, changed). A Query item
+//! (its gold writes nothing) whose prediction wrote has every table and schema object compared. Cells compare as the
 //! sound profile compares results (numbers to 2 places: `price * 1.1` and `price + price * 0.1`
 //! are the same price); messages show them exactly.
 
@@ -9,13 +10,13 @@ use super::cells::{cell, Cell};
 use super::copy::ItemCopy;
 use super::python::TestsError;
 use super::session::{Ran, Session, Stopped};
+use super::twin::LazyTwin;
 use super::{open, Profile, Settings};
 use crate::input::livesql::LiveItem;
 use crate::input::livesql_post::{CountOf, PostCondition, PostState};
 use rusqlite::types::Value;
 use serde_json::Value as Json;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 
 /// At most this many rows are shown per table and kind of difference (and per side of a failed
 /// `rows` check).
@@ -25,11 +26,14 @@ const SHOWN_ROWS: usize = 3;
 const MAX_STATE_ROWS: usize = 1_000_000;
 
 /// The failures of `item`'s declarative checks on `session` (a fresh connection to the
-/// prediction's copy of `template`), each naming its check; empty when every check passes.
+/// prediction's copy), each naming its check; empty when every check passes. With `unchanged`
+/// (a Query item whose prediction wrote) every table and schema object is compared with the
+/// gold's `twin` in place of the item's own `post_state`.
 pub fn failures(
     session: &Session,
     item: &LiveItem,
-    template: &Path,
+    twin: &LazyTwin<'_>,
+    unchanged: bool,
     settings: &Settings,
 ) -> Result<Vec<String>, TestsError> {
     let mut failed = Vec::new();
@@ -39,8 +43,10 @@ pub fn failures(
             failed.push(format!("post_conditions[{i}] ({what}) failed: {why}"));
         }
     }
-    if let Some(state) = &item.post.state {
-        failed.extend(post_state(session, item, state, template, settings)?);
+    if unchanged {
+        failed.extend(query_state(session, twin, settings)?);
+    } else if let Some(state) = &item.post.state {
+        failed.extend(post_state(session, item, state, twin, settings)?);
     }
     Ok(failed)
 }
@@ -238,22 +244,22 @@ struct Row {
     shown: Vec<String>,
 }
 
-/// The `post_state` comparison: the gold on a twin copy, then every table `state` names
-/// compared between the twin and the prediction's copy; one failure per differing table.
+/// The `post_state` comparison: every table `state` names compared between the gold's twin and
+/// the prediction's copy; one failure per differing table.
 fn post_state(
     session: &Session,
     item: &LiveItem,
     state: &PostState,
-    template: &Path,
+    twin: &LazyTwin<'_>,
     settings: &Settings,
 ) -> Result<Vec<String>, TestsError> {
-    let twin = ItemCopy::make(template).map_err(TestsError::Fault)?;
-    let gold = ran_on(&twin, item, &item.sol_sql, settings)?;
+    let twin = twin.get()?;
+    let gold = twin.checked(item, "`post_state`", settings)?;
     let tables: Vec<String> = match state {
         PostState::Tables(tables) => tables.clone(),
         PostState::All => union(&table_names(session)?, &table_names(&gold)?),
         PostState::Touched => {
-            let base_copy = ItemCopy::make(template).map_err(TestsError::Fault)?;
+            let base_copy = ItemCopy::make(twin.template()).map_err(TestsError::Fault)?;
             let base = ran_on(&base_copy, item, &[], settings)?;
             let mut touched = Vec::new();
             for table in union(&table_names(&base)?, &table_names(&gold)?) {
@@ -272,6 +278,47 @@ fn post_state(
         }
     }
     Ok(failed)
+}
+
+/// A Query item whose prediction wrote: every table and every schema object of the
+/// prediction's copy compared with the gold's twin (which the gold, writing nothing, left as the
+/// preprocess left it); one failure per differing table, one for the schema.
+fn query_state(
+    session: &Session,
+    twin: &LazyTwin<'_>,
+    settings: &Settings,
+) -> Result<Vec<String>, TestsError> {
+    const WHY: &str = "the gold writes nothing, and the prediction left the database changed";
+    let gold = twin.get()?.open(settings)?;
+    let mut failed = Vec::new();
+    for table in union(&table_names(session)?, &table_names(&gold)?) {
+        if let Some(why) = difference(table_of(&gold, &table)?, table_of(session, &table)?) {
+            failed.push(format!("{WHY}: table `{table}`: {why}"));
+        }
+    }
+    let (theirs, ours) = (schema_of(&gold)?, schema_of(session)?);
+    if theirs != ours {
+        let only = |a: &BTreeSet<Vec<String>>, b: &BTreeSet<Vec<String>>| -> Vec<Vec<String>> {
+            a.difference(b).cloned().collect()
+        };
+        failed.push(format!(
+            "{WHY}: schema: added {}; removed {}",
+            show(&only(&ours, &theirs)),
+            show(&only(&theirs, &ours))
+        ));
+    }
+    Ok(failed)
+}
+
+/// The database's own schema objects (not TEMP ones): `(type, name, sql)`, as shown.
+fn schema_of(session: &Session) -> Result<BTreeSet<Vec<String>>, TestsError> {
+    let sql = "SELECT type, name, sql FROM main.sqlite_schema";
+    match rows_of(session, sql)? {
+        Ok(rows) => Ok(rows.iter().map(|r| r.iter().map(exact).collect()).collect()),
+        Err(why) => Err(TestsError::Fault(format!(
+            "reading the schema of a copy: {why}"
+        ))),
+    }
 }
 
 /// A fresh session on `copy` after its item's preprocess and `statements` ran on another one

@@ -32,7 +32,12 @@ pub trait ItemDb {
 
 impl ItemDb for Session {
     fn answer(&self, op: &str, request: &Json) -> Result<Json, TestsError> {
-        answer(self, op, request)
+        match request.get("side") {
+            None => answer(self, op, request),
+            Some(_) => Err(TestsError::Fault(
+                "a request for the gold's copy, which this profile does not make".into(),
+            )),
+        }
     }
 }
 /// BIRD-Critic's test phase on a server's item session (`single_instance_eval_<engine>.py`,
@@ -361,8 +366,8 @@ fn send(stdin: &mut ChildStdin, message: &Json) -> Result<(), TestsError> {
         .map_err(|e| TestsError::Fault(format!("writing to the runner: {e}")))
 }
 
-/// The reply to one request of the SQLite runner.
-fn answer(session: &Session, op: &str, request: &Json) -> Result<Json, TestsError> {
+/// The reply to one request of the SQLite runner, on `session`.
+pub(super) fn answer(session: &Session, op: &str, request: &Json) -> Result<Json, TestsError> {
     let texts = |key: &str| -> Result<Vec<String>, TestsError> {
         serde_json::from_value(request[key].clone())
             .map_err(|_| TestsError::Fault(format!("`{op}` without a list of texts `{key}`")))

@@ -13,6 +13,7 @@ use rusqlite::fallible_iterator::FallibleIterator;
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use rusqlite::types::Value;
 use rusqlite::{Connection, OpenFlags};
+use std::cell::Cell;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -89,6 +90,8 @@ pub struct Session {
     meter: Arc<Meter>,
     profile: Profile,
     disk_bytes: u64,
+    /// How many statements SQLite does not call read-only have run (or started) so far.
+    writes: Cell<u64>,
 }
 
 impl Session {
@@ -117,6 +120,7 @@ impl Session {
             meter,
             profile,
             disk_bytes: budget.disk_bytes,
+            writes: Cell::new(0),
         })
     }
 
@@ -138,6 +142,22 @@ impl Session {
             max_steps: self.meter.steps_left.load(Ordering::Relaxed),
             disk_bytes: self.disk_bytes,
         }
+    }
+
+    /// How many statements that SQLite does not call read-only (`sqlite3_stmt_readonly`: any
+    /// change, TEMP objects and failed attempts included) this session has run so far.
+    pub fn writes(&self) -> u64 {
+        self.writes.get()
+    }
+
+    /// Whether every statement of `sqls` is read-only as SQLite judges it, prepared in order on
+    /// the current schema (nothing runs); a statement that does not prepare is not.
+    pub fn reads_only(&self, sqls: &[String]) -> bool {
+        let conn = &self.guarded.conn;
+        sqls.iter().all(|sql| {
+            conn.prepare(sql)
+                .is_ok_and(|statement| statement.readonly())
+        })
     }
 
     /// An error when the item's deadline or step budget is spent.
@@ -210,7 +230,7 @@ impl Session {
         let lower = sql.trim().to_lowercase();
         let reads = lower.starts_with("select") || lower.starts_with("with");
         let result = if reads {
-            run_statement(conn, sql, MAX_ROWS, false)
+            run_statement(conn, sql, (MAX_ROWS, false), &self.writes)
         } else {
             self.perform_change(sql)
         };
@@ -234,7 +254,8 @@ impl Session {
         if official && python_dml && conn.is_autocommit() {
             conn.execute_batch("BEGIN").map_err(statement_error)?;
         }
-        let rows = run_statement(conn, sql, MAX_OTHER_ROWS, official && python_dml)?;
+        let limits = (MAX_OTHER_ROWS, official && python_dml);
+        let rows = run_statement(conn, sql, limits, &self.writes)?;
         if !conn.is_autocommit() {
             conn.execute_batch("COMMIT").map_err(statement_error)?;
         }
@@ -244,12 +265,13 @@ impl Session {
 
 /// Runs one statement (Python's one-statement rule first), keeping at most `most` rows (a
 /// `SELECT` is cut there; any other statement past it is stopped). With `fail_on_row`, a first
-/// row is the official commit-while-in-progress error.
+/// row is the official commit-while-in-progress error. A statement SQLite does not call
+/// read-only adds one to `writes` before it runs.
 fn run_statement(
     conn: &Connection,
     sql: &str,
-    most: usize,
-    fail_on_row: bool,
+    (most, fail_on_row): (usize, bool),
+    writes: &Cell<u64>,
 ) -> Result<Rows, StatementError> {
     if sql.contains('\0') {
         return Err(programming("the query contains a null character"));
@@ -260,6 +282,9 @@ fn run_statement(
     };
     if crate::engine::sqlite::more_than_one_statement(conn, sql) {
         return Err(programming("You can only execute one statement at a time."));
+    }
+    if !statement.readonly() {
+        writes.set(writes.get() + 1);
     }
     let width = statement.column_count();
     let mut rows = statement.raw_query();

@@ -3,14 +3,17 @@
 //! copy, without rewriting either text (numbers quantised half-up to 2 places from their
 //! shortest decimal text, an integer equal to the same float, empty equal to empty, a set or,
 //! with `conditions.order`, a list); the test cases of other items run on a new connection to
-//! the prediction's copy, so a TEMP object the prediction left cannot answer them; RETURNING
-//! works; the deadline is a timeout, and no error text is reclassified.
+//! the prediction's copy, so a TEMP object the prediction left cannot answer them, and every gold
+//! statement they run reads the gold's twin (`twin`); an item whose gold writes nothing (a Query)
+//! fails when its prediction left the database changed; RETURNING works; the deadline is a
+//! timeout, and no error text is reclassified.
 
 use super::cells::{cell, Cell};
 use super::copy::ItemCopy;
 use super::post;
 use super::python::{self, Job, TestsError};
-use super::session::{rows_json, Rows, Session};
+use super::session::{rows_json, Rows};
+use super::twin::{LazyTwin, Sides};
 use super::{open, Profile, Settings, Verdict};
 use crate::input::livesql::LiveItem;
 use std::collections::BTreeSet;
@@ -26,42 +29,56 @@ pub fn judge(
 ) -> Result<Verdict, TestsError> {
     let session = open(copy.path(), &settings.budget, Profile::Sound)?;
     session.execute_queries(&item.preprocess_sql)?;
+    let query = session.reads_only(&item.sol_sql);
+    let before = session.writes();
     let ran = session.execute_queries(prediction)?;
     let mut verdict = Verdict::from_ran(&ran);
     if !verdict.success {
         return Ok(verdict);
     }
+    let twin = LazyTwin::new(item, template, settings);
     if item.test_cases.is_empty() {
-        let gold = gold_rows(item, template, settings)?;
-        let order = item.conditions.get("order").and_then(|o| o.as_bool()) == Some(true);
-        if !same_result(&ran.rows, &gold, order) {
-            verdict.success = false;
-            verdict.assertion_error = true;
-            verdict.message = "the result differs from the gold's".into();
-        }
-        if item.post.is_empty() {
-            return Ok(verdict);
-        }
+        compare_with_gold(&mut verdict, &ran.rows, item, &twin)?;
+    }
+    // A gold that writes nothing leaves the database as it found it; so must its prediction.
+    let unchanged = query && session.writes() > before;
+    if item.test_cases.is_empty() && item.post.is_empty() && !unchanged {
+        return Ok(verdict);
     }
     let budget = session.remaining();
     drop(session);
     let checks = open(copy.path(), &budget, Profile::Sound)?;
-    let post_failures = match item.post.is_empty() {
-        true => Vec::new(),
-        false => post::failures(&checks, item, template, settings)?,
-    };
+    let post_failures = post::failures(&checks, item, &twin, unchanged, settings)?;
     if !item.test_cases.is_empty() {
-        run_tests(&mut verdict, &checks, item, prediction, &ran.rows, settings)?;
+        let sides = Sides::new(&checks, &twin);
+        run_tests(&mut verdict, &sides, item, prediction, &ran.rows, settings)?;
     }
     add_post_failures(&mut verdict, post_failures);
     checks.execute_queries(&item.clean_up_sql)?;
     Ok(verdict)
 }
 
-/// The item's test cases on `checks`, their failures added to `verdict`.
+/// Fails `verdict` when the prediction's last rows differ from the gold's on its twin.
+fn compare_with_gold(
+    verdict: &mut Verdict,
+    rows: &Option<Rows>,
+    item: &LiveItem,
+    twin: &LazyTwin<'_>,
+) -> Result<(), TestsError> {
+    let gold = twin.get()?.rows(item)?;
+    let order = item.conditions.get("order").and_then(|o| o.as_bool()) == Some(true);
+    if !same_result(rows, gold, order) {
+        verdict.success = false;
+        verdict.assertion_error = true;
+        verdict.message = "the result differs from the gold's".into();
+    }
+    Ok(())
+}
+
+/// The item's test cases on `sides`, their failures added to `verdict`.
 fn run_tests(
     verdict: &mut Verdict,
-    checks: &Session,
+    sides: &Sides<'_>,
     item: &LiveItem,
     prediction: &[String],
     rows: &Option<Rows>,
@@ -76,7 +93,13 @@ fn run_tests(
         pred_query_result: rows_json(rows),
         profile: Profile::Sound,
     };
-    let results = python::run(checks, &job, &settings.python, checks.deadline())?;
+    let results = python::run_with(
+        sides,
+        python::HELPERS,
+        &job,
+        &settings.python,
+        sides.deadline(),
+    )?;
     verdict.add_tests(&results);
     Ok(())
 }
@@ -93,22 +116,6 @@ fn add_post_failures(verdict: &mut Verdict, failures: Vec<String>) {
         true => joined,
         false => format!("{}; {joined}", verdict.message),
     };
-}
-
-/// The gold's last rows on a fresh twin copy (after the preprocess), or a fault when the gold
-/// does not run: a sound judge has nothing to compare with.
-fn gold_rows(item: &LiveItem, template: &Path, settings: &Settings) -> Result<Rows, TestsError> {
-    let twin = ItemCopy::make(template).map_err(TestsError::Fault)?;
-    let session = open(twin.path(), &settings.budget, Profile::Sound)?;
-    session.execute_queries(&item.preprocess_sql)?;
-    let gold = session.execute_queries(&item.sol_sql)?;
-    match (gold.exec_error || gold.timeout, gold.rows) {
-        (false, Some(rows)) => Ok(rows),
-        _ => Err(TestsError::Fault(format!(
-            "the gold of {} gives no result: {}",
-            item.instance_id, gold.message
-        ))),
-    }
 }
 
 /// Whether the prediction's rows (`None`: no statement gave any) equal the gold's.
