@@ -488,12 +488,12 @@ mod evalbench_temp_view_shadowing_the_gold {
 /// regresses nine `dql` items that match on the base (its model now answers each with a query
 /// that returns nothing), which must exit 1, and then answers them with the temporary view
 /// instead, which must not exit 0.
-mod evalbench_gate_temp_view {
+pub(crate) mod evalbench_gate_temp_view {
     use crate::common;
     use crate::evalbench::project;
 
     /// The nine `dql` items that match on the base, with the table each gold reads.
-    const ITEMS: [(&str, &str); 9] = [
+    pub(crate) const ITEMS: [(&str, &str); 9] = [
         ("1", "customers"),
         ("2", "customers"),
         ("5", "customers"),
@@ -507,9 +507,17 @@ mod evalbench_gate_temp_view {
 
     /// `sqlgate eval` of the base's baseline against predictions for ITEMS built by `statement`.
     fn gate(statement: impl Fn(&str) -> String) -> (Option<i32>, String) {
+        gate_with(|text| text.to_string(), statement)
+    }
+
+    /// The same, the base's config first edited by `edit` (the baseline made under it).
+    pub(crate) fn gate_with(
+        edit: impl Fn(&str) -> String,
+        statement: impl Fn(&str) -> String,
+    ) -> (Option<i32>, String) {
         let base = project(&[]);
         let config = base.path().join("sqlgate.yml");
-        let text = std::fs::read_to_string(&config).unwrap();
+        let text = edit(&std::fs::read_to_string(&config).unwrap());
         std::fs::write(
             &config,
             format!("{text}baseline: {{ path: baseline.json }}\n"),

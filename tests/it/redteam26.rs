@@ -312,19 +312,29 @@ mod livesql_gate_on_the_official_profile {
     /// `sqlgate eval` of the example gated on `livesql`, with `lsq_061` predicted as
     /// `prediction`; exit 2 when the config (its `baseline update`) is refused.
     fn gate(prediction: &[&str]) -> (Option<i32>, String) {
+        let official = |text: &str| {
+            text.replace("reference: livesql_sound", "reference: livesql")
+                .replace("  metric: livesql_sound", "  metric: livesql")
+        };
+        gate_example(official, prediction)
+    }
+
+    /// `sqlgate eval` of the example, its config edited by `edit` (the baseline made under
+    /// it), with `lsq_061` predicted as `prediction`; exit 2 when `baseline update` refuses it.
+    pub(super) fn gate_example(
+        edit: impl Fn(&str) -> String,
+        prediction: &[&str],
+    ) -> (Option<i32>, String) {
         let dir = example_with("lsq_061", json!({}));
         let root = dir.path();
         let config = root.join("sqlgate.yml");
         let text = std::fs::read_to_string(&config).unwrap();
-        let official = text
-            .replace("reference: livesql_sound", "reference: livesql")
-            .replace("  metric: livesql_sound", "  metric: livesql");
-        assert_ne!(official, text);
-        std::fs::write(&config, official).unwrap();
+        let edited = edit(&text);
+        assert_ne!(edited, text);
+        std::fs::write(&config, edited).unwrap();
         std::fs::remove_file(root.join("baseline.json")).unwrap();
         let update = common::sqlgate(&["baseline", "update", "--config", common::arg(&config)]);
         if update.status.code() == Some(2) {
-            // The gate on the official profile refused, as `evalbench` is: secure.
             return (Some(2), common::text(&update));
         }
         common::assert_exit(&update, 0);
@@ -368,47 +378,18 @@ mod livesql_gate_on_the_official_profile {
 /// repair): anything the reference decides (the analysis, the per-cell rules, the unstable-item
 /// credit) must not let them through. The control: the same regression without the lever.
 mod evalbench_reference_beside_the_sound_gate {
-    use crate::common;
-    use crate::evalbench::project;
-
-    const ITEMS: [(&str, &str); 9] = [
-        ("1", "customers"),
-        ("2", "customers"),
-        ("5", "customers"),
-        ("7", "students"),
-        ("8", "students"),
-        ("11", "students"),
-        ("13", "books"),
-        ("14", "books"),
-        ("17", "books"),
-    ];
-
     /// `sqlgate eval` against a baseline made under `reference: evalbench`, `gate.metric:
-    /// evalbench_sound`, with predictions for ITEMS built by `statement`.
+    /// evalbench_sound`, with predictions for round 25's nine items built by `statement`.
     fn gate(statement: impl Fn(&str) -> String) -> (Option<i32>, String) {
-        let base = project(&[]);
-        let config = base.path().join("sqlgate.yml");
-        let text = std::fs::read_to_string(&config).unwrap();
-        let referenced = text.replace(
-            "metrics: [evalbench_sound, evalbench]\n",
-            "metrics: [evalbench, evalbench_sound]\nreference: evalbench\ngate: { metric: evalbench_sound }\n",
-        ) + "baseline: { path: baseline.json }\n";
-        assert_ne!(referenced, text);
-        std::fs::write(&config, referenced).unwrap();
-        let update = common::sqlgate(&["baseline", "update", "--config", common::arg(&config)]);
-        common::assert_exit(&update, 0);
-        let owned: Vec<(&str, String)> = ITEMS.iter().map(|(id, t)| (*id, statement(t))).collect();
-        let change: Vec<(&str, Vec<&str>)> = (owned.iter())
-            .map(|(id, sql)| (*id, vec![sql.as_str()]))
-            .collect();
-        let pull_request = project(&change);
-        std::fs::copy(
-            pull_request.path().join("model.jsonl"),
-            base.path().join("model.jsonl"),
-        )
-        .unwrap();
-        let output = common::eval(&config, &["--comment", "never"]);
-        (output.status.code(), common::text(&output))
+        let referenced = |text: &str| {
+            let edited = text.replace(
+                "metrics: [evalbench_sound, evalbench]\n",
+                "metrics: [evalbench, evalbench_sound]\nreference: evalbench\ngate: { metric: evalbench_sound }\n",
+            );
+            assert_ne!(edited, text);
+            edited
+        };
+        crate::redteam25::evalbench_gate_temp_view::gate_with(referenced, statement)
     }
 
     #[test]
@@ -434,44 +415,20 @@ mod evalbench_reference_beside_the_sound_gate {
 /// baseline made so; `lsq_061` regressed to a wrong order. The lever: the one-row TEMP view of
 /// [`livesql_gate_on_the_official_profile`].
 mod bird_critic_gate_on_its_only_profile {
-    use crate::common;
-    use crate::livesql_post::example_with;
-    use serde_json::json;
 
     /// `sqlgate eval` of the example as a bird-critic dataset, `lsq_061` predicted as
     /// `prediction`; exit 2 when the config (its `baseline update`) is refused.
     fn gate(prediction: &[&str]) -> (Option<i32>, String) {
-        let dir = example_with("lsq_061", json!({}));
-        let root = dir.path();
-        let config = root.join("sqlgate.yml");
-        let text = std::fs::read_to_string(&config).unwrap();
-        let bird_critic = text
-            .replace("kind: livesql\n", "kind: bird-critic\n")
-            .replace(
-                "metrics: [livesql, livesql_sound]",
-                "metrics: [bird_critic]",
-            )
-            .replace("reference: livesql_sound\n", "")
-            .replace("  metric: livesql_sound", "  metric: bird_critic");
-        assert_ne!(bird_critic, text);
-        std::fs::write(&config, bird_critic).unwrap();
-        std::fs::remove_file(root.join("baseline.json")).unwrap();
-        let update = common::sqlgate(&["baseline", "update", "--config", common::arg(&config)]);
-        if update.status.code() == Some(2) {
-            return (Some(2), common::text(&update));
-        }
-        common::assert_exit(&update, 0);
-        let path = root.join("predictions/model.jsonl");
-        let line = json!({"instance_id": "lsq_061", "pred_sqls": prediction}).to_string();
-        let lines: Vec<String> = (std::fs::read_to_string(&path).unwrap().lines())
-            .map(|l| match l.contains("\"lsq_061\"") {
-                true => line.clone(),
-                false => l.to_string(),
-            })
-            .collect();
-        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-        let output = common::eval(&config, &["--comment", "never"]);
-        (output.status.code(), common::text(&output))
+        let bird_critic = |text: &str| {
+            text.replace("kind: livesql\n", "kind: bird-critic\n")
+                .replace(
+                    "metrics: [livesql, livesql_sound]",
+                    "metrics: [bird_critic]",
+                )
+                .replace("reference: livesql_sound\n", "")
+                .replace("  metric: livesql_sound", "  metric: bird_critic")
+        };
+        super::livesql_gate_on_the_official_profile::gate_example(bird_critic, prediction)
     }
 
     #[test]
