@@ -200,8 +200,6 @@ mod evalbench_gate_in_a_multi_dataset_config {
 /// `UPDATE students SET gpa = 0` first: on the changed copy the gold's order is the name's and
 /// every gpa the prediction's.
 mod livesql_sound_test_case_gold_on_the_changed_copy {
-    use crate::common;
-    use crate::livesql_post::example_with;
     use serde_json::json;
 
     const TEST: &str = "def test_case(pred_sqls, sol_sqls, db_path, conn):\n    assert ex_base(pred_sqls, sol_sqls, db_path, conn, {'order': True}) == 1\n    return 1\n";
@@ -216,25 +214,12 @@ mod livesql_sound_test_case_gold_on_the_changed_copy {
         prediction: &[&str],
         config_text: impl Fn(&str) -> String,
     ) -> (Option<i32>, String) {
-        let dir = example_with("lsq_061", json!({"test_cases": [TEST]}));
-        let root = dir.path();
-        let config = root.join("sqlgate.yml");
-        let text = std::fs::read_to_string(&config).unwrap();
-        std::fs::write(&config, config_text(&text)).unwrap();
-        std::fs::remove_file(root.join("baseline.json")).unwrap();
-        let update = common::sqlgate(&["baseline", "update", "--config", common::arg(&config)]);
-        common::assert_exit(&update, 0);
-        let path = root.join("predictions/model.jsonl");
-        let line = json!({"instance_id": "lsq_061", "pred_sqls": prediction}).to_string();
-        let lines: Vec<String> = (std::fs::read_to_string(&path).unwrap().lines())
-            .map(|l| match l.contains("\"lsq_061\"") {
-                true => line.clone(),
-                false => l.to_string(),
-            })
-            .collect();
-        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-        let output = common::eval(&config, &["--comment", "never"]);
-        (output.status.code(), common::text(&output))
+        let with_test = json!({"test_cases": [TEST]});
+        super::livesql_gate_on_the_official_profile::gate_example(
+            with_test,
+            config_text,
+            prediction,
+        )
     }
 
     #[test]
@@ -313,25 +298,27 @@ mod livesql_gate_on_the_official_profile {
     /// `prediction`; exit 2 when the config (its `baseline update`) is refused.
     fn gate(prediction: &[&str]) -> (Option<i32>, String) {
         let official = |text: &str| {
-            text.replace("reference: livesql_sound", "reference: livesql")
-                .replace("  metric: livesql_sound", "  metric: livesql")
+            let edited = (text.replace("reference: livesql_sound", "reference: livesql"))
+                .replace("  metric: livesql_sound", "  metric: livesql");
+            assert_ne!(edited, text);
+            edited
         };
-        gate_example(official, prediction)
+        gate_example(json!({}), official, prediction)
     }
 
-    /// `sqlgate eval` of the example, its config edited by `edit` (the baseline made under
-    /// it), with `lsq_061` predicted as `prediction`; exit 2 when `baseline update` refuses it.
+    /// `sqlgate eval` of the example, `lsq_061` given `fields` and predicted as `prediction`,
+    /// its config edited by `edit` (the baseline made under it); exit 2 when `baseline update`
+    /// refuses the config.
     pub(super) fn gate_example(
+        fields: serde_json::Value,
         edit: impl Fn(&str) -> String,
         prediction: &[&str],
     ) -> (Option<i32>, String) {
-        let dir = example_with("lsq_061", json!({}));
+        let dir = example_with("lsq_061", fields);
         let root = dir.path();
         let config = root.join("sqlgate.yml");
         let text = std::fs::read_to_string(&config).unwrap();
-        let edited = edit(&text);
-        assert_ne!(edited, text);
-        std::fs::write(&config, edited).unwrap();
+        std::fs::write(&config, edit(&text)).unwrap();
         std::fs::remove_file(root.join("baseline.json")).unwrap();
         let update = common::sqlgate(&["baseline", "update", "--config", common::arg(&config)]);
         if update.status.code() == Some(2) {
@@ -420,15 +407,19 @@ mod bird_critic_gate_on_its_only_profile {
     /// `prediction`; exit 2 when the config (its `baseline update`) is refused.
     fn gate(prediction: &[&str]) -> (Option<i32>, String) {
         let bird_critic = |text: &str| {
-            text.replace("kind: livesql\n", "kind: bird-critic\n")
+            let edited = text
+                .replace("kind: livesql\n", "kind: bird-critic\n")
                 .replace(
                     "metrics: [livesql, livesql_sound]",
                     "metrics: [bird_critic]",
                 )
                 .replace("reference: livesql_sound\n", "")
-                .replace("  metric: livesql_sound", "  metric: bird_critic")
+                .replace("  metric: livesql_sound", "  metric: bird_critic");
+            assert_ne!(edited, text);
+            edited
         };
-        super::livesql_gate_on_the_official_profile::gate_example(bird_critic, prediction)
+        let example = super::livesql_gate_on_the_official_profile::gate_example;
+        example(serde_json::json!({}), bird_critic, prediction)
     }
 
     #[test]
