@@ -732,7 +732,7 @@ fn classify(error: &mysql::Error, limits: &Limits, fired: &AtomicBool) -> ExecEr
 
 /// A failure of a start-up session, after `context`: a fault to try again when the session was
 /// killed, interrupted from outside or lost its connection (the server's error, or the socket's).
-fn start_error(context: &str, error: &mysql::Error) -> StartError {
+pub(super) fn start_error(context: &str, error: &mysql::Error) -> StartError {
     let fault = match error {
         mysql::Error::MySqlError(e) => {
             e.code == QUERY_INTERRUPTED || ENGINE_FAULTS.contains(&e.code)
