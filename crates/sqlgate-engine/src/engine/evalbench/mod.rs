@@ -85,10 +85,9 @@ pub fn judge(
         .as_deref()
         .map(statements)
         .unwrap_or_default();
-    let mut shared = None;
-    if sides == Sides::Shared {
-        shared = Some(OpenCopy::make(template, budget)?);
-    }
+    let shared = (sides == Sides::Shared)
+        .then(|| OpenCopy::make(template, budget))
+        .transpose()?;
     let side = |statements: &[String]| -> Result<Result<Side, Stopped>, String> {
         let own;
         let copy = match &shared {

@@ -2,7 +2,7 @@
 //! `dml` or `ddl` (`input::evalbench`), judged as EvalBench's `exact_match` scores them on
 //! private copies of the item's database: `evalbench` in EvalBench's order (the prediction, then
 //! the gold, on one copy), `evalbench_sound` with each side on its own copy. Only the sound one
-//! may be gated on (`metrics::refuse_unsound_gate`).
+//! may be gated on (the gate rule `judge::rules::sound_gate`).
 
 use super::{statements, Kind};
 use crate::input::config::{Config, DatasetConfig, Spider2Version};
@@ -39,10 +39,9 @@ impl Kind for EvalBench {
         true
     }
 
-    /// Its metrics only, difficulty from a field
-    /// (`field:query_type`: a cell per query type) or none, `format: livesql` predictions, no
-    /// test suite, no gold audit settings and none of `compare`'s knobs (EvalBench's exact match
-    /// decides).
+    /// Its metrics only, difficulty from a field (`field:query_type`: a cell per query type)
+    /// or none, `format: livesql` predictions, no test suite, no gold audit settings and none of
+    /// `compare`'s knobs (EvalBench's exact match decides).
     fn check(&self, config: &Config) -> Result<(), String> {
         let rules = statements::Rules {
             name: "evalbench",
