@@ -121,6 +121,9 @@ impl ServerSettings {
     }
 }
 
+/// What a failed start-up check query of a server engine reports, before the server's error.
+pub(crate) const START_UP_CHECK: &str = "`dataset.engine`: the start-up check failed";
+
 /// A start-up failure of a server engine: a message naming the key, with no secret in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StartError {

@@ -210,8 +210,7 @@ impl MysqlEngine {
     /// nothing but the rows decides a query's result ([`structure::mysql_levers`]), and no
     /// event of the server's scheduler can write meanwhile ([`super::writers`]).
     fn check_database(&self, conn: &mut Conn, database: &str) -> Result<(), StartError> {
-        let query_error =
-            |e: mysql::Error| start_error("`dataset.engine`: the start-up check failed", &e);
+        let query_error = |e: mysql::Error| start_error(super::START_UP_CHECK, &e);
         let present: Vec<String> = conn
             .query(
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()",

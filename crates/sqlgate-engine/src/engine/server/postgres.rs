@@ -140,7 +140,7 @@ impl PostgresEngine {
         client: &mut postgres::Client,
         database: &str,
     ) -> Result<(), StartError> {
-        let query_error = |e: postgres::Error| start_error(START_UP_CHECK, &e);
+        let query_error = |e: postgres::Error| start_error(super::START_UP_CHECK, &e);
         let present: Vec<String> = client
             .query(
                 "SELECT c.relname::text FROM pg_class c WHERE c.relkind IN ('r','p','v','m','f') AND pg_table_is_visible(c.oid)",
@@ -265,7 +265,7 @@ fn text_search_pin(client: &mut postgres::Client) -> Result<String, StartError> 
             "SELECT pg_catalog.current_setting('default_text_search_config')",
             &[],
         )
-        .map_err(|e| start_error(START_UP_CHECK, &e))?
+        .map_err(|e| start_error(super::START_UP_CHECK, &e))?
         .get(0);
     Ok(format!(
         "; SET default_text_search_config = '{}'",
@@ -607,9 +607,6 @@ fn is_engine_fault(code: &str) -> bool {
         || code.starts_with("58")
         || matches!(code, "53300" | "40001" | "40P01" | "55P03" | "25P03")
 }
-
-/// What a failed start-up query reports.
-const START_UP_CHECK: &str = "`dataset.engine`: the start-up check failed";
 
 /// A failure of a start-up session, after `context`: a fault to try again when the session
 /// ended, was cancelled from outside or lost its connection ([`is_engine_fault`]).

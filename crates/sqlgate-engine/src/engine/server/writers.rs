@@ -78,9 +78,11 @@ pub fn refuse_mysql_scheduler(conn: &mut mysql::Conn) -> Result<(), StartError> 
     let scheduler: Option<String> = conn
         .query_first("SELECT CAST(@@GLOBAL.event_scheduler AS CHAR)")
         .map_err(|e| {
-            let context = "`dataset.engine`: the start-up check failed: cannot read the event \
-                           scheduler's state";
-            super::mysql::start_error(context, &e)
+            let context = format!(
+                "{}: cannot read the event scheduler's state",
+                super::START_UP_CHECK
+            );
+            super::mysql::start_error(&context, &e)
         })?;
     let scheduler = scheduler.unwrap_or_default();
     if !scheduler.eq_ignore_ascii_case("ON") && scheduler != "1" {
