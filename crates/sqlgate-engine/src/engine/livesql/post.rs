@@ -2,9 +2,9 @@
 //! `post_conditions`, run on a new connection to the prediction's copy after the prediction, and
 //! its `post_state`, which compares that copy table by table with the gold's twin copy
 //! (`twin`; rows added, removed and, by the gold table's primary key, changed). A Query item
-//! (its gold writes nothing) whose prediction wrote has every table and schema object compared. Cells compare as the
-//! sound profile compares results (numbers to 2 places: `price * 1.1` and `price + price * 0.1`
-//! are the same price); messages show them exactly.
+//! (its gold writes nothing) whose prediction wrote has every table and schema object compared.
+//! Cells compare as the sound profile compares results (numbers to 2 places: `price * 1.1` and
+//! `price + price * 0.1` are the same price); messages show them exactly.
 
 use super::cells::{cell, Cell};
 use super::copy::ItemCopy;
