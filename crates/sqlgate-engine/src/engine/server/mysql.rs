@@ -221,7 +221,14 @@ impl MysqlEngine {
         enforce_role(&report, &self.settings, READ_ONLY_ROLE)?;
         let levers = structure::mysql_levers(conn).map_err(query_error)?;
         structure::refuse(&levers, database)?;
-        super::writers::refuse_mysql_scheduler(conn)
+        let scheduler_on = super::writers::mysql_scheduler_on(conn).map_err(|e| {
+            let context = format!(
+                "{}: cannot read the event scheduler's state",
+                super::START_UP_CHECK
+            );
+            start_error(&context, &e)
+        })?;
+        super::writers::refuse_mysql_scheduler(scheduler_on)
     }
 
     /// A pooled or (`fresh`, or none idle) new, set-up connection to the item's database; a

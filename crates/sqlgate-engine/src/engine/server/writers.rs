@@ -70,22 +70,20 @@ pub fn refuse_postgres(sessions: &[String], database: &str) -> Result<(), StartE
     )))
 }
 
-/// Refuses a MariaDB / MySQL server whose event scheduler is on (`@@GLOBAL.event_scheduler`):
-/// an event can write the benchmark's tables while the run reads them, and the read-only user
-/// cannot list the events of schemas it holds no `EVENT` privilege on.
-pub fn refuse_mysql_scheduler(conn: &mut mysql::Conn) -> Result<(), StartError> {
+/// Whether the MariaDB / MySQL server's event scheduler is on (`@@GLOBAL.event_scheduler`).
+pub fn mysql_scheduler_on(conn: &mut mysql::Conn) -> Result<bool, mysql::Error> {
     use mysql::prelude::Queryable;
-    let scheduler: Option<String> = conn
-        .query_first("SELECT CAST(@@GLOBAL.event_scheduler AS CHAR)")
-        .map_err(|e| {
-            let context = format!(
-                "{}: cannot read the event scheduler's state",
-                super::START_UP_CHECK
-            );
-            super::mysql::start_error(&context, &e)
-        })?;
+    let scheduler: Option<String> =
+        conn.query_first("SELECT CAST(@@GLOBAL.event_scheduler AS CHAR)")?;
     let scheduler = scheduler.unwrap_or_default();
-    if !scheduler.eq_ignore_ascii_case("ON") && scheduler != "1" {
+    Ok(scheduler.eq_ignore_ascii_case("ON") || scheduler == "1")
+}
+
+/// Refuses a MariaDB / MySQL server whose event scheduler is on ([`mysql_scheduler_on`]): an
+/// event can write the benchmark's tables while the run reads them, and the read-only user
+/// cannot list the events of schemas it holds no `EVENT` privilege on.
+pub fn refuse_mysql_scheduler(scheduler_on: bool) -> Result<(), StartError> {
+    if !scheduler_on {
         return Ok(());
     }
     Err(StartError::new(
