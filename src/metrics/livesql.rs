@@ -6,7 +6,9 @@
 //! - `livesql`: the mini_dev `live_sql_bench_sqlite` evaluator, verdict for verdict, each item on
 //!   a fresh copy;
 //! - `livesql_sound`: the same checks without its semantic quirks;
-//! - `bird_critic`: BIRD-Critic's SQLite evaluator.
+//! - `bird_critic`: BIRD-Critic's SQLite evaluator;
+//! - `bird_critic_sound`: the sound profile with BIRD-Critic's two rules (`conditions=` for every
+//!   test, a passing `issue_sql` fails the item).
 //!
 //! They run on SQLite files (their kinds say so: `Kind::sqlite_only`, and refuse them in any
 //! other kind); `bird_critic` also on PostgreSQL and MariaDB / MySQL, through the engine's judge
@@ -30,11 +32,16 @@ impl Metric for LiveSql {
             Profile::Official => "livesql",
             Profile::Sound => "livesql_sound",
             Profile::BirdCritic => "bird_critic",
+            Profile::BirdCriticSound => "bird_critic_sound",
         }
     }
 
     fn sound_profile_of(&self) -> Option<&'static str> {
-        (self.0 == Profile::Sound).then_some("livesql")
+        match self.0 {
+            Profile::Sound => Some("livesql"),
+            // `bird_critic` gets its sound profile once the server judges make its twin clone.
+            Profile::BirdCriticSound | Profile::Official | Profile::BirdCritic => None,
+        }
     }
 
     /// The sound profile's `dataset.post_state`, which decides its verdicts as an item's

@@ -98,6 +98,11 @@ const REGISTRY: &[(&str, Constructor)] = &[
             crate::engine::livesql::Profile::BirdCritic,
         ))
     }),
+    ("bird_critic_sound", || {
+        Box::new(livesql::LiveSql(
+            crate::engine::livesql::Profile::BirdCriticSound,
+        ))
+    }),
     #[cfg(test)]
     ("toy", || Box::new(toy::Toy)),
 ];

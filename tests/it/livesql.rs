@@ -251,3 +251,90 @@ fn livesql_sound_gives_the_sound_verdicts_and_differs_from_livesql_where_a_quirk
         .collect();
     assert_eq!(differ, PROFILES_DIFFER);
 }
+
+/// The items where `bird_critic_sound`'s gold self-check passes and BIRD-Critic's fails: the
+/// official evaluator's quirks (README, "Items where the official verdict differs") fail the
+/// gold itself there.
+const GOLD_QUIRKS_BC: [&str; 3] = ["lsq_015", "lsq_016", "lsq_022"];
+
+/// The ids whose success differs between two runs' verdicts.
+fn differing(left: &BTreeMap<String, Verdict>, right: &BTreeMap<String, Verdict>) -> Vec<String> {
+    (left.keys())
+        .filter(|id| left[*id].success != right[*id].success)
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn bird_critic_sound_differs_from_bird_critic_only_where_a_quirk_decides() {
+    let corpus = load_from([
+        "bird_critic/items_bc.jsonl",
+        "bird_critic/predictions_bc.jsonl",
+        "bird_critic/official_verdicts_bc.jsonl",
+    ]);
+    let official = corpus.judge(Profile::BirdCritic, false);
+    let sound = corpus.judge(Profile::BirdCriticSound, false);
+    assert_eq!(differing(&official, &sound), PROFILES_DIFFER);
+    assert_eq!(sound.values().filter(|v| v.success).count(), 121);
+    let issue_failed = |verdicts: &BTreeMap<String, Verdict>| -> Vec<String> {
+        (verdicts.iter())
+            .filter(|(_, v)| v.issue_sql_passed)
+            .map(|(id, _)| id.clone())
+            .collect()
+    };
+    assert_eq!(issue_failed(&sound), issue_failed(&official));
+    let official_gold = corpus.judge(Profile::BirdCritic, true);
+    let sound_gold = corpus.judge(Profile::BirdCriticSound, true);
+    assert_eq!(differing(&official_gold, &sound_gold), GOLD_QUIRKS_BC);
+    assert_eq!(sound_gold.values().filter(|v| v.success).count(), 208);
+}
+
+/// BIRD-Critic's `issue_sql` rule under both its profiles: an item whose `issue_sql` is its gold
+/// (so it passes every test) fails whatever the prediction, the verdict saying why; with an
+/// `issue_sql` that fails its tests, the gold as prediction passes.
+#[test]
+fn an_item_whose_issue_sql_passes_its_tests_fails_under_both_bird_critic_profiles() {
+    let corpus = load_from([
+        "bird_critic/items_bc.jsonl",
+        "bird_critic/predictions_bc.jsonl",
+        "bird_critic/official_verdicts_bc.jsonl",
+    ]);
+    let items = (corpus.items.iter())
+        .filter(|item| !item.issue_sql.is_empty())
+        .step_by(10);
+    let (mut with_tests, mut without) = (0, 0);
+    for item in items {
+        match item.test_cases.is_empty() {
+            true => without += 1,
+            false => with_tests += 1,
+        }
+        let template = &corpus.templates[&item.db_id];
+        let passing_issue = LiveItem {
+            issue_sql: item.sol_sql.clone(),
+            ..item.clone()
+        };
+        for profile in [Profile::BirdCritic, Profile::BirdCriticSound] {
+            let judged = |item: &LiveItem| {
+                sqlgate::engine::livesql::judge(
+                    item,
+                    Some(&item.sol_sql),
+                    template,
+                    &settings(profile),
+                )
+                .unwrap()
+            };
+            let id = &item.instance_id;
+            let verdict = judged(&passing_issue);
+            assert!(
+                verdict.issue_sql_passed && !verdict.success,
+                "{id} {profile:?}"
+            );
+            let verdict = judged(item);
+            assert!(
+                verdict.success && !verdict.issue_sql_passed,
+                "{id} {profile:?}"
+            );
+        }
+    }
+    assert!(with_tests >= 5 && without >= 5, "{with_tests} / {without}");
+}

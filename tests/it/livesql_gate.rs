@@ -426,7 +426,7 @@ fn configs_that_do_not_go_with_the_livesql_kinds_are_refused_naming_the_key() {
         ),
         (example.replace("field:category", "spider-hardness"), "set `dataset.difficulty: field:category` (a cell per category) or `none`"),
         (example.replace("[livesql, livesql_sound]", "[livesql, livesql_sound, ex]"), "`metrics`: `ex` is not available for `dataset.kind: livesql` (only `livesql`, `livesql_sound`)"),
-        (example.replace("kind: livesql\n", "kind: bird-critic\n"), "`metrics`: `livesql` is not available for `dataset.kind: bird-critic` (only `bird_critic`)"),
+        (example.replace("kind: livesql\n", "kind: bird-critic\n"), "`metrics`: `livesql` is not available for `dataset.kind: bird-critic` (only `bird_critic`, `bird_critic_sound`)"),
         (example.replace(", format: livesql", ""), "`predictions`: `./predictions/model.jsonl` needs `format: livesql` with `dataset.kind: livesql`"),
         (example.replace("format: livesql", "format: livesql, extract: auto"), "`extract`"),
         (example.replace("threads: auto }", "threads: auto }\ncompare: { keep_distinct: true }"), "do not apply to `dataset.kind: livesql`"),

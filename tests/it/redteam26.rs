@@ -429,8 +429,8 @@ mod bird_critic_gate_on_its_only_profile {
     }
 
     #[test]
-    #[ignore = "open (SECURITY.md, the state-changing section): bird-critic has no sound profile \
-                yet, and BIRD-Critic's own runs the gold on the prediction's connection"]
+    #[ignore = "open (SECURITY.md, the state-changing section): bird_critic_sound runs on SQLite \
+                only so far, so a gate on bird_critic is not yet refused"]
     fn a_temporary_view_answering_the_gold_does_not_pass_a_bird_critic_gate() {
         let (code, said) = gate(&[
             "CREATE TEMP VIEW IF NOT EXISTS students AS SELECT 'x' AS name, 0 AS gpa",
@@ -441,5 +441,62 @@ mod bird_critic_gate_on_its_only_profile {
             Some(0),
             "a wrong prediction passed a gate on `bird_critic`: {said}"
         );
+    }
+}
+
+/// Win C's fix for `dataset.kind: bird-critic`: the kind's sound profile `bird_critic_sound`
+/// (`engine::livesql::sound::judge_bird_critic`), on which the gate now stands (a gate on
+/// `bird_critic` fails, `judge::rules::sound_gate`). The set-up: the example as a bird-critic
+/// dataset listing both profiles, gated on `bird_critic_sound`, its baseline made so; `lsq_061`
+/// regressed to a wrong order. The levers: the one-row TEMP view named after the gold's table,
+/// and rows of that table rewritten so the wrong order reads as the gold's.
+mod bird_critic_gate_on_its_sound_profile {
+
+    /// `sqlgate eval` of the example as a bird-critic dataset gated on `bird_critic_sound`,
+    /// `lsq_061` predicted as `prediction`.
+    fn gate(prediction: &[&str]) -> (Option<i32>, String) {
+        let bird_critic = |text: &str| {
+            let edited = text
+                .replace("kind: livesql\n", "kind: bird-critic\n")
+                .replace(
+                    "metrics: [livesql, livesql_sound]",
+                    "metrics: [bird_critic, bird_critic_sound]",
+                )
+                .replace(
+                    "reference: livesql_sound\n",
+                    "reference: bird_critic_sound\n",
+                )
+                .replace("  metric: livesql_sound", "  metric: bird_critic_sound");
+            assert_ne!(edited, text);
+            edited
+        };
+        let example = super::livesql_gate_on_the_official_profile::gate_example;
+        example(serde_json::json!({}), bird_critic, prediction)
+    }
+
+    #[test]
+    fn control_the_gold_passes_and_a_wrong_order_fails() {
+        let (code, said) = gate(&["SELECT name, gpa FROM students ORDER BY gpa DESC, name"]);
+        assert_eq!(code, Some(0), "{said}");
+        let (code, said) = gate(&["SELECT name, gpa FROM students ORDER BY name"]);
+        assert_eq!(code, Some(1), "{said}");
+    }
+
+    #[test]
+    fn a_temporary_view_answering_the_gold_fails_the_gate() {
+        let (code, said) = gate(&[
+            "CREATE TEMP VIEW IF NOT EXISTS students AS SELECT 'x' AS name, 0 AS gpa",
+            "SELECT name, gpa FROM students ORDER BY name",
+        ]);
+        assert_eq!(code, Some(1), "{said}");
+    }
+
+    #[test]
+    fn rewriting_the_rows_the_gold_reads_fails_the_gate() {
+        let (code, said) = gate(&[
+            "UPDATE students SET gpa = 0",
+            "SELECT name, gpa FROM students ORDER BY name",
+        ]);
+        assert_eq!(code, Some(1), "{said}");
     }
 }

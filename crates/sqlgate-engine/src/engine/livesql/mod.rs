@@ -1,10 +1,11 @@
 //! State-changing SQL (issue 46): LiveSQLBench-style items judged on a private copy of their
 //! SQLite database each, by the item's test cases after the prediction ran.
 //!
-//! Three profiles: [`Profile::Official`] reproduces the mini_dev `live_sql_bench_sqlite`
+//! Four profiles: [`Profile::Official`] reproduces the mini_dev `live_sql_bench_sqlite`
 //! evaluator (with its two fixes) verdict for verdict, each item on a fresh copy;
 //! [`Profile::BirdCritic`] its descendant in BIRD-Critic; [`Profile::Sound`] fixes their
-//! semantic quirks (`sound`). Both run every item on its own copy
+//! semantic quirks (`sound`), and [`Profile::BirdCriticSound`] is the sound profile with
+//! BIRD-Critic's two rules. All run every item on its own copy
 //! (`copy`) through the guarded read-write session (`session`), in parallel: verdicts never
 //! depend on the number of threads. Python test cases run in a subprocess that reaches the
 //! database only through sqlgate (`python`). The template file is only read.
@@ -38,6 +39,11 @@ pub enum Profile {
     /// `bird-critic`: BIRD-Critic's SQLite evaluator, a descendant of the official one: every
     /// test gets `conditions=`, and an item whose `issue_sql` passes its tests fails.
     BirdCritic,
+    /// `bird-critic-sound`: the sound profile with BIRD-Critic's two rules (every test gets
+    /// `conditions=`; an item whose `issue_sql` passes its tests, judged the same sound way,
+    /// fails), so what the gold reads is never what the prediction left (red team round 26,
+    /// win C).
+    BirdCriticSound,
 }
 
 impl Profile {
@@ -47,7 +53,14 @@ impl Profile {
             Profile::Official => "livesql",
             Profile::Sound => "livesql-sound",
             Profile::BirdCritic => "bird-critic",
+            Profile::BirdCriticSound => "bird-critic-sound",
         }
+    }
+
+    /// Whether every test case gets `conditions=` and an item whose `issue_sql` passes its tests
+    /// fails (BIRD-Critic's two rules).
+    pub fn bird_critic_rules(self) -> bool {
+        matches!(self, Profile::BirdCritic | Profile::BirdCriticSound)
     }
 
     /// Whether statements run as the official evaluators' Python `sqlite3` runs them (RETURNING
@@ -165,6 +178,9 @@ pub fn judge(
     let outcome = match settings.profile {
         Profile::Official | Profile::BirdCritic => official(item, prediction, &copy, settings),
         Profile::Sound => sound::judge(item, prediction, &copy, template, settings),
+        Profile::BirdCriticSound => {
+            sound::judge_bird_critic(item, prediction, &copy, template, settings)
+        }
     };
     match outcome {
         Ok(verdict) => Ok(verdict),
@@ -223,7 +239,7 @@ fn run_with_tests(
     if verdict.success {
         let job = Job {
             tests: &item.test_cases,
-            pass_conditions: item.test_cases.is_empty() || settings.profile == Profile::BirdCritic,
+            pass_conditions: item.test_cases.is_empty() || settings.profile.bird_critic_rules(),
             conditions: &item.conditions,
             pred_sqls: statements,
             sol_sqls: &item.sol_sql,

@@ -329,7 +329,7 @@ fn converse(
         "pred_query_result": job.pred_query_result,
         "profile": match job.profile {
             Profile::Official | Profile::BirdCritic => "official",
-            Profile::Sound => "sound",
+            Profile::Sound | Profile::BirdCriticSound => "sound",
         },
     });
     send(stdin, &first)?;

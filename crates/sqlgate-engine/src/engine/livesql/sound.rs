@@ -6,7 +6,8 @@
 //! the prediction's copy, so a TEMP object the prediction left cannot answer them, and every gold
 //! statement they run reads the gold's twin (`twin`); an item whose gold writes nothing (a Query)
 //! fails when its prediction left the database changed; RETURNING works; the deadline is a
-//! timeout, and no error text is reclassified.
+//! timeout, and no error text is reclassified. `bird-critic-sound` adds BIRD-Critic's two rules
+//! ([`judge_bird_critic`]).
 
 use super::cells::{cell, Cell};
 use super::copy::ItemCopy;
@@ -58,6 +59,39 @@ pub fn judge(
     Ok(verdict)
 }
 
+/// One `bird-critic-sound` verdict: [`judge`] with `conditions=` for every test, failed when the
+/// item's `issue_sql`, judged the same way on a copy and a twin of its own, passes (an
+/// `issue_sql` the deadline stops does not pass).
+pub fn judge_bird_critic(
+    item: &LiveItem,
+    prediction: &[String],
+    copy: &ItemCopy,
+    template: &Path,
+    settings: &Settings,
+) -> Result<Verdict, TestsError> {
+    let issue_passed = !item.issue_sql.is_empty() && issue_sql_passes(item, template, settings)?;
+    let mut verdict = judge(item, prediction, copy, template, settings)?;
+    if issue_passed {
+        verdict.success = false;
+        verdict.issue_sql_passed = true;
+    }
+    Ok(verdict)
+}
+
+/// Whether the item's `issue_sql` passes its checks on a fresh copy of `template`.
+fn issue_sql_passes(
+    item: &LiveItem,
+    template: &Path,
+    settings: &Settings,
+) -> Result<bool, TestsError> {
+    let issue_copy = ItemCopy::make(template).map_err(TestsError::Fault)?;
+    match judge(item, &item.issue_sql, &issue_copy, template, settings) {
+        Ok(verdict) => Ok(verdict.success),
+        Err(TestsError::Stopped(_)) => Ok(false),
+        Err(fault) => Err(fault),
+    }
+}
+
 /// Fails `verdict` when the prediction's last rows differ from the gold's on its twin.
 fn compare_with_gold(
     verdict: &mut Verdict,
@@ -86,12 +120,12 @@ fn run_tests(
 ) -> Result<(), TestsError> {
     let job = Job {
         tests: &item.test_cases,
-        pass_conditions: false,
+        pass_conditions: settings.profile.bird_critic_rules(),
         conditions: &item.conditions,
         pred_sqls: prediction,
         sol_sqls: &item.sol_sql,
         pred_query_result: rows_json(rows),
-        profile: Profile::Sound,
+        profile: settings.profile,
     };
     let results = python::run_with(
         sides,

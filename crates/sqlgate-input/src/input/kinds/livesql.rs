@@ -43,7 +43,7 @@ pub const FAMILY: [LiveSql; 2] = [
     },
     LiveSql {
         name: "bird-critic",
-        metrics: &["bird_critic"],
+        metrics: &["bird_critic", "bird_critic_sound"],
         servers: Ok(()),
     },
 ];
@@ -187,6 +187,9 @@ fn check_server(config: &Config, name: &str) -> Result<(), String> {
     }
     if engine.layout() != Layout::PerDbId {
         return Err(format!("`dataset.engine.layout`: `dataset.kind: {name}` on `{kind}` needs `per_db_id` (each db_id a database of its own, which the run clones per item)"));
+    }
+    if config.metrics.iter().any(|m| m == "bird_critic_sound") {
+        return Err(format!("`metrics`: `bird_critic_sound` runs on SQLite only, not on `dataset.engine.kind: {kind}`: its gold's twin clone is not made on a server"));
     }
     Ok(())
 }
