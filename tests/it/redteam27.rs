@@ -95,3 +95,115 @@ mod livesql_sound_marked_gold_on_the_second_run {
         assert_ne!(code, Some(0), "a wrong prediction passed: {said}");
     }
 }
+
+/// The DuckDB worker (`sqlgate duckdb-worker`, `engine::duckdb::{worker, serve, local}`) reads
+/// secrets: the worker is started with the parent's whole environment (`Worker::start` adds
+/// `MALLOC_ARENA_MAX` and clears nothing), so a Spider 2.0 prediction on DuckDB that is one
+/// plain `SELECT` could return an environment variable (a CI token) as a result cell, or a
+/// file's text, into the report. The levers (each one plain query, so `prepare_query` lets it
+/// through to DuckDB): `getenv`, `read_text` / `read_blob`, the `query` table function running
+/// a `PRAGMA`-like text, `duckdb_settings()`'s `home_directory` / `secret_directory` paths,
+/// `duckdb_secrets()`. The secure outcome: no query returns the value (an error, or no row
+/// holding it). The control: the same executor answers a plain query on the table.
+mod duckdb_worker_environment_and_files {
+    use sqlgate::engine::duckdb::DuckdbEngine;
+    use sqlgate::engine::exec::{Executor, Limits};
+    use sqlgate::engine::value::Value;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    fn executor() -> Executor {
+        crate::common::duckdb_worker();
+        let limits = Limits {
+            timeout: Duration::from_millis(2000),
+            max_rows: 10_000,
+            max_bytes: 64 << 20,
+        };
+        Executor::on(Arc::new(DuckdbEngine::new()), limits)
+    }
+
+    /// Every text cell of `sql`'s result, or `None` when it fails.
+    fn texts(executor: &Executor, db: &std::path::Path, sql: &str) -> Option<Vec<String>> {
+        let rows = executor.run(db, sql).ok()?;
+        Some(
+            rows.iter()
+                .flatten()
+                .map(|value| match value {
+                    Value::Text(text) => text.clone(),
+                    other => format!("{other:?}"),
+                })
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn control_a_plain_query_runs_in_the_worker() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = crate::duckdb::loaded_shop(dir.path());
+        let got = texts(&executor(), &db, "SELECT name FROM item WHERE id = 1");
+        assert_eq!(got, Some(vec!["pen".to_string()]));
+    }
+
+    #[test]
+    fn no_query_returns_an_environment_variable() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = crate::duckdb::loaded_shop(dir.path());
+        let executor = executor();
+        let path = std::env::var("PATH").unwrap();
+        for sql in [
+            "SELECT getenv('PATH')",
+            "SELECT * FROM query('SELECT getenv(''PATH'')')",
+            "SELECT value FROM duckdb_settings() WHERE name = 'PATH'",
+        ] {
+            let got = texts(&executor, &db, sql);
+            assert!(
+                !got.iter().flatten().any(|cell| cell.contains(&path)),
+                "`{sql}` returned the worker's PATH: {got:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn no_query_returns_a_files_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = crate::duckdb::loaded_shop(dir.path());
+        let secret = dir.path().join("secret.txt");
+        std::fs::write(&secret, "rt27-secret-text").unwrap();
+        let executor = executor();
+        let file = secret.display();
+        for sql in [
+            format!("SELECT content FROM read_text('{file}')"),
+            format!("SELECT CAST(content AS VARCHAR) FROM read_blob('{file}')"),
+            format!("SELECT * FROM query('SELECT * FROM read_text(''{file}'')')"),
+            format!("SELECT * FROM query_table('{file}')"),
+            format!("SELECT * FROM sniff_csv('{file}')"),
+            format!("SELECT * FROM read_json_objects('{file}')"),
+            format!("SELECT * FROM '{file}'"),
+        ] {
+            let got = texts(&executor, &db, &sql);
+            assert!(
+                !got.iter().flatten().any(|cell| cell.contains("rt27-secret-text")),
+                "`{sql}` returned the file's text: {got:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_settings_show_no_secret_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = crate::duckdb::loaded_shop(dir.path());
+        let executor = executor();
+        let got = texts(
+            &executor,
+            &db,
+            "SELECT name || '=' || value FROM duckdb_settings() WHERE value LIKE '%/%'",
+        );
+        let secrets = texts(&executor, &db, "SELECT name FROM duckdb_secrets()");
+        assert!(
+            secrets.as_ref().is_none_or(|rows| rows.is_empty()),
+            "{secrets:?}"
+        );
+        // Paths are not secrets, but name what the worker can see: shown for the report.
+        eprintln!("settings with paths: {got:?}");
+    }
+}
