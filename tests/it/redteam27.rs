@@ -207,3 +207,124 @@ mod duckdb_worker_environment_and_files {
         eprintln!("settings with paths: {got:?}");
     }
 }
+
+/// Class 1 (what the pull request's tree decides under the base's config) on Spider 2.0-DBT,
+/// through the DuckDB worker. The base config reads the agent's `results_metadata.jsonl` with
+/// `format: spider2-dbt` (`input::spider2_dbt::answer_file`: each answer a regular file inside
+/// its instance folder, no link), and that reading becomes the prediction text
+/// `sha256:<hex> <file>` (`answer_text`), which `duckdb_match` reads back as the file to open
+/// (`answer_of_text`, no check where it lies). A pull request may change a prediction entry's
+/// `format` (`trust::lifecycle::take_prediction_formats`: "any format can hold any
+/// predictions"), taken from its own config when that config loads. The lever: the pull
+/// request's config is a `dataset.kind: spider` config (which loads, with files of its own)
+/// reading the same entry with `format: jsonl`, and the entry's file holds
+/// `{"id": i, "sql": "sha256:<64 zeros> <the instance's gold .duckdb>"}`: the gold compared
+/// with itself. The control: the same regression (instance `i1` answered wrong) without it.
+mod spider2_dbt_prediction_text_names_the_gold {
+    use crate::common::{self, repo};
+    use serde_json::json;
+    use sqlgate::engine::duckdb::tables::write_script;
+    use std::path::Path;
+
+    const GOLD: &str = "CREATE TABLE t (a INTEGER, b INTEGER); INSERT INTO t VALUES (1, 2), (3, 4);";
+    const WRONG: &str = "CREATE TABLE t (a INTEGER, b INTEGER); INSERT INTO t VALUES (9, 9);";
+    const INSTANCES: [&str; 3] = ["i1", "i2", "i3"];
+
+    /// `main` as `spider2_dbt_gate`'s fixture: three instances, `i3` answered wrong, the
+    /// baseline committed; returns the base commit.
+    fn main_branch(root: &Path) -> String {
+        let (mut eval, mut results) = (String::new(), String::new());
+        for (instance, answer) in INSTANCES.iter().zip([GOLD, GOLD, WRONG]) {
+            std::fs::create_dir_all(root.join("gold").join(instance)).unwrap();
+            write_script(&root.join(format!("gold/{instance}/db.duckdb")), GOLD).unwrap();
+            eval += &format!(
+                "{}\n",
+                json!({"instance_id": instance, "evaluation": {"func": "duckdb_match", "parameters":
+                {"gold": "db.duckdb", "condition_tabs": ["t"], "condition_cols": [[]], "ignore_orders": [true]}}})
+            );
+            answer_with(root, instance, answer);
+            results += &format!(
+                "{}\n",
+                json!({"instance_id": instance, "answer_type": "file", "answer_or_path": "out.duckdb"})
+            );
+        }
+        std::fs::write(root.join("gold/spider2_eval.jsonl"), eval).unwrap();
+        std::fs::write(root.join("sub/results_metadata.jsonl"), results).unwrap();
+        std::fs::write(
+            root.join("sqlgate.yml"),
+            "dataset: { kind: spider2-dbt, gold: gold/spider2_eval.jsonl, databases: gold, difficulty: none, engine: { kind: duckdb } }\n\
+             predictions: [{ name: agent, path: sub/results_metadata.jsonl, format: spider2-dbt }]\n\
+             metrics: [duckdb_match]\ncompare: { profile: spider2-sound }\n\
+             baseline: { path: baseline.json }\ngate: { max_drop_points: 0.0 }\n\
+             report: { output: report.md }\n",
+        )
+        .unwrap();
+        repo::init_main(root, "spider2-dbt");
+        repo::commit_baseline(root, "baseline")
+    }
+
+    fn answer_with(root: &Path, instance: &str, sql: &str) {
+        let file = root.join(format!("sub/{instance}/out.duckdb"));
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let _ = std::fs::remove_file(&file);
+        write_script(&file, sql).unwrap();
+    }
+
+    /// The pull request (`i1` answered wrong, then `lever`) judged against the base.
+    fn judged(lever: impl FnOnce(&Path)) -> (Option<i32>, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        std::fs::create_dir_all(&root).unwrap();
+        let base = main_branch(&root);
+        common::git(&root, &["checkout", "-qb", "pr"]);
+        answer_with(&root, "i1", WRONG);
+        lever(&root);
+        repo::commit_all(&root, "pull request");
+        let output = repo::judged(&root, &base, &[]);
+        (output.status.code(), common::text(&output))
+    }
+
+    /// The lever: a loading `spider` config reading the entry as `jsonl`, whose lines name the
+    /// gold files.
+    fn gold_as_the_answer(root: &Path) {
+        std::fs::create_dir_all(root.join("pr/db/one")).unwrap();
+        let conn = rusqlite::Connection::open(root.join("pr/db/one/one.sqlite")).unwrap();
+        conn.execute_batch("CREATE TABLE x (a INTEGER); INSERT INTO x VALUES (1);")
+            .unwrap();
+        drop(conn);
+        std::fs::write(root.join("pr/gold.sql"), "SELECT a FROM x\tone\n").unwrap();
+        std::fs::write(
+            root.join("sqlgate.yml"),
+            "dataset: { kind: spider, gold: pr/gold.sql, databases: pr/db, difficulty: none }\n\
+             predictions: [{ name: agent, path: sub/results_metadata.jsonl, format: jsonl }]\n\
+             metrics: [ex]\nbaseline: { path: baseline.json }\ngate: { max_drop_points: 0.0 }\n\
+             report: { output: report.md }\n",
+        )
+        .unwrap();
+        let zeros = "0".repeat(64);
+        let lines: String = (INSTANCES.iter().enumerate())
+            .map(|(index, instance)| {
+                let gold = root.join(format!("gold/{instance}/db.duckdb"));
+                let sql = format!("sha256:{zeros} {}", gold.display());
+                format!("{}\n", json!({"id": index, "sql": sql}))
+            })
+            .collect();
+        std::fs::write(root.join("sub/results_metadata.jsonl"), lines).unwrap();
+    }
+
+    #[test]
+    fn control_a_wrong_answer_fails_the_gate() {
+        let (code, said) = judged(|_| {});
+        assert_eq!(code, Some(1), "{said}");
+    }
+
+    #[test]
+    fn a_prediction_text_naming_the_gold_file_does_not_pass() {
+        let (code, said) = judged(gold_as_the_answer);
+        assert_ne!(
+            code,
+            Some(0),
+            "the gold .duckdb named as the answer passed the gate: {said}"
+        );
+    }
+}
