@@ -182,7 +182,9 @@ mod duckdb_worker_environment_and_files {
         ] {
             let got = texts(&executor, &db, &sql);
             assert!(
-                !got.iter().flatten().any(|cell| cell.contains("rt27-secret-text")),
+                !got.iter()
+                    .flatten()
+                    .any(|cell| cell.contains("rt27-secret-text")),
                 "`{sql}` returned the file's text: {got:?}"
             );
         }
@@ -226,7 +228,8 @@ mod spider2_dbt_prediction_text_names_the_gold {
     use sqlgate::engine::duckdb::tables::write_script;
     use std::path::Path;
 
-    const GOLD: &str = "CREATE TABLE t (a INTEGER, b INTEGER); INSERT INTO t VALUES (1, 2), (3, 4);";
+    const GOLD: &str =
+        "CREATE TABLE t (a INTEGER, b INTEGER); INSERT INTO t VALUES (1, 2), (3, 4);";
     const WRONG: &str = "CREATE TABLE t (a INTEGER, b INTEGER); INSERT INTO t VALUES (9, 9);";
     const INSTANCES: [&str; 3] = ["i1", "i2", "i3"];
 
@@ -325,6 +328,58 @@ mod spider2_dbt_prediction_text_names_the_gold {
             code,
             Some(0),
             "the gold .duckdb named as the answer passed the gate: {said}"
+        );
+    }
+}
+
+/// `livesql_sound`'s gold twin, reached by the prediction's own statements: the sound runner's
+/// `performance_compare_by_qep(old_sqls, sol_sqls, ...)` sends both lists to the twin when either
+/// is the gold's (`helpers.py::_side(old_sqls, sol_sqls)`), so a test case comparing the
+/// prediction's plan with the gold's (`performance_compare_by_qep(pred_sqls, sol_sqls, ...)`, the
+/// official efficiency check's shape) runs the prediction's statements on the twin's connection,
+/// "inside a savepoint that is rolled back" (`Session::cost`: `SAVEPOINT sqlgate_cost`, the
+/// statements, `ROLLBACK TO sqlgate_cost; RELEASE sqlgate_cost`). A prediction statement
+/// `SAVEPOINT sqlgate_cost` (the same name) opens an inner savepoint: the rollback and release
+/// then end the inner one only, and what the prediction made before it stays in the still open
+/// outer transaction of the twin's connection, which the item's later gold requests reuse
+/// (`twin::Sides::gold`). On the prediction's own copy the statement is harmless (its
+/// transaction is committed at once, as every non-`SELECT` is). The set-up: `lsq_061` (order
+/// counts) with one test case that takes the plan comparison, then `ex_base`. The lever before
+/// the wrong `SELECT name, gpa FROM students ORDER BY name`: `CREATE TEMP VIEW IF NOT EXISTS
+/// students AS SELECT name, 0 AS gpa FROM main.students` and `SAVEPOINT sqlgate_cost` (a TEMP
+/// object: the Query item's post-state check compares `main` only). The controls: the wrong
+/// order without the lever, and the lever under `ex_base` alone (no plan comparison).
+mod livesql_sound_plan_comparison_leaves_a_view_on_the_twin {
+    use super::livesql_sound_unmarked_gold_on_the_second_run::{gate, WRONG};
+
+    const PLAN_THEN_RESULT: &str = "def test_case(pred_sqls, sol_sqls, db_path, conn):\n    cheaper = performance_compare_by_qep(pred_sqls, sol_sqls, db_path, conn)\n    print(f'gold cheaper than the prediction: {cheaper}')\n    assert ex_base(pred_sqls, sol_sqls, db_path, conn, {'order': True}) == 1\n    return 1\n";
+
+    const RESULT_ONLY: &str = "def test_case(pred_sqls, sol_sqls, db_path, conn):\n    assert ex_base(pred_sqls, sol_sqls, db_path, conn, {'order': True}) == 1\n    return 1\n";
+
+    const LEVER: [&str; 2] = [
+        "CREATE TEMP VIEW IF NOT EXISTS students AS SELECT name, 0 AS gpa FROM main.students",
+        "SAVEPOINT sqlgate_cost",
+    ];
+
+    #[test]
+    fn control_a_wrong_order_fails_the_gate() {
+        let (code, said) = gate(PLAN_THEN_RESULT, &[WRONG]);
+        assert_eq!(code, Some(1), "{said}");
+    }
+
+    #[test]
+    fn control_the_lever_without_the_plan_comparison_fails_the_gate() {
+        let (code, said) = gate(RESULT_ONLY, &[LEVER[0], LEVER[1], WRONG]);
+        assert_eq!(code, Some(1), "{said}");
+    }
+
+    #[test]
+    fn a_prediction_cannot_leave_a_view_on_the_golds_twin() {
+        let (code, said) = gate(PLAN_THEN_RESULT, &[LEVER[0], LEVER[1], WRONG]);
+        assert_ne!(
+            code,
+            Some(0),
+            "a wrong prediction passed by committing a view on its gold's twin: {said}"
         );
     }
 }
