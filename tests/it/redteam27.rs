@@ -383,3 +383,93 @@ mod livesql_sound_plan_comparison_leaves_a_view_on_the_twin {
         );
     }
 }
+
+/// The DuckDB worker outliving its run: `sqlgate eval` on DuckDB (the Spider fixture of
+/// `tests/it/duckdb.rs`) with a prediction stuck in one scalar call (`levenshtein` of two
+/// 300,000-character strings, minutes of work) under a long `timeout_ms`, so the worker is busy
+/// when its parent dies; the parent is then killed (`SIGKILL`: no destructor, no kill of the
+/// worker by `Drop`). The secure outcome: the worker dies with it (`PR_SET_PDEATHSIG` in
+/// `worker::confine`), so no process holds the fixture's files a moment later. The control: while
+/// the parent runs, the worker holding the database is seen.
+mod duckdb_worker_after_its_parent_is_killed {
+    use std::time::{Duration, Instant};
+
+    /// Processes other than `parent` holding open a file of `parent`'s copy of the databases
+    /// (`<tmp>/sqlgate-databases-<pid>-...`, where the run reads them).
+    fn workers_of(parent: u32) -> Vec<u32> {
+        let prefix = format!(
+            "{}/sqlgate-databases-{parent}-",
+            std::env::temp_dir().display()
+        );
+        (std::fs::read_dir("/proc").unwrap().flatten())
+            .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|pid| *pid != parent)
+            .filter(|pid| {
+                let fds = std::fs::read_dir(format!("/proc/{pid}/fd"));
+                fds.into_iter().flatten().flatten().any(|fd| {
+                    std::fs::read_link(fd.path())
+                        .is_ok_and(|target| target.to_string_lossy().starts_with(&prefix))
+                })
+            })
+            .collect()
+    }
+
+    /// Polls `done` every 50 ms for up to `within`.
+    fn eventually(within: Duration, mut done: impl FnMut() -> bool) -> bool {
+        let start = Instant::now();
+        while start.elapsed() < within {
+            if done() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        done()
+    }
+
+    #[test]
+    fn a_killed_run_leaves_no_worker() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().canonicalize().unwrap();
+        crate::duckdb::loaded_shop(&folder);
+        let config = folder.join("sqlgate.yml");
+        let text = std::fs::read_to_string(&config).unwrap();
+        std::fs::write(&config, text + "execution: { timeout_ms: 600000 }\n").unwrap();
+        std::fs::write(
+            folder.join("pred.txt"),
+            "SELECT levenshtein(repeat('a', 300000), repeat('b', 300000))\n",
+        )
+        .unwrap();
+        let mut run = crate::common::sqlgate_command(&[
+            "eval",
+            "--config",
+            crate::common::arg(&config),
+            "--comment",
+            "never",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+        let parent = run.id();
+        let seen = eventually(Duration::from_secs(20), || !workers_of(parent).is_empty());
+        // Past the gold's query: the worker is inside the prediction's call.
+        std::thread::sleep(Duration::from_millis(1500));
+        let workers = workers_of(parent);
+        run.kill().unwrap();
+        run.wait().unwrap();
+        assert!(seen, "control: no worker held the database while the run ran");
+        let gone = eventually(Duration::from_secs(3), || workers_of(parent).is_empty());
+        assert!(
+            gone,
+            "workers {workers:?} outlived their killed run: {:?}",
+            workers_of(parent)
+        );
+        // The killed run could not remove its copy of the databases (no destructor ran).
+        let prefix = format!("sqlgate-databases-{parent}-");
+        for entry in std::fs::read_dir(std::env::temp_dir()).unwrap().flatten() {
+            if entry.file_name().to_string_lossy().starts_with(&prefix) {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+}
