@@ -457,7 +457,10 @@ mod duckdb_worker_after_its_parent_is_killed {
         let workers = workers_of(parent);
         run.kill().unwrap();
         run.wait().unwrap();
-        assert!(seen, "control: no worker held the database while the run ran");
+        assert!(
+            seen,
+            "control: no worker held the database while the run ran"
+        );
         let gone = eventually(Duration::from_secs(3), || workers_of(parent).is_empty());
         assert!(
             gone,
@@ -471,5 +474,74 @@ mod duckdb_worker_after_its_parent_is_killed {
                 let _ = std::fs::remove_dir_all(entry.path());
             }
         }
+    }
+}
+
+/// Class 2 (the repair path) against the gate rule `judge::rules::sound_gate` on SQLite
+/// `livesql`: a base whose config no longer loads (a direct push left an unknown key) and whose
+/// baseline records `gate.metric: livesql` (as a sqlgate before the rule let a config gate, the
+/// official profile first in `metrics`); the pull request repairs the config, gating on
+/// `livesql_sound`, and is judged with the recorded gate. The lever: round 26's one-row
+/// `CREATE TEMP VIEW IF NOT EXISTS students ...` on `lsq_061`, which the official `livesql` passes
+/// (no test case: the default test runs the gold on the prediction's connection). The secure
+/// outcome: the rule fails the recorded gate on `livesql`. The control: the same regression
+/// without the lever also fails.
+mod livesql_repair_under_a_recorded_official_gate {
+    use crate::common::{self, repo};
+    use crate::livesql_post::example_with;
+    use crate::repair::judge_pr;
+    use serde_json::json;
+
+    fn repaired(prediction: &[&str]) -> (Option<i32>, String) {
+        let dir = example_with("lsq_061", json!({}));
+        let root = dir.path();
+        let config = root.join("sqlgate.yml");
+        let good = std::fs::read_to_string(&config).unwrap();
+        std::fs::remove_file(root.join("baseline.json")).unwrap();
+        repo::init_main(root, "livesql-mini");
+        repo::update_baseline(root);
+        let baseline = root.join("baseline.json");
+        let stored = std::fs::read_to_string(&baseline).unwrap();
+        let recorded = [
+            "\"metric\": \"livesql_sound\"",
+            "\"metric\":\"livesql_sound\"",
+        ]
+        .into_iter()
+        .find(|needle| stored.matches(needle).count() == 1)
+        .expect("the baseline records its gate's metric once");
+        let older = recorded.replace("livesql_sound", "livesql");
+        std::fs::write(&baseline, stored.replace(recorded, &older)).unwrap();
+        std::fs::write(&config, format!("{good}bogus_key: 1\n")).unwrap();
+        repo::commit_all(root, "baseline gated on livesql; a config broken by a push");
+        let base = repo::head(root);
+        common::git(root, &["checkout", "-qb", "pr"]);
+        std::fs::write(&config, &good).unwrap();
+        let path = root.join("predictions/model.jsonl");
+        let line = json!({"instance_id": "lsq_061", "pred_sqls": prediction}).to_string();
+        let lines: Vec<String> = (std::fs::read_to_string(&path).unwrap().lines())
+            .map(|l| match l.contains("\"lsq_061\"") {
+                true => line.clone(),
+                false => l.to_string(),
+            })
+            .collect();
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        repo::commit_all(root, "repair the config; the new model");
+        judge_pr(root, &base)
+    }
+
+    #[test]
+    fn control_the_regression_fails_the_repair() {
+        let (code, out) = repaired(&["SELECT name, gpa FROM students ORDER BY name"]);
+        assert_eq!(code, Some(1), "{out}");
+    }
+
+    #[test]
+    fn a_repair_is_not_gated_on_livesql() {
+        let (code, out) = repaired(&[
+            "CREATE TEMP VIEW IF NOT EXISTS students AS SELECT 'x' AS name, 0 AS gpa",
+            "SELECT name, gpa FROM students ORDER BY name",
+        ]);
+        assert_ne!(code, Some(0), "the repair passed under `livesql`: {out}");
+        common::assert_contains(&out, &["`gate.metric`: `livesql` runs the prediction"]);
     }
 }
