@@ -84,6 +84,7 @@ mod redteam23;
 mod redteam24;
 mod redteam25;
 mod redteam26;
+mod redteam27;
 mod redteam9;
 mod repair;
 mod report;
