@@ -149,3 +149,122 @@ fn a_management_items_writes_are_judged_as_before() {
     let verdict = corpus.judge(&item, &gold, Profile::Sound);
     assert!(verdict.success, "{verdict:?}");
 }
+
+/// `lsq_155` (writing its TEMP note first, so only the twin decides) with its test case's gold
+/// first rebuilt by `rebuild`, a Python expression of `s`, one gold statement.
+fn rebuilt_gold(corpus: &Corpus, rebuild: &str) -> LiveItem {
+    let mut item = writing_gold(corpus, "lsq_155");
+    let test = &item.test_cases[0];
+    let rebuilt = test.replacen(
+        "    pred_res, err, to",
+        &format!("    sol_sqls = [{rebuild} for s in sol_sqls]\n    pred_res, err, to"),
+        1,
+    );
+    assert_ne!(&rebuilt, test);
+    item.test_cases = vec![rebuilt];
+    item
+}
+
+/// Red team round 27, win A: a gold statement a test case rebuilds still reads the gold's twin,
+/// whether the rebuilt text keeps the runner's mark (a string method) or is a plain `str` with
+/// the gold's words (`str.join`), which sqlgate recognises; the round-26 lever (the table
+/// emptied, so both sides are empty on the prediction's copy) fails, the gold passes.
+#[test]
+fn a_gold_statement_a_test_case_rebuilds_still_reads_its_twin() {
+    let corpus = load();
+    let lever = [
+        "DELETE FROM patients",
+        "SELECT name, json_extract(attrs, '$.allergies') FROM patients",
+    ];
+    let gold = corpus.item("lsq_155").sol_sql[0].clone();
+    for rebuild in [
+        "s.strip()",
+        "s.replace('  ', ' ')",
+        "f'{s} '",
+        "s + ';'",
+        "''.join(list(s))",
+        "'  '.join(str(s).split(' ')).replace('  ', ' ').upper().lower()",
+    ] {
+        let item = rebuilt_gold(&corpus, rebuild);
+        let official = corpus.judge(&item, &lever, Profile::Official);
+        assert!(
+            official.success,
+            "{rebuild}: the official quirk: {official:?}"
+        );
+        let sound = corpus.judge(&item, &lever, Profile::Sound);
+        assert!(
+            !sound.success && sound.assertion_error,
+            "{rebuild}: {sound:?}"
+        );
+        let right = corpus.judge(&item, &[&gold], Profile::Sound);
+        assert!(right.success, "{rebuild}: {right:?}");
+    }
+}
+
+/// A statement the prediction shares with the gold stays on the prediction's side when a test
+/// case runs it unmarked: repeating the gold's words does not send a prediction's statements to
+/// the twin, where the gold's own writes would answer them.
+#[test]
+fn a_prediction_repeating_the_golds_words_is_run_on_its_own_copy() {
+    let corpus = load();
+    // lsq_035 (delete the cancelled orders) with a counting gold statement, and a test that
+    // counts with the prediction's last statement, rebuilt as a plain `str`.
+    let mut item = corpus.item("lsq_035");
+    let count = "SELECT COUNT(*) FROM orders";
+    item.sol_sql.push(count.to_string());
+    item.test_cases = vec!["def test_case(pred_sqls, sol_sqls, db_path, conn):\n    res, err, to = execute_queries([''.join(list(pred_sqls[-1]))], db_path, conn, None, '')\n    assert res == [(32,)], f'got {res}'\n    return 1\n".to_string()];
+    let gold: Vec<&str> = item.sol_sql.iter().map(String::as_str).collect();
+    let verdict = corpus.judge(&item, &gold, Profile::Sound);
+    assert!(verdict.success, "{verdict:?}");
+    let nothing = corpus.judge(
+        &item,
+        &["DELETE FROM orders WHERE 0", count],
+        Profile::Sound,
+    );
+    assert!(!nothing.success, "{nothing:?}");
+    common::assert_contains(&nothing.message, &["got [(40,)]"]);
+}
+
+/// Red team round 27, win A's second lever: a Query item's prediction that changes nothing on
+/// its first run and writes when a test case runs it again fails, naming what the later run
+/// changed; a row moved to a new rowid, or a value moved by less than the comparison's 2
+/// places, is a change too.
+#[test]
+fn a_query_items_prediction_must_not_write_on_a_later_run_either() {
+    let corpus = load();
+    // lsq_158 with a test that marks the second run (a TEMP table of the test's connection)
+    // before `ex_base(pred_sqls, sol_sqls, ..., {'order': True})`; the prediction's result is
+    // the gold's, and on its second run it rewrites a table the result does not read.
+    let mut item = corpus.item("lsq_158");
+    item.test_cases = vec!["def test_case(pred_sqls, sol_sqls, db_path, conn):\n    execute_queries(['CREATE TEMP TABLE second_run(x)'], db_path, conn, None, '')\n    assert ex_base(pred_sqls, sol_sqls, db_path, conn, {'order': True}) == 1\n    return 1\n".to_string()];
+    let gold = item.sol_sql[0].as_str();
+    let on_the_second_run = "UPDATE patients SET attrs = '{}' WHERE EXISTS (SELECT 1 FROM temp.sqlite_master WHERE name = 'second_run')";
+    let sound = corpus.judge(&item, &[on_the_second_run, gold], Profile::Sound);
+    assert!(!sound.success, "{sound:?}");
+    common::assert_contains(
+        &sound.message,
+        &["after its test cases: the gold writes nothing, and the prediction left the database changed: table `patients`"],
+    );
+    let right = corpus.judge(&item, &[gold], Profile::Sound);
+    assert!(right.success, "{right:?}");
+    let nudged = ["UPDATE visits SET cost = cost + 0.001", gold];
+    let sound = corpus.judge(&item, &nudged, Profile::Sound);
+    common::assert_contains(
+        &sound.message,
+        &["table `visits`: its rows hold the same values to 2 places but not the same exact values or rowids"],
+    );
+    // lsq_061 (school): an enrolment moved to a new rowid, its values unchanged.
+    let item = corpus.item("lsq_061");
+    let gold = item.sol_sql[0].as_str();
+    let moved = [
+        "REPLACE INTO enrolments SELECT * FROM enrolments WHERE rowid = (SELECT min(rowid) FROM enrolments)",
+        gold,
+    ];
+    let sound = corpus.judge(&item, &moved, Profile::Sound);
+    common::assert_contains(
+        &sound.message,
+        &["table `enrolments`: its rows hold the same values to 2 places but not the same exact values or rowids"],
+    );
+    let right = corpus.judge(&item, &[gold], Profile::Sound);
+    assert!(right.success, "{right:?}");
+}

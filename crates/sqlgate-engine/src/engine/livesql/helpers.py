@@ -57,7 +57,47 @@ _ERRORS = {c.__name__: c for c in (Error, DatabaseError, OperationalError, Integ
 
 
 class _GoldText(str):
-    """A statement of the item's gold (sound profile only): the helpers run it on the gold's copy."""
+    """A statement of the item's gold (sound profile only): the helpers run it on the gold's copy.
+
+    What a test makes of it with a string method, `+`, `%`, `*` or an index keeps the mark (the
+    methods below). An f-string or `str.join` makes a plain `str`: sqlgate then sends a request
+    to the gold's copy when its statements are, word for word, the gold's alone."""
+
+    def __str__(self):
+        return self
+
+    def __radd__(self, other):
+        return _GoldText(str.__add__(other, str.__str__(self))) if isinstance(other, str) else NotImplemented
+
+    def __rmod__(self, other):
+        return _GoldText(str.__mod__(other, str.__str__(self))) if isinstance(other, str) else NotImplemented
+
+
+def _marked(result):
+    """`result` of a method of a gold statement, its text (or texts) marked as the gold's."""
+    if isinstance(result, str):
+        return _GoldText(result)
+    if isinstance(result, (list, tuple)):
+        return type(result)(_GoldText(r) if isinstance(r, str) else r for r in result)
+    return result
+
+
+def _keeping_the_mark(name):
+    method = getattr(str, name)
+
+    def marked(self, *args, **kwargs):
+        return _marked(method(self, *args, **kwargs))
+
+    marked.__name__ = name
+    return marked
+
+
+for _name in ("strip", "lstrip", "rstrip", "replace", "lower", "upper", "casefold", "title",
+              "capitalize", "swapcase", "format", "format_map", "expandtabs", "translate",
+              "center", "ljust", "rjust", "zfill", "removeprefix", "removesuffix", "split",
+              "rsplit", "splitlines", "partition", "rpartition", "__add__", "__mod__",
+              "__mul__", "__rmul__", "__getitem__"):
+    setattr(_GoldText, _name, _keeping_the_mark(_name))
 
 
 def _gold(sqls):

@@ -51,6 +51,20 @@ pub fn failures(
     Ok(failed)
 }
 
+/// A Query item's unchanged check again, after its test cases ran the prediction once more on
+/// `session`: each failure says so (a prediction that changes nothing on its first run and
+/// writes on the next, red team round 27, win A).
+pub fn unchanged_after_tests(
+    session: &Session,
+    twin: &LazyTwin<'_>,
+    settings: &Settings,
+) -> Result<Vec<String>, TestsError> {
+    let failed = query_state(session, twin, settings)?;
+    Ok((failed.into_iter())
+        .map(|why| format!("after its test cases: {why}"))
+        .collect())
+}
+
 /// Why `condition` fails on `session`, or `None` when it holds.
 fn check(session: &Session, condition: &PostCondition) -> Result<Option<String>, TestsError> {
     Ok(match condition {
@@ -294,6 +308,8 @@ fn query_state(
     for table in union(&table_names(session)?, &table_names(&gold)?) {
         if let Some(why) = difference(table_of(&gold, &table)?, table_of(session, &table)?) {
             failed.push(format!("{WHY}: table `{table}`: {why}"));
+        } else if exact_rows(&gold, &table)? != exact_rows(session, &table)? {
+            failed.push(format!("{WHY}: table `{table}`: its rows hold the same values to 2 places but not the same exact values or rowids"));
         }
     }
     let (theirs, ours) = (schema_of(&gold)?, schema_of(session)?);
@@ -419,6 +435,36 @@ fn table_of(session: &Session, name: &str) -> Result<Option<Table>, TestsError> 
         key: key.into_iter().map(|(_, i)| i).collect(),
         rows,
     }))
+}
+
+/// Every row of table `name` exactly (its rowid first, when it has one), sorted: what a Query
+/// item's prediction must leave as the twin has it, beyond the comparison's 2 places (a row
+/// moved to a new rowid, a value changed by less than 0.005, red team round 27, win A).
+fn exact_rows(session: &Session, name: &str) -> Result<Vec<Vec<String>>, TestsError> {
+    let conn = session.connection();
+    let read = |sql: &str| -> rusqlite::Result<Vec<Vec<String>>> {
+        let mut statement = conn.prepare(sql)?;
+        let width = statement.column_count();
+        let mut rows = statement.query([])?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next()? {
+            if out.len() == MAX_STATE_ROWS {
+                return Err(rusqlite::Error::InvalidQuery);
+            }
+            let values: rusqlite::Result<Vec<Value>> = (0..width).map(|i| row.get(i)).collect();
+            out.push(values?.iter().map(exact).collect());
+        }
+        Ok(sorted(out))
+    };
+    let table = format!("main.{}", quoted(name));
+    read(&format!("SELECT _rowid_, * FROM {table}"))
+        .or_else(|_| read(&format!("SELECT * FROM {table}")))
+        .or_else(|error| {
+            session.check_budget()?;
+            Err(TestsError::Fault(format!(
+                "reading table `{name}`: {error}"
+            )))
+        })
 }
 
 /// How the prediction's table differs from the gold's, or `None` when they hold the same

@@ -15,7 +15,7 @@ use rusqlite::types::Value;
 use rusqlite::{Connection, OpenFlags};
 use std::cell::Cell;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Rows as the item's statements return them.
@@ -92,6 +92,9 @@ pub struct Session {
     disk_bytes: u64,
     /// How many statements SQLite does not call read-only have run (or started) so far.
     writes: Cell<u64>,
+    /// Set while [`Session::cost`] runs the statements it costs: the authorizer then refuses
+    /// transaction control, so none can end or outlive the savepoint that is rolled back.
+    costing: Arc<AtomicBool>,
 }
 
 impl Session {
@@ -114,13 +117,23 @@ impl Session {
         });
         let watched = Arc::clone(&meter);
         (guarded.conn).progress_handler(STEP_INTERVAL, Some(move || watched.exhausted()))?;
-        guarded.conn.authorizer(Some(authorize))?;
+        let costing = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&costing);
+        (guarded.conn).authorizer(Some(move |context: AuthContext<'_>| {
+            match (flag.load(Ordering::Relaxed), context.action) {
+                (true, AuthAction::Transaction { .. } | AuthAction::Savepoint { .. }) => {
+                    Authorization::Deny
+                }
+                _ => authorize(context),
+            }
+        }))?;
         Ok(Session {
             guarded,
             meter,
             profile,
             disk_bytes: budget.disk_bytes,
             writes: Cell::new(0),
+            costing,
         })
     }
 
@@ -167,20 +180,20 @@ impl Session {
 
     /// The sound profile's plan cost of `sqls`: the virtual-machine steps they take, run inside a
     /// savepoint that is rolled back (deterministic for a given file; an error costs nothing
-    /// more). Sound profile only: the official SQLite evaluator has no such helper in its tests.
+    /// more). A statement of transaction control does not prepare while they run (so none ends
+    /// the savepoint, or nests one of the same name that outlives it: red team round 27, win C),
+    /// and a transaction still open afterwards is rolled back. Sound profile only: the official
+    /// SQLite evaluator has no such helper in its tests.
     pub fn cost(&self, sqls: &[String]) -> Result<u64, Stopped> {
         let conn = &self.guarded.conn;
         let _ = conn.execute_batch("SAVEPOINT sqlgate_cost");
-        let mut steps = 0u64;
-        for sql in sqls {
-            if let Ok(mut statement) = conn.prepare(sql) {
-                let mut rows = statement.raw_query();
-                while let Ok(Some(_)) = rows.next() {}
-                drop(rows);
-                steps += statement.get_status(rusqlite::StatementStatus::VmStep) as u64;
-            }
-        }
+        self.costing.store(true, Ordering::Relaxed);
+        let steps = sqls.iter().map(|sql| steps_of(conn, sql)).sum();
+        self.costing.store(false, Ordering::Relaxed);
         let _ = conn.execute_batch("ROLLBACK TO sqlgate_cost; RELEASE sqlgate_cost");
+        if !conn.is_autocommit() {
+            let _ = conn.execute_batch("ROLLBACK");
+        }
         self.check_budget().map(|()| steps)
     }
 
@@ -351,6 +364,18 @@ fn counts_as_timeout(error: &StatementError) -> bool {
             .any(|word| text.contains(word))
 }
 
+/// The virtual-machine steps `sql` takes on `conn`, its rows read and dropped; none when it does
+/// not prepare.
+fn steps_of(conn: &Connection, sql: &str) -> u64 {
+    let Ok(mut statement) = conn.prepare(sql) else {
+        return 0;
+    };
+    let mut rows = statement.raw_query();
+    while let Ok(Some(_)) = rows.next() {}
+    drop(rows);
+    statement.get_status(rusqlite::StatementStatus::VmStep) as u64
+}
+
 /// What a statement on an item's copy may do: anything inside the copy, nothing that reaches
 /// another file (ATTACH, and VACUUM INTO, which attaches its target), loads code, or changes a
 /// setting through a PRAGMA outside the read-only allowlist.
@@ -443,6 +468,44 @@ mod tests {
             assert!(error.message.contains(says), "{sql}: {error:?}");
         }
         assert!(!dir.path().join("out.sqlite").exists());
+    }
+
+    /// Red team round 27, win C: what the costed statements make is rolled back whatever
+    /// transaction control they hold (a nested savepoint of sqlgate's name, a COMMIT, a
+    /// RELEASE), and the connection is back in autocommit; the statements still cost steps.
+    #[test]
+    fn a_cost_leaves_nothing_behind_whatever_transaction_control_it_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = session(dir.path(), Profile::Sound);
+        let levers = [
+            "SAVEPOINT sqlgate_cost",
+            "COMMIT",
+            "RELEASE sqlgate_cost",
+            "BEGIN",
+            "END",
+        ];
+        for lever in levers {
+            let sqls = [
+                "CREATE TEMP VIEW v AS SELECT 1 AS x".to_string(),
+                "INSERT INTO t VALUES (7)".to_string(),
+                lever.to_string(),
+                "INSERT INTO t VALUES (8)".to_string(),
+            ];
+            let steps = session.cost(&sqls).unwrap();
+            assert!(steps > 0, "{lever}");
+            let conn = session.connection();
+            assert!(conn.is_autocommit(), "{lever}");
+            let rows = session.perform("SELECT COUNT(*) FROM t").unwrap();
+            assert_eq!(rows, vec![vec![Value::Integer(0)]], "{lever}");
+            let views = "SELECT COUNT(*) FROM temp.sqlite_schema WHERE name = 'v'";
+            let rows = session.perform(views).unwrap();
+            assert_eq!(rows, vec![vec![Value::Integer(0)]], "{lever}");
+        }
+        let outside = session.perform("SAVEPOINT s");
+        assert!(
+            outside.is_ok(),
+            "outside a cost a savepoint runs: {outside:?}"
+        );
     }
 
     #[test]

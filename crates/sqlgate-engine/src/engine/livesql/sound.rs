@@ -49,10 +49,15 @@ pub fn judge(
     let budget = session.remaining();
     drop(session);
     let checks = open(copy.path(), &budget, Profile::Sound)?;
-    let post_failures = post::failures(&checks, item, &twin, unchanged, settings)?;
+    let mut post_failures = post::failures(&checks, item, &twin, unchanged, settings)?;
     if !item.test_cases.is_empty() {
-        let sides = Sides::new(&checks, &twin);
+        let sides = Sides::new(&checks, &twin, prediction);
         run_tests(&mut verdict, &sides, item, prediction, &ran.rows, settings)?;
+    }
+    // The test cases may run the prediction again: what a Query item's prediction wrote then
+    // must be undone too.
+    if query && post_failures.is_empty() && checks.writes() > 0 {
+        post_failures = post::unchanged_after_tests(&checks, &twin, settings)?;
     }
     add_post_failures(&mut verdict, post_failures);
     checks.execute_queries(&item.clean_up_sql)?;
