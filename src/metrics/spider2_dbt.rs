@@ -9,7 +9,7 @@ use crate::engine::exec::Limits;
 use crate::engine::spider2_dbt::{judge_files, Tables, Verdict};
 use crate::input::config::{Config, ProfileName};
 use crate::input::dataset::GoldItem;
-use crate::input::spider2_dbt::{answer_of_text, DbtInstance};
+use crate::input::spider2_dbt::{checked_answer, DbtInstance};
 use serde_json::json;
 use std::path::Path;
 
@@ -50,11 +50,13 @@ impl Metric for DuckdbMatch {
         let Some(text) = prediction else {
             return Score::missing();
         };
-        let answer = match answer_of_text(text) {
+        // Only a file the submission's metadata named for this instance, checked when read
+        // and unchanged since, is opened: never a path a prediction text merely names.
+        let answer = match checked_answer(text, &instance.instance_id) {
             Ok(answer) => answer,
             Err(why) => return Score::wrong(Outcome::PredError, why),
         };
-        let (official, sound) = both_profiles(gold, answer, tables, &limits);
+        let (official, sound) = both_profiles(gold, &answer, tables, &limits);
         let chosen = match env.profile.config().profile {
             ProfileName::Spider2Sound => &sound,
             _ => &official,

@@ -177,44 +177,113 @@ pub(super) fn load_proposed(path: &Path, base: &TrustedBase) -> Result<Config, I
     Config::load(path, &crate::engine::registry::Engines)
 }
 
-/// The `format` of a prediction file is how the pull request's own file is read (any format can
-/// hold any predictions, so it decides nothing about the verdict): it is taken from the pull
-/// request's config for every entry with the same name and path, so the file and its format
-/// change in one pull request. Noted for the reader.
+/// The `format` of a prediction file is how the pull request's own file is read: it is taken
+/// from the pull request's config for every entry with the same name and path, so the file and
+/// its format change in one pull request. For most kinds any format can hold any predictions,
+/// so it decides nothing about the verdict; but a kind may bind the format to what its
+/// prediction text means (`dataset.kind: spider2-dbt` reads only `format: spider2-dbt`, whose
+/// text names a checked answer file). So a format is taken only when the base config's kind
+/// still accepts the settled config ([`crate::input::kinds::check`]); otherwise the base's
+/// format stays. Either way the reader gets a note.
 fn take_prediction_formats(settlement: &mut Settlement, proposed: &Config) {
-    let config = &mut settlement.config;
-    let notes = &mut settlement.notes;
-    take_formats(&mut config.predictions, &proposed.predictions, notes);
-    for entry in &mut config.datasets {
-        if let Some(theirs) = proposed.datasets.iter().find(|e| e.name == entry.name) {
-            take_formats(&mut entry.predictions, &theirs.predictions, notes);
-        }
+    for change in proposed_formats(&settlement.config, proposed) {
+        let mut candidate = settlement.config.clone();
+        change.apply(&mut candidate);
+        let note = match kind_accepts(&candidate) {
+            Ok(()) => {
+                settlement.config = candidate;
+                change.taken_note()
+            }
+            Err(why) => change.refused_note(&why),
+        };
+        settlement.notes.push(note);
     }
 }
 
-/// [`take_prediction_formats`] for one list of systems (the config's, or a `datasets` entry's).
-fn take_formats(
-    specs: &mut [crate::input::config::PredictionSpec],
-    proposed: &[crate::input::config::PredictionSpec],
-    notes: &mut Vec<String>,
-) {
-    for spec in specs {
-        let Some(theirs) = proposed
-            .iter()
-            .find(|p| p.path == spec.path && p.name == spec.name)
-        else {
-            continue;
+/// One prediction entry whose format the pull request's config changes.
+struct FormatChange {
+    /// The `datasets` entry holding it (`None`: the config's own `predictions`).
+    dataset: Option<usize>,
+    /// Its position in that list.
+    index: usize,
+    /// Its path, for the note.
+    path: String,
+    /// The format the pull request's config gives it.
+    format: crate::input::config::PredictionFormat,
+}
+
+impl FormatChange {
+    /// `config` with this entry read in the proposed format.
+    fn apply(&self, config: &mut Config) {
+        let specs = match self.dataset {
+            Some(entry) => &mut config.datasets[entry].predictions,
+            None => &mut config.predictions,
         };
-        if theirs.format != spec.format {
-            notes.push(format!(
-                "{} is read as `format: {}`, as this pull request's config says (the rest of \
-                 its config applies once merged)",
-                spec.path,
-                theirs.format.as_str()
-            ));
-            spec.format = theirs.format;
+        specs[self.index].format = self.format;
+    }
+
+    /// The note of a format taken.
+    fn taken_note(&self) -> String {
+        format!(
+            "{} is read as `format: {}`, as this pull request's config says (the rest of its \
+             config applies once merged)",
+            self.path,
+            self.format.as_str()
+        )
+    }
+
+    /// The note of a format the base config's kind refuses (`why`).
+    fn refused_note(&self, why: &str) -> String {
+        format!(
+            "{} is read as the base commit's config says, not as `format: {}` as this pull \
+             request's config says: the base's dataset refuses that format ({why})",
+            self.path,
+            self.format.as_str()
+        )
+    }
+}
+
+/// The format changes the pull request's config (`proposed`) makes to `config`'s prediction
+/// entries: same name and path, another format; for the config's own list and each `datasets`
+/// entry's (matched by name).
+fn proposed_formats(config: &Config, proposed: &Config) -> Vec<FormatChange> {
+    let mut changes = format_changes(None, &config.predictions, &proposed.predictions);
+    for (position, entry) in config.datasets.iter().enumerate() {
+        if let Some(theirs) = proposed.datasets.iter().find(|e| e.name == entry.name) {
+            let found = format_changes(Some(position), &entry.predictions, &theirs.predictions);
+            changes.extend(found);
         }
     }
+    changes
+}
+
+/// [`proposed_formats`] for one list of systems (the config's, or a `datasets` entry's).
+fn format_changes(
+    dataset: Option<usize>,
+    specs: &[crate::input::config::PredictionSpec],
+    proposed: &[crate::input::config::PredictionSpec],
+) -> Vec<FormatChange> {
+    let differs = |spec: &crate::input::config::PredictionSpec| {
+        let theirs = (proposed.iter()).find(|p| p.path == spec.path && p.name == spec.name)?;
+        (theirs.format != spec.format).then_some(theirs.format)
+    };
+    (specs.iter().enumerate())
+        .filter_map(|(index, spec)| {
+            differs(spec).map(|format| FormatChange {
+                dataset,
+                index,
+                path: spec.path.clone(),
+                format,
+            })
+        })
+        .collect()
+}
+
+/// Whether every dataset of `config` still passes its kind's checks, as [`Config::parse`] runs
+/// them; else the refusal, naming the key.
+fn kind_accepts(config: &Config) -> Result<(), String> {
+    (config.dataset_configs().iter())
+        .try_for_each(|one| crate::input::kinds::check(one, &crate::engine::registry::Engines))
 }
 
 /// The error of a pull request's config that does not load, naming the file and what is wrong.

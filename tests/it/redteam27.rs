@@ -290,6 +290,20 @@ mod spider2_dbt_prediction_text_names_the_gold {
     /// The lever: a loading `spider` config reading the entry as `jsonl`, whose lines name the
     /// gold files.
     fn gold_as_the_answer(root: &Path) {
+        spider_config_reading_jsonl(root);
+        let zeros = "0".repeat(64);
+        let lines: String = (INSTANCES.iter().enumerate())
+            .map(|(index, instance)| {
+                let gold = root.join(format!("gold/{instance}/db.duckdb"));
+                let sql = format!("sha256:{zeros} {}", gold.display());
+                format!("{}\n", json!({"id": index, "sql": sql}))
+            })
+            .collect();
+        std::fs::write(root.join("sub/results_metadata.jsonl"), lines).unwrap();
+    }
+
+    /// The config half of the lever: a loading `spider` config reading the entry as `jsonl`.
+    fn spider_config_reading_jsonl(root: &Path) {
         std::fs::create_dir_all(root.join("pr/db/one")).unwrap();
         let conn = rusqlite::Connection::open(root.join("pr/db/one/one.sqlite")).unwrap();
         conn.execute_batch("CREATE TABLE x (a INTEGER); INSERT INTO x VALUES (1);")
@@ -304,15 +318,6 @@ mod spider2_dbt_prediction_text_names_the_gold {
              report: { output: report.md }\n",
         )
         .unwrap();
-        let zeros = "0".repeat(64);
-        let lines: String = (INSTANCES.iter().enumerate())
-            .map(|(index, instance)| {
-                let gold = root.join(format!("gold/{instance}/db.duckdb"));
-                let sql = format!("sha256:{zeros} {}", gold.display());
-                format!("{}\n", json!({"id": index, "sql": sql}))
-            })
-            .collect();
-        std::fs::write(root.join("sub/results_metadata.jsonl"), lines).unwrap();
     }
 
     #[test]
@@ -328,6 +333,19 @@ mod spider2_dbt_prediction_text_names_the_gold {
             code,
             Some(0),
             "the gold .duckdb named as the answer passed the gate: {said}"
+        );
+    }
+
+    /// The fix: the base's kind reads `format: spider2-dbt` only, so the proposed `jsonl` is
+    /// not taken (the base's format stays, with a note) and the honest submission is scored as
+    /// the base reads it: `i1` answered wrong fails the gate.
+    #[test]
+    fn a_format_the_bases_kind_refuses_is_not_taken_and_said() {
+        let (code, said) = judged(spider_config_reading_jsonl);
+        assert_eq!(code, Some(1), "{said}");
+        common::assert_contains(
+            &said,
+            &["sub/results_metadata.jsonl is read as the base commit's config says, not as `format: jsonl`"],
         );
     }
 }

@@ -243,14 +243,70 @@ pub fn answer_text(answer: &Answer) -> String {
     }
 }
 
-/// The answer file a prediction text of [`answer_text`] names, or why it names none.
-pub fn answer_of_text(text: &str) -> Result<&Path, String> {
+/// The digest and the file a prediction text of [`answer_text`] names, or why it names none.
+fn named_in_text(text: &str) -> Result<(&str, &Path), String> {
     let rest = text
         .strip_prefix(DIGEST_PREFIX)
         .ok_or_else(|| text.to_string())?;
     match rest.split_once(' ') {
-        Some((hex, file)) if hex.len() == 64 => Ok(Path::new(file)),
+        Some((hex, file)) if hex.len() == 64 => Ok((hex, Path::new(file))),
         _ => Err(format!("not an answer file: {text}")),
+    }
+}
+
+/// The answer files [`answers_by_item`] checked in this process: each prediction text it made
+/// for an answer file, with the instance it answers. Only a text found here names a file the
+/// metric may open (a text from anywhere else, a `jsonl` file say, names a path nobody checked).
+static CHECKED: std::sync::Mutex<BTreeMap<String, String>> = std::sync::Mutex::new(BTreeMap::new());
+
+/// The prediction text of `instance_id`'s `answer` (an [`Answer`] of [`parse_results`]: inside
+/// its instance folder of the submission, a regular file), recorded as checked when it names a
+/// file.
+fn checked_text(instance_id: &str, answer: &Answer) -> String {
+    let text = answer_text(answer);
+    if named_in_text(&text).is_ok() {
+        let mut checked = CHECKED.lock().unwrap_or_else(|e| e.into_inner());
+        checked.insert(text.clone(), instance_id.to_string());
+    }
+    text
+}
+
+/// The answer file `instance_id`'s prediction text `text` names, for the metric to open: only
+/// when [`answers_by_item`] read `text` from a `results_metadata.jsonl` for this very instance
+/// (so the file is `<submission>/<instance_id>/...` of the prediction entry, checked there),
+/// and the file is still a regular file, no link, within [`MAX_ANSWER_BYTES`], whose SHA-256 is
+/// the one the text names. Else why not, naming the instance: a wrong prediction. A text that
+/// was not checked is refused without touching the path it names.
+pub fn checked_answer(text: &str, instance_id: &str) -> Result<PathBuf, String> {
+    let (hex, file) = named_in_text(text)?;
+    let shown = crate::util::log::log_value(instance_id);
+    let recorded = CHECKED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(text)
+        .cloned();
+    if recorded.as_deref() != Some(instance_id) {
+        return Err(format!(
+            "instance `{shown}`: the prediction names a file that is not this instance's answer \
+             file in the prediction entry's submission folder (only `format: spider2-dbt` \
+             answers `<submission>/{shown}/...` are opened)"
+        ));
+    }
+    let link = std::fs::symlink_metadata(file).map(|m| !m.file_type().is_file());
+    if !matches!(link, Ok(false)) {
+        return Err(format!(
+            "instance `{shown}`: the answer file {} is no longer a regular file",
+            file.display()
+        ));
+    }
+    match digest_file(file) {
+        Ok(found) if found == hex => Ok(file.to_path_buf()),
+        Ok(found) => Err(format!(
+            "instance `{shown}`: the answer file {} changed after it was read (SHA-256 {found}, \
+             not {hex})",
+            file.display()
+        )),
+        Err(why) => Err(format!("instance `{shown}`: {why}")),
     }
 }
 
@@ -382,7 +438,7 @@ pub fn answers_by_item(
                 crate::util::log::log_value(&instance_id)
             )));
         }
-        answers.push((index, answer_text(&answer), line));
+        answers.push((index, checked_text(&instance_id, &answer), line));
     }
     Ok(answers)
 }
@@ -422,7 +478,7 @@ mod tests {
         let text = answer_text(&Ok(huge));
         assert!(text.starts_with("no answer file: "), "{text}");
         assert!(text.contains("over the 1073741824-byte limit"), "{text}");
-        assert_eq!(answer_of_text(&text), Err(text.clone()));
+        assert!(named_in_text(&text).is_err(), "{text}");
         let small = dir.path().join("small.duckdb");
         std::fs::write(&small, b"abc").unwrap();
         let text = answer_text(&Ok(small.clone()));
@@ -433,8 +489,113 @@ mod tests {
                 small.display()
             )
         );
-        assert_eq!(answer_of_text(&text), Ok(small.as_path()));
+        assert_eq!(named_in_text(&text).map(|(_, f)| f), Ok(small.as_path()));
         let absent = answer_text(&Err("no regular file x".into()));
         assert_eq!(absent, "no answer file: no regular file x");
+    }
+
+    /// A submission folder whose `results_metadata.jsonl` answers `instance` with `out.duckdb`
+    /// (holding `content`), read as the gate reads it: the prediction text and the file.
+    fn submitted(root: &Path, instance: &str, content: &[u8]) -> (String, PathBuf) {
+        let folder = root.join("sub");
+        std::fs::create_dir_all(folder.join(instance)).unwrap();
+        let file = folder.join(instance).join("out.duckdb");
+        std::fs::write(&file, content).unwrap();
+        let line = format!(
+            r#"{{"instance_id": "{instance}", "answer_type": "file", "answer_or_path": "out.duckdb"}}"#
+        );
+        let path = folder.join("results_metadata.jsonl");
+        let (_, id, answer) = parse_results(&path, &line).unwrap().remove(0);
+        (checked_text(&id, &answer), file)
+    }
+
+    /// The text a forged prediction would carry for `file`: its true digest and its path.
+    fn forged(file: &Path) -> String {
+        let hex = digest_file(file).unwrap();
+        format!("{DIGEST_PREFIX}{hex} {}", file.display())
+    }
+
+    #[test]
+    fn control_the_checked_answer_of_its_own_instance_is_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let (text, file) = submitted(dir.path(), "own1", b"answer");
+        assert_eq!(checked_answer(&text, "own1"), Ok(file));
+    }
+
+    #[test]
+    fn a_file_outside_the_instance_folder_is_refused_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, file) = submitted(dir.path(), "out1", b"answer");
+        let elsewhere = dir.path().join("elsewhere.duckdb");
+        std::fs::copy(&file, &elsewhere).unwrap();
+        let refused = checked_answer(&forged(&elsewhere), "out1").unwrap_err();
+        assert!(refused.contains("instance `out1`"), "{refused}");
+        assert!(
+            refused.contains("not this instance's answer file"),
+            "{refused}"
+        );
+        let absent = format!("{DIGEST_PREFIX}{} /nonexistent/x.duckdb", "0".repeat(64));
+        let refused = checked_answer(&absent, "out1").unwrap_err();
+        assert!(
+            refused.contains("not this instance's answer file"),
+            "{refused}"
+        );
+    }
+
+    #[test]
+    fn another_instances_answer_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let (text, _) = submitted(dir.path(), "other1", b"answer");
+        let refused = checked_answer(&text, "other2").unwrap_err();
+        assert!(refused.contains("instance `other2`"), "{refused}");
+    }
+
+    #[test]
+    fn the_gold_file_named_with_its_true_digest_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let _ = submitted(dir.path(), "gold1", b"answer");
+        let gold = dir.path().join("gold/gold1/db.duckdb");
+        std::fs::create_dir_all(gold.parent().unwrap()).unwrap();
+        std::fs::write(&gold, b"the gold").unwrap();
+        let refused = checked_answer(&forged(&gold), "gold1").unwrap_err();
+        assert!(
+            refused.contains("not this instance's answer file"),
+            "{refused}"
+        );
+    }
+
+    #[test]
+    fn a_digest_that_does_not_match_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let (text, file) = submitted(dir.path(), "digest1", b"answer");
+        std::fs::write(&file, b"another answer").unwrap();
+        let refused = checked_answer(&text, "digest1").unwrap_err();
+        assert!(refused.contains("changed after it was read"), "{refused}");
+        let (_, hex_and_path) = text.split_at(DIGEST_PREFIX.len());
+        let zeros = format!("{DIGEST_PREFIX}{}{}", "0".repeat(64), &hex_and_path[64..]);
+        let refused = checked_answer(&zeros, "digest1").unwrap_err();
+        assert!(
+            refused.contains("not this instance's answer file"),
+            "{refused}"
+        );
+    }
+
+    #[test]
+    fn a_link_is_refused_when_read_and_when_swapped_in_after() {
+        let dir = tempfile::tempdir().unwrap();
+        let gold = dir.path().join("gold.duckdb");
+        std::fs::write(&gold, b"the gold").unwrap();
+        let (text, file) = submitted(dir.path(), "link1", b"the gold");
+        std::fs::remove_file(&file).unwrap();
+        std::os::unix::fs::symlink(&gold, &file).unwrap();
+        let refused = checked_answer(&text, "link1").unwrap_err();
+        assert!(refused.contains("no longer a regular file"), "{refused}");
+        let line =
+            r#"{"instance_id": "link1", "answer_type": "file", "answer_or_path": "out.duckdb"}"#;
+        let path = dir.path().join("sub/results_metadata.jsonl");
+        let (_, id, answer) = parse_results(&path, line).unwrap().remove(0);
+        let text = checked_text(&id, &answer);
+        assert!(text.starts_with("no answer file: "), "{text}");
+        assert!(checked_answer(&text, "link1").is_err());
     }
 }
