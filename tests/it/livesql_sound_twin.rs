@@ -243,7 +243,7 @@ fn a_query_items_prediction_must_not_write_on_a_later_run_either() {
     assert!(!sound.success, "{sound:?}");
     common::assert_contains(
         &sound.message,
-        &["after its test cases: the gold writes nothing, and the prediction left the database changed: table `patients`"],
+        &["in its test cases: the gold writes nothing, and the prediction left the database changed: table `patients`"],
     );
     let right = corpus.judge(&item, &[gold], Profile::Sound);
     assert!(right.success, "{right:?}");

@@ -51,18 +51,14 @@ pub fn failures(
     Ok(failed)
 }
 
-/// A Query item's unchanged check again, after its test cases ran the prediction once more on
-/// `session`: each failure says so (a prediction that changes nothing on its first run and
-/// writes on the next, red team round 27, win A).
-pub fn unchanged_after_tests(
+/// A Query item's unchanged check on `session` (a connection to the prediction's copy) at any
+/// point: every table and schema object compared with the twin's, exactly.
+pub fn unchanged_failures(
     session: &Session,
     twin: &LazyTwin<'_>,
     settings: &Settings,
 ) -> Result<Vec<String>, TestsError> {
-    let failed = query_state(session, twin, settings)?;
-    Ok((failed.into_iter())
-        .map(|why| format!("after its test cases: {why}"))
-        .collect())
+    query_state(session, twin, settings)
 }
 
 /// Why `condition` fails on `session`, or `None` when it holds.

@@ -50,15 +50,19 @@ pub fn judge(
     drop(session);
     let checks = open(copy.path(), &budget, Profile::Sound)?;
     let mut post_failures = post::failures(&checks, item, &twin, unchanged, settings)?;
-    if !item.test_cases.is_empty() {
-        let sides = Sides::new(&checks, &twin, prediction);
-        run_tests(&mut verdict, &sides, item, prediction, &ran.rows, settings)?;
-    }
-    // The test cases may run the prediction again: what a Query item's prediction wrote then
-    // must be undone too.
-    if query && post_failures.is_empty() && checks.writes() > 0 {
-        post_failures = post::unchanged_after_tests(&checks, &twin, settings)?;
-    }
+    let checks = match item.test_cases.is_empty() {
+        true => checks,
+        false => {
+            let sides = Sides::new((checks, copy.path()), &twin, prediction, query);
+            run_tests(&mut verdict, &sides, item, prediction, &ran.rows, settings)?;
+            let (last, changed) = sides.finish();
+            // A Query item's prediction run again by its tests must change nothing either.
+            if post_failures.is_empty() {
+                post_failures = changed;
+            }
+            last
+        }
+    };
     add_post_failures(&mut verdict, post_failures);
     checks.execute_queries(&item.clean_up_sql)?;
     Ok(verdict)

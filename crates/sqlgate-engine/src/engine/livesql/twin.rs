@@ -12,12 +12,13 @@
 //! stays on the twin (round 27, win C).
 
 use super::copy::ItemCopy;
+use super::post;
 use super::python::{self, ItemDb, TestsError};
 use super::session::{Ran, Rows, Session};
 use super::{open, Profile, Settings};
 use crate::input::livesql::LiveItem;
 use serde_json::Value as Json;
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -110,14 +111,24 @@ impl<'a> LazyTwin<'a> {
     }
 }
 
-/// What the sound profile's test cases reach: the prediction's copy (a new connection to it),
-/// and, for a request the runner marks `"side": "gold"` (it runs the gold's statements) or whose
-/// statements are the gold's alone ([`Sides::gold_text`]), a new connection to the gold's twin,
-/// opened on the first such request.
+/// What the sound profile's test cases reach: the prediction's copy, and, for a request the
+/// runner marks `"side": "gold"` (it runs the gold's statements) or whose statements are the
+/// gold's alone ([`Sides::gold_text`]), the gold's twin. Every request runs on a new connection
+/// to its side, so no TEMP object or setting a request made (the prediction run again, a view
+/// named after the gold's table) is there for the next one (red team round 28). For a Query
+/// item (`unchanged`), a request on the prediction's copy that ran a statement that is not
+/// read-only is followed by the exact comparison with the twin ([`post::unchanged_failures`]):
+/// whatever a later request reads of the copy is what the twin holds, or the item fails.
 pub struct Sides<'a> {
-    prediction: &'a Session,
+    copy: &'a Path,
+    /// The last connection to the prediction's copy (its budget is the next one's).
+    last: RefCell<Session>,
+    /// Statements that are not read-only run on the prediction's copy by the requests so far.
+    writes: Cell<u64>,
+    unchanged: bool,
+    /// What the Query item's comparisons found changed.
+    changed: RefCell<Vec<String>>,
     twin: &'a LazyTwin<'a>,
-    gold: OnceCell<Session>,
     /// The gold's statements, normalised ([`normalised`]).
     gold_texts: BTreeSet<String>,
     /// The prediction's statements, normalised.
@@ -125,30 +136,68 @@ pub struct Sides<'a> {
 }
 
 impl<'a> Sides<'a> {
-    /// The two sides of one item's test cases, `prediction` the statements judged.
-    pub fn new(session: &'a Session, twin: &'a LazyTwin<'a>, prediction: &[String]) -> Self {
+    /// The two sides of one item's test cases: `session` a connection to the prediction's
+    /// `copy`, `prediction` the statements judged, `unchanged` whether the item is a Query.
+    pub fn new(
+        (session, copy): (Session, &'a Path),
+        twin: &'a LazyTwin<'a>,
+        prediction: &[String],
+        unchanged: bool,
+    ) -> Self {
         let texts = |sqls: &[String]| sqls.iter().map(|sql| normalised(sql)).collect();
         Sides {
-            prediction: session,
+            copy,
+            last: RefCell::new(session),
+            writes: Cell::new(0),
+            unchanged,
+            changed: RefCell::default(),
             twin,
-            gold: OnceCell::new(),
             gold_texts: texts(&twin.item.sol_sql),
             prediction_texts: texts(prediction),
         }
     }
 
-    /// The item's deadline (the prediction's session's), nanoseconds on `now_nanos`' clock.
+    /// The item's deadline, nanoseconds on `now_nanos`' clock.
     pub fn deadline(&self) -> u64 {
-        self.prediction.deadline()
+        self.last.borrow().deadline()
     }
 
-    /// The connection to the gold's twin the test cases use.
-    fn gold(&self) -> Result<&Session, TestsError> {
-        if let Some(session) = self.gold.get() {
-            return Ok(session);
+    /// The last connection to the prediction's copy, and what the Query item's comparisons
+    /// found changed.
+    pub fn finish(self) -> (Session, Vec<String>) {
+        (self.last.into_inner(), self.changed.into_inner())
+    }
+
+    /// `request` on a new connection to the prediction's copy, the Query item's comparison
+    /// after it when it wrote.
+    fn on_prediction(&self, op: &str, request: &Json) -> Result<Json, TestsError> {
+        let budget = self.last.borrow().remaining();
+        let session = open(self.copy, &budget, Profile::Sound)?;
+        let answer = python::answer(&session, op, request)?;
+        let wrote = session.writes();
+        self.writes.set(self.writes.get() + wrote);
+        if self.unchanged && wrote > 0 && self.changed.borrow().is_empty() {
+            let failures = post::unchanged_failures(&session, self.twin, self.twin.settings)?;
+            let later = failures
+                .into_iter()
+                .map(|why| format!("in its test cases: {why}"));
+            self.changed.borrow_mut().extend(later);
         }
-        let session = self.twin.get()?.open(self.twin.settings)?;
-        Ok(self.gold.get_or_init(|| session))
+        self.last.replace(session);
+        Ok(answer)
+    }
+
+    /// `request` on a new connection to the gold's twin, or for a plan comparison (which runs
+    /// the statements of both sides) on a scratch copy of it.
+    fn on_gold(&self, op: &str, request: &Json) -> Result<Json, TestsError> {
+        let twin = self.twin.get()?;
+        match op {
+            "cost" => {
+                let (_copy, scratch) = twin.scratch(self.twin.settings)?;
+                python::answer(&scratch, op, request)
+            }
+            _ => python::answer(&twin.open(self.twin.settings)?, op, request),
+        }
     }
 
     /// Whether an unmarked request of `sqls` is the gold's: every statement is one of the
@@ -204,14 +253,9 @@ fn normalised(sql: &str) -> String {
 
 impl ItemDb for Sides<'_> {
     fn answer(&self, op: &str, request: &Json) -> Result<Json, TestsError> {
-        match (self.to_gold(op, request)?, op) {
-            (false, _) => python::answer(self.prediction, op, request),
-            // A plan comparison runs statements of both sides: on a scratch copy of the twin.
-            (true, "cost") => {
-                let (_copy, scratch) = self.twin.get()?.scratch(self.twin.settings)?;
-                python::answer(&scratch, op, request)
-            }
-            (true, _) => python::answer(self.gold()?, op, request),
+        match self.to_gold(op, request)? {
+            true => self.on_gold(op, request),
+            false => self.on_prediction(op, request),
         }
     }
 }
