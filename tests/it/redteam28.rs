@@ -150,3 +150,61 @@ mod bird_critic_sound_joined_gold_the_prediction_repeats {
         );
     }
 }
+
+/// Class: `livesql_sound`'s twin (round 27 win A's fix). `_GoldText` keeps its mark through the
+/// gold's OWN string methods and `%`, but a gold placed INTO another text by `str.format` on a
+/// plain template or by an f-string with words around it is a plain `str` whose words are no
+/// longer the gold's, so `Sides::gold_text` sends it to the prediction's copy. The set-up:
+/// `lsq_061` given a test case that wraps its gold in a subquery before `execute_queries` (a
+/// common shape: the gold as a derived table, `SELECT * FROM (<gold>)`), gated on
+/// `livesql_sound`. The lever: round 26's TEMP view levelling the gold's column, made again by
+/// the prediction's run inside the test case on the same connection, then the wrong order. The
+/// prediction need not repeat the gold.
+mod livesql_sound_gold_wrapped_in_a_plain_template {
+    use super::{gate_example, GOLD, VIEW, WRONG};
+    use serde_json::json;
+
+    /// The gold as a derived table, built with `str.format` on a plain template.
+    const FORMAT: &str = "def test_case(pred_sqls, sol_sqls, db_path, conn):\n    sol_sqls = [\"SELECT * FROM ({}) AS gold\".format(sql) for sql in sol_sqls]\n    pred_res, err, to = execute_queries(pred_sqls, db_path, conn, None, '')\n    sol_res, err2, to2 = execute_queries(sol_sqls, db_path, conn, None, '')\n    assert not (err or to or err2 or to2)\n    assert preprocess_results(pred_res) == preprocess_results(sol_res)\n    return 1\n";
+
+    /// The same with an f-string.
+    const FSTRING: &str = "def test_case(pred_sqls, sol_sqls, db_path, conn):\n    sol_sqls = [f\"SELECT * FROM ({sql}) AS gold\" for sql in sol_sqls]\n    pred_res, err, to = execute_queries(pred_sqls, db_path, conn, None, '')\n    sol_res, err2, to2 = execute_queries(sol_sqls, db_path, conn, None, '')\n    assert not (err or to or err2 or to2)\n    assert preprocess_results(pred_res) == preprocess_results(sol_res)\n    return 1\n";
+
+    fn gate(test: &str, prediction: &[&str]) -> (Option<i32>, String) {
+        gate_example(
+            json!({ "test_cases": [test] }),
+            |text| text.to_string(),
+            prediction,
+        )
+    }
+
+    #[test]
+    fn control_the_gold_passes_and_a_wrong_order_fails() {
+        for test in [FORMAT, FSTRING] {
+            let (code, said) = gate(test, &[GOLD]);
+            assert_eq!(code, Some(0), "{said}");
+            let (code, said) = gate(test, &[WRONG]);
+            assert_eq!(code, Some(1), "{said}");
+        }
+    }
+
+    #[test]
+    fn a_gold_formatted_into_a_template_does_not_read_the_predictions_view() {
+        let (code, said) = gate(FORMAT, &[VIEW, WRONG]);
+        assert_ne!(
+            code,
+            Some(0),
+            "a wrong prediction passed: its view answered the formatted gold: {said}"
+        );
+    }
+
+    #[test]
+    fn a_gold_in_an_f_string_does_not_read_the_predictions_view() {
+        let (code, said) = gate(FSTRING, &[VIEW, WRONG]);
+        assert_ne!(
+            code,
+            Some(0),
+            "a wrong prediction passed: its view answered the f-string gold: {said}"
+        );
+    }
+}
