@@ -112,6 +112,10 @@ mod bird_critic_sound_joined_gold_the_prediction_repeats {
     const JOINED: &str = "def test_case(pred_sqls, sol_sqls, db_path, conn, conditions):\n    sol_sqls = [\" \".join(sql.split()) for sql in sol_sqls]\n    pred_res, err, to = execute_queries(pred_sqls, db_path, conn, None, '')\n    sol_res, err2, to2 = execute_queries(sol_sqls, db_path, conn, None, '')\n    assert not (err or to or err2 or to2)\n    assert preprocess_results(pred_res) == preprocess_results(sol_res)\n    return 1\n";
 
     fn gate(prediction: &[&str]) -> (Option<i32>, String) {
+        gate_with(JOINED, prediction)
+    }
+
+    fn gate_with(test: &str, prediction: &[&str]) -> (Option<i32>, String) {
         let bird_critic = |text: &str| {
             let edited = text
                 .replace("kind: livesql\n", "kind: bird-critic\n")
@@ -127,7 +131,7 @@ mod bird_critic_sound_joined_gold_the_prediction_repeats {
             assert_ne!(edited, text);
             edited
         };
-        gate_example(json!({ "test_cases": [JOINED] }), bird_critic, prediction)
+        gate_example(json!({ "test_cases": [test] }), bird_critic, prediction)
     }
 
     #[test]
@@ -138,6 +142,22 @@ mod bird_critic_sound_joined_gold_the_prediction_repeats {
         assert_eq!(code, Some(1), "{said}");
         let (code, said) = gate(&[VIEW, WRONG]);
         assert_eq!(code, Some(1), "{said}");
+    }
+
+    /// The gold as a derived table, built with `str.format` on a plain template (the lever of
+    /// [`super::livesql_sound_gold_wrapped_in_a_plain_template`]).
+    const FORMAT: &str = "def test_case(pred_sqls, sol_sqls, db_path, conn, conditions):\n    sol_sqls = [\"SELECT * FROM ({}) AS gold\".format(sql) for sql in sol_sqls]\n    pred_res, err, to = execute_queries(pred_sqls, db_path, conn, None, '')\n    sol_res, err2, to2 = execute_queries(sol_sqls, db_path, conn, None, '')\n    assert not (err or to or err2 or to2)\n    assert preprocess_results(pred_res) == preprocess_results(sol_res)\n    return 1\n";
+
+    #[test]
+    fn a_gold_formatted_into_a_template_does_not_pass_a_bird_critic_sound_gate() {
+        let (code, said) = gate_with(FORMAT, &[WRONG]);
+        assert_eq!(code, Some(1), "control: {said}");
+        let (code, said) = gate_with(FORMAT, &[VIEW, WRONG]);
+        assert_ne!(
+            code,
+            Some(0),
+            "a wrong prediction passed bird_critic_sound: its view answered the formatted gold: {said}"
+        );
     }
 
     #[test]
@@ -206,5 +226,72 @@ mod livesql_sound_gold_wrapped_in_a_plain_template {
             Some(0),
             "a wrong prediction passed: its view answered the f-string gold: {said}"
         );
+    }
+}
+
+/// Class: `livesql_sound`'s twin, the other half of round 27 win A's fix (contained probe). A
+/// gold rebuilt by an operation the mark does not survive (`re.sub` dropping a trailing `;`, a
+/// `"".join` of its characters), without the prediction repeating it, must still read the twin
+/// (`Sides::gold_text`: the gold's words alone). The set-up: `lsq_061` given such a test case,
+/// gated on `livesql_sound`; the lever: the TEMP view before the wrong order.
+mod livesql_sound_gold_rebuilt_by_re_sub {
+    use super::{gate_example, GOLD, VIEW, WRONG};
+    use serde_json::json;
+
+    const RE_SUB: &str = "def test_case(pred_sqls, sol_sqls, db_path, conn):\n    import re\n    sol_sqls = [re.sub(r';\\s*$', '', ''.join(list(sql))) for sql in sol_sqls]\n    pred_res, err, to = execute_queries(pred_sqls, db_path, conn, None, '')\n    sol_res, err2, to2 = execute_queries(sol_sqls, db_path, conn, None, '')\n    assert not (err or to or err2 or to2)\n    assert preprocess_results(pred_res) == preprocess_results(sol_res)\n    return 1\n";
+
+    fn gate(prediction: &[&str]) -> (Option<i32>, String) {
+        gate_example(
+            json!({ "test_cases": [RE_SUB] }),
+            |text| text.to_string(),
+            prediction,
+        )
+    }
+
+    #[test]
+    fn control_the_gold_passes_and_a_wrong_order_fails() {
+        let (code, said) = gate(&[GOLD]);
+        assert_eq!(code, Some(0), "{said}");
+        let (code, said) = gate(&[WRONG]);
+        assert_eq!(code, Some(1), "{said}");
+    }
+
+    #[test]
+    fn a_rebuilt_gold_reads_the_twin_not_the_predictions_view() {
+        let (code, said) = gate(&[VIEW, WRONG]);
+        assert_eq!(code, Some(1), "{said}");
+    }
+}
+
+/// Class: `livesql_sound`'s exact unchanged check (`post.rs::query_state`, round 27's fix) and
+/// a state marker it might miss: `ANALYZE` writes `sqlite_stat1`, an internal `sqlite_` table
+/// that `table_names` leaves out. The set-up: `lsq_061` as shipped (a Query item without test
+/// cases), gated on `livesql_sound`. The lever: `ANALYZE` before the gold; the secure outcome is
+/// that the Query item whose prediction left the database changed fails (exit 1: the baseline
+/// passed it), so the statistics table cannot serve as an unseen mark between runs.
+mod livesql_sound_analyze_marker {
+    use super::{gate_example, GOLD};
+    use serde_json::json;
+
+    fn gate(prediction: &[&str]) -> (Option<i32>, String) {
+        gate_example(json!({}), |text| text.to_string(), prediction)
+    }
+
+    #[test]
+    fn control_the_gold_passes() {
+        let (code, said) = gate(&[GOLD]);
+        assert_eq!(code, Some(0), "{said}");
+    }
+
+    #[test]
+    fn statistics_left_by_analyze_are_a_change() {
+        let (code, said) = gate(&["ANALYZE", GOLD]);
+        assert_eq!(code, Some(1), "{said}");
+    }
+
+    #[test]
+    fn statistics_of_one_table_are_a_change() {
+        let (code, said) = gate(&["ANALYZE main.enrolments", GOLD]);
+        assert_eq!(code, Some(1), "{said}");
     }
 }
