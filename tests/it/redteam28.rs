@@ -104,7 +104,9 @@ mod livesql_sound_joined_gold_the_prediction_repeats {
 /// `conditions=` for every test). The same lever as
 /// [`livesql_sound_joined_gold_the_prediction_repeats`]: the example as a bird-critic dataset
 /// listing both profiles, gated on `bird_critic_sound`, `lsq_061` given a BIRD-Critic-shaped
-/// test case (`conditions` in its signature) that joins the gold's words before running it.
+/// test case (`conditions` in its signature) that joins the gold's words before running it; and
+/// the lever of [`livesql_sound_gold_wrapped_in_a_plain_template`] (the gold formatted into a
+/// plain template, the prediction not repeating it).
 mod bird_critic_sound_joined_gold_the_prediction_repeats {
     use super::{gate_example, GOLD, VIEW, WRONG};
     use serde_json::json;
