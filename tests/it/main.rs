@@ -85,6 +85,7 @@ mod redteam24;
 mod redteam25;
 mod redteam26;
 mod redteam27;
+mod redteam28;
 mod redteam9;
 mod repair;
 mod report;
