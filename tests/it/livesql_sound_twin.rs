@@ -232,14 +232,19 @@ fn a_prediction_repeating_the_golds_words_is_run_on_its_own_copy() {
 #[test]
 fn a_query_items_prediction_must_not_write_on_a_later_run_either() {
     let corpus = load();
-    // lsq_158 with a test that marks the second run (a TEMP table of the test's connection)
-    // before `ex_base(pred_sqls, sol_sqls, ..., {'order': True})`; the prediction's result is
-    // the gold's, and on its second run it rewrites a table the result does not read.
+    // lsq_158 with a test that runs the prediction's statements but the first again, then
+    // `ex_base(pred_sqls, sol_sqls, ..., {'order': True})`. The prediction's first statement
+    // keeps the next from writing on its own run (a TEMP mark of that connection); run by the
+    // test without it, the next rewrites a table the result does not read.
     let mut item = corpus.item("lsq_158");
-    item.test_cases = vec!["def test_case(pred_sqls, sol_sqls, db_path, conn):\n    execute_queries(['CREATE TEMP TABLE second_run(x)'], db_path, conn, None, '')\n    assert ex_base(pred_sqls, sol_sqls, db_path, conn, {'order': True}) == 1\n    return 1\n".to_string()];
+    item.test_cases = vec!["def test_case(pred_sqls, sol_sqls, db_path, conn):\n    execute_queries(pred_sqls[1:], db_path, conn, None, '')\n    assert ex_base(pred_sqls, sol_sqls, db_path, conn, {'order': True}) == 1\n    return 1\n".to_string()];
     let gold = item.sol_sql[0].as_str();
-    let on_the_second_run = "UPDATE patients SET attrs = '{}' WHERE EXISTS (SELECT 1 FROM temp.sqlite_master WHERE name = 'second_run')";
-    let sound = corpus.judge(&item, &[on_the_second_run, gold], Profile::Sound);
+    let lever = [
+        "CREATE TEMP TABLE first_run(x)",
+        "UPDATE patients SET attrs = '{}' WHERE NOT EXISTS (SELECT 1 FROM temp.sqlite_master WHERE name = 'first_run')",
+        gold,
+    ];
+    let sound = corpus.judge(&item, &lever, Profile::Sound);
     assert!(!sound.success, "{sound:?}");
     common::assert_contains(
         &sound.message,
