@@ -59,6 +59,7 @@ use watch::Watch;
 
 mod gate;
 mod server_state;
+mod sound;
 mod watch;
 
 pub use gate::clone_digests;
@@ -467,8 +468,9 @@ fn judge_on(
     if verdict.success && !item.test_cases.is_empty() {
         let rows = ran.rows.clone().unwrap_or(Json::Null);
         let job = (item, prediction, rows);
+        let (profile, python) = (Profile::BirdCritic, &settings.python);
         let results =
-            python::bird_critic_tests(session, HELPERS_MYSQL, job, &settings.python, deadline)?;
+            python::bird_critic_tests(session, HELPERS_MYSQL, job, profile, python, deadline)?;
         verdict.add_tests(&results);
     }
     session.execute_queries(&item.clean_up_sql, false)?;

@@ -49,6 +49,7 @@ use watch::Watch;
 mod fast;
 mod gate;
 mod item;
+mod sound;
 mod watch;
 
 /// The PostgreSQL runner and its helpers, written for sqlgate (no upstream code), with the
@@ -503,6 +504,23 @@ impl PgRun {
         verdict_of(outcome)
     }
 
+    /// Judges one item under `profile`: `bird-critic` as [`PgRun::judge`], `bird-critic-sound`
+    /// with the tests on a new session and their gold on a twin clone (`sound.rs`); any other
+    /// profile is not judged on a server (a fault).
+    pub fn judge_as(
+        &self,
+        item: &LiveItem,
+        prediction: Option<&[String]>,
+        profile: Profile,
+    ) -> Result<Verdict, Fault> {
+        match (profile, prediction) {
+            (Profile::BirdCritic, _) => self.judge(item, prediction),
+            (Profile::BirdCriticSound, None) => Ok(Verdict::no_prediction()),
+            (Profile::BirdCriticSound, Some(prediction)) => self.judge_sound(item, prediction),
+            (other, _) => Err(format!("`{}` is not judged on PostgreSQL", other.name())),
+        }
+    }
+
     /// Why `item` may not start on the fast path (the run's setting, its database, its texts),
     /// `None` when it may.
     fn fast_refusal(&self, item: &LiveItem, prediction: &[String]) -> Option<String> {
@@ -614,8 +632,15 @@ fn judge_on(
     if verdict.success && !item.test_cases.is_empty() {
         let rows = ran.rows.clone().unwrap_or(Json::Null);
         let job = (item, prediction, rows);
-        let results =
-            python::bird_critic_tests(session, HELPERS_PG, job, &settings.python, deadline)?;
+        let profile = Profile::BirdCritic;
+        let results = python::bird_critic_tests(
+            session,
+            HELPERS_PG,
+            job,
+            profile,
+            &settings.python,
+            deadline,
+        )?;
         verdict.add_tests(&results);
     }
     session.execute_queries(&item.clean_up_sql)?;
