@@ -40,8 +40,8 @@ impl Metric for LiveSql {
     fn sound_profile_of(&self) -> Option<&'static str> {
         match self.0 {
             Profile::Sound => Some("livesql"),
-            // `bird_critic` gets its sound profile once the server judges make its twin clone.
-            Profile::BirdCriticSound | Profile::Official | Profile::BirdCritic => None,
+            Profile::BirdCriticSound => Some("bird_critic"),
+            Profile::Official | Profile::BirdCritic => None,
         }
     }
 
