@@ -9,7 +9,8 @@
 //! read. A base database holding anything but base tables on InnoDB, Aria or MyISAM (views,
 //! sequences, routines, triggers, events, another storage engine) is refused (`gate.rs`: an
 //! allow list; their copies would run as their definer, and this copy does not rebuild them). Items take a clone
-//! from a pool per db_id (at most one clone per worker is ever made), built from the template the
+//! from a pool per db_id (at most one clone per worker is ever made, two under
+//! `bird_critic_sound`: its twin, `sound.rs`), built from the template the
 //! same way, with a user of its own (`MAX_USER_CONNECTIONS 2`) granted the table-level rights on
 //! that one database only (its name's `_` escaped in the grant, so no other name matches):
 //! `SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER, CREATE TEMPORARY TABLES, LOCK

@@ -5,9 +5,9 @@
 //! template `CREATE DATABASE ... TEMPLATE <db_id>` (the base database is only read, as the source
 //! of the copy), whose schemas and objects are handed to a login-less owner role of the run, its
 //! connections then refused (`ALLOW_CONNECTIONS false`). Items take a clone from a pool per db_id
-//! (at most one clone per worker is ever made): `CREATE DATABASE ... TEMPLATE`, no privilege for
-//! `PUBLIC`, `CONNECT` and `TEMPORARY` for the clone's own role, which is given the objects
-//! (`REASSIGN OWNED`). That role has no superuser, database, role, replication or RLS-bypass
+//! (at most one clone per worker is ever made, two under `bird_critic_sound`: the twin,
+//! `sound.rs`): `CREATE DATABASE ... TEMPLATE`, no privilege for `PUBLIC`, `CONNECT` and
+//! `TEMPORARY` for the clone's own role, which is given the objects (`REASSIGN OWNED`). That role has no superuser, database, role, replication or RLS-bypass
 //! right, no membership, no `CREATE` on any database (so no `CREATE EXTENSION`, no schema), and
 //! may not read or write server files or run programs (`COPY ... TO / FROM` a file or `PROGRAM`,
 //! `pg_read_file`, `lo_import` are superuser or predefined-role rights it lacks). Before each item
@@ -137,7 +137,8 @@ pub struct PgRun {
     /// The sessions it opened, by database (`gate`).
     tally: gate::Tally,
     /// Administrator sessions on the URL's database not in use (at most one per worker is
-    /// ever made): each item's settings, watchdog and reset lease one.
+    /// ever made, two under `bird_critic_sound`): each item's settings, watchdog and reset lease
+    /// one, and its twin's watchdog another.
     admins: Mutex<Vec<postgres::Client>>,
     /// db_id -> why its items may not take the fast path (none: they may).
     no_fast: BTreeMap<String, Option<String>>,
