@@ -14,12 +14,14 @@ pub enum Profile {
     /// `livesql-sound`: the same checks without the official quirks.
     Sound,
     /// `bird-critic`: BIRD-Critic's SQLite evaluator, a descendant of the official one: every
-    /// test gets `conditions=`, and an item whose `issue_sql` passes its tests fails.
+    /// test gets `conditions=`, and an item whose `issue_sql` passes its tests fails. On a
+    /// server, BIRD-Critic's PostgreSQL / MySQL evaluator (neither rule).
     BirdCritic,
     /// `bird-critic-sound`: the sound profile with BIRD-Critic's two rules (every test gets
     /// `conditions=`; an item whose `issue_sql` passes its tests, judged the same sound way,
     /// fails), so what the gold reads is never what the prediction left (red team round 26,
-    /// win C).
+    /// win C). On a server, the server evaluator's flow with its tests on a new session and
+    /// their gold on a twin clone (`livesql::postgres::sound`, `livesql::mysql::sound`).
     BirdCriticSound,
 }
 
