@@ -11,10 +11,11 @@
 //!   test, a passing `issue_sql` fails the item).
 //!
 //! They run on SQLite files (their kinds say so: `Kind::sqlite_only`, and refuse them in any
-//! other kind); `bird_critic` also on PostgreSQL and MariaDB / MySQL, through the engine's judge
-//! (`Engine::live_judge`: one run per dataset run, each item on a clone of its database, as
-//! BIRD-Critic's PostgreSQL or MySQL evaluator judges). Items are judged as the gate's workers take
-//! them, in parallel. A fault of the harness (a copy or clone that could not be made, a test
+//! other kind); `bird_critic` and `bird_critic_sound` also on PostgreSQL and MariaDB / MySQL,
+//! through the engine's judge (`Engine::live_judge`: one run per dataset run, each item on a clone
+//! of its database, as BIRD-Critic's PostgreSQL or MySQL evaluator judges; under
+//! `bird_critic_sound` the test cases on a new session and the gold they run on a twin clone).
+//! Items are judged as the gate's workers take them, in parallel. A fault of the harness (a copy or clone that could not be made, a test
 //! runner that could not start or be isolated) stops the run: it is never a verdict.
 
 use super::{Env, Metric, Outcome, Score};
@@ -39,8 +40,8 @@ impl Metric for LiveSql {
     fn sound_profile_of(&self) -> Option<&'static str> {
         match self.0 {
             Profile::Sound => Some("livesql"),
-            // `bird_critic` gets its sound profile once the server judges make its twin clone.
-            Profile::BirdCriticSound | Profile::Official | Profile::BirdCritic => None,
+            Profile::BirdCriticSound => Some("bird_critic"),
+            Profile::Official | Profile::BirdCritic => None,
         }
     }
 
@@ -67,7 +68,7 @@ impl Metric for LiveSql {
             python: PathBuf::from("python3"),
         };
         let judged = match env.executor.live_judge() {
-            Some(server) => server.judge(live, Some(&statements)),
+            Some(server) => server.judge(live, Some(&statements), self.0),
             None => judge(live, Some(&statements), template, &settings),
         };
         match judged {

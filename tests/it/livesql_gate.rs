@@ -493,6 +493,7 @@ fn an_absent_prediction_is_a_wrong_item_and_an_unknown_instance_is_an_input_erro
     );
 }
 
+/// Gated on `bird_critic_sound` (the kind's only gate profile), `bird_critic`'s verdicts checked.
 #[test]
 fn the_bird_critic_kind_gives_the_recorded_verdicts_in_the_gate() {
     let corpus_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/livesql");
@@ -504,7 +505,9 @@ fn the_bird_critic_kind_gives_the_recorded_verdicts_in_the_gate() {
         &format!(
             "dataset: {{ kind: bird-critic, gold: {items}, databases: database, difficulty: none }}\n\
              predictions: [{{ name: model, path: {predictions}, format: livesql }}]\n\
-             metrics: [bird_critic]\n",
+             metrics: [bird_critic, bird_critic_sound]\n\
+             reference: bird_critic_sound\n\
+             gate: {{ metric: bird_critic_sound }}\n",
             items = bird_critic.join("items_bc.jsonl").display(),
             predictions = bird_critic.join("predictions_bc.jsonl").display(),
         ),

@@ -69,14 +69,14 @@ pub(crate) fn server_state(server: &Server) -> (Vec<String>, String) {
     (digests, names)
 }
 
-fn settings(server: &Server) -> MySettings {
+pub(crate) fn settings(server: &Server) -> MySettings {
     let mut settings = MySettings::new(server.admin_url("mysql"));
     settings.deadline = Duration::from_secs(20);
     settings.disk_bytes = 64 << 20;
     settings
 }
 
-fn db_ids() -> BTreeSet<String> {
+pub(crate) fn db_ids() -> BTreeSet<String> {
     DBS.iter().map(|d| d.to_string()).collect()
 }
 

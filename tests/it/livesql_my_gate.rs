@@ -211,13 +211,26 @@ fn the_audit_flags_exactly_the_golds_the_official_evaluator_fails() {
     let args = ["audit", "--config", "sqlgate.yml", "--jsonl", "audit.jsonl"];
     common::assert_exit(&MY.sqlgate_on(server, dir.path(), &args), 0);
     let items = common::read_jsonl(&dir.path().join("items.jsonl"));
-    let flagged: Vec<String> = (common::read_jsonl(&dir.path().join("audit.jsonl")).iter())
-        .map(|f| {
-            assert_eq!(f["kind"], "gold-self-check", "{f}");
-            let index = f["index"].as_u64().unwrap() as usize;
-            items[index]["instance_id"].as_str().unwrap().to_string()
-        })
-        .collect();
+    let findings = common::read_jsonl(&dir.path().join("audit.jsonl"));
+    let flagged_by = |metric: &str| -> Vec<String> {
+        (findings.iter())
+            .filter(|f| {
+                f["evidence"]
+                    .as_str()
+                    .unwrap()
+                    .contains(&format!("`{metric}` scores"))
+            })
+            .map(|f| {
+                assert_eq!(f["kind"], "gold-self-check", "{f}");
+                let index = f["index"].as_u64().unwrap() as usize;
+                items[index]["instance_id"].as_str().unwrap().to_string()
+            })
+            .collect()
+    };
+    let flagged = flagged_by("bird_critic");
+    // Both listed metrics judge every gold, the same way on this subset.
+    assert_eq!(flagged_by("bird_critic_sound"), flagged);
+    assert_eq!(findings.len(), 2 * flagged.len());
     let recorded = recorded();
     let failing: Vec<String> = (subset().into_iter())
         .filter(|id| recorded[id]["gold_status"] != "success")
@@ -281,7 +294,7 @@ fn a_config_missing_the_administrator_or_on_the_wrong_layout_exits_2_naming_the_
     let cases = [
         (config.replace(", admin_url_env: TEST_DB_ADMIN_URL", ""), "`dataset.engine.admin_url_env` is required with `dataset.kind: bird-critic` on `dataset.engine.kind: mysql`"),
         (config.replace("TEST_DB_ADMIN_URL", "TEST_DB_UNSET_URL"), "`dataset.engine.admin_url_env`: the environment variable `TEST_DB_UNSET_URL` is not set"),
-        (config.replace("bird-critic", "livesql").replace("[bird_critic]", "[livesql]").replace("metric: bird_critic", "metric: livesql"), "`dataset.kind: livesql` runs on SQLite only, not with `dataset.engine.kind: mysql`"),
+        (config.replace("bird-critic", "livesql").replace("[bird_critic, bird_critic_sound]", "[livesql]").replace("bird_critic_sound", "livesql"), "`dataset.kind: livesql` runs on SQLite only, not with `dataset.engine.kind: mysql`"),
         (config.replace("layout: per_db_id", "layout: shared"), "`dataset.engine.layout`"),
         (config.replace("engine: { kind: mysql, url_env: TEST_DB_URL, admin_url_env: TEST_DB_ADMIN_URL, layout: per_db_id }", "databases: dbs\n  engine: { kind: duckdb }"), "`dataset.kind: bird-critic` runs on SQLite, PostgreSQL or MariaDB / MySQL only"),
     ];

@@ -7,7 +7,7 @@
 use crate::common::servers::{self, Server};
 use serde_json::Value;
 use sqlgate::engine::livesql::postgres::{Paths, PgRun, PgSettings};
-use sqlgate::engine::livesql::{LiveJudge, Verdict};
+use sqlgate::engine::livesql::{LiveJudge, Profile::BirdCritic, Verdict};
 use sqlgate::input::livesql::{parse_items, read_items, read_predictions, LiveItem};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -225,12 +225,12 @@ pub(crate) fn judge_hostile_on<J: LiveJudge>(
         .enumerate()
         .map(|(i, statements)| {
             let prediction: Vec<String> = statements.iter().map(|s| s.to_string()).collect();
-            run.judge(&item(&format!("h{i}")), Some(&prediction))
+            run.judge(&item(&format!("h{i}")), Some(&prediction), BirdCritic)
                 .unwrap()
         })
         .collect();
     let canary = run
-        .judge(&item("canary"), Some(&["SELECT 1".to_string()]))
+        .judge(&item("canary"), Some(&["SELECT 1".to_string()]), BirdCritic)
         .unwrap();
     assert!(
         canary.success,

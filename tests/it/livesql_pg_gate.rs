@@ -180,7 +180,7 @@ fn a_config_missing_the_administrator_or_on_the_wrong_engine_exits_2_naming_the_
     let cases = [
         (config.replace(", admin_url_env: TEST_DB_ADMIN_URL", ""), "`dataset.engine.admin_url_env` is required"),
         (config.replace("TEST_DB_ADMIN_URL", "TEST_DB_UNSET_URL"), "`dataset.engine.admin_url_env`: the environment variable `TEST_DB_UNSET_URL` is not set"),
-        (config.replace("bird-critic", "livesql").replace("[bird_critic]", "[livesql]").replace("metric: bird_critic", "metric: livesql"), "LiveSQLBench's own PostgreSQL evaluator is not reproduced"),
+        (config.replace("bird-critic", "livesql").replace("[bird_critic, bird_critic_sound]", "[livesql]").replace("bird_critic_sound", "livesql"), "LiveSQLBench's own PostgreSQL evaluator is not reproduced"),
         (config.replace("layout: per_db_id", "layout: shared"), "`dataset.engine.layout`"),
         (config.replace("engine: { kind: postgresql, url_env: TEST_DB_URL, admin_url_env: TEST_DB_ADMIN_URL, layout: per_db_id }", "databases: dbs\n  engine: { kind: duckdb }"), "`dataset.kind: bird-critic` runs on SQLite, PostgreSQL or MariaDB / MySQL only, not with `dataset.engine.kind: duckdb`"),
         (config.replace("kind: bird-critic", "kind: evalbench"), "`dataset.kind: evalbench` runs on SQLite only"),

@@ -57,6 +57,7 @@ mod livesql_pg;
 mod livesql_pg_fast;
 mod livesql_pg_gate;
 mod livesql_post;
+mod livesql_server_sound;
 mod livesql_sound_twin;
 mod load;
 mod log_injection;

@@ -400,7 +400,9 @@ mod evalbench_reference_beside_the_sound_gate {
 /// situation round 25 fixed for EvalBench with a sound metric and a refusal. The set-up:
 /// `examples/livesql-mini` as a bird-critic dataset (`metrics: [bird_critic]`, gated on it), its
 /// baseline made so; `lsq_061` regressed to a wrong order. The lever: the one-row TEMP view of
-/// [`livesql_gate_on_the_official_profile`].
+/// [`livesql_gate_on_the_official_profile`]. Closed (issue 44): `bird_critic_sound` runs on every
+/// engine the kind does, and a gate on `bird_critic` fails (`judge::rules::sound_gate`); the
+/// servers' levers: `tests/it/livesql_server_sound.rs`.
 mod bird_critic_gate_on_its_only_profile {
 
     /// `sqlgate eval` of the example as a bird-critic dataset, `lsq_061` predicted as
@@ -428,9 +430,9 @@ mod bird_critic_gate_on_its_only_profile {
         assert!(matches!(code, Some(1) | Some(2)), "{said}");
     }
 
+    /// Closed: a gate on `bird_critic` fails (`judge::rules::sound_gate`: its sound profile is
+    /// `bird_critic_sound`, on SQLite and on the servers), whatever its verdicts.
     #[test]
-    #[ignore = "open (SECURITY.md, the state-changing section): bird_critic_sound runs on SQLite \
-                only so far, so a gate on bird_critic is not yet refused"]
     fn a_temporary_view_answering_the_gold_does_not_pass_a_bird_critic_gate() {
         let (code, said) = gate(&[
             "CREATE TEMP VIEW IF NOT EXISTS students AS SELECT 'x' AS name, 0 AS gpa",

@@ -15,7 +15,7 @@ use crate::engine::livesql::mysql::{add_admin_entries, clone_digests, MyRun, MyS
 use crate::engine::server::data_digest::DataDigests;
 use crate::engine::server::mysql::MysqlEngine;
 use crate::engine::server::StartError;
-use crate::engine::state::{Fault, LiveJudge, Verdict};
+use crate::engine::state::{Fault, LiveJudge, Profile, Verdict};
 use crate::input::livesql::LiveItem;
 use std::collections::BTreeSet;
 use std::sync::{Mutex, OnceLock, PoisonError};
@@ -97,8 +97,13 @@ pub(crate) fn add_clone_entries(
 
 /// The run's judge, started at the first item.
 impl LiveJudge for LazyMyRun {
-    fn judge(&self, item: &LiveItem, prediction: Option<&[String]>) -> Result<Verdict, Fault> {
-        LiveJudge::judge(self.started()?, item, prediction)
+    fn judge(
+        &self,
+        item: &LiveItem,
+        prediction: Option<&[String]>,
+        profile: Profile,
+    ) -> Result<Verdict, Fault> {
+        LiveJudge::judge(self.started()?, item, prediction, profile)
     }
 
     fn finish(&self) -> Result<(), Fault> {

@@ -12,6 +12,8 @@
 # columns and no rows for a statement without a result set, which PyMySQL's fetchmany returns as
 # an empty tuple too; null where no statement ran cleanly) and becomes the tuple of tuples
 # PyMySQL builds from the same text.
+# Under bird_critic_sound a request running a gold statement also says "side": "gold"
+# (bird_critic_runner.py), and sqlgate runs it on the item's twin clone.
 import datetime
 import io
 import json
@@ -147,7 +149,7 @@ def _ask(request):
 def perform_query_on_mysql_databases(query, db_name, conn=None):
     """Runs one statement (committed when its text holds one of the evaluator's commit words,
     rolled back on error); returns (rows, conn) or raises the error's class."""
-    reply = _ask({"op": "query", "sql": query})
+    reply = _ask({"op": "query", "sql": query, **_side([query])})
     if reply.get("error"):
         error = reply["error"]
         raise _ERRORS.get(error["class"], OperationalError)(error["code"], error["message"])
@@ -157,7 +159,8 @@ def perform_query_on_mysql_databases(query, db_name, conn=None):
 def execute_queries(queries, db_name, conn, logger=None, section_title="", is_solution=True):
     """Runs every statement (an error does not stop the others); returns (rows of the last that
     ran cleanly, execution error, timeout error, the errors' text)."""
-    reply = _ask({"op": "exec", "sqls": list(queries), "is_solution": bool(is_solution)})
+    reply = _ask({"op": "exec", "sqls": list(queries), "is_solution": bool(is_solution),
+                  **_side(queries)})
     return _rows(reply["rows"]), reply["exec_error"], reply["timeout"], reply["message"]
 
 
@@ -172,7 +175,7 @@ def preprocess_results(results):
 
 def remove_distinct(sql_list):
     """Drops the word DISTINCT (any case, whole word) wherever it occurs."""
-    return [re.sub(r"\bDISTINCT\b", "", sql, flags=re.IGNORECASE) for sql in sql_list]
+    return [_like(sql, re.sub(r"\bDISTINCT\b", "", sql, flags=re.IGNORECASE)) for sql in sql_list]
 
 
 def check_sql_function_usage(sqls, required_keywords):
@@ -233,7 +236,7 @@ def performance_compare_by_qep(old_sqls, sol_sqls, db_name, conn):
 
 
 def _globals(job):
-    return {
+    return _profiled({
         "perform_query_on_mysql_databases": perform_query_on_mysql_databases,
         "execute_queries": execute_queries,
         "ex_base": ex_base,
@@ -243,6 +246,6 @@ def _globals(job):
         "preprocess_results": preprocess_results,
         "pred_query_result": _rows(job["pred_query_result"]),
         "date": date,
-    }
+    }, job)
 
 

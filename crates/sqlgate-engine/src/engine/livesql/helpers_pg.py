@@ -10,6 +10,8 @@
 # each answered by one line; {"op": "done", "results": [...]} ends the job. A result travels as
 # {"types": [tag, ...], "data": [[text or null, ...], ...]} (null: the statement returned none)
 # and becomes the Python values psycopg2 builds from the same text.
+# Under bird_critic_sound a request running a gold statement also says "side": "gold"
+# (bird_critic_runner.py), and sqlgate runs it on the item's twin clone.
 import io
 import json
 import re
@@ -125,7 +127,7 @@ def _ask(request):
 def perform_query_on_postgresql_databases(query, db_name, conn=None):
     """Runs one statement in its own committed transaction; returns (rows or None, conn) or raises
     the error's class."""
-    reply = _ask({"op": "query", "sql": query})
+    reply = _ask({"op": "query", "sql": query, **_side([query])})
     if reply.get("error"):
         raise _ERRORS.get(reply["error"]["class"], DatabaseError)(reply["error"]["message"])
     return _rows(reply["rows"]), conn
@@ -134,7 +136,7 @@ def perform_query_on_postgresql_databases(query, db_name, conn=None):
 def execute_queries(queries, db_name, conn, logger=None, section_title=""):
     """Runs the statements in order, stopping at the first error; returns (rows of the last that
     ran, execution error, timeout error)."""
-    reply = _ask({"op": "exec", "sqls": list(queries)})
+    reply = _ask({"op": "exec", "sqls": list(queries), **_side(queries)})
     return _rows(reply["rows"]), reply["exec_error"], reply["timeout"]
 
 
@@ -148,7 +150,7 @@ def preprocess_results(results):
 
 def remove_distinct(sql_list):
     """Drops the word DISTINCT (any case, whole word) wherever it occurs."""
-    return [re.sub(r"\bDISTINCT\b", "", sql, flags=re.IGNORECASE) for sql in sql_list]
+    return [_like(sql, re.sub(r"\bDISTINCT\b", "", sql, flags=re.IGNORECASE)) for sql in sql_list]
 
 
 def check_sql_function_usage(sqls, required_keywords):
@@ -218,7 +220,7 @@ def performance_compare_by_qep(old_sqls, sol_sqls, db_name, conn):
 
 
 def _globals(job):
-    return {
+    return _profiled({
         "perform_query_on_postgresql_databases": perform_query_on_postgresql_databases,
         "execute_queries": execute_queries,
         "ex_base": ex_base,
@@ -228,6 +230,6 @@ def _globals(job):
         "preprocess_results": preprocess_results,
         "pred_query_result": _rows(job["pred_query_result"]),
         "date": date,
-    }
+    }, job)
 
 

@@ -20,7 +20,7 @@ pub mod session;
 mod sound;
 mod twin;
 
-pub use crate::engine::state::{Fault, LiveJudge, Verdict};
+pub use crate::engine::state::{Fault, LiveJudge, Profile, Verdict};
 use crate::input::livesql::LiveItem;
 use python::{Job, TestResult, TestsError};
 use rayon::prelude::*;
@@ -28,47 +28,6 @@ use session::{Ran, Session, Stopped};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-/// Which evaluator's semantics decide.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Profile {
-    /// `livesql`: the official SQLite evaluator's verdicts.
-    Official,
-    /// `livesql-sound`: the same checks without the official quirks.
-    Sound,
-    /// `bird-critic`: BIRD-Critic's SQLite evaluator, a descendant of the official one: every
-    /// test gets `conditions=`, and an item whose `issue_sql` passes its tests fails.
-    BirdCritic,
-    /// `bird-critic-sound`: the sound profile with BIRD-Critic's two rules (every test gets
-    /// `conditions=`; an item whose `issue_sql` passes its tests, judged the same sound way,
-    /// fails), so what the gold reads is never what the prediction left (red team round 26,
-    /// win C).
-    BirdCriticSound,
-}
-
-impl Profile {
-    /// The name the config and the reports use.
-    pub fn name(self) -> &'static str {
-        match self {
-            Profile::Official => "livesql",
-            Profile::Sound => "livesql-sound",
-            Profile::BirdCritic => "bird-critic",
-            Profile::BirdCriticSound => "bird-critic-sound",
-        }
-    }
-
-    /// Whether every test case gets `conditions=` and an item whose `issue_sql` passes its tests
-    /// fails (BIRD-Critic's two rules).
-    pub fn bird_critic_rules(self) -> bool {
-        matches!(self, Profile::BirdCritic | Profile::BirdCriticSound)
-    }
-
-    /// Whether statements run as the official evaluators' Python `sqlite3` runs them (RETURNING
-    /// fails, an error text naming a timeout is a timeout, a stopped item is an execution error).
-    pub fn python_semantics(self) -> bool {
-        matches!(self, Profile::Official | Profile::BirdCritic)
-    }
-}
 
 /// What one item may spend, over all its statements and test cases together.
 #[derive(Debug, Clone)]

@@ -44,11 +44,14 @@ impl ItemDb for Session {
 /// PostgreSQL and MySQL alike): the item's test cases called without `conditions`, with the
 /// prediction and the gold, or for an `efficiency` item its `issue_sql` and the prediction;
 /// `pred_rows` the prediction's last rows, `helpers` the engine's helper functions, until the
-/// item's `deadline`.
+/// item's `deadline`. Under `bird-critic-sound` the runner marks the gold's statements (requests
+/// `"side": "gold"`, which `db` answers on the item's twin clone), except for an `efficiency`
+/// item, where nothing the tests get is the gold.
 pub fn bird_critic_tests(
     db: &dyn ItemDb,
     helpers: &'static str,
     (item, prediction, pred_rows): (&crate::input::livesql::LiveItem, &[String], Json),
+    profile: Profile,
     python: &Path,
     deadline: std::time::Instant,
 ) -> Result<Vec<TestResult>, TestsError> {
@@ -56,6 +59,7 @@ pub fn bird_critic_tests(
         true => (&item.issue_sql[..], prediction),
         false => (prediction, &item.sol_sql[..]),
     };
+    let marked = profile == Profile::BirdCriticSound && !item.efficiency;
     let job = Job {
         tests: &item.test_cases,
         pass_conditions: false,
@@ -63,7 +67,10 @@ pub fn bird_critic_tests(
         pred_sqls,
         sol_sqls,
         pred_query_result: pred_rows,
-        profile: Profile::BirdCritic,
+        profile: match marked {
+            true => Profile::BirdCriticSound,
+            false => Profile::BirdCritic,
+        },
     };
     let left = deadline.saturating_duration_since(std::time::Instant::now());
     let until = now_nanos().saturating_add(left.as_nanos() as u64);
@@ -414,4 +421,31 @@ fn results(done: &Json) -> Result<Vec<TestResult>, TestsError> {
             message: result["message"].as_str().unwrap_or_default().to_string(),
         })
         .collect())
+}
+
+/// What answers the gold's side of a server's sound test cases: the item's twin clone, reached
+/// (and made) the first time a request asks for it.
+pub trait GoldSide {
+    /// The twin's session, made now if it was not; a stop or a fault when it cannot be.
+    fn gold(&self) -> Result<&dyn ItemDb, TestsError>;
+}
+
+/// The two sides of a server item's test cases under `bird-critic-sound`: a request marked
+/// `"side": "gold"` (it runs the gold's statements) goes to the twin, any other to the new
+/// session on the prediction's clone.
+pub struct ServerSides<'a> {
+    /// The prediction's clone, on a session opened after the prediction's closed.
+    pub prediction: &'a dyn ItemDb,
+    /// The item's twin clone.
+    pub twin: &'a dyn GoldSide,
+}
+
+impl ItemDb for ServerSides<'_> {
+    fn answer(&self, op: &str, request: &Json) -> Result<Json, TestsError> {
+        match request["side"].as_str() {
+            None | Some("prediction") => self.prediction.answer(op, request),
+            Some("gold") => self.twin.gold()?.answer(op, request),
+            Some(other) => Err(TestsError::Fault(format!("an unknown side `{other}`"))),
+        }
+    }
 }

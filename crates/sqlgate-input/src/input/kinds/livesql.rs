@@ -188,9 +188,6 @@ fn check_server(config: &Config, name: &str) -> Result<(), String> {
     if engine.layout() != Layout::PerDbId {
         return Err(format!("`dataset.engine.layout`: `dataset.kind: {name}` on `{kind}` needs `per_db_id` (each db_id a database of its own, which the run clones per item)"));
     }
-    if config.metrics.iter().any(|m| m == "bird_critic_sound") {
-        return Err(format!("`metrics`: `bird_critic_sound` runs on SQLite only, not on `dataset.engine.kind: {kind}`: its gold's twin clone is not made on a server"));
-    }
     Ok(())
 }
 

@@ -17,7 +17,7 @@
 //! makes and drops hold no count of their own.
 
 use super::{ident, literal, my_text, MyRun, Template};
-use crate::engine::livesql::{Fault, LiveJudge, Verdict};
+use crate::engine::livesql::{Fault, LiveJudge, Profile, Verdict};
 use crate::engine::server::data_digest::DataDigests;
 use crate::engine::server::tls;
 use crate::input::livesql::LiveItem;
@@ -180,10 +180,16 @@ impl Drop for MyRun {
     }
 }
 
-/// A run judges through the gate's metric (`bird_critic` on MariaDB / MySQL).
+/// A run judges through the gate's metrics (`bird_critic` and `bird_critic_sound` on
+/// MariaDB / MySQL).
 impl LiveJudge for MyRun {
-    fn judge(&self, item: &LiveItem, prediction: Option<&[String]>) -> Result<Verdict, Fault> {
-        MyRun::judge(self, item, prediction)
+    fn judge(
+        &self,
+        item: &LiveItem,
+        prediction: Option<&[String]>,
+        profile: Profile,
+    ) -> Result<Verdict, Fault> {
+        MyRun::judge_as(self, item, prediction, profile)
     }
 
     fn finish(&self) -> Result<(), Fault> {

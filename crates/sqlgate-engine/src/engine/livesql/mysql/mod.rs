@@ -9,7 +9,8 @@
 //! read. A base database holding anything but base tables on InnoDB, Aria or MyISAM (views,
 //! sequences, routines, triggers, events, another storage engine) is refused (`gate.rs`: an
 //! allow list; their copies would run as their definer, and this copy does not rebuild them). Items take a clone
-//! from a pool per db_id (at most one clone per worker is ever made), built from the template the
+//! from a pool per db_id (at most one clone per worker is ever made, two under
+//! `bird_critic_sound`: its twin, `sound.rs`), built from the template the
 //! same way, with a user of its own (`MAX_USER_CONNECTIONS 2`) granted the table-level rights on
 //! that one database only (its name's `_` escaped in the grant, so no other name matches):
 //! `SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER, CREATE TEMPORARY TABLES, LOCK
@@ -59,6 +60,7 @@ use watch::Watch;
 
 mod gate;
 mod server_state;
+mod sound;
 mod watch;
 
 pub use gate::clone_digests;
@@ -467,8 +469,9 @@ fn judge_on(
     if verdict.success && !item.test_cases.is_empty() {
         let rows = ran.rows.clone().unwrap_or(Json::Null);
         let job = (item, prediction, rows);
+        let (profile, python) = (Profile::BirdCritic, &settings.python);
         let results =
-            python::bird_critic_tests(session, HELPERS_MYSQL, job, &settings.python, deadline)?;
+            python::bird_critic_tests(session, HELPERS_MYSQL, job, profile, python, deadline)?;
         verdict.add_tests(&results);
     }
     session.execute_queries(&item.clean_up_sql, false)?;

@@ -16,7 +16,7 @@
 //! The templates, made before the hold, stay until the run closes ([`PgRun::close`]).
 
 use super::{ident, pg_text, PgRun};
-use crate::engine::livesql::{Fault, LiveJudge, Verdict};
+use crate::engine::livesql::{Fault, LiveJudge, Profile, Verdict};
 use crate::engine::server::exclusive;
 use crate::input::livesql::LiveItem;
 use std::collections::BTreeMap;
@@ -128,10 +128,16 @@ impl Drop for PgRun {
     }
 }
 
-/// A run judges through the gate's metric (`bird_critic` on PostgreSQL).
+/// A run judges through the gate's metrics (`bird_critic` and `bird_critic_sound` on
+/// PostgreSQL).
 impl LiveJudge for PgRun {
-    fn judge(&self, item: &LiveItem, prediction: Option<&[String]>) -> Result<Verdict, Fault> {
-        PgRun::judge(self, item, prediction)
+    fn judge(
+        &self,
+        item: &LiveItem,
+        prediction: Option<&[String]>,
+        profile: Profile,
+    ) -> Result<Verdict, Fault> {
+        PgRun::judge_as(self, item, prediction, profile)
     }
 
     fn finish(&self) -> Result<(), Fault> {

@@ -5,9 +5,9 @@
 //! template `CREATE DATABASE ... TEMPLATE <db_id>` (the base database is only read, as the source
 //! of the copy), whose schemas and objects are handed to a login-less owner role of the run, its
 //! connections then refused (`ALLOW_CONNECTIONS false`). Items take a clone from a pool per db_id
-//! (at most one clone per worker is ever made): `CREATE DATABASE ... TEMPLATE`, no privilege for
-//! `PUBLIC`, `CONNECT` and `TEMPORARY` for the clone's own role, which is given the objects
-//! (`REASSIGN OWNED`). That role has no superuser, database, role, replication or RLS-bypass
+//! (at most one clone per worker is ever made, two under `bird_critic_sound`: the twin,
+//! `sound.rs`): `CREATE DATABASE ... TEMPLATE`, no privilege for `PUBLIC`, `CONNECT` and
+//! `TEMPORARY` for the clone's own role, which is given the objects (`REASSIGN OWNED`). That role has no superuser, database, role, replication or RLS-bypass
 //! right, no membership, no `CREATE` on any database (so no `CREATE EXTENSION`, no schema), and
 //! may not read or write server files or run programs (`COPY ... TO / FROM` a file or `PROGRAM`,
 //! `pg_read_file`, `lo_import` are superuser or predefined-role rights it lacks). Before each item
@@ -49,6 +49,7 @@ use watch::Watch;
 mod fast;
 mod gate;
 mod item;
+mod sound;
 mod watch;
 
 /// The PostgreSQL runner and its helpers, written for sqlgate (no upstream code), with the
@@ -136,7 +137,8 @@ pub struct PgRun {
     /// The sessions it opened, by database (`gate`).
     tally: gate::Tally,
     /// Administrator sessions on the URL's database not in use (at most one per worker is
-    /// ever made): each item's settings, watchdog and reset lease one.
+    /// ever made, two under `bird_critic_sound`): each item's settings, watchdog and reset lease
+    /// one, and its twin's watchdog another.
     admins: Mutex<Vec<postgres::Client>>,
     /// db_id -> why its items may not take the fast path (none: they may).
     no_fast: BTreeMap<String, Option<String>>,
@@ -503,6 +505,23 @@ impl PgRun {
         verdict_of(outcome)
     }
 
+    /// Judges one item under `profile`: `bird-critic` as [`PgRun::judge`], `bird-critic-sound`
+    /// with the tests on a new session and their gold on a twin clone (`sound.rs`); any other
+    /// profile is not judged on a server (a fault).
+    pub fn judge_as(
+        &self,
+        item: &LiveItem,
+        prediction: Option<&[String]>,
+        profile: Profile,
+    ) -> Result<Verdict, Fault> {
+        match (profile, prediction) {
+            (Profile::BirdCritic, _) => self.judge(item, prediction),
+            (Profile::BirdCriticSound, None) => Ok(Verdict::no_prediction()),
+            (Profile::BirdCriticSound, Some(prediction)) => self.judge_sound(item, prediction),
+            (other, _) => Err(format!("`{}` is not judged on PostgreSQL", other.name())),
+        }
+    }
+
     /// Why `item` may not start on the fast path (the run's setting, its database, its texts),
     /// `None` when it may.
     fn fast_refusal(&self, item: &LiveItem, prediction: &[String]) -> Option<String> {
@@ -614,8 +633,15 @@ fn judge_on(
     if verdict.success && !item.test_cases.is_empty() {
         let rows = ran.rows.clone().unwrap_or(Json::Null);
         let job = (item, prediction, rows);
-        let results =
-            python::bird_critic_tests(session, HELPERS_PG, job, &settings.python, deadline)?;
+        let profile = Profile::BirdCritic;
+        let results = python::bird_critic_tests(
+            session,
+            HELPERS_PG,
+            job,
+            profile,
+            &settings.python,
+            deadline,
+        )?;
         verdict.add_tests(&results);
     }
     session.execute_queries(&item.clean_up_sql)?;

@@ -1,0 +1,209 @@
+//! `bird_critic_sound` on PostgreSQL (red team round 26, win C): the server evaluator's flow
+//! (preprocess, prediction, the test cases with the official server arguments, clean-up) with
+//! the gold kept out of the prediction's reach. The prediction's session is closed before the
+//! test cases, which run on a new session to its clone (a `TEMP` relation, which PostgreSQL
+//! searches before the schema's, is gone with the session that made it); every gold statement
+//! they run (the runner marks them, `bird_critic_runner.py`) runs on the item's twin clone: a
+//! second clone of the template on which the item's preprocess and gold ran, as that clone's own
+//! role, made the first time a test asks for the gold's side, watched like the prediction's and
+//! dropped and made again after the item like it (so the pools hold at most two clones per
+//! worker, and `finish` accounts for the twins as for any clone). Always the slow path: a new
+//! session could not see the fast path's uncommitted work.
+
+use super::item::ItemSession;
+use super::watch::Watch;
+use super::{verdict_of, PgRun, Slot, HELPERS_PG};
+use crate::engine::livesql::python::{self, GoldSide, ItemDb, ServerSides, TestsError};
+use crate::engine::livesql::{Fault, Profile, Verdict};
+use crate::input::livesql::LiveItem;
+use serde_json::Value as Json;
+use std::cell::OnceCell;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// Why an item stopped, shared by its sessions and their watchdogs.
+type Stop = Arc<Mutex<Option<String>>>;
+
+impl PgRun {
+    /// One `bird_critic_sound` verdict on a fresh clone of the item's database (and, if a test
+    /// asks for the gold's side, a twin clone), both reset after it.
+    pub(super) fn judge_sound(
+        &self,
+        item: &LiveItem,
+        prediction: &[String],
+    ) -> Result<Verdict, Fault> {
+        let slot = self.acquire(&item.db_id)?;
+        self.count(2);
+        let deadline = Instant::now() + self.settings.deadline;
+        let stop = Stop::default();
+        let twin = Twin {
+            run: self,
+            item,
+            deadline,
+            stop: Arc::clone(&stop),
+            slot: OnceCell::new(),
+            ready: OnceCell::new(),
+        };
+        let outcome = self.run_sound(&slot, &twin, item, prediction, (deadline, stop));
+        let twin_slot = twin.finish();
+        let reset = self.reset(&item.db_id, slot);
+        let twin_reset = twin_slot.map_or(Ok(()), |slot| self.reset(&item.db_id, slot));
+        reset.and(twin_reset)?;
+        verdict_of(outcome)
+    }
+
+    /// The item on `slot`'s clone, watched until it ends.
+    fn run_sound(
+        &self,
+        slot: &Slot,
+        twin: &Twin<'_>,
+        item: &LiveItem,
+        prediction: &[String],
+        (deadline, stop): (Instant, Stop),
+    ) -> Result<Verdict, TestsError> {
+        let (session, admin) = self.session(slot, &stop)?;
+        let watch = Watch::start(admin, self, slot, deadline, Arc::clone(&stop));
+        let result = self.sound_on(session, slot, twin, item, prediction, (deadline, &stop));
+        if let Some(admin) = watch.finish() {
+            self.give_back(admin);
+        }
+        result
+    }
+
+    /// A new session of `slot`'s role sharing `stop`, and the administrator's session that set
+    /// it up.
+    fn session(
+        &self,
+        slot: &Slot,
+        stop: &Stop,
+    ) -> Result<(ItemSession, postgres::Client), TestsError> {
+        let (mut session, admin) = self.open(slot, false).map_err(TestsError::Fault)?;
+        session.stop = Arc::clone(stop);
+        Ok((session, admin))
+    }
+
+    /// A new session of `slot`'s role sharing `stop`, its administrator's session given back.
+    fn reopen(&self, slot: &Slot, stop: &Stop) -> Result<ItemSession, TestsError> {
+        let (session, admin) = self.session(slot, stop)?;
+        self.give_back(admin);
+        Ok(session)
+    }
+
+    /// Preprocess and prediction on `session`; then, if they ran cleanly and the item has test
+    /// cases, `session` closed and the tests on a new one (their gold on the twin); the clean-up
+    /// on the last session.
+    fn sound_on(
+        &self,
+        session: ItemSession,
+        slot: &Slot,
+        twin: &Twin<'_>,
+        item: &LiveItem,
+        prediction: &[String],
+        (deadline, stop): (Instant, &Stop),
+    ) -> Result<Verdict, TestsError> {
+        session.execute_queries(&item.preprocess_sql)?;
+        let ran = session.execute_queries(prediction)?;
+        let mut verdict = Verdict {
+            success: !ran.exec_error && !ran.timeout,
+            execution_error: ran.exec_error,
+            timeout_error: ran.timeout,
+            message: ran.message.clone(),
+            ..Verdict::default()
+        };
+        if !verdict.success || item.test_cases.is_empty() {
+            session.execute_queries(&item.clean_up_sql)?;
+            return Ok(verdict);
+        }
+        drop(session);
+        let checks = self.reopen(slot, stop)?;
+        let sides = ServerSides {
+            prediction: &checks,
+            twin,
+        };
+        let rows = ran.rows.clone().unwrap_or(Json::Null);
+        let results = python::bird_critic_tests(
+            &sides,
+            HELPERS_PG,
+            (item, prediction, rows),
+            Profile::BirdCriticSound,
+            &self.settings.python,
+            deadline,
+        )?;
+        verdict.add_tests(&results);
+        checks.execute_queries(&item.clean_up_sql)?;
+        Ok(verdict)
+    }
+}
+
+/// An item's twin clone: taken from the pool, its preprocess and gold run, the first time a
+/// test asks for the gold's side.
+struct Twin<'a> {
+    run: &'a PgRun,
+    item: &'a LiveItem,
+    deadline: Instant,
+    stop: Stop,
+    /// The twin's slot, once taken (reset after the item even when making the twin failed).
+    slot: OnceCell<Slot>,
+    /// The session the tests' gold runs on, and the twin's watchdog.
+    ready: OnceCell<(ItemSession, Watch)>,
+}
+
+impl Twin<'_> {
+    /// Takes the twin's slot, runs the preprocess (errors ignored) and the gold on a session of
+    /// its own, closes it, and opens the session the tests' gold runs on, all watched.
+    fn make(&self) -> Result<(ItemSession, Watch), TestsError> {
+        let taken = self
+            .run
+            .acquire(&self.item.db_id)
+            .map_err(TestsError::Fault)?;
+        let slot = self.slot.get_or_init(|| taken);
+        let (session, admin) = self.run.session(slot, &self.stop)?;
+        let watch = Watch::start(admin, self.run, slot, self.deadline, Arc::clone(&self.stop));
+        let made = self.gold_ran(session, slot);
+        match made {
+            Ok(gold) => Ok((gold, watch)),
+            Err(error) => {
+                if let Some(admin) = watch.finish() {
+                    self.run.give_back(admin);
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// The preprocess (errors ignored) and the gold on `session`, closed, then the session the
+    /// tests' gold runs on.
+    fn gold_ran(&self, session: ItemSession, slot: &Slot) -> Result<ItemSession, TestsError> {
+        session.execute_queries(&self.item.preprocess_sql)?;
+        session.execute_queries(&self.item.sol_sql)?;
+        drop(session);
+        self.run.reopen(slot, &self.stop)
+    }
+
+    /// Ends the twin's watch and sessions; its slot, if one was taken, to reset.
+    fn finish(self) -> Option<Slot> {
+        if let Some((session, watch)) = self.ready.into_inner() {
+            drop(session);
+            if let Some(admin) = watch.finish() {
+                self.run.give_back(admin);
+            }
+        }
+        self.slot.into_inner()
+    }
+}
+
+impl GoldSide for Twin<'_> {
+    fn gold(&self) -> Result<&dyn ItemDb, TestsError> {
+        if let Some((session, _)) = self.ready.get() {
+            return Ok(session);
+        }
+        if self.slot.get().is_some() {
+            return Err(TestsError::Fault(format!(
+                "the twin clone of {} could not be made",
+                self.item.instance_id
+            )));
+        }
+        let made = self.make()?;
+        Ok(&self.ready.get_or_init(|| made).0)
+    }
+}
