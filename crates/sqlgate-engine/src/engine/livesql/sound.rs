@@ -13,8 +13,8 @@ use super::cells::{cell, Cell};
 use super::copy::ItemCopy;
 use super::post;
 use super::python::{self, Job, TestsError};
-use super::session::{rows_json, Rows};
-use super::twin::{LazyTwin, Sides};
+use super::session::{rows_json, Rows, Session};
+use super::twin::{LazyTwin, Sides, Unchanged};
 use super::{open, Profile, Settings, Verdict};
 use crate::input::livesql::LiveItem;
 use std::collections::BTreeSet;
@@ -53,7 +53,9 @@ pub fn judge(
     let checks = match item.test_cases.is_empty() {
         true => checks,
         false => {
-            let sides = Sides::new((checks, copy.path()), &twin, prediction, query);
+            let unchanged = |session: &Session| post::unchanged_failures(session, &twin, settings);
+            let check: Option<Unchanged<'_>> = query.then_some(&unchanged);
+            let sides = Sides::new((checks, copy.path()), &twin, prediction, check);
             run_tests(&mut verdict, &sides, item, prediction, &ran.rows, settings)?;
             let (last, changed) = sides.finish();
             // A Query item's prediction run again by its tests must change nothing either.

@@ -12,7 +12,6 @@
 //! stays on the twin (round 27, win C).
 
 use super::copy::ItemCopy;
-use super::post;
 use super::python::{self, ItemDb, TestsError};
 use super::session::{Ran, Rows, Session};
 use super::{open, Profile, Settings};
@@ -111,21 +110,24 @@ impl<'a> LazyTwin<'a> {
     }
 }
 
+/// A Query item's check of a connection to the prediction's copy: what differs from the twin.
+pub type Unchanged<'a> = &'a dyn Fn(&Session) -> Result<Vec<String>, TestsError>;
+
 /// What the sound profile's test cases reach: the prediction's copy, and, for a request the
 /// runner marks `"side": "gold"` (it runs the gold's statements) or whose statements are the
 /// gold's alone ([`Sides::gold_text`]), the gold's twin. Every request runs on a new connection
 /// to its side, so no TEMP object or setting a request made (the prediction run again, a view
 /// named after the gold's table) is there for the next one (red team round 28). For a Query
-/// item (`unchanged`), a request on the prediction's copy that ran a statement that is not
-/// read-only is followed by the exact comparison with the twin ([`post::unchanged_failures`]):
-/// whatever a later request reads of the copy is what the twin holds, or the item fails.
+/// item, a request on the prediction's copy that ran a statement that is not read-only is
+/// followed by its check ([`Unchanged`], the exact comparison with the twin): whatever a later
+/// request reads of the copy is what the twin holds, or the item fails.
 pub struct Sides<'a> {
     copy: &'a Path,
     /// The last connection to the prediction's copy (its budget is the next one's).
     last: RefCell<Session>,
     /// Statements that are not read-only run on the prediction's copy by the requests so far.
     writes: Cell<u64>,
-    unchanged: bool,
+    unchanged: Option<Unchanged<'a>>,
     /// What the Query item's comparisons found changed.
     changed: RefCell<Vec<String>>,
     twin: &'a LazyTwin<'a>,
@@ -137,12 +139,12 @@ pub struct Sides<'a> {
 
 impl<'a> Sides<'a> {
     /// The two sides of one item's test cases: `session` a connection to the prediction's
-    /// `copy`, `prediction` the statements judged, `unchanged` whether the item is a Query.
+    /// `copy`, `prediction` the statements judged, `unchanged` a Query item's check.
     pub fn new(
         (session, copy): (Session, &'a Path),
         twin: &'a LazyTwin<'a>,
         prediction: &[String],
-        unchanged: bool,
+        unchanged: Option<Unchanged<'a>>,
     ) -> Self {
         let texts = |sqls: &[String]| sqls.iter().map(|sql| normalised(sql)).collect();
         Sides {
@@ -176,8 +178,11 @@ impl<'a> Sides<'a> {
         let answer = python::answer(&session, op, request)?;
         let wrote = session.writes();
         self.writes.set(self.writes.get() + wrote);
-        if self.unchanged && wrote > 0 && self.changed.borrow().is_empty() {
-            let failures = post::unchanged_failures(&session, self.twin, self.twin.settings)?;
+        let check = self
+            .unchanged
+            .filter(|_| wrote > 0 && self.changed.borrow().is_empty());
+        if let Some(check) = check {
+            let failures = check(&session)?;
             let later = failures
                 .into_iter()
                 .map(|why| format!("in its test cases: {why}"));
