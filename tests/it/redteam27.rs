@@ -224,63 +224,15 @@ mod duckdb_worker_environment_and_files {
 /// with itself. The control: the same regression (instance `i1` answered wrong) without it.
 mod spider2_dbt_prediction_text_names_the_gold {
     use crate::common::{self, repo};
+    use crate::spider2_dbt_gate::{gated, write_answer, INSTANCES, WRONG};
     use serde_json::json;
-    use sqlgate::engine::duckdb::tables::write_script;
     use std::path::Path;
-
-    const GOLD: &str =
-        "CREATE TABLE t (a INTEGER, b INTEGER); INSERT INTO t VALUES (1, 2), (3, 4);";
-    const WRONG: &str = "CREATE TABLE t (a INTEGER, b INTEGER); INSERT INTO t VALUES (9, 9);";
-    const INSTANCES: [&str; 3] = ["i1", "i2", "i3"];
-
-    /// `main` as `spider2_dbt_gate`'s fixture: three instances, `i3` answered wrong, the
-    /// baseline committed; returns the base commit.
-    fn main_branch(root: &Path) -> String {
-        let (mut eval, mut results) = (String::new(), String::new());
-        for (instance, answer) in INSTANCES.iter().zip([GOLD, GOLD, WRONG]) {
-            std::fs::create_dir_all(root.join("gold").join(instance)).unwrap();
-            write_script(&root.join(format!("gold/{instance}/db.duckdb")), GOLD).unwrap();
-            eval += &format!(
-                "{}\n",
-                json!({"instance_id": instance, "evaluation": {"func": "duckdb_match", "parameters":
-                {"gold": "db.duckdb", "condition_tabs": ["t"], "condition_cols": [[]], "ignore_orders": [true]}}})
-            );
-            answer_with(root, instance, answer);
-            results += &format!(
-                "{}\n",
-                json!({"instance_id": instance, "answer_type": "file", "answer_or_path": "out.duckdb"})
-            );
-        }
-        std::fs::write(root.join("gold/spider2_eval.jsonl"), eval).unwrap();
-        std::fs::write(root.join("sub/results_metadata.jsonl"), results).unwrap();
-        std::fs::write(
-            root.join("sqlgate.yml"),
-            "dataset: { kind: spider2-dbt, gold: gold/spider2_eval.jsonl, databases: gold, difficulty: none, engine: { kind: duckdb } }\n\
-             predictions: [{ name: agent, path: sub/results_metadata.jsonl, format: spider2-dbt }]\n\
-             metrics: [duckdb_match]\ncompare: { profile: spider2-sound }\n\
-             baseline: { path: baseline.json }\ngate: { max_drop_points: 0.0 }\n\
-             report: { output: report.md }\n",
-        )
-        .unwrap();
-        repo::init_main(root, "spider2-dbt");
-        repo::commit_baseline(root, "baseline")
-    }
-
-    fn answer_with(root: &Path, instance: &str, sql: &str) {
-        let file = root.join(format!("sub/{instance}/out.duckdb"));
-        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        let _ = std::fs::remove_file(&file);
-        write_script(&file, sql).unwrap();
-    }
 
     /// The pull request (`i1` answered wrong, then `lever`) judged against the base.
     fn judged(lever: impl FnOnce(&Path)) -> (Option<i32>, String) {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("repo");
-        std::fs::create_dir_all(&root).unwrap();
-        let base = main_branch(&root);
+        let (_dir, root, base) = gated();
         common::git(&root, &["checkout", "-qb", "pr"]);
-        answer_with(&root, "i1", WRONG);
+        write_answer(&root, "i1", WRONG);
         lever(&root);
         repo::commit_all(&root, "pull request");
         let output = repo::judged(&root, &base, &[]);

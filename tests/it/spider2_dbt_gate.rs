@@ -12,14 +12,16 @@ use sqlgate::engine::duckdb::tables::write_script;
 use std::path::{Path, PathBuf};
 
 /// The gold table of every instance.
-const GOLD: &str = "CREATE TABLE t (a INTEGER, b INTEGER); INSERT INTO t VALUES (1, 2), (3, 4);";
+pub(crate) const GOLD: &str =
+    "CREATE TABLE t (a INTEGER, b INTEGER); INSERT INTO t VALUES (1, 2), (3, 4);";
 /// The gold's rows with the columns scrambled across rows: official 1, sound 0.
 const SCRAMBLED: &str =
     "CREATE TABLE t (a INTEGER, b INTEGER); INSERT INTO t VALUES (1, 4), (3, 2);";
 /// A wrong table under both profiles.
-const WRONG: &str = "CREATE TABLE t (a INTEGER, b INTEGER); INSERT INTO t VALUES (9, 9);";
+pub(crate) const WRONG: &str =
+    "CREATE TABLE t (a INTEGER, b INTEGER); INSERT INTO t VALUES (9, 9);";
 /// The instances of the fixture.
-const INSTANCES: [&str; 3] = ["i1", "i2", "i3"];
+pub(crate) const INSTANCES: [&str; 3] = ["i1", "i2", "i3"];
 
 /// A repository in `root`: the gold folder (`gold/spider2_eval.jsonl`, `gold/<i>/db.duckdb`),
 /// one agent's submission (`sub/results_metadata.jsonl`, `sub/<i>/out.duckdb` from `answers`),
@@ -68,7 +70,7 @@ fn first_run(root: &Path, extra: &str) -> PathBuf {
 }
 
 /// Replaces `instance`'s answer file by one built from `sql`.
-fn write_answer(root: &Path, instance: &str, sql: &str) {
+pub(crate) fn write_answer(root: &Path, instance: &str, sql: &str) {
     let file = root.join(format!("sub/{instance}/out.duckdb"));
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     let _ = std::fs::remove_file(&file);
@@ -77,7 +79,7 @@ fn write_answer(root: &Path, instance: &str, sql: &str) {
 
 /// A fresh repository `<tmp>/repo` whose `main` holds the fixture (`i3` answered wrong) and its
 /// baseline: the folder, the repository and the base commit.
-fn gated() -> (tempfile::TempDir, PathBuf, String) {
+pub(crate) fn gated() -> (tempfile::TempDir, PathBuf, String) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("repo");
     std::fs::create_dir_all(&root).unwrap();
