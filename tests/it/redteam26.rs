@@ -452,28 +452,31 @@ mod bird_critic_gate_on_its_only_profile {
 /// dataset listing both profiles, gated on `bird_critic_sound`, its baseline made so; `lsq_061`
 /// regressed to a wrong order. The levers: the one-row TEMP view named after the gold's table,
 /// and rows of that table rewritten so the wrong order reads as the gold's.
-mod bird_critic_gate_on_its_sound_profile {
+pub(crate) mod bird_critic_gate_on_its_sound_profile {
 
     /// `sqlgate eval` of the example as a bird-critic dataset gated on `bird_critic_sound`,
     /// `lsq_061` predicted as `prediction`.
     fn gate(prediction: &[&str]) -> (Option<i32>, String) {
-        let bird_critic = |text: &str| {
-            let edited = text
-                .replace("kind: livesql\n", "kind: bird-critic\n")
-                .replace(
-                    "metrics: [livesql, livesql_sound]",
-                    "metrics: [bird_critic, bird_critic_sound]",
-                )
-                .replace(
-                    "reference: livesql_sound\n",
-                    "reference: bird_critic_sound\n",
-                )
-                .replace("  metric: livesql_sound", "  metric: bird_critic_sound");
-            assert_ne!(edited, text);
-            edited
-        };
         let example = super::livesql_gate_on_the_official_profile::gate_example;
-        example(serde_json::json!({}), bird_critic, prediction)
+        example(serde_json::json!({}), as_bird_critic_sound, prediction)
+    }
+
+    /// The example's config as a bird-critic dataset listing both profiles, gated on
+    /// `bird_critic_sound`.
+    pub(crate) fn as_bird_critic_sound(text: &str) -> String {
+        let edited = text
+            .replace("kind: livesql\n", "kind: bird-critic\n")
+            .replace(
+                "metrics: [livesql, livesql_sound]",
+                "metrics: [bird_critic, bird_critic_sound]",
+            )
+            .replace(
+                "reference: livesql_sound\n",
+                "reference: bird_critic_sound\n",
+            )
+            .replace("  metric: livesql_sound", "  metric: bird_critic_sound");
+        assert_ne!(edited, text);
+        edited
     }
 
     #[test]
