@@ -21,7 +21,11 @@ use std::time::Duration;
 
 /// The SQLite runner and its helpers, written for sqlgate (no upstream code), with the
 /// test-case loop it shares with the servers' runners.
-pub const HELPERS: &str = concat!(include_str!("helpers.py"), include_str!("test_loop.py"));
+pub const HELPERS: &str = concat!(
+    include_str!("gold_text.py"),
+    include_str!("helpers.py"),
+    include_str!("test_loop.py")
+);
 
 /// The database side of a runner's requests: the item's own session, whatever the engine.
 pub trait ItemDb {
