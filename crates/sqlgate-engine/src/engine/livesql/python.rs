@@ -426,30 +426,3 @@ fn results(done: &Json) -> Result<Vec<TestResult>, TestsError> {
         })
         .collect())
 }
-
-/// What answers the gold's side of a server's sound test cases: the item's twin clone, reached
-/// (and made) the first time a request asks for it.
-pub trait GoldSide {
-    /// The twin's session, made now if it was not; a stop or a fault when it cannot be.
-    fn gold(&self) -> Result<&dyn ItemDb, TestsError>;
-}
-
-/// The two sides of a server item's test cases under `bird-critic-sound`: a request marked
-/// `"side": "gold"` (it runs the gold's statements) goes to the twin, any other to the new
-/// session on the prediction's clone.
-pub struct ServerSides<'a> {
-    /// The prediction's clone, on a session opened after the prediction's closed.
-    pub prediction: &'a dyn ItemDb,
-    /// The item's twin clone.
-    pub twin: &'a dyn GoldSide,
-}
-
-impl ItemDb for ServerSides<'_> {
-    fn answer(&self, op: &str, request: &Json) -> Result<Json, TestsError> {
-        match request["side"].as_str() {
-            None | Some("prediction") => self.prediction.answer(op, request),
-            Some("gold") => self.twin.gold()?.answer(op, request),
-            Some(other) => Err(TestsError::Fault(format!("an unknown side `{other}`"))),
-        }
-    }
-}

@@ -11,10 +11,11 @@
 
 use super::cells::{cell, Cell};
 use super::copy::ItemCopy;
+use super::gold_twin::LazyTwin;
 use super::post;
 use super::python::{self, Job, TestsError};
 use super::session::{rows_json, Rows};
-use super::twin::{LazyTwin, Sides};
+use super::twin::Sides;
 use super::{open, Profile, Settings, Verdict};
 use crate::input::livesql::LiveItem;
 use std::collections::BTreeSet;
@@ -148,7 +149,7 @@ fn run_tests(
 }
 
 /// Fails `verdict` with the declarative checks' failures (after any test case's message).
-fn add_post_failures(verdict: &mut Verdict, failures: Vec<String>) {
+pub(super) fn add_post_failures(verdict: &mut Verdict, failures: Vec<String>) {
     if failures.is_empty() {
         return;
     }
