@@ -188,10 +188,10 @@ impl CloneContents for Clones<'_> {
 
 impl PgRun {
     /// The contents of `slot`'s clone, read by the administrator on a session of its own
-    /// (counted in the clone's tally).
+    /// (one of sqlgate's as the digest opens it, and counted in the clone's tally).
     fn contents(&self, slot: &Slot) -> Result<Contents, TestsError> {
         let database = slot.database.clone();
-        self.tally.connected(Some(&slot.database));
+        self.tally.on(&slot.database);
         let digests = postgres_digests(&self.settings.admin_url, &[database])
             .map_err(|e| TestsError::Fault(format!("reading a clone's contents: {e}")))?;
         Ok(query_check::contents(digests, &slot.database))
