@@ -4,7 +4,11 @@
 //! table, the rows the gold reads rewritten) in items whose test cases run the gold through
 //! `ex_base(pred_sqls, sol_sqls, ...)` or `execute_queries(sol_sqls, ...)`: they pass under
 //! `bird_critic` (the hole) and fail under `bird_critic_sound`, with the gold passing and the
-//! plain wrong prediction failing under both; and the twin clones dropped at the end of the run.
+//! plain wrong prediction failing under both; round 28's levers (the gold rebuilt by
+//! `" ".join(sql.split())` while the prediction repeats it, the gold wrapped in a plain template, a
+//! test's own query after the prediction's TEMP object), closed by a new session per request; the
+//! Query data check's lever (the rows the wrong count reads rewritten); and the twin clones
+//! dropped at the end of the run.
 
 use crate::common::servers::{self, Server};
 use rayon::prelude::*;
@@ -114,6 +118,13 @@ const WRONG: &str = "SELECT name FROM products WHERE stock < 5";
 /// The rows the gold reads rewritten, so the wrong prediction's four are the gold's answer.
 const REWRITE: &str = "UPDATE products SET stock = 0 WHERE stock < 5";
 
+/// PostgreSQL's TEMP lever: a view named after the gold's table, one row out of stock.
+const PG_TEMP: &str =
+    "CREATE OR REPLACE TEMP VIEW products AS SELECT 'x'::text AS name, 0 AS stock";
+/// MariaDB's: a temporary table that shadows it.
+const MY_TEMP: &str =
+    "CREATE TEMPORARY TABLE IF NOT EXISTS products SELECT 'x' AS name, 0 AS stock";
+
 /// A Query item on `shop` with the one test case `test` and the gold [`GOLD`].
 fn lever_item(test: &str) -> LiveItem {
     let line = serde_json::json!({
@@ -167,14 +178,8 @@ fn assert_levers<J: LiveJudge>(run: &J, temp: &str) {
 fn postgresql_levers_on_the_golds_table_fail_under_the_sound_profile() {
     let _db_ids = servers::db_id_databases();
     let server = servers::postgres();
-    crate::livesql_pg::load_databases(server);
-    let run = PgRun::start(
-        crate::livesql_pg::settings(server),
-        &crate::livesql_pg::db_ids(),
-    )
-    .unwrap();
-    let temp = "CREATE OR REPLACE TEMP VIEW products AS SELECT 'x'::text AS name, 0 AS stock";
-    assert_levers(&run, temp);
+    let run = pg_run(server);
+    assert_levers(&run, PG_TEMP);
     assert_dropped(server, &run, pg_names);
 }
 
@@ -182,14 +187,132 @@ fn postgresql_levers_on_the_golds_table_fail_under_the_sound_profile() {
 fn mariadb_levers_on_the_golds_table_fail_under_the_sound_profile() {
     let _db_ids = servers::db_id_databases();
     let server = servers::mariadb();
+    let run = my_run(server);
+    assert_levers(&run, MY_TEMP);
+    assert_dropped(server, &run, my_names);
+}
+
+/// Red team round 28's test shapes: the prediction run, then the gold rebuilt with
+/// `" ".join(sql.split())` (a plain `str` of the gold's words), compared.
+const JOINED: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn):\n    pred = execute_queries(pred_sqls, db_name, conn, None, '')\n    sol = [' '.join(s.split()) for s in sol_sqls]\n    gold = execute_queries(sol, db_name, conn, None, '')\n    assert gold[0] and sorted(pred[0] or []) == sorted(gold[0]), f'{pred[0]} / {gold[0]}'\n    return 1\n";
+
+/// The same with the gold wrapped in a plain template (`str.format`: not the gold's words).
+const WRAPPED: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn):\n    pred = execute_queries(pred_sqls, db_name, conn, None, '')\n    sol = ['SELECT * FROM ({}) AS g'.format(s) for s in sol_sqls]\n    gold = execute_queries(sol, db_name, conn, None, '')\n    assert gold[0] and sorted(pred[0] or []) == sorted(gold[0]), f'{pred[0]} / {gold[0]}'\n    return 1\n";
+
+/// The prediction run again, then a check query of the test's own (the answer's rows, read on
+/// the prediction's clone), compared.
+const OWN: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn):\n    pred = execute_queries(pred_sqls, db_name, conn, None, '')\n    own = execute_queries(['SELECT name FROM products WHERE stock <= 0'], db_name, conn, None, '')\n    assert own[0] and sorted(pred[0] or []) == sorted(own[0]), f'{pred[0]} / {own[0]}'\n    return 1\n";
+
+/// Whether the gold, the wrong prediction and round 28's lever pass under `profile`, for
+/// [`JOINED`] (the lever repeats the gold: `[temp, GOLD, WRONG]`), [`WRAPPED`] and [`OWN`]
+/// (`[temp, WRONG]`).
+fn round28_verdicts<J: LiveJudge>(run: &J, temp: &str, profile: Profile) -> Vec<[bool; 3]> {
+    let repeat: Vec<String> = vec![temp.into(), GOLD.into(), WRONG.into()];
+    let plain: Vec<String> = vec![temp.into(), WRONG.into()];
+    [(JOINED, &repeat), (WRAPPED, &plain), (OWN, &plain)]
+        .iter()
+        .map(|(test, lever)| {
+            let item = lever_item(test);
+            [
+                vec![GOLD.to_string()],
+                vec![WRONG.to_string()],
+                lever.to_vec(),
+            ]
+            .map(|p| run.judge(&item, Some(&p), profile).unwrap().success)
+        })
+        .collect()
+}
+
+/// Round 28's levers pass under `bird_critic` and fail under `bird_critic_sound` (each request
+/// on a new session: the prediction's TEMP object is gone when the unmarked gold or the test's
+/// own query reads its clone); the gold passes and the wrong prediction fails under both.
+fn assert_round28<J: LiveJudge>(run: &J, temp: &str) {
+    let official = round28_verdicts(run, temp, Profile::BirdCritic);
+    assert_eq!(
+        official,
+        vec![[true, false, true]; 3],
+        "the hole under bird_critic"
+    );
+    let sound = round28_verdicts(run, temp, Profile::BirdCriticSound);
+    assert_eq!(sound, vec![[true, false, false]; 3], "bird_critic_sound");
+}
+
+/// The Query data check's item: the gold counts the orders (40); its test case compares with
+/// `ex_base`.
+fn count_item() -> LiveItem {
+    let mut item = lever_item(EX_BASE);
+    item.sol_sql = vec!["SELECT COUNT(*) FROM orders".into()];
+    item
+}
+
+/// Whether the gold, the wrong count (distinct quantities), the data lever (every quantity made
+/// distinct first), and a write that changes no row before the gold (the check's control) pass
+/// under `profile`.
+fn data_verdicts<J: LiveJudge>(run: &J, profile: Profile) -> [bool; 4] {
+    let item = count_item();
+    let wrong = "SELECT COUNT(DISTINCT qty) FROM orders";
+    [
+        vec![item.sol_sql[0].clone()],
+        vec![wrong.to_string()],
+        vec!["UPDATE orders SET qty = id".into(), wrong.into()],
+        vec![
+            "UPDATE orders SET qty = qty".into(),
+            item.sol_sql[0].clone(),
+        ],
+    ]
+    .map(|p| run.judge(&item, Some(&p), profile).unwrap().success)
+}
+
+/// The data lever passes under `bird_critic` and fails under `bird_critic_sound` (the Query
+/// data check); the gold and the unchanged write pass, the wrong count fails, under both.
+fn assert_data_check<J: LiveJudge>(run: &J) {
+    let official = data_verdicts(run, Profile::BirdCritic);
+    assert_eq!(
+        official,
+        [true, false, true, true],
+        "the hole under bird_critic"
+    );
+    let sound = data_verdicts(run, Profile::BirdCriticSound);
+    assert_eq!(sound, [true, false, false, true], "bird_critic_sound");
+}
+
+/// A started PostgreSQL run on the corpus' databases.
+fn pg_run(server: &Server) -> PgRun {
+    crate::livesql_pg::load_databases(server);
+    PgRun::start(
+        crate::livesql_pg::settings(server),
+        &crate::livesql_pg::db_ids(),
+    )
+    .unwrap()
+}
+
+/// A started MariaDB run on the corpus' databases.
+fn my_run(server: &Server) -> MyRun {
     crate::livesql_my::load_databases(server);
-    let run = MyRun::start(
+    MyRun::start(
         crate::livesql_my::settings(server),
         &crate::livesql_my::db_ids(),
     )
-    .unwrap();
-    let temp = "CREATE TEMPORARY TABLE IF NOT EXISTS products SELECT 'x' AS name, 0 AS stock";
-    assert_levers(&run, temp);
+    .unwrap()
+}
+
+#[test]
+fn postgresql_round_28_levers_and_the_query_data_check() {
+    let _db_ids = servers::db_id_databases();
+    let server = servers::postgres();
+    let run = pg_run(server);
+    assert_round28(&run, PG_TEMP);
+    assert_data_check(&run);
+    assert_dropped(server, &run, pg_names);
+}
+
+#[test]
+fn mariadb_round_28_levers_and_the_query_data_check() {
+    let _db_ids = servers::db_id_databases();
+    let server = servers::mariadb();
+    let run = my_run(server);
+    assert_round28(&run, MY_TEMP);
+    assert_data_check(&run);
     assert_dropped(server, &run, my_names);
 }
 

@@ -43,7 +43,7 @@ const WRONG: &str = "SELECT name, gpa FROM students ORDER BY name";
 const VIEW: &str =
     "CREATE TEMP VIEW IF NOT EXISTS students AS SELECT name, 0 AS gpa FROM main.students";
 
-/// Class: `livesql_sound`'s twin (round 27 win A's fix, `twin.rs::Sides::gold_text`). An
+/// Class: `livesql_sound`'s twin (round 27 win A's fix, `routing.rs::GoldTexts::is_gold`). An
 /// unmarked request goes to the twin only when its statements are all the gold's AND one at
 /// least is not also the prediction's. `str.join` makes a plain `str` (`helpers.py` says so), so
 /// a test case that normalises the gold's whitespace (`" ".join(s.split())`) before
@@ -176,7 +176,7 @@ mod bird_critic_sound_joined_gold_the_prediction_repeats {
 /// Class: `livesql_sound`'s twin (round 27 win A's fix). `_GoldText` keeps its mark through the
 /// gold's OWN string methods and `%`, but a gold placed INTO another text by `str.format` on a
 /// plain template or by an f-string with words around it is a plain `str` whose words are no
-/// longer the gold's, so `Sides::gold_text` sends it to the prediction's copy. The set-up:
+/// longer the gold's, so `GoldTexts::is_gold` sends it to the prediction's copy. The set-up:
 /// `lsq_061` given a test case that wraps its gold in a subquery before `execute_queries` (a
 /// common shape: the gold as a derived table, `SELECT * FROM (<gold>)`), gated on
 /// `livesql_sound`. The lever: round 26's TEMP view levelling the gold's column, made again by
@@ -234,7 +234,7 @@ mod livesql_sound_gold_wrapped_in_a_plain_template {
 /// Class: `livesql_sound`'s twin, the other half of round 27 win A's fix (contained probe). A
 /// gold rebuilt by an operation the mark does not survive (`re.sub` dropping a trailing `;`, a
 /// `"".join` of its characters), without the prediction repeating it, must still read the twin
-/// (`Sides::gold_text`: the gold's words alone). The set-up: `lsq_061` given such a test case,
+/// (`GoldTexts::is_gold`: the gold's words alone). The set-up: `lsq_061` given such a test case,
 /// gated on `livesql_sound`; the lever: the TEMP view before the wrong order.
 mod livesql_sound_gold_rebuilt_by_re_sub {
     use super::{gate_example, GOLD, VIEW, WRONG};

@@ -1,36 +1,12 @@
 # BIRD-Critic's test-case call, shared by the PostgreSQL and MySQL runners: appended to
 # helpers_pg.py or helpers_mysql.py, before the test-case loop (test_loop.py).
 #
-# Under the sound profile (`bird_critic_sound`) the gold's statements are marked as helpers.py
-# marks them (_GoldText: `sol_sqls`, `ex_base`'s second list, and what remove_distinct makes of
-# them), and a request running any of them carries "side": "gold": sqlgate runs it on the item's
+# Under the sound profile (`bird_critic_sound`) the gold's statements are marked (gold_text.py,
+# shared with helpers.py: `sol_sqls`, `ex_base`'s second list, what a string method, `+`, `%` or
+# remove_distinct makes of them, and the EXPLAINs of a plan comparison), and a request running
+# any of them carries "side": "gold": sqlgate runs it on the item's
 # twin clone (the template after the item's preprocess and gold), never on the prediction's. An
 # `efficiency` item's job is never marked (its `sol_sqls` is the prediction).
-
-
-class _GoldText(str):
-    """A statement of the item's gold (sound profile only): the helpers run it on the twin."""
-
-
-def _gold(sqls):
-    """`sqls` (a statement or a list of them) marked as the gold's."""
-    if isinstance(sqls, str):
-        return _GoldText(sqls)
-    return [_GoldText(s) if isinstance(s, str) else s for s in sqls]
-
-
-def _like(source, text):
-    """`text`, made from the statement `source`, marked as the gold's when `source` is."""
-    return _GoldText(text) if isinstance(source, _GoldText) else text
-
-
-def _side(*lists):
-    """The request's side: the gold's twin when any statement of `lists` is the gold's."""
-    for sqls in lists:
-        items = [sqls] if isinstance(sqls, str) else sqls
-        if any(isinstance(s, _GoldText) for s in items):
-            return {"side": "gold"}
-    return {}
 
 
 def _sound_ex_base(pred_sqls, sol_sqls, db_name, conn):

@@ -214,7 +214,7 @@ def _plan_cost(sqls, db_name, conn):
                 pass
             continue
         try:
-            rows, _ = perform_query_on_mysql_databases(f"EXPLAIN FORMAT=JSON {sql}", db_name, conn=conn)
+            rows, _ = perform_query_on_mysql_databases(_like(sql, f"EXPLAIN FORMAT=JSON {sql}"), db_name, conn=conn)
             if not rows:
                 continue
             if len(rows[0]) > 0 and rows[0][0]:

@@ -190,7 +190,7 @@ def _plan_cost(sqls, db_name, conn):
                 pass
             continue
         try:
-            rows, _ = perform_query_on_postgresql_databases(f"EXPLAIN (FORMAT JSON) {sql}", db_name, conn=conn)
+            rows, _ = perform_query_on_postgresql_databases(_like(sql, f"EXPLAIN (FORMAT JSON) {sql}"), db_name, conn=conn)
             if not rows:
                 continue
             plan = rows[0][0]

@@ -12,10 +12,14 @@
 
 mod cells;
 pub mod copy;
+mod gold_twin;
 pub mod mysql;
 mod post;
 pub mod postgres;
 pub mod python;
+mod query_check;
+mod routing;
+mod server_sides;
 pub mod session;
 mod sound;
 mod twin;

@@ -8,9 +8,9 @@
 
 use super::cells::{cell, Cell};
 use super::copy::ItemCopy;
+use super::gold_twin::LazyTwin;
 use super::python::TestsError;
 use super::session::{Ran, Session, Stopped};
-use super::twin::LazyTwin;
 use super::{open, Profile, Settings};
 use crate::input::livesql::LiveItem;
 use crate::input::livesql_post::{CountOf, PostCondition, PostState};

@@ -21,7 +21,11 @@ use std::time::Duration;
 
 /// The SQLite runner and its helpers, written for sqlgate (no upstream code), with the
 /// test-case loop it shares with the servers' runners.
-pub const HELPERS: &str = concat!(include_str!("helpers.py"), include_str!("test_loop.py"));
+pub const HELPERS: &str = concat!(
+    include_str!("gold_text.py"),
+    include_str!("helpers.py"),
+    include_str!("test_loop.py")
+);
 
 /// The database side of a runner's requests: the item's own session, whatever the engine.
 pub trait ItemDb {
@@ -421,31 +425,4 @@ fn results(done: &Json) -> Result<Vec<TestResult>, TestsError> {
             message: result["message"].as_str().unwrap_or_default().to_string(),
         })
         .collect())
-}
-
-/// What answers the gold's side of a server's sound test cases: the item's twin clone, reached
-/// (and made) the first time a request asks for it.
-pub trait GoldSide {
-    /// The twin's session, made now if it was not; a stop or a fault when it cannot be.
-    fn gold(&self) -> Result<&dyn ItemDb, TestsError>;
-}
-
-/// The two sides of a server item's test cases under `bird-critic-sound`: a request marked
-/// `"side": "gold"` (it runs the gold's statements) goes to the twin, any other to the new
-/// session on the prediction's clone.
-pub struct ServerSides<'a> {
-    /// The prediction's clone, on a session opened after the prediction's closed.
-    pub prediction: &'a dyn ItemDb,
-    /// The item's twin clone.
-    pub twin: &'a dyn GoldSide,
-}
-
-impl ItemDb for ServerSides<'_> {
-    fn answer(&self, op: &str, request: &Json) -> Result<Json, TestsError> {
-        match request["side"].as_str() {
-            None | Some("prediction") => self.prediction.answer(op, request),
-            Some("gold") => self.twin.gold()?.answer(op, request),
-            Some(other) => Err(TestsError::Fault(format!("an unknown side `{other}`"))),
-        }
-    }
 }

@@ -11,10 +11,11 @@
 
 use super::cells::{cell, Cell};
 use super::copy::ItemCopy;
+use super::gold_twin::LazyTwin;
 use super::post;
 use super::python::{self, Job, TestsError};
-use super::session::{rows_json, Rows, Session};
-use super::twin::{LazyTwin, Sides, Unchanged};
+use super::session::{rows_json, Rows};
+use super::twin::Sides;
 use super::{open, Profile, Settings, Verdict};
 use crate::input::livesql::LiveItem;
 use std::collections::BTreeSet;
@@ -53,9 +54,7 @@ pub fn judge(
     let checks = match item.test_cases.is_empty() {
         true => checks,
         false => {
-            let unchanged = |session: &Session| post::unchanged_failures(session, &twin, settings);
-            let check: Option<Unchanged<'_>> = query.then_some(&unchanged);
-            let sides = Sides::new((checks, copy.path()), &twin, prediction, check);
+            let sides = Sides::new((checks, copy.path()), &twin, prediction, query);
             run_tests(&mut verdict, &sides, item, prediction, &ran.rows, settings)?;
             let (last, changed) = sides.finish();
             // A Query item's prediction run again by its tests must change nothing either.
@@ -150,7 +149,7 @@ fn run_tests(
 }
 
 /// Fails `verdict` with the declarative checks' failures (after any test case's message).
-fn add_post_failures(verdict: &mut Verdict, failures: Vec<String>) {
+pub(super) fn add_post_failures(verdict: &mut Verdict, failures: Vec<String>) {
     if failures.is_empty() {
         return;
     }

@@ -9,144 +9,49 @@
 //! for word, the gold's and not the prediction's (a test that rebuilt the gold's text with a
 //! Python operation the mark does not survive, red team round 27, win A); a plan comparison
 //! that involves the gold runs on a scratch copy of the twin, so nothing of the prediction's
-//! stays on the twin (round 27, win C).
+//! stays on the twin (round 27, win C). The twin itself is `gold_twin.rs`.
 
-use super::copy::ItemCopy;
+use super::gold_twin::LazyTwin;
+use super::post;
 use super::python::{self, ItemDb, TestsError};
-use super::session::{Ran, Rows, Session};
-use super::{open, Profile, Settings};
-use crate::input::livesql::LiveItem;
+use super::routing::GoldTexts;
+use super::session::Session;
+use super::{open, Profile};
 use serde_json::Value as Json;
-use std::cell::{Cell, OnceCell, RefCell};
-use std::collections::BTreeSet;
+use std::cell::{Cell, RefCell};
 use std::path::Path;
-
-/// A copy of the template after the item's preprocess and gold.
-pub struct GoldTwin {
-    copy: ItemCopy,
-    ran: Ran,
-}
-
-impl GoldTwin {
-    /// The file the twin was copied from.
-    pub fn template(&self) -> &Path {
-        self.copy.template()
-    }
-
-    /// A new connection to the twin (the gold's TEMP objects gone), with the item's budget.
-    pub fn open(&self, settings: &Settings) -> Result<Session, TestsError> {
-        open(self.copy.path(), &settings.budget, Profile::Sound)
-    }
-
-    /// A scratch copy of the twin and a connection to it, dropped after one use: what runs there
-    /// (a plan comparison's statements, the prediction's among them) never reaches the twin.
-    pub fn scratch(&self, settings: &Settings) -> Result<(ItemCopy, Session), TestsError> {
-        let copy = ItemCopy::make(self.copy.path()).map_err(TestsError::Fault)?;
-        let session = open(copy.path(), &settings.budget, Profile::Sound)?;
-        Ok((copy, session))
-    }
-
-    /// A new connection to the twin, or a fault naming `purpose` when the gold did not run
-    /// cleanly there: there is nothing to compare with.
-    pub fn checked(
-        &self,
-        item: &LiveItem,
-        purpose: &str,
-        settings: &Settings,
-    ) -> Result<Session, TestsError> {
-        if self.ran.exec_error || self.ran.timeout {
-            return Err(TestsError::Fault(format!(
-                "the gold of {} does not run for {purpose}: {}",
-                item.instance_id, self.ran.message
-            )));
-        }
-        self.open(settings)
-    }
-
-    /// The gold's last rows, or a fault when it gives none (a sound judge has nothing to
-    /// compare with).
-    pub fn rows(&self, item: &LiveItem) -> Result<&Rows, TestsError> {
-        match (self.ran.exec_error || self.ran.timeout, &self.ran.rows) {
-            (false, Some(rows)) => Ok(rows),
-            _ => Err(TestsError::Fault(format!(
-                "the gold of {} gives no result: {}",
-                item.instance_id, self.ran.message
-            ))),
-        }
-    }
-}
-
-/// An item's gold twin, made the first time a check asks for it.
-pub struct LazyTwin<'a> {
-    item: &'a LiveItem,
-    template: &'a Path,
-    settings: &'a Settings,
-    twin: OnceCell<GoldTwin>,
-}
-
-impl<'a> LazyTwin<'a> {
-    /// The twin of `item`'s `template`, not made yet.
-    pub fn new(item: &'a LiveItem, template: &'a Path, settings: &'a Settings) -> Self {
-        LazyTwin {
-            item,
-            template,
-            settings,
-            twin: OnceCell::new(),
-        }
-    }
-
-    /// The twin, made now if it was not: a fresh copy, the preprocess (errors ignored) and the
-    /// gold on one connection, then closed.
-    pub fn get(&self) -> Result<&GoldTwin, TestsError> {
-        if let Some(twin) = self.twin.get() {
-            return Ok(twin);
-        }
-        let copy = ItemCopy::make(self.template).map_err(TestsError::Fault)?;
-        let session = open(copy.path(), &self.settings.budget, Profile::Sound)?;
-        session.execute_queries(&self.item.preprocess_sql)?;
-        let ran = session.execute_queries(&self.item.sol_sql)?;
-        drop(session);
-        Ok(self.twin.get_or_init(|| GoldTwin { copy, ran }))
-    }
-}
-
-/// A Query item's check of a connection to the prediction's copy: what differs from the twin.
-pub type Unchanged<'a> = &'a dyn Fn(&Session) -> Result<Vec<String>, TestsError>;
 
 /// What the sound profile's test cases reach: the prediction's copy, and, for a request the
 /// runner marks `"side": "gold"` (it runs the gold's statements) or whose statements are the
-/// gold's alone ([`Sides::gold_text`]), the gold's twin. Every request runs on a new connection
+/// gold's alone ([`GoldTexts::is_gold`]), the gold's twin. Every request runs on a new connection
 /// to its side, so no TEMP object or setting a request made (the prediction run again, a view
 /// named after the gold's table) is there for the next one (red team round 28). For a Query
-/// item, a request on the prediction's copy that ran a statement that is not read-only is
-/// followed by its check ([`Unchanged`], the exact comparison with the twin): whatever a later
-/// request reads of the copy is what the twin holds, or the item fails.
+/// item (`unchanged`), a request on the prediction's copy that ran a statement that is not
+/// read-only is followed by the exact comparison with the twin ([`post::unchanged_failures`]):
+/// whatever a later request reads of the copy is what the twin holds, or the item fails.
 pub struct Sides<'a> {
     copy: &'a Path,
     /// The last connection to the prediction's copy (its budget is the next one's).
     last: RefCell<Session>,
     /// Statements that are not read-only run on the prediction's copy by the requests so far.
     writes: Cell<u64>,
-    unchanged: Option<Unchanged<'a>>,
+    unchanged: bool,
     /// What the Query item's comparisons found changed.
     changed: RefCell<Vec<String>>,
     twin: &'a LazyTwin<'a>,
-    /// The gold's statements, normalised ([`normalised`]).
-    gold_texts: BTreeSet<String>,
-    /// The prediction's statements, normalised.
-    prediction_texts: BTreeSet<String>,
+    /// The gold's and the prediction's statements, for an unmarked request.
+    texts: GoldTexts,
 }
 
 impl<'a> Sides<'a> {
     /// The two sides of one item's test cases: `session` a connection to the prediction's
-    /// `copy`, `prediction` the statements judged, `unchanged` a Query item's check.
+    /// `copy`, `prediction` the statements judged, `unchanged` whether the item is a Query.
     pub fn new(
         (session, copy): (Session, &'a Path),
         twin: &'a LazyTwin<'a>,
         prediction: &[String],
-        unchanged: Option<Unchanged<'a>>,
+        unchanged: bool,
     ) -> Self {
-        let texts = |sqls: &[String]| sqls.iter().map(|sql| normalised(sql)).collect();
         Sides {
             copy,
             last: RefCell::new(session),
@@ -154,8 +59,7 @@ impl<'a> Sides<'a> {
             unchanged,
             changed: RefCell::default(),
             twin,
-            gold_texts: texts(&twin.item.sol_sql),
-            prediction_texts: texts(prediction),
+            texts: GoldTexts::new(&twin.item.sol_sql, prediction),
         }
     }
 
@@ -178,11 +82,8 @@ impl<'a> Sides<'a> {
         let answer = python::answer(&session, op, request)?;
         let wrote = session.writes();
         self.writes.set(self.writes.get() + wrote);
-        let check = self
-            .unchanged
-            .filter(|_| wrote > 0 && self.changed.borrow().is_empty());
-        if let Some(check) = check {
-            let failures = check(&session)?;
+        if self.unchanged && wrote > 0 && self.changed.borrow().is_empty() {
+            let failures = post::unchanged_failures(&session, self.twin, self.twin.settings)?;
             let later = failures
                 .into_iter()
                 .map(|why| format!("in its test cases: {why}"));
@@ -205,55 +106,15 @@ impl<'a> Sides<'a> {
         }
     }
 
-    /// Whether an unmarked request of `sqls` is the gold's: every statement is one of the
-    /// gold's, once normalised, and one at least is not also the prediction's (a statement
-    /// both share stays on the prediction's side, so a prediction cannot send its own
-    /// statements to the twin by repeating the gold's).
-    fn gold_text(&self, sqls: &[String]) -> bool {
-        let texts: Vec<String> = sqls.iter().map(|sql| normalised(sql)).collect();
-        !texts.is_empty()
-            && texts.iter().all(|text| self.gold_texts.contains(text))
-            && texts
-                .iter()
-                .any(|text| !self.prediction_texts.contains(text))
-    }
-
     /// Whether `request` goes to the twin: marked so, or unmarked and the gold's text.
     fn to_gold(&self, op: &str, request: &Json) -> Result<bool, TestsError> {
         match request["side"].as_str() {
             Some("gold") => Ok(true),
             Some("prediction") => Ok(false),
-            None => Ok(self.gold_text(&request_texts(op, request))),
+            None => Ok(self.texts.is_gold(op, request)),
             Some(other) => Err(TestsError::Fault(format!("an unknown side `{other}`"))),
         }
     }
-}
-
-/// The statements of a runner request (`exec`'s list, `query`'s one, `cost`'s two lists).
-fn request_texts(op: &str, request: &Json) -> Vec<String> {
-    let list = |key: &str| -> Vec<String> {
-        serde_json::from_value(request[key].clone()).unwrap_or_default()
-    };
-    match op {
-        "exec" => list("sqls"),
-        "query" => request["sql"]
-            .as_str()
-            .map(str::to_string)
-            .into_iter()
-            .collect(),
-        "cost" => [list("old"), list("new")].concat(),
-        _ => Vec::new(),
-    }
-}
-
-/// A statement's text as the gold's and the prediction's are matched: trimmed, without
-/// trailing semicolons, whitespace runs as one space, ASCII letters in lower case.
-fn normalised(sql: &str) -> String {
-    let trimmed = sql
-        .trim()
-        .trim_end_matches(|c: char| c == ';' || c.is_whitespace());
-    let words: Vec<&str> = trimmed.split_whitespace().collect();
-    words.join(" ").to_ascii_lowercase()
 }
 
 impl ItemDb for Sides<'_> {
@@ -262,18 +123,5 @@ impl ItemDb for Sides<'_> {
             true => self.on_gold(op, request),
             false => self.on_prediction(op, request),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::normalised;
-
-    #[test]
-    fn statements_match_whatever_their_spacing_case_and_trailing_semicolons() {
-        let gold = normalised("SELECT name,  gpa\nFROM students ;; ");
-        assert_eq!(gold, "select name, gpa from students");
-        assert_eq!(normalised(" select name, gpa from students"), gold);
-        assert_ne!(normalised("SELECT name, gpa FROM students LIMIT 1"), gold);
     }
 }

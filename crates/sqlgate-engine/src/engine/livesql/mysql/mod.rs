@@ -69,6 +69,7 @@ pub use server_state::add_admin_entries;
 /// The MySQL runner and its helpers, written for sqlgate (no upstream code), with the test-case
 /// loop it shares with PostgreSQL's.
 pub const HELPERS_MYSQL: &str = concat!(
+    include_str!("../gold_text.py"),
     include_str!("../helpers_mysql.py"),
     include_str!("../bird_critic_runner.py"),
     include_str!("../test_loop.py")

@@ -10,11 +10,22 @@
 //! `finish` drops the twins with every clone). Each clone user has `MAX_USER_CONNECTIONS 2`:
 //! its sessions follow one another (the one before closed first), and the watchdogs connect as
 //! the administrator, so two always suffice.
+//!
+//! Rounds 27 and 28 (`server_sides.rs`): every test-case request runs on a new session to
+//! its side, closed after it, so nothing of one request's session (a TEMP object, a variable, a
+//! prepared statement, an open transaction) is there for the next; an unmarked request of the
+//! gold's words alone goes to the twin (`routing.rs`, shared with SQLite); and for an item whose
+//! gold writes nothing, the prediction's clone is compared with the twin after the prediction
+//! and after each request on its clone (`query_check.rs`, the Query data check).
 
 use super::watch::Watch;
 use super::{ItemSession, MyRun, Slot, HELPERS_MYSQL};
-use crate::engine::livesql::python::{self, GoldSide, ItemDb, ServerSides, TestsError};
+use crate::engine::livesql::python::{self, ItemDb, TestsError};
+use crate::engine::livesql::query_check::{self, CloneContents, Contents, QueryCheck};
+use crate::engine::livesql::server_sides::{ServerSide, ServerSides};
+use crate::engine::livesql::sound::add_post_failures;
 use crate::engine::livesql::{Fault, Profile, Verdict};
+use crate::engine::server::data_digest::mysql_digests;
 use crate::input::livesql::LiveItem;
 use serde_json::Value as Json;
 use std::cell::OnceCell;
@@ -123,11 +134,19 @@ impl MyRun {
             return Ok(verdict);
         }
         drop(session);
-        let checks = self.session(slot, stop)?;
-        let sides = ServerSides {
-            prediction: &checks,
+        let checks = Checks {
+            run: self,
+            slot,
+            stop,
+        };
+        let clones = Clones {
+            run: self,
+            slot,
             twin,
         };
+        let check = QueryCheck::new(&clones, &item.sol_sql);
+        check.check("after its statements")?;
+        let sides = ServerSides::new((&checks, twin), (&item.sol_sql, prediction), &check);
         let rows = ran.rows.clone().unwrap_or(Json::Null);
         let results = python::bird_critic_tests(
             &sides,
@@ -138,8 +157,51 @@ impl MyRun {
             deadline,
         )?;
         verdict.add_tests(&results);
-        checks.execute_queries(&item.clean_up_sql, false)?;
+        add_post_failures(&mut verdict, check.failures());
+        self.session(slot, stop)?
+            .execute_queries(&item.clean_up_sql, false)?;
         Ok(verdict)
+    }
+}
+
+/// The prediction's clone during the tests: each request on a new session of its user (the
+/// one before closed first).
+struct Checks<'a> {
+    run: &'a MyRun,
+    slot: &'a Slot,
+    stop: &'a Stop,
+}
+
+impl ServerSide for Checks<'_> {
+    fn fresh_answer(&self, op: &str, request: &Json) -> Result<Json, TestsError> {
+        self.run.session(self.slot, self.stop)?.answer(op, request)
+    }
+}
+
+/// What the Query data check compares: the prediction's clone and the twin.
+struct Clones<'a> {
+    run: &'a MyRun,
+    slot: &'a Slot,
+    twin: &'a Twin<'a>,
+}
+
+impl CloneContents for Clones<'_> {
+    fn prediction(&self) -> Result<Contents, TestsError> {
+        self.run.contents(self.slot)
+    }
+
+    fn twin(&self) -> Result<Contents, TestsError> {
+        self.run.contents(self.twin.made()?)
+    }
+}
+
+impl MyRun {
+    /// The contents of `slot`'s clone, read by the administrator.
+    fn contents(&self, slot: &Slot) -> Result<Contents, TestsError> {
+        let database = slot.database.clone();
+        let digests = mysql_digests(&self.settings.admin_url, &[database])
+            .map_err(|e| TestsError::Fault(format!("reading a clone's contents: {e}")))?;
+        Ok(query_check::contents(digests, &slot.database))
     }
 }
 
@@ -152,14 +214,14 @@ struct Twin<'a> {
     stop: Stop,
     /// The twin's slot, once taken (rebuilt after the item even when making the twin failed).
     slot: OnceCell<Slot>,
-    /// The session the tests' gold runs on, and the twin's watchdog.
-    ready: OnceCell<(ItemSession, Watch)>,
+    /// The twin's watchdog, once its preprocess and gold ran.
+    ready: OnceCell<Watch>,
 }
 
 impl Twin<'_> {
-    /// Takes the twin's slot, runs the preprocess (errors ignored) and the gold on a session of
-    /// its own, closes it, and opens the session the tests' gold runs on, all watched.
-    fn make(&self) -> Result<(ItemSession, Watch), TestsError> {
+    /// Takes the twin's slot and runs the preprocess (errors ignored) and the gold on a session
+    /// of its own, closed after them, all watched.
+    fn make(&self) -> Result<Watch, TestsError> {
         let taken = self
             .run
             .acquire(&self.item.db_id)
@@ -167,9 +229,9 @@ impl Twin<'_> {
         let slot = self.slot.get_or_init(|| taken);
         let session = self.run.session(slot, &self.stop)?;
         let watch = Watch::start(self.run, slot, self.deadline, Arc::clone(&self.stop))?;
-        let made = self.gold_ran(session, slot);
+        let made = self.gold_ran(session);
         match made {
-            Ok(gold) => Ok((gold, watch)),
+            Ok(()) => Ok(watch),
             Err(error) => {
                 watch.finish();
                 Err(error)
@@ -177,37 +239,48 @@ impl Twin<'_> {
         }
     }
 
-    /// The preprocess (errors ignored) and the gold on `session`, closed, then the session the
-    /// tests' gold runs on.
-    fn gold_ran(&self, session: ItemSession, slot: &Slot) -> Result<ItemSession, TestsError> {
+    /// The preprocess (errors ignored) and the gold on `session`, then closed.
+    fn gold_ran(&self, session: ItemSession) -> Result<(), TestsError> {
         session.execute_queries(&self.item.preprocess_sql, false)?;
         session.execute_queries(&self.item.sol_sql, true)?;
-        drop(session);
-        self.run.session(slot, &self.stop)
+        Ok(())
     }
 
-    /// Ends the twin's watch and sessions; its slot, if one was taken, to rebuild.
+    /// Ends the twin's watch; its slot, if one was taken, to rebuild.
     fn finish(self) -> Option<Slot> {
-        if let Some((session, watch)) = self.ready.into_inner() {
-            drop(session);
+        if let Some(watch) = self.ready.into_inner() {
             watch.finish();
         }
         self.slot.into_inner()
     }
 }
 
-impl GoldSide for Twin<'_> {
-    fn gold(&self) -> Result<&dyn ItemDb, TestsError> {
-        if let Some((session, _)) = self.ready.get() {
-            return Ok(session);
+impl ServerSide for Twin<'_> {
+    fn fresh_answer(&self, op: &str, request: &Json) -> Result<Json, TestsError> {
+        let slot = self.made()?;
+        self.run.session(slot, &self.stop)?.answer(op, request)
+    }
+}
+
+impl Twin<'_> {
+    /// The twin's slot, its preprocess and gold run now if they were not.
+    fn made(&self) -> Result<&Slot, TestsError> {
+        match (self.ready.get(), self.slot.get()) {
+            (Some(_), Some(slot)) => Ok(slot),
+            (None, None) => {
+                let watch = self.make()?;
+                self.ready.get_or_init(|| watch);
+                self.slot.get().ok_or_else(|| self.unmade())
+            }
+            _ => Err(self.unmade()),
         }
-        if self.slot.get().is_some() {
-            return Err(TestsError::Fault(format!(
-                "the twin clone of {} could not be made",
-                self.item.instance_id
-            )));
-        }
-        let made = self.make()?;
-        Ok(&self.ready.get_or_init(|| made).0)
+    }
+
+    /// The fault of a twin that could not be made.
+    fn unmade(&self) -> TestsError {
+        TestsError::Fault(format!(
+            "the twin clone of {} could not be made",
+            self.item.instance_id
+        ))
     }
 }

@@ -37,9 +37,15 @@ impl Tally {
     pub(super) fn connected(&self, database: Option<&str>) {
         exclusive::opened();
         if let Some(database) = database {
-            let mut tally = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-            *tally.entry(database.to_string()).or_default() += 1;
+            self.on(database);
         }
+    }
+
+    /// Counts one session on `database` that is already one of sqlgate's (`exclusive::opened`
+    /// by whatever opened it: the Query data check's digest session).
+    pub(super) fn on(&self, database: &str) {
+        let mut tally = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        *tally.entry(database.to_string()).or_default() += 1;
     }
 
     /// The sessions opened on `database` since it was made, forgotten here.

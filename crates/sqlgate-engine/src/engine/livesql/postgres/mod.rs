@@ -55,6 +55,7 @@ mod watch;
 /// The PostgreSQL runner and its helpers, written for sqlgate (no upstream code), with the
 /// test-case loop it shares with MySQL's.
 pub const HELPERS_PG: &str = concat!(
+    include_str!("../gold_text.py"),
     include_str!("../helpers_pg.py"),
     include_str!("../bird_critic_runner.py"),
     include_str!("../test_loop.py")
