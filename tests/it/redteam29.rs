@@ -172,3 +172,55 @@ mod server_wrapped_gold_reads_a_temp_object {
         assert_secure(verdicts(&my_run(), WRAPPED, MY_TEMP));
     }
 }
+
+/// Class 4 (the gated metric): `judge::rules::sound_gate` fails a gate on `bird_critic` only
+/// (the official profile whose sound one exists). Set-up: `examples/livesql-mini` as a
+/// `bird-critic` dataset. Lever: gate it on a metric that is neither `bird_critic` nor
+/// `bird_critic_sound` but runs the same items (`livesql_sound`, `livesql`, or a generic metric
+/// such as `ex`), so the sound-gate rule has no official name to refuse. Contained: the config
+/// check allows only `bird_critic` and `bird_critic_sound` on that kind.
+mod bird_critic_gated_on_another_metric {
+    use crate::common;
+    use serde_json::json;
+
+    /// `sqlgate baseline update` of the example as a bird-critic dataset gated on `metric`.
+    fn baseline_gated_on(metric: &str) -> (Option<i32>, String) {
+        let dir = crate::livesql_post::example_with("lsq_061", json!({}));
+        let config = dir.path().join("sqlgate.yml");
+        let text = std::fs::read_to_string(&config).unwrap();
+        let edited = text
+            .replace("kind: livesql\n", "kind: bird-critic\n")
+            .replace(
+                "metrics: [livesql, livesql_sound]",
+                &match metric {
+                    "bird_critic_sound" => "metrics: [bird_critic, bird_critic_sound]".to_string(),
+                    _ => format!("metrics: [bird_critic, bird_critic_sound, {metric}]"),
+                },
+            )
+            .replace(
+                "reference: livesql_sound\n",
+                "reference: bird_critic_sound\n",
+            )
+            .replace("  metric: livesql_sound", &format!("  metric: {metric}"));
+        assert_ne!(edited, text);
+        std::fs::write(&config, edited).unwrap();
+        std::fs::remove_file(dir.path().join("baseline.json")).unwrap();
+        let output = common::sqlgate(&["baseline", "update", "--config", common::arg(&config)]);
+        (output.status.code(), common::text(&output))
+    }
+
+    #[test]
+    fn control_a_bird_critic_dataset_gated_on_bird_critic_sound_records_its_baseline() {
+        let (code, said) = baseline_gated_on("bird_critic_sound");
+        assert_eq!(code, Some(0), "{said}");
+    }
+
+    #[test]
+    fn a_bird_critic_dataset_is_not_gated_on_another_profile_or_metric() {
+        for metric in ["livesql_sound", "livesql", "ex"] {
+            let (code, said) = baseline_gated_on(metric);
+            assert_ne!(code, Some(0), "{metric}: {said}");
+            assert!(said.contains("is not available"), "{metric}: {said}");
+        }
+    }
+}
