@@ -87,6 +87,7 @@ mod redteam25;
 mod redteam26;
 mod redteam27;
 mod redteam28;
+mod redteam29;
 mod redteam9;
 mod repair;
 mod report;
