@@ -91,8 +91,7 @@ fn assert_secure(what: &str, found: [bool; 3]) {
 
 /// Class 3 (`bird_critic_sound` on a server; the Query data check's word test). Set-up: the lever
 /// item with [`WRAPPED`], its gold holding one of `query_check.rs::WRITING`'s words inside a
-/// string literal or a comment (`'load'`, `'set'`, `-- do`: a product name, a category, a
-/// comment), which is still a plain read. Lever: [`REWRITE`] then the wrong query. The word test
+/// string literal, a comment or an alias (`'load'`, `/* set ... do */`, `AS "call"`), which is still a plain read. Lever: [`REWRITE`] then the wrong query. The word test
 /// cannot vouch for the gold, so the data check is off, and the wrapped gold reads the rewrite.
 /// Control: the same lever against the plain gold (the check on) fails.
 mod a_writing_word_in_a_literal_turns_the_data_check_off {
@@ -101,7 +100,7 @@ mod a_writing_word_in_a_literal_turns_the_data_check_off {
     /// Golds that write nothing but hold a writing word (`load`, `set`, `do`, `call`).
     const WORDY: [&str; 3] = [
         "SELECT name FROM products WHERE stock = 0 AND name <> 'load'",
-        "SELECT name FROM products WHERE stock = 0 -- the set we do not sell",
+        "SELECT name FROM products /* the set we do not sell */ WHERE stock = 0",
         "SELECT name AS \"call\" FROM products WHERE stock = 0",
     ];
 
@@ -319,6 +318,39 @@ mod postgresql_role_in_database_setting_outlives_the_session {
         assert!(
             !plain.success,
             "control: a role default for every database is reset"
+        );
+        let lever = judge(&[LEVER, AVG_WRONG]);
+        assert!(!lever.success, "WON: the rounding lever passed: {lever:?}");
+    }
+}
+
+/// Class 3, the same lever as `postgresql_role_in_database_setting_outlives_the_session` against
+/// a test case that runs the marked gold (`execute_queries(sol_sqls, ...)`, so on the twin, whose
+/// role has no such default). Contained probe: the prediction's re-run reads `1e+02`, the twin's
+/// gold `108.44`. Control: the gold passes, the wrong mean fails.
+mod postgresql_role_in_database_setting_against_a_marked_gold {
+    use super::*;
+
+    const AVG_GOLD: &str = "SELECT AVG(price) FROM products WHERE category = 'outdoor'";
+    const AVG_WRONG: &str =
+        "SELECT AVG(price) FROM products WHERE category = 'outdoor' AND stock > 0";
+    const LEVER: &str = "DO $$ BEGIN EXECUTE format('ALTER ROLE CURRENT_USER IN DATABASE %I SET extra_float_digits = -15', current_database()); END $$";
+    /// The prediction again, then the marked gold, their rows compared.
+    const MARKED: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn):\n    pred = execute_queries(pred_sqls, db_name, conn, None, '')\n    res = execute_queries(sol_sqls, db_name, conn, None, '')\n    assert not res[1] and sorted(pred[0]) == sorted(res[0]), f'the gold gave {res[0]}'\n    return 1\n";
+
+    #[test]
+    fn postgresql_a_role_setting_does_not_reach_the_twins_gold() {
+        let _db_ids = servers::db_id_databases();
+        let run = pg_run();
+        let item = item(AVG_GOLD, MARKED);
+        let judge = |p: &[&str]| {
+            let p: Vec<String> = p.iter().map(|s| s.to_string()).collect();
+            LiveJudge::judge(&run, &item, Some(&p), Profile::BirdCriticSound).unwrap()
+        };
+        assert!(judge(&[AVG_GOLD]).success, "control: the gold passes");
+        assert!(
+            !judge(&[AVG_WRONG]).success,
+            "control: the wrong mean fails"
         );
         let lever = judge(&[LEVER, AVG_WRONG]);
         assert!(!lever.success, "WON: the rounding lever passed: {lever:?}");
