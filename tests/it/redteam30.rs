@@ -356,3 +356,36 @@ mod postgresql_role_in_database_setting_against_a_marked_gold {
         assert!(!lever.success, "WON: the rounding lever passed: {lever:?}");
     }
 }
+
+/// Class 3 (a request that reaches the twin with the prediction's statements). `gold_text.py::
+/// _side` sends a request to the twin when ANY of its statements is marked, so a test case that
+/// runs `pred_sqls + sol_sqls` in one request (the prediction, then the gold on the state it
+/// leaves, the last result kept) runs the prediction's statements on the twin's session. Set-up:
+/// the lever item with [`MIXED`]. Lever: a TEMP view (PostgreSQL) / temporary table (MariaDB)
+/// named after the gold's table, then the wrong query: on the twin the gold reads the TEMP object
+/// (gone with the session, so the twin's data and the data check see nothing), and the
+/// prediction's re-run on its own clone makes it again. Control: the gold passes, the wrong
+/// query fails.
+mod a_mixed_request_runs_the_prediction_on_the_twin {
+    use super::*;
+
+    /// The prediction then the gold in one request (its last result), compared with the
+    /// prediction's own rows.
+    const MIXED: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn):\n    res = execute_queries(pred_sqls + sol_sqls, db_name, conn, None, '')\n    pred = execute_queries(pred_sqls, db_name, conn, None, '')\n    assert not res[1] and sorted(pred[0]) == sorted(res[0]), f'the gold gave {res[0]}'\n    return 1\n";
+    /// PostgreSQL: round 29's TEMP view.
+    const PG_TEMP: &str = "CREATE OR REPLACE TEMP VIEW products AS SELECT name, 0 AS stock FROM public.products WHERE stock < 5";
+    /// MariaDB: round 29's temporary table.
+    const MY_TEMP: &str = "CREATE TEMPORARY TABLE IF NOT EXISTS products SELECT name, 0 AS stock FROM products WHERE stock < 5";
+
+    #[test]
+    fn postgresql_the_predictions_statements_do_not_run_before_the_gold_on_the_twin() {
+        let _db_ids = servers::db_id_databases();
+        assert_secure("mixed", verdicts(&pg_run(), GOLD, MIXED, &[PG_TEMP, WRONG]));
+    }
+
+    #[test]
+    fn mariadb_the_predictions_statements_do_not_run_before_the_gold_on_the_twin() {
+        let _db_ids = servers::db_id_databases();
+        assert_secure("mixed", verdicts(&my_run(), GOLD, MIXED, &[MY_TEMP, WRONG]));
+    }
+}
