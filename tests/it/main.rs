@@ -88,6 +88,7 @@ mod redteam26;
 mod redteam27;
 mod redteam28;
 mod redteam29;
+mod redteam30;
 mod redteam9;
 mod repair;
 mod report;
