@@ -67,3 +67,29 @@ def _side(*lists):
         if any(isinstance(s, _GoldText) for s in items):
             return {"side": "gold"}
     return {}
+
+
+def _exec_by_side(request, queries, stop_at_error):
+    """`queries` run as one `exec` request (`request` its other fields) per maximal run of
+    statements of one side, in order, so a request never mixes the prediction's statements with
+    the gold's (a prediction's TEMP object made on the twin for the gold's statements after it:
+    red team round 30). The merged reply: the rows of the last run that gave any, an error or
+    timeout of any run, the messages joined; with `stop_at_error` no run starts after one failed."""
+    runs = []
+    for sql in queries:
+        side = _side([sql])
+        if runs and runs[-1][0] == side:
+            runs[-1][1].append(sql)
+        else:
+            runs.append((side, [sql]))
+    merged = {"rows": None, "exec_error": False, "timeout": False, "message": ""}
+    for side, run in runs or [({}, [])]:
+        reply = _ask({**request, "sqls": run, **side})
+        if reply["rows"] is not None:
+            merged["rows"] = reply["rows"]
+        merged["exec_error"] = merged["exec_error"] or bool(reply["exec_error"])
+        merged["timeout"] = merged["timeout"] or bool(reply["timeout"])
+        merged["message"] = " ".join(m for m in (merged["message"], reply.get("message") or "") if m)
+        if stop_at_error and (reply["exec_error"] or reply["timeout"]):
+            break
+    return merged

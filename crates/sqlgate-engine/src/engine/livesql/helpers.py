@@ -94,7 +94,7 @@ def execute_queries(queries, db_path, conn, logger=None, section_title="", retur
     """
     if isinstance(queries, str):
         queries = [queries]
-    reply = _ask({"op": "exec", "sqls": list(queries), **_side(queries)})
+    reply = _exec_by_side({"op": "exec"}, list(queries), stop_at_error=True)
     rows = _rows(reply["rows"])
     if return_error:
         return rows, reply["exec_error"], reply["timeout"], reply["message"]

@@ -159,8 +159,8 @@ def perform_query_on_mysql_databases(query, db_name, conn=None):
 def execute_queries(queries, db_name, conn, logger=None, section_title="", is_solution=True):
     """Runs every statement (an error does not stop the others); returns (rows of the last that
     ran cleanly, execution error, timeout error, the errors' text)."""
-    reply = _ask({"op": "exec", "sqls": list(queries), "is_solution": bool(is_solution),
-                  **_side(queries)})
+    request = {"op": "exec", "is_solution": bool(is_solution)}
+    reply = _exec_by_side(request, list(queries), stop_at_error=False)
     return _rows(reply["rows"]), reply["exec_error"], reply["timeout"], reply["message"]
 
 

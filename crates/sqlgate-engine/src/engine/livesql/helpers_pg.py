@@ -136,7 +136,7 @@ def perform_query_on_postgresql_databases(query, db_name, conn=None):
 def execute_queries(queries, db_name, conn, logger=None, section_title=""):
     """Runs the statements in order, stopping at the first error; returns (rows of the last that
     ran, execution error, timeout error)."""
-    reply = _ask({"op": "exec", "sqls": list(queries), **_side(queries)})
+    reply = _exec_by_side({"op": "exec"}, list(queries), stop_at_error=True)
     return _rows(reply["rows"]), reply["exec_error"], reply["timeout"]
 
 

@@ -1,5 +1,5 @@
 //! The servers' Query data check under `bird_critic_sound` (issue 44; red team round 26, the
-//! lever h69 left open): an item whose gold writes nothing ([`writes_nothing`]) must leave its
+//! lever h69 left open): an item whose gold reads ([`writes_nothing`]) must leave its
 //! clone holding what the twin holds. After the prediction, and again after each test-case
 //! request on the prediction's clone, every table's rows and the schema's objects of the
 //! prediction's clone are compared with the twin's ([`Contents`]): a prediction that rewrote the
@@ -16,31 +16,41 @@ use std::collections::BTreeMap;
 /// puts every row back moves them, and they do not hold rows).
 pub type Contents = BTreeMap<String, String>;
 
-/// Words a statement that writes nothing never holds (as a whole word, any case): data
-/// changes, DDL, `SELECT ... INTO`, locks, sequence moves, maintenance.
-const WRITING: [&str; 24] = [
-    "insert", "update", "delete", "merge", "into", "create", "drop", "alter", "truncate", "grant",
-    "revoke", "call", "copy", "lock", "analyze", "vacuum", "refresh", "do", "set", "nextval",
-    "setval", "rename", "handler", "load",
-];
+/// How a statement the check treats as a read starts (its first word, after comments, blanks
+/// and opening parentheses).
+const READING: [&str; 6] = ["select", "with", "show", "explain", "values", "table"];
 
-/// How a statement that writes nothing starts.
-const READING: [&str; 4] = ["select", "with", "show", "explain"];
-
-/// Whether every statement of `sqls` (the gold) surely writes nothing: it starts with
-/// `SELECT` / `WITH` / `SHOW` / `EXPLAIN` and holds none of [`WRITING`] as a word (so no
-/// data-changing CTE, no `SELECT ... INTO`, no `EXPLAIN ANALYZE`). A gold it cannot vouch for is
-/// not checked (as before).
+/// Whether the check is on for an item whose gold is `sqls`: every statement starts with a
+/// reading word ([`READING`]). What a statement holds after its first word does not turn the
+/// check off (a writing word in a literal, a comment or a quoted name did: red team round 30).
+/// A gold led by a read that writes all the same (a data-changing CTE, `SELECT ... INTO`,
+/// `EXPLAIN ANALYZE` of a write, a function that writes) is checked too: its twin holds the
+/// gold's writes, so the prediction must leave its clone as the gold leaves it, a false fail at
+/// worst, never a false pass.
 pub fn writes_nothing(sqls: &[String]) -> bool {
     !sqls.is_empty()
         && sqls.iter().all(|sql| {
-            let lower = sql.to_ascii_lowercase();
-            let mut words = lower
-                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .filter(|w| !w.is_empty());
-            words.next().is_some_and(|first| READING.contains(&first))
-                && words.all(|word| !WRITING.contains(&word))
+            let first = first_word(sql).to_ascii_lowercase();
+            READING.contains(&first.as_str())
         })
+}
+
+/// The first word of `sql` after its leading blanks, comments (`--`, `/* */`) and parentheses.
+fn first_word(sql: &str) -> &str {
+    let mut rest = sql;
+    loop {
+        let trimmed = rest.trim_start_matches(|c: char| c.is_whitespace() || c == '(');
+        if let Some(after) = trimmed.strip_prefix("--") {
+            rest = after.split_once('\n').map_or("", |(_, next)| next);
+        } else if let Some(after) = trimmed.strip_prefix("/*") {
+            rest = after.split_once("*/").map_or("", |(_, next)| next);
+        } else {
+            let end = trimmed
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(trimmed.len());
+            return &trimmed[..end];
+        }
+    }
 }
 
 /// The check's reach: the contents of the prediction's clone, and of the twin (made if not yet).
@@ -130,15 +140,23 @@ mod tests {
     use super::{contents, writes_nothing};
 
     #[test]
-    fn only_plain_reads_write_nothing() {
+    fn a_gold_led_by_a_read_is_checked_whatever_it_holds_after() {
         let one = |sql: &str| writes_nothing(&[sql.to_string()]);
         assert!(one("SELECT COUNT(*) FROM orders"));
         assert!(one("with t AS (SELECT 1) SELECT * FROM t"));
-        assert!(!one("WITH d AS (DELETE FROM t RETURNING *) SELECT 1"));
-        assert!(!one("SELECT * INTO copy FROM t"));
-        assert!(!one("SELECT 1; UPDATE t SET a = 1"));
-        assert!(!one("EXPLAIN ANALYZE DELETE FROM t"));
+        assert!(one(
+            "SELECT 'load' AS x /* set ... do */ FROM t AS \"call\""
+        ));
+        assert!(one("-- the count\n  (SELECT 1) UNION (SELECT 2)"));
+        assert!(one("/* a note */ SELECT 1"));
+        assert!(one("WITH d AS (DELETE FROM t RETURNING *) SELECT 1"));
         assert!(!one("UPDATE t SET a = 1"));
+        assert!(!one("/* SELECT */ UPDATE t SET a = 1"));
+        assert!(!one("-- SELECT\nDELETE FROM t"));
+        assert!(!writes_nothing(&[
+            "SELECT 1".into(),
+            "INSERT INTO t VALUES (1)".into()
+        ]));
         assert!(!writes_nothing(&[]));
     }
 

@@ -354,6 +354,7 @@ impl MyRun {
         let template = &self.templates[db_id];
         let mut admin = self.admin()?;
         self.kill_sessions(&mut admin, &slot.user)
+            .and_then(|()| roll_back_prepared_xa(&mut admin))
             .and_then(|()| {
                 self.sql(
                     &mut admin,
@@ -570,6 +571,30 @@ impl ItemSession {
         }
         outcome
     }
+}
+
+/// Rolls back every prepared XA transaction on the server (`XA RECOVER`): since MariaDB 10.5 one
+/// outlives the session that prepared it and keeps its locks, so a prediction's `XA PREPARE`
+/// would keep its clone from being dropped and its rows from every later reader (red team
+/// round 30). The server is the run's alone (its claim), so every prepared XA is a prediction's.
+fn roll_back_prepared_xa(admin: &mut Conn) -> Result<(), String> {
+    let prepared: Vec<(i64, usize, usize, Vec<u8>)> = admin
+        .query("XA RECOVER")
+        .map_err(|e| format!("listing prepared XA transactions: {}", my_text(&e)))?;
+    for (format_id, gtrid_length, bqual_length, data) in prepared {
+        let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02X}")).collect::<String>();
+        let (gtrid, bqual) = data.split_at(gtrid_length.min(data.len()));
+        let bqual = &bqual[..bqual_length.min(bqual.len())];
+        let rollback = format!(
+            "XA ROLLBACK X'{}', X'{}', {format_id}",
+            hex(gtrid),
+            hex(bqual)
+        );
+        admin
+            .query_drop(&rollback)
+            .map_err(|e| format!("`{rollback}`: {}", my_text(&e)))?;
+    }
+    Ok(())
 }
 
 /// The error PyMySQL's session would get for `sql` without running it: `LOAD DATA / XML LOCAL`

@@ -447,7 +447,8 @@ impl PgRun {
         let mut admin = self.lease()?;
         let role = ident(&slot.role);
         self.sql(&mut admin, &format!(
-            "ALTER ROLE {role} RESET ALL; ALTER ROLE {role} SET temp_file_limit = {}; ALTER ROLE {role} PASSWORD {}",
+            "ALTER ROLE {role} RESET ALL; ALTER ROLE {role} IN DATABASE {} RESET ALL; ALTER ROLE {role} SET temp_file_limit = {}; ALTER ROLE {role} PASSWORD {}",
+            ident(&slot.database),
             (self.settings.temp_bytes / 1024).max(1),
             literal(&password)
         ))?;
