@@ -89,6 +89,7 @@ mod redteam27;
 mod redteam28;
 mod redteam29;
 mod redteam30;
+mod redteam31;
 mod redteam9;
 mod repair;
 mod report;

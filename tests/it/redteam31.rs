@@ -1,0 +1,90 @@
+//! Red team round 31 (issue 44): classes 1, 2 and 4 first (paths the base config names, the
+//! repair path, shards / merge / baseline), after round 27's fixes to
+//! `trust::lifecycle::take_prediction_formats` and `input::spider2_dbt::checked_answer`. Every
+//! test asserts the SECURE outcome and runs its control (the same regressing pull request
+//! without the lever, which must exit 1): a failing test is a win. Report:
+//! `/work/notes/redteam31.md`.
+
+/// Class 1 (paths the base config names, changed in the pull request's tree) on Spider 2.0-DBT.
+/// The base config reads `sub/results_metadata.jsonl` (`format: spider2-dbt`); its answers are
+/// `<submission>/<instance>/<answer_or_path>`, the submission being the file's folder
+/// (`input::spider2_dbt::parse_results`). `answer_file` refuses an answer whose canonical path
+/// is outside `canonical(submission)/<instance>`, but the submission folder itself is
+/// canonicalised too: when `sub` is a link to the gold folder, `gold/<i>/db.duckdb` is "inside".
+/// The lever: the pull request replaces the folder `sub` by a link to `gold` and adds
+/// `gold/results_metadata.jsonl` naming each instance's `db.duckdb` (the gold file itself).
+/// The control: `i1` answered wrong without it.
+mod spider2_dbt_submission_folder_linked_to_the_gold {
+    use crate::common::{self, repo};
+    use crate::spider2_dbt_gate::{gated, write_answer, INSTANCES, WRONG};
+    use serde_json::json;
+    use std::path::Path;
+
+    /// The pull request (`i1` answered wrong, then `lever`) judged against the base.
+    fn judged(lever: impl FnOnce(&Path)) -> (Option<i32>, String) {
+        let (_dir, root, base) = gated();
+        common::git(&root, &["checkout", "-qb", "pr"]);
+        write_answer(&root, "i1", WRONG);
+        lever(&root);
+        repo::commit_all(&root, "pull request");
+        let output = repo::judged(&root, &base, &[]);
+        (output.status.code(), common::text(&output))
+    }
+
+    /// `gold/results_metadata.jsonl` naming each instance's gold file.
+    fn results_naming_the_gold(root: &Path) {
+        let lines: String = INSTANCES
+            .iter()
+            .map(|instance| {
+                let line = json!({"instance_id": instance, "answer_type": "file",
+                    "answer_or_path": "db.duckdb"});
+                format!("{line}\n")
+            })
+            .collect();
+        std::fs::write(root.join("gold/results_metadata.jsonl"), lines).unwrap();
+    }
+
+    /// The lever: `sub` a link to `gold`, which holds a results file naming the gold files.
+    fn submission_is_the_gold(root: &Path) {
+        std::fs::remove_dir_all(root.join("sub")).unwrap();
+        std::os::unix::fs::symlink("gold", root.join("sub")).unwrap();
+        results_naming_the_gold(root);
+    }
+
+    /// The lever without the extra file in `gold/`: `sub` a real folder whose results file sits
+    /// beside a link `sub/i1` -> `../gold/i1` (the instance folder linked, not the submission).
+    fn instance_folder_is_the_gold(root: &Path) {
+        let folder = root.join("sub/i1");
+        std::fs::remove_dir_all(&folder).unwrap();
+        std::os::unix::fs::symlink("../gold/i1", &folder).unwrap();
+        let text = std::fs::read_to_string(root.join("sub/results_metadata.jsonl")).unwrap();
+        let text = text.replacen("\"out.duckdb\"", "\"db.duckdb\"", 1);
+        std::fs::write(root.join("sub/results_metadata.jsonl"), text).unwrap();
+    }
+
+    #[test]
+    fn control_a_wrong_answer_fails_the_gate() {
+        let (code, said) = judged(|_| {});
+        assert_eq!(code, Some(1), "{said}");
+    }
+
+    #[test]
+    fn a_submission_folder_linked_to_the_gold_does_not_pass() {
+        let (code, said) = judged(submission_is_the_gold);
+        assert_ne!(
+            code,
+            Some(0),
+            "`sub` linked to `gold` passed the gate: {said}"
+        );
+    }
+
+    #[test]
+    fn an_instance_folder_linked_to_the_gold_does_not_pass() {
+        let (code, said) = judged(instance_folder_is_the_gold);
+        assert_ne!(
+            code,
+            Some(0),
+            "`sub/i1` linked to `gold/i1` passed the gate: {said}"
+        );
+    }
+}
