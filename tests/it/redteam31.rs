@@ -88,3 +88,58 @@ mod spider2_dbt_submission_folder_linked_to_the_gold {
         );
     }
 }
+
+/// Class 1 on Spider 2.0-DBT again, [`spider2_dbt_submission_folder_linked_to_the_gold`]'s
+/// set-up with the submission folder left a real folder: the answer's `answer_or_path` itself
+/// leaves the instance folder, either as an absolute path to the gold file (`Path::join` of an
+/// absolute path is that path) or through a link the pull request commits inside the instance
+/// folder (`sub/i1/g` -> `../../gold/i1`, answer `g/db.duckdb`). `answer_file` compares the
+/// canonical answer with `canonical(sub)/i1`. The control: `i1` answered wrong without either.
+mod spider2_dbt_answer_path_out_of_its_folder {
+    use crate::common::{self, repo};
+    use crate::spider2_dbt_gate::{gated, write_answer, WRONG};
+    use std::path::Path;
+
+    /// The pull request (`i1` answered wrong, then `lever`) judged against the base.
+    fn judged(lever: impl FnOnce(&Path)) -> (Option<i32>, String) {
+        let (_dir, root, base) = gated();
+        common::git(&root, &["checkout", "-qb", "pr"]);
+        write_answer(&root, "i1", WRONG);
+        lever(&root);
+        repo::commit_all(&root, "pull request");
+        let output = repo::judged(&root, &base, &[]);
+        (output.status.code(), common::text(&output))
+    }
+
+    /// `i1`'s `answer_or_path` replaced by `answer` in the results file.
+    fn answer_of_i1(root: &Path, answer: &str) {
+        let results = root.join("sub/results_metadata.jsonl");
+        let text = std::fs::read_to_string(&results).unwrap();
+        let named = serde_json::to_string(answer).unwrap();
+        std::fs::write(&results, text.replacen("\"out.duckdb\"", &named, 1)).unwrap();
+    }
+
+    #[test]
+    fn control_a_wrong_answer_fails_the_gate() {
+        let (code, said) = judged(|_| {});
+        assert_eq!(code, Some(1), "{said}");
+    }
+
+    #[test]
+    fn an_absolute_answer_path_to_the_gold_does_not_pass() {
+        let (code, said) = judged(|root| {
+            let gold = root.join("gold/i1/db.duckdb");
+            answer_of_i1(root, gold.to_str().unwrap());
+        });
+        assert_ne!(code, Some(0), "an absolute gold path passed: {said}");
+    }
+
+    #[test]
+    fn a_link_inside_the_instance_folder_to_the_gold_does_not_pass() {
+        let (code, said) = judged(|root| {
+            std::os::unix::fs::symlink("../../gold/i1", root.join("sub/i1/g")).unwrap();
+            answer_of_i1(root, "g/db.duckdb");
+        });
+        assert_ne!(code, Some(0), "a linked folder in `sub/i1` passed: {said}");
+    }
+}
