@@ -45,7 +45,7 @@ mod spider2_dbt_submission_folder_linked_to_the_gold {
     }
 
     /// The lever: `sub` a link to `gold`, which holds a results file naming the gold files.
-    fn submission_is_the_gold(root: &Path) {
+    pub(super) fn submission_is_the_gold(root: &Path) {
         std::fs::remove_dir_all(root.join("sub")).unwrap();
         std::os::unix::fs::symlink("gold", root.join("sub")).unwrap();
         results_naming_the_gold(root);
@@ -141,5 +141,52 @@ mod spider2_dbt_answer_path_out_of_its_folder {
             answer_of_i1(root, "g/db.duckdb");
         });
         assert_ne!(code, Some(0), "a linked folder in `sub/i1` passed: {said}");
+    }
+}
+
+/// Class 2 (the repair path) on Spider 2.0-DBT, [`spider2_dbt_submission_folder_linked_to_the_gold`]'s
+/// lever: a direct push breaks `main`'s config (an unknown key), and the pull request repairing
+/// it (the config's text restored) answers `i1` wrong. In a repair the pull request's config
+/// runs, held to the prediction files and dataset its baseline recorded (`trust::repair`); the
+/// lever: `sub` a link to `gold`, which gains a `results_metadata.jsonl` naming the gold files.
+/// The control: the same repair and regression without it. Contained: in a repair any change
+/// to the dataset's files is refused (exit 2), and the lever needs one (the results file in
+/// `gold/`).
+mod spider2_dbt_repair_submission_linked_to_the_gold {
+    use super::spider2_dbt_submission_folder_linked_to_the_gold::submission_is_the_gold;
+    use crate::common::{self, repo};
+    use crate::spider2_dbt_gate::{gated, write_answer, WRONG};
+    use std::path::Path;
+
+    /// The repair (config restored, `i1` answered wrong, then `lever`) judged against the
+    /// broken base.
+    fn judged(lever: impl FnOnce(&Path)) -> (Option<i32>, String) {
+        let (_dir, root, _) = gated();
+        let config = root.join("sqlgate.yml");
+        let good = std::fs::read_to_string(&config).unwrap();
+        std::fs::write(&config, format!("{good}no_such_key: 1\n")).unwrap();
+        let base = repo::commit_base(&root, "a direct push breaks the config", "pr");
+        std::fs::write(&config, good).unwrap();
+        write_answer(&root, "i1", WRONG);
+        lever(&root);
+        repo::commit_all(&root, "pull request");
+        let output = repo::judged(&root, &base, &[]);
+        (output.status.code(), common::text(&output))
+    }
+
+    #[test]
+    fn control_a_repair_with_a_wrong_answer_fails_the_gate() {
+        let (code, said) = judged(|_| {});
+        assert_eq!(code, Some(1), "{said}");
+    }
+
+    #[test]
+    fn a_repair_with_the_submission_linked_to_the_gold_does_not_pass() {
+        let (code, said) = judged(submission_is_the_gold);
+        assert_ne!(
+            code,
+            Some(0),
+            "the repair passed with `sub` -> `gold`: {said}"
+        );
     }
 }
