@@ -190,3 +190,79 @@ mod spider2_dbt_repair_submission_linked_to_the_gold {
         );
     }
 }
+
+/// Class 1 (a prediction format the pull request proposes, `trust::lifecycle::
+/// take_prediction_formats`, after round 27's fix) through a `datasets:` config: `main` gates a
+/// Spider 2.0-DBT entry `dbt` (its baseline made with that config). The fix checks a proposed
+/// format with `kind_accepts` over `Config::dataset_configs`; the lever is round 27's, moved into
+/// the entry: the pull request's config (which loads) names an entry `dbt` of `dataset.kind:
+/// spider` reading the same file with `format: jsonl`, whose lines name each instance's gold
+/// `.duckdb` as the answer text. The control: `i1` answered wrong without it.
+mod spider2_dbt_datasets_entry_format {
+    use crate::common::{self, repo};
+    use crate::spider2_dbt_gate::{gated, write_answer, INSTANCES, WRONG};
+    use serde_json::json;
+    use std::path::Path;
+
+    /// `main`'s config made a `datasets:` config (one entry `dbt`) and its baseline remade;
+    /// then the pull request (`i1` answered wrong, then `lever`) judged against it.
+    fn judged(lever: impl FnOnce(&Path)) -> (Option<i32>, String) {
+        let (_dir, root, _) = gated();
+        std::fs::write(
+            root.join("sqlgate.yml"),
+            "datasets:\n  - name: dbt\n    dataset: { kind: spider2-dbt, gold: gold/spider2_eval.jsonl, databases: gold, difficulty: none, engine: { kind: duckdb } }\n    predictions: [{ name: agent, path: sub/results_metadata.jsonl, format: spider2-dbt }]\n\
+             metrics: [duckdb_match]\ncompare: { profile: spider2 }\n\
+             baseline: { path: baseline.json }\ngate: { max_drop_points: 0.0 }\n\
+             report: { output: report.md }\n",
+        )
+        .unwrap();
+        std::fs::remove_file(root.join("baseline.json")).unwrap();
+        repo::commit_all(&root, "datasets");
+        let base = repo::commit_baseline(&root, "baseline of the datasets config");
+        common::git(&root, &["checkout", "-qb", "pr"]);
+        write_answer(&root, "i1", WRONG);
+        lever(&root);
+        repo::commit_all(&root, "pull request");
+        let output = repo::judged(&root, &base, &[]);
+        (output.status.code(), common::text(&output))
+    }
+
+    /// The lever: a loading config whose entry `dbt` is a `spider` dataset reading the entry's
+    /// file as `jsonl`, the file naming the gold files.
+    fn gold_as_the_answer(root: &Path) {
+        std::fs::create_dir_all(root.join("pr/db/one")).unwrap();
+        let conn = rusqlite::Connection::open(root.join("pr/db/one/one.sqlite")).unwrap();
+        conn.execute_batch("CREATE TABLE x (a INTEGER); INSERT INTO x VALUES (1);")
+            .unwrap();
+        drop(conn);
+        std::fs::write(root.join("pr/gold.sql"), "SELECT a FROM x\tone\n").unwrap();
+        std::fs::write(
+            root.join("sqlgate.yml"),
+            "datasets:\n  - name: dbt\n    dataset: { kind: spider, gold: pr/gold.sql, databases: pr/db, difficulty: none }\n    predictions: [{ name: agent, path: sub/results_metadata.jsonl, format: jsonl }]\n\
+             metrics: [ex]\nbaseline: { path: baseline.json }\ngate: { max_drop_points: 0.0 }\n\
+             report: { output: report.md }\n",
+        )
+        .unwrap();
+        let zeros = "0".repeat(64);
+        let lines: String = (INSTANCES.iter().enumerate())
+            .map(|(index, instance)| {
+                let gold = root.join(format!("gold/{instance}/db.duckdb"));
+                let sql = format!("sha256:{zeros} {}", gold.display());
+                format!("{}\n", json!({"id": index, "sql": sql}))
+            })
+            .collect();
+        std::fs::write(root.join("sub/results_metadata.jsonl"), lines).unwrap();
+    }
+
+    #[test]
+    fn control_a_wrong_answer_fails_the_gate() {
+        let (code, said) = judged(|_| {});
+        assert_eq!(code, Some(1), "{said}");
+    }
+
+    #[test]
+    fn a_format_proposed_in_a_datasets_entry_does_not_pass() {
+        let (code, said) = judged(gold_as_the_answer);
+        assert_ne!(code, Some(0), "the entry's proposed format passed: {said}");
+    }
+}
