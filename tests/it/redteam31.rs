@@ -5,6 +5,15 @@
 //! without the lever, which must exit 1): a failing test is a win. Report:
 //! `/work/notes/redteam31.md`.
 
+/// The pull request checked out in `root` judged against `base` as its job judges it
+/// ([`crate::common::repo::EVAL`] with `--trusted-base`), the workspace being the repository (the tests'
+/// default is `/`), so the workspace rule on paths is the one a job has.
+fn judged_in_workspace(root: &std::path::Path, base: &str) -> std::process::Output {
+    let args = [&crate::common::repo::EVAL[..], &["--trusted-base", base]].concat();
+    let workspace = root.to_str().unwrap();
+    crate::common::repo::sqlgate_in(root, &args, &[("SQLGATE_WORKSPACE", workspace)])
+}
+
 /// Class 1 (paths the base config names, changed in the pull request's tree) on Spider 2.0-DBT.
 /// The base config reads `sub/results_metadata.jsonl` (`format: spider2-dbt`); its answers are
 /// `<submission>/<instance>/<answer_or_path>`, the submission being the file's folder
@@ -27,7 +36,7 @@ mod spider2_dbt_submission_folder_linked_to_the_gold {
         write_answer(&root, "i1", WRONG);
         lever(&root);
         repo::commit_all(&root, "pull request");
-        let output = repo::judged(&root, &base, &[]);
+        let output = super::judged_in_workspace(&root, &base);
         (output.status.code(), common::text(&output))
     }
 
@@ -107,7 +116,7 @@ mod spider2_dbt_answer_path_out_of_its_folder {
         write_answer(&root, "i1", WRONG);
         lever(&root);
         repo::commit_all(&root, "pull request");
-        let output = repo::judged(&root, &base, &[]);
+        let output = super::judged_in_workspace(&root, &base);
         (output.status.code(), common::text(&output))
     }
 
@@ -170,7 +179,7 @@ mod spider2_dbt_repair_submission_linked_to_the_gold {
         write_answer(&root, "i1", WRONG);
         lever(&root);
         repo::commit_all(&root, "pull request");
-        let output = repo::judged(&root, &base, &[]);
+        let output = super::judged_in_workspace(&root, &base);
         (output.status.code(), common::text(&output))
     }
 
@@ -223,7 +232,7 @@ mod spider2_dbt_datasets_entry_format {
         write_answer(&root, "i1", WRONG);
         lever(&root);
         repo::commit_all(&root, "pull request");
-        let output = repo::judged(&root, &base, &[]);
+        let output = super::judged_in_workspace(&root, &base);
         (output.status.code(), common::text(&output))
     }
 
@@ -264,5 +273,57 @@ mod spider2_dbt_datasets_entry_format {
     fn a_format_proposed_in_a_datasets_entry_does_not_pass() {
         let (code, said) = judged(gold_as_the_answer);
         assert_ne!(code, Some(0), "the entry's proposed format passed: {said}");
+    }
+}
+
+/// Class 1, [`spider2_dbt_submission_folder_linked_to_the_gold`]'s lever aimed outside the
+/// workspace (reads outside it): `sub` a link to a folder outside the repository (here one the
+/// test makes beside it, standing for a runner's folder holding a `results_metadata.jsonl` and
+/// answers the pull request did not commit). The workspace rule (every path the config names
+/// resolves inside the workspace after following links) should refuse the prediction file.
+/// The control: `i1` answered wrong without it.
+mod spider2_dbt_submission_folder_outside_the_workspace {
+    use crate::common::{self, repo};
+    use crate::spider2_dbt_gate::{gated, write_answer, GOLD, INSTANCES, WRONG};
+    use serde_json::json;
+    use std::path::Path;
+
+    /// The pull request (`i1` answered wrong, then `lever` with the folder outside) judged.
+    fn judged(lever: impl FnOnce(&Path, &Path)) -> (Option<i32>, String) {
+        let (dir, root, base) = gated();
+        common::git(&root, &["checkout", "-qb", "pr"]);
+        write_answer(&root, "i1", WRONG);
+        lever(&root, &dir.path().join("outside"));
+        repo::commit_all(&root, "pull request");
+        let output = super::judged_in_workspace(&root, &base);
+        (output.status.code(), common::text(&output))
+    }
+
+    /// `outside` holds right answers and a results file; `sub` links to it.
+    fn submission_outside(root: &Path, outside: &Path) {
+        let mut results = String::new();
+        for instance in INSTANCES {
+            let file = outside.join(format!("{instance}/out.duckdb"));
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            sqlgate::engine::duckdb::tables::write_script(&file, GOLD).unwrap();
+            let line = json!({"instance_id": instance, "answer_type": "file",
+                "answer_or_path": "out.duckdb"});
+            results += &format!("{line}\n");
+        }
+        std::fs::write(outside.join("results_metadata.jsonl"), results).unwrap();
+        std::fs::remove_dir_all(root.join("sub")).unwrap();
+        std::os::unix::fs::symlink(outside, root.join("sub")).unwrap();
+    }
+
+    #[test]
+    fn control_a_wrong_answer_fails_the_gate() {
+        let (code, said) = judged(|_, _| {});
+        assert_eq!(code, Some(1), "{said}");
+    }
+
+    #[test]
+    fn a_submission_folder_linked_outside_the_workspace_is_refused() {
+        let (code, said) = judged(submission_outside);
+        assert_eq!(code, Some(2), "`sub` linked outside the workspace: {said}");
     }
 }
