@@ -327,3 +327,54 @@ mod spider2_dbt_submission_folder_outside_the_workspace {
         assert_eq!(code, Some(2), "`sub` linked outside the workspace: {said}");
     }
 }
+
+/// Class 2 (the repair path) on Spider 2.0-DBT: `main` gates with `compare.profile:
+/// spider2-sound` (its baseline made so), a direct push breaks the config, and the pull request
+/// repairing it answers `i1` with the gold's values scrambled across rows (official
+/// `duckdb_match` 1, sound 0). The lever: the repairing config names `compare.profile: spider2`
+/// (the official comparison) instead. The repair is held to what the base's baseline recorded
+/// (`trust::repair::govern`: datasets, overrides, suites, prediction files; the gate settings
+/// in `trust::lifecycle`); is the comparison one of them? The control: the same repair keeping
+/// `spider2-sound`.
+mod spider2_dbt_repair_official_profile {
+    use crate::common::{self, repo};
+    use crate::spider2_dbt_gate::{gated, write_answer};
+
+    /// The gold's values with the columns scrambled across rows.
+    const SCRAMBLED: &str =
+        "CREATE TABLE t (a INTEGER, b INTEGER); INSERT INTO t VALUES (1, 4), (3, 2);";
+
+    /// `main` on `spider2-sound` with its baseline, then broken by a direct push; the repair
+    /// (config restored with `profile`, `i1` scrambled) judged against it.
+    fn judged(profile: &str) -> (Option<i32>, String) {
+        let (_dir, root, _) = gated();
+        let config = root.join("sqlgate.yml");
+        let official = std::fs::read_to_string(&config).unwrap();
+        let sound = official.replace("profile: spider2 ", "profile: spider2-sound ");
+        assert_ne!(sound, official);
+        std::fs::write(&config, &sound).unwrap();
+        std::fs::remove_file(root.join("baseline.json")).unwrap();
+        repo::commit_all(&root, "sound profile");
+        repo::commit_baseline(&root, "baseline on the sound profile");
+        std::fs::write(&config, format!("{sound}no_such_key: 1\n")).unwrap();
+        let base = repo::commit_base(&root, "a direct push breaks the config", "pr");
+        let repaired = sound.replace("profile: spider2-sound ", &format!("profile: {profile} "));
+        std::fs::write(&config, repaired).unwrap();
+        write_answer(&root, "i1", SCRAMBLED);
+        repo::commit_all(&root, "pull request");
+        let output = super::judged_in_workspace(&root, &base);
+        (output.status.code(), common::text(&output))
+    }
+
+    #[test]
+    fn control_a_repair_on_the_sound_profile_fails_the_gate() {
+        let (code, said) = judged("spider2-sound");
+        assert_eq!(code, Some(1), "{said}");
+    }
+
+    #[test]
+    fn a_repair_on_the_official_profile_does_not_pass() {
+        let (code, said) = judged("spider2");
+        assert_ne!(code, Some(0), "the repair on `spider2` passed: {said}");
+    }
+}
