@@ -162,9 +162,13 @@ pub fn load_results(submission: &Path) -> Result<BTreeMap<String, Answer>, Input
 /// beside `path`).
 pub fn parse_results(path: &Path, text: &str) -> Result<Vec<(usize, String, Answer)>, InputError> {
     let submission = path.parent().unwrap_or(Path::new("."));
+    let linked = linked_folder(submission);
     let mut answers = Vec::new();
     for (line, instance_id, named) in result_lines(path, text)? {
-        let answer = named.and_then(|relative| answer_file(submission, &instance_id, &relative));
+        let answer = match &linked {
+            Some(why) => Err(why.clone()),
+            None => named.and_then(|relative| answer_file(submission, &instance_id, &relative)),
+        };
         answers.push((line, instance_id, answer));
     }
     Ok(answers)
@@ -335,6 +339,28 @@ fn digest_file(file: &Path) -> Result<String, String> {
         ));
     }
     Ok(crate::util::digest::hex(&hasher.finalize()))
+}
+
+/// Why the submission folder cannot hold answers: it is a link (to the gold's folder, say: its
+/// files would all be "inside" it, red team round 31), or it is not a folder; `None` when it is
+/// a real folder.
+fn linked_folder(submission: &Path) -> Option<String> {
+    let folder = if submission.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        submission
+    };
+    match std::fs::symlink_metadata(folder) {
+        Ok(m) if m.file_type().is_dir() => None,
+        Ok(m) if m.file_type().is_symlink() => Some(format!(
+            "the submission folder {} is a link: answer files are read only from a real folder",
+            folder.display()
+        )),
+        _ => Some(format!(
+            "the submission folder {} is not a folder",
+            folder.display()
+        )),
+    }
 }
 
 /// `<submission>/<instance_id>/<relative>`, a regular file inside that folder, the folder
