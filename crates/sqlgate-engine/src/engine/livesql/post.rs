@@ -396,22 +396,13 @@ fn table_of(session: &Session, name: &str) -> Result<Option<Table>, TestsError> 
     key.sort();
     let conn = session.connection();
     let read = || -> rusqlite::Result<Vec<Row>> {
-        let mut statement = conn.prepare(&format!("SELECT * FROM main.{}", quoted(name)))?;
-        let width = statement.column_count();
-        let mut rows = statement.query([])?;
-        let mut out = Vec::new();
-        while let Some(row) = rows.next()? {
-            if out.len() == MAX_STATE_ROWS {
-                return Err(rusqlite::Error::InvalidQuery);
-            }
-            let values: rusqlite::Result<Vec<Value>> = (0..width).map(|i| row.get(i)).collect();
-            let values = values?;
-            out.push(Row {
+        let values = bounded_rows(conn, &format!("SELECT * FROM main.{}", quoted(name)))?;
+        Ok((values.iter())
+            .map(|values| Row {
                 cells: values.iter().map(cell).collect(),
                 shown: values.iter().map(exact).collect(),
-            });
-        }
-        Ok(out)
+            })
+            .collect())
     };
     let rows = match read() {
         Ok(rows) => rows,
@@ -439,18 +430,12 @@ fn table_of(session: &Session, name: &str) -> Result<Option<Table>, TestsError> 
 fn exact_rows(session: &Session, name: &str) -> Result<Vec<Vec<String>>, TestsError> {
     let conn = session.connection();
     let read = |sql: &str| -> rusqlite::Result<Vec<Vec<String>>> {
-        let mut statement = conn.prepare(sql)?;
-        let width = statement.column_count();
-        let mut rows = statement.query([])?;
-        let mut out = Vec::new();
-        while let Some(row) = rows.next()? {
-            if out.len() == MAX_STATE_ROWS {
-                return Err(rusqlite::Error::InvalidQuery);
-            }
-            let values: rusqlite::Result<Vec<Value>> = (0..width).map(|i| row.get(i)).collect();
-            out.push(values?.iter().map(exact).collect());
-        }
-        Ok(sorted(out))
+        let rows = bounded_rows(conn, sql)?;
+        Ok(sorted(
+            (rows.iter())
+                .map(|values| values.iter().map(exact).collect())
+                .collect(),
+        ))
     };
     let table = format!("main.{}", quoted(name));
     read(&format!("SELECT _rowid_, * FROM {table}"))
@@ -461,6 +446,25 @@ fn exact_rows(session: &Session, name: &str) -> Result<Vec<Vec<String>>, TestsEr
                 "reading table `{name}`: {error}"
             )))
         })
+}
+
+/// The rows of `sql` on `conn`, at most [`MAX_STATE_ROWS`] (more is `InvalidQuery`).
+fn bounded_rows(conn: &rusqlite::Connection, sql: &str) -> rusqlite::Result<Vec<Vec<Value>>> {
+    let mut statement = conn.prepare(sql)?;
+    let width = statement.column_count();
+    let mut rows = statement.query([])?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        if out.len() == MAX_STATE_ROWS {
+            return Err(rusqlite::Error::InvalidQuery);
+        }
+        out.push(
+            (0..width)
+                .map(|i| row.get(i))
+                .collect::<rusqlite::Result<_>>()?,
+        );
+    }
+    Ok(out)
 }
 
 /// How the prediction's table differs from the gold's, or `None` when they hold the same
