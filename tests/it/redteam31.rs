@@ -5,15 +5,6 @@
 //! without the lever, which must exit 1): a failing test is a win. Report:
 //! `/work/notes/redteam31.md`.
 
-/// The pull request checked out in `root` judged against `base` as its job judges it
-/// ([`crate::common::repo::EVAL`] with `--trusted-base`), the workspace being the repository (the tests'
-/// default is `/`), so the workspace rule on paths is the one a job has.
-fn judged_in_workspace(root: &std::path::Path, base: &str) -> std::process::Output {
-    let args = [&crate::common::repo::EVAL[..], &["--trusted-base", base]].concat();
-    let workspace = root.to_str().unwrap();
-    crate::common::repo::sqlgate_in(root, &args, &[("SQLGATE_WORKSPACE", workspace)])
-}
-
 /// Class 1 (paths the base config names, changed in the pull request's tree) on Spider 2.0-DBT.
 /// The base config reads `sub/results_metadata.jsonl` (`format: spider2-dbt`); its answers are
 /// `<submission>/<instance>/<answer_or_path>`, the submission being the file's folder
@@ -36,7 +27,7 @@ mod spider2_dbt_submission_folder_linked_to_the_gold {
         write_answer(&root, "i1", WRONG);
         lever(&root);
         repo::commit_all(&root, "pull request");
-        let output = super::judged_in_workspace(&root, &base);
+        let output = crate::common::repo::judged(&root, &base, &[]);
         (output.status.code(), common::text(&output))
     }
 
@@ -116,7 +107,7 @@ mod spider2_dbt_answer_path_out_of_its_folder {
         write_answer(&root, "i1", WRONG);
         lever(&root);
         repo::commit_all(&root, "pull request");
-        let output = super::judged_in_workspace(&root, &base);
+        let output = crate::common::repo::judged(&root, &base, &[]);
         (output.status.code(), common::text(&output))
     }
 
@@ -179,7 +170,7 @@ mod spider2_dbt_repair_submission_linked_to_the_gold {
         write_answer(&root, "i1", WRONG);
         lever(&root);
         repo::commit_all(&root, "pull request");
-        let output = super::judged_in_workspace(&root, &base);
+        let output = crate::common::repo::judged(&root, &base, &[]);
         (output.status.code(), common::text(&output))
     }
 
@@ -232,7 +223,7 @@ mod spider2_dbt_datasets_entry_format {
         write_answer(&root, "i1", WRONG);
         lever(&root);
         repo::commit_all(&root, "pull request");
-        let output = super::judged_in_workspace(&root, &base);
+        let output = crate::common::repo::judged(&root, &base, &[]);
         (output.status.code(), common::text(&output))
     }
 
@@ -295,7 +286,7 @@ mod spider2_dbt_submission_folder_outside_the_workspace {
         write_answer(&root, "i1", WRONG);
         lever(&root, &dir.path().join("outside"));
         repo::commit_all(&root, "pull request");
-        let output = super::judged_in_workspace(&root, &base);
+        let output = crate::common::repo::judged(&root, &base, &[]);
         (output.status.code(), common::text(&output))
     }
 
@@ -362,7 +353,7 @@ mod spider2_dbt_repair_official_profile {
         std::fs::write(&config, repaired).unwrap();
         write_answer(&root, "i1", SCRAMBLED);
         repo::commit_all(&root, "pull request");
-        let output = super::judged_in_workspace(&root, &base);
+        let output = crate::common::repo::judged(&root, &base, &[]);
         (output.status.code(), common::text(&output))
     }
 

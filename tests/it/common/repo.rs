@@ -85,10 +85,13 @@ pub fn commit_base(root: &Path, message: &str, branch: &str) -> String {
 pub const EVAL: [&str; 5] = ["eval", "--config", "sqlgate.yml", "--comment", "never"];
 
 /// The pull request checked out in `root` judged as its job judges it: [`EVAL`] trusting the
-/// config, template and baseline of the commit `base`, with `extra`.
+/// config, template and baseline of the commit `base`, with `extra`, the workspace being the
+/// checkout (not the tests' default `/`), so every path lever meets the workspace rule a job has
+/// (red team round 31).
 pub fn judged(root: &Path, base: &str, extra: &[&str]) -> Output {
     let args = [&EVAL[..], &["--trusted-base", base], extra].concat();
-    sqlgate_in(root, &args, &[])
+    let workspace = root.to_str().expect("a temporary folder's path is UTF-8");
+    sqlgate_in(root, &args, &[("SQLGATE_WORKSPACE", workspace)])
 }
 
 /// Writes the payload of a `pull_request` event (`payload`) to `path` and returns the path.
