@@ -400,7 +400,7 @@ pub struct Env<'a> {
     /// Soft-F1: the version of the official script reproduced.
     pub soft_f1_version: crate::input::soft_f1::SoftF1Version,
     /// State-changing items: what each item may spend (`execution.max_copy_bytes`,
-    /// `max_steps`, the deadline of `timeout_ms`).
+    /// `max_steps`, `item_timeout_ms`).
     pub state_budget: crate::engine::livesql::Budget,
     gold: Mutex<HashMap<(usize, usize, PathBuf), GoldSlot>>,
     gold_cache: Option<&'a crate::suites::gold_cache::GoldCache>,
@@ -476,6 +476,9 @@ impl<'a> Env<'a> {
     pub fn with_state_budget(mut self, execution: &crate::input::config::ExecutionConfig) -> Self {
         self.state_budget.max_steps = execution.max_steps;
         self.state_budget.disk_bytes = execution.max_copy_bytes;
+        if let Some(ms) = execution.item_timeout_ms {
+            self.state_budget.deadline = std::time::Duration::from_millis(ms);
+        }
         self
     }
 

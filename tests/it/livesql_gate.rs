@@ -298,8 +298,10 @@ fn a_right_management_item() -> (usize, String, Vec<String>) {
 }
 
 #[test]
-fn the_configured_copy_and_step_budgets_decide_where_an_item_is_stopped() {
+fn the_configured_copy_step_and_time_budgets_decide_where_an_item_is_stopped() {
     let (index, id, right) = a_right_management_item();
+    let a_billion_steps_or_more =
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 2000000000) SELECT count(*) FROM r";
     let three_mib = "INSERT INTO junk SELECT randomblob(1048576) FROM (SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3)";
     let two_million_steps =
         "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 2000000) SELECT count(*) FROM r";
@@ -317,8 +319,17 @@ fn the_configured_copy_and_step_budgets_decide_where_an_item_is_stopped() {
             ("pred_timeout", "pred_timeout"),
             None,
         ),
+        (
+            ", max_steps: 10000000000000, item_timeout_ms: 1000",
+            ("pred_timeout", "pred_timeout"),
+            None,
+        ),
     ];
     for (budget, expected, error) in cases {
+        let mut statements = statements.clone();
+        if budget.contains("item_timeout_ms") {
+            statements.insert(2, a_billion_steps_or_more);
+        }
         let dir = tempfile::tempdir().unwrap();
         common::copy_tree(&example_folder(), dir.path());
         predict(dir.path(), &id, &statements);
@@ -352,6 +363,10 @@ fn out_of_range_state_budgets_are_refused_naming_the_key() {
             "`execution.max_copy_bytes` must be between",
         ),
         ("max_steps: 0", "`execution.max_steps` must be between"),
+        (
+            "item_timeout_ms: 999",
+            "`execution.item_timeout_ms` must be between",
+        ),
     ];
     for (budget, message) in cases {
         let dir = tempfile::tempdir().unwrap();

@@ -25,7 +25,7 @@ predictions:
   - { name: model, path: predictions/model.jsonl, format: livesql }
 metrics: [bird_critic, bird_critic_sound]
 reference: bird_critic_sound
-execution: { timeout_ms: 30000, threads: 4 }
+execution: { timeout_ms: 30000, threads: 4, item_timeout_ms: 60000 }
 baseline: { path: baseline.json }
 gate:
   metric: bird_critic_sound

@@ -14,6 +14,8 @@ const RESULT_BYTES: (usize, usize) = (1 << 10, 4 << 30);
 const MEMORY_BYTES: (usize, usize) = (64 << 20, 1 << 40);
 /// The smallest and largest `execution.max_copy_bytes`: 1 MiB and 1 TiB.
 const COPY_BYTES: (u64, u64) = (1 << 20, 1 << 40);
+/// The shortest and longest `execution.item_timeout_ms`: one second and one hour.
+const ITEM_TIMEOUT_MS: (u64, u64) = (1_000, 3_600_000);
 /// The smallest and largest `execution.max_steps`: 10^6 and 10^13.
 const STEPS: (u64, u64) = (1_000_000, 10_000_000_000_000);
 /// The largest `suite.distill.max_random_dbs`.
@@ -87,6 +89,12 @@ pub struct ExecutionConfig {
     /// its statements and test cases, a deadline that is the same on every machine.
     #[serde(default = "default_max_steps")]
     pub max_steps: u64,
+    /// State-changing items: the wall-clock time an item may take over all its statements and
+    /// test cases, after which it is stopped as the official wrapper kills it (a timeout);
+    /// absent, the evaluator's own (180 s for SQLite, 300 s on a server). A nightly run can
+    /// give a never-ending prediction less; an item that would end between the two fails.
+    #[serde(default)]
+    pub item_timeout_ms: Option<u64>,
 }
 
 impl Default for ExecutionConfig {
@@ -99,6 +107,7 @@ impl Default for ExecutionConfig {
             max_memory: default_max_memory(),
             max_copy_bytes: default_max_copy_bytes(),
             max_steps: default_max_steps(),
+            item_timeout_ms: None,
         }
     }
 }
@@ -157,7 +166,7 @@ fn default_max_steps() -> u64 {
 }
 
 impl ExecutionConfig {
-    /// Checks the timeout, row, result-size, memory, copy-size and step bounds; the error names the key and the
+    /// Checks the timeout, row, result-size, memory, copy-size, step and item-timeout bounds; the error names the key and the
     /// range.
     pub fn check(&self) -> Result<(), String> {
         if !(1..=MAX_TIMEOUT_MS).contains(&self.timeout_ms) {
@@ -203,7 +212,19 @@ impl ExecutionConfig {
                 self.max_steps
             ));
         }
-        Ok(())
+        self.check_item_timeout()
+    }
+
+    /// Checks `item_timeout_ms`, when given, against [`ITEM_TIMEOUT_MS`].
+    fn check_item_timeout(&self) -> Result<(), String> {
+        let (shortest, longest) = ITEM_TIMEOUT_MS;
+        match self.item_timeout_ms {
+            Some(ms) if !(shortest..=longest).contains(&ms) => Err(format!(
+                "`execution.item_timeout_ms` must be between {shortest} (one second) and \
+                 {longest} (one hour), not {ms}"
+            )),
+            _ => Ok(()),
+        }
     }
 }
 

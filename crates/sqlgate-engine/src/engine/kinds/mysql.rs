@@ -13,6 +13,7 @@ use crate::input::dataset::Dataset;
 use crate::sql::features::FeatureDialect;
 use crate::util::error::InputError;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// MySQL / MariaDB as a plugin (`kind: mysql`): a server the URL in `url_env` names, checked at
 /// start, its data digested, loaded by `sqlgate load`, its planner breaking ties; with
@@ -85,14 +86,19 @@ impl EngineFactory for MysqlFactory {
 
 /// The clones' settings when the config names an administrator (`dataset.engine.admin_url_env`,
 /// its URL read and registered with the scrubber): a clone's disk budget is
-/// `execution.max_copy_bytes`, the rest BIRD-Critic's evaluator's.
+/// `execution.max_copy_bytes`, its deadline `execution.item_timeout_ms` when given, the rest
+/// BIRD-Critic's evaluator's.
 fn clone_settings(config: &Config) -> Result<Option<MySettings>, StartError> {
     let Some(name) = &config.dataset.engine.admin_url_env else {
         return Ok(None);
     };
     let admin_url = crate::engine::server::read_env_url("admin_url_env", name)?;
+    let defaults = MySettings::new(admin_url);
+    let deadline =
+        (config.execution.item_timeout_ms).map_or(defaults.deadline, Duration::from_millis);
     Ok(Some(MySettings {
         disk_bytes: config.execution.max_copy_bytes,
-        ..MySettings::new(admin_url)
+        deadline,
+        ..defaults
     }))
 }
