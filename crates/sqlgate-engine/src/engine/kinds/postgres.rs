@@ -5,7 +5,7 @@ use crate::engine::kinds::postgres_clones;
 use crate::engine::livesql::postgres::PgSettings;
 use crate::engine::load::types::Server;
 use crate::engine::plugin::EngineFactory;
-use crate::engine::server::data_digest::{self, DataDigests};
+use crate::engine::server::data_digest::{self, DataDigests, Reach};
 use crate::engine::server::postgres::PostgresEngine;
 use crate::engine::server::StartError;
 use crate::input::config::{Config, EngineConfig};
@@ -66,8 +66,10 @@ impl EngineFactory for PostgresFactory {
         let Some(settings) =
             clone_settings(config).map_err(|e| crate::engine::server::start_failure(config, e))?
         else {
-            return data_digest::of_server(config, dataset, data_digest::postgres_digests)
-                .map(Some);
+            let base = |url: &str, databases: &[String]| {
+                data_digest::postgres_digests(url, databases, Reach::Base { clones: false })
+            };
+            return data_digest::of_server(config, dataset, base).map(Some);
         };
         let with_clones = |url: &str, databases: &[String]| {
             let mut digests = data_digest::postgres_digests_with_server(url, databases)?;

@@ -1,55 +1,57 @@
 //! The servers' Query data check under `bird_critic_sound` (issue 44; red team round 26, the
-//! lever h69 left open): an item whose gold reads ([`writes_nothing`]) must leave its
-//! clone holding what the twin holds. After the prediction, and again after each test-case
-//! request on the prediction's clone, every table's rows and the schema's objects of the
-//! prediction's clone are compared with the twin's ([`Contents`]): a prediction that rewrote the
-//! rows its wrong query reads (`UPDATE ... SET qty = id` before a `COUNT(DISTINCT qty)` where
-//! the gold counts rows) fails, naming the table.
+//! lever h69 left open): an item whose gold is not shown to write ([`gold_writes`]) must leave
+//! its clone holding what the twin holds. After the prediction, and again after each test-case
+//! request on the prediction's clone, the prediction's clone is compared with the twin on every
+//! entry its data digests have ([`Contents`]): each table's rows, the rows' scan order, the
+//! settings that decide how values compare (collations, enum labels) and the schema's objects.
+//! A prediction that rewrote the rows its wrong query reads (`UPDATE ... SET qty = id` before a
+//! `COUNT(DISTINCT qty)` where the gold counts rows), moved them (a no-op `UPDATE`, a table
+//! rebuilt in another order, before a gold's `LIMIT 1`) or changed a column's collation fails,
+//! naming what differs (red team round 32).
 
 use super::python::TestsError;
+use sqlparser::dialect::Dialect;
+use sqlparser::tokenizer::{Token, Tokenizer};
 use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeMap;
 
-/// A clone's contents as the check compares them: each table's digest, and the database's
-/// structure entry, keyed without the clone's database name (the server's data digests,
-/// `server::data_digest`; the heap-order and settings entries are left out: an `UPDATE` that
-/// puts every row back moves them, and they do not hold rows).
+/// A clone's contents as the check compares them: every data digest entry of the clone's
+/// database (`server::data_digest`: its tables, the scan order, the settings, the structure),
+/// and on MariaDB / MySQL what else can change a read there (`structure::mysql_levers`), keyed
+/// and valued without the clone's database name, so a clone and its twin compare equal when
+/// they hold the same.
 pub type Contents = BTreeMap<String, String>;
 
-/// How a statement the check treats as a read starts (its first word, after comments, blanks
-/// and opening parentheses).
-const READING: [&str; 6] = ["select", "with", "show", "explain", "values", "table"];
+/// The first keywords of a statement that writes rows, the schema's objects, their order or
+/// their settings. A gold with such a statement has the check off: its twin holds the gold's
+/// writes, which the test cases judge. Any other first keyword (a read, `SET`, `USE`, one
+/// unknown here) leaves the check on: a gold that writes under another word is checked, a
+/// false fail at worst, never a false pass.
+const WRITING: [&str; 25] = [
+    "insert", "update", "delete", "merge", "replace", "upsert", "create", "alter", "drop",
+    "truncate", "rename", "comment", "grant", "revoke", "call", "do", "copy", "load", "import",
+    "refresh", "cluster", "vacuum", "optimize", "repair", "reassign",
+];
 
-/// Whether the check is on for an item whose gold is `sqls`: every statement starts with a
-/// reading word ([`READING`]). What a statement holds after its first word does not turn the
-/// check off (a writing word in a literal, a comment or a quoted name did: red team round 30).
-/// A gold led by a read that writes all the same (a data-changing CTE, `SELECT ... INTO`,
-/// `EXPLAIN ANALYZE` of a write, a function that writes) is checked too: its twin holds the
-/// gold's writes, so the prediction must leave its clone as the gold leaves it, a false fail at
-/// worst, never a false pass.
-pub fn writes_nothing(sqls: &[String]) -> bool {
-    !sqls.is_empty()
-        && sqls.iter().all(|sql| {
-            let first = first_word(sql).to_ascii_lowercase();
-            READING.contains(&first.as_str())
-        })
+/// Whether a statement of the gold `sqls` is shown to write: its first keyword, read by the
+/// server's own lexer (`dialect`: MySQL's `#` comments, PostgreSQL's nested ones), is one of
+/// [`WRITING`]. What a statement holds after its first keyword does not count (a writing word
+/// in a literal, a comment or a quoted name: red team round 30), and a gold the check cannot
+/// classify is checked (a leading `#` or nested comment, a `SET` before the read: round 32).
+pub fn gold_writes(sqls: &[String], dialect: &dyn Dialect) -> bool {
+    sqls.iter()
+        .any(|sql| first_keyword(sql, dialect).is_some_and(|word| WRITING.contains(&word.as_str())))
 }
 
-/// The first word of `sql` after its leading blanks, comments (`--`, `/* */`) and parentheses.
-fn first_word(sql: &str) -> &str {
-    let mut rest = sql;
-    loop {
-        let trimmed = rest.trim_start_matches(|c: char| c.is_whitespace() || c == '(');
-        if let Some(after) = trimmed.strip_prefix("--") {
-            rest = after.split_once('\n').map_or("", |(_, next)| next);
-        } else if let Some(after) = trimmed.strip_prefix("/*") {
-            rest = after.split_once("*/").map_or("", |(_, next)| next);
-        } else {
-            let end = trimmed
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(trimmed.len());
-            return &trimmed[..end];
-        }
+/// The first keyword of `sql` (lower case) after blanks, comments and opening parentheses, as
+/// `dialect` reads them; `None` for a text it cannot read or that holds none.
+fn first_keyword(sql: &str, dialect: &dyn Dialect) -> Option<String> {
+    let tokens = Tokenizer::new(dialect, sql).tokenize().ok()?;
+    let first = (tokens.into_iter())
+        .find(|token| !matches!(token, Token::Whitespace(_) | Token::LParen))?;
+    match first {
+        Token::Word(word) if word.quote_style.is_none() => Some(word.value.to_ascii_lowercase()),
+        _ => None,
     }
 }
 
@@ -61,17 +63,34 @@ pub trait CloneContents {
     fn twin(&self) -> Result<Contents, TestsError>;
 }
 
-/// The `contents` of a clone from its data `digests`: the table entries and the structure entry
-/// of `database`, keyed without `database`.
+/// The `contents` of a clone from its data `digests`: every entry of `database` (its tables,
+/// `<database>:order`, `:settings`, `:structure`), keyed and valued with `database` replaced by
+/// a placeholder.
 pub fn contents(digests: BTreeMap<String, String>, database: &str) -> Contents {
     let table = format!("{database}.");
-    let structure = format!("{database}:structure");
+    let entry = format!("{database}:");
+    let neutral = |text: &str| text.replace(database, "<clone>");
     (digests.into_iter())
-        .filter_map(|(key, value)| match key.strip_prefix(&table) {
-            Some(name) => Some((name.to_string(), value)),
-            None => (key == structure).then(|| ("the schema's objects".to_string(), value)),
+        .filter_map(|(key, value)| {
+            let name = match (key.strip_prefix(&table), key.strip_prefix(&entry)) {
+                (Some(name), _) => name.to_string(),
+                (None, Some(what)) => entry_name(what),
+                (None, None) => return None,
+            };
+            Some((name, neutral(&value)))
         })
         .collect()
+}
+
+/// How the check names a database entry `what` (`order`, `settings`, `structure`) it found
+/// changed.
+fn entry_name(what: &str) -> String {
+    match what {
+        "order" => "the rows' scan order".to_string(),
+        "settings" => "the collations and settings".to_string(),
+        "structure" => "the schema's objects".to_string(),
+        other => format!("the database's {other}"),
+    }
 }
 
 /// The tables (or the schema's objects) where `now` differs from `twin`.
@@ -85,7 +104,7 @@ fn differences(twin: &Contents, now: &Contents) -> Vec<String> {
         .collect()
 }
 
-/// One item's Query data check: off for an item whose gold may write; the twin's contents read
+/// One item's Query data check: off for an item whose gold is shown to write; the twin's contents read
 /// once; the first difference found kept.
 pub struct QueryCheck<'a> {
     clones: &'a dyn CloneContents,
@@ -95,11 +114,12 @@ pub struct QueryCheck<'a> {
 }
 
 impl<'a> QueryCheck<'a> {
-    /// The check of an item (on when its gold `writes_nothing`) on `clones`.
-    pub fn new(clones: &'a dyn CloneContents, gold: &[String]) -> Self {
+    /// The check of an item on `clones` (on unless its gold, read as `dialect` reads it,
+    /// [`gold_writes`]).
+    pub fn new(clones: &'a dyn CloneContents, gold: &[String], dialect: &dyn Dialect) -> Self {
         QueryCheck {
             clones,
-            on: writes_nothing(gold),
+            on: !gold_writes(gold, dialect),
             twin: OnceCell::new(),
             changed: RefCell::default(),
         }
@@ -137,39 +157,67 @@ impl<'a> QueryCheck<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::{contents, writes_nothing};
+    use super::{contents, gold_writes};
+    use sqlparser::dialect::{Dialect, MySqlDialect, PostgreSqlDialect};
 
-    #[test]
-    fn a_gold_led_by_a_read_is_checked_whatever_it_holds_after() {
-        let one = |sql: &str| writes_nothing(&[sql.to_string()]);
-        assert!(one("SELECT COUNT(*) FROM orders"));
-        assert!(one("with t AS (SELECT 1) SELECT * FROM t"));
-        assert!(one(
-            "SELECT 'load' AS x /* set ... do */ FROM t AS \"call\""
-        ));
-        assert!(one("-- the count\n  (SELECT 1) UNION (SELECT 2)"));
-        assert!(one("/* a note */ SELECT 1"));
-        assert!(one("WITH d AS (DELETE FROM t RETURNING *) SELECT 1"));
-        assert!(!one("UPDATE t SET a = 1"));
-        assert!(!one("/* SELECT */ UPDATE t SET a = 1"));
-        assert!(!one("-- SELECT\nDELETE FROM t"));
-        assert!(!writes_nothing(&[
-            "SELECT 1".into(),
-            "INSERT INTO t VALUES (1)".into()
-        ]));
-        assert!(!writes_nothing(&[]));
+    fn writes(sql: &str, dialect: &dyn Dialect) -> bool {
+        gold_writes(&[sql.to_string()], dialect)
     }
 
     #[test]
-    fn contents_are_keyed_without_the_database() {
+    fn a_gold_is_checked_unless_a_statement_is_shown_to_write() {
+        let (pg, my) = (PostgreSqlDialect {}, MySqlDialect {});
+        for dialect in [&pg as &dyn Dialect, &my] {
+            assert!(!writes("SELECT COUNT(*) FROM orders", dialect));
+            assert!(!writes("with t AS (SELECT 1) SELECT * FROM t", dialect));
+            assert!(!writes("SELECT 'load' AS x /* update */ FROM t", dialect));
+            assert!(!writes(
+                "-- the count\n  (SELECT 1) UNION (SELECT 2)",
+                dialect
+            ));
+            assert!(!writes(
+                "WITH d AS (DELETE FROM t RETURNING *) SELECT 1",
+                dialect
+            ));
+            assert!(!writes(
+                "SET SESSION group_concat_max_len = 100000",
+                dialect
+            ));
+            assert!(!writes("", dialect));
+            assert!(writes("UPDATE t SET a = 1", dialect));
+            assert!(writes("/* SELECT */ update t SET a = 1", dialect));
+            assert!(writes("-- SELECT\nDELETE FROM t", dialect));
+            assert!(writes("(INSERT INTO t VALUES (1))", dialect));
+            assert!(gold_writes(
+                &["SELECT 1".into(), "DROP TABLE t".into()],
+                dialect
+            ));
+        }
+        assert!(!writes("# the out of stock ones\nSELECT 1", &my));
+        assert!(writes("# a note\nDELETE FROM t", &my));
+        assert!(!writes("/* a /* nested */ update */ SELECT 1", &pg));
+        assert!(writes("/* a /* nested */ select */ DELETE FROM t", &pg));
+        assert!(!gold_writes(&[], &pg));
+    }
+
+    #[test]
+    fn contents_hold_every_entry_without_the_database() {
         let digests = [
             ("c1.public.t", "a"),
-            ("c1:order", "b"),
+            ("c1:order", "c1.public.t=11"),
+            ("c1:settings", "collations=public.t.name und-x-icu"),
             ("c1:structure", "s"),
+            ("c2.public.t", "other"),
         ]
         .map(|(k, v)| (k.to_string(), v.to_string()));
         let kept = contents(digests.into_iter().collect(), "c1");
         assert_eq!(kept.get("public.t").map(String::as_str), Some("a"));
-        assert_eq!(kept.len(), 2);
+        assert_eq!(
+            kept.get("the rows' scan order").map(String::as_str),
+            Some("<clone>.public.t=11")
+        );
+        assert!(kept.contains_key("the collations and settings"));
+        assert!(kept.contains_key("the schema's objects"));
+        assert_eq!(kept.len(), 4);
     }
 }

@@ -241,25 +241,33 @@ fn table_digest(columns: &str, rows: i64, rows_digest: &str) -> String {
     ])
 }
 
-/// Every readable table of each database (the URL's when the name is empty).
-pub(crate) fn postgres_digests(url: &str, databases: &[String]) -> Result<DataDigests, String> {
-    postgres_digests_of(url, databases, false)
+/// What a digest of one PostgreSQL database reads besides its tables, their order, its
+/// settings and its structure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reach {
+    /// A base database: the built-in catalogs too, and every catalog row when its items run on
+    /// clones (`clones`).
+    Base { clones: bool },
+    /// An item's clone in the Query data check, compared with its twin: neither (no role a clone
+    /// is judged as can change a built-in, and both clones hold the template's catalog rows), so
+    /// a check costs a fraction of a base digest.
+    Clone,
 }
 
-/// [`postgres_digests`], with every catalog row of each database when its items run on
-/// clones (`clones`).
-fn postgres_digests_of(
+/// The digests of every readable table of each database (the URL's when the name is empty),
+/// read as far as `reach` says.
+pub(crate) fn postgres_digests(
     url: &str,
     databases: &[String],
-    clones: bool,
+    reach: Reach,
 ) -> Result<DataDigests, String> {
     let target = tls::postgres_target(url)?;
     let mut digests = DataDigests::new();
     for database in databases {
         let mut client = postgres_connect(&target, database)?;
-        postgres_database(&mut client, &mut digests, clones).map_err(|e| postgres_error(&e))?;
+        postgres_database(&mut client, &mut digests, reach).map_err(|e| postgres_error(&e))?;
     }
-    if clones {
+    if reach == (Reach::Base { clones: true }) {
         refuse_unreadable(&digests)?;
     }
     Ok(digests)
@@ -334,12 +342,12 @@ pub(crate) fn postgres_file_settings(
     Ok(())
 }
 
-/// [`postgres_digests`] with the server-wide entry of a run on clones.
+/// The digests of the base `databases` of a run on clones, with the server-wide entry.
 pub(crate) fn postgres_digests_with_server(
     url: &str,
     databases: &[String],
 ) -> Result<DataDigests, String> {
-    let mut digests = postgres_digests_of(url, databases, true)?;
+    let mut digests = postgres_digests(url, databases, Reach::Base { clones: true })?;
     postgres_server_entry(url, &mut digests)?;
     Ok(digests)
 }
@@ -406,7 +414,7 @@ pub(crate) fn postgres_hold(
         .query_one("SELECT pg_catalog.pg_export_snapshot()", &[])
         .map_err(error)?
         .get(0);
-    postgres_database(&mut client, digests, clones).map_err(error)?;
+    postgres_database(&mut client, digests, Reach::Base { clones }).map_err(error)?;
     if clones {
         refuse_unreadable(digests)?;
     }
@@ -414,13 +422,13 @@ pub(crate) fn postgres_hold(
 }
 
 /// Adds the digest of every table of the session's database that the role can read, in any
-/// schema but the system's, and the database's settings and structure entries (with every
-/// catalog row when its items run on clones, `clones`: [`catalog_rows`]), under the settings
-/// every sqlgate session pins ([`structure::POSTGRES_PINS`]).
+/// schema but the system's, and the database's settings and structure entries (with the
+/// built-in catalogs and the catalog rows as `reach` says: [`builtins`], [`catalog_rows`]),
+/// under the settings every sqlgate session pins ([`structure::POSTGRES_PINS`]).
 fn postgres_database(
     client: &mut postgres::Client,
     digests: &mut DataDigests,
-    clones: bool,
+    reach: Reach,
 ) -> Result<(), postgres::Error> {
     client.batch_execute(&format!(
         "SET default_transaction_read_only = on; SET statement_timeout = {}; {}; \
@@ -434,10 +442,12 @@ fn postgres_database(
         .query_one("SELECT current_database()::text", &[])?
         .get(0);
     let mut settings = vec![structure::postgres_settings(client)?];
-    settings.extend(builtins::postgres_parts(client)?);
+    if reach != Reach::Clone {
+        settings.extend(builtins::postgres_parts(client)?);
+    }
     digests.insert(format!("{database}{SETTINGS}"), settings.join("; "));
     let mut plans = vec![structure::postgres_structure(client)?];
-    if clones {
+    if reach == (Reach::Base { clones: true }) {
         plans.extend(catalog_rows::postgres_catalog_rows(client, false)?);
     }
     digests.insert(format!("{database}{STRUCTURE}"), plans.join("; "));

@@ -25,7 +25,7 @@ mod pg_session;
 mod pool;
 pub mod postgres;
 pub(crate) mod role;
-mod structure;
+pub(crate) mod structure;
 pub mod tls;
 mod watchdog;
 mod writers;

@@ -19,15 +19,17 @@
 //! and after each request on its clone (`query_check.rs`, the Query data check).
 
 use super::watch::Watch;
-use super::{ItemSession, MyRun, Slot, HELPERS_MYSQL};
+use super::{ident, my_text, ItemSession, MyRun, Slot, HELPERS_MYSQL};
 use crate::engine::livesql::python::{self, ItemDb, TestsError};
 use crate::engine::livesql::query_check::{self, CloneContents, Contents, QueryCheck};
 use crate::engine::livesql::server_sides::{ServerSide, ServerSides};
 use crate::engine::livesql::sound::add_post_failures;
 use crate::engine::livesql::{Fault, Profile, Verdict};
 use crate::engine::server::data_digest::mysql_digests;
+use crate::engine::server::structure;
 use crate::input::livesql::LiveItem;
 use serde_json::Value as Json;
+use sqlparser::dialect::MySqlDialect;
 use std::cell::OnceCell;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -144,7 +146,7 @@ impl MyRun {
             slot,
             twin,
         };
-        let check = QueryCheck::new(&clones, &item.sol_sql);
+        let check = QueryCheck::new(&clones, &item.sol_sql, &MySqlDialect {});
         check.check("after its statements")?;
         let sides = ServerSides::new((&checks, twin), (&item.sol_sql, prediction), &check);
         let rows = ran.rows.clone().unwrap_or(Json::Null);
@@ -196,12 +198,27 @@ impl CloneContents for Clones<'_> {
 }
 
 impl MyRun {
-    /// The contents of `slot`'s clone, read by the administrator.
+    /// The contents of `slot`'s clone, read by the administrator: its data digests and what
+    /// else can change a read there (an invisible column, a view, a routine, a trigger: the
+    /// start-up check's levers, which the digests do not hold; red team round 32).
     fn contents(&self, slot: &Slot) -> Result<Contents, TestsError> {
+        let fault = |e: String| TestsError::Fault(format!("reading a clone's contents: {e}"));
         let database = slot.database.clone();
-        let digests = mysql_digests(&self.settings.admin_url, &[database])
-            .map_err(|e| TestsError::Fault(format!("reading a clone's contents: {e}")))?;
-        Ok(query_check::contents(digests, &slot.database))
+        let digests = mysql_digests(&self.settings.admin_url, &[database]).map_err(fault)?;
+        let mut contents = query_check::contents(digests, &slot.database);
+        contents.insert(
+            "what else decides a read".into(),
+            self.levers(slot).map_err(fault)?,
+        );
+        Ok(contents)
+    }
+
+    /// The levers of `slot`'s clone ([`structure::mysql_levers`]), as one line.
+    fn levers(&self, slot: &Slot) -> Result<String, String> {
+        let mut admin = self.admin()?;
+        self.sql(&mut admin, &format!("USE {}", ident(&slot.database)))?;
+        let levers = structure::mysql_levers(&mut admin).map_err(|e| my_text(&e))?;
+        Ok(levers.join(", "))
     }
 }
 

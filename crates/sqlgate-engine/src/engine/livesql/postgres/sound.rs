@@ -25,9 +25,10 @@ use crate::engine::livesql::query_check::{self, CloneContents, Contents, QueryCh
 use crate::engine::livesql::server_sides::{ServerSide, ServerSides};
 use crate::engine::livesql::sound::add_post_failures;
 use crate::engine::livesql::{Fault, Profile, Verdict};
-use crate::engine::server::data_digest::postgres_digests;
+use crate::engine::server::data_digest::{postgres_digests, Reach};
 use crate::input::livesql::LiveItem;
 use serde_json::Value as Json;
+use sqlparser::dialect::PostgreSqlDialect;
 use std::cell::OnceCell;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -136,7 +137,7 @@ impl PgRun {
             slot,
             twin,
         };
-        let check = QueryCheck::new(&clones, &item.sol_sql);
+        let check = QueryCheck::new(&clones, &item.sol_sql, &PostgreSqlDialect {});
         check.check("after its statements")?;
         let sides = ServerSides::new((&checks, twin), (&item.sol_sql, prediction), &check);
         let rows = ran.rows.clone().unwrap_or(Json::Null);
@@ -192,7 +193,7 @@ impl PgRun {
     fn contents(&self, slot: &Slot) -> Result<Contents, TestsError> {
         let database = slot.database.clone();
         self.tally.on(&slot.database);
-        let digests = postgres_digests(&self.settings.admin_url, &[database])
+        let digests = postgres_digests(&self.settings.admin_url, &[database], Reach::Clone)
             .map_err(|e| TestsError::Fault(format!("reading a clone's contents: {e}")))?;
         Ok(query_check::contents(digests, &slot.database))
     }
