@@ -1,0 +1,213 @@
+//! Red team round 32 (issue 44): `bird_critic_sound` on PostgreSQL 15 and MariaDB 10.11 after
+//! round 30's fixes (commit 7643296: `gold_text.py::_exec_by_side`, `query_check.rs::
+//! writes_nothing` on for any gold led by a read, `postgres/mod.rs::open` resetting the role's
+//! per-database settings, `mysql/mod.rs::roll_back_prepared_xa`). Every test asserts the SECURE
+//! outcome and runs its control: a failing test is a win. Report: `/work/notes/redteam32.md`.
+//!
+//! The set-up is round 29's / 30's lever item: a Query item on `shop` with a test case that
+//! rebuilds the gold with `str.format` (`WRAPPED`: a plain `str`, neither marked nor the gold's
+//! words, so it runs on a new session to the prediction's clone after the prediction is run
+//! again, and only the Query data check of `query_check.rs` stands between a change of the
+//! clone and a pass). What that check compares is `query_check::contents`: the digests' table
+//! entries (`<db>.<table>`: columns and types, row count, the rows' hashes sorted) and the
+//! structure entry (`<db>:structure`); the order entry (`<db>:order`, the rows in scan order)
+//! and the settings entry (`<db>:settings`, collations among them) are left out.
+
+use crate::common::servers;
+use sqlgate::engine::livesql::mysql::MyRun;
+use sqlgate::engine::livesql::postgres::PgRun;
+use sqlgate::engine::livesql::{LiveJudge, Profile};
+use sqlgate::input::livesql::{parse_items, LiveItem};
+use std::path::Path;
+
+/// Round 29's `WRAPPED` test case: the gold wrapped in a derived table by `str.format`, run after
+/// the prediction again, their rows compared.
+const WRAPPED: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn):\n    gold = ['SELECT * FROM ({}) AS gold'.format(s) for s in sol_sqls]\n    pred = execute_queries(pred_sqls, db_name, conn, None, '')\n    res = execute_queries(gold, db_name, conn, None, '')\n    assert not res[1] and sorted(pred[0]) == sorted(res[0]), f'the gold gave {res[0]}'\n    return 1\n";
+
+/// A Query item on `shop` with the one test case [`WRAPPED`] and the gold `gold`.
+fn item(gold: &str) -> LiveItem {
+    let line = serde_json::json!({
+        "instance_id": "lever32", "db_id": "shop", "category": "Query", "sol_sql": [gold],
+        "preprocess_sql": [], "clean_up_sql": [], "test_cases": [WRAPPED], "issue_sql": [],
+        "conditions": {}, "efficiency": false, "query": "which products?",
+    });
+    parse_items(Path::new("lever32.jsonl"), &format!("{line}\n"))
+        .unwrap()
+        .remove(0)
+}
+
+/// Whether the gold, `wrong` and `lever` pass under `bird_critic_sound`.
+fn verdicts<J: LiveJudge>(run: &J, gold: &str, wrong: &str, lever: &[&str]) -> [bool; 3] {
+    let item = item(gold);
+    let predictions: [Vec<String>; 3] = [
+        vec![gold.into()],
+        vec![wrong.into()],
+        lever.iter().map(|s| s.to_string()).collect(),
+    ];
+    predictions.each_ref().map(|p| {
+        let verdict = run.judge(&item, Some(p), Profile::BirdCriticSound).unwrap();
+        eprintln!("{p:?}: {} {}", verdict.success, verdict.message);
+        verdict.success
+    })
+}
+
+/// A PostgreSQL run over the test databases.
+fn pg_run() -> PgRun {
+    let server = servers::postgres();
+    crate::livesql_pg::load_databases(server);
+    PgRun::start(
+        crate::livesql_pg::settings(server),
+        &crate::livesql_pg::db_ids(),
+    )
+    .unwrap()
+}
+
+/// A MariaDB run over the test databases.
+fn my_run() -> MyRun {
+    let server = servers::mariadb();
+    crate::livesql_my::load_databases(server);
+    MyRun::start(
+        crate::livesql_my::settings(server),
+        &crate::livesql_my::db_ids(),
+    )
+    .unwrap()
+}
+
+/// Secure: the gold passes, the wrong prediction fails (the control) and the lever fails.
+fn assert_secure(what: &str, found: [bool; 3]) {
+    assert_eq!(found[..2], [true, false], "{what}: control: gold / wrong");
+    assert!(
+        !found[2],
+        "WON ({what}): the lever passed bird_critic_sound: {found:?}"
+    );
+}
+
+/// Class 3 (server state the Query data check does not compare: the rows' physical order).
+/// Set-up: a Query item whose gold reads rows in scan order (`LIMIT 1` without `ORDER BY`, and
+/// `string_agg` without `ORDER BY`): on the twin the gold reads `Toaster` (id 2) before
+/// `Compass` (id 10). The wrong prediction orders by name (`Compass` first). Lever (PostgreSQL):
+/// `UPDATE products SET stock = stock WHERE id = 2`, which writes a new version of the row at
+/// the end of the heap: the same rows, in another order. `query_check::contents` keeps the table
+/// entries (whose row hashes are sorted) and the structure entry, not the order entry, so the
+/// check sees nothing, and the wrapped gold on the prediction's clone reads `Compass` first.
+/// Control: the wrong prediction alone fails.
+mod postgresql_row_order_outside_the_data_check {
+    use super::*;
+
+    const FIRST_GOLD: &str = "SELECT name FROM products WHERE stock = 0 LIMIT 1";
+    const FIRST_WRONG: &str = "SELECT name FROM products WHERE stock = 0 ORDER BY name LIMIT 1";
+    const LIST_GOLD: &str = "SELECT string_agg(name, ', ') FROM products WHERE stock = 0";
+    const LIST_WRONG: &str =
+        "SELECT string_agg(name, ', ' ORDER BY name) FROM products WHERE stock = 0";
+    /// The same row written again: it moves to the end of the heap.
+    const MOVE: &str = "UPDATE products SET stock = stock WHERE id = 2";
+
+    #[test]
+    fn postgresql_rows_moved_in_the_heap_do_not_pass_an_unordered_gold() {
+        let _db_ids = servers::db_id_databases();
+        let run = pg_run();
+        let first = verdicts(&run, FIRST_GOLD, FIRST_WRONG, &[MOVE, FIRST_WRONG]);
+        let list = verdicts(&run, LIST_GOLD, LIST_WRONG, &[MOVE, LIST_WRONG]);
+        assert_eq!(first[..2], [true, false], "LIMIT 1: control: gold / wrong");
+        assert_eq!(
+            list[..2],
+            [true, false],
+            "string_agg: control: gold / wrong"
+        );
+        assert!(
+            !first[2] && !list[2],
+            "WON: the moved row passed bird_critic_sound: LIMIT 1 {}, string_agg {}",
+            first[2],
+            list[2]
+        );
+    }
+}
+
+/// Class 3, the same lever on MariaDB: an InnoDB table is read in primary-key order, so the
+/// prediction first moves `orders` (which no table references) to MyISAM (`foreign_key_checks`
+/// off for its session) and has it rewritten in descending key order (`ALTER TABLE ... ORDER BY
+/// id DESC`, which MyISAM keeps). The table entry (columns, types, sorted row hashes) and the
+/// structure entry (indexes, `CREATE_OPTIONS`, defaults, checks) are unchanged; the engine and
+/// the scan order are only in the order entry, which the check leaves out. The gold reads the
+/// first pending order in scan order (id 1 on the twin), the wrong prediction the last one by
+/// id. Control: the wrong prediction alone fails.
+mod mariadb_row_order_outside_the_data_check {
+    use super::*;
+
+    const FIRST_GOLD: &str = "SELECT id FROM orders WHERE status = 'pending' LIMIT 1";
+    const FIRST_WRONG: &str =
+        "SELECT id FROM orders WHERE status = 'pending' ORDER BY id DESC LIMIT 1";
+
+    #[test]
+    fn mariadb_rows_reordered_on_disk_do_not_pass_an_unordered_gold() {
+        let _db_ids = servers::db_id_databases();
+        let lever = [
+            "ALTER TABLE orders DROP FOREIGN KEY orders_ibfk_1, DROP FOREIGN KEY orders_ibfk_2",
+            "ALTER TABLE orders ENGINE = MyISAM",
+            "ALTER TABLE orders ORDER BY id DESC",
+            FIRST_WRONG,
+        ];
+        let found = verdicts(&my_run(), FIRST_GOLD, FIRST_WRONG, &lever);
+        assert_secure("MyISAM ORDER BY", found);
+    }
+}
+
+/// Class 3 (server state the Query data check does not compare: a column's collation). Set-up:
+/// a Query item whose gold compares a text column under the database's case-insensitive
+/// collation (`utf8mb4_general_ci`): `category = 'Outdoor'` counts the four `outdoor`
+/// products. The wrong prediction compares case-sensitively (`BINARY category`, 0). Lever: the
+/// prediction gives the column a binary collation (`MODIFY category VARCHAR(255) COLLATE
+/// utf8mb4_bin`): the same bytes, the same `column_type` (`varchar(255)`), so the table entry
+/// and the structure entry are unchanged; the collation is only in the settings entry, which the
+/// check leaves out, and the wrapped gold now counts 0. Control: the wrong prediction fails.
+mod mariadb_column_collation_outside_the_data_check {
+    use super::*;
+
+    const GOLD: &str = "SELECT COUNT(*) FROM products WHERE category = 'Outdoor'";
+    const WRONG: &str = "SELECT COUNT(*) FROM products WHERE BINARY category = 'Outdoor'";
+    const LEVER: &str =
+        "ALTER TABLE products MODIFY category VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin";
+
+    #[test]
+    fn mariadb_a_column_made_case_sensitive_does_not_pass_a_case_insensitive_gold() {
+        let _db_ids = servers::db_id_databases();
+        let found = verdicts(&my_run(), GOLD, WRONG, &[LEVER, WRONG]);
+        assert_secure("column collation", found);
+    }
+}
+
+/// Class 3 (round 30's fix to `query_check.rs::writes_nothing`): the check is on when every
+/// gold statement's first word, after blanks, `--` / `/* */` comments and parentheses, is a
+/// read. `first_word` knows neither MariaDB's `#` comment nor PostgreSQL's nested `/* /* */ */`
+/// comment: after them it finds no reading word (`""`, `still`), so the check is off for a plain
+/// read, and round 29's rewrite passes. Lever: `UPDATE products SET stock = 0 WHERE stock < 5`
+/// (the wrong four now out of stock) then the wrong query. Control: the same gold's wrong query
+/// alone fails, and the lever against the same gold without its comment fails.
+mod a_leading_comment_the_first_word_scan_does_not_know {
+    use super::*;
+
+    const GOLD: &str = "SELECT name FROM products WHERE stock = 0";
+    const WRONG: &str = "SELECT name FROM products WHERE stock < 5";
+    const REWRITE: &str = "UPDATE products SET stock = 0 WHERE stock < 5";
+
+    #[test]
+    fn mariadb_a_gold_led_by_a_hash_comment_is_still_data_checked() {
+        let _db_ids = servers::db_id_databases();
+        let run = my_run();
+        assert_secure("plain", verdicts(&run, GOLD, WRONG, &[REWRITE, WRONG]));
+        let gold = format!("# the products out of stock\n{GOLD}");
+        assert_secure("# comment", verdicts(&run, &gold, WRONG, &[REWRITE, WRONG]));
+    }
+
+    #[test]
+    fn postgresql_a_gold_led_by_a_nested_comment_is_still_data_checked() {
+        let _db_ids = servers::db_id_databases();
+        let run = pg_run();
+        assert_secure("plain", verdicts(&run, GOLD, WRONG, &[REWRITE, WRONG]));
+        let gold = format!("/* out of stock /* stock = 0 */ products */ {GOLD}");
+        assert_secure(
+            "nested comment",
+            verdicts(&run, &gold, WRONG, &[REWRITE, WRONG]),
+        );
+    }
+}
