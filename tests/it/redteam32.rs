@@ -211,3 +211,49 @@ mod a_leading_comment_the_first_word_scan_does_not_know {
         );
     }
 }
+
+/// Class 3, the collation lever on PostgreSQL: the test databases use `C.UTF-8` (byte order,
+/// every capital before every small letter). Set-up: a Query item whose gold compares a name
+/// with a small-letter literal (`name > 'lantern'`: 0 under `C.UTF-8`). The wrong prediction
+/// compares the lower-cased name (`lower(name) >= 'lantern'`: 6). Lever: the prediction gives
+/// the column ICU's root collation (`ALTER COLUMN name TYPE text COLLATE "und-x-icu"`, where
+/// `Lantern` sorts after `lantern`): the same bytes and type (`text`), so the table entry and the
+/// structure entry are unchanged; the collation is only in the settings entry, which the check
+/// leaves out, and the wrapped gold now counts 6. Control: the wrong prediction fails.
+mod postgresql_column_collation_outside_the_data_check {
+    use super::*;
+
+    const GOLD: &str = "SELECT COUNT(*) FROM products WHERE name > 'lantern'";
+    const WRONG: &str = "SELECT COUNT(*) FROM products WHERE lower(name) >= 'lantern'";
+    const LEVER: &str = "ALTER TABLE products ALTER COLUMN name TYPE text COLLATE \"und-x-icu\"";
+
+    #[test]
+    fn postgresql_a_column_given_another_collation_does_not_pass_a_byte_order_gold() {
+        let _db_ids = servers::db_id_databases();
+        let found = verdicts(&pg_run(), GOLD, WRONG, &[LEVER, WRONG]);
+        assert_secure("column collation", found);
+    }
+}
+
+/// Class 3 (a column's visibility, which neither the table entry nor the structure entry
+/// holds): MariaDB's `INVISIBLE` columns are left out of `SELECT *`. Set-up: a Query item whose
+/// gold is `SELECT * FROM products WHERE stock = 0` (five columns); the wrong prediction names
+/// four of them (no `stock`). Lever: `ALTER TABLE products MODIFY stock INT INVISIBLE`: the
+/// table entry (`information_schema.columns`' names and `column_type`, the rows hashed over
+/// every column, invisible ones too) and the structure entry are unchanged, so the check sees
+/// nothing, and the wrapped gold's `SELECT *` now reads four columns. Control: the wrong
+/// prediction fails.
+mod mariadb_invisible_column_outside_the_data_check {
+    use super::*;
+
+    const GOLD: &str = "SELECT * FROM products WHERE stock = 0";
+    const WRONG: &str = "SELECT id, name, category, price FROM products WHERE stock = 0";
+    const LEVER: &str = "ALTER TABLE products MODIFY stock INT INVISIBLE";
+
+    #[test]
+    fn mariadb_a_column_made_invisible_does_not_pass_a_select_star_gold() {
+        let _db_ids = servers::db_id_databases();
+        let found = verdicts(&my_run(), GOLD, WRONG, &[LEVER, WRONG]);
+        assert_secure("invisible column", found);
+    }
+}
