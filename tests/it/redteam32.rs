@@ -45,7 +45,7 @@ fn verdicts<J: LiveJudge>(run: &J, gold: &str, wrong: &str, lever: &[&str]) -> [
         lever.iter().map(|s| s.to_string()).collect(),
     ];
     predictions.each_ref().map(|p| {
-        let verdict = run.judge(&item, Some(p), Profile::BirdCriticSound).unwrap();
+        let verdict = LiveJudge::judge(run, &item, Some(p), Profile::BirdCriticSound).unwrap();
         eprintln!("{p:?}: {} {}", verdict.success, verdict.message);
         verdict.success
     })
@@ -255,5 +255,104 @@ mod mariadb_invisible_column_outside_the_data_check {
         let _db_ids = servers::db_id_databases();
         let found = verdicts(&my_run(), GOLD, WRONG, &[LEVER, WRONG]);
         assert_secure("invisible column", found);
+    }
+}
+
+/// Class 3, the reach of the order and visibility levers: against a test case that runs the
+/// marked gold (`execute_queries(sol_sqls, ...)`, routed to the twin, which the prediction never
+/// touches) the moved row ([`postgresql_row_order_outside_the_data_check`]) and the invisible
+/// column ([`mariadb_invisible_column_outside_the_data_check`]) change nothing the gold reads.
+/// Contained probe: the lever fails like the wrong prediction. Control: the gold passes, the
+/// wrong prediction fails.
+mod order_and_visibility_against_a_marked_gold {
+    use super::*;
+
+    /// The prediction again, then the marked gold (on the twin), their rows compared.
+    const MARKED: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn):\n    pred = execute_queries(pred_sqls, db_name, conn, None, '')\n    res = execute_queries(sol_sqls, db_name, conn, None, '')\n    assert not res[1] and sorted(pred[0]) == sorted(res[0]), f'the gold gave {res[0]}'\n    return 1\n";
+
+    /// [`verdicts`] with the test case [`MARKED`].
+    fn marked<J: LiveJudge>(run: &J, gold: &str, wrong: &str, lever: &[&str]) -> [bool; 3] {
+        let mut item = item(gold);
+        item.test_cases = vec![MARKED.to_string()];
+        let predictions: [Vec<String>; 3] = [
+            vec![gold.into()],
+            vec![wrong.into()],
+            lever.iter().map(|s| s.to_string()).collect(),
+        ];
+        predictions.each_ref().map(|p| {
+            run.judge(&item, Some(p), Profile::BirdCriticSound)
+                .unwrap()
+                .success
+        })
+    }
+
+    #[test]
+    fn postgresql_a_moved_row_does_not_reach_the_twins_gold() {
+        let _db_ids = servers::db_id_databases();
+        let found = marked(
+            &pg_run(),
+            "SELECT name FROM products WHERE stock = 0 LIMIT 1",
+            "SELECT name FROM products WHERE stock = 0 ORDER BY name LIMIT 1",
+            &[
+                "UPDATE products SET stock = stock WHERE id = 2",
+                "SELECT name FROM products WHERE stock = 0 ORDER BY name LIMIT 1",
+            ],
+        );
+        assert_secure("moved row, marked gold", found);
+    }
+
+    #[test]
+    fn mariadb_an_invisible_column_does_not_reach_the_twins_gold() {
+        let _db_ids = servers::db_id_databases();
+        let wrong = "SELECT id, name, category, price FROM products WHERE stock = 0";
+        let found = marked(
+            &my_run(),
+            "SELECT * FROM products WHERE stock = 0",
+            wrong,
+            &["ALTER TABLE products MODIFY stock INT INVISIBLE", wrong],
+        );
+        assert_secure("invisible column, marked gold", found);
+    }
+}
+
+/// Class 3 (round 30's `writes_nothing`, the other edge): the check is on only when EVERY gold
+/// statement starts with a reading word, so a read whose gold first sets a session variable
+/// (`SET SESSION group_concat_max_len = 100000` before a `GROUP_CONCAT`, a common MySQL form) is
+/// treated as a gold that writes and is not checked. SECURITY.md leaves open by design only "an
+/// item whose gold writes"; this gold writes nothing. Set-up: the test case runs the gold's
+/// leading statements as they are (to the twin) and its last one wrapped in a derived table by
+/// `str.format` (to the prediction's clone). Lever: round 29's rewrite (`UPDATE products SET
+/// stock = 0 WHERE stock < 5`) then the wrong query. Control: the gold passes, the wrong query
+/// fails.
+mod mariadb_a_gold_led_by_a_session_setting_is_not_data_checked {
+    use super::*;
+
+    /// The gold's leading statements as they are, its last wrapped.
+    const WRAP_LAST: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn):\n    gold = sol_sqls[:-1] + ['SELECT * FROM ({}) AS gold'.format(sol_sqls[-1])]\n    pred = execute_queries(pred_sqls, db_name, conn, None, '')\n    res = execute_queries(gold, db_name, conn, None, '')\n    assert not res[1] and sorted(pred[0]) == sorted(res[0]), f'the gold gave {res[0]}'\n    return 1\n";
+    const WRONG: &str = "SELECT GROUP_CONCAT(name ORDER BY name) FROM products WHERE stock < 5";
+    const REWRITE: &str = "UPDATE products SET stock = 0 WHERE stock < 5";
+
+    #[test]
+    fn mariadb_a_read_that_sets_a_session_variable_first_is_still_data_checked() {
+        let _db_ids = servers::db_id_databases();
+        let run = my_run();
+        let gold = [
+            "SET SESSION group_concat_max_len = 100000".to_string(),
+            "SELECT GROUP_CONCAT(name ORDER BY name) FROM products WHERE stock = 0".to_string(),
+        ];
+        let mut item = item(&gold[1]);
+        item.sol_sql = gold.to_vec();
+        item.test_cases = vec![WRAP_LAST.to_string()];
+        let predictions: [Vec<String>; 3] = [
+            gold.to_vec(),
+            vec![WRONG.into()],
+            vec![REWRITE.into(), WRONG.into()],
+        ];
+        let found = predictions.each_ref().map(|p| {
+            let verdict = LiveJudge::judge(&run, &item, Some(p), Profile::BirdCriticSound).unwrap();
+            eprintln!("{p:?}: {} {}", verdict.success, verdict.message);
+            verdict.success
+        });
+        assert_secure("SET-led gold", found);
     }
 }
