@@ -356,3 +356,67 @@ mod mariadb_a_gold_led_by_a_session_setting_is_not_data_checked {
         assert_secure("SET-led gold", found);
     }
 }
+
+/// Class 1 (paths the base config names, after round 31's fix `input::spider2_dbt::
+/// linked_folder`): the submission folder `sub` stays a real folder, but the results file the
+/// base config reads (`sub/results_metadata.jsonl`) becomes a link to a results file the pull
+/// request adds in the gold's folder (`gold/results_metadata.jsonl`, naming each instance's
+/// `db.duckdb`, the gold file itself). If the run took the answers' folder from the link's target
+/// (`gold`, a real folder), every answer would be the gold. Set-up: `spider2_dbt_gate::gated`
+/// (`i3` wrong in the baseline), judged as a job judges it with the workspace set to the
+/// repository (`redteam31::judged_in_workspace`). Control: `i1` answered wrong without the link
+/// (exit 1).
+mod spider2_dbt_results_file_linked_into_the_gold {
+    use crate::common::{self, repo};
+    use crate::spider2_dbt_gate::{gated, write_answer, INSTANCES, WRONG};
+    use serde_json::json;
+    use std::path::Path;
+
+    /// The pull request (`i1` answered wrong, then `lever`) judged against the base, the
+    /// workspace being the repository.
+    fn judged(lever: impl FnOnce(&Path)) -> (Option<i32>, String) {
+        let (_dir, root, base) = gated();
+        common::git(&root, &["checkout", "-qb", "pr"]);
+        write_answer(&root, "i1", WRONG);
+        lever(&root);
+        repo::commit_all(&root, "pull request");
+        let args = [&repo::EVAL[..], &["--trusted-base", &base]].concat();
+        let workspace = root.to_str().unwrap();
+        let output = repo::sqlgate_in(&root, &args, &[("SQLGATE_WORKSPACE", workspace)]);
+        (output.status.code(), common::text(&output))
+    }
+
+    /// The lever: `gold/results_metadata.jsonl` naming the gold files, and the base config's
+    /// results file a link to it.
+    fn results_file_is_the_golds(root: &Path) {
+        let lines: String = INSTANCES
+            .iter()
+            .map(|instance| {
+                let line = json!({"instance_id": instance, "answer_type": "file",
+                    "answer_or_path": "db.duckdb"});
+                format!("{line}\n")
+            })
+            .collect();
+        std::fs::write(root.join("gold/results_metadata.jsonl"), lines).unwrap();
+        let results = root.join("sub/results_metadata.jsonl");
+        std::fs::remove_file(&results).unwrap();
+        std::os::unix::fs::symlink("../gold/results_metadata.jsonl", &results).unwrap();
+    }
+
+    #[test]
+    fn control_a_wrong_answer_fails_the_gate() {
+        let (code, said) = judged(|_| {});
+        assert_eq!(code, Some(1), "{said}");
+    }
+
+    #[test]
+    fn a_results_file_linked_into_the_gold_folder_does_not_pass() {
+        let (code, said) = judged(results_file_is_the_golds);
+        eprintln!("{said}");
+        assert_ne!(
+            code,
+            Some(0),
+            "WON: `sub/results_metadata.jsonl` -> `gold/...` passed the gate: {said}"
+        );
+    }
+}
