@@ -420,3 +420,202 @@ mod spider2_dbt_results_file_linked_into_the_gold {
         );
     }
 }
+
+/// Class 3 through the gate (what a job runs): the wins above as a pull request, so the verdict
+/// is the CLI's exit code. Set-up: a bundled-style bird-critic dataset of ONE Query item (the
+/// lever item: [`WRAPPED`] and the gold given), gated on `bird_critic_sound` (`common::
+/// bird_critic_gate`'s config), its baseline made on `main` with the gold as the prediction
+/// (100); the pull request predicts `lever` then the wrong query, judged with
+/// `eval --trusted-base <base>`. Control: the pull request predicting the wrong query alone
+/// exits 1.
+mod through_the_gate {
+    use super::*;
+    use crate::common::bird_critic_gate::{predict, GateCorpus};
+    use crate::common::{self, repo};
+    use crate::livesql_pg_gate::PG;
+
+    /// MariaDB's form of the corpus (as `livesql_my_gate` has it).
+    const MY: GateCorpus = GateCorpus {
+        engine: "mysql",
+        url_database: "mysql",
+        folder: "mysql",
+        suffix: "my",
+    };
+
+    /// The exit code and all it said of the pull request predicting `prediction`, the dataset
+    /// being the one lever item on `gold`.
+    fn gate(
+        corpus: &GateCorpus,
+        server: &servers::Server,
+        gold: &str,
+        prediction: &[&str],
+    ) -> (Option<i32>, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let line = serde_json::json!({
+            "instance_id": "lever32", "db_id": "shop", "category": "Query", "sol_sql": [gold],
+            "preprocess_sql": [], "clean_up_sql": [], "test_cases": [WRAPPED], "issue_sql": [],
+            "conditions": {}, "efficiency": false, "query": "which products?",
+        });
+        // `GateCorpus::command_on` finds the databases by `"db_id": "<db>"`, spaced.
+        let line = line.to_string().replace("\"db_id\":", "\"db_id\": ");
+        std::fs::write(root.join("items.jsonl"), format!("{line}\n")).unwrap();
+        std::fs::create_dir_all(root.join("predictions")).unwrap();
+        let predicted = serde_json::json!({"instance_id": "lever32", "pred_sqls": [gold]});
+        std::fs::write(
+            root.join("predictions/model.jsonl"),
+            format!("{predicted}\n"),
+        )
+        .unwrap();
+        let config = corpus
+            .config()
+            .replace("  per_difficulty: { Management: 0.0, Query: 0.0 }\n", "");
+        std::fs::write(root.join("sqlgate.yml"), config).unwrap();
+        repo::init_main(root, "dataset");
+        let made = corpus.sqlgate_on(
+            server,
+            root,
+            &["baseline", "update", "--config", "sqlgate.yml"],
+        );
+        common::assert_exit(&made, 0);
+        repo::commit_all(root, "baseline");
+        let base = repo::head(root);
+        common::git(root, &["checkout", "-qb", "pr"]);
+        predict(root, "lever32", prediction);
+        repo::commit_all(root, "the pull request");
+        let args = [&repo::EVAL[..], &["--trusted-base", &base]].concat();
+        let run = corpus.sqlgate_on(server, root, &args);
+        (run.status.code(), common::text(&run))
+    }
+
+    /// Secure: the control exits 1 and the lever does not exit 0.
+    fn attempt(
+        corpus: &GateCorpus,
+        server: &servers::Server,
+        gold: &str,
+        wrong: &str,
+        lever: &[&str],
+    ) {
+        let (code, said) = gate(corpus, server, gold, &[wrong]);
+        assert_eq!(code, Some(1), "control: {said}");
+        let (code, said) = gate(corpus, server, gold, lever);
+        eprintln!("{said}");
+        assert_ne!(
+            code,
+            Some(0),
+            "WON: the regressing pull request passed: {said}"
+        );
+    }
+
+    #[test]
+    fn postgresql_a_moved_row_does_not_pass_the_gate() {
+        let _db_ids = servers::db_id_databases();
+        let server = servers::postgres();
+        crate::livesql_pg::load_databases(server);
+        let wrong = "SELECT name FROM products WHERE stock = 0 ORDER BY name LIMIT 1";
+        attempt(
+            &PG,
+            server,
+            "SELECT name FROM products WHERE stock = 0 LIMIT 1",
+            wrong,
+            &["UPDATE products SET stock = stock WHERE id = 2", wrong],
+        );
+    }
+
+    #[test]
+    fn mariadb_an_invisible_column_does_not_pass_the_gate() {
+        let _db_ids = servers::db_id_databases();
+        let (server, _) = crate::livesql_my_gate::loaded();
+        let wrong = "SELECT id, name, category, price FROM products WHERE stock = 0";
+        attempt(
+            &MY,
+            server,
+            "SELECT * FROM products WHERE stock = 0",
+            wrong,
+            &["ALTER TABLE products MODIFY stock INT INVISIBLE", wrong],
+        );
+    }
+
+    #[test]
+    fn postgresql_a_column_collation_does_not_pass_the_gate() {
+        let _db_ids = servers::db_id_databases();
+        let server = servers::postgres();
+        crate::livesql_pg::load_databases(server);
+        let wrong = "SELECT COUNT(*) FROM products WHERE lower(name) >= 'lantern'";
+        attempt(
+            &PG,
+            server,
+            "SELECT COUNT(*) FROM products WHERE name > 'lantern'",
+            wrong,
+            &[
+                "ALTER TABLE products ALTER COLUMN name TYPE text COLLATE \"und-x-icu\"",
+                wrong,
+            ],
+        );
+    }
+
+    #[test]
+    fn postgresql_a_gold_led_by_a_nested_comment_does_not_pass_the_gate() {
+        let _db_ids = servers::db_id_databases();
+        let server = servers::postgres();
+        crate::livesql_pg::load_databases(server);
+        let wrong = "SELECT name FROM products WHERE stock < 5";
+        attempt(
+            &PG,
+            server,
+            "/* out of stock /* stock = 0 */ products */ SELECT name FROM products WHERE stock = 0",
+            wrong,
+            &["UPDATE products SET stock = 0 WHERE stock < 5", wrong],
+        );
+    }
+
+    #[test]
+    fn mariadb_rows_reordered_on_disk_do_not_pass_the_gate() {
+        let _db_ids = servers::db_id_databases();
+        let (server, _) = crate::livesql_my_gate::loaded();
+        let wrong = "SELECT id FROM orders WHERE status = 'pending' ORDER BY id DESC LIMIT 1";
+        attempt(
+            &MY,
+            server,
+            "SELECT id FROM orders WHERE status = 'pending' LIMIT 1",
+            wrong,
+            &[
+                "ALTER TABLE orders DROP FOREIGN KEY orders_ibfk_1, DROP FOREIGN KEY orders_ibfk_2",
+                "ALTER TABLE orders ENGINE = MyISAM",
+                "ALTER TABLE orders ORDER BY id DESC",
+                wrong,
+            ],
+        );
+    }
+
+    #[test]
+    fn mariadb_a_column_collation_does_not_pass_the_gate() {
+        let _db_ids = servers::db_id_databases();
+        let (server, _) = crate::livesql_my_gate::loaded();
+        let wrong = "SELECT COUNT(*) FROM products WHERE BINARY category = 'Outdoor'";
+        attempt(
+            &MY,
+            server,
+            "SELECT COUNT(*) FROM products WHERE category = 'Outdoor'",
+            wrong,
+            &[
+                "ALTER TABLE products MODIFY category VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
+                wrong,
+            ],
+        );
+    }
+
+    #[test]
+    fn mariadb_a_gold_led_by_a_hash_comment_does_not_pass_the_gate() {
+        let _db_ids = servers::db_id_databases();
+        let (server, _) = crate::livesql_my_gate::loaded();
+        let wrong = "SELECT name FROM products WHERE stock < 5";
+        attempt(
+            &MY,
+            server,
+            "# the products out of stock\nSELECT name FROM products WHERE stock = 0",
+            wrong,
+            &["UPDATE products SET stock = 0 WHERE stock < 5", wrong],
+        );
+    }
+}
