@@ -90,6 +90,7 @@ mod redteam28;
 mod redteam29;
 mod redteam30;
 mod redteam31;
+mod redteam32;
 mod redteam9;
 mod repair;
 mod report;
