@@ -59,7 +59,7 @@ fn verdicts<J: LiveJudge>(run: &J, gold: &str, test: &str, lever: &[&str]) -> [b
 }
 
 /// A PostgreSQL run over the test databases.
-fn pg_run() -> PgRun {
+pub(crate) fn pg_run() -> PgRun {
     let server = servers::postgres();
     crate::livesql_pg::load_databases(server);
     PgRun::start(
@@ -70,7 +70,7 @@ fn pg_run() -> PgRun {
 }
 
 /// A MariaDB run over the test databases.
-fn my_run() -> MyRun {
+pub(crate) fn my_run() -> MyRun {
     let server = servers::mariadb();
     crate::livesql_my::load_databases(server);
     MyRun::start(
@@ -81,7 +81,7 @@ fn my_run() -> MyRun {
 }
 
 /// Secure: the gold passes, the wrong prediction fails (the control) and the lever fails.
-fn assert_secure(what: &str, found: [bool; 3]) {
+pub(crate) fn assert_secure(what: &str, found: [bool; 3]) {
     assert_eq!(found[..2], [true, false], "{what}: control: gold / wrong");
     assert!(
         !found[2],

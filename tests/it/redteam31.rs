@@ -14,14 +14,14 @@
 /// The lever: the pull request replaces the folder `sub` by a link to `gold` and adds
 /// `gold/results_metadata.jsonl` naming each instance's `db.duckdb` (the gold file itself).
 /// The control: `i1` answered wrong without it.
-mod spider2_dbt_submission_folder_linked_to_the_gold {
+pub(crate) mod spider2_dbt_submission_folder_linked_to_the_gold {
     use crate::common::{self, repo};
     use crate::spider2_dbt_gate::{gated, write_answer, INSTANCES, WRONG};
     use serde_json::json;
     use std::path::Path;
 
     /// The pull request (`i1` answered wrong, then `lever`) judged against the base.
-    fn judged(lever: impl FnOnce(&Path)) -> (Option<i32>, String) {
+    pub(crate) fn judged(lever: impl FnOnce(&Path)) -> (Option<i32>, String) {
         let (_dir, root, base) = gated();
         common::git(&root, &["checkout", "-qb", "pr"]);
         write_answer(&root, "i1", WRONG);
@@ -32,7 +32,7 @@ mod spider2_dbt_submission_folder_linked_to_the_gold {
     }
 
     /// `gold/results_metadata.jsonl` naming each instance's gold file.
-    fn results_naming_the_gold(root: &Path) {
+    pub(crate) fn results_naming_the_gold(root: &Path) {
         let lines: String = INSTANCES
             .iter()
             .map(|instance| {

@@ -14,8 +14,7 @@
 //! and the settings entry (`<db>:settings`, collations among them) are left out.
 
 use crate::common::servers;
-use sqlgate::engine::livesql::mysql::MyRun;
-use sqlgate::engine::livesql::postgres::PgRun;
+use crate::redteam30::{assert_secure, my_run, pg_run};
 use sqlgate::engine::livesql::{LiveJudge, Profile};
 use sqlgate::input::livesql::{parse_items, LiveItem};
 use std::path::Path;
@@ -49,37 +48,6 @@ fn verdicts<J: LiveJudge>(run: &J, gold: &str, wrong: &str, lever: &[&str]) -> [
         eprintln!("{p:?}: {} {}", verdict.success, verdict.message);
         verdict.success
     })
-}
-
-/// A PostgreSQL run over the test databases.
-fn pg_run() -> PgRun {
-    let server = servers::postgres();
-    crate::livesql_pg::load_databases(server);
-    PgRun::start(
-        crate::livesql_pg::settings(server),
-        &crate::livesql_pg::db_ids(),
-    )
-    .unwrap()
-}
-
-/// A MariaDB run over the test databases.
-fn my_run() -> MyRun {
-    let server = servers::mariadb();
-    crate::livesql_my::load_databases(server);
-    MyRun::start(
-        crate::livesql_my::settings(server),
-        &crate::livesql_my::db_ids(),
-    )
-    .unwrap()
-}
-
-/// Secure: the gold passes, the wrong prediction fails (the control) and the lever fails.
-fn assert_secure(what: &str, found: [bool; 3]) {
-    assert_eq!(found[..2], [true, false], "{what}: control: gold / wrong");
-    assert!(
-        !found[2],
-        "WON ({what}): the lever passed bird_critic_sound: {found:?}"
-    );
 }
 
 /// Class 3 (server state the Query data check does not compare: the rows' physical order).
@@ -364,40 +332,18 @@ mod mariadb_a_gold_led_by_a_session_setting_is_not_data_checked {
 /// `db.duckdb`, the gold file itself). If the run took the answers' folder from the link's target
 /// (`gold`, a real folder), every answer would be the gold. Set-up: `spider2_dbt_gate::gated`
 /// (`i3` wrong in the baseline), judged as a job judges it with the workspace set to the
-/// repository (`redteam31::judged_in_workspace`). Control: `i1` answered wrong without the link
+/// repository (`common::repo::judged`). Control: `i1` answered wrong without the link
 /// (exit 1).
 mod spider2_dbt_results_file_linked_into_the_gold {
-    use crate::common::{self, repo};
-    use crate::spider2_dbt_gate::{gated, write_answer, INSTANCES, WRONG};
-    use serde_json::json;
+    use crate::redteam31::spider2_dbt_submission_folder_linked_to_the_gold::{
+        judged, results_naming_the_gold,
+    };
     use std::path::Path;
-
-    /// The pull request (`i1` answered wrong, then `lever`) judged against the base, the
-    /// workspace being the repository.
-    fn judged(lever: impl FnOnce(&Path)) -> (Option<i32>, String) {
-        let (_dir, root, base) = gated();
-        common::git(&root, &["checkout", "-qb", "pr"]);
-        write_answer(&root, "i1", WRONG);
-        lever(&root);
-        repo::commit_all(&root, "pull request");
-        let args = [&repo::EVAL[..], &["--trusted-base", &base]].concat();
-        let workspace = root.to_str().unwrap();
-        let output = repo::sqlgate_in(&root, &args, &[("SQLGATE_WORKSPACE", workspace)]);
-        (output.status.code(), common::text(&output))
-    }
 
     /// The lever: `gold/results_metadata.jsonl` naming the gold files, and the base config's
     /// results file a link to it.
     fn results_file_is_the_golds(root: &Path) {
-        let lines: String = INSTANCES
-            .iter()
-            .map(|instance| {
-                let line = json!({"instance_id": instance, "answer_type": "file",
-                    "answer_or_path": "db.duckdb"});
-                format!("{line}\n")
-            })
-            .collect();
-        std::fs::write(root.join("gold/results_metadata.jsonl"), lines).unwrap();
+        results_naming_the_gold(root);
         let results = root.join("sub/results_metadata.jsonl");
         std::fs::remove_file(&results).unwrap();
         std::os::unix::fs::symlink("../gold/results_metadata.jsonl", &results).unwrap();
