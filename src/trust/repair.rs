@@ -25,6 +25,7 @@ pub fn govern(
 ) -> Result<(), InputError> {
     let sections = crate::analysis::datasets::sections(path, bytes)?;
     refuse_missing_datasets(&settlement.config, path, &sections)?;
+    refuse_privileged_role(&settlement.config)?;
     let named = base_text.and_then(super::base_text::inputs_by_dataset);
     for (name, recorded) in &sections {
         let recorded_inputs = (recorded.inputs.as_ref()).filter(|i| i.predictions.is_some());
@@ -52,6 +53,27 @@ fn unrecorded(config: &Config, path: &Path, name: Option<&str>) -> InputError {
              cannot choose them: repair the config on the base branch",
             path.display()
         ),
+    }
+}
+
+/// A repairing config may not lift the rule against a privileged server role
+/// (`dataset.engine.allow_privileged_role: true`): only the base's config may, and no base config
+/// loads (red team round 33); the error names the dataset.
+fn refuse_privileged_role(config: &Config) -> Result<(), InputError> {
+    let lifted = (config.dataset_configs().into_iter())
+        .find(|one| one.dataset.engine.allows_privileged_role());
+    match lifted {
+        None => Ok(()),
+        Some(one) => Err(InputError::Config {
+            path: config.path.clone(),
+            message: format!(
+                "the base commit's config does not load, and the pull request's config sets \
+                 `dataset.engine.allow_privileged_role: true` (dataset `{}`): a repair cannot \
+                 lift the rule against a privileged server role; repair the config on the base \
+                 branch",
+                one.dataset_name()
+            ),
+        }),
     }
 }
 

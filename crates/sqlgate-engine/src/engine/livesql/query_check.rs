@@ -10,10 +10,12 @@
 //! naming what differs (red team round 32).
 
 use super::python::TestsError;
+use sqlparser::ast::{ObjectType, Statement};
 use sqlparser::dialect::Dialect;
+use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, Tokenizer};
 use std::cell::{OnceCell, RefCell};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A clone's contents as the check compares them: every data digest entry of the clone's
 /// database (`server::data_digest`: its tables, the scan order, the settings, the structure),
@@ -33,14 +35,54 @@ const WRITING: [&str; 25] = [
     "refresh", "cluster", "vacuum", "optimize", "repair", "reassign",
 ];
 
-/// Whether a statement of the gold `sqls` is shown to write: its first keyword, read by the
-/// server's own lexer (`dialect`: MySQL's `#` comments, PostgreSQL's nested ones), is one of
-/// [`WRITING`]. What a statement holds after its first keyword does not count (a writing word
-/// in a literal, a comment or a quoted name: red team round 30), and a gold the check cannot
-/// classify is checked (a leading `#` or nested comment, a `SET` before the read: round 32).
+/// Whether a statement of the gold `sqls` is shown to write what outlives its session: its first
+/// keyword, read by the server's own lexer (`dialect`: MySQL's `#` comments, PostgreSQL's nested
+/// ones), is one of [`WRITING`], and it is not a `CREATE TEMPORARY TABLE` or a `DROP` of tables
+/// the gold makes temporary ([`session_only`]: those die with the gold's session, so the twin
+/// keeps nothing of them; red team round 33). What a statement holds after its first keyword
+/// does not count (a writing word in a literal, a comment or a quoted name: round 30), and a gold
+/// the check cannot classify is checked (a leading `#` or nested comment, a `SET` before the
+/// read: round 32).
 pub fn gold_writes(sqls: &[String], dialect: &dyn Dialect) -> bool {
-    sqls.iter()
-        .any(|sql| first_keyword(sql, dialect).is_some_and(|word| WRITING.contains(&word.as_str())))
+    let temporary = temporary_tables(sqls, dialect);
+    sqls.iter().any(|sql| {
+        !session_only(sql, dialect, &temporary)
+            && first_keyword(sql, dialect).is_some_and(|word| WRITING.contains(&word.as_str()))
+    })
+}
+
+/// The names (lower case) of the tables the gold `sqls` makes with `CREATE TEMPORARY TABLE`.
+fn temporary_tables(sqls: &[String], dialect: &dyn Dialect) -> BTreeSet<String> {
+    (sqls.iter())
+        .filter_map(|sql| Parser::parse_sql(dialect, sql).ok())
+        .flatten()
+        .filter_map(|statement| match statement {
+            Statement::CreateTable(table) if table.temporary => {
+                Some(table.name.to_string().to_lowercase())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether every statement of `sql` writes only what dies with its session: it makes a
+/// temporary table, or drops tables all named in `temporary` (a `DROP` of a base table of the
+/// same name writes all the same, and the check, left on, fails the item: a false fail at
+/// worst).
+fn session_only(sql: &str, dialect: &dyn Dialect, temporary: &BTreeSet<String>) -> bool {
+    let Ok(statements) = Parser::parse_sql(dialect, sql) else {
+        return false;
+    };
+    !statements.is_empty()
+        && statements.iter().all(|statement| match statement {
+            Statement::CreateTable(table) => table.temporary,
+            Statement::Drop {
+                object_type: ObjectType::Table,
+                names,
+                ..
+            } => (names.iter()).all(|name| temporary.contains(&name.to_string().to_lowercase())),
+            _ => false,
+        })
 }
 
 /// The first keyword of `sql` (lower case) after blanks, comments and opening parentheses, as
@@ -89,6 +131,7 @@ fn entry_name(what: &str) -> String {
         "order" => "the rows' scan order".to_string(),
         "settings" => "the collations and settings".to_string(),
         "structure" => "the schema's objects".to_string(),
+        "levers" => "what else decides a read".to_string(),
         other => format!("the database's {other}"),
     }
 }
@@ -198,6 +241,28 @@ mod tests {
         assert!(!writes("/* a /* nested */ update */ SELECT 1", &pg));
         assert!(writes("/* a /* nested */ select */ DELETE FROM t", &pg));
         assert!(!gold_writes(&[], &pg));
+    }
+
+    #[test]
+    fn a_gold_writing_only_temporary_tables_is_checked() {
+        let (pg, my) = (PostgreSqlDialect {}, MySqlDialect {});
+        let gold = |sqls: &[&str]| sqls.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let temp = gold(&[
+            "DROP TABLE IF EXISTS oos",
+            "CREATE TEMP TABLE oos AS SELECT name FROM products WHERE stock = 0",
+            "SELECT name FROM oos",
+            "DROP TABLE oos",
+        ]);
+        assert!(!gold_writes(&temp, &pg));
+        let temporary = gold(&[
+            "CREATE TEMPORARY TABLE oos (name TEXT)",
+            "SELECT name FROM oos",
+        ]);
+        assert!(!gold_writes(&temporary, &my));
+        let kept = gold(&["CREATE TABLE oos AS SELECT 1", "SELECT * FROM oos"]);
+        assert!(gold_writes(&kept, &pg));
+        let dropped = gold(&["CREATE TEMP TABLE oos (a INT)", "DROP TABLE oos, products"]);
+        assert!(gold_writes(&dropped, &pg));
     }
 
     #[test]

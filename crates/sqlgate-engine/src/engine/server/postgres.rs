@@ -157,7 +157,8 @@ impl PostgresEngine {
         // triggers and views), as the benchmark's evaluator runs them: the levers concern reads
         // of this database.
         if !self.settings.clones {
-            let levers = structure::postgres_levers(client).map_err(query_error)?;
+            let levers =
+                structure::postgres_levers(client, structure::LISTED).map_err(query_error)?;
             structure::refuse(&levers, database)?;
         }
         let sessions = super::writers::postgres_other_sessions(client).map_err(query_error)?;

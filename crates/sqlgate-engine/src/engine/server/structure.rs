@@ -45,7 +45,7 @@ pub const POSTGRES_PINS: &str = "SET DateStyle = 'ISO, MDY'; SET IntervalStyle =
 const FIRST_USER_OID: u32 = 16384;
 
 /// How many levers a refusal lists.
-const LISTED: i64 = 12;
+pub(crate) const LISTED: i64 = 12;
 
 /// The per-role and per-database defaults (`ALTER ROLE / DATABASE ... SET`) that apply to the
 /// session's role in its database, each as a lever naming `name=value` and the statement that
@@ -78,7 +78,10 @@ const ROLE_SETTINGS: &str = "SELECT 'a setting ' || cfg || ' of ' || CASE WHEN s
 /// relations created in a system schema (`pg_catalog` comes first on the pinned `search_path`,
 /// so a table there would shadow `public`'s; the digests skip those schemas), and every role-
 /// or database-level setting that applies to the session (`ROLE_SETTINGS`).
-pub fn postgres_levers(client: &mut postgres::Client) -> Result<Vec<String>, postgres::Error> {
+pub fn postgres_levers(
+    client: &mut postgres::Client,
+    limit: i64,
+) -> Result<Vec<String>, postgres::Error> {
     let sql = format!(
         "SELECT lever FROM (\
          SELECT CASE c.relkind WHEN 'v' THEN 'a view ' WHEN 'm' THEN 'a materialized view ' \
@@ -132,9 +135,39 @@ pub fn postgres_levers(client: &mut postgres::Client) -> Result<Vec<String>, pos
     // With `pg_catalog` alone on the path, every name is written with its schema.
     let mut transaction = client.transaction()?;
     transaction.batch_execute("SET LOCAL search_path = pg_catalog")?;
-    let rows = transaction.query(&sql, &[&LISTED])?;
+    let rows = transaction.query(&sql, &[&limit])?;
     transaction.rollback()?;
     Ok(rows.iter().map(|row| row.get(0)).collect())
+}
+
+/// The comments on the session's database's own objects (`COMMENT ON`), each by its catalog,
+/// object and sub-object with the MD5 of its text: a query can read them (`col_description`),
+/// and no data digest holds them (red team round 33).
+pub fn postgres_comments(client: &mut postgres::Client) -> Result<String, postgres::Error> {
+    let sql = format!(
+        "SELECT coalesce(string_agg(d.classoid::regclass::text || ' ' || d.objoid || ' ' || \
+         d.objsubid || '=' || md5(d.description), '; ' ORDER BY 1), '') \
+         FROM pg_catalog.pg_description d WHERE d.objoid >= {FIRST_USER_OID}"
+    );
+    Ok(client.query_one(&sql, &[])?.get(0))
+}
+
+/// The comments and column flags of the session's MariaDB / MySQL database: each table's
+/// comment and each column's comment and `EXTRA` (`INVISIBLE`, `auto_increment`, ...), by
+/// name, with the MD5 of the comments: a query can read them from `information_schema`, and no
+/// data digest holds them (red team round 33).
+pub fn mysql_comments(conn: &mut mysql::Conn) -> Result<String, mysql::Error> {
+    use mysql::prelude::Queryable;
+    conn.query_drop("SET SESSION group_concat_max_len = 18446744073709551615")?;
+    let line: Option<String> = conn.query_first(
+        "SELECT CONCAT_WS('; ', \
+           (SELECT GROUP_CONCAT(CONCAT(table_name, '=', MD5(table_comment)) ORDER BY table_name \
+             SEPARATOR ',') FROM information_schema.tables WHERE table_schema = DATABASE()), \
+           (SELECT GROUP_CONCAT(CONCAT(table_name, '.', column_name, ' ', extra, '=', \
+             MD5(column_comment)) ORDER BY table_name, column_name SEPARATOR ',') \
+             FROM information_schema.columns WHERE table_schema = DATABASE()))",
+    )?;
+    Ok(line.unwrap_or_default())
 }
 
 /// What a state-changing prediction on a clone can read of the server beyond its database, as
@@ -202,7 +235,7 @@ pub fn postgres_settings(client: &mut postgres::Client) -> Result<String, postgr
            quote_ident(l.collname) AS col FROM pg_attribute a \
            JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
            JOIN pg_collation l ON l.oid = a.attcollation \
-           WHERE a.attnum > 0 AND NOT a.attisdropped AND l.collname <> 'default' \
+           WHERE a.attnum > 0 AND NOT a.attisdropped AND a.attcollation <> 100 \
            AND c.relkind IN ('r','p','v','m','f') AND n.nspname <> 'information_schema' \
            AND n.nspname NOT LIKE 'pg\\_%') cols)",
         &[],

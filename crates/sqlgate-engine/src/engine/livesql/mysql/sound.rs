@@ -199,26 +199,25 @@ impl CloneContents for Clones<'_> {
 
 impl MyRun {
     /// The contents of `slot`'s clone, read by the administrator: its data digests and what
-    /// else can change a read there (an invisible column, a view, a routine, a trigger: the
-    /// start-up check's levers, which the digests do not hold; red team round 32).
+    /// else can change a read there, which they do not hold (an invisible column, a view, a
+    /// routine, a trigger: the start-up check's levers, round 32; the comments, round 33).
     fn contents(&self, slot: &Slot) -> Result<Contents, TestsError> {
         let fault = |e: String| TestsError::Fault(format!("reading a clone's contents: {e}"));
         let database = slot.database.clone();
-        let digests = mysql_digests(&self.settings.admin_url, &[database]).map_err(fault)?;
-        let mut contents = query_check::contents(digests, &slot.database);
-        contents.insert(
-            "what else decides a read".into(),
-            self.levers(slot).map_err(fault)?,
-        );
-        Ok(contents)
+        let mut digests = mysql_digests(&self.settings.admin_url, &[database]).map_err(fault)?;
+        let levers = self.levers(slot).map_err(fault)?;
+        digests.insert(format!("{}:levers", slot.database), levers);
+        Ok(query_check::contents(digests, &slot.database))
     }
 
-    /// The levers of `slot`'s clone ([`structure::mysql_levers`]), as one line.
+    /// The levers of `slot`'s clone ([`structure::mysql_levers`]) and its comments and column
+    /// flags ([`structure::mysql_comments`]), as one line.
     fn levers(&self, slot: &Slot) -> Result<String, String> {
         let mut admin = self.admin()?;
         self.sql(&mut admin, &format!("USE {}", ident(&slot.database)))?;
         let levers = structure::mysql_levers(&mut admin).map_err(|e| my_text(&e))?;
-        Ok(levers.join(", "))
+        let comments = structure::mysql_comments(&mut admin).map_err(|e| my_text(&e))?;
+        Ok(format!("{}; comments {comments}", levers.join(", ")))
     }
 }
 

@@ -26,6 +26,7 @@ use crate::engine::livesql::server_sides::{ServerSide, ServerSides};
 use crate::engine::livesql::sound::add_post_failures;
 use crate::engine::livesql::{Fault, Profile, Verdict};
 use crate::engine::server::data_digest::{postgres_digests, Reach};
+use crate::engine::server::structure;
 use crate::input::livesql::LiveItem;
 use serde_json::Value as Json;
 use sqlparser::dialect::PostgreSqlDialect;
@@ -188,14 +189,35 @@ impl CloneContents for Clones<'_> {
 }
 
 impl PgRun {
-    /// The contents of `slot`'s clone, read by the administrator on a session of its own
-    /// (one of sqlgate's as the digest opens it, and counted in the clone's tally).
+    /// The contents of `slot`'s clone, read by the administrator on sessions of its own (ones
+    /// of sqlgate's as the digest opens them, and counted in the clone's tally): its data
+    /// digests, and what else can change a read there, which they do not hold (a view, a
+    /// function, row-level security, a user collation: the start-up check's levers, all of
+    /// them; the comments; red team round 33).
     fn contents(&self, slot: &Slot) -> Result<Contents, TestsError> {
+        let fault = |e: String| TestsError::Fault(format!("reading a clone's contents: {e}"));
         let database = slot.database.clone();
         self.tally.on(&slot.database);
-        let digests = postgres_digests(&self.settings.admin_url, &[database], Reach::Clone)
-            .map_err(|e| TestsError::Fault(format!("reading a clone's contents: {e}")))?;
+        let mut digests =
+            postgres_digests(&self.settings.admin_url, &[database], Reach::Clone).map_err(fault)?;
+        let levers = self.levers(slot).map_err(fault)?;
+        digests.insert(format!("{}:levers", slot.database), levers);
         Ok(query_check::contents(digests, &slot.database))
+    }
+
+    /// Every lever of `slot`'s clone ([`structure::postgres_levers`]) but the role settings
+    /// (the clone roles' own, which sqlgate sets and `open` resets before every session), and
+    /// its comments ([`structure::postgres_comments`]), as one line.
+    fn levers(&self, slot: &Slot) -> Result<String, String> {
+        let mut admin = self.admin(Some(&slot.database))?;
+        let text = |e: postgres::Error| e.to_string();
+        let levers: Vec<String> = (structure::postgres_levers(&mut admin, i64::MAX)
+            .map_err(text)?)
+        .into_iter()
+        .filter(|lever| !lever.starts_with("a setting "))
+        .collect();
+        let comments = structure::postgres_comments(&mut admin).map_err(text)?;
+        Ok(format!("{}; comments {comments}", levers.join(", ")))
     }
 }
 
