@@ -342,3 +342,147 @@ mod through_the_gate {
         attempt(&MY, server, GOLD, WRONG, &LEVER);
     }
 }
+
+/// Class 2 (the repair path: the base's config does not load, so the pull request's own config
+/// runs). SECURITY.md ("The read-only role"): sqlgate refuses a privileged server role "unless
+/// the trusted config sets `allow_privileged_role: true`, which a pull request cannot (the base
+/// commit's config decides)"; and the base commit's config names the URL's variable. In a
+/// repair no base config loads, and `baseline::Settings` records neither `dataset.engine.
+/// url_env` nor `allow_privileged_role`. Set-up: round 32's one-item PostgreSQL gate; after the
+/// baseline a direct push breaks `main`'s config (an unknown key); the pull request repairs it
+/// naming the administrator's variable as the reader (`url_env: TEST_DB_ADMIN_URL`) with
+/// `allow_privileged_role: true`, and predicts the gold. Secure: the run refuses the privileged
+/// role (exit 2) as it does without `allow_privileged_role` (the control). A run that goes on
+/// has let the pull request's text choose the role its SQL is judged with (a superuser).
+mod a_repair_chooses_a_privileged_role {
+    use super::*;
+    use crate::common::bird_critic_gate::predict;
+    use crate::common::{self, repo};
+    use crate::livesql_pg_gate::PG;
+
+    const GOLD: &str = "SELECT name FROM products WHERE stock = 0";
+
+    /// The exit code and all it said of a repair whose config is the gate's with its engine
+    /// line replaced by `engine`.
+    pub(super) fn repair(
+        server: &servers::Server,
+        engine: &str,
+        env: &[(&str, &str)],
+    ) -> (Option<i32>, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let line = serde_json::json!({
+            "instance_id": "lever33", "db_id": "shop", "category": "Query", "sol_sql": [GOLD],
+            "preprocess_sql": [], "clean_up_sql": [], "test_cases": [WRAPPED], "issue_sql": [],
+            "conditions": {}, "efficiency": false, "query": "which products?",
+        });
+        let line = line.to_string().replace("\"db_id\":", "\"db_id\": ");
+        std::fs::write(root.join("items.jsonl"), format!("{line}\n")).unwrap();
+        std::fs::create_dir_all(root.join("predictions")).unwrap();
+        let predicted = serde_json::json!({"instance_id": "lever33", "pred_sqls": [GOLD]});
+        std::fs::write(
+            root.join("predictions/model.jsonl"),
+            format!("{predicted}\n"),
+        )
+        .unwrap();
+        let config = PG
+            .config()
+            .replace("  per_difficulty: { Management: 0.0, Query: 0.0 }\n", "");
+        std::fs::write(root.join("sqlgate.yml"), &config).unwrap();
+        repo::init_main(root, "dataset");
+        let made = PG.sqlgate_on(
+            server,
+            root,
+            &["baseline", "update", "--config", "sqlgate.yml"],
+        );
+        common::assert_exit(&made, 0);
+        repo::commit_all(root, "baseline");
+        // A direct push breaks the config: it no longer loads.
+        std::fs::write(root.join("sqlgate.yml"), format!("{config}bogus_key: 1\n")).unwrap();
+        repo::commit_all(root, "a direct push");
+        let base = repo::head(root);
+        common::git(root, &["checkout", "-qb", "pr"]);
+        let engine_line = "  engine: { kind: postgresql, url_env: TEST_DB_URL, admin_url_env: TEST_DB_ADMIN_URL, layout: per_db_id }\n";
+        assert!(config.contains(engine_line), "{config}");
+        std::fs::write(
+            root.join("sqlgate.yml"),
+            config.replace(engine_line, &format!("  engine: {engine}\n")),
+        )
+        .unwrap();
+        predict(root, "lever33", &[GOLD]);
+        repo::commit_all(root, "the repair");
+        let args = [&repo::EVAL[..], &["--trusted-base", &base]].concat();
+        let mut command = PG.command_on(server, root, &args);
+        command.envs(env.iter().copied());
+        let run = command.output().unwrap();
+        (run.status.code(), common::text(&run))
+    }
+
+    #[test]
+    fn a_repair_does_not_allow_a_privileged_role() {
+        let _db_ids = servers::db_id_databases();
+        let server = servers::postgres();
+        crate::livesql_pg::load_databases(server);
+        let (code, said) = repair(
+            server,
+            "{ kind: postgresql, url_env: TEST_DB_ADMIN_URL, admin_url_env: TEST_DB_ADMIN_URL, layout: per_db_id }",
+            &[],
+        );
+        eprintln!("control: {said}");
+        assert_eq!(code, Some(2), "control: the privileged role refused: {said}");
+        let (code, said) = repair(
+            server,
+            "{ kind: postgresql, url_env: TEST_DB_ADMIN_URL, admin_url_env: TEST_DB_ADMIN_URL, layout: per_db_id, allow_privileged_role: true }",
+            &[],
+        );
+        eprintln!("lever: {said}");
+        assert_eq!(
+            code,
+            Some(2),
+            "WON: the repair's own config ran as a privileged role: {said}"
+        );
+    }
+}
+
+/// Class 2 (the repair path, reading secrets): in a repair the pull request's config names the
+/// variable sqlgate reads the server's URL from (`dataset.engine.url_env`), so it can name any
+/// variable of the job's environment, a secret one included. `server::read_env_url` registers
+/// the whole (trimmed) value with the scrubber before using it. Set-up: the repair of
+/// [`a_repair_chooses_a_privileged_role`] naming `RT33_TOKEN`, a two-line secret
+/// (`ghp_...` then `password=hunter2...`), as the reader. Secure: no part of the secret (its
+/// first line, its second, the password) appears in what the run says. Control: the same
+/// secret named by no config does not appear either (the harness prints no environment).
+mod a_repair_names_a_secret_as_the_url {
+    use super::a_repair_chooses_a_privileged_role::repair;
+    use super::*;
+
+    const FIRST: &str = "ghp_rt33FirstLineOfTheToken";
+    const SECOND: &str = "host=127.0.0.1 password=hunter2rt33 port=1";
+
+    #[test]
+    fn a_secret_named_by_a_repair_is_not_shown() {
+        let _db_ids = servers::db_id_databases();
+        let server = servers::postgres();
+        crate::livesql_pg::load_databases(server);
+        let secret = format!("{FIRST}\n{SECOND}");
+        let env = [("RT33_TOKEN", secret.as_str())];
+        let (_, control) = repair(
+            server,
+            "{ kind: postgresql, url_env: TEST_DB_URL, admin_url_env: TEST_DB_ADMIN_URL, layout: per_db_id }",
+            &env,
+        );
+        assert!(!control.contains("hunter2rt33"), "control: {control}");
+        let (code, said) = repair(
+            server,
+            "{ kind: postgresql, url_env: RT33_TOKEN, admin_url_env: TEST_DB_ADMIN_URL, layout: per_db_id }",
+            &env,
+        );
+        eprintln!("lever: {code:?} {said}");
+        for part in [FIRST, SECOND, "hunter2rt33", "rt33FirstLine"] {
+            assert!(
+                !said.contains(part),
+                "WON: the repair's run showed `{part}` of the secret: {said}"
+            );
+        }
+    }
+}
