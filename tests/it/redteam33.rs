@@ -352,8 +352,11 @@ mod through_the_gate {
 /// baseline a direct push breaks `main`'s config (an unknown key); the pull request repairs it
 /// naming the administrator's variable as the reader (`url_env: TEST_DB_ADMIN_URL`) with
 /// `allow_privileged_role: true`, and predicts the gold. Secure: the run refuses the privileged
-/// role (exit 2) as it does without `allow_privileged_role` (the control). A run that goes on
-/// has let the pull request's text choose the role its SQL is judged with (a superuser).
+/// role (exit 2) as it does without `allow_privileged_role` (the control). Found: exit 2, but
+/// not by the role rule: the run warns "running anyway because `allow_privileged_role: true`"
+/// and then stops because the administrator's data digest (superuser-only settings it reads)
+/// differs from the baseline's, which the reader made. The role rule itself is the pull
+/// request's to lift in a repair; the baseline's data digest is what contains it.
 mod a_repair_chooses_a_privileged_role {
     use super::*;
     use crate::common::bird_critic_gate::predict;
@@ -429,7 +432,11 @@ mod a_repair_chooses_a_privileged_role {
             &[],
         );
         eprintln!("control: {said}");
-        assert_eq!(code, Some(2), "control: the privileged role refused: {said}");
+        assert_eq!(
+            code,
+            Some(2),
+            "control: the privileged role refused: {said}"
+        );
         let (code, said) = repair(
             server,
             "{ kind: postgresql, url_env: TEST_DB_ADMIN_URL, admin_url_env: TEST_DB_ADMIN_URL, layout: per_db_id, allow_privileged_role: true }",
