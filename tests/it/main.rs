@@ -91,6 +91,7 @@ mod redteam29;
 mod redteam30;
 mod redteam31;
 mod redteam32;
+mod redteam33;
 mod redteam9;
 mod repair;
 mod report;
