@@ -21,7 +21,7 @@ use std::path::Path;
 
 /// Round 29's `WRAPPED` test case: the gold wrapped in a derived table by `str.format`, run after
 /// the prediction again, their rows compared.
-const WRAPPED: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn):\n    gold = ['SELECT * FROM ({}) AS gold'.format(s) for s in sol_sqls]\n    pred = execute_queries(pred_sqls, db_name, conn, None, '')\n    res = execute_queries(gold, db_name, conn, None, '')\n    assert not res[1] and sorted(pred[0]) == sorted(res[0]), f'the gold gave {res[0]}'\n    return 1\n";
+pub(crate) const WRAPPED: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn):\n    gold = ['SELECT * FROM ({}) AS gold'.format(s) for s in sol_sqls]\n    pred = execute_queries(pred_sqls, db_name, conn, None, '')\n    res = execute_queries(gold, db_name, conn, None, '')\n    assert not res[1] and sorted(pred[0]) == sorted(res[0]), f'the gold gave {res[0]}'\n    return 1\n";
 
 /// A Query item on `shop` with the one test case [`WRAPPED`] and the gold `gold`.
 fn item(gold: &str) -> LiveItem {
@@ -374,30 +374,29 @@ mod spider2_dbt_results_file_linked_into_the_gold {
 /// (100); the pull request predicts `lever` then the wrong query, judged with
 /// `eval --trusted-base <base>`. Control: the pull request predicting the wrong query alone
 /// exits 1.
-mod through_the_gate {
+pub(crate) mod through_the_gate {
     use super::*;
     use crate::common::bird_critic_gate::{predict, GateCorpus};
     use crate::common::{self, repo};
     use crate::livesql_pg_gate::PG;
 
     /// MariaDB's form of the corpus (as `livesql_my_gate` has it).
-    const MY: GateCorpus = GateCorpus {
+    pub(crate) const MY: GateCorpus = GateCorpus {
         engine: "mysql",
         url_database: "mysql",
         folder: "mysql",
         suffix: "my",
     };
 
-    /// The exit code and all it said of the pull request predicting `prediction`, the dataset
-    /// being the one lever item on `gold`.
-    fn gate(
+    /// Makes `root` a repository whose `main` holds the one lever item on `gold` (item
+    /// `lever32`, test case [`WRAPPED`]), its config (returned) and the baseline made with the
+    /// gold as the prediction.
+    pub(crate) fn based(
         corpus: &GateCorpus,
         server: &servers::Server,
+        root: &Path,
         gold: &str,
-        prediction: &[&str],
-    ) -> (Option<i32>, String) {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
+    ) -> String {
         let line = serde_json::json!({
             "instance_id": "lever32", "db_id": "shop", "category": "Query", "sol_sql": [gold],
             "preprocess_sql": [], "clean_up_sql": [], "test_cases": [WRAPPED], "issue_sql": [],
@@ -416,7 +415,7 @@ mod through_the_gate {
         let config = corpus
             .config()
             .replace("  per_difficulty: { Management: 0.0, Query: 0.0 }\n", "");
-        std::fs::write(root.join("sqlgate.yml"), config).unwrap();
+        std::fs::write(root.join("sqlgate.yml"), &config).unwrap();
         repo::init_main(root, "dataset");
         let made = corpus.sqlgate_on(
             server,
@@ -425,6 +424,20 @@ mod through_the_gate {
         );
         common::assert_exit(&made, 0);
         repo::commit_all(root, "baseline");
+        config
+    }
+
+    /// The exit code and all it said of the pull request predicting `prediction`, the dataset
+    /// being the one lever item on `gold`.
+    fn gate(
+        corpus: &GateCorpus,
+        server: &servers::Server,
+        gold: &str,
+        prediction: &[&str],
+    ) -> (Option<i32>, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        based(corpus, server, root, gold);
         let base = repo::head(root);
         common::git(root, &["checkout", "-qb", "pr"]);
         predict(root, "lever32", prediction);
@@ -435,7 +448,7 @@ mod through_the_gate {
     }
 
     /// Secure: the control exits 1 and the lever does not exit 0.
-    fn attempt(
+    pub(crate) fn attempt(
         corpus: &GateCorpus,
         server: &servers::Server,
         gold: &str,

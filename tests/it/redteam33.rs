@@ -14,15 +14,11 @@
 //! MariaDB's, **not** `structure::postgres_levers`, which the start-up check refuses.
 
 use crate::common::servers;
-use sqlgate::engine::livesql::mysql::MyRun;
-use sqlgate::engine::livesql::postgres::PgRun;
+use crate::redteam30::{assert_secure, my_run, pg_run};
+use crate::redteam32::WRAPPED;
 use sqlgate::engine::livesql::{LiveJudge, Profile};
 use sqlgate::input::livesql::{parse_items, LiveItem};
 use std::path::Path;
-
-/// Round 29's `WRAPPED` test case: the gold wrapped in a derived table by `str.format`, run after
-/// the prediction again, their rows compared.
-const WRAPPED: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn):\n    gold = ['SELECT * FROM ({}) AS gold'.format(s) for s in sol_sqls]\n    pred = execute_queries(pred_sqls, db_name, conn, None, '')\n    res = execute_queries(gold, db_name, conn, None, '')\n    assert not res[1] and sorted(pred[0]) == sorted(res[0]), f'the gold gave {res[0]}'\n    return 1\n";
 
 /// A Query item on `shop` with the one test case `test` and the gold statements `gold`.
 fn item_with(gold: &[&str], test: &str) -> LiveItem {
@@ -60,37 +56,6 @@ fn verdicts_with<J: LiveJudge>(
 /// [`verdicts_with`] for a one-statement gold and [`WRAPPED`].
 fn verdicts<J: LiveJudge>(run: &J, gold: &str, wrong: &str, lever: &[&str]) -> [bool; 3] {
     verdicts_with(run, (&[gold], WRAPPED), wrong, lever)
-}
-
-/// A PostgreSQL run over the test databases.
-fn pg_run() -> PgRun {
-    let server = servers::postgres();
-    crate::livesql_pg::load_databases(server);
-    PgRun::start(
-        crate::livesql_pg::settings(server),
-        &crate::livesql_pg::db_ids(),
-    )
-    .unwrap()
-}
-
-/// A MariaDB run over the test databases.
-fn my_run() -> MyRun {
-    let server = servers::mariadb();
-    crate::livesql_my::load_databases(server);
-    MyRun::start(
-        crate::livesql_my::settings(server),
-        &crate::livesql_my::db_ids(),
-    )
-    .unwrap()
-}
-
-/// Secure: the gold passes, the wrong prediction fails (the control) and the lever fails.
-fn assert_secure(what: &str, found: [bool; 3]) {
-    assert_eq!(found[..2], [true, false], "{what}: control: gold / wrong");
-    assert!(
-        !found[2],
-        "WON ({what}): the lever passed bird_critic_sound: {found:?}"
-    );
 }
 
 /// Class 3 (server state a clone reads that no compared entry holds: row-level security).
@@ -239,82 +204,8 @@ mod a_gold_writing_only_temporary_objects_turns_the_check_off {
 /// request predicting the wrong query alone exits 1.
 mod through_the_gate {
     use super::*;
-    use crate::common::bird_critic_gate::{predict, GateCorpus};
-    use crate::common::{self, repo};
     use crate::livesql_pg_gate::PG;
-
-    /// MariaDB's form of the corpus (as `livesql_my_gate` has it).
-    const MY: GateCorpus = GateCorpus {
-        engine: "mysql",
-        url_database: "mysql",
-        folder: "mysql",
-        suffix: "my",
-    };
-
-    /// The exit code and all it said of the pull request predicting `prediction`, the dataset
-    /// being the one lever item on `gold`.
-    fn gate(
-        corpus: &GateCorpus,
-        server: &servers::Server,
-        gold: &str,
-        prediction: &[&str],
-    ) -> (Option<i32>, String) {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        let line = serde_json::json!({
-            "instance_id": "lever33", "db_id": "shop", "category": "Query", "sol_sql": [gold],
-            "preprocess_sql": [], "clean_up_sql": [], "test_cases": [WRAPPED], "issue_sql": [],
-            "conditions": {}, "efficiency": false, "query": "which products?",
-        });
-        // `GateCorpus::command_on` finds the databases by `"db_id": "<db>"`, spaced.
-        let line = line.to_string().replace("\"db_id\":", "\"db_id\": ");
-        std::fs::write(root.join("items.jsonl"), format!("{line}\n")).unwrap();
-        std::fs::create_dir_all(root.join("predictions")).unwrap();
-        let predicted = serde_json::json!({"instance_id": "lever33", "pred_sqls": [gold]});
-        std::fs::write(
-            root.join("predictions/model.jsonl"),
-            format!("{predicted}\n"),
-        )
-        .unwrap();
-        let config = corpus
-            .config()
-            .replace("  per_difficulty: { Management: 0.0, Query: 0.0 }\n", "");
-        std::fs::write(root.join("sqlgate.yml"), config).unwrap();
-        repo::init_main(root, "dataset");
-        let made = corpus.sqlgate_on(
-            server,
-            root,
-            &["baseline", "update", "--config", "sqlgate.yml"],
-        );
-        common::assert_exit(&made, 0);
-        repo::commit_all(root, "baseline");
-        let base = repo::head(root);
-        common::git(root, &["checkout", "-qb", "pr"]);
-        predict(root, "lever33", prediction);
-        repo::commit_all(root, "the pull request");
-        let args = [&repo::EVAL[..], &["--trusted-base", &base]].concat();
-        let run = corpus.sqlgate_on(server, root, &args);
-        (run.status.code(), common::text(&run))
-    }
-
-    /// Secure: the control exits 1 and the lever does not exit 0.
-    fn attempt(
-        corpus: &GateCorpus,
-        server: &servers::Server,
-        gold: &str,
-        wrong: &str,
-        lever: &[&str],
-    ) {
-        let (code, said) = gate(corpus, server, gold, &[wrong]);
-        assert_eq!(code, Some(1), "control: {said}");
-        let (code, said) = gate(corpus, server, gold, lever);
-        eprintln!("{said}");
-        assert_ne!(
-            code,
-            Some(0),
-            "WON: the regressing pull request passed: {said}"
-        );
-    }
+    use crate::redteam32::through_the_gate::{attempt, MY};
 
     #[test]
     fn postgresql_row_security_forced_on_the_clone_does_not_pass_the_gate() {
@@ -362,6 +253,7 @@ mod a_repair_chooses_a_privileged_role {
     use crate::common::bird_critic_gate::predict;
     use crate::common::{self, repo};
     use crate::livesql_pg_gate::PG;
+    use crate::redteam32::through_the_gate::based;
 
     const GOLD: &str = "SELECT name FROM products WHERE stock = 0";
 
@@ -374,32 +266,7 @@ mod a_repair_chooses_a_privileged_role {
     ) -> (Option<i32>, String) {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        let line = serde_json::json!({
-            "instance_id": "lever33", "db_id": "shop", "category": "Query", "sol_sql": [GOLD],
-            "preprocess_sql": [], "clean_up_sql": [], "test_cases": [WRAPPED], "issue_sql": [],
-            "conditions": {}, "efficiency": false, "query": "which products?",
-        });
-        let line = line.to_string().replace("\"db_id\":", "\"db_id\": ");
-        std::fs::write(root.join("items.jsonl"), format!("{line}\n")).unwrap();
-        std::fs::create_dir_all(root.join("predictions")).unwrap();
-        let predicted = serde_json::json!({"instance_id": "lever33", "pred_sqls": [GOLD]});
-        std::fs::write(
-            root.join("predictions/model.jsonl"),
-            format!("{predicted}\n"),
-        )
-        .unwrap();
-        let config = PG
-            .config()
-            .replace("  per_difficulty: { Management: 0.0, Query: 0.0 }\n", "");
-        std::fs::write(root.join("sqlgate.yml"), &config).unwrap();
-        repo::init_main(root, "dataset");
-        let made = PG.sqlgate_on(
-            server,
-            root,
-            &["baseline", "update", "--config", "sqlgate.yml"],
-        );
-        common::assert_exit(&made, 0);
-        repo::commit_all(root, "baseline");
+        let config = based(&PG, server, root, GOLD);
         // A direct push breaks the config: it no longer loads.
         std::fs::write(root.join("sqlgate.yml"), format!("{config}bogus_key: 1\n")).unwrap();
         repo::commit_all(root, "a direct push");
@@ -412,7 +279,7 @@ mod a_repair_chooses_a_privileged_role {
             config.replace(engine_line, &format!("  engine: {engine}\n")),
         )
         .unwrap();
-        predict(root, "lever33", &[GOLD]);
+        predict(root, "lever32", &[GOLD]);
         repo::commit_all(root, "the repair");
         let args = [&repo::EVAL[..], &["--trusted-base", &base]].concat();
         let mut command = PG.command_on(server, root, &args);
