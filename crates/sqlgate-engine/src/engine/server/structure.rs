@@ -152,9 +152,28 @@ pub fn postgres_comments(client: &mut postgres::Client) -> Result<String, postgr
     Ok(client.query_one(&sql, &[])?.get(0))
 }
 
+/// The access lists of the session's PostgreSQL database's own relations and schemas (not the
+/// temporary ones, which a session makes and leaves behind empty), and its
+/// default privileges (`GRANT`, `ALTER DEFAULT PRIVILEGES`), each by name: a query can read
+/// them (`information_schema.table_privileges`), and no data digest holds them (red team round
+/// 34).
+pub fn postgres_access(client: &mut postgres::Client) -> Result<String, postgres::Error> {
+    let sql = format!(
+        "SELECT coalesce(string_agg(part, '; ' ORDER BY part), '') FROM (\
+         SELECT c.oid::regclass::text || '=' || coalesce(c.relacl::text, '') AS part \
+           FROM pg_catalog.pg_class c WHERE c.oid >= {FIRST_USER_OID} \
+         UNION ALL SELECT 'schema ' || quote_ident(n.nspname) || '=' || \
+           coalesce(n.nspacl::text, '') FROM pg_catalog.pg_namespace n \
+           WHERE n.nspname !~ '^pg_(toast_)?temp_' \
+         UNION ALL SELECT 'default ' || d.defaclobjtype::text || '=' || d.defaclacl::text \
+           FROM pg_catalog.pg_default_acl d) parts"
+    );
+    Ok(client.query_one(&sql, &[])?.get(0))
+}
+
 /// The comments and column flags of the session's MariaDB / MySQL database: each table's
-/// comment and each column's comment and `EXTRA` (`INVISIBLE`, `auto_increment`, ...), by
-/// name, with the MD5 of the comments: a query can read them from `information_schema`, and no
+/// comment, each column's comment and `EXTRA` (`INVISIBLE`, `auto_increment`, ...) and each
+/// index's comment (round 34), by name, with the MD5 of the comments: a query can read them from `information_schema`, and no
 /// data digest holds them (red team round 33).
 pub fn mysql_comments(conn: &mut mysql::Conn) -> Result<String, mysql::Error> {
     use mysql::prelude::Queryable;
@@ -165,7 +184,10 @@ pub fn mysql_comments(conn: &mut mysql::Conn) -> Result<String, mysql::Error> {
              SEPARATOR ',') FROM information_schema.tables WHERE table_schema = DATABASE()), \
            (SELECT GROUP_CONCAT(CONCAT(table_name, '.', column_name, ' ', extra, '=', \
              MD5(column_comment)) ORDER BY table_name, column_name SEPARATOR ',') \
-             FROM information_schema.columns WHERE table_schema = DATABASE()))",
+             FROM information_schema.columns WHERE table_schema = DATABASE()), \
+           (SELECT GROUP_CONCAT(CONCAT(table_name, '.', index_name, '.', seq_in_index, '=', \
+             MD5(index_comment)) ORDER BY table_name, index_name, seq_in_index SEPARATOR ',') \
+             FROM information_schema.statistics WHERE table_schema = DATABASE()))",
     )?;
     Ok(line.unwrap_or_default())
 }

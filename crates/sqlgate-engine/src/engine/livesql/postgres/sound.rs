@@ -206,8 +206,10 @@ impl PgRun {
     }
 
     /// Every lever of `slot`'s clone ([`structure::postgres_levers`]) but the role settings
-    /// (the clone roles' own, which sqlgate sets and `open` resets before every session), and
-    /// its comments ([`structure::postgres_comments`]), as one line.
+    /// (the clone roles' own, which sqlgate sets and `open` resets before every session), its
+    /// comments ([`structure::postgres_comments`]) and its access lists
+    /// ([`structure::postgres_access`]), as one line, the clone's own role (which owns its
+    /// objects) named by a placeholder.
     fn levers(&self, slot: &Slot) -> Result<String, String> {
         let mut admin = self.admin(Some(&slot.database))?;
         let text = |e: postgres::Error| e.to_string();
@@ -217,7 +219,12 @@ impl PgRun {
         .filter(|lever| !lever.starts_with("a setting "))
         .collect();
         let comments = structure::postgres_comments(&mut admin).map_err(text)?;
-        Ok(format!("{}; comments {comments}", levers.join(", ")))
+        let access = structure::postgres_access(&mut admin).map_err(text)?;
+        let line = format!(
+            "{}; comments {comments}; access {access}",
+            levers.join(", ")
+        );
+        Ok(line.replace(&slot.role, "<role>"))
     }
 }
 
