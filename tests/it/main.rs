@@ -92,6 +92,7 @@ mod redteam30;
 mod redteam31;
 mod redteam32;
 mod redteam33;
+mod redteam34;
 mod redteam9;
 mod repair;
 mod report;

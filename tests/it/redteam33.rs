@@ -21,7 +21,7 @@ use sqlgate::input::livesql::{parse_items, LiveItem};
 use std::path::Path;
 
 /// A Query item on `shop` with the one test case `test` and the gold statements `gold`.
-fn item_with(gold: &[&str], test: &str) -> LiveItem {
+pub(crate) fn item_with(gold: &[&str], test: &str) -> LiveItem {
     let line = serde_json::json!({
         "instance_id": "lever33", "db_id": "shop", "category": "Query", "sol_sql": gold,
         "preprocess_sql": [], "clean_up_sql": [], "test_cases": [test], "issue_sql": [],
@@ -34,7 +34,7 @@ fn item_with(gold: &[&str], test: &str) -> LiveItem {
 
 /// Whether the gold, `wrong` and `lever` pass under `bird_critic_sound`, on an item whose gold
 /// is `gold` and whose test case is `test`.
-fn verdicts_with<J: LiveJudge>(
+pub(crate) fn verdicts_with<J: LiveJudge>(
     run: &J,
     (gold, test): (&[&str], &str),
     wrong: &str,
@@ -54,7 +54,12 @@ fn verdicts_with<J: LiveJudge>(
 }
 
 /// [`verdicts_with`] for a one-statement gold and [`WRAPPED`].
-fn verdicts<J: LiveJudge>(run: &J, gold: &str, wrong: &str, lever: &[&str]) -> [bool; 3] {
+pub(crate) fn verdicts<J: LiveJudge>(
+    run: &J,
+    gold: &str,
+    wrong: &str,
+    lever: &[&str],
+) -> [bool; 3] {
     verdicts_with(run, (&[gold], WRAPPED), wrong, lever)
 }
 
