@@ -19,9 +19,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// A clone's contents as the check compares them: every data digest entry of the clone's
 /// database (`server::data_digest`: its tables, the scan order, the settings, the structure),
-/// and on MariaDB / MySQL what else can change a read there (`structure::mysql_levers`), keyed
-/// and valued without the clone's database name, so a clone and its twin compare equal when
-/// they hold the same.
+/// and a `levers` entry of what else can change a read there (each server's start-up levers,
+/// comments and, on PostgreSQL, access lists: `PgRun::levers`, `MyRun::levers`), keyed and
+/// valued without the clone's database name, so a clone and its twin compare equal when they
+/// hold the same.
 pub type Contents = BTreeMap<String, String>;
 
 /// The first keywords of a statement that writes rows, the schema's objects, their order or
@@ -124,8 +125,8 @@ pub fn contents(digests: BTreeMap<String, String>, database: &str) -> Contents {
         .collect()
 }
 
-/// How the check names a database entry `what` (`order`, `settings`, `structure`) it found
-/// changed.
+/// How the check names a database entry `what` (`order`, `settings`, `structure`, `levers`) it
+/// found changed.
 fn entry_name(what: &str) -> String {
     match what {
         "order" => "the rows' scan order".to_string(),
