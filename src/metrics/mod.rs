@@ -476,9 +476,7 @@ impl<'a> Env<'a> {
     pub fn with_state_budget(mut self, execution: &crate::input::config::ExecutionConfig) -> Self {
         self.state_budget.max_steps = execution.max_steps;
         self.state_budget.disk_bytes = execution.max_copy_bytes;
-        if let Some(ms) = execution.item_timeout_ms {
-            self.state_budget.deadline = std::time::Duration::from_millis(ms);
-        }
+        self.state_budget.deadline = execution.item_deadline(self.state_budget.deadline);
         self
     }
 

@@ -215,6 +215,12 @@ impl ExecutionConfig {
         self.check_item_timeout()
     }
 
+    /// The wall-clock deadline of a state-changing item: `item_timeout_ms` when given, else the
+    /// evaluator's own `default`.
+    pub fn item_deadline(&self, default: std::time::Duration) -> std::time::Duration {
+        (self.item_timeout_ms).map_or(default, std::time::Duration::from_millis)
+    }
+
     /// Checks `item_timeout_ms`, when given, against [`ITEM_TIMEOUT_MS`].
     fn check_item_timeout(&self) -> Result<(), String> {
         let (shortest, longest) = ITEM_TIMEOUT_MS;

@@ -13,7 +13,6 @@ use crate::input::dataset::Dataset;
 use crate::sql::features::FeatureDialect;
 use crate::util::error::InputError;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// PostgreSQL as a plugin (`kind: postgresql`): a server the URL in `url_env` names, checked at
 /// start, its data digested, loaded by `sqlgate load`, its planner breaking ties; with
@@ -94,8 +93,7 @@ fn clone_settings(config: &Config) -> Result<Option<PgSettings>, StartError> {
     };
     let admin_url = crate::engine::server::read_env_url("admin_url_env", name)?;
     let defaults = PgSettings::new(admin_url);
-    let deadline =
-        (config.execution.item_timeout_ms).map_or(defaults.deadline, Duration::from_millis);
+    let deadline = config.execution.item_deadline(defaults.deadline);
     Ok(Some(PgSettings {
         disk_bytes: config.execution.max_copy_bytes,
         deadline,
