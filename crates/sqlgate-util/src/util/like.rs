@@ -88,16 +88,17 @@ pub fn read_char(bytes: &[u8], at: &mut usize) -> u32 {
     c
 }
 
-/// Splits `bytes` into characters as SQLite's `SQLITE_SKIP_UTF8` does.
-pub fn split_chars(bytes: &[u8]) -> Vec<&[u8]> {
-    let mut chars = Vec::new();
+/// The characters of `bytes` as SQLite's `SQLITE_SKIP_UTF8` steps through them, lazily, so a
+/// caller can spend its budget per character on a value near the length cap.
+pub fn chars(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
     let mut at = 0;
-    while at < bytes.len() {
+    std::iter::from_fn(move || {
         let start = at;
-        at = skip_char(bytes, at);
-        chars.push(&bytes[start..at]);
-    }
-    chars
+        (start < bytes.len()).then(|| {
+            at = skip_char(bytes, start);
+            &bytes[start..at]
+        })
+    })
 }
 
 /// The position after the character at `at` (`SQLITE_SKIP_UTF8`).

@@ -134,9 +134,9 @@ pub fn trimmed(
     sides: usize,
     budget: &mut Budget,
 ) -> Result<std::ops::Range<usize>, Stop> {
-    let chars = like::split_chars(until_nul(set));
     let mut first_index: std::collections::HashMap<&[u8], usize> = std::collections::HashMap::new();
-    for (index, char) in chars.iter().enumerate() {
+    for (index, char) in like::chars(until_nul(set)).enumerate() {
+        budget.spend(1)?;
         first_index.entry(char).or_insert(index);
     }
     let mut lengths: Vec<usize> = first_index.keys().map(|c| c.len()).collect();
@@ -187,6 +187,7 @@ pub fn unhexed(text: &[u8], ignored: &[u8], budget: &mut Budget) -> Result<Optio
     let mut skippable = std::collections::HashSet::new();
     let mut at = 0;
     while at < ignored.len() {
+        budget.spend(1)?;
         skippable.insert(like::read_char(ignored, &mut at));
     }
     let digit = |b: Option<&u8>| b.and_then(|b| (*b as char).to_digit(16));
@@ -447,7 +448,7 @@ unsafe extern "C" fn like_or_glob(
                     return;
                 };
                 let escape = until_nul(escape);
-                if like::split_chars(escape).len() != 1 {
+                if like::chars(escape).nth(1).is_some() || escape.is_empty() {
                     ffi::sqlite3_result_error(
                         ctx,
                         c"ESCAPE expression must be a single character".as_ptr(),
