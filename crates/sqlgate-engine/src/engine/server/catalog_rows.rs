@@ -18,6 +18,12 @@
 //! between two such loads: transaction ids, log positions and the planner's size estimates
 //! (`relpages`, `reltuples`, `relallvisible`, which autovacuum rewrites). The statistics
 //! `ANALYZE` gathers are not `PUBLIC`'s to read.
+//!
+//! The servers' Query data check (`livesql::query_check`) reads the same rows of an item's
+//! clone, and on MariaDB / MySQL every `information_schema` row about it, written so that a
+//! clone and its twin holding the same compare equal ([`postgres_clone_rows`],
+//! [`mysql_clone_rows`]): every catalog row a prediction's role can change is compared, not the
+//! kinds a list names (red team round 35).
 
 /// The first object id PostgreSQL gives after `initdb`: an id below it names a built-in
 /// object, never one of the run's.
@@ -38,6 +44,10 @@ struct Column {
     name: String,
     /// The catalog an id in this column names (a single id, not an array).
     target: Option<String>,
+    /// The catalog each id of this array column names.
+    targets: Option<String>,
+    /// Whether it holds parse trees (`pg_node_tree`: object ids and text positions in text).
+    tree: bool,
 }
 
 /// The digest of every `PUBLIC`-readable table of `pg_catalog` and `information_schema` in the
@@ -67,12 +77,16 @@ fn catalog_columns(
     let rows = client.query(
         &format!(
             "SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname), c.relname::text, \
-             a.attname::text, k.pktable::text \
+             a.attname::text, k.pktable::text, v.pktable::text, \
+             a.atttypid = 'pg_catalog.pg_node_tree'::pg_catalog.regtype \
              FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
              JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid \
              LEFT JOIN LATERAL (SELECT f.pktable FROM pg_catalog.pg_get_catalog_foreign_keys() f \
                WHERE f.fktable = c.oid AND NOT f.is_array \
                AND f.fkcols = ARRAY[a.attname::text] LIMIT 1) k ON true \
+             LEFT JOIN LATERAL (SELECT f.pktable FROM pg_catalog.pg_get_catalog_foreign_keys() f \
+               WHERE f.fktable = c.oid AND f.is_array \
+               AND f.fkcols = ARRAY[a.attname::text] LIMIT 1) v ON true \
              WHERE n.nspname IN ('pg_catalog', 'information_schema') AND c.relkind = 'r' \
              AND c.relisshared = $1 AND a.attnum > 0 AND NOT a.attisdropped \
              AND pg_catalog.has_column_privilege('public', c.oid, a.attnum, 'SELECT') \
@@ -89,6 +103,8 @@ fn catalog_columns(
         let column = Column {
             name,
             target: row.get(3),
+            targets: row.get(4),
+            tree: row.get(5),
         };
         match catalogs.last_mut() {
             Some((last, columns)) if *last == catalog => columns.push(column),
@@ -123,17 +139,11 @@ fn catalog_digest_sql(catalog: &str, columns: &[Column], shared: bool) -> String
 /// pairs) say names a user-made object, written as that object.
 fn run_own(columns: &[Column]) -> String {
     let has = |name: &str| columns.iter().any(|c| c.name == name);
-    let class_of = |id: &str| match id {
-        "refobjid" if has("refclassid") => Some("refclassid"),
-        "objoid" | "objid" if has("classoid") => Some("classoid"),
-        "objoid" | "objid" if has("classid") => Some("classid"),
-        _ => None,
-    };
     let named: Vec<String> = columns
         .iter()
         .filter_map(|column| {
             let id = quote_ident(&column.name);
-            let class = match (&column.target, class_of(&column.name)) {
+            let class = match (&column.target, class_column(columns, &column.name)) {
                 (Some(target), _) => format!("'{target}'::regclass"),
                 (None, Some(class)) => class.to_string(),
                 (None, None) => return None,
@@ -151,7 +161,254 @@ fn run_own(columns: &[Column]) -> String {
     }
 }
 
+/// The column naming the catalog of the id in column `id` (`classoid` / `objoid` pairs and the
+/// like), when `columns` pair it with one.
+fn class_column(columns: &[Column], id: &str) -> Option<&'static str> {
+    let has = |name: &str| columns.iter().any(|c| c.name == name);
+    match id {
+        "refobjid" if has("refclassid") => Some("refclassid"),
+        "objoid" | "objid" if has("classoid") => Some("classoid"),
+        "objoid" | "objid" if has("classid") => Some("classid"),
+        _ => None,
+    }
+}
+
+/// The digest of every catalog row of an item's clone that a read can see, for the Query data
+/// check (`livesql::query_check`), which compares a prediction's clone with its twin: both are
+/// copies of one template, so every row is the template's unless a statement changed it, and
+/// any row a prediction's role changed (a column made nullable, a column grant, a comment on
+/// the `public` schema, a storage or replica-identity flag, a cluster mark: red team round 35)
+/// differs, every kind at once rather than each as a round finds it. Written so that two
+/// clones holding the same read the same: an id of an object made after `initdb` as the
+/// object it names (`pg_describe_object`: the item's preprocess makes its objects under other
+/// ids on each clone), a file number as whether the relation was rewritten, the clone's own
+/// `role` as `<role>` and the numbers in TOAST names as `<id>`; parse trees left out (they
+/// hold ids and text positions; what they say is in the structure entry: defaults, checks,
+/// views, index expressions), and so are temporary schemas and what they hold (a session's,
+/// gone with it). Call it once no session of `role` is left ([`await_sessions_end`]).
+pub(crate) fn postgres_clone_rows(
+    client: &mut postgres::Client,
+    role: &str,
+) -> Result<Vec<String>, postgres::Error> {
+    let mut parts = Vec::new();
+    for (catalog, columns) in catalog_columns(client, false)? {
+        let row = client.query_one(&clone_digest_sql(&catalog, &columns), &[&role])?;
+        let (rows, digest): (i64, String) = (row.get(0), row.get(1));
+        parts.push(format!("catalog {catalog}={rows} rows {digest}"));
+    }
+    Ok(parts)
+}
+
+/// How long [`await_sessions_end`] waits for a closed session's process to end.
+const SESSION_END: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Waits until no session of `role` is left on the server (a closed session's process drops its
+/// temporary objects before it ends); an error after [`SESSION_END`].
+pub(crate) fn await_sessions_end(client: &mut postgres::Client, role: &str) -> Result<(), String> {
+    let started = std::time::Instant::now();
+    loop {
+        let left: i64 = client
+            .query_one(
+                "SELECT count(*) FROM pg_catalog.pg_stat_activity WHERE usename = $1::text",
+                &[&role],
+            )
+            .map_err(|e| e.to_string())?
+            .get(0);
+        if left == 0 {
+            return Ok(());
+        }
+        if started.elapsed() > SESSION_END {
+            return Err(format!(
+                "{left} session(s) of the clone's role were still open {SESSION_END:?} after \
+                 they were closed"
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// The query giving a catalog's row count and the MD5 of its rows, each rendered as
+/// [`postgres_clone_rows`] says (`$1`: the clone's role).
+fn clone_digest_sql(catalog: &str, columns: &[Column]) -> String {
+    let texts: Vec<String> = (columns.iter())
+        .filter(|column| !column.tree)
+        .map(|column| {
+            format!(
+                "pg_catalog.quote_nullable({})",
+                clone_text(catalog, columns, column)
+            )
+        })
+        .collect();
+    format!(
+        "SELECT count(*), md5(coalesce(string_agg(r, E'\\n' ORDER BY r), '')) FROM (\
+         SELECT replace(regexp_replace(concat_ws('|', {}), 'pg_toast_[0-9]+', 'pg_toast_<id>', \
+         'g'), $1::text, '<role>') AS r FROM {catalog} WHERE NOT ({})) t",
+        texts.join(", "),
+        temporary(catalog, columns)
+    )
+}
+
+/// A column's value as [`postgres_clone_rows`] reads it.
+fn clone_text(catalog: &str, columns: &[Column], column: &Column) -> String {
+    let id = quote_ident(&column.name);
+    let literal = |name: &str| format!("'{}'::pg_catalog.regclass", name.replace('\'', "''"));
+    if column.name == "oid" {
+        return described(&literal(catalog), &id);
+    }
+    if catalog == "pg_catalog.pg_class" && column.name == "relfilenode" {
+        return "CASE WHEN relfilenode = 0 THEN '0' WHEN relfilenode = oid THEN 'its id' \
+                ELSE 'rewritten' END"
+            .to_string();
+    }
+    if let Some(target) = &column.target {
+        return described(&literal(target), &id);
+    }
+    if let Some(class) = class_column(columns, &column.name) {
+        return described(class, &id);
+    }
+    if let Some(target) = &column.targets {
+        return format!(
+            "(SELECT string_agg({}, ' ' ORDER BY n) FROM unnest({id}) WITH ORDINALITY u(e, n))",
+            described(&literal(target), "e")
+        );
+    }
+    format!("{id}::text")
+}
+
+/// The id `id` of an object of catalog `class`: the object it names when it was made after
+/// `initdb`, else the number.
+fn described(class: &str, id: &str) -> String {
+    format!(
+        "CASE WHEN {id}::oid >= {FIRST_USER_OID} THEN coalesce(pg_catalog.pg_describe_object(\
+         {class}, {id}::oid, 0), 'a missing object') ELSE {id}::text END"
+    )
+}
+
+/// The condition of a row of a temporary schema: the schema itself, or a row in it.
+fn temporary(catalog: &str, columns: &[Column]) -> String {
+    let pattern = "'^pg_(toast_)?temp_[0-9]+$'";
+    let schemas =
+        format!("(SELECT oid FROM pg_catalog.pg_namespace WHERE nspname::text ~ {pattern})");
+    (columns.iter())
+        .filter(|column| column.target.as_deref() == Some("pg_namespace"))
+        .map(|column| {
+            format!(
+                "coalesce({}::oid IN {schemas}, false)",
+                quote_ident(&column.name)
+            )
+        })
+        .chain((catalog == "pg_catalog.pg_namespace").then(|| format!("nspname::text ~ {pattern}")))
+        .chain(std::iter::once("false".to_string()))
+        .collect::<Vec<_>>()
+        .join(" OR ")
+}
+
 /// `name` as a quoted identifier.
 fn quote_ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// The MariaDB / MySQL columns of `information_schema` that change by themselves (sizes, row
+/// estimates, times), which two clones of one template holding the same can read apart.
+const MYSQL_VOLATILE: [&str; 14] = [
+    "TABLE_ROWS",
+    "AVG_ROW_LENGTH",
+    "DATA_LENGTH",
+    "MAX_DATA_LENGTH",
+    "INDEX_LENGTH",
+    "DATA_FREE",
+    "CREATE_TIME",
+    "UPDATE_TIME",
+    "CHECK_TIME",
+    "CHECKSUM",
+    "CARDINALITY",
+    "CREATED",
+    "LAST_ALTERED",
+    "LAST_EXECUTED",
+];
+
+/// The columns by which an `information_schema` table names a row's database, the first one a
+/// table has taken.
+const MYSQL_SCHEMA_COLUMNS: [&str; 9] = [
+    "TABLE_SCHEMA",
+    "CONSTRAINT_SCHEMA",
+    "ROUTINE_SCHEMA",
+    "TRIGGER_SCHEMA",
+    "EVENT_SCHEMA",
+    "SPECIFIC_SCHEMA",
+    "SEQUENCE_SCHEMA",
+    "SCHEMA_NAME",
+    "F_TABLE_SCHEMA",
+];
+
+/// The MariaDB / MySQL counterpart of [`postgres_clone_rows`]: every row of every
+/// `information_schema` table about `schema` (its tables' collations and engines, columns'
+/// nullability, keys, foreign keys, constraints, privileges, routines, views, triggers,
+/// events, partitions: red team round 35), all columns but [`MYSQL_VOLATILE`], with the
+/// database's name as `<clone>` and the clone's `user` as `<role>`, one digest per table. Left
+/// out are the per-session and statistics tables (`TEMP_TABLES_INFO`, `*_STATISTICS`, `FILES`,
+/// the storage engines' own).
+pub(crate) fn mysql_clone_rows(
+    conn: &mut mysql::Conn,
+    schema: &str,
+    user: &str,
+) -> Result<Vec<String>, mysql::Error> {
+    use mysql::prelude::Queryable;
+    let mut parts = Vec::new();
+    for (table, key, columns) in mysql_tables(conn)? {
+        let texts: Vec<String> = (columns.iter())
+            .map(|column| format!("QUOTE(`{}`)", column.replace('`', "``")))
+            .collect();
+        let rows: Vec<Option<String>> = conn.exec(
+            format!(
+                "SELECT CONCAT_WS('|', {}) FROM information_schema.`{table}` WHERE `{key}` = ?",
+                texts.join(", ")
+            ),
+            (schema,),
+        )?;
+        let mut rows: Vec<String> = (rows.into_iter())
+            .map(|row| {
+                (row.unwrap_or_default())
+                    .replace(schema, "<clone>")
+                    .replace(user, "<role>")
+            })
+            .collect();
+        rows.sort();
+        let digest = crate::util::digest::content_hash(rows.iter().map(String::as_bytes));
+        parts.push(format!("catalog {table}={} rows {digest}", rows.len()));
+    }
+    Ok(parts)
+}
+
+/// Each `information_schema` table [`mysql_clone_rows`] reads: its name, the column naming a
+/// row's database, and its other columns but the volatile ones.
+fn mysql_tables(
+    conn: &mut mysql::Conn,
+) -> Result<Vec<(String, String, Vec<String>)>, mysql::Error> {
+    use mysql::prelude::Queryable;
+    let columns: Vec<(String, String)> = conn.query(
+        "SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS \
+         WHERE TABLE_SCHEMA = 'information_schema' AND TABLE_NAME NOT LIKE 'INNODB\\_%' \
+         AND TABLE_NAME NOT LIKE '%\\_STATISTICS' \
+         AND TABLE_NAME NOT IN ('TEMP_TABLES_INFO', 'FILES', 'PROCESSLIST') \
+         ORDER BY TABLE_NAME, ORDINAL_POSITION",
+    )?;
+    let mut tables: Vec<(String, Vec<String>)> = Vec::new();
+    for (table, column) in columns {
+        match tables.last_mut() {
+            Some((last, kept)) if *last == table => kept.push(column),
+            _ => tables.push((table, vec![column])),
+        }
+    }
+    Ok((tables.into_iter())
+        .filter_map(|(table, columns)| {
+            let key = MYSQL_SCHEMA_COLUMNS
+                .iter()
+                .find(|key| columns.iter().any(|c| c == *key))?;
+            let kept = (columns.into_iter())
+                .filter(|column| !MYSQL_VOLATILE.contains(&column.as_str()))
+                .collect();
+            Some((table, key.to_string(), kept))
+        })
+        .collect())
 }

@@ -249,8 +249,9 @@ pub(crate) enum Reach {
     /// clones (`clones`).
     Base { clones: bool },
     /// An item's clone in the Query data check, compared with its twin: neither (no role a clone
-    /// is judged as can change a built-in, and both clones hold the template's catalog rows), so
-    /// a check costs a fraction of a base digest.
+    /// is judged as can change a built-in; the check reads the clone's catalog rows itself,
+    /// written so that two clones holding the same compare equal:
+    /// `catalog_rows::postgres_clone_rows`), so a digest costs a fraction of a base digest.
     Clone,
 }
 

@@ -15,7 +15,7 @@
 
 mod builtins;
 mod catalog;
-mod catalog_rows;
+pub(crate) mod catalog_rows;
 mod check;
 mod convert;
 pub mod data_digest;

@@ -26,7 +26,7 @@ use crate::engine::livesql::server_sides::{ServerSide, ServerSides};
 use crate::engine::livesql::sound::add_post_failures;
 use crate::engine::livesql::{Fault, Profile, Verdict};
 use crate::engine::server::data_digest::mysql_digests;
-use crate::engine::server::structure;
+use crate::engine::server::{catalog_rows, structure};
 use crate::input::livesql::LiveItem;
 use serde_json::Value as Json;
 use sqlparser::dialect::MySqlDialect;
@@ -210,14 +210,21 @@ impl MyRun {
         Ok(query_check::contents(digests, &slot.database))
     }
 
-    /// The levers of `slot`'s clone ([`structure::mysql_levers`]) and its comments and column
-    /// flags ([`structure::mysql_comments`]), as one line.
+    /// The levers of `slot`'s clone ([`structure::mysql_levers`]), its comments and column
+    /// flags ([`structure::mysql_comments`]) and every `information_schema` row about it
+    /// ([`catalog_rows::mysql_clone_rows`], red team round 35), as one line.
     fn levers(&self, slot: &Slot) -> Result<String, String> {
         let mut admin = self.admin()?;
         self.sql(&mut admin, &format!("USE {}", ident(&slot.database)))?;
         let levers = structure::mysql_levers(&mut admin).map_err(|e| my_text(&e))?;
         let comments = structure::mysql_comments(&mut admin).map_err(|e| my_text(&e))?;
-        Ok(format!("{}; comments {comments}", levers.join(", ")))
+        let rows = catalog_rows::mysql_clone_rows(&mut admin, &slot.database, &slot.user)
+            .map_err(|e| my_text(&e))?;
+        Ok(format!(
+            "{}; comments {comments}; {}",
+            levers.join(", "),
+            rows.join("; ")
+        ))
     }
 }
 

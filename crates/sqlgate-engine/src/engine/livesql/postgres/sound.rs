@@ -26,7 +26,7 @@ use crate::engine::livesql::server_sides::{ServerSide, ServerSides};
 use crate::engine::livesql::sound::add_post_failures;
 use crate::engine::livesql::{Fault, Profile, Verdict};
 use crate::engine::server::data_digest::{postgres_digests, Reach};
-use crate::engine::server::structure;
+use crate::engine::server::{catalog_rows, structure};
 use crate::input::livesql::LiveItem;
 use serde_json::Value as Json;
 use sqlparser::dialect::PostgreSqlDialect;
@@ -207,9 +207,11 @@ impl PgRun {
 
     /// Every lever of `slot`'s clone ([`structure::postgres_levers`]) but the role settings
     /// (the clone roles' own, which sqlgate sets and `open` resets before every session), its
-    /// comments ([`structure::postgres_comments`]) and its access lists
-    /// ([`structure::postgres_access`]), as one line, the clone's own role (which owns its
-    /// objects) named by a placeholder.
+    /// comments ([`structure::postgres_comments`]), its access lists
+    /// ([`structure::postgres_access`]) and every catalog row
+    /// ([`catalog_rows::postgres_clone_rows`], red team round 35), read once the role's
+    /// sessions have ended, as one line, the clone's own role (which owns its objects) named by
+    /// a placeholder.
     fn levers(&self, slot: &Slot) -> Result<String, String> {
         let mut admin = self.admin(Some(&slot.database))?;
         let text = |e: postgres::Error| e.to_string();
@@ -220,9 +222,12 @@ impl PgRun {
         .collect();
         let comments = structure::postgres_comments(&mut admin).map_err(text)?;
         let access = structure::postgres_access(&mut admin).map_err(text)?;
+        catalog_rows::await_sessions_end(&mut admin, &slot.role)?;
+        let rows = catalog_rows::postgres_clone_rows(&mut admin, &slot.role).map_err(text)?;
         let line = format!(
-            "{}; comments {comments}; access {access}",
-            levers.join(", ")
+            "{}; comments {comments}; access {access}; {}",
+            levers.join(", "),
+            rows.join("; ")
         );
         Ok(line.replace(&slot.role, "<role>"))
     }
