@@ -1,0 +1,188 @@
+//! Red team round 35 (issue 44): `bird_critic_sound` on PostgreSQL 15 and MariaDB 10.11 after
+//! rounds 33's and 34's fixes (commits e7e9e8e, b32597c: the Query data check compares a
+//! PostgreSQL clone's `postgres_levers` but the role settings, `postgres_comments` and
+//! `postgres_access`; a MariaDB clone's `mysql_levers` and `mysql_comments`), and class 4.
+//! Every test asserts the SECURE outcome and runs its control: a failing test is a win.
+//! Report: `/work/notes/redteam35.md`.
+//!
+//! The class 3 set-up is round 32's / 33's lever item (`redteam33::verdicts`): a Query item on
+//! `shop` whose one test case ([`WRAPPED`](crate::redteam32::WRAPPED)) runs the gold wrapped
+//! by `str.format` on a new session to the prediction's clone, after the prediction again, so
+//! only the Query data check stands between a persistent change of that clone and a pass.
+
+use crate::common::servers;
+use crate::redteam30::{assert_secure, my_run, pg_run};
+use crate::redteam33::verdicts;
+
+/// Class 3, PostgreSQL (a column's `NOT NULL`: `pg_attribute.attnotnull`). On PostgreSQL 15 a
+/// `NOT NULL` is no `pg_constraint` row, so `postgres_structure`'s `constraint ...` lines do not
+/// hold it; the table entries hash each column's name and `format_type` only. The clone's role
+/// owns `products`, so it may `ALTER COLUMN name DROP NOT NULL` (every value stays). Set-up: the
+/// lever item, a gold reading the column's nullability (`information_schema.columns`, 'NO' on
+/// the twin); wrong `SELECT 'YES'`. Lever: the `ALTER`, then the wrong query. Control: the wrong
+/// query alone fails.
+pub(crate) mod postgresql_not_null_outside_the_data_check {
+    use super::*;
+
+    pub(crate) const GOLD: &str = "SELECT is_nullable::text AS nullable FROM information_schema.columns WHERE table_name = 'products' AND column_name = 'name'";
+    pub(crate) const WRONG: &str = "SELECT 'YES'::text AS nullable";
+    pub(crate) const LEVER: [&str; 2] = [
+        "ALTER TABLE products ALTER COLUMN name DROP NOT NULL",
+        WRONG,
+    ];
+
+    #[test]
+    fn postgresql_drop_not_null_on_the_clone_does_not_pass_a_gold_reading_it() {
+        let _db_ids = servers::db_id_databases();
+        let found = verdicts(&pg_run(), GOLD, WRONG, &LEVER);
+        assert_secure("DROP NOT NULL", found);
+    }
+}
+
+/// Class 3, PostgreSQL (round 34's `postgres_access`: relation and schema access lists, default
+/// privileges). A column's own access list (`pg_attribute.attacl`) is a fourth one. The clone's
+/// role owns `products`, so it may `GRANT SELECT (price) ON products TO PUBLIC`. Set-up: the
+/// lever item, a gold counting `PUBLIC`'s column privileges on `products`
+/// (`information_schema.column_privileges`, 0 on the twin); wrong `SELECT 1`. Lever: the
+/// grant, then the wrong query. Control: the wrong query alone fails.
+pub(crate) mod postgresql_a_column_grant_outside_the_data_check {
+    use super::*;
+
+    pub(crate) const GOLD: &str = "SELECT count(*)::bigint AS n FROM information_schema.column_privileges WHERE table_name = 'products' AND grantee = 'PUBLIC'";
+    pub(crate) const WRONG: &str = "SELECT 1::bigint AS n";
+    pub(crate) const LEVER: [&str; 2] = ["GRANT SELECT (price) ON products TO PUBLIC", WRONG];
+
+    #[test]
+    fn postgresql_a_column_grant_on_the_clone_does_not_pass_a_gold_reading_it() {
+        let _db_ids = servers::db_id_databases();
+        let found = verdicts(&pg_run(), GOLD, WRONG, &LEVER);
+        assert_secure("GRANT SELECT (column)", found);
+    }
+}
+
+/// Class 3, PostgreSQL (the database's access list, `pg_database.datacl`). `postgres_access`
+/// reads relations, schemas and default privileges, not the database. If the clone's role owns
+/// its clone database, it may `GRANT CREATE ON DATABASE` to `PUBLIC` (the name is the clone's,
+/// so a `DO` block). Set-up: the lever item, a gold asking whether `PUBLIC` may create schemas
+/// in the database (`has_database_privilege`, false on the twin); wrong `SELECT true`. Lever:
+/// the grant, then the wrong query. Control: the wrong query alone fails.
+mod postgresql_a_database_grant_outside_the_data_check {
+    use super::*;
+
+    const GOLD: &str =
+        "SELECT has_database_privilege('public', current_database(), 'CREATE') AS may";
+    const WRONG: &str = "SELECT true AS may";
+
+    #[test]
+    fn postgresql_a_database_grant_on_the_clone_does_not_pass_a_gold_reading_it() {
+        let _db_ids = servers::db_id_databases();
+        let lever = [
+            "DO $$ BEGIN EXECUTE format('GRANT CREATE ON DATABASE %I TO PUBLIC', current_database()); END $$",
+            WRONG,
+        ];
+        let found = verdicts(&pg_run(), GOLD, WRONG, &lever);
+        assert_secure("GRANT CREATE ON DATABASE", found);
+    }
+}
+
+/// Class 3, MariaDB (a table's storage engine, `information_schema.TABLES.ENGINE`).
+/// `mysql_levers` names only the engines that read elsewhere (`FEDERATED`, `CONNECT`, ...);
+/// `CREATE_OPTIONS` does not hold the engine. The clone's user has `ALTER`, so it may move
+/// `products` to Aria (every row stays). Set-up: the lever item, a gold reading the engine
+/// ('InnoDB' on the twin); wrong `SELECT 'Aria'`. Lever: `ALTER TABLE products ENGINE = Aria`,
+/// then the wrong query. Control: the wrong query alone fails.
+pub(crate) mod mariadb_an_engine_outside_the_data_check {
+    use super::*;
+
+    pub(crate) const GOLD: &str = "SELECT ENGINE AS engine FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'products'";
+    pub(crate) const WRONG: &str = "SELECT 'Aria' AS engine";
+    pub(crate) const LEVER: [&str; 2] = ["ALTER TABLE products ENGINE = Aria", WRONG];
+
+    #[test]
+    fn mariadb_an_engine_change_on_the_clone_does_not_pass_a_gold_reading_it() {
+        let _db_ids = servers::db_id_databases();
+        let found = verdicts(&my_run(), GOLD, WRONG, &LEVER);
+        assert_secure("ENGINE = Aria", found);
+    }
+}
+
+/// Class 3, MariaDB (a table's default collation, `information_schema.TABLES.TABLE_COLLATION`).
+/// `mysql_settings` records the schema's default collation and each column whose collation
+/// differs from it; a table's own default, which changes no column, is in no compared entry.
+/// Set-up: the lever item, a gold reading it; wrong `SELECT 'utf8mb4_bin'`. Lever: `ALTER TABLE
+/// products DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin` (no `CONVERT`: the columns
+/// keep theirs), then the wrong query. Control: the wrong query alone fails.
+pub(crate) mod mariadb_a_table_collation_outside_the_data_check {
+    use super::*;
+
+    pub(crate) const GOLD: &str = "SELECT TABLE_COLLATION AS collation FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'products'";
+    pub(crate) const WRONG: &str = "SELECT 'utf8mb4_bin' AS collation";
+    pub(crate) const LEVER: [&str; 2] = [
+        "ALTER TABLE products DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
+        WRONG,
+    ];
+
+    #[test]
+    fn mariadb_a_table_collation_on_the_clone_does_not_pass_a_gold_reading_it() {
+        let _db_ids = servers::db_id_databases();
+        let found = verdicts(&my_run(), GOLD, WRONG, &LEVER);
+        assert_secure("DEFAULT COLLATE", found);
+    }
+}
+
+/// Class 3, MariaDB (a column's nullability, `information_schema.COLUMNS.IS_NULLABLE`). The
+/// table entries hash `column_type`, which does not say `NULL` / `NOT NULL`. Set-up: the lever
+/// item, a gold reading `name`'s nullability ('NO' on the twin); wrong `SELECT 'YES'`. Lever:
+/// `ALTER TABLE products MODIFY name VARCHAR(255) NULL`, then the wrong query. Control: the
+/// wrong query alone fails.
+mod mariadb_not_null_outside_the_data_check {
+    use super::*;
+
+    const GOLD: &str = "SELECT IS_NULLABLE AS nullable FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'products' AND COLUMN_NAME = 'name'";
+    const WRONG: &str = "SELECT 'YES' AS nullable";
+
+    #[test]
+    fn mariadb_a_dropped_not_null_on_the_clone_does_not_pass_a_gold_reading_it() {
+        let _db_ids = servers::db_id_databases();
+        let lever = ["ALTER TABLE products MODIFY name VARCHAR(255) NULL", WRONG];
+        let found = verdicts(&my_run(), GOLD, WRONG, &lever);
+        assert_secure("MODIFY ... NULL", found);
+    }
+}
+
+/// Class 3 through the gate: this round's engine wins at the CLI, where the verdict that counts
+/// is the exit code. Set-up: round 32's `through_the_gate` (one Query item, the lever item on
+/// the gold given, gated on `bird_critic_sound`, its baseline made on `main` with the gold as
+/// the prediction; the pull request predicts the lever then the wrong query, `eval
+/// --trusted-base <base>`). Control: the pull request predicting the wrong query alone exits 1.
+mod through_the_gate {
+    use super::*;
+    use crate::livesql_pg_gate::PG;
+    use crate::redteam32::through_the_gate::{attempt, MY};
+
+    #[test]
+    fn postgresql_drop_not_null_does_not_pass_the_gate() {
+        use super::postgresql_not_null_outside_the_data_check::{GOLD, LEVER, WRONG};
+        let _db_ids = servers::db_id_databases();
+        let server = servers::postgres();
+        crate::livesql_pg::load_databases(server);
+        attempt(&PG, server, GOLD, WRONG, &LEVER);
+    }
+
+    #[test]
+    fn postgresql_a_column_grant_does_not_pass_the_gate() {
+        use super::postgresql_a_column_grant_outside_the_data_check::{GOLD, LEVER, WRONG};
+        let _db_ids = servers::db_id_databases();
+        let server = servers::postgres();
+        crate::livesql_pg::load_databases(server);
+        attempt(&PG, server, GOLD, WRONG, &LEVER);
+    }
+
+    #[test]
+    fn mariadb_a_table_collation_does_not_pass_the_gate() {
+        use super::mariadb_a_table_collation_outside_the_data_check::{GOLD, LEVER, WRONG};
+        let _db_ids = servers::db_id_databases();
+        let (server, _) = crate::livesql_my_gate::loaded();
+        attempt(&MY, server, GOLD, WRONG, &LEVER);
+    }
+}
