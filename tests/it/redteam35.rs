@@ -186,3 +186,69 @@ mod through_the_gate {
         attempt(&MY, server, GOLD, WRONG, &LEVER);
     }
 }
+
+/// Class 4 (shards, `merge`): a forged shard merged in a pull-request run outside Actions, round
+/// 21's set-up (`redteam21::shard_in_a_submodule::merged`: C3 regressed on 30 items, the shard's
+/// header the pull request's own run's over the base's records, the trailer recomputed, `merge
+/// --trusted-base <base> shards/1.jsonl`). `trust::refuse_committed_shards` asks
+/// `TrustedBase::tracks`, which passes the repository name to `git ls-files` as a pathspec, of the
+/// path as given and as it resolves. A name starting with `:` is pathspec magic (`:x/1.jsonl` is
+/// the pattern `x/1.jsonl`), so without literal pathspecs git lists nothing for it. Round 22's
+/// linked folder was refused because the resolved path is tracked; the lever names the target
+/// folder with the magic: the shard committed at `:forged/1.jsonl`, `shards` a committed symlink
+/// to `:forged`. Control: round 21's (committed at `shards/1.jsonl`: refused; the pull request's
+/// own shard: exit 1).
+mod shard_behind_a_pathspec_magic_name {
+    use crate::common::{self, git, repo};
+    use crate::redteam21::shard_in_a_submodule::merged;
+
+    #[test]
+    fn a_forged_shard_under_a_colon_named_folder_is_refused() {
+        let (code, out) = merged(|root, shard| {
+            std::fs::create_dir(root.join("shards")).unwrap();
+            std::fs::write(root.join("shards/1.jsonl"), shard).unwrap();
+            repo::commit_all(root, "a shard");
+        });
+        assert_eq!(code, Some(2), "control: {out}");
+        common::assert_contains(&out, &["never committed"]);
+        let (code, out) = merged(|root, shard| {
+            std::fs::create_dir(root.join(":forged")).unwrap();
+            std::fs::write(root.join(":forged/1.jsonl"), shard).unwrap();
+            std::os::unix::fs::symlink(":forged", root.join("shards")).unwrap();
+            repo::commit_all(root, "a shard behind a link to a magic name");
+            let listed = git(root, &["ls-files", "--", ":forged/1.jsonl"]);
+            assert!(listed.trim().is_empty(), "the magic name: {listed}");
+            assert!(root.join("shards/1.jsonl").is_file());
+        });
+        eprintln!("{out}");
+        assert_ne!(code, Some(0), "WON: the forged shard merged: {out}");
+    }
+
+    /// The same with the forged shard in a submodule at `:sub` (round 21's lever), `shards` a
+    /// committed symlink to it: the folder check looks for a gitlink among the folders of the
+    /// resolved name, `:sub`, again through a pathspec.
+    #[test]
+    fn a_forged_shard_in_a_colon_named_submodule_is_refused() {
+        let inner = tempfile::tempdir().unwrap();
+        let (code, out) = merged(|root, shard| {
+            let sub = inner.path();
+            std::fs::write(sub.join("1.jsonl"), shard).unwrap();
+            repo::init_main(sub, "the shard");
+            let url = sub.to_str().unwrap();
+            let add = [
+                "--literal-pathspecs",
+                "-c",
+                "protocol.file.allow=always",
+                "submodule",
+                "add",
+                "-q",
+            ];
+            git(root, &[&add[..], &[url, ":sub"]].concat());
+            std::os::unix::fs::symlink(":sub", root.join("shards")).unwrap();
+            repo::commit_all(root, "a submodule behind a link");
+            assert!(root.join("shards/1.jsonl").is_file());
+        });
+        eprintln!("{out}");
+        assert_ne!(code, Some(0), "WON: the forged shard merged: {out}");
+    }
+}
