@@ -150,6 +150,29 @@ mod mariadb_not_null_outside_the_data_check {
     }
 }
 
+/// Class 3, PostgreSQL (round 33's `postgres_comments`). It keeps the comments on objects whose
+/// oid is at least 16384 (`FIRST_USER_OID`), but the `public` schema is a pinned object (oid
+/// 2200) that `mod.rs::hand_over` gives to the clone's role with every other schema, and its
+/// comment ("standard public schema") is in `pg_description` of every database. Set-up: the
+/// lever item, a gold reading that comment (`obj_description`); wrong `SELECT 'kept'`. Lever:
+/// `COMMENT ON SCHEMA public IS 'kept'` (the role owns the schema), then the wrong query.
+/// Control: the wrong query alone fails.
+pub(crate) mod postgresql_a_public_schema_comment_outside_the_data_check {
+    use super::*;
+
+    pub(crate) const GOLD: &str =
+        "SELECT obj_description('public'::regnamespace, 'pg_namespace') AS note";
+    pub(crate) const WRONG: &str = "SELECT 'kept'::text AS note";
+    pub(crate) const LEVER: [&str; 2] = ["COMMENT ON SCHEMA public IS 'kept'", WRONG];
+
+    #[test]
+    fn postgresql_a_comment_on_the_public_schema_does_not_pass_a_gold_reading_it() {
+        let _db_ids = servers::db_id_databases();
+        let found = verdicts(&pg_run(), GOLD, WRONG, &LEVER);
+        assert_secure("COMMENT ON SCHEMA public", found);
+    }
+}
+
 /// Class 3 through the gate: this round's engine wins at the CLI, where the verdict that counts
 /// is the exit code. Set-up: round 32's `through_the_gate` (one Query item, the lever item on
 /// the gold given, gated on `bird_critic_sound`, its baseline made on `main` with the gold as
@@ -172,6 +195,17 @@ mod through_the_gate {
     #[test]
     fn postgresql_a_column_grant_does_not_pass_the_gate() {
         use super::postgresql_a_column_grant_outside_the_data_check::{GOLD, LEVER, WRONG};
+        let _db_ids = servers::db_id_databases();
+        let server = servers::postgres();
+        crate::livesql_pg::load_databases(server);
+        attempt(&PG, server, GOLD, WRONG, &LEVER);
+    }
+
+    #[test]
+    fn postgresql_a_public_schema_comment_does_not_pass_the_gate() {
+        use super::postgresql_a_public_schema_comment_outside_the_data_check::{
+            GOLD, LEVER, WRONG,
+        };
         let _db_ids = servers::db_id_databases();
         let server = servers::postgres();
         crate::livesql_pg::load_databases(server);
