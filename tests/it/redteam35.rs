@@ -173,6 +173,48 @@ pub(crate) mod postgresql_a_public_schema_comment_outside_the_data_check {
     }
 }
 
+/// Class 3, PostgreSQL (a relation's and a column's catalog flags that `postgres_structure` does
+/// not record: `pg_attribute.attstorage`, `pg_class.relreplident`, `pg_index.indisclustered`). The clone's role owns `products`, so it may set each. Set-up: the
+/// lever item, a gold reading the flag as the twin has it; wrong: the flag's new value. Lever:
+/// the `ALTER`, then the wrong query. Control: the wrong query alone fails.
+mod postgresql_catalog_flags_outside_the_data_check {
+    use super::*;
+
+    fn attempt(gold: &str, alter: &str, new: &str) {
+        let _db_ids = servers::db_id_databases();
+        let wrong = format!("SELECT '{new}'::text AS flag");
+        let found = verdicts(&pg_run(), gold, &wrong, &[alter, &wrong]);
+        assert_secure(alter, found);
+    }
+
+    #[test]
+    fn postgresql_a_column_storage_does_not_pass_a_gold_reading_it() {
+        attempt(
+            "SELECT attstorage::text AS flag FROM pg_attribute WHERE attrelid = 'products'::regclass AND attname = 'name'",
+            "ALTER TABLE products ALTER COLUMN name SET STORAGE EXTERNAL",
+            "e",
+        );
+    }
+
+    #[test]
+    fn postgresql_a_replica_identity_does_not_pass_a_gold_reading_it() {
+        attempt(
+            "SELECT relreplident::text AS flag FROM pg_class WHERE oid = 'products'::regclass",
+            "ALTER TABLE products REPLICA IDENTITY FULL",
+            "f",
+        );
+    }
+
+    #[test]
+    fn postgresql_a_cluster_mark_does_not_pass_a_gold_reading_it() {
+        attempt(
+            "SELECT indisclustered::text AS flag FROM pg_index WHERE indrelid = 'products'::regclass AND indisprimary",
+            "ALTER TABLE products CLUSTER ON products_pkey",
+            "true",
+        );
+    }
+}
+
 /// Class 3 through the gate: this round's engine wins at the CLI, where the verdict that counts
 /// is the exit code. Set-up: round 32's `through_the_gate` (one Query item, the lever item on
 /// the gold given, gated on `bird_critic_sound`, its baseline made on `main` with the gold as
