@@ -215,6 +215,28 @@ mod postgresql_catalog_flags_outside_the_data_check {
     }
 }
 
+/// Class 3, MariaDB (a foreign key, `information_schema.REFERENTIAL_CONSTRAINTS`).
+/// `mysql_structure` records each index, `CREATE_OPTIONS`, defaults and `CHECK` constraints, not
+/// foreign keys; dropping one leaves its index and every row. The clone's user has `ALTER`.
+/// Set-up: the lever item, a gold naming the foreign keys that reference `products`
+/// (`orders_ibfk_2` on the twin); wrong: no row. Lever: `ALTER TABLE orders DROP FOREIGN KEY
+/// orders_ibfk_2`, then the wrong query. Control: the wrong query alone fails.
+pub(crate) mod mariadb_a_foreign_key_outside_the_data_check {
+    use super::*;
+
+    pub(crate) const GOLD: &str = "SELECT CONSTRAINT_NAME AS name FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = DATABASE() AND REFERENCED_TABLE_NAME = 'products'";
+    pub(crate) const WRONG: &str = "SELECT 'none' AS name FROM DUAL WHERE 1 = 0";
+    pub(crate) const LEVER: [&str; 2] =
+        ["ALTER TABLE orders DROP FOREIGN KEY orders_ibfk_2", WRONG];
+
+    #[test]
+    fn mariadb_a_dropped_foreign_key_does_not_pass_a_gold_reading_it() {
+        let _db_ids = servers::db_id_databases();
+        let found = verdicts(&my_run(), GOLD, WRONG, &LEVER);
+        assert_secure("DROP FOREIGN KEY", found);
+    }
+}
+
 /// Class 3 through the gate: this round's engine wins at the CLI, where the verdict that counts
 /// is the exit code. Set-up: round 32's `through_the_gate` (one Query item, the lever item on
 /// the gold given, gated on `bird_critic_sound`, its baseline made on `main` with the gold as
@@ -252,6 +274,14 @@ mod through_the_gate {
         let server = servers::postgres();
         crate::livesql_pg::load_databases(server);
         attempt(&PG, server, GOLD, WRONG, &LEVER);
+    }
+
+    #[test]
+    fn mariadb_a_dropped_foreign_key_does_not_pass_the_gate() {
+        use super::mariadb_a_foreign_key_outside_the_data_check::{GOLD, LEVER, WRONG};
+        let _db_ids = servers::db_id_databases();
+        let (server, _) = crate::livesql_my_gate::loaded();
+        attempt(&MY, server, GOLD, WRONG, &LEVER);
     }
 
     #[test]
