@@ -93,6 +93,7 @@ mod redteam31;
 mod redteam32;
 mod redteam33;
 mod redteam34;
+mod redteam35;
 mod redteam9;
 mod repair;
 mod report;
