@@ -638,8 +638,8 @@ impl Hashed {
 }
 
 /// Hashes `schema.table` on `conn` (whose `group_concat_max_len` holds every row's hash): each
-/// row's text is injective (each column `n` for NULL or `v` and the hex of its bytes, joined by
-/// commas) and hashed with SHA-256.
+/// row's text is injective (each column `n` for NULL or `v` and the hex of its bytes, a `FLOAT`
+/// as a double: [`exact`], joined by commas) and hashed with SHA-256.
 pub(crate) fn mysql_hashed(
     conn: &mut mysql::Conn,
     schema: &str,
@@ -662,10 +662,10 @@ pub(crate) fn mysql_hashed(
     let quote = |name: &str| format!("`{}`", name.replace('`', "``"));
     let fields: Vec<String> = columns
         .iter()
-        .map(|(name, _)| {
+        .map(|(name, column_type)| {
             format!(
                 "IFNULL(CONCAT('v', HEX(CAST({} AS BINARY))), 'n')",
-                quote(name)
+                exact(&quote(name), column_type)
             )
         })
         .collect();
@@ -699,6 +699,16 @@ pub(crate) fn mysql_hashed(
         sorted,
         scanned,
     })
+}
+
+/// A column's value as text that tells every two stored values apart: a `FLOAT` as a double
+/// (as text a `FLOAT` has 6 significant digits, so 4.5 and 4.5000005 read the same while
+/// `level > 4.5` tells them apart: red team round 36), any other as it is.
+fn exact(column: &str, column_type: &str) -> String {
+    match column_type.to_ascii_lowercase().starts_with("float") {
+        true => format!("({column} + 0e0)"),
+        false => column.to_string(),
+    }
 }
 
 pub(crate) fn mysql_error(error: &mysql::Error) -> String {
