@@ -100,6 +100,9 @@ fn first_keyword(sql: &str, dialect: &dyn Dialect) -> Option<String> {
 
 /// The check's reach: the contents of the prediction's clone, and of the twin (made if not yet).
 pub trait CloneContents {
+    /// The prediction's clone after the item's preprocess, before its prediction, read on a
+    /// session of the administrator's while the item's session is open.
+    fn started(&self) -> Result<Contents, TestsError>;
     /// The prediction's clone, read now on a session of the administrator's.
     fn prediction(&self) -> Result<Contents, TestsError>;
     /// The twin clone, made now if it was not.
@@ -148,11 +151,16 @@ fn differences(twin: &Contents, now: &Contents) -> Vec<String> {
         .collect()
 }
 
-/// One item's Query data check: off for an item whose gold is shown to write; the twin's contents read
-/// once; the first difference found kept.
+/// One item's Query data check: off for an item whose gold is shown to write; the prediction's
+/// clone compared with what it held before the prediction, and only when that differs with the
+/// twin, read once (a preprocess that stamps the time leaves the twin, made later, apart from
+/// the prediction's clone, which holds its own stamp: red team round 36; a gold led by a read
+/// that writes all the same leaves its writes on the twin only); the first difference found
+/// kept.
 pub struct QueryCheck<'a> {
     clones: &'a dyn CloneContents,
     on: bool,
+    before: OnceCell<Contents>,
     twin: OnceCell<Contents>,
     changed: RefCell<Vec<String>>,
 }
@@ -164,18 +172,34 @@ impl<'a> QueryCheck<'a> {
         QueryCheck {
             clones,
             on: !gold_writes(gold, dialect),
+            before: OnceCell::new(),
             twin: OnceCell::new(),
             changed: RefCell::default(),
         }
     }
 
-    /// Compares the prediction's clone with the twin (`when`: after what), unless the check is
-    /// off or already found a difference.
+    /// Reads the prediction's clone before the prediction (after the preprocess), unless the
+    /// check is off.
+    pub fn start(&self) {
+        if self.on && self.before.get().is_none() {
+            // Unreadable now (a lock the preprocess holds): the twin alone is compared.
+            if let Ok(read) = self.clones.started() {
+                self.before.get_or_init(|| read);
+            }
+        }
+    }
+
+    /// Compares the prediction's clone with what it held before the prediction and, when that
+    /// differs, with the twin (`when`: after what), unless the check is off or already found a
+    /// difference.
     pub fn check(&self, when: &str) -> Result<(), TestsError> {
         if !self.on || !self.changed.borrow().is_empty() {
             return Ok(());
         }
         let now = self.clones.prediction()?;
+        if self.before.get() == Some(&now) {
+            return Ok(());
+        }
         let twin = match self.twin.get() {
             Some(twin) => twin,
             None => {

@@ -182,21 +182,35 @@ fn class_column(columns: &[Column], id: &str) -> Option<&'static str> {
 /// clones holding the same read the same: an id of an object made after `initdb` as the
 /// object it names (`pg_describe_object`: the item's preprocess makes its objects under other
 /// ids on each clone), a file number as whether the relation was rewritten, the clone's own
-/// `role` as `<role>` and the numbers in TOAST names as `<id>`; parse trees left out (they
-/// hold ids and text positions; what they say is in the structure entry: defaults, checks,
-/// views, index expressions), and so are temporary schemas and what they hold (a session's,
-/// gone with it). Call it once no session of `role` is left ([`await_sessions_end`]).
+/// `role` as `<role>` and the numbers in TOAST names as `<id>`, a parse tree as its deparser
+/// writes it ([`deparsed`]); left out are temporary schemas and what they hold (a session's,
+/// gone with it). `query` is [`postgres_clone_rows_query`]'s; call it once no session of
+/// `role` is left ([`await_sessions_end`]).
 pub(crate) fn postgres_clone_rows(
     client: &mut postgres::Client,
+    query: &CloneRowsQuery,
     role: &str,
 ) -> Result<Vec<String>, postgres::Error> {
-    let mut parts = Vec::new();
-    for (catalog, columns) in catalog_columns(client, false)? {
-        let row = client.query_one(&clone_digest_sql(&catalog, &columns), &[&role])?;
-        let (rows, digest): (i64, String) = (row.get(0), row.get(1));
-        parts.push(format!("catalog {catalog}={rows} rows {digest}"));
-    }
-    Ok(parts)
+    let rows = client.query(&query.0, &[&role])?;
+    Ok(rows.iter().map(|row| row.get(0)).collect())
+}
+
+/// The one query [`postgres_clone_rows`] runs: each catalog's part (`catalog <name>=<rows> rows
+/// <md5>`), sorted.
+pub(crate) struct CloneRowsQuery(String);
+
+/// The query of [`postgres_clone_rows`] on the session's server, made once per run: the
+/// catalogs and their columns are the server's, the same in every clone.
+pub(crate) fn postgres_clone_rows_query(
+    client: &mut postgres::Client,
+) -> Result<CloneRowsQuery, postgres::Error> {
+    let parts: Vec<String> = (catalog_columns(client, false)?.iter())
+        .map(|(catalog, columns)| clone_digest_sql(catalog, columns))
+        .collect();
+    Ok(CloneRowsQuery(format!(
+        "SELECT part FROM ({}) p ORDER BY 1",
+        parts.join(" UNION ALL ")
+    )))
 }
 
 /// How long [`await_sessions_end`] waits for a closed session's process to end.
@@ -227,11 +241,10 @@ pub(crate) fn await_sessions_end(client: &mut postgres::Client, role: &str) -> R
     }
 }
 
-/// The query giving a catalog's row count and the MD5 of its rows, each rendered as
-/// [`postgres_clone_rows`] says (`$1`: the clone's role).
+/// The query giving a catalog's part of [`postgres_clone_rows`]: its row count and the MD5 of
+/// its rows, each rendered as that function says (`$1`: the clone's role).
 fn clone_digest_sql(catalog: &str, columns: &[Column]) -> String {
     let texts: Vec<String> = (columns.iter())
-        .filter(|column| !column.tree)
         .map(|column| {
             format!(
                 "pg_catalog.quote_nullable({})",
@@ -239,10 +252,13 @@ fn clone_digest_sql(catalog: &str, columns: &[Column]) -> String {
             )
         })
         .collect();
+    let name = catalog.replace('\'', "''");
     format!(
-        "SELECT count(*), md5(coalesce(string_agg(r, E'\\n' ORDER BY r), '')) FROM (\
-         SELECT replace(regexp_replace(concat_ws('|', {}), 'pg_toast_[0-9]+', 'pg_toast_<id>', \
-         'g'), $1::text, '<role>') AS r FROM {catalog} WHERE NOT ({})) t",
+        "SELECT 'catalog {name}=' || count(*) || ' rows ' || \
+         md5(coalesce(string_agg(r, E'\\n' ORDER BY r), '')) AS part FROM (\
+         SELECT replace(CASE WHEN strpos(r0, 'pg_toast_') > 0 THEN regexp_replace(r0, \
+         'pg_toast_[0-9]+', 'pg_toast_<id>', 'g') ELSE r0 END, $1::text, '<role>') AS r FROM (\
+         SELECT concat_ws('|', {}) AS r0 FROM {catalog} WHERE NOT ({})) s) t",
         texts.join(", "),
         temporary(catalog, columns)
     )
@@ -252,6 +268,9 @@ fn clone_digest_sql(catalog: &str, columns: &[Column]) -> String {
 fn clone_text(catalog: &str, columns: &[Column], column: &Column) -> String {
     let id = quote_ident(&column.name);
     let literal = |name: &str| format!("'{}'::pg_catalog.regclass", name.replace('\'', "''"));
+    if column.tree {
+        return deparsed(catalog, &column.name);
+    }
     if column.name == "oid" {
         return described(&literal(catalog), &id);
     }
@@ -275,13 +294,116 @@ fn clone_text(catalog: &str, columns: &[Column], column: &Column) -> String {
     format!("{id}::text")
 }
 
-/// The id `id` of an object of catalog `class`: the object it names when it was made after
-/// `initdb`, else the number.
+/// The catalogs whose objects `pg_describe_object` names (PostgreSQL's object classes); it
+/// raises an error on an id of any other (an enum label, a large object's metadata row).
+const DESCRIBABLE: [&str; 40] = [
+    "pg_class",
+    "pg_proc",
+    "pg_type",
+    "pg_cast",
+    "pg_collation",
+    "pg_constraint",
+    "pg_conversion",
+    "pg_attrdef",
+    "pg_language",
+    "pg_largeobject",
+    "pg_operator",
+    "pg_opclass",
+    "pg_opfamily",
+    "pg_am",
+    "pg_amop",
+    "pg_amproc",
+    "pg_rewrite",
+    "pg_trigger",
+    "pg_namespace",
+    "pg_statistic_ext",
+    "pg_ts_parser",
+    "pg_ts_dict",
+    "pg_ts_template",
+    "pg_ts_config",
+    "pg_authid",
+    "pg_database",
+    "pg_tablespace",
+    "pg_foreign_data_wrapper",
+    "pg_foreign_server",
+    "pg_user_mapping",
+    "pg_default_acl",
+    "pg_extension",
+    "pg_event_trigger",
+    "pg_parameter_acl",
+    "pg_policy",
+    "pg_publication",
+    "pg_publication_namespace",
+    "pg_publication_rel",
+    "pg_subscription",
+    "pg_transform",
+];
+
+/// The id `id` of an object of catalog `class` (an SQL expression of type `regclass` or
+/// `oid`): the object it names when it was made after `initdb` and its catalog is
+/// [`DESCRIBABLE`], only that it was made after `initdb` when not, else the number.
 fn described(class: &str, id: &str) -> String {
+    let describable: Vec<String> = DESCRIBABLE.iter().map(|name| format!("'{name}'")).collect();
     format!(
-        "CASE WHEN {id}::oid >= {FIRST_USER_OID} THEN coalesce(pg_catalog.pg_describe_object(\
-         {class}, {id}::oid, 0), 'a missing object') ELSE {id}::text END"
+        "CASE WHEN {id}::oid < {FIRST_USER_OID} THEN {id}::text \
+         WHEN {class}::pg_catalog.regclass::text IN ({}) THEN coalesce(\
+         pg_catalog.pg_describe_object({class}, {id}::oid, 0), 'a missing object') \
+         ELSE 'an object made after initdb' END",
+        describable.join(", ")
     )
+}
+
+/// A parse-tree column (`pg_node_tree`) of a row made after `initdb` as PostgreSQL's own
+/// deparser writes what it holds (a function's SQL body, a domain's check, a partition's bound
+/// or key, a default, an index's expressions, a rule, a trigger's condition, a policy: red team
+/// round 36), without the ids and text positions of the tree; a built-in row's, or a column no
+/// deparser here reads, as its tree (a difference of ids there fails an honest item, never
+/// passes a changed one).
+fn deparsed(catalog: &str, column: &str) -> String {
+    let tree = format!("{}::text", quote_ident(column));
+    let Some((row, text)) = deparser(catalog.trim_start_matches("pg_catalog."), column) else {
+        return tree;
+    };
+    format!(
+        "CASE WHEN {} IS NULL THEN NULL WHEN {row} < {FIRST_USER_OID} THEN {tree} ELSE {text} END",
+        quote_ident(column)
+    )
+}
+
+/// The id column of a catalog's row and the deparser of its parse-tree `column`.
+fn deparser(catalog: &str, column: &str) -> Option<(&'static str, String)> {
+    let tree = quote_ident(column);
+    let found = match (catalog, column) {
+        ("pg_proc", "prosqlbody") => ("oid", "pg_catalog.pg_get_functiondef(oid)".to_string()),
+        ("pg_proc", "proargdefaults") | ("pg_type", "typdefaultbin") => {
+            ("oid", format!("pg_catalog.pg_get_expr({tree}, 0)"))
+        }
+        ("pg_constraint", "conbin") => ("oid", "pg_catalog.pg_get_constraintdef(oid)".into()),
+        ("pg_class", "relpartbound") => ("oid", format!("pg_catalog.pg_get_expr({tree}, oid)")),
+        ("pg_partitioned_table", "partexprs") => (
+            "partrelid",
+            "pg_catalog.pg_get_partkeydef(partrelid)".into(),
+        ),
+        ("pg_attrdef", "adbin") => ("oid", format!("pg_catalog.pg_get_expr({tree}, adrelid)")),
+        ("pg_index", "indexprs" | "indpred") => (
+            "indexrelid",
+            "pg_catalog.pg_get_indexdef(indexrelid)".into(),
+        ),
+        ("pg_rewrite", "ev_action" | "ev_qual") => ("oid", "pg_catalog.pg_get_ruledef(oid)".into()),
+        ("pg_trigger", "tgqual") => ("oid", "pg_catalog.pg_get_triggerdef(oid)".into()),
+        ("pg_policy", "polqual" | "polwithcheck") => {
+            ("oid", format!("pg_catalog.pg_get_expr({tree}, polrelid)"))
+        }
+        ("pg_statistic_ext", "stxexprs") => (
+            "oid",
+            "pg_catalog.pg_get_statisticsobjdef_expressions(oid)::text".into(),
+        ),
+        ("pg_publication_rel", "prqual") => {
+            ("oid", format!("pg_catalog.pg_get_expr({tree}, prrelid)"))
+        }
+        _ => return None,
+    };
+    Some(found)
 }
 
 /// The condition of a row of a temporary schema: the schema itself, or a row in it.

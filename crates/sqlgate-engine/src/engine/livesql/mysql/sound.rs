@@ -124,6 +124,15 @@ impl MyRun {
         (deadline, stop): (Instant, &Stop),
     ) -> Result<Verdict, TestsError> {
         session.execute_queries(&item.preprocess_sql, false)?;
+        let clones = Clones {
+            run: self,
+            slot,
+            twin,
+        };
+        let check = QueryCheck::new(&clones, &item.sol_sql, &MySqlDialect {});
+        if !item.test_cases.is_empty() {
+            check.start();
+        }
         let ran = session.execute_queries(prediction, true)?;
         let mut verdict = Verdict {
             success: !ran.exec_error,
@@ -141,12 +150,6 @@ impl MyRun {
             slot,
             stop,
         };
-        let clones = Clones {
-            run: self,
-            slot,
-            twin,
-        };
-        let check = QueryCheck::new(&clones, &item.sol_sql, &MySqlDialect {});
         check.check("after its statements")?;
         let sides = ServerSides::new((&checks, twin), (&item.sol_sql, prediction), &check);
         let rows = ran.rows.clone().unwrap_or(Json::Null);
@@ -188,6 +191,10 @@ struct Clones<'a> {
 }
 
 impl CloneContents for Clones<'_> {
+    fn started(&self) -> Result<Contents, TestsError> {
+        self.run.contents(self.slot)
+    }
+
     fn prediction(&self) -> Result<Contents, TestsError> {
         self.run.contents(self.slot)
     }

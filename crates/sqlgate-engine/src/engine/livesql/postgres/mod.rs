@@ -34,6 +34,7 @@
 
 use super::python::{self, TestsError};
 use super::{Fault, Profile, Verdict};
+use crate::engine::server::catalog_rows::CloneRowsQuery;
 use crate::engine::server::tls::{self, PgTarget};
 use crate::input::livesql::LiveItem;
 use item::{FastEnd, ItemSession};
@@ -145,6 +146,8 @@ pub struct PgRun {
     no_fast: BTreeMap<String, Option<String>>,
     /// Counts of [`Paths`]: fast, refused, slow, remade.
     paths: [AtomicUsize; 4],
+    /// The Query data check's catalog query, made at its first use.
+    clone_rows: std::sync::OnceLock<CloneRowsQuery>,
 }
 
 impl std::fmt::Debug for PgRun {
@@ -228,6 +231,7 @@ impl PgRun {
             admins: Mutex::default(),
             no_fast: BTreeMap::new(),
             paths: Default::default(),
+            clone_rows: Default::default(),
         };
         let mut admin = run.admin(None)?;
         let may: (bool, bool, bool) = admin

@@ -19,7 +19,7 @@
 
 use super::item::ItemSession;
 use super::watch::Watch;
-use super::{verdict_of, PgRun, Slot, HELPERS_PG};
+use super::{pg_text, verdict_of, PgRun, Slot, HELPERS_PG};
 use crate::engine::livesql::python::{self, ItemDb, TestsError};
 use crate::engine::livesql::query_check::{self, CloneContents, Contents, QueryCheck};
 use crate::engine::livesql::server_sides::{ServerSide, ServerSides};
@@ -115,6 +115,15 @@ impl PgRun {
         (deadline, stop): (Instant, &Stop),
     ) -> Result<Verdict, TestsError> {
         session.execute_queries(&item.preprocess_sql)?;
+        let clones = Clones {
+            run: self,
+            slot,
+            twin,
+        };
+        let check = QueryCheck::new(&clones, &item.sol_sql, &PostgreSqlDialect {});
+        if !item.test_cases.is_empty() {
+            check.start();
+        }
         let ran = session.execute_queries(prediction)?;
         let mut verdict = Verdict {
             success: !ran.exec_error && !ran.timeout,
@@ -133,12 +142,6 @@ impl PgRun {
             slot,
             stop,
         };
-        let clones = Clones {
-            run: self,
-            slot,
-            twin,
-        };
-        let check = QueryCheck::new(&clones, &item.sol_sql, &PostgreSqlDialect {});
         check.check("after its statements")?;
         let sides = ServerSides::new((&checks, twin), (&item.sol_sql, prediction), &check);
         let rows = ran.rows.clone().unwrap_or(Json::Null);
@@ -179,13 +182,25 @@ struct Clones<'a> {
 }
 
 impl CloneContents for Clones<'_> {
+    fn started(&self) -> Result<Contents, TestsError> {
+        self.run.contents(self.slot, Sessions::Open)
+    }
+
     fn prediction(&self) -> Result<Contents, TestsError> {
-        self.run.contents(self.slot)
+        self.run.contents(self.slot, Sessions::Ended)
     }
 
     fn twin(&self) -> Result<Contents, TestsError> {
-        self.run.contents(self.twin.made()?)
+        self.run.contents(self.twin.made()?, Sessions::Ended)
     }
+}
+
+/// Whether a clone is read while its role's session is open, or once its sessions have ended
+/// (waited for, so none of their temporary objects is left).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Sessions {
+    Open,
+    Ended,
 }
 
 impl PgRun {
@@ -194,13 +209,13 @@ impl PgRun {
     /// digests, and what else can change a read there, which they do not hold (a view, a
     /// function, row-level security, a user collation: the start-up check's levers, all of
     /// them; the comments; red team round 33).
-    fn contents(&self, slot: &Slot) -> Result<Contents, TestsError> {
+    fn contents(&self, slot: &Slot, sessions: Sessions) -> Result<Contents, TestsError> {
         let fault = |e: String| TestsError::Fault(format!("reading a clone's contents: {e}"));
         let database = slot.database.clone();
         self.tally.on(&slot.database);
         let mut digests =
             postgres_digests(&self.settings.admin_url, &[database], Reach::Clone).map_err(fault)?;
-        let levers = self.levers(slot).map_err(fault)?;
+        let levers = self.levers(slot, sessions).map_err(fault)?;
         digests.insert(format!("{}:levers", slot.database), levers);
         Ok(query_check::contents(digests, &slot.database))
     }
@@ -212,9 +227,9 @@ impl PgRun {
     /// ([`catalog_rows::postgres_clone_rows`], red team round 35), read once the role's
     /// sessions have ended, as one line, the clone's own role (which owns its objects) named by
     /// a placeholder.
-    fn levers(&self, slot: &Slot) -> Result<String, String> {
+    fn levers(&self, slot: &Slot, sessions: Sessions) -> Result<String, String> {
         let mut admin = self.admin(Some(&slot.database))?;
-        let text = |e: postgres::Error| e.to_string();
+        let text = |e: postgres::Error| pg_text(&e);
         let levers: Vec<String> = (structure::postgres_levers(&mut admin, i64::MAX)
             .map_err(text)?)
         .into_iter()
@@ -222,8 +237,18 @@ impl PgRun {
         .collect();
         let comments = structure::postgres_comments(&mut admin).map_err(text)?;
         let access = structure::postgres_access(&mut admin).map_err(text)?;
-        catalog_rows::await_sessions_end(&mut admin, &slot.role)?;
-        let rows = catalog_rows::postgres_clone_rows(&mut admin, &slot.role).map_err(text)?;
+        if sessions == Sessions::Ended {
+            catalog_rows::await_sessions_end(&mut admin, &slot.role)?;
+        }
+        let query = match self.clone_rows.get() {
+            Some(query) => query,
+            None => {
+                let made = catalog_rows::postgres_clone_rows_query(&mut admin).map_err(text)?;
+                self.clone_rows.get_or_init(|| made)
+            }
+        };
+        let rows =
+            catalog_rows::postgres_clone_rows(&mut admin, query, &slot.role).map_err(text)?;
         let line = format!(
             "{}; comments {comments}; access {access}; {}",
             levers.join(", "),
