@@ -324,3 +324,50 @@ mod through_the_gate {
         attempt(&MY, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
     }
 }
+
+/// The other side again (a false fail): an item whose preprocess stamps a row with the time
+/// (`now()`, `CURRENT_TIMESTAMP(6)`: a BIRD-Critic preprocess often fills a log table so) runs
+/// that preprocess on the prediction's clone and, later, on the twin, so the two clones hold
+/// different rows before any prediction has run, and the Query data check compares them. An
+/// honest prediction (the gold itself, which reads neither the table nor the time) must pass.
+/// Set-up: the lever item with that preprocess, gold `SELECT name FROM products WHERE stock =
+/// 0`. Secure here: the gold as the prediction PASSES (and the wrong query fails).
+mod honest_items_with_a_timestamped_preprocess_still_pass {
+    use super::*;
+
+    const GOLD: &str = "SELECT name FROM products WHERE stock = 0";
+    const WRONG: &str = "SELECT name FROM products WHERE stock < 5";
+
+    fn honest<J: LiveJudge>(run: &J, preprocess: &[&str]) {
+        let found = verdicts(run, (preprocess, GOLD), WRONG, &[GOLD]);
+        assert!(
+            found[0] && found[2],
+            "FALSE FAIL: the gold as the prediction failed: {found:?}"
+        );
+        assert!(!found[1], "control: the wrong query passed");
+    }
+
+    #[test]
+    fn postgresql_a_preprocess_stamping_the_time_does_not_fail_the_gold() {
+        let _db_ids = servers::db_id_databases();
+        honest(
+            &pg_run(),
+            &[
+                "CREATE TABLE audit (id integer, at timestamptz DEFAULT now())",
+                "INSERT INTO audit (id) VALUES (1)",
+            ],
+        );
+    }
+
+    #[test]
+    fn mariadb_a_preprocess_stamping_the_time_does_not_fail_the_gold() {
+        let _db_ids = servers::db_id_databases();
+        honest(
+            &my_run(),
+            &[
+                "CREATE TABLE audit (id INT, at TIMESTAMP(6) DEFAULT CURRENT_TIMESTAMP(6))",
+                "INSERT INTO audit (id) VALUES (1)",
+            ],
+        );
+    }
+}
