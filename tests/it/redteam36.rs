@@ -96,23 +96,23 @@ pub(crate) mod postgresql_a_function_body_outside_the_data_check {
 /// (VALUE >= 0)`, a gold reading the check (`information_schema.check_constraints`); wrong: the
 /// lever's check as a literal. Lever: `ALTER DOMAIN ... DROP CONSTRAINT`, `ADD CONSTRAINT` of the
 /// same name with `VALUE >= 5`, then the wrong query. Control: the wrong query alone fails.
-mod postgresql_a_domain_check_outside_the_data_check {
+pub(crate) mod postgresql_a_domain_check_outside_the_data_check {
     use super::*;
 
-    const PREPROCESS: [&str; 1] =
+    pub(crate) const PREPROCESS: [&str; 1] =
         ["CREATE DOMAIN stock_level AS integer CONSTRAINT stock_floor CHECK (VALUE >= 0)"];
-    const GOLD: &str = "SELECT check_clause::text AS clause FROM information_schema.check_constraints WHERE constraint_name = 'stock_floor'";
-    const WRONG: &str = "SELECT '((VALUE >= 5))'::text AS clause";
+    pub(crate) const GOLD: &str = "SELECT check_clause::text AS clause FROM information_schema.check_constraints WHERE constraint_name = 'stock_floor'";
+    pub(crate) const WRONG: &str = "SELECT '((VALUE >= 5))'::text AS clause";
+    pub(crate) const LEVER: [&str; 3] = [
+        "ALTER DOMAIN stock_level DROP CONSTRAINT stock_floor",
+        "ALTER DOMAIN stock_level ADD CONSTRAINT stock_floor CHECK (VALUE >= 5)",
+        WRONG,
+    ];
 
     #[test]
     fn postgresql_a_domain_check_made_again_does_not_pass_a_gold_reading_it() {
         let _db_ids = servers::db_id_databases();
-        let lever = [
-            "ALTER DOMAIN stock_level DROP CONSTRAINT stock_floor",
-            "ALTER DOMAIN stock_level ADD CONSTRAINT stock_floor CHECK (VALUE >= 5)",
-            WRONG,
-        ];
-        let found = verdicts(&pg_run(), (&PREPROCESS, GOLD), WRONG, &lever);
+        let found = verdicts(&pg_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
         assert_secure("ALTER DOMAIN ... ADD CONSTRAINT", found);
     }
 }
@@ -126,26 +126,26 @@ mod postgresql_a_domain_check_outside_the_data_check {
 /// `FROM (0) TO (10)`, a gold reading the bound (`pg_get_expr`); wrong: the lever's bound as a
 /// literal. Lever: `DETACH`, `ATTACH ... FROM (0) TO (5)`, then the wrong query. Control: the
 /// wrong query alone fails.
-mod postgresql_a_partition_bound_outside_the_data_check {
+pub(crate) mod postgresql_a_partition_bound_outside_the_data_check {
     use super::*;
 
-    const PREPROCESS: [&str; 2] = [
+    pub(crate) const PREPROCESS: [&str; 2] = [
         "CREATE TABLE stock_bands (stock integer) PARTITION BY RANGE (stock)",
         "CREATE TABLE stock_low PARTITION OF stock_bands FOR VALUES FROM (0) TO (10)",
     ];
-    const GOLD: &str =
+    pub(crate) const GOLD: &str =
         "SELECT pg_get_expr(relpartbound, oid) AS bound FROM pg_class WHERE relname = 'stock_low'";
-    const WRONG: &str = "SELECT 'FOR VALUES FROM (0) TO (5)'::text AS bound";
+    pub(crate) const WRONG: &str = "SELECT 'FOR VALUES FROM (0) TO (5)'::text AS bound";
+    pub(crate) const LEVER: [&str; 3] = [
+        "ALTER TABLE stock_bands DETACH PARTITION stock_low",
+        "ALTER TABLE stock_bands ATTACH PARTITION stock_low FOR VALUES FROM (0) TO (5)",
+        WRONG,
+    ];
 
     #[test]
     fn postgresql_a_partition_attached_again_does_not_pass_a_gold_reading_its_bound() {
         let _db_ids = servers::db_id_databases();
-        let lever = [
-            "ALTER TABLE stock_bands DETACH PARTITION stock_low",
-            "ALTER TABLE stock_bands ATTACH PARTITION stock_low FOR VALUES FROM (0) TO (5)",
-            WRONG,
-        ];
-        let found = verdicts(&pg_run(), (&PREPROCESS, GOLD), WRONG, &lever);
+        let found = verdicts(&pg_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
         assert_secure("DETACH / ATTACH PARTITION", found);
     }
 }
@@ -308,6 +308,28 @@ mod through_the_gate {
     #[test]
     fn postgresql_a_replaced_function_body_does_not_pass_the_gate() {
         use super::postgresql_a_function_body_outside_the_data_check::{
+            GOLD, LEVER, PREPROCESS, WRONG,
+        };
+        let _db_ids = servers::db_id_databases();
+        let server = servers::postgres();
+        crate::livesql_pg::load_databases(server);
+        attempt(&PG, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
+    }
+
+    #[test]
+    fn postgresql_a_domain_check_made_again_does_not_pass_the_gate() {
+        use super::postgresql_a_domain_check_outside_the_data_check::{
+            GOLD, LEVER, PREPROCESS, WRONG,
+        };
+        let _db_ids = servers::db_id_databases();
+        let server = servers::postgres();
+        crate::livesql_pg::load_databases(server);
+        attempt(&PG, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
+    }
+
+    #[test]
+    fn postgresql_a_partition_attached_again_does_not_pass_the_gate() {
+        use super::postgresql_a_partition_bound_outside_the_data_check::{
             GOLD, LEVER, PREPROCESS, WRONG,
         };
         let _db_ids = servers::db_id_databases();
