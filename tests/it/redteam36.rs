@@ -148,6 +148,26 @@ pub(crate) mod postgresql_a_partition_bound_outside_the_data_check {
         let found = verdicts(&pg_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
         assert_secure("DETACH / ATTACH PARTITION", found);
     }
+
+    /// The same for the partition key's expression (`pg_partitioned_table.partexprs`, a parse
+    /// tree; `partattrs` reads 0 for an expression): the table dropped and made again
+    /// partitioned by another expression of the same column reads as before in every compared
+    /// row. Gold: `pg_get_partkeydef`; wrong: the lever's key as a literal.
+    #[test]
+    fn postgresql_a_partition_key_made_again_does_not_pass_a_gold_reading_it() {
+        let _db_ids = servers::db_id_databases();
+        let preprocess =
+            ["CREATE TABLE stock_bands (stock integer) PARTITION BY RANGE ((stock * 2))"];
+        let gold = "SELECT pg_get_partkeydef('stock_bands'::regclass) AS key";
+        let wrong = "SELECT 'RANGE (((stock + 1)))'::text AS key";
+        let lever = [
+            "DROP TABLE stock_bands",
+            "CREATE TABLE stock_bands (stock integer) PARTITION BY RANGE ((stock + 1))",
+            wrong,
+        ];
+        let found = verdicts(&pg_run(), (&preprocess, gold), wrong, &lever);
+        assert_secure("PARTITION BY RANGE (expression)", found);
+    }
 }
 
 /// Class 3, MariaDB (a `FLOAT` value; two states that digest to the same text). The data digest
