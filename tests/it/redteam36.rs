@@ -358,6 +358,23 @@ mod through_the_gate {
         attempt(&PG, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
     }
 
+    /// Contained (the run fails closed): the large object's fault through the gate.
+    #[test]
+    fn postgresql_a_large_object_does_not_pass_the_gate() {
+        let _db_ids = servers::db_id_databases();
+        let server = servers::postgres();
+        crate::livesql_pg::load_databases(server);
+        let wrong = "SELECT name FROM products WHERE stock < 5";
+        let gold = "SELECT name FROM products WHERE stock = 0";
+        attempt(
+            &PG,
+            server,
+            (&[], gold),
+            wrong,
+            &["SELECT lo_create(0)", wrong],
+        );
+    }
+
     #[test]
     fn mariadb_a_float_below_its_printed_digits_does_not_pass_the_gate() {
         use super::mariadb_a_float_beyond_its_printed_digits::{GOLD, LEVER, PREPROCESS, WRONG};
@@ -410,6 +427,43 @@ mod honest_items_with_a_timestamped_preprocess_still_pass {
                 "CREATE TABLE audit (id INT, at TIMESTAMP(6) DEFAULT CURRENT_TIMESTAMP(6))",
                 "INSERT INTO audit (id) VALUES (1)",
             ],
+        );
+    }
+}
+
+/// Class 3, PostgreSQL (what a session leaves that no compared row renders: a large object).
+/// `catalog_rows.rs::clone_text` writes each catalog's `oid` column with `pg_describe_object(
+/// '<catalog>'::regclass, oid, 0)`, and for `pg_largeobject_metadata` that class is one
+/// `pg_describe_object` does not know (a large object is described under `pg_largeobject`), so
+/// once a prediction made one (`lo_create`, which every role may call) the check's query
+/// errors. Set-up: the lever item, gold `SELECT name FROM products WHERE stock = 0`, wrong
+/// `... stock < 5`. Lever: `SELECT lo_create(0)`, then the wrong query. Secure: the lever does
+/// not pass (the engine's answer is printed: a fault of the harness fails the run closed).
+/// Control: the wrong query alone fails.
+mod postgresql_a_large_object_in_the_data_check {
+    use super::*;
+
+    #[test]
+    fn postgresql_a_large_object_does_not_pass_and_is_not_a_pass() {
+        let _db_ids = servers::db_id_databases();
+        let run = pg_run();
+        let gold = "SELECT name FROM products WHERE stock = 0";
+        let wrong = "SELECT name FROM products WHERE stock < 5";
+        let item = item(&[], gold);
+        let judge = |p: &[&str]| {
+            let p: Vec<String> = p.iter().map(|s| s.to_string()).collect();
+            LiveJudge::judge(&run, &item, Some(&p), Profile::BirdCriticSound)
+        };
+        assert!(judge(&[gold]).unwrap().success, "control: the gold");
+        assert!(
+            !judge(&[wrong]).unwrap().success,
+            "control: the wrong query"
+        );
+        let lever = judge(&["SELECT lo_create(0)", wrong]);
+        eprintln!("the lever: {lever:?}");
+        assert!(
+            !matches!(&lever, Ok(verdict) if verdict.success),
+            "WON: a large object passed: {lever:?}"
         );
     }
 }
