@@ -467,3 +467,36 @@ mod postgresql_a_large_object_in_the_data_check {
         );
     }
 }
+
+/// The other side (a false fail, the run's fault): `clone_text` describes every catalog's `oid`
+/// column with `pg_describe_object`, which knows no `pg_enum` class (`unrecognized object
+/// class: 3501`) and errors instead of returning NULL; an enum label made after `initdb` has an
+/// id of at least 16384. So on a database with an enum type (a base database's, or one the
+/// item's preprocess makes) the Query data check's read fails for every Query item, honest or
+/// not, and the run stops on the fault. Set-up: the lever item, its preprocess making an enum,
+/// gold `SELECT name FROM products WHERE stock = 0`. Secure here: the gold as the prediction is
+/// judged (no fault) and PASSES.
+mod honest_items_on_a_database_with_an_enum_still_pass {
+    use super::*;
+
+    #[test]
+    fn postgresql_an_enum_type_does_not_fault_the_gold() {
+        let _db_ids = servers::db_id_databases();
+        let run = pg_run();
+        let gold = "SELECT name FROM products WHERE stock = 0";
+        let item = item(
+            &["CREATE TYPE stock_state AS ENUM ('out', 'low', 'ok')"],
+            gold,
+        );
+        let verdict = LiveJudge::judge(
+            &run,
+            &item,
+            Some(&[gold.to_string()]),
+            Profile::BirdCriticSound,
+        );
+        assert!(
+            matches!(&verdict, Ok(v) if v.success),
+            "FALSE FAIL: the gold on a database with an enum: {verdict:?}"
+        );
+    }
+}
