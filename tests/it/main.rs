@@ -94,6 +94,7 @@ mod redteam32;
 mod redteam33;
 mod redteam34;
 mod redteam35;
+mod redteam36;
 mod redteam9;
 mod repair;
 mod report;
