@@ -660,6 +660,12 @@ pub(crate) fn mysql_hashed(
         });
     }
     let quote = |name: &str| format!("`{}`", name.replace('`', "``"));
+    let source = format!(
+        "{}.{}{}",
+        quote(schema),
+        quote(table),
+        versions(conn, schema, table)?
+    );
     let fields: Vec<String> = columns
         .iter()
         .map(|(name, column_type)| {
@@ -675,10 +681,8 @@ pub(crate) fn mysql_hashed(
         format!(
             "SELECT n, LENGTH(g), SHA2(IFNULL(g, ''), 256) FROM (SELECT COUNT(*) n, \
              GROUP_CONCAT(h {order} SEPARATOR '') g FROM (SELECT SHA2(CONCAT_WS(',', {}), 256) h \
-             FROM {}.{}) r) s",
+             FROM {source}) r) s",
             fields.join(", "),
-            quote(schema),
-            quote(table)
         )
     };
     let mut hashed = Vec::new();
@@ -698,6 +702,27 @@ pub(crate) fn mysql_hashed(
         rows,
         sorted,
         scanned,
+    })
+}
+
+/// The clause that makes a MariaDB system-versioned table read its history rows too
+/// (` FOR SYSTEM_TIME ALL`; none for any other table): a value changed and changed back leaves
+/// the current rows as they were and history rows a gold reads with `FOR SYSTEM_TIME ALL` (red
+/// team round 37). A base database holds no such table (the start-up check refuses one); an
+/// item's preprocess may make one on its clone.
+fn versions(
+    conn: &mut mysql::Conn,
+    schema: &str,
+    table: &str,
+) -> Result<&'static str, mysql::Error> {
+    use mysql::prelude::Queryable;
+    let kind: Option<String> = conn.exec_first(
+        "SELECT table_type FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",
+        (schema, table),
+    )?;
+    Ok(match kind.as_deref() {
+        Some("SYSTEM VERSIONED") => " FOR SYSTEM_TIME ALL",
+        _ => "",
     })
 }
 
