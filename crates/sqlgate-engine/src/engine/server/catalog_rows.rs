@@ -48,6 +48,8 @@ struct Column {
     targets: Option<String>,
     /// Whether it holds parse trees (`pg_node_tree`: object ids and text positions in text).
     tree: bool,
+    /// Whether it holds access lists (`aclitem[]`: role names).
+    acl: bool,
 }
 
 /// The digest of every `PUBLIC`-readable table of `pg_catalog` and `information_schema` in the
@@ -78,7 +80,8 @@ fn catalog_columns(
         &format!(
             "SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname), c.relname::text, \
              a.attname::text, k.pktable::text, v.pktable::text, \
-             a.atttypid = 'pg_catalog.pg_node_tree'::pg_catalog.regtype \
+             a.atttypid = 'pg_catalog.pg_node_tree'::pg_catalog.regtype, \
+             a.atttypid = 'pg_catalog.aclitem[]'::pg_catalog.regtype \
              FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
              JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid \
              LEFT JOIN LATERAL (SELECT f.pktable FROM pg_catalog.pg_get_catalog_foreign_keys() f \
@@ -105,6 +108,7 @@ fn catalog_columns(
             target: row.get(3),
             targets: row.get(4),
             tree: row.get(5),
+            acl: row.get(6),
         };
         match catalogs.last_mut() {
             Some((last, columns)) if *last == catalog => columns.push(column),
@@ -182,9 +186,11 @@ fn class_column(columns: &[Column], id: &str) -> Option<&'static str> {
 /// clones holding the same read the same: an id of an object made after `initdb` as the
 /// object it names (`pg_describe_object`: the item's preprocess makes its objects under other
 /// ids on each clone), a file number as whether the relation was rewritten, the clone's own
-/// `role` as `<role>` and the numbers in TOAST names as `<id>`, a parse tree as its deparser
-/// writes it ([`deparsed`]); left out are temporary schemas and what they hold (a session's,
-/// gone with it). `query` is [`postgres_clone_rows_query`]'s; call it once no session of
+/// `role` as `<role>` and the numbers in TOAST names as `<id>` only where the catalogs put
+/// them (an object's description, an access list, a TOAST relation's name: a value a
+/// prediction writes, a function's body, is read as written, red team round 37), a parse tree
+/// as its deparser writes it ([`deparsed`]); left out are temporary schemas and what they hold
+/// (a session's, gone with it). `query` is [`postgres_clone_rows_query`]'s; call it once no session of
 /// `role` is left ([`await_sessions_end`]).
 pub(crate) fn postgres_clone_rows(
     client: &mut postgres::Client,
@@ -256,9 +262,7 @@ fn clone_digest_sql(catalog: &str, columns: &[Column]) -> String {
     format!(
         "SELECT 'catalog {name}=' || count(*) || ' rows ' || \
          md5(coalesce(string_agg(r, E'\\n' ORDER BY r), '')) AS part FROM (\
-         SELECT replace(CASE WHEN strpos(r0, 'pg_toast_') > 0 THEN regexp_replace(r0, \
-         'pg_toast_[0-9]+', 'pg_toast_<id>', 'g') ELSE r0 END, $1::text, '<role>') AS r FROM (\
-         SELECT concat_ws('|', {}) AS r0 FROM {catalog} WHERE NOT ({})) s) t",
+         SELECT concat_ws('|', {}) AS r FROM {catalog} WHERE NOT ({})) t",
         texts.join(", "),
         temporary(catalog, columns)
     )
@@ -273,6 +277,15 @@ fn clone_text(catalog: &str, columns: &[Column], column: &Column) -> String {
     }
     if column.name == "oid" {
         return described(&literal(catalog), &id);
+    }
+    if column.acl {
+        return format!("replace({id}::text, $1::text, '<role>')");
+    }
+    if catalog == "pg_catalog.pg_class" && column.name == "relname" {
+        return format!(
+            "CASE WHEN relnamespace = {PG_TOAST} THEN {} ELSE relname::text END",
+            toast("relname::text")
+        );
     }
     if catalog == "pg_catalog.pg_class" && column.name == "relfilenode" {
         return "CASE WHEN relfilenode = 0 THEN '0' WHEN relfilenode = oid THEN 'its id' \
@@ -343,15 +356,36 @@ const DESCRIBABLE: [&str; 40] = [
 /// `oid`): the object it names when it was made after `initdb` and its catalog is
 /// [`DESCRIBABLE`], only that it was made after `initdb` when not, else the number.
 fn described(class: &str, id: &str) -> String {
-    let describable: Vec<String> = DESCRIBABLE.iter().map(|name| format!("'{name}'")).collect();
     format!(
         "CASE WHEN {id}::oid < {FIRST_USER_OID} THEN {id}::text \
-         WHEN {class}::pg_catalog.regclass::text IN ({}) THEN coalesce(\
-         pg_catalog.pg_describe_object({class}, {id}::oid, 0), 'a missing object') \
+         WHEN {} THEN coalesce(replace({}, $1::text, '<role>'), 'a missing object') \
          ELSE 'an object made after initdb' END",
-        describable.join(", ")
+        describable(class),
+        toast(&description(class, id))
     )
 }
+
+/// Whether `class` (an SQL expression) is a [`DESCRIBABLE`] catalog.
+fn describable(class: &str) -> String {
+    let names: Vec<String> = DESCRIBABLE.iter().map(|name| format!("'{name}'")).collect();
+    format!(
+        "{class}::pg_catalog.regclass::text IN ({})",
+        names.join(", ")
+    )
+}
+
+/// `pg_describe_object` of the id `id` of catalog `class`.
+fn description(class: &str, id: &str) -> String {
+    format!("pg_catalog.pg_describe_object({class}, {id}::oid, 0)")
+}
+
+/// `text` with the number in a TOAST relation's name (`pg_toast_<id of its table>`) as `<id>`.
+fn toast(text: &str) -> String {
+    format!("regexp_replace({text}, 'pg_toast\\.pg_toast_[0-9]+|^pg_toast_[0-9]+', 'pg_toast_<id>', 'g')")
+}
+
+/// The namespace of TOAST relations (`PG_TOAST_NAMESPACE`).
+const PG_TOAST: u32 = 99;
 
 /// A parse-tree column (`pg_node_tree`) of a row made after `initdb` as PostgreSQL's own
 /// deparser writes what it holds (a function's SQL body, a domain's check, a partition's bound
@@ -406,11 +440,30 @@ fn deparser(catalog: &str, column: &str) -> Option<(&'static str, String)> {
     Some(found)
 }
 
-/// The condition of a row of a temporary schema: the schema itself, or a row in it.
+/// The condition of a row of a temporary schema: the schema itself, a row in it, or one of an
+/// object in it (a temporary table's columns, defaults, indexes, dependencies), which a
+/// session makes and its end drops.
 fn temporary(catalog: &str, columns: &[Column]) -> String {
     let pattern = "'^pg_(toast_)?temp_[0-9]+$'";
     let schemas =
         format!("(SELECT oid FROM pg_catalog.pg_namespace WHERE nspname::text ~ {pattern})");
+    let literal = |name: &str| format!("'{}'::pg_catalog.regclass", name.replace('\'', "''"));
+    let ids = (columns.iter()).filter_map(|column| {
+        let id = quote_ident(&column.name);
+        let class = match (&column.target, class_column(columns, &column.name)) {
+            _ if column.name == "oid" => literal(catalog),
+            (Some(target), _) => literal(target),
+            (None, Some(class)) => class.to_string(),
+            (None, None) => return None,
+        };
+        // A `CASE`, so no object is described before its catalog is known to be describable.
+        Some(format!(
+            "CASE WHEN {id}::oid >= {FIRST_USER_OID} AND {} THEN coalesce({} ~ \
+             ' pg_(toast_)?temp_[0-9]+([.]|$)', false) ELSE false END",
+            describable(&class),
+            description(&class, &id)
+        ))
+    });
     (columns.iter())
         .filter(|column| column.target.as_deref() == Some("pg_namespace"))
         .map(|column| {
@@ -419,6 +472,7 @@ fn temporary(catalog: &str, columns: &[Column]) -> String {
                 quote_ident(&column.name)
             )
         })
+        .chain(ids)
         .chain((catalog == "pg_catalog.pg_namespace").then(|| format!("nspname::text ~ {pattern}")))
         .chain(std::iter::once("false".to_string()))
         .collect::<Vec<_>>()
@@ -490,7 +544,10 @@ pub(crate) fn mysql_clone_rows(
         )?;
         let mut rows: Vec<String> = (rows.into_iter())
             .map(|row| {
+                // `<` doubled first, so a value holding `<role>` reads apart from the user's
+                // name (red team round 37).
                 (row.unwrap_or_default())
+                    .replace('<', "<<")
                     .replace(schema, "<clone>")
                     .replace(user, "<role>")
             })

@@ -140,37 +140,6 @@ pub fn postgres_levers(
     Ok(rows.iter().map(|row| row.get(0)).collect())
 }
 
-/// The comments on the session's database's own objects (`COMMENT ON`), each by its catalog,
-/// object and sub-object with the MD5 of its text: a query can read them (`col_description`),
-/// and no data digest holds them (red team round 33).
-pub fn postgres_comments(client: &mut postgres::Client) -> Result<String, postgres::Error> {
-    let sql = format!(
-        "SELECT coalesce(string_agg(d.classoid::regclass::text || ' ' || d.objoid || ' ' || \
-         d.objsubid || '=' || md5(d.description), '; ' ORDER BY 1), '') \
-         FROM pg_catalog.pg_description d WHERE d.objoid >= {FIRST_USER_OID}"
-    );
-    Ok(client.query_one(&sql, &[])?.get(0))
-}
-
-/// The access lists of the session's PostgreSQL database's own relations and schemas (not the
-/// temporary ones, which a session makes and leaves behind empty), and its
-/// default privileges (`GRANT`, `ALTER DEFAULT PRIVILEGES`), each by name: a query can read
-/// them (`information_schema.table_privileges`), and no data digest holds them (red team round
-/// 34).
-pub fn postgres_access(client: &mut postgres::Client) -> Result<String, postgres::Error> {
-    let sql = format!(
-        "SELECT coalesce(string_agg(part, '; ' ORDER BY part), '') FROM (\
-         SELECT c.oid::regclass::text || '=' || coalesce(c.relacl::text, '') AS part \
-           FROM pg_catalog.pg_class c WHERE c.oid >= {FIRST_USER_OID} \
-         UNION ALL SELECT 'schema ' || quote_ident(n.nspname) || '=' || \
-           coalesce(n.nspacl::text, '') FROM pg_catalog.pg_namespace n \
-           WHERE n.nspname !~ '^pg_(toast_)?temp_' \
-         UNION ALL SELECT 'default ' || d.defaclobjtype::text || '=' || d.defaclacl::text \
-           FROM pg_catalog.pg_default_acl d) parts"
-    );
-    Ok(client.query_one(&sql, &[])?.get(0))
-}
-
 /// The comments and column flags of the session's MariaDB / MySQL database: each table's
 /// comment, each column's comment and `EXTRA` (`INVISIBLE`, `auto_increment`, ...) and each
 /// index's comment (round 34), by name, with the MD5 of the comments: a query can read them from `information_schema`, and no

@@ -25,8 +25,8 @@ use crate::engine::livesql::query_check::{self, CloneContents, Contents, QueryCh
 use crate::engine::livesql::server_sides::{ServerSide, ServerSides};
 use crate::engine::livesql::sound::add_post_failures;
 use crate::engine::livesql::{Fault, Profile, Verdict};
+use crate::engine::server::catalog_rows;
 use crate::engine::server::data_digest::{postgres_digests, Reach};
-use crate::engine::server::{catalog_rows, structure};
 use crate::input::livesql::LiveItem;
 use serde_json::Value as Json;
 use sqlparser::dialect::PostgreSqlDialect;
@@ -206,9 +206,7 @@ enum Sessions {
 impl PgRun {
     /// The contents of `slot`'s clone, read by the administrator on sessions of its own (ones
     /// of sqlgate's as the digest opens them, and counted in the clone's tally): its data
-    /// digests, and what else can change a read there, which they do not hold (a view, a
-    /// function, row-level security, a user collation: the start-up check's levers, all of
-    /// them; the comments; red team round 33).
+    /// digests, and every catalog row, which they do not hold ([`PgRun::levers`]).
     fn contents(&self, slot: &Slot, sessions: Sessions) -> Result<Contents, TestsError> {
         let fault = |e: String| TestsError::Fault(format!("reading a clone's contents: {e}"));
         let database = slot.database.clone();
@@ -220,23 +218,13 @@ impl PgRun {
         Ok(query_check::contents(digests, &slot.database))
     }
 
-    /// Every lever of `slot`'s clone ([`structure::postgres_levers`]) but the role settings
-    /// (the clone roles' own, which sqlgate sets and `open` resets before every session), its
-    /// comments ([`structure::postgres_comments`]), its access lists
-    /// ([`structure::postgres_access`]) and every catalog row
-    /// ([`catalog_rows::postgres_clone_rows`], red team round 35), read once the role's
-    /// sessions have ended, as one line, the clone's own role (which owns its objects) named by
-    /// a placeholder.
+    /// Every catalog row of `slot`'s clone ([`catalog_rows::postgres_clone_rows`]: what else
+    /// than the rows can change a read there, a view, a function, row-level security, a
+    /// collation, a comment, an access list, a column's flags, every kind at once: red team
+    /// rounds 33 to 37), read once the role's sessions have ended (`sessions`), as one line.
     fn levers(&self, slot: &Slot, sessions: Sessions) -> Result<String, String> {
         let mut admin = self.admin(Some(&slot.database))?;
         let text = |e: postgres::Error| pg_text(&e);
-        let levers: Vec<String> = (structure::postgres_levers(&mut admin, i64::MAX)
-            .map_err(text)?)
-        .into_iter()
-        .filter(|lever| !lever.starts_with("a setting "))
-        .collect();
-        let comments = structure::postgres_comments(&mut admin).map_err(text)?;
-        let access = structure::postgres_access(&mut admin).map_err(text)?;
         if sessions == Sessions::Ended {
             catalog_rows::await_sessions_end(&mut admin, &slot.role)?;
         }
@@ -249,12 +237,7 @@ impl PgRun {
         };
         let rows =
             catalog_rows::postgres_clone_rows(&mut admin, query, &slot.role).map_err(text)?;
-        let line = format!(
-            "{}; comments {comments}; access {access}; {}",
-            levers.join(", "),
-            rows.join("; ")
-        );
-        Ok(line.replace(&slot.role, "<role>"))
+        Ok(rows.join("; "))
     }
 }
 
