@@ -397,10 +397,20 @@ pub(crate) mod through_the_gate {
         root: &Path,
         gold: &str,
     ) -> String {
+        based_with(corpus, server, root, (&[], gold))
+    }
+
+    /// [`based`] with the item's `preprocess` (red team round 36).
+    pub(crate) fn based_with(
+        corpus: &GateCorpus,
+        server: &servers::Server,
+        root: &Path,
+        (preprocess, gold): (&[&str], &str),
+    ) -> String {
         let line = serde_json::json!({
             "instance_id": "lever32", "db_id": "shop", "category": "Query", "sol_sql": [gold],
-            "preprocess_sql": [], "clean_up_sql": [], "test_cases": [WRAPPED], "issue_sql": [],
-            "conditions": {}, "efficiency": false, "query": "which products?",
+            "preprocess_sql": preprocess, "clean_up_sql": [], "test_cases": [WRAPPED],
+            "issue_sql": [], "conditions": {}, "efficiency": false, "query": "which products?",
         });
         // `GateCorpus::command_on` finds the databases by `"db_id": "<db>"`, spaced.
         let line = line.to_string().replace("\"db_id\":", "\"db_id\": ");
@@ -428,16 +438,16 @@ pub(crate) mod through_the_gate {
     }
 
     /// The exit code and all it said of the pull request predicting `prediction`, the dataset
-    /// being the one lever item on `gold`.
+    /// being the one lever item with `preprocess` and `gold`.
     fn gate(
         corpus: &GateCorpus,
         server: &servers::Server,
-        gold: &str,
+        item: (&[&str], &str),
         prediction: &[&str],
     ) -> (Option<i32>, String) {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        based(corpus, server, root, gold);
+        based_with(corpus, server, root, item);
         let base = repo::head(root);
         common::git(root, &["checkout", "-qb", "pr"]);
         predict(root, "lever32", prediction);
@@ -455,9 +465,20 @@ pub(crate) mod through_the_gate {
         wrong: &str,
         lever: &[&str],
     ) {
-        let (code, said) = gate(corpus, server, gold, &[wrong]);
+        attempt_with(corpus, server, (&[], gold), wrong, lever);
+    }
+
+    /// [`attempt`] on the item with `preprocess` and `gold` (`item`).
+    pub(crate) fn attempt_with(
+        corpus: &GateCorpus,
+        server: &servers::Server,
+        item: (&[&str], &str),
+        wrong: &str,
+        lever: &[&str],
+    ) {
+        let (code, said) = gate(corpus, server, item, &[wrong]);
         assert_eq!(code, Some(1), "control: {said}");
-        let (code, said) = gate(corpus, server, gold, lever);
+        let (code, said) = gate(corpus, server, item, lever);
         eprintln!("{said}");
         assert_ne!(
             code,

@@ -260,70 +260,8 @@ mod honest_session_only_objects_still_pass {
 /// alone exits 1.
 mod through_the_gate {
     use super::*;
-    use crate::common::bird_critic_gate::{predict, GateCorpus};
-    use crate::common::{self, repo};
     use crate::livesql_pg_gate::PG;
-    use crate::redteam32::through_the_gate::MY;
-
-    /// The exit code and all it said of the pull request predicting `prediction`, the dataset
-    /// being the one lever item with `preprocess` and `gold`.
-    fn gate(
-        corpus: &GateCorpus,
-        server: &servers::Server,
-        (preprocess, gold): (&[&str], &str),
-        prediction: &[&str],
-    ) -> (Option<i32>, String) {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        // `GateCorpus::command_on` finds the databases by `"db_id": "<db>"`, spaced.
-        let line =
-            (line("lever36", preprocess, gold).to_string()).replace("\"db_id\":", "\"db_id\": ");
-        std::fs::write(root.join("items.jsonl"), format!("{line}\n")).unwrap();
-        std::fs::create_dir_all(root.join("predictions")).unwrap();
-        let predicted = serde_json::json!({"instance_id": "lever36", "pred_sqls": [gold]});
-        std::fs::write(
-            root.join("predictions/model.jsonl"),
-            format!("{predicted}\n"),
-        )
-        .unwrap();
-        let config =
-            (corpus.config()).replace("  per_difficulty: { Management: 0.0, Query: 0.0 }\n", "");
-        std::fs::write(root.join("sqlgate.yml"), &config).unwrap();
-        repo::init_main(root, "dataset");
-        let made = corpus.sqlgate_on(
-            server,
-            root,
-            &["baseline", "update", "--config", "sqlgate.yml"],
-        );
-        common::assert_exit(&made, 0);
-        repo::commit_all(root, "baseline");
-        let base = repo::head(root);
-        common::git(root, &["checkout", "-qb", "pr"]);
-        predict(root, "lever36", prediction);
-        repo::commit_all(root, "the pull request");
-        let args = [&repo::EVAL[..], &["--trusted-base", &base]].concat();
-        let run = corpus.sqlgate_on(server, root, &args);
-        (run.status.code(), common::text(&run))
-    }
-
-    /// Secure: the control exits 1 and the lever does not exit 0.
-    fn attempt(
-        corpus: &GateCorpus,
-        server: &servers::Server,
-        item: (&[&str], &str),
-        wrong: &str,
-        lever: &[&str],
-    ) {
-        let (code, said) = gate(corpus, server, item, &[wrong]);
-        assert_eq!(code, Some(1), "control: {said}");
-        let (code, said) = gate(corpus, server, item, lever);
-        eprintln!("{said}");
-        assert_ne!(
-            code,
-            Some(0),
-            "WON: the regressing pull request passed: {said}"
-        );
-    }
+    use crate::redteam32::through_the_gate::{attempt_with as attempt, MY};
 
     #[test]
     fn postgresql_a_replaced_function_body_does_not_pass_the_gate() {
