@@ -19,7 +19,7 @@ use sqlgate::input::livesql::{parse_items, LiveItem};
 use std::path::Path;
 
 /// The item's line: a Query item on `shop` with `preprocess`, the gold `gold` and [`WRAPPED`].
-fn line(id: &str, preprocess: &[&str], gold: &str) -> serde_json::Value {
+pub(crate) fn line(id: &str, preprocess: &[&str], gold: &str) -> serde_json::Value {
     serde_json::json!({
         "instance_id": id, "db_id": "shop", "category": "Query", "sol_sql": [gold],
         "preprocess_sql": preprocess, "clean_up_sql": [], "test_cases": [WRAPPED],
@@ -28,7 +28,7 @@ fn line(id: &str, preprocess: &[&str], gold: &str) -> serde_json::Value {
 }
 
 /// The lever item with `preprocess` and `gold`.
-fn item(preprocess: &[&str], gold: &str) -> LiveItem {
+pub(crate) fn item(preprocess: &[&str], gold: &str) -> LiveItem {
     let line = line("lever36", preprocess, gold);
     parse_items(Path::new("lever36.jsonl"), &format!("{line}\n"))
         .unwrap()
@@ -37,7 +37,7 @@ fn item(preprocess: &[&str], gold: &str) -> LiveItem {
 
 /// Whether the gold, `wrong` and `lever` pass under `bird_critic_sound` on the lever item with
 /// `preprocess` and `gold`.
-fn verdicts<J: LiveJudge>(
+pub(crate) fn verdicts<J: LiveJudge>(
     run: &J,
     (preprocess, gold): (&[&str], &str),
     wrong: &str,
@@ -258,7 +258,7 @@ mod honest_session_only_objects_still_pass {
 /// prediction; the pull request predicts the lever then the wrong query, `eval --trusted-base
 /// <base>`), with the item's preprocess. Control: the pull request predicting the wrong query
 /// alone exits 1.
-mod through_the_gate {
+pub(crate) mod through_the_gate {
     use super::*;
     use crate::common::bird_critic_gate::{predict, GateCorpus};
     use crate::common::{self, repo};
@@ -307,7 +307,7 @@ mod through_the_gate {
     }
 
     /// Secure: the control exits 1 and the lever does not exit 0.
-    fn attempt(
+    pub(crate) fn attempt(
         corpus: &GateCorpus,
         server: &servers::Server,
         item: (&[&str], &str),
