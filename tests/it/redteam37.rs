@@ -106,6 +106,38 @@ pub(crate) mod mariadb_a_system_versioned_history {
     }
 }
 
+/// Class 3, MariaDB (the same rendering on MariaDB: `catalog_rows.rs::mysql_clone_rows` replaces
+/// the clone's database name by `<clone>` and its user by `<role>` in every `information_schema`
+/// row). A view's definition (`VIEWS.VIEW_DEFINITION`) is held by those rows alone (the levers
+/// name the view, the data digest reads its rows as the administrator). Set-up: the lever item,
+/// its preprocess making the view `stock_cut` as `SELECT IF(SUBSTRING_INDEX(USER(), '@', 1) =
+/// '<role>', 4, 0) AS cut` (0 for every session), gold `SELECT name FROM products WHERE stock
+/// <= (SELECT cut FROM stock_cut)` (two rows), wrong `... stock < 5` (four). Lever: the view
+/// made again by a prepared statement with the session's own user name as the literal (4 for the
+/// clone's sessions, still 0 for the administrator's digest), then the wrong query. Control: the
+/// wrong query alone fails.
+pub(crate) mod mariadb_the_user_name_in_a_view {
+    use super::*;
+
+    pub(crate) const PREPROCESS: [&str; 1] = ["CREATE VIEW stock_cut AS SELECT IF(SUBSTRING_INDEX(USER(), '@', 1) = '<role>', 4, 0) AS cut"];
+    pub(crate) const GOLD: &str =
+        "SELECT name FROM products WHERE stock <= (SELECT cut FROM stock_cut)";
+    pub(crate) const WRONG: &str = "SELECT name FROM products WHERE stock < 5";
+    pub(crate) const LEVER: [&str; 4] = [
+        "SET @made = CONCAT('CREATE OR REPLACE VIEW stock_cut AS SELECT IF(SUBSTRING_INDEX(USER(), ''@'', 1) = ''', SUBSTRING_INDEX(USER(), '@', 1), ''', 4, 0) AS cut')",
+        "PREPARE made FROM @made",
+        "EXECUTE made",
+        WRONG,
+    ];
+
+    #[test]
+    fn mariadb_the_user_name_written_into_a_view_does_not_pass_a_gold_reading_it() {
+        let _db_ids = servers::db_id_databases();
+        let found = verdicts(&my_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
+        assert_secure("CREATE OR REPLACE VIEW with USER()'s name", found);
+    }
+}
+
 /// The other side (a false fail): round 36's fix reads the prediction's clone before the
 /// prediction while the item's session is open (`QueryCheck::start`, `Sessions::Open`), and
 /// after it once the sessions ended (`Sessions::Ended`). A preprocess that makes a temporary
@@ -176,6 +208,23 @@ mod through_the_gate {
         let server = servers::postgres();
         crate::livesql_pg::load_databases(server);
         attempt(&PG, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
+    }
+
+    #[test]
+    fn postgresql_the_role_name_in_a_body_does_not_pass_the_gate() {
+        use super::postgresql_the_role_name_in_a_function_body::{GOLD, LEVER, PREPROCESS, WRONG};
+        let _db_ids = servers::db_id_databases();
+        let server = servers::postgres();
+        crate::livesql_pg::load_databases(server);
+        attempt(&PG, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
+    }
+
+    #[test]
+    fn mariadb_the_user_name_in_a_view_does_not_pass_the_gate() {
+        use super::mariadb_the_user_name_in_a_view::{GOLD, LEVER, PREPROCESS, WRONG};
+        let _db_ids = servers::db_id_databases();
+        let (server, _) = crate::livesql_my_gate::loaded();
+        attempt(&MY, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
     }
 
     #[test]
