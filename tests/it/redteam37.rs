@@ -20,10 +20,11 @@ use crate::redteam36::verdicts;
 /// deparsed parse trees included. A SQL-standard function body (`RETURN ...`, `prosrc` empty)
 /// is held by the catalog rows alone (round 36's fix renders it with `pg_get_functiondef`), so a
 /// body whose only change is the digits after `pg_toast_` in a literal renders the same.
-/// Set-up: the lever item, its preprocess making `low_stock()` as `RETURN length('pg_toast_1')
-/// - 10` (0), gold `SELECT name FROM products WHERE stock <= low_stock()` (two rows), wrong
-/// `... stock < 5` (four). Lever: `CREATE OR REPLACE` with `length('pg_toast_11111') - 10` (4),
-/// then the wrong query. Control: the wrong query alone fails.
+/// Set-up: the lever item, its preprocess making `low_stock()` as
+/// `RETURN length('pg_toast_1') - 10` (0), gold `SELECT name FROM products WHERE stock <=
+/// low_stock()` (two rows), wrong `... stock < 5` (four). Lever: `CREATE OR REPLACE` with
+/// `length('pg_toast_11111') - 10` (4), then the wrong query. Control: the wrong query alone
+/// fails.
 pub(crate) mod postgresql_toast_digits_in_a_function_body {
     use super::*;
 
