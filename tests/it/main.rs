@@ -95,6 +95,7 @@ mod redteam33;
 mod redteam34;
 mod redteam35;
 mod redteam36;
+mod redteam37;
 mod redteam9;
 mod repair;
 mod report;

@@ -37,7 +37,7 @@ fn item(preprocess: &[&str], gold: &str) -> LiveItem {
 
 /// Whether the gold, `wrong` and `lever` pass under `bird_critic_sound` on the lever item with
 /// `preprocess` and `gold`.
-fn verdicts<J: LiveJudge>(
+pub(crate) fn verdicts<J: LiveJudge>(
     run: &J,
     (preprocess, gold): (&[&str], &str),
     wrong: &str,
