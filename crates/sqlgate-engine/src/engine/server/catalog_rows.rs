@@ -196,27 +196,68 @@ pub(crate) fn postgres_clone_rows(
     client: &mut postgres::Client,
     query: &CloneRowsQuery,
     role: &str,
-) -> Result<Vec<String>, postgres::Error> {
-    let rows = client.query(&query.0, &[&role])?;
-    Ok(rows.iter().map(|row| row.get(0)).collect())
+) -> Result<CloneRows, postgres::Error> {
+    let rows = client.query(&query.rows, &[&role])?;
+    let own = client.query_one(&query.own, &[])?;
+    Ok(CloneRows {
+        parts: rows.iter().map(|row| row.get(0)).collect(),
+        own: own.get(0),
+    })
 }
 
-/// The one query [`postgres_clone_rows`] runs: each catalog's part (`catalog <name>=<rows> rows
-/// <md5>`), sorted.
-pub(crate) struct CloneRowsQuery(String);
+/// A clone's catalog rows as the Query data check reads them.
+pub(crate) struct CloneRows {
+    /// Each catalog's part (`catalog <name>=<rows> rows <digest>`), sorted, written so that a
+    /// clone and its twin holding the same read the same.
+    pub(crate) parts: Vec<String>,
+    /// What only the same clone keeps from one read to the next, as a digest: on PostgreSQL the
+    /// ids and file numbers of the objects made after `initdb` (an object dropped and made
+    /// again, a table rewritten again: red team round 38), on MariaDB / MySQL the times the
+    /// server stamps on them and a system-versioned table's history periods.
+    pub(crate) own: String,
+}
 
-/// The query of [`postgres_clone_rows`] on the session's server, made once per run: the
+/// The queries [`postgres_clone_rows`] runs: each catalog's part, and the clone's own ids and
+/// file numbers.
+pub(crate) struct CloneRowsQuery {
+    rows: String,
+    own: String,
+}
+
+/// The queries of [`postgres_clone_rows`] on the session's server, made once per run: the
 /// catalogs and their columns are the server's, the same in every clone.
 pub(crate) fn postgres_clone_rows_query(
     client: &mut postgres::Client,
 ) -> Result<CloneRowsQuery, postgres::Error> {
-    let parts: Vec<String> = (catalog_columns(client, false)?.iter())
+    let catalogs = catalog_columns(client, false)?;
+    let parts: Vec<String> = (catalogs.iter())
         .map(|(catalog, columns)| clone_digest_sql(catalog, columns))
         .collect();
-    Ok(CloneRowsQuery(format!(
-        "SELECT part FROM ({}) p ORDER BY 1",
-        parts.join(" UNION ALL ")
-    )))
+    let ids: Vec<String> = (catalogs.iter())
+        .filter(|(_, columns)| columns.iter().any(|column| column.name == "oid"))
+        .map(|(catalog, columns)| {
+            let name = catalog.replace('\'', "''");
+            let file = match catalog == "pg_catalog.pg_class" {
+                true => " || ' file ' || relfilenode::text",
+                false => "",
+            };
+            format!(
+                "SELECT '{name} ' || oid::text{file} AS id FROM {catalog} \
+                 WHERE oid >= {FIRST_USER_OID} AND NOT ({})",
+                temporary(catalog, columns)
+            )
+        })
+        .collect();
+    Ok(CloneRowsQuery {
+        rows: format!(
+            "SELECT part FROM ({}) p ORDER BY 1",
+            parts.join(" UNION ALL ")
+        ),
+        own: format!(
+            "SELECT md5(coalesce(string_agg(id, ',' ORDER BY id), '')) FROM ({}) i",
+            ids.join(" UNION ALL ")
+        ),
+    })
 }
 
 /// How long [`await_sessions_end`] waits for a closed session's process to end.
@@ -456,12 +497,14 @@ fn temporary(catalog: &str, columns: &[Column]) -> String {
             (None, Some(class)) => class.to_string(),
             (None, None) => return None,
         };
-        // A `CASE`, so no object is described before its catalog is known to be describable.
+        // A `CASE`, so no object is identified before its catalog is known to be describable;
+        // the schema `pg_identify_object` gives is the object's own, not text of its name
+        // (red team round 38: a function named `"low pg_temp_1.stock"`).
         Some(format!(
-            "CASE WHEN {id}::oid >= {FIRST_USER_OID} AND {} THEN coalesce({} ~ \
-             ' pg_(toast_)?temp_[0-9]+([.]|$)', false) ELSE false END",
+            "CASE WHEN {id}::oid >= {FIRST_USER_OID} AND {} THEN coalesce(\
+             (pg_catalog.pg_identify_object({class}, {id}::oid, 0)).schema ~ {pattern}, false) \
+             ELSE false END",
             describable(&class),
-            description(&class, &id)
         ))
     });
     (columns.iter())
@@ -485,19 +528,26 @@ fn quote_ident(name: &str) -> String {
 }
 
 /// The MariaDB / MySQL columns of `information_schema` that change by themselves (sizes, row
-/// estimates, times), which two clones of one template holding the same can read apart.
-const MYSQL_VOLATILE: [&str; 14] = [
+/// estimates), left out.
+const MYSQL_ESTIMATES: [&str; 8] = [
     "TABLE_ROWS",
     "AVG_ROW_LENGTH",
     "DATA_LENGTH",
     "MAX_DATA_LENGTH",
     "INDEX_LENGTH",
     "DATA_FREE",
+    "CHECKSUM",
+    "CARDINALITY",
+];
+
+/// The MariaDB / MySQL columns of `information_schema` that hold a time the server stamps when
+/// a statement makes, changes or checks an object: two clones read them apart, one clone the
+/// same until a statement stamps them again (`CHECK TABLE`, `ALTER PROCEDURE`: red team round
+/// 38), so they are the clone's own ([`CloneRows::own`]).
+const MYSQL_TIMES: [&str; 6] = [
     "CREATE_TIME",
     "UPDATE_TIME",
     "CHECK_TIME",
-    "CHECKSUM",
-    "CARDINALITY",
     "CREATED",
     "LAST_ALTERED",
     "LAST_EXECUTED",
@@ -520,7 +570,7 @@ const MYSQL_SCHEMA_COLUMNS: [&str; 9] = [
 /// The MariaDB / MySQL counterpart of [`postgres_clone_rows`]: every row of every
 /// `information_schema` table about `schema` (its tables' collations and engines, columns'
 /// nullability, keys, foreign keys, constraints, privileges, routines, views, triggers,
-/// events, partitions: red team round 35), all columns but [`MYSQL_VOLATILE`], with the
+/// events, partitions: red team round 35), all columns but [`MYSQL_ESTIMATES`] and [`MYSQL_TIMES`] (the clone's own), with the
 /// database's name as `<clone>` and the clone's `user` as `<role>`, one digest per table. Left
 /// out are the per-session and statistics tables (`TEMP_TABLES_INFO`, `*_STATISTICS`, `FILES`,
 /// the storage engines' own).
@@ -528,42 +578,108 @@ pub(crate) fn mysql_clone_rows(
     conn: &mut mysql::Conn,
     schema: &str,
     user: &str,
-) -> Result<Vec<String>, mysql::Error> {
+) -> Result<CloneRows, mysql::Error> {
     use mysql::prelude::Queryable;
     let mut parts = Vec::new();
-    for (table, key, columns) in mysql_tables(conn)? {
-        let texts: Vec<String> = (columns.iter())
-            .map(|column| format!("QUOTE(`{}`)", column.replace('`', "``")))
-            .collect();
-        let rows: Vec<Option<String>> = conn.exec(
+    let mut own = Vec::new();
+    for MysqlCatalog {
+        table,
+        key,
+        columns,
+        times,
+    } in mysql_tables(conn)?
+    {
+        let quoted = |names: &[String]| -> Vec<String> {
+            (names.iter())
+                .map(|column| format!("QUOTE(`{}`)", column.replace('`', "``")))
+                .collect()
+        };
+        let (texts, stamps) = (quoted(&columns), quoted(&times));
+        let rows: Vec<(Option<String>, Option<String>)> = conn.exec(
             format!(
-                "SELECT CONCAT_WS('|', {}) FROM information_schema.`{table}` WHERE `{key}` = ?",
-                texts.join(", ")
+                "SELECT CONCAT_WS('|', {}), CONCAT_WS('|', '', {}) FROM information_schema.`{table}` \
+                 WHERE `{key}` = ?",
+                texts.join(", "),
+                [&texts[..], &stamps[..]].concat().join(", ")
             ),
             (schema,),
         )?;
-        let mut rows: Vec<String> = (rows.into_iter())
-            .map(|row| {
+        let (mut rows, stamped): (Vec<String>, Vec<String>) = (rows.into_iter())
+            .map(|(row, stamped)| {
                 // `<` doubled first, so a value holding `<role>` reads apart from the user's
                 // name (red team round 37).
-                (row.unwrap_or_default())
+                let neutral = (row.unwrap_or_default())
                     .replace('<', "<<")
                     .replace(schema, "<clone>")
-                    .replace(user, "<role>")
+                    .replace(user, "<role>");
+                (neutral, stamped.unwrap_or_default())
             })
-            .collect();
+            .unzip();
         rows.sort();
         let digest = crate::util::digest::content_hash(rows.iter().map(String::as_bytes));
         parts.push(format!("catalog {table}={} rows {digest}", rows.len()));
+        if !times.is_empty() {
+            own.extend(stamped.into_iter().map(|row| format!("{table} {row}")));
+        }
     }
-    Ok(parts)
+    own.extend(mysql_history_periods(conn, schema)?);
+    own.sort();
+    Ok(CloneRows {
+        parts,
+        own: crate::util::digest::content_hash(own.iter().map(String::as_bytes)),
+    })
 }
 
-/// Each `information_schema` table [`mysql_clone_rows`] reads: its name, the column naming a
-/// row's database, and its other columns but the volatile ones.
-fn mysql_tables(
+/// Each history period of the system-versioned tables of `schema` (`ROW_START`, `ROW_END`, read
+/// `FOR SYSTEM_TIME ALL`), as `history <table> <start>|<end>`: the data digest reads the visible
+/// columns of every version, not when each began and ended, which a gold can compare with a time
+/// (red team round 38). A table whose period columns are declared under other names has them
+/// among its visible columns, digested already.
+fn mysql_history_periods(
     conn: &mut mysql::Conn,
-) -> Result<Vec<(String, String, Vec<String>)>, mysql::Error> {
+    schema: &str,
+) -> Result<Vec<String>, mysql::Error> {
+    use mysql::prelude::Queryable;
+    let versioned: Vec<String> = conn.exec(
+        "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? \
+         AND TABLE_TYPE = 'SYSTEM VERSIONED' ORDER BY 1",
+        (schema,),
+    )?;
+    let quote = |name: &str| format!("`{}`", name.replace('`', "``"));
+    let mut periods = Vec::new();
+    for table in versioned {
+        let read: Result<Vec<String>, mysql::Error> = conn.query(format!(
+            "SELECT CONCAT_WS('|', ROW_START, ROW_END) FROM {}.{} FOR SYSTEM_TIME ALL",
+            quote(schema),
+            quote(&table)
+        ));
+        match read {
+            Ok(rows) => {
+                periods.extend(rows.into_iter().map(|row| format!("history {table} {row}")))
+            }
+            Err(mysql::Error::MySqlError(e)) if e.code == UNKNOWN_COLUMN => {}
+            Err(other) => return Err(other),
+        }
+    }
+    Ok(periods)
+}
+
+/// MariaDB / MySQL's error for a column a statement names that the table does not have.
+const UNKNOWN_COLUMN: u16 = 1054;
+
+/// An `information_schema` table [`mysql_clone_rows`] reads.
+struct MysqlCatalog {
+    table: String,
+    /// The column naming a row's database.
+    key: String,
+    /// Its other columns but the estimates and the times.
+    columns: Vec<String>,
+    /// Its times ([`MYSQL_TIMES`]).
+    times: Vec<String>,
+}
+
+/// Each `information_schema` table [`mysql_clone_rows`] reads.
+fn mysql_tables(conn: &mut mysql::Conn) -> Result<Vec<MysqlCatalog>, mysql::Error> {
     use mysql::prelude::Queryable;
     let columns: Vec<(String, String)> = conn.query(
         "SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS \
@@ -584,10 +700,15 @@ fn mysql_tables(
             let key = MYSQL_SCHEMA_COLUMNS
                 .iter()
                 .find(|key| columns.iter().any(|c| c == *key))?;
-            let kept = (columns.into_iter())
-                .filter(|column| !MYSQL_VOLATILE.contains(&column.as_str()))
-                .collect();
-            Some((table, key.to_string(), kept))
+            let (times, kept): (Vec<String>, Vec<String>) = (columns.into_iter())
+                .filter(|column| !MYSQL_ESTIMATES.contains(&column.as_str()))
+                .partition(|column| MYSQL_TIMES.contains(&column.as_str()));
+            Some(MysqlCatalog {
+                table,
+                key: key.to_string(),
+                columns: kept,
+                times,
+            })
         })
         .collect())
 }

@@ -140,27 +140,6 @@ pub fn postgres_levers(
     Ok(rows.iter().map(|row| row.get(0)).collect())
 }
 
-/// The comments and column flags of the session's MariaDB / MySQL database: each table's
-/// comment, each column's comment and `EXTRA` (`INVISIBLE`, `auto_increment`, ...) and each
-/// index's comment (round 34), by name, with the MD5 of the comments: a query can read them from `information_schema`, and no
-/// data digest holds them (red team round 33).
-pub fn mysql_comments(conn: &mut mysql::Conn) -> Result<String, mysql::Error> {
-    use mysql::prelude::Queryable;
-    conn.query_drop("SET SESSION group_concat_max_len = 18446744073709551615")?;
-    let line: Option<String> = conn.query_first(
-        "SELECT CONCAT_WS('; ', \
-           (SELECT GROUP_CONCAT(CONCAT(table_name, '=', MD5(table_comment)) ORDER BY table_name \
-             SEPARATOR ',') FROM information_schema.tables WHERE table_schema = DATABASE()), \
-           (SELECT GROUP_CONCAT(CONCAT(table_name, '.', column_name, ' ', extra, '=', \
-             MD5(column_comment)) ORDER BY table_name, column_name SEPARATOR ',') \
-             FROM information_schema.columns WHERE table_schema = DATABASE()), \
-           (SELECT GROUP_CONCAT(CONCAT(table_name, '.', index_name, '.', seq_in_index, '=', \
-             MD5(index_comment)) ORDER BY table_name, index_name, seq_in_index SEPARATOR ',') \
-             FROM information_schema.statistics WHERE table_schema = DATABASE()))",
-    )?;
-    Ok(line.unwrap_or_default())
-}
-
 /// What a state-changing prediction on a clone can read of the server beyond its database, as
 /// one line (`kind name ...; ...`, sorted), recorded when items run on clones
 /// (`dataset.engine.admin_url_env`): there a prediction is any SQL (a function it creates may

@@ -21,12 +21,12 @@
 use super::watch::Watch;
 use super::{ident, my_text, ItemSession, MyRun, Slot, HELPERS_MYSQL};
 use crate::engine::livesql::python::{self, ItemDb, TestsError};
-use crate::engine::livesql::query_check::{self, CloneContents, Contents, QueryCheck};
+use crate::engine::livesql::query_check::{self, CloneContents, Contents, QueryCheck, OWN};
 use crate::engine::livesql::server_sides::{ServerSide, ServerSides};
 use crate::engine::livesql::sound::add_post_failures;
 use crate::engine::livesql::{Fault, Profile, Verdict};
+use crate::engine::server::catalog_rows;
 use crate::engine::server::data_digest::mysql_digests;
-use crate::engine::server::{catalog_rows, structure};
 use crate::input::livesql::LiveItem;
 use serde_json::Value as Json;
 use sqlparser::dialect::MySqlDialect;
@@ -205,33 +205,30 @@ impl CloneContents for Clones<'_> {
 }
 
 impl MyRun {
-    /// The contents of `slot`'s clone, read by the administrator: its data digests and what
-    /// else can change a read there, which they do not hold (an invisible column, a view, a
-    /// routine, a trigger: the start-up check's levers, round 32; the comments, round 33).
+    /// The contents of `slot`'s clone, read by the administrator: its data digests, every
+    /// `information_schema` row about it, which they do not hold, and its own times
+    /// ([`MyRun::levers`]).
     fn contents(&self, slot: &Slot) -> Result<Contents, TestsError> {
         let fault = |e: String| TestsError::Fault(format!("reading a clone's contents: {e}"));
         let database = slot.database.clone();
         let mut digests = mysql_digests(&self.settings.admin_url, &[database]).map_err(fault)?;
-        let levers = self.levers(slot).map_err(fault)?;
+        let (levers, own) = self.levers(slot).map_err(fault)?;
         digests.insert(format!("{}:levers", slot.database), levers);
+        digests.insert(format!("{}:{OWN}", slot.database), own);
         Ok(query_check::contents(digests, &slot.database))
     }
 
-    /// The levers of `slot`'s clone ([`structure::mysql_levers`]), its comments and column
-    /// flags ([`structure::mysql_comments`]) and every `information_schema` row about it
-    /// ([`catalog_rows::mysql_clone_rows`], red team round 35), as one line.
-    fn levers(&self, slot: &Slot) -> Result<String, String> {
+    /// Every `information_schema` row about `slot`'s clone
+    /// ([`catalog_rows::mysql_clone_rows`]: what else than the rows can change a read there, a
+    /// view, a routine, an invisible column, a comment, a collation, a foreign key, every kind
+    /// at once: red team rounds 32 to 38), as one line, and the clone's own times and history
+    /// periods.
+    fn levers(&self, slot: &Slot) -> Result<(String, String), String> {
         let mut admin = self.admin()?;
         self.sql(&mut admin, &format!("USE {}", ident(&slot.database)))?;
-        let levers = structure::mysql_levers(&mut admin).map_err(|e| my_text(&e))?;
-        let comments = structure::mysql_comments(&mut admin).map_err(|e| my_text(&e))?;
         let rows = catalog_rows::mysql_clone_rows(&mut admin, &slot.database, &slot.user)
             .map_err(|e| my_text(&e))?;
-        Ok(format!(
-            "{}; comments {comments}; {}",
-            levers.join(", "),
-            rows.join("; ")
-        ))
+        Ok((rows.parts.join("; "), rows.own))
     }
 }
 

@@ -21,11 +21,11 @@ use super::item::ItemSession;
 use super::watch::Watch;
 use super::{pg_text, verdict_of, PgRun, Slot, HELPERS_PG};
 use crate::engine::livesql::python::{self, ItemDb, TestsError};
-use crate::engine::livesql::query_check::{self, CloneContents, Contents, QueryCheck};
+use crate::engine::livesql::query_check::{self, CloneContents, Contents, QueryCheck, OWN};
 use crate::engine::livesql::server_sides::{ServerSide, ServerSides};
 use crate::engine::livesql::sound::add_post_failures;
 use crate::engine::livesql::{Fault, Profile, Verdict};
-use crate::engine::server::catalog_rows;
+use crate::engine::server::catalog_rows::{self, CloneRows};
 use crate::engine::server::data_digest::{postgres_digests, Reach};
 use crate::input::livesql::LiveItem;
 use serde_json::Value as Json;
@@ -213,16 +213,17 @@ impl PgRun {
         self.tally.on(&slot.database);
         let mut digests =
             postgres_digests(&self.settings.admin_url, &[database], Reach::Clone).map_err(fault)?;
-        let levers = self.levers(slot, sessions).map_err(fault)?;
-        digests.insert(format!("{}:levers", slot.database), levers);
+        let rows = self.levers(slot, sessions).map_err(fault)?;
+        digests.insert(format!("{}:levers", slot.database), rows.parts.join("; "));
+        digests.insert(format!("{}:{OWN}", slot.database), rows.own);
         Ok(query_check::contents(digests, &slot.database))
     }
 
     /// Every catalog row of `slot`'s clone ([`catalog_rows::postgres_clone_rows`]: what else
     /// than the rows can change a read there, a view, a function, row-level security, a
     /// collation, a comment, an access list, a column's flags, every kind at once: red team
-    /// rounds 33 to 37), read once the role's sessions have ended (`sessions`), as one line.
-    fn levers(&self, slot: &Slot, sessions: Sessions) -> Result<String, String> {
+    /// rounds 33 to 38), read once the role's sessions have ended (`sessions`).
+    fn levers(&self, slot: &Slot, sessions: Sessions) -> Result<CloneRows, String> {
         let mut admin = self.admin(Some(&slot.database))?;
         let text = |e: postgres::Error| pg_text(&e);
         if sessions == Sessions::Ended {
@@ -235,9 +236,7 @@ impl PgRun {
                 self.clone_rows.get_or_init(|| made)
             }
         };
-        let rows =
-            catalog_rows::postgres_clone_rows(&mut admin, query, &slot.role).map_err(text)?;
-        Ok(rows.join("; "))
+        catalog_rows::postgres_clone_rows(&mut admin, query, &slot.role).map_err(text)
     }
 }
 
