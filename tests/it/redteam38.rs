@@ -131,6 +131,36 @@ pub(crate) mod mariadb_history_periods {
     }
 }
 
+/// Class 3, MariaDB (round 36's `FLOAT` lever, one type over: a `DOUBLE`). Round 36's fix
+/// hashes a `FLOAT` as a double (`data_digest.rs::exact`: `(v + 0e0)`), and every other value
+/// as `HEX(CAST(v AS BINARY))`, MariaDB's text of it. If that text holds fewer digits than a
+/// double needs to be read back (17), two doubles one unit apart read the same. Set-up: the
+/// lever item, its preprocess making `readings (id, level DOUBLE)` with levels 0.3 and 7.25,
+/// gold `SELECT id FROM readings WHERE level > 0.3e0` (one row), wrong `... level >= 0.3e0`
+/// (two). Lever: `UPDATE readings SET level = 0.1e0 + 0.2e0 WHERE id = 1`
+/// (0.30000000000000004), then the wrong query. Control: the wrong query alone fails.
+pub(crate) mod mariadb_a_double_beyond_its_printed_digits {
+    use super::*;
+
+    pub(crate) const PREPROCESS: [&str; 2] = [
+        "CREATE TABLE readings (id INT PRIMARY KEY, level DOUBLE)",
+        "INSERT INTO readings VALUES (1, 0.3e0), (2, 7.25e0)",
+    ];
+    pub(crate) const GOLD: &str = "SELECT id FROM readings WHERE level > 0.3e0";
+    pub(crate) const WRONG: &str = "SELECT id FROM readings WHERE level >= 0.3e0";
+    pub(crate) const LEVER: [&str; 2] = [
+        "UPDATE readings SET level = 0.1e0 + 0.2e0 WHERE id = 1",
+        WRONG,
+    ];
+
+    #[test]
+    fn mariadb_a_double_one_unit_up_does_not_pass_a_gold_comparing_it() {
+        let _db_ids = servers::db_id_databases();
+        let found = verdicts(&my_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
+        assert_secure("UPDATE ... DOUBLE 0.1e0 + 0.2e0", found);
+    }
+}
+
 /// Class 3 through the gate: this round's engine attempts as a pull request, where the verdict
 /// is the CLI's exit code (round 32's `through_the_gate::attempt_with`: one Query item with its
 /// preprocess, the baseline made on `main` with the gold, the pull request predicting the lever;
@@ -169,5 +199,157 @@ mod through_the_gate {
         let _db_ids = servers::db_id_databases();
         let (server, _) = crate::livesql_my_gate::loaded();
         attempt(&MY, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
+    }
+}
+
+/// Class 1 (an output path the base config names, changed in the pull request's tree): the base
+/// config writes the report to `sqlgate-report.md` (`report.output`), and the pull request
+/// commits that path as a symbolic link, once to a file outside the workspace and once into
+/// `.git` (`.git/config`: a report written there would be the repository's configuration for
+/// every later git command of the job). Set-up: round 32's one-item server gate on PostgreSQL
+/// (`through_the_gate::based`: the baseline made on `main` with the gold), the pull request
+/// predicting a wrong query, judged with `eval --trusted-base`. Secure: no exit 0, and neither
+/// target changed. Control: the same pull request without the link exits 1.
+mod the_reports_path_linked_out_of_the_workspace {
+    use super::*;
+    use crate::common::bird_critic_gate::predict;
+    use crate::common::{self, repo};
+    use crate::livesql_pg_gate::PG;
+    use crate::redteam32::through_the_gate::based;
+    use std::path::Path;
+
+    const GOLD: &str = "SELECT name FROM products WHERE stock = 0";
+    const WRONG: &str = "SELECT name FROM products WHERE stock < 5";
+
+    /// The exit code and output of the pull request predicting [`WRONG`], its tree changed by
+    /// `lever` before the commit.
+    fn judged(lever: impl Fn(&Path)) -> (Option<i32>, String) {
+        let server = servers::postgres();
+        crate::livesql_pg::load_databases(server);
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        based(&PG, server, root, GOLD);
+        let base = repo::head(root);
+        common::git(root, &["checkout", "-qb", "pr"]);
+        predict(root, "lever32", &[WRONG]);
+        lever(root);
+        repo::commit_all(root, "the pull request");
+        let args = [&repo::EVAL[..], &["--trusted-base", &base]].concat();
+        let run = PG.sqlgate_on(server, root, &args);
+        (run.status.code(), common::text(&run))
+    }
+
+    /// Replaces the report's path by a link to `target`.
+    fn link_report(root: &Path, target: &Path) {
+        let report = root.join("sqlgate-report.md");
+        let _ = std::fs::remove_file(&report);
+        std::os::unix::fs::symlink(target, &report).unwrap();
+    }
+
+    #[test]
+    fn a_report_linked_outside_the_workspace_is_not_written_there() {
+        let _db_ids = servers::db_id_databases();
+        let (code, said) = judged(|_| {});
+        assert_eq!(code, Some(1), "control: {said}");
+        let outside = tempfile::tempdir().unwrap();
+        let target = outside.path().join("victim.txt");
+        std::fs::write(&target, "untouched\n").unwrap();
+        let (code, said) = judged(|root| link_report(root, &target));
+        eprintln!("{said}");
+        assert_ne!(code, Some(0), "WON: passed: {said}");
+        assert_eq!(
+            std::fs::read_to_string(&target).unwrap(),
+            "untouched\n",
+            "WON: the report was written outside the workspace: {said}"
+        );
+    }
+
+    #[test]
+    fn a_report_linked_into_dot_git_is_not_written_there() {
+        let _db_ids = servers::db_id_databases();
+        let server = servers::postgres();
+        crate::livesql_pg::load_databases(server);
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        based(&PG, server, root, GOLD);
+        let base = repo::head(root);
+        common::git(root, &["checkout", "-qb", "pr"]);
+        predict(root, "lever32", &[WRONG]);
+        link_report(root, Path::new(".git/config"));
+        repo::commit_all(root, "the pull request");
+        let config = std::fs::read_to_string(root.join(".git/config")).unwrap();
+        let args = [&repo::EVAL[..], &["--trusted-base", &base]].concat();
+        let run = PG.sqlgate_on(server, root, &args);
+        let said = common::text(&run);
+        eprintln!("{said}");
+        assert_ne!(run.status.code(), Some(0), "WON: passed: {said}");
+        assert_eq!(
+            std::fs::read_to_string(root.join(".git/config")).unwrap(),
+            config,
+            "WON: the report was written into .git/config: {said}"
+        );
+    }
+}
+
+/// The other side (false fails): honest predictions and preprocesses that this round's levers
+/// resemble must still pass. A Query prediction that works through a temporary table (with a
+/// `serial` column, so a temporary sequence, and an index), and a preprocess making a
+/// SQL-standard function that reads a table, with the gold as the prediction. Secure here: the
+/// honest prediction PASSES (and the wrong query fails).
+mod honest_predictions_still_pass {
+    use super::*;
+    use sqlgate::engine::livesql::LiveJudge;
+
+    const GOLD: &str = "SELECT name FROM products WHERE stock = 0";
+    const WRONG: &str = "SELECT name FROM products WHERE stock < 5";
+
+    fn honest<J: LiveJudge>(run: &J, preprocess: &[&str], gold: &str, honest: &[&str]) {
+        let found = verdicts(run, (preprocess, gold), WRONG, honest);
+        assert!(found[0], "FALSE FAIL: the gold failed: {found:?}");
+        assert!(!found[1], "control: the wrong query passed: {found:?}");
+        assert!(found[2], "FALSE FAIL: the honest prediction failed: {found:?}");
+    }
+
+    #[test]
+    fn postgresql_a_prediction_through_a_temporary_table_passes() {
+        let _db_ids = servers::db_id_databases();
+        honest(
+            &pg_run(),
+            &[],
+            GOLD,
+            &[
+                "CREATE TEMP TABLE out_of_stock (n serial PRIMARY KEY, name text)",
+                "CREATE INDEX ON out_of_stock (name)",
+                "INSERT INTO out_of_stock (name) SELECT name FROM products WHERE stock = 0",
+                "SELECT name FROM out_of_stock",
+            ],
+        );
+    }
+
+    #[test]
+    fn postgresql_a_sql_body_reading_a_table_in_the_preprocess_passes() {
+        let _db_ids = servers::db_id_databases();
+        let gold = "SELECT name FROM products WHERE stock <= empty_level()";
+        honest(
+            &pg_run(),
+            &["CREATE FUNCTION empty_level() RETURNS integer LANGUAGE sql STABLE BEGIN ATOMIC SELECT min(stock) FROM products; END"],
+            gold,
+            &[gold],
+        );
+    }
+
+    #[test]
+    fn mariadb_a_prediction_through_a_temporary_table_passes() {
+        let _db_ids = servers::db_id_databases();
+        honest(
+            &my_run(),
+            &[],
+            GOLD,
+            &[
+                "CREATE TEMPORARY TABLE out_of_stock (n INT AUTO_INCREMENT PRIMARY KEY, name VARCHAR(100), KEY (name))",
+                "INSERT INTO out_of_stock (name) SELECT name FROM products WHERE stock = 0",
+                "SELECT name FROM out_of_stock",
+            ],
+        );
     }
 }
