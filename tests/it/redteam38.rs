@@ -27,7 +27,9 @@ use crate::redteam36::verdicts;
 pub(crate) mod postgresql_a_function_named_like_a_temporary_schema {
     use super::*;
 
-    pub(crate) const PREPROCESS: [&str; 1] = ["CREATE FUNCTION \"low pg_temp_1.stock\"() RETURNS integer LANGUAGE sql IMMUTABLE RETURN 0"];
+    pub(crate) const PREPROCESS: [&str; 1] = [
+        "CREATE FUNCTION \"low pg_temp_1.stock\"() RETURNS integer LANGUAGE sql IMMUTABLE RETURN 0",
+    ];
     pub(crate) const GOLD: &str =
         "SELECT name FROM products WHERE stock <= \"low pg_temp_1.stock\"()";
     pub(crate) const WRONG: &str = "SELECT name FROM products WHERE stock < 5";
@@ -40,7 +42,10 @@ pub(crate) mod postgresql_a_function_named_like_a_temporary_schema {
     fn postgresql_a_body_replaced_under_a_temporary_looking_name_does_not_pass() {
         let _db_ids = servers::db_id_databases();
         let found = verdicts(&pg_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
-        assert_secure("CREATE OR REPLACE FUNCTION \"low pg_temp_1.stock\"()", found);
+        assert_secure(
+            "CREATE OR REPLACE FUNCTION \"low pg_temp_1.stock\"()",
+            found,
+        );
     }
 }
 
@@ -60,7 +65,8 @@ pub(crate) mod postgresql_a_domain_check_named_like_a_temporary_schema {
 
     pub(crate) const PREPROCESS: [&str; 1] =
         ["CREATE DOMAIN stock_level AS integer CONSTRAINT stock_floor CHECK (VALUE >= 0)"];
-    pub(crate) const GOLD: &str = "SELECT count(*) AS checks FROM pg_constraint WHERE contypid = 'stock_level'::regtype";
+    pub(crate) const GOLD: &str =
+        "SELECT count(*) AS checks FROM pg_constraint WHERE contypid = 'stock_level'::regtype";
     pub(crate) const WRONG: &str = "SELECT 2 AS checks";
     pub(crate) const LEVER: [&str; 2] = [
         "DO $$ BEGIN ALTER DOMAIN stock_level ADD CONSTRAINT \"cap pg_temp_1.x\" CHECK (VALUE < 1000); EXCEPTION WHEN duplicate_object THEN NULL; END $$",
@@ -127,7 +133,10 @@ pub(crate) mod mariadb_history_periods {
     fn mariadb_a_versioned_table_made_again_does_not_pass_a_gold_reading_its_periods() {
         let _db_ids = servers::db_id_databases();
         let found = verdicts(&my_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
-        assert_secure("DROP and CREATE ... WITH SYSTEM VERSIONING, the same versions", found);
+        assert_secure(
+            "DROP and CREATE ... WITH SYSTEM VERSIONING, the same versions",
+            found,
+        );
     }
 }
 
@@ -161,6 +170,71 @@ pub(crate) mod mariadb_a_double_beyond_its_printed_digits {
     }
 }
 
+/// Class 3, MariaDB (`information_schema` columns left out as volatile:
+/// `catalog_rows.rs::MYSQL_VOLATILE` drops `CHECK_TIME`, `LAST_ALTERED` and the like from every
+/// row of `mysql_clone_rows`, since they change "by themselves"; but a statement of the
+/// prediction's sets them, and a gold reads them). Set-up: the lever item, its preprocess making
+/// `stock_log` on MyISAM (or Aria) with one row; gold `SELECT CHECK_TIME IS NULL AS unchecked
+/// FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME =
+/// 'stock_log'` (1: never checked), wrong `SELECT 0 AS unchecked`. Lever: `CHECK TABLE
+/// stock_log` (which stamps `CHECK_TIME`, data and definition unchanged), then the wrong query.
+/// The same with a routine's `LAST_ALTERED`: `ALTER PROCEDURE ... COMMENT` with the comment it
+/// had, after a second, against a gold comparing it with `CREATED`. Control: the wrong query
+/// alone fails.
+pub(crate) mod mariadb_volatile_columns_a_statement_sets {
+    use super::*;
+
+    pub(crate) const GOLD: &str = "SELECT CHECK_TIME IS NULL AS unchecked FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'stock_log'";
+    pub(crate) const WRONG: &str = "SELECT 0 AS unchecked";
+    pub(crate) const LEVER: [&str; 2] = ["CHECK TABLE stock_log", WRONG];
+
+    fn preprocess(engine: &str) -> [String; 2] {
+        [
+            format!("CREATE TABLE stock_log (id INT PRIMARY KEY, stock INT) ENGINE={engine}"),
+            "INSERT INTO stock_log VALUES (1, 5)".to_string(),
+        ]
+    }
+
+    #[test]
+    fn mariadb_check_table_on_myisam_does_not_pass_a_gold_reading_check_time() {
+        let _db_ids = servers::db_id_databases();
+        let made = preprocess("MyISAM");
+        let made: Vec<&str> = made.iter().map(String::as_str).collect();
+        let found = verdicts(&my_run(), (&made, GOLD), WRONG, &LEVER);
+        assert_secure("CHECK TABLE (MyISAM)", found);
+    }
+
+    #[test]
+    fn mariadb_check_table_on_aria_does_not_pass_a_gold_reading_check_time() {
+        let _db_ids = servers::db_id_databases();
+        let made = preprocess("Aria");
+        let made: Vec<&str> = made.iter().map(String::as_str).collect();
+        let found = verdicts(&my_run(), (&made, GOLD), WRONG, &LEVER);
+        assert_secure("CHECK TABLE (Aria)", found);
+    }
+
+    pub(crate) const ROUTINE: [&str; 1] = ["CREATE PROCEDURE restock() COMMENT 'restock' SELECT 1"];
+    pub(crate) const ROUTINE_GOLD: &str = "SELECT LAST_ALTERED > CREATED AS altered FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_NAME = 'restock'";
+    pub(crate) const ROUTINE_WRONG: &str = "SELECT 1 AS altered";
+    pub(crate) const ROUTINE_LEVER: [&str; 3] = [
+        "DO SLEEP(1.2)",
+        "ALTER PROCEDURE restock COMMENT 'restock'",
+        ROUTINE_WRONG,
+    ];
+
+    #[test]
+    fn mariadb_a_routine_altered_to_what_it_was_does_not_pass_a_gold_reading_last_altered() {
+        let _db_ids = servers::db_id_databases();
+        let found = verdicts(
+            &my_run(),
+            (&ROUTINE, ROUTINE_GOLD),
+            ROUTINE_WRONG,
+            &ROUTINE_LEVER,
+        );
+        assert_secure("ALTER PROCEDURE ... COMMENT (the same)", found);
+    }
+}
+
 /// Class 3 through the gate: this round's engine attempts as a pull request, where the verdict
 /// is the CLI's exit code (round 32's `through_the_gate::attempt_with`: one Query item with its
 /// preprocess, the baseline made on `main` with the gold, the pull request predicting the lever;
@@ -191,6 +265,18 @@ mod through_the_gate {
         let server = servers::postgres();
         crate::livesql_pg::load_databases(server);
         attempt(&PG, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
+    }
+
+    #[test]
+    fn mariadb_check_table_does_not_pass_the_gate() {
+        use super::mariadb_volatile_columns_a_statement_sets::{GOLD, LEVER, WRONG};
+        let _db_ids = servers::db_id_databases();
+        let (server, _) = crate::livesql_my_gate::loaded();
+        let preprocess = [
+            "CREATE TABLE stock_log (id INT PRIMARY KEY, stock INT) ENGINE=MyISAM",
+            "INSERT INTO stock_log VALUES (1, 5)",
+        ];
+        attempt(&MY, server, (&preprocess, GOLD), WRONG, &LEVER);
     }
 
     #[test]
@@ -307,7 +393,10 @@ mod honest_predictions_still_pass {
         let found = verdicts(run, (preprocess, gold), WRONG, honest);
         assert!(found[0], "FALSE FAIL: the gold failed: {found:?}");
         assert!(!found[1], "control: the wrong query passed: {found:?}");
-        assert!(found[2], "FALSE FAIL: the honest prediction failed: {found:?}");
+        assert!(
+            found[2],
+            "FALSE FAIL: the honest prediction failed: {found:?}"
+        );
     }
 
     #[test]
