@@ -83,15 +83,16 @@ pub(crate) mod postgresql_a_domain_check_named_like_a_temporary_schema {
 
 /// Class 3, MariaDB (round 37's fix reads a system-versioned table `FOR SYSTEM_TIME ALL`, but
 /// hashes its visible columns only: `data_digest.rs::mysql_hashed` takes the columns from
-/// `information_schema.columns`, where the period columns `ROW_START` / `ROW_END` are not).
-/// So the history's values are compared as a multiset and its periods not at all: a prediction
-/// that deletes the history (`DELETE HISTORY`) and makes the same values again has versions
-/// that start later. Set-up: the lever item, its preprocess making `price_log` `WITH SYSTEM
-/// VERSIONING` with the price 10, 11, then 10 again, then stamping `audit.at`; gold `SELECT
-/// COUNT(*) AS n FROM price_log FOR SYSTEM_TIME ALL WHERE ROW_START > (SELECT at FROM audit)`
-/// (0: every version is older than the stamp). Lever: `DELETE HISTORY`, the price set to 11 and
-/// back to 10 (the versions 10, 11, 10 again), then `SELECT 3 AS n` (`WRAPPED` runs it twice,
-/// so all three versions are newer). Control: the wrong query alone fails.
+/// `information_schema.columns`, where the implicit period columns `ROW_START` / `ROW_END` are
+/// not). So the history's values are compared as a multiset and its periods not at all: a
+/// prediction that makes the same versions again has versions that start later. Set-up: the
+/// lever item, its preprocess making `price_log` `WITH SYSTEM VERSIONING` with the price 10,
+/// 11, then 10 again, then stamping `audit.at`; gold `SELECT COUNT(*) AS n FROM price_log FOR
+/// SYSTEM_TIME ALL WHERE ROW_START > (SELECT at FROM audit)` (0: every version is older than
+/// the stamp), wrong `SELECT 3 AS n`. Levers: `DELETE HISTORY` and the price set to 11 and back
+/// to 10 (refused by the server: the clone's user lacks the privilege); the table dropped and
+/// made again with the same three versions (all newer than the stamp), then the wrong query.
+/// Control: the wrong query alone fails.
 pub(crate) mod mariadb_history_periods {
     use super::*;
 
