@@ -81,6 +81,41 @@ pub(crate) mod postgresql_a_domain_check_named_like_a_temporary_schema {
     }
 }
 
+/// Class 3, PostgreSQL (the `relfilenode` classes: `catalog_rows.rs::clone_text` writes a
+/// table's file number as `0`, `its id` or `rewritten`, so a table rewritten once and one
+/// rewritten twice read the same, while the number itself, which a prediction's rewrite moves
+/// past every id made since, is `PUBLIC`'s to read: `pg_relation_filenode`). Set-up: the lever
+/// item, its preprocess making `t_old` (two rows), rewriting it (`ALTER COLUMN ... TYPE
+/// bigint`), then making `t_new`; gold `SELECT pg_relation_filenode('t_old') <
+/// 't_new'::regclass::oid AS older` (true on every clone: ids are handed out in order), wrong
+/// `SELECT false AS older`. Lever: `t_old` rewritten again with the same type and values
+/// (`ALTER COLUMN n TYPE bigint USING n + 0`; rows, order and definition as before), then the
+/// wrong query. Control: the wrong query alone fails.
+pub(crate) mod postgresql_a_table_rewritten_again {
+    use super::*;
+
+    pub(crate) const PREPROCESS: [&str; 4] = [
+        "CREATE TABLE t_old (n integer)",
+        "INSERT INTO t_old VALUES (1), (2)",
+        "ALTER TABLE t_old ALTER COLUMN n TYPE bigint",
+        "CREATE TABLE t_new (n integer)",
+    ];
+    pub(crate) const GOLD: &str =
+        "SELECT pg_relation_filenode('t_old') < 't_new'::regclass::oid AS older";
+    pub(crate) const WRONG: &str = "SELECT false AS older";
+    pub(crate) const LEVER: [&str; 2] = [
+        "ALTER TABLE t_old ALTER COLUMN n TYPE bigint USING n + 0",
+        WRONG,
+    ];
+
+    #[test]
+    fn postgresql_a_table_rewritten_again_does_not_pass_a_gold_reading_its_file_number() {
+        let _db_ids = servers::db_id_databases();
+        let found = verdicts(&pg_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
+        assert_secure("ALTER COLUMN ... TYPE bigint USING n + 0", found);
+    }
+}
+
 /// Class 3, MariaDB (round 37's fix reads a system-versioned table `FOR SYSTEM_TIME ALL`, but
 /// hashes its visible columns only: `data_digest.rs::mysql_hashed` takes the columns from
 /// `information_schema.columns`, where the implicit period columns `ROW_START` / `ROW_END` are
@@ -269,6 +304,15 @@ mod through_the_gate {
     }
 
     #[test]
+    fn postgresql_a_table_rewritten_again_does_not_pass_the_gate() {
+        use super::postgresql_a_table_rewritten_again::{GOLD, LEVER, PREPROCESS, WRONG};
+        let _db_ids = servers::db_id_databases();
+        let server = servers::postgres();
+        crate::livesql_pg::load_databases(server);
+        attempt(&PG, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
+    }
+
+    #[test]
     fn mariadb_check_table_does_not_pass_the_gate() {
         use super::mariadb_volatile_columns_a_statement_sets::{GOLD, LEVER, WRONG};
         let _db_ids = servers::db_id_databases();
@@ -441,5 +485,69 @@ mod honest_predictions_still_pass {
                 "SELECT name FROM out_of_stock",
             ],
         );
+    }
+}
+
+/// Class 2 (the repair path: the base's config does not load, so the pull request's own config
+/// runs, held to what the base's baseline recorded: `trust::repair::govern` pins each dataset's
+/// overrides, directory suite and prediction files, and the gate settings come from the
+/// baseline). Lever: the repairing config moves `dataset.gold` to a file the pull request adds,
+/// `alt/items.jsonl`, holding the same item (same `instance_id`, `db_id`, gold) with a test case
+/// that passes whatever it is given. Set-up: round 33's repair (round 32's one-item PostgreSQL
+/// gate, its baseline made on `main` with the gold; then a direct push breaks `main`'s config
+/// with an unknown key), the pull request predicting a wrong query. Secure: no exit 0. Control:
+/// the same repair with `gold: items.jsonl` exits 1.
+mod a_repair_moves_the_gold_to_a_file_of_its_own {
+    use super::*;
+    use crate::common::bird_critic_gate::predict;
+    use crate::common::{self, repo};
+    use crate::livesql_pg_gate::PG;
+    use crate::redteam32::through_the_gate::based;
+
+    const GOLD: &str = "SELECT name FROM products WHERE stock = 0";
+    const WRONG: &str = "SELECT name FROM products WHERE stock < 5";
+    const ANY: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn):\n    return 1\n";
+
+    /// The exit code and output of the repair predicting [`WRONG`], its config reading the gold
+    /// from `alt/items.jsonl` when `moved`.
+    fn repair(server: &servers::Server, moved: bool) -> (Option<i32>, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let config = based(&PG, server, root, GOLD);
+        std::fs::write(root.join("sqlgate.yml"), format!("{config}bogus_key: 1\n")).unwrap();
+        repo::commit_all(root, "a direct push");
+        let base = repo::head(root);
+        common::git(root, &["checkout", "-qb", "pr"]);
+        let mut repaired = config.clone();
+        if moved {
+            let line = serde_json::json!({
+                "instance_id": "lever32", "db_id": "shop", "category": "Query", "sol_sql": [GOLD],
+                "preprocess_sql": [], "clean_up_sql": [], "test_cases": [ANY],
+                "issue_sql": [], "conditions": {}, "efficiency": false, "query": "which products?",
+            });
+            let line = line.to_string().replace("\"db_id\":", "\"db_id\": ");
+            std::fs::create_dir_all(root.join("alt")).unwrap();
+            std::fs::write(root.join("alt/items.jsonl"), format!("{line}\n")).unwrap();
+            assert!(config.contains("  gold: items.jsonl\n"), "{config}");
+            repaired = config.replace("  gold: items.jsonl\n", "  gold: alt/items.jsonl\n");
+        }
+        std::fs::write(root.join("sqlgate.yml"), repaired).unwrap();
+        predict(root, "lever32", &[WRONG]);
+        repo::commit_all(root, "the repair");
+        let args = [&repo::EVAL[..], &["--trusted-base", &base]].concat();
+        let run = PG.sqlgate_on(server, root, &args);
+        (run.status.code(), common::text(&run))
+    }
+
+    #[test]
+    fn a_repair_reading_the_gold_from_a_file_it_adds_does_not_pass() {
+        let _db_ids = servers::db_id_databases();
+        let server = servers::postgres();
+        crate::livesql_pg::load_databases(server);
+        let (code, said) = repair(server, false);
+        assert_eq!(code, Some(1), "control: {said}");
+        let (code, said) = repair(server, true);
+        eprintln!("{said}");
+        assert_ne!(code, Some(0), "WON: the repair passed: {said}");
     }
 }
