@@ -9,6 +9,8 @@
 //! with a preprocess from the base's dataset and round 32's `WRAPPED` test case, which runs the
 //! prediction again, then the gold on a new session to the prediction's clone), and round 32's
 //! `through_the_gate::attempt_with` for the CLI's verdict.
+//! Classes 1 and 2 use the same one-item gate: `the_reports_path_linked_out_of_the_workspace`
+//! (an output path the base config names) and `a_repair_moves_the_gold_to_a_file_of_its_own`.
 
 use crate::common::servers;
 use crate::redteam30::{assert_secure, my_run, pg_run};
