@@ -96,6 +96,7 @@ mod redteam34;
 mod redteam35;
 mod redteam36;
 mod redteam37;
+mod redteam38;
 mod redteam9;
 mod repair;
 mod report;
