@@ -167,7 +167,8 @@ fn differences(twin: &Contents, now: &Contents) -> Vec<String> {
 /// twin, read once (a preprocess that stamps the time leaves the twin, made later, apart from
 /// the prediction's clone, which holds its own stamp: red team round 36; a gold led by a read
 /// that writes all the same leaves its writes on the twin only), the clone's own entry
-/// ([`OWN`]) always with what it held before; the first difference found kept.
+/// ([`OWN`]) always with what it held before (a clone unreadable before the prediction fails
+/// the item); the first difference found kept.
 pub struct QueryCheck<'a> {
     clones: &'a dyn CloneContents,
     on: bool,
@@ -190,14 +191,24 @@ impl<'a> QueryCheck<'a> {
     }
 
     /// Reads the prediction's clone before the prediction (after the preprocess), unless the
-    /// check is off.
-    pub fn start(&self) {
-        if self.on && self.before.get().is_none() {
-            // Unreadable now (a lock the preprocess holds): the twin alone is compared.
-            if let Ok(read) = self.clones.started() {
+    /// check is off. A clone that cannot be read then (a lock its preprocess holds, which the
+    /// prediction's session shares) fails the item: compared with the twin alone, its own
+    /// entry would go unchecked (red team round 39); the deadline running out stops it.
+    pub fn start(&self) -> Result<(), TestsError> {
+        if !self.on || self.before.get().is_some() {
+            return Ok(());
+        }
+        match self.clones.started() {
+            Ok(read) => {
                 self.before.get_or_init(|| read);
             }
+            Err(TestsError::Fault(why)) => self.changed.borrow_mut().push(format!(
+                "before the prediction, its clone could not be read to compare with it later \
+                 ({why}): an item whose preprocess leaves a lock is not checked"
+            )),
+            Err(stopped) => return Err(stopped),
         }
+        Ok(())
     }
 
     /// Compares the prediction's clone with what it held before the prediction and, when that

@@ -587,6 +587,7 @@ pub(crate) fn mysql_clone_rows(
         key,
         columns,
         times,
+        estimates,
     } in mysql_tables(conn)?
     {
         let quoted = |names: &[String]| -> Vec<String> {
@@ -595,12 +596,13 @@ pub(crate) fn mysql_clone_rows(
                 .collect()
         };
         let (texts, stamps) = (quoted(&columns), quoted(&times));
+        let counted = exact_estimates(&key, &quoted(&estimates));
         let rows: Vec<(Option<String>, Option<String>)> = conn.exec(
             format!(
-                "SELECT CONCAT_WS('|', {}), CONCAT_WS('|', '', {}) FROM information_schema.`{table}` \
+                "SELECT CONCAT_WS('|', {}), CONCAT_WS('|', '', {}) FROM information_schema.`{table}` x \
                  WHERE `{key}` = ?",
                 texts.join(", "),
-                [&texts[..], &stamps[..]].concat().join(", ")
+                [&texts[..], &stamps[..], &counted[..]].concat().join(", ")
             ),
             (schema,),
         )?;
@@ -618,7 +620,7 @@ pub(crate) fn mysql_clone_rows(
         rows.sort();
         let digest = crate::util::digest::content_hash(rows.iter().map(String::as_bytes));
         parts.push(format!("catalog {table}={} rows {digest}", rows.len()));
-        if !times.is_empty() {
+        if !times.is_empty() || !estimates.is_empty() {
             own.extend(stamped.into_iter().map(|row| format!("{table} {row}")));
         }
     }
@@ -628,6 +630,22 @@ pub(crate) fn mysql_clone_rows(
         parts,
         own: crate::util::digest::content_hash(own.iter().map(String::as_bytes)),
     })
+}
+
+/// The estimates of a row about a table not on InnoDB, as an SQL expression (none when the
+/// catalog has no `estimates`): MyISAM and Aria keep exact counts that only a statement changes
+/// (`ANALYZE TABLE` sets a key's `CARDINALITY`: red team round 39), so they are the clone's
+/// own; InnoDB samples them and updates them in the background, like PostgreSQL's planner
+/// statistics (SECURITY.md, "Plans and statistics").
+fn exact_estimates(key: &str, estimates: &[String]) -> Vec<String> {
+    if estimates.is_empty() {
+        return Vec::new();
+    }
+    vec![format!(
+        "IF(IFNULL((SELECT e.ENGINE FROM information_schema.TABLES e WHERE e.TABLE_SCHEMA = \
+         x.`{key}` AND e.TABLE_NAME = x.TABLE_NAME), 'InnoDB') <> 'InnoDB', CONCAT_WS('|', {}), '')",
+        estimates.join(", ")
+    )]
 }
 
 /// Each history period of the system-versioned tables of `schema` (`ROW_START`, `ROW_END`, read
@@ -676,6 +694,8 @@ struct MysqlCatalog {
     columns: Vec<String>,
     /// Its times ([`MYSQL_TIMES`]).
     times: Vec<String>,
+    /// Its estimates ([`MYSQL_ESTIMATES`]), when its rows name their table (`TABLE_NAME`).
+    estimates: Vec<String>,
 }
 
 /// Each `information_schema` table [`mysql_clone_rows`] reads.
@@ -700,14 +720,17 @@ fn mysql_tables(conn: &mut mysql::Conn) -> Result<Vec<MysqlCatalog>, mysql::Erro
             let key = MYSQL_SCHEMA_COLUMNS
                 .iter()
                 .find(|key| columns.iter().any(|c| c == *key))?;
-            let (times, kept): (Vec<String>, Vec<String>) = (columns.into_iter())
-                .filter(|column| !MYSQL_ESTIMATES.contains(&column.as_str()))
-                .partition(|column| MYSQL_TIMES.contains(&column.as_str()));
+            let by_table = columns.iter().any(|column| column == "TABLE_NAME");
+            let (estimates, rest): (Vec<String>, Vec<String>) = (columns.into_iter())
+                .partition(|column| MYSQL_ESTIMATES.contains(&column.as_str()));
+            let (times, kept): (Vec<String>, Vec<String>) =
+                (rest.into_iter()).partition(|column| MYSQL_TIMES.contains(&column.as_str()));
             Some(MysqlCatalog {
                 table,
                 key: key.to_string(),
                 columns: kept,
                 times,
+                estimates: if by_table { estimates } else { Vec::new() },
             })
         })
         .collect())

@@ -131,7 +131,7 @@ impl MyRun {
         };
         let check = QueryCheck::new(&clones, &item.sol_sql, &MySqlDialect {});
         if !item.test_cases.is_empty() {
-            check.start();
+            check.start()?;
         }
         let ran = session.execute_queries(prediction, true)?;
         let mut verdict = Verdict {

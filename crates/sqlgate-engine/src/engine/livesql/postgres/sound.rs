@@ -122,7 +122,7 @@ impl PgRun {
         };
         let check = QueryCheck::new(&clones, &item.sol_sql, &PostgreSqlDialect {});
         if !item.test_cases.is_empty() {
-            check.start();
+            check.start()?;
         }
         let ran = session.execute_queries(prediction)?;
         let mut verdict = Verdict {
