@@ -1,0 +1,153 @@
+//! Red team round 39 (issue 44): `bird_critic_sound` on MariaDB 10.11 after round 38's fixes
+//! (commit da21a6a: the Query data check compares the prediction's clone first with its own
+//! contents read before the prediction, `QueryCheck::start`, and the clone's own entry, `OWN`,
+//! only there, never with the twin), and sqlgate's own state (class 4: the judge cache). Every
+//! test asserts the SECURE outcome and runs its control: a failing test is a win. Report:
+//! `/work/notes/redteam39.md`.
+//!
+//! The class 3 set-up is round 36's lever item (`redteam36::verdicts`: a Query item on `shop`
+//! with a preprocess from the base's dataset and round 32's `WRAPPED` test case, which runs the
+//! prediction again, then the gold on a new session to the prediction's clone), and round 32's
+//! `through_the_gate::attempt_with` for the CLI's verdict.
+
+use crate::common::servers;
+use crate::redteam30::{assert_secure, my_run};
+use crate::redteam36::verdicts;
+
+/// Class 3, MariaDB: the twin path forced by a lock the preprocess holds. `QueryCheck::start`
+/// reads the prediction's clone on an administrator's session while the item's session is
+/// open; when that read fails ("Unreadable now (a lock the preprocess holds)") it keeps no
+/// snapshot, and `QueryCheck::check` then compares the clone with the twin alone, where
+/// `differences` leaves the clone's own entry (`MYSQL_TIMES`, history periods) out. So every
+/// round 38 win that the own entry closed is open again once the preprocess ends with `LOCK
+/// TABLES ... WRITE` (the read waits `LOCK_WAIT`, 10 s, and fails). Set-up: the lever item, its
+/// preprocess making a MyISAM `stock_log` with one row (or a procedure `restock`) and then
+/// `LOCK TABLES stock_log WRITE`; gold: round 38's `CHECK_TIME IS NULL` (1) or `LAST_ALTERED >
+/// CREATED` (0). Levers: `CHECK TABLE stock_log` under the lock; `UNLOCK TABLES`, `DO
+/// SLEEP(1.2)`, `ALTER PROCEDURE restock COMMENT 'restock'` (unchanged); then the wrong query.
+/// Control: the wrong query alone fails.
+pub(crate) mod mariadb_a_lock_the_preprocess_holds {
+    use super::*;
+
+    pub(crate) const PREPROCESS: [&str; 3] = [
+        "CREATE TABLE stock_log (id INT PRIMARY KEY, stock INT) ENGINE=MyISAM",
+        "INSERT INTO stock_log VALUES (1, 5)",
+        "LOCK TABLES stock_log WRITE",
+    ];
+    pub(crate) use crate::redteam38::mariadb_volatile_columns_a_statement_sets::{
+        GOLD, LEVER, WRONG,
+    };
+
+    #[test]
+    fn mariadb_check_table_behind_a_held_lock_does_not_pass_a_gold_reading_check_time() {
+        let _db_ids = servers::db_id_databases();
+        let found = verdicts(&my_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
+        assert_secure("LOCK TABLES in the preprocess, CHECK TABLE", found);
+    }
+
+    pub(crate) const ROUTINE: [&str; 3] = [
+        "CREATE TABLE stock_log (id INT PRIMARY KEY, stock INT) ENGINE=MyISAM",
+        "CREATE PROCEDURE restock() COMMENT 'restock' SELECT 1",
+        "LOCK TABLES stock_log WRITE",
+    ];
+    pub(crate) use crate::redteam38::mariadb_volatile_columns_a_statement_sets::{
+        ROUTINE_GOLD, ROUTINE_WRONG,
+    };
+    pub(crate) const ROUTINE_LEVER: [&str; 4] = [
+        "UNLOCK TABLES",
+        "DO SLEEP(1.2)",
+        "ALTER PROCEDURE restock COMMENT 'restock'",
+        ROUTINE_WRONG,
+    ];
+
+    #[test]
+    fn mariadb_a_routine_altered_behind_a_held_lock_does_not_pass_a_gold_reading_last_altered() {
+        let _db_ids = servers::db_id_databases();
+        let found = verdicts(
+            &my_run(),
+            (&ROUTINE, ROUTINE_GOLD),
+            ROUTINE_WRONG,
+            &ROUTINE_LEVER,
+        );
+        assert_secure("LOCK TABLES in the preprocess, ALTER PROCEDURE", found);
+    }
+}
+
+/// Class 3 through the gate: the held-lock attempt as a pull request, where the verdict is the
+/// CLI's exit code (round 32's `through_the_gate::attempt_with`: one Query item with its
+/// preprocess, the baseline made on `main` with the gold, the pull request predicting the lever;
+/// control: the wrong query alone exits 1).
+mod through_the_gate {
+    use super::*;
+    use crate::redteam32::through_the_gate::attempt_with as attempt;
+    use crate::redteam32::through_the_gate::MY;
+
+    #[test]
+    fn mariadb_check_table_behind_a_held_lock_does_not_pass_the_gate() {
+        use super::mariadb_a_lock_the_preprocess_holds::{GOLD, LEVER, PREPROCESS, WRONG};
+        let _db_ids = servers::db_id_databases();
+        let (server, _) = crate::livesql_my_gate::loaded();
+        attempt(&MY, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
+    }
+}
+
+/// Class 4 (sqlgate's own state: the judge cache, `providers/cache.rs`). A pull-request run
+/// uses a cache entry only when `entry_digest(key, text)` is one the base's baseline records
+/// (`provider_cache`). The lever transplants **trusted** text: the pull request commits, under
+/// the keys of its broken predictions, the exact bytes of an entry the base's run wrote and
+/// recorded (an "equivalent" verdict for a correct prediction), so every file holds text a
+/// base-branch run wrote. Set-up: `judge_cache_trust`'s repository (20 Spider items judged by a
+/// local OpenAI-compatible server, the base's baseline recording its cache; the pull request
+/// breaks 10 predictions). Secure: exit 1 with the judge's real verdicts (flex 100.0 -> 50.0).
+/// Control: the same pull request without the transplanted files exits 1.
+mod a_trusted_judge_reply_moved_to_another_key {
+    use crate::common::git;
+    use crate::judge_cache_trust::{assert_real_verdicts, eval, repository, start_judge, BROKEN};
+    use std::collections::BTreeSet;
+    use std::path::{Path, PathBuf};
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+
+    /// Every cache file below `dir`.
+    fn files(dir: &Path) -> BTreeSet<PathBuf> {
+        let mut found = BTreeSet::new();
+        for shard in std::fs::read_dir(dir).unwrap() {
+            for file in std::fs::read_dir(shard.unwrap().path()).unwrap() {
+                found.insert(file.unwrap().path());
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn a_recorded_judge_reply_under_a_broken_predictions_key_is_not_used() {
+        let server = start_judge(Arc::new(AtomicBool::new(false)));
+        let (dir, base) = repository(&server);
+        let repo = dir.path().join("repo");
+        let cache = repo.join(".sqlgate/cache/judge");
+        let recorded = files(&cache);
+
+        // Control: the pull request as it is.
+        let (run, honest) = eval(&repo, Some(&base));
+        assert_real_verdicts(&run, &honest);
+        let written: Vec<PathBuf> = files(&cache).difference(&recorded).cloned().collect();
+        assert_eq!(written.len(), BROKEN, "the broken predictions' keys");
+
+        // Lever: each broken key's file holds a recorded "equivalent" reply, byte for byte.
+        let trusted = std::fs::read(recorded.iter().next().unwrap()).unwrap();
+        for path in &written {
+            std::fs::write(path, &trusted).unwrap();
+        }
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "-qm", "judge replies the base wrote"]);
+        let (run, verdicts) = eval(&repo, Some(&base));
+        let out = assert_real_verdicts(&run, &verdicts);
+        assert_eq!(verdicts, honest, "{out}");
+        assert!(
+            out.contains(&format!(
+                "{BROKEN} judge cache entries were not written by a base-branch run"
+            )),
+            "{out}"
+        );
+    }
+}
