@@ -73,6 +73,51 @@ pub(crate) mod mariadb_a_lock_the_preprocess_holds {
     }
 }
 
+/// Class 3, MariaDB: estimates a statement sets (`catalog_rows.rs::MYSQL_ESTIMATES`:
+/// `TABLE_ROWS`, `DATA_FREE`, `CARDINALITY`, ... are left out of every row of
+/// `mysql_clone_rows`, neither compared with the twin nor in the clone's own entry). On MyISAM
+/// they are not estimates: a non-unique key's `CARDINALITY` is NULL until `ANALYZE TABLE`, and
+/// `DATA_FREE` is the bytes of deleted rows until `OPTIMIZE TABLE`. Set-up: the lever item, its
+/// preprocess making a MyISAM `stock_log` with a key on `stock` and three rows (for `OPTIMIZE`,
+/// the middle one deleted); gold `SELECT CARDINALITY IS NULL AS unanalyzed FROM
+/// information_schema.STATISTICS ...` (1), or `SELECT DATA_FREE > 0 AS fragmented FROM
+/// information_schema.TABLES ...` (1). Levers: `ANALYZE TABLE stock_log` / `OPTIMIZE TABLE
+/// stock_log`, then the wrong query (`SELECT 0 ...`). Control: the wrong query alone fails.
+pub(crate) mod mariadb_estimates_a_statement_sets {
+    use super::*;
+
+    pub(crate) const PREPROCESS: [&str; 2] = [
+        "CREATE TABLE stock_log (id INT PRIMARY KEY, stock INT, KEY k (stock)) ENGINE=MyISAM",
+        "INSERT INTO stock_log VALUES (1, 5), (2, 5), (3, 7)",
+    ];
+    pub(crate) const GOLD: &str = "SELECT CARDINALITY IS NULL AS unanalyzed FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'stock_log' AND INDEX_NAME = 'k'";
+    pub(crate) const WRONG: &str = "SELECT 0 AS unanalyzed";
+    pub(crate) const LEVER: [&str; 2] = ["ANALYZE TABLE stock_log", WRONG];
+
+    #[test]
+    fn mariadb_analyze_table_does_not_pass_a_gold_reading_cardinality() {
+        let _db_ids = servers::db_id_databases();
+        let found = verdicts(&my_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
+        assert_secure("ANALYZE TABLE (MyISAM CARDINALITY)", found);
+    }
+
+    pub(crate) const FRAGMENTED: [&str; 3] = [
+        "CREATE TABLE stock_log (id INT PRIMARY KEY, stock INT, KEY k (stock)) ENGINE=MyISAM",
+        "INSERT INTO stock_log VALUES (1, 5), (2, 5), (3, 7)",
+        "DELETE FROM stock_log WHERE id = 2",
+    ];
+    pub(crate) const FREE_GOLD: &str = "SELECT DATA_FREE > 0 AS fragmented FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'stock_log'";
+    pub(crate) const FREE_WRONG: &str = "SELECT 0 AS fragmented";
+    pub(crate) const FREE_LEVER: [&str; 2] = ["OPTIMIZE TABLE stock_log", FREE_WRONG];
+
+    #[test]
+    fn mariadb_optimize_table_does_not_pass_a_gold_reading_data_free() {
+        let _db_ids = servers::db_id_databases();
+        let found = verdicts(&my_run(), (&FRAGMENTED, FREE_GOLD), FREE_WRONG, &FREE_LEVER);
+        assert_secure("OPTIMIZE TABLE (MyISAM DATA_FREE)", found);
+    }
+}
+
 /// Class 3 through the gate: the held-lock attempt as a pull request, where the verdict is the
 /// CLI's exit code (round 32's `through_the_gate::attempt_with`: one Query item with its
 /// preprocess, the baseline made on `main` with the gold, the pull request predicting the lever;
@@ -85,6 +130,14 @@ mod through_the_gate {
     #[test]
     fn mariadb_check_table_behind_a_held_lock_does_not_pass_the_gate() {
         use super::mariadb_a_lock_the_preprocess_holds::{GOLD, LEVER, PREPROCESS, WRONG};
+        let _db_ids = servers::db_id_databases();
+        let (server, _) = crate::livesql_my_gate::loaded();
+        attempt(&MY, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
+    }
+
+    #[test]
+    fn mariadb_analyze_table_does_not_pass_the_gate() {
+        use super::mariadb_estimates_a_statement_sets::{GOLD, LEVER, PREPROCESS, WRONG};
         let _db_ids = servers::db_id_databases();
         let (server, _) = crate::livesql_my_gate::loaded();
         attempt(&MY, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
