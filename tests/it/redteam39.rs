@@ -118,6 +118,44 @@ pub(crate) mod mariadb_estimates_a_statement_sets {
     }
 }
 
+/// Class 3, PostgreSQL: the twin path forced by a lock the preprocess holds. A PostgreSQL
+/// preprocess runs each statement in a transaction of its own, committed, so a table lock ends
+/// with it, but a session-level advisory lock (`pg_advisory_lock`) outlives the `COMMIT` and
+/// holds while the item's session is open. A view of the clone whose read takes the same lock
+/// shared then blocks `QueryCheck::start`'s read (the data digests read views; `lock_timeout`,
+/// 10 s), which fails, and the check compares the clone with the twin alone, the clone's own
+/// entry (ids, file numbers) left out. Once the item's session ended the view reads at once.
+/// Set-up: the lever item, round 38's rewritten-again preprocess (`t_old` rewritten, then
+/// `t_new`) plus a function `hold()` taking advisory lock 7 shared, a view `held` reading it,
+/// and `SELECT pg_advisory_lock(7)`; gold `pg_relation_filenode('t_old') <
+/// 't_new'::regclass::oid` (true). Lever: round 38's second rewrite, then `SELECT false AS
+/// older`. Control: the wrong query alone fails.
+pub(crate) mod postgresql_an_advisory_lock_the_preprocess_holds {
+    use super::*;
+    use crate::redteam30::pg_run;
+
+    pub(crate) const PREPROCESS: [&str; 7] = [
+        "CREATE TABLE t_old (n integer)",
+        "INSERT INTO t_old VALUES (1), (2)",
+        "ALTER TABLE t_old ALTER COLUMN n TYPE bigint",
+        "CREATE TABLE t_new (n integer)",
+        "CREATE FUNCTION hold() RETURNS integer LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_advisory_lock_shared(7); RETURN 1; END $$",
+        "CREATE VIEW held AS SELECT hold() AS held",
+        "SELECT pg_advisory_lock(7)",
+    ];
+    pub(crate) use crate::redteam38::postgresql_a_table_rewritten_again::{GOLD, LEVER, WRONG};
+
+    #[test]
+    fn postgresql_a_table_rewritten_again_behind_an_advisory_lock_does_not_pass() {
+        let _db_ids = servers::db_id_databases();
+        let found = verdicts(&pg_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
+        assert_secure(
+            "advisory lock in the preprocess, ALTER COLUMN ... USING n + 0",
+            found,
+        );
+    }
+}
+
 /// Class 3 through the gate: the held-lock attempt as a pull request, where the verdict is the
 /// CLI's exit code (round 32's `through_the_gate::attempt_with`: one Query item with its
 /// preprocess, the baseline made on `main` with the gold, the pull request predicting the lever;
@@ -133,6 +171,23 @@ mod through_the_gate {
         let _db_ids = servers::db_id_databases();
         let (server, _) = crate::livesql_my_gate::loaded();
         attempt(&MY, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
+    }
+
+    #[test]
+    fn postgresql_a_table_rewritten_again_behind_an_advisory_lock_does_not_pass_the_gate() {
+        use super::postgresql_an_advisory_lock_the_preprocess_holds::{
+            GOLD, LEVER, PREPROCESS, WRONG,
+        };
+        let _db_ids = servers::db_id_databases();
+        let server = servers::postgres();
+        crate::livesql_pg::load_databases(server);
+        attempt(
+            &crate::livesql_pg_gate::PG,
+            server,
+            (&PREPROCESS, GOLD),
+            WRONG,
+            &LEVER,
+        );
     }
 
     #[test]
