@@ -259,3 +259,35 @@ mod a_trusted_judge_reply_moved_to_another_key {
         );
     }
 }
+
+/// Class 4 (shards, `merge`): round 21's forged shard (the pull request's own header over the
+/// base's records, the trailer recomputed), committed so that `Base::tracks` does not see it.
+/// `tracks` names the path as written (`repo_path` follows no link inside the repository) and
+/// asks `git ls-files --stage -- shards/1.jsonl shards`, counting a folder entry only when it is a
+/// submodule (mode 160000). The lever commits `shards` as a **symbolic link** (mode 120000) to a
+/// folder `stash` holding the shard, so the index lists `shards` as a link and
+/// `stash/1.jsonl` as the file, never `shards/1.jsonl`. Set-up: `redteam21::shard_in_a_submodule
+/// ::merged` (`merge --trusted-base` of `shards/1.jsonl`, outside Actions). Secure: no exit 0.
+/// Control: the same shard committed at `shards/1.jsonl` is refused (exit 2).
+mod a_forged_shard_behind_a_committed_link {
+    use crate::common::repo;
+    use crate::redteam21::shard_in_a_submodule::merged;
+
+    #[test]
+    fn a_forged_shard_reached_through_a_committed_folder_link_is_refused() {
+        let (code, out) = merged(|root, shard| {
+            std::fs::create_dir(root.join("shards")).unwrap();
+            std::fs::write(root.join("shards/1.jsonl"), shard).unwrap();
+            repo::commit_all(root, "a shard");
+        });
+        assert_eq!(code, Some(2), "control: {out}");
+        let (code, out) = merged(|root, shard| {
+            std::fs::create_dir(root.join("stash")).unwrap();
+            std::fs::write(root.join("stash/1.jsonl"), shard).unwrap();
+            std::os::unix::fs::symlink("stash", root.join("shards")).unwrap();
+            repo::commit_all(root, "a shard behind a link");
+        });
+        eprintln!("{out}");
+        assert_ne!(code, Some(0), "WON: the forged shard merged: {out}");
+    }
+}
