@@ -1,7 +1,7 @@
-//! Red team round 39 (issue 44): `bird_critic_sound` on MariaDB 10.11 after round 38's fixes
+//! Red team round 39 (issue 44): `bird_critic_sound` on PostgreSQL 15 and MariaDB 10.11 after round 38's fixes
 //! (commit da21a6a: the Query data check compares the prediction's clone first with its own
 //! contents read before the prediction, `QueryCheck::start`, and the clone's own entry, `OWN`,
-//! only there, never with the twin), and sqlgate's own state (class 4: the judge cache). Every
+//! only there, never with the twin), and sqlgate's own state (class 4: the judge cache, shards). Every
 //! test asserts the SECURE outcome and runs its control: a failing test is a win. Report:
 //! `/work/notes/redteam39.md`.
 //!
