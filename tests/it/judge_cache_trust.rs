@@ -20,8 +20,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Items of the dataset (all on `concert_singer`), of which the pull request breaks half.
-const ITEMS: usize = 20;
-const BROKEN: usize = 10;
+pub(crate) const ITEMS: usize = 20;
+pub(crate) const BROKEN: usize = 10;
 const WRONG: &str = "SELECT 'wrong' FROM singer";
 
 fn verdict(correct: bool, category: Option<&str>) -> String {
@@ -31,7 +31,7 @@ fn verdict(correct: bool, category: Option<&str>) -> String {
 
 /// The judge: "not equivalent" for the broken predictions, "equivalent" otherwise; while
 /// `lying` is set, "equivalent" for everything (what a pull request would commit).
-fn start_judge(lying: Arc<AtomicBool>) -> Server {
+pub(crate) fn start_judge(lying: Arc<AtomicBool>) -> Server {
     Server::start(move |request: &Recorded, _| {
         let prompt = request.body["messages"][1]["content"]
             .as_str()
@@ -48,7 +48,7 @@ fn start_judge(lying: Arc<AtomicBool>) -> Server {
 /// A repository with 20 Spider items, system A predicting the gold, judged by `server`; the
 /// base commit holds the baseline and the judge cache its run wrote; the `pr` branch breaks
 /// 10 predictions. Returns (folder, base commit).
-fn repository(server: &Server) -> (tempfile::TempDir, String) {
+pub(crate) fn repository(server: &Server) -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("repo");
     std::fs::create_dir(&repo).unwrap();
@@ -102,7 +102,7 @@ fn repository(server: &Server) -> (tempfile::TempDir, String) {
 }
 
 /// `eval` of the pull request (trusting `base` when given) with its per-item verdicts.
-fn eval(repo: &Path, base: Option<&str>) -> (Output, Vec<Json>) {
+pub(crate) fn eval(repo: &Path, base: Option<&str>) -> (Output, Vec<Json>) {
     let jsonl = repo.parent().unwrap().join("items.jsonl");
     let mut args = [&repo::EVAL[..], &["--jsonl", jsonl.to_str().unwrap()]].concat();
     if let Some(base) = base {
@@ -117,7 +117,7 @@ fn eval(repo: &Path, base: Option<&str>) -> (Output, Vec<Json>) {
 }
 
 /// Asserts the run failed the gate on flex with the judge's real verdicts: half the items wrong.
-fn assert_real_verdicts(run: &Output, verdicts: &[Json]) -> String {
+pub(crate) fn assert_real_verdicts(run: &Output, verdicts: &[Json]) -> String {
     let out = text(run);
     assert_eq!(run.status.code(), Some(1), "{out}");
     common::assert_contains(&out, &["gate failed: flex 100.0 -> 50.0"]);

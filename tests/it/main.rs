@@ -97,6 +97,7 @@ mod redteam35;
 mod redteam36;
 mod redteam37;
 mod redteam38;
+mod redteam39;
 mod redteam9;
 mod repair;
 mod report;
