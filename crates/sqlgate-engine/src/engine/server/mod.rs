@@ -25,6 +25,7 @@ mod pg_session;
 mod pool;
 pub mod postgres;
 pub(crate) mod role;
+pub(crate) mod row_hashes;
 pub(crate) mod structure;
 pub mod tls;
 mod watchdog;

@@ -17,7 +17,8 @@
 //! docs/SECURITY.md).
 
 use super::my_text;
-use crate::engine::server::data_digest::{mysql_error, mysql_hashed, DataDigests, MysqlFailure};
+use crate::engine::server::data_digest::DataDigests;
+use crate::engine::server::row_hashes::{mysql_error, mysql_hashed, MysqlFailure};
 use crate::engine::server::{exclusive, tls};
 use mysql::prelude::Queryable;
 use mysql::Conn;
