@@ -312,12 +312,11 @@ fn clone_digest_sql(catalog: &str, columns: &[Column]) -> String {
 /// A column's value as [`postgres_clone_rows`] reads it.
 fn clone_text(catalog: &str, columns: &[Column], column: &Column) -> String {
     let id = quote_ident(&column.name);
-    let literal = |name: &str| format!("'{}'::pg_catalog.regclass", name.replace('\'', "''"));
     if column.tree {
         return deparsed(catalog, &column.name);
     }
     if column.name == "oid" {
-        return described(&literal(catalog), &id);
+        return described(&regclass(catalog), &id);
     }
     if column.acl {
         return format!("replace({id}::text, $1::text, '<role>')");
@@ -333,19 +332,33 @@ fn clone_text(catalog: &str, columns: &[Column], column: &Column) -> String {
                 ELSE 'rewritten' END"
             .to_string();
     }
-    if let Some(target) = &column.target {
-        return described(&literal(target), &id);
-    }
-    if let Some(class) = class_column(columns, &column.name) {
-        return described(class, &id);
+    if let Some(class) = id_class(catalog, columns, column) {
+        return described(&class, &id);
     }
     if let Some(target) = &column.targets {
         return format!(
             "(SELECT string_agg({}, ' ' ORDER BY n) FROM unnest({id}) WITH ORDINALITY u(e, n))",
-            described(&literal(target), "e")
+            described(&regclass(target), "e")
         );
     }
     format!("{id}::text")
+}
+
+/// The catalog of the single id `column` holds, as an SQL expression: the catalog's own for its
+/// `oid`, the one the catalogs' foreign keys name, or the class column paired with it; `None`
+/// for a column that holds no id.
+fn id_class(catalog: &str, columns: &[Column], column: &Column) -> Option<String> {
+    match (&column.target, class_column(columns, &column.name)) {
+        _ if column.name == "oid" => Some(regclass(catalog)),
+        (Some(target), _) => Some(regclass(target)),
+        (None, Some(class)) => Some(class.to_string()),
+        (None, None) => None,
+    }
+}
+
+/// The catalog `name` as a `regclass` literal.
+fn regclass(name: &str) -> String {
+    format!("'{}'::pg_catalog.regclass", name.replace('\'', "''"))
 }
 
 /// The catalogs whose objects `pg_describe_object` names (PostgreSQL's object classes); it
@@ -488,15 +501,9 @@ fn temporary(catalog: &str, columns: &[Column]) -> String {
     let pattern = "'^pg_(toast_)?temp_[0-9]+$'";
     let schemas =
         format!("(SELECT oid FROM pg_catalog.pg_namespace WHERE nspname::text ~ {pattern})");
-    let literal = |name: &str| format!("'{}'::pg_catalog.regclass", name.replace('\'', "''"));
     let ids = (columns.iter()).filter_map(|column| {
         let id = quote_ident(&column.name);
-        let class = match (&column.target, class_column(columns, &column.name)) {
-            _ if column.name == "oid" => literal(catalog),
-            (Some(target), _) => literal(target),
-            (None, Some(class)) => class.to_string(),
-            (None, None) => return None,
-        };
+        let class = id_class(catalog, columns, column)?;
         // A `CASE`, so no object is identified before its catalog is known to be describable;
         // the schema `pg_identify_object` gives is the object's own, not text of its name
         // (red team round 38: a function named `"low pg_temp_1.stock"`).
