@@ -10,7 +10,7 @@
 //! naming what differs (red team round 32).
 
 use super::python::TestsError;
-use sqlparser::ast::{ObjectType, Statement};
+use sqlparser::ast::{ObjectType, Statement, TableObject};
 use sqlparser::dialect::Dialect;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, Tokenizer};
@@ -71,19 +71,47 @@ fn temporary_tables(sqls: &[String], dialect: &dyn Dialect) -> BTreeSet<String> 
 /// same name writes all the same, and the check, left on, fails the item: a false fail at
 /// worst).
 fn session_only(sql: &str, dialect: &dyn Dialect, temporary: &BTreeSet<String>) -> bool {
+    every_statement(sql, dialect, |statement| match statement {
+        Statement::CreateTable(table) => table.temporary,
+        Statement::Drop {
+            object_type: ObjectType::Table,
+            names,
+            ..
+        } => (names.iter()).all(|name| temporary.contains(&name.to_string().to_lowercase())),
+        _ => false,
+    })
+}
+
+/// Whether `sql` parses, as `dialect` reads it, into at least one statement, and `each` holds
+/// of every one.
+fn every_statement(sql: &str, dialect: &dyn Dialect, each: impl Fn(&Statement) -> bool) -> bool {
     let Ok(statements) = Parser::parse_sql(dialect, sql) else {
         return false;
     };
-    !statements.is_empty()
-        && statements.iter().all(|statement| match statement {
-            Statement::CreateTable(table) => table.temporary,
-            Statement::Drop {
-                object_type: ObjectType::Table,
-                names,
-                ..
-            } => (names.iter()).all(|name| temporary.contains(&name.to_string().to_lowercase())),
+    !statements.is_empty() && statements.iter().all(each)
+}
+
+/// The statements of an item's `preprocess` whose work only the preprocess's session keeps (its
+/// temporary tables: made, filled with `INSERT`, dropped), in order. The sound profiles run
+/// each test-case request on a new session, where the temporary tables the prediction ran
+/// beside are gone; these are run again at the start of each such session, on both sides, so
+/// an honest prediction reading a preprocess's temporary table reads it there too (red team
+/// round 40). What the prediction made on its own session is still gone.
+pub fn session_prelude(preprocess: &[String], dialect: &dyn Dialect) -> Vec<String> {
+    let temporary = temporary_tables(preprocess, dialect);
+    let keeps = |statement: &Statement| match statement {
+        Statement::Insert(insert) => match &insert.table {
+            TableObject::TableName(name) => temporary.contains(&name.to_string().to_lowercase()),
             _ => false,
+        },
+        _ => false,
+    };
+    (preprocess.iter())
+        .filter(|sql| {
+            session_only(sql, dialect, &temporary) || every_statement(sql, dialect, keeps)
         })
+        .cloned()
+        .collect()
 }
 
 /// The first keyword of `sql` (lower case) after blanks, comments and opening parentheses, as
@@ -256,7 +284,7 @@ impl<'a> QueryCheck<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::{contents, gold_writes};
+    use super::{contents, gold_writes, session_prelude};
     use sqlparser::dialect::{Dialect, MySqlDialect, PostgreSqlDialect};
 
     fn writes(sql: &str, dialect: &dyn Dialect) -> bool {
@@ -319,6 +347,35 @@ mod tests {
         assert!(gold_writes(&kept, &pg));
         let dropped = gold(&["CREATE TEMP TABLE oos (a INT)", "DROP TABLE oos, products"]);
         assert!(gold_writes(&dropped, &pg));
+    }
+
+    #[test]
+    fn the_prelude_holds_what_makes_and_fills_the_preprocesss_temporary_tables() {
+        let (pg, my) = (PostgreSqlDialect {}, MySqlDialect {});
+        let preprocess: Vec<String> = [
+            "CREATE TABLE kept (a INT)",
+            "CREATE TEMP TABLE zero AS SELECT 0 AS level",
+            "INSERT INTO zero VALUES (1)",
+            "INSERT INTO kept VALUES (1)",
+            "INSERT INTO kept SELECT level FROM zero",
+            "SELECT 1",
+            "DROP TABLE zero",
+            "DROP TABLE kept",
+        ]
+        .map(String::from)
+        .to_vec();
+        let kept: Vec<&str> = preprocess.iter().map(String::as_str).collect();
+        assert_eq!(
+            session_prelude(&preprocess, &pg),
+            [kept[1], kept[2], kept[6]]
+        );
+        let mysql = [
+            "CREATE TEMPORARY TABLE t (a INT)",
+            "INSERT INTO t VALUES (2)",
+        ];
+        let mysql: Vec<String> = mysql.map(String::from).to_vec();
+        assert_eq!(session_prelude(&mysql, &my), mysql);
+        assert!(session_prelude(&[], &pg).is_empty());
     }
 
     #[test]

@@ -212,7 +212,10 @@ pub(crate) struct CloneRows {
     pub(crate) parts: Vec<String>,
     /// What only the same clone keeps from one read to the next, as a digest: on PostgreSQL the
     /// ids and file numbers of the objects made after `initdb` (an object dropped and made
-    /// again, a table rewritten again: red team round 38), on MariaDB / MySQL the times the
+    /// again, a table rewritten again: red team round 38) and the size of each relation's main
+    /// file (rows written and rolled back grow it, and `pg_relation_size` reads it, while no
+    /// row or catalog row changes; a prediction cannot `VACUUM`, which makes the other forks:
+    /// its statements run in a transaction, and autovacuum may make them at any time), on MariaDB / MySQL the times the
     /// server stamps on them and a system-versioned table's history periods.
     pub(crate) own: String,
 }
@@ -238,7 +241,10 @@ pub(crate) fn postgres_clone_rows_query(
         .map(|(catalog, columns)| {
             let name = catalog.replace('\'', "''");
             let file = match catalog == "pg_catalog.pg_class" {
-                true => " || ' file ' || relfilenode::text",
+                true => {
+                    " || ' file ' || relfilenode::text \
+                     || ' size ' || pg_catalog.pg_relation_size(oid)::text"
+                }
                 false => "",
             };
             format!(

@@ -59,6 +59,7 @@ use std::time::{Duration, Instant};
 use watch::Watch;
 
 mod gate;
+mod sequences;
 mod server_state;
 mod sound;
 mod watch;

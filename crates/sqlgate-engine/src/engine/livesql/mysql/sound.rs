@@ -17,6 +17,9 @@
 //! gold's words alone goes to the twin (`routing.rs`, shared with SQLite); and for an item whose
 //! gold writes nothing, the prediction's clone is compared with the twin after the prediction
 //! and after each request on its clone (`query_check.rs`, the Query data check).
+//!
+//! Round 40: the clones' sequences are made uncached before they are read (`sequences.rs`), and each new session first runs the preprocess's statements that make,
+//! fill or drop its temporary tables (`query_check::session_prelude`).
 
 use super::watch::Watch;
 use super::{ident, my_text, ItemSession, MyRun, Slot, HELPERS_MYSQL};
@@ -73,6 +76,7 @@ impl MyRun {
             item,
             deadline,
             stop: Arc::clone(&stop),
+            prelude: query_check::session_prelude(&item.preprocess_sql, &MySqlDialect {}),
             slot: OnceCell::new(),
             ready: OnceCell::new(),
         };
@@ -111,6 +115,19 @@ impl MyRun {
         Ok(session)
     }
 
+    /// A new session of `slot`'s user sharing `stop`, with `prelude` run on it (errors ignored,
+    /// as the preprocess's are).
+    fn begun(
+        &self,
+        slot: &Slot,
+        stop: &Stop,
+        prelude: &[String],
+    ) -> Result<ItemSession, TestsError> {
+        let session = self.session(slot, stop)?;
+        session.execute_queries(prelude, false)?;
+        Ok(session)
+    }
+
     /// Preprocess and prediction on `session`; then, if they ran cleanly and the item has test
     /// cases, `session` closed and the tests on a new one (their gold on the twin); the clean-up
     /// on the last session.
@@ -146,6 +163,7 @@ impl MyRun {
         }
         drop(session);
         let checks = Checks {
+            prelude: &twin.prelude,
             run: self,
             slot,
             stop,
@@ -172,6 +190,8 @@ impl MyRun {
 /// The prediction's clone during the tests: each request on a new session of its user (the
 /// one before closed first).
 struct Checks<'a> {
+    /// The preprocess's statements each new session runs first (`query_check::session_prelude`).
+    prelude: &'a [String],
     run: &'a MyRun,
     slot: &'a Slot,
     stop: &'a Stop,
@@ -179,7 +199,7 @@ struct Checks<'a> {
 
 impl ServerSide for Checks<'_> {
     fn fresh_answer(&self, op: &str, request: &Json) -> Result<Json, TestsError> {
-        self.run.session(self.slot, self.stop)?.answer(op, request)
+        (self.run.begun(self.slot, self.stop, self.prelude)?).answer(op, request)
     }
 }
 
@@ -190,8 +210,12 @@ struct Clones<'a> {
     twin: &'a Twin<'a>,
 }
 
+/// Both clones have their sequences uncached before they are first read (`sequences.rs`): the
+/// prediction's before its prediction (a lock the preprocess left on a sequence makes that a
+/// fault, which fails the item), the twin before it is compared.
 impl CloneContents for Clones<'_> {
     fn started(&self) -> Result<Contents, TestsError> {
+        self.run.uncache_sequences(self.slot)?;
         self.run.contents(self.slot)
     }
 
@@ -200,7 +224,9 @@ impl CloneContents for Clones<'_> {
     }
 
     fn twin(&self) -> Result<Contents, TestsError> {
-        self.run.contents(self.twin.made()?)
+        let twin = self.twin.made()?;
+        self.run.uncache_sequences(twin)?;
+        self.run.contents(twin)
     }
 }
 
@@ -239,6 +265,8 @@ struct Twin<'a> {
     item: &'a LiveItem,
     deadline: Instant,
     stop: Stop,
+    /// The preprocess's statements each new session runs first (`query_check::session_prelude`).
+    prelude: Vec<String>,
     /// The twin's slot, once taken (rebuilt after the item even when making the twin failed).
     slot: OnceCell<Slot>,
     /// The twin's watchdog, once its preprocess and gold ran.
@@ -285,7 +313,7 @@ impl Twin<'_> {
 impl ServerSide for Twin<'_> {
     fn fresh_answer(&self, op: &str, request: &Json) -> Result<Json, TestsError> {
         let slot = self.made()?;
-        self.run.session(slot, &self.stop)?.answer(op, request)
+        (self.run.begun(slot, &self.stop, &self.prelude)?).answer(op, request)
     }
 }
 

@@ -51,6 +51,7 @@ mod fast;
 mod gate;
 mod item;
 mod sound;
+mod statistics;
 mod watch;
 
 /// The PostgreSQL runner and its helpers, written for sqlgate (no upstream code), with the

@@ -16,6 +16,9 @@
 //! gold's words alone goes to the twin (`routing.rs`, shared with SQLite); and for an item whose
 //! gold writes nothing, the prediction's clone is compared with the twin after the prediction
 //! and after each request on its clone (`query_check.rs`, the Query data check).
+//!
+//! Round 40: its collected statistics are closed to the clone's role (`statistics.rs`), and each new session first runs the preprocess's statements that make,
+//! fill or drop its temporary tables (`query_check::session_prelude`).
 
 use super::item::ItemSession;
 use super::watch::Watch;
@@ -54,6 +57,7 @@ impl PgRun {
             item,
             deadline,
             stop: Arc::clone(&stop),
+            prelude: query_check::session_prelude(&item.preprocess_sql, &PostgreSqlDialect {}),
             slot: OnceCell::new(),
             ready: OnceCell::new(),
         };
@@ -65,7 +69,8 @@ impl PgRun {
         verdict_of(outcome)
     }
 
-    /// The item on `slot`'s clone, watched until it ends.
+    /// The item on `slot`'s clone (its collected statistics closed to its role), watched until
+    /// it ends.
     fn run_sound(
         &self,
         slot: &Slot,
@@ -74,6 +79,7 @@ impl PgRun {
         prediction: &[String],
         (deadline, stop): (Instant, Stop),
     ) -> Result<Verdict, TestsError> {
+        self.close_statistics(slot).map_err(TestsError::Fault)?;
         let (session, admin) = self.session(slot, &stop)?;
         let watch = Watch::start(admin, self, slot, deadline, Arc::clone(&stop));
         let result = self.sound_on(session, slot, twin, item, prediction, (deadline, &stop));
@@ -99,6 +105,19 @@ impl PgRun {
     fn reopen(&self, slot: &Slot, stop: &Stop) -> Result<ItemSession, TestsError> {
         let (session, admin) = self.session(slot, stop)?;
         self.give_back(admin);
+        Ok(session)
+    }
+
+    /// A new session of `slot`'s role sharing `stop`, with `prelude` run on it (errors ignored,
+    /// as the preprocess's are).
+    fn begun(
+        &self,
+        slot: &Slot,
+        stop: &Stop,
+        prelude: &[String],
+    ) -> Result<ItemSession, TestsError> {
+        let session = self.reopen(slot, stop)?;
+        session.execute_queries(prelude)?;
         Ok(session)
     }
 
@@ -138,6 +157,7 @@ impl PgRun {
         }
         drop(session);
         let checks = Checks {
+            prelude: &twin.prelude,
             run: self,
             slot,
             stop,
@@ -163,6 +183,8 @@ impl PgRun {
 
 /// The prediction's clone during the tests: each request on a new session of its role.
 struct Checks<'a> {
+    /// The preprocess's statements each new session runs first (`query_check::session_prelude`).
+    prelude: &'a [String],
     run: &'a PgRun,
     slot: &'a Slot,
     stop: &'a Stop,
@@ -170,7 +192,7 @@ struct Checks<'a> {
 
 impl ServerSide for Checks<'_> {
     fn fresh_answer(&self, op: &str, request: &Json) -> Result<Json, TestsError> {
-        self.run.reopen(self.slot, self.stop)?.answer(op, request)
+        (self.run.begun(self.slot, self.stop, self.prelude)?).answer(op, request)
     }
 }
 
@@ -247,6 +269,8 @@ struct Twin<'a> {
     item: &'a LiveItem,
     deadline: Instant,
     stop: Stop,
+    /// The preprocess's statements each new session runs first (`query_check::session_prelude`).
+    prelude: Vec<String>,
     /// The twin's slot, once taken (reset after the item even when making the twin failed).
     slot: OnceCell<Slot>,
     /// The twin's watchdog, once its preprocess and gold ran.
@@ -254,14 +278,16 @@ struct Twin<'a> {
 }
 
 impl Twin<'_> {
-    /// Takes the twin's slot and runs the preprocess (errors ignored) and the gold on a session
-    /// of its own, closed after them, all watched.
+    /// Takes the twin's slot, closes its collected statistics as the prediction's are, and runs
+    /// the preprocess (errors ignored) and the gold on a session of its own, closed after them,
+    /// all watched.
     fn make(&self) -> Result<Watch, TestsError> {
         let taken = self
             .run
             .acquire(&self.item.db_id)
             .map_err(TestsError::Fault)?;
         let slot = self.slot.get_or_init(|| taken);
+        self.run.close_statistics(slot).map_err(TestsError::Fault)?;
         let (session, admin) = self.run.session(slot, &self.stop)?;
         let watch = Watch::start(admin, self.run, slot, self.deadline, Arc::clone(&self.stop));
         let made = self.gold_ran(session);
@@ -297,7 +323,7 @@ impl Twin<'_> {
 impl ServerSide for Twin<'_> {
     fn fresh_answer(&self, op: &str, request: &Json) -> Result<Json, TestsError> {
         let slot = self.made()?;
-        self.run.reopen(slot, &self.stop)?.answer(op, request)
+        (self.run.begun(slot, &self.stop, &self.prelude)?).answer(op, request)
     }
 }
 
