@@ -9,7 +9,7 @@
 use crate::common::servers::{self, Kind, Server};
 use crate::common::{self, repo};
 use crate::livesql_pg::load_databases;
-use crate::livesql_pg_gate::{gated_subset, judged_change, sqlgate_on};
+use crate::livesql_pg_gate::{gated_subset, judged_query_change, sqlgate_on};
 
 /// What the bases hold besides the corpus's tables: a sequence with a state, a table with a
 /// text column stored apart (a TOAST relation, named by its table's id), comments, a view, a
@@ -34,7 +34,7 @@ fn load_bases(server: &Server) {
 /// The gate's exit code and output on an equal pull request, `lever` (SQL as the administrator
 /// on `shop`) run just before the gate, after the baseline.
 fn judged_with(server: &'static Server, lever: impl FnOnce(&Server)) -> (Option<i32>, String) {
-    let (code, said, _) = judged_change(server, |root| {
+    let (code, said, _) = judged_query_change(server, |root| {
         std::fs::write(root.join("NOTES.md"), "predictions unchanged\n").unwrap();
         lever(server)
     });
@@ -45,7 +45,6 @@ fn judged_with(server: &'static Server, lever: impl FnOnce(&Server)) -> (Option<
 /// fresh bases (`before` run on `shop` first), makes the gate refuse the run (exit 2) with a
 /// message holding `names`; the bases are loaded afresh afterwards.
 fn assert_refused(before: &str, (database, lever): (&str, &str), names: &str) {
-    let _db_ids = servers::db_id_databases();
     let server = servers::postgres();
     load_bases(server);
     if !before.is_empty() {

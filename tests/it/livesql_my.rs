@@ -131,7 +131,6 @@ pub(crate) fn recorded() -> BTreeMap<String, Value> {
 
 #[test]
 fn bird_critic_mysql_verdicts_equal_the_official_evaluator_on_every_item() {
-    let _db_ids = servers::db_id_databases();
     let server = servers::mariadb();
     load_databases(server);
     let recorded = recorded();
@@ -218,7 +217,6 @@ fn a_base_database_with_anything_but_tables_is_refused_at_start() {
 
 #[test]
 fn a_prediction_cannot_write_to_another_database_the_template_or_the_base() {
-    let _db_ids = servers::db_id_databases();
     let server = hostile_server();
     // The run's template of `shop` is `sqlgate_live_<tag>_3_t` (db_ids in order), next to the
     // item's clone `sqlgate_live_<tag>_c<n>`.
@@ -245,7 +243,6 @@ fn a_prediction_cannot_write_to_another_database_the_template_or_the_base() {
 
 #[test]
 fn a_prediction_cannot_reach_server_or_client_files_or_plugins() {
-    let _db_ids = servers::db_id_databases();
     let server = hostile_server();
     let marker = std::env::temp_dir().join(format!("sqlgate-my-pwn-{}", std::process::id()));
     let outfile = format!("SELECT * FROM products INTO OUTFILE '{}'", marker.display());
@@ -279,7 +276,6 @@ fn a_prediction_cannot_reach_server_or_client_files_or_plugins() {
 
 #[test]
 fn a_prediction_cannot_make_users_grant_change_globals_or_schedule_events() {
-    let _db_ids = servers::db_id_databases();
     let server = hostile_server();
     let verdicts = judge_hostile(
         server,
@@ -311,7 +307,6 @@ fn a_prediction_cannot_make_users_grant_change_globals_or_schedule_events() {
 
 #[test]
 fn endless_inserts_and_huge_results_stop_at_the_budgets_and_change_nothing_else() {
-    let _db_ids = servers::db_id_databases();
     let server = hostile_server();
     let mut settings = settings(server);
     (settings.disk_bytes, settings.max_rows) = (24 << 20, 100_000);
@@ -354,7 +349,6 @@ fn endless_inserts_and_huge_results_stop_at_the_budgets_and_change_nothing_else(
 
 #[test]
 fn a_runaway_statement_stops_at_the_deadline_even_when_it_lifts_its_timeout() {
-    let _db_ids = servers::db_id_databases();
     let server = hostile_server();
     let mut settings = settings(server);
     settings.deadline = Duration::from_secs(3);

@@ -37,7 +37,6 @@ pub(crate) fn loaded() -> (&'static Server, (Vec<String>, String)) {
 
 #[test]
 fn bird_critic_on_mariadb_through_the_config_judges_every_item_as_the_official_evaluator() {
-    let _db_ids = servers::db_id_databases();
     let (server, before) = loaded();
     let dir = tempfile::tempdir().unwrap();
     MY.write_dataset(dir.path(), None, false, &MY.config());
@@ -68,9 +67,17 @@ pub(crate) fn judged_change(
     MY.judged_change(server, change, meanwhile)
 }
 
+/// [`GateCorpus::judged_query_change`] on MariaDB.
+pub(crate) fn judged_query_change(
+    server: &Server,
+    change: impl FnOnce(&Path),
+    meanwhile: impl FnOnce(),
+) -> (Option<i32>, String, Value) {
+    MY.judged_query_change(server, change, meanwhile)
+}
+
 #[test]
 fn a_pull_request_breaking_a_query_on_mariadb_fails_naming_it_and_an_equal_one_passes() {
-    let _db_ids = servers::db_id_databases();
     let (server, before) = loaded();
     // lsq_003 (item 2 of the subset, counted from 0): the recorded prediction passes; this one orders upwards.
     let (code, said, summary) = judged_change(
@@ -131,7 +138,6 @@ fn a_pull_request_breaking_a_query_on_mariadb_fails_naming_it_and_an_equal_one_p
 
 #[test]
 fn what_a_clone_copies_besides_the_rows_is_part_of_the_data() {
-    let _db_ids = servers::db_id_databases();
     let (server, _) = loaded();
     // A table's comment: a prediction can read it on its clone (`SHOW CREATE TABLE`), and no
     // row or index changes.
@@ -147,7 +153,6 @@ fn what_a_clone_copies_besides_the_rows_is_part_of_the_data() {
 
 #[test]
 fn hostile_predictions_through_the_gate_fail_alone_and_leave_the_base_unchanged() {
-    let _db_ids = servers::db_id_databases();
     let (server, before) = loaded();
     let dir = tempfile::tempdir().unwrap();
     // One worker: the items run one after the other, so a lock an item left would meet the next.
@@ -204,7 +209,6 @@ fn hostile_predictions_through_the_gate_fail_alone_and_leave_the_base_unchanged(
 /// golds the recorded official evaluator fails in gold mode.
 #[test]
 fn the_audit_flags_exactly_the_golds_the_official_evaluator_fails() {
-    let _db_ids = servers::db_id_databases();
     let (server, before) = loaded();
     let dir = tempfile::tempdir().unwrap();
     MY.write_dataset(dir.path(), Some(&subset()), false, &MY.config());
@@ -262,7 +266,6 @@ fn needs_the_lock(statements: &Value) -> Vec<String> {
 #[test]
 fn an_item_that_needs_the_lock_fails_while_another_session_holds_it() {
     use sqlgate::engine::livesql::mysql::{MyRun, MySettings};
-    let _db_ids = servers::db_id_databases();
     let (server, _) = loaded();
     let items = sqlgate::input::livesql::read_items(&corpus_dir().join("items_my.jsonl")).unwrap();
     let item = items.iter().find(|i| i.instance_id == "lsq_003").unwrap();
@@ -309,7 +312,6 @@ fn a_config_missing_the_administrator_or_on_the_wrong_layout_exits_2_naming_the_
 
 #[test]
 fn a_base_table_outside_the_allow_list_is_refused_at_start_up() {
-    let _db_ids = servers::db_id_databases();
     let (server, _) = loaded();
     // MEMORY is an engine the read-only run accepts, but not one a clone copies.
     server.admin_sql("shop", "CREATE TABLE scratch (a INT) ENGINE = MEMORY");
@@ -329,7 +331,6 @@ fn a_base_table_outside_the_allow_list_is_refused_at_start_up() {
 
 #[test]
 fn a_foreign_session_during_the_run_fails_it() {
-    let _db_ids = servers::db_id_databases();
     let (server, _) = loaded();
     let dir = tempfile::tempdir().unwrap();
     MY.write_dataset(dir.path(), Some(&subset()[..1]), false, &MY.config());

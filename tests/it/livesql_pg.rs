@@ -147,7 +147,6 @@ pub(crate) fn recorded_flags(line: &Value, prefix: &str) -> (bool, bool, bool, b
 
 #[test]
 fn bird_critic_postgresql_verdicts_equal_the_official_evaluator_on_every_item() {
-    let _db_ids = servers::db_id_databases();
     let server = servers::postgres();
     load_databases(server);
     let recorded = recorded();
@@ -267,7 +266,6 @@ fn hostile_server() -> &'static Server {
 
 #[test]
 fn a_prediction_cannot_write_to_another_database_the_template_or_the_base() {
-    let _db_ids = servers::db_id_databases();
     let server = hostile_server();
     let verdicts = judge_hostile(server, settings(server), &[
         &["DROP DATABASE shop"],
@@ -281,7 +279,6 @@ fn a_prediction_cannot_write_to_another_database_the_template_or_the_base() {
 
 #[test]
 fn a_prediction_cannot_reach_files_programs_or_extensions() {
-    let _db_ids = servers::db_id_databases();
     let server = hostile_server();
     let marker = std::env::temp_dir().join(format!("sqlgate-pg-pwn-{}", std::process::id()));
     let program = format!("COPY (SELECT 1) TO PROGRAM 'touch {}'", marker.display());
@@ -313,7 +310,6 @@ fn a_prediction_cannot_reach_files_programs_or_extensions() {
 
 #[test]
 fn a_prediction_cannot_make_roles_grant_them_or_end_other_sessions() {
-    let _db_ids = servers::db_id_databases();
     let server = hostile_server();
     let verdicts = judge_hostile(server, settings(server), &[
         &["CREATE ROLE evil SUPERUSER LOGIN"],
@@ -336,7 +332,6 @@ fn a_prediction_cannot_make_roles_grant_them_or_end_other_sessions() {
 
 #[test]
 fn endless_inserts_stop_at_the_disk_budgets_and_change_nothing_else() {
-    let _db_ids = servers::db_id_databases();
     let server = hostile_server();
     let mut settings = settings(server);
     (settings.disk_bytes, settings.temp_bytes) = (24 << 20, 24 << 20);
@@ -373,7 +368,6 @@ fn endless_inserts_stop_at_the_disk_budgets_and_change_nothing_else() {
 
 #[test]
 fn a_runaway_statement_stops_at_the_deadline_even_when_it_lifts_its_timeout() {
-    let _db_ids = servers::db_id_databases();
     let server = hostile_server();
     let mut settings = settings(server);
     settings.deadline = Duration::from_secs(3);

@@ -144,7 +144,6 @@ const FAILING: [&str; 2] = ["deferred", "vacuum"];
 
 #[test]
 fn what_escapes_a_transaction_takes_the_slow_path_with_the_slow_verdict() {
-    let _db_ids = servers::db_id_databases();
     let server = servers::postgres();
     load_databases(server);
     let items = escaping_items();
@@ -181,7 +180,6 @@ fn what_escapes_a_transaction_takes_the_slow_path_with_the_slow_verdict() {
 
 #[test]
 fn a_function_that_advances_a_sequence_moves_no_later_verdict() {
-    let _db_ids = servers::db_id_databases();
     let server = servers::postgres();
     load_databases(server);
     // A function whose text names no sequence call (it builds `nextval` at run time), so the
@@ -210,7 +208,6 @@ fn a_function_that_advances_a_sequence_moves_no_later_verdict() {
 
 #[test]
 fn no_item_moves_the_next_in_a_parallel_run_on_the_corpus_databases() {
-    let _db_ids = servers::db_id_databases();
     let server = servers::postgres();
     load_databases(server);
     let items = escaping_items();

@@ -51,9 +51,16 @@ pub(crate) fn judged_change(
     PG.judged_change(server, change, || ())
 }
 
+/// [`GateCorpus::judged_query_change`] on PostgreSQL, nothing run on the server meanwhile.
+pub(crate) fn judged_query_change(
+    server: &Server,
+    change: impl FnOnce(&Path),
+) -> (Option<i32>, String, Value) {
+    PG.judged_query_change(server, change, || ())
+}
+
 #[test]
 fn bird_critic_on_postgresql_through_the_config_judges_every_item_as_the_official_evaluator() {
-    let _db_ids = servers::db_id_databases();
     let server = servers::postgres();
     load_databases(server);
     let before = server_state(server);
@@ -80,7 +87,6 @@ fn bird_critic_on_postgresql_through_the_config_judges_every_item_as_the_officia
 #[test]
 fn a_pull_request_breaking_a_management_update_on_postgresql_fails_naming_it_and_an_equal_one_passes(
 ) {
-    let _db_ids = servers::db_id_databases();
     let server = servers::postgres();
     load_databases(server);
     let before = server_state(server);
@@ -135,7 +141,6 @@ fn a_pull_request_breaking_a_management_update_on_postgresql_fails_naming_it_and
 
 #[test]
 fn hostile_predictions_through_the_gate_fail_alone_and_leave_the_base_unchanged() {
-    let _db_ids = servers::db_id_databases();
     let server = servers::postgres();
     load_databases(server);
     let before = server_state(server);
@@ -230,7 +235,6 @@ fn databases_on_disk(server: &Server) -> usize {
 
 #[test]
 fn a_foreign_session_during_the_run_fails_it() {
-    let _db_ids = servers::db_id_databases();
     let server = servers::postgres();
     load_databases(server);
     let dir = tempfile::tempdir().unwrap();
@@ -261,7 +265,6 @@ fn a_foreign_session_during_the_run_fails_it() {
 #[test]
 fn a_foreign_session_on_an_items_clone_is_a_fault_of_the_run() {
     use sqlgate::engine::state::LiveJudge;
-    let _db_ids = servers::db_id_databases();
     let server = servers::postgres();
     load_databases(server);
     let items = read_items(&corpus_dir().join("items_pg.jsonl")).unwrap();

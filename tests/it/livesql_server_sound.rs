@@ -85,7 +85,6 @@ fn assert_same_verdicts<J: LiveJudge>(run: &J, dir: &Path, suffix: &str, expecte
 
 #[test]
 fn postgresql_sound_verdicts_equal_bird_critics_on_the_corpus() {
-    let _db_ids = servers::db_id_databases();
     let server = servers::postgres();
     crate::livesql_pg::load_databases(server);
     let settings = crate::livesql_pg::settings(server);
@@ -96,7 +95,6 @@ fn postgresql_sound_verdicts_equal_bird_critics_on_the_corpus() {
 
 #[test]
 fn mariadb_sound_verdicts_equal_bird_critics_on_the_corpus() {
-    let _db_ids = servers::db_id_databases();
     let server = servers::mariadb();
     crate::livesql_my::load_databases(server);
     let settings = crate::livesql_my::settings(server);
@@ -176,7 +174,6 @@ fn assert_levers<J: LiveJudge>(run: &J, temp: &str) {
 
 #[test]
 fn postgresql_levers_on_the_golds_table_fail_under_the_sound_profile() {
-    let _db_ids = servers::db_id_databases();
     let server = servers::postgres();
     let run = pg_run(server);
     assert_levers(&run, PG_TEMP);
@@ -185,7 +182,6 @@ fn postgresql_levers_on_the_golds_table_fail_under_the_sound_profile() {
 
 #[test]
 fn mariadb_levers_on_the_golds_table_fail_under_the_sound_profile() {
-    let _db_ids = servers::db_id_databases();
     let server = servers::mariadb();
     let run = my_run(server);
     assert_levers(&run, MY_TEMP);
@@ -298,7 +294,6 @@ fn my_run(server: &Server) -> MyRun {
 
 #[test]
 fn postgresql_round_28_levers_and_the_query_data_check() {
-    let _db_ids = servers::db_id_databases();
     let server = servers::postgres();
     let run = pg_run(server);
     assert_round28(&run, PG_TEMP);
@@ -308,7 +303,6 @@ fn postgresql_round_28_levers_and_the_query_data_check() {
 
 #[test]
 fn mariadb_round_28_levers_and_the_query_data_check() {
-    let _db_ids = servers::db_id_databases();
     let server = servers::mariadb();
     let run = my_run(server);
     assert_round28(&run, MY_TEMP);

@@ -142,7 +142,6 @@ fn postgres_rows(
 
 #[test]
 fn postgres_copies_every_value_in_both_layouts() {
-    let _db_ids = servers::db_id_databases();
     let server = servers::postgres();
     let folder = fixture();
     server.admin_sql("postgres", "CREATE DATABASE load_shared");
@@ -229,7 +228,6 @@ fn postgres_copies_every_value_in_both_layouts() {
 
 #[test]
 fn mariadb_copies_every_value_in_both_layouts() {
-    let _db_ids = servers::db_id_databases();
     let server = servers::mariadb();
     let folder = fixture();
     server.admin_sql("mysql", "CREATE DATABASE load_shared");

@@ -18,7 +18,7 @@ pub(crate) mod bird_critic_server_state {
     use crate::common::bird_critic_gate::predict;
     use crate::common::servers::{self, Server};
     use crate::livesql_pg::load_databases;
-    use crate::livesql_pg_gate::judged_change;
+    use crate::livesql_pg_gate::PG;
 
     /// Runs its SQL as the administrator on its database when dropped, panic or not.
     struct Undo(&'static Server, &'static str, &'static str);
@@ -29,17 +29,21 @@ pub(crate) mod bird_critic_server_state {
         }
     }
 
-    /// The gate's exit code and output on the pull request predicting lsq_001 as `wrong`, the
-    /// preparation running `lever` (a database and SQL, as the administrator) just before the
-    /// gate when given.
+    /// The gate's exit code and output on the pull request predicting lsq_001 as `wrong` (of
+    /// the gated Query items, `GateCorpus::judged_query_change`), the preparation running
+    /// `lever` (a database and SQL, as the administrator) just before the gate when given.
     fn judged(wrong: &str, lever: Option<(&str, &str)>) -> (Option<i32>, String) {
         let server = servers::postgres();
-        let (code, said, _) = judged_change(server, |root| {
-            predict(root, "lsq_001", &[wrong]);
-            if let Some((database, lever)) = lever {
-                server.admin_sql(database, lever);
-            }
-        });
+        let (code, said, _) = PG.judged_query_change(
+            server,
+            |root| {
+                predict(root, "lsq_001", &[wrong]);
+                if let Some((database, lever)) = lever {
+                    server.admin_sql(database, lever);
+                }
+            },
+            || (),
+        );
         (code, said)
     }
 
@@ -56,7 +60,6 @@ pub(crate) mod bird_critic_server_state {
         (database, lever): (&'static str, &str),
         undo: &'static str,
     ) {
-        let _db_ids = servers::db_id_databases();
         let server = servers::postgres();
         load_databases(server);
         let _undo = Undo(server, database, undo);

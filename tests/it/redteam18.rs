@@ -14,8 +14,8 @@
 /// test ends.
 pub(crate) mod bird_critic_mariadb_server_state {
     use crate::common::bird_critic_gate::predict;
-    use crate::common::servers::{self, Server};
-    use crate::livesql_my_gate::{judged_change, loaded};
+    use crate::common::servers::Server;
+    use crate::livesql_my_gate::{judged_query_change, loaded};
 
     /// Undoes a lever (SQL as the administrator on `mysql`) when dropped.
     struct Undo(&'static Server, &'static str);
@@ -30,14 +30,13 @@ pub(crate) mod bird_critic_mariadb_server_state {
     /// (the control, which must exit 1), then with `lever` run as the administrator on `mysql`
     /// after the baseline, just before the gate (which must not exit 0).
     pub(crate) fn attempt(wrong: &'static str, lever: &'static str, undo: &'static str) {
-        let _db_ids = servers::db_id_databases();
         let (server, _) = loaded();
         let _undo = Undo(server, undo);
         server.admin_sql("mysql", undo);
         let change = |root: &std::path::Path| predict(root, "lsq_001", &[wrong]);
-        let (code, said, _) = judged_change(server, change, || ());
+        let (code, said, _) = judged_query_change(server, change, || ());
         assert_eq!(code, Some(1), "control: {said}");
-        let (code, said, _) = judged_change(server, change, || {
+        let (code, said, _) = judged_query_change(server, change, || {
             server.admin_sql("mysql", lever);
         });
         eprintln!("{said}");

@@ -50,8 +50,8 @@ mod bird_critic_mariadb_public_rights {
 /// role reads a database the preparation made.
 mod bird_critic_mariadb_public_role {
     use crate::common::bird_critic_gate::predict;
-    use crate::common::servers::{self, Server};
-    use crate::livesql_my_gate::{judged_change, loaded};
+    use crate::common::servers::Server;
+    use crate::livesql_my_gate::{judged_query_change, loaded};
 
     /// What the lever leaves, removed.
     const UNDO: &str = "DROP DATABASE IF EXISTS rt23r; DROP ROLE IF EXISTS rt23r; \
@@ -68,7 +68,6 @@ mod bird_critic_mariadb_public_role {
 
     #[test]
     fn a_role_granted_to_public_and_set_in_the_prediction_does_not_pass() {
-        let _db_ids = servers::db_id_databases();
         let (server, _) = loaded();
         let _undo = Undo(server);
         server.admin_sql("mysql", UNDO);
@@ -83,9 +82,9 @@ mod bird_critic_mariadb_public_role {
                 ],
             )
         };
-        let (code, said, _) = judged_change(server, change, || ());
+        let (code, said, _) = judged_query_change(server, change, || ());
         assert_eq!(code, Some(1), "control: {said}");
-        let (code, said, _) = judged_change(server, change, || {
+        let (code, said, _) = judged_query_change(server, change, || {
             server.admin_sql(
                 "mysql",
                 "CREATE DATABASE rt23r; CREATE TABLE rt23r.k (v INT); INSERT INTO rt23r.k \
@@ -104,8 +103,8 @@ mod bird_critic_mariadb_public_role {
 /// stopword, which `MATCH ... AGAINST` tells it.
 pub(crate) mod stopword_lever {
     use crate::common::bird_critic_gate::predict;
-    use crate::common::servers::{self, Server};
-    use crate::livesql_my_gate::{judged_change, loaded};
+    use crate::common::servers::Server;
+    use crate::livesql_my_gate::{judged_query_change, loaded};
 
     /// Runs its SQL on the server when dropped, panic or not.
     struct Undo(&'static Server, &'static str);
@@ -125,7 +124,6 @@ pub(crate) mod stopword_lever {
         session_table: Option<&str>,
         lever: impl FnOnce(&Server),
     ) {
-        let _db_ids = servers::db_id_databases();
         let (server, _) = loaded();
         let _undo = Undo(server, undo);
         server.admin_sql("mysql", undo);
@@ -143,9 +141,9 @@ pub(crate) mod stopword_lever {
             ]);
             predict(root, "lsq_001", &statements)
         };
-        let (code, said, _) = judged_change(server, change, || ());
+        let (code, said, _) = judged_query_change(server, change, || ());
         assert_eq!(code, Some(1), "control: {said}");
-        let (code, said, _) = judged_change(server, change, || lever(server));
+        let (code, said, _) = judged_query_change(server, change, || lever(server));
         eprintln!("{said}");
         assert_ne!(code, Some(0), "the regressing pull request passed: {said}");
     }
@@ -225,7 +223,6 @@ mod bird_critic_pg_subscription_skip {
     /// verdict is read beside it. Without it the same run passes.
     #[test]
     fn a_subscriptions_skip_position_does_not_pass() {
-        let _db_ids = servers::db_id_databases();
         let server = servers::postgres();
         crate::livesql_pg::load_databases(server);
         let dir = tempfile::tempdir().unwrap();

@@ -43,7 +43,7 @@ mod bird_critic_pg_foreign_server {
     use crate::common::servers::{self, Server, ADMIN};
     use crate::common::{self, repo};
     use crate::livesql_pg::load_databases;
-    use crate::livesql_pg_gate::{judged_change, PG};
+    use crate::livesql_pg_gate::{judged_query_change, PG};
 
     /// Removes what the set-up made, when dropped, panic or not.
     struct Undo(&'static Server);
@@ -80,12 +80,11 @@ mod bird_critic_pg_foreign_server {
     /// extension in the base database at start-up (the baseline's run too), naming it.
     #[test]
     fn a_foreign_server_mapped_for_public_to_another_database_does_not_pass() {
-        let _db_ids = servers::db_id_databases();
         let server = servers::postgres();
         load_databases(server);
         let _undo = Undo(server);
         undo(server);
-        let (code, said, _) = judged_change(server, |root| {
+        let (code, said, _) = judged_query_change(server, |root| {
             predict(
                 root,
                 "lsq_001",

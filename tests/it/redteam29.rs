@@ -107,13 +107,11 @@ mod server_joined_gold_reads_rewritten_rows {
 
     #[test]
     fn postgresql_joined_gold_does_not_read_the_predictions_rewrite() {
-        let _db_ids = servers::db_id_databases();
         assert_secure(verdicts(&pg_run(), JOINED, REWRITE));
     }
 
     #[test]
     fn mariadb_joined_gold_does_not_read_the_predictions_rewrite() {
-        let _db_ids = servers::db_id_databases();
         assert_secure(verdicts(&my_run(), JOINED, REWRITE));
     }
 }
@@ -126,13 +124,11 @@ mod server_joined_gold_reads_a_temp_object {
 
     #[test]
     fn postgresql_joined_gold_does_not_read_the_predictions_temp_view() {
-        let _db_ids = servers::db_id_databases();
         assert_secure(verdicts(&pg_run(), JOINED, PG_TEMP));
     }
 
     #[test]
     fn mariadb_joined_gold_does_not_read_the_predictions_temporary_table() {
-        let _db_ids = servers::db_id_databases();
         assert_secure(verdicts(&my_run(), JOINED, MY_TEMP));
     }
 }
@@ -144,13 +140,11 @@ mod server_wrapped_gold_reads_rewritten_rows {
 
     #[test]
     fn postgresql_wrapped_gold_does_not_read_the_predictions_rewrite() {
-        let _db_ids = servers::db_id_databases();
         assert_secure(verdicts(&pg_run(), WRAPPED, REWRITE));
     }
 
     #[test]
     fn mariadb_wrapped_gold_does_not_read_the_predictions_rewrite() {
-        let _db_ids = servers::db_id_databases();
         assert_secure(verdicts(&my_run(), WRAPPED, REWRITE));
     }
 }
@@ -162,13 +156,11 @@ mod server_wrapped_gold_reads_a_temp_object {
 
     #[test]
     fn postgresql_wrapped_gold_does_not_read_the_predictions_temp_view() {
-        let _db_ids = servers::db_id_databases();
         assert_secure(verdicts(&pg_run(), WRAPPED, PG_TEMP));
     }
 
     #[test]
     fn mariadb_wrapped_gold_does_not_read_the_predictions_temporary_table() {
-        let _db_ids = servers::db_id_databases();
         assert_secure(verdicts(&my_run(), WRAPPED, MY_TEMP));
     }
 }

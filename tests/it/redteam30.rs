@@ -125,13 +125,11 @@ mod a_writing_word_in_a_literal_turns_the_data_check_off {
 
     #[test]
     fn postgresql_a_read_with_a_writing_word_is_still_data_checked() {
-        let _db_ids = servers::db_id_databases();
         attempt(&pg_run());
     }
 
     #[test]
     fn mariadb_a_read_with_a_writing_word_is_still_data_checked() {
-        let _db_ids = servers::db_id_databases();
         attempt(&my_run());
     }
 }
@@ -185,7 +183,6 @@ mod mariadb_xa_prepared_outlives_the_session {
 
     #[test]
     fn mariadb_a_prepared_xa_transaction_neither_hangs_nor_outlives_the_item() {
-        let _db_ids = servers::db_id_databases();
         let run = my_run();
         let item = item(GOLD, WRAPPED);
         let control = LiveJudge::judge(
@@ -242,7 +239,6 @@ mod postgresql_prepared_transaction_outlives_the_session {
 
     #[test]
     fn postgresql_a_prepared_transaction_neither_hangs_nor_outlives_the_item() {
-        let _db_ids = servers::db_id_databases();
         let run = pg_run();
         let item = item(GOLD, WRAPPED);
         let control = LiveJudge::judge(
@@ -302,7 +298,6 @@ mod postgresql_role_in_database_setting_outlives_the_session {
 
     #[test]
     fn postgresql_a_role_setting_in_the_clones_database_does_not_round_the_gold() {
-        let _db_ids = servers::db_id_databases();
         let run = pg_run();
         let item = item(AVG_GOLD, WRAPPED);
         let judge = |p: &[&str]| {
@@ -340,7 +335,6 @@ mod postgresql_role_in_database_setting_against_a_marked_gold {
 
     #[test]
     fn postgresql_a_role_setting_does_not_reach_the_twins_gold() {
-        let _db_ids = servers::db_id_databases();
         let run = pg_run();
         let item = item(AVG_GOLD, MARKED);
         let judge = |p: &[&str]| {
@@ -379,13 +373,11 @@ mod a_mixed_request_runs_the_prediction_on_the_twin {
 
     #[test]
     fn postgresql_the_predictions_statements_do_not_run_before_the_gold_on_the_twin() {
-        let _db_ids = servers::db_id_databases();
         assert_secure("mixed", verdicts(&pg_run(), GOLD, MIXED, &[PG_TEMP, WRONG]));
     }
 
     #[test]
     fn mariadb_the_predictions_statements_do_not_run_before_the_gold_on_the_twin() {
-        let _db_ids = servers::db_id_databases();
         assert_secure("mixed", verdicts(&my_run(), GOLD, MIXED, &[MY_TEMP, WRONG]));
     }
 }

@@ -72,7 +72,6 @@ mod postgresql_row_order_outside_the_data_check {
 
     #[test]
     fn postgresql_rows_moved_in_the_heap_do_not_pass_an_unordered_gold() {
-        let _db_ids = servers::db_id_databases();
         let run = pg_run();
         let first = verdicts(&run, FIRST_GOLD, FIRST_WRONG, &[MOVE, FIRST_WRONG]);
         let list = verdicts(&run, LIST_GOLD, LIST_WRONG, &[MOVE, LIST_WRONG]);
@@ -108,7 +107,6 @@ mod mariadb_row_order_outside_the_data_check {
 
     #[test]
     fn mariadb_rows_reordered_on_disk_do_not_pass_an_unordered_gold() {
-        let _db_ids = servers::db_id_databases();
         let lever = [
             "ALTER TABLE orders DROP FOREIGN KEY orders_ibfk_1, DROP FOREIGN KEY orders_ibfk_2",
             "ALTER TABLE orders ENGINE = MyISAM",
@@ -138,7 +136,6 @@ mod mariadb_column_collation_outside_the_data_check {
 
     #[test]
     fn mariadb_a_column_made_case_sensitive_does_not_pass_a_case_insensitive_gold() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&my_run(), GOLD, WRONG, &[LEVER, WRONG]);
         assert_secure("column collation", found);
     }
@@ -160,7 +157,6 @@ mod a_leading_comment_the_first_word_scan_does_not_know {
 
     #[test]
     fn mariadb_a_gold_led_by_a_hash_comment_is_still_data_checked() {
-        let _db_ids = servers::db_id_databases();
         let run = my_run();
         assert_secure("plain", verdicts(&run, GOLD, WRONG, &[REWRITE, WRONG]));
         let gold = format!("# the products out of stock\n{GOLD}");
@@ -169,7 +165,6 @@ mod a_leading_comment_the_first_word_scan_does_not_know {
 
     #[test]
     fn postgresql_a_gold_led_by_a_nested_comment_is_still_data_checked() {
-        let _db_ids = servers::db_id_databases();
         let run = pg_run();
         assert_secure("plain", verdicts(&run, GOLD, WRONG, &[REWRITE, WRONG]));
         let gold = format!("/* out of stock /* stock = 0 */ products */ {GOLD}");
@@ -197,7 +192,6 @@ mod postgresql_column_collation_outside_the_data_check {
 
     #[test]
     fn postgresql_a_column_given_another_collation_does_not_pass_a_byte_order_gold() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&pg_run(), GOLD, WRONG, &[LEVER, WRONG]);
         assert_secure("column collation", found);
     }
@@ -220,7 +214,6 @@ mod mariadb_invisible_column_outside_the_data_check {
 
     #[test]
     fn mariadb_a_column_made_invisible_does_not_pass_a_select_star_gold() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&my_run(), GOLD, WRONG, &[LEVER, WRONG]);
         assert_secure("invisible column", found);
     }
@@ -256,7 +249,6 @@ mod order_and_visibility_against_a_marked_gold {
 
     #[test]
     fn postgresql_a_moved_row_does_not_reach_the_twins_gold() {
-        let _db_ids = servers::db_id_databases();
         let found = marked(
             &pg_run(),
             "SELECT name FROM products WHERE stock = 0 LIMIT 1",
@@ -271,7 +263,6 @@ mod order_and_visibility_against_a_marked_gold {
 
     #[test]
     fn mariadb_an_invisible_column_does_not_reach_the_twins_gold() {
-        let _db_ids = servers::db_id_databases();
         let wrong = "SELECT id, name, category, price FROM products WHERE stock = 0";
         let found = marked(
             &my_run(),
@@ -302,7 +293,6 @@ mod mariadb_a_gold_led_by_a_session_setting_is_not_data_checked {
 
     #[test]
     fn mariadb_a_read_that_sets_a_session_variable_first_is_still_data_checked() {
-        let _db_ids = servers::db_id_databases();
         let run = my_run();
         let gold = [
             "SET SESSION group_concat_max_len = 100000".to_string(),
@@ -489,7 +479,6 @@ pub(crate) mod through_the_gate {
 
     #[test]
     fn postgresql_a_moved_row_does_not_pass_the_gate() {
-        let _db_ids = servers::db_id_databases();
         let server = servers::postgres();
         crate::livesql_pg::load_databases(server);
         let wrong = "SELECT name FROM products WHERE stock = 0 ORDER BY name LIMIT 1";
@@ -504,7 +493,6 @@ pub(crate) mod through_the_gate {
 
     #[test]
     fn mariadb_an_invisible_column_does_not_pass_the_gate() {
-        let _db_ids = servers::db_id_databases();
         let (server, _) = crate::livesql_my_gate::loaded();
         let wrong = "SELECT id, name, category, price FROM products WHERE stock = 0";
         attempt(
@@ -518,7 +506,6 @@ pub(crate) mod through_the_gate {
 
     #[test]
     fn postgresql_a_column_collation_does_not_pass_the_gate() {
-        let _db_ids = servers::db_id_databases();
         let server = servers::postgres();
         crate::livesql_pg::load_databases(server);
         let wrong = "SELECT COUNT(*) FROM products WHERE lower(name) >= 'lantern'";
@@ -536,7 +523,6 @@ pub(crate) mod through_the_gate {
 
     #[test]
     fn postgresql_a_gold_led_by_a_nested_comment_does_not_pass_the_gate() {
-        let _db_ids = servers::db_id_databases();
         let server = servers::postgres();
         crate::livesql_pg::load_databases(server);
         let wrong = "SELECT name FROM products WHERE stock < 5";
@@ -551,7 +537,6 @@ pub(crate) mod through_the_gate {
 
     #[test]
     fn mariadb_rows_reordered_on_disk_do_not_pass_the_gate() {
-        let _db_ids = servers::db_id_databases();
         let (server, _) = crate::livesql_my_gate::loaded();
         let wrong = "SELECT id FROM orders WHERE status = 'pending' ORDER BY id DESC LIMIT 1";
         attempt(
@@ -570,7 +555,6 @@ pub(crate) mod through_the_gate {
 
     #[test]
     fn mariadb_a_column_collation_does_not_pass_the_gate() {
-        let _db_ids = servers::db_id_databases();
         let (server, _) = crate::livesql_my_gate::loaded();
         let wrong = "SELECT COUNT(*) FROM products WHERE BINARY category = 'Outdoor'";
         attempt(
@@ -587,7 +571,6 @@ pub(crate) mod through_the_gate {
 
     #[test]
     fn mariadb_a_gold_led_by_a_hash_comment_does_not_pass_the_gate() {
-        let _db_ids = servers::db_id_databases();
         let (server, _) = crate::livesql_my_gate::loaded();
         let wrong = "SELECT name FROM products WHERE stock < 5";
         attempt(

@@ -86,7 +86,6 @@ pub(crate) mod postgresql_row_security_outside_the_data_check {
 
     #[test]
     fn postgresql_row_security_forced_on_the_clone_does_not_pass_the_gold() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&pg_run(), GOLD, WRONG, &LEVER);
         assert_secure("FORCE ROW LEVEL SECURITY", found);
     }
@@ -115,7 +114,6 @@ pub(crate) mod postgresql_a_collation_named_default {
 
     #[test]
     fn postgresql_a_user_collation_named_default_does_not_pass_a_byte_order_gold() {
-        let _db_ids = servers::db_id_databases();
         let run = pg_run();
         let plain = [
             "ALTER TABLE products ALTER COLUMN name TYPE text COLLATE \"und-x-icu\"",
@@ -144,7 +142,6 @@ mod postgresql_a_comment_outside_the_data_check {
 
     #[test]
     fn postgresql_a_comment_on_the_clone_does_not_pass_a_gold_reading_it() {
-        let _db_ids = servers::db_id_databases();
         let lever = ["COMMENT ON COLUMN products.stock IS 'in stock'", WRONG];
         let found = verdicts(&pg_run(), GOLD, WRONG, &lever);
         assert_secure("COMMENT ON COLUMN", found);
@@ -166,7 +163,6 @@ pub(crate) mod mariadb_a_table_comment_outside_the_data_check {
 
     #[test]
     fn mariadb_a_table_comment_on_the_clone_does_not_pass_a_gold_reading_it() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&my_run(), GOLD, WRONG, &LEVER);
         assert_secure("table COMMENT", found);
     }
@@ -194,7 +190,6 @@ mod a_gold_writing_only_temporary_objects_turns_the_check_off {
 
     #[test]
     fn postgresql_a_gold_with_a_temp_table_is_still_data_checked() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts_with(&pg_run(), (&GOLD, REBUILT), WRONG, &[REWRITE, WRONG]);
         assert_secure("TEMP-only gold", found);
     }
@@ -215,7 +210,6 @@ mod through_the_gate {
     #[test]
     fn postgresql_row_security_forced_on_the_clone_does_not_pass_the_gate() {
         use super::postgresql_row_security_outside_the_data_check::{GOLD, LEVER, WRONG};
-        let _db_ids = servers::db_id_databases();
         let server = servers::postgres();
         crate::livesql_pg::load_databases(server);
         attempt(&PG, server, GOLD, WRONG, &LEVER);
@@ -224,7 +218,6 @@ mod through_the_gate {
     #[test]
     fn postgresql_a_collation_named_default_does_not_pass_the_gate() {
         use super::postgresql_a_collation_named_default::{GOLD, LEVER, WRONG};
-        let _db_ids = servers::db_id_databases();
         let server = servers::postgres();
         crate::livesql_pg::load_databases(server);
         attempt(&PG, server, GOLD, WRONG, &LEVER);
@@ -233,7 +226,6 @@ mod through_the_gate {
     #[test]
     fn mariadb_a_table_comment_does_not_pass_the_gate() {
         use super::mariadb_a_table_comment_outside_the_data_check::{GOLD, LEVER, WRONG};
-        let _db_ids = servers::db_id_databases();
         let (server, _) = crate::livesql_my_gate::loaded();
         attempt(&MY, server, GOLD, WRONG, &LEVER);
     }
@@ -295,7 +287,6 @@ mod a_repair_chooses_a_privileged_role {
 
     #[test]
     fn a_repair_does_not_allow_a_privileged_role() {
-        let _db_ids = servers::db_id_databases();
         let server = servers::postgres();
         crate::livesql_pg::load_databases(server);
         let (code, said) = repair(
@@ -340,7 +331,6 @@ mod a_repair_names_a_secret_as_the_url {
 
     #[test]
     fn a_secret_named_by_a_repair_is_not_shown() {
-        let _db_ids = servers::db_id_databases();
         let server = servers::postgres();
         crate::livesql_pg::load_databases(server);
         let secret = format!("{FIRST}\n{SECOND}");

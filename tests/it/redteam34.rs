@@ -33,7 +33,6 @@ pub(crate) mod postgresql_analyze_outside_the_data_check {
     #[test]
     #[ignore = "documented limit (docs/SECURITY.md, Plans and statistics): a gold that reads the planner's statistics (`reltuples`) reads what the prediction's ANALYZE left; the data check does not compare statistics, which autovacuum changes"]
     fn postgresql_analyze_on_the_clone_does_not_pass_a_gold_reading_the_estimate() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&pg_run(), GOLD, WRONG, &LEVER);
         assert_secure("ANALYZE products", found);
     }
@@ -54,7 +53,6 @@ pub(crate) mod postgresql_a_grant_outside_the_data_check {
 
     #[test]
     fn postgresql_a_grant_to_public_on_the_clone_does_not_pass_a_gold_reading_it() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&pg_run(), GOLD, WRONG, &LEVER);
         assert_secure("GRANT ... TO PUBLIC", found);
     }
@@ -78,7 +76,6 @@ pub(crate) mod mariadb_an_index_comment_outside_the_data_check {
 
     #[test]
     fn mariadb_an_index_comment_on_the_clone_does_not_pass_a_gold_reading_it() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&my_run(), GOLD, WRONG, &LEVER);
         assert_secure("index COMMENT", found);
     }
@@ -98,7 +95,6 @@ mod mariadb_a_column_moved_on_the_clone {
 
     #[test]
     fn mariadb_a_column_moved_on_the_clone_does_not_pass_a_star_gold() {
-        let _db_ids = servers::db_id_databases();
         let lever = [
             "ALTER TABLE products MODIFY price DOUBLE AFTER stock",
             WRONG,
@@ -123,7 +119,6 @@ mod postgresql_a_column_moved_on_the_clone {
 
     #[test]
     fn postgresql_a_column_moved_on_the_clone_does_not_pass_a_star_gold() {
-        let _db_ids = servers::db_id_databases();
         let lever = [
             "CREATE TEMP TABLE keep AS SELECT id, price FROM products",
             "ALTER TABLE products DROP COLUMN price",
@@ -151,7 +146,6 @@ mod through_the_gate {
     #[ignore = "documented limit (docs/SECURITY.md, Plans and statistics): a gold that reads the planner's statistics (`reltuples`) reads what the prediction's ANALYZE left; the data check does not compare statistics, which autovacuum changes"]
     fn postgresql_analyze_does_not_pass_the_gate() {
         use super::postgresql_analyze_outside_the_data_check::{GOLD, LEVER, WRONG};
-        let _db_ids = servers::db_id_databases();
         let server = servers::postgres();
         crate::livesql_pg::load_databases(server);
         attempt(&PG, server, GOLD, WRONG, &LEVER);
@@ -160,7 +154,6 @@ mod through_the_gate {
     #[test]
     fn postgresql_a_grant_to_public_does_not_pass_the_gate() {
         use super::postgresql_a_grant_outside_the_data_check::{GOLD, LEVER, WRONG};
-        let _db_ids = servers::db_id_databases();
         let server = servers::postgres();
         crate::livesql_pg::load_databases(server);
         attempt(&PG, server, GOLD, WRONG, &LEVER);
@@ -169,7 +162,6 @@ mod through_the_gate {
     #[test]
     fn mariadb_an_index_comment_does_not_pass_the_gate() {
         use super::mariadb_an_index_comment_outside_the_data_check::{GOLD, LEVER, WRONG};
-        let _db_ids = servers::db_id_databases();
         let (server, _) = crate::livesql_my_gate::loaded();
         attempt(&MY, server, GOLD, WRONG, &LEVER);
     }

@@ -33,7 +33,6 @@ pub(crate) mod postgresql_not_null_outside_the_data_check {
 
     #[test]
     fn postgresql_drop_not_null_on_the_clone_does_not_pass_a_gold_reading_it() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&pg_run(), GOLD, WRONG, &LEVER);
         assert_secure("DROP NOT NULL", found);
     }
@@ -54,7 +53,6 @@ pub(crate) mod postgresql_a_column_grant_outside_the_data_check {
 
     #[test]
     fn postgresql_a_column_grant_on_the_clone_does_not_pass_a_gold_reading_it() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&pg_run(), GOLD, WRONG, &LEVER);
         assert_secure("GRANT SELECT (column)", found);
     }
@@ -75,7 +73,6 @@ mod postgresql_a_database_grant_outside_the_data_check {
 
     #[test]
     fn postgresql_a_database_grant_on_the_clone_does_not_pass_a_gold_reading_it() {
-        let _db_ids = servers::db_id_databases();
         let lever = [
             "DO $$ BEGIN EXECUTE format('GRANT CREATE ON DATABASE %I TO PUBLIC', current_database()); END $$",
             WRONG,
@@ -100,7 +97,6 @@ pub(crate) mod mariadb_an_engine_outside_the_data_check {
 
     #[test]
     fn mariadb_an_engine_change_on_the_clone_does_not_pass_a_gold_reading_it() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&my_run(), GOLD, WRONG, &LEVER);
         assert_secure("ENGINE = Aria", found);
     }
@@ -124,7 +120,6 @@ pub(crate) mod mariadb_a_table_collation_outside_the_data_check {
 
     #[test]
     fn mariadb_a_table_collation_on_the_clone_does_not_pass_a_gold_reading_it() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&my_run(), GOLD, WRONG, &LEVER);
         assert_secure("DEFAULT COLLATE", found);
     }
@@ -143,7 +138,6 @@ mod mariadb_not_null_outside_the_data_check {
 
     #[test]
     fn mariadb_a_dropped_not_null_on_the_clone_does_not_pass_a_gold_reading_it() {
-        let _db_ids = servers::db_id_databases();
         let lever = ["ALTER TABLE products MODIFY name VARCHAR(255) NULL", WRONG];
         let found = verdicts(&my_run(), GOLD, WRONG, &lever);
         assert_secure("MODIFY ... NULL", found);
@@ -167,7 +161,6 @@ pub(crate) mod postgresql_a_public_schema_comment_outside_the_data_check {
 
     #[test]
     fn postgresql_a_comment_on_the_public_schema_does_not_pass_a_gold_reading_it() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&pg_run(), GOLD, WRONG, &LEVER);
         assert_secure("COMMENT ON SCHEMA public", found);
     }
@@ -181,7 +174,6 @@ mod postgresql_catalog_flags_outside_the_data_check {
     use super::*;
 
     fn attempt(gold: &str, alter: &str, new: &str) {
-        let _db_ids = servers::db_id_databases();
         let wrong = format!("SELECT '{new}'::text AS flag");
         let found = verdicts(&pg_run(), gold, &wrong, &[alter, &wrong]);
         assert_secure(alter, found);
@@ -231,7 +223,6 @@ pub(crate) mod mariadb_a_foreign_key_outside_the_data_check {
 
     #[test]
     fn mariadb_a_dropped_foreign_key_does_not_pass_a_gold_reading_it() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&my_run(), GOLD, WRONG, &LEVER);
         assert_secure("DROP FOREIGN KEY", found);
     }
@@ -250,7 +241,6 @@ mod through_the_gate {
     #[test]
     fn postgresql_drop_not_null_does_not_pass_the_gate() {
         use super::postgresql_not_null_outside_the_data_check::{GOLD, LEVER, WRONG};
-        let _db_ids = servers::db_id_databases();
         let server = servers::postgres();
         crate::livesql_pg::load_databases(server);
         attempt(&PG, server, GOLD, WRONG, &LEVER);
@@ -259,7 +249,6 @@ mod through_the_gate {
     #[test]
     fn postgresql_a_column_grant_does_not_pass_the_gate() {
         use super::postgresql_a_column_grant_outside_the_data_check::{GOLD, LEVER, WRONG};
-        let _db_ids = servers::db_id_databases();
         let server = servers::postgres();
         crate::livesql_pg::load_databases(server);
         attempt(&PG, server, GOLD, WRONG, &LEVER);
@@ -270,7 +259,6 @@ mod through_the_gate {
         use super::postgresql_a_public_schema_comment_outside_the_data_check::{
             GOLD, LEVER, WRONG,
         };
-        let _db_ids = servers::db_id_databases();
         let server = servers::postgres();
         crate::livesql_pg::load_databases(server);
         attempt(&PG, server, GOLD, WRONG, &LEVER);
@@ -279,7 +267,6 @@ mod through_the_gate {
     #[test]
     fn mariadb_a_dropped_foreign_key_does_not_pass_the_gate() {
         use super::mariadb_a_foreign_key_outside_the_data_check::{GOLD, LEVER, WRONG};
-        let _db_ids = servers::db_id_databases();
         let (server, _) = crate::livesql_my_gate::loaded();
         attempt(&MY, server, GOLD, WRONG, &LEVER);
     }
@@ -287,7 +274,6 @@ mod through_the_gate {
     #[test]
     fn mariadb_a_table_collation_does_not_pass_the_gate() {
         use super::mariadb_a_table_collation_outside_the_data_check::{GOLD, LEVER, WRONG};
-        let _db_ids = servers::db_id_databases();
         let (server, _) = crate::livesql_my_gate::loaded();
         attempt(&MY, server, GOLD, WRONG, &LEVER);
     }

@@ -81,7 +81,6 @@ pub(crate) mod postgresql_a_function_body_outside_the_data_check {
 
     #[test]
     fn postgresql_a_replaced_function_body_does_not_pass_a_gold_calling_it() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&pg_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
         assert_secure("CREATE OR REPLACE FUNCTION ... RETURN", found);
     }
@@ -111,7 +110,6 @@ pub(crate) mod postgresql_a_domain_check_outside_the_data_check {
 
     #[test]
     fn postgresql_a_domain_check_made_again_does_not_pass_a_gold_reading_it() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&pg_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
         assert_secure("ALTER DOMAIN ... ADD CONSTRAINT", found);
     }
@@ -144,7 +142,6 @@ pub(crate) mod postgresql_a_partition_bound_outside_the_data_check {
 
     #[test]
     fn postgresql_a_partition_attached_again_does_not_pass_a_gold_reading_its_bound() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&pg_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
         assert_secure("DETACH / ATTACH PARTITION", found);
     }
@@ -155,7 +152,6 @@ pub(crate) mod postgresql_a_partition_bound_outside_the_data_check {
     /// row. Gold: `pg_get_partkeydef`; wrong: the lever's key as a literal.
     #[test]
     fn postgresql_a_partition_key_made_again_does_not_pass_a_gold_reading_it() {
-        let _db_ids = servers::db_id_databases();
         let preprocess =
             ["CREATE TABLE stock_bands (stock integer) PARTITION BY RANGE ((stock * 2))"];
         let gold = "SELECT pg_get_partkeydef('stock_bands'::regclass) AS key";
@@ -192,7 +188,6 @@ pub(crate) mod mariadb_a_float_beyond_its_printed_digits {
 
     #[test]
     fn mariadb_a_float_moved_below_its_printed_digits_does_not_pass_a_gold_reading_it() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&my_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
         assert_secure("UPDATE ... FLOAT", found);
     }
@@ -222,7 +217,6 @@ mod honest_session_only_objects_still_pass {
 
     #[test]
     fn postgresql_temporary_objects_and_a_set_do_not_fail_an_honest_prediction() {
-        let _db_ids = servers::db_id_databases();
         honest(
             &pg_run(),
             &[
@@ -239,7 +233,6 @@ mod honest_session_only_objects_still_pass {
 
     #[test]
     fn mariadb_a_temporary_table_and_a_set_do_not_fail_an_honest_prediction() {
-        let _db_ids = servers::db_id_databases();
         honest(
             &my_run(),
             &[
@@ -268,7 +261,6 @@ mod through_the_gate {
         use super::postgresql_a_function_body_outside_the_data_check::{
             GOLD, LEVER, PREPROCESS, WRONG,
         };
-        let _db_ids = servers::db_id_databases();
         let server = servers::postgres();
         crate::livesql_pg::load_databases(server);
         attempt(&PG, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
@@ -279,7 +271,6 @@ mod through_the_gate {
         use super::postgresql_a_domain_check_outside_the_data_check::{
             GOLD, LEVER, PREPROCESS, WRONG,
         };
-        let _db_ids = servers::db_id_databases();
         let server = servers::postgres();
         crate::livesql_pg::load_databases(server);
         attempt(&PG, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
@@ -290,7 +281,6 @@ mod through_the_gate {
         use super::postgresql_a_partition_bound_outside_the_data_check::{
             GOLD, LEVER, PREPROCESS, WRONG,
         };
-        let _db_ids = servers::db_id_databases();
         let server = servers::postgres();
         crate::livesql_pg::load_databases(server);
         attempt(&PG, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
@@ -299,7 +289,6 @@ mod through_the_gate {
     /// Contained (the run fails closed): the large object's fault through the gate.
     #[test]
     fn postgresql_a_large_object_does_not_pass_the_gate() {
-        let _db_ids = servers::db_id_databases();
         let server = servers::postgres();
         crate::livesql_pg::load_databases(server);
         let wrong = "SELECT name FROM products WHERE stock < 5";
@@ -316,7 +305,6 @@ mod through_the_gate {
     #[test]
     fn mariadb_a_float_below_its_printed_digits_does_not_pass_the_gate() {
         use super::mariadb_a_float_beyond_its_printed_digits::{GOLD, LEVER, PREPROCESS, WRONG};
-        let _db_ids = servers::db_id_databases();
         let (server, _) = crate::livesql_my_gate::loaded();
         attempt(&MY, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
     }
@@ -346,7 +334,6 @@ mod honest_items_with_a_timestamped_preprocess_still_pass {
 
     #[test]
     fn postgresql_a_preprocess_stamping_the_time_does_not_fail_the_gold() {
-        let _db_ids = servers::db_id_databases();
         honest(
             &pg_run(),
             &[
@@ -358,7 +345,6 @@ mod honest_items_with_a_timestamped_preprocess_still_pass {
 
     #[test]
     fn mariadb_a_preprocess_stamping_the_time_does_not_fail_the_gold() {
-        let _db_ids = servers::db_id_databases();
         honest(
             &my_run(),
             &[
@@ -383,7 +369,6 @@ mod postgresql_a_large_object_in_the_data_check {
 
     #[test]
     fn postgresql_a_large_object_does_not_pass_and_is_not_a_pass() {
-        let _db_ids = servers::db_id_databases();
         let run = pg_run();
         let gold = "SELECT name FROM products WHERE stock = 0";
         let wrong = "SELECT name FROM products WHERE stock < 5";
@@ -419,7 +404,6 @@ mod honest_items_on_a_database_with_an_enum_still_pass {
 
     #[test]
     fn postgresql_an_enum_type_does_not_fault_the_gold() {
-        let _db_ids = servers::db_id_databases();
         let run = pg_run();
         let gold = "SELECT name FROM products WHERE stock = 0";
         let item = item(

@@ -38,7 +38,6 @@ pub(crate) mod postgresql_toast_digits_in_a_function_body {
 
     #[test]
     fn postgresql_toast_digits_changed_in_a_body_do_not_pass_a_gold_calling_it() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&pg_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
         assert_secure("RETURN length('pg_toast_11111') - 10", found);
     }
@@ -66,7 +65,6 @@ pub(crate) mod postgresql_the_role_name_in_a_function_body {
 
     #[test]
     fn postgresql_the_role_name_written_into_a_body_does_not_pass_a_gold_calling_it() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&pg_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
         assert_secure("RETURN current_user's name", found);
     }
@@ -101,7 +99,6 @@ pub(crate) mod mariadb_a_system_versioned_history {
 
     #[test]
     fn mariadb_history_rows_added_do_not_pass_a_gold_counting_them() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&my_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
         assert_secure("UPDATE and UPDATE back under SYSTEM VERSIONING", found);
     }
@@ -133,7 +130,6 @@ pub(crate) mod mariadb_the_user_name_in_a_view {
 
     #[test]
     fn mariadb_the_user_name_written_into_a_view_does_not_pass_a_gold_reading_it() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&my_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
         assert_secure("CREATE OR REPLACE VIEW with USER()'s name", found);
     }
@@ -167,7 +163,6 @@ mod honest_items_with_a_temporary_table_in_the_preprocess_still_pass {
 
     #[test]
     fn postgresql_a_temporary_table_and_a_time_stamp_do_not_fail_the_gold() {
-        let _db_ids = servers::db_id_databases();
         honest(
             &pg_run(),
             &[
@@ -180,7 +175,6 @@ mod honest_items_with_a_temporary_table_in_the_preprocess_still_pass {
 
     #[test]
     fn mariadb_a_temporary_table_and_a_time_stamp_do_not_fail_the_gold() {
-        let _db_ids = servers::db_id_databases();
         honest(
             &my_run(),
             &[
@@ -205,7 +199,6 @@ mod through_the_gate {
     #[test]
     fn postgresql_toast_digits_in_a_body_do_not_pass_the_gate() {
         use super::postgresql_toast_digits_in_a_function_body::{GOLD, LEVER, PREPROCESS, WRONG};
-        let _db_ids = servers::db_id_databases();
         let server = servers::postgres();
         crate::livesql_pg::load_databases(server);
         attempt(&PG, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
@@ -214,7 +207,6 @@ mod through_the_gate {
     #[test]
     fn postgresql_the_role_name_in_a_body_does_not_pass_the_gate() {
         use super::postgresql_the_role_name_in_a_function_body::{GOLD, LEVER, PREPROCESS, WRONG};
-        let _db_ids = servers::db_id_databases();
         let server = servers::postgres();
         crate::livesql_pg::load_databases(server);
         attempt(&PG, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
@@ -223,7 +215,6 @@ mod through_the_gate {
     #[test]
     fn mariadb_the_user_name_in_a_view_does_not_pass_the_gate() {
         use super::mariadb_the_user_name_in_a_view::{GOLD, LEVER, PREPROCESS, WRONG};
-        let _db_ids = servers::db_id_databases();
         let (server, _) = crate::livesql_my_gate::loaded();
         attempt(&MY, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
     }
@@ -231,7 +222,6 @@ mod through_the_gate {
     #[test]
     fn mariadb_history_rows_do_not_pass_the_gate() {
         use super::mariadb_a_system_versioned_history::{GOLD, LEVER, PREPROCESS, WRONG};
-        let _db_ids = servers::db_id_databases();
         let (server, _) = crate::livesql_my_gate::loaded();
         attempt(&MY, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
     }

@@ -42,7 +42,6 @@ pub(crate) mod postgresql_a_function_named_like_a_temporary_schema {
 
     #[test]
     fn postgresql_a_body_replaced_under_a_temporary_looking_name_does_not_pass() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&pg_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
         assert_secure(
             "CREATE OR REPLACE FUNCTION \"low pg_temp_1.stock\"()",
@@ -77,7 +76,6 @@ pub(crate) mod postgresql_a_domain_check_named_like_a_temporary_schema {
 
     #[test]
     fn postgresql_a_domain_check_added_under_a_temporary_looking_name_does_not_pass() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&pg_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
         assert_secure("ALTER DOMAIN ... ADD CONSTRAINT \"cap pg_temp_1.x\"", found);
     }
@@ -112,7 +110,6 @@ pub(crate) mod postgresql_a_table_rewritten_again {
 
     #[test]
     fn postgresql_a_table_rewritten_again_does_not_pass_a_gold_reading_its_file_number() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&pg_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
         assert_secure("ALTER COLUMN ... TYPE bigint USING n + 0", found);
     }
@@ -162,14 +159,12 @@ pub(crate) mod mariadb_history_periods {
 
     #[test]
     fn mariadb_history_deleted_and_made_again_does_not_pass_a_gold_reading_its_periods() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&my_run(), (&PREPROCESS, GOLD), WRONG, &DELETED);
         assert_secure("DELETE HISTORY, then the same versions again", found);
     }
 
     #[test]
     fn mariadb_a_versioned_table_made_again_does_not_pass_a_gold_reading_its_periods() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&my_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
         assert_secure(
             "DROP and CREATE ... WITH SYSTEM VERSIONING, the same versions",
@@ -202,7 +197,6 @@ pub(crate) mod mariadb_a_double_beyond_its_printed_digits {
 
     #[test]
     fn mariadb_a_double_one_unit_up_does_not_pass_a_gold_comparing_it() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&my_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
         assert_secure("UPDATE ... DOUBLE 0.1e0 + 0.2e0", found);
     }
@@ -235,7 +229,6 @@ pub(crate) mod mariadb_volatile_columns_a_statement_sets {
 
     #[test]
     fn mariadb_check_table_on_myisam_does_not_pass_a_gold_reading_check_time() {
-        let _db_ids = servers::db_id_databases();
         let made = preprocess("MyISAM");
         let made: Vec<&str> = made.iter().map(String::as_str).collect();
         let found = verdicts(&my_run(), (&made, GOLD), WRONG, &LEVER);
@@ -244,7 +237,6 @@ pub(crate) mod mariadb_volatile_columns_a_statement_sets {
 
     #[test]
     fn mariadb_check_table_on_aria_does_not_pass_a_gold_reading_check_time() {
-        let _db_ids = servers::db_id_databases();
         let made = preprocess("Aria");
         let made: Vec<&str> = made.iter().map(String::as_str).collect();
         let found = verdicts(&my_run(), (&made, GOLD), WRONG, &LEVER);
@@ -262,7 +254,6 @@ pub(crate) mod mariadb_volatile_columns_a_statement_sets {
 
     #[test]
     fn mariadb_a_routine_altered_to_what_it_was_does_not_pass_a_gold_reading_last_altered() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(
             &my_run(),
             (&ROUTINE, ROUTINE_GOLD),
@@ -288,7 +279,6 @@ mod through_the_gate {
         use super::postgresql_a_function_named_like_a_temporary_schema::{
             GOLD, LEVER, PREPROCESS, WRONG,
         };
-        let _db_ids = servers::db_id_databases();
         let server = servers::postgres();
         crate::livesql_pg::load_databases(server);
         attempt(&PG, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
@@ -299,7 +289,6 @@ mod through_the_gate {
         use super::postgresql_a_domain_check_named_like_a_temporary_schema::{
             GOLD, LEVER, PREPROCESS, WRONG,
         };
-        let _db_ids = servers::db_id_databases();
         let server = servers::postgres();
         crate::livesql_pg::load_databases(server);
         attempt(&PG, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
@@ -308,7 +297,6 @@ mod through_the_gate {
     #[test]
     fn postgresql_a_table_rewritten_again_does_not_pass_the_gate() {
         use super::postgresql_a_table_rewritten_again::{GOLD, LEVER, PREPROCESS, WRONG};
-        let _db_ids = servers::db_id_databases();
         let server = servers::postgres();
         crate::livesql_pg::load_databases(server);
         attempt(&PG, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
@@ -317,7 +305,6 @@ mod through_the_gate {
     #[test]
     fn mariadb_check_table_does_not_pass_the_gate() {
         use super::mariadb_volatile_columns_a_statement_sets::{GOLD, LEVER, WRONG};
-        let _db_ids = servers::db_id_databases();
         let (server, _) = crate::livesql_my_gate::loaded();
         let preprocess = [
             "CREATE TABLE stock_log (id INT PRIMARY KEY, stock INT) ENGINE=MyISAM",
@@ -329,7 +316,6 @@ mod through_the_gate {
     #[test]
     fn mariadb_a_versioned_table_made_again_does_not_pass_the_gate() {
         use super::mariadb_history_periods::{GOLD, LEVER, PREPROCESS, WRONG};
-        let _db_ids = servers::db_id_databases();
         let (server, _) = crate::livesql_my_gate::loaded();
         attempt(&MY, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
     }
@@ -381,7 +367,6 @@ mod the_reports_path_linked_out_of_the_workspace {
 
     #[test]
     fn a_report_linked_outside_the_workspace_is_not_written_there() {
-        let _db_ids = servers::db_id_databases();
         let (code, said) = judged(|_| {});
         assert_eq!(code, Some(1), "control: {said}");
         let outside = tempfile::tempdir().unwrap();
@@ -399,7 +384,6 @@ mod the_reports_path_linked_out_of_the_workspace {
 
     #[test]
     fn a_report_linked_into_dot_git_is_not_written_there() {
-        let _db_ids = servers::db_id_databases();
         let server = servers::postgres();
         crate::livesql_pg::load_databases(server);
         let dir = tempfile::tempdir().unwrap();
@@ -448,7 +432,6 @@ mod honest_predictions_still_pass {
 
     #[test]
     fn postgresql_a_prediction_through_a_temporary_table_passes() {
-        let _db_ids = servers::db_id_databases();
         honest(
             &pg_run(),
             &[],
@@ -464,7 +447,6 @@ mod honest_predictions_still_pass {
 
     #[test]
     fn postgresql_a_sql_body_reading_a_table_in_the_preprocess_passes() {
-        let _db_ids = servers::db_id_databases();
         let gold = "SELECT name FROM products WHERE stock <= empty_level()";
         honest(
             &pg_run(),
@@ -476,7 +458,6 @@ mod honest_predictions_still_pass {
 
     #[test]
     fn mariadb_a_prediction_through_a_temporary_table_passes() {
-        let _db_ids = servers::db_id_databases();
         honest(
             &my_run(),
             &[],
@@ -543,7 +524,6 @@ mod a_repair_moves_the_gold_to_a_file_of_its_own {
 
     #[test]
     fn a_repair_reading_the_gold_from_a_file_it_adds_does_not_pass() {
-        let _db_ids = servers::db_id_databases();
         let server = servers::postgres();
         crate::livesql_pg::load_databases(server);
         let (code, said) = repair(server, false);

@@ -10,7 +10,6 @@
 //! prediction again, then the gold on a new session to the prediction's clone), and round 32's
 //! `through_the_gate::attempt_with` for the CLI's verdict.
 
-use crate::common::servers;
 use crate::redteam30::{assert_secure, my_run};
 use crate::redteam36::verdicts;
 
@@ -52,7 +51,6 @@ pub(crate) mod mariadb_a_lock_the_preprocess_holds {
 
     #[test]
     fn mariadb_check_table_behind_a_held_lock_does_not_pass_a_gold_reading_check_time() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&my_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
         assert_unchecked("LOCK TABLES in the preprocess, CHECK TABLE", found);
     }
@@ -74,7 +72,6 @@ pub(crate) mod mariadb_a_lock_the_preprocess_holds {
 
     #[test]
     fn mariadb_a_routine_altered_behind_a_held_lock_does_not_pass_a_gold_reading_last_altered() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(
             &my_run(),
             (&ROUTINE, ROUTINE_GOLD),
@@ -108,7 +105,6 @@ pub(crate) mod mariadb_estimates_a_statement_sets {
 
     #[test]
     fn mariadb_analyze_table_does_not_pass_a_gold_reading_cardinality() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&my_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
         assert_secure("ANALYZE TABLE (MyISAM CARDINALITY)", found);
     }
@@ -124,7 +120,6 @@ pub(crate) mod mariadb_estimates_a_statement_sets {
 
     #[test]
     fn mariadb_optimize_table_does_not_pass_a_gold_reading_data_free() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&my_run(), (&FRAGMENTED, FREE_GOLD), FREE_WRONG, &FREE_LEVER);
         assert_secure("OPTIMIZE TABLE (MyISAM DATA_FREE)", found);
     }
@@ -159,7 +154,6 @@ pub(crate) mod postgresql_an_advisory_lock_the_preprocess_holds {
 
     #[test]
     fn postgresql_a_table_rewritten_again_behind_an_advisory_lock_does_not_pass() {
-        let _db_ids = servers::db_id_databases();
         let found = verdicts(&pg_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
         assert_unchecked(
             "advisory lock in the preprocess, ALTER COLUMN ... USING n + 0",
@@ -175,14 +169,12 @@ pub(crate) mod postgresql_an_advisory_lock_the_preprocess_holds {
 /// before the fix; now such an item fails every prediction, the gold in the baseline too, so no
 /// pull request can regress on it (the engine tests above pin that).
 mod through_the_gate {
-    use super::*;
     use crate::redteam32::through_the_gate::attempt_with as attempt;
     use crate::redteam32::through_the_gate::MY;
 
     #[test]
     fn mariadb_analyze_table_does_not_pass_the_gate() {
         use super::mariadb_estimates_a_statement_sets::{GOLD, LEVER, PREPROCESS, WRONG};
-        let _db_ids = servers::db_id_databases();
         let (server, _) = crate::livesql_my_gate::loaded();
         attempt(&MY, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
     }

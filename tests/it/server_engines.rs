@@ -207,7 +207,6 @@ fn mariadb_verdicts_follow_python_equality_on_pymysql_values() {
 
 /// `per_db_id`: each db_id is a database of its own on the URL's server.
 fn check_per_db_id(server: &Server, kind: &str) {
-    let _db_ids = servers::db_id_databases();
     create_database(
         server,
         "shop",

@@ -53,6 +53,13 @@ pub fn subset() -> Vec<String> {
     query.chain(management).collect()
 }
 
+/// The few Query items of shop that the server-state attempts gate (`redteam15::
+/// bird_critic_server_state`, whose lever reaches the verdict through lsq_001's prediction):
+/// a gate as short as one item's, the rest of the subset adding nothing but time.
+pub fn query_items() -> Vec<String> {
+    (1..=3).map(|n| format!("lsq_{n:03}")).collect()
+}
+
 impl GateCorpus {
     /// The corpus' folder.
     pub fn dir(&self) -> PathBuf {
@@ -134,8 +141,13 @@ impl GateCorpus {
     /// The subset on `main` with a baseline made there, and a pull-request branch `pr` from
     /// that commit; the folder and the base commit.
     pub fn gated_subset(&self, server: &Server) -> (tempfile::TempDir, String) {
+        self.gated(server, &subset(), &self.config())
+    }
+
+    /// [`GateCorpus::gated_subset`] of the items `ids` under `config`.
+    fn gated(&self, server: &Server, ids: &[String], config: &str) -> (tempfile::TempDir, String) {
         let dir = tempfile::tempdir().unwrap();
-        self.write_dataset(dir.path(), Some(&subset()), true, &self.config());
+        self.write_dataset(dir.path(), Some(ids), true, config);
         repo::init_main(dir.path(), "dataset");
         let made = self.sqlgate_on(
             server,
@@ -158,7 +170,31 @@ impl GateCorpus {
         change: impl FnOnce(&Path),
         meanwhile: impl FnOnce(),
     ) -> (Option<i32>, String, Value) {
-        let (dir, base) = self.gated_subset(server);
+        self.judged(self.gated_subset(server), server, change, meanwhile)
+    }
+
+    /// [`GateCorpus::judged_change`] on [`query_items`] alone, gated on them as a whole (the
+    /// config's per-category rules dropped: a category with no item would fail every run).
+    pub fn judged_query_change(
+        &self,
+        server: &Server,
+        change: impl FnOnce(&Path),
+        meanwhile: impl FnOnce(),
+    ) -> (Option<i32>, String, Value) {
+        let config =
+            (self.config()).replace("  per_difficulty: { Management: 0.0, Query: 0.0 }\n", "");
+        let gated = self.gated(server, &query_items(), &config);
+        self.judged(gated, server, change, meanwhile)
+    }
+
+    /// The pull request `change` makes on the `gated` dataset (its folder and base commit).
+    fn judged(
+        &self,
+        (dir, base): (tempfile::TempDir, String),
+        server: &Server,
+        change: impl FnOnce(&Path),
+        meanwhile: impl FnOnce(),
+    ) -> (Option<i32>, String, Value) {
         change(dir.path());
         repo::commit_all(dir.path(), "the pull request");
         meanwhile();

@@ -12,8 +12,10 @@
 //! server of the kind (or starts one), every later call on the test's thread returns the same
 //! one, and the server goes back to the idle ones when the test's thread ends; so a test
 //! process starts about as many servers of a kind as tests run at once, and a test's helper
-//! threads use the server the test passes them. Each test uses databases of its own names,
-//! and tests that create databases named after db_ids hold [`db_id_databases`]. A guardian shell owns each server: it starts it, and when its standard input closes
+//! threads use the server the test passes them. Since no two tests hold a server at once, tests
+//! on different servers may create databases of the same names (the db_ids `shop`, `club`,
+//! `zoo` of the `per_db_id` layout) side by side. A guardian shell owns each server: it starts
+//! it, and when its standard input closes
 //! (the [`Server`] is dropped, or the test process ends in any way, panics and aborts included,
 //! since statics are never dropped) it stops the server and removes the folder.
 //!
@@ -34,7 +36,7 @@ use std::io::Write;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
-use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 /// The unprivileged system user the servers run as when the tests run as root.
@@ -135,14 +137,6 @@ fn lent(kind: Kind, tls: bool) -> &'static Server {
         lent.0.push((kind, tls, server));
         server
     })
-}
-
-/// Held while a test creates or uses databases named after db_ids (the `per_db_id` layout:
-/// `shop`, `club`, `zoo`) on the shared servers, where tests of other modules (`load`,
-/// `server_engines`) create databases of the same names.
-pub fn db_id_databases() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Server {
