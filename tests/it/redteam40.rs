@@ -1,0 +1,66 @@
+//! Red team round 40 (issue 44): `bird_critic_sound` on PostgreSQL 15 and MariaDB 10.11 after
+//! round 39's fixes (commit 43c1a00: a clone unreadable before the prediction fails the item;
+//! MyISAM / Aria estimates in the clone's own entry), and sqlgate's own state (class 4) and the
+//! pull request's tree (class 1). Every test asserts the SECURE outcome and runs its control: a
+//! failing test is a win. Report: `/work/notes/redteam40.md`.
+//!
+//! The class 3 set-up is round 36's lever item (`redteam36::verdicts`: a Query item on `shop`
+//! with a preprocess from the base's dataset and round 32's `WRAPPED` test case, which runs the
+//! prediction again, then the gold on a new session to the prediction's clone), and round 32's
+//! `through_the_gate::attempt_with` for the CLI's verdict.
+
+use crate::common::servers;
+use crate::redteam30::{assert_secure, my_run};
+use crate::redteam36::verdicts;
+
+/// Class 3, MariaDB: a sequence's cache. A MariaDB sequence (`CREATE SEQUENCE`, which the
+/// clone's `CREATE` right allows) keeps the values it handed out in the table share, not in its
+/// row: the first `NEXTVAL` writes `next_not_cached_value` (start + `CACHE`, 1000 by default) to
+/// the row, and the next 999 `NEXTVAL`s, on any session, are served from memory, the row
+/// unchanged. The data digest (`data_digest.rs::mysql_tables`, `row_hashes::mysql_hashed`)
+/// reads a sequence as a table (`SELECT` of its row), and `catalog_rows::mysql_clone_rows`
+/// reads `information_schema`, so `QueryCheck::check` finds the clone equal to its state before
+/// the prediction while the next value every session gets has moved. Round 37 judged this "not
+/// a stable item" because a gold must call `NEXTVAL`; a gold that compares it with a bound is
+/// stable over the few runs an item makes. Set-up: the lever item, its preprocess making `tick`
+/// and taking its first value (so the cache is filled and the row written); gold `SELECT
+/// NEXTVAL(tick) <= 10 AS fresh` (1 at each of its runs: 2, 3, 4). Lever: `SELECT NEXTVAL(tick)
+/// FROM seq_1_to_20` (20 values from the cache), then the wrong `SELECT 0 AS fresh`; the test
+/// case's gold, on a new session, reads a value over 10 (0). Control: the wrong query alone
+/// fails.
+pub(crate) mod mariadb_a_sequence_cache {
+    use super::*;
+
+    pub(crate) const PREPROCESS: [&str; 2] = [
+        "CREATE SEQUENCE tick START WITH 1 INCREMENT BY 1 CACHE 1000",
+        "SELECT NEXTVAL(tick)",
+    ];
+    pub(crate) const GOLD: &str = "SELECT NEXTVAL(tick) <= 10 AS fresh";
+    pub(crate) const WRONG: &str = "SELECT 0 AS fresh";
+    pub(crate) const LEVER: [&str; 2] = ["SELECT NEXTVAL(tick) AS n FROM seq_1_to_20", WRONG];
+
+    #[test]
+    fn mariadb_values_taken_from_a_sequence_cache_do_not_pass_a_gold_reading_the_next_one() {
+        let _db_ids = servers::db_id_databases();
+        let found = verdicts(&my_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
+        assert_secure("NEXTVAL from a MariaDB sequence's cache", found);
+    }
+}
+
+/// Class 3 through the gate: the attempts above as a pull request, where the verdict is the
+/// CLI's exit code (round 32's `through_the_gate::attempt_with`: one Query item with its
+/// preprocess, the baseline made on `main` with the gold, the pull request predicting the lever;
+/// control: the wrong query alone exits 1).
+mod through_the_gate {
+    use super::*;
+    use crate::redteam32::through_the_gate::attempt_with as attempt;
+    use crate::redteam32::through_the_gate::MY;
+
+    #[test]
+    fn mariadb_values_taken_from_a_sequence_cache_do_not_pass_the_gate() {
+        use super::mariadb_a_sequence_cache::{GOLD, LEVER, PREPROCESS, WRONG};
+        let _db_ids = servers::db_id_databases();
+        let (server, _) = crate::livesql_my_gate::loaded();
+        attempt(&MY, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
+    }
+}
