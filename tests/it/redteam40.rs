@@ -47,6 +47,44 @@ pub(crate) mod mariadb_a_sequence_cache {
     }
 }
 
+/// Class 3, both servers: a lock the **prediction** takes, server-wide and outside every digest.
+/// Round 39's fix fails an item whose preprocess leaves a lock (`QueryCheck::start` cannot read
+/// the clone); a lock taken by the prediction itself blocks nothing the check reads (a named
+/// lock, `GET_LOCK`, or a session-level advisory lock, `pg_advisory_lock`, guards no table), so
+/// every read of the clone equals the one before the prediction, while the lock holds as long
+/// as the item's session is open: the test case's gold, on a new session, finds it taken. Set-up:
+/// the lever item with no preprocess; gold `SELECT IS_FREE_LOCK('rt40') AS free` (MariaDB) /
+/// `SELECT pg_try_advisory_xact_lock(40) AS free` (PostgreSQL; a transaction's lock, gone when
+/// the gold's statement ends), 1 / true at every run. Lever: `SELECT GET_LOCK('rt40', 0)` /
+/// `SELECT pg_advisory_lock(40)`, then the wrong query (`SELECT 0` / `false`). Control: the
+/// wrong query alone fails.
+pub(crate) mod a_lock_the_prediction_takes {
+    use super::*;
+    use crate::redteam30::pg_run;
+
+    pub(crate) const MY_GOLD: &str = "SELECT IS_FREE_LOCK('rt40') AS free";
+    pub(crate) const MY_WRONG: &str = "SELECT 0 AS free";
+    pub(crate) const MY_LEVER: [&str; 2] = ["SELECT GET_LOCK('rt40', 0) AS taken", MY_WRONG];
+
+    #[test]
+    fn mariadb_a_named_lock_the_prediction_holds_does_not_pass_a_gold_reading_it() {
+        let _db_ids = servers::db_id_databases();
+        let found = verdicts(&my_run(), (&[], MY_GOLD), MY_WRONG, &MY_LEVER);
+        assert_secure("GET_LOCK in the prediction", found);
+    }
+
+    pub(crate) const PG_GOLD: &str = "SELECT pg_try_advisory_xact_lock(40) AS free";
+    pub(crate) const PG_WRONG: &str = "SELECT false AS free";
+    pub(crate) const PG_LEVER: [&str; 2] = ["SELECT pg_advisory_lock(40) AS taken", PG_WRONG];
+
+    #[test]
+    fn postgresql_an_advisory_lock_the_prediction_holds_does_not_pass_a_gold_reading_it() {
+        let _db_ids = servers::db_id_databases();
+        let found = verdicts(&pg_run(), (&[], PG_GOLD), PG_WRONG, &PG_LEVER);
+        assert_secure("pg_advisory_lock in the prediction", found);
+    }
+}
+
 /// Class 3 through the gate: the attempts above as a pull request, where the verdict is the
 /// CLI's exit code (round 32's `through_the_gate::attempt_with`: one Query item with its
 /// preprocess, the baseline made on `main` with the gold, the pull request predicting the lever;
