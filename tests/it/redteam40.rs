@@ -102,3 +102,63 @@ mod through_the_gate {
         attempt(&MY, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
     }
 }
+
+/// Class 4 (sqlgate's own state: a distilled suite's gold-result cache, `gold-results.json`,
+/// `suites/gold_cache.rs`). In a pull-request run the cache is read from the base commit
+/// (`GoldCache::open` with the base's `BaseFolder`), so a pull request's forged copy is never
+/// used there; but outside one (`baseline update` on the base branch, after a merge) it is read
+/// from the working tree, with no check like the judge cache's (`baseline_cache_trust`: only the
+/// entries the replaced baseline recorded), and once merged it *is* the base commit's. Entries
+/// are keyed by the database's digest and the gold SQL, which anyone can compute, and their rows
+/// are not checked. Lever: a first pull request (its predictions unchanged) rewrites every entry
+/// to the one row `('wrong',)`; its own run ignores the file (a note), so it passes and is
+/// merged; `baseline update` on `main` then scores with the forged rows. A second pull request
+/// breaks 30 predictions of C3 into `SELECT 'wrong'`. Set-up: `state_trust`'s history (the
+/// spider-mini example on TS over a distilled suite kept in the repository). Secure: the second
+/// pull request does not exit 0. Control: the same second pull request on the honest base exits
+/// 1 (`state_trust::assert_honest`).
+mod a_forged_gold_cache_merged_then_trusted {
+    use crate::common::{break_predictions, git, repo};
+    use crate::state_trust::{assert_honest, checkout, commit, pr_run};
+    use serde_json::Value as Json;
+
+    #[test]
+    fn gold_rows_a_merged_pull_request_forged_do_not_pass_a_later_regression() {
+        let (_dir, root, base) = checkout();
+        // Control: the regressing pull request on the honest base exits 1.
+        assert_honest(&root, &base);
+
+        // The first pull request: every gold row forged, predictions unchanged.
+        git(&root, &["checkout", "-qf", "main"]);
+        git(&root, &["checkout", "-qb", "refresh"]);
+        let cache = root.join(".sqlgate/suite/gold-results.json");
+        let entries: serde_json::Map<String, Json> =
+            serde_json::from_str(&std::fs::read_to_string(&cache).unwrap()).unwrap();
+        let forged: serde_json::Map<String, Json> = (entries.into_iter())
+            .map(|(key, _)| (key, serde_json::json!([[{"t": "wrong"}]])))
+            .collect();
+        std::fs::write(&cache, Json::Object(forged).to_string()).unwrap();
+        commit(&root, "refresh the suite's gold results");
+        let (first, _) = pr_run(&root, &base);
+        let said = crate::common::text(&first);
+        eprintln!("first pull request: {:?}\n{said}", first.status.code());
+
+        // Merged; the base branch's baseline made again.
+        git(&root, &["checkout", "-qf", "main"]);
+        git(&root, &["merge", "-q", "--ff-only", "refresh"]);
+        let base2 = repo::commit_baseline(&root, "baseline after the merge");
+
+        // The second pull request: 30 predictions of C3 broken.
+        git(&root, &["checkout", "-qb", "worse"]);
+        break_predictions(&root, "C3", 30);
+        git(&root, &["commit", "-qam", "worse predictions"]);
+        let (second, _) = pr_run(&root, &base2);
+        let said = crate::common::text(&second);
+        eprintln!("{said}");
+        assert_ne!(
+            second.status.code(),
+            Some(0),
+            "WON: a regression passed over gold rows a merged pull request forged: {said}"
+        );
+    }
+}

@@ -74,7 +74,7 @@ fn history() -> &'static History {
 
 /// A fresh copy of the history (repository and an `outside` folder beside it holding a
 /// victim file), the pull request checked out.
-fn checkout() -> (tempfile::TempDir, PathBuf, String) {
+pub(crate) fn checkout() -> (tempfile::TempDir, PathBuf, String) {
     let history = history();
     let dir = tempfile::tempdir().unwrap();
     common::copy_tree(&history.dir.path().join("repo"), &dir.path().join("repo"));
@@ -100,14 +100,14 @@ fn merge_trusting(repo: &Path, base: &str, shards: &[&str]) -> Output {
 }
 
 /// Commits every change of the pull request's tree.
-fn commit(repo: &Path, message: &str) {
+pub(crate) fn commit(repo: &Path, message: &str) {
     git(repo, &["add", "-A"]);
     git(repo, &["commit", "-qm", message]);
 }
 
 /// The pull-request run (trusting `base`) and its per-item verdicts: per (system, item), the
 /// metric values and outcomes.
-fn pr_run(repo: &Path, base: &str) -> (Output, Vec<Json>) {
+pub(crate) fn pr_run(repo: &Path, base: &str) -> (Output, Vec<Json>) {
     let jsonl = repo.parent().unwrap().join("items.jsonl");
     let _ = std::fs::remove_file(&jsonl);
     let run = sqlgate_in(
@@ -134,7 +134,7 @@ fn verdicts(jsonl: &Path) -> Vec<Json> {
 
 /// Runs the pull request and asserts the honest run's exit code and per-item verdicts; returns
 /// the output.
-fn assert_honest(repo: &Path, base: &str) -> String {
+pub(crate) fn assert_honest(repo: &Path, base: &str) -> String {
     let (run, verdicts) = pr_run(repo, base);
     let out = common::exited(&run, 1);
     common::assert_contains(&out, &["gate failed: C3 ts"]);
