@@ -162,3 +162,67 @@ mod a_forged_gold_cache_merged_then_trusted {
         );
     }
 }
+
+/// Class 2 (the repair path) with sqlgate's own state: a direct push breaks `main`'s config
+/// (`bogus_key: 1`), and the repairing pull request's config moves the distilled suite
+/// (`suite.path`, which the baseline's settings do not record: they hold the kind and the knobs,
+/// `Settings::suite_distill`, and `repair::apply_recorded` holds only a directory suite's
+/// folder) to `.sqlgate/suite2`, a copy of the base's suite (its manifests and databases, so
+/// they verify) whose `gold-results.json` the pull request forged (every entry the one row
+/// `('wrong',)`), and breaks 30 predictions of C3 into `SELECT 'wrong'`. The base commit holds
+/// no file below the new folder, so `GoldCache::open` is handed an empty `BaseFolder`. Set-up:
+/// `state_trust`'s history. Secure: no exit 0. Control: the same repair with an honest copy of
+/// the cache exits 1.
+mod a_repair_moving_the_distilled_suite {
+    use crate::common::{break_predictions, git, repo};
+    use crate::state_trust::{checkout, commit, pr_run};
+    use serde_json::Value as Json;
+    use std::path::Path;
+
+    /// The repairing pull request on a base whose config a direct push broke: the suite moved
+    /// to `.sqlgate/suite2`, its cache forged when `forge`; its exit code and output.
+    fn repair(forge: bool) -> (Option<i32>, String) {
+        let (_dir, root, _) = checkout();
+        git(&root, &["checkout", "-qf", "main"]);
+        let config = std::fs::read_to_string(root.join("sqlgate.yml")).unwrap();
+        std::fs::write(root.join("sqlgate.yml"), format!("{config}bogus_key: 1\n")).unwrap();
+        repo::commit_all(&root, "a direct push breaks the config");
+        let broken = repo::head(&root);
+        git(&root, &["checkout", "-qb", "repair"]);
+        let moved = config.replace("path: .sqlgate/suite }", "path: .sqlgate/suite2 }");
+        assert_ne!(moved, config, "the suite's path is in the config");
+        std::fs::write(root.join("sqlgate.yml"), moved).unwrap();
+        crate::common::copy_tree(&root.join(".sqlgate/suite"), &root.join(".sqlgate/suite2"));
+        if forge {
+            forge_cache(&root.join(".sqlgate/suite2/gold-results.json"));
+        }
+        break_predictions(&root, "C3", 30);
+        commit(&root, "repair the config; worse predictions");
+        let (run, _) = pr_run(&root, &broken);
+        let said = crate::common::text(&run);
+        eprintln!("forged {forge}: {:?}\n{said}", run.status.code());
+        (run.status.code(), said)
+    }
+
+    /// Every entry of the cache at `path` made the one row `('wrong',)`.
+    fn forge_cache(path: &Path) {
+        let entries: serde_json::Map<String, Json> =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let forged: serde_json::Map<String, Json> = (entries.into_iter())
+            .map(|(key, _)| (key, serde_json::json!([[{"t": "wrong"}]])))
+            .collect();
+        std::fs::write(path, Json::Object(forged).to_string()).unwrap();
+    }
+
+    #[test]
+    fn a_repair_moving_the_suite_to_a_forged_cache_does_not_pass() {
+        let (code, said) = repair(false);
+        assert_eq!(code, Some(1), "control: {said}");
+        let (code, said) = repair(true);
+        assert_ne!(
+            code,
+            Some(0),
+            "WON: a repair scored over its own forged gold rows: {said}"
+        );
+    }
+}
