@@ -85,6 +85,89 @@ pub(crate) mod a_lock_the_prediction_takes {
     }
 }
 
+/// The other side (false fails): honest BIRD-Critic-like preprocesses (tables on Aria and
+/// MyISAM with keys and `ANALYZE TABLE`, a sequence; PostgreSQL `serial`, `CREATE INDEX`,
+/// `ANALYZE`, a view, a temporary table the prediction reads on the item's session) and honest
+/// Query predictions must pass. Secure here: the gold and the honest prediction PASS, the wrong
+/// query fails.
+mod honest_preprocesses_still_pass {
+    use super::*;
+    use crate::redteam30::pg_run;
+
+    /// Whether `prediction` passes the official `bird_critic` (the same item as `verdicts`).
+    fn official<J: sqlgate::engine::livesql::LiveJudge>(
+        run: &J,
+        (preprocess, gold): (&[&str], &str),
+        prediction: &[&str],
+    ) -> bool {
+        use sqlgate::engine::livesql::Profile;
+        let line = serde_json::json!({
+            "instance_id": "honest40", "db_id": "shop", "category": "Query", "sol_sql": [gold],
+            "preprocess_sql": preprocess, "clean_up_sql": [],
+            "test_cases": [crate::redteam32::WRAPPED], "issue_sql": [], "conditions": {},
+            "efficiency": false, "query": "which rows?",
+        });
+        let item = sqlgate::input::livesql::parse_items(
+            std::path::Path::new("honest40.jsonl"),
+            &format!("{line}\n"),
+        )
+        .unwrap()
+        .remove(0);
+        let predicted: Vec<String> = prediction.iter().map(|s| s.to_string()).collect();
+        let verdict = run
+            .judge(&item, Some(&predicted), Profile::BirdCritic)
+            .unwrap();
+        eprintln!("official: {} {}", verdict.success, verdict.message);
+        verdict.success
+    }
+
+    fn assert_honest(found: [bool; 3]) {
+        assert!(found[0], "FALSE FAIL: the gold failed: {found:?}");
+        assert!(!found[1], "control: the wrong query passed: {found:?}");
+        assert!(
+            found[2],
+            "FALSE FAIL: the honest prediction failed: {found:?}"
+        );
+    }
+
+    #[test]
+    fn mariadb_aria_myisam_and_a_sequence_in_the_preprocess_pass() {
+        let _db_ids = servers::db_id_databases();
+        let preprocess = [
+            "CREATE TABLE stock_log (id INT PRIMARY KEY, stock INT, KEY k (stock)) ENGINE=Aria",
+            "INSERT INTO stock_log VALUES (1, 0), (2, 5), (3, 0)",
+            "CREATE TABLE notes (id INT PRIMARY KEY, note VARCHAR(20), KEY n (note)) ENGINE=MyISAM",
+            "INSERT INTO notes VALUES (1, 'a'), (3, 'c')",
+            "ANALYZE TABLE notes",
+            "CREATE SEQUENCE tick",
+        ];
+        let gold =
+            "SELECT l.id, n.note FROM stock_log l JOIN notes n ON n.id = l.id WHERE l.stock = 0";
+        let wrong = "SELECT l.id, n.note FROM stock_log l LEFT JOIN notes n ON n.id = l.id";
+        let honest = ["SELECT n.id, n.note FROM notes n WHERE n.id IN (SELECT id FROM stock_log WHERE stock = 0)"];
+        assert_honest(verdicts(&my_run(), (&preprocess, gold), wrong, &honest));
+    }
+
+    #[test]
+    fn postgresql_serial_index_view_and_a_temporary_table_in_the_preprocess_pass() {
+        let _db_ids = servers::db_id_databases();
+        let preprocess = [
+            "CREATE TABLE stock_log (id serial PRIMARY KEY, stock integer)",
+            "INSERT INTO stock_log (stock) VALUES (0), (5), (0)",
+            "CREATE INDEX ON stock_log (stock)",
+            "ANALYZE stock_log",
+            "CREATE VIEW empty_log AS SELECT id FROM stock_log WHERE stock = 0",
+            "CREATE TEMP TABLE zero AS SELECT 0 AS level",
+        ];
+        let gold = "SELECT id FROM empty_log";
+        let wrong = "SELECT id FROM stock_log";
+        let honest = ["SELECT id FROM stock_log WHERE stock = (SELECT level FROM zero)"];
+        let official = official(&pg_run(), (&preprocess, gold), &honest);
+        eprintln!("the honest prediction under the official bird_critic: {official}");
+        assert_honest(verdicts(&pg_run(), (&preprocess, gold), wrong, &honest));
+    }
+}
+
 /// Class 3 through the gate: the attempts above as a pull request, where the verdict is the
 /// CLI's exit code (round 32's `through_the_gate::attempt_with`: one Query item with its
 /// preprocess, the baseline made on `main` with the gold, the pull request predicting the lever;
