@@ -85,6 +85,37 @@ pub(crate) mod a_lock_the_prediction_takes {
     }
 }
 
+/// Class 3, PostgreSQL: the cumulative activity statistics (`pg_stat_user_tables`: scans and
+/// rows read per table), which every role may read and a plain read moves. They are views over
+/// the server's shared memory, not catalog tables: `catalog_rows::postgres_clone_rows` digests
+/// the `pg_catalog` tables (`relkind = 'r'`), the data digests the rows, and a read changes
+/// neither, so `QueryCheck::check` finds the clone as it was before the prediction. These are
+/// not the planner's statistics (`reltuples`, `ANALYZE`'s samples; the documented limit): they
+/// count what sessions did. A clone is a new database, so its counters start at 0 for each item.
+/// Set-up: the lever item with no preprocess; gold `SELECT coalesce(sum(seq_scan), 0) < 1000 AS
+/// quiet FROM pg_stat_user_tables WHERE relname = 'products'` (true: the data digests scan
+/// `products` a few times). Lever: a `DO` block scanning `products` 2000 times (each `PERFORM`
+/// a new scan; the prediction's session flushes its counters when it ends, before the test
+/// cases), then `SELECT false AS quiet`. Control: the wrong query alone fails.
+pub(crate) mod postgresql_activity_statistics {
+    use super::*;
+    use crate::redteam30::pg_run;
+
+    pub(crate) const GOLD: &str = "SELECT coalesce(sum(seq_scan), 0) < 1000 AS quiet FROM pg_stat_user_tables WHERE relname = 'products'";
+    pub(crate) const WRONG: &str = "SELECT false AS quiet";
+    pub(crate) const LEVER: [&str; 2] = [
+        "DO $$ BEGIN FOR i IN 1..2000 LOOP PERFORM count(*) FROM products; END LOOP; END $$",
+        WRONG,
+    ];
+
+    #[test]
+    fn postgresql_scans_counted_by_the_activity_statistics_do_not_pass_a_gold_reading_them() {
+        let _db_ids = servers::db_id_databases();
+        let found = verdicts(&pg_run(), (&[], GOLD), WRONG, &LEVER);
+        assert_secure("pg_stat_user_tables.seq_scan moved by reads", found);
+    }
+}
+
 /// The other side (false fails): honest BIRD-Critic-like preprocesses (tables on Aria and
 /// MyISAM with keys and `ANALYZE TABLE`, a sequence; PostgreSQL `serial`, `CREATE INDEX`,
 /// `ANALYZE`, a view, a temporary table the prediction reads on the item's session) and honest
@@ -176,6 +207,16 @@ mod through_the_gate {
     use super::*;
     use crate::redteam32::through_the_gate::attempt_with as attempt;
     use crate::redteam32::through_the_gate::MY;
+
+    #[test]
+    fn postgresql_scans_counted_by_the_activity_statistics_do_not_pass_the_gate() {
+        use super::postgresql_activity_statistics::{GOLD, LEVER, WRONG};
+        use crate::livesql_pg_gate::PG;
+        let _db_ids = servers::db_id_databases();
+        let server = servers::postgres();
+        crate::livesql_pg::load_databases(server);
+        attempt(&PG, server, (&[], GOLD), WRONG, &LEVER);
+    }
 
     #[test]
     fn mariadb_values_taken_from_a_sequence_cache_do_not_pass_the_gate() {
