@@ -223,36 +223,63 @@ fn emptied_or_forged_gold_results_are_not_used() {
     assert_honest(&repo, &base);
 }
 
-/// A gold cache forged on the base branch itself (merged, or pushed, before any `baseline
-/// update`), so the base commit's copy is the forged one: every entry the run needs is there under
-/// its right key, but with rows (and, under keys no gold has, entries) the base's baseline never
-/// recorded (`gold_cache`). The pull request's golds are executed again and it is judged as on
-/// the honest base, with a note naming the untrusted entries.
+/// `change` made to `main`'s gold cache and committed there (merged, or pushed, before any
+/// `baseline update`), then merged into the pull request; returns that commit, the base.
+fn gold_cache_changed_on_main(repo: &Path, change: impl FnOnce(&Path)) -> String {
+    git(repo, &["checkout", "-qf", "main"]);
+    change(&repo.join(".sqlgate/suite/gold-results.json"));
+    commit(repo, "gold results changed on the base branch");
+    let base = repo::head(repo);
+    git(repo, &["checkout", "-qf", "pr"]);
+    git(repo, &["merge", "-q", "--no-edit", "main"]);
+    base
+}
+
+/// A gold cache forged on the base branch itself, so the base commit's copy is the forged one:
+/// every entry the run needs is there under its right key, but with rows (and, under a key no
+/// gold has, an entry) the base's baseline never recorded (`gold_cache`). The pull request's
+/// golds are executed again and it is judged as on the honest base, with a note naming the
+/// untrusted entries.
 #[test]
 fn gold_results_forged_on_the_base_branch_are_executed_again() {
     let (_dir, repo, _) = checkout();
-    git(&repo, &["checkout", "-qf", "main"]);
-    let cache = repo.join(".sqlgate/suite/gold-results.json");
-    let entries: serde_json::Map<String, Json> =
-        serde_json::from_str(&std::fs::read_to_string(&cache).unwrap()).unwrap();
-    let needed = entries.len();
-    let mut forged: serde_json::Map<String, Json> = entries
-        .into_iter()
-        .map(|(key, _)| (key, serde_json::json!([[{"t": "wrong"}]])))
-        .collect();
-    forged.insert("0".repeat(64), serde_json::json!([[{"i": 1}]]));
-    std::fs::write(&cache, Json::Object(forged).to_string()).unwrap();
-    commit(&repo, "forged gold results on the base branch");
-    let forged_base = repo::head(&repo);
-    git(&repo, &["checkout", "-qf", "pr"]);
-    git(&repo, &["merge", "-q", "--no-edit", "main"]);
-    let out = assert_honest(&repo, &forged_base);
+    let mut needed = 0;
+    let base = gold_cache_changed_on_main(&repo, |cache| {
+        let entries: serde_json::Map<String, Json> =
+            serde_json::from_str(&std::fs::read_to_string(cache).unwrap()).unwrap();
+        needed = entries.len();
+        let mut forged: serde_json::Map<String, Json> = entries
+            .into_iter()
+            .map(|(key, _)| (key, serde_json::json!([[{"t": "wrong"}]])))
+            .collect();
+        forged.insert("0".repeat(64), serde_json::json!([[{"i": 1}]]));
+        std::fs::write(cache, Json::Object(forged).to_string()).unwrap();
+    });
+    let out = assert_honest(&repo, &base);
     assert!(
         out.contains(&format!(
             "{needed} entries of ./.sqlgate/suite/gold-results.json are not recorded by the \
              baseline this run trusts"
         )),
         "{out}"
+    );
+}
+
+/// The base branch's gold cache replaced by a symbolic link to a forged copy: the base commit's
+/// blob is the link's target name, never read as the cache, so every gold is executed again.
+#[test]
+fn gold_results_linked_on_the_base_branch_are_not_read() {
+    let (_dir, repo, _) = checkout();
+    let base = gold_cache_changed_on_main(&repo, |cache| {
+        let forged = cache.with_file_name("forged.json");
+        std::fs::write(&forged, "{}").unwrap();
+        std::fs::remove_file(cache).unwrap();
+        symlink("forged.json", cache).unwrap();
+    });
+    let out = assert_honest(&repo, &base);
+    common::assert_contains(
+        &out,
+        &["the base commit's .sqlgate/suite/gold-results.json is not a regular file"],
     );
 }
 
