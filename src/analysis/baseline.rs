@@ -251,6 +251,12 @@ pub struct Baseline {
     /// taken from the cache, any other answer is asked for again.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub provider_cache: Vec<String>,
+    /// Digests of the distilled suite's gold-cache entries this baseline's run used or wrote
+    /// ([`crate::suites::gold_cache::entry_digest`]): a later run (a pull request's, or the
+    /// next `baseline update`) takes only these entries from the cache and executes every
+    /// other gold again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gold_cache: Vec<String>,
     /// Digests of the distilled suite's manifests this baseline's run used: in a pull-request
     /// run a suite folder outside git (restored by `actions/cache`) is reused only when its
     /// manifest is one of these.
@@ -340,6 +346,7 @@ impl Baseline {
             }),
             systems,
             provider_cache: evaluation.provider_cache.clone(),
+            gold_cache: evaluation.gold_cache.clone(),
             suite_manifests: evaluation.suite_manifests.clone(),
             data_digests: evaluation.data_digests.clone(),
             inputs: Some(RecordedInputs::of(config)),

@@ -54,6 +54,9 @@ pub struct ShardState {
     /// [`Evaluation::provider_cache`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub provider_cache: Vec<String>,
+    /// [`Evaluation::gold_cache`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gold_cache: Vec<String>,
     /// [`Evaluation::suite_manifests`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub suite_manifests: Vec<String>,
@@ -73,6 +76,7 @@ impl ShardState {
             }
         }
         union(&mut self.provider_cache, other.provider_cache);
+        union(&mut self.gold_cache, other.gold_cache);
         union(&mut self.suite_manifests, other.suite_manifests);
         union(&mut self.notes, other.notes);
     }
@@ -102,6 +106,7 @@ pub fn shard_header(
             run: actions_run(),
             state: ShardState {
                 provider_cache: evaluation.provider_cache.clone(),
+                gold_cache: evaluation.gold_cache.clone(),
                 suite_manifests: evaluation.suite_manifests.clone(),
                 notes: evaluation.notes.clone(),
             },
@@ -273,6 +278,7 @@ pub fn merge(
         }
     }
     state.provider_cache.sort();
+    state.gold_cache.sort();
     let count = count.unwrap_or(0);
     let missing: Vec<usize> = (1..=count).filter(|s| !seen_shards.contains(s)).collect();
     if paths.is_empty() || !missing.is_empty() {
@@ -309,6 +315,7 @@ pub fn merge(
         results,
         executor: None,
         provider_cache: state.provider_cache,
+        gold_cache: state.gold_cache,
         data_digests: None,
         suite_manifests: state.suite_manifests,
         notes: state.notes,

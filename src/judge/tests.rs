@@ -335,6 +335,7 @@ fn baseline_of(systems: &[(&str, Vec<ItemRecord>)]) -> Baseline {
             .map(|(name, items)| (name.to_string(), items.clone()))
             .collect(),
         provider_cache: Vec::new(),
+        gold_cache: Vec::new(),
         suite_manifests: Vec::new(),
         data_digests: None,
         inputs: None,

@@ -86,6 +86,10 @@ pub struct Evaluation {
     /// Digests of the provider cache entries the run used or wrote, which a baseline records
     /// so that pull-request runs may use them ([`crate::providers::entry_digest`]).
     pub provider_cache: Vec<String>,
+    /// Digests of the distilled suite's gold-cache entries the run used or wrote, which a
+    /// baseline records so that later runs may use them
+    /// ([`crate::suites::gold_cache::entry_digest`]); empty without a distilled suite.
+    pub gold_cache: Vec<String>,
     /// Digests of the server's tables at start-up, which a baseline records so that later runs
     /// are judged on the same data ([`crate::score::data`]); `None` on SQLite and for merged
     /// shards.
@@ -327,6 +331,7 @@ fn score_with(
                 let trusted = (config, snapshot);
                 crate::suites::distill::open_configured(trusted, &dataset, &profile, &source)
             })?;
+            let cache = cache.with_trust(crate::score::trust::gold_cache_trust(config, snapshot)?);
             rebuilt = crate::score::trust::rebuilt_suites(snapshot, &report);
             suite_manifests = report
                 .schemas
@@ -387,8 +392,12 @@ fn score_with(
     if let Some(cache) = &gold_cache {
         cache.save()?;
     }
+    let untrusted_golds = gold_cache
+        .as_ref()
+        .and_then(crate::score::trust::untrusted_gold_rows);
     let notes: Vec<String> = rebuilt
         .into_iter()
+        .chain(untrusted_golds)
         .chain(data_notes)
         .chain(crate::score::trust::state_notes(
             (config, snapshot),
@@ -412,6 +421,7 @@ fn score_with(
         results,
         executor: Some(executor),
         provider_cache,
+        gold_cache: gold_cache.map(|c| c.recorded()).unwrap_or_default(),
         data_digests,
         suite_manifests,
         notes,

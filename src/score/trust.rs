@@ -1,6 +1,7 @@
 //! sqlgate's own state in a pull-request run: which provider cache entries the run may use
-//! (those the base commit's baseline recorded), and the notes that tell the reader which state
-//! files the pull request changed and that the run did not use them.
+//! (those the base commit's baseline recorded), which gold-cache entries any run may use (those
+//! its baseline recorded), and the notes that tell the reader which state files the pull
+//! request changed and that the run did not use them.
 
 use crate::input::config::Config;
 use crate::input::provider_config::ProviderKind;
@@ -19,8 +20,9 @@ pub fn cache_trust(config: &Config, snapshot: &Snapshot) -> Result<CacheTrust, I
     if !snapshot.is_pull_request() {
         return Ok(CacheTrust::All);
     }
+    let recorded = recorded::<RecordedProviders>(config, snapshot, "provider_cache")?;
     Ok(CacheTrust::Recorded(
-        recorded(config, snapshot)?.unwrap_or_default(),
+        recorded.map(|r| r.provider_cache).unwrap_or_default(),
     ))
 }
 
@@ -31,26 +33,66 @@ pub fn baseline_cache_trust(
     config: &Config,
     snapshot: &Snapshot,
 ) -> Result<CacheTrust, InputError> {
-    Ok(recorded(config, snapshot)?.map_or(CacheTrust::All, CacheTrust::Recorded))
+    let recorded = recorded::<RecordedProviders>(config, snapshot, "provider_cache")?;
+    Ok(recorded.map_or(CacheTrust::All, |r| CacheTrust::Recorded(r.provider_cache)))
 }
 
-/// The cache digests the run's baseline records (the base commit's in a pull-request run);
-/// `None` without a baseline.
-fn recorded(config: &Config, snapshot: &Snapshot) -> Result<Option<HashSet<String>>, InputError> {
-    #[derive(Deserialize)]
-    struct Recorded {
-        #[serde(default)]
-        provider_cache: Vec<String>,
-    }
+/// The distilled suite's gold-cache entries any run may use (`baseline update` included): only
+/// those whose digests ([`crate::suites::gold_cache::entry_digest`]) the run's baseline records
+/// (`gold_cache`; the base commit's in a pull-request run, the one being replaced in `baseline
+/// update`); none without a baseline, since a key anyone can compute vouches for no rows.
+pub fn gold_cache_trust(
+    config: &Config,
+    snapshot: &Snapshot,
+) -> Result<HashSet<String>, InputError> {
+    let recorded = recorded::<RecordedGolds>(config, snapshot, "gold_cache")?;
+    Ok(recorded.map(|r| r.gold_cache).unwrap_or_default())
+}
+
+/// The `provider_cache` field of a baseline.
+#[derive(Deserialize)]
+struct RecordedProviders {
+    #[serde(default)]
+    provider_cache: HashSet<String>,
+}
+
+/// The `gold_cache` field of a baseline.
+#[derive(Deserialize)]
+struct RecordedGolds {
+    #[serde(default)]
+    gold_cache: HashSet<String>,
+}
+
+/// The field `key` of the run's baseline (the base commit's in a pull-request run), read as
+/// `T`; `None` without a baseline, exit 2 naming the file and `key` when it is malformed.
+fn recorded<T: serde::de::DeserializeOwned>(
+    config: &Config,
+    snapshot: &Snapshot,
+    key: &str,
+) -> Result<Option<T>, InputError> {
     let Some(section) = &config.baseline else {
         return Ok(None);
     };
     let Some(bytes) = snapshot.read(&section.path)?.bytes else {
         return Ok(None);
     };
-    let recorded: Recorded = serde_json::from_slice(&bytes)
-        .map_err(|e| InputError::malformed(&section.path, "provider_cache", e.to_string()))?;
-    Ok(Some(recorded.provider_cache.into_iter().collect()))
+    let recorded = serde_json::from_slice(&bytes)
+        .map_err(|e| InputError::malformed(&section.path, key, e.to_string()))?;
+    Ok(Some(recorded))
+}
+
+/// The note naming the gold-cache entries a run needed but did not use, because no baseline it
+/// trusts records them (forged, brought by a merged pull request, or any cache without a
+/// baseline) or they did not decode: their gold queries were executed again.
+pub fn untrusted_gold_rows(cache: &crate::suites::gold_cache::GoldCache) -> Option<String> {
+    let untrusted = cache.untrusted();
+    let first = untrusted.first()?;
+    Some(format!(
+        "{} entries of {} are not recorded by the baseline this run trusts (or there is none), \
+         so their gold queries were executed again; the first: {first}",
+        untrusted.len(),
+        cache.path().display()
+    ))
 }
 
 /// Notes of a pull-request run on sqlgate's state: suite and cache files the pull request
@@ -70,7 +112,8 @@ pub fn state_notes(
                 notes.push(format!(
                     "this pull request changes the distilled suite ({}); the run did not use \
                      them: every suite file was checked against the base commit's manifests and \
-                     gold results were taken from the base commit's cache",
+                     gold results were taken only from the base commit's cache entries its \
+                     baseline records",
                     listed(&changed)
                 ));
             }

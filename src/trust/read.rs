@@ -141,7 +141,7 @@ fn read_suite_state(
         let is_state = Path::new(relative)
             .file_name()
             .is_some_and(|n| state_files.iter().any(|s| n == *s));
-        if is_state {
+        if is_state && readable_state(base, &file)? {
             let bytes = (base.read_named(&base.commit, &file))
                 .map_err(|e| InputError::malformed(folder, "trusted base", e))?;
             let path = root.join(relative);
@@ -155,6 +155,23 @@ fn read_suite_state(
         }
     }
     Ok(())
+}
+
+/// Whether the base commit's state file `file` is read: the gold cache only when it is a regular
+/// file there, since a link's blob is its target's name, never the cache (it is then as if
+/// absent: every gold is executed, with a note). Manifests are read as they are.
+fn readable_state(base: &TrustedBase, file: &str) -> Result<bool, InputError> {
+    let cache = Path::new(file)
+        .file_name()
+        .is_some_and(|n| n == crate::suites::gold_cache::FILE);
+    if !cache || base.regular_file_size(file)?.is_some() {
+        return Ok(true);
+    }
+    crate::util::log::note(&format!(
+        "gold results are not taken from the cache: the base commit's {file} is not a regular \
+         file (a symbolic link?), so it is not read"
+    ));
+    Ok(false)
 }
 
 /// The template the pull request proposes when its tree changes it (or the config naming it):

@@ -98,6 +98,7 @@ mod redteam36;
 mod redteam37;
 mod redteam38;
 mod redteam39;
+mod redteam40;
 mod redteam9;
 mod repair;
 mod report;

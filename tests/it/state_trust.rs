@@ -74,7 +74,7 @@ fn history() -> &'static History {
 
 /// A fresh copy of the history (repository and an `outside` folder beside it holding a
 /// victim file), the pull request checked out.
-fn checkout() -> (tempfile::TempDir, PathBuf, String) {
+pub(crate) fn checkout() -> (tempfile::TempDir, PathBuf, String) {
     let history = history();
     let dir = tempfile::tempdir().unwrap();
     common::copy_tree(&history.dir.path().join("repo"), &dir.path().join("repo"));
@@ -100,14 +100,14 @@ fn merge_trusting(repo: &Path, base: &str, shards: &[&str]) -> Output {
 }
 
 /// Commits every change of the pull request's tree.
-fn commit(repo: &Path, message: &str) {
+pub(crate) fn commit(repo: &Path, message: &str) {
     git(repo, &["add", "-A"]);
     git(repo, &["commit", "-qm", message]);
 }
 
 /// The pull-request run (trusting `base`) and its per-item verdicts: per (system, item), the
 /// metric values and outcomes.
-fn pr_run(repo: &Path, base: &str) -> (Output, Vec<Json>) {
+pub(crate) fn pr_run(repo: &Path, base: &str) -> (Output, Vec<Json>) {
     let jsonl = repo.parent().unwrap().join("items.jsonl");
     let _ = std::fs::remove_file(&jsonl);
     let run = sqlgate_in(
@@ -134,7 +134,7 @@ fn verdicts(jsonl: &Path) -> Vec<Json> {
 
 /// Runs the pull request and asserts the honest run's exit code and per-item verdicts; returns
 /// the output.
-fn assert_honest(repo: &Path, base: &str) -> String {
+pub(crate) fn assert_honest(repo: &Path, base: &str) -> String {
     let (run, verdicts) = pr_run(repo, base);
     let out = common::exited(&run, 1);
     common::assert_contains(&out, &["gate failed: C3 ts"]);
@@ -221,6 +221,66 @@ fn emptied_or_forged_gold_results_are_not_used() {
     std::fs::write(&cache, Json::Object(forged).to_string()).unwrap();
     commit(&repo, "forged gold results");
     assert_honest(&repo, &base);
+}
+
+/// `change` made to `main`'s gold cache and committed there (merged, or pushed, before any
+/// `baseline update`), then merged into the pull request; returns that commit, the base.
+fn gold_cache_changed_on_main(repo: &Path, change: impl FnOnce(&Path)) -> String {
+    git(repo, &["checkout", "-qf", "main"]);
+    change(&repo.join(".sqlgate/suite/gold-results.json"));
+    commit(repo, "gold results changed on the base branch");
+    let base = repo::head(repo);
+    git(repo, &["checkout", "-qf", "pr"]);
+    git(repo, &["merge", "-q", "--no-edit", "main"]);
+    base
+}
+
+/// A gold cache forged on the base branch itself, so the base commit's copy is the forged one:
+/// every entry the run needs is there under its right key, but with rows (and, under a key no
+/// gold has, an entry) the base's baseline never recorded (`gold_cache`). The pull request's
+/// golds are executed again and it is judged as on the honest base, with a note naming the
+/// untrusted entries.
+#[test]
+fn gold_results_forged_on_the_base_branch_are_executed_again() {
+    let (_dir, repo, _) = checkout();
+    let mut needed = 0;
+    let base = gold_cache_changed_on_main(&repo, |cache| {
+        let entries: serde_json::Map<String, Json> =
+            serde_json::from_str(&std::fs::read_to_string(cache).unwrap()).unwrap();
+        needed = entries.len();
+        let mut forged: serde_json::Map<String, Json> = entries
+            .into_iter()
+            .map(|(key, _)| (key, serde_json::json!([[{"t": "wrong"}]])))
+            .collect();
+        forged.insert("0".repeat(64), serde_json::json!([[{"i": 1}]]));
+        std::fs::write(cache, Json::Object(forged).to_string()).unwrap();
+    });
+    let out = assert_honest(&repo, &base);
+    assert!(
+        out.contains(&format!(
+            "{needed} entries of ./.sqlgate/suite/gold-results.json are not recorded by the \
+             baseline this run trusts"
+        )),
+        "{out}"
+    );
+}
+
+/// The base branch's gold cache replaced by a symbolic link to a forged copy: the base commit's
+/// blob is the link's target name, never read as the cache, so every gold is executed again.
+#[test]
+fn gold_results_linked_on_the_base_branch_are_not_read() {
+    let (_dir, repo, _) = checkout();
+    let base = gold_cache_changed_on_main(&repo, |cache| {
+        let forged = cache.with_file_name("forged.json");
+        std::fs::write(&forged, "{}").unwrap();
+        std::fs::remove_file(cache).unwrap();
+        symlink("forged.json", cache).unwrap();
+    });
+    let out = assert_honest(&repo, &base);
+    common::assert_contains(
+        &out,
+        &["the base commit's .sqlgate/suite/gold-results.json is not a regular file"],
+    );
 }
 
 #[test]

@@ -131,7 +131,8 @@ fn recorded_manifests(
 }
 
 /// Distills (or reuses) the configured suite (`suite.kind: distilled`) and opens it, with the
-/// cache of its gold results; `snapshot` holds the base's manifests in a pull-request run.
+/// cache of its gold results; `snapshot` holds the base's manifests in a pull-request run. The
+/// cache trusts no entry: the caller says which the run may use ([`GoldCache::with_trust`]).
 pub fn open_configured(
     (config, snapshot): (&Config, &Snapshot),
     dataset: &Dataset,
@@ -157,7 +158,7 @@ pub fn open_configured(
     });
     let suite = suite_of(&listed);
     let digests = listed.into_iter().flat_map(|(_, files)| files).collect();
-    let cache = GoldCache::open(root, digests, options.trust.base.as_ref());
+    let cache = GoldCache::open(root, digests, options.trust.base.as_ref())?;
     Ok((suite, cache, report))
 }
 
