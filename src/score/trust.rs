@@ -37,14 +37,20 @@ pub fn baseline_cache_trust(
     Ok(recorded.map_or(CacheTrust::All, |r| CacheTrust::Recorded(r.provider_cache)))
 }
 
-/// The distilled suite's gold-cache entries any run may use (`baseline update` included): only
-/// those whose digests ([`crate::suites::gold_cache::entry_digest`]) the run's baseline records
-/// (`gold_cache`; the base commit's in a pull-request run, the one being replaced in `baseline
-/// update`); none without a baseline, since a key anyone can compute vouches for no rows.
+/// The distilled suite's gold-cache entries a run may use: in a pull-request run, those whose
+/// digests ([`crate::suites::gold_cache::entry_digest`]) the base commit's baseline records
+/// (`gold_cache`); in any other run (`baseline update` included) none, so every gold is
+/// executed and the baseline it writes records rows computed by the run itself. A key anyone
+/// can compute vouches for no rows, and neither does a digest anyone can compute written into
+/// a baseline a merged pull request changed (red team round 41): at worst that lasts until the
+/// next `baseline update`, like any score such a pull request forged.
 pub fn gold_cache_trust(
     config: &Config,
     snapshot: &Snapshot,
 ) -> Result<HashSet<String>, InputError> {
+    if !snapshot.is_pull_request() {
+        return Ok(HashSet::new());
+    }
     let recorded = recorded::<RecordedGolds>(config, snapshot, "gold_cache")?;
     Ok(recorded.map(|r| r.gold_cache).unwrap_or_default())
 }

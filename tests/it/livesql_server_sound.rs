@@ -260,8 +260,11 @@ fn data_verdicts<J: LiveJudge>(run: &J, profile: Profile) -> [bool; 4] {
 }
 
 /// The data lever passes under `bird_critic` and fails under `bird_critic_sound` (the Query
-/// data check); the gold and the unchanged write pass, the wrong count fails, under both.
-fn assert_data_check<J: LiveJudge>(run: &J) {
+/// data check); the gold passes and the wrong count fails under both; the write that changes no
+/// row passes under `bird_critic`, and under `bird_critic_sound` as `unchanged_write` says: on
+/// PostgreSQL it fails, since the new row versions grow the table's file, whose size is in the
+/// clone's own entry (a gold reading `pg_relation_size` reads it: red team round 40).
+fn assert_data_check<J: LiveJudge>(run: &J, unchanged_write: bool) {
     let official = data_verdicts(run, Profile::BirdCritic);
     assert_eq!(
         official,
@@ -269,7 +272,11 @@ fn assert_data_check<J: LiveJudge>(run: &J) {
         "the hole under bird_critic"
     );
     let sound = data_verdicts(run, Profile::BirdCriticSound);
-    assert_eq!(sound, [true, false, false, true], "bird_critic_sound");
+    assert_eq!(
+        sound,
+        [true, false, false, unchanged_write],
+        "bird_critic_sound"
+    );
 }
 
 /// A started PostgreSQL run on the corpus' databases.
@@ -297,7 +304,7 @@ fn postgresql_round_28_levers_and_the_query_data_check() {
     let server = servers::postgres();
     let run = pg_run(server);
     assert_round28(&run, PG_TEMP);
-    assert_data_check(&run);
+    assert_data_check(&run, false);
     assert_dropped(server, &run, pg_names);
 }
 
@@ -306,7 +313,7 @@ fn mariadb_round_28_levers_and_the_query_data_check() {
     let server = servers::mariadb();
     let run = my_run(server);
     assert_round28(&run, MY_TEMP);
-    assert_data_check(&run);
+    assert_data_check(&run, true);
     assert_dropped(server, &run, my_names);
 }
 

@@ -80,6 +80,17 @@ pub(crate) fn my_run() -> MyRun {
     .unwrap()
 }
 
+/// Honest (the other side, false fails): the gold passes, the wrong prediction fails (the
+/// control) and the honest prediction passes.
+pub(crate) fn assert_honest(found: [bool; 3]) {
+    assert!(found[0], "FALSE FAIL: the gold failed: {found:?}");
+    assert!(!found[1], "control: the wrong query passed: {found:?}");
+    assert!(
+        found[2],
+        "FALSE FAIL: the honest prediction failed: {found:?}"
+    );
+}
+
 /// Secure: the gold passes, the wrong prediction fails (the control) and the lever fails.
 pub(crate) fn assert_secure(what: &str, found: [bool; 3]) {
     assert_eq!(found[..2], [true, false], "{what}: control: gold / wrong");

@@ -421,13 +421,7 @@ mod honest_predictions_still_pass {
     const WRONG: &str = "SELECT name FROM products WHERE stock < 5";
 
     fn honest<J: LiveJudge>(run: &J, preprocess: &[&str], gold: &str, honest: &[&str]) {
-        let found = verdicts(run, (preprocess, gold), WRONG, honest);
-        assert!(found[0], "FALSE FAIL: the gold failed: {found:?}");
-        assert!(!found[1], "control: the wrong query passed: {found:?}");
-        assert!(
-            found[2],
-            "FALSE FAIL: the honest prediction failed: {found:?}"
-        );
+        crate::redteam30::assert_honest(verdicts(run, (preprocess, gold), WRONG, honest));
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! prediction again, then the gold on a new session to the prediction's clone), and round 32's
 //! `through_the_gate::attempt_with` for the CLI's verdict.
 
-use crate::redteam30::{assert_secure, my_run};
+use crate::redteam30::{assert_honest, assert_secure, my_run};
 use crate::redteam36::verdicts;
 
 /// Class 3, MariaDB: a sequence's cache. A MariaDB sequence (`CREATE SEQUENCE`, which the
@@ -211,15 +211,6 @@ mod honest_preprocesses_still_pass {
         verdict.success
     }
 
-    fn assert_honest(found: [bool; 3]) {
-        assert!(found[0], "FALSE FAIL: the gold failed: {found:?}");
-        assert!(!found[1], "control: the wrong query passed: {found:?}");
-        assert!(
-            found[2],
-            "FALSE FAIL: the honest prediction failed: {found:?}"
-        );
-    }
-
     #[test]
     fn mariadb_aria_myisam_and_a_sequence_in_the_preprocess_pass() {
         let preprocess = [
@@ -237,22 +228,41 @@ mod honest_preprocesses_still_pass {
         assert_honest(verdicts(&my_run(), (&preprocess, gold), wrong, &honest));
     }
 
+    const PG_PREPROCESS: [&str; 5] = [
+        "CREATE TABLE stock_log (id serial PRIMARY KEY, stock integer)",
+        "INSERT INTO stock_log (stock) VALUES (0), (5), (0)",
+        "CREATE INDEX ON stock_log (stock)",
+        "ANALYZE stock_log",
+        "CREATE VIEW empty_log AS SELECT id FROM stock_log WHERE stock = 0",
+    ];
+
     #[test]
-    fn postgresql_serial_index_view_and_a_temporary_table_in_the_preprocess_pass() {
+    fn postgresql_serial_index_and_view_in_the_preprocess_pass() {
+        let gold = "SELECT id FROM empty_log";
+        let wrong = "SELECT id FROM stock_log";
+        let honest = ["SELECT id FROM stock_log WHERE stock = 0"];
+        assert_honest(verdicts(&pg_run(), (&PG_PREPROCESS, gold), wrong, &honest));
+    }
+
+    /// The round's false fail: a temporary table the preprocess makes is gone on the test
+    /// cases' new sessions. After the lead's fix (round 41: `sound::session_bound`) such an item
+    /// is not judged under the sound profile: every prediction fails, the gold too, and the
+    /// official profile still passes the honest prediction.
+    #[test]
+    fn postgresql_a_temporary_table_in_the_preprocess_is_not_judged() {
         let preprocess = [
-            "CREATE TABLE stock_log (id serial PRIMARY KEY, stock integer)",
-            "INSERT INTO stock_log (stock) VALUES (0), (5), (0)",
-            "CREATE INDEX ON stock_log (stock)",
-            "ANALYZE stock_log",
-            "CREATE VIEW empty_log AS SELECT id FROM stock_log WHERE stock = 0",
-            "CREATE TEMP TABLE zero AS SELECT 0 AS level",
-        ];
+            &PG_PREPROCESS[..],
+            &["CREATE TEMP TABLE zero AS SELECT 0 AS level"],
+        ]
+        .concat();
         let gold = "SELECT id FROM empty_log";
         let wrong = "SELECT id FROM stock_log";
         let honest = ["SELECT id FROM stock_log WHERE stock = (SELECT level FROM zero)"];
-        let official = official(&pg_run(), (&preprocess, gold), &honest);
-        eprintln!("the honest prediction under the official bird_critic: {official}");
-        assert_honest(verdicts(&pg_run(), (&preprocess, gold), wrong, &honest));
+        assert!(official(&pg_run(), (&preprocess, gold), &honest));
+        assert_dead(
+            "a preprocess's temporary table",
+            verdicts(&pg_run(), (&preprocess, gold), wrong, &honest),
+        );
     }
 }
 

@@ -10,7 +10,7 @@
 //! naming what differs (red team round 32).
 
 use super::python::TestsError;
-use sqlparser::ast::{ObjectType, Statement, TableObject};
+use sqlparser::ast::{ObjectType, Statement};
 use sqlparser::dialect::Dialect;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, Tokenizer};
@@ -91,39 +91,99 @@ fn every_statement(sql: &str, dialect: &dyn Dialect, each: impl Fn(&Statement) -
     !statements.is_empty() && statements.iter().all(each)
 }
 
-/// The statements of an item's `preprocess` whose work only the preprocess's session keeps (its
-/// temporary tables: made, filled with `INSERT`, dropped), in order. The sound profiles run
-/// each test-case request on a new session, where the temporary tables the prediction ran
-/// beside are gone; these are run again at the start of each such session, on both sides, so
-/// an honest prediction reading a preprocess's temporary table reads it there too (red team
-/// round 40). What the prediction made on its own session is still gone.
-pub fn session_prelude(preprocess: &[String], dialect: &dyn Dialect) -> Vec<String> {
-    let temporary = temporary_tables(preprocess, dialect);
-    let keeps = |statement: &Statement| match statement {
-        Statement::Insert(insert) => match &insert.table {
-            TableObject::TableName(name) => temporary.contains(&name.to_string().to_lowercase()),
-            _ => false,
-        },
+/// The first keywords of a statement whose work lives in its session alone: a setting, a
+/// variable, a prepared statement or cursor, a notification channel, a session reset.
+const SESSION_WORDS: [&str; 7] = [
+    "set", "reset", "pragma", "prepare", "declare", "listen", "discard",
+];
+
+/// What a `DO` block's text holds when it makes a temporary object.
+const TEMPORARY_OBJECTS: [&str; 6] = [
+    "temp table",
+    "temporary table",
+    "temp view",
+    "temporary view",
+    "temp sequence",
+    "temporary sequence",
+];
+
+/// The first statement of an item's `preprocess` that leaves state on its session alone (a
+/// setting, a variable, a temporary object, a prepared statement: [`SESSION_WORDS`], `CREATE
+/// ... TEMP`, `set_config`, a MySQL variable assigned in a query, a `DO` block making a
+/// temporary object). The sound profiles run the test cases on new
+/// sessions, where that state is gone, so such an item would be judged as another item (a
+/// wrong prediction right without the preprocess's `sql_mode`, a temporary table rebuilt from
+/// later rows: red team round 41); it is not judged ([`super::sound::session_bound`]). The
+/// preprocess is the benchmark's, trusted: the words read its plain forms, not a disguise.
+pub fn session_state<'a>(preprocess: &'a [String], dialect: &dyn Dialect) -> Option<&'a String> {
+    preprocess
+        .iter()
+        .find(|sql| leaves_session_state(sql, dialect))
+}
+
+/// Whether the statement text `sql` leaves state on its session ([`session_state`]).
+fn leaves_session_state(sql: &str, dialect: &dyn Dialect) -> bool {
+    let words = leading_words(sql, dialect);
+    let text = sql.to_lowercase();
+    let code = code_text(sql, dialect);
+    let by_word = match words.first().map(String::as_str) {
+        Some(word) if SESSION_WORDS.contains(&word) => true,
+        Some("create") => (words[1..].iter())
+            .take_while(|w| {
+                matches!(
+                    w.as_str(),
+                    "or" | "replace" | "global" | "local" | "temp" | "temporary"
+                )
+            })
+            .any(|w| w == "temp" || w == "temporary"),
+        Some("do") => TEMPORARY_OBJECTS.iter().any(|made| text.contains(made)),
         _ => false,
     };
-    (preprocess.iter())
-        .filter(|sql| {
-            session_only(sql, dialect, &temporary) || every_statement(sql, dialect, keeps)
+    by_word
+        || code.contains("set_config")
+        || (code.contains('@') && (code.contains(":=") || code.contains("into @")))
+}
+
+/// `sql` in lower case with its string literals blanked, as `dialect`'s lexer reads them (a
+/// `DO` block's body, a dollar-quoted string, is kept: it is code); empty for a text it cannot
+/// read.
+fn code_text(sql: &str, dialect: &dyn Dialect) -> String {
+    let Ok(tokens) = Tokenizer::new(dialect, sql).tokenize() else {
+        return String::new();
+    };
+    (tokens.into_iter())
+        .map(|token| match token {
+            Token::SingleQuotedString(_)
+            | Token::DoubleQuotedString(_)
+            | Token::NationalStringLiteral(_)
+            | Token::EscapedStringLiteral(_) => " ".to_string(),
+            other => other.to_string().to_lowercase(),
         })
-        .cloned()
+        .collect()
+}
+
+/// The first words of `sql` (lower case, unquoted), as `dialect`'s lexer reads them after
+/// blanks, comments and opening parentheses; empty for a text it cannot read.
+fn leading_words(sql: &str, dialect: &dyn Dialect) -> Vec<String> {
+    let Ok(tokens) = Tokenizer::new(dialect, sql).tokenize() else {
+        return Vec::new();
+    };
+    (tokens.into_iter())
+        .filter(|token| !matches!(token, Token::Whitespace(_) | Token::LParen))
+        .take(6)
+        .map_while(|token| match token {
+            Token::Word(word) if word.quote_style.is_none() => {
+                Some(word.value.to_ascii_lowercase())
+            }
+            _ => None,
+        })
         .collect()
 }
 
 /// The first keyword of `sql` (lower case) after blanks, comments and opening parentheses, as
 /// `dialect` reads them; `None` for a text it cannot read or that holds none.
 fn first_keyword(sql: &str, dialect: &dyn Dialect) -> Option<String> {
-    let tokens = Tokenizer::new(dialect, sql).tokenize().ok()?;
-    let first = (tokens.into_iter())
-        .find(|token| !matches!(token, Token::Whitespace(_) | Token::LParen))?;
-    match first {
-        Token::Word(word) if word.quote_style.is_none() => Some(word.value.to_ascii_lowercase()),
-        _ => None,
-    }
+    leading_words(sql, dialect).into_iter().next()
 }
 
 /// The check's reach: the contents of the prediction's clone, and of the twin (made if not yet).
@@ -284,7 +344,7 @@ impl<'a> QueryCheck<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::{contents, gold_writes, session_prelude};
+    use super::{contents, gold_writes, session_state};
     use sqlparser::dialect::{Dialect, MySqlDialect, PostgreSqlDialect};
 
     fn writes(sql: &str, dialect: &dyn Dialect) -> bool {
@@ -350,32 +410,44 @@ mod tests {
     }
 
     #[test]
-    fn the_prelude_holds_what_makes_and_fills_the_preprocesss_temporary_tables() {
+    fn a_preprocess_leaving_session_state_is_found() {
         let (pg, my) = (PostgreSqlDialect {}, MySqlDialect {});
-        let preprocess: Vec<String> = [
-            "CREATE TABLE kept (a INT)",
-            "CREATE TEMP TABLE zero AS SELECT 0 AS level",
-            "INSERT INTO zero VALUES (1)",
-            "INSERT INTO kept VALUES (1)",
-            "INSERT INTO kept SELECT level FROM zero",
-            "SELECT 1",
-            "DROP TABLE zero",
-            "DROP TABLE kept",
-        ]
-        .map(String::from)
-        .to_vec();
-        let kept: Vec<&str> = preprocess.iter().map(String::as_str).collect();
-        assert_eq!(
-            session_prelude(&preprocess, &pg),
-            [kept[1], kept[2], kept[6]]
-        );
-        let mysql = [
-            "CREATE TEMPORARY TABLE t (a INT)",
-            "INSERT INTO t VALUES (2)",
-        ];
-        let mysql: Vec<String> = mysql.map(String::from).to_vec();
-        assert_eq!(session_prelude(&mysql, &my), mysql);
-        assert!(session_prelude(&[], &pg).is_empty());
+        let found = |sqls: &[&str], dialect: &dyn Dialect| {
+            let sqls: Vec<String> = sqls.iter().map(|s| s.to_string()).collect();
+            session_state(&sqls, dialect).cloned()
+        };
+        for dialect in [&pg as &dyn Dialect, &my] {
+            assert_eq!(
+                found(
+                    &["CREATE TABLE t (a INT)", "INSERT INTO t VALUES (1)"],
+                    dialect
+                ),
+                None
+            );
+            assert_eq!(
+                found(&["UPDATE t SET a = 1", "SELECT 'set @x := 1'"], dialect),
+                None
+            );
+            assert_eq!(found(&[], dialect), None);
+            for session in [
+                "SET sql_mode = 'PIPES_AS_CONCAT'",
+                "/* note */ set datestyle = 'German'",
+                "CREATE TEMPORARY TABLE zero AS SELECT 0",
+                "create or replace temp view v AS SELECT 1",
+                "PREPARE s FROM 'SELECT 1'",
+                "SELECT set_config('x.y', '1', false)",
+            ] {
+                assert_eq!(
+                    found(&["SELECT 1", session], dialect).as_deref(),
+                    Some(session)
+                );
+            }
+        }
+        assert!(found(&["SELECT @low := 5"], &my).is_some());
+        assert!(found(&["SELECT MIN(stock) INTO @low FROM products"], &my).is_some());
+        assert!(found(&["CREATE GLOBAL TEMPORARY TABLE t (a int)"], &pg).is_some());
+        assert!(found(&["DO $$ BEGIN CREATE TEMP TABLE t (a int); END $$"], &pg).is_some());
+        assert!(found(&["DO $$ BEGIN UPDATE t SET temperature = 1; END $$"], &pg).is_none());
     }
 
     #[test]

@@ -18,15 +18,17 @@
 //! gold writes nothing, the prediction's clone is compared with the twin after the prediction
 //! and after each request on its clone (`query_check.rs`, the Query data check).
 //!
-//! Round 40: the clones' sequences are made uncached before they are read (`sequences.rs`), and each new session first runs the preprocess's statements that make,
-//! fill or drop its temporary tables (`query_check::session_prelude`).
+//! Round 40: the clones' sequences are made uncached before they are read (`sequences.rs`).
+//! Round 41: an item whose preprocess leaves state on its session (a setting, a variable, a
+//! temporary table) is not judged (`sound::session_bound`): the test cases' new sessions would
+//! not have it.
 
 use super::watch::Watch;
 use super::{ident, my_text, ItemSession, MyRun, Slot, HELPERS_MYSQL};
 use crate::engine::livesql::python::{self, ItemDb, TestsError};
 use crate::engine::livesql::query_check::{self, CloneContents, Contents, QueryCheck, OWN};
 use crate::engine::livesql::server_sides::{ServerSide, ServerSides};
-use crate::engine::livesql::sound::add_post_failures;
+use crate::engine::livesql::sound::{add_post_failures, session_bound};
 use crate::engine::livesql::{Fault, Profile, Verdict};
 use crate::engine::server::catalog_rows;
 use crate::engine::server::data_digest::mysql_digests;
@@ -68,6 +70,9 @@ impl MyRun {
         item: &LiveItem,
         prediction: &[String],
     ) -> Result<Verdict, Fault> {
+        if let Some(unjudged) = session_bound(item, &MySqlDialect {}) {
+            return Ok(unjudged);
+        }
         let slot = self.acquire(&item.db_id)?;
         let deadline = Instant::now() + self.settings.deadline;
         let stop = Stop::default();
@@ -76,7 +81,6 @@ impl MyRun {
             item,
             deadline,
             stop: Arc::clone(&stop),
-            prelude: query_check::session_prelude(&item.preprocess_sql, &MySqlDialect {}),
             slot: OnceCell::new(),
             ready: OnceCell::new(),
         };
@@ -115,19 +119,6 @@ impl MyRun {
         Ok(session)
     }
 
-    /// A new session of `slot`'s user sharing `stop`, with `prelude` run on it (errors ignored,
-    /// as the preprocess's are).
-    fn begun(
-        &self,
-        slot: &Slot,
-        stop: &Stop,
-        prelude: &[String],
-    ) -> Result<ItemSession, TestsError> {
-        let session = self.session(slot, stop)?;
-        session.execute_queries(prelude, false)?;
-        Ok(session)
-    }
-
     /// Preprocess and prediction on `session`; then, if they ran cleanly and the item has test
     /// cases, `session` closed and the tests on a new one (their gold on the twin); the clean-up
     /// on the last session.
@@ -163,7 +154,6 @@ impl MyRun {
         }
         drop(session);
         let checks = Checks {
-            prelude: &twin.prelude,
             run: self,
             slot,
             stop,
@@ -190,8 +180,6 @@ impl MyRun {
 /// The prediction's clone during the tests: each request on a new session of its user (the
 /// one before closed first).
 struct Checks<'a> {
-    /// The preprocess's statements each new session runs first (`query_check::session_prelude`).
-    prelude: &'a [String],
     run: &'a MyRun,
     slot: &'a Slot,
     stop: &'a Stop,
@@ -199,7 +187,7 @@ struct Checks<'a> {
 
 impl ServerSide for Checks<'_> {
     fn fresh_answer(&self, op: &str, request: &Json) -> Result<Json, TestsError> {
-        (self.run.begun(self.slot, self.stop, self.prelude)?).answer(op, request)
+        self.run.session(self.slot, self.stop)?.answer(op, request)
     }
 }
 
@@ -265,8 +253,6 @@ struct Twin<'a> {
     item: &'a LiveItem,
     deadline: Instant,
     stop: Stop,
-    /// The preprocess's statements each new session runs first (`query_check::session_prelude`).
-    prelude: Vec<String>,
     /// The twin's slot, once taken (rebuilt after the item even when making the twin failed).
     slot: OnceCell<Slot>,
     /// The twin's watchdog, once its preprocess and gold ran.
@@ -313,7 +299,7 @@ impl Twin<'_> {
 impl ServerSide for Twin<'_> {
     fn fresh_answer(&self, op: &str, request: &Json) -> Result<Json, TestsError> {
         let slot = self.made()?;
-        (self.run.begun(slot, &self.stop, &self.prelude)?).answer(op, request)
+        self.run.session(slot, &self.stop)?.answer(op, request)
     }
 }
 

@@ -17,8 +17,9 @@
 //! gold writes nothing, the prediction's clone is compared with the twin after the prediction
 //! and after each request on its clone (`query_check.rs`, the Query data check).
 //!
-//! Round 40: its collected statistics are closed to the clone's role (`statistics.rs`), and each new session first runs the preprocess's statements that make,
-//! fill or drop its temporary tables (`query_check::session_prelude`).
+//! Round 40: the clone's collected statistics are closed to its role (`statistics.rs`). Round
+//! 41: an item whose preprocess leaves state on its session (a setting, a temporary table) is
+//! not judged (`sound::session_bound`): the test cases' new sessions would not have it.
 
 use super::item::ItemSession;
 use super::watch::Watch;
@@ -26,7 +27,7 @@ use super::{pg_text, verdict_of, PgRun, Slot, HELPERS_PG};
 use crate::engine::livesql::python::{self, ItemDb, TestsError};
 use crate::engine::livesql::query_check::{self, CloneContents, Contents, QueryCheck, OWN};
 use crate::engine::livesql::server_sides::{ServerSide, ServerSides};
-use crate::engine::livesql::sound::add_post_failures;
+use crate::engine::livesql::sound::{add_post_failures, session_bound};
 use crate::engine::livesql::{Fault, Profile, Verdict};
 use crate::engine::server::catalog_rows::{self, CloneRows};
 use crate::engine::server::data_digest::{postgres_digests, Reach};
@@ -48,6 +49,9 @@ impl PgRun {
         item: &LiveItem,
         prediction: &[String],
     ) -> Result<Verdict, Fault> {
+        if let Some(unjudged) = session_bound(item, &PostgreSqlDialect {}) {
+            return Ok(unjudged);
+        }
         let slot = self.acquire(&item.db_id)?;
         self.count(2);
         let deadline = Instant::now() + self.settings.deadline;
@@ -57,7 +61,6 @@ impl PgRun {
             item,
             deadline,
             stop: Arc::clone(&stop),
-            prelude: query_check::session_prelude(&item.preprocess_sql, &PostgreSqlDialect {}),
             slot: OnceCell::new(),
             ready: OnceCell::new(),
         };
@@ -108,19 +111,6 @@ impl PgRun {
         Ok(session)
     }
 
-    /// A new session of `slot`'s role sharing `stop`, with `prelude` run on it (errors ignored,
-    /// as the preprocess's are).
-    fn begun(
-        &self,
-        slot: &Slot,
-        stop: &Stop,
-        prelude: &[String],
-    ) -> Result<ItemSession, TestsError> {
-        let session = self.reopen(slot, stop)?;
-        session.execute_queries(prelude)?;
-        Ok(session)
-    }
-
     /// Preprocess and prediction on `session`; then, if they ran cleanly and the item has test
     /// cases, `session` closed and the tests on a new one (their gold on the twin); the clean-up
     /// on the last session.
@@ -157,7 +147,6 @@ impl PgRun {
         }
         drop(session);
         let checks = Checks {
-            prelude: &twin.prelude,
             run: self,
             slot,
             stop,
@@ -183,8 +172,6 @@ impl PgRun {
 
 /// The prediction's clone during the tests: each request on a new session of its role.
 struct Checks<'a> {
-    /// The preprocess's statements each new session runs first (`query_check::session_prelude`).
-    prelude: &'a [String],
     run: &'a PgRun,
     slot: &'a Slot,
     stop: &'a Stop,
@@ -192,7 +179,7 @@ struct Checks<'a> {
 
 impl ServerSide for Checks<'_> {
     fn fresh_answer(&self, op: &str, request: &Json) -> Result<Json, TestsError> {
-        (self.run.begun(self.slot, self.stop, self.prelude)?).answer(op, request)
+        self.run.reopen(self.slot, self.stop)?.answer(op, request)
     }
 }
 
@@ -269,8 +256,6 @@ struct Twin<'a> {
     item: &'a LiveItem,
     deadline: Instant,
     stop: Stop,
-    /// The preprocess's statements each new session runs first (`query_check::session_prelude`).
-    prelude: Vec<String>,
     /// The twin's slot, once taken (reset after the item even when making the twin failed).
     slot: OnceCell<Slot>,
     /// The twin's watchdog, once its preprocess and gold ran.
@@ -323,7 +308,7 @@ impl Twin<'_> {
 impl ServerSide for Twin<'_> {
     fn fresh_answer(&self, op: &str, request: &Json) -> Result<Json, TestsError> {
         let slot = self.made()?;
-        (self.run.begun(slot, &self.stop, &self.prelude)?).answer(op, request)
+        self.run.reopen(slot, &self.stop)?.answer(op, request)
     }
 }
 
