@@ -99,6 +99,7 @@ mod redteam37;
 mod redteam38;
 mod redteam39;
 mod redteam40;
+mod redteam41;
 mod redteam9;
 mod repair;
 mod report;
