@@ -261,13 +261,13 @@ pub fn evaluate_part(
     )
 }
 
-/// Scores everything for `baseline update`: provider cache entries are used only when the
-/// baseline being replaced recorded them (see [`crate::score::trust::baseline_cache_trust`]).
+/// Scores everything for `baseline update`: no provider cache entry is used (see
+/// [`crate::score::trust::baseline_cache_trust`]).
 pub fn evaluate_for_baseline(
     config: &Config,
     snapshot: &Snapshot,
 ) -> Result<Evaluation, InputError> {
-    let trust = crate::score::trust::baseline_cache_trust(config, snapshot)?;
+    let trust = crate::score::trust::baseline_cache_trust();
     score_with((config, snapshot), None, &trust, DataUse::Record)
 }
 
