@@ -282,7 +282,7 @@ mod honest_preprocesses_still_pass {
 /// 1 (`state_trust::assert_honest`). The fix: an entry is used only when the baseline the run
 /// trusts records its digest (key and rows; `score/trust.rs::gold_cache_trust`), as the judge
 /// cache's entries are, so the forged rows are executed again.
-mod a_forged_gold_cache_merged_then_trusted {
+pub(crate) mod a_forged_gold_cache_merged_then_trusted {
     use crate::common::{break_predictions, git, repo};
     use crate::state_trust::{assert_honest, checkout, commit, pr_run};
     use serde_json::Value as Json;
@@ -303,27 +303,35 @@ mod a_forged_gold_cache_merged_then_trusted {
             .map(|(key, _)| (key, serde_json::json!([[{"t": "wrong"}]])))
             .collect();
         std::fs::write(&cache, Json::Object(forged).to_string()).unwrap();
-        commit(&root, "refresh the suite's gold results");
-        let (first, _) = pr_run(&root, &base);
+        merge_then_regress(&root, &base, "gold rows a merged pull request forged");
+    }
+
+    /// The rest of the attempt once the first pull request's change is in the tree on branch
+    /// `refresh`: that pull request committed and run against `base`, merged, the base
+    /// branch's baseline made again, then a second pull request breaking 30 predictions of C3
+    /// judged against it, which must not exit 0 (`what` names the forgery).
+    pub(crate) fn merge_then_regress(root: &std::path::Path, base: &str, what: &str) {
+        commit(root, "refresh the suite's gold results");
+        let (first, _) = pr_run(root, base);
         let said = crate::common::text(&first);
         eprintln!("first pull request: {:?}\n{said}", first.status.code());
 
         // Merged; the base branch's baseline made again.
-        git(&root, &["checkout", "-qf", "main"]);
-        git(&root, &["merge", "-q", "--ff-only", "refresh"]);
-        let base2 = repo::commit_baseline(&root, "baseline after the merge");
+        git(root, &["checkout", "-qf", "main"]);
+        git(root, &["merge", "-q", "--ff-only", "refresh"]);
+        let base2 = repo::commit_baseline(root, "baseline after the merge");
 
         // The second pull request: 30 predictions of C3 broken.
-        git(&root, &["checkout", "-qb", "worse"]);
-        break_predictions(&root, "C3", 30);
-        git(&root, &["commit", "-qam", "worse predictions"]);
-        let (second, _) = pr_run(&root, &base2);
+        git(root, &["checkout", "-qb", "worse"]);
+        break_predictions(root, "C3", 30);
+        git(root, &["commit", "-qam", "worse predictions"]);
+        let (second, _) = pr_run(root, &base2);
         let said = crate::common::text(&second);
         eprintln!("{said}");
         assert_ne!(
             second.status.code(),
             Some(0),
-            "WON: a regression passed over gold rows a merged pull request forged: {said}"
+            "WON: a regression passed over {what}: {said}"
         );
     }
 }

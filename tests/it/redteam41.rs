@@ -209,8 +209,8 @@ mod honest_temporary_tables_in_the_preprocess {
 /// again). A second pull request breaks 30 predictions of C3. Set-up: `state_trust`'s history.
 /// Control: the same second pull request on the honest base exits 1. Secure: it does not exit 0.
 mod a_forged_gold_cache_vouched_for_by_a_merged_baseline {
-    use crate::common::{break_predictions, git, repo};
-    use crate::state_trust::{assert_honest, checkout, commit, pr_run};
+    use crate::common::git;
+    use crate::state_trust::{assert_honest, checkout};
     use serde_json::Value as Json;
     use sqlgate::engine::value::Value;
     use sqlgate::suites::gold_cache::entry_digest;
@@ -237,25 +237,10 @@ mod a_forged_gold_cache_vouched_for_by_a_merged_baseline {
         let recorded = baseline["gold_cache"].as_array_mut().expect("gold_cache");
         recorded.extend(digests.into_iter().map(Json::String));
         std::fs::write(&path, serde_json::to_string_pretty(&baseline).unwrap()).unwrap();
-        commit(&root, "refresh the suite's gold results");
-        let (first, _) = pr_run(&root, &base);
-        let said = crate::common::text(&first);
-        eprintln!("first pull request: {:?}\n{said}", first.status.code());
-
-        git(&root, &["checkout", "-qf", "main"]);
-        git(&root, &["merge", "-q", "--ff-only", "refresh"]);
-        let base2 = repo::commit_baseline(&root, "baseline after the merge");
-
-        git(&root, &["checkout", "-qb", "worse"]);
-        break_predictions(&root, "C3", 30);
-        git(&root, &["commit", "-qam", "worse predictions"]);
-        let (second, _) = pr_run(&root, &base2);
-        let said = crate::common::text(&second);
-        eprintln!("{said}");
-        assert_ne!(
-            second.status.code(),
-            Some(0),
-            "WON: a regression passed over gold rows and digests a merged pull request forged: {said}"
+        crate::redteam40::a_forged_gold_cache_merged_then_trusted::merge_then_regress(
+            &root,
+            &base,
+            "gold rows and digests a merged pull request forged",
         );
     }
 }
