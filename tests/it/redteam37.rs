@@ -144,8 +144,13 @@ pub(crate) mod mariadb_the_user_name_in_a_view {
 /// the snapshot always differs, and the check falls back to the twin, which a preprocess that
 /// stamps the time (round 36's false fail) sets apart. Set-up: the lever item, its preprocess
 /// stamping the time and making a temporary table, gold `SELECT name FROM products WHERE stock
-/// = 0`. Secure here: the gold as the prediction PASSES (and the wrong query fails).
-mod honest_items_with_a_temporary_table_in_the_preprocess_still_pass {
+/// = 0`. Secure here was: the gold as the prediction PASSES (and the wrong query fails). Since
+/// rounds 41 and 42 an item whose preprocess leaves a temporary table on its session is not
+/// judged under the sound profile (the test cases' new sessions would not have it, and a wrong
+/// prediction passed where the gold read it): every prediction fails, the gold too, which these
+/// tests now assert. Judging such an item when its gold reads the same on a new session is the
+/// next step (docs/SECURITY.md).
+mod honest_items_with_a_temporary_table_in_the_preprocess_are_not_judged {
     use super::*;
     use sqlgate::engine::livesql::LiveJudge;
 
@@ -154,15 +159,11 @@ mod honest_items_with_a_temporary_table_in_the_preprocess_still_pass {
 
     fn honest<J: LiveJudge>(run: &J, preprocess: &[&str]) {
         let found = verdicts(run, (preprocess, GOLD), WRONG, &[GOLD]);
-        assert!(
-            found[0] && found[2],
-            "FALSE FAIL: the gold as the prediction failed: {found:?}"
-        );
-        assert!(!found[1], "control: the wrong query passed");
+        assert_eq!(found, [false; 3], "not judged: {found:?}");
     }
 
     #[test]
-    fn postgresql_a_temporary_table_and_a_time_stamp_do_not_fail_the_gold() {
+    fn postgresql_a_temporary_table_and_a_time_stamp_make_the_item_unjudged() {
         honest(
             &pg_run(),
             &[
@@ -174,7 +175,7 @@ mod honest_items_with_a_temporary_table_in_the_preprocess_still_pass {
     }
 
     #[test]
-    fn mariadb_a_temporary_table_and_a_time_stamp_do_not_fail_the_gold() {
+    fn mariadb_a_temporary_table_and_a_time_stamp_make_the_item_unjudged() {
         honest(
             &my_run(),
             &[

@@ -128,20 +128,39 @@ fn leaves_session_state(sql: &str, dialect: &dyn Dialect) -> bool {
     let code = code_text(sql, dialect);
     let by_word = match words.first().map(String::as_str) {
         Some(word) if SESSION_WORDS.contains(&word) => true,
-        Some("create") => (words[1..].iter())
-            .take_while(|w| {
-                matches!(
-                    w.as_str(),
-                    "or" | "replace" | "global" | "local" | "temp" | "temporary"
-                )
-            })
-            .any(|w| w == "temp" || w == "temporary"),
+        Some("create") => {
+            (words[1..].iter())
+                .take_while(|w| {
+                    matches!(
+                        w.as_str(),
+                        "or" | "replace" | "global" | "local" | "temp" | "temporary"
+                    )
+                })
+                .any(|w| w == "temp" || w == "temporary")
+                || in_temporary_schema(sql, dialect)
+        }
         Some("do") => TEMPORARY_OBJECTS.iter().any(|made| text.contains(made)),
         _ => false,
     };
     by_word
         || code.contains("set_config")
         || (code.contains('@') && (code.contains(":=") || code.contains("into @")))
+}
+
+/// Whether `sql` names an object in the session's temporary schema (`temp.t`, `pg_temp.t`):
+/// SQLite's `CREATE TABLE temp.t AS ...` makes a temporary table without the word (red team
+/// round 42).
+fn in_temporary_schema(sql: &str, dialect: &dyn Dialect) -> bool {
+    let Ok(tokens) = Tokenizer::new(dialect, sql).tokenize() else {
+        return false;
+    };
+    tokens.windows(2).any(|pair| match pair {
+        [Token::Word(word), Token::Period] => matches!(
+            word.value.to_ascii_lowercase().as_str(),
+            "temp" | "temporary" | "pg_temp"
+        ),
+        _ => false,
+    })
 }
 
 /// `sql` in lower case with its string literals blanked, as `dialect`'s lexer reads them (a
@@ -446,6 +465,9 @@ mod tests {
         assert!(found(&["SELECT @low := 5"], &my).is_some());
         assert!(found(&["SELECT MIN(stock) INTO @low FROM products"], &my).is_some());
         assert!(found(&["CREATE GLOBAL TEMPORARY TABLE t (a int)"], &pg).is_some());
+        let sqlite = sqlparser::dialect::SQLiteDialect {};
+        assert!(found(&["CREATE TABLE temp.t AS SELECT 1"], &sqlite).is_some());
+        assert!(found(&["CREATE TABLE temp (a int)"], &sqlite).is_none());
         assert!(found(&["DO $$ BEGIN CREATE TEMP TABLE t (a int); END $$"], &pg).is_some());
         assert!(found(&["DO $$ BEGIN UPDATE t SET temperature = 1; END $$"], &pg).is_none());
     }

@@ -165,14 +165,21 @@ pub(super) fn session_bound(item: &LiveItem, dialect: &dyn Dialect) -> Option<Ve
     }
     let statement = query_check::session_state(&item.preprocess_sql, dialect)?;
     let first_line = statement.trim().lines().next().unwrap_or_default();
-    Some(Verdict {
+    Some(unjudged(&format!("`{first_line}`")))
+}
+
+/// The failed verdict of an item not judged under the sound profiles because its preprocess
+/// leaves state on its session (`what`: the statement, or what was read of the session), which
+/// the new sessions its checks run on would not have.
+pub(super) fn unjudged(what: &str) -> Verdict {
+    Verdict {
         success: false,
         message: format!(
             "not judged under the sound profile: its preprocess leaves state on its session \
-             (`{first_line}`), which the new sessions its checks run on would not have"
+             ({what}), which the new sessions its checks run on would not have"
         ),
         ..Verdict::default()
-    })
+    }
 }
 
 /// Fails `verdict` with the declarative checks' failures (after any test case's message).

@@ -19,16 +19,17 @@
 //! and after each request on its clone (`query_check.rs`, the Query data check).
 //!
 //! Round 40: the clones' sequences are made uncached before they are read (`sequences.rs`).
-//! Round 41: an item whose preprocess leaves state on its session (a setting, a variable, a
-//! temporary table) is not judged (`sound::session_bound`): the test cases' new sessions would
-//! not have it.
+//! Rounds 41 and 42: an item whose preprocess leaves state on its session is not judged: its
+//! variables and settings read on the session before and after the preprocess
+//! (`session_state.rs`), its temporary tables told by the text (`sound::session_bound`); the
+//! test cases' new sessions would not have them.
 
 use super::watch::Watch;
 use super::{ident, my_text, ItemSession, MyRun, Slot, HELPERS_MYSQL};
 use crate::engine::livesql::python::{self, ItemDb, TestsError};
 use crate::engine::livesql::query_check::{self, CloneContents, Contents, QueryCheck, OWN};
 use crate::engine::livesql::server_sides::{ServerSide, ServerSides};
-use crate::engine::livesql::sound::{add_post_failures, session_bound};
+use crate::engine::livesql::sound::{add_post_failures, session_bound, unjudged};
 use crate::engine::livesql::{Fault, Profile, Verdict};
 use crate::engine::server::catalog_rows;
 use crate::engine::server::data_digest::mysql_digests;
@@ -131,7 +132,13 @@ impl MyRun {
         prediction: &[String],
         (deadline, stop): (Instant, &Stop),
     ) -> Result<Verdict, TestsError> {
+        let before = session.own_state();
         session.execute_queries(&item.preprocess_sql, false)?;
+        let after = session.own_state();
+        if !item.test_cases.is_empty() && (before.is_none() || after != before) {
+            session.execute_queries(&item.clean_up_sql, false)?;
+            return Ok(unjudged("read on it before and after the preprocess"));
+        }
         let clones = Clones {
             run: self,
             slot,

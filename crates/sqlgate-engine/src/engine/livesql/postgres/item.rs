@@ -36,6 +36,19 @@ struct StatementError {
 }
 
 /// The item's session on its clone, as its own role.
+/// What a session keeps of its own and a new session would not have: its temporary relations,
+/// the settings it changed (`SET`, `set_config`, a `SET` in a `DO` block or a function), its
+/// prepared statements, open cursors and notification channels (red team rounds 41 and 42). Not
+/// what the harness itself leaves: the `statement_timeout` each statement is run under, the
+/// client's own prepared statements.
+const SESSION_STATE: &str = "SELECT concat_ws('/', \
+     (SELECT count(*) FROM pg_catalog.pg_class WHERE relnamespace = pg_catalog.pg_my_temp_schema()), \
+     (SELECT string_agg(name || '=' || setting, ',' ORDER BY name) FROM pg_catalog.pg_settings \
+      WHERE source = 'session' AND name <> 'statement_timeout'), \
+     (SELECT count(*) FROM pg_catalog.pg_prepared_statements WHERE from_sql), \
+     (SELECT count(*) FROM pg_catalog.pg_cursors), \
+     (SELECT count(*) FROM pg_catalog.pg_listening_channels()))";
+
 pub(super) struct ItemSession {
     client: Client,
     runtime: tokio::runtime::Runtime,
@@ -151,6 +164,14 @@ impl ItemSession {
     fn stopped(&self) -> Option<Stopped> {
         let stop = self.stop.lock().unwrap_or_else(PoisonError::into_inner);
         stop.clone().map(Stopped)
+    }
+
+    /// What the session holds of its own ([`SESSION_STATE`]), read on it; `None` when it cannot
+    /// be read (a transaction left aborted is state too).
+    pub(super) fn own_state(&self) -> Option<String> {
+        let read = self.client.query_one(SESSION_STATE, &[]);
+        let row = self.runtime.block_on(read).ok()?;
+        row.get::<_, Option<String>>(0)
     }
 
     /// The statements in order, stopping at the first error (the evaluator's

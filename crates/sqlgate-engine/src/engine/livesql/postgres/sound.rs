@@ -17,9 +17,11 @@
 //! gold writes nothing, the prediction's clone is compared with the twin after the prediction
 //! and after each request on its clone (`query_check.rs`, the Query data check).
 //!
-//! Round 40: the clone's collected statistics are closed to its role (`statistics.rs`). Round
-//! 41: an item whose preprocess leaves state on its session (a setting, a temporary table) is
-//! not judged (`sound::session_bound`): the test cases' new sessions would not have it.
+//! Round 40: the clone's collected statistics are closed to its role (`statistics.rs`). Rounds
+//! 41 and 42: an item whose preprocess leaves state on its session (a setting, a temporary
+//! relation, a prepared statement), read on the session itself before and after the
+//! preprocess (`item::SESSION_STATE`), is not judged (`sound::unjudged`): the test cases' new
+//! sessions would not have it.
 
 use super::item::ItemSession;
 use super::watch::Watch;
@@ -27,7 +29,7 @@ use super::{pg_text, verdict_of, PgRun, Slot, HELPERS_PG};
 use crate::engine::livesql::python::{self, ItemDb, TestsError};
 use crate::engine::livesql::query_check::{self, CloneContents, Contents, QueryCheck, OWN};
 use crate::engine::livesql::server_sides::{ServerSide, ServerSides};
-use crate::engine::livesql::sound::{add_post_failures, session_bound};
+use crate::engine::livesql::sound::{add_post_failures, unjudged};
 use crate::engine::livesql::{Fault, Profile, Verdict};
 use crate::engine::server::catalog_rows::{self, CloneRows};
 use crate::engine::server::data_digest::{postgres_digests, Reach};
@@ -49,9 +51,6 @@ impl PgRun {
         item: &LiveItem,
         prediction: &[String],
     ) -> Result<Verdict, Fault> {
-        if let Some(unjudged) = session_bound(item, &PostgreSqlDialect {}) {
-            return Ok(unjudged);
-        }
         let slot = self.acquire(&item.db_id)?;
         self.count(2);
         let deadline = Instant::now() + self.settings.deadline;
@@ -123,7 +122,13 @@ impl PgRun {
         prediction: &[String],
         (deadline, stop): (Instant, &Stop),
     ) -> Result<Verdict, TestsError> {
+        let before = session.own_state();
         session.execute_queries(&item.preprocess_sql)?;
+        let after = session.own_state();
+        if !item.test_cases.is_empty() && (before.is_none() || after != before) {
+            session.execute_queries(&item.clean_up_sql)?;
+            return Ok(unjudged("read on it before and after the preprocess"));
+        }
         let clones = Clones {
             run: self,
             slot,
