@@ -192,3 +192,26 @@ mod postgresql_a_dropped_staging_table {
         );
     }
 }
+
+/// Class 3 through the gate (what a job runs): the MariaDB called-procedure win as a pull
+/// request, so the verdict is the CLI's exit code. Set-up: round 36's `based_with` on round
+/// 32's `through_the_gate` (one Query item with the preprocess, gated on `bird_critic_sound`,
+/// its baseline made on `main` with the gold as the prediction, 100); the pull request predicts
+/// the wrong `stock < 0` query, with no lever statement (`eval --trusted-base <base>`).
+/// Control: the pull request predicting another wrong query (every product) exits 1.
+mod through_the_gate {
+    use crate::redteam32::through_the_gate::{attempt_with, MY};
+
+    #[test]
+    fn mariadb_a_variable_set_by_a_called_procedure_does_not_pass_the_gate() {
+        let (server, _) = crate::livesql_my_gate::loaded();
+        let preprocess = [
+            "CREATE PROCEDURE set_low() BEGIN SET @low = 5; END",
+            "CALL set_low()",
+        ];
+        let gold = "SELECT name FROM products WHERE stock < @low";
+        let control = "SELECT name FROM products";
+        let wrong = "SELECT name FROM products WHERE stock < 0";
+        attempt_with(&MY, server, (&preprocess, gold), control, &[wrong]);
+    }
+}
