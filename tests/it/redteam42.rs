@@ -193,6 +193,99 @@ mod postgresql_a_dropped_staging_table {
     }
 }
 
+/// Class 3, PostgreSQL: `SELECT ... INTO TEMP` (not read as session state: its first word is
+/// `select`) under the name of the base table it copies. `pg_temp` comes first in every search
+/// path, so on the item's session `products` is the copy, on a new session the base table. Set-up
+/// (a preprocess working on a copy of the products in stock): `SELECT * INTO TEMP products FROM
+/// products WHERE stock > 0`; gold: the products under 5 in stock (on the copy: none of the
+/// sold-out ones); honest `stock BETWEEN 1 AND 4`; wrong: the base table's products under 5
+/// (`public.products`, the sold-out ones too), which is what the gold gives on a new session.
+mod postgresql_select_into_temp_shadowing_a_base_table {
+    use super::*;
+
+    #[test]
+    fn postgresql_a_select_into_temp_copy_does_not_pass_a_wrong_query() {
+        let preprocess = ["SELECT * INTO TEMP products FROM products WHERE stock > 0"];
+        let gold = "SELECT name FROM products WHERE stock < 5";
+        let honest = "SELECT name FROM products WHERE stock BETWEEN 1 AND 4";
+        let wrong = "SELECT name FROM public.products WHERE stock < 5";
+        assert_wrong_fails(&pg_run(), (&preprocess, gold), honest, wrong);
+    }
+}
+
+/// Outside class 3: the SQLite engine (livesql on a local file: the repair path's engine, round
+/// 19), whose sound profile runs the checks on a new connection too. A table made in SQLite's
+/// `temp` schema by name (`CREATE TABLE temp.products ...`) is a temporary table, but its first
+/// words are `create table`, so it is not read as session state; `temp` comes first in SQLite's
+/// name resolution, so it shadows `main.products` on the item's connection only. Set-up: the
+/// corpus's `shop` file; preprocess `CREATE TABLE temp.products AS SELECT * FROM main.products
+/// WHERE stock > 0`; gold: the products under 5 in stock; honest `stock BETWEEN 1 AND 4`; wrong
+/// `main.products` under 5 (the sold-out ones too).
+mod sqlite_a_table_made_in_the_temp_schema {
+    use sqlgate::engine::livesql::{Budget, Profile, Settings};
+    use std::path::{Path, PathBuf};
+    use std::time::Duration;
+
+    /// Round 32's `WRAPPED` test case in the SQLite bird-critic form (it takes `conditions`).
+    const WRAPPED: &str = "def test_case(pred_sqls, sol_sqls, db_path, conn, conditions=None):\n    gold = ['SELECT * FROM ({}) AS gold'.format(s) for s in sol_sqls]\n    pred = execute_queries(pred_sqls, db_path, conn, None, '')\n    res = execute_queries(gold, db_path, conn, None, '')\n    assert not res[1] and sorted(pred[0]) == sorted(res[0]), f'the gold gave {res[0]}'\n    return 1\n";
+
+    fn verdict(template: &Path, item: (&[&str], &str), prediction: &str, profile: Profile) -> bool {
+        let (preprocess, gold) = item;
+        let line = serde_json::json!({
+            "instance_id": "lever42", "db_id": "shop", "category": "Query", "sol_sql": [gold],
+            "preprocess_sql": preprocess, "clean_up_sql": [],
+            "test_cases": [WRAPPED], "issue_sql": [],
+            "efficiency": false, "query": "which products?",
+        });
+        let item =
+            sqlgate::input::livesql::parse_items(Path::new("lever42.jsonl"), &format!("{line}\n"))
+                .unwrap()
+                .remove(0);
+        let settings = Settings {
+            profile,
+            budget: Budget {
+                deadline: Duration::from_secs(60),
+                max_steps: 100_000_000,
+                disk_bytes: 64 << 20,
+            },
+            python: PathBuf::from("python3"),
+        };
+        let predicted = [prediction.to_string()];
+        let verdict =
+            sqlgate::engine::livesql::judge(&item, Some(&predicted), template, &settings).unwrap();
+        eprintln!(
+            "{profile:?} {prediction:?}: {} {}",
+            verdict.success, verdict.message
+        );
+        verdict.success
+    }
+
+    #[test]
+    fn sqlite_a_temp_schema_copy_does_not_pass_a_wrong_query() {
+        let folder = tempfile::tempdir().unwrap();
+        let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/livesql/db");
+        crate::common::databases_from_scripts(&scripts, folder.path());
+        let template = folder.path().join("shop/shop.sqlite");
+        let preprocess =
+            ["CREATE TABLE temp.products AS SELECT * FROM main.products WHERE stock > 0"];
+        let item = (&preprocess[..], "SELECT name FROM products WHERE stock < 5");
+        let honest = "SELECT name FROM products WHERE stock BETWEEN 1 AND 4";
+        let wrong = "SELECT name FROM main.products WHERE stock < 5";
+        let three = |profile| [item.1, honest, wrong].map(|p| verdict(&template, item, p, profile));
+        let official = three(Profile::BirdCritic);
+        assert_eq!(
+            official,
+            [true, true, false],
+            "control: the official profile"
+        );
+        let sound = three(Profile::BirdCriticSound);
+        assert!(
+            !sound[2],
+            "WON: the wrong prediction passed bird_critic_sound ({sound:?}; official {official:?})"
+        );
+    }
+}
+
 /// Class 3 through the gate (what a job runs): the MariaDB called-procedure win as a pull
 /// request, so the verdict is the CLI's exit code. Set-up: round 36's `based_with` on round
 /// 32's `through_the_gate` (one Query item with the preprocess, gated on `bird_critic_sound`,
