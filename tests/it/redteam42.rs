@@ -120,6 +120,8 @@ mod mariadb_a_variable_set_by_a_called_procedure {
 /// FROM products`, then every stock raised by 100; gold: the products `before` had under 5 in
 /// stock; wrong: the products under 5 now (none); honest: `before` read with another filter
 /// (`stock <= 4`). On a new session `before` does not exist (no prelude since round 41).
+/// Observed (contained): the gold errors on the test case's new session, so every prediction
+/// fails under `bird_critic_sound`, the gold too (a dead item, like one `session_bound` flags).
 mod postgresql_a_temporary_table_made_by_select_into {
     use super::*;
 
@@ -287,8 +289,8 @@ mod sqlite_a_table_made_in_the_temp_schema {
 }
 
 /// Class 3 through the gate (what a job runs): the MariaDB called-procedure win as a pull
-/// request, so the verdict is the CLI's exit code. Set-up: round 36's `based_with` on round
-/// 32's `through_the_gate` (one Query item with the preprocess, gated on `bird_critic_sound`,
+/// request, so the verdict is the CLI's exit code. Set-up: round 32's `through_the_gate::
+/// attempt_with` (one Query item with the preprocess, gated on `bird_critic_sound`,
 /// its baseline made on `main` with the gold as the prediction, 100); the pull request predicts
 /// the wrong `stock < 0` query, with no lever statement (`eval --trusted-base <base>`).
 /// Control: the pull request predicting another wrong query (every product) exits 1.
