@@ -100,6 +100,7 @@ mod redteam38;
 mod redteam39;
 mod redteam40;
 mod redteam41;
+mod redteam42;
 mod redteam9;
 mod repair;
 mod report;
