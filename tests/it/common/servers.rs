@@ -801,14 +801,18 @@ fn plain_server_command(kind: Kind, folder: &Path, port: u16) -> Command {
 
 /// Starts the guardian shell: it runs the server (output to `server.log`), waits for its own
 /// standard input to close, then stops the server (PostgreSQL's fast shutdown, MariaDB's normal
-/// one: both end open sessions), waits for it and removes the folder.
+/// one: both end open sessions), waits for it and removes the folder. The signal is sent again
+/// each second until the server is gone: a server the shell started in the background begins
+/// with `SIGINT` ignored, so one sent before PostgreSQL set its handler (a start-up attempt
+/// given up under load, dropped at once) was lost, and the guardian, and the test dropping it,
+/// waited forever (the `clone_catalogs` hang).
 fn spawn_guardian(kind: Kind, folder: &Path, port: u16, tls: bool) -> Result<Child, String> {
     const GUARDIAN: &str = r#"folder=$1; signal=$2; shift 2
 "$@" > "$folder/server.log" 2>&1 &
 server=$!
 echo "$server" > "$folder/server.pid"
 read -r _
-kill "-$signal" "$server" 2> /dev/null
+while kill "-$signal" "$server" 2> /dev/null; do sleep 1; done
 wait "$server"
 rm -rf "$folder""#;
     let server = server_command(kind, folder, port, tls);
