@@ -187,28 +187,11 @@ mod honest_preprocesses_still_pass {
     /// Whether `prediction` passes the official `bird_critic` (the same item as `verdicts`).
     fn official<J: sqlgate::engine::livesql::LiveJudge>(
         run: &J,
-        (preprocess, gold): (&[&str], &str),
+        item: (&[&str], &str),
         prediction: &[&str],
     ) -> bool {
         use sqlgate::engine::livesql::Profile;
-        let line = serde_json::json!({
-            "instance_id": "honest40", "db_id": "shop", "category": "Query", "sol_sql": [gold],
-            "preprocess_sql": preprocess, "clean_up_sql": [],
-            "test_cases": [crate::redteam32::WRAPPED], "issue_sql": [], "conditions": {},
-            "efficiency": false, "query": "which rows?",
-        });
-        let item = sqlgate::input::livesql::parse_items(
-            std::path::Path::new("honest40.jsonl"),
-            &format!("{line}\n"),
-        )
-        .unwrap()
-        .remove(0);
-        let predicted: Vec<String> = prediction.iter().map(|s| s.to_string()).collect();
-        let verdict = run
-            .judge(&item, Some(&predicted), Profile::BirdCritic)
-            .unwrap();
-        eprintln!("official: {} {}", verdict.success, verdict.message);
-        verdict.success
+        crate::redteam41::judged(run, item, prediction, Profile::BirdCritic)
     }
 
     #[test]

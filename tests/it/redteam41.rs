@@ -16,7 +16,7 @@ use sqlgate::engine::livesql::{LiveJudge, Profile};
 
 /// Whether `prediction` passes the item (`preprocess`, `gold`, round 32's `WRAPPED` test case)
 /// under `profile`.
-fn judged<J: LiveJudge>(
+pub(crate) fn judged<J: LiveJudge>(
     run: &J,
     (preprocess, gold): (&[&str], &str),
     prediction: &[&str],
