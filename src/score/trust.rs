@@ -1,7 +1,7 @@
 //! sqlgate's own state in a pull-request run: which provider cache entries the run may use
 //! (those the base commit's baseline recorded; none in `baseline update`), which gold-cache
-//! entries (the same, and none outside a pull-request run), and the notes that tell the reader which state files the pull
-//! request changed and that the run did not use them.
+//! entries (the same, and none outside a pull-request run), and the notes that tell the reader
+//! which state files the pull request changed and that the run did not use them.
 
 use crate::input::config::Config;
 use crate::input::provider_config::ProviderKind;

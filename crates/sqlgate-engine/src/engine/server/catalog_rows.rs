@@ -215,8 +215,9 @@ pub(crate) struct CloneRows {
     /// again, a table rewritten again: red team round 38) and the size of each relation's main
     /// file (rows written and rolled back grow it, and `pg_relation_size` reads it, while no
     /// row or catalog row changes; a prediction cannot `VACUUM`, which makes the other forks:
-    /// its statements run in a transaction, and autovacuum may make them at any time), on MariaDB / MySQL the times the
-    /// server stamps on them and a system-versioned table's history periods.
+    /// its statements run in a transaction, and autovacuum may make them at any time), on
+    /// MariaDB / MySQL the times the server stamps on them and a system-versioned table's
+    /// history periods.
     pub(crate) own: String,
 }
 

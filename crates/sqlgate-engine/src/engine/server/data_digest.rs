@@ -497,6 +497,15 @@ fn postgres_error(error: &postgres::Error) -> String {
     }
 }
 
+/// The statement that makes a MariaDB / MySQL session wait for a lock at most [`LOCK_WAIT`] (a
+/// lock held past it is an error, not a hang).
+pub(crate) fn mysql_lock_waits() -> String {
+    format!(
+        "SET SESSION lock_wait_timeout = {0}, innodb_lock_wait_timeout = {0}",
+        LOCK_WAIT.as_secs()
+    )
+}
+
 /// Every table the user can read in each database (the URL's when the name is empty), on one
 /// connection.
 pub(crate) fn mysql_digests(url: &str, databases: &[String]) -> Result<DataDigests, String> {
@@ -515,14 +524,10 @@ pub(crate) fn mysql_digests(url: &str, databases: &[String]) -> Result<DataDiges
     }
     let opts = mysql::OptsBuilder::from_opts(target.opts).db_name(None::<String>);
     let mut conn = tls::mysql_connect(opts.into(), target.mode).map_err(|e| mysql_error(&e))?;
-    let lock_wait = format!(
-        "SET SESSION lock_wait_timeout = {0}, innodb_lock_wait_timeout = {0}",
-        LOCK_WAIT.as_secs()
-    );
     for statement in [
         "SET NAMES utf8mb4",
         "SET SESSION TRANSACTION READ ONLY",
-        &lock_wait,
+        &mysql_lock_waits(),
     ] {
         conn.query_drop(statement).map_err(|e| mysql_error(&e))?;
     }

@@ -10,7 +10,7 @@
 
 use super::{ident, my_text, MyRun, Slot};
 use crate::engine::livesql::python::TestsError;
-use crate::engine::server::data_digest::LOCK_WAIT;
+use crate::engine::server::data_digest::mysql_lock_waits;
 use mysql::prelude::Queryable;
 use mysql::Conn;
 
@@ -21,11 +21,7 @@ impl MyRun {
     pub(super) fn uncache_sequences(&self, slot: &Slot) -> Result<(), TestsError> {
         let fault = |e: String| TestsError::Fault(format!("uncaching a clone's sequences: {e}"));
         let mut admin = self.admin().map_err(fault)?;
-        let waits = format!(
-            "SET SESSION lock_wait_timeout = {0}, innodb_lock_wait_timeout = {0}",
-            LOCK_WAIT.as_secs()
-        );
-        self.sql(&mut admin, &waits).map_err(fault)?;
+        self.sql(&mut admin, &mysql_lock_waits()).map_err(fault)?;
         for name in sequences(&mut admin, &slot.database).map_err(fault)? {
             let sequence = format!("{}.{}", ident(&slot.database), ident(&name));
             self.uncache(&mut admin, &sequence).map_err(fault)?;

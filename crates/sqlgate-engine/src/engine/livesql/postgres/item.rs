@@ -35,7 +35,6 @@ struct StatementError {
     sqlstate: String,
 }
 
-/// The item's session on its clone, as its own role.
 /// What a session keeps of its own and a new session would not have: its temporary relations,
 /// the settings it changed (`SET`, `set_config`, a `SET` in a `DO` block or a function), its
 /// prepared statements, open cursors and notification channels (red team rounds 41 and 42). Not
@@ -49,6 +48,7 @@ const SESSION_STATE: &str = "SELECT concat_ws('/', \
      (SELECT count(*) FROM pg_catalog.pg_cursors), \
      (SELECT count(*) FROM pg_catalog.pg_listening_channels()))";
 
+/// The item's session on its clone, as its own role.
 pub(super) struct ItemSession {
     client: Client,
     runtime: tokio::runtime::Runtime,
