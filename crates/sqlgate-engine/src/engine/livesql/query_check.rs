@@ -123,9 +123,12 @@ pub fn session_state<'a>(preprocess: &'a [String], dialect: &dyn Dialect) -> Opt
 
 /// Whether the statement text `sql` leaves state on its session ([`session_state`]).
 fn leaves_session_state(sql: &str, dialect: &dyn Dialect) -> bool {
-    let words = leading_words(sql, dialect);
+    let Ok(tokens) = Tokenizer::new(dialect, sql).tokenize() else {
+        return false;
+    };
+    let words = leading_words(&tokens);
     let text = sql.to_lowercase();
-    let code = code_text(sql, dialect);
+    let code = code_text(&tokens);
     let by_word = match words.first().map(String::as_str) {
         Some(word) if SESSION_WORDS.contains(&word) => true,
         Some("create") => {
@@ -137,7 +140,7 @@ fn leaves_session_state(sql: &str, dialect: &dyn Dialect) -> bool {
                     )
                 })
                 .any(|w| w == "temp" || w == "temporary")
-                || in_temporary_schema(sql, dialect)
+                || in_temporary_schema(&tokens)
         }
         Some("do") => TEMPORARY_OBJECTS.iter().any(|made| text.contains(made)),
         _ => false,
@@ -150,10 +153,7 @@ fn leaves_session_state(sql: &str, dialect: &dyn Dialect) -> bool {
 /// Whether `sql` names an object in the session's temporary schema (`temp.t`, `pg_temp.t`):
 /// SQLite's `CREATE TABLE temp.t AS ...` makes a temporary table without the word (red team
 /// round 42).
-fn in_temporary_schema(sql: &str, dialect: &dyn Dialect) -> bool {
-    let Ok(tokens) = Tokenizer::new(dialect, sql).tokenize() else {
-        return false;
-    };
+fn in_temporary_schema(tokens: &[Token]) -> bool {
     tokens.windows(2).any(|pair| match pair {
         [Token::Word(word), Token::Period] => matches!(
             word.value.to_ascii_lowercase().as_str(),
@@ -163,14 +163,10 @@ fn in_temporary_schema(sql: &str, dialect: &dyn Dialect) -> bool {
     })
 }
 
-/// `sql` in lower case with its string literals blanked, as `dialect`'s lexer reads them (a
-/// `DO` block's body, a dollar-quoted string, is kept: it is code); empty for a text it cannot
-/// read.
-fn code_text(sql: &str, dialect: &dyn Dialect) -> String {
-    let Ok(tokens) = Tokenizer::new(dialect, sql).tokenize() else {
-        return String::new();
-    };
-    (tokens.into_iter())
+/// A statement's `tokens` as text in lower case with its string literals blanked (a `DO`
+/// block's body, a dollar-quoted string, is kept: it is code).
+fn code_text(tokens: &[Token]) -> String {
+    (tokens.iter())
         .map(|token| match token {
             Token::SingleQuotedString(_)
             | Token::DoubleQuotedString(_)
@@ -181,13 +177,10 @@ fn code_text(sql: &str, dialect: &dyn Dialect) -> String {
         .collect()
 }
 
-/// The first words of `sql` (lower case, unquoted), as `dialect`'s lexer reads them after
-/// blanks, comments and opening parentheses; empty for a text it cannot read.
-fn leading_words(sql: &str, dialect: &dyn Dialect) -> Vec<String> {
-    let Ok(tokens) = Tokenizer::new(dialect, sql).tokenize() else {
-        return Vec::new();
-    };
-    (tokens.into_iter())
+/// The first words of a statement's `tokens` (lower case, unquoted) after blanks, comments and
+/// opening parentheses.
+fn leading_words(tokens: &[Token]) -> Vec<String> {
+    (tokens.iter())
         .filter(|token| !matches!(token, Token::Whitespace(_) | Token::LParen))
         .take(6)
         .map_while(|token| match token {
@@ -202,7 +195,8 @@ fn leading_words(sql: &str, dialect: &dyn Dialect) -> Vec<String> {
 /// The first keyword of `sql` (lower case) after blanks, comments and opening parentheses, as
 /// `dialect` reads them; `None` for a text it cannot read or that holds none.
 fn first_keyword(sql: &str, dialect: &dyn Dialect) -> Option<String> {
-    leading_words(sql, dialect).into_iter().next()
+    let tokens = Tokenizer::new(dialect, sql).tokenize().ok()?;
+    leading_words(&tokens).into_iter().next()
 }
 
 /// The check's reach: the contents of the prediction's clone, and of the twin (made if not yet).
