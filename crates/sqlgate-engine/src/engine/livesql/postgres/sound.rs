@@ -122,10 +122,9 @@ impl PgRun {
         prediction: &[String],
         (deadline, stop): (Instant, &Stop),
     ) -> Result<Verdict, TestsError> {
-        let before = session.own_state();
+        let before = (!item.test_cases.is_empty()).then(|| session.own_state());
         session.execute_queries(&item.preprocess_sql)?;
-        let after = session.own_state();
-        if !item.test_cases.is_empty() && (before.is_none() || after != before) {
+        if before.is_some_and(|before| before.is_none() || session.own_state() != before) {
             session.execute_queries(&item.clean_up_sql)?;
             return Ok(unjudged("read on it before and after the preprocess"));
         }
