@@ -91,92 +91,6 @@ fn every_statement(sql: &str, dialect: &dyn Dialect, each: impl Fn(&Statement) -
     !statements.is_empty() && statements.iter().all(each)
 }
 
-/// The first keywords of a statement whose work lives in its session alone: a setting, a
-/// variable, a prepared statement or cursor, a notification channel, a session reset.
-const SESSION_WORDS: [&str; 7] = [
-    "set", "reset", "pragma", "prepare", "declare", "listen", "discard",
-];
-
-/// What a `DO` block's text holds when it makes a temporary object.
-const TEMPORARY_OBJECTS: [&str; 6] = [
-    "temp table",
-    "temporary table",
-    "temp view",
-    "temporary view",
-    "temp sequence",
-    "temporary sequence",
-];
-
-/// The first statement of an item's `preprocess` that leaves state on its session alone (a
-/// setting, a variable, a temporary object, a prepared statement: [`SESSION_WORDS`], `CREATE
-/// ... TEMP`, `set_config`, a MySQL variable assigned in a query, a `DO` block making a
-/// temporary object). The sound profiles run the test cases on new
-/// sessions, where that state is gone, so such an item would be judged as another item (a
-/// wrong prediction right without the preprocess's `sql_mode`, a temporary table rebuilt from
-/// later rows: red team round 41); it is not judged ([`super::sound::session_bound`]). The
-/// preprocess is the benchmark's, trusted: the words read its plain forms, not a disguise.
-pub fn session_state<'a>(preprocess: &'a [String], dialect: &dyn Dialect) -> Option<&'a String> {
-    preprocess
-        .iter()
-        .find(|sql| leaves_session_state(sql, dialect))
-}
-
-/// Whether the statement text `sql` leaves state on its session ([`session_state`]).
-fn leaves_session_state(sql: &str, dialect: &dyn Dialect) -> bool {
-    let Ok(tokens) = Tokenizer::new(dialect, sql).tokenize() else {
-        return false;
-    };
-    let words = leading_words(&tokens);
-    let text = sql.to_lowercase();
-    let code = code_text(&tokens);
-    let by_word = match words.first().map(String::as_str) {
-        Some(word) if SESSION_WORDS.contains(&word) => true,
-        Some("create") => {
-            (words[1..].iter())
-                .take_while(|w| {
-                    matches!(
-                        w.as_str(),
-                        "or" | "replace" | "global" | "local" | "temp" | "temporary"
-                    )
-                })
-                .any(|w| w == "temp" || w == "temporary")
-                || in_temporary_schema(&tokens)
-        }
-        Some("do") => TEMPORARY_OBJECTS.iter().any(|made| text.contains(made)),
-        _ => false,
-    };
-    by_word
-        || code.contains("set_config")
-        || (code.contains('@') && (code.contains(":=") || code.contains("into @")))
-}
-
-/// Whether `sql` names an object in the session's temporary schema (`temp.t`, `pg_temp.t`):
-/// SQLite's `CREATE TABLE temp.t AS ...` makes a temporary table without the word (red team
-/// round 42).
-fn in_temporary_schema(tokens: &[Token]) -> bool {
-    tokens.windows(2).any(|pair| match pair {
-        [Token::Word(word), Token::Period] => matches!(
-            word.value.to_ascii_lowercase().as_str(),
-            "temp" | "temporary" | "pg_temp"
-        ),
-        _ => false,
-    })
-}
-
-/// A statement's `tokens` as text in lower case with its string literals blanked (a `DO`
-/// block's body, a dollar-quoted string, is kept: it is code).
-fn code_text(tokens: &[Token]) -> String {
-    (tokens.iter())
-        .map(|token| match token {
-            Token::SingleQuotedString(_)
-            | Token::DoubleQuotedString(_)
-            | Token::NationalStringLiteral(_)
-            | Token::EscapedStringLiteral(_) => " ".to_string(),
-            other => other.to_string().to_lowercase(),
-        })
-        .collect()
-}
-
 /// The first words of a statement's `tokens` (lower case, unquoted) after blanks, comments and
 /// opening parentheses.
 fn leading_words(tokens: &[Token]) -> Vec<String> {
@@ -357,7 +271,7 @@ impl<'a> QueryCheck<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::{contents, gold_writes, session_state};
+    use super::{contents, gold_writes};
     use sqlparser::dialect::{Dialect, MySqlDialect, PostgreSqlDialect};
 
     fn writes(sql: &str, dialect: &dyn Dialect) -> bool {
@@ -420,50 +334,6 @@ mod tests {
         assert!(gold_writes(&kept, &pg));
         let dropped = gold(&["CREATE TEMP TABLE oos (a INT)", "DROP TABLE oos, products"]);
         assert!(gold_writes(&dropped, &pg));
-    }
-
-    #[test]
-    fn a_preprocess_leaving_session_state_is_found() {
-        let (pg, my) = (PostgreSqlDialect {}, MySqlDialect {});
-        let found = |sqls: &[&str], dialect: &dyn Dialect| {
-            let sqls: Vec<String> = sqls.iter().map(|s| s.to_string()).collect();
-            session_state(&sqls, dialect).cloned()
-        };
-        for dialect in [&pg as &dyn Dialect, &my] {
-            assert_eq!(
-                found(
-                    &["CREATE TABLE t (a INT)", "INSERT INTO t VALUES (1)"],
-                    dialect
-                ),
-                None
-            );
-            assert_eq!(
-                found(&["UPDATE t SET a = 1", "SELECT 'set @x := 1'"], dialect),
-                None
-            );
-            assert_eq!(found(&[], dialect), None);
-            for session in [
-                "SET sql_mode = 'PIPES_AS_CONCAT'",
-                "/* note */ set datestyle = 'German'",
-                "CREATE TEMPORARY TABLE zero AS SELECT 0",
-                "create or replace temp view v AS SELECT 1",
-                "PREPARE s FROM 'SELECT 1'",
-                "SELECT set_config('x.y', '1', false)",
-            ] {
-                assert_eq!(
-                    found(&["SELECT 1", session], dialect).as_deref(),
-                    Some(session)
-                );
-            }
-        }
-        assert!(found(&["SELECT @low := 5"], &my).is_some());
-        assert!(found(&["SELECT MIN(stock) INTO @low FROM products"], &my).is_some());
-        assert!(found(&["CREATE GLOBAL TEMPORARY TABLE t (a int)"], &pg).is_some());
-        let sqlite = sqlparser::dialect::SQLiteDialect {};
-        assert!(found(&["CREATE TABLE temp.t AS SELECT 1"], &sqlite).is_some());
-        assert!(found(&["CREATE TABLE temp (a int)"], &sqlite).is_none());
-        assert!(found(&["DO $$ BEGIN CREATE TEMP TABLE t (a int); END $$"], &pg).is_some());
-        assert!(found(&["DO $$ BEGIN UPDATE t SET temperature = 1; END $$"], &pg).is_none());
     }
 
     #[test]

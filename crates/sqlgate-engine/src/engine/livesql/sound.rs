@@ -14,12 +14,10 @@ use super::copy::ItemCopy;
 use super::gold_twin::LazyTwin;
 use super::post;
 use super::python::{self, Job, TestsError};
-use super::query_check;
-use super::session::{rows_json, Rows};
+use super::session::{rows_json, Rows, Session};
 use super::twin::Sides;
 use super::{open, Profile, Settings, Verdict};
 use crate::input::livesql::LiveItem;
-use sqlparser::dialect::{Dialect, SQLiteDialect};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -31,11 +29,11 @@ pub fn judge(
     template: &Path,
     settings: &Settings,
 ) -> Result<Verdict, TestsError> {
-    if let Some(unjudged) = session_bound(item, &SQLiteDialect {}) {
-        return Ok(unjudged);
-    }
     let session = open(copy.path(), &settings.budget, Profile::Sound)?;
     session.execute_queries(&item.preprocess_sql)?;
+    if let Some(unjudged) = temporary_objects_left(item, &session) {
+        return Ok(unjudged);
+    }
     let query = session.reads_only(&item.sol_sql);
     let before = session.writes();
     let ran = session.execute_queries(prediction)?;
@@ -153,19 +151,20 @@ fn run_tests(
     Ok(())
 }
 
-/// The verdict of an item the sound profiles do not judge: one whose checks run on a new
-/// session (test cases, post-conditions) while its preprocess leaves state on its own session
-/// alone ([`query_check::session_state`]: a setting, a variable, a temporary table), which that
-/// new session would not have, so the checks would judge another item (red team round 41).
-/// Failed for every prediction, the gold too, so its baseline records it failing and no pull
-/// request can regress or improve on it; `None` for any other item.
-pub(super) fn session_bound(item: &LiveItem, dialect: &dyn Dialect) -> Option<Verdict> {
+/// The verdict of an item whose checks run on a new session (test cases, post-conditions) while
+/// its preprocess left objects in `session`'s temporary schema, read there
+/// ([`Session::temporary_objects`], however the preprocess made them: red team rounds 41 to 43),
+/// which that new session would not have, so the checks would judge another item; `None` for
+/// any other item (one that made and dropped a staging table too).
+fn temporary_objects_left(item: &LiveItem, session: &Session) -> Option<Verdict> {
     if item.test_cases.is_empty() && item.post.is_empty() {
         return None;
     }
-    let statement = query_check::session_state(&item.preprocess_sql, dialect)?;
-    let first_line = statement.trim().lines().next().unwrap_or_default();
-    Some(unjudged(&format!("`{first_line}`")))
+    match session.temporary_objects() {
+        Some(objects) if objects.is_empty() => None,
+        Some(objects) => Some(unjudged(&format!("temporary objects {objects}"))),
+        None => Some(unjudged("its temporary schema could not be read")),
+    }
 }
 
 /// The failed verdict of an item not judged under the sound profiles because its preprocess

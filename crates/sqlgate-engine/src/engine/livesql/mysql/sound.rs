@@ -19,17 +19,18 @@
 //! and after each request on its clone (`query_check.rs`, the Query data check).
 //!
 //! Round 40: the clones' sequences are made uncached before they are read (`sequences.rs`).
-//! Rounds 41 and 42: an item whose preprocess leaves state on its session is not judged: its
-//! variables and settings read on the session before and after the preprocess
-//! (`session_state.rs`), its temporary tables told by the text (`sound::session_bound`); the
-//! test cases' new sessions would not have them.
+//! Rounds 41 to 43: an item whose preprocess leaves state on its session is not judged: its
+//! variables, settings, role and the statements that leave an object on it (a temporary table,
+//! a prepared statement) read on the session before and after the preprocess
+//! (`session_state.rs`), however the preprocess wrote them (in a procedure, `SET STATEMENT ...
+//! FOR` leaving none); the test cases' new sessions would not have them.
 
 use super::watch::Watch;
 use super::{ident, my_text, ItemSession, MyRun, Slot, HELPERS_MYSQL};
 use crate::engine::livesql::python::{self, ItemDb, TestsError};
 use crate::engine::livesql::query_check::{self, CloneContents, Contents, QueryCheck, OWN};
 use crate::engine::livesql::server_sides::{ServerSide, ServerSides};
-use crate::engine::livesql::sound::{add_post_failures, session_bound, unjudged};
+use crate::engine::livesql::sound::{add_post_failures, unjudged};
 use crate::engine::livesql::{Fault, Profile, Verdict};
 use crate::engine::server::catalog_rows;
 use crate::engine::server::data_digest::mysql_digests;
@@ -71,9 +72,6 @@ impl MyRun {
         item: &LiveItem,
         prediction: &[String],
     ) -> Result<Verdict, Fault> {
-        if let Some(unjudged) = session_bound(item, &MySqlDialect {}) {
-            return Ok(unjudged);
-        }
         let slot = self.acquire(&item.db_id)?;
         let deadline = Instant::now() + self.settings.deadline;
         let stop = Stop::default();

@@ -35,15 +35,21 @@ struct StatementError {
     sqlstate: String,
 }
 
-/// What a session keeps of its own and a new session would not have: its temporary relations,
-/// the settings it changed (`SET`, `set_config`, a `SET` in a `DO` block or a function), its
-/// prepared statements, open cursors and notification channels (red team rounds 41 and 42). Not
+/// What a session keeps of its own and a new session would not have: the objects of its
+/// temporary schema (relations, and the types, functions and operators outside `pg_class`), the
+/// settings it changed (`SET`, `set_config`, a `SET` in a `DO` block or a function), the role it
+/// acts as (`SET ROLE`, `SET SESSION AUTHORIZATION`, which `pg_settings` does not show), its
+/// prepared statements, open cursors and notification channels (red team rounds 41 to 43). Not
 /// what the harness itself leaves: the `statement_timeout` each statement is run under, the
 /// client's own prepared statements.
 const SESSION_STATE: &str = "SELECT concat_ws('/', \
      (SELECT count(*) FROM pg_catalog.pg_class WHERE relnamespace = pg_catalog.pg_my_temp_schema()), \
+     (SELECT count(*) FROM pg_catalog.pg_type WHERE typnamespace = pg_catalog.pg_my_temp_schema()), \
+     (SELECT count(*) FROM pg_catalog.pg_proc WHERE pronamespace = pg_catalog.pg_my_temp_schema()), \
+     (SELECT count(*) FROM pg_catalog.pg_operator WHERE oprnamespace = pg_catalog.pg_my_temp_schema()), \
      (SELECT string_agg(name || '=' || setting, ',' ORDER BY name) FROM pg_catalog.pg_settings \
       WHERE source = 'session' AND name <> 'statement_timeout'), \
+     current_user, session_user, \
      (SELECT count(*) FROM pg_catalog.pg_prepared_statements WHERE from_sql), \
      (SELECT count(*) FROM pg_catalog.pg_cursors), \
      (SELECT count(*) FROM pg_catalog.pg_listening_channels()))";
