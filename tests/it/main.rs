@@ -101,6 +101,7 @@ mod redteam39;
 mod redteam40;
 mod redteam41;
 mod redteam42;
+mod redteam43;
 mod redteam9;
 mod repair;
 mod report;
