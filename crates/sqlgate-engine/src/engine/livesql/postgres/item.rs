@@ -36,7 +36,8 @@ struct StatementError {
 }
 
 /// What a session keeps of its own and a new session would not have: the objects of its
-/// temporary schema (relations, and the types, functions and operators outside `pg_class`), the
+/// temporary schema (its relations, and every object of any kind, a domain, a function, a
+/// collation, a text search configuration, each of which depends on the schema), the
 /// settings it changed (`SET`, `set_config`, a `SET` in a `DO` block or a function), the role it
 /// acts as (`SET ROLE`, `SET SESSION AUTHORIZATION`, which `pg_settings` does not show), its
 /// prepared statements, open cursors and notification channels (red team rounds 41 to 43). Not
@@ -44,9 +45,8 @@ struct StatementError {
 /// client's own prepared statements.
 const SESSION_STATE: &str = "SELECT concat_ws('/', \
      (SELECT count(*) FROM pg_catalog.pg_class WHERE relnamespace = pg_catalog.pg_my_temp_schema()), \
-     (SELECT count(*) FROM pg_catalog.pg_type WHERE typnamespace = pg_catalog.pg_my_temp_schema()), \
-     (SELECT count(*) FROM pg_catalog.pg_proc WHERE pronamespace = pg_catalog.pg_my_temp_schema()), \
-     (SELECT count(*) FROM pg_catalog.pg_operator WHERE oprnamespace = pg_catalog.pg_my_temp_schema()), \
+     (SELECT count(*) FROM pg_catalog.pg_depend WHERE refobjid = pg_catalog.pg_my_temp_schema() \
+      AND refclassid = 'pg_catalog.pg_namespace'::pg_catalog.regclass), \
      (SELECT string_agg(name || '=' || setting, ',' ORDER BY name) FROM pg_catalog.pg_settings \
       WHERE source = 'session' AND name <> 'statement_timeout'), \
      current_user, session_user, \
