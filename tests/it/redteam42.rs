@@ -223,7 +223,7 @@ mod postgresql_select_into_temp_shadowing_a_base_table {
 /// corpus's `shop` file; preprocess `CREATE TABLE temp.products AS SELECT * FROM main.products
 /// WHERE stock > 0`; gold: the products under 5 in stock; honest `stock BETWEEN 1 AND 4`; wrong
 /// `main.products` under 5 (the sold-out ones too).
-mod sqlite_a_table_made_in_the_temp_schema {
+pub(crate) mod sqlite_a_table_made_in_the_temp_schema {
     use sqlgate::engine::livesql::{Budget, Profile, Settings};
     use std::path::{Path, PathBuf};
     use std::time::Duration;
@@ -264,13 +264,20 @@ mod sqlite_a_table_made_in_the_temp_schema {
 
     #[test]
     fn sqlite_a_temp_schema_copy_does_not_pass_a_wrong_query() {
+        assert_wrong_fails(&[
+            "CREATE TABLE temp.products AS SELECT * FROM main.products WHERE stock > 0",
+        ]);
+    }
+
+    /// The attempt with `preprocess`, which shadows `products` with its products in stock:
+    /// the control (the official profile passes the gold and the honest prediction and fails the
+    /// wrong one), then the wrong prediction failing under `bird_critic_sound`.
+    pub(crate) fn assert_wrong_fails(preprocess: &[&str]) {
         let folder = tempfile::tempdir().unwrap();
         let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/livesql/db");
         crate::common::databases_from_scripts(&scripts, folder.path());
         let template = folder.path().join("shop/shop.sqlite");
-        let preprocess =
-            ["CREATE TABLE temp.products AS SELECT * FROM main.products WHERE stock > 0"];
-        let item = (&preprocess[..], "SELECT name FROM products WHERE stock < 5");
+        let item = (preprocess, "SELECT name FROM products WHERE stock < 5");
         let honest = "SELECT name FROM products WHERE stock BETWEEN 1 AND 4";
         let wrong = "SELECT name FROM main.products WHERE stock < 5";
         let three = |profile| [item.1, honest, wrong].map(|p| verdict(&template, item, p, profile));
