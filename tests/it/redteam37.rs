@@ -144,13 +144,12 @@ pub(crate) mod mariadb_the_user_name_in_a_view {
 /// the snapshot always differs, and the check falls back to the twin, which a preprocess that
 /// stamps the time (round 36's false fail) sets apart. Set-up: the lever item, its preprocess
 /// stamping the time and making a temporary table, gold `SELECT name FROM products WHERE stock
-/// = 0`. Secure here was: the gold as the prediction PASSES (and the wrong query fails). Since
-/// rounds 41 and 42 an item whose preprocess leaves a temporary table on its session is not
-/// judged under the sound profile (the test cases' new sessions would not have it, and a wrong
-/// prediction passed where the gold read it): every prediction fails, the gold too, which these
-/// tests now assert. Judging such an item when its gold reads the same on a new session is the
-/// next step (docs/SECURITY.md).
-mod honest_items_with_a_temporary_table_in_the_preprocess_are_not_judged {
+/// = 0`. Secure: the gold as the prediction passes and the wrong query fails. Rounds 41 to 43 did
+/// not judge such an item (every prediction failed); since round 44 the prediction and the gold
+/// run on new sessions after the preprocess, and the item is judged because its gold, which
+/// never reads the temporary table, runs the same on the preprocess's own session
+/// (`gold_effect.rs`).
+mod honest_items_with_a_temporary_table_in_the_preprocess_are_judged {
     use super::*;
     use sqlgate::engine::livesql::LiveJudge;
 
@@ -159,11 +158,11 @@ mod honest_items_with_a_temporary_table_in_the_preprocess_are_not_judged {
 
     fn honest<J: LiveJudge>(run: &J, preprocess: &[&str]) {
         let found = verdicts(run, (preprocess, GOLD), WRONG, &[GOLD]);
-        assert_eq!(found, [false; 3], "not judged: {found:?}");
+        assert_eq!(found, [true, false, true], "judged: {found:?}");
     }
 
     #[test]
-    fn postgresql_a_temporary_table_and_a_time_stamp_make_the_item_unjudged() {
+    fn postgresql_a_temporary_table_and_a_time_stamp_leave_the_item_judged() {
         honest(
             &pg_run(),
             &[
@@ -175,7 +174,7 @@ mod honest_items_with_a_temporary_table_in_the_preprocess_are_not_judged {
     }
 
     #[test]
-    fn mariadb_a_temporary_table_and_a_time_stamp_make_the_item_unjudged() {
+    fn mariadb_a_temporary_table_and_a_time_stamp_leave_the_item_judged() {
         honest(
             &my_run(),
             &[

@@ -228,11 +228,14 @@ mod honest_preprocesses_still_pass {
     }
 
     /// The round's false fail: a temporary table the preprocess makes is gone on the test
-    /// cases' new sessions. After the lead's fix (round 41: `sound::session_bound`) such an item
-    /// is not judged under the sound profile: every prediction fails, the gold too, and the
-    /// official profile still passes the honest prediction.
+    /// cases' new sessions. Rounds 41 to 43 did not judge such an item; since round 44 the
+    /// prediction and the gold run on new sessions after the preprocess and the item is judged,
+    /// its gold running the same on the preprocess's own session (`gold_effect.rs`): the gold
+    /// passes, the wrong query fails, and the honest prediction, which reads the preprocess's
+    /// temporary table, fails on its new session (the documented cost), while the official
+    /// profile passes it.
     #[test]
-    fn postgresql_a_temporary_table_in_the_preprocess_is_not_judged() {
+    fn postgresql_a_temporary_table_in_the_preprocess_is_judged_without_it() {
         let preprocess = [
             &PG_PREPROCESS[..],
             &["CREATE TEMP TABLE zero AS SELECT 0 AS level"],
@@ -242,10 +245,8 @@ mod honest_preprocesses_still_pass {
         let wrong = "SELECT id FROM stock_log";
         let honest = ["SELECT id FROM stock_log WHERE stock = (SELECT level FROM zero)"];
         assert!(official(&pg_run(), (&preprocess, gold), &honest));
-        assert_dead(
-            "a preprocess's temporary table",
-            verdicts(&pg_run(), (&preprocess, gold), wrong, &honest),
-        );
+        let found = verdicts(&pg_run(), (&preprocess, gold), wrong, &honest);
+        assert_eq!(found, [true, false, false], "judged without it: {found:?}");
     }
 }
 

@@ -161,18 +161,17 @@ mod a_prelude_rebuilding_a_temporary_table_from_other_state {
 /// test-case session, takes values from the *base* sequence of the prediction's clone, so the
 /// clone moves away from its twin). Secure here: the gold and the honest prediction pass, the
 /// wrong query fails.
-/// After the lead's fix such items are not judged under the sound profile (every prediction
-/// fails: `sound::session_bound`), which is what these tests now assert: neither a false fail of
-/// one prediction against another, nor a prelude that writes.
+/// Since round 44 the prediction and the gold run on new sessions after the preprocess, and an
+/// item whose gold runs otherwise on the preprocess's own session is not judged
+/// (`gold_effect.rs`): the PostgreSQL item, whose gold reads the temporary table, is not judged
+/// (every prediction fails); the MariaDB item, whose gold does not, is judged, and the honest
+/// prediction that reads the preprocess's temporary table fails on its new session (the
+/// documented cost, docs/SECURITY.md). Neither a false pass nor a prelude that writes.
 mod honest_temporary_tables_in_the_preprocess {
     use super::*;
 
-    fn assert_honest(found: [bool; 3]) {
-        assert_eq!(found, [false; 3], "not judged: {found:?}");
-    }
-
     #[test]
-    fn mariadb_an_honest_prediction_reading_a_preprocess_temporary_table_passes() {
+    fn mariadb_an_item_whose_gold_ignores_a_preprocess_temporary_table_is_judged() {
         let preprocess = [
             "CREATE TEMPORARY TABLE zero (level INT)",
             "INSERT INTO zero VALUES (0)",
@@ -180,11 +179,12 @@ mod honest_temporary_tables_in_the_preprocess {
         let gold = "SELECT name FROM products WHERE stock = 0";
         let wrong = "SELECT name FROM products";
         let honest = ["SELECT p.name FROM products p JOIN zero z ON p.stock = z.level"];
-        assert_honest(verdicts(&my_run(), (&preprocess, gold), wrong, &honest));
+        let found = verdicts(&my_run(), (&preprocess, gold), wrong, &honest);
+        assert_eq!(found, [true, false, false], "judged: {found:?}");
     }
 
     #[test]
-    fn postgresql_a_temporary_table_numbered_by_a_base_sequence_passes() {
+    fn postgresql_an_item_whose_gold_reads_a_preprocess_temporary_table_is_not_judged() {
         let preprocess = [
             "CREATE SEQUENCE ticket",
             "CREATE TEMP TABLE queue AS SELECT nextval('ticket') AS n, name FROM products ORDER BY id",
@@ -192,7 +192,8 @@ mod honest_temporary_tables_in_the_preprocess {
         let gold = "SELECT name FROM queue ORDER BY n LIMIT 3";
         let wrong = "SELECT name FROM queue";
         let honest = ["SELECT name FROM queue WHERE n < (SELECT min(n) + 3 FROM queue)"];
-        assert_honest(verdicts(&pg_run(), (&preprocess, gold), wrong, &honest));
+        let found = verdicts(&pg_run(), (&preprocess, gold), wrong, &honest);
+        assert_eq!(found, [false; 3], "not judged: {found:?}");
     }
 }
 

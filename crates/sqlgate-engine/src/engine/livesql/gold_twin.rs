@@ -1,8 +1,12 @@
 //! The sound profile's gold twin itself (`twin.rs` routes the test cases' requests to it): a
-//! fresh copy of the item's template on which the item's preprocess and its gold ran, on a
-//! connection of their own, made the first time a check needs it.
+//! fresh copy of the item's template on which the item's preprocess ran on a connection of its
+//! own, then its gold on a new one (as the prediction runs), made the first time a check needs
+//! it. For an item with a preprocess, the gold's effect is read there and on a copy where it
+//! ran on the preprocess's own connection (the official flow), to compare (`gold_effect.rs`).
 
 use super::copy::ItemCopy;
+use super::gold_effect::{self, Read};
+use super::post;
 use super::python::TestsError;
 use super::session::{Ran, Rows, Session};
 use super::{open, Profile, Settings};
@@ -14,6 +18,8 @@ use std::path::Path;
 pub struct GoldTwin {
     copy: ItemCopy,
     ran: Ran,
+    /// What the gold did, read for an item with a preprocess.
+    effect: Option<Read>,
 }
 
 impl GoldTwin {
@@ -52,6 +58,11 @@ impl GoldTwin {
         self.open(settings)
     }
 
+    /// What the gold did there, read for an item with a preprocess.
+    pub fn effect(&self) -> Option<&Read> {
+        self.effect.as_ref()
+    }
+
     /// The gold's last rows, or a fault when it gives none (a sound judge has nothing to
     /// compare with).
     pub fn rows(&self, item: &LiveItem) -> Result<&Rows, TestsError> {
@@ -86,17 +97,59 @@ impl<'a> LazyTwin<'a> {
         }
     }
 
-    /// The twin, made now if it was not: a fresh copy, the preprocess (errors ignored) and the
-    /// gold on one connection, then closed.
+    /// The twin, made now if it was not: a fresh copy, the preprocess (errors ignored) on a
+    /// connection of its own, then the gold on a new one ([`Gold::Alone`]).
     pub fn get(&self) -> Result<&GoldTwin, TestsError> {
         if let Some(twin) = self.twin.get() {
             return Ok(twin);
         }
-        let copy = ItemCopy::make(self.template).map_err(TestsError::Fault)?;
-        let session = open(copy.path(), &self.settings.budget, Profile::Sound)?;
-        session.execute_queries(&self.item.preprocess_sql)?;
-        let ran = session.execute_queries(&self.item.sol_sql)?;
-        drop(session);
-        Ok(self.twin.get_or_init(|| GoldTwin { copy, ran }))
+        let made = gold_ran(self.item, self.template, self.settings, Gold::Alone)?;
+        Ok(self.twin.get_or_init(|| made))
     }
+}
+
+/// How a gold twin's gold runs after its preprocess.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Gold {
+    /// On the preprocess's own connection, as the official evaluator runs it.
+    Shared,
+    /// On a new connection, as the prediction runs.
+    Alone,
+}
+
+/// A fresh copy of `template` with `item`'s preprocess (errors ignored) and gold run (`gold`),
+/// its contents read before and after the gold when the item has a preprocess.
+pub fn gold_ran(
+    item: &LiveItem,
+    template: &Path,
+    settings: &Settings,
+    gold: Gold,
+) -> Result<GoldTwin, TestsError> {
+    let copy = ItemCopy::make(template).map_err(TestsError::Fault)?;
+    let observed = !item.preprocess_sql.is_empty();
+    let read = || post::contents(&open(copy.path(), &settings.budget, Profile::Sound)?);
+    let session = open(copy.path(), &settings.budget, Profile::Sound)?;
+    session.execute_queries(&item.preprocess_sql)?;
+    let before = match observed {
+        true => Some(gold_effect::before_gold(read())?),
+        false => None,
+    };
+    let session = match gold {
+        Gold::Shared => session,
+        Gold::Alone => {
+            let budget = session.remaining();
+            drop(session);
+            open(copy.path(), &budget, Profile::Sound)?
+        }
+    };
+    let ran = session.execute_queries(&item.sol_sql)?;
+    drop(session);
+    let effect = match before {
+        Some(before) => {
+            let outcome = format!("{:?} {} {}", ran.rows, ran.exec_error, ran.timeout);
+            Some(gold_effect::read(outcome, before, read)?)
+        }
+        None => None,
+    };
+    Ok(GoldTwin { copy, ran, effect })
 }

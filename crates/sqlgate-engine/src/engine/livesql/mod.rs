@@ -12,6 +12,7 @@
 
 mod cells;
 pub mod copy;
+mod gold_effect;
 mod gold_twin;
 pub mod mysql;
 mod post;

@@ -10,10 +10,12 @@ use super::cells::{cell, Cell};
 use super::copy::ItemCopy;
 use super::gold_twin::LazyTwin;
 use super::python::TestsError;
+use super::query_check::Contents;
 use super::session::{Ran, Session, Stopped};
 use super::{open, Profile, Settings};
 use crate::input::livesql::LiveItem;
 use crate::input::livesql_post::{CountOf, PostCondition, PostState};
+use crate::util::digest::content_hash;
 use rusqlite::types::Value;
 use serde_json::Value as Json;
 use std::collections::{BTreeMap, BTreeSet};
@@ -320,6 +322,26 @@ fn query_state(
         ));
     }
     Ok(failed)
+}
+
+/// A copy's contents as the gold-effect comparison reads them (`gold_effect.rs`), on `session`:
+/// each table's exact rows with their rowids, digested, and the schema's objects.
+pub fn contents(session: &Session) -> Result<Contents, TestsError> {
+    let mut read = Contents::new();
+    for table in table_names(session)? {
+        let rows: Vec<String> = (exact_rows(session, &table)?.iter())
+            .map(|row| row.join(","))
+            .collect();
+        let digest = content_hash(rows.iter().map(|row| row.as_bytes()));
+        read.insert(format!("table `{table}`"), digest);
+    }
+    let schema: Vec<String> = schema_of(session)?
+        .into_iter()
+        .map(|o| o.join(" "))
+        .collect();
+    let digest = content_hash(schema.iter().map(|object| object.as_bytes()));
+    read.insert("the schema".into(), digest);
+    Ok(read)
 }
 
 /// The database's own schema objects (not TEMP ones): `(type, name, sql)`, as shown.

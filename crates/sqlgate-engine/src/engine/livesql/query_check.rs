@@ -150,7 +150,7 @@ pub fn contents(digests: BTreeMap<String, String>, database: &str) -> Contents {
 pub const OWN: &str = "own";
 
 /// How the check names the clone's own entry.
-const OWN_ENTRY: &str = "its objects' ids, files and times";
+pub(super) const OWN_ENTRY: &str = "its objects' ids, files and times";
 
 /// How the check names a database entry `what` (`order`, `settings`, `structure`, `levers`,
 /// [`OWN`]) it found changed.

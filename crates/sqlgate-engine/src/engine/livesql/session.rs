@@ -173,18 +173,6 @@ impl Session {
         })
     }
 
-    /// The objects of the session's temporary schema (`type:name`, comma-separated, empty for
-    /// none): the state a session of SQLite keeps of its own (its PRAGMAs and ATTACH are
-    /// refused), however it was made (`CREATE TEMP`, `CREATE TABLE temp.t`, a blank before the
-    /// dot: red team rounds 42 and 43); `None` when it cannot be read.
-    pub fn temporary_objects(&self) -> Option<String> {
-        let sql = "SELECT coalesce(group_concat(type || ':' || name, ','), '') \
-                   FROM temp.sqlite_schema";
-        (self.guarded.conn)
-            .query_row(sql, [], |row| row.get(0))
-            .ok()
-    }
-
     /// An error when the item's deadline or step budget is spent.
     pub fn check_budget(&self) -> Result<(), Stopped> {
         self.stopped().map_or(Ok(()), Err)
@@ -455,26 +443,6 @@ mod tests {
             .unwrap();
         drop(conn);
         Session::open(&path, &Budget::default(), profile).unwrap()
-    }
-
-    #[test]
-    fn temporary_objects_are_read_however_they_were_made() {
-        let dir = tempfile::tempdir().unwrap();
-        let session = session(dir.path(), Profile::Sound);
-        assert_eq!(session.temporary_objects().as_deref(), Some(""));
-        session.perform("CREATE TABLE staging (a INT)").unwrap();
-        session.perform("DROP TABLE staging").unwrap();
-        assert_eq!(session.temporary_objects().as_deref(), Some(""));
-        session
-            .perform("CREATE TABLE temp /* spaced */ . t AS SELECT a FROM main.t")
-            .unwrap();
-        session
-            .perform("CREATE TEMP TRIGGER keep AFTER INSERT ON main.t BEGIN SELECT 1; END")
-            .unwrap();
-        assert_eq!(
-            session.temporary_objects().as_deref(),
-            Some("table:t,trigger:keep")
-        );
     }
 
     #[test]

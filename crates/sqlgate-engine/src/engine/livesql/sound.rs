@@ -1,4 +1,6 @@
-//! `livesql-sound`: the official checks without the official quirks. The prediction runs once;
+//! `livesql-sound`: the official checks without the official quirks. The preprocess runs on a
+//! connection of its own, closed before the prediction, which runs once on a new one (an item
+//! whose gold runs otherwise on the preprocess's own connection is not judged: `gold_effect`);
 //! a Query item (no test cases) compares its last result with the gold's, run on a twin fresh
 //! copy, without rewriting either text (numbers quantised half-up to 2 places from their
 //! shortest decimal text, an integer equal to the same float, empty equal to empty, a set or,
@@ -11,10 +13,11 @@
 
 use super::cells::{cell, Cell};
 use super::copy::ItemCopy;
-use super::gold_twin::LazyTwin;
+use super::gold_effect;
+use super::gold_twin::{self, Gold, LazyTwin};
 use super::post;
 use super::python::{self, Job, TestsError};
-use super::session::{rows_json, Rows, Session};
+use super::session::{rows_json, Rows};
 use super::twin::Sides;
 use super::{open, Profile, Settings, Verdict};
 use crate::input::livesql::LiveItem;
@@ -29,11 +32,15 @@ pub fn judge(
     template: &Path,
     settings: &Settings,
 ) -> Result<Verdict, TestsError> {
-    let session = open(copy.path(), &settings.budget, Profile::Sound)?;
-    session.execute_queries(&item.preprocess_sql)?;
-    if let Some(unjudged) = temporary_objects_left(item, &session) {
+    let preprocessed = open(copy.path(), &settings.budget, Profile::Sound)?;
+    preprocessed.execute_queries(&item.preprocess_sql)?;
+    let budget = preprocessed.remaining();
+    drop(preprocessed);
+    let twin = LazyTwin::new(item, template, settings);
+    if let Some(unjudged) = gold_apart(item, &twin, template, settings)? {
         return Ok(unjudged);
     }
+    let session = open(copy.path(), &budget, Profile::Sound)?;
     let query = session.reads_only(&item.sol_sql);
     let before = session.writes();
     let ran = session.execute_queries(prediction)?;
@@ -41,7 +48,6 @@ pub fn judge(
     if !verdict.success {
         return Ok(verdict);
     }
-    let twin = LazyTwin::new(item, template, settings);
     if item.test_cases.is_empty() {
         compare_with_gold(&mut verdict, &ran.rows, item, &twin)?;
     }
@@ -151,33 +157,49 @@ fn run_tests(
     Ok(())
 }
 
-/// The verdict of an item whose checks run on a new session (test cases, post-conditions) while
-/// its preprocess left objects in `session`'s temporary schema, read there
-/// ([`Session::temporary_objects`], however the preprocess made them: red team rounds 41 to 43),
-/// which that new session would not have, so the checks would judge another item; `None` for
-/// any other item (one that made and dropped a staging table too).
-fn temporary_objects_left(item: &LiveItem, session: &Session) -> Option<Verdict> {
-    if item.test_cases.is_empty() && item.post.is_empty() {
-        return None;
+/// The verdict of an item with a preprocess whose gold runs otherwise on the preprocess's own
+/// connection (a copy of its own, the official flow) than on the twin, where it runs on a new
+/// one as the prediction does ([`gold_effect`]); `None` for any other item.
+fn gold_apart(
+    item: &LiveItem,
+    twin: &LazyTwin<'_>,
+    template: &Path,
+    settings: &Settings,
+) -> Result<Option<Verdict>, TestsError> {
+    if item.preprocess_sql.is_empty() {
+        return Ok(None);
     }
-    match session.temporary_objects() {
-        Some(objects) if objects.is_empty() => None,
-        Some(objects) => Some(unjudged(&format!("temporary objects {objects}"))),
-        None => Some(unjudged("its temporary schema could not be read")),
-    }
+    let shared = gold_twin::gold_ran(item, template, settings, Gold::Shared)?;
+    let (Some(shared), Some(alone)) = (shared.effect(), twin.get()?.effect()) else {
+        return Err(TestsError::Fault("the gold's run was not read".into()));
+    };
+    Ok(gold_effect::why_unjudged(shared, alone).map(|why| unjudged(&why)))
 }
 
 /// The failed verdict of an item not judged under the sound profiles because its preprocess
-/// leaves state on its session (`what`: the statement, or what was read of the session), which
-/// the new sessions its checks run on would not have.
+/// leaves state on its session that its gold reads (`what`: how the gold runs otherwise
+/// without it), which the new sessions the prediction and the checks run on do not have.
+/// Failed for every prediction, the gold too, so its baseline records it failing and no pull
+/// request can regress or improve on it.
 pub(super) fn unjudged(what: &str) -> Verdict {
     Verdict {
         success: false,
         message: format!(
             "not judged under the sound profile: its preprocess leaves state on its session \
-             ({what}), which the new sessions its checks run on would not have"
+             that its gold reads ({what}), which the new sessions the prediction and its checks \
+             run on do not have"
         ),
         ..Verdict::default()
+    }
+}
+
+/// The verdict of a server item's outcome: a stop is a verdict (as the official evaluator's
+/// kill of the task), a fault is not.
+pub(super) fn verdict_of(outcome: Result<Verdict, TestsError>) -> Result<Verdict, super::Fault> {
+    match outcome {
+        Ok(verdict) => Ok(verdict),
+        Err(TestsError::Stopped(stop)) => Ok(Verdict::stopped(Profile::BirdCritic, stop)),
+        Err(TestsError::Fault(fault)) => Err(fault),
     }
 }
 

@@ -61,7 +61,6 @@ use watch::Watch;
 mod gate;
 mod sequences;
 mod server_state;
-mod session_state;
 mod sound;
 mod watch;
 

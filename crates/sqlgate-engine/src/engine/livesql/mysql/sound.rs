@@ -19,18 +19,19 @@
 //! and after each request on its clone (`query_check.rs`, the Query data check).
 //!
 //! Round 40: the clones' sequences are made uncached before they are read (`sequences.rs`).
-//! Rounds 41 to 43: an item whose preprocess leaves state on its session is not judged: its
-//! variables, settings, role and the statements that leave an object on it (a temporary table,
-//! a prepared statement) read on the session before and after the preprocess
-//! (`session_state.rs`), however the preprocess wrote them (in a procedure, `SET STATEMENT ...
-//! FOR` leaving none); the test cases' new sessions would not have them.
+//! Rounds 41 to 44: the preprocess's session is closed before the prediction, which runs on a
+//! new one, as the twin's gold does; an item whose gold runs otherwise on the preprocess's own
+//! session (a second twin, rebuilt before the prediction's clone is taken) is not judged
+//! (`gold_effect.rs`): without that session's state (a variable, the last insert id, a pinned
+//! clock, a temporary table) it would be another item.
 
 use super::watch::Watch;
 use super::{ident, my_text, ItemSession, MyRun, Slot, HELPERS_MYSQL};
+use crate::engine::livesql::gold_effect::{self, Read};
 use crate::engine::livesql::python::{self, ItemDb, TestsError};
 use crate::engine::livesql::query_check::{self, CloneContents, Contents, QueryCheck, OWN};
 use crate::engine::livesql::server_sides::{ServerSide, ServerSides};
-use crate::engine::livesql::sound::{add_post_failures, unjudged};
+use crate::engine::livesql::sound::{add_post_failures, unjudged, verdict_of};
 use crate::engine::livesql::{Fault, Profile, Verdict};
 use crate::engine::server::catalog_rows;
 use crate::engine::server::data_digest::mysql_digests;
@@ -66,47 +67,65 @@ impl MyRun {
     }
 
     /// One `bird_critic_sound` verdict on a fresh clone of the item's database (and, if a test
-    /// asks for the gold's side, a twin clone), both rebuilt after it.
+    /// asks for the gold's side, a twin clone), both rebuilt after it. An item with a preprocess
+    /// and test cases first has its gold run on the preprocess's own session, on a twin rebuilt
+    /// before the prediction's clone is taken, to compare with the twin's ([`gold_effect`]).
     pub(super) fn judge_sound(
         &self,
         item: &LiveItem,
         prediction: &[String],
     ) -> Result<Verdict, Fault> {
-        let slot = self.acquire(&item.db_id)?;
         let deadline = Instant::now() + self.settings.deadline;
         let stop = Stop::default();
-        let twin = Twin {
-            run: self,
-            item,
-            deadline,
-            stop: Arc::clone(&stop),
-            slot: OnceCell::new(),
-            ready: OnceCell::new(),
+        let observed = !item.preprocess_sql.is_empty() && !item.test_cases.is_empty();
+        let shared = match observed {
+            true => match self.shared_effect(item, deadline, &stop) {
+                Ok(effect) => Some(effect),
+                Err(error) => return verdict_of(Err(error)),
+            },
+            false => None,
         };
-        let outcome = self.run_sound(&slot, &twin, item, prediction, (deadline, stop));
+        let slot = self.acquire(&item.db_id)?;
+        let twin = Twin::new(self, item, (deadline, &stop), Gold::Alone { observed });
+        let on = (&slot, &twin, shared.as_ref());
+        let outcome = self.run_sound(on, item, prediction, (deadline, stop));
         let twin_slot = twin.finish();
         let reset = self.reset(&item.db_id, slot);
         let twin_reset = twin_slot.map_or(Ok(()), |slot| self.reset(&item.db_id, slot));
         reset.and(twin_reset)?;
-        match outcome {
-            Ok(verdict) => Ok(verdict),
-            Err(TestsError::Stopped(stop)) => Ok(Verdict::stopped(Profile::BirdCritic, stop)),
-            Err(TestsError::Fault(fault)) => Err(fault),
+        verdict_of(outcome)
+    }
+
+    /// What the gold does on a twin where it runs on the preprocess's own session (the official
+    /// flow), the twin rebuilt after.
+    fn shared_effect(
+        &self,
+        item: &LiveItem,
+        deadline: Instant,
+        stop: &Stop,
+    ) -> Result<Read, TestsError> {
+        let mut twin = Twin::new(self, item, (deadline, stop), Gold::Shared);
+        let made = twin.made().map(|_| ());
+        let effect = twin.effect.take();
+        if let Some(slot) = twin.finish() {
+            self.reset(&item.db_id, slot).map_err(TestsError::Fault)?;
         }
+        made?;
+        effect.ok_or_else(|| TestsError::Fault("the gold's run was not read".into()))
     }
 
     /// The item on `slot`'s clone, watched until it ends.
     fn run_sound(
         &self,
-        slot: &Slot,
-        twin: &Twin<'_>,
+        on: (&Slot, &Twin<'_>, Option<&Read>),
         item: &LiveItem,
         prediction: &[String],
         (deadline, stop): (Instant, Stop),
     ) -> Result<Verdict, TestsError> {
+        let slot = on.0;
         let session = self.session(slot, &stop)?;
         let watch = Watch::start(self, slot, deadline, Arc::clone(&stop))?;
-        let result = self.sound_on(session, slot, twin, item, prediction, (deadline, &stop));
+        let result = self.sound_on(session, on, item, prediction, (deadline, &stop));
         watch.finish();
         result
     }
@@ -118,24 +137,32 @@ impl MyRun {
         Ok(session)
     }
 
-    /// Preprocess and prediction on `session`; then, if they ran cleanly and the item has test
-    /// cases, `session` closed and the tests on a new one (their gold on the twin); the clean-up
-    /// on the last session.
+    /// The preprocess on `session`; for an item with test cases, which run on new sessions,
+    /// `session` closed, the item not judged when its gold ran otherwise there (`shared`) than on
+    /// the twin, and the prediction on a new session (else on `session`, as the official
+    /// evaluator runs it); then, if it ran cleanly and the item has test cases, the tests on new
+    /// sessions (their gold on the twin); the clean-up on the last session.
     fn sound_on(
         &self,
         session: ItemSession,
-        slot: &Slot,
-        twin: &Twin<'_>,
+        (slot, twin, shared): (&Slot, &Twin<'_>, Option<&Read>),
         item: &LiveItem,
         prediction: &[String],
         (deadline, stop): (Instant, &Stop),
     ) -> Result<Verdict, TestsError> {
-        let before = (!item.test_cases.is_empty()).then(|| session.own_state());
         session.execute_queries(&item.preprocess_sql, false)?;
-        if before.is_some_and(|before| before.is_none() || session.own_state() != before) {
-            session.execute_queries(&item.clean_up_sql, false)?;
-            return Ok(unjudged("read on it before and after the preprocess"));
-        }
+        let session = match item.test_cases.is_empty() {
+            true => session,
+            false => {
+                drop(session);
+                if let Some(why) = twin.differs_from(shared)? {
+                    self.session(slot, stop)?
+                        .execute_queries(&item.clean_up_sql, false)?;
+                    return Ok(unjudged(&why));
+                }
+                self.session(slot, stop)?
+            }
+        };
         let clones = Clones {
             run: self,
             slot,
@@ -250,22 +277,53 @@ impl MyRun {
     }
 }
 
+/// How a twin's gold runs after its preprocess.
+#[derive(Clone, Copy)]
+enum Gold {
+    /// On the preprocess's own session, as the official evaluator runs it; its effect read.
+    Shared,
+    /// On a new session, as the prediction runs; its effect read when `observed`.
+    Alone { observed: bool },
+}
+
 /// An item's twin clone: taken from the pool, its preprocess and gold run, the first time a
-/// test asks for the gold's side.
+/// test asks for the gold's side (or, when the gold's effect is read, before the prediction).
 struct Twin<'a> {
     run: &'a MyRun,
     item: &'a LiveItem,
     deadline: Instant,
     stop: Stop,
+    gold: Gold,
     /// The twin's slot, once taken (rebuilt after the item even when making the twin failed).
     slot: OnceCell<Slot>,
     /// The twin's watchdog, once its preprocess and gold ran.
     ready: OnceCell<Watch>,
+    /// What the gold did, when it is read.
+    effect: OnceCell<Read>,
 }
 
-impl Twin<'_> {
-    /// Takes the twin's slot and runs the preprocess (errors ignored) and the gold on a session
-    /// of its own, closed after them, all watched.
+impl<'a> Twin<'a> {
+    /// The twin of `item`, not made yet, watched until `deadline` and stopped with `stop`.
+    fn new(
+        run: &'a MyRun,
+        item: &'a LiveItem,
+        (deadline, stop): (Instant, &Stop),
+        gold: Gold,
+    ) -> Self {
+        Twin {
+            run,
+            item,
+            deadline,
+            stop: Arc::clone(stop),
+            gold,
+            slot: OnceCell::new(),
+            ready: OnceCell::new(),
+            effect: OnceCell::new(),
+        }
+    }
+
+    /// Takes the twin's slot and runs the preprocess (errors ignored) and the gold
+    /// ([`Twin::gold_ran`]), all watched.
     fn make(&self) -> Result<Watch, TestsError> {
         let taken = self
             .run
@@ -274,7 +332,7 @@ impl Twin<'_> {
         let slot = self.slot.get_or_init(|| taken);
         let session = self.run.session(slot, &self.stop)?;
         let watch = Watch::start(self.run, slot, self.deadline, Arc::clone(&self.stop))?;
-        let made = self.gold_ran(session);
+        let made = self.gold_ran(slot, session);
         match made {
             Ok(()) => Ok(watch),
             Err(error) => {
@@ -284,11 +342,50 @@ impl Twin<'_> {
         }
     }
 
-    /// The preprocess (errors ignored) and the gold on `session`, then closed.
-    fn gold_ran(&self, session: ItemSession) -> Result<(), TestsError> {
+    /// The preprocess (errors ignored) on `session`, then the gold on it or on a new session
+    /// ([`Gold`]), the clone's contents read before and after the gold when its effect is read
+    /// (its sequences uncached first, as the Query data check reads a twin).
+    fn gold_ran(&self, slot: &Slot, session: ItemSession) -> Result<(), TestsError> {
         session.execute_queries(&self.item.preprocess_sql, false)?;
-        session.execute_queries(&self.item.sol_sql, true)?;
+        let observed = match self.gold {
+            Gold::Shared => true,
+            Gold::Alone { observed } => observed,
+        };
+        let read = || {
+            self.run.uncache_sequences(slot)?;
+            self.run.contents(slot)
+        };
+        let before = match observed {
+            true => Some(gold_effect::before_gold(read())?),
+            false => None,
+        };
+        let session = match self.gold {
+            Gold::Shared => session,
+            Gold::Alone { .. } => {
+                drop(session);
+                self.run.session(slot, &self.stop)?
+            }
+        };
+        let ran = session.execute_queries(&self.item.sol_sql, true)?;
+        drop(session);
+        if let Some(before) = before {
+            let outcome = format!("{:?} {}", ran.rows, ran.exec_error);
+            let effect = gold_effect::read(outcome, before, read)?;
+            self.effect.get_or_init(|| effect);
+        }
         Ok(())
+    }
+
+    /// Why the item is not judged, its gold's run on the preprocess's own session (`shared`,
+    /// when it was read) compared with this twin's, made now; `None` when it was not read or
+    /// ran the same ([`gold_effect::why_unjudged`]).
+    fn differs_from(&self, shared: Option<&Read>) -> Result<Option<String>, TestsError> {
+        let Some(shared) = shared else {
+            return Ok(None);
+        };
+        self.made()?;
+        let alone = self.effect.get().ok_or_else(|| self.unmade())?;
+        Ok(gold_effect::why_unjudged(shared, alone))
     }
 
     /// Ends the twin's watch; its slot, if one was taken, to rebuild.

@@ -35,25 +35,6 @@ struct StatementError {
     sqlstate: String,
 }
 
-/// What a session keeps of its own and a new session would not have: the objects of its
-/// temporary schema (its relations, and every object of any kind, a domain, a function, a
-/// collation, a text search configuration, each of which depends on the schema), the
-/// settings it changed (`SET`, `set_config`, a `SET` in a `DO` block or a function), the role it
-/// acts as (`SET ROLE`, `SET SESSION AUTHORIZATION`, which `pg_settings` does not show), its
-/// prepared statements, open cursors and notification channels (red team rounds 41 to 43). Not
-/// what the harness itself leaves: the `statement_timeout` each statement is run under, the
-/// client's own prepared statements.
-const SESSION_STATE: &str = "SELECT concat_ws('/', \
-     (SELECT count(*) FROM pg_catalog.pg_class WHERE relnamespace = pg_catalog.pg_my_temp_schema()), \
-     (SELECT count(*) FROM pg_catalog.pg_depend WHERE refobjid = pg_catalog.pg_my_temp_schema() \
-      AND refclassid = 'pg_catalog.pg_namespace'::pg_catalog.regclass), \
-     (SELECT string_agg(name || '=' || setting, ',' ORDER BY name) FROM pg_catalog.pg_settings \
-      WHERE source = 'session' AND name <> 'statement_timeout'), \
-     current_user, session_user, \
-     (SELECT count(*) FROM pg_catalog.pg_prepared_statements WHERE from_sql), \
-     (SELECT count(*) FROM pg_catalog.pg_cursors), \
-     (SELECT count(*) FROM pg_catalog.pg_listening_channels()))";
-
 /// The item's session on its clone, as its own role.
 pub(super) struct ItemSession {
     client: Client,
@@ -170,14 +151,6 @@ impl ItemSession {
     fn stopped(&self) -> Option<Stopped> {
         let stop = self.stop.lock().unwrap_or_else(PoisonError::into_inner);
         stop.clone().map(Stopped)
-    }
-
-    /// What the session holds of its own ([`SESSION_STATE`]), read on it; `None` when it cannot
-    /// be read (a transaction left aborted is state too).
-    pub(super) fn own_state(&self) -> Option<String> {
-        let read = self.client.query_one(SESSION_STATE, &[]);
-        let row = self.runtime.block_on(read).ok()?;
-        row.get::<_, Option<String>>(0)
     }
 
     /// The statements in order, stopping at the first error (the evaluator's

@@ -33,6 +33,7 @@
 //! more rows than the row budget.
 
 use super::python::{self, TestsError};
+use super::sound::verdict_of;
 use super::{Fault, Profile, Verdict};
 use crate::engine::server::catalog_rows::CloneRowsQuery;
 use crate::engine::server::tls::{self, PgTarget};
@@ -583,15 +584,6 @@ impl PgRun {
             self.give_back(admin);
         }
         (result, end)
-    }
-}
-
-/// The verdict of an item's outcome: a stop is a verdict, a fault is not.
-fn verdict_of(outcome: Result<Verdict, TestsError>) -> Result<Verdict, Fault> {
-    match outcome {
-        Ok(verdict) => Ok(verdict),
-        Err(TestsError::Stopped(stop)) => Ok(Verdict::stopped(Profile::BirdCritic, stop)),
-        Err(TestsError::Fault(fault)) => Err(fault),
     }
 }
 

@@ -18,18 +18,19 @@
 //! and after each request on its clone (`query_check.rs`, the Query data check).
 //!
 //! Round 40: the clone's collected statistics are closed to its role (`statistics.rs`). Rounds
-//! 41 and 42: an item whose preprocess leaves state on its session (a setting, a temporary
-//! relation, a prepared statement), read on the session itself before and after the
-//! preprocess (`item::SESSION_STATE`), is not judged (`sound::unjudged`): the test cases' new
-//! sessions would not have it.
+//! 41 to 44: the preprocess's session is closed before the prediction, which runs on a new one,
+//! as the twin's gold does; an item whose gold runs otherwise on the preprocess's own session (a
+//! second twin, reset before the prediction's clone is taken) is not judged
+//! (`gold_effect.rs`): without that session's state it would be another item.
 
 use super::item::ItemSession;
 use super::watch::Watch;
-use super::{pg_text, verdict_of, PgRun, Slot, HELPERS_PG};
+use super::{pg_text, PgRun, Slot, HELPERS_PG};
+use crate::engine::livesql::gold_effect::{self, Read};
 use crate::engine::livesql::python::{self, ItemDb, TestsError};
 use crate::engine::livesql::query_check::{self, CloneContents, Contents, QueryCheck, OWN};
 use crate::engine::livesql::server_sides::{ServerSide, ServerSides};
-use crate::engine::livesql::sound::{add_post_failures, unjudged};
+use crate::engine::livesql::sound::{add_post_failures, unjudged, verdict_of};
 use crate::engine::livesql::{Fault, Profile, Verdict};
 use crate::engine::server::catalog_rows::{self, CloneRows};
 use crate::engine::server::data_digest::{postgres_digests, Reach};
@@ -45,30 +46,58 @@ type Stop = Arc<Mutex<Option<String>>>;
 
 impl PgRun {
     /// One `bird_critic_sound` verdict on a fresh clone of the item's database (and, if a test
-    /// asks for the gold's side, a twin clone), both reset after it.
+    /// asks for the gold's side, a twin clone), both reset after it. An item with a preprocess
+    /// and test cases first has its gold run on the preprocess's own session, on a twin reset
+    /// before the prediction's clone is taken, to compare with the twin's ([`gold_effect`]).
     pub(super) fn judge_sound(
         &self,
         item: &LiveItem,
         prediction: &[String],
     ) -> Result<Verdict, Fault> {
-        let slot = self.acquire(&item.db_id)?;
-        self.count(2);
         let deadline = Instant::now() + self.settings.deadline;
         let stop = Stop::default();
-        let twin = Twin {
-            run: self,
-            item,
-            deadline,
-            stop: Arc::clone(&stop),
-            slot: OnceCell::new(),
-            ready: OnceCell::new(),
+        let observed = !item.preprocess_sql.is_empty() && !item.test_cases.is_empty();
+        let shared = match observed {
+            true => match self.shared_effect(item, deadline, &stop) {
+                Ok(effect) => Some(effect),
+                Err(error) => return verdict_of(Err(error)),
+            },
+            false => None,
         };
-        let outcome = self.run_sound(&slot, &twin, item, prediction, (deadline, stop));
+        let slot = self.acquire(&item.db_id)?;
+        self.count(2);
+        let twin = Twin::new(self, item, (deadline, &stop), Gold::Alone { observed });
+        let outcome = self.run_sound(
+            &slot,
+            &twin,
+            item,
+            prediction,
+            shared.as_ref(),
+            (deadline, stop),
+        );
         let twin_slot = twin.finish();
         let reset = self.reset(&item.db_id, slot);
         let twin_reset = twin_slot.map_or(Ok(()), |slot| self.reset(&item.db_id, slot));
         reset.and(twin_reset)?;
         verdict_of(outcome)
+    }
+
+    /// What the gold does on a twin where it runs on the preprocess's own session (the official
+    /// flow), the twin reset after.
+    fn shared_effect(
+        &self,
+        item: &LiveItem,
+        deadline: Instant,
+        stop: &Stop,
+    ) -> Result<Read, TestsError> {
+        let mut twin = Twin::new(self, item, (deadline, stop), Gold::Shared);
+        let made = twin.made().map(|_| ());
+        let effect = twin.effect.take();
+        if let Some(slot) = twin.finish() {
+            self.reset(&item.db_id, slot).map_err(TestsError::Fault)?;
+        }
+        made?;
+        effect.ok_or_else(|| TestsError::Fault("the gold's run was not read".into()))
     }
 
     /// The item on `slot`'s clone (its collected statistics closed to its role), watched until
@@ -79,12 +108,14 @@ impl PgRun {
         twin: &Twin<'_>,
         item: &LiveItem,
         prediction: &[String],
+        shared: Option<&Read>,
         (deadline, stop): (Instant, Stop),
     ) -> Result<Verdict, TestsError> {
         self.close_statistics(slot).map_err(TestsError::Fault)?;
         let (session, admin) = self.session(slot, &stop)?;
         let watch = Watch::start(admin, self, slot, deadline, Arc::clone(&stop));
-        let result = self.sound_on(session, slot, twin, item, prediction, (deadline, &stop));
+        let on = (slot, twin, shared);
+        let result = self.sound_on(session, on, item, prediction, (deadline, &stop));
         if let Some(admin) = watch.finish() {
             self.give_back(admin);
         }
@@ -110,24 +141,32 @@ impl PgRun {
         Ok(session)
     }
 
-    /// Preprocess and prediction on `session`; then, if they ran cleanly and the item has test
-    /// cases, `session` closed and the tests on a new one (their gold on the twin); the clean-up
-    /// on the last session.
+    /// The preprocess on `session`; for an item with test cases, which run on new sessions,
+    /// `session` closed, the item not judged when its gold ran otherwise there (`shared`) than on
+    /// the twin, and the prediction on a new session (else on `session`, as the official
+    /// evaluator runs it); then, if it ran cleanly and the item has test cases, the tests on new
+    /// sessions (their gold on the twin); the clean-up on the last session.
     fn sound_on(
         &self,
         session: ItemSession,
-        slot: &Slot,
-        twin: &Twin<'_>,
+        (slot, twin, shared): (&Slot, &Twin<'_>, Option<&Read>),
         item: &LiveItem,
         prediction: &[String],
         (deadline, stop): (Instant, &Stop),
     ) -> Result<Verdict, TestsError> {
-        let before = (!item.test_cases.is_empty()).then(|| session.own_state());
         session.execute_queries(&item.preprocess_sql)?;
-        if before.is_some_and(|before| before.is_none() || session.own_state() != before) {
-            session.execute_queries(&item.clean_up_sql)?;
-            return Ok(unjudged("read on it before and after the preprocess"));
-        }
+        let session = match item.test_cases.is_empty() {
+            true => session,
+            false => {
+                drop(session);
+                if let Some(why) = twin.differs_from(shared)? {
+                    self.reopen(slot, stop)?
+                        .execute_queries(&item.clean_up_sql)?;
+                    return Ok(unjudged(&why));
+                }
+                self.reopen(slot, stop)?
+            }
+        };
         let clones = Clones {
             run: self,
             slot,
@@ -253,23 +292,53 @@ impl PgRun {
     }
 }
 
+/// How a twin's gold runs after its preprocess.
+#[derive(Clone, Copy)]
+enum Gold {
+    /// On the preprocess's own session, as the official evaluator runs it; its effect read.
+    Shared,
+    /// On a new session, as the prediction runs; its effect read when `observed`.
+    Alone { observed: bool },
+}
+
 /// An item's twin clone: taken from the pool, its preprocess and gold run, the first time a
-/// test asks for the gold's side.
+/// test asks for the gold's side (or, when the gold's effect is read, before the prediction).
 struct Twin<'a> {
     run: &'a PgRun,
     item: &'a LiveItem,
     deadline: Instant,
     stop: Stop,
+    gold: Gold,
     /// The twin's slot, once taken (reset after the item even when making the twin failed).
     slot: OnceCell<Slot>,
     /// The twin's watchdog, once its preprocess and gold ran.
     ready: OnceCell<Watch>,
+    /// What the gold did, when it is read.
+    effect: OnceCell<Read>,
 }
 
-impl Twin<'_> {
+impl<'a> Twin<'a> {
+    /// The twin of `item`, not made yet, watched until `deadline` and stopped with `stop`.
+    fn new(
+        run: &'a PgRun,
+        item: &'a LiveItem,
+        (deadline, stop): (Instant, &Stop),
+        gold: Gold,
+    ) -> Self {
+        Twin {
+            run,
+            item,
+            deadline,
+            stop: Arc::clone(stop),
+            gold,
+            slot: OnceCell::new(),
+            ready: OnceCell::new(),
+            effect: OnceCell::new(),
+        }
+    }
+
     /// Takes the twin's slot, closes its collected statistics as the prediction's are, and runs
-    /// the preprocess (errors ignored) and the gold on a session of its own, closed after them,
-    /// all watched.
+    /// the preprocess (errors ignored) and the gold ([`Twin::gold_ran`]), all watched.
     fn make(&self) -> Result<Watch, TestsError> {
         let taken = self
             .run
@@ -279,7 +348,7 @@ impl Twin<'_> {
         self.run.close_statistics(slot).map_err(TestsError::Fault)?;
         let (session, admin) = self.run.session(slot, &self.stop)?;
         let watch = Watch::start(admin, self.run, slot, self.deadline, Arc::clone(&self.stop));
-        let made = self.gold_ran(session);
+        let made = self.gold_ran(slot, session);
         match made {
             Ok(()) => Ok(watch),
             Err(error) => {
@@ -291,11 +360,48 @@ impl Twin<'_> {
         }
     }
 
-    /// The preprocess (errors ignored) and the gold on `session`, then closed.
-    fn gold_ran(&self, session: ItemSession) -> Result<(), TestsError> {
+    /// The preprocess (errors ignored) on `session`, then the gold on it or on a new session
+    /// ([`Gold`]), the clone's contents read before and after the gold when its effect is read.
+    fn gold_ran(&self, slot: &Slot, session: ItemSession) -> Result<(), TestsError> {
         session.execute_queries(&self.item.preprocess_sql)?;
-        session.execute_queries(&self.item.sol_sql)?;
+        let observed = match self.gold {
+            Gold::Shared => true,
+            Gold::Alone { observed } => observed,
+        };
+        let before = match observed {
+            true => Some(gold_effect::before_gold(
+                self.run.contents(slot, Sessions::Open),
+            )?),
+            false => None,
+        };
+        let session = match self.gold {
+            Gold::Shared => session,
+            Gold::Alone { .. } => {
+                drop(session);
+                self.run.reopen(slot, &self.stop)?
+            }
+        };
+        let ran = session.execute_queries(&self.item.sol_sql)?;
+        drop(session);
+        if let Some(before) = before {
+            let outcome = format!("{:?} {} {}", ran.rows, ran.exec_error, ran.timeout);
+            let after = || self.run.contents(slot, Sessions::Ended);
+            let effect = gold_effect::read(outcome, before, after)?;
+            self.effect.get_or_init(|| effect);
+        }
         Ok(())
+    }
+
+    /// Why the item is not judged, its gold's run on the preprocess's own session (`shared`,
+    /// when it was read) compared with this twin's, made now; `None` when it was not read or
+    /// ran the same ([`gold_effect::why_unjudged`]).
+    fn differs_from(&self, shared: Option<&Read>) -> Result<Option<String>, TestsError> {
+        let Some(shared) = shared else {
+            return Ok(None);
+        };
+        self.made()?;
+        let alone = self.effect.get().ok_or_else(|| self.unmade())?;
+        Ok(gold_effect::why_unjudged(shared, alone))
     }
 
     /// Ends the twin's watch; its slot, if one was taken, to reset.
