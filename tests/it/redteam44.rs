@@ -1,0 +1,123 @@
+//! Red team round 44 (issue 44): `bird_critic_sound` after round 43's fix (41fb513 and the
+//! commits after 9489bff): every engine reads the item session's state before and after the
+//! preprocess (`postgres/item.rs::SESSION_STATE`, `mysql/session_state.rs`,
+//! `livesql/session.rs::temporary_objects`) and does not judge an item whose preprocess left
+//! some. The attempts are honest preprocesses that leave session state none of these reads: a
+//! value the session keeps of its last write (MariaDB `LAST_INSERT_ID`, SQLite
+//! `last_insert_rowid()`) and a custom (placeholder) setting on PostgreSQL. Every test asserts
+//! the SECURE outcome and runs its control: a failing test is a win. Report:
+//! `/work/notes/redteam44.md`.
+//!
+//! Set-up: round 42's lever item (`redteam43::judged`: `shop`, a Query item with round 32's
+//! `WRAPPED` test case, which runs the prediction again, then the gold, on a new session).
+
+use crate::redteam30::{my_run, pg_run};
+use crate::redteam43::assert_wrong_fails;
+
+/// Class 3, MariaDB: `LAST_INSERT_ID(expr)` in the preprocess. MariaDB keeps the value on the
+/// session (the documented counter idiom `UPDATE t SET n = LAST_INSERT_ID(n + 1)`), and
+/// `mysql/session_state.rs::SESSION_STATE` leaves `LAST_INSERT_ID` / `INSERT_ID` / `IDENTITY`
+/// out as values "the server moves by itself". Set-up: preprocess `UPDATE products SET stock =
+/// LAST_INSERT_ID(stock + 10) WHERE id = 7` (the tent restocked to 12); gold the products whose
+/// stock is the last value (`stock = LAST_INSERT_ID()`: the tent on the item's session, the two
+/// out of stock on a new session, where it is 0); honest `id = 7`; wrong `stock = 0`.
+mod mariadb_the_last_insert_id_of_the_preprocess {
+    use super::*;
+
+    #[test]
+    fn mariadb_a_last_insert_id_left_by_the_preprocess_does_not_pass_a_wrong_query() {
+        let preprocess = ["UPDATE products SET stock = LAST_INSERT_ID(stock + 10) WHERE id = 7"];
+        let gold = "SELECT name FROM products WHERE stock = LAST_INSERT_ID()";
+        let honest = "SELECT name FROM products WHERE id = 7";
+        let wrong = "SELECT name FROM products WHERE stock = 0";
+        assert_wrong_fails(&my_run(), (&preprocess, gold), honest, wrong);
+    }
+}
+
+/// Class 3, PostgreSQL: a custom setting (`SET app.min_stock = '5'`, the row-level-security
+/// idiom `current_setting('app.tenant')`). `SESSION_STATE` reads `pg_settings` where `source =
+/// 'session'`, but a placeholder variable (a dotted name no module defines) is marked
+/// `GUC_NO_SHOW_ALL` and not listed in `pg_settings`. Set-up: gold the products under the
+/// session's threshold (`stock < coalesce(current_setting('app.min_stock', true), '0')::int`:
+/// four on the item's session, none on a new one); honest `stock < 5`; wrong `stock < 0`.
+mod postgresql_a_custom_setting {
+    use super::*;
+
+    #[test]
+    fn postgresql_a_custom_setting_left_by_the_preprocess_does_not_pass_a_wrong_query() {
+        let preprocess = ["SET app.min_stock = '5'"];
+        let gold = "SELECT name FROM products WHERE stock < coalesce(current_setting('app.min_stock', true), '0')::int";
+        let honest = "SELECT name FROM products WHERE stock < 5";
+        let wrong = "SELECT name FROM products WHERE stock < 0";
+        assert_wrong_fails(&pg_run(), (&preprocess, gold), honest, wrong);
+    }
+}
+
+/// Class 2 (the repair path's SQLite livesql engine): `last_insert_rowid()` after an `INSERT` in
+/// the preprocess. The connection keeps the rowid of its last insert; `sound.rs` reads only
+/// `temp.sqlite_schema` (`session.rs::temporary_objects`). Set-up: preprocess an `INSERT` of a
+/// new product (rowid 11); gold `id = last_insert_rowid()` (the new product on the item's
+/// connection, nothing on a new one, where it is 0); honest `name = 'Canteen'`; wrong `stock <
+/// 0`.
+mod sqlite_the_last_insert_rowid_of_the_preprocess {
+    use sqlgate::engine::livesql::{Budget, Profile, Settings};
+    use std::path::{Path, PathBuf};
+    use std::time::Duration;
+
+    const WRAPPED: &str = "def test_case(pred_sqls, sol_sqls, db_path, conn, conditions=None):\n    gold = ['SELECT * FROM ({}) AS gold'.format(s) for s in sol_sqls]\n    pred = execute_queries(pred_sqls, db_path, conn, None, '')\n    res = execute_queries(gold, db_path, conn, None, '')\n    assert not res[1] and sorted(pred[0]) == sorted(res[0]), f'the gold gave {res[0]}'\n    return 1\n";
+
+    fn verdict(template: &Path, item: (&[&str], &str), prediction: &str, profile: Profile) -> bool {
+        let (preprocess, gold) = item;
+        let line = serde_json::json!({
+            "instance_id": "lever44", "db_id": "shop", "category": "Query", "sol_sql": [gold],
+            "preprocess_sql": preprocess, "clean_up_sql": [],
+            "test_cases": [WRAPPED], "issue_sql": [],
+            "efficiency": false, "query": "which products?",
+        });
+        let item =
+            sqlgate::input::livesql::parse_items(Path::new("lever44.jsonl"), &format!("{line}\n"))
+                .unwrap()
+                .remove(0);
+        let settings = Settings {
+            profile,
+            budget: Budget {
+                deadline: Duration::from_secs(60),
+                max_steps: 100_000_000,
+                disk_bytes: 64 << 20,
+            },
+            python: PathBuf::from("python3"),
+        };
+        let predicted = [prediction.to_string()];
+        let verdict =
+            sqlgate::engine::livesql::judge(&item, Some(&predicted), template, &settings).unwrap();
+        eprintln!(
+            "{profile:?} {prediction:?}: {} {}",
+            verdict.success, verdict.message
+        );
+        verdict.success
+    }
+
+    #[test]
+    fn sqlite_a_last_insert_rowid_left_by_the_preprocess_does_not_pass_a_wrong_query() {
+        let folder = tempfile::tempdir().unwrap();
+        let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/livesql/db");
+        crate::common::databases_from_scripts(&scripts, folder.path());
+        let template = folder.path().join("shop/shop.sqlite");
+        let preprocess = ["INSERT INTO products (name, category, price, stock) VALUES ('Canteen', 'outdoor', 12.5, 3)"];
+        let item = (&preprocess[..], "SELECT name FROM products WHERE id = last_insert_rowid()");
+        let honest = "SELECT name FROM products WHERE name = 'Canteen'";
+        let wrong = "SELECT name FROM products WHERE stock < 0";
+        let three = |profile| [item.1, honest, wrong].map(|p| verdict(&template, item, p, profile));
+        let official = three(Profile::BirdCritic);
+        assert_eq!(
+            official,
+            [true, true, false],
+            "control: the official profile"
+        );
+        let sound = three(Profile::BirdCriticSound);
+        assert!(
+            !sound[2],
+            "WON: the wrong prediction passed bird_critic_sound ({sound:?}; official {official:?})"
+        );
+    }
+}
