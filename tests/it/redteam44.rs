@@ -14,6 +14,20 @@
 use crate::redteam30::{my_run, pg_run};
 use crate::redteam43::assert_wrong_fails;
 
+/// The MariaDB item: the preprocess restocks the tent to 12 through `LAST_INSERT_ID(expr)`; the
+/// gold reads the products whose stock is the session's last value; the wrong prediction gives
+/// the gold's answer on a new session (where `LAST_INSERT_ID()` is 0).
+const MY_PREPROCESS: [&str; 1] =
+    ["UPDATE products SET stock = LAST_INSERT_ID(stock + 10) WHERE id = 7"];
+const MY_GOLD: &str = "SELECT name FROM products WHERE stock = LAST_INSERT_ID()";
+const MY_WRONG: &str = "SELECT name FROM products WHERE stock = 0";
+
+/// The PostgreSQL item: the preprocess sets a custom setting; the gold reads the products under
+/// it; the wrong prediction gives the gold's answer on a new session (where it is not set).
+const PG_PREPROCESS: [&str; 1] = ["SET app.min_stock = '5'"];
+const PG_GOLD: &str = "SELECT name FROM products WHERE stock < coalesce(current_setting('app.min_stock', true), '0')::int";
+const PG_WRONG: &str = "SELECT name FROM products WHERE stock < 0";
+
 /// Class 3, MariaDB: `LAST_INSERT_ID(expr)` in the preprocess. MariaDB keeps the value on the
 /// session (the documented counter idiom `UPDATE t SET n = LAST_INSERT_ID(n + 1)`), and
 /// `mysql/session_state.rs::SESSION_STATE` leaves `LAST_INSERT_ID` / `INSERT_ID` / `IDENTITY`
@@ -26,11 +40,8 @@ mod mariadb_the_last_insert_id_of_the_preprocess {
 
     #[test]
     fn mariadb_a_last_insert_id_left_by_the_preprocess_does_not_pass_a_wrong_query() {
-        let preprocess = ["UPDATE products SET stock = LAST_INSERT_ID(stock + 10) WHERE id = 7"];
-        let gold = "SELECT name FROM products WHERE stock = LAST_INSERT_ID()";
         let honest = "SELECT name FROM products WHERE id = 7";
-        let wrong = "SELECT name FROM products WHERE stock = 0";
-        assert_wrong_fails(&my_run(), (&preprocess, gold), honest, wrong);
+        assert_wrong_fails(&my_run(), (&MY_PREPROCESS, MY_GOLD), honest, MY_WRONG);
     }
 }
 
@@ -45,11 +56,8 @@ mod postgresql_a_custom_setting {
 
     #[test]
     fn postgresql_a_custom_setting_left_by_the_preprocess_does_not_pass_a_wrong_query() {
-        let preprocess = ["SET app.min_stock = '5'"];
-        let gold = "SELECT name FROM products WHERE stock < coalesce(current_setting('app.min_stock', true), '0')::int";
         let honest = "SELECT name FROM products WHERE stock < 5";
-        let wrong = "SELECT name FROM products WHERE stock < 0";
-        assert_wrong_fails(&pg_run(), (&preprocess, gold), honest, wrong);
+        assert_wrong_fails(&pg_run(), (&PG_PREPROCESS, PG_GOLD), honest, PG_WRONG);
     }
 }
 
@@ -104,7 +112,10 @@ mod sqlite_the_last_insert_rowid_of_the_preprocess {
         crate::common::databases_from_scripts(&scripts, folder.path());
         let template = folder.path().join("shop/shop.sqlite");
         let preprocess = ["INSERT INTO products (name, category, price, stock) VALUES ('Canteen', 'outdoor', 12.5, 3)"];
-        let item = (&preprocess[..], "SELECT name FROM products WHERE id = last_insert_rowid()");
+        let item = (
+            &preprocess[..],
+            "SELECT name FROM products WHERE id = last_insert_rowid()",
+        );
         let honest = "SELECT name FROM products WHERE name = 'Canteen'";
         let wrong = "SELECT name FROM products WHERE stock < 0";
         let three = |profile| [item.1, honest, wrong].map(|p| verdict(&template, item, p, profile));
@@ -118,6 +129,43 @@ mod sqlite_the_last_insert_rowid_of_the_preprocess {
         assert!(
             !sound[2],
             "WON: the wrong prediction passed bird_critic_sound ({sound:?}; official {official:?})"
+        );
+    }
+}
+
+/// Class 3 through the gate: the two server wins as a pull request would bring them, the
+/// verdict the CLI's exit code. Set-up: round 32's `through_the_gate` (a bundled-style
+/// bird-critic dataset of the one lever item, gated on `bird_critic_sound`, its baseline made on
+/// `main` with the gold as the prediction); the pull request predicts the wrong query. Control:
+/// the pull request predicting another wrong query (every product) exits 1.
+mod through_the_gate {
+    use crate::common::servers;
+    use crate::redteam32::through_the_gate::{attempt_with, MY};
+
+    #[test]
+    fn mariadb_a_last_insert_id_left_by_the_preprocess_does_not_pass_the_gate() {
+        let (server, _) = crate::livesql_my_gate::loaded();
+        let control = "SELECT name FROM products";
+        attempt_with(
+            &MY,
+            server,
+            (&super::MY_PREPROCESS, super::MY_GOLD),
+            control,
+            &[super::MY_WRONG],
+        );
+    }
+
+    #[test]
+    fn postgresql_a_custom_setting_left_by_the_preprocess_does_not_pass_the_gate() {
+        let server = servers::postgres();
+        crate::livesql_pg::load_databases(server);
+        let control = "SELECT name FROM products";
+        attempt_with(
+            &crate::livesql_pg_gate::PG,
+            server,
+            (&super::PG_PREPROCESS, super::PG_GOLD),
+            control,
+            &[super::PG_WRONG],
         );
     }
 }
