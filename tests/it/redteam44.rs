@@ -169,3 +169,38 @@ mod through_the_gate {
         );
     }
 }
+
+/// Class 1, round 15's set-up (`written_paths`, Spider on SQLite): C3 regressed on 30 items and
+/// the pull request's config loosened. Round 24's line endings, turned on the databases the base
+/// config names (`dataset.databases`): the pull request commits `.gitattributes` giving every
+/// `.sqlite` file `text eol=crlf`, so the checkout writes each LF byte of the binary as CR LF.
+/// The databases in the working tree no longer open (or read other pages), while the tree's
+/// blobs are the base's; the base's config must judge the pull request (exit 1) or refuse (exit
+/// 2), never pass it nor let the pull request's config run (e.g. by dropping the items whose
+/// gold now errors).
+mod written_paths_databases_with_other_line_endings {
+    use crate::redteam15::written_paths::attempt;
+
+    #[test]
+    fn databases_checked_out_with_other_line_endings_do_not_pass() {
+        attempt(|root| {
+            std::fs::write(
+                root.join(".gitattributes"),
+                "database/**/*.sqlite text eol=crlf\n",
+            )
+            .unwrap();
+            for db in ["concert_singer", "pets_1", "poker_player", "singer"] {
+                let path = root.join(format!("database/{db}/{db}.sqlite"));
+                let bytes = std::fs::read(&path).unwrap();
+                let mut crlf = Vec::with_capacity(bytes.len() * 2);
+                for byte in bytes {
+                    if byte == b'\n' {
+                        crlf.push(b'\r');
+                    }
+                    crlf.push(byte);
+                }
+                std::fs::write(&path, crlf).unwrap();
+            }
+        });
+    }
+}
