@@ -12,7 +12,7 @@
 //! `WRAPPED` test case, which runs the prediction again, then the gold, on a new session).
 
 use crate::redteam30::{my_run, pg_run};
-use crate::redteam43::assert_wrong_fails;
+use crate::redteam43::{assert_judged, assert_wrong_fails};
 
 /// The MariaDB item: the preprocess restocks the tent to 12 through `LAST_INSERT_ID(expr)`; the
 /// gold reads the products whose stock is the session's last value; the wrong prediction gives
@@ -130,6 +130,49 @@ mod sqlite_the_last_insert_rowid_of_the_preprocess {
             !sound[2],
             "WON: the wrong prediction passed bird_critic_sound ({sound:?}; official {official:?})"
         );
+    }
+}
+
+/// Class 3, MariaDB: `SET timestamp` in the preprocess pins the session's clock (`NOW()`,
+/// `CURDATE()`) to a fixed moment, the common way to make a date question reproducible;
+/// `mysql/session_state.rs::SESSION_STATE` leaves `TIMESTAMP` out (a value the server moves by
+/// itself). Set-up: preprocess `SET timestamp = UNIX_TIMESTAMP('2024-03-01 12:00:00')`; gold the
+/// orders of the last 30 days (`ordered_at >= CURDATE() - INTERVAL 30 DAY`: on the item's
+/// session every order dated 31 January 2024 or later, on a new session today none); honest the
+/// same date written out; wrong none (`ordered_at > '2030'`).
+mod mariadb_a_pinned_timestamp {
+    use super::*;
+
+    #[test]
+    fn mariadb_a_timestamp_pinned_by_the_preprocess_does_not_pass_a_wrong_query() {
+        let preprocess = ["SET timestamp = UNIX_TIMESTAMP('2024-03-01 12:00:00')"];
+        let gold = "SELECT id AS name FROM orders WHERE ordered_at >= CURDATE() - INTERVAL 30 DAY";
+        let honest = "SELECT id AS name FROM orders WHERE ordered_at >= '2024-01-31'";
+        let wrong = "SELECT id AS name FROM orders WHERE ordered_at > '2030'";
+        assert_wrong_fails(&my_run(), (&preprocess, gold), honest, wrong);
+    }
+}
+
+/// Class 3, MariaDB, false fail: dynamic SQL prepared, run and deallocated in the preprocess
+/// (`PREPARE s FROM '...'`, `EXECUTE s`, `DEALLOCATE PREPARE s`), which leaves no statement
+/// prepared; the attempt is whether the session counter `Com_prepare_sql` (which
+/// `SESSION_STATE` reads for a statement left prepared) flags it although nothing is left.
+/// Set-up: the preprocess sets the stock of the products out of stock to 1 that way; gold
+/// `stock = 1`; honest `stock BETWEEN 1 AND 1`; wrong every product.
+mod mariadb_a_statement_prepared_and_deallocated {
+    use super::*;
+
+    #[test]
+    fn mariadb_a_deallocated_statement_does_not_kill_the_item() {
+        let preprocess = [
+            "PREPARE restock FROM 'UPDATE products SET stock = 1 WHERE stock = 0'",
+            "EXECUTE restock",
+            "DEALLOCATE PREPARE restock",
+        ];
+        let gold = "SELECT name FROM products WHERE stock = 1";
+        let honest = "SELECT name FROM products WHERE stock BETWEEN 1 AND 1";
+        let wrong = "SELECT name FROM products";
+        assert_judged(&my_run(), (&preprocess, gold), honest, wrong);
     }
 }
 
