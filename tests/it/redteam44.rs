@@ -176,7 +176,7 @@ mod mariadb_a_statement_prepared_and_deallocated {
     }
 }
 
-/// Class 3 through the gate: the two server wins as a pull request would bring them, the
+/// Class 3 through the gate: the three server wins as a pull request would bring them, the
 /// verdict the CLI's exit code. Set-up: round 32's `through_the_gate` (a bundled-style
 /// bird-critic dataset of the one lever item, gated on `bird_critic_sound`, its baseline made on
 /// `main` with the gold as the prediction); the pull request predicts the wrong query. Control:
@@ -196,6 +196,16 @@ mod through_the_gate {
             control,
             &[super::MY_WRONG],
         );
+    }
+
+    #[test]
+    fn mariadb_a_timestamp_pinned_by_the_preprocess_does_not_pass_the_gate() {
+        let (server, _) = crate::livesql_my_gate::loaded();
+        let preprocess = ["SET timestamp = UNIX_TIMESTAMP('2024-03-01 12:00:00')"];
+        let gold = "SELECT id AS name FROM orders WHERE ordered_at >= CURDATE() - INTERVAL 30 DAY";
+        let wrong = "SELECT id AS name FROM orders WHERE ordered_at > '2030'";
+        let control = "SELECT name FROM products";
+        attempt_with(&MY, server, (&preprocess, gold), control, &[wrong]);
     }
 
     #[test]
