@@ -176,6 +176,29 @@ mod mariadb_a_statement_prepared_and_deallocated {
     }
 }
 
+/// Class 3, PostgreSQL, false fail?: a temporary table made, used and dropped in the preprocess
+/// (a staging table, the common BIRD-Critic form), which leaves nothing on the session; the first
+/// temporary object also makes the session's temporary schema (`pg_my_temp_schema()` goes from 0
+/// to its id), which the attempt asks whether `SESSION_STATE` counts. Set-up: the preprocess
+/// stages the products out of stock, sets their stock to 1 from the staging table and drops it;
+/// gold `stock = 1`; honest `stock BETWEEN 1 AND 1`; wrong every product.
+mod postgresql_a_staging_table_made_and_dropped {
+    use super::*;
+
+    #[test]
+    fn postgresql_a_dropped_staging_table_does_not_kill_the_item() {
+        let preprocess = [
+            "CREATE TEMP TABLE restock AS SELECT id FROM products WHERE stock = 0",
+            "UPDATE products SET stock = 1 WHERE id IN (SELECT id FROM restock)",
+            "DROP TABLE restock",
+        ];
+        let gold = "SELECT name FROM products WHERE stock = 1";
+        let honest = "SELECT name FROM products WHERE stock BETWEEN 1 AND 1";
+        let wrong = "SELECT name FROM products";
+        assert_judged(&pg_run(), (&preprocess, gold), honest, wrong);
+    }
+}
+
 /// Class 3 through the gate: the three server wins as a pull request would bring them, the
 /// verdict the CLI's exit code. Set-up: round 32's `through_the_gate` (a bundled-style
 /// bird-critic dataset of the one lever item, gated on `bird_critic_sound`, its baseline made on
