@@ -4,7 +4,10 @@
 //! `livesql/session.rs::temporary_objects`) and does not judge an item whose preprocess left
 //! some. The attempts are honest preprocesses that leave session state none of these reads: a
 //! value the session keeps of its last write (MariaDB `LAST_INSERT_ID`, SQLite
-//! `last_insert_rowid()`) and a custom (placeholder) setting on PostgreSQL. Every test asserts
+//! `last_insert_rowid()`), a pinned MariaDB clock (`SET timestamp`) and a custom (placeholder)
+//! setting on PostgreSQL; honest preprocesses the read may flag although they leave nothing (a
+//! MariaDB statement prepared and deallocated, a PostgreSQL staging table dropped); and, in class
+//! 1, the databases the base config names checked out with CRLF line endings. Every test asserts
 //! the SECURE outcome and runs its control: a failing test is a win. Report:
 //! `/work/notes/redteam44.md`.
 //!
