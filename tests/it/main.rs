@@ -102,6 +102,7 @@ mod redteam40;
 mod redteam41;
 mod redteam42;
 mod redteam43;
+mod redteam44;
 mod redteam9;
 mod repair;
 mod report;

@@ -22,7 +22,7 @@ use sqlgate::engine::livesql::{LiveJudge, Profile};
 
 /// Whether `prediction` passes the item (`preprocess`, `gold`, round 32's `WRAPPED` test case)
 /// under `profile` (round 42's `judged`).
-fn judged<J: LiveJudge>(
+pub(crate) fn judged<J: LiveJudge>(
     run: &J,
     (preprocess, gold): (&[&str], &str),
     prediction: &str,
@@ -53,7 +53,12 @@ fn judged<J: LiveJudge>(
 /// A false pass: the control (the official `bird_critic` passes the gold and the honest
 /// prediction and fails the wrong one), then the secure outcome under `bird_critic_sound`: the
 /// wrong prediction fails (the item judged as the official profile does, or not judged at all).
-fn assert_wrong_fails<J: LiveJudge>(run: &J, item: (&[&str], &str), honest: &str, wrong: &str) {
+pub(crate) fn assert_wrong_fails<J: LiveJudge>(
+    run: &J,
+    item: (&[&str], &str),
+    honest: &str,
+    wrong: &str,
+) {
     let three = |profile| [item.1, honest, wrong].map(|p| judged(run, item, p, profile));
     let official = three(Profile::BirdCritic);
     assert_eq!(
@@ -168,7 +173,12 @@ mod sqlite_a_temp_schema_with_a_blank_before_the_dot {
 /// A false fail: the control (the official `bird_critic` passes the gold and the honest
 /// prediction and fails the wrong one), then the secure outcome under `bird_critic_sound`: the
 /// same verdicts (an item whose preprocess leaves no session state is judged).
-fn assert_judged<J: LiveJudge>(run: &J, item: (&[&str], &str), honest: &str, wrong: &str) {
+pub(crate) fn assert_judged<J: LiveJudge>(
+    run: &J,
+    item: (&[&str], &str),
+    honest: &str,
+    wrong: &str,
+) {
     let three = |profile| [item.1, honest, wrong].map(|p| judged(run, item, p, profile));
     let official = three(Profile::BirdCritic);
     assert_eq!(
