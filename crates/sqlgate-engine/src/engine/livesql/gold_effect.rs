@@ -12,10 +12,11 @@
 use super::python::TestsError;
 use super::query_check::{Contents, OWN_ENTRY};
 
-/// What the gold did on a twin: its outcome (rows and error flags, as the engine shows them) and
-/// the clone's contents just before and after it.
+/// What the gold did on a twin: its outcome (each statement's rows or error, as the engine
+/// shows them: a test case may run any statement alone, red team round 45) and the clone's
+/// contents just before and after it.
 pub struct GoldEffect {
-    /// The gold's last rows and whether it failed or timed out.
+    /// Each statement's rows or error.
     pub outcome: String,
     /// The clone's contents after the preprocess, its session still open.
     pub before: Contents,

@@ -142,13 +142,12 @@ pub fn gold_ran(
             open(copy.path(), &budget, Profile::Sound)?
         }
     };
-    let ran = session.execute_queries(&item.sol_sql)?;
+    let mut notes = Vec::new();
+    let noted = before.is_some().then_some(&mut notes);
+    let ran = session.execute_noting(&item.sol_sql, noted)?;
     drop(session);
     let effect = match before {
-        Some(before) => {
-            let outcome = format!("{:?} {} {}", ran.rows, ran.exec_error, ran.timeout);
-            Some(gold_effect::read(outcome, before, read)?)
-        }
+        Some(before) => Some(gold_effect::read(notes.join("; "), before, read)?),
         None => None,
     };
     Ok(GoldTwin { copy, ran, effect })

@@ -210,9 +210,26 @@ impl Session {
 
     /// The statements in order, stopping at the first error (the official `execute_queries`).
     pub fn execute_queries(&self, sqls: &[String]) -> Result<Ran, Stopped> {
+        self.execute_noting(sqls, None)
+    }
+
+    /// [`Session::execute_queries`], each statement's rows or error noted in `notes` when given
+    /// (the gold-effect comparison reads every statement a test case may run alone).
+    pub fn execute_noting(
+        &self,
+        sqls: &[String],
+        mut notes: Option<&mut Vec<String>>,
+    ) -> Result<Ran, Stopped> {
         let mut ran = Ran::default();
         for (i, sql) in sqls.iter().enumerate() {
-            match self.perform(sql) {
+            let result = self.perform(sql);
+            if let Some(notes) = notes.as_deref_mut() {
+                notes.push(match &result {
+                    Ok(rows) => format!("{rows:?}"),
+                    Err(error) => format!("{} error", error.class),
+                });
+            }
+            match result {
                 Ok(rows) => ran.rows = Some(rows),
                 Err(error) => {
                     if let Some(stop) = self.stopped() {

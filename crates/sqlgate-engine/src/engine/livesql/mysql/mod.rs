@@ -526,9 +526,27 @@ impl ItemSession {
     /// Every statement in order, an error not stopping the others (the evaluator's
     /// `execute_queries`); errors count only for the solution's statements.
     fn execute_queries(&self, sqls: &[String], is_solution: bool) -> Result<Ran, Stopped> {
+        self.execute_noting(sqls, is_solution, None)
+    }
+
+    /// [`ItemSession::execute_queries`], each statement's rows or error noted in `notes` when
+    /// given (the gold-effect comparison reads every statement a test case may run alone).
+    fn execute_noting(
+        &self,
+        sqls: &[String],
+        is_solution: bool,
+        mut notes: Option<&mut Vec<String>>,
+    ) -> Result<Ran, Stopped> {
         let mut ran = Ran::default();
         for sql in sqls {
-            match self.perform(sql) {
+            let result = self.perform(sql);
+            if let Some(notes) = notes.as_deref_mut() {
+                notes.push(match &result {
+                    Ok(rows) => format!("{rows:?}"),
+                    Err(error) => format!("{} {} error", error.class, error.code),
+                });
+            }
+            match result {
                 Ok(rows) => ran.rows = Some(rows),
                 Err(error) => {
                     if let Some(stop) = self.stopped() {

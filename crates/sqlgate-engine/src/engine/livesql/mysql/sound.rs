@@ -75,16 +75,16 @@ impl MyRun {
         item: &LiveItem,
         prediction: &[String],
     ) -> Result<Verdict, Fault> {
-        let deadline = Instant::now() + self.settings.deadline;
-        let stop = Stop::default();
         let observed = !item.preprocess_sql.is_empty() && !item.test_cases.is_empty();
         let shared = match observed {
-            true => match self.shared_effect(item, deadline, &stop) {
+            true => match self.shared_effect(item) {
                 Ok(effect) => Some(effect),
                 Err(error) => return verdict_of(Err(error)),
             },
             false => None,
         };
+        let deadline = Instant::now() + self.settings.deadline;
+        let stop = Stop::default();
         let slot = self.acquire(&item.db_id)?;
         let twin = Twin::new(self, item, (deadline, &stop), Gold::Alone { observed });
         let on = (&slot, &twin, shared.as_ref());
@@ -97,14 +97,10 @@ impl MyRun {
     }
 
     /// What the gold does on a twin where it runs on the preprocess's own session (the official
-    /// flow), the twin rebuilt after.
-    fn shared_effect(
-        &self,
-        item: &LiveItem,
-        deadline: Instant,
-        stop: &Stop,
-    ) -> Result<Read, TestsError> {
-        let mut twin = Twin::new(self, item, (deadline, stop), Gold::Shared);
+    /// flow), under a deadline of its own (the item's starts after it), the twin rebuilt after.
+    fn shared_effect(&self, item: &LiveItem) -> Result<Read, TestsError> {
+        let deadline = Instant::now() + self.settings.deadline;
+        let mut twin = Twin::new(self, item, (deadline, &Stop::default()), Gold::Shared);
         let made = twin.made().map(|_| ());
         let effect = twin.effect.take();
         if let Some(slot) = twin.finish() {
@@ -366,10 +362,12 @@ impl<'a> Twin<'a> {
                 self.run.session(slot, &self.stop)?
             }
         };
-        let ran = session.execute_queries(&self.item.sol_sql, true)?;
+        let mut notes = Vec::new();
+        let noted = before.is_some().then_some(&mut notes);
+        session.execute_noting(&self.item.sol_sql, true, noted)?;
         drop(session);
         if let Some(before) = before {
-            let outcome = format!("{:?} {}", ran.rows, ran.exec_error);
+            let outcome = notes.join("; ");
             let effect = gold_effect::read(outcome, before, read)?;
             self.effect.get_or_init(|| effect);
         }

@@ -156,9 +156,26 @@ impl ItemSession {
     /// The statements in order, stopping at the first error (the evaluator's
     /// `execute_queries`).
     pub(super) fn execute_queries(&self, sqls: &[String]) -> Result<Ran, Stopped> {
+        self.execute_noting(sqls, None)
+    }
+
+    /// [`ItemSession::execute_queries`], each statement's rows or error flags noted in `notes`
+    /// when given (the gold-effect comparison reads every statement a test case may run alone).
+    pub(super) fn execute_noting(
+        &self,
+        sqls: &[String],
+        mut notes: Option<&mut Vec<String>>,
+    ) -> Result<Ran, Stopped> {
         let mut ran = Ran::default();
         for (i, sql) in sqls.iter().enumerate() {
-            match self.perform(sql) {
+            let result = self.perform(sql);
+            if let Some(notes) = notes.as_deref_mut() {
+                notes.push(match &result {
+                    Ok(rows) => format!("{rows:?}"),
+                    Err(error) => format!("{} error", error.class),
+                });
+            }
+            match result {
                 Ok(rows) => ran.rows = rows,
                 Err(error) => {
                     if let Some(stop) = self.stopped() {

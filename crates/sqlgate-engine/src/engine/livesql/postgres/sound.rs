@@ -54,16 +54,16 @@ impl PgRun {
         item: &LiveItem,
         prediction: &[String],
     ) -> Result<Verdict, Fault> {
-        let deadline = Instant::now() + self.settings.deadline;
-        let stop = Stop::default();
         let observed = !item.preprocess_sql.is_empty() && !item.test_cases.is_empty();
         let shared = match observed {
-            true => match self.shared_effect(item, deadline, &stop) {
+            true => match self.shared_effect(item) {
                 Ok(effect) => Some(effect),
                 Err(error) => return verdict_of(Err(error)),
             },
             false => None,
         };
+        let deadline = Instant::now() + self.settings.deadline;
+        let stop = Stop::default();
         let slot = self.acquire(&item.db_id)?;
         self.count(2);
         let twin = Twin::new(self, item, (deadline, &stop), Gold::Alone { observed });
@@ -83,14 +83,10 @@ impl PgRun {
     }
 
     /// What the gold does on a twin where it runs on the preprocess's own session (the official
-    /// flow), the twin reset after.
-    fn shared_effect(
-        &self,
-        item: &LiveItem,
-        deadline: Instant,
-        stop: &Stop,
-    ) -> Result<Read, TestsError> {
-        let mut twin = Twin::new(self, item, (deadline, stop), Gold::Shared);
+    /// flow), under a deadline of its own (the item's starts after it), the twin reset after.
+    fn shared_effect(&self, item: &LiveItem) -> Result<Read, TestsError> {
+        let deadline = Instant::now() + self.settings.deadline;
+        let mut twin = Twin::new(self, item, (deadline, &Stop::default()), Gold::Shared);
         let made = twin.made().map(|_| ());
         let effect = twin.effect.take();
         if let Some(slot) = twin.finish() {
@@ -381,10 +377,12 @@ impl<'a> Twin<'a> {
                 self.run.reopen(slot, &self.stop)?
             }
         };
-        let ran = session.execute_queries(&self.item.sol_sql)?;
+        let mut notes = Vec::new();
+        let noted = before.is_some().then_some(&mut notes);
+        session.execute_noting(&self.item.sol_sql, noted)?;
         drop(session);
         if let Some(before) = before {
-            let outcome = format!("{:?} {} {}", ran.rows, ran.exec_error, ran.timeout);
+            let outcome = notes.join("; ");
             let after = || self.run.contents(slot, Sessions::Ended);
             let effect = gold_effect::read(outcome, before, after)?;
             self.effect.get_or_init(|| effect);
