@@ -143,12 +143,12 @@ mod sqlite_a_gold_whose_first_statement_reads_the_connection {
 /// (`UPDATE orders SET ordered_at = now()::text WHERE status = 'pending'`), with a preprocess
 /// (a note on an order), so its gold runs on two twins; their writes differ by the clock, and
 /// `gold_effect::differences` compares the written entries' values. The test case checks the
-/// pending orders carry today's date. Honest `current_timestamp::text`; wrong: the date of
-/// yesterday.
+/// pending orders carry the time of the last hour. Honest `current_timestamp::text`; wrong:
+/// the time a day ago.
 mod postgresql_a_gold_that_stamps_the_time {
     use super::*;
 
-    const TODAY: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    res = execute_queries([\"SELECT id FROM orders WHERE ordered_at::timestamptz::date = current_date ORDER BY id\"], db_name, conn, None, '')\n    assert not res[1] and res[0] == [(1,), (6,), (11,)], f'stamped today: {res[0]}'\n    return 1\n";
+    const TODAY: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    res = execute_queries([\"SELECT count(*) FILTER (WHERE ordered_at::timestamptz > now() - interval '1 hour'), count(*) FROM orders WHERE status = 'pending'\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == res[0][0][1] > 0, f'stamped now: {res[0]}'\n    return 1\n";
 
     #[test]
     fn postgresql_an_honest_gold_stamping_the_time_is_judged() {
@@ -159,6 +159,106 @@ mod postgresql_a_gold_that_stamps_the_time {
         let honest =
             ["UPDATE orders SET ordered_at = current_timestamp::text WHERE status = 'pending'"];
         let wrong = ["UPDATE orders SET ordered_at = (now() - interval '1 day')::text WHERE status = 'pending'"];
+        let three = |profile| [&gold[..], &honest, &wrong].map(|p| judged(&run, &item, p, profile));
+        let official = three(Profile::BirdCritic);
+        assert_eq!(
+            official,
+            [true, true, false],
+            "control: the official profile"
+        );
+        let sound = three(Profile::BirdCriticSound);
+        assert_eq!(
+            sound,
+            [true, true, false],
+            "FALSE FAIL: the honest item is not judged under bird_critic_sound (official {official:?})"
+        );
+    }
+}
+
+/// Class 3, PostgreSQL, false fail: an honest Query item whose gold's rows carry the clock
+/// (`SELECT name, clock_timestamp() AS asked_at …`), with a preprocess, so the gold's two runs
+/// are compared: their results (`outcome`, every column) differ by the clock. The test case
+/// compares the names only. Honest `now()` for the clock; wrong `stock < 0`.
+mod postgresql_a_gold_whose_rows_carry_the_clock {
+    use super::*;
+
+    const NAMES: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    pred = execute_queries(pred_sqls, db_name, conn, None, '')\n    res = execute_queries(sol_sqls, db_name, conn, None, '')\n    assert not res[1] and sorted(r[0] for r in pred[0]) == sorted(r[0] for r in res[0]), f'the gold gave {res[0]}'\n    return 1\n";
+
+    #[test]
+    fn postgresql_an_honest_gold_reading_the_clock_is_judged() {
+        let run = crate::redteam30::pg_run();
+        let gold = ["SELECT name, clock_timestamp() AS asked_at FROM products WHERE stock < 5"];
+        let preprocess = ["UPDATE orders SET note = 'rechecked' WHERE id = 2"];
+        let item = line("Query", &preprocess, &gold, NAMES);
+        let honest = ["SELECT name, now() AS asked_at FROM products WHERE stock < 5"];
+        let wrong = ["SELECT name, now() AS asked_at FROM products WHERE stock < 0"];
+        let three = |profile| [&gold[..], &honest, &wrong].map(|p| judged(&run, &item, p, profile));
+        let official = three(Profile::BirdCritic);
+        assert_eq!(
+            official,
+            [true, true, false],
+            "control: the official profile"
+        );
+        let sound = three(Profile::BirdCriticSound);
+        assert_eq!(
+            sound,
+            [true, true, false],
+            "FALSE FAIL: the honest item is not judged under bird_critic_sound (official {official:?})"
+        );
+    }
+}
+
+/// Class 3, MariaDB: round 44's `LAST_INSERT_ID(expr)` (the tent restocked to 12), read by the
+/// first statement of a two-statement gold; `mysql/sound.rs` compares the gold's last rows
+/// alone. The test case [`FIRST`]. Honest `id = 7`; wrong `stock = 0` (the gold's answer on a
+/// new session, where `LAST_INSERT_ID()` is 0).
+mod mariadb_a_gold_whose_first_statement_reads_the_session {
+    use super::*;
+
+    #[test]
+    fn mariadb_the_first_of_two_gold_statements_does_not_pass_a_wrong_query() {
+        let run = crate::redteam30::my_run();
+        let gold = [
+            "SELECT name FROM products WHERE stock = LAST_INSERT_ID()",
+            "SELECT count(*) FROM products",
+        ];
+        let preprocess = ["UPDATE products SET stock = LAST_INSERT_ID(stock + 10) WHERE id = 7"];
+        let item = line("Query", &preprocess, &gold, FIRST);
+        let honest = ["SELECT name FROM products WHERE id = 7"];
+        let wrong = ["SELECT name FROM products WHERE stock = 0"];
+        let three = |profile| [&gold[..], &honest, &wrong].map(|p| judged(&run, &item, p, profile));
+        let official = three(Profile::BirdCritic);
+        assert_eq!(
+            official,
+            [true, true, false],
+            "control: the official profile"
+        );
+        let sound = three(Profile::BirdCriticSound);
+        assert!(
+            !sound[2],
+            "WON: the wrong prediction passed bird_critic_sound ({sound:?}; official {official:?})"
+        );
+    }
+}
+
+/// Class 3, PostgreSQL, false fail: an honest Management item whose gold is a plain,
+/// deterministic update of the table its preprocess updated (no clock, no session state). The
+/// two twins' `orders` entries may still differ in the rows' scan order (the preprocess's and
+/// the gold's row versions on one session or two). The test case checks no order is pending.
+/// Honest `status IN ('pending')`; wrong: one order shipped.
+mod postgresql_a_plain_update_after_the_preprocess {
+    use super::*;
+
+    const NONE_PENDING: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    res = execute_queries([\"SELECT count(*) FROM orders WHERE status = 'pending'\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 0, f'pending: {res[0]}'\n    return 1\n";
+
+    #[test]
+    fn postgresql_an_honest_plain_update_is_judged() {
+        let run = crate::redteam30::pg_run();
+        let gold = ["UPDATE orders SET status = 'shipped' WHERE status = 'pending'"];
+        let preprocess = ["UPDATE orders SET note = 'rechecked' WHERE id = 2"];
+        let item = line("Management", &preprocess, &gold, NONE_PENDING);
+        let honest = ["UPDATE orders SET status = 'shipped' WHERE status IN ('pending')"];
+        let wrong = ["UPDATE orders SET status = 'shipped' WHERE id = 1"];
         let three = |profile| [&gold[..], &honest, &wrong].map(|p| judged(&run, &item, p, profile));
         let official = three(Profile::BirdCritic);
         assert_eq!(
