@@ -122,9 +122,8 @@ mod sqlite_a_gold_whose_first_statement_reads_the_connection {
         let item = super::line("Query", &preprocess, &gold, super::FIRST);
         let honest = ["SELECT name FROM products WHERE name = 'Canteen'"];
         let wrong = ["SELECT name FROM products WHERE stock < 0"];
-        let three = |profile| {
-            [&gold[..], &honest, &wrong].map(|p| verdict(&template, &item, p, profile))
-        };
+        let three =
+            |profile| [&gold[..], &honest, &wrong].map(|p| verdict(&template, &item, p, profile));
         let official = three(Profile::BirdCritic);
         assert_eq!(
             official,
@@ -271,6 +270,79 @@ mod postgresql_a_plain_update_after_the_preprocess {
             sound,
             [true, true, false],
             "FALSE FAIL: the honest item is not judged under bird_critic_sound (official {official:?})"
+        );
+    }
+}
+
+/// Class 3 through the gate: the PostgreSQL win above as a pull request (the verdict is the
+/// CLI's exit code). Set-up: round 32's one-item gate (`redteam32::through_the_gate`'s
+/// `based_with`, with this round's item: two gold statements and the test case [`FIRST`]),
+/// gated on `bird_critic_sound`, its baseline made on `main` with the gold as the prediction;
+/// the pull request predicts the wrong query (`stock < 0`), judged with `eval --trusted-base`.
+/// Control: a pull request predicting every product (wrong both ways) exits 1.
+mod through_the_gate {
+    use crate::common::bird_critic_gate::predict;
+    use crate::common::{self, repo, servers};
+    use crate::livesql_pg_gate::PG;
+    use std::path::Path;
+
+    const GOLD: [&str; 2] = [
+        "SELECT name FROM products WHERE stock < coalesce(current_setting('app.min_stock', true), '0')::int",
+        "SELECT count(*) FROM products",
+    ];
+
+    /// `root` made a repository whose `main` holds the item, its config and its baseline.
+    fn based(server: &servers::Server, root: &Path) {
+        let line = super::line("Query", &["SET app.min_stock = '5'"], &GOLD, super::FIRST);
+        // `GateCorpus::command_on` finds the databases by `"db_id": "<db>"`, spaced.
+        let line = line.replace("\"db_id\":", "\"db_id\": ");
+        std::fs::write(root.join("items.jsonl"), line).unwrap();
+        std::fs::create_dir_all(root.join("predictions")).unwrap();
+        let predicted = serde_json::json!({"instance_id": "lever45", "pred_sqls": GOLD});
+        std::fs::write(
+            root.join("predictions/model.jsonl"),
+            format!("{predicted}\n"),
+        )
+        .unwrap();
+        let config = PG
+            .config()
+            .replace("  per_difficulty: { Management: 0.0, Query: 0.0 }\n", "");
+        std::fs::write(root.join("sqlgate.yml"), &config).unwrap();
+        repo::init_main(root, "dataset");
+        let made = PG.sqlgate_on(
+            server,
+            root,
+            &["baseline", "update", "--config", "sqlgate.yml"],
+        );
+        common::assert_exit(&made, 0);
+        repo::commit_all(root, "baseline");
+    }
+
+    fn gate(server: &servers::Server, prediction: &[&str]) -> (Option<i32>, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        based(server, root);
+        let base = repo::head(root);
+        common::git(root, &["checkout", "-qb", "pr"]);
+        predict(root, "lever45", prediction);
+        repo::commit_all(root, "the pull request");
+        let args = [&repo::EVAL[..], &["--trusted-base", &base]].concat();
+        let run = PG.sqlgate_on(server, root, &args);
+        (run.status.code(), common::text(&run))
+    }
+
+    #[test]
+    fn postgresql_a_session_read_by_the_first_gold_statement_does_not_pass_the_gate() {
+        let server = servers::postgres();
+        crate::livesql_pg::load_databases(server);
+        let (code, said) = gate(server, &["SELECT name FROM products"]);
+        assert_eq!(code, Some(1), "control: {said}");
+        let (code, said) = gate(server, &["SELECT name FROM products WHERE stock < 0"]);
+        eprintln!("{said}");
+        assert_ne!(
+            code,
+            Some(0),
+            "WON: the regressing pull request passed: {said}"
         );
     }
 }
