@@ -2,12 +2,20 @@
 //! preprocess runs on a session of its own, the prediction and the twin's gold on new sessions,
 //! and for an item with a preprocess (and, on the servers, test cases) the gold also runs on the
 //! preprocess's own session on a second twin; an item whose gold's result or writes differ is not
-//! judged (`gold_effect.rs`). The attempts: a gold of two statements whose first reads the
-//! preprocess's session state (the result compared is the last statement's alone, `outcome` in
-//! `postgres/sound.rs::Twin::gold_ran` and `gold_twin.rs::gold_ran`), on PostgreSQL and on the
-//! SQLite livesql engine (the repair path's); and an honest Management item whose gold stamps
-//! the time (the two twins' writes differ by the clock). Every test asserts the SECURE outcome
-//! and runs its control: a failing test is a win. Report: `/work/notes/redteam45.md`.
+//! judged (`gold_effect.rs`). The attempts:
+//! - a gold of two statements whose first reads the preprocess's session state (round 44's
+//!   custom setting, `LAST_INSERT_ID`, `last_insert_rowid()`), the second a summary: the result
+//!   compared is the last statement's alone (`outcome` in `postgres/sound.rs::Twin::gold_ran`,
+//!   `mysql/sound.rs`, `gold_twin.rs::gold_ran`), while a test case reads the first; on
+//!   PostgreSQL (also through the gate), MariaDB and the SQLite livesql engine (the repair
+//!   path's);
+//! - honest golds the comparison cannot tell from session-bound ones: a Management gold
+//!   stamping the time, Query golds whose rows carry the clock (PostgreSQL) or `random()`
+//!   (SQLite) in a column the test leaves out (false fails); a plain update of the table the
+//!   preprocess updated (contained).
+//!
+//! Every test asserts the SECURE outcome and runs its control: a failing test is a win. Report:
+//! `/work/notes/redteam45.md`.
 
 use sqlgate::engine::livesql::{LiveJudge, Profile};
 
@@ -85,7 +93,12 @@ mod sqlite_a_gold_whose_first_statement_reads_the_connection {
     use std::path::{Path, PathBuf};
     use std::time::Duration;
 
-    fn verdict(template: &Path, line: &str, prediction: &[&str], profile: Profile) -> bool {
+    pub(super) fn verdict(
+        template: &Path,
+        line: &str,
+        prediction: &[&str],
+        profile: Profile,
+    ) -> bool {
         let item = sqlgate::input::livesql::parse_items(Path::new("lever45.jsonl"), line)
             .unwrap()
             .remove(0);
@@ -343,6 +356,44 @@ mod through_the_gate {
             code,
             Some(0),
             "WON: the regressing pull request passed: {said}"
+        );
+    }
+}
+
+/// Class 2 (the SQLite livesql engine), false fail: an honest Query item whose gold's rows
+/// carry `random()` (a sample column the test case leaves out), with a preprocess, so the
+/// gold's two runs (`gold_twin.rs::gold_ran`) are compared with every column. The test case
+/// compares the names only. Honest `abs(random())`; wrong `stock < 0`.
+mod sqlite_a_gold_with_a_random_column {
+    use super::sqlite_a_gold_whose_first_statement_reads_the_connection::verdict;
+    use sqlgate::engine::livesql::Profile;
+    use std::path::Path;
+
+    #[test]
+    fn sqlite_an_honest_gold_with_a_random_column_is_judged() {
+        let folder = tempfile::tempdir().unwrap();
+        let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/livesql/db");
+        crate::common::databases_from_scripts(&scripts, folder.path());
+        let template = folder.path().join("shop/shop.sqlite");
+        let names = "def test_case(pred_sqls, sol_sqls, db_path, conn, conditions=None):\n    pred = execute_queries(pred_sqls, db_path, conn, None, '')\n    res = execute_queries(sol_sqls, db_path, conn, None, '')\n    assert not res[1] and sorted(r[0] for r in pred[0]) == sorted(r[0] for r in res[0]), f'the gold gave {res[0]}'\n    return 1\n";
+        let preprocess = ["UPDATE orders SET note = 'rechecked' WHERE id = 2"];
+        let gold = ["SELECT name, random() AS draw FROM products WHERE stock < 5"];
+        let item = super::line("Query", &preprocess, &gold, names);
+        let honest = ["SELECT name, abs(random()) AS draw FROM products WHERE stock < 5"];
+        let wrong = ["SELECT name, random() AS draw FROM products WHERE stock < 0"];
+        let three =
+            |profile| [&gold[..], &honest, &wrong].map(|p| verdict(&template, &item, p, profile));
+        let official = three(Profile::BirdCritic);
+        assert_eq!(
+            official,
+            [true, true, false],
+            "control: the official profile"
+        );
+        let sound = three(Profile::BirdCriticSound);
+        assert_eq!(
+            sound,
+            [true, true, false],
+            "FALSE FAIL: the honest item is not judged under bird_critic_sound (official {official:?})"
         );
     }
 }
