@@ -103,6 +103,7 @@ mod redteam41;
 mod redteam42;
 mod redteam43;
 mod redteam44;
+mod redteam45;
 mod redteam9;
 mod repair;
 mod report;
