@@ -143,7 +143,12 @@ pub fn judge(
         Profile::Official | Profile::BirdCritic => official(item, prediction, &copy, settings),
         Profile::Sound => sound::judge(item, prediction, &copy, template, settings),
         Profile::BirdCriticSound => {
-            sound::judge_bird_critic(item, prediction, &copy, template, settings)
+            sound::judge_bird_critic(item, prediction, &copy, template, settings).and_then(
+                |verdict| match verdict.success && sound::preprocess_bound(item) {
+                    true => official_too(verdict, item, prediction, template, settings),
+                    false => Ok(verdict),
+                },
+            )
         }
     };
     match outcome {
@@ -151,6 +156,27 @@ pub fn judge(
         Err(TestsError::Stopped(stop)) => Ok(Verdict::stopped(settings.profile, stop)),
         Err(TestsError::Fault(fault)) => Err(fault),
     }
+}
+
+/// The sound verdict `sound`, failed when the official `bird_critic` flow, on a fresh copy of
+/// `template`, fails the same prediction (`sound::preprocess_bound`).
+fn official_too(
+    sound: Verdict,
+    item: &LiveItem,
+    prediction: &[String],
+    template: &Path,
+    settings: &Settings,
+) -> Result<Verdict, TestsError> {
+    let copy = copy::ItemCopy::make(template).map_err(TestsError::Fault)?;
+    let official_settings = Settings {
+        profile: Profile::BirdCritic,
+        ..settings.clone()
+    };
+    let verdict = match official(item, prediction, &copy, &official_settings) {
+        Err(TestsError::Stopped(stop)) => Verdict::stopped(Profile::BirdCritic, stop),
+        other => other?,
+    };
+    Ok(sound::with_official(sound, verdict))
 }
 
 /// Opens a session on `path` with `budget`; an error is a fault.

@@ -193,6 +193,34 @@ pub(super) fn unjudged(what: &str) -> Verdict {
     }
 }
 
+/// Whether an item's sound verdict must also hold under the official flow: an item with a
+/// preprocess whose checks run on new sessions (test cases, post-conditions). The state the
+/// preprocess leaves on its session can decide what a check reads (a temporary view shadowing a
+/// table, a variable a test compares with) or refuse a wrong prediction (a temporary trigger, a
+/// view's check option, `sql_safe_updates`), and the sound profile's new sessions have none of
+/// it (red team round 46); the official flow keeps it, and the sound checks keep a prediction's
+/// own session state out of the checks, so such a prediction passes only when both pass.
+pub(super) fn preprocess_bound(item: &LiveItem) -> bool {
+    let checked_apart = !item.test_cases.is_empty() || !item.post.is_empty();
+    !item.preprocess_sql.is_empty() && checked_apart
+}
+
+/// The sound verdict `sound`, failed when the official flow's verdict `official` of the same
+/// prediction fails ([`preprocess_bound`]).
+pub(super) fn with_official(mut sound: Verdict, official: Verdict) -> Verdict {
+    if sound.success && !official.success {
+        sound.success = false;
+        sound.assertion_error = official.assertion_error;
+        sound.execution_error = official.execution_error;
+        sound.timeout_error = official.timeout_error;
+        sound.message = format!(
+            "the official flow, on the preprocess's session, fails it: {}",
+            official.message
+        );
+    }
+    sound
+}
+
 /// The verdict of a server item's outcome: a stop is a verdict (as the official evaluator's
 /// kill of the task), a fault is not.
 pub(super) fn verdict_of(outcome: Result<Verdict, TestsError>) -> Result<Verdict, super::Fault> {

@@ -31,7 +31,7 @@ use crate::engine::livesql::gold_effect::{self, Read};
 use crate::engine::livesql::python::{self, ItemDb, TestsError};
 use crate::engine::livesql::query_check::{self, CloneContents, Contents, QueryCheck, OWN};
 use crate::engine::livesql::server_sides::{ServerSide, ServerSides};
-use crate::engine::livesql::sound::{add_post_failures, unjudged, verdict_of};
+use crate::engine::livesql::sound::{self, add_post_failures, unjudged, verdict_of};
 use crate::engine::livesql::{Fault, Profile, Verdict};
 use crate::engine::server::catalog_rows;
 use crate::engine::server::data_digest::mysql_digests;
@@ -58,7 +58,16 @@ impl MyRun {
         match (profile, prediction) {
             (Profile::BirdCritic, _) => self.judge(item, prediction),
             (Profile::BirdCriticSound, None) => Ok(Verdict::no_prediction()),
-            (Profile::BirdCriticSound, Some(prediction)) => self.judge_sound(item, prediction),
+            (Profile::BirdCriticSound, Some(prediction)) => {
+                let sound = self.judge_sound(item, prediction)?;
+                match sound.success && sound::preprocess_bound(item) {
+                    true => Ok(sound::with_official(
+                        sound,
+                        self.judge(item, Some(prediction))?,
+                    )),
+                    false => Ok(sound),
+                }
+            }
             (other, _) => Err(format!(
                 "`{}` is not judged on MariaDB / MySQL",
                 other.name()
