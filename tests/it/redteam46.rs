@@ -228,3 +228,38 @@ mod through_the_gate {
         );
     }
 }
+
+/// Class 3, MariaDB: the test case's own query reads a user variable of the preprocess's
+/// session. Set-up: a Management item whose preprocess names the catalogue the task is about
+/// (`SET @catalogue = 'outdoor'`); the gold adds the product with the category written out, so
+/// it runs the same on either session and the item is judged; the test case checks the
+/// product is there and that none of that name sits outside `@catalogue`. Lever: the wrong
+/// prediction's kitchen category, which officially fails the second check, while on the new
+/// session `@catalogue` is `NULL` and `category <> NULL` counts nothing.
+mod mariadb_a_user_variable_read_by_the_test_alone {
+    use super::*;
+
+    const IN_CATALOGUE: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    res = execute_queries([\"SELECT count(*) FROM products WHERE name = 'Canteen'\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 1, f'found {res[0]}'\n    res = execute_queries([\"SELECT count(*) FROM products WHERE name = 'Canteen' AND category <> @catalogue\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 0, f'outside the catalogue: {res[0]}'\n    return 1\n";
+
+    #[test]
+    fn mariadb_a_test_reading_the_preprocess_variable_does_not_pass_a_wrong_insert() {
+        let run = crate::redteam30::my_run();
+        let preprocess = ["SET @catalogue = 'outdoor'"];
+        let gold = ["INSERT INTO products (id, name, category, price, stock) VALUES (11, 'Canteen', 'outdoor', 12.5, 3)"];
+        let item = line("Management", &preprocess, &gold, IN_CATALOGUE);
+        let honest = ["INSERT INTO products (id, name, category, price, stock) VALUES (11, 'Canteen', 'outdoor', 11.0, 3)"];
+        let wrong = ["INSERT INTO products (id, name, category, price, stock) VALUES (11, 'Canteen', 'kitchen', 12.5, 3)"];
+        let three = |profile| [&gold[..], &honest, &wrong].map(|p| judged(&run, &item, p, profile));
+        let official = three(Profile::BirdCritic);
+        assert_eq!(
+            official,
+            [true, true, false],
+            "control: the official profile"
+        );
+        let sound = three(Profile::BirdCriticSound);
+        assert!(
+            !sound[2],
+            "WON: the wrong prediction passed bird_critic_sound ({sound:?}; official {official:?})"
+        );
+    }
+}
