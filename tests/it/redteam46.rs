@@ -263,3 +263,42 @@ mod mariadb_a_user_variable_read_by_the_test_alone {
         );
     }
 }
+
+/// Class 2 (the repair path's SQLite livesql engine), the prediction sees the session. Set-up:
+/// a Management item whose preprocess guards the catalogue with a temporary trigger (`CREATE
+/// TEMP TRIGGER outdoor_only BEFORE INSERT ON main.products WHEN new.category <> 'outdoor'
+/// BEGIN SELECT RAISE(ABORT, 'outdoor only'); END`), a constraint of its session alone; the gold
+/// inserts an outdoor product, so the trigger fires on the preprocess's session without effect
+/// and the gold runs the same both ways; the test case only checks the product is there.
+/// Lever: the wrong prediction's kitchen category, which the trigger aborts officially (an
+/// execution error) and which the new session the prediction runs on lets through.
+mod sqlite_a_temporary_trigger_the_gold_satisfies {
+    use super::*;
+
+    const THERE: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    res = execute_queries([\"SELECT count(*) FROM main.products WHERE name = 'Canteen'\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 1, f'found {res[0]}'\n    return 1\n";
+
+    #[test]
+    fn sqlite_a_temporary_trigger_of_the_preprocess_does_not_let_a_wrong_insert_pass() {
+        let folder = tempfile::tempdir().unwrap();
+        let template = sqlite_shop(folder.path());
+        let preprocess = ["CREATE TEMP TRIGGER outdoor_only BEFORE INSERT ON main.products WHEN new.category <> 'outdoor' BEGIN SELECT RAISE(ABORT, 'outdoor only'); END"];
+        let gold = ["INSERT INTO products (name, category, price, stock) VALUES ('Canteen', 'outdoor', 12.5, 3)"];
+        let item = line("Management", &preprocess, &gold, THERE);
+        let honest = ["INSERT INTO products (name, category, price, stock) VALUES ('Canteen', 'outdoor', 11.0, 3)"];
+        let wrong = ["INSERT INTO products (name, category, price, stock) VALUES ('Canteen', 'kitchen', 12.5, 3)"];
+        let three = |profile| {
+            [&gold[..], &honest, &wrong].map(|p| sqlite_judged(&template, &item, p, profile))
+        };
+        let official = three(Profile::BirdCritic);
+        assert_eq!(
+            official,
+            [true, true, false],
+            "control: the official profile"
+        );
+        let sound = three(Profile::BirdCriticSound);
+        assert!(
+            !sound[2],
+            "WON: the wrong prediction passed bird_critic_sound ({sound:?}; official {official:?})"
+        );
+    }
+}
