@@ -302,3 +302,37 @@ mod sqlite_a_temporary_trigger_the_gold_satisfies {
         );
     }
 }
+
+/// Class 3, PostgreSQL, the prediction sees the session: [`sqlite_a_temporary_trigger_the_gold_satisfies`]
+/// through a temporary view `WITH CHECK OPTION` named after the base table (`pg_temp` comes
+/// first), so unqualified inserts go through the view's check on the preprocess's session only.
+/// The gold's unqualified insert of an outdoor product passes the check there and writes the
+/// same row either way; the test case reads `public.products`. Lever: the wrong prediction's
+/// kitchen category (officially a check-option violation).
+mod postgresql_a_checked_temporary_view_the_gold_satisfies {
+    use super::*;
+
+    const THERE: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    res = execute_queries([\"SELECT count(*) FROM public.products WHERE name = 'Canteen'\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 1, f'found {res[0]}'\n    return 1\n";
+
+    #[test]
+    fn postgresql_a_checked_view_of_the_preprocess_does_not_let_a_wrong_insert_pass() {
+        let run = crate::redteam30::pg_run();
+        let preprocess = ["CREATE TEMP VIEW products AS SELECT * FROM public.products WHERE category = 'outdoor' WITH CHECK OPTION"];
+        let gold = ["INSERT INTO products (id, name, category, price, stock) VALUES (11, 'Canteen', 'outdoor', 12.5, 3)"];
+        let item = line("Management", &preprocess, &gold, THERE);
+        let honest = ["INSERT INTO products (id, name, category, price, stock) VALUES (11, 'Canteen', 'outdoor', 11.0, 3)"];
+        let wrong = ["INSERT INTO products (id, name, category, price, stock) VALUES (11, 'Canteen', 'kitchen', 12.5, 3)"];
+        let three = |profile| [&gold[..], &honest, &wrong].map(|p| judged(&run, &item, p, profile));
+        let official = three(Profile::BirdCritic);
+        assert_eq!(
+            official,
+            [true, true, false],
+            "control: the official profile"
+        );
+        let sound = three(Profile::BirdCriticSound);
+        assert!(
+            !sound[2],
+            "WON: the wrong prediction passed bird_critic_sound ({sound:?}; official {official:?})"
+        );
+    }
+}
