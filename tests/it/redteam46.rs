@@ -33,7 +33,9 @@ fn item_of(line: &str) -> sqlgate::input::livesql::LiveItem {
 /// Whether `prediction` passes the server item `line` under `profile`.
 fn judged<J: LiveJudge>(run: &J, line: &str, prediction: &[&str], profile: Profile) -> bool {
     let predicted: Vec<String> = prediction.iter().map(|s| s.to_string()).collect();
-    let verdict = run.judge(&item_of(line), Some(&predicted), profile).unwrap();
+    let verdict = run
+        .judge(&item_of(line), Some(&predicted), profile)
+        .unwrap();
     eprintln!(
         "{profile:?} {prediction:?}: {} {}",
         verdict.success, verdict.message
@@ -95,7 +97,9 @@ mod sqlite_a_temporary_view_read_by_the_test_alone {
     fn sqlite_a_test_reading_the_preprocess_view_does_not_pass_a_wrong_insert() {
         let folder = tempfile::tempdir().unwrap();
         let template = sqlite_shop(folder.path());
-        let preprocess = ["CREATE TEMP VIEW products AS SELECT * FROM main.products WHERE category = 'outdoor'"];
+        let preprocess = [
+            "CREATE TEMP VIEW products AS SELECT * FROM main.products WHERE category = 'outdoor'",
+        ];
         let gold = ["INSERT INTO main.products (name, category, price, stock) VALUES ('Canteen', 'outdoor', 12.5, 3)"];
         let item = line("Management", &preprocess, &gold, LISTED);
         let honest = ["INSERT INTO main.products (name, category, price, stock) VALUES ('Canteen', 'outdoor', 11.0, 3)"];
@@ -127,7 +131,9 @@ mod postgresql_a_temporary_view_read_by_the_test_alone {
     #[test]
     fn postgresql_a_test_reading_the_preprocess_view_does_not_pass_a_wrong_insert() {
         let run = crate::redteam30::pg_run();
-        let preprocess = ["CREATE TEMP VIEW products AS SELECT * FROM public.products WHERE category = 'outdoor'"];
+        let preprocess = [
+            "CREATE TEMP VIEW products AS SELECT * FROM public.products WHERE category = 'outdoor'",
+        ];
         let gold = ["INSERT INTO public.products (id, name, category, price, stock) VALUES (11, 'Canteen', 'outdoor', 12.5, 3)"];
         let item = line("Management", &preprocess, &gold, LISTED);
         let honest = ["INSERT INTO public.products (id, name, category, price, stock) VALUES (11, 'Canteen', 'outdoor', 11.0, 3)"];
@@ -333,6 +339,44 @@ mod postgresql_a_checked_temporary_view_the_gold_satisfies {
         assert!(
             !sound[2],
             "WON: the wrong prediction passed bird_critic_sound ({sound:?}; official {official:?})"
+        );
+    }
+}
+
+/// Class 2 (the SQLite livesql engine), false fail?: an honest item whose preprocess stages
+/// rows in a temporary table and restocks from it (`CREATE TEMP TABLE restock AS ...`, then an
+/// `UPDATE` of `main.products` reading it); the gold and the test never read the staging table.
+/// Is it judged as the official profile judges it?
+mod sqlite_a_temporary_staging_table_of_the_preprocess {
+    use super::*;
+
+    const SAME: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    pred = execute_queries(pred_sqls, db_name, conn, None, '')\n    res = execute_queries(sol_sqls, db_name, conn, None, '')\n    assert not res[1] and sorted(pred[0]) == sorted(res[0]), f'the gold gave {res[0]}'\n    return 1\n";
+
+    #[test]
+    fn sqlite_an_honest_staged_restock_is_judged() {
+        let folder = tempfile::tempdir().unwrap();
+        let template = sqlite_shop(folder.path());
+        let preprocess = [
+            "CREATE TEMP TABLE restock AS SELECT id FROM main.products WHERE stock < 5",
+            "UPDATE main.products SET stock = stock + 10 WHERE id IN (SELECT id FROM restock)",
+        ];
+        let gold = ["SELECT name FROM products WHERE stock < 12"];
+        let item = line("Query", &preprocess, &gold, SAME);
+        let honest = ["SELECT name FROM products WHERE stock <= 11"];
+        let wrong = ["SELECT name FROM products WHERE stock < 5"];
+        let three = |profile| {
+            [&gold[..], &honest, &wrong].map(|p| sqlite_judged(&template, &item, p, profile))
+        };
+        let official = three(Profile::BirdCritic);
+        assert_eq!(
+            official,
+            [true, true, false],
+            "control: the official profile"
+        );
+        let sound = three(Profile::BirdCriticSound);
+        assert_eq!(
+            sound, official,
+            "FALSE FAIL: the honest staged item is judged otherwise under bird_critic_sound"
         );
     }
 }
