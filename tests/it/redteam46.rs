@@ -380,3 +380,36 @@ mod sqlite_a_temporary_staging_table_of_the_preprocess {
         );
     }
 }
+
+/// Class 3, MariaDB, the prediction sees the session: the preprocess turns on safe updates for
+/// its session (`SET SESSION sql_safe_updates = 1`: an `UPDATE` whose `WHERE` uses no key
+/// fails); the gold reprices one product by its key, the same on either session; the test case
+/// checks that product's price. Lever: the wrong prediction repricing the whole outdoor
+/// category, which safe updates reject officially and the new session lets through.
+mod mariadb_safe_updates_the_gold_satisfies {
+    use super::*;
+
+    const PRICED: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    res = execute_queries([\"SELECT price FROM products WHERE name = 'Compass'\"], db_name, conn, None, '')\n    assert not res[1] and float(res[0][0][0]) == 14.0, f'found {res[0]}'\n    return 1\n";
+
+    #[test]
+    fn mariadb_safe_updates_of_the_preprocess_do_not_let_a_wrong_update_pass() {
+        let run = crate::redteam30::my_run();
+        let preprocess = ["SET SESSION sql_safe_updates = 1"];
+        let gold = ["UPDATE products SET price = 14.0 WHERE id = 10"];
+        let item = line("Management", &preprocess, &gold, PRICED);
+        let honest = ["UPDATE products SET price = 14 WHERE id = 10"];
+        let wrong = ["UPDATE products SET price = 14.0 WHERE category = 'outdoor'"];
+        let three = |profile| [&gold[..], &honest, &wrong].map(|p| judged(&run, &item, p, profile));
+        let official = three(Profile::BirdCritic);
+        assert_eq!(
+            official,
+            [true, true, false],
+            "control: the official profile"
+        );
+        let sound = three(Profile::BirdCriticSound);
+        assert!(
+            !sound[2],
+            "WON: the wrong prediction passed bird_critic_sound ({sound:?}; official {official:?})"
+        );
+    }
+}
