@@ -6,7 +6,14 @@
 //! - a preprocess's temporary view named after a base table (`products`, the outdoor
 //!   catalogue): the gold writes the base table by its qualified name, so it runs the same both
 //!   ways, while the test case's own unqualified query reads the view officially and the base
-//!   table under the sound profile (SQLite livesql engine, the repair path's; PostgreSQL).
+//!   table under the sound profile (SQLite livesql engine, the repair path's; PostgreSQL, also
+//!   through the gate, exit 0);
+//! - a MariaDB user variable of the preprocess's session read by the test case's own query;
+//! - a constraint of the preprocess's session that the gold satisfies and a wrong prediction
+//!   breaks: a SQLite temporary trigger, a PostgreSQL temporary view `WITH CHECK OPTION` named
+//!   after the base table, MariaDB's `sql_safe_updates`; officially the wrong prediction fails
+//!   to run, on the sound profile's new session it runs and passes;
+//! - an honest SQLite staging table in the preprocess (contained: judged).
 //!
 //! Every test asserts the SECURE outcome and runs its control: a failing test is a win. Report:
 //! `/work/notes/redteam46.md`.
