@@ -104,6 +104,7 @@ mod redteam42;
 mod redteam43;
 mod redteam44;
 mod redteam45;
+mod redteam46;
 mod redteam9;
 mod repair;
 mod report;

@@ -1,0 +1,422 @@
+//! Red team round 46 (issue 44): `bird_critic_sound` after round 45's fix (467129b): the gold
+//! runs on the preprocess's own session and on a new one, and an item whose gold's statements
+//! answer or write otherwise is not judged (`gold_effect.rs`). The comparison is of the gold's
+//! statements alone; a test case's own query (unmarked, run on a new session to the
+//! prediction's copy under the sound profile) is not compared. The attempts:
+//! - a preprocess's temporary view named after a base table (`products`, the outdoor
+//!   catalogue): the gold writes the base table by its qualified name, so it runs the same both
+//!   ways, while the test case's own unqualified query reads the view officially and the base
+//!   table under the sound profile (SQLite livesql engine, the repair path's; PostgreSQL, also
+//!   through the gate, exit 0);
+//! - a MariaDB user variable of the preprocess's session read by the test case's own query;
+//! - a constraint of the preprocess's session that the gold satisfies and a wrong prediction
+//!   breaks: a SQLite temporary trigger, a PostgreSQL temporary view `WITH CHECK OPTION` named
+//!   after the base table, MariaDB's `sql_safe_updates`; officially the wrong prediction fails
+//!   to run, on the sound profile's new session it runs and passes;
+//! - an honest SQLite staging table in the preprocess (contained: judged).
+//!
+//! Every test asserts the SECURE outcome and runs its control: a failing test is a win. Report:
+//! `/work/notes/redteam46.md`.
+
+use sqlgate::engine::livesql::{LiveJudge, Profile};
+
+/// A `shop` item line (`category`, `preprocess`, `gold`, one `test`).
+fn line(category: &str, preprocess: &[&str], gold: &[&str], test: &str) -> String {
+    let line = serde_json::json!({
+        "instance_id": "lever46", "db_id": "shop", "category": category, "sol_sql": gold,
+        "preprocess_sql": preprocess, "clean_up_sql": [],
+        "test_cases": [test], "issue_sql": [], "conditions": {},
+        "efficiency": false, "query": "add the canteen to the outdoor catalogue",
+    });
+    format!("{line}\n")
+}
+
+fn item_of(line: &str) -> sqlgate::input::livesql::LiveItem {
+    sqlgate::input::livesql::parse_items(std::path::Path::new("lever46.jsonl"), line)
+        .unwrap()
+        .remove(0)
+}
+
+/// Whether `prediction` passes the server item `line` under `profile`.
+fn judged<J: LiveJudge>(run: &J, line: &str, prediction: &[&str], profile: Profile) -> bool {
+    let predicted: Vec<String> = prediction.iter().map(|s| s.to_string()).collect();
+    let verdict = run
+        .judge(&item_of(line), Some(&predicted), profile)
+        .unwrap();
+    eprintln!(
+        "{profile:?} {prediction:?}: {} {}",
+        verdict.success, verdict.message
+    );
+    verdict.success
+}
+
+/// Whether `prediction` passes the SQLite livesql item `line` on `template` under `profile`.
+fn sqlite_judged(
+    template: &std::path::Path,
+    line: &str,
+    prediction: &[&str],
+    profile: Profile,
+) -> bool {
+    use sqlgate::engine::livesql::{Budget, Settings};
+    let settings = Settings {
+        profile,
+        budget: Budget {
+            deadline: std::time::Duration::from_secs(60),
+            max_steps: 100_000_000,
+            disk_bytes: 64 << 20,
+        },
+        python: std::path::PathBuf::from("python3"),
+    };
+    let predicted: Vec<String> = prediction.iter().map(|s| s.to_string()).collect();
+    let verdict =
+        sqlgate::engine::livesql::judge(&item_of(line), Some(&predicted), template, &settings)
+            .unwrap();
+    eprintln!(
+        "{profile:?} {prediction:?}: {} {}",
+        verdict.success, verdict.message
+    );
+    verdict.success
+}
+
+/// The SQLite `shop` template in `folder`.
+fn sqlite_shop(folder: &std::path::Path) -> std::path::PathBuf {
+    let scripts = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/livesql/db");
+    crate::common::databases_from_scripts(&scripts, folder);
+    folder.join("shop/shop.sqlite")
+}
+
+/// A test case whose own query (no gold statement in it) looks for the new product in the
+/// catalogue, unqualified, as the item's preprocess left it.
+const LISTED: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    res = execute_queries([\"SELECT name FROM products WHERE name = 'Canteen'\"], db_name, conn, None, '')\n    assert not res[1] and len(res[0]) == 1, f'the catalogue shows {res[0]}'\n    return 1\n";
+
+/// Class 2 (the repair path's SQLite livesql engine), the checks see the session. Set-up: a
+/// Management item on `shop` whose preprocess makes the outdoor catalogue a temporary view
+/// named `products` (`CREATE TEMP VIEW products AS SELECT * FROM main.products WHERE category =
+/// 'outdoor'`), shadowing the base table for unqualified names on its session; the gold adds
+/// a product through `main.products`, so it runs the same on either session and the item is
+/// judged; the test case ([`LISTED`]) looks for it through `products`. Lever: a wrong
+/// prediction adding the product to another category, which the view hides (officially the
+/// test fails) but the base table the new session reads shows.
+mod sqlite_a_temporary_view_read_by_the_test_alone {
+    use super::*;
+
+    #[test]
+    fn sqlite_a_test_reading_the_preprocess_view_does_not_pass_a_wrong_insert() {
+        let folder = tempfile::tempdir().unwrap();
+        let template = sqlite_shop(folder.path());
+        let preprocess = [
+            "CREATE TEMP VIEW products AS SELECT * FROM main.products WHERE category = 'outdoor'",
+        ];
+        let gold = ["INSERT INTO main.products (name, category, price, stock) VALUES ('Canteen', 'outdoor', 12.5, 3)"];
+        let item = line("Management", &preprocess, &gold, LISTED);
+        let honest = ["INSERT INTO main.products (name, category, price, stock) VALUES ('Canteen', 'outdoor', 11.0, 3)"];
+        let wrong = ["INSERT INTO main.products (name, category, price, stock) VALUES ('Canteen', 'kitchen', 12.5, 3)"];
+        let three = |profile| {
+            [&gold[..], &honest, &wrong].map(|p| sqlite_judged(&template, &item, p, profile))
+        };
+        let official = three(Profile::BirdCritic);
+        assert_eq!(
+            official,
+            [true, true, false],
+            "control: the official profile"
+        );
+        let sound = three(Profile::BirdCriticSound);
+        assert!(
+            !sound[2],
+            "WON: the wrong prediction passed bird_critic_sound ({sound:?}; official {official:?})"
+        );
+    }
+}
+
+/// Class 3, PostgreSQL: [`sqlite_a_temporary_view_read_by_the_test_alone`] on the server. The
+/// preprocess's `CREATE TEMP VIEW products AS SELECT * FROM public.products WHERE category =
+/// 'outdoor'` sits in `pg_temp`, which comes first for unqualified names; the gold writes
+/// `public.products`.
+mod postgresql_a_temporary_view_read_by_the_test_alone {
+    use super::*;
+
+    #[test]
+    fn postgresql_a_test_reading_the_preprocess_view_does_not_pass_a_wrong_insert() {
+        let run = crate::redteam30::pg_run();
+        let preprocess = [
+            "CREATE TEMP VIEW products AS SELECT * FROM public.products WHERE category = 'outdoor'",
+        ];
+        let gold = ["INSERT INTO public.products (id, name, category, price, stock) VALUES (11, 'Canteen', 'outdoor', 12.5, 3)"];
+        let item = line("Management", &preprocess, &gold, LISTED);
+        let honest = ["INSERT INTO public.products (id, name, category, price, stock) VALUES (11, 'Canteen', 'outdoor', 11.0, 3)"];
+        let wrong = ["INSERT INTO public.products (id, name, category, price, stock) VALUES (11, 'Canteen', 'kitchen', 12.5, 3)"];
+        let three = |profile| [&gold[..], &honest, &wrong].map(|p| judged(&run, &item, p, profile));
+        let official = three(Profile::BirdCritic);
+        assert_eq!(
+            official,
+            [true, true, false],
+            "control: the official profile"
+        );
+        let sound = three(Profile::BirdCriticSound);
+        assert!(
+            !sound[2],
+            "WON: the wrong prediction passed bird_critic_sound ({sound:?}; official {official:?})"
+        );
+    }
+}
+
+/// Class 3 through the gate (what a job runs): [`postgresql_a_temporary_view_read_by_the_test_alone`]
+/// as a pull request. Set-up: round 32's one-item bird-critic gate (`redteam32::through_the_gate`,
+/// its `based_with` with this Management item and [`LISTED`]) on `bird_critic_sound`, the
+/// baseline made on `main` with the gold as the prediction (100); the pull request predicts the
+/// wrong insert (the kitchen category), judged with `eval --trusted-base <base>`. Control: the
+/// pull request predicting an insert of another name exits 1.
+mod through_the_gate {
+    use super::*;
+    use crate::common::bird_critic_gate::{predict, GateCorpus};
+    use crate::common::{self, repo, servers};
+    use crate::livesql_pg_gate::PG;
+    use std::path::Path;
+
+    const PREPROCESS: &str =
+        "CREATE TEMP VIEW products AS SELECT * FROM public.products WHERE category = 'outdoor'";
+    const GOLD: &str = "INSERT INTO public.products (id, name, category, price, stock) VALUES (11, 'Canteen', 'outdoor', 12.5, 3)";
+
+    /// `root` a repository whose `main` holds the one item, its config and the baseline made
+    /// with the gold as the prediction.
+    fn based(corpus: &GateCorpus, server: &servers::Server, root: &Path) {
+        let line = serde_json::json!({
+            "instance_id": "lever46", "db_id": "shop", "category": "Management",
+            "sol_sql": [GOLD], "preprocess_sql": [PREPROCESS], "clean_up_sql": [],
+            "test_cases": [LISTED], "issue_sql": [], "conditions": {}, "efficiency": false,
+            "query": "add the canteen to the outdoor catalogue",
+        });
+        // `GateCorpus::command_on` finds the databases by `"db_id": "<db>"`, spaced.
+        let line = line.to_string().replace("\"db_id\":", "\"db_id\": ");
+        std::fs::write(root.join("items.jsonl"), format!("{line}\n")).unwrap();
+        std::fs::create_dir_all(root.join("predictions")).unwrap();
+        let predicted = serde_json::json!({"instance_id": "lever46", "pred_sqls": [GOLD]});
+        std::fs::write(
+            root.join("predictions/model.jsonl"),
+            format!("{predicted}\n"),
+        )
+        .unwrap();
+        let config = corpus
+            .config()
+            .replace("  per_difficulty: { Management: 0.0, Query: 0.0 }\n", "");
+        std::fs::write(root.join("sqlgate.yml"), &config).unwrap();
+        repo::init_main(root, "dataset");
+        let made = corpus.sqlgate_on(
+            server,
+            root,
+            &["baseline", "update", "--config", "sqlgate.yml"],
+        );
+        common::assert_exit(&made, 0);
+        repo::commit_all(root, "baseline");
+    }
+
+    /// The exit code and all it said of the pull request predicting `prediction`.
+    fn gate(server: &servers::Server, prediction: &[&str]) -> (Option<i32>, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        based(&PG, server, root);
+        let base = repo::head(root);
+        common::git(root, &["checkout", "-qb", "pr"]);
+        predict(root, "lever46", prediction);
+        repo::commit_all(root, "the pull request");
+        let args = [&repo::EVAL[..], &["--trusted-base", &base]].concat();
+        let run = PG.sqlgate_on(server, root, &args);
+        (run.status.code(), common::text(&run))
+    }
+
+    #[test]
+    fn postgresql_a_test_reading_the_preprocess_view_does_not_pass_the_gate() {
+        let server = servers::postgres();
+        crate::livesql_pg::load_databases(server);
+        let other = "INSERT INTO public.products (id, name, category, price, stock) VALUES (11, 'Flask', 'outdoor', 12.5, 3)";
+        let (code, said) = gate(server, &[other]);
+        assert_eq!(code, Some(1), "control: {said}");
+        let wrong = "INSERT INTO public.products (id, name, category, price, stock) VALUES (11, 'Canteen', 'kitchen', 12.5, 3)";
+        let (code, said) = gate(server, &[wrong]);
+        eprintln!("{said}");
+        assert_ne!(
+            code,
+            Some(0),
+            "WON: the regressing pull request passed: {said}"
+        );
+    }
+}
+
+/// Class 3, MariaDB: the test case's own query reads a user variable of the preprocess's
+/// session. Set-up: a Management item whose preprocess names the catalogue the task is about
+/// (`SET @catalogue = 'outdoor'`); the gold adds the product with the category written out, so
+/// it runs the same on either session and the item is judged; the test case checks the
+/// product is there and that none of that name sits outside `@catalogue`. Lever: the wrong
+/// prediction's kitchen category, which officially fails the second check, while on the new
+/// session `@catalogue` is `NULL` and `category <> NULL` counts nothing.
+mod mariadb_a_user_variable_read_by_the_test_alone {
+    use super::*;
+
+    const IN_CATALOGUE: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    res = execute_queries([\"SELECT count(*) FROM products WHERE name = 'Canteen'\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 1, f'found {res[0]}'\n    res = execute_queries([\"SELECT count(*) FROM products WHERE name = 'Canteen' AND category <> @catalogue\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 0, f'outside the catalogue: {res[0]}'\n    return 1\n";
+
+    #[test]
+    fn mariadb_a_test_reading_the_preprocess_variable_does_not_pass_a_wrong_insert() {
+        let run = crate::redteam30::my_run();
+        let preprocess = ["SET @catalogue = 'outdoor'"];
+        let gold = ["INSERT INTO products (id, name, category, price, stock) VALUES (11, 'Canteen', 'outdoor', 12.5, 3)"];
+        let item = line("Management", &preprocess, &gold, IN_CATALOGUE);
+        let honest = ["INSERT INTO products (id, name, category, price, stock) VALUES (11, 'Canteen', 'outdoor', 11.0, 3)"];
+        let wrong = ["INSERT INTO products (id, name, category, price, stock) VALUES (11, 'Canteen', 'kitchen', 12.5, 3)"];
+        let three = |profile| [&gold[..], &honest, &wrong].map(|p| judged(&run, &item, p, profile));
+        let official = three(Profile::BirdCritic);
+        assert_eq!(
+            official,
+            [true, true, false],
+            "control: the official profile"
+        );
+        let sound = three(Profile::BirdCriticSound);
+        assert!(
+            !sound[2],
+            "WON: the wrong prediction passed bird_critic_sound ({sound:?}; official {official:?})"
+        );
+    }
+}
+
+/// Class 2 (the repair path's SQLite livesql engine), the prediction sees the session. Set-up:
+/// a Management item whose preprocess guards the catalogue with a temporary trigger (`CREATE
+/// TEMP TRIGGER outdoor_only BEFORE INSERT ON main.products WHEN new.category <> 'outdoor'
+/// BEGIN SELECT RAISE(ABORT, 'outdoor only'); END`), a constraint of its session alone; the gold
+/// inserts an outdoor product, so the trigger fires on the preprocess's session without effect
+/// and the gold runs the same both ways; the test case only checks the product is there.
+/// Lever: the wrong prediction's kitchen category, which the trigger aborts officially (an
+/// execution error) and which the new session the prediction runs on lets through.
+mod sqlite_a_temporary_trigger_the_gold_satisfies {
+    use super::*;
+
+    const THERE: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    res = execute_queries([\"SELECT count(*) FROM main.products WHERE name = 'Canteen'\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 1, f'found {res[0]}'\n    return 1\n";
+
+    #[test]
+    fn sqlite_a_temporary_trigger_of_the_preprocess_does_not_let_a_wrong_insert_pass() {
+        let folder = tempfile::tempdir().unwrap();
+        let template = sqlite_shop(folder.path());
+        let preprocess = ["CREATE TEMP TRIGGER outdoor_only BEFORE INSERT ON main.products WHEN new.category <> 'outdoor' BEGIN SELECT RAISE(ABORT, 'outdoor only'); END"];
+        let gold = ["INSERT INTO products (name, category, price, stock) VALUES ('Canteen', 'outdoor', 12.5, 3)"];
+        let item = line("Management", &preprocess, &gold, THERE);
+        let honest = ["INSERT INTO products (name, category, price, stock) VALUES ('Canteen', 'outdoor', 11.0, 3)"];
+        let wrong = ["INSERT INTO products (name, category, price, stock) VALUES ('Canteen', 'kitchen', 12.5, 3)"];
+        let three = |profile| {
+            [&gold[..], &honest, &wrong].map(|p| sqlite_judged(&template, &item, p, profile))
+        };
+        let official = three(Profile::BirdCritic);
+        assert_eq!(
+            official,
+            [true, true, false],
+            "control: the official profile"
+        );
+        let sound = three(Profile::BirdCriticSound);
+        assert!(
+            !sound[2],
+            "WON: the wrong prediction passed bird_critic_sound ({sound:?}; official {official:?})"
+        );
+    }
+}
+
+/// Class 3, PostgreSQL, the prediction sees the session: [`sqlite_a_temporary_trigger_the_gold_satisfies`]
+/// through a temporary view `WITH CHECK OPTION` named after the base table (`pg_temp` comes
+/// first), so unqualified inserts go through the view's check on the preprocess's session only.
+/// The gold's unqualified insert of an outdoor product passes the check there and writes the
+/// same row either way; the test case reads `public.products`. Lever: the wrong prediction's
+/// kitchen category (officially a check-option violation).
+mod postgresql_a_checked_temporary_view_the_gold_satisfies {
+    use super::*;
+
+    const THERE: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    res = execute_queries([\"SELECT count(*) FROM public.products WHERE name = 'Canteen'\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 1, f'found {res[0]}'\n    return 1\n";
+
+    #[test]
+    fn postgresql_a_checked_view_of_the_preprocess_does_not_let_a_wrong_insert_pass() {
+        let run = crate::redteam30::pg_run();
+        let preprocess = ["CREATE TEMP VIEW products AS SELECT * FROM public.products WHERE category = 'outdoor' WITH CHECK OPTION"];
+        let gold = ["INSERT INTO products (id, name, category, price, stock) VALUES (11, 'Canteen', 'outdoor', 12.5, 3)"];
+        let item = line("Management", &preprocess, &gold, THERE);
+        let honest = ["INSERT INTO products (id, name, category, price, stock) VALUES (11, 'Canteen', 'outdoor', 11.0, 3)"];
+        let wrong = ["INSERT INTO products (id, name, category, price, stock) VALUES (11, 'Canteen', 'kitchen', 12.5, 3)"];
+        let three = |profile| [&gold[..], &honest, &wrong].map(|p| judged(&run, &item, p, profile));
+        let official = three(Profile::BirdCritic);
+        assert_eq!(
+            official,
+            [true, true, false],
+            "control: the official profile"
+        );
+        let sound = three(Profile::BirdCriticSound);
+        assert!(
+            !sound[2],
+            "WON: the wrong prediction passed bird_critic_sound ({sound:?}; official {official:?})"
+        );
+    }
+}
+
+/// Class 2 (the SQLite livesql engine), false fail?: an honest item whose preprocess stages
+/// rows in a temporary table and restocks from it (`CREATE TEMP TABLE restock AS ...`, then an
+/// `UPDATE` of `main.products` reading it); the gold and the test never read the staging table.
+/// Is it judged as the official profile judges it?
+mod sqlite_a_temporary_staging_table_of_the_preprocess {
+    use super::*;
+
+    const SAME: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    pred = execute_queries(pred_sqls, db_name, conn, None, '')\n    res = execute_queries(sol_sqls, db_name, conn, None, '')\n    assert not res[1] and sorted(pred[0]) == sorted(res[0]), f'the gold gave {res[0]}'\n    return 1\n";
+
+    #[test]
+    fn sqlite_an_honest_staged_restock_is_judged() {
+        let folder = tempfile::tempdir().unwrap();
+        let template = sqlite_shop(folder.path());
+        let preprocess = [
+            "CREATE TEMP TABLE restock AS SELECT id FROM main.products WHERE stock < 5",
+            "UPDATE main.products SET stock = stock + 10 WHERE id IN (SELECT id FROM restock)",
+        ];
+        let gold = ["SELECT name FROM products WHERE stock < 12"];
+        let item = line("Query", &preprocess, &gold, SAME);
+        let honest = ["SELECT name FROM products WHERE stock <= 11"];
+        let wrong = ["SELECT name FROM products WHERE stock < 5"];
+        let three = |profile| {
+            [&gold[..], &honest, &wrong].map(|p| sqlite_judged(&template, &item, p, profile))
+        };
+        let official = three(Profile::BirdCritic);
+        assert_eq!(
+            official,
+            [true, true, false],
+            "control: the official profile"
+        );
+        let sound = three(Profile::BirdCriticSound);
+        assert_eq!(
+            sound, official,
+            "FALSE FAIL: the honest staged item is judged otherwise under bird_critic_sound"
+        );
+    }
+}
+
+/// Class 3, MariaDB, the prediction sees the session: the preprocess turns on safe updates for
+/// its session (`SET SESSION sql_safe_updates = 1`: an `UPDATE` whose `WHERE` uses no key
+/// fails); the gold reprices one product by its key, the same on either session; the test case
+/// checks that product's price. Lever: the wrong prediction repricing the whole outdoor
+/// category, which safe updates reject officially and the new session lets through.
+mod mariadb_safe_updates_the_gold_satisfies {
+    use super::*;
+
+    const PRICED: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    res = execute_queries([\"SELECT price FROM products WHERE name = 'Compass'\"], db_name, conn, None, '')\n    assert not res[1] and float(res[0][0][0]) == 14.0, f'found {res[0]}'\n    return 1\n";
+
+    #[test]
+    fn mariadb_safe_updates_of_the_preprocess_do_not_let_a_wrong_update_pass() {
+        let run = crate::redteam30::my_run();
+        let preprocess = ["SET SESSION sql_safe_updates = 1"];
+        let gold = ["UPDATE products SET price = 14.0 WHERE id = 10"];
+        let item = line("Management", &preprocess, &gold, PRICED);
+        let honest = ["UPDATE products SET price = 14 WHERE id = 10"];
+        let wrong = ["UPDATE products SET price = 14.0 WHERE category = 'outdoor'"];
+        let three = |profile| [&gold[..], &honest, &wrong].map(|p| judged(&run, &item, p, profile));
+        let official = three(Profile::BirdCritic);
+        assert_eq!(
+            official,
+            [true, true, false],
+            "control: the official profile"
+        );
+        let sound = three(Profile::BirdCriticSound);
+        assert!(
+            !sound[2],
+            "WON: the wrong prediction passed bird_critic_sound ({sound:?}; official {official:?})"
+        );
+    }
+}
