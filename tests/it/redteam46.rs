@@ -17,6 +17,11 @@
 //!
 //! Every test asserts the SECURE outcome and runs its control: a failing test is a win. Report:
 //! `/work/notes/redteam46.md`.
+//!
+//! After the lead's fix (1700966: a prediction of an item with a preprocess whose checks run on
+//! new sessions passes only when the official flow passes it too, `sound::preprocess_bound`),
+//! every attempt is contained and the items stay judged: the gold passes, the wrong prediction
+//! fails.
 
 use sqlgate::engine::livesql::{LiveJudge, Profile};
 

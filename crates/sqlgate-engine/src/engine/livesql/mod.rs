@@ -141,14 +141,11 @@ pub fn judge(
     let copy = copy::ItemCopy::make(template)?;
     let outcome = match settings.profile {
         Profile::Official | Profile::BirdCritic => official(item, prediction, &copy, settings),
-        Profile::Sound => sound::judge(item, prediction, &copy, template, settings),
+        Profile::Sound => sound::judge(item, prediction, &copy, template, settings)
+            .and_then(|verdict| official_too(verdict, item, prediction, template, settings)),
         Profile::BirdCriticSound => {
-            sound::judge_bird_critic(item, prediction, &copy, template, settings).and_then(
-                |verdict| match verdict.success && sound::preprocess_bound(item) {
-                    true => official_too(verdict, item, prediction, template, settings),
-                    false => Ok(verdict),
-                },
-            )
+            sound::judge_bird_critic(item, prediction, &copy, template, settings)
+                .and_then(|verdict| official_too(verdict, item, prediction, template, settings))
         }
     };
     match outcome {
@@ -158,8 +155,10 @@ pub fn judge(
     }
 }
 
-/// The sound verdict `sound`, failed when the official `bird_critic` flow, on a fresh copy of
-/// `template`, fails the same prediction (`sound::preprocess_bound`).
+/// The sound verdict `sound` of an item whose preprocess binds it (`sound::preprocess_bound`),
+/// failed when its official flow (`livesql` for `livesql_sound`, `bird_critic` for
+/// `bird_critic_sound`, red team round 47), on a fresh copy of `template`, fails the same
+/// prediction; any other verdict as it is.
 fn official_too(
     sound: Verdict,
     item: &LiveItem,
@@ -167,13 +166,20 @@ fn official_too(
     template: &Path,
     settings: &Settings,
 ) -> Result<Verdict, TestsError> {
+    if !sound.success || !sound::preprocess_bound(item) {
+        return Ok(sound);
+    }
+    let profile = match settings.profile {
+        Profile::BirdCriticSound => Profile::BirdCritic,
+        _ => Profile::Official,
+    };
     let copy = copy::ItemCopy::make(template).map_err(TestsError::Fault)?;
     let official_settings = Settings {
-        profile: Profile::BirdCritic,
+        profile,
         ..settings.clone()
     };
     let verdict = match official(item, prediction, &copy, &official_settings) {
-        Err(TestsError::Stopped(stop)) => Verdict::stopped(Profile::BirdCritic, stop),
+        Err(TestsError::Stopped(stop)) => Verdict::stopped(profile, stop),
         other => other?,
     };
     Ok(sound::with_official(sound, verdict))
