@@ -14,6 +14,9 @@
 //! - MariaDB: `SET @catalogue = 'kitchen'` before the wrong insert, and `SET SESSION
 //!   sql_safe_updates = 0` before the wrong update.
 //!
+//! And round 46's SQLite items unchanged under the `livesql_sound` metric (`Profile::Sound`),
+//! which the fix's official AND does not cover.
+//!
 //! Every test asserts the SECURE outcome and runs its control (the wrong prediction without
 //! the lever, which fails): a failing test is a win. Report: `/work/notes/redteam47.md`.
 
