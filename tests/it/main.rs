@@ -105,6 +105,7 @@ mod redteam43;
 mod redteam44;
 mod redteam45;
 mod redteam46;
+mod redteam47;
 mod redteam9;
 mod repair;
 mod report;

@@ -171,7 +171,7 @@ mod postgresql_a_temporary_view_read_by_the_test_alone {
 /// baseline made on `main` with the gold as the prediction (100); the pull request predicts the
 /// wrong insert (the kitchen category), judged with `eval --trusted-base <base>`. Control: the
 /// pull request predicting an insert of another name exits 1.
-mod through_the_gate {
+pub(crate) mod through_the_gate {
     use super::*;
     use crate::common::bird_critic_gate::{predict, GateCorpus};
     use crate::common::{self, repo, servers};
@@ -216,7 +216,7 @@ mod through_the_gate {
     }
 
     /// The exit code and all it said of the pull request predicting `prediction`.
-    fn gate(server: &servers::Server, prediction: &[&str]) -> (Option<i32>, String) {
+    pub(crate) fn gate(server: &servers::Server, prediction: &[&str]) -> (Option<i32>, String) {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         based(&PG, server, root);
