@@ -26,7 +26,7 @@
 use sqlgate::engine::livesql::{LiveJudge, Profile};
 
 /// A `shop` item line (`category`, `preprocess`, `gold`, one `test`).
-fn line(category: &str, preprocess: &[&str], gold: &[&str], test: &str) -> String {
+pub(crate) fn line(category: &str, preprocess: &[&str], gold: &[&str], test: &str) -> String {
     let line = serde_json::json!({
         "instance_id": "lever46", "db_id": "shop", "category": category, "sol_sql": gold,
         "preprocess_sql": preprocess, "clean_up_sql": [],
@@ -36,14 +36,19 @@ fn line(category: &str, preprocess: &[&str], gold: &[&str], test: &str) -> Strin
     format!("{line}\n")
 }
 
-fn item_of(line: &str) -> sqlgate::input::livesql::LiveItem {
+pub(crate) fn item_of(line: &str) -> sqlgate::input::livesql::LiveItem {
     sqlgate::input::livesql::parse_items(std::path::Path::new("lever46.jsonl"), line)
         .unwrap()
         .remove(0)
 }
 
 /// Whether `prediction` passes the server item `line` under `profile`.
-fn judged<J: LiveJudge>(run: &J, line: &str, prediction: &[&str], profile: Profile) -> bool {
+pub(crate) fn judged<J: LiveJudge>(
+    run: &J,
+    line: &str,
+    prediction: &[&str],
+    profile: Profile,
+) -> bool {
     let predicted: Vec<String> = prediction.iter().map(|s| s.to_string()).collect();
     let verdict = run
         .judge(&item_of(line), Some(&predicted), profile)
@@ -56,7 +61,7 @@ fn judged<J: LiveJudge>(run: &J, line: &str, prediction: &[&str], profile: Profi
 }
 
 /// Whether `prediction` passes the SQLite livesql item `line` on `template` under `profile`.
-fn sqlite_judged(
+pub(crate) fn sqlite_judged(
     template: &std::path::Path,
     line: &str,
     prediction: &[&str],
@@ -84,7 +89,7 @@ fn sqlite_judged(
 }
 
 /// The SQLite `shop` template in `folder`.
-fn sqlite_shop(folder: &std::path::Path) -> std::path::PathBuf {
+pub(crate) fn sqlite_shop(folder: &std::path::Path) -> std::path::PathBuf {
     let scripts = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/livesql/db");
     crate::common::databases_from_scripts(&scripts, folder);
     folder.join("shop/shop.sqlite")

@@ -19,73 +19,15 @@
 //!
 //! Every test asserts the SECURE outcome and runs its control (the wrong prediction without
 //! the lever, which fails): a failing test is a win. Report: `/work/notes/redteam47.md`.
+//!
+//! After the lead's commit e26c0ab, lever 2 (`livesql_sound` without the official flow's check)
+//! is closed and its tests pass. Lever 1 (a prediction removing the preprocess's session state
+//! on the official flow's session) is open: its tests are ignored with that reason, and
+//! docs/SECURITY.md names the fix to make.
 
-use sqlgate::engine::livesql::{LiveJudge, Profile};
+use sqlgate::engine::livesql::Profile;
 
-/// A `shop` item line (`category`, `preprocess`, `gold`, one `test`).
-fn line(category: &str, preprocess: &[&str], gold: &[&str], test: &str) -> String {
-    let line = serde_json::json!({
-        "instance_id": "lever47", "db_id": "shop", "category": category, "sol_sql": gold,
-        "preprocess_sql": preprocess, "clean_up_sql": [],
-        "test_cases": [test], "issue_sql": [], "conditions": {},
-        "efficiency": false, "query": "add the canteen to the outdoor catalogue",
-    });
-    format!("{line}\n")
-}
-
-fn item_of(line: &str) -> sqlgate::input::livesql::LiveItem {
-    sqlgate::input::livesql::parse_items(std::path::Path::new("lever47.jsonl"), line)
-        .unwrap()
-        .remove(0)
-}
-
-/// Whether `prediction` passes the server item `line` under `profile`.
-fn judged<J: LiveJudge>(run: &J, line: &str, prediction: &[&str], profile: Profile) -> bool {
-    let predicted: Vec<String> = prediction.iter().map(|s| s.to_string()).collect();
-    let verdict = run
-        .judge(&item_of(line), Some(&predicted), profile)
-        .unwrap();
-    eprintln!(
-        "{profile:?} {prediction:?}: {} {}",
-        verdict.success, verdict.message
-    );
-    verdict.success
-}
-
-/// Whether `prediction` passes the SQLite livesql item `line` on `template` under `profile`.
-fn sqlite_judged(
-    template: &std::path::Path,
-    line: &str,
-    prediction: &[&str],
-    profile: Profile,
-) -> bool {
-    use sqlgate::engine::livesql::{Budget, Settings};
-    let settings = Settings {
-        profile,
-        budget: Budget {
-            deadline: std::time::Duration::from_secs(60),
-            max_steps: 100_000_000,
-            disk_bytes: 64 << 20,
-        },
-        python: std::path::PathBuf::from("python3"),
-    };
-    let predicted: Vec<String> = prediction.iter().map(|s| s.to_string()).collect();
-    let verdict =
-        sqlgate::engine::livesql::judge(&item_of(line), Some(&predicted), template, &settings)
-            .unwrap();
-    eprintln!(
-        "{profile:?} {prediction:?}: {} {}",
-        verdict.success, verdict.message
-    );
-    verdict.success
-}
-
-/// The SQLite `shop` template in `folder`.
-fn sqlite_shop(folder: &std::path::Path) -> std::path::PathBuf {
-    let scripts = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/livesql/db");
-    crate::common::databases_from_scripts(&scripts, folder);
-    folder.join("shop/shop.sqlite")
-}
+use crate::redteam46::{judged, line, sqlite_judged, sqlite_shop};
 
 /// Asserts the secure outcome of `[gold, honest, wrong, lever]` judged by `judge`: the control
 /// (the wrong prediction without the lever fails `bird_critic_sound`, the gold and the honest
@@ -125,6 +67,7 @@ mod sqlite_the_prediction_drops_the_preprocess_view {
     use super::*;
 
     #[test]
+    #[ignore = "open: red team round 47, lever 1 (docs/SECURITY.md)"]
     fn sqlite_a_wrong_insert_dropping_the_preprocess_view_does_not_pass() {
         let folder = tempfile::tempdir().unwrap();
         let template = sqlite_shop(folder.path());
@@ -151,6 +94,7 @@ mod sqlite_the_prediction_drops_the_preprocess_trigger {
     use super::*;
 
     #[test]
+    #[ignore = "open: red team round 47, lever 1 (docs/SECURITY.md)"]
     fn sqlite_a_wrong_insert_dropping_the_preprocess_trigger_does_not_pass() {
         let folder = tempfile::tempdir().unwrap();
         let template = sqlite_shop(folder.path());
@@ -175,6 +119,7 @@ mod postgresql_the_prediction_drops_the_checked_view {
     use super::*;
 
     #[test]
+    #[ignore = "open: red team round 47, lever 1 (docs/SECURITY.md)"]
     fn postgresql_a_wrong_insert_dropping_the_checked_view_does_not_pass() {
         let run = crate::redteam30::pg_run();
         let preprocess = ["CREATE TEMP VIEW products AS SELECT * FROM public.products WHERE category = 'outdoor' WITH CHECK OPTION"];
@@ -199,6 +144,7 @@ mod through_the_gate {
     use crate::redteam46::through_the_gate::gate;
 
     #[test]
+    #[ignore = "open: red team round 47, lever 1 (docs/SECURITY.md)"]
     fn postgresql_a_pull_request_dropping_the_preprocess_view_does_not_pass_the_gate() {
         let server = servers::postgres();
         crate::livesql_pg::load_databases(server);
@@ -225,6 +171,7 @@ mod mariadb_the_prediction_resets_the_preprocess_variable {
     const IN_CATALOGUE: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    res = execute_queries([\"SELECT count(*) FROM products WHERE name = 'Canteen'\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 1, f'found {res[0]}'\n    res = execute_queries([\"SELECT count(*) FROM products WHERE name = 'Canteen' AND category <> @catalogue\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 0, f'outside the catalogue: {res[0]}'\n    return 1\n";
 
     #[test]
+    #[ignore = "open: red team round 47, lever 1 (docs/SECURITY.md)"]
     fn mariadb_a_wrong_insert_resetting_the_preprocess_variable_does_not_pass() {
         let run = crate::redteam30::my_run();
         let preprocess = ["SET @catalogue = 'outdoor'"];
@@ -249,6 +196,7 @@ mod mariadb_the_prediction_turns_off_safe_updates {
     const PRICED: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    res = execute_queries([\"SELECT price FROM products WHERE name = 'Compass'\"], db_name, conn, None, '')\n    assert not res[1] and float(res[0][0][0]) == 14.0, f'found {res[0]}'\n    return 1\n";
 
     #[test]
+    #[ignore = "open: red team round 47, lever 1 (docs/SECURITY.md)"]
     fn mariadb_a_wrong_update_turning_off_safe_updates_does_not_pass() {
         let run = crate::redteam30::my_run();
         let preprocess = ["SET SESSION sql_safe_updates = 1"];
