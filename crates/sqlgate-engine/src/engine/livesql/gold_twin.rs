@@ -6,8 +6,8 @@
 
 use super::copy::ItemCopy;
 use super::gold_effect::{self, Read};
-use super::post;
 use super::python::TestsError;
+use super::query_check::Contents;
 use super::session::{Ran, Rows, Session};
 use super::{open, Profile, Settings};
 use crate::input::livesql::LiveItem;
@@ -76,6 +76,10 @@ impl GoldTwin {
     }
 }
 
+/// How a copy's contents are read for the gold-effect comparison (`post::contents`, passed in:
+/// `post` reads the twin, so the twin does not import it).
+pub type Reader = fn(&Session) -> Result<Contents, TestsError>;
+
 /// An item's gold twin, made the first time a check asks for it.
 pub struct LazyTwin<'a> {
     /// The item.
@@ -83,16 +87,23 @@ pub struct LazyTwin<'a> {
     template: &'a Path,
     /// The item's settings.
     pub(super) settings: &'a Settings,
+    read: Reader,
     twin: OnceCell<GoldTwin>,
 }
 
 impl<'a> LazyTwin<'a> {
-    /// The twin of `item`'s `template`, not made yet.
-    pub fn new(item: &'a LiveItem, template: &'a Path, settings: &'a Settings) -> Self {
+    /// The twin of `item`'s `template`, not made yet, its contents read with `read`.
+    pub fn new(
+        item: &'a LiveItem,
+        template: &'a Path,
+        settings: &'a Settings,
+        read: Reader,
+    ) -> Self {
         LazyTwin {
             item,
             template,
             settings,
+            read,
             twin: OnceCell::new(),
         }
     }
@@ -103,7 +114,12 @@ impl<'a> LazyTwin<'a> {
         if let Some(twin) = self.twin.get() {
             return Ok(twin);
         }
-        let made = gold_ran(self.item, self.template, self.settings, Gold::Alone)?;
+        let made = gold_ran(
+            self.item,
+            (self.template, self.settings),
+            Gold::Alone,
+            self.read,
+        )?;
         Ok(self.twin.get_or_init(|| made))
     }
 }
@@ -118,16 +134,16 @@ pub enum Gold {
 }
 
 /// A fresh copy of `template` with `item`'s preprocess (errors ignored) and gold run (`gold`),
-/// its contents read before and after the gold when the item has a preprocess.
+/// its contents read (`reader`) before and after the gold when the item has a preprocess.
 pub fn gold_ran(
     item: &LiveItem,
-    template: &Path,
-    settings: &Settings,
+    (template, settings): (&Path, &Settings),
     gold: Gold,
+    reader: Reader,
 ) -> Result<GoldTwin, TestsError> {
     let copy = ItemCopy::make(template).map_err(TestsError::Fault)?;
     let observed = !item.preprocess_sql.is_empty();
-    let read = || post::contents(&open(copy.path(), &settings.budget, Profile::Sound)?);
+    let read = || reader(&open(copy.path(), &settings.budget, Profile::Sound)?);
     let session = open(copy.path(), &settings.budget, Profile::Sound)?;
     session.execute_queries(&item.preprocess_sql)?;
     let before = match observed {

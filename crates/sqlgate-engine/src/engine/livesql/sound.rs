@@ -36,7 +36,7 @@ pub fn judge(
     preprocessed.execute_queries(&item.preprocess_sql)?;
     let budget = preprocessed.remaining();
     drop(preprocessed);
-    let twin = LazyTwin::new(item, template, settings);
+    let twin = LazyTwin::new(item, template, settings, post::contents);
     if let Some(unjudged) = gold_apart(item, &twin, template, settings)? {
         return Ok(unjudged);
     }
@@ -169,7 +169,7 @@ fn gold_apart(
     if item.preprocess_sql.is_empty() {
         return Ok(None);
     }
-    let shared = gold_twin::gold_ran(item, template, settings, Gold::Shared)?;
+    let shared = gold_twin::gold_ran(item, (template, settings), Gold::Shared, post::contents)?;
     let (Some(shared), Some(alone)) = (shared.effect(), twin.get()?.effect()) else {
         return Err(TestsError::Fault("the gold's run was not read".into()));
     };
