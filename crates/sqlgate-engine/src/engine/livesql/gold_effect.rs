@@ -12,6 +12,25 @@
 use super::python::TestsError;
 use super::query_check::{Contents, OWN_ENTRY};
 
+/// How a twin's gold runs after its preprocess (each engine's twin, `gold_twin.rs` on SQLite).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Gold {
+    /// On the preprocess's own session, as the official evaluator runs it; its effect read.
+    Shared,
+    /// On a new session, as the prediction runs; its effect read when `observed`.
+    Alone { observed: bool },
+}
+
+impl Gold {
+    /// Whether the gold's effect is read.
+    pub fn observed(self) -> bool {
+        match self {
+            Gold::Shared => true,
+            Gold::Alone { observed } => observed,
+        }
+    }
+}
+
 /// What the gold did on a twin: its outcome (each statement's rows or error, as the engine
 /// shows them: a test case may run any statement alone, red team round 45) and the clone's
 /// contents just before and after it.

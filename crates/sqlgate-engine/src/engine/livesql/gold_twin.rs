@@ -5,7 +5,7 @@
 //! ran on the preprocess's own connection (the official flow), to compare (`gold_effect.rs`).
 
 use super::copy::ItemCopy;
-use super::gold_effect::{self, Read};
+use super::gold_effect::{self, Gold, Read};
 use super::python::TestsError;
 use super::query_check::Contents;
 use super::session::{Ran, Rows, Session};
@@ -109,32 +109,21 @@ impl<'a> LazyTwin<'a> {
     }
 
     /// The twin, made now if it was not: a fresh copy, the preprocess (errors ignored) on a
-    /// connection of its own, then the gold on a new one ([`Gold::Alone`]).
+    /// connection of its own, then the gold on a new one ([`Gold::Alone`]), its effect read for
+    /// an item with a preprocess.
     pub fn get(&self) -> Result<&GoldTwin, TestsError> {
         if let Some(twin) = self.twin.get() {
             return Ok(twin);
         }
-        let made = gold_ran(
-            self.item,
-            (self.template, self.settings),
-            Gold::Alone,
-            self.read,
-        )?;
+        let observed = !self.item.preprocess_sql.is_empty();
+        let gold = Gold::Alone { observed };
+        let made = gold_ran(self.item, (self.template, self.settings), gold, self.read)?;
         Ok(self.twin.get_or_init(|| made))
     }
 }
 
-/// How a gold twin's gold runs after its preprocess.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Gold {
-    /// On the preprocess's own connection, as the official evaluator runs it.
-    Shared,
-    /// On a new connection, as the prediction runs.
-    Alone,
-}
-
 /// A fresh copy of `template` with `item`'s preprocess (errors ignored) and gold run (`gold`),
-/// its contents read (`reader`) before and after the gold when the item has a preprocess.
+/// its contents read (`reader`) before and after the gold when its effect is read.
 pub fn gold_ran(
     item: &LiveItem,
     (template, settings): (&Path, &Settings),
@@ -142,17 +131,16 @@ pub fn gold_ran(
     reader: Reader,
 ) -> Result<GoldTwin, TestsError> {
     let copy = ItemCopy::make(template).map_err(TestsError::Fault)?;
-    let observed = !item.preprocess_sql.is_empty();
     let read = || reader(&open(copy.path(), &settings.budget, Profile::Sound)?);
     let session = open(copy.path(), &settings.budget, Profile::Sound)?;
     session.execute_queries(&item.preprocess_sql)?;
-    let before = match observed {
+    let before = match gold.observed() {
         true => Some(gold_effect::before_gold(read())?),
         false => None,
     };
     let session = match gold {
         Gold::Shared => session,
-        Gold::Alone => {
+        Gold::Alone { .. } => {
             let budget = session.remaining();
             drop(session);
             open(copy.path(), &budget, Profile::Sound)?

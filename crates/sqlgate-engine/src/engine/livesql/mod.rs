@@ -155,10 +155,9 @@ pub fn judge(
     }
 }
 
-/// The sound verdict `sound` of an item whose preprocess binds it (`sound::preprocess_bound`),
-/// failed when its official flow (`livesql` for `livesql_sound`, `bird_critic` for
-/// `bird_critic_sound`, red team round 47), on a fresh copy of `template`, fails the same
-/// prediction; any other verdict as it is.
+/// The sound verdict `sound`, failed when its official flow (`livesql` for `livesql_sound`,
+/// `bird_critic` for `bird_critic_sound`, red team round 47), on a fresh copy of `template`,
+/// fails the same prediction ([`sound::with_official`]).
 fn official_too(
     sound: Verdict,
     item: &LiveItem,
@@ -166,23 +165,21 @@ fn official_too(
     template: &Path,
     settings: &Settings,
 ) -> Result<Verdict, TestsError> {
-    if !sound.success || !sound::preprocess_bound(item) {
-        return Ok(sound);
-    }
-    let profile = match settings.profile {
-        Profile::BirdCriticSound => Profile::BirdCritic,
-        _ => Profile::Official,
-    };
-    let copy = copy::ItemCopy::make(template).map_err(TestsError::Fault)?;
-    let official_settings = Settings {
-        profile,
-        ..settings.clone()
-    };
-    let verdict = match official(item, prediction, &copy, &official_settings) {
-        Err(TestsError::Stopped(stop)) => Verdict::stopped(profile, stop),
-        other => other?,
-    };
-    Ok(sound::with_official(sound, verdict))
+    sound::with_official(sound, item, || {
+        let profile = match settings.profile {
+            Profile::BirdCriticSound => Profile::BirdCritic,
+            _ => Profile::Official,
+        };
+        let copy = copy::ItemCopy::make(template).map_err(TestsError::Fault)?;
+        let official_settings = Settings {
+            profile,
+            ..settings.clone()
+        };
+        match official(item, prediction, &copy, &official_settings) {
+            Err(TestsError::Stopped(stop)) => Ok(Verdict::stopped(profile, stop)),
+            other => other,
+        }
+    })
 }
 
 /// Opens a session on `path` with `budget`; an error is a fault.

@@ -13,8 +13,8 @@
 
 use super::cells::{cell, Cell};
 use super::copy::ItemCopy;
-use super::gold_effect;
-use super::gold_twin::{self, Gold, LazyTwin};
+use super::gold_effect::{self, Gold};
+use super::gold_twin::{self, LazyTwin};
 use super::post;
 use super::python::{self, Job, TestsError};
 use super::session::{rows_json, Rows};
@@ -200,15 +200,24 @@ pub(super) fn unjudged(what: &str) -> Verdict {
 /// view's check option, `sql_safe_updates`), and the sound profile's new sessions have none of
 /// it (red team round 46); the official flow keeps it, and the sound checks keep a prediction's
 /// own session state out of the checks, so such a prediction passes only when both pass.
-pub(super) fn preprocess_bound(item: &LiveItem) -> bool {
+fn preprocess_bound(item: &LiveItem) -> bool {
     let checked_apart = !item.test_cases.is_empty() || !item.post.is_empty();
     !item.preprocess_sql.is_empty() && checked_apart
 }
 
-/// The sound verdict `sound`, failed when the official flow's verdict `official` of the same
-/// prediction fails ([`preprocess_bound`]).
-pub(super) fn with_official(mut sound: Verdict, official: Verdict) -> Verdict {
-    if sound.success && !official.success {
+/// The sound verdict `sound` of `item`, failed when the official flow's verdict of the same
+/// prediction (`official`, run only when `sound` passed and the item is [`preprocess_bound`])
+/// fails; any other verdict as it is.
+pub(super) fn with_official<E>(
+    mut sound: Verdict,
+    item: &LiveItem,
+    official: impl FnOnce() -> Result<Verdict, E>,
+) -> Result<Verdict, E> {
+    if !sound.success || !preprocess_bound(item) {
+        return Ok(sound);
+    }
+    let official = official()?;
+    if !official.success {
         sound.success = false;
         sound.assertion_error = official.assertion_error;
         sound.execution_error = official.execution_error;
@@ -218,7 +227,7 @@ pub(super) fn with_official(mut sound: Verdict, official: Verdict) -> Verdict {
             official.message
         );
     }
-    sound
+    Ok(sound)
 }
 
 /// The verdict of a server item's outcome: a stop is a verdict (as the official evaluator's

@@ -27,11 +27,11 @@
 
 use super::watch::Watch;
 use super::{ident, my_text, ItemSession, MyRun, Slot, HELPERS_MYSQL};
-use crate::engine::livesql::gold_effect::{self, Read};
+use crate::engine::livesql::gold_effect::{self, Gold, Read};
 use crate::engine::livesql::python::{self, ItemDb, TestsError};
 use crate::engine::livesql::query_check::{self, CloneContents, Contents, QueryCheck, OWN};
 use crate::engine::livesql::server_sides::{ServerSide, ServerSides};
-use crate::engine::livesql::sound::{self, add_post_failures, unjudged, verdict_of};
+use crate::engine::livesql::sound::{add_post_failures, unjudged, verdict_of, with_official};
 use crate::engine::livesql::{Fault, Profile, Verdict};
 use crate::engine::server::catalog_rows;
 use crate::engine::server::data_digest::mysql_digests;
@@ -60,13 +60,7 @@ impl MyRun {
             (Profile::BirdCriticSound, None) => Ok(Verdict::no_prediction()),
             (Profile::BirdCriticSound, Some(prediction)) => {
                 let sound = self.judge_sound(item, prediction)?;
-                match sound.success && sound::preprocess_bound(item) {
-                    true => Ok(sound::with_official(
-                        sound,
-                        self.judge(item, Some(prediction))?,
-                    )),
-                    false => Ok(sound),
-                }
+                with_official(sound, item, || self.judge(item, Some(prediction)))
             }
             (other, _) => Err(format!(
                 "`{}` is not judged on MariaDB / MySQL",
@@ -282,15 +276,6 @@ impl MyRun {
     }
 }
 
-/// How a twin's gold runs after its preprocess.
-#[derive(Clone, Copy)]
-enum Gold {
-    /// On the preprocess's own session, as the official evaluator runs it; its effect read.
-    Shared,
-    /// On a new session, as the prediction runs; its effect read when `observed`.
-    Alone { observed: bool },
-}
-
 /// An item's twin clone: taken from the pool, its preprocess and gold run, the first time a
 /// test asks for the gold's side (or, when the gold's effect is read, before the prediction).
 struct Twin<'a> {
@@ -352,15 +337,11 @@ impl<'a> Twin<'a> {
     /// (its sequences uncached first, as the Query data check reads a twin).
     fn gold_ran(&self, slot: &Slot, session: ItemSession) -> Result<(), TestsError> {
         session.execute_queries(&self.item.preprocess_sql, false)?;
-        let observed = match self.gold {
-            Gold::Shared => true,
-            Gold::Alone { observed } => observed,
-        };
         let read = || {
             self.run.uncache_sequences(slot)?;
             self.run.contents(slot)
         };
-        let before = match observed {
+        let before = match self.gold.observed() {
             true => Some(gold_effect::before_gold(read())?),
             false => None,
         };

@@ -33,7 +33,7 @@
 //! more rows than the row budget.
 
 use super::python::{self, TestsError};
-use super::sound::{preprocess_bound, verdict_of, with_official};
+use super::sound::{verdict_of, with_official};
 use super::{Fault, Profile, Verdict};
 use crate::engine::server::catalog_rows::CloneRowsQuery;
 use crate::engine::server::tls::{self, PgTarget};
@@ -527,10 +527,7 @@ impl PgRun {
             (Profile::BirdCriticSound, None) => Ok(Verdict::no_prediction()),
             (Profile::BirdCriticSound, Some(prediction)) => {
                 let sound = self.judge_sound(item, prediction)?;
-                match sound.success && preprocess_bound(item) {
-                    true => Ok(with_official(sound, self.judge(item, Some(prediction))?)),
-                    false => Ok(sound),
-                }
+                with_official(sound, item, || self.judge(item, Some(prediction)))
             }
             (other, _) => Err(format!("`{}` is not judged on PostgreSQL", other.name())),
         }

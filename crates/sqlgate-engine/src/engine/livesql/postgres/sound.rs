@@ -26,7 +26,7 @@
 use super::item::ItemSession;
 use super::watch::Watch;
 use super::{pg_text, PgRun, Slot, HELPERS_PG};
-use crate::engine::livesql::gold_effect::{self, Read};
+use crate::engine::livesql::gold_effect::{self, Gold, Read};
 use crate::engine::livesql::python::{self, ItemDb, TestsError};
 use crate::engine::livesql::query_check::{self, CloneContents, Contents, QueryCheck, OWN};
 use crate::engine::livesql::server_sides::{ServerSide, ServerSides};
@@ -288,15 +288,6 @@ impl PgRun {
     }
 }
 
-/// How a twin's gold runs after its preprocess.
-#[derive(Clone, Copy)]
-enum Gold {
-    /// On the preprocess's own session, as the official evaluator runs it; its effect read.
-    Shared,
-    /// On a new session, as the prediction runs; its effect read when `observed`.
-    Alone { observed: bool },
-}
-
 /// An item's twin clone: taken from the pool, its preprocess and gold run, the first time a
 /// test asks for the gold's side (or, when the gold's effect is read, before the prediction).
 struct Twin<'a> {
@@ -360,11 +351,7 @@ impl<'a> Twin<'a> {
     /// ([`Gold`]), the clone's contents read before and after the gold when its effect is read.
     fn gold_ran(&self, slot: &Slot, session: ItemSession) -> Result<(), TestsError> {
         session.execute_queries(&self.item.preprocess_sql)?;
-        let observed = match self.gold {
-            Gold::Shared => true,
-            Gold::Alone { observed } => observed,
-        };
-        let before = match observed {
+        let before = match self.gold.observed() {
             true => Some(gold_effect::before_gold(
                 self.run.contents(slot, Sessions::Open),
             )?),
