@@ -25,37 +25,13 @@
 //! such an item with a preprocess is not judged; their tests assert that, with the official
 //! control.
 
-use sqlgate::engine::livesql::{LiveJudge, Profile};
+use crate::redteam46::{judged, line, sqlite_judged, sqlite_shop};
+use sqlgate::engine::livesql::Profile;
 
 /// A test case that compares the first statement of the prediction with the first of the gold
 /// (`sol_sqls[:1]` keeps the gold's mark: a list of its marked statements), as a test of an item
 /// whose gold is a query followed by a summary does.
 const FIRST: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    pred = execute_queries(pred_sqls[:1], db_name, conn, None, '')\n    res = execute_queries(sol_sqls[:1], db_name, conn, None, '')\n    assert not res[1] and sorted(pred[0]) == sorted(res[0]), f'the gold gave {res[0]}'\n    return 1\n";
-
-/// A `shop` item line (`category`, `preprocess`, `gold`, one `test`).
-fn line(category: &str, preprocess: &[&str], gold: &[&str], test: &str) -> String {
-    let line = serde_json::json!({
-        "instance_id": "lever45", "db_id": "shop", "category": category, "sol_sql": gold,
-        "preprocess_sql": preprocess, "clean_up_sql": [],
-        "test_cases": [test], "issue_sql": [], "conditions": {},
-        "efficiency": false, "query": "which products?",
-    });
-    format!("{line}\n")
-}
-
-/// Whether `prediction` passes the server item `line` under `profile`.
-fn judged<J: LiveJudge>(run: &J, line: &str, prediction: &[&str], profile: Profile) -> bool {
-    let item = sqlgate::input::livesql::parse_items(std::path::Path::new("lever45.jsonl"), line)
-        .unwrap()
-        .remove(0);
-    let predicted: Vec<String> = prediction.iter().map(|s| s.to_string()).collect();
-    let verdict = run.judge(&item, Some(&predicted), profile).unwrap();
-    eprintln!(
-        "{profile:?} {prediction:?}: {} {}",
-        verdict.success, verdict.message
-    );
-    verdict.success
-}
 
 /// Class 3, PostgreSQL: round 44's custom setting (`SET app.min_stock = '5'`), read by the
 /// first statement of a two-statement gold; the second (`SELECT count(*) FROM products`) gives
@@ -97,44 +73,13 @@ mod postgresql_a_gold_whose_first_statement_reads_the_session {
 /// last_insert_rowid()` then `count(*)`; the test case [`FIRST`]; honest `name = 'Canteen'`;
 /// wrong `stock < 0`.
 mod sqlite_a_gold_whose_first_statement_reads_the_connection {
-    use sqlgate::engine::livesql::{Budget, Profile, Settings};
-    use std::path::{Path, PathBuf};
-    use std::time::Duration;
-
-    pub(super) fn verdict(
-        template: &Path,
-        line: &str,
-        prediction: &[&str],
-        profile: Profile,
-    ) -> bool {
-        let item = sqlgate::input::livesql::parse_items(Path::new("lever45.jsonl"), line)
-            .unwrap()
-            .remove(0);
-        let settings = Settings {
-            profile,
-            budget: Budget {
-                deadline: Duration::from_secs(60),
-                max_steps: 100_000_000,
-                disk_bytes: 64 << 20,
-            },
-            python: PathBuf::from("python3"),
-        };
-        let predicted: Vec<String> = prediction.iter().map(|s| s.to_string()).collect();
-        let verdict =
-            sqlgate::engine::livesql::judge(&item, Some(&predicted), template, &settings).unwrap();
-        eprintln!(
-            "{profile:?} {prediction:?}: {} {}",
-            verdict.success, verdict.message
-        );
-        verdict.success
-    }
+    use super::{sqlite_judged, sqlite_shop};
+    use sqlgate::engine::livesql::Profile;
 
     #[test]
     fn sqlite_the_first_of_two_gold_statements_does_not_pass_a_wrong_query() {
         let folder = tempfile::tempdir().unwrap();
-        let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/livesql/db");
-        crate::common::databases_from_scripts(&scripts, folder.path());
-        let template = folder.path().join("shop/shop.sqlite");
+        let template = sqlite_shop(folder.path());
         let preprocess = ["INSERT INTO products (name, category, price, stock) VALUES ('Canteen', 'outdoor', 12.5, 3)"];
         let gold = [
             "SELECT name FROM products WHERE id = last_insert_rowid()",
@@ -143,8 +88,9 @@ mod sqlite_a_gold_whose_first_statement_reads_the_connection {
         let item = super::line("Query", &preprocess, &gold, super::FIRST);
         let honest = ["SELECT name FROM products WHERE name = 'Canteen'"];
         let wrong = ["SELECT name FROM products WHERE stock < 0"];
-        let three =
-            |profile| [&gold[..], &honest, &wrong].map(|p| verdict(&template, &item, p, profile));
+        let three = |profile| {
+            [&gold[..], &honest, &wrong].map(|p| sqlite_judged(&template, &item, p, profile))
+        };
         let official = three(Profile::BirdCritic);
         assert_eq!(
             official,
@@ -298,24 +244,22 @@ mod postgresql_a_plain_update_after_the_preprocess {
 /// gold's two runs (`gold_twin.rs::gold_ran`) are compared with every column. The test case
 /// compares the names only. Honest `abs(random())`; wrong `stock < 0`.
 mod sqlite_a_gold_with_a_random_column {
-    use super::sqlite_a_gold_whose_first_statement_reads_the_connection::verdict;
+    use super::{sqlite_judged, sqlite_shop};
     use sqlgate::engine::livesql::Profile;
-    use std::path::Path;
 
     #[test]
     fn sqlite_an_honest_gold_with_a_random_column_is_not_judged() {
         let folder = tempfile::tempdir().unwrap();
-        let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/livesql/db");
-        crate::common::databases_from_scripts(&scripts, folder.path());
-        let template = folder.path().join("shop/shop.sqlite");
+        let template = sqlite_shop(folder.path());
         let names = "def test_case(pred_sqls, sol_sqls, db_path, conn, conditions=None):\n    pred = execute_queries(pred_sqls, db_path, conn, None, '')\n    res = execute_queries(sol_sqls, db_path, conn, None, '')\n    assert not res[1] and sorted(r[0] for r in pred[0]) == sorted(r[0] for r in res[0]), f'the gold gave {res[0]}'\n    return 1\n";
         let preprocess = ["UPDATE orders SET note = 'rechecked' WHERE id = 2"];
         let gold = ["SELECT name, random() AS draw FROM products WHERE stock < 5"];
         let item = super::line("Query", &preprocess, &gold, names);
         let honest = ["SELECT name, abs(random()) AS draw FROM products WHERE stock < 5"];
         let wrong = ["SELECT name, random() AS draw FROM products WHERE stock < 0"];
-        let three =
-            |profile| [&gold[..], &honest, &wrong].map(|p| verdict(&template, &item, p, profile));
+        let three = |profile| {
+            [&gold[..], &honest, &wrong].map(|p| sqlite_judged(&template, &item, p, profile))
+        };
         let official = three(Profile::BirdCritic);
         assert_eq!(
             official,
