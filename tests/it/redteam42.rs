@@ -264,22 +264,29 @@ pub(crate) mod sqlite_a_table_made_in_the_temp_schema {
 
     #[test]
     fn sqlite_a_temp_schema_copy_does_not_pass_a_wrong_query() {
-        assert_wrong_fails(&[
+        assert_shadow_fails(&[
             "CREATE TABLE temp.products AS SELECT * FROM main.products WHERE stock > 0",
         ]);
     }
 
-    /// The attempt with `preprocess`, which shadows `products` with its products in stock:
-    /// the control (the official profile passes the gold and the honest prediction and fails the
-    /// wrong one), then the wrong prediction failing under `bird_critic_sound`.
-    pub(crate) fn assert_wrong_fails(preprocess: &[&str]) {
+    /// The attempt with `preprocess`, which shadows `products` with its products in stock: gold
+    /// the products under 5 in stock, honest `BETWEEN 1 AND 4`, wrong `main.products` under 5
+    /// ([`assert_wrong_fails`]).
+    pub(crate) fn assert_shadow_fails(preprocess: &[&str]) {
+        let item = (preprocess, "SELECT name FROM products WHERE stock < 5");
+        let honest = "SELECT name FROM products WHERE stock BETWEEN 1 AND 4";
+        let wrong = "SELECT name FROM main.products WHERE stock < 5";
+        assert_wrong_fails(item, honest, wrong);
+    }
+
+    /// The SQLite item (`preprocess`, `gold`) on the corpus's `shop` file: the control (the
+    /// official profile passes the gold and `honest` and fails `wrong`), then `wrong` failing
+    /// under `bird_critic_sound`.
+    pub(crate) fn assert_wrong_fails(item: (&[&str], &str), honest: &str, wrong: &str) {
         let folder = tempfile::tempdir().unwrap();
         let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/livesql/db");
         crate::common::databases_from_scripts(&scripts, folder.path());
         let template = folder.path().join("shop/shop.sqlite");
-        let item = (preprocess, "SELECT name FROM products WHERE stock < 5");
-        let honest = "SELECT name FROM products WHERE stock BETWEEN 1 AND 4";
-        let wrong = "SELECT name FROM main.products WHERE stock < 5";
         let three = |profile| [item.1, honest, wrong].map(|p| verdict(&template, item, p, profile));
         let official = three(Profile::BirdCritic);
         assert_eq!(

@@ -164,7 +164,7 @@ mod mariadb_temporary_in_an_executable_comment {
 mod sqlite_a_temp_schema_with_a_blank_before_the_dot {
     #[test]
     fn sqlite_a_temp_schema_copy_named_with_a_blank_does_not_pass_a_wrong_query() {
-        crate::redteam42::sqlite_a_table_made_in_the_temp_schema::assert_wrong_fails(&[
+        crate::redteam42::sqlite_a_table_made_in_the_temp_schema::assert_shadow_fails(&[
             "CREATE TABLE temp .products AS SELECT * FROM main.products WHERE stock > 0",
         ]);
     }

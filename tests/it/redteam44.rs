@@ -78,68 +78,15 @@ mod postgresql_a_custom_setting {
 /// connection, nothing on a new one, where it is 0); honest `name = 'Canteen'`; wrong `stock <
 /// 0`.
 mod sqlite_the_last_insert_rowid_of_the_preprocess {
-    use sqlgate::engine::livesql::{Budget, Profile, Settings};
-    use std::path::{Path, PathBuf};
-    use std::time::Duration;
-
-    const WRAPPED: &str = "def test_case(pred_sqls, sol_sqls, db_path, conn, conditions=None):\n    gold = ['SELECT * FROM ({}) AS gold'.format(s) for s in sol_sqls]\n    pred = execute_queries(pred_sqls, db_path, conn, None, '')\n    res = execute_queries(gold, db_path, conn, None, '')\n    assert not res[1] and sorted(pred[0]) == sorted(res[0]), f'the gold gave {res[0]}'\n    return 1\n";
-
-    fn verdict(template: &Path, item: (&[&str], &str), prediction: &str, profile: Profile) -> bool {
-        let (preprocess, gold) = item;
-        let line = serde_json::json!({
-            "instance_id": "lever44", "db_id": "shop", "category": "Query", "sol_sql": [gold],
-            "preprocess_sql": preprocess, "clean_up_sql": [],
-            "test_cases": [WRAPPED], "issue_sql": [],
-            "efficiency": false, "query": "which products?",
-        });
-        let item =
-            sqlgate::input::livesql::parse_items(Path::new("lever44.jsonl"), &format!("{line}\n"))
-                .unwrap()
-                .remove(0);
-        let settings = Settings {
-            profile,
-            budget: Budget {
-                deadline: Duration::from_secs(60),
-                max_steps: 100_000_000,
-                disk_bytes: 64 << 20,
-            },
-            python: PathBuf::from("python3"),
-        };
-        let predicted = [prediction.to_string()];
-        let verdict =
-            sqlgate::engine::livesql::judge(&item, Some(&predicted), template, &settings).unwrap();
-        eprintln!(
-            "{profile:?} {prediction:?}: {} {}",
-            verdict.success, verdict.message
-        );
-        verdict.success
-    }
+    use crate::redteam42::sqlite_a_table_made_in_the_temp_schema::assert_wrong_fails;
 
     #[test]
     fn sqlite_a_last_insert_rowid_left_by_the_preprocess_does_not_pass_a_wrong_query() {
-        let folder = tempfile::tempdir().unwrap();
-        let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/livesql/db");
-        crate::common::databases_from_scripts(&scripts, folder.path());
-        let template = folder.path().join("shop/shop.sqlite");
         let preprocess = ["INSERT INTO products (name, category, price, stock) VALUES ('Canteen', 'outdoor', 12.5, 3)"];
-        let item = (
-            &preprocess[..],
-            "SELECT name FROM products WHERE id = last_insert_rowid()",
-        );
+        let gold = "SELECT name FROM products WHERE id = last_insert_rowid()";
         let honest = "SELECT name FROM products WHERE name = 'Canteen'";
         let wrong = "SELECT name FROM products WHERE stock < 0";
-        let three = |profile| [item.1, honest, wrong].map(|p| verdict(&template, item, p, profile));
-        let official = three(Profile::BirdCritic);
-        assert_eq!(
-            official,
-            [true, true, false],
-            "control: the official profile"
-        );
-        let sound = three(Profile::BirdCriticSound);
-        assert!(
-            !sound[2],
-            "WON: the wrong prediction passed bird_critic_sound ({sound:?}; official {official:?})"
-        );
+        assert_wrong_fails((&preprocess, gold), honest, wrong);
     }
 }
 
