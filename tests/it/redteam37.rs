@@ -97,10 +97,14 @@ pub(crate) mod mariadb_a_system_versioned_history {
         WRONG,
     ];
 
+    /// After round 47's fix (the whitelist, `livesql/stateless.rs`) the item is not judged: the
+    /// parser does not read `WITH SYSTEM VERSIONING`, and a preprocess it cannot read is outside
+    /// the whitelist (the documented cost); the history rows of a judged item are still in
+    /// the clone's own entry (`redteam38`, `livesql_my`).
     #[test]
     fn mariadb_history_rows_added_do_not_pass_a_gold_counting_them() {
         let found = verdicts(&my_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
-        assert_secure("UPDATE and UPDATE back under SYSTEM VERSIONING", found);
+        assert_eq!(found, [false; 3], "not judged: {found:?}");
     }
 }
 
@@ -148,7 +152,9 @@ pub(crate) mod mariadb_the_user_name_in_a_view {
 /// not judge such an item (every prediction failed); since round 44 the prediction and the gold
 /// run on new sessions after the preprocess, and the item is judged because its gold, which
 /// never reads the temporary table, runs the same on the preprocess's own session
-/// (`gold_effect.rs`).
+/// (`gold_effect.rs`). After round 47's fix (the whitelist, `livesql/stateless.rs`) the time stamp
+/// alone leaves the item judged, and the temporary table makes it not judged (the documented
+/// cost, docs/SECURITY.md).
 mod honest_items_with_a_temporary_table_in_the_preprocess_are_judged {
     use super::*;
     use sqlgate::engine::livesql::LiveJudge;
@@ -156,32 +162,36 @@ mod honest_items_with_a_temporary_table_in_the_preprocess_are_judged {
     const GOLD: &str = "SELECT name FROM products WHERE stock = 0";
     const WRONG: &str = "SELECT name FROM products WHERE stock < 5";
 
-    fn honest<J: LiveJudge>(run: &J, preprocess: &[&str]) {
-        let found = verdicts(run, (preprocess, GOLD), WRONG, &[GOLD]);
+    /// The verdicts of the gold, the wrong query and the gold again after `preprocess`, stamped
+    /// (`stamp`) and then with `scratch`, a temporary table, as well.
+    fn honest<J: LiveJudge>(run: &J, stamp: [&str; 2], scratch: &str) {
+        let found = verdicts(run, (&stamp, GOLD), WRONG, &[GOLD]);
         assert_eq!(found, [true, false, true], "judged: {found:?}");
+        let found = verdicts(run, (&[stamp[0], stamp[1], scratch], GOLD), WRONG, &[GOLD]);
+        assert_eq!(found, [false; 3], "not judged: {found:?}");
     }
 
     #[test]
-    fn postgresql_a_temporary_table_and_a_time_stamp_leave_the_item_judged() {
+    fn postgresql_a_time_stamp_leaves_the_item_judged_and_a_temporary_table_not() {
         honest(
             &pg_run(),
-            &[
+            [
                 "CREATE TABLE audit (id integer, at timestamptz DEFAULT now())",
                 "INSERT INTO audit (id) VALUES (1)",
-                "CREATE TEMP TABLE scratch (n integer)",
             ],
+            "CREATE TEMP TABLE scratch (n integer)",
         );
     }
 
     #[test]
-    fn mariadb_a_temporary_table_and_a_time_stamp_leave_the_item_judged() {
+    fn mariadb_a_time_stamp_leaves_the_item_judged_and_a_temporary_table_not() {
         honest(
             &my_run(),
-            &[
+            [
                 "CREATE TABLE audit (id INT, at TIMESTAMP(6) DEFAULT CURRENT_TIMESTAMP(6))",
                 "INSERT INTO audit (id) VALUES (1)",
-                "CREATE TEMPORARY TABLE scratch (n INT)",
             ],
+            "CREATE TEMPORARY TABLE scratch (n INT)",
         );
     }
 }
@@ -215,13 +225,6 @@ mod through_the_gate {
     #[test]
     fn mariadb_the_user_name_in_a_view_does_not_pass_the_gate() {
         use super::mariadb_the_user_name_in_a_view::{GOLD, LEVER, PREPROCESS, WRONG};
-        let (server, _) = crate::livesql_my_gate::loaded();
-        attempt(&MY, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
-    }
-
-    #[test]
-    fn mariadb_history_rows_do_not_pass_the_gate() {
-        use super::mariadb_a_system_versioned_history::{GOLD, LEVER, PREPROCESS, WRONG};
         let (server, _) = crate::livesql_my_gate::loaded();
         attempt(&MY, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
     }

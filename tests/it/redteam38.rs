@@ -157,19 +157,20 @@ pub(crate) mod mariadb_history_periods {
         WRONG,
     ];
 
+    /// After round 47's fix (the whitelist, `livesql/stateless.rs`) the item is not judged: the
+    /// parser does not read `WITH SYSTEM VERSIONING`, and a preprocess it cannot read is outside
+    /// the whitelist (the documented cost). A template's versioned table is refused at start
+    /// (`livesql_my`), so no judged item has one; both levers fail with every other prediction.
     #[test]
     fn mariadb_history_deleted_and_made_again_does_not_pass_a_gold_reading_its_periods() {
         let found = verdicts(&my_run(), (&PREPROCESS, GOLD), WRONG, &DELETED);
-        assert_secure("DELETE HISTORY, then the same versions again", found);
+        assert_eq!(found, [false; 3], "not judged: {found:?}");
     }
 
     #[test]
     fn mariadb_a_versioned_table_made_again_does_not_pass_a_gold_reading_its_periods() {
         let found = verdicts(&my_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
-        assert_secure(
-            "DROP and CREATE ... WITH SYSTEM VERSIONING, the same versions",
-            found,
-        );
+        assert_eq!(found, [false; 3], "not judged: {found:?}");
     }
 }
 
@@ -311,13 +312,6 @@ mod through_the_gate {
             "INSERT INTO stock_log VALUES (1, 5)",
         ];
         attempt(&MY, server, (&preprocess, GOLD), WRONG, &LEVER);
-    }
-
-    #[test]
-    fn mariadb_a_versioned_table_made_again_does_not_pass_the_gate() {
-        use super::mariadb_history_periods::{GOLD, LEVER, PREPROCESS, WRONG};
-        let (server, _) = crate::livesql_my_gate::loaded();
-        attempt(&MY, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
     }
 }
 

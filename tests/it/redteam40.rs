@@ -233,9 +233,10 @@ mod honest_preprocesses_still_pass {
     /// its gold running the same on the preprocess's own session (`gold_effect.rs`): the gold
     /// passes, the wrong query fails, and the honest prediction, which reads the preprocess's
     /// temporary table, fails on its new session (the documented cost), while the official
-    /// profile passes it.
+    /// profile passes it. After round 47's fix (the whitelist, `livesql/stateless.rs`) the item
+    /// is not judged: a temporary table is outside the whitelist (the documented cost).
     #[test]
-    fn postgresql_a_temporary_table_in_the_preprocess_is_judged_without_it() {
+    fn postgresql_a_temporary_table_in_the_preprocess_leaves_the_item_not_judged() {
         let preprocess = [
             &PG_PREPROCESS[..],
             &["CREATE TEMP TABLE zero AS SELECT 0 AS level"],
@@ -246,7 +247,7 @@ mod honest_preprocesses_still_pass {
         let honest = ["SELECT id FROM stock_log WHERE stock = (SELECT level FROM zero)"];
         assert!(official(&pg_run(), (&preprocess, gold), &honest));
         let found = verdicts(&pg_run(), (&preprocess, gold), wrong, &honest);
-        assert_eq!(found, [true, false, false], "judged without it: {found:?}");
+        assert_eq!(found, [false; 3], "not judged: {found:?}");
     }
 }
 

@@ -166,12 +166,14 @@ mod a_prelude_rebuilding_a_temporary_table_from_other_state {
 /// (`gold_effect.rs`): the PostgreSQL item, whose gold reads the temporary table, is not judged
 /// (every prediction fails); the MariaDB item, whose gold does not, is judged, and the honest
 /// prediction that reads the preprocess's temporary table fails on its new session (the
-/// documented cost, docs/SECURITY.md). Neither a false pass nor a prelude that writes.
+/// documented cost, docs/SECURITY.md). Neither a false pass nor a prelude that writes. After
+/// round 47's fix (the whitelist, `livesql/stateless.rs`) neither item is judged: a temporary
+/// table is outside the whitelist (the documented cost).
 mod honest_temporary_tables_in_the_preprocess {
     use super::*;
 
     #[test]
-    fn mariadb_an_item_whose_gold_ignores_a_preprocess_temporary_table_is_judged() {
+    fn mariadb_an_item_whose_gold_ignores_a_preprocess_temporary_table_is_not_judged() {
         let preprocess = [
             "CREATE TEMPORARY TABLE zero (level INT)",
             "INSERT INTO zero VALUES (0)",
@@ -180,7 +182,7 @@ mod honest_temporary_tables_in_the_preprocess {
         let wrong = "SELECT name FROM products";
         let honest = ["SELECT p.name FROM products p JOIN zero z ON p.stock = z.level"];
         let found = verdicts(&my_run(), (&preprocess, gold), wrong, &honest);
-        assert_eq!(found, [true, false, false], "judged: {found:?}");
+        assert_eq!(found, [false; 3], "not judged: {found:?}");
     }
 
     #[test]

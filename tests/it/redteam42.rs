@@ -164,13 +164,15 @@ mod postgresql_a_setting_changed_in_a_do_block {
 /// there, the honest ones too. Set-up (PostgreSQL, a plain BIRD-Critic-style fix-up): the ids
 /// of the products out of stock staged in a temporary table, those products restocked to 1, the
 /// staging table dropped. Gold: the products with stock 1; honest `stock BETWEEN 1 AND 1`; wrong:
-/// every product. Secure: the sound profile agrees with the official one (gold and honest pass,
-/// wrong fails).
+/// every product. Round 44 judged it again (the gold-effect comparison); after round 47's fix
+/// (the whitelist, `livesql/stateless.rs`) it is not judged: its temporary table and its
+/// `UPDATE` of a table of the database are outside the whitelist (the documented cost,
+/// docs/SECURITY.md; round 44 asked the same of `redteam44`'s copy of this item).
 mod postgresql_a_dropped_staging_table {
     use super::*;
 
     #[test]
-    fn postgresql_a_staging_table_dropped_by_the_preprocess_does_not_kill_the_item() {
+    fn postgresql_a_staging_table_dropped_by_the_preprocess_leaves_the_item_not_judged() {
         let preprocess = [
             "CREATE TEMP TABLE staging AS SELECT id FROM products WHERE stock = 0",
             "UPDATE products SET stock = 1 WHERE id IN (SELECT id FROM staging)",
@@ -179,19 +181,7 @@ mod postgresql_a_dropped_staging_table {
         let gold = "SELECT name FROM products WHERE stock = 1";
         let honest = "SELECT name FROM products WHERE stock BETWEEN 1 AND 1";
         let wrong = "SELECT name FROM products";
-        let item = (&preprocess[..], gold);
-        let run = pg_run();
-        let official = three(&run, item, honest, wrong, Profile::BirdCritic);
-        assert_eq!(
-            official,
-            [true, true, false],
-            "control: the official profile"
-        );
-        let sound = three(&run, item, honest, wrong, Profile::BirdCriticSound);
-        assert_eq!(
-            sound, official,
-            "FALSE FAIL: an item whose preprocess leaves no session state is not judged"
-        );
+        crate::redteam43::assert_not_judged(&pg_run(), (&preprocess, gold), honest, wrong);
     }
 }
 

@@ -170,15 +170,14 @@ mod sqlite_a_temp_schema_with_a_blank_before_the_dot {
     }
 }
 
-/// A false fail: the control (the official `bird_critic` passes the gold and the honest
-/// prediction and fails the wrong one), then the secure outcome under `bird_critic_sound`: the
-/// same verdicts (an item whose preprocess leaves no session state is judged).
-pub(crate) fn assert_judged<J: LiveJudge>(
+/// The control (the official `bird_critic` passes the gold and the honest prediction and fails
+/// the wrong one) and the verdicts under `bird_critic_sound`.
+fn controlled<J: LiveJudge>(
     run: &J,
     item: (&[&str], &str),
     honest: &str,
     wrong: &str,
-) {
+) -> [bool; 3] {
     let three = |profile| [item.1, honest, wrong].map(|p| judged(run, item, p, profile));
     let official = three(Profile::BirdCritic);
     assert_eq!(
@@ -186,9 +185,37 @@ pub(crate) fn assert_judged<J: LiveJudge>(
         [true, true, false],
         "control: the official profile"
     );
-    let sound = three(Profile::BirdCriticSound);
+    three(Profile::BirdCriticSound)
+}
+
+/// The documented cost of round 47's whitelist (`livesql/stateless.rs`): after the control, the
+/// item is not judged under `bird_critic_sound` (every prediction fails, the gold too), its
+/// preprocess holding a statement outside the whitelist.
+pub(crate) fn assert_not_judged<J: LiveJudge>(
+    run: &J,
+    item: (&[&str], &str),
+    honest: &str,
+    wrong: &str,
+) {
+    let sound = controlled(run, item, honest, wrong);
     assert_eq!(
-        sound, official,
+        sound, [false; 3],
+        "the documented cost: the item is not judged under bird_critic_sound"
+    );
+}
+
+/// A false fail: the control, then the secure outcome under `bird_critic_sound`: the same
+/// verdicts (an item whose preprocess is of the whitelist's kinds is judged).
+pub(crate) fn assert_judged<J: LiveJudge>(
+    run: &J,
+    item: (&[&str], &str),
+    honest: &str,
+    wrong: &str,
+) {
+    let sound = controlled(run, item, honest, wrong);
+    assert_eq!(
+        sound,
+        [true, true, false],
         "FALSE FAIL: an item whose preprocess leaves no session state is not judged"
     );
 }
@@ -217,12 +244,14 @@ mod mariadb_a_drop_if_exists_of_no_table {
 /// all the same (by the text's first word `set`, or by `SESSION_STATE`).
 /// Set-up: preprocess `SET LOCAL datestyle = 'German'`, `SET CONSTRAINTS ALL DEFERRED`, then
 /// the stock of the products out of stock set to 1; gold `stock = 1`; honest `stock BETWEEN 1
-/// AND 1`; wrong every product.
+/// AND 1`; wrong every product. After round 47's fix (the whitelist, `livesql/stateless.rs`) the item is not judged under
+/// `bird_critic_sound`: its preprocess holds a statement outside the whitelist (the documented
+/// cost, docs/SECURITY.md).
 mod postgresql_transaction_scoped_settings {
     use super::*;
 
     #[test]
-    fn postgresql_set_local_does_not_kill_the_item() {
+    fn postgresql_set_local_leaves_the_item_not_judged() {
         let preprocess = [
             "SET LOCAL datestyle = 'German'",
             "SET CONSTRAINTS ALL DEFERRED",
@@ -231,7 +260,7 @@ mod postgresql_transaction_scoped_settings {
         let gold = "SELECT name FROM products WHERE stock = 1";
         let honest = "SELECT name FROM products WHERE stock BETWEEN 1 AND 1";
         let wrong = "SELECT name FROM products";
-        assert_judged(&pg_run(), (&preprocess, gold), honest, wrong);
+        assert_not_judged(&pg_run(), (&preprocess, gold), honest, wrong);
     }
 }
 
@@ -240,17 +269,19 @@ mod postgresql_transaction_scoped_settings {
 /// (`mysql/session_state.rs::SESSION_STATE` reads the same before and after); but its first word
 /// is `set`, a `query_check::SESSION_WORDS` word, so `sound::session_bound` does not judge the
 /// item. Set-up: preprocess `SET STATEMENT sql_mode = '' FOR UPDATE products SET stock = 1 WHERE
-/// stock = 0`; gold `stock = 1`; honest `stock BETWEEN 1 AND 1`; wrong every product.
+/// stock = 0`; gold `stock = 1`; honest `stock BETWEEN 1 AND 1`; wrong every product. After round 47's fix (the whitelist, `livesql/stateless.rs`) the item is not judged under
+/// `bird_critic_sound`: its preprocess holds a statement outside the whitelist (the documented
+/// cost, docs/SECURITY.md).
 mod mariadb_a_setting_for_one_statement {
     use super::*;
 
     #[test]
-    fn mariadb_set_statement_for_does_not_kill_the_item() {
+    fn mariadb_set_statement_for_leaves_the_item_not_judged() {
         let preprocess =
             ["SET STATEMENT sql_mode = '' FOR UPDATE products SET stock = 1 WHERE stock = 0"];
         let gold = "SELECT name FROM products WHERE stock = 1";
         let honest = "SELECT name FROM products WHERE stock BETWEEN 1 AND 1";
         let wrong = "SELECT name FROM products";
-        assert_judged(&my_run(), (&preprocess, gold), honest, wrong);
+        assert_not_judged(&my_run(), (&preprocess, gold), honest, wrong);
     }
 }

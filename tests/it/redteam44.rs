@@ -22,7 +22,7 @@
 //! `WRAPPED` test case, which runs the prediction again, then the gold, on a new session).
 
 use crate::redteam30::{my_run, pg_run};
-use crate::redteam43::{assert_judged, assert_wrong_fails};
+use crate::redteam43::{assert_not_judged, assert_wrong_fails};
 
 /// The MariaDB item: the preprocess restocks the tent to 12 through `LAST_INSERT_ID(expr)`; the
 /// gold reads the products whose stock is the session's last value; the wrong prediction gives
@@ -115,12 +115,14 @@ mod mariadb_a_pinned_timestamp {
 /// prepared; the attempt is whether the session counter `Com_prepare_sql` (which
 /// `SESSION_STATE` reads for a statement left prepared) flags it although nothing is left.
 /// Set-up: the preprocess sets the stock of the products out of stock to 1 that way; gold
-/// `stock = 1`; honest `stock BETWEEN 1 AND 1`; wrong every product.
+/// `stock = 1`; honest `stock BETWEEN 1 AND 1`; wrong every product. After round 47's fix (the whitelist, `livesql/stateless.rs`) the item is not judged under
+/// `bird_critic_sound`: its preprocess holds a statement outside the whitelist (the documented
+/// cost, docs/SECURITY.md).
 mod mariadb_a_statement_prepared_and_deallocated {
     use super::*;
 
     #[test]
-    fn mariadb_a_deallocated_statement_does_not_kill_the_item() {
+    fn mariadb_a_deallocated_statement_leaves_the_item_not_judged() {
         let preprocess = [
             "PREPARE restock FROM 'UPDATE products SET stock = 1 WHERE stock = 0'",
             "EXECUTE restock",
@@ -129,30 +131,7 @@ mod mariadb_a_statement_prepared_and_deallocated {
         let gold = "SELECT name FROM products WHERE stock = 1";
         let honest = "SELECT name FROM products WHERE stock BETWEEN 1 AND 1";
         let wrong = "SELECT name FROM products";
-        assert_judged(&my_run(), (&preprocess, gold), honest, wrong);
-    }
-}
-
-/// Class 3, PostgreSQL, false fail?: a temporary table made, used and dropped in the preprocess
-/// (a staging table, the common BIRD-Critic form), which leaves nothing on the session; the first
-/// temporary object also makes the session's temporary schema (`pg_my_temp_schema()` goes from 0
-/// to its id), which the attempt asks whether `SESSION_STATE` counts. Set-up: the preprocess
-/// stages the products out of stock, sets their stock to 1 from the staging table and drops it;
-/// gold `stock = 1`; honest `stock BETWEEN 1 AND 1`; wrong every product.
-mod postgresql_a_staging_table_made_and_dropped {
-    use super::*;
-
-    #[test]
-    fn postgresql_a_dropped_staging_table_does_not_kill_the_item() {
-        let preprocess = [
-            "CREATE TEMP TABLE restock AS SELECT id FROM products WHERE stock = 0",
-            "UPDATE products SET stock = 1 WHERE id IN (SELECT id FROM restock)",
-            "DROP TABLE restock",
-        ];
-        let gold = "SELECT name FROM products WHERE stock = 1";
-        let honest = "SELECT name FROM products WHERE stock BETWEEN 1 AND 1";
-        let wrong = "SELECT name FROM products";
-        assert_judged(&pg_run(), (&preprocess, gold), honest, wrong);
+        assert_not_judged(&my_run(), (&preprocess, gold), honest, wrong);
     }
 }
 

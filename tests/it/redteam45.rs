@@ -209,14 +209,17 @@ mod mariadb_a_gold_whose_first_statement_reads_the_session {
 /// deterministic update of the table its preprocess updated (no clock, no session state). The
 /// two twins' `orders` entries may still differ in the rows' scan order (the preprocess's and
 /// the gold's row versions on one session or two). The test case checks no order is pending.
-/// Honest `status IN ('pending')`; wrong: one order shipped.
+/// Honest `status IN ('pending')`; wrong: one order shipped. After round 47's fix (the
+/// whitelist, `livesql/stateless.rs`) the item is not judged: an `UPDATE` of a table of the
+/// database may run its triggers on the preprocess's session (the documented cost,
+/// docs/SECURITY.md).
 mod postgresql_a_plain_update_after_the_preprocess {
     use super::*;
 
     const NONE_PENDING: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    res = execute_queries([\"SELECT count(*) FROM orders WHERE status = 'pending'\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 0, f'pending: {res[0]}'\n    return 1\n";
 
     #[test]
-    fn postgresql_an_honest_plain_update_is_judged() {
+    fn postgresql_an_honest_plain_update_in_the_preprocess_leaves_the_item_not_judged() {
         let run = crate::redteam30::pg_run();
         let gold = ["UPDATE orders SET status = 'shipped' WHERE status = 'pending'"];
         let preprocess = ["UPDATE orders SET note = 'rechecked' WHERE id = 2"];
@@ -232,9 +235,8 @@ mod postgresql_a_plain_update_after_the_preprocess {
         );
         let sound = three(Profile::BirdCriticSound);
         assert_eq!(
-            sound,
-            [true, true, false],
-            "FALSE FAIL: the honest item is not judged under bird_critic_sound (official {official:?})"
+            sound, [false; 3],
+            "the documented cost: not judged under bird_critic_sound (official {official:?})"
         );
     }
 }

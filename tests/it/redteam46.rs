@@ -20,8 +20,11 @@
 //!
 //! After the lead's fix (1700966: a prediction of an item with a preprocess whose checks run on
 //! new sessions passes only when the official flow passes it too, `sound::preprocess_bound`),
-//! every attempt is contained and the items stay judged: the gold passes, the wrong prediction
-//! fails.
+//! every attempt was contained and the items stayed judged. Round 47 passed that fix; its fix
+//! (the whitelist, `livesql/stateless.rs`) leaves none of these items judged under the sound
+//! profiles (a temporary view, trigger or table, a `SET`, an `UPDATE` of the database's table),
+//! so the wrong predictions fail with every other one. The one-item gate of the PostgreSQL
+//! attempt is gone with its item, which no pull request can regress any more.
 
 use sqlgate::engine::livesql::{LiveJudge, Profile};
 
@@ -170,88 +173,6 @@ mod postgresql_a_temporary_view_read_by_the_test_alone {
     }
 }
 
-/// Class 3 through the gate (what a job runs): [`postgresql_a_temporary_view_read_by_the_test_alone`]
-/// as a pull request. Set-up: round 32's one-item bird-critic gate (`redteam32::through_the_gate`,
-/// its `based_with` with this Management item and [`LISTED`]) on `bird_critic_sound`, the
-/// baseline made on `main` with the gold as the prediction (100); the pull request predicts the
-/// wrong insert (the kitchen category), judged with `eval --trusted-base <base>`. Control: the
-/// pull request predicting an insert of another name exits 1.
-pub(crate) mod through_the_gate {
-    use super::*;
-    use crate::common::bird_critic_gate::{predict, GateCorpus};
-    use crate::common::{self, repo, servers};
-    use crate::livesql_pg_gate::PG;
-    use std::path::Path;
-
-    const PREPROCESS: &str =
-        "CREATE TEMP VIEW products AS SELECT * FROM public.products WHERE category = 'outdoor'";
-    const GOLD: &str = "INSERT INTO public.products (id, name, category, price, stock) VALUES (11, 'Canteen', 'outdoor', 12.5, 3)";
-
-    /// `root` a repository whose `main` holds the one item, its config and the baseline made
-    /// with the gold as the prediction.
-    fn based(corpus: &GateCorpus, server: &servers::Server, root: &Path) {
-        let line = serde_json::json!({
-            "instance_id": "lever46", "db_id": "shop", "category": "Management",
-            "sol_sql": [GOLD], "preprocess_sql": [PREPROCESS], "clean_up_sql": [],
-            "test_cases": [LISTED], "issue_sql": [], "conditions": {}, "efficiency": false,
-            "query": "add the canteen to the outdoor catalogue",
-        });
-        // `GateCorpus::command_on` finds the databases by `"db_id": "<db>"`, spaced.
-        let line = line.to_string().replace("\"db_id\":", "\"db_id\": ");
-        std::fs::write(root.join("items.jsonl"), format!("{line}\n")).unwrap();
-        std::fs::create_dir_all(root.join("predictions")).unwrap();
-        let predicted = serde_json::json!({"instance_id": "lever46", "pred_sqls": [GOLD]});
-        std::fs::write(
-            root.join("predictions/model.jsonl"),
-            format!("{predicted}\n"),
-        )
-        .unwrap();
-        let config = corpus
-            .config()
-            .replace("  per_difficulty: { Management: 0.0, Query: 0.0 }\n", "");
-        std::fs::write(root.join("sqlgate.yml"), &config).unwrap();
-        repo::init_main(root, "dataset");
-        let made = corpus.sqlgate_on(
-            server,
-            root,
-            &["baseline", "update", "--config", "sqlgate.yml"],
-        );
-        common::assert_exit(&made, 0);
-        repo::commit_all(root, "baseline");
-    }
-
-    /// The exit code and all it said of the pull request predicting `prediction`.
-    pub(crate) fn gate(server: &servers::Server, prediction: &[&str]) -> (Option<i32>, String) {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        based(&PG, server, root);
-        let base = repo::head(root);
-        common::git(root, &["checkout", "-qb", "pr"]);
-        predict(root, "lever46", prediction);
-        repo::commit_all(root, "the pull request");
-        let args = [&repo::EVAL[..], &["--trusted-base", &base]].concat();
-        let run = PG.sqlgate_on(server, root, &args);
-        (run.status.code(), common::text(&run))
-    }
-
-    #[test]
-    fn postgresql_a_test_reading_the_preprocess_view_does_not_pass_the_gate() {
-        let server = servers::postgres();
-        crate::livesql_pg::load_databases(server);
-        let other = "INSERT INTO public.products (id, name, category, price, stock) VALUES (11, 'Flask', 'outdoor', 12.5, 3)";
-        let (code, said) = gate(server, &[other]);
-        assert_eq!(code, Some(1), "control: {said}");
-        let wrong = "INSERT INTO public.products (id, name, category, price, stock) VALUES (11, 'Canteen', 'kitchen', 12.5, 3)";
-        let (code, said) = gate(server, &[wrong]);
-        eprintln!("{said}");
-        assert_ne!(
-            code,
-            Some(0),
-            "WON: the regressing pull request passed: {said}"
-        );
-    }
-}
-
 /// Class 3, MariaDB: the test case's own query reads a user variable of the preprocess's
 /// session. Set-up: a Management item whose preprocess names the catalogue the task is about
 /// (`SET @catalogue = 'outdoor'`); the gold adds the product with the category written out, so
@@ -363,14 +284,15 @@ mod postgresql_a_checked_temporary_view_the_gold_satisfies {
 /// Class 2 (the SQLite livesql engine), false fail?: an honest item whose preprocess stages
 /// rows in a temporary table and restocks from it (`CREATE TEMP TABLE restock AS ...`, then an
 /// `UPDATE` of `main.products` reading it); the gold and the test never read the staging table.
-/// Is it judged as the official profile judges it?
+/// Is it judged as the official profile judges it? Judged until round 47's fix (the whitelist,
+/// `livesql/stateless.rs`); now not judged, the documented cost (docs/SECURITY.md).
 mod sqlite_a_temporary_staging_table_of_the_preprocess {
     use super::*;
 
     const SAME: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    pred = execute_queries(pred_sqls, db_name, conn, None, '')\n    res = execute_queries(sol_sqls, db_name, conn, None, '')\n    assert not res[1] and sorted(pred[0]) == sorted(res[0]), f'the gold gave {res[0]}'\n    return 1\n";
 
     #[test]
-    fn sqlite_an_honest_staged_restock_is_judged() {
+    fn sqlite_an_honest_staged_restock_is_not_judged() {
         let folder = tempfile::tempdir().unwrap();
         let template = sqlite_shop(folder.path());
         let preprocess = [
@@ -392,8 +314,8 @@ mod sqlite_a_temporary_staging_table_of_the_preprocess {
         );
         let sound = three(Profile::BirdCriticSound);
         assert_eq!(
-            sound, official,
-            "FALSE FAIL: the honest staged item is judged otherwise under bird_critic_sound"
+            sound, [false; 3],
+            "the documented cost: not judged under bird_critic_sound (official {official:?})"
         );
     }
 }

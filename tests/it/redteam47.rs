@@ -21,31 +21,36 @@
 //! the lever, which fails): a failing test is a win. Report: `/work/notes/redteam47.md`.
 //!
 //! After the lead's commit e26c0ab, lever 2 (`livesql_sound` without the official flow's check)
-//! is closed and its tests pass. Lever 1 (a prediction removing the preprocess's session state
-//! on the official flow's session) is open: its tests are ignored with that reason, and
-//! docs/SECURITY.md names the fix to make.
+//! was closed. Lever 1 (a prediction removing the preprocess's session state on the official
+//! flow's session) is closed by the whitelist (`livesql/stateless.rs`): an item with a
+//! preprocess whose checks run on new sessions is judged only when every preprocess statement is
+//! of a kind that leaves nothing on its session, and the official flow's check is gone. None of
+//! this round's items is judged under the sound profiles any more (a temporary view or trigger,
+//! a `SET`), so every lever fails with every other prediction; the PostgreSQL gate went with
+//! its item, which no pull request can regress.
 
 use sqlgate::engine::livesql::Profile;
 
 use crate::redteam46::{judged, line, sqlite_judged, sqlite_shop};
 
 /// Asserts the secure outcome of `[gold, honest, wrong, lever]` judged by `judge`: the control
-/// (the wrong prediction without the lever fails `bird_critic_sound`, the gold and the honest
-/// prediction pass it) and the lever (the wrong prediction behind the statement that undoes the
-/// preprocess's session state) failing `bird_critic_sound`.
+/// (the official `bird_critic` passes the gold, the honest prediction and the lever, and fails
+/// the wrong prediction) and the lever (the wrong prediction behind the statement that undoes
+/// the preprocess's session state) failing `bird_critic_sound`, where the item is not judged
+/// (the gold fails too: its preprocess is outside the whitelist).
 fn assert_secure(judge: impl Fn(&[&str], Profile) -> bool, four: [&[&str]; 4]) {
-    let sound = four.map(|p| judge(p, Profile::BirdCriticSound));
+    let official = four.map(|p| judge(p, Profile::BirdCritic));
     assert_eq!(
-        sound[..3],
-        [true, true, false],
-        "control: gold, honest, wrong under bird_critic_sound"
+        official,
+        [true, true, false, true],
+        "control: gold, honest, wrong and the lever under bird_critic"
     );
-    let official = judge(four[3], Profile::BirdCritic);
+    let sound = four.map(|p| judge(p, Profile::BirdCriticSound));
     assert!(
         !sound[3],
-        "WON: the wrong prediction behind the lever passed bird_critic_sound ({sound:?}; \
-         official for the lever: {official})"
+        "WON: the wrong prediction behind the lever passed bird_critic_sound ({sound:?})"
     );
+    assert_eq!(sound, [false; 4], "not judged under bird_critic_sound");
 }
 
 /// A test case whose own query (no gold statement in it) looks for the new product in the
@@ -67,7 +72,6 @@ mod sqlite_the_prediction_drops_the_preprocess_view {
     use super::*;
 
     #[test]
-    #[ignore = "open: red team round 47, lever 1 (docs/SECURITY.md)"]
     fn sqlite_a_wrong_insert_dropping_the_preprocess_view_does_not_pass() {
         let folder = tempfile::tempdir().unwrap();
         let template = sqlite_shop(folder.path());
@@ -94,7 +98,6 @@ mod sqlite_the_prediction_drops_the_preprocess_trigger {
     use super::*;
 
     #[test]
-    #[ignore = "open: red team round 47, lever 1 (docs/SECURITY.md)"]
     fn sqlite_a_wrong_insert_dropping_the_preprocess_trigger_does_not_pass() {
         let folder = tempfile::tempdir().unwrap();
         let template = sqlite_shop(folder.path());
@@ -119,7 +122,6 @@ mod postgresql_the_prediction_drops_the_checked_view {
     use super::*;
 
     #[test]
-    #[ignore = "open: red team round 47, lever 1 (docs/SECURITY.md)"]
     fn postgresql_a_wrong_insert_dropping_the_checked_view_does_not_pass() {
         let run = crate::redteam30::pg_run();
         let preprocess = ["CREATE TEMP VIEW products AS SELECT * FROM public.products WHERE category = 'outdoor' WITH CHECK OPTION"];
@@ -135,32 +137,6 @@ mod postgresql_the_prediction_drops_the_checked_view {
     }
 }
 
-/// Class 3, PostgreSQL, through the gate: round 46's gate (`redteam46::through_the_gate`, the
-/// preprocess's temporary view read by [`LISTED`], baseline = gold on `bird_critic_sound`).
-/// Lever: the pull request predicts `DROP VIEW IF EXISTS pg_temp.products` and the kitchen
-/// insert. Control: the kitchen insert alone exits 1.
-mod through_the_gate {
-    use crate::common::servers;
-    use crate::redteam46::through_the_gate::gate;
-
-    #[test]
-    #[ignore = "open: red team round 47, lever 1 (docs/SECURITY.md)"]
-    fn postgresql_a_pull_request_dropping_the_preprocess_view_does_not_pass_the_gate() {
-        let server = servers::postgres();
-        crate::livesql_pg::load_databases(server);
-        let wrong = "INSERT INTO public.products (id, name, category, price, stock) VALUES (11, 'Canteen', 'kitchen', 12.5, 3)";
-        let (code, said) = gate(server, &[wrong]);
-        assert_eq!(code, Some(1), "control: {said}");
-        let (code, said) = gate(server, &["DROP VIEW IF EXISTS pg_temp.products", wrong]);
-        eprintln!("{said}");
-        assert_ne!(
-            code,
-            Some(0),
-            "WON: the regressing pull request passed: {said}"
-        );
-    }
-}
-
 /// Class 3, MariaDB. Set-up: round 46's item 3, a preprocess `SET @catalogue = 'outdoor'`, the
 /// test case checking no Canteen sits outside `@catalogue`. Lever: the wrong insert behind `SET
 /// @catalogue = 'kitchen'` (officially the test then compares with the kitchen; on the sound
@@ -171,7 +147,6 @@ mod mariadb_the_prediction_resets_the_preprocess_variable {
     const IN_CATALOGUE: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    res = execute_queries([\"SELECT count(*) FROM products WHERE name = 'Canteen'\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 1, f'found {res[0]}'\n    res = execute_queries([\"SELECT count(*) FROM products WHERE name = 'Canteen' AND category <> @catalogue\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 0, f'outside the catalogue: {res[0]}'\n    return 1\n";
 
     #[test]
-    #[ignore = "open: red team round 47, lever 1 (docs/SECURITY.md)"]
     fn mariadb_a_wrong_insert_resetting_the_preprocess_variable_does_not_pass() {
         let run = crate::redteam30::my_run();
         let preprocess = ["SET @catalogue = 'outdoor'"];
@@ -196,7 +171,6 @@ mod mariadb_the_prediction_turns_off_safe_updates {
     const PRICED: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    res = execute_queries([\"SELECT price FROM products WHERE name = 'Compass'\"], db_name, conn, None, '')\n    assert not res[1] and float(res[0][0][0]) == 14.0, f'found {res[0]}'\n    return 1\n";
 
     #[test]
-    #[ignore = "open: red team round 47, lever 1 (docs/SECURITY.md)"]
     fn mariadb_a_wrong_update_turning_off_safe_updates_does_not_pass() {
         let run = crate::redteam30::my_run();
         let preprocess = ["SET SESSION sql_safe_updates = 1"];
@@ -226,11 +200,11 @@ mod livesql_sound_without_the_official_flow {
         let official = three.map(|p| sqlite_judged(template, item, p, Profile::Official));
         assert_eq!(official, [true, true, false], "control: livesql");
         let sound = three.map(|p| sqlite_judged(template, item, p, Profile::Sound));
-        assert_eq!(sound[..2], [true, true], "control: livesql_sound");
         assert!(
             !sound[2],
             "WON: the wrong prediction passed livesql_sound ({sound:?}; livesql {official:?})"
         );
+        assert_eq!(sound, [false; 3], "not judged under livesql_sound");
     }
 
     #[test]
@@ -257,5 +231,41 @@ mod livesql_sound_without_the_official_flow {
         let honest = ["INSERT INTO products (name, category, price, stock) VALUES ('Canteen', 'outdoor', 11.0, 3)"];
         let wrong = ["INSERT INTO products (name, category, price, stock) VALUES ('Canteen', 'kitchen', 12.5, 3)"];
         assert_sound_agrees(&template, &item, [&gold, &honest, &wrong]);
+    }
+}
+
+/// Class 2 (the SQLite livesql engine), found by the lead with the whitelist: a Query item
+/// without test cases, whose prediction runs on a new session and is compared with the gold's
+/// rows. Set-up: the preprocess makes the outdoor catalogue a temporary view named `products`;
+/// the gold lists every product through `main.products`, so it runs the same on either session.
+/// Lever: the wrong query `SELECT name FROM products`, which officially reads the view (the
+/// outdoor products alone, not the gold's rows) and on the sound flow's new session the base
+/// table. Secure: the item is not judged under `livesql_sound`, as an item with test cases is
+/// (`sound::preprocess_bound` counts a prediction on a new session too).
+mod sqlite_a_query_right_only_without_the_preprocess_view {
+    use super::*;
+
+    #[test]
+    fn sqlite_a_query_reading_the_base_table_under_the_view_does_not_pass() {
+        let folder = tempfile::tempdir().unwrap();
+        let template = sqlite_shop(folder.path());
+        let line = serde_json::json!({
+            "instance_id": "lever46", "db_id": "shop", "category": "Query",
+            "sol_sql": ["SELECT name FROM main.products"],
+            "preprocess_sql": ["CREATE TEMP VIEW products AS SELECT * FROM main.products WHERE category = 'outdoor'"],
+            "clean_up_sql": [], "test_cases": [], "issue_sql": [], "conditions": {},
+            "efficiency": false, "query": "list every product",
+        });
+        let item = format!("{line}\n");
+        let gold: &[&str] = &["SELECT name FROM main.products"];
+        let wrong: &[&str] = &["SELECT name FROM products"];
+        let official = [gold, wrong].map(|p| sqlite_judged(&template, &item, p, Profile::Official));
+        assert_eq!(official, [true, false], "control: livesql");
+        let sound = [gold, wrong].map(|p| sqlite_judged(&template, &item, p, Profile::Sound));
+        assert!(
+            !sound[1],
+            "WON: the wrong query passed livesql_sound ({sound:?})"
+        );
+        assert_eq!(sound, [false; 2], "not judged under livesql_sound");
     }
 }

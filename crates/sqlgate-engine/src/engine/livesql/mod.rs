@@ -23,6 +23,7 @@ mod routing;
 mod server_sides;
 pub mod session;
 mod sound;
+mod stateless;
 mod twin;
 
 pub use crate::engine::state::{Fault, LiveJudge, Profile, Verdict};
@@ -141,11 +142,9 @@ pub fn judge(
     let copy = copy::ItemCopy::make(template)?;
     let outcome = match settings.profile {
         Profile::Official | Profile::BirdCritic => official(item, prediction, &copy, settings),
-        Profile::Sound => sound::judge(item, prediction, &copy, template, settings)
-            .and_then(|verdict| official_too(verdict, item, prediction, template, settings)),
+        Profile::Sound => sound::judge(item, prediction, &copy, template, settings),
         Profile::BirdCriticSound => {
             sound::judge_bird_critic(item, prediction, &copy, template, settings)
-                .and_then(|verdict| official_too(verdict, item, prediction, template, settings))
         }
     };
     match outcome {
@@ -153,33 +152,6 @@ pub fn judge(
         Err(TestsError::Stopped(stop)) => Ok(Verdict::stopped(settings.profile, stop)),
         Err(TestsError::Fault(fault)) => Err(fault),
     }
-}
-
-/// The sound verdict `sound`, failed when its official flow (`livesql` for `livesql_sound`,
-/// `bird_critic` for `bird_critic_sound`, red team round 47), on a fresh copy of `template`,
-/// fails the same prediction ([`sound::with_official`]).
-fn official_too(
-    sound: Verdict,
-    item: &LiveItem,
-    prediction: &[String],
-    template: &Path,
-    settings: &Settings,
-) -> Result<Verdict, TestsError> {
-    sound::with_official(sound, item, || {
-        let profile = match settings.profile {
-            Profile::BirdCriticSound => Profile::BirdCritic,
-            _ => Profile::Official,
-        };
-        let copy = copy::ItemCopy::make(template).map_err(TestsError::Fault)?;
-        let official_settings = Settings {
-            profile,
-            ..settings.clone()
-        };
-        match official(item, prediction, &copy, &official_settings) {
-            Err(TestsError::Stopped(stop)) => Ok(Verdict::stopped(profile, stop)),
-            other => other,
-        }
-    })
 }
 
 /// Opens a session on `path` with `budget`; an error is a fault.

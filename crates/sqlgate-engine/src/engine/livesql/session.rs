@@ -57,6 +57,13 @@ pub struct Ran {
     pub message: String,
 }
 
+impl Ran {
+    /// The error's text when a statement failed or timed out, `None` when every one ran.
+    pub fn failure(&self) -> Option<&str> {
+        (self.exec_error || self.timeout).then_some(self.message.as_str())
+    }
+}
+
 /// A statement's error: the class Python's `sqlite3` would raise and its text.
 #[derive(Debug, Clone)]
 pub struct StatementError {

@@ -1,6 +1,8 @@
 //! `livesql-sound`: the official checks without the official quirks. The preprocess runs on a
 //! connection of its own, closed before the prediction, which runs once on a new one (an item
-//! whose gold runs otherwise on the preprocess's own connection is not judged: `gold_effect`);
+//! whose checks run on new connections is not judged when its preprocess may leave state on its
+//! connection, `stateless`, or fails, nor when its gold runs otherwise on the preprocess's own
+//! connection, `gold_effect`);
 //! a Query item (no test cases) compares its last result with the gold's, run on a twin fresh
 //! copy, without rewriting either text (numbers quantised half-up to 2 places from their
 //! shortest decimal text, an integer equal to the same float, empty equal to empty, a set or,
@@ -18,6 +20,7 @@ use super::gold_twin::{self, LazyTwin};
 use super::post;
 use super::python::{self, Job, TestsError};
 use super::session::{rows_json, Rows};
+use super::stateless::{self, Engine};
 use super::twin::Sides;
 use super::{open, Profile, Settings, Verdict};
 use crate::input::livesql::LiveItem;
@@ -32,8 +35,14 @@ pub fn judge(
     template: &Path,
     settings: &Settings,
 ) -> Result<Verdict, TestsError> {
+    if let Some(unjudged) = refused(item, Engine::Sqlite) {
+        return Ok(unjudged);
+    }
     let preprocessed = open(copy.path(), &settings.budget, Profile::Sound)?;
-    preprocessed.execute_queries(&item.preprocess_sql)?;
+    let ran = preprocessed.execute_queries(&item.preprocess_sql)?;
+    if let Some(unjudged) = preprocess_failed(item, Engine::Sqlite, ran.failure()) {
+        return Ok(unjudged);
+    }
     let budget = preprocessed.remaining();
     drop(preprocessed);
     let twin = LazyTwin::new(item, template, settings, post::contents);
@@ -176,58 +185,57 @@ fn gold_apart(
     Ok(gold_effect::why_unjudged(shared, alone).map(|why| unjudged(&why)))
 }
 
-/// The failed verdict of an item not judged under the sound profiles because its preprocess
-/// leaves state on its session that its gold reads (`what`: how the gold runs otherwise
-/// without it), which the new sessions the prediction and the checks run on do not have.
-/// Failed for every prediction, the gold too, so its baseline records it failing and no pull
-/// request can regress or improve on it.
-pub(super) fn unjudged(what: &str) -> Verdict {
+/// The failed verdict of an item not judged under the sound profiles (`why`): its preprocess
+/// may leave state on its session ([`refused`]), a preprocess statement failed
+/// ([`preprocess_failed`]), or its gold runs otherwise on the preprocess's session than on a new
+/// one ([`gold_effect`]); the new sessions the prediction and its checks run on do not have that
+/// state. Failed for every prediction, the gold too, so its baseline records it failing and no
+/// pull request can regress or improve on it.
+pub(super) fn unjudged(why: &str) -> Verdict {
     Verdict {
         success: false,
         message: format!(
-            "not judged under the sound profile: its preprocess leaves state on its session \
-             that its gold reads ({what}), which the new sessions the prediction and its checks \
-             run on do not have"
+            "not judged under the sound profile, whose prediction and checks run on new \
+             sessions without the preprocess's: {why}"
         ),
         ..Verdict::default()
     }
 }
 
-/// Whether an item's sound verdict must also hold under the official flow: an item with a
-/// preprocess whose checks run on new sessions (test cases, post-conditions). The state the
-/// preprocess leaves on its session can decide what a check reads (a temporary view shadowing a
-/// table, a variable a test compares with) or refuse a wrong prediction (a temporary trigger, a
-/// view's check option, `sql_safe_updates`), and the sound profile's new sessions have none of
-/// it (red team round 46); the official flow keeps it, and the sound checks keep a prediction's
-/// own session state out of the checks, so such a prediction passes only when both pass.
-fn preprocess_bound(item: &LiveItem) -> bool {
-    let checked_apart = !item.test_cases.is_empty() || !item.post.is_empty();
-    !item.preprocess_sql.is_empty() && checked_apart
+/// Whether an item's prediction or checks run on new sessions after a preprocess on `engine`
+/// (on SQLite the prediction always does; on a server, an item with test cases), so that what
+/// the preprocess leaves on its session could decide them: the official flow keeps that state
+/// for the prediction and the checks, the sound flow has none of it (red team rounds 46 and 47:
+/// a temporary view shadowing a table, a variable a test compares with, a temporary trigger, a
+/// view's check option, `sql_safe_updates`; a wrong query right only without a shadowing view).
+fn preprocess_bound(item: &LiveItem, engine: Engine) -> bool {
+    let apart = engine == Engine::Sqlite || !item.test_cases.is_empty();
+    !item.preprocess_sql.is_empty() && apart
 }
 
-/// The sound verdict `sound` of `item`, failed when the official flow's verdict of the same
-/// prediction (`official`, run only when `sound` passed and the item is [`preprocess_bound`])
-/// fails; any other verdict as it is.
-pub(super) fn with_official<E>(
-    mut sound: Verdict,
+/// The not-judged verdict of a [`preprocess_bound`] item whose preprocess may leave state on its
+/// session on `engine` ([`stateless::refusal`]: a statement outside the whitelist); `None` for
+/// any other item. Read from the texts, before anything runs.
+pub(super) fn refused(item: &LiveItem, engine: Engine) -> Option<Verdict> {
+    if !preprocess_bound(item, engine) {
+        return None;
+    }
+    stateless::refusal(&item.preprocess_sql, engine).map(|why| unjudged(&why))
+}
+
+/// The not-judged verdict of a [`preprocess_bound`] item on `engine` whose preprocess failed
+/// (`failure`: the error's text, `None` when every statement ran): a table it makes may then be
+/// the database's own, whose triggers its `INSERT` ran.
+pub(super) fn preprocess_failed(
     item: &LiveItem,
-    official: impl FnOnce() -> Result<Verdict, E>,
-) -> Result<Verdict, E> {
-    if !sound.success || !preprocess_bound(item) {
-        return Ok(sound);
-    }
-    let official = official()?;
-    if !official.success {
-        sound.success = false;
-        sound.assertion_error = official.assertion_error;
-        sound.execution_error = official.execution_error;
-        sound.timeout_error = official.timeout_error;
-        sound.message = format!(
-            "the official flow, on the preprocess's session, fails it: {}",
-            official.message
-        );
-    }
-    Ok(sound)
+    engine: Engine,
+    failure: Option<&str>,
+) -> Option<Verdict> {
+    let failure = failure.filter(|_| preprocess_bound(item, engine))?;
+    Some(unjudged(&format!(
+        "a preprocess statement failed ({})",
+        failure.trim()
+    )))
 }
 
 /// The verdict of a server item's outcome: a stop is a verdict (as the official evaluator's

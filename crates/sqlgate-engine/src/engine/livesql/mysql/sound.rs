@@ -31,7 +31,10 @@ use crate::engine::livesql::gold_effect::{self, Gold, Read};
 use crate::engine::livesql::python::{self, ItemDb, TestsError};
 use crate::engine::livesql::query_check::{self, CloneContents, Contents, QueryCheck, OWN};
 use crate::engine::livesql::server_sides::{ServerSide, ServerSides};
-use crate::engine::livesql::sound::{add_post_failures, unjudged, verdict_of, with_official};
+use crate::engine::livesql::sound::{
+    add_post_failures, preprocess_failed, refused, unjudged, verdict_of,
+};
+use crate::engine::livesql::stateless::Engine;
 use crate::engine::livesql::{Fault, Profile, Verdict};
 use crate::engine::server::catalog_rows;
 use crate::engine::server::data_digest::mysql_digests;
@@ -58,10 +61,7 @@ impl MyRun {
         match (profile, prediction) {
             (Profile::BirdCritic, _) => self.judge(item, prediction),
             (Profile::BirdCriticSound, None) => Ok(Verdict::no_prediction()),
-            (Profile::BirdCriticSound, Some(prediction)) => {
-                let sound = self.judge_sound(item, prediction)?;
-                with_official(sound, item, || self.judge(item, Some(prediction)))
-            }
+            (Profile::BirdCriticSound, Some(prediction)) => self.judge_sound(item, prediction),
             (other, _) => Err(format!(
                 "`{}` is not judged on MariaDB / MySQL",
                 other.name()
@@ -78,6 +78,9 @@ impl MyRun {
         item: &LiveItem,
         prediction: &[String],
     ) -> Result<Verdict, Fault> {
+        if let Some(unjudged) = refused(item, Engine::Mysql) {
+            return Ok(unjudged);
+        }
         let observed = !item.preprocess_sql.is_empty() && !item.test_cases.is_empty();
         let shared = match observed {
             true => match self.shared_effect(item) {
@@ -149,7 +152,11 @@ impl MyRun {
         prediction: &[String],
         (deadline, stop): (Instant, &Stop),
     ) -> Result<Verdict, TestsError> {
-        session.execute_queries(&item.preprocess_sql, false)?;
+        let ran = session.execute_queries(&item.preprocess_sql, true)?;
+        if let Some(unjudged) = preprocess_failed(item, Engine::Mysql, ran.failure()) {
+            session.execute_queries(&item.clean_up_sql, false)?;
+            return Ok(unjudged);
+        }
         let session = match item.test_cases.is_empty() {
             true => session,
             false => {

@@ -26,6 +26,13 @@ pub(super) struct Ran {
     pub message: String,
 }
 
+impl Ran {
+    /// The error's text when a statement failed or timed out, `None` when every one ran.
+    pub(super) fn failure(&self) -> Option<&str> {
+        (self.exec_error || self.timeout).then_some(self.message.as_str())
+    }
+}
+
 /// A statement's error: the class psycopg2 raises and the server's text.
 #[derive(Debug)]
 struct StatementError {

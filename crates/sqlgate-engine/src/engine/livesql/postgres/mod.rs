@@ -33,7 +33,7 @@
 //! more rows than the row budget.
 
 use super::python::{self, TestsError};
-use super::sound::{verdict_of, with_official};
+use super::sound::verdict_of;
 use super::{Fault, Profile, Verdict};
 use crate::engine::server::catalog_rows::CloneRowsQuery;
 use crate::engine::server::tls::{self, PgTarget};
@@ -525,10 +525,7 @@ impl PgRun {
         match (profile, prediction) {
             (Profile::BirdCritic, _) => self.judge(item, prediction),
             (Profile::BirdCriticSound, None) => Ok(Verdict::no_prediction()),
-            (Profile::BirdCriticSound, Some(prediction)) => {
-                let sound = self.judge_sound(item, prediction)?;
-                with_official(sound, item, || self.judge(item, Some(prediction)))
-            }
+            (Profile::BirdCriticSound, Some(prediction)) => self.judge_sound(item, prediction),
             (other, _) => Err(format!("`{}` is not judged on PostgreSQL", other.name())),
         }
     }

@@ -30,7 +30,10 @@ use crate::engine::livesql::gold_effect::{self, Gold, Read};
 use crate::engine::livesql::python::{self, ItemDb, TestsError};
 use crate::engine::livesql::query_check::{self, CloneContents, Contents, QueryCheck, OWN};
 use crate::engine::livesql::server_sides::{ServerSide, ServerSides};
-use crate::engine::livesql::sound::{add_post_failures, unjudged, verdict_of};
+use crate::engine::livesql::sound::{
+    add_post_failures, preprocess_failed, refused, unjudged, verdict_of,
+};
+use crate::engine::livesql::stateless::Engine;
 use crate::engine::livesql::{Fault, Profile, Verdict};
 use crate::engine::server::catalog_rows::{self, CloneRows};
 use crate::engine::server::data_digest::{postgres_digests, Reach};
@@ -54,6 +57,9 @@ impl PgRun {
         item: &LiveItem,
         prediction: &[String],
     ) -> Result<Verdict, Fault> {
+        if let Some(unjudged) = refused(item, Engine::Postgres) {
+            return Ok(unjudged);
+        }
         let observed = !item.preprocess_sql.is_empty() && !item.test_cases.is_empty();
         let shared = match observed {
             true => match self.shared_effect(item) {
@@ -150,7 +156,11 @@ impl PgRun {
         prediction: &[String],
         (deadline, stop): (Instant, &Stop),
     ) -> Result<Verdict, TestsError> {
-        session.execute_queries(&item.preprocess_sql)?;
+        let ran = session.execute_queries(&item.preprocess_sql)?;
+        if let Some(unjudged) = preprocess_failed(item, Engine::Postgres, ran.failure()) {
+            session.execute_queries(&item.clean_up_sql)?;
+            return Ok(unjudged);
+        }
         let session = match item.test_cases.is_empty() {
             true => session,
             false => {

@@ -1,0 +1,676 @@
+//! Whether a preprocess can leave state on its session (red team rounds 41 to 47). Under the
+//! sound profiles the preprocess runs on a session of its own, and the prediction and the checks
+//! on new ones, so whatever the preprocess left on its session (a temporary object, a variable, a
+//! setting, a trigger of its session) the official flow has and the sound flow does not. Round
+//! 47 showed that no check of that state's effect is enough: a prediction can remove the state
+//! first, so that both flows pass it. So an item with a preprocess whose checks run on new
+//! sessions is judged only when every preprocess statement is of a kind that leaves nothing on its
+//! session, read from the parsed statement ([`refusal`]):
+//! - a `CREATE TABLE` of columns of built-in types, with literal (or clock) defaults, keys and
+//!   references, not temporary, not in a temporary schema, not made from a query, a template, a
+//!   parent table or a partitioned one;
+//! - a `CREATE INDEX` on plain columns, not partial, not in a temporary schema;
+//! - a `CREATE VIEW`, `CREATE FUNCTION`, `CREATE PROCEDURE` or `CREATE SEQUENCE`, not
+//!   temporary (nor materialized): made, they run nothing, and whoever reads them later runs
+//!   them on that reader's session, the same in both flows;
+//! - a `DROP TABLE` of base tables (the preprocess's session starts with no temporary one);
+//! - an `ANALYZE` of a table the preprocess made (whose indexes are on plain columns);
+//! - an `INSERT` of literal rows into a table an earlier `CREATE TABLE` of the same preprocess
+//!   made (no `IF NOT EXISTS`), so no trigger, rule, default or check of the database's runs,
+//!   with no `ON CONFLICT` / `ON DUPLICATE KEY`, `IGNORE`, `RETURNING`, placeholder or variable.
+//!
+//! A preprocess statement that fails at run time makes the item not judged as well (the sound
+//! judges check it), so a table the preprocess says it made is one it made. What such a
+//! preprocess still leaves is the last insert id (and SQLite's change counts), which the
+//! gold-effect comparison covers for the gold (`gold_effect`).
+
+use sqlparser::ast::{
+    ArrayElemTypeDef, ColumnDef, ColumnOption, CreateIndex, CreateTable, DataType, Expr,
+    FunctionArguments, Ident, IndexColumn, Insert, ObjectName, ObjectNamePart, ObjectType, SetExpr,
+    Statement, TableConstraint, TableObject, UnaryOperator, Value,
+};
+use sqlparser::dialect::{Dialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
+use sqlparser::parser::Parser;
+use sqlparser::tokenizer::Token;
+use std::collections::BTreeSet;
+
+/// The engine a preprocess runs on: its lexer and grammar, and what a type name may be there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// SQLite: any type name (no user types).
+    Sqlite,
+    /// PostgreSQL: only built-in types (a domain's check runs on insert).
+    Postgres,
+    /// MariaDB / MySQL: any type name (no user types); executable comments refused.
+    Mysql,
+}
+
+impl Engine {
+    /// The parser's dialect for this engine's lexer.
+    fn dialect(self) -> Box<dyn Dialect> {
+        match self {
+            Engine::Sqlite => Box::new(SQLiteDialect {}),
+            Engine::Postgres => Box::new(PostgreSqlDialect {}),
+            Engine::Mysql => Box::new(MySqlDialect {}),
+        }
+    }
+}
+
+/// PostgreSQL type names the parser reads as custom ones that are built in (`pg_catalog` comes
+/// first on the search path, so a domain of the same name elsewhere does not shadow them).
+const POSTGRES_BUILT_IN: [&str; 24] = [
+    "serial",
+    "bigserial",
+    "smallserial",
+    "serial2",
+    "serial4",
+    "serial8",
+    "int2",
+    "money",
+    "inet",
+    "cidr",
+    "macaddr",
+    "macaddr8",
+    "tsvector",
+    "tsquery",
+    "point",
+    "line",
+    "lseg",
+    "box",
+    "path",
+    "polygon",
+    "circle",
+    "xml",
+    "bpchar",
+    "varbit",
+];
+
+/// Clock functions a default or a row may call: built in, reading no session state that a
+/// whitelisted preprocess can set.
+const CLOCKS: [&str; 6] = [
+    "current_timestamp",
+    "current_date",
+    "current_time",
+    "localtimestamp",
+    "localtime",
+    "now",
+];
+
+/// Why the preprocess `sqls` may leave state on its session on `engine` (its first statement
+/// outside the whitelist, by number), `None` when every statement is of a kind that leaves
+/// nothing there.
+pub fn refusal(sqls: &[String], engine: Engine) -> Option<String> {
+    let dialect = engine.dialect();
+    let mut made = Made {
+        engine,
+        tables: BTreeSet::new(),
+    };
+    for (i, sql) in sqls.iter().enumerate() {
+        if let Err(why) = statements_leave_nothing(sql, engine, dialect.as_ref(), &mut made) {
+            return Some(format!("preprocess statement {} {why}", i + 1));
+        }
+    }
+    None
+}
+
+/// The tables the preprocess made so far (by `CREATE TABLE` without `IF NOT EXISTS`, not dropped
+/// since), by their names as `engine` resolves them.
+struct Made {
+    /// How the engine folds a name's case.
+    engine: Engine,
+    /// Each made table's name ([`Made::key`]).
+    tables: BTreeSet<String>,
+}
+
+impl Made {
+    /// A name as the engine resolves it, each part's quotes taken off: PostgreSQL folds an
+    /// unquoted part to lower case; the others keep the case as written (MariaDB's table names
+    /// are case-sensitive, and a name spelt otherwise on SQLite is refused, never matched).
+    fn key(&self, name: &ObjectName) -> String {
+        let part = |part: &ObjectNamePart| match part.as_ident() {
+            Some(ident) if self.engine == Engine::Postgres && ident.quote_style.is_none() => {
+                ident.value.to_lowercase()
+            }
+            Some(ident) => ident.value.clone(),
+            None => part.to_string(),
+        };
+        name.0.iter().map(part).collect::<Vec<_>>().join(".")
+    }
+
+    /// Records the table `name` as made.
+    fn add(&mut self, name: &ObjectName) {
+        let key = self.key(name);
+        self.tables.insert(key);
+    }
+
+    /// Forgets every made table a `DROP TABLE name` may have dropped: any of the same last part,
+    /// in any case (a table of that name may be made again as a view, through which an
+    /// `INSERT` reaches the database's own tables).
+    fn drop(&mut self, name: &ObjectName) {
+        let last = |key: &str| key.rsplit('.').next().unwrap_or(key).to_lowercase();
+        let dropped = last(&self.key(name));
+        self.tables.retain(|key| last(key) != dropped);
+    }
+
+    /// Whether `name` is a table the preprocess made.
+    fn holds(&self, name: &ObjectName) -> bool {
+        self.tables.contains(&self.key(name))
+    }
+}
+
+/// `Ok` when every statement of `sql` leaves nothing on its session; the tables made added to
+/// `made`.
+fn statements_leave_nothing(
+    sql: &str,
+    engine: Engine,
+    dialect: &dyn Dialect,
+    made: &mut Made,
+) -> Result<(), String> {
+    if engine == Engine::Mysql && has_executable_comment(sql) {
+        return Err("holds an executable comment (`/*!` or `/*M!`)".into());
+    }
+    let statements = Parser::parse_sql(dialect, sql)
+        .map_err(|e| format!("does not parse as a whitelisted statement ({e})"))?;
+    for statement in &statements {
+        leaves_nothing(statement, engine, made)?;
+    }
+    Ok(())
+}
+
+/// Whether `sql` holds a comment MariaDB or MySQL runs (`/*!...*/`, `/*M!...*/`), wherever it
+/// is: the parser reads the first as text and the second as a comment, and the server may run
+/// either otherwise (a version the parser does not check).
+fn has_executable_comment(sql: &str) -> bool {
+    let lower = sql.to_lowercase();
+    lower.contains("/*!") || lower.contains("/*m!")
+}
+
+/// `Ok` when `statement` is of a whitelisted kind; `made` gains the table it makes.
+fn leaves_nothing(statement: &Statement, engine: Engine, made: &mut Made) -> Result<(), String> {
+    match statement {
+        Statement::CreateTable(table) => {
+            plain_table(table, engine)?;
+            if !table.if_not_exists {
+                made.add(&table.name);
+            }
+            Ok(())
+        }
+        Statement::CreateIndex(index) => plain_index(index),
+        Statement::CreateView(view) => {
+            let temporary = view.temporary || temporary_schema(&view.name);
+            let runs = view.materialized || view.to.is_some();
+            match (temporary, runs) {
+                (false, false) => Ok(()),
+                (true, _) => Err("makes a temporary view".into()),
+                (_, true) => Err("makes a materialized view, whose query runs now".into()),
+            }
+        }
+        Statement::Analyze(analyze) => match &analyze.table_name {
+            Some(name) if made.holds(name) => Ok(()),
+            _ => Err(
+                "analyzes a table the preprocess did not make (its indexes' expressions run)"
+                    .into(),
+            ),
+        },
+        Statement::CreateFunction(function) => stored(
+            function.temporary || temporary_schema(&function.name),
+            "function",
+        ),
+        Statement::CreateProcedure { name, .. } => stored(temporary_schema(name), "procedure"),
+        Statement::CreateSequence {
+            temporary, name, ..
+        } => stored(*temporary || temporary_schema(name), "sequence"),
+        Statement::Insert(insert) => literal_insert(insert, made, engine),
+        Statement::Drop {
+            object_type: ObjectType::Table,
+            temporary: false,
+            names,
+            ..
+        } if !names.iter().any(temporary_schema) => {
+            names.iter().for_each(|name| made.drop(name));
+            Ok(())
+        }
+        other => Err(format!(
+            "is not of a kind that leaves nothing on its session (`CREATE TABLE`, `CREATE INDEX`, \
+             `CREATE VIEW`, `CREATE FUNCTION`, `CREATE PROCEDURE`, `CREATE SEQUENCE`, `DROP \
+             TABLE`, `INSERT` of literal rows, `ANALYZE` of a table it made): `{}`",
+            first_words(other)
+        )),
+    }
+}
+
+/// `Ok` for an object stored in the database (a function, a procedure, a sequence), which runs
+/// nothing when it is made; an error naming the `kind` of a temporary one.
+fn stored(temporary: bool, kind: &str) -> Result<(), String> {
+    match temporary {
+        true => Err(format!("makes a temporary {kind}")),
+        false => Ok(()),
+    }
+}
+
+/// The statement's first three words, to name it.
+fn first_words(statement: &Statement) -> String {
+    let text = statement.to_string();
+    text.split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `Ok` when `table` makes a base table from its columns alone.
+fn plain_table(table: &CreateTable, engine: Engine) -> Result<(), String> {
+    let refused = [
+        (
+            table.temporary || table.global.is_some(),
+            "a temporary table",
+        ),
+        (table.query.is_some(), "a table from a query"),
+        (
+            table.like.is_some() || table.clone.is_some(),
+            "a table copied from another",
+        ),
+        (table.inherits.is_some(), "a table with a parent"),
+        (table.partition_of.is_some(), "a partition of another table"),
+        (table.on_commit.is_some(), "a table with `ON COMMIT`"),
+        (table.or_replace, "`CREATE OR REPLACE`"),
+        (
+            temporary_schema(&table.name),
+            "a table in a temporary schema",
+        ),
+    ];
+    if let Some((_, what)) = refused.iter().find(|(refused, _)| *refused) {
+        return Err(format!("makes {what}"));
+    }
+    for column in &table.columns {
+        plain_column(column, engine)?;
+    }
+    table.constraints.iter().try_for_each(plain_constraint)
+}
+
+/// Whether `name` is in SQLite's `temp` schema or a PostgreSQL `pg_temp` one.
+fn temporary_schema(name: &ObjectName) -> bool {
+    if name.0.len() < 2 {
+        return false;
+    }
+    let schema = name.0[0].as_ident().map(|i| i.value.to_lowercase());
+    schema.is_some_and(|s| s == "temp" || s == "temporary" || s.starts_with("pg_temp"))
+}
+
+/// `Ok` when `column` is of a built-in type with options that run nothing.
+fn plain_column(column: &ColumnDef, engine: Engine) -> Result<(), String> {
+    if engine == Engine::Postgres && !built_in_type(&column.data_type) {
+        return Err(format!(
+            "makes column `{}` of type `{}`, not a built-in one",
+            column.name, column.data_type
+        ));
+    }
+    for option in &column.options {
+        if !plain_column_option(&option.option, engine) {
+            return Err(format!(
+                "gives column `{}` the option `{}`, which runs an expression",
+                column.name, option.option
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `data_type` is a PostgreSQL built-in type (the parser's own, or one named in
+/// [`POSTGRES_BUILT_IN`]), arrays of them included.
+fn built_in_type(data_type: &DataType) -> bool {
+    match data_type {
+        DataType::Custom(name, _) => {
+            let parts = &name.0;
+            let single = parts.len() == 1;
+            let lower = parts[0].as_ident().map(|i| i.value.to_lowercase());
+            single && lower.is_some_and(|l| POSTGRES_BUILT_IN.contains(&l.as_str()))
+        }
+        DataType::Array(element) => match element {
+            ArrayElemTypeDef::AngleBracket(inner)
+            | ArrayElemTypeDef::SquareBracket(inner, _)
+            | ArrayElemTypeDef::Parenthesis(inner)
+            | ArrayElemTypeDef::Qualified(inner, _) => built_in_type(inner),
+            ArrayElemTypeDef::None => true,
+        },
+        _ => true,
+    }
+}
+
+/// Whether a column option runs nothing on insert (a literal or clock default, a key, a
+/// reference, a collation, a comment, an identity without an expression).
+fn plain_column_option(option: &ColumnOption, engine: Engine) -> bool {
+    match option {
+        ColumnOption::Null
+        | ColumnOption::NotNull
+        | ColumnOption::PrimaryKey(_)
+        | ColumnOption::Unique(_)
+        | ColumnOption::ForeignKey(_)
+        | ColumnOption::CharacterSet(_)
+        | ColumnOption::Collation(_)
+        | ColumnOption::Comment(_)
+        | ColumnOption::Identity(_) => true,
+        ColumnOption::Default(value) => literal(value, engine),
+        ColumnOption::Generated {
+            generation_expr, ..
+        } => generation_expr.is_none(),
+        ColumnOption::DialectSpecific(tokens) => tokens.iter().all(auto_increment),
+        _ => false,
+    }
+}
+
+/// Whether `token` is the `AUTO_INCREMENT` (MariaDB / MySQL) or `AUTOINCREMENT` (SQLite) word.
+fn auto_increment(token: &Token) -> bool {
+    matches!(token, Token::Word(word)
+        if ["auto_increment", "autoincrement"].contains(&word.value.to_lowercase().as_str()))
+}
+
+/// `Ok` when a table constraint is a key or a reference on plain columns (no `CHECK`, which
+/// runs an expression on insert, no exclusion constraint).
+fn plain_constraint(constraint: &TableConstraint) -> Result<(), String> {
+    let columns = match constraint {
+        TableConstraint::PrimaryKey(key) => &key.columns,
+        TableConstraint::Unique(key) => &key.columns,
+        TableConstraint::Index(index) => &index.columns,
+        TableConstraint::ForeignKey(_) => return Ok(()),
+        other => return Err(format!("has the constraint `{other}`")),
+    };
+    plain_columns(columns)
+}
+
+/// `Ok` when every indexed column is a plain column, with no operator class of its own.
+fn plain_columns(columns: &[IndexColumn]) -> Result<(), String> {
+    for column in columns {
+        let plain = matches!(column.column.expr, Expr::Identifier(_));
+        if !plain || column.operator_class.is_some() {
+            return Err(format!("indexes `{column}`, not a plain column"));
+        }
+    }
+    Ok(())
+}
+
+/// `Ok` when `index` is on plain columns, whole (not partial), outside a temporary schema.
+fn plain_index(index: &CreateIndex) -> Result<(), String> {
+    let in_temporary =
+        (index.name.as_ref()).is_some_and(temporary_schema) || temporary_schema(&index.table_name);
+    if in_temporary {
+        return Err("makes an index in a temporary schema".into());
+    }
+    if index.predicate.is_some() {
+        return Err("makes a partial index, whose predicate runs on insert".into());
+    }
+    plain_columns(&index.columns)
+}
+
+/// `Ok` when `insert` puts literal rows into a table of `made`, and nothing more.
+fn literal_insert(insert: &Insert, made: &Made, engine: Engine) -> Result<(), String> {
+    let TableObject::TableName(name) = &insert.table else {
+        return Err("inserts into a table function".into());
+    };
+    if !made.holds(name) {
+        return Err(format!(
+            "inserts into `{name}`, not a table an earlier statement of the preprocess made \
+             (the database's own table may have triggers, rules or defaults that run)"
+        ));
+    }
+    let extras = [
+        (
+            insert.or.is_some() || insert.replace_into,
+            "`OR` / `REPLACE`",
+        ),
+        (insert.ignore, "`IGNORE`"),
+        (insert.on.is_some(), "`ON CONFLICT` / `ON DUPLICATE KEY`"),
+        (
+            insert.returning.is_some() || insert.output.is_some(),
+            "`RETURNING`",
+        ),
+        (!insert.assignments.is_empty(), "`SET` assignments"),
+        (insert.priority.is_some(), "a priority"),
+        (insert.insert_alias.is_some(), "a row alias"),
+        (!insert.optimizer_hints.is_empty(), "optimizer hints"),
+        (
+            insert.partitioned.is_some() || insert.overwrite,
+            "partitions",
+        ),
+    ];
+    if let Some((_, what)) = extras.iter().find(|(has, _)| *has) {
+        return Err(format!("inserts with {what}"));
+    }
+    literal_rows(insert, engine)
+}
+
+/// `Ok` when the insert's source is `VALUES` of literal rows alone.
+fn literal_rows(insert: &Insert, engine: Engine) -> Result<(), String> {
+    let Some(source) = &insert.source else {
+        return Err("inserts no `VALUES`".into());
+    };
+    let bare = source.with.is_none()
+        && source.order_by.is_none()
+        && source.limit_clause.is_none()
+        && source.fetch.is_none()
+        && source.locks.is_empty();
+    let SetExpr::Values(values) = source.body.as_ref() else {
+        return Err("inserts the rows of a query, not `VALUES`".into());
+    };
+    if !bare {
+        return Err("inserts `VALUES` with query clauses".into());
+    }
+    let rows = values.rows.iter().flat_map(|row| row.iter());
+    match rows.into_iter().find(|value| !literal(value, engine)) {
+        Some(value) => Err(format!("inserts `{value}`, not a literal")),
+        None => Ok(()),
+    }
+}
+
+/// Whether `expr` is a literal (not a placeholder), a signed number, a typed string, or a call
+/// of a built-in clock with no arguments ([`CLOCKS`]).
+fn literal(expr: &Expr, engine: Engine) -> bool {
+    match expr {
+        Expr::Value(value) => !matches!(value.value, Value::Placeholder(_)),
+        Expr::TypedString(typed) => engine != Engine::Postgres || built_in_type(&typed.data_type),
+        Expr::Nested(inner) => literal(inner, engine),
+        Expr::UnaryOp {
+            op: UnaryOperator::Minus | UnaryOperator::Plus,
+            expr,
+        } => matches!(expr.as_ref(), Expr::Value(v) if matches!(v.value, Value::Number(..))),
+        Expr::Function(function) => {
+            let no_arguments = match &function.args {
+                FunctionArguments::None => true,
+                FunctionArguments::List(list) => list.args.is_empty(),
+                FunctionArguments::Subquery(_) => false,
+            };
+            let bare = function.over.is_none() && function.filter.is_none();
+            no_arguments && bare && clock(&function.name)
+        }
+        Expr::Identifier(ident) => clock_ident(ident),
+        _ => false,
+    }
+}
+
+/// Whether `name` is one unqualified clock function of [`CLOCKS`].
+fn clock(name: &ObjectName) -> bool {
+    match name.0.as_slice() {
+        [part] => part.as_ident().is_some_and(clock_ident),
+        _ => false,
+    }
+}
+
+/// Whether `ident` names a clock of [`CLOCKS`] unquoted.
+fn clock_ident(ident: &Ident) -> bool {
+    ident.quote_style.is_none() && CLOCKS.contains(&ident.value.to_lowercase().as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{refusal, Engine};
+
+    fn texts(sqls: &[&str]) -> Vec<String> {
+        sqls.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn judged(engine: Engine, sqls: &[&str]) -> bool {
+        refusal(&texts(sqls), engine).is_none()
+    }
+
+    #[test]
+    fn a_staging_table_filled_with_literals_is_judged_on_every_engine() {
+        let staging = [
+            "DROP TABLE IF EXISTS staging_prices",
+            "CREATE TABLE staging_prices (product_id INTEGER PRIMARY KEY, new_price REAL NOT NULL DEFAULT 0, noted TIMESTAMP DEFAULT CURRENT_TIMESTAMP)",
+            "CREATE INDEX staging_by_price ON staging_prices (new_price)",
+            "INSERT INTO staging_prices VALUES (1, 41.0, '2024-01-01'), (4, -25.5, NULL); INSERT INTO staging_prices (product_id) VALUES (9)",
+        ];
+        for engine in [Engine::Sqlite, Engine::Postgres, Engine::Mysql] {
+            assert!(
+                judged(engine, &staging),
+                "{engine:?}: {:?}",
+                refusal(&texts(&staging), engine)
+            );
+        }
+        assert!(judged(
+            Engine::Postgres,
+            &["CREATE TABLE s (id SERIAL PRIMARY KEY, tags TEXT[], at TIMESTAMPTZ DEFAULT now())"]
+        ));
+        assert!(judged(
+            Engine::Mysql,
+            &["CREATE TABLE s (id INT AUTO_INCREMENT PRIMARY KEY, KEY (id)) ENGINE=InnoDB"]
+        ));
+        assert!(judged(
+            Engine::Sqlite,
+            &["CREATE TABLE s (id INTEGER PRIMARY KEY AUTOINCREMENT, x WHATEVER)"]
+        ));
+        assert!(judged(Engine::Sqlite, &[]));
+        assert!(judged(
+            Engine::Postgres,
+            &[
+                "CREATE TABLE t (a INT, d DATE)",
+                "INSERT INTO T VALUES (1, DATE '2024-01-01')"
+            ]
+        ));
+        assert!(judged(
+            Engine::Postgres,
+            &[
+                "CREATE VIEW low AS SELECT * FROM products WHERE stock < 5",
+                "CREATE FUNCTION low_stock() RETURNS integer LANGUAGE sql IMMUTABLE RETURN 4",
+                "CREATE SEQUENCE ticket",
+            ]
+        ));
+    }
+
+    #[test]
+    fn state_on_the_session_or_code_that_runs_is_refused() {
+        let refused: [(Engine, &[&str]); 32] = [
+            (Engine::Sqlite, &["CREATE TEMP TABLE t (a INT)"]),
+            (Engine::Sqlite, &["CREATE TABLE temp.t (a INT)"]),
+            (Engine::Sqlite, &["CREATE TABLE temp .t (a INT)"]),
+            (Engine::Postgres, &["CREATE TABLE pg_temp.t (a INT)"]),
+            (Engine::Sqlite, &["CREATE TEMP VIEW products AS SELECT 1"]),
+            (Engine::Mysql, &["DROP TEMPORARY TABLE IF EXISTS t"]),
+            (
+                Engine::Postgres,
+                &["CREATE MATERIALIZED VIEW m AS SELECT set_config('my.v', '1', false)"],
+            ),
+            (
+                Engine::Postgres,
+                &["CREATE FUNCTION pg_temp.f() RETURNS int LANGUAGE sql RETURN 1"],
+            ),
+            (Engine::Postgres, &["CREATE TEMP SEQUENCE s"]),
+            (Engine::Postgres, &["ANALYZE products"]),
+            (
+                Engine::Postgres,
+                &[
+                    "CREATE TABLE t (a INT)",
+                    "DROP TABLE T",
+                    "CREATE VIEW T AS SELECT * FROM products",
+                    "INSERT INTO t VALUES (1)",
+                ],
+            ),
+            (
+                Engine::Postgres,
+                &["CREATE TABLE \"Foo\" (a INT)", "INSERT INTO foo VALUES (1)"],
+            ),
+            (
+                Engine::Postgres,
+                &[
+                    "CREATE TABLE t (a INT)",
+                    "INSERT INTO t VALUES (my_domain '1')",
+                ],
+            ),
+            (
+                Engine::Mysql,
+                &["CREATE PROCEDURE p() BEGIN SET @low = 5; END", "CALL p()"],
+            ),
+            (
+                Engine::Sqlite,
+                &[
+                    "CREATE TABLE t (a INT)",
+                    "DROP TABLE t",
+                    "INSERT INTO t VALUES (1)",
+                ],
+            ),
+            (Engine::Mysql, &["SET @v = 1"]),
+            (Engine::Mysql, &["SET SESSION sql_safe_updates = 1"]),
+            (Engine::Postgres, &["SET my.v = '1'"]),
+            (Engine::Postgres, &["SELECT set_config('my.v', '1', false)"]),
+            (
+                Engine::Postgres,
+                &["CREATE TABLE t (a INT DEFAULT set_config('my.v', '1', false)::int)"],
+            ),
+            (Engine::Postgres, &["CREATE TABLE t (a INT CHECK (a > 0))"]),
+            (Engine::Postgres, &["CREATE TABLE t (a my_domain)"]),
+            (Engine::Postgres, &["CREATE TABLE t AS SELECT 1 AS a"]),
+            (
+                Engine::Mysql,
+                &["CREATE TABLE t (a INT)", "INSERT INTO t VALUES (@v)"],
+            ),
+            (
+                Engine::Sqlite,
+                &[
+                    "CREATE TABLE t (a INT)",
+                    "INSERT INTO t VALUES (last_insert_rowid())",
+                ],
+            ),
+            (
+                Engine::Sqlite,
+                &["CREATE TABLE t (a INT)", "INSERT INTO t SELECT 1"],
+            ),
+            (
+                Engine::Mysql,
+                &[
+                    "CREATE TABLE t (a INT)",
+                    "INSERT INTO t VALUES (1) ON DUPLICATE KEY UPDATE a = LAST_INSERT_ID(a)",
+                ],
+            ),
+            (Engine::Sqlite, &["INSERT INTO products VALUES (1)"]),
+            (
+                Engine::Mysql,
+                &[
+                    "CREATE TABLE IF NOT EXISTS products (a INT)",
+                    "INSERT INTO products VALUES (1)",
+                ],
+            ),
+            (
+                Engine::Mysql,
+                &["CREATE TABLE t (a INT) /*!99999 ; SET @v = 1 */"],
+            ),
+            (
+                Engine::Mysql,
+                &["CREATE TABLE t (a INT) /*M! ; SET @v = 1 */"],
+            ),
+            (Engine::Postgres, &["CREATE INDEX i ON t ((a + 1))"]),
+        ];
+        for (engine, sqls) in refused {
+            assert!(!judged(engine, sqls), "{engine:?} judged {sqls:?}");
+        }
+    }
+
+    #[test]
+    fn the_refusal_names_the_statement() {
+        let why = refusal(
+            &texts(&["CREATE TABLE t (a INT)", "DROP VIEW IF EXISTS v"]),
+            Engine::Sqlite,
+        );
+        let why = why.expect("a DROP is refused");
+        assert!(why.starts_with("preprocess statement 2 "), "{why}");
+        assert!(why.contains("DROP VIEW"), "{why}");
+    }
+}
