@@ -326,9 +326,8 @@ impl PgRun {
         db_id: &str,
         template: &str,
     ) -> Result<Option<String>, String> {
-        let extensions = self.extensions(db_id)?;
-        if let Some(other) = extensions.iter().find(|e| e.as_str() != "plpgsql") {
-            return Err(format!("database `{db_id}` has the extension `{other}`: its clones would lend it to the predictions, so it is refused"));
+        if let Some(why) = self.refusal(db_id)? {
+            return Err(format!("database `{db_id}` {why}, so it is refused"));
         }
         let base = ident(db_id);
         self.sql(
@@ -468,13 +467,27 @@ impl PgRun {
         Ok((session, admin))
     }
 
-    /// The names of the extensions installed in `db_id`.
-    fn extensions(&self, db_id: &str) -> Result<Vec<String>, String> {
+    /// What refuses database `db_id`, if anything: an extension other than `plpgsql` (its
+    /// clones would lend it to the predictions) or an event trigger (it runs behind every DDL
+    /// statement of every session, a whitelisted preprocess's `CREATE TABLE` included, and can
+    /// leave state on that session: red team round 48).
+    fn refusal(&self, db_id: &str) -> Result<Option<String>, String> {
         let mut client = self.admin(Some(db_id))?;
-        let rows = client
-            .query("SELECT extname::text FROM pg_extension ORDER BY 1", &[])
-            .map_err(|e| format!("reading database `{db_id}`: {}", pg_text(&e)))?;
-        Ok(rows.iter().map(|r| r.get(0)).collect())
+        let mut names = |sql: &str| -> Result<Vec<String>, String> {
+            let rows = (client.query(sql, &[]))
+                .map_err(|e| format!("reading database `{db_id}`: {}", pg_text(&e)))?;
+            Ok(rows.iter().map(|r| r.get(0)).collect())
+        };
+        let extensions = names("SELECT extname::text FROM pg_extension ORDER BY 1")?;
+        if let Some(other) = extensions.iter().find(|e| e.as_str() != "plpgsql") {
+            let why =
+                format!("has the extension `{other}`: its clones would lend it to the predictions");
+            return Ok(Some(why));
+        }
+        let triggers = names("SELECT evtname::text FROM pg_event_trigger ORDER BY 1")?;
+        Ok(triggers.first().map(|name| {
+            format!("has the event trigger `{name}`: it runs behind every DDL statement of every session")
+        }))
     }
 
     /// Judges one item on a fresh clone of its database; a fault of the harness (a clone that
