@@ -108,10 +108,13 @@ pub(crate) mod postgresql_a_table_rewritten_again {
         WRONG,
     ];
 
+    /// After round 47's fix (the whitelist, `livesql/stateless.rs`) the item is not judged: its preprocess's `ALTER TABLE`
+    /// is outside the whitelist
+    /// (the documented cost, docs/SECURITY.md), so the lever fails with every prediction.
     #[test]
     fn postgresql_a_table_rewritten_again_does_not_pass_a_gold_reading_its_file_number() {
         let found = verdicts(&pg_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
-        assert_secure("ALTER COLUMN ... TYPE bigint USING n + 0", found);
+        assert_eq!(found, [false; 3], "not judged: {found:?}");
     }
 }
 
@@ -253,6 +256,9 @@ pub(crate) mod mariadb_volatile_columns_a_statement_sets {
         ROUTINE_WRONG,
     ];
 
+    /// After round 47's fix (the whitelist, `livesql/stateless.rs`) the item is not judged: the parser does not read its
+    /// preprocess's MariaDB `CREATE PROCEDURE`
+    /// (the documented cost, docs/SECURITY.md), so the lever fails with every prediction.
     #[test]
     fn mariadb_a_routine_altered_to_what_it_was_does_not_pass_a_gold_reading_last_altered() {
         let found = verdicts(
@@ -261,7 +267,7 @@ pub(crate) mod mariadb_volatile_columns_a_statement_sets {
             ROUTINE_WRONG,
             &ROUTINE_LEVER,
         );
-        assert_secure("ALTER PROCEDURE ... COMMENT (the same)", found);
+        assert_eq!(found, [false; 3], "not judged: {found:?}");
     }
 }
 
@@ -290,14 +296,6 @@ mod through_the_gate {
         use super::postgresql_a_domain_check_named_like_a_temporary_schema::{
             GOLD, LEVER, PREPROCESS, WRONG,
         };
-        let server = servers::postgres();
-        crate::livesql_pg::load_databases(server);
-        attempt(&PG, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
-    }
-
-    #[test]
-    fn postgresql_a_table_rewritten_again_does_not_pass_the_gate() {
-        use super::postgresql_a_table_rewritten_again::{GOLD, LEVER, PREPROCESS, WRONG};
         let server = servers::postgres();
         crate::livesql_pg::load_databases(server);
         attempt(&PG, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
@@ -433,15 +431,15 @@ mod honest_predictions_still_pass {
         );
     }
 
+    /// After round 47's fix (the whitelist, `livesql/stateless.rs`) the item is not judged: the parser does not read a
+    /// `BEGIN ATOMIC` body
+    /// (the documented cost, docs/SECURITY.md), so the lever fails with every prediction.
     #[test]
-    fn postgresql_a_sql_body_reading_a_table_in_the_preprocess_passes() {
+    fn postgresql_a_sql_body_reading_a_table_in_the_preprocess_is_not_judged() {
         let gold = "SELECT name FROM products WHERE stock <= empty_level()";
-        honest(
-            &pg_run(),
-            &["CREATE FUNCTION empty_level() RETURNS integer LANGUAGE sql STABLE BEGIN ATOMIC SELECT min(stock) FROM products; END"],
-            gold,
-            &[gold],
-        );
+        let preprocess = ["CREATE FUNCTION empty_level() RETURNS integer LANGUAGE sql STABLE BEGIN ATOMIC SELECT min(stock) FROM products; END"];
+        let found = verdicts(&pg_run(), (&preprocess, gold), WRONG, &[gold]);
+        assert_eq!(found, [false; 3], "not judged: {found:?}");
     }
 
     #[test]

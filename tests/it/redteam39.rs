@@ -118,10 +118,13 @@ pub(crate) mod mariadb_estimates_a_statement_sets {
     pub(crate) const FREE_WRONG: &str = "SELECT 0 AS fragmented";
     pub(crate) const FREE_LEVER: [&str; 2] = ["OPTIMIZE TABLE stock_log", FREE_WRONG];
 
+    /// After round 47's fix (the whitelist, `livesql/stateless.rs`) the item is not judged: its preprocess's `DELETE` is
+    /// outside the whitelist
+    /// (the documented cost, docs/SECURITY.md), so the lever fails with every prediction.
     #[test]
     fn mariadb_optimize_table_does_not_pass_a_gold_reading_data_free() {
         let found = verdicts(&my_run(), (&FRAGMENTED, FREE_GOLD), FREE_WRONG, &FREE_LEVER);
-        assert_secure("OPTIMIZE TABLE (MyISAM DATA_FREE)", found);
+        assert_eq!(found, [false; 3], "not judged: {found:?}");
     }
 }
 

@@ -208,7 +208,7 @@ fn has_executable_comment(sql: &str) -> bool {
 fn leaves_nothing(statement: &Statement, engine: Engine, made: &mut Made) -> Result<(), String> {
     match statement {
         Statement::CreateTable(table) => {
-            plain_table(table, engine)?;
+            plain_table(table, engine, made)?;
             if !table.if_not_exists {
                 made.add(&table.name);
             }
@@ -237,6 +237,7 @@ fn leaves_nothing(statement: &Statement, engine: Engine, made: &mut Made) -> Res
         ),
         Statement::CreateProcedure { name, .. } => stored(temporary_schema(name), "procedure"),
         Statement::CreateType { name, .. } => stored(temporary_schema(name), "type"),
+        Statement::CreateDomain(domain) => stored(temporary_schema(&domain.name), "domain"),
         Statement::CreateSequence {
             temporary, name, ..
         } => stored(*temporary || temporary_schema(name), "sequence"),
@@ -253,7 +254,7 @@ fn leaves_nothing(statement: &Statement, engine: Engine, made: &mut Made) -> Res
         other => Err(format!(
             "is not of a kind that leaves nothing on its session (`CREATE TABLE`, `CREATE INDEX`, \
              `CREATE VIEW`, `CREATE FUNCTION`, `CREATE PROCEDURE`, `CREATE SEQUENCE`, `CREATE \
-             TYPE`, `DROP \
+             TYPE`, `CREATE DOMAIN`, `DROP \
              TABLE`, `INSERT` of literal rows, `ANALYZE` of a table it made): `{}`",
             first_words(other)
         )),
@@ -278,8 +279,10 @@ fn first_words(statement: &Statement) -> String {
         .join(" ")
 }
 
-/// `Ok` when `table` makes a base table from its columns alone.
-fn plain_table(table: &CreateTable, engine: Engine) -> Result<(), String> {
+/// `Ok` when `table` makes a base table from its columns alone (or a partition of a table the
+/// preprocess made, whose triggers are none).
+fn plain_table(table: &CreateTable, engine: Engine, made: &Made) -> Result<(), String> {
+    let foreign_parent = (table.partition_of.as_ref()).is_some_and(|parent| !made.holds(parent));
     let refused = [
         (
             table.temporary || table.global.is_some(),
@@ -291,7 +294,10 @@ fn plain_table(table: &CreateTable, engine: Engine) -> Result<(), String> {
             "a table copied from another",
         ),
         (table.inherits.is_some(), "a table with a parent"),
-        (table.partition_of.is_some(), "a partition of another table"),
+        (
+            foreign_parent,
+            "a partition of a table the preprocess did not make",
+        ),
         (table.on_commit.is_some(), "a table with `ON COMMIT`"),
         (table.or_replace, "`CREATE OR REPLACE`"),
         (
@@ -578,6 +584,14 @@ mod tests {
         assert!(judged(
             Engine::Postgres,
             &[
+                "CREATE DOMAIN stock_level AS integer CONSTRAINT stock_floor CHECK (VALUE >= 0)",
+                "CREATE TABLE stock_bands (stock integer) PARTITION BY RANGE (stock)",
+                "CREATE TABLE stock_low PARTITION OF stock_bands FOR VALUES FROM (0) TO (10)",
+            ]
+        ));
+        assert!(judged(
+            Engine::Postgres,
+            &[
                 "CREATE TABLE t (a INT, d DATE)",
                 "INSERT INTO T VALUES (1, DATE '2024-01-01')"
             ]
@@ -611,6 +625,10 @@ mod tests {
             ),
             (Engine::Postgres, &["CREATE TEMP SEQUENCE s"]),
             (Engine::Postgres, &["ANALYZE products"]),
+            (
+                Engine::Postgres,
+                &["CREATE TABLE p PARTITION OF products FOR VALUES IN (1)"],
+            ),
             (
                 Engine::Mysql,
                 &[

@@ -490,14 +490,6 @@ struct Ran {
     message: String,
 }
 
-impl Ran {
-    /// The error's text when a statement counted as failing (the solution's, or one run as
-    /// such), `None` when every one ran.
-    fn failure(&self) -> Option<&str> {
-        self.exec_error.then_some(self.message.as_str())
-    }
-}
-
 /// A statement's error: the class PyMySQL raises, the server's code and text.
 #[derive(Debug)]
 struct StatementError {

@@ -48,6 +48,14 @@ use std::time::Instant;
 /// Why an item stopped, shared by its sessions and their watchdogs.
 type Stop = Arc<Mutex<Option<String>>>;
 
+impl super::Ran {
+    /// The error's text when a statement counted as failing (the solution's, or one run as
+    /// such: the sound flow's preprocess), `None` when every one ran.
+    fn failure(&self) -> Option<&str> {
+        self.exec_error.then_some(self.message.as_str())
+    }
+}
+
 impl MyRun {
     /// Judges one item under `profile`: `bird-critic` as [`MyRun::judge`], `bird-critic-sound`
     /// with the tests on a new session and their gold on a twin clone; any other profile is not
