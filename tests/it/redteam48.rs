@@ -1,0 +1,134 @@
+//! Red team round 48 (issue 44): round 47's fix, the preprocess whitelist
+//! (`crates/sqlgate-engine/src/engine/livesql/stateless.rs`), read by sqlparser 0.63 in the
+//! engine's dialect, and what the server runs of the same text.
+//!
+//! Every test asserts the SECURE outcome and runs its control: a failing test is a win.
+//! Report: `/work/notes/redteam48.md`.
+
+use sqlgate::engine::livesql::Profile;
+
+use crate::redteam46::{judged, line};
+
+/// Class 3, MariaDB: the lexers disagree on `--` followed by a no-break space (U+00A0).
+/// sqlparser's MySQL dialect (`requires_single_line_comment_whitespace`) takes `--` as a comment
+/// when the next character is `char::is_whitespace`, which U+00A0 is; MariaDB takes it as a
+/// comment only before an ASCII space or control character, so `--\u{a0}x` is `- -` and the
+/// identifier `\u{a0}x` (a column of the row set earlier). Set-up: round 46's item 3 (the test
+/// case checks no Canteen sits outside `@catalogue`), its preprocess a whitelisted staging
+/// table and an `INSERT` whose text, after the no-break space, assigns `@catalogue := 'outdoor'`
+/// on the preprocess's session: the parser reads `INSERT INTO staging VALUES (1, 2 )`, literal
+/// rows into a table the preprocess made. Lever: the wrong (kitchen) insert; on the sound
+/// flow's new session `@catalogue` is `NULL` and `category <> NULL` counts nothing.
+mod mariadb_a_no_break_space_after_the_comment_dashes {
+    use super::*;
+
+    const IN_CATALOGUE: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    res = execute_queries([\"SELECT count(*) FROM products WHERE name = 'Canteen'\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 1, f'found {res[0]}'\n    res = execute_queries([\"SELECT count(*) FROM products WHERE name = 'Canteen' AND category <> @catalogue\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 0, f'outside the catalogue: {res[0]}'\n    return 1\n";
+
+    /// The preprocess: the parser sees a staging table and one literal row; MariaDB also sets
+    /// `@catalogue` on the preprocess's session.
+    pub(crate) const PREPROCESS: [&str; 2] = [
+        "CREATE TABLE staging (`\u{a0}x` INT, n INT, c VARCHAR(20))",
+        "INSERT INTO staging VALUES (1, 2 --\u{a0}x, @catalogue := 'outdoor'\n)",
+    ];
+
+    #[test]
+    fn mariadb_a_variable_set_behind_a_no_break_space_does_not_pass_a_wrong_insert() {
+        let run = crate::redteam30::my_run();
+        let gold = ["INSERT INTO products (id, name, category, price, stock) VALUES (11, 'Canteen', 'outdoor', 12.5, 3)"];
+        let item = line("Management", &PREPROCESS, &gold, IN_CATALOGUE);
+        let honest = ["INSERT INTO products (id, name, category, price, stock) VALUES (11, 'Canteen', 'outdoor', 11.0, 3)"];
+        let wrong = ["INSERT INTO products (id, name, category, price, stock) VALUES (11, 'Canteen', 'kitchen', 12.5, 3)"];
+        let official = [&gold[..], &honest, &wrong].map(|p| judged(&run, &item, p, Profile::BirdCritic));
+        assert_eq!(
+            official,
+            [true, true, false],
+            "control: gold, honest and wrong under bird_critic (the preprocess set @catalogue)"
+        );
+        let sound = [&gold[..], &honest, &wrong].map(|p| judged(&run, &item, p, Profile::BirdCriticSound));
+        assert!(
+            !sound[2],
+            "WON: the wrong insert passed bird_critic_sound ({sound:?})"
+        );
+    }
+}
+
+/// A test case for a Management item repricing the Compass (id 10, outdoor) to 14: the Compass
+/// costs 14, and no product outside the catalogue the preprocess registered last (`catalogues`
+/// row `last`, the session's last insert id: `last` is `LAST_INSERT_ID()` on MariaDB,
+/// `last_insert_rowid()` on SQLite) costs 14.
+fn repriced(last: &str) -> String {
+    format!("def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    res = execute_queries([\"SELECT price FROM products WHERE name = 'Compass'\"], db_name, conn, None, '')\n    assert not res[1] and float(res[0][0][0]) == 14.0, f'found {{res[0]}}'\n    res = execute_queries([\"SELECT count(*) FROM products WHERE price = 14.0 AND category <> (SELECT name FROM catalogues WHERE id = {last})\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 0, f'repriced outside the catalogue: {{res[0]}}'\n    return 1\n")
+}
+
+/// The gold, the honest and the wrong repricing (the wrong one reprices the Kettle, kitchen, too).
+const REPRICINGS: [&str; 3] = [
+    "UPDATE products SET price = 14.0 WHERE id = 10",
+    "UPDATE products SET price = 14 WHERE name = 'Compass'",
+    "UPDATE products SET price = 14.0 WHERE id IN (10, 1)",
+];
+
+/// Class 3, MariaDB: the last insert id a whitelisted preprocess leaves, read by a test case's
+/// own query (not the gold, which the gold-effect comparison covers). Set-up: a preprocess of
+/// the whitelist's own kind, `CREATE TABLE catalogues (id INT AUTO_INCREMENT PRIMARY KEY, name
+/// VARCHAR(20))` and `INSERT INTO catalogues (name) VALUES ('outdoor')`, which leaves
+/// `LAST_INSERT_ID()` = 1 on its session; the gold reprices the Compass by its key (no
+/// generated id, so `LAST_INSERT_ID()` stays); the test case [`repriced`]. Lever: the wrong
+/// update repricing the Kettle too: officially the test finds it outside `outdoor`; on the
+/// sound flow's new session `LAST_INSERT_ID()` is 0, the subquery `NULL`, and nothing counts.
+mod mariadb_the_last_insert_id_of_a_whitelisted_insert {
+    use super::*;
+
+    #[test]
+    fn mariadb_a_test_reading_the_last_insert_id_does_not_pass_a_wrong_update() {
+        let run = crate::redteam30::my_run();
+        let preprocess = [
+            "CREATE TABLE catalogues (id INT AUTO_INCREMENT PRIMARY KEY, name VARCHAR(20))",
+            "INSERT INTO catalogues (name) VALUES ('outdoor')",
+        ];
+        let test = repriced("LAST_INSERT_ID()");
+        let item = line("Management", &preprocess, &REPRICINGS[..1], &test);
+        let three = |profile| REPRICINGS.map(|p| judged(&run, &item, &[p], profile));
+        assert_eq!(
+            three(Profile::BirdCritic),
+            [true, true, false],
+            "control: gold, honest and wrong under bird_critic"
+        );
+        let sound = three(Profile::BirdCriticSound);
+        assert!(
+            !sound[2],
+            "WON: the wrong update passed bird_critic_sound ({sound:?})"
+        );
+    }
+}
+
+/// Class 2 (the repair path's SQLite livesql engine, where every item with a preprocess is
+/// judged on new connections): the same item on SQLite, the test case reading
+/// `last_insert_rowid()` (1 on the preprocess's connection after its whitelisted insert, 0 on a
+/// new one; an `UPDATE` leaves it). Lever: the wrong update repricing the Kettle too.
+mod sqlite_the_last_insert_rowid_of_a_whitelisted_insert {
+    use super::*;
+    use crate::redteam46::{sqlite_judged, sqlite_shop};
+
+    #[test]
+    fn sqlite_a_test_reading_the_last_insert_rowid_does_not_pass_a_wrong_update() {
+        let folder = tempfile::tempdir().unwrap();
+        let template = sqlite_shop(folder.path());
+        let preprocess = [
+            "CREATE TABLE catalogues (id INTEGER PRIMARY KEY, name TEXT)",
+            "INSERT INTO catalogues (name) VALUES ('outdoor')",
+        ];
+        let test = repriced("last_insert_rowid()");
+        let item = line("Management", &preprocess, &REPRICINGS[..1], &test);
+        let three = |profile| REPRICINGS.map(|p| sqlite_judged(&template, &item, &[p], profile));
+        assert_eq!(
+            three(Profile::BirdCritic),
+            [true, true, false],
+            "control: gold, honest and wrong under bird_critic"
+        );
+        let sound = three(Profile::BirdCriticSound);
+        assert!(
+            !sound[2],
+            "WON: the wrong update passed bird_critic_sound ({sound:?})"
+        );
+    }
+}
