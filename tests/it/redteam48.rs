@@ -38,13 +38,15 @@ mod mariadb_a_no_break_space_after_the_comment_dashes {
         let item = line("Management", &PREPROCESS, &gold, IN_CATALOGUE);
         let honest = ["INSERT INTO products (id, name, category, price, stock) VALUES (11, 'Canteen', 'outdoor', 11.0, 3)"];
         let wrong = ["INSERT INTO products (id, name, category, price, stock) VALUES (11, 'Canteen', 'kitchen', 12.5, 3)"];
-        let official = [&gold[..], &honest, &wrong].map(|p| judged(&run, &item, p, Profile::BirdCritic));
+        let official =
+            [&gold[..], &honest, &wrong].map(|p| judged(&run, &item, p, Profile::BirdCritic));
         assert_eq!(
             official,
             [true, true, false],
             "control: gold, honest and wrong under bird_critic (the preprocess set @catalogue)"
         );
-        let sound = [&gold[..], &honest, &wrong].map(|p| judged(&run, &item, p, Profile::BirdCriticSound));
+        let sound =
+            [&gold[..], &honest, &wrong].map(|p| judged(&run, &item, p, Profile::BirdCriticSound));
         assert!(
             !sound[2],
             "WON: the wrong insert passed bird_critic_sound ({sound:?})"
@@ -129,6 +131,80 @@ mod sqlite_the_last_insert_rowid_of_a_whitelisted_insert {
         assert!(
             !sound[2],
             "WON: the wrong update passed bird_critic_sound ({sound:?})"
+        );
+    }
+
+    /// The same item under the `livesql_sound` metric (`Profile::Sound`, `sound::judge`).
+    #[test]
+    fn sqlite_livesql_sound_a_test_reading_the_last_insert_rowid_does_not_pass_a_wrong_update() {
+        let folder = tempfile::tempdir().unwrap();
+        let template = sqlite_shop(folder.path());
+        let preprocess = [
+            "CREATE TABLE catalogues (id INTEGER PRIMARY KEY, name TEXT)",
+            "INSERT INTO catalogues (name) VALUES ('outdoor')",
+        ];
+        let test = repriced("last_insert_rowid()");
+        let item = line("Management", &preprocess, &REPRICINGS[..1], &test);
+        let three = |profile| REPRICINGS.map(|p| sqlite_judged(&template, &item, &[p], profile));
+        assert_eq!(
+            three(Profile::Official),
+            [true, true, false],
+            "control: gold, honest and wrong under livesql"
+        );
+        let sound = three(Profile::Sound);
+        assert!(
+            !sound[2],
+            "WON: the wrong update passed livesql_sound ({sound:?})"
+        );
+    }
+}
+
+/// Class 3, PostgreSQL: what a whitelisted `CREATE TABLE` runs that is not in its text. The
+/// preparation (the administrator's SQL, which the pull request controls: SECURITY.md, "Threat
+/// model") gives the database an event trigger on `ddl_command_end` whose function notes the
+/// catalogue on the session (`set_config('shop.catalogue', 'outdoor', false)`); every clone
+/// copies it, and the structure digest records it (the baseline's too). Set-up: a copy of the
+/// test `shop` database (`shopev`) with that trigger; round 46's item 3 on it, the test case
+/// reading `current_setting('shop.catalogue', true)` instead of `@catalogue`; the preprocess
+/// one plain `CREATE TABLE staging (a INT)`. Lever: the wrong (kitchen) insert; on the sound
+/// flow's new session the setting is `NULL`.
+mod postgresql_an_event_trigger_behind_a_whitelisted_create_table {
+    use super::*;
+    use sqlgate::engine::livesql::postgres::PgRun;
+
+    const IN_CATALOGUE: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    res = execute_queries([\"SELECT count(*) FROM products WHERE name = 'Canteen'\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 1, f'found {res[0]}'\n    res = execute_queries([\"SELECT count(*) FROM products WHERE name = 'Canteen' AND category <> current_setting('shop.catalogue', true)\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 0, f'outside the catalogue: {res[0]}'\n    return 1\n";
+
+    /// The event trigger the preparation adds.
+    const TRIGGER: &str = "CREATE FUNCTION note_catalogue() RETURNS event_trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM set_config('shop.catalogue', 'outdoor', false); END $$; CREATE EVENT TRIGGER note_catalogue ON ddl_command_end EXECUTE FUNCTION note_catalogue();";
+
+    #[test]
+    fn postgresql_an_event_trigger_setting_the_session_does_not_pass_a_wrong_insert() {
+        let server = crate::common::servers::postgres();
+        let script =
+            std::fs::read_to_string(crate::livesql_pg::corpus_dir().join("db/shop.sql")).unwrap();
+        server.recreate_database("shopev", &format!("{script}\n{TRIGGER}"));
+        let ids = ["shopev".to_string()].into_iter().collect();
+        let run = PgRun::start(crate::livesql_pg::settings(server), &ids).unwrap();
+        let preprocess = ["CREATE TABLE staging (a INT)"];
+        let gold = ["INSERT INTO products (id, name, category, price, stock) VALUES (11, 'Canteen', 'outdoor', 12.5, 3)"];
+        let item = line("Management", &preprocess, &gold, IN_CATALOGUE)
+            .replace("\"db_id\":\"shop\"", "\"db_id\":\"shopev\"");
+        let honest = ["INSERT INTO products (id, name, category, price, stock) VALUES (11, 'Canteen', 'outdoor', 11.0, 3)"];
+        let wrong = ["INSERT INTO products (id, name, category, price, stock) VALUES (11, 'Canteen', 'kitchen', 12.5, 3)"];
+        let three = |profile| [&gold[..], &honest, &wrong].map(|p| judged(&run, &item, p, profile));
+        let official = three(Profile::BirdCritic);
+        let sound = three(Profile::BirdCriticSound);
+        drop(run);
+        let system = server.system_database();
+        server.admin_sql(system, "DROP DATABASE IF EXISTS shopev");
+        assert_eq!(
+            official,
+            [true, true, false],
+            "control: gold, honest and wrong under bird_critic (the event trigger noted the catalogue)"
+        );
+        assert!(
+            !sound[2],
+            "WON: the wrong insert passed bird_critic_sound ({sound:?})"
         );
     }
 }
