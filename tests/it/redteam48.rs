@@ -2,6 +2,16 @@
 //! (`crates/sqlgate-engine/src/engine/livesql/stateless.rs`), read by sqlparser 0.63 in the
 //! engine's dialect, and what the server runs of the same text.
 //!
+//! The attempts:
+//! - MariaDB: `--` before a no-break space is a comment to sqlparser and two minuses to
+//!   MariaDB, so a whitelisted literal `INSERT` also sets a user variable the test case reads;
+//! - MariaDB and SQLite (the repair path's livesql engine, under `bird_critic_sound` and
+//!   `livesql_sound`): the last insert id a whitelisted `INSERT` leaves on the preprocess's
+//!   session, read by a test case's own query;
+//! - PostgreSQL: an event trigger of the database runs behind a whitelisted `CREATE TABLE` and
+//!   sets a custom setting on the preprocess's session, read by a test case's own query;
+//! - class 4: a forged shard behind a committed link through `/proc/self/cwd` (contained).
+//!
 //! Every test asserts the SECURE outcome and runs its control: a failing test is a win.
 //! Report: `/work/notes/redteam48.md`.
 
@@ -206,5 +216,45 @@ mod postgresql_an_event_trigger_behind_a_whitelisted_create_table {
             !sound[2],
             "WON: the wrong insert passed bird_critic_sound ({sound:?})"
         );
+    }
+}
+
+/// Class 4, a forged shard merged in a pull-request run outside Actions, round 21's set-up
+/// (`redteam21::shard_in_a_submodule::merged`: C3 regressed on 30 items, the shard's header
+/// the pull request's own run's over the base's records). Round 22 committed `shards` as a
+/// relative link to the folder holding the forged shard; the lever here commits absolute links
+/// through `/proc/self/cwd` (the merging process's own working directory, the workspace), so
+/// the text of the link names no path of the tree: `shards` -> `/proc/self/cwd/forged`, and
+/// (a file link) `shards/1.jsonl` -> `/proc/self/cwd/forged/1.jsonl`. Secure: no exit 0.
+/// Control: round 21's (the pull request's own shard exits 1; committed at `shards/1.jsonl`
+/// it is refused).
+mod shard_behind_a_link_through_proc {
+    use crate::common::repo;
+    use crate::redteam21::shard_in_a_submodule::merged;
+
+    /// Commits the forged shard at `forged/1.jsonl` and the link `link` -> `target`.
+    fn linked(link: &'static str, target: &'static str) -> (Option<i32>, String) {
+        merged(move |root, shard| {
+            std::fs::create_dir_all(root.join("forged")).unwrap();
+            std::fs::write(root.join("forged/1.jsonl"), shard).unwrap();
+            let link = root.join(link);
+            std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+            std::os::unix::fs::symlink(target, link).unwrap();
+            repo::commit_all(root, "a shard behind a link through /proc");
+        })
+    }
+
+    #[test]
+    fn a_forged_shard_under_a_folder_link_through_proc_is_refused() {
+        let (code, out) = linked("shards", "/proc/self/cwd/forged");
+        eprintln!("{out}");
+        assert_ne!(code, Some(0), "WON: merged to exit 0: {out}");
+    }
+
+    #[test]
+    fn a_forged_shard_behind_a_file_link_through_proc_is_refused() {
+        let (code, out) = linked("shards/1.jsonl", "/proc/self/cwd/forged/1.jsonl");
+        eprintln!("{out}");
+        assert_ne!(code, Some(0), "WON: merged to exit 0: {out}");
     }
 }
