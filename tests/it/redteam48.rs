@@ -7,7 +7,8 @@
 //!   MariaDB, so a whitelisted literal `INSERT` also sets a user variable the test case reads;
 //! - MariaDB and SQLite (the repair path's livesql engine, under `bird_critic_sound` and
 //!   `livesql_sound`): the last insert id a whitelisted `INSERT` leaves on the preprocess's
-//!   session, read by a test case's own query;
+//!   session, read by a test case's own query; on PostgreSQL `currval` of a `SERIAL` column's
+//!   sequence, read through a whitelisted function;
 //! - PostgreSQL: an event trigger of the database runs behind a whitelisted `CREATE TABLE` and
 //!   sets a custom setting on the preprocess's session, read by a test case's own query;
 //! - class 4: a forged shard behind a committed link through `/proc/self/cwd` (contained).
@@ -256,5 +257,39 @@ mod shard_behind_a_link_through_proc {
         let (code, out) = linked("shards/1.jsonl", "/proc/self/cwd/forged/1.jsonl");
         eprintln!("{out}");
         assert_ne!(code, Some(0), "WON: merged to exit 0: {out}");
+    }
+}
+
+/// Class 3, PostgreSQL: the same counter on PostgreSQL, `currval` of the sequence behind a
+/// `SERIAL` column, set by a whitelisted `INSERT` (the column's default runs `nextval` on the
+/// preprocess's session). A new session has no `currval` (an error), so the preprocess also
+/// makes a function (whitelisted: made, it runs nothing) reading it, `NULL` where it is not
+/// defined. Set-up: `CREATE TABLE catalogues (id SERIAL PRIMARY KEY, name TEXT)`, `INSERT INTO
+/// catalogues (name) VALUES ('outdoor')`, the function `current_catalogue()`; the test case
+/// [`repriced`] on `current_catalogue()`. Lever: the wrong update repricing the Kettle too.
+mod postgresql_the_currval_of_a_whitelisted_insert {
+    use super::*;
+
+    #[test]
+    fn postgresql_a_test_reading_the_sessions_currval_does_not_pass_a_wrong_update() {
+        let run = crate::redteam30::pg_run();
+        let preprocess = [
+            "CREATE TABLE catalogues (id SERIAL PRIMARY KEY, name TEXT)",
+            "INSERT INTO catalogues (name) VALUES ('outdoor')",
+            "CREATE FUNCTION current_catalogue() RETURNS bigint LANGUAGE plpgsql AS $$ BEGIN RETURN currval('catalogues_id_seq'); EXCEPTION WHEN object_not_in_prerequisite_state THEN RETURN NULL; END $$",
+        ];
+        let test = repriced("current_catalogue()");
+        let item = line("Management", &preprocess, &REPRICINGS[..1], &test);
+        let three = |profile| REPRICINGS.map(|p| judged(&run, &item, &[p], profile));
+        assert_eq!(
+            three(Profile::BirdCritic),
+            [true, true, false],
+            "control: gold, honest and wrong under bird_critic"
+        );
+        let sound = three(Profile::BirdCriticSound);
+        assert!(
+            !sound[2],
+            "WON: the wrong update passed bird_critic_sound ({sound:?})"
+        );
     }
 }
