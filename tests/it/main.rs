@@ -106,6 +106,7 @@ mod redteam44;
 mod redteam45;
 mod redteam46;
 mod redteam47;
+mod redteam48;
 mod redteam9;
 mod repair;
 mod report;
