@@ -26,6 +26,27 @@ use sqlgate::engine::livesql::Profile;
 
 use crate::redteam46::{judged, line};
 
+/// Asserts round 48's documented limit (docs/SECURITY.md, session counters read by a test case)
+/// on a [`repriced`] item judged by `judge`: the control (`official` passes the gold and the
+/// honest update and fails the wrong one), then the wrong update passing `sound`, whose test
+/// case reads a new session's counter.
+fn assert_counter_limit(
+    judge: impl Fn(&str, Profile) -> bool,
+    (official, sound): (Profile, Profile),
+) {
+    let three = |profile| REPRICINGS.map(|p| judge(p, profile));
+    assert_eq!(
+        three(official),
+        [true, true, false],
+        "control: gold, honest and wrong under {official:?}"
+    );
+    assert_eq!(
+        three(sound),
+        [true; 3],
+        "the documented limit: the wrong update passes {sound:?}"
+    );
+}
+
 /// Class 3, MariaDB: the lexers disagree on `--` followed by a no-break space (U+00A0).
 /// sqlparser's MySQL dialect (`requires_single_line_comment_whitespace`) takes `--` as a comment
 /// when the next character is `char::is_whitespace`, which U+00A0 is; MariaDB takes it as a
@@ -106,17 +127,9 @@ mod mariadb_the_last_insert_id_of_a_whitelisted_insert {
         ];
         let test = repriced("LAST_INSERT_ID()");
         let item = line("Management", &preprocess, &REPRICINGS[..1], &test);
-        let three = |profile| REPRICINGS.map(|p| judged(&run, &item, &[p], profile));
-        assert_eq!(
-            three(Profile::BirdCritic),
-            [true, true, false],
-            "control: gold, honest and wrong under bird_critic"
-        );
-        let sound = three(Profile::BirdCriticSound);
-        assert_eq!(
-            sound,
-            [true; 3],
-            "the documented limit (docs/SECURITY.md, session counters read by a test case): the wrong update passes bird_critic_sound"
+        assert_counter_limit(
+            |p, profile| judged(&run, &item, &[p], profile),
+            (Profile::BirdCritic, Profile::BirdCriticSound),
         );
     }
 }
@@ -139,17 +152,9 @@ mod sqlite_the_last_insert_rowid_of_a_whitelisted_insert {
         ];
         let test = repriced("last_insert_rowid()");
         let item = line("Management", &preprocess, &REPRICINGS[..1], &test);
-        let three = |profile| REPRICINGS.map(|p| sqlite_judged(&template, &item, &[p], profile));
-        assert_eq!(
-            three(Profile::BirdCritic),
-            [true, true, false],
-            "control: gold, honest and wrong under bird_critic"
-        );
-        let sound = three(Profile::BirdCriticSound);
-        assert_eq!(
-            sound,
-            [true; 3],
-            "the documented limit (docs/SECURITY.md, session counters read by a test case): the wrong update passes bird_critic_sound"
+        assert_counter_limit(
+            |p, profile| sqlite_judged(&template, &item, &[p], profile),
+            (Profile::BirdCritic, Profile::BirdCriticSound),
         );
     }
 
@@ -165,17 +170,9 @@ mod sqlite_the_last_insert_rowid_of_a_whitelisted_insert {
         ];
         let test = repriced("last_insert_rowid()");
         let item = line("Management", &preprocess, &REPRICINGS[..1], &test);
-        let three = |profile| REPRICINGS.map(|p| sqlite_judged(&template, &item, &[p], profile));
-        assert_eq!(
-            three(Profile::Official),
-            [true, true, false],
-            "control: gold, honest and wrong under livesql"
-        );
-        let sound = three(Profile::Sound);
-        assert_eq!(
-            sound,
-            [true; 3],
-            "the documented limit (docs/SECURITY.md, session counters read by a test case): the wrong update passes livesql_sound"
+        assert_counter_limit(
+            |p, profile| sqlite_judged(&template, &item, &[p], profile),
+            (Profile::Official, Profile::Sound),
         );
     }
 }
@@ -275,17 +272,9 @@ mod postgresql_the_currval_of_a_whitelisted_insert {
         ];
         let test = repriced("current_catalogue()");
         let item = line("Management", &preprocess, &REPRICINGS[..1], &test);
-        let three = |profile| REPRICINGS.map(|p| judged(&run, &item, &[p], profile));
-        assert_eq!(
-            three(Profile::BirdCritic),
-            [true, true, false],
-            "control: gold, honest and wrong under bird_critic"
-        );
-        let sound = three(Profile::BirdCriticSound);
-        assert_eq!(
-            sound,
-            [true; 3],
-            "the documented limit (docs/SECURITY.md, session counters read by a test case): the wrong update passes bird_critic_sound"
+        assert_counter_limit(
+            |p, profile| judged(&run, &item, &[p], profile),
+            (Profile::BirdCritic, Profile::BirdCriticSound),
         );
     }
 }

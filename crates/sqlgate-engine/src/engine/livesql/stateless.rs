@@ -270,8 +270,9 @@ fn stored(temporary: bool, kind: &str) -> Result<(), String> {
     }
 }
 
-/// The statement's first three words, to name it.
-fn first_words(statement: &Statement) -> String {
+/// The statement's first three words, to name it in a message (here and on PostgreSQL's fast
+/// path).
+pub(super) fn first_words(statement: &Statement) -> String {
     let text = statement.to_string();
     text.split_whitespace()
         .take(3)

@@ -36,6 +36,7 @@
 //! string literal of it is `now`, `today`, `tomorrow` or `yesterday` (read at the transaction's
 //! start).
 
+use crate::engine::livesql::stateless::first_words;
 use crate::input::livesql::LiveItem;
 use sqlparser::ast::Statement;
 use sqlparser::dialect::PostgreSqlDialect;
@@ -167,15 +168,6 @@ fn token_refusal(token: &Token, next: Option<&Token>) -> Option<String> {
                 .map(|t| format!("a literal holding `{t}`"))
         }
     }
-}
-
-/// The first words of a statement, for a message.
-fn first_words(statement: &Statement) -> String {
-    let text = statement.to_string();
-    text.split_whitespace()
-        .take(3)
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// Why `item` (with `prediction`) may not take the fast path, `None` when it may start on it.
