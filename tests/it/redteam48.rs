@@ -142,6 +142,8 @@ mod sqlite_the_last_insert_rowid_of_a_whitelisted_insert {
     use super::*;
     use crate::redteam46::{sqlite_judged, sqlite_shop};
 
+    /// Under `bird_critic_sound` and under the `livesql_sound` metric (`Profile::Sound`,
+    /// `sound::judge`).
     #[test]
     fn sqlite_a_test_reading_the_last_insert_rowid_passes_a_wrong_update_a_documented_limit() {
         let folder = tempfile::tempdir().unwrap();
@@ -152,28 +154,15 @@ mod sqlite_the_last_insert_rowid_of_a_whitelisted_insert {
         ];
         let test = repriced("last_insert_rowid()");
         let item = line("Management", &preprocess, &REPRICINGS[..1], &test);
-        assert_counter_limit(
-            |p, profile| sqlite_judged(&template, &item, &[p], profile),
+        for profiles in [
             (Profile::BirdCritic, Profile::BirdCriticSound),
-        );
-    }
-
-    /// The same item under the `livesql_sound` metric (`Profile::Sound`, `sound::judge`).
-    #[test]
-    fn sqlite_livesql_sound_a_test_reading_the_last_insert_rowid_passes_a_wrong_update_a_documented_limit(
-    ) {
-        let folder = tempfile::tempdir().unwrap();
-        let template = sqlite_shop(folder.path());
-        let preprocess = [
-            "CREATE TABLE catalogues (id INTEGER PRIMARY KEY, name TEXT)",
-            "INSERT INTO catalogues (name) VALUES ('outdoor')",
-        ];
-        let test = repriced("last_insert_rowid()");
-        let item = line("Management", &preprocess, &REPRICINGS[..1], &test);
-        assert_counter_limit(
-            |p, profile| sqlite_judged(&template, &item, &[p], profile),
             (Profile::Official, Profile::Sound),
-        );
+        ] {
+            assert_counter_limit(
+                |p, profile| sqlite_judged(&template, &item, &[p], profile),
+                profiles,
+            );
+        }
     }
 }
 
