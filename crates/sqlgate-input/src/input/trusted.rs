@@ -220,7 +220,9 @@ pub fn read_tree(path: &Path) -> Result<TrustedFile, InputError> {
 /// repository's own folders are the pull request's to replace by symlinks, so none inside it is
 /// followed (a folder replaced by a link to another folder must not make the base's file of
 /// that other folder stand in). Only the folders above the repository may be links: the
-/// outermost ancestor of `path` that resolves to `root` is the repository.
+/// outermost ancestor of `path` that resolves to `root` is the repository. A name that is not
+/// UTF-8 is an error: written lossily it would name another file to git (red team round 49: a
+/// committed shard under a folder `f\xff` read as untracked).
 pub fn repo_path(root: &Path, path: &Path) -> Result<Option<String>, InputError> {
     let absolute = crate::util::workspace::lexical(
         &std::path::absolute(path).map_err(|e| InputError::read(path, e))?,
@@ -233,12 +235,17 @@ pub fn repo_path(root: &Path, path: &Path) -> Result<Option<String>, InputError>
         return Ok(None);
     };
     let relative = absolute.strip_prefix(top).unwrap_or(&absolute);
-    Ok(Some(
-        (relative.components())
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect::<Vec<_>>()
-            .join("/"),
-    ))
+    let names: Option<Vec<&str>> = (relative.components())
+        .map(|c| c.as_os_str().to_str())
+        .collect();
+    let names = names.ok_or_else(|| {
+        InputError::malformed(
+            path,
+            "path",
+            "is not UTF-8, so git's name of it is not known",
+        )
+    })?;
+    Ok(Some(names.join("/")))
 }
 
 #[cfg(test)]

@@ -210,6 +210,16 @@ END $$"
     )
 }
 
+/// The user-defined objects whose functions PostgreSQL runs behind statements that do not name
+/// them (red team round 49: an assignment cast from `integer` to `text` ran on a whitelisted
+/// `INSERT` of literals; an operator class's functions build an index on plain columns), one
+/// line each: those made after the cluster's own (`oid >= 16384`, `FirstNormalObjectId`).
+const HIDDEN_CODE: &str = "SELECT 'cast ' || format_type(castsource, NULL) || ' AS ' || format_type(casttarget, NULL) FROM pg_cast WHERE oid >= 16384 \
+     UNION ALL SELECT 'operator ' || oid::regoperator::text FROM pg_operator WHERE oid >= 16384 \
+     UNION ALL SELECT 'operator class ' || opcname::text FROM pg_opclass WHERE oid >= 16384 \
+     UNION ALL SELECT 'operator family ' || opfname::text FROM pg_opfamily WHERE oid >= 16384 \
+     UNION ALL SELECT 'conversion ' || conname::text FROM pg_conversion WHERE oid >= 16384 ORDER BY 1";
+
 impl PgRun {
     /// Makes the run's owner role and one template per db_id in `db_ids` (each a database of
     /// that name on the server). The administrator must be able to create databases and roles;
@@ -468,7 +478,8 @@ impl PgRun {
     }
 
     /// What refuses database `db_id`, if anything: an extension other than `plpgsql` (its
-    /// clones would lend it to the predictions) or an event trigger (it runs behind every DDL
+    /// clones would lend it to the predictions), a user-defined cast, operator, operator class
+    /// or family or conversion ([`HIDDEN_CODE`]), or an event trigger (it runs behind every DDL
     /// statement of every session, a whitelisted preprocess's `CREATE TABLE` included, and can
     /// leave state on that session: red team round 48).
     fn refusal(&self, db_id: &str) -> Result<Option<String>, String> {
@@ -482,6 +493,11 @@ impl PgRun {
         if let Some(other) = extensions.iter().find(|e| e.as_str() != "plpgsql") {
             let why =
                 format!("has the extension `{other}`: its clones would lend it to the predictions");
+            return Ok(Some(why));
+        }
+        let hidden = names(HIDDEN_CODE)?;
+        if let Some(object) = hidden.first() {
+            let why = format!("has the user-defined {object}, which PostgreSQL runs behind statements that do not name it");
             return Ok(Some(why));
         }
         let triggers = names("SELECT evtname::text FROM pg_event_trigger ORDER BY 1")?;
