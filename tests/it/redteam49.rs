@@ -1,0 +1,201 @@
+//! Red team round 49 (issue 44): rounds 47's and 48's preprocess whitelist
+//! (`crates/sqlgate-engine/src/engine/livesql/stateless.rs`), what a whitelisted statement runs
+//! that its text's kind does not say.
+//!
+//! The attempts:
+//! - PostgreSQL: a partition of a table the preprocess made, whose bound (`FOR VALUES IN
+//!   (...)`) is an expression PostgreSQL evaluates once, on the preprocess's session, when the
+//!   partition is made: `set_config(..., false)` there sets the session;
+//! - PostgreSQL: a partitioned table whose partition key is an expression (a whitelisted
+//!   function's call), run on every row a whitelisted literal `INSERT` routes.
+//!
+//! Every test asserts the SECURE outcome and runs its control: a failing test is a win.
+//! Report: `/work/notes/redteam49.md`.
+
+use sqlgate::engine::livesql::Profile;
+
+use crate::redteam46::{judged, line};
+
+/// Round 48's test case on PostgreSQL: no Canteen sits outside the catalogue the session notes
+/// (`current_setting('shop.catalogue', true)`, `NULL` on a session without it).
+const IN_NOTED_CATALOGUE: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    res = execute_queries([\"SELECT count(*) FROM products WHERE name = 'Canteen'\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 1, f'found {res[0]}'\n    res = execute_queries([\"SELECT count(*) FROM products WHERE name = 'Canteen' AND category <> current_setting('shop.catalogue', true)\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 0, f'outside the catalogue: {res[0]}'\n    return 1\n";
+
+/// The gold, an honest and a wrong (kitchen) insert of the Canteen.
+const CANTEENS: [&str; 3] = [
+    "INSERT INTO products (id, name, category, price, stock) VALUES (11, 'Canteen', 'outdoor', 12.5, 3)",
+    "INSERT INTO products (id, name, category, price, stock) VALUES (11, 'Canteen', 'outdoor', 11.0, 3)",
+    "INSERT INTO products (id, name, category, price, stock) VALUES (11, 'Canteen', 'kitchen', 12.5, 3)",
+];
+
+/// Judges [`CANTEENS`] on a one-item PostgreSQL run of `preprocess` with
+/// [`IN_NOTED_CATALOGUE`]: asserts the control (bird_critic: gold, honest and wrong
+/// `[T, T, F]`) and that the wrong insert fails bird_critic_sound (the secure outcome).
+fn assert_wrong_canteen_fails(preprocess: &[&str]) {
+    let run = crate::redteam30::pg_run();
+    let item = line("Management", preprocess, &CANTEENS[..1], IN_NOTED_CATALOGUE);
+    let three = |profile| CANTEENS.map(|p| judged(&run, &item, &[p], profile));
+    assert_eq!(
+        three(Profile::BirdCritic),
+        [true, true, false],
+        "control: gold, honest and wrong under bird_critic (the preprocess noted the catalogue)"
+    );
+    let sound = three(Profile::BirdCriticSound);
+    assert!(
+        !sound[2],
+        "WON: the wrong insert passed bird_critic_sound ({sound:?})"
+    );
+}
+
+/// Class 3, PostgreSQL: a partition bound is an expression evaluated when the partition is
+/// made. `plain_table` checks that a `PARTITION OF` names a table the preprocess made, not its
+/// `FOR VALUES` (`CreateTable::for_values`); PostgreSQL (12 and later) evaluates any
+/// variable-free bound expression, volatile ones included, once, on the session running the
+/// `CREATE TABLE`. Set-up: round 48's item (the test case reads `current_setting
+/// ('shop.catalogue', true)`), its preprocess a list-partitioned `notes` table and its partition
+/// whose bound is `set_config('shop.catalogue', 'outdoor', false)`. Lever: the wrong (kitchen)
+/// insert; on the sound flow's new session the setting is `NULL`.
+mod postgresql_a_partition_bound_evaluated_on_the_preprocess_session {
+    #[test]
+    fn postgresql_a_partition_bound_setting_the_session_does_not_pass_a_wrong_insert() {
+        super::assert_wrong_canteen_fails(&[
+            "CREATE TABLE notes (catalogue TEXT) PARTITION BY LIST (catalogue)",
+            "CREATE TABLE notes_outdoor PARTITION OF notes FOR VALUES IN (set_config('shop.catalogue', 'outdoor', false))",
+        ]);
+    }
+}
+
+/// Class 3, PostgreSQL: a partition key is an expression run on every row routed into the
+/// table. `plain_table` does not read `CreateTable::partition_by`, so `PARTITION BY LIST
+/// (note(catalogue))` is whitelisted, `note` a whitelisted `CREATE FUNCTION` (declared
+/// `IMMUTABLE`, as a partition key wants, and setting the session all the same), and the
+/// literal `INSERT` into the table the preprocess made routes its row through it. Set-up: as
+/// above; the preprocess the function, the table, its `DEFAULT` partition and one literal row.
+/// Lever: the wrong (kitchen) insert.
+mod postgresql_a_partition_key_run_by_a_whitelisted_insert {
+    #[test]
+    fn postgresql_a_partition_key_setting_the_session_does_not_pass_a_wrong_insert() {
+        super::assert_wrong_canteen_fails(&[
+            "CREATE FUNCTION note(v TEXT) RETURNS TEXT LANGUAGE plpgsql IMMUTABLE AS $$ BEGIN PERFORM set_config('shop.catalogue', v, false); RETURN v; END $$",
+            "CREATE TABLE notes (catalogue TEXT) PARTITION BY LIST (note(catalogue))",
+            "CREATE TABLE notes_all PARTITION OF notes DEFAULT",
+            "INSERT INTO notes VALUES ('outdoor')",
+        ]);
+    }
+}
+
+/// Class 3, PostgreSQL: what a whitelisted literal `INSERT` runs that is not in its text, an
+/// assignment cast. The preparation (the administrator's SQL, which the pull request controls:
+/// SECURITY.md, "Threat model") gives the database a cast from `integer` to `text` (none is in
+/// `pg_cast`: PostgreSQL converts through text I/O, so `CREATE CAST` may add one) `AS
+/// ASSIGNMENT`, whose function notes the catalogue on the session; every clone copies it.
+/// Set-up: a copy of the test `shop` database (`shopcast`, dropped by the test) with that cast;
+/// round 48's item on it; the preprocess a plain `CREATE TABLE staging (c TEXT)` and the literal
+/// `INSERT INTO staging VALUES (1)`, whose integer the cast's function turns into the column's
+/// text on the preprocess's session. Lever: the wrong (kitchen) insert.
+mod postgresql_an_assignment_cast_behind_a_whitelisted_insert {
+    use super::*;
+    use sqlgate::engine::livesql::postgres::PgRun;
+
+    const CAST: &str = "CREATE FUNCTION note_catalogue(n integer) RETURNS text LANGUAGE plpgsql AS $$ BEGIN PERFORM set_config('shop.catalogue', 'outdoor', false); RETURN format('%s', n); END $$; CREATE CAST (integer AS text) WITH FUNCTION note_catalogue(integer) AS ASSIGNMENT;";
+
+    #[test]
+    fn postgresql_an_assignment_cast_setting_the_session_does_not_pass_a_wrong_insert() {
+        let server = crate::common::servers::postgres();
+        let script =
+            std::fs::read_to_string(crate::livesql_pg::corpus_dir().join("db/shop.sql")).unwrap();
+        server.recreate_database("shopcast", &format!("{script}\n{CAST}"));
+        let ids = ["shopcast".to_string()].into_iter().collect();
+        let started = PgRun::start(crate::livesql_pg::settings(server), &ids);
+        let outcome = started.map(|run| {
+            let preprocess = [
+                "CREATE TABLE staging (c TEXT)",
+                "INSERT INTO staging VALUES (1)",
+            ];
+            let item = line(
+                "Management",
+                &preprocess,
+                &CANTEENS[..1],
+                IN_NOTED_CATALOGUE,
+            )
+            .replace("\"db_id\":\"shop\"", "\"db_id\":\"shopcast\"");
+            let three = |profile| CANTEENS.map(|p| judged(&run, &item, &[p], profile));
+            (three(Profile::BirdCritic), three(Profile::BirdCriticSound))
+        });
+        let system = server.system_database();
+        server.admin_sql(system, "DROP DATABASE IF EXISTS shopcast");
+        let (official, sound) = match outcome {
+            Ok(verdicts) => verdicts,
+            Err(refused) => {
+                eprintln!("contained: the run refused the database at start: {refused}");
+                return;
+            }
+        };
+        assert_eq!(
+            official,
+            [true, true, false],
+            "control: gold, honest and wrong under bird_critic (the cast noted the catalogue)"
+        );
+        assert!(
+            !sound[2],
+            "WON: the wrong insert passed bird_critic_sound ({sound:?})"
+        );
+    }
+}
+
+/// Class 3, PostgreSQL: the name matching of "a table the preprocess made"
+/// (`stateless.rs::Made::key`). The key folds an unquoted name with Rust's `to_lowercase`,
+/// which folds every letter; PostgreSQL folds only ASCII letters in a UTF-8 database
+/// (`downcase_identifier`), so the unquoted `É` is the table `"É"` to the server and the key
+/// `é` to the whitelist, the key of the table `"é"` the preprocess made. Set-up: a copy of the
+/// test `shop` database (`shopcase`, dropped by the test) whose preparation (SECURITY.md,
+/// "Threat model") has a table `"É"` with a row trigger noting the catalogue on the session;
+/// round 48's item on it; the preprocess `CREATE TABLE "é" (a INT)` and `INSERT INTO É VALUES
+/// (1)`, which the whitelist reads as literal rows into the table it made and the server runs
+/// into the database's `"É"`, firing its trigger. Lever: the wrong (kitchen) insert.
+mod postgresql_a_name_folded_otherwise_than_the_server_folds_it {
+    use super::*;
+    use sqlgate::engine::livesql::postgres::PgRun;
+
+    const TABLE: &str = "CREATE TABLE \"É\" (a INT); CREATE FUNCTION note_catalogue() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM set_config('shop.catalogue', 'outdoor', false); RETURN NEW; END $$; CREATE TRIGGER note_catalogue BEFORE INSERT ON \"É\" FOR EACH ROW EXECUTE FUNCTION note_catalogue();";
+
+    #[test]
+    fn postgresql_an_insert_into_a_table_of_the_database_named_like_a_made_one_does_not_pass_a_wrong_insert(
+    ) {
+        let server = crate::common::servers::postgres();
+        let script =
+            std::fs::read_to_string(crate::livesql_pg::corpus_dir().join("db/shop.sql")).unwrap();
+        server.recreate_database("shopcase", &format!("{script}\n{TABLE}"));
+        let ids = ["shopcase".to_string()].into_iter().collect();
+        let started = PgRun::start(crate::livesql_pg::settings(server), &ids);
+        let outcome = started.map(|run| {
+            let preprocess = ["CREATE TABLE \"é\" (a INT)", "INSERT INTO É VALUES (1)"];
+            let item = line(
+                "Management",
+                &preprocess,
+                &CANTEENS[..1],
+                IN_NOTED_CATALOGUE,
+            )
+            .replace("\"db_id\":\"shop\"", "\"db_id\":\"shopcase\"");
+            let three = |profile| CANTEENS.map(|p| judged(&run, &item, &[p], profile));
+            (three(Profile::BirdCritic), three(Profile::BirdCriticSound))
+        });
+        let system = server.system_database();
+        server.admin_sql(system, "DROP DATABASE IF EXISTS shopcase");
+        let (official, sound) = match outcome {
+            Ok(verdicts) => verdicts,
+            Err(refused) => {
+                eprintln!("contained: the run refused the database at start: {refused}");
+                return;
+            }
+        };
+        assert_eq!(
+            official,
+            [true, true, false],
+            "control: gold, honest and wrong under bird_critic (the trigger noted the catalogue)"
+        );
+        assert!(
+            !sound[2],
+            "WON: the wrong insert passed bird_critic_sound ({sound:?})"
+        );
+    }
+}
