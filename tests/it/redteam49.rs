@@ -7,7 +7,14 @@
 //!   (...)`) is an expression PostgreSQL evaluates once, on the preprocess's session, when the
 //!   partition is made: `set_config(..., false)` there sets the session;
 //! - PostgreSQL: a partitioned table whose partition key is an expression (a whitelisted
-//!   function's call), run on every row a whitelisted literal `INSERT` routes.
+//!   function's call), run on every row a whitelisted literal `INSERT` routes;
+//! - PostgreSQL: an assignment cast of the database (`integer` to `text`) run by a whitelisted
+//!   literal `INSERT` into a `TEXT` column;
+//! - PostgreSQL: `Made::key` folds an unquoted non-ASCII name (`É`) that the server does not
+//!   fold, so a literal `INSERT` "into the table the preprocess made" (`"é"`) reaches a table of
+//!   the database with a trigger;
+//! - class 4: a forged shard committed under a folder whose name is not UTF-8, behind a
+//!   committed link `shards`.
 //!
 //! Every test asserts the SECURE outcome and runs its control: a failing test is a win.
 //! Report: `/work/notes/redteam49.md`.
@@ -197,5 +204,45 @@ mod postgresql_a_name_folded_otherwise_than_the_server_folds_it {
             !sound[2],
             "WON: the wrong insert passed bird_critic_sound ({sound:?})"
         );
+    }
+}
+
+/// Class 4, a forged shard merged in a pull-request run outside Actions, round 21's set-up
+/// (`redteam21::shard_in_a_submodule::merged`). Round 22 committed `shards` as a link to a
+/// folder holding the forged shard, and round 48 a link through `/proc/self/cwd`; both are
+/// caught because `trust::refuse_committed_shards` also asks git about the resolved path. The
+/// lever here: the folder's name is not UTF-8 (`f\xff`), and the repository path of the resolved
+/// file (`input::trusted::repo_path`) is built with `to_string_lossy`, so the pathspec git is
+/// asked about (`f\u{fffd}/1.jsonl`) names no file of the index. Committed: the forged shard
+/// at `f\xff/1.jsonl` and the link `shards` -> `f\xff`. Secure: no exit 0.
+mod shard_under_a_folder_named_otherwise_than_utf8 {
+    use crate::common::repo;
+    use crate::redteam21::shard_in_a_submodule::merged;
+    use std::os::unix::ffi::OsStrExt;
+
+    /// Commits the forged shard at `folder/1.jsonl` and the link `shards` -> `folder`.
+    fn linked(folder: &'static [u8]) -> (Option<i32>, String) {
+        merged(move |root, shard| {
+            let folder = std::ffi::OsStr::from_bytes(folder);
+            std::fs::create_dir_all(root.join(folder)).unwrap();
+            std::fs::write(root.join(folder).join("1.jsonl"), shard).unwrap();
+            std::os::unix::fs::symlink(folder, root.join("shards")).unwrap();
+            repo::commit_all(root, "a shard under a linked folder");
+        })
+    }
+
+    /// The control: the same link to a folder named in UTF-8 (round 22's lever) is refused.
+    #[test]
+    fn control_a_forged_shard_under_a_linked_utf8_folder_is_refused() {
+        let (code, out) = linked(b"forged");
+        assert_eq!(code, Some(2), "{out}");
+        crate::common::assert_contains(&out, &["is a file of the pull request's tree"]);
+    }
+
+    #[test]
+    fn a_forged_shard_under_a_folder_whose_name_is_not_utf8_is_refused() {
+        let (code, out) = linked(b"f\xff");
+        eprintln!("{out}");
+        assert_ne!(code, Some(0), "WON: merged to exit 0: {out}");
     }
 }
