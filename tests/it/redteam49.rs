@@ -289,3 +289,86 @@ mod sqlite_a_name_folded_otherwise_than_the_engine_folds_it {
         );
     }
 }
+
+/// Class 3 through the gate (what a job runs): [`postgresql_a_partition_bound_evaluated_on_the_preprocess_session`]
+/// as a pull request, so the verdict is the CLI's exit code. Set-up (round 32's
+/// `through_the_gate`, its item replaced): a bundled-style bird-critic dataset of ONE Management
+/// item (the Canteen, [`IN_NOTED_CATALOGUE`], the partition-bound preprocess), gated on
+/// `bird_critic_sound`, its baseline made on `main` with the gold as the prediction (100); the
+/// pull request predicts the wrong (kitchen) insert, judged with `eval --trusted-base <base>`.
+/// Control: the same pull request gated on `bird_critic` (the official flow) exits 1.
+mod postgresql_a_partition_bound_through_the_gate {
+    use super::*;
+    use crate::common::bird_critic_gate::predict;
+    use crate::common::{self, repo, servers};
+    use crate::livesql_pg_gate::PG;
+
+    const PREPROCESS: [&str; 2] = [
+        "CREATE TABLE notes (catalogue TEXT) PARTITION BY LIST (catalogue)",
+        "CREATE TABLE notes_outdoor PARTITION OF notes FOR VALUES IN (set_config('shop.catalogue', 'outdoor', false))",
+    ];
+
+    /// The exit code and all it said of the pull request predicting the wrong insert, gated
+    /// on `metric`.
+    fn gate(metric: &str) -> (Option<i32>, String) {
+        let server = servers::postgres();
+        crate::livesql_pg::load_databases(server);
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let line = serde_json::json!({
+            "instance_id": "lever49", "db_id": "shop", "category": "Management",
+            "sol_sql": [CANTEENS[0]], "preprocess_sql": PREPROCESS, "clean_up_sql": [],
+            "test_cases": [IN_NOTED_CATALOGUE], "issue_sql": [], "conditions": {},
+            "efficiency": false, "query": "add the canteen to the outdoor catalogue",
+        });
+        let line = line.to_string().replace("\"db_id\":", "\"db_id\": ");
+        std::fs::write(root.join("items.jsonl"), format!("{line}\n")).unwrap();
+        std::fs::create_dir_all(root.join("predictions")).unwrap();
+        let predicted = serde_json::json!({"instance_id": "lever49", "pred_sqls": [CANTEENS[0]]});
+        std::fs::write(
+            root.join("predictions/model.jsonl"),
+            format!("{predicted}\n"),
+        )
+        .unwrap();
+        let config = PG
+            .config()
+            .replace("  per_difficulty: { Management: 0.0, Query: 0.0 }\n", "")
+            .replace(
+                "  metric: bird_critic_sound\n",
+                &format!("  metric: {metric}\n"),
+            );
+        std::fs::write(root.join("sqlgate.yml"), &config).unwrap();
+        repo::init_main(root, "dataset");
+        let made = PG.sqlgate_on(
+            server,
+            root,
+            &["baseline", "update", "--config", "sqlgate.yml"],
+        );
+        common::assert_exit(&made, 0);
+        repo::commit_all(root, "baseline");
+        let base = repo::head(root);
+        common::git(root, &["checkout", "-qb", "pr"]);
+        predict(root, "lever49", &[CANTEENS[2]]);
+        repo::commit_all(root, "the pull request");
+        let args = [&repo::EVAL[..], &["--trusted-base", &base]].concat();
+        let run = PG.sqlgate_on(server, root, &args);
+        (run.status.code(), common::text(&run))
+    }
+
+    #[test]
+    fn control_the_wrong_insert_fails_the_official_gate() {
+        let (code, said) = gate("bird_critic");
+        assert_eq!(code, Some(1), "control: {said}");
+    }
+
+    #[test]
+    fn postgresql_a_partition_bound_setting_the_session_does_not_pass_the_gate() {
+        let (code, said) = gate("bird_critic_sound");
+        eprintln!("{said}");
+        assert_ne!(
+            code,
+            Some(0),
+            "WON: the wrong insert passed the gate: {said}"
+        );
+    }
+}
