@@ -13,6 +13,8 @@
 //! - PostgreSQL: `Made::key` folds an unquoted non-ASCII name (`É`) that the server does not
 //!   fold, so a literal `INSERT` "into the table the preprocess made" (`"é"`) reaches a table of
 //!   the database with a trigger;
+//! - the partition bound through the gate (exit 0 under `bird_critic_sound`);
+//! - class 2: the name-fold lever on the repair path's SQLite engine (contained);
 //! - class 4: a forged shard committed under a folder whose name is not UTF-8, behind a
 //!   committed link `shards`.
 //!
