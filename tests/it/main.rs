@@ -107,6 +107,7 @@ mod redteam45;
 mod redteam46;
 mod redteam47;
 mod redteam48;
+mod redteam49;
 mod redteam9;
 mod repair;
 mod report;

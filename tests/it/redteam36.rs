@@ -140,10 +140,13 @@ pub(crate) mod postgresql_a_partition_bound_outside_the_data_check {
         WRONG,
     ];
 
+    /// After round 49's fix (partitioned tables and partitions are outside the whitelist,
+    /// `livesql/stateless.rs`) the item is not judged (the documented cost, docs/SECURITY.md),
+    /// so the lever fails with every prediction.
     #[test]
     fn postgresql_a_partition_attached_again_does_not_pass_a_gold_reading_its_bound() {
         let found = verdicts(&pg_run(), (&PREPROCESS, GOLD), WRONG, &LEVER);
-        assert_secure("DETACH / ATTACH PARTITION", found);
+        assert_eq!(found, [false; 3], "not judged: {found:?}");
     }
 
     /// The same for the partition key's expression (`pg_partitioned_table.partexprs`, a parse
@@ -162,7 +165,7 @@ pub(crate) mod postgresql_a_partition_bound_outside_the_data_check {
             wrong,
         ];
         let found = verdicts(&pg_run(), (&preprocess, gold), wrong, &lever);
-        assert_secure("PARTITION BY RANGE (expression)", found);
+        assert_eq!(found, [false; 3], "not judged (round 49's fix): {found:?}");
     }
 }
 
@@ -269,16 +272,6 @@ mod through_the_gate {
     #[test]
     fn postgresql_a_domain_check_made_again_does_not_pass_the_gate() {
         use super::postgresql_a_domain_check_outside_the_data_check::{
-            GOLD, LEVER, PREPROCESS, WRONG,
-        };
-        let server = servers::postgres();
-        crate::livesql_pg::load_databases(server);
-        attempt(&PG, server, (&PREPROCESS, GOLD), WRONG, &LEVER);
-    }
-
-    #[test]
-    fn postgresql_a_partition_attached_again_does_not_pass_the_gate() {
-        use super::postgresql_a_partition_bound_outside_the_data_check::{
             GOLD, LEVER, PREPROCESS, WRONG,
         };
         let server = servers::postgres();
