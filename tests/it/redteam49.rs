@@ -297,3 +297,32 @@ mod sqlite_a_name_folded_otherwise_than_the_engine_folds_it {
         );
     }
 }
+
+/// Class 3, PostgreSQL, found by the lead after this round: the whitelist admits built-in type
+/// names and clock calls that PostgreSQL resolves through the search path (`text`, `now()`), so
+/// a database whose search path puts `pg_catalog` after `public` lets a domain `public.text`
+/// (its check calling `set_config`) or a function `public.now()` run behind a whitelisted
+/// `CREATE TABLE` / `INSERT`. Set-up: a copy of the test `shop` database (`shoppath`, dropped by
+/// the test) with `search_path = public, pg_catalog` and such a `now()`. Secure: the run refuses
+/// the database at start (`PgRun::refusal`).
+mod postgresql_a_search_path_putting_pg_catalog_last {
+    use sqlgate::engine::livesql::postgres::PgRun;
+
+    const SHADOW: &str = "CREATE FUNCTION public.now() RETURNS timestamptz LANGUAGE plpgsql AS $$ BEGIN PERFORM set_config('shop.catalogue', 'outdoor', false); RETURN pg_catalog.now(); END $$; ALTER DATABASE shoppath SET search_path = public, pg_catalog;";
+
+    #[test]
+    fn postgresql_a_database_searching_public_first_is_refused_at_start() {
+        let server = crate::common::servers::postgres();
+        let script =
+            std::fs::read_to_string(crate::livesql_pg::corpus_dir().join("db/shop.sql")).unwrap();
+        server.recreate_database("shoppath", &format!("{script}\n{SHADOW}"));
+        let ids = ["shoppath".to_string()].into_iter().collect();
+        let started = PgRun::start(crate::livesql_pg::settings(server), &ids);
+        let system = server.system_database();
+        server.admin_sql(system, "DROP DATABASE IF EXISTS shoppath");
+        let Err(refused) = started else {
+            panic!("WON: a database searching `public` before `pg_catalog` was taken");
+        };
+        assert!(refused.contains("sets the search path"), "{refused}");
+    }
+}

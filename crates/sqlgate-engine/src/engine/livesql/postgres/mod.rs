@@ -479,7 +479,8 @@ impl PgRun {
 
     /// What refuses database `db_id`, if anything: an extension other than `plpgsql` (its
     /// clones would lend it to the predictions), a user-defined cast, operator, operator class
-    /// or family or conversion ([`HIDDEN_CODE`]), or an event trigger (it runs behind every DDL
+    /// or family or conversion ([`HIDDEN_CODE`]), a search path that puts `pg_catalog` after
+    /// another schema (naming it at all), or an event trigger (it runs behind every DDL
     /// statement of every session, a whitelisted preprocess's `CREATE TABLE` included, and can
     /// leave state on that session: red team round 48).
     fn refusal(&self, db_id: &str) -> Result<Option<String>, String> {
@@ -498,6 +499,11 @@ impl PgRun {
         let hidden = names(HIDDEN_CODE)?;
         if let Some(object) = hidden.first() {
             let why = format!("has the user-defined {object}, which PostgreSQL runs behind statements that do not name it");
+            return Ok(Some(why));
+        }
+        let path = names("SELECT current_setting('search_path')")?.concat();
+        if path.contains("pg_catalog") {
+            let why = format!("sets the search path `{path}`, which names `pg_catalog`: a type or function of its own could stand for a built-in one (`text`, `now()`) there");
             return Ok(Some(why));
         }
         let triggers = names("SELECT evtname::text FROM pg_event_trigger ORDER BY 1")?;
