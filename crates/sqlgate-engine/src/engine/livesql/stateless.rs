@@ -61,21 +61,59 @@ impl Engine {
     }
 }
 
-/// PostgreSQL type names the parser reads as custom ones that are built in (`pg_catalog` comes
-/// first on the search path, so a domain of the same name elsewhere does not shadow them).
-const POSTGRES_BUILT_IN: [&str; 24] = [
-    "serial",
-    "bigserial",
-    "smallserial",
-    "serial2",
-    "serial4",
-    "serial8",
+/// PostgreSQL's built-in type names, as the parser renders them (lower case, without their
+/// length, precision or array brackets): each a keyword or a type of `pg_catalog`, which comes
+/// first on the search path (a database whose search path names it is refused at start), so no
+/// domain or type of the database's, or of the preprocess's, stands for it. A name the parser
+/// knows from another dialect (`STRING`, `INT64`, `DATETIME`) is none of them: PostgreSQL looks
+/// it up and may find a domain whose check runs on insert (red team round 50).
+const POSTGRES_BUILT_IN: [&str; 62] = [
+    "smallint",
+    "integer",
+    "int",
     "int2",
+    "int4",
+    "int8",
+    "bigint",
+    "real",
+    "float",
+    "float4",
+    "float8",
+    "double precision",
+    "numeric",
+    "decimal",
+    "boolean",
+    "bool",
+    "text",
+    "varchar",
+    "character varying",
+    "char varying",
+    "char",
+    "character",
+    "bpchar",
+    "date",
+    "time",
+    "timetz",
+    "time with time zone",
+    "time without time zone",
+    "timestamp",
+    "timestamptz",
+    "timestamp with time zone",
+    "timestamp without time zone",
+    "interval",
+    "bytea",
+    "json",
+    "jsonb",
+    "uuid",
     "money",
     "inet",
     "cidr",
     "macaddr",
     "macaddr8",
+    "xml",
+    "bit",
+    "varbit",
+    "bit varying",
     "tsvector",
     "tsquery",
     "point",
@@ -85,9 +123,13 @@ const POSTGRES_BUILT_IN: [&str; 24] = [
     "path",
     "polygon",
     "circle",
-    "xml",
-    "bpchar",
-    "varbit",
+    "serial",
+    "serial2",
+    "serial4",
+    "serial8",
+    "smallserial",
+    "bigserial",
+    "oid",
 ];
 
 /// Clock functions a default or a row may call: built in, reading no session state that a
@@ -123,15 +165,17 @@ pub fn refusal(sqls: &[String], engine: Engine) -> Option<String> {
 struct Made {
     /// How the engine folds a name's case.
     engine: Engine,
-    /// Each made table's name ([`Made::key`]).
-    tables: BTreeSet<String>,
+    /// Each made table's name, part by part ([`Made::key`]).
+    tables: BTreeSet<Vec<String>>,
 }
 
 impl Made {
-    /// A name as the engine resolves it, each part's quotes taken off: PostgreSQL folds an
-    /// unquoted part's ASCII letters to lower case (`É` stays: red team round 49); the others keep the case as written (MariaDB's table names
-    /// are case-sensitive, and a name spelt otherwise on SQLite is refused, never matched).
-    fn key(&self, name: &ObjectName) -> String {
+    /// A name as the engine resolves it, part by part (so a quoted part holding a dot, `"a.b"`,
+    /// is not the name `a.b`: red team round 50), each part's quotes taken off: PostgreSQL
+    /// folds an unquoted part's ASCII letters to lower case (`É` stays: round 49); the others
+    /// keep the case as written (MariaDB's table names are case-sensitive, and a name spelt
+    /// otherwise on SQLite is refused, never matched).
+    fn key(&self, name: &ObjectName) -> Vec<String> {
         let part = |part: &ObjectNamePart| match part.as_ident() {
             Some(ident) if self.engine == Engine::Postgres && ident.quote_style.is_none() => {
                 ident.value.to_ascii_lowercase()
@@ -139,7 +183,7 @@ impl Made {
             Some(ident) => ident.value.clone(),
             None => part.to_string(),
         };
-        name.0.iter().map(part).collect::<Vec<_>>().join(".")
+        name.0.iter().map(part).collect()
     }
 
     /// Records the table `name` as made.
@@ -148,13 +192,13 @@ impl Made {
         self.tables.insert(key);
     }
 
-    /// Forgets every made table a `DROP TABLE name` may have dropped: any of the same last part,
-    /// in any case (a table of that name may be made again as a view, through which an
-    /// `INSERT` reaches the database's own tables).
+    /// Forgets every made table a `DROP TABLE name` may have dropped: any whose last part holds
+    /// the dropped one's in any case (a table of that name may be made again as a view, through
+    /// which an `INSERT` reaches the database's own tables).
     fn drop(&mut self, name: &ObjectName) {
-        let last = |key: &str| key.rsplit('.').next().unwrap_or(key).to_lowercase();
+        let last = |key: &[String]| key.last().map(|p| p.to_lowercase()).unwrap_or_default();
         let dropped = last(&self.key(name));
-        self.tables.retain(|key| last(key) != dropped);
+        self.tables.retain(|key| !last(key).contains(&dropped));
     }
 
     /// Whether `name` is a table the preprocess made.
@@ -352,25 +396,35 @@ fn plain_column(column: &ColumnDef, engine: Engine) -> Result<(), String> {
     Ok(())
 }
 
-/// Whether `data_type` is a PostgreSQL built-in type (the parser's own, or one named in
-/// [`POSTGRES_BUILT_IN`]), arrays of them included.
+/// Whether `data_type` is a PostgreSQL built-in type ([`POSTGRES_BUILT_IN`]), arrays of them
+/// included.
 fn built_in_type(data_type: &DataType) -> bool {
     match data_type {
-        DataType::Custom(name, _) => {
-            let parts = &name.0;
-            let single = parts.len() == 1;
-            let lower = parts[0].as_ident().map(|i| i.value.to_lowercase());
-            single && lower.is_some_and(|l| POSTGRES_BUILT_IN.contains(&l.as_str()))
-        }
         DataType::Array(element) => match element {
             ArrayElemTypeDef::AngleBracket(inner)
             | ArrayElemTypeDef::SquareBracket(inner, _)
             | ArrayElemTypeDef::Parenthesis(inner)
             | ArrayElemTypeDef::Qualified(inner, _) => built_in_type(inner),
-            ArrayElemTypeDef::None => true,
+            ArrayElemTypeDef::None => false,
         },
-        _ => true,
+        other => POSTGRES_BUILT_IN.contains(&base_name(other).as_str()),
     }
+}
+
+/// A type's name as the parser renders it, in lower case, without its length, precision or
+/// array brackets, its words single-spaced (`CHARACTER VARYING(20)`: `character varying`).
+fn base_name(data_type: &DataType) -> String {
+    let text = data_type.to_string().to_ascii_lowercase();
+    let head = text.split(['(', '[']).next().unwrap_or_default();
+    head.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Whether a typed literal's type (`DATE '...'`) is built in on `engine`: on PostgreSQL one of
+/// [`POSTGRES_BUILT_IN`] but the `serial` names, which are no types outside a column's
+/// definition (a domain of that name would be found).
+fn built_in_value_type(data_type: &DataType, engine: Engine) -> bool {
+    let serial = base_name(data_type).contains("serial");
+    engine != Engine::Postgres || (built_in_type(data_type) && !serial)
 }
 
 /// Whether a column option runs nothing on insert (a literal or clock default, a key, a
@@ -504,7 +558,7 @@ fn literal_rows(insert: &Insert, engine: Engine) -> Result<(), String> {
 fn literal(expr: &Expr, engine: Engine) -> bool {
     match expr {
         Expr::Value(value) => !matches!(value.value, Value::Placeholder(_)),
-        Expr::TypedString(typed) => engine != Engine::Postgres || built_in_type(&typed.data_type),
+        Expr::TypedString(typed) => built_in_value_type(&typed.data_type, engine),
         Expr::Nested(inner) => literal(inner, engine),
         Expr::UnaryOp {
             op: UnaryOperator::Minus | UnaryOperator::Plus,
@@ -638,6 +692,34 @@ mod tests {
             (
                 Engine::Postgres,
                 &["CREATE TABLE b (s int) PARTITION BY RANGE (s)"],
+            ),
+            (
+                Engine::Postgres,
+                &[
+                    "CREATE TABLE \"public.staging\" (a INT)",
+                    "INSERT INTO public.staging VALUES (1)",
+                ],
+            ),
+            (
+                Engine::Postgres,
+                &[
+                    "CREATE DOMAIN string AS text CHECK (VALUE <> '')",
+                    "CREATE TABLE t (a STRING)",
+                ],
+            ),
+            (
+                Engine::Postgres,
+                &[
+                    "CREATE TABLE t (a TEXT)",
+                    "INSERT INTO t VALUES (STRING 'x')",
+                ],
+            ),
+            (
+                Engine::Postgres,
+                &[
+                    "CREATE TABLE t (a TEXT)",
+                    "INSERT INTO t VALUES (serial '1')",
+                ],
             ),
             (
                 Engine::Postgres,
