@@ -45,7 +45,7 @@ const CANTEENS: [&str; 3] = [
 /// Judges [`CANTEENS`] on a one-item PostgreSQL run of `preprocess` with
 /// [`IN_NOTED_CATALOGUE`]: asserts the control (bird_critic: gold, honest and wrong
 /// `[T, T, F]`) and that the wrong insert fails bird_critic_sound (the secure outcome).
-fn assert_wrong_canteen_fails(preprocess: &[&str]) {
+pub(crate) fn assert_wrong_canteen_fails(preprocess: &[&str]) {
     let run = crate::redteam30::pg_run();
     let item = line("Management", preprocess, &CANTEENS[..1], IN_NOTED_CATALOGUE);
     let three = |profile| CANTEENS.map(|p| judged(&run, &item, &[p], profile));
