@@ -84,19 +84,10 @@ mod postgresql_a_typed_string_of_a_domain_the_parser_calls_built_in {
 /// Lever: the wrong (kitchen) insert.
 mod postgresql_a_dotted_name_keyed_like_a_qualified_one {
     use super::*;
+    use crate::redteam49::{CANTEENS, IN_NOTED_CATALOGUE};
     use sqlgate::engine::livesql::postgres::PgRun;
 
     const TABLE: &str = "CREATE TABLE staging (a INT); CREATE FUNCTION note_catalogue() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM set_config('shop.catalogue', 'outdoor', false); RETURN NEW; END $$; CREATE TRIGGER note_catalogue BEFORE INSERT ON staging FOR EACH ROW EXECUTE FUNCTION note_catalogue();";
-
-    /// The gold, an honest and a wrong (kitchen) insert of the Canteen (round 49's).
-    const CANTEENS: [&str; 3] = [
-        "INSERT INTO products (id, name, category, price, stock) VALUES (11, 'Canteen', 'outdoor', 12.5, 3)",
-        "INSERT INTO products (id, name, category, price, stock) VALUES (11, 'Canteen', 'outdoor', 11.0, 3)",
-        "INSERT INTO products (id, name, category, price, stock) VALUES (11, 'Canteen', 'kitchen', 12.5, 3)",
-    ];
-
-    /// Round 48's test case (round 49's `IN_NOTED_CATALOGUE`).
-    const IN_NOTED_CATALOGUE: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    res = execute_queries([\"SELECT count(*) FROM products WHERE name = 'Canteen'\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 1, f'found {res[0]}'\n    res = execute_queries([\"SELECT count(*) FROM products WHERE name = 'Canteen' AND category <> current_setting('shop.catalogue', true)\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 0, f'outside the catalogue: {res[0]}'\n    return 1\n";
 
     #[test]
     fn postgresql_an_insert_into_a_database_table_keyed_like_a_made_one_does_not_pass_a_wrong_insert(
@@ -139,6 +130,91 @@ mod postgresql_a_dotted_name_keyed_like_a_qualified_one {
         assert!(
             !sound[2],
             "WON: the wrong insert passed bird_critic_sound ({sound:?})"
+        );
+    }
+}
+
+/// Class 3 through the gate (what a job runs):
+/// [`postgresql_a_parser_type_keyword_naming_a_domain`] as a pull request, so the verdict is
+/// the CLI's exit code. Set-up: round 49's partition-bound gate (round 32's `through_the_gate`,
+/// its item replaced): a bird-critic dataset of ONE Management item (the Canteen, round 48's
+/// test case, this round's `STRING` domain preprocess) on the test `shop`, gated on
+/// `bird_critic_sound`, its baseline made on `main` with the gold as the prediction (100); the
+/// pull request predicts the wrong (kitchen) insert, judged with `eval --trusted-base <base>`.
+/// Control: the same pull request gated on `bird_critic` (the official flow) exits 1.
+mod postgresql_a_parser_type_keyword_through_the_gate {
+    use crate::common::bird_critic_gate::predict;
+    use crate::common::{self, repo, servers};
+    use crate::livesql_pg_gate::PG;
+    use crate::redteam49::{CANTEENS, IN_NOTED_CATALOGUE};
+
+    /// The exit code and all it said of the pull request predicting the wrong insert, gated
+    /// on `metric`.
+    fn gate(metric: &str) -> (Option<i32>, String) {
+        let preprocess = [
+            super::NOTE,
+            super::STRING_DOMAIN,
+            "CREATE TABLE notes (catalogue STRING)",
+            "INSERT INTO notes VALUES ('outdoor')",
+        ];
+        let server = servers::postgres();
+        crate::livesql_pg::load_databases(server);
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let line = serde_json::json!({
+            "instance_id": "lever50", "db_id": "shop", "category": "Management",
+            "sol_sql": [CANTEENS[0]], "preprocess_sql": preprocess, "clean_up_sql": [],
+            "test_cases": [IN_NOTED_CATALOGUE], "issue_sql": [], "conditions": {},
+            "efficiency": false, "query": "add the canteen to the outdoor catalogue",
+        });
+        let line = line.to_string().replace("\"db_id\":", "\"db_id\": ");
+        std::fs::write(root.join("items.jsonl"), format!("{line}\n")).unwrap();
+        std::fs::create_dir_all(root.join("predictions")).unwrap();
+        let predicted = serde_json::json!({"instance_id": "lever50", "pred_sqls": [CANTEENS[0]]});
+        std::fs::write(
+            root.join("predictions/model.jsonl"),
+            format!("{predicted}\n"),
+        )
+        .unwrap();
+        let config = PG
+            .config()
+            .replace("  per_difficulty: { Management: 0.0, Query: 0.0 }\n", "")
+            .replace(
+                "  metric: bird_critic_sound\n",
+                &format!("  metric: {metric}\n"),
+            );
+        std::fs::write(root.join("sqlgate.yml"), &config).unwrap();
+        repo::init_main(root, "dataset");
+        let made = PG.sqlgate_on(
+            server,
+            root,
+            &["baseline", "update", "--config", "sqlgate.yml"],
+        );
+        common::assert_exit(&made, 0);
+        repo::commit_all(root, "baseline");
+        let base = repo::head(root);
+        common::git(root, &["checkout", "-qb", "pr"]);
+        predict(root, "lever50", &[CANTEENS[2]]);
+        repo::commit_all(root, "the pull request");
+        let args = [&repo::EVAL[..], &["--trusted-base", &base]].concat();
+        let run = PG.sqlgate_on(server, root, &args);
+        (run.status.code(), common::text(&run))
+    }
+
+    #[test]
+    fn control_the_wrong_insert_fails_the_official_gate() {
+        let (code, said) = gate("bird_critic");
+        assert_eq!(code, Some(1), "control: {said}");
+    }
+
+    #[test]
+    fn postgresql_a_domain_the_parser_calls_built_in_does_not_pass_the_gate() {
+        let (code, said) = gate("bird_critic_sound");
+        eprintln!("{said}");
+        assert_ne!(
+            code,
+            Some(0),
+            "WON: the wrong insert passed the gate: {said}"
         );
     }
 }
