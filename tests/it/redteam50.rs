@@ -13,6 +13,8 @@
 //!   `"public.staging"` (a new table) and the two-part `public.staging` (the database's table,
 //!   with a trigger) are one key: a literal `INSERT` "into the table the preprocess made" runs
 //!   the database table's trigger;
+//! - MariaDB: the same collision (`` `shopdot.staging` `` and `shopdot.staging`), where the
+//!   qualifier is a database: the template's, not the clone's;
 //! - class 2 (the repair path's SQLite engine): the same dotted-name collision on SQLite
 //!   (`"main.products"` and `main.products`);
 //! - class 4: a forged shard committed under a folder whose name is a git pathspec with magic
@@ -130,6 +132,92 @@ mod postgresql_a_dotted_name_keyed_like_a_qualified_one {
         assert!(
             !sound[2],
             "WON: the wrong insert passed bird_critic_sound ({sound:?})"
+        );
+    }
+}
+
+/// Class 3, MariaDB: [`postgresql_a_dotted_name_keyed_like_a_qualified_one`] on MariaDB, where
+/// `Made::key` keeps names as written: `` CREATE TABLE `shopdot.staging` (a INT) `` and
+/// `INSERT INTO shopdot.staging VALUES (1)` share the key `shopdot.staging`. The qualifier is a
+/// database there, the item's template (`shopdot`, a copy of the test `shop` whose `staging`
+/// has a row trigger setting `@catalogue`), not the clone the item runs on. Set-up: round 48's
+/// MariaDB item (its test case counts Canteens outside `@catalogue`) on `shopdot`. Lever: the
+/// wrong (kitchen) insert. Secure: it fails bird_critic_sound. Contained: a database with a
+/// trigger is refused at start (only base tables are copied), and without one the insert into
+/// the template is denied to the clone's user, so the item is not judged.
+mod mariadb_a_dotted_name_keyed_like_a_qualified_one {
+    use super::*;
+    use crate::redteam49::CANTEENS;
+    use sqlgate::engine::livesql::mysql::MyRun;
+
+    const IN_CATALOGUE: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    res = execute_queries([\"SELECT count(*) FROM products WHERE name = 'Canteen'\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 1, f'found {res[0]}'\n    res = execute_queries([\"SELECT count(*) FROM products WHERE name = 'Canteen' AND category <> @catalogue\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 0, f'outside the catalogue: {res[0]}'\n    return 1\n";
+
+    const TABLE: &str = "CREATE TABLE staging (a INT);";
+    const TRIGGER: &str =
+        "CREATE TRIGGER note_catalogue BEFORE INSERT ON staging FOR EACH ROW SET @catalogue = 'outdoor';";
+
+    /// The official and the sound verdicts of gold, honest and wrong.
+    type Verdicts = ([bool; 3], [bool; 3]);
+
+    /// Runs the item on a copy `shopdot` of `shop` with `extra` (the template's `staging`);
+    /// the verdicts (official, sound), or why the run refused the database, and the rows the
+    /// template's `staging` holds afterwards.
+    fn run(extra: &str) -> (Result<Verdicts, String>, String) {
+        let server = crate::common::servers::mariadb();
+        let script =
+            std::fs::read_to_string(crate::livesql_my::corpus_dir().join("db/shop.sql")).unwrap();
+        server.recreate_database("shopdot", &format!("{script}\n{extra}"));
+        let ids = ["shopdot".to_string()].into_iter().collect();
+        let started = MyRun::start(crate::livesql_my::settings(server), &ids);
+        let outcome = started.map(|run| {
+            let preprocess = [
+                "CREATE TABLE `shopdot.staging` (a INT)",
+                "INSERT INTO shopdot.staging VALUES (1)",
+            ];
+            let item = line("Management", &preprocess, &CANTEENS[..1], IN_CATALOGUE)
+                .replace("\"db_id\":\"shop\"", "\"db_id\":\"shopdot\"");
+            let three = |profile| CANTEENS.map(|p| judged(&run, &item, &[p], profile));
+            (three(Profile::BirdCritic), three(Profile::BirdCriticSound))
+        });
+        let rows = server.admin_sql("shopdot", "SELECT count(*) FROM staging");
+        server.admin_sql(server.system_database(), "DROP DATABASE IF EXISTS shopdot");
+        (outcome.map_err(|e| e.to_string()), rows)
+    }
+
+    /// With the trigger: the run refuses the database at start (only base tables are copied).
+    #[test]
+    fn mariadb_an_insert_into_the_templates_table_keyed_like_a_made_one_does_not_pass_a_wrong_insert(
+    ) {
+        let (outcome, _) = run(&format!("{TABLE} {TRIGGER}"));
+        match outcome {
+            Err(refused) => {
+                eprintln!("contained: the run refused the database at start: {refused}")
+            }
+            Ok((_, sound)) => assert!(
+                !sound[2],
+                "WON: the wrong insert passed bird_critic_sound ({sound:?})"
+            ),
+        }
+    }
+
+    /// Without the trigger: the preprocess's insert must not reach the template (its `staging`
+    /// keeps no row), and the wrong insert fails bird_critic_sound. Seen: the clone's user may
+    /// not insert into the template (error 1142), so the item is not judged under the sound
+    /// profile (`[F, F, F]`); bird_critic ignores the failed preprocess (`[T, T, T]`, the test
+    /// case reading a `NULL` `@catalogue`), the official behaviour.
+    #[test]
+    fn mariadb_the_preprocess_does_not_write_the_template() {
+        let (outcome, rows) = run(TABLE);
+        let (official, sound) = outcome.expect("the database without a trigger is taken");
+        eprintln!("official {official:?}, sound {sound:?}, rows in the template's staging: {rows}");
+        assert_eq!(
+            rows.trim(),
+            "0",
+            "WON: the preprocess wrote the template's staging"
+        );
+        assert!(
+            !sound[2],
+            "the wrong insert passed bird_critic_sound ({sound:?})"
         );
     }
 }
