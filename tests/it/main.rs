@@ -108,6 +108,7 @@ mod redteam46;
 mod redteam47;
 mod redteam48;
 mod redteam49;
+mod redteam50;
 mod redteam9;
 mod repair;
 mod report;

@@ -33,10 +33,10 @@ use crate::redteam46::{judged, line};
 
 /// Round 48's test case on PostgreSQL: no Canteen sits outside the catalogue the session notes
 /// (`current_setting('shop.catalogue', true)`, `NULL` on a session without it).
-const IN_NOTED_CATALOGUE: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    res = execute_queries([\"SELECT count(*) FROM products WHERE name = 'Canteen'\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 1, f'found {res[0]}'\n    res = execute_queries([\"SELECT count(*) FROM products WHERE name = 'Canteen' AND category <> current_setting('shop.catalogue', true)\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 0, f'outside the catalogue: {res[0]}'\n    return 1\n";
+pub(crate) const IN_NOTED_CATALOGUE: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    res = execute_queries([\"SELECT count(*) FROM products WHERE name = 'Canteen'\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 1, f'found {res[0]}'\n    res = execute_queries([\"SELECT count(*) FROM products WHERE name = 'Canteen' AND category <> current_setting('shop.catalogue', true)\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 0, f'outside the catalogue: {res[0]}'\n    return 1\n";
 
 /// The gold, an honest and a wrong (kitchen) insert of the Canteen.
-const CANTEENS: [&str; 3] = [
+pub(crate) const CANTEENS: [&str; 3] = [
     "INSERT INTO products (id, name, category, price, stock) VALUES (11, 'Canteen', 'outdoor', 12.5, 3)",
     "INSERT INTO products (id, name, category, price, stock) VALUES (11, 'Canteen', 'outdoor', 11.0, 3)",
     "INSERT INTO products (id, name, category, price, stock) VALUES (11, 'Canteen', 'kitchen', 12.5, 3)",
@@ -45,7 +45,7 @@ const CANTEENS: [&str; 3] = [
 /// Judges [`CANTEENS`] on a one-item PostgreSQL run of `preprocess` with
 /// [`IN_NOTED_CATALOGUE`]: asserts the control (bird_critic: gold, honest and wrong
 /// `[T, T, F]`) and that the wrong insert fails bird_critic_sound (the secure outcome).
-fn assert_wrong_canteen_fails(preprocess: &[&str]) {
+pub(crate) fn assert_wrong_canteen_fails(preprocess: &[&str]) {
     let run = crate::redteam30::pg_run();
     let item = line("Management", preprocess, &CANTEENS[..1], IN_NOTED_CATALOGUE);
     let three = |profile| CANTEENS.map(|p| judged(&run, &item, &[p], profile));
