@@ -577,10 +577,24 @@ fn literal(expr: &Expr, engine: Engine) -> bool {
                 FunctionArguments::Subquery(_) => false,
             };
             let bare = function.over.is_none() && function.filter.is_none();
-            precision_at_most && bare && clock(&function.name)
+            let looked_up =
+                engine == Engine::Postgres && function.name.to_string().eq_ignore_ascii_case("now");
+            let called_plainly = !looked_up || no_arguments(&function.args);
+            precision_at_most && bare && called_plainly && clock(&function.name)
         }
         Expr::Identifier(ident) => clock_ident(ident),
         _ => false,
+    }
+}
+
+/// Whether a call passes no argument (`now()`: PostgreSQL's own takes none, so `now(3)` is
+/// looked up on the search path and finds a function of the database's or the preprocess's:
+/// red team round 51; the keyword clocks take a precision without any lookup).
+fn no_arguments(arguments: &FunctionArguments) -> bool {
+    match arguments {
+        FunctionArguments::None => true,
+        FunctionArguments::List(list) => list.args.is_empty(),
+        FunctionArguments::Subquery(_) => false,
     }
 }
 
@@ -637,6 +651,11 @@ mod tests {
             &["CREATE TABLE s (id INTEGER PRIMARY KEY AUTOINCREMENT, x WHATEVER)"]
         ));
         assert!(judged(Engine::Sqlite, &[]));
+        assert!(judged(Engine::Postgres, &["CREATE TABLE t (a TIMESTAMPTZ DEFAULT CURRENT_TIMESTAMP(3), b TIMESTAMPTZ DEFAULT now())"]));
+        assert!(judged(
+            Engine::Mysql,
+            &["CREATE TABLE t (a INT)", "INSERT INTO t VALUES (NOW(3))"]
+        ));
         assert!(judged(
             Engine::Mysql,
             &["CREATE TABLE a (at TIMESTAMP(6) DEFAULT CURRENT_TIMESTAMP(6))\r\n\t-- a note\n"]
@@ -720,6 +739,14 @@ mod tests {
                     "CREATE TABLE t (a TEXT)",
                     "INSERT INTO t VALUES (serial '1')",
                 ],
+            ),
+            (
+                Engine::Postgres,
+                &["CREATE TABLE t (a TEXT)", "INSERT INTO t VALUES (now(3))"],
+            ),
+            (
+                Engine::Postgres,
+                &["CREATE TABLE t (a TEXT DEFAULT now(0))"],
             ),
             (
                 Engine::Postgres,
