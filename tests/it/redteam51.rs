@@ -49,6 +49,90 @@ mod postgresql_a_clock_with_a_precision_naming_a_function_of_the_preprocess {
     }
 }
 
+/// Class 3 through the gate (what a job runs):
+/// [`postgresql_a_clock_with_a_precision_naming_a_function_of_the_preprocess`] as a pull
+/// request, so the verdict is the CLI's exit code. Set-up: round 50's gate (round 32's
+/// `through_the_gate`, its item replaced): a bird-critic dataset of ONE Management item (the
+/// Canteen, round 48's test case, this round's `now(3)` preprocess) on the test `shop`, gated on
+/// `bird_critic_sound`, its baseline made on `main` with the gold as the prediction (100); the
+/// pull request predicts the wrong (kitchen) insert, judged with `eval --trusted-base <base>`.
+/// Control: the same pull request gated on `bird_critic` (the official flow) exits 1.
+mod postgresql_a_clock_with_a_precision_through_the_gate {
+    use crate::common::bird_critic_gate::predict;
+    use crate::common::{self, repo, servers};
+    use crate::livesql_pg_gate::PG;
+    use crate::redteam49::{CANTEENS, IN_NOTED_CATALOGUE};
+
+    /// The exit code and all it said of the pull request predicting the wrong insert, gated
+    /// on `metric`.
+    fn gate(metric: &str) -> (Option<i32>, String) {
+        let preprocess = [
+            super::NOW_OF_PRECISION,
+            "CREATE TABLE notes (noted TEXT)",
+            "INSERT INTO notes VALUES (now(3))",
+        ];
+        let server = servers::postgres();
+        crate::livesql_pg::load_databases(server);
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let line = serde_json::json!({
+            "instance_id": "lever51", "db_id": "shop", "category": "Management",
+            "sol_sql": [CANTEENS[0]], "preprocess_sql": preprocess, "clean_up_sql": [],
+            "test_cases": [IN_NOTED_CATALOGUE], "issue_sql": [], "conditions": {},
+            "efficiency": false, "query": "add the canteen to the outdoor catalogue",
+        });
+        let line = line.to_string().replace("\"db_id\":", "\"db_id\": ");
+        std::fs::write(root.join("items.jsonl"), format!("{line}\n")).unwrap();
+        std::fs::create_dir_all(root.join("predictions")).unwrap();
+        let predicted = serde_json::json!({"instance_id": "lever51", "pred_sqls": [CANTEENS[0]]});
+        std::fs::write(
+            root.join("predictions/model.jsonl"),
+            format!("{predicted}\n"),
+        )
+        .unwrap();
+        let config = PG
+            .config()
+            .replace("  per_difficulty: { Management: 0.0, Query: 0.0 }\n", "")
+            .replace(
+                "  metric: bird_critic_sound\n",
+                &format!("  metric: {metric}\n"),
+            );
+        std::fs::write(root.join("sqlgate.yml"), &config).unwrap();
+        repo::init_main(root, "dataset");
+        let made = PG.sqlgate_on(
+            server,
+            root,
+            &["baseline", "update", "--config", "sqlgate.yml"],
+        );
+        common::assert_exit(&made, 0);
+        repo::commit_all(root, "baseline");
+        let base = repo::head(root);
+        common::git(root, &["checkout", "-qb", "pr"]);
+        predict(root, "lever51", &[CANTEENS[2]]);
+        repo::commit_all(root, "the pull request");
+        let args = [&repo::EVAL[..], &["--trusted-base", &base]].concat();
+        let run = PG.sqlgate_on(server, root, &args);
+        (run.status.code(), common::text(&run))
+    }
+
+    #[test]
+    fn control_the_wrong_insert_fails_the_official_gate() {
+        let (code, said) = gate("bird_critic");
+        assert_eq!(code, Some(1), "control: {said}");
+    }
+
+    #[test]
+    fn postgresql_now_of_a_precision_does_not_pass_the_gate() {
+        let (code, said) = gate("bird_critic_sound");
+        eprintln!("{said}");
+        assert_ne!(
+            code,
+            Some(0),
+            "WON: the wrong insert passed the gate: {said}"
+        );
+    }
+}
+
 /// Class 2 (the repair path's SQLite engine), the lexer: sqlparser reads `]]` inside a
 /// bracket-quoted name as an escaped `]`, so `CREATE TABLE [n]]; CREATE TEMP VIEW products
 /// ...; --] (a INT)` is one whitelisted `CREATE TABLE` to it; SQLite ends the name at the first
