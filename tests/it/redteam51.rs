@@ -133,6 +133,83 @@ mod postgresql_a_clock_with_a_precision_through_the_gate {
     }
 }
 
+/// Class 3, MariaDB: [`postgresql_a_clock_with_a_precision_naming_a_function_of_the_preprocess`]
+/// on MariaDB: a whitelisted `CREATE FUNCTION now(p INT)` of the preprocess setting
+/// `@catalogue`, and `NOW(3)` in the literal row. Set-up: round 48's MariaDB item (its test case
+/// counts Canteens outside `@catalogue`). Lever: the wrong (kitchen) insert. Secure: it fails
+/// bird_critic_sound (MariaDB calls its native `NOW` before a stored function of that name).
+mod mariadb_a_clock_with_a_precision_naming_a_function_of_the_preprocess {
+    use crate::redteam46::{judged, line};
+    use sqlgate::engine::livesql::Profile;
+
+    const IN_CATALOGUE: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    res = execute_queries([\"SELECT count(*) FROM products WHERE name = 'Canteen'\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 1, f'found {res[0]}'\n    res = execute_queries([\"SELECT count(*) FROM products WHERE name = 'Canteen' AND category <> @catalogue\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 0, f'outside the catalogue: {res[0]}'\n    return 1\n";
+
+    #[test]
+    fn mariadb_now_of_a_precision_does_not_pass_a_wrong_insert() {
+        let run = crate::redteam30::my_run();
+        let canteens = crate::redteam49::CANTEENS;
+        let noted = [
+            "CREATE TABLE notes (noted TEXT)",
+            "INSERT INTO notes VALUES ('x')",
+        ];
+        let control = line("Management", &noted, &canteens[..1], IN_CATALOGUE);
+        let official = canteens.map(|p| judged(&run, &control, &[p], Profile::BirdCritic));
+        assert_eq!(
+            official,
+            [true, true, true],
+            "control: without a note the test case counts nothing outside a NULL catalogue"
+        );
+        let preprocess = [
+            "CREATE FUNCTION now(p INT) RETURNS TEXT DETERMINISTIC RETURN (SELECT @catalogue := 'outdoor')",
+            "CREATE TABLE notes (noted TEXT)",
+            "INSERT INTO notes VALUES (NOW(3))",
+        ];
+        let item = line("Management", &preprocess, &canteens[..1], IN_CATALOGUE);
+        let official = canteens.map(|p| judged(&run, &item, &[p], Profile::BirdCritic));
+        let sound = canteens.map(|p| judged(&run, &item, &[p], Profile::BirdCriticSound));
+        eprintln!("bird_critic: {official:?}, bird_critic_sound: {sound:?}");
+        assert!(
+            !(sound[2] && !official[2]),
+            "WON: the wrong insert passed bird_critic_sound and failed bird_critic ({sound:?})"
+        );
+    }
+}
+
+/// Class 3, PostgreSQL, `stateless.rs::Made`: `CREATE TABLE pg_settings (...)` makes
+/// `public.pg_settings`, and `INSERT INTO pg_settings` is a literal insert "into the table the
+/// preprocess made" to the whitelist; PostgreSQL searches `pg_catalog` first (implicitly), so
+/// the insert names the catalogue's view `pg_settings` (whose rules call `set_config`).
+/// Set-up: round 48's item; the row names the setting its test case reads. Lever: the wrong
+/// (kitchen) insert. Secure: it fails bird_critic_sound (contained if the insert fails at run
+/// time: the item is not judged).
+mod postgresql_a_made_table_named_like_a_catalogue_view {
+    #[test]
+    fn postgresql_an_insert_into_pg_settings_keyed_like_a_made_table_does_not_pass_a_wrong_insert()
+    {
+        let run = crate::redteam30::pg_run();
+        let preprocess = [
+            "CREATE TABLE pg_settings (name TEXT, setting TEXT)",
+            "INSERT INTO pg_settings (name, setting) VALUES ('shop.catalogue', 'outdoor')",
+        ];
+        let item = crate::redteam46::line(
+            "Management",
+            &preprocess,
+            &crate::redteam49::CANTEENS[..1],
+            crate::redteam49::IN_NOTED_CATALOGUE,
+        );
+        let judge = |profile| {
+            crate::redteam49::CANTEENS.map(|p| crate::redteam46::judged(&run, &item, &[p], profile))
+        };
+        let official = judge(sqlgate::engine::livesql::Profile::BirdCritic);
+        let sound = judge(sqlgate::engine::livesql::Profile::BirdCriticSound);
+        eprintln!("bird_critic: {official:?}, bird_critic_sound: {sound:?}");
+        assert!(
+            !(sound[2] && !official[2]),
+            "WON: the wrong insert passed bird_critic_sound and failed bird_critic ({sound:?})"
+        );
+    }
+}
+
 /// Class 2 (the repair path's SQLite engine), the lexer: sqlparser reads `]]` inside a
 /// bracket-quoted name as an escaped `]`, so `CREATE TABLE [n]]; CREATE TEMP VIEW products
 /// ...; --] (a INT)` is one whitelisted `CREATE TABLE` to it; SQLite ends the name at the first
