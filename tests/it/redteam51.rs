@@ -169,7 +169,7 @@ mod mariadb_a_clock_with_a_precision_naming_a_function_of_the_preprocess {
         let sound = canteens.map(|p| judged(&run, &item, &[p], Profile::BirdCriticSound));
         eprintln!("bird_critic: {official:?}, bird_critic_sound: {sound:?}");
         assert!(
-            !(sound[2] && !official[2]),
+            !sound[2] || official[2],
             "WON: the wrong insert passed bird_critic_sound and failed bird_critic ({sound:?})"
         );
     }
@@ -204,7 +204,7 @@ mod postgresql_a_made_table_named_like_a_catalogue_view {
         let sound = judge(sqlgate::engine::livesql::Profile::BirdCriticSound);
         eprintln!("bird_critic: {official:?}, bird_critic_sound: {sound:?}");
         assert!(
-            !(sound[2] && !official[2]),
+            !sound[2] || official[2],
             "WON: the wrong insert passed bird_critic_sound and failed bird_critic ({sound:?})"
         );
     }
