@@ -109,6 +109,7 @@ mod redteam47;
 mod redteam48;
 mod redteam49;
 mod redteam50;
+mod redteam51;
 mod redteam9;
 mod repair;
 mod report;
