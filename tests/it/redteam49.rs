@@ -61,6 +61,43 @@ pub(crate) fn assert_wrong_canteen_fails(preprocess: &[&str]) {
     );
 }
 
+/// [`assert_wrong_canteen_fails`] on `db`, a copy of the test `shop` database with the
+/// administrator's `preparation` (SECURITY.md, "Threat model"), dropped after: contained too
+/// when the run refuses the database at start.
+pub(crate) fn assert_wrong_canteen_fails_on(db: &str, preparation: &str, preprocess: &[&str]) {
+    use sqlgate::engine::livesql::postgres::PgRun;
+    let server = crate::common::servers::postgres();
+    let script =
+        std::fs::read_to_string(crate::livesql_pg::corpus_dir().join("db/shop.sql")).unwrap();
+    server.recreate_database(db, &format!("{script}\n{preparation}"));
+    let ids = [db.to_string()].into_iter().collect();
+    let started = PgRun::start(crate::livesql_pg::settings(server), &ids);
+    let outcome = started.map(|run| {
+        let item = line("Management", preprocess, &CANTEENS[..1], IN_NOTED_CATALOGUE)
+            .replace("\"db_id\":\"shop\"", &format!("\"db_id\":\"{db}\""));
+        let three = |profile| CANTEENS.map(|p| judged(&run, &item, &[p], profile));
+        (three(Profile::BirdCritic), three(Profile::BirdCriticSound))
+    });
+    let system = server.system_database();
+    server.admin_sql(system, &format!("DROP DATABASE IF EXISTS {db}"));
+    let (official, sound) = match outcome {
+        Ok(verdicts) => verdicts,
+        Err(refused) => {
+            eprintln!("contained: the run refused the database at start: {refused}");
+            return;
+        }
+    };
+    assert_eq!(
+        official,
+        [true, true, false],
+        "control: gold, honest and wrong under bird_critic (the preparation noted the catalogue)"
+    );
+    assert!(
+        !sound[2],
+        "WON: the wrong insert passed bird_critic_sound ({sound:?})"
+    );
+}
+
 /// Class 3, PostgreSQL: a partition bound is an expression evaluated when the partition is
 /// made. `plain_table` checks that a `PARTITION OF` names a table the preprocess made, not its
 /// `FOR VALUES` (`CreateTable::for_values`); PostgreSQL (12 and later) evaluates any
@@ -109,51 +146,16 @@ mod postgresql_a_partition_key_run_by_a_whitelisted_insert {
 /// text on the preprocess's session. Lever: the wrong (kitchen) insert.
 mod postgresql_an_assignment_cast_behind_a_whitelisted_insert {
     use super::*;
-    use sqlgate::engine::livesql::postgres::PgRun;
 
     const CAST: &str = "CREATE FUNCTION note_catalogue(n integer) RETURNS text LANGUAGE plpgsql AS $$ BEGIN PERFORM set_config('shop.catalogue', 'outdoor', false); RETURN format('%s', n); END $$; CREATE CAST (integer AS text) WITH FUNCTION note_catalogue(integer) AS ASSIGNMENT;";
 
     #[test]
     fn postgresql_an_assignment_cast_setting_the_session_does_not_pass_a_wrong_insert() {
-        let server = crate::common::servers::postgres();
-        let script =
-            std::fs::read_to_string(crate::livesql_pg::corpus_dir().join("db/shop.sql")).unwrap();
-        server.recreate_database("shopcast", &format!("{script}\n{CAST}"));
-        let ids = ["shopcast".to_string()].into_iter().collect();
-        let started = PgRun::start(crate::livesql_pg::settings(server), &ids);
-        let outcome = started.map(|run| {
-            let preprocess = [
-                "CREATE TABLE staging (c TEXT)",
-                "INSERT INTO staging VALUES (1)",
-            ];
-            let item = line(
-                "Management",
-                &preprocess,
-                &CANTEENS[..1],
-                IN_NOTED_CATALOGUE,
-            )
-            .replace("\"db_id\":\"shop\"", "\"db_id\":\"shopcast\"");
-            let three = |profile| CANTEENS.map(|p| judged(&run, &item, &[p], profile));
-            (three(Profile::BirdCritic), three(Profile::BirdCriticSound))
-        });
-        let system = server.system_database();
-        server.admin_sql(system, "DROP DATABASE IF EXISTS shopcast");
-        let (official, sound) = match outcome {
-            Ok(verdicts) => verdicts,
-            Err(refused) => {
-                eprintln!("contained: the run refused the database at start: {refused}");
-                return;
-            }
-        };
-        assert_eq!(
-            official,
-            [true, true, false],
-            "control: gold, honest and wrong under bird_critic (the cast noted the catalogue)"
-        );
-        assert!(
-            !sound[2],
-            "WON: the wrong insert passed bird_critic_sound ({sound:?})"
-        );
+        let preprocess = [
+            "CREATE TABLE staging (c TEXT)",
+            "INSERT INTO staging VALUES (1)",
+        ];
+        assert_wrong_canteen_fails_on("shopcast", CAST, &preprocess);
     }
 }
 
@@ -169,49 +171,14 @@ mod postgresql_an_assignment_cast_behind_a_whitelisted_insert {
 /// into the database's `"É"`, firing its trigger. Lever: the wrong (kitchen) insert.
 mod postgresql_a_name_folded_otherwise_than_the_server_folds_it {
     use super::*;
-    use sqlgate::engine::livesql::postgres::PgRun;
 
     const TABLE: &str = "CREATE TABLE \"É\" (a INT); CREATE FUNCTION note_catalogue() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM set_config('shop.catalogue', 'outdoor', false); RETURN NEW; END $$; CREATE TRIGGER note_catalogue BEFORE INSERT ON \"É\" FOR EACH ROW EXECUTE FUNCTION note_catalogue();";
 
     #[test]
     fn postgresql_an_insert_into_a_table_of_the_database_named_like_a_made_one_does_not_pass_a_wrong_insert(
     ) {
-        let server = crate::common::servers::postgres();
-        let script =
-            std::fs::read_to_string(crate::livesql_pg::corpus_dir().join("db/shop.sql")).unwrap();
-        server.recreate_database("shopcase", &format!("{script}\n{TABLE}"));
-        let ids = ["shopcase".to_string()].into_iter().collect();
-        let started = PgRun::start(crate::livesql_pg::settings(server), &ids);
-        let outcome = started.map(|run| {
-            let preprocess = ["CREATE TABLE \"é\" (a INT)", "INSERT INTO É VALUES (1)"];
-            let item = line(
-                "Management",
-                &preprocess,
-                &CANTEENS[..1],
-                IN_NOTED_CATALOGUE,
-            )
-            .replace("\"db_id\":\"shop\"", "\"db_id\":\"shopcase\"");
-            let three = |profile| CANTEENS.map(|p| judged(&run, &item, &[p], profile));
-            (three(Profile::BirdCritic), three(Profile::BirdCriticSound))
-        });
-        let system = server.system_database();
-        server.admin_sql(system, "DROP DATABASE IF EXISTS shopcase");
-        let (official, sound) = match outcome {
-            Ok(verdicts) => verdicts,
-            Err(refused) => {
-                eprintln!("contained: the run refused the database at start: {refused}");
-                return;
-            }
-        };
-        assert_eq!(
-            official,
-            [true, true, false],
-            "control: gold, honest and wrong under bird_critic (the trigger noted the catalogue)"
-        );
-        assert!(
-            !sound[2],
-            "WON: the wrong insert passed bird_critic_sound ({sound:?})"
-        );
+        let preprocess = ["CREATE TABLE \"é\" (a INT)", "INSERT INTO É VALUES (1)"];
+        assert_wrong_canteen_fails_on("shopcase", TABLE, &preprocess);
     }
 }
 

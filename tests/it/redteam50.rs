@@ -90,54 +90,17 @@ mod postgresql_a_typed_string_of_a_domain_the_parser_calls_built_in {
 /// (`shopdot`, dropped by the test) with that table and trigger; round 48's item on it.
 /// Lever: the wrong (kitchen) insert.
 mod postgresql_a_dotted_name_keyed_like_a_qualified_one {
-    use super::*;
-    use crate::redteam49::{CANTEENS, IN_NOTED_CATALOGUE};
-    use sqlgate::engine::livesql::postgres::PgRun;
 
     const TABLE: &str = "CREATE TABLE staging (a INT); CREATE FUNCTION note_catalogue() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM set_config('shop.catalogue', 'outdoor', false); RETURN NEW; END $$; CREATE TRIGGER note_catalogue BEFORE INSERT ON staging FOR EACH ROW EXECUTE FUNCTION note_catalogue();";
 
     #[test]
     fn postgresql_an_insert_into_a_database_table_keyed_like_a_made_one_does_not_pass_a_wrong_insert(
     ) {
-        let server = crate::common::servers::postgres();
-        let script =
-            std::fs::read_to_string(crate::livesql_pg::corpus_dir().join("db/shop.sql")).unwrap();
-        server.recreate_database("shopdot", &format!("{script}\n{TABLE}"));
-        let ids = ["shopdot".to_string()].into_iter().collect();
-        let started = PgRun::start(crate::livesql_pg::settings(server), &ids);
-        let outcome = started.map(|run| {
-            let preprocess = [
-                "CREATE TABLE \"public.staging\" (a INT)",
-                "INSERT INTO public.staging VALUES (1)",
-            ];
-            let item = line(
-                "Management",
-                &preprocess,
-                &CANTEENS[..1],
-                IN_NOTED_CATALOGUE,
-            )
-            .replace("\"db_id\":\"shop\"", "\"db_id\":\"shopdot\"");
-            let three = |profile| CANTEENS.map(|p| judged(&run, &item, &[p], profile));
-            (three(Profile::BirdCritic), three(Profile::BirdCriticSound))
-        });
-        let system = server.system_database();
-        server.admin_sql(system, "DROP DATABASE IF EXISTS shopdot");
-        let (official, sound) = match outcome {
-            Ok(verdicts) => verdicts,
-            Err(refused) => {
-                eprintln!("contained: the run refused the database at start: {refused}");
-                return;
-            }
-        };
-        assert_eq!(
-            official,
-            [true, true, false],
-            "control: gold, honest and wrong under bird_critic (the trigger noted the catalogue)"
-        );
-        assert!(
-            !sound[2],
-            "WON: the wrong insert passed bird_critic_sound ({sound:?})"
-        );
+        let preprocess = [
+            "CREATE TABLE \"public.staging\" (a INT)",
+            "INSERT INTO public.staging VALUES (1)",
+        ];
+        crate::redteam49::assert_wrong_canteen_fails_on("shopdot", TABLE, &preprocess);
     }
 }
 
