@@ -31,8 +31,8 @@
 use sqlparser::ast::{
     ArrayElemTypeDef, ColumnDef, ColumnOption, CreateIndex, CreateTable, DataType, Expr,
     FunctionArg, FunctionArgExpr, FunctionArguments, Ident, IndexColumn, Insert, ObjectName,
-    ObjectNamePart, ObjectType, SetExpr, Statement, TableConstraint, TableObject, UnaryOperator,
-    Value,
+    ObjectNamePart, ObjectType, SequenceOptions, SetExpr, Statement, TableConstraint, TableObject,
+    UnaryOperator, Value,
 };
 use sqlparser::dialect::{Dialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
 use sqlparser::parser::Parser;
@@ -291,8 +291,11 @@ fn leaves_nothing(statement: &Statement, engine: Engine, made: &mut Made) -> Res
         Statement::CreateType { name, .. } => stored(temporary_schema(name), "type"),
         Statement::CreateDomain(domain) => stored(temporary_schema(&domain.name), "domain"),
         Statement::CreateSequence {
-            temporary, name, ..
-        } => stored(*temporary || temporary_schema(name), "sequence"),
+            temporary,
+            name,
+            sequence_options,
+            ..
+        } if uncached(sequence_options) => stored(*temporary || temporary_schema(name), "sequence"),
         Statement::Insert(insert) => literal_insert(insert, made, engine),
         Statement::Drop {
             object_type: ObjectType::Table,
@@ -370,11 +373,22 @@ fn plain_table(table: &CreateTable, engine: Engine) -> Result<(), String> {
 
 /// Whether `name` is in SQLite's `temp` schema or a PostgreSQL `pg_temp` one.
 fn temporary_schema(name: &ObjectName) -> bool {
-    if name.0.len() < 2 {
-        return false;
-    }
-    let schema = name.0[0].as_ident().map(|i| i.value.to_lowercase());
-    schema.is_some_and(|s| s == "temp" || s == "temporary" || s.starts_with("pg_temp"))
+    let qualifiers = &name.0[..name.0.len().saturating_sub(1)];
+    qualifiers.iter().any(|part| {
+        let schema = part.as_ident().map(|i| i.value.to_lowercase());
+        schema.is_some_and(|s| s == "temp" || s == "temporary" || s.starts_with("pg_temp"))
+    })
+}
+
+/// Whether a sequence's options leave no values cached on the session that takes them: no
+/// `CACHE` but `CACHE 1` (PostgreSQL hands each session its own cache, so the preprocess's
+/// session holds values another session skips: red team round 52).
+fn uncached(options: &[SequenceOptions]) -> bool {
+    options.iter().all(|option| match option {
+        SequenceOptions::Cache(Expr::Value(v)) => v.value == Value::Number("1".into(), false),
+        SequenceOptions::Cache(_) => false,
+        _ => true,
+    })
 }
 
 /// `Ok` when `column` is of a built-in type with options that run nothing.
@@ -442,8 +456,10 @@ fn plain_column_option(option: &ColumnOption, engine: Engine) -> bool {
         | ColumnOption::Identity(_) => true,
         ColumnOption::Default(value) => literal(value, engine),
         ColumnOption::Generated {
-            generation_expr, ..
-        } => generation_expr.is_none(),
+            generation_expr,
+            sequence_options,
+            ..
+        } => generation_expr.is_none() && uncached(sequence_options.as_deref().unwrap_or(&[])),
         ColumnOption::DialectSpecific(tokens) => tokens.iter().all(auto_increment),
         _ => false,
     }
