@@ -147,3 +147,73 @@ mod postgresql_an_identity_cache_through_the_gate {
         );
     }
 }
+
+/// Class 4 (shards / `merge`): round 22's forged shard committed under `forged/`, reached
+/// through a committed link whose target goes through `/proc/self/cwd` (the merge's own working
+/// folder, the repository's root): as written the link's target lies outside the tree
+/// (`trust::refuse_committed_shards` asks git about the path as written and as
+/// `canonicalize` resolves it). Secure: the merge refuses the shard (exit 2). Control: the link
+/// `forged`, refused (exit 2); the pull request's own shard exits 1 (round 21's control).
+mod shard_behind_a_link_through_proc_self_cwd {
+    use crate::common::repo;
+    use crate::redteam21::shard_in_a_submodule::merged;
+
+    /// Commits the forged shard at `forged/1.jsonl` and the link `shards` -> `target`.
+    fn linked(target: &'static str) -> (Option<i32>, String) {
+        merged(move |root, shard| {
+            std::fs::create_dir_all(root.join("forged")).unwrap();
+            std::fs::write(root.join("forged").join("1.jsonl"), shard).unwrap();
+            std::os::unix::fs::symlink(target, root.join("shards")).unwrap();
+            repo::commit_all(root, "a shard under a linked folder");
+        })
+    }
+
+    #[test]
+    fn control_a_forged_shard_under_a_linked_folder_is_refused() {
+        let (code, out) = linked("forged");
+        assert_eq!(code, Some(2), "{out}");
+    }
+
+    #[test]
+    fn a_forged_shard_under_a_link_through_proc_self_cwd_is_refused() {
+        let (code, out) = linked("/proc/self/cwd/forged");
+        eprintln!("{out}");
+        assert_ne!(code, Some(0), "WON: merged to exit 0: {out}");
+    }
+}
+
+/// Class 4 (shards / `merge`): the forged shard committed as `forged/1.jsonl`, reached through a
+/// chain of two committed links (`shards` -> `hop`, `hop` -> `forged`) and, in a second test, a
+/// committed link to the file itself (`shards/1.jsonl` -> `../forged/1.jsonl`) whose folder
+/// `shards` is a real committed folder. Secure: refused (exit 2), never exit 0.
+mod shard_behind_a_chain_of_links {
+    use crate::common::repo;
+    use crate::redteam21::shard_in_a_submodule::merged;
+
+    #[test]
+    fn a_forged_shard_behind_two_links_is_refused() {
+        let (code, out) = merged(|root, shard| {
+            std::fs::create_dir_all(root.join("forged")).unwrap();
+            std::fs::write(root.join("forged").join("1.jsonl"), shard).unwrap();
+            std::os::unix::fs::symlink("forged", root.join("hop")).unwrap();
+            std::os::unix::fs::symlink("hop", root.join("shards")).unwrap();
+            repo::commit_all(root, "a shard behind two links");
+        });
+        eprintln!("{out}");
+        assert_ne!(code, Some(0), "WON: merged to exit 0: {out}");
+    }
+
+    #[test]
+    fn a_forged_shard_linked_file_by_file_is_refused() {
+        let (code, out) = merged(|root, shard| {
+            std::fs::create_dir_all(root.join("forged")).unwrap();
+            std::fs::create_dir_all(root.join("shards")).unwrap();
+            std::fs::write(root.join("forged").join("1.jsonl"), shard).unwrap();
+            std::os::unix::fs::symlink("../forged/1.jsonl", root.join("shards").join("1.jsonl"))
+                .unwrap();
+            repo::commit_all(root, "a shard linked file by file");
+        });
+        eprintln!("{out}");
+        assert_ne!(code, Some(0), "WON: merged to exit 0: {out}");
+    }
+}
