@@ -110,6 +110,7 @@ mod redteam48;
 mod redteam49;
 mod redteam50;
 mod redteam51;
+mod redteam52;
 mod redteam9;
 mod repair;
 mod report;
