@@ -186,10 +186,20 @@ impl Made {
         name.0.iter().map(part).collect()
     }
 
-    /// Records the table `name` as made.
+    /// Records the table `name` as made, when it is unqualified and, on PostgreSQL, not named
+    /// like a catalog (`pg_...`: `pg_catalog` comes first on the search path, so an `INSERT`
+    /// into that name reaches the catalog, not the table made) or another database's (a
+    /// qualifier may name the base database; red team round 53): an `INSERT` into any other
+    /// name is refused.
     fn add(&mut self, name: &ObjectName) {
         let key = self.key(name);
-        self.tables.insert(key);
+        let catalog_like = self.engine == Engine::Postgres
+            && key
+                .iter()
+                .any(|part| part.to_ascii_lowercase().starts_with("pg_"));
+        if key.len() == 1 && !catalog_like {
+            self.tables.insert(key);
+        }
     }
 
     /// Forgets every made table a `DROP TABLE name` may have dropped: any whose last part holds
