@@ -146,3 +146,54 @@ mod shard_behind_a_link_out_and_back_in {
         assert_ne!(code, Some(0), "WON: merged to exit 0: {out}");
     }
 }
+
+/// Class 3, MariaDB: `Made` matches a qualified name part by part, and on MariaDB the
+/// qualifier is a database: the preprocess's `CREATE TABLE shop.leak53` and its literal
+/// `INSERT INTO shop.leak53` are whitelisted, but they write into the base database `shop`,
+/// not into the run's clone (`sqlgate_live_<tag>_cN`): an object outside the clone, which the
+/// next run's clone copies. Secure: the base `shop` holds no `leak53` after the judge (or the
+/// item is not judged and nothing was written). Control: the unqualified table, made in the
+/// clone (the base untouched).
+mod mariadb_a_made_table_in_the_base_database {
+    use super::*;
+
+    const GOLD: &[&str] = &[
+        "INSERT INTO products (id, name, category, price, stock) VALUES (11, 'Canteen', 'outdoor', 12.5, 3)",
+    ];
+
+    const ADDED: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    res = execute_queries([\"SELECT count(*) FROM products WHERE name = 'Canteen'\"], db_name, conn, None, '')\n    assert not res[1] and res[0][0][0] == 1, f'found {res[0]}'\n    return 1\n";
+
+    /// Whether the base `shop` holds `leak53`; dropped if so.
+    fn leaked() -> bool {
+        let server = crate::common::servers::mariadb();
+        let url = server.admin_url("shop");
+        let mut conn = mysql::Conn::new(mysql::Opts::from_url(&url).unwrap()).unwrap();
+        use mysql::prelude::Queryable;
+        let found: Vec<String> = conn.query("SHOW TABLES LIKE 'leak53'").unwrap();
+        conn.query_drop("DROP TABLE IF EXISTS leak53").unwrap();
+        !found.is_empty()
+    }
+
+    #[test]
+    fn mariadb_a_preprocess_table_qualified_by_the_base_database_stays_out_of_it() {
+        let run = crate::redteam30::my_run();
+        let judge = |name: &str| {
+            let preprocess = [
+                format!("CREATE TABLE {name} (a INT)"),
+                format!("INSERT INTO {name} (a) VALUES (1)"),
+            ];
+            let texts: Vec<&str> = preprocess.iter().map(String::as_str).collect();
+            let item = line("Management", &texts, GOLD, ADDED);
+            let verdict = judged(&run, &item, GOLD, Profile::BirdCriticSound);
+            (verdict, leaked())
+        };
+        let control = judge("leak53");
+        assert_eq!(control, (true, false), "control: made in the clone");
+        let lever = judge("shop.leak53");
+        eprintln!("lever (judged, leaked into the base): {lever:?}");
+        assert!(
+            !lever.1,
+            "WON: the preprocess wrote a table into the base database ({lever:?})"
+        );
+    }
+}
