@@ -9,8 +9,11 @@
 //!   every database (`session_replication_role = replica`), which every NEW session takes at
 //!   connection and the preprocess's session does not: foreign keys stop being checked on the
 //!   sound flow's sessions;
+//! - MariaDB: a made table qualified by the base database (`shop.leak53`), which `Made`
+//!   matches, written outside the run's clone (contained: the run's role is denied, not judged);
 //! - class 4: forged shards behind a committed link whose target leaves the tree and comes
-//!   back in (`../<root>/forged`), and one through `./forged/../forged`.
+//!   back in (`../<root>/forged`), through `./forged/../forged`, through `.git/../forged`, and
+//!   an absolute link into the tree (contained: exit 2).
 //!
 //! Every test asserts the SECURE outcome and runs its control: a failing test is a win.
 //! Report: `/work/notes/redteam53.md`.
@@ -106,7 +109,8 @@ mod postgresql_a_made_table_named_after_a_catalog {
 
 /// Class 4 (shards / `merge`): round 22's forged shard committed under `forged/`, reached
 /// through a committed link `shards` whose target leaves the tree and comes back into it by
-/// the repository folder's own name (`../<root>/forged`), and through `./forged/../forged`.
+/// the repository folder's own name (`../<root>/forged`), through `./forged/../forged`, through
+/// `.git/../forged`, and by the absolute path of `forged`.
 /// Secure: the merge refuses the shard (exit 2), never exit 0. Control: the link `forged`
 /// (round 52's control, exit 2); the pull request's own shard exits 1 (round 21's control).
 mod shard_behind_a_link_out_and_back_in {
@@ -135,6 +139,20 @@ mod shard_behind_a_link_out_and_back_in {
             let name = root.file_name().unwrap().to_string_lossy();
             format!("../{name}/forged")
         });
+        eprintln!("{out}");
+        assert_ne!(code, Some(0), "WON: merged to exit 0: {out}");
+    }
+
+    #[test]
+    fn a_forged_shard_behind_a_link_through_the_git_folder_is_refused() {
+        let (code, out) = linked(|_| ".git/../forged".into());
+        eprintln!("{out}");
+        assert_ne!(code, Some(0), "WON: merged to exit 0: {out}");
+    }
+
+    #[test]
+    fn a_forged_shard_behind_an_absolute_link_into_the_tree_is_refused() {
+        let (code, out) = linked(|root| root.join("forged").to_string_lossy().into_owned());
         eprintln!("{out}");
         assert_ne!(code, Some(0), "WON: merged to exit 0: {out}");
     }
