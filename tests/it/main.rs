@@ -111,6 +111,7 @@ mod redteam49;
 mod redteam50;
 mod redteam51;
 mod redteam52;
+mod redteam53;
 mod redteam9;
 mod repair;
 mod report;
