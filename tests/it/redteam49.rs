@@ -230,27 +230,28 @@ mod shard_under_a_folder_named_otherwise_than_utf8 {
 /// `Made::key` keeps the name as written, so `É` is not the made `é` and the whitelist refuses
 /// the `INSERT` (the item is not judged). Secure: the wrong prediction fails
 /// bird_critic_sound. Control: bird_critic judges gold, honest and wrong `[T, T, F]`.
-mod sqlite_a_name_folded_otherwise_than_the_engine_folds_it {
+pub(crate) mod sqlite_a_name_folded_otherwise_than_the_engine_folds_it {
     use crate::redteam46::{sqlite_judged, sqlite_shop};
     use sqlgate::engine::livesql::Profile;
 
     const OUTDOOR: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    res = execute_queries([\"SELECT category FROM products WHERE name = 'Canteen'\"], db_name, conn, None, '')\n    assert not res[1] and res[0] == [('outdoor',)], f'found {res[0]}'\n    return 1\n";
 
-    #[test]
-    fn sqlite_an_insert_into_a_table_of_the_database_named_like_a_made_one_is_not_judged() {
+    /// On a `shop` copy whose `table` has the row trigger filing the Canteen under `kitchen`
+    /// (`table_sql` makes both), a Management item adding it to `outdoor` after `preprocess`:
+    /// asserts the control (bird_critic `[T, T, F]`) and the wrong category failing
+    /// bird_critic_sound.
+    pub(crate) fn assert_refiled_canteen_fails(table_sql: &str, preprocess: &[&str]) {
         let folder = tempfile::tempdir().unwrap();
         let template = sqlite_shop(folder.path());
         let db = rusqlite::Connection::open(&template).unwrap();
-        db.execute_batch("CREATE TABLE \"É\" (a INT); CREATE TRIGGER refile AFTER INSERT ON \"É\" BEGIN UPDATE products SET category = 'kitchen' WHERE name = 'Canteen'; END;")
-            .unwrap();
+        db.execute_batch(table_sql).unwrap();
         drop(db);
-        let preprocess = ["CREATE TABLE \"é\" (a INT)", "INSERT INTO É VALUES (1)"];
         let canteens = [
             "INSERT INTO main.products (name, category, price, stock) VALUES ('Canteen', 'outdoor', 12.5, 3)",
             "INSERT INTO main.products (name, category, price, stock) VALUES ('Canteen', 'outdoor', 11.0, 3)",
             "INSERT INTO main.products (name, category, price, stock) VALUES ('Canteen', 'camping', 12.5, 3)",
         ];
-        let item = crate::redteam46::line("Management", &preprocess, &canteens[..1], OUTDOOR);
+        let item = crate::redteam46::line("Management", preprocess, &canteens[..1], OUTDOOR);
         let three = |profile| canteens.map(|p| sqlite_judged(&template, &item, &[p], profile));
         assert_eq!(
             three(Profile::BirdCritic),
@@ -261,6 +262,14 @@ mod sqlite_a_name_folded_otherwise_than_the_engine_folds_it {
         assert!(
             !sound[2],
             "WON: the wrong prediction passed bird_critic_sound ({sound:?})"
+        );
+    }
+
+    #[test]
+    fn sqlite_an_insert_into_a_table_of_the_database_named_like_a_made_one_is_not_judged() {
+        assert_refiled_canteen_fails(
+            "CREATE TABLE \"É\" (a INT); CREATE TRIGGER refile AFTER INSERT ON \"É\" BEGIN UPDATE products SET category = 'kitchen' WHERE name = 'Canteen'; END;",
+            &["CREATE TABLE \"é\" (a INT)", "INSERT INTO É VALUES (1)"],
         );
     }
 }

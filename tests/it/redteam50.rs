@@ -202,40 +202,11 @@ mod mariadb_a_dotted_name_keyed_like_a_qualified_one {
 /// the verdicts should stay the official ones. Secure: the wrong prediction fails
 /// bird_critic_sound. Control: bird_critic judges gold, honest and wrong `[T, T, F]`.
 mod sqlite_a_dotted_name_keyed_like_a_qualified_one {
-    use crate::redteam46::{sqlite_judged, sqlite_shop};
-    use sqlgate::engine::livesql::Profile;
-
-    const OUTDOOR: &str = "def test_case(pred_sqls, sol_sqls, db_name, conn, conditions=None):\n    res = execute_queries([\"SELECT category FROM products WHERE name = 'Canteen'\"], db_name, conn, None, '')\n    assert not res[1] and res[0] == [('outdoor',)], f'found {res[0]}'\n    return 1\n";
-
     #[test]
     fn sqlite_an_insert_into_a_database_table_keyed_like_a_made_one_changes_no_verdict() {
-        let folder = tempfile::tempdir().unwrap();
-        let template = sqlite_shop(folder.path());
-        let db = rusqlite::Connection::open(&template).unwrap();
-        db.execute_batch("CREATE TABLE staging (a INT); CREATE TRIGGER refile AFTER INSERT ON staging BEGIN UPDATE products SET category = 'kitchen' WHERE name = 'Canteen'; END;")
-            .unwrap();
-        drop(db);
-        let preprocess = [
-            "CREATE TABLE \"main.staging\" (a INT)",
-            "INSERT INTO main.staging VALUES (1)",
-        ];
-        let canteens = [
-            "INSERT INTO main.products (name, category, price, stock) VALUES ('Canteen', 'outdoor', 12.5, 3)",
-            "INSERT INTO main.products (name, category, price, stock) VALUES ('Canteen', 'outdoor', 11.0, 3)",
-            "INSERT INTO main.products (name, category, price, stock) VALUES ('Canteen', 'camping', 12.5, 3)",
-        ];
-        let item = crate::redteam46::line("Management", &preprocess, &canteens[..1], OUTDOOR);
-        let three = |profile| canteens.map(|p| sqlite_judged(&template, &item, &[p], profile));
-        assert_eq!(
-            three(Profile::BirdCritic),
-            [true, true, false],
-            "control: the official profile"
-        );
-        let sound = three(Profile::BirdCriticSound);
-        eprintln!("bird_critic_sound: {sound:?} (all false: the item is not judged)");
-        assert!(
-            !sound[2],
-            "WON: the wrong prediction passed bird_critic_sound ({sound:?})"
+        crate::redteam49::sqlite_a_name_folded_otherwise_than_the_engine_folds_it::assert_refiled_canteen_fails(
+            "CREATE TABLE staging (a INT); CREATE TRIGGER refile AFTER INSERT ON staging BEGIN UPDATE products SET category = 'kitchen' WHERE name = 'Canteen'; END;",
+            &["CREATE TABLE \"main.staging\" (a INT)", "INSERT INTO main.staging VALUES (1)"],
         );
     }
 }
