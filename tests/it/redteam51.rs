@@ -178,12 +178,14 @@ mod sqlite_a_bracket_name_with_a_doubled_bracket {
 /// through a committed link `shards` whose target is written otherwise than the folder's
 /// name: absolute (`/.../forged`, so the resolved path is outside the tree as written) and
 /// `./forged/`. Secure: the merge refuses the shard (exit 2). Control: the link `forged`.
-mod shard_under_a_link_written_otherwise {
+pub(crate) mod shard_under_a_link_written_otherwise {
     use crate::common::repo;
     use crate::redteam21::shard_in_a_submodule::merged;
 
     /// Commits the forged shard at `forged/1.jsonl` and the link `shards` -> `target(root)`.
-    fn linked(target: fn(&std::path::Path) -> std::path::PathBuf) -> (Option<i32>, String) {
+    pub(crate) fn linked(
+        target: fn(&std::path::Path) -> std::path::PathBuf,
+    ) -> (Option<i32>, String) {
         merged(move |root, shard| {
             std::fs::create_dir_all(root.join("forged")).unwrap();
             std::fs::write(root.join("forged").join("1.jsonl"), shard).unwrap();

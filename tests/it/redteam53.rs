@@ -110,34 +110,17 @@ mod postgresql_a_made_table_named_after_a_catalog {
 /// Class 4 (shards / `merge`): round 22's forged shard committed under `forged/`, reached
 /// through a committed link `shards` whose target leaves the tree and comes back into it by
 /// the repository folder's own name (`../<root>/forged`), through `./forged/../forged`, through
-/// `.git/../forged`, and by the absolute path of `forged`.
-/// Secure: the merge refuses the shard (exit 2), never exit 0. Control: the link `forged`
-/// (round 52's control, exit 2); the pull request's own shard exits 1 (round 21's control).
+/// `.git/../forged` (the absolute path of `forged` is round 51's attempt, whose `linked` this
+/// module uses). Secure: the merge refuses the shard (exit 2), never exit 0. Control: round
+/// 51's (the link `forged`, exit 2); the pull request's own shard exits 1 (round 21's control).
 mod shard_behind_a_link_out_and_back_in {
-    use crate::common::repo;
-    use crate::redteam21::shard_in_a_submodule::merged;
-
-    /// Commits the forged shard at `forged/1.jsonl` and the link `shards` -> `target(root)`.
-    fn linked(target: fn(&std::path::Path) -> String) -> (Option<i32>, String) {
-        merged(move |root, shard| {
-            std::fs::create_dir_all(root.join("forged")).unwrap();
-            std::fs::write(root.join("forged").join("1.jsonl"), shard).unwrap();
-            std::os::unix::fs::symlink(target(root), root.join("shards")).unwrap();
-            repo::commit_all(root, "a shard under a linked folder");
-        })
-    }
-
-    #[test]
-    fn control_a_forged_shard_under_a_linked_folder_is_refused() {
-        let (code, out) = linked(|_| "forged".into());
-        assert_eq!(code, Some(2), "{out}");
-    }
+    use crate::redteam51::shard_under_a_link_written_otherwise::linked;
 
     #[test]
     fn a_forged_shard_behind_a_link_out_of_the_tree_and_back_is_refused() {
         let (code, out) = linked(|root| {
             let name = root.file_name().unwrap().to_string_lossy();
-            format!("../{name}/forged")
+            format!("../{name}/forged").into()
         });
         eprintln!("{out}");
         assert_ne!(code, Some(0), "WON: merged to exit 0: {out}");
@@ -146,13 +129,6 @@ mod shard_behind_a_link_out_and_back_in {
     #[test]
     fn a_forged_shard_behind_a_link_through_the_git_folder_is_refused() {
         let (code, out) = linked(|_| ".git/../forged".into());
-        eprintln!("{out}");
-        assert_ne!(code, Some(0), "WON: merged to exit 0: {out}");
-    }
-
-    #[test]
-    fn a_forged_shard_behind_an_absolute_link_into_the_tree_is_refused() {
-        let (code, out) = linked(|root| root.join("forged").to_string_lossy().into_owned());
         eprintln!("{out}");
         assert_ne!(code, Some(0), "WON: merged to exit 0: {out}");
     }
