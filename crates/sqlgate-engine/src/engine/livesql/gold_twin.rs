@@ -9,6 +9,7 @@ use super::gold_effect::{self, Gold, Read};
 use super::python::TestsError;
 use super::query_check::Contents;
 use super::session::{Ran, Rows, Session};
+use super::stateless::{preprocess_bound, Engine};
 use super::{open, Profile, Settings};
 use crate::input::livesql::LiveItem;
 use std::cell::OnceCell;
@@ -115,7 +116,7 @@ impl<'a> LazyTwin<'a> {
         if let Some(twin) = self.twin.get() {
             return Ok(twin);
         }
-        let observed = !self.item.preprocess_sql.is_empty();
+        let observed = preprocess_bound(self.item, Engine::Sqlite);
         let gold = Gold::Alone { observed };
         let made = gold_ran(self.item, (self.template, self.settings), gold, self.read)?;
         Ok(self.twin.get_or_init(|| made))

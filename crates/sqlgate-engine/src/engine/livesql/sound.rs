@@ -20,7 +20,7 @@ use super::gold_twin::{self, LazyTwin};
 use super::post;
 use super::python::{self, Job, TestsError};
 use super::session::{rows_json, Rows};
-use super::stateless::{self, Engine};
+use super::stateless::{self, preprocess_bound, Engine};
 use super::twin::Sides;
 use super::{open, Profile, Settings, Verdict};
 use crate::input::livesql::LiveItem;
@@ -175,7 +175,7 @@ fn gold_apart(
     template: &Path,
     settings: &Settings,
 ) -> Result<Option<Verdict>, TestsError> {
-    if item.preprocess_sql.is_empty() {
+    if !preprocess_bound(item, Engine::Sqlite) {
         return Ok(None);
     }
     let shared = gold_twin::gold_ran(item, (template, settings), Gold::Shared, post::contents)?;
@@ -200,17 +200,6 @@ pub(super) fn unjudged(why: &str) -> Verdict {
         ),
         ..Verdict::default()
     }
-}
-
-/// Whether an item's prediction or checks run on new sessions after a preprocess on `engine`
-/// (on SQLite the prediction always does; on a server, an item with test cases), so that what
-/// the preprocess leaves on its session could decide them: the official flow keeps that state
-/// for the prediction and the checks, the sound flow has none of it (red team rounds 46 and 47:
-/// a temporary view shadowing a table, a variable a test compares with, a temporary trigger, a
-/// view's check option, `sql_safe_updates`; a wrong query right only without a shadowing view).
-fn preprocess_bound(item: &LiveItem, engine: Engine) -> bool {
-    let apart = engine == Engine::Sqlite || !item.test_cases.is_empty();
-    !item.preprocess_sql.is_empty() && apart
 }
 
 /// The not-judged verdict of a [`preprocess_bound`] item whose preprocess may leave state on its

@@ -28,6 +28,7 @@
 //! comments: red team round 48; a backslash on the servers, whose settings decide whether it
 //! escapes).
 
+use crate::input::livesql::LiveItem;
 use sqlparser::ast::{
     ArrayElemTypeDef, ColumnDef, ColumnOption, CreateIndex, CreateTable, DataType, Expr,
     FunctionArg, FunctionArgExpr, FunctionArguments, Ident, IndexColumn, Insert, ObjectName,
@@ -59,6 +60,17 @@ impl Engine {
             Engine::Mysql => Box::new(MySqlDialect {}),
         }
     }
+}
+
+/// Whether an item's prediction or checks run on new sessions after a preprocess on `engine`
+/// (on SQLite the prediction always does; on a server, an item with test cases), so that what
+/// the preprocess leaves on its session could decide them: the official flow keeps that state
+/// for the prediction and the checks, the sound flow has none of it (red team rounds 46 and 47:
+/// a temporary view shadowing a table, a variable a test compares with, a temporary trigger, a
+/// view's check option, `sql_safe_updates`; a wrong query right only without a shadowing view).
+pub fn preprocess_bound(item: &LiveItem, engine: Engine) -> bool {
+    let apart = engine == Engine::Sqlite || !item.test_cases.is_empty();
+    !item.preprocess_sql.is_empty() && apart
 }
 
 /// PostgreSQL's built-in type names, as the parser renders them (lower case, without their

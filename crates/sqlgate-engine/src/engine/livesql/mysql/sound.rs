@@ -34,7 +34,7 @@ use crate::engine::livesql::server_sides::{ServerSide, ServerSides};
 use crate::engine::livesql::sound::{
     add_post_failures, preprocess_failed, refused, unjudged, verdict_of,
 };
-use crate::engine::livesql::stateless::Engine;
+use crate::engine::livesql::stateless::{preprocess_bound, Engine};
 use crate::engine::livesql::{Fault, Profile, Verdict};
 use crate::engine::server::catalog_rows;
 use crate::engine::server::data_digest::mysql_digests;
@@ -89,7 +89,7 @@ impl MyRun {
         if let Some(unjudged) = refused(item, Engine::Mysql) {
             return Ok(unjudged);
         }
-        let observed = !item.preprocess_sql.is_empty() && !item.test_cases.is_empty();
+        let observed = preprocess_bound(item, Engine::Mysql);
         let shared = match observed {
             true => match self.shared_effect(item) {
                 Ok(effect) => Some(effect),

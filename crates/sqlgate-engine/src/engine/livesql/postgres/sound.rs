@@ -33,7 +33,7 @@ use crate::engine::livesql::server_sides::{ServerSide, ServerSides};
 use crate::engine::livesql::sound::{
     add_post_failures, preprocess_failed, refused, unjudged, verdict_of,
 };
-use crate::engine::livesql::stateless::Engine;
+use crate::engine::livesql::stateless::{preprocess_bound, Engine};
 use crate::engine::livesql::{Fault, Profile, Verdict};
 use crate::engine::server::catalog_rows::{self, CloneRows};
 use crate::engine::server::data_digest::{postgres_digests, Reach};
@@ -60,7 +60,7 @@ impl PgRun {
         if let Some(unjudged) = refused(item, Engine::Postgres) {
             return Ok(unjudged);
         }
-        let observed = !item.preprocess_sql.is_empty() && !item.test_cases.is_empty();
+        let observed = preprocess_bound(item, Engine::Postgres);
         let shared = match observed {
             true => match self.shared_effect(item) {
                 Ok(effect) => Some(effect),
